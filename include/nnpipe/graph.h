@@ -1,0 +1,196 @@
+/* nnpipe: the graph IR.
+ *
+ * An NnpGraph owns its nodes and values.  Values are named edges (graph
+ * inputs, weights, intermediates, outputs); nodes reference values by id
+ * (index into graph->values).  After nnp_graph_sort() the nodes array is in
+ * topological order and node->index is the position in it.
+ *
+ * Graphs are refcounted.  A graph returned by nnp_model_get_graph() is the
+ * model's immutable original (symbolic shapes, Constant nodes still there);
+ * nnp_model_specialize() returns a new graph with concrete shapes, constants
+ * folded and fusions applied, which stages then execute.  Do not modify a
+ * graph shared with a stage. */
+#pragma once
+
+#include <glib.h>
+#include <nnpipe/error.h>
+#include <nnpipe/tensor.h>
+
+G_BEGIN_DECLS
+
+typedef enum {
+#define NNP_OP(ID, id, onnx, ...) NNP_OP_##ID,
+#include <nnpipe/op-list.h>
+#undef NNP_OP
+  NNP_OP_COUNT,
+  NNP_OP_UNKNOWN = NNP_OP_COUNT, /* ONNX op type not in op-list.h */
+} NnpOpType;
+
+/* ONNX op type string ("Conv") for an op; "Unknown" for NNP_OP_UNKNOWN. */
+const char *nnp_op_name (NnpOpType op);
+/* Table lookup by ONNX op type; NNP_OP_UNKNOWN if absent. */
+NnpOpType nnp_op_from_onnx (const char *op_type);
+
+/* Numbered as ONNX AttributeProto.AttributeType. */
+typedef enum {
+  NNP_ATTR_UNDEFINED = 0,
+  NNP_ATTR_FLOAT = 1,
+  NNP_ATTR_INT = 2,
+  NNP_ATTR_STRING = 3,
+  NNP_ATTR_TENSOR = 4,
+  NNP_ATTR_GRAPH = 5,     /* subgraphs are not supported: kept as a marker only */
+  NNP_ATTR_FLOATS = 6,
+  NNP_ATTR_INTS = 7,
+  NNP_ATTR_STRINGS = 8,
+} NnpAttrType;
+
+typedef struct {
+  char *name;
+  NnpAttrType type;
+  float f;            /* FLOAT */
+  int64_t i;          /* INT */
+  char *s;            /* STRING (NUL-terminated copy) */
+  NnpTensor *t;       /* TENSOR (owned ref) */
+  int n;              /* element count of FLOATS / INTS / STRINGS */
+  float *floats;      /* FLOATS (owned) */
+  int64_t *ints;      /* INTS (owned) */
+  char **strings;     /* STRINGS (owned, NULL-terminated vector) */
+} NnpAttr;
+
+/* Activation fused into a producing node by the fusion pass (Conv, ConvTranspose,
+ * Gemm, MatMul, Add).  Applied to the node's output after everything else:
+ *   RELU: max(x,0)   CLIP: min(max(x,alpha),beta)   LEAKY_RELU: x<0 ? alpha*x : x
+ *   HARD_SIGMOID: clip(alpha*x+beta,0,1)   HARD_SWISH: x*clip(x/6+0.5,0,1)
+ *   SIGMOID: 1/(1+exp(-x)) */
+typedef enum {
+  NNP_ACT_NONE = 0,
+  NNP_ACT_RELU,
+  NNP_ACT_CLIP,
+  NNP_ACT_LEAKY_RELU,
+  NNP_ACT_HARD_SIGMOID,
+  NNP_ACT_HARD_SWISH,
+  NNP_ACT_SIGMOID,
+} NnpActivation;
+
+typedef struct _NnpGraph NnpGraph;
+typedef struct _NnpNode NnpNode;
+typedef struct _NnpValue NnpValue;
+
+struct _NnpNode {
+  char *name;          /* unique in the graph; the loader names unnamed nodes "<OpType>_<n>" */
+  char *op_type;       /* ONNX op type as written in the model */
+  char *domain;        /* "" for the default domain */
+  NnpOpType op;        /* NNP_OP_UNKNOWN when op_type is not in op-list.h */
+  int index;           /* position in graph->nodes */
+
+  int n_inputs;
+  int *inputs;         /* value ids; -1 marks an omitted optional input ("" in ONNX) */
+  int n_outputs;
+  int *outputs;        /* value ids; -1 marks an omitted optional output */
+
+  int n_attrs;
+  NnpAttr *attrs;      /* owned */
+
+  /* Op-specific parsed attributes, filled by the op's infer function
+   * (nnp_op_<id>_infer) and read by kernels.  A plain struct freed with
+   * g_free(); NULL for ops that need none. */
+  gpointer params;
+  gsize params_size;   /* size of the params block (nnp_graph_copy duplicates it) */
+
+  NnpActivation act;   /* fused activation, NNP_ACT_NONE by default */
+  float act_alpha, act_beta;
+};
+
+struct _NnpValue {
+  char *name;          /* unique in the graph */
+  int id;              /* index in graph->values */
+  NnpDType dtype;      /* UNDEFINED until known */
+  NnpShape shape;      /* rank -1 until known */
+  char **dim_names;    /* graph inputs/outputs only: dim_param per dim (NULL entries for
+                        * fixed dims), NULL-terminated vector of length shape.rank, or NULL */
+  NnpTensor *constant; /* owned ref: weights, Constant outputs, folded values; else NULL */
+  int producer;        /* producing node index, -1 for graph inputs and constants */
+  int n_consumers;     /* filled by nnp_graph_update_uses() */
+  int *consumers;      /* node indices, ascending, a node listed once per use */
+  gboolean is_input;   /* a graph input (not an initializer) */
+  gboolean is_output;  /* a graph output */
+};
+
+struct _NnpGraph {
+  char *name;
+  int opset;           /* default-domain opset version */
+  GPtrArray *nodes;    /* NnpNode*, owned */
+  GPtrArray *values;   /* NnpValue*, owned */
+  GArray *inputs;      /* int value ids of graph inputs, in model order */
+  GArray *outputs;     /* int value ids of graph outputs, in model order */
+
+  /*< private >*/
+  gint ref_count;
+  GHashTable *by_name; /* char* name -> NnpValue* */
+  GHashTable *node_by_name; /* char* name -> NnpNode* */
+};
+
+NnpGraph *nnp_graph_new (const char *name, int opset);
+NnpGraph *nnp_graph_ref (NnpGraph *graph);
+void nnp_graph_unref (NnpGraph *graph);
+/* Deep copy (constants are shared by reference: they are immutable). */
+NnpGraph *nnp_graph_copy (const NnpGraph *graph);
+
+/* Value of that name, created (dtype UNDEFINED, rank -1) when absent. */
+NnpValue *nnp_graph_ensure_value (NnpGraph *graph, const char *name);
+NnpValue *nnp_graph_find_value (const NnpGraph *graph, const char *name);
+NnpNode *nnp_graph_find_node (const NnpGraph *graph, const char *name);
+static inline NnpValue *
+nnp_graph_value (const NnpGraph *graph, int id)
+{
+  return id < 0 ? NULL : (NnpValue *) g_ptr_array_index (graph->values, id);
+}
+static inline NnpNode *
+nnp_graph_node (const NnpGraph *graph, int index)
+{
+  return (NnpNode *) g_ptr_array_index (graph->nodes, index);
+}
+/* Append a node (takes copies of the strings; inputs/outputs are value ids).
+ * A NULL or empty name gets "<op_type>_<n>"; a duplicate name gets a suffix. */
+NnpNode *nnp_graph_add_node (NnpGraph *graph, const char *name, const char *op_type,
+                             const char *domain, int n_inputs, const int *inputs,
+                             int n_outputs, const int *outputs);
+/* Add an attribute to a node; the graph takes ownership of attr's contents. */
+void nnp_node_take_attr (NnpNode *node, NnpAttr *attr);
+
+/* Set value->producer for every node output, reject a value produced twice,
+ * put nodes in topological order (stable: keeps model order where it can)
+ * and renumber node->index.  Fails with NNP_ERROR_INVALID naming a node on a
+ * cycle or a node input that nothing produces. */
+gboolean nnp_graph_sort (NnpGraph *graph, GError **error);
+/* Recompute consumers of every value (call after changing node inputs). */
+void nnp_graph_update_uses (NnpGraph *graph);
+/* Remove nodes flagged in `remove` (indexed by node index; length nodes->len),
+ * then drop values no longer referenced by any node, graph input or output,
+ * renumber, and update uses.  Value ids change: do not keep old ids. */
+void nnp_graph_remove_nodes (NnpGraph *graph, const gboolean *remove);
+
+/* Input k of a node as a value; NULL when k is out of range or omitted. */
+NnpValue *nnp_node_input (const NnpGraph *graph, const NnpNode *node, int k);
+NnpValue *nnp_node_output (const NnpGraph *graph, const NnpNode *node, int k);
+
+/* Attribute lookup (NULL when absent). */
+const NnpAttr *nnp_node_get_attr (const NnpNode *node, const char *name);
+int64_t nnp_node_attr_int (const NnpNode *node, const char *name, int64_t dflt);
+float nnp_node_attr_float (const NnpNode *node, const char *name, float dflt);
+/* Returns the string, or dflt when absent. */
+const char *nnp_node_attr_string (const NnpNode *node, const char *name, const char *dflt);
+/* Returns the ints and sets *n, or NULL and *n = 0 when absent. */
+const int64_t *nnp_node_attr_ints (const NnpNode *node, const char *name, int *n);
+const float *nnp_node_attr_floats (const NnpNode *node, const char *name, int *n);
+
+/* Set an error on a node: "node 'NAME' (OpType): <message>". */
+void nnp_node_set_error (GError **error, NnpErrorCode code, const NnpNode *node,
+                         const char *format, ...) G_GNUC_PRINTF (4, 5);
+
+/* Total FLOPs (multiply-add = 2) of one node given its inferred shapes; 0 if unknown. */
+double nnp_node_flops (const NnpGraph *graph, const NnpNode *node);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (NnpGraph, nnp_graph_unref)
+
+G_END_DECLS

@@ -1,0 +1,81 @@
+/* nnpipe: THE list of operators.  Each op is declared here once; the enum,
+ * the name table, the ONNX lookup, the shape-inference table and every
+ * backend's kernel table are generated from it (see ops.h, lib/ops/op-table.c,
+ * lib/backends/cpu/cpu-kernels.c).
+ *
+ * NNP_OP (ID, id, "OnnxType", min_inputs, max_inputs, min_outputs, max_outputs)
+ *
+ *   ID  upper-case enum suffix: NNP_OP_<ID>
+ *   id  lower-case stem: shape inference is nnp_op_<id>_infer() (lib/ops/),
+ *       the CPU kernel is the NnpCpuKernel nnp_cpu_<id> (lib/backends/cpu/).
+ *
+ * No include guard on purpose: include it after defining NNP_OP. */
+
+/* neural-network ops (lib/ops/ops-nn.c, lib/backends/cpu/cpu-conv.c ...) */
+NNP_OP (CONV,                conv,                "Conv",                2, 3, 1, 1)
+NNP_OP (CONV_TRANSPOSE,      conv_transpose,      "ConvTranspose",       2, 3, 1, 1)
+NNP_OP (BATCH_NORMALIZATION, batch_normalization, "BatchNormalization",  5, 5, 1, 5)
+NNP_OP (MAX_POOL,            max_pool,            "MaxPool",             1, 1, 1, 2)
+NNP_OP (AVERAGE_POOL,        average_pool,        "AveragePool",         1, 1, 1, 1)
+NNP_OP (GLOBAL_AVERAGE_POOL, global_average_pool, "GlobalAveragePool",   1, 1, 1, 1)
+NNP_OP (GLOBAL_MAX_POOL,     global_max_pool,     "GlobalMaxPool",       1, 1, 1, 1)
+NNP_OP (MAT_MUL,             mat_mul,             "MatMul",              2, 2, 1, 1)
+NNP_OP (GEMM,                gemm,                "Gemm",                2, 3, 1, 1)
+NNP_OP (SOFTMAX,             softmax,             "Softmax",             1, 1, 1, 1)
+NNP_OP (LOG_SOFTMAX,         log_softmax,         "LogSoftmax",          1, 1, 1, 1)
+NNP_OP (RESIZE,              resize,              "Resize",              1, 4, 1, 1)
+NNP_OP (PAD,                 pad,                 "Pad",                 1, 4, 1, 1)
+NNP_OP (REDUCE_MEAN,         reduce_mean,         "ReduceMean",          1, 2, 1, 1)
+NNP_OP (REDUCE_SUM,          reduce_sum,          "ReduceSum",           1, 2, 1, 1)
+NNP_OP (REDUCE_MAX,          reduce_max,          "ReduceMax",           1, 2, 1, 1)
+NNP_OP (REDUCE_MIN,          reduce_min,          "ReduceMin",           1, 2, 1, 1)
+NNP_OP (ARG_MAX,             arg_max,             "ArgMax",              1, 1, 1, 1)
+
+/* elementwise ops (lib/ops/ops-elementwise.c, lib/backends/cpu/cpu-elementwise.c) */
+NNP_OP (ADD,                 add,                 "Add",                 2, 2, 1, 1)
+NNP_OP (SUB,                 sub,                 "Sub",                 2, 2, 1, 1)
+NNP_OP (MUL,                 mul,                 "Mul",                 2, 2, 1, 1)
+NNP_OP (DIV,                 div,                 "Div",                 2, 2, 1, 1)
+NNP_OP (POW,                 pow,                 "Pow",                 2, 2, 1, 1)
+NNP_OP (MAX,                 max,                 "Max",                 1, 16, 1, 1)
+NNP_OP (MIN,                 min,                 "Min",                 1, 16, 1, 1)
+NNP_OP (SUM,                 sum,                 "Sum",                 1, 16, 1, 1)
+NNP_OP (EQUAL,               equal,               "Equal",               2, 2, 1, 1)
+NNP_OP (LESS,                less,                "Less",                2, 2, 1, 1)
+NNP_OP (GREATER,             greater,             "Greater",             2, 2, 1, 1)
+NNP_OP (WHERE,               where,               "Where",               3, 3, 1, 1)
+NNP_OP (RELU,                relu,                "Relu",                1, 1, 1, 1)
+NNP_OP (LEAKY_RELU,          leaky_relu,          "LeakyRelu",           1, 1, 1, 1)
+NNP_OP (CLIP,                clip,                "Clip",                1, 3, 1, 1)
+NNP_OP (HARD_SIGMOID,        hard_sigmoid,        "HardSigmoid",         1, 1, 1, 1)
+NNP_OP (HARD_SWISH,          hard_swish,          "HardSwish",           1, 1, 1, 1)
+NNP_OP (SIGMOID,             sigmoid,             "Sigmoid",             1, 1, 1, 1)
+NNP_OP (TANH,                tanh,                "Tanh",                1, 1, 1, 1)
+NNP_OP (EXP,                 exp,                 "Exp",                 1, 1, 1, 1)
+NNP_OP (LOG,                 log,                 "Log",                 1, 1, 1, 1)
+NNP_OP (ERF,                 erf,                 "Erf",                 1, 1, 1, 1)
+NNP_OP (SQRT,                sqrt,                "Sqrt",                1, 1, 1, 1)
+NNP_OP (RECIPROCAL,          reciprocal,          "Reciprocal",          1, 1, 1, 1)
+NNP_OP (NEG,                 neg,                 "Neg",                 1, 1, 1, 1)
+NNP_OP (ABS,                 abs,                 "Abs",                 1, 1, 1, 1)
+NNP_OP (FLOOR,               floor,               "Floor",               1, 1, 1, 1)
+NNP_OP (CEIL,                ceil,                "Ceil",                1, 1, 1, 1)
+NNP_OP (CAST,                cast,                "Cast",                1, 1, 1, 1)
+
+/* shape / data-movement ops (lib/ops/ops-shape.c, lib/backends/cpu/cpu-shape.c) */
+NNP_OP (CONSTANT,            constant,            "Constant",            0, 0, 1, 1)
+NNP_OP (IDENTITY,            identity,            "Identity",            1, 1, 1, 1)
+NNP_OP (DROPOUT,             dropout,             "Dropout",             1, 3, 1, 2)
+NNP_OP (SHAPE,               shape,               "Shape",               1, 1, 1, 1)
+NNP_OP (RESHAPE,             reshape,             "Reshape",             2, 2, 1, 1)
+NNP_OP (FLATTEN,             flatten,             "Flatten",             1, 1, 1, 1)
+NNP_OP (SQUEEZE,             squeeze,             "Squeeze",             1, 2, 1, 1)
+NNP_OP (UNSQUEEZE,           unsqueeze,           "Unsqueeze",           1, 2, 1, 1)
+NNP_OP (TRANSPOSE,           transpose,           "Transpose",           1, 1, 1, 1)
+NNP_OP (CONCAT,              concat,              "Concat",              1, 64, 1, 1)
+NNP_OP (SPLIT,               split,               "Split",               1, 2, 1, 64)
+NNP_OP (SLICE,               slice,               "Slice",               1, 5, 1, 1)
+NNP_OP (GATHER,              gather,              "Gather",              2, 2, 1, 1)
+NNP_OP (EXPAND,              expand,              "Expand",              2, 2, 1, 1)
+NNP_OP (CONSTANT_OF_SHAPE,   constant_of_shape,   "ConstantOfShape",     1, 1, 1, 1)
+NNP_OP (RANGE,               range,               "Range",               3, 3, 1, 1)

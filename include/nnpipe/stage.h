@@ -1,0 +1,63 @@
+/* nnpipe: a stage = a set of nodes of a specialised graph bound to one device,
+ * prepared once and run many times.  A whole-model run is a one-stage plan.
+ *
+ * Lifecycle (as XNNPACK's create -> setup -> run):
+ *   stage = nnp_stage_new (graph, nodes, n, &opts, &err);   // kernels chosen, weights
+ *                                                           // packed, memory planned,
+ *                                                           // threads created
+ *   nnp_stage_run (stage, inputs, outputs, &err);           // no allocation, no lookup
+ *   nnp_stage_free (stage);
+ *
+ * A stage's inputs are the values its nodes read that it does not produce
+ * (and that are not constants); its outputs are the values it produces that
+ * are read outside it or are graph outputs.  Without explicit lists the order
+ * is: graph inputs/outputs first in graph order, then other values by id.
+ * A value may be both an input and an output (it is forwarded: copied). */
+#pragma once
+
+#include <glib.h>
+#include <nnpipe/error.h>
+#include <nnpipe/graph.h>
+
+G_BEGIN_DECLS
+
+typedef struct _NnpStage NnpStage;
+
+typedef struct {
+  const char *device;    /* "cpu" (default when NULL); later "opencl", "opencl:N" */
+  int threads;           /* intra-op threads owned by this stage; <= 0 means 1 */
+  const int *cpus;       /* optional: pin thread i to cpus[i % n_cpus] */
+  int n_cpus;
+  /* Optional explicit boundary, value ids in the order the caller wants.
+   * NULL = derive (see above).  Must list exactly the crossing values. */
+  const int *inputs;
+  int n_inputs;
+  const int *outputs;
+  int n_outputs;
+} NnpStageOptions;
+
+/* Prepare nodes[0..n_nodes) of graph (node indices; NULL = all nodes) on a device.
+ * The stage keeps a reference to graph.  Errors: NNP_ERROR_DEVICE (unknown
+ * device), NNP_ERROR_UNSUPPORTED (an op the device cannot run, naming it),
+ * NNP_ERROR_INVALID (non-static shapes, a bad node list). */
+NnpStage *nnp_stage_new (NnpGraph *graph, const int *nodes, int n_nodes,
+                         const NnpStageOptions *options, GError **error);
+void nnp_stage_free (NnpStage *stage);
+
+NnpGraph *nnp_stage_get_graph (NnpStage *stage);
+int nnp_stage_get_n_inputs (NnpStage *stage);
+const NnpValue *nnp_stage_get_input (NnpStage *stage, int i);
+int nnp_stage_get_n_outputs (NnpStage *stage);
+const NnpValue *nnp_stage_get_output (NnpStage *stage, int i);
+/* Bytes of the activation arena (the memory plan's peak). */
+gsize nnp_stage_get_arena_bytes (NnpStage *stage);
+
+/* Run once.  inputs[i] must match input i's dtype and shape; outputs[i] must
+ * be tensors of output i's dtype and shape (the caller allocates them, e.g.
+ * with nnp_stage_new_output()).  Safe to call from any one thread at a time. */
+gboolean nnp_stage_run (NnpStage *stage, NnpTensor *const *inputs, NnpTensor *const *outputs,
+                        GError **error);
+/* Convenience: a new tensor for output i. */
+NnpTensor *nnp_stage_new_output (NnpStage *stage, int i, GError **error);
+
+G_END_DECLS

@@ -1,0 +1,85 @@
+/* nnpipe: element types, shapes and refcounted tensors. */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+
+G_BEGIN_DECLS
+
+/* Numbered as ONNX TensorProto.DataType, so the loader maps them 1:1. */
+typedef enum {
+  NNP_DTYPE_UNDEFINED = 0,
+  NNP_DTYPE_FLOAT32 = 1,
+  NNP_DTYPE_UINT8 = 2,
+  NNP_DTYPE_INT8 = 3,
+  NNP_DTYPE_UINT16 = 4,
+  NNP_DTYPE_INT16 = 5,
+  NNP_DTYPE_INT32 = 6,
+  NNP_DTYPE_INT64 = 7,
+  NNP_DTYPE_STRING = 8,   /* never materialised: rejected as unsupported */
+  NNP_DTYPE_BOOL = 9,     /* one byte per element, 0 or 1 */
+  NNP_DTYPE_FLOAT16 = 10,
+  NNP_DTYPE_FLOAT64 = 11,
+  NNP_DTYPE_UINT32 = 12,
+  NNP_DTYPE_UINT64 = 13,
+} NnpDType;
+
+/* Bytes per element; 0 for UNDEFINED / STRING / unknown codes. */
+gsize nnp_dtype_size (NnpDType dtype);
+/* NNStreamer-style names: "float32", "int64", "uint8", "bool", ... ("undefined" otherwise). */
+const char *nnp_dtype_name (NnpDType dtype);
+/* Inverse of nnp_dtype_name(); NNP_DTYPE_UNDEFINED when unknown. */
+NnpDType nnp_dtype_from_name (const char *name);
+
+#define NNP_MAX_RANK 8
+
+/* A shape.  rank == -1 means "rank unknown"; a dim of -1 means "unknown"
+ * (symbolic) and only appears before shapes are specialised. */
+typedef struct {
+  int rank;
+  int64_t dims[NNP_MAX_RANK];
+} NnpShape;
+
+/* Build a shape from a list; returns FALSE if rank > NNP_MAX_RANK. */
+gboolean nnp_shape_set (NnpShape *shape, int rank, const int64_t *dims);
+/* Product of dims (1 for rank 0); -1 if rank or any dim unknown. */
+int64_t nnp_shape_numel (const NnpShape *shape);
+gboolean nnp_shape_equal (const NnpShape *a, const NnpShape *b);
+/* TRUE when rank and every dim are known. */
+gboolean nnp_shape_is_static (const NnpShape *shape);
+/* "1x3x640x640", "?x3x?x?" for unknown dims, "scalar" for rank 0.  Free with g_free(). */
+char *nnp_shape_to_string (const NnpShape *shape);
+
+/* A tensor: dtype + shape + host storage.  Refcounted and thread-safe to
+ * ref/unref.  `data` is 64-byte aligned when nnpipe allocated it; tensors
+ * wrapping foreign memory have whatever alignment the caller gave. */
+typedef struct _NnpTensor NnpTensor;
+struct _NnpTensor {
+  NnpDType dtype;
+  NnpShape shape;
+  void *data;      /* nbytes of host memory; may be NULL when nbytes == 0 */
+  gsize nbytes;    /* numel * dtype size */
+
+  /*< private >*/
+  gint ref_count;
+  GDestroyNotify release;  /* frees data (or the foreign owner) on last unref */
+  gpointer release_data;
+};
+
+/* New zero-filled tensor owning its storage.  Returns NULL (and sets error)
+ * if the shape is not static, the dtype has no size, or the size overflows. */
+NnpTensor *nnp_tensor_new (NnpDType dtype, const NnpShape *shape, GError **error);
+/* Wrap foreign memory (not copied).  `release(release_data)` is called when
+ * the last reference goes; it may be NULL for memory the caller keeps alive
+ * longer than the tensor.  `nbytes` of `data` must cover the shape. */
+NnpTensor *nnp_tensor_new_wrapped (NnpDType dtype, const NnpShape *shape, void *data,
+                                   GDestroyNotify release, gpointer release_data);
+NnpTensor *nnp_tensor_ref (NnpTensor *tensor);
+void nnp_tensor_unref (NnpTensor *tensor);
+/* Deep copy into new owned storage. */
+NnpTensor *nnp_tensor_copy (const NnpTensor *tensor);
+int64_t nnp_tensor_numel (const NnpTensor *tensor);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (NnpTensor, nnp_tensor_unref)
+
+G_END_DECLS

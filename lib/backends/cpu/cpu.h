@@ -1,0 +1,52 @@
+/* libnnpipe internal: the CPU backend's kernel interface.
+ *
+ * Every CPU kernel has the same signature.  The kernel table in
+ * cpu-kernels.c is generated from op-list.h: each op `id` provides
+ *   const NnpCpuKernel nnp_cpu_<id>;
+ * in lib/backends/cpu/cpu-*.c.  A kernel reads parsed attributes from
+ * call->node->params (filled by nnp_op_<id>_infer) and writes outputs that
+ * the executor allocated with the inferred dtype and shape.
+ *
+ * Kernels must not allocate on the run path: scratch memory is requested by
+ * `workspace` and handed in as call->scratch (64-byte aligned); per-node
+ * state built once (packed weights) comes from `prepare` as call->state. */
+#pragma once
+
+#include <nnpipe/graph.h>
+#include <nnpipe/error.h>
+#include "exec/threadpool.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  const NnpGraph *graph;
+  const NnpNode *node;
+  NnpTensor *const *inputs;   /* node->n_inputs entries; NULL for an omitted input */
+  NnpTensor *const *outputs;  /* node->n_outputs entries; NULL for an omitted output */
+  NnpThreadPool *pool;        /* may be NULL: single thread */
+  void *scratch;              /* `workspace` bytes, or NULL */
+  gpointer state;             /* from `prepare`, or NULL */
+} NnpCpuCall;
+
+typedef struct {
+  /* Run the node.  Returns FALSE with an error for conditions only visible
+   * at run time (e.g. an index out of range in Gather's data). */
+  gboolean (*run) (const NnpCpuCall *call, GError **error);
+  /* Optional: scratch bytes the kernel needs for this node. */
+  gsize (*workspace) (const NnpGraph *graph, const NnpNode *node);
+  /* Optional: build per-node state once (prepack constant weights). */
+  gpointer (*prepare) (const NnpGraph *graph, const NnpNode *node, GError **error);
+  GDestroyNotify free_state;
+} NnpCpuKernel;
+
+#define NNP_OP(ID, id, onnx, ...) extern const NnpCpuKernel nnp_cpu_##id;
+#include <nnpipe/op-list.h>
+#undef NNP_OP
+
+/* Kernel for an op; NULL for NNP_OP_UNKNOWN. */
+const NnpCpuKernel *nnp_cpu_kernel (NnpOpType op);
+
+/* Apply a fused activation in place to n floats (NNP_ACT_NONE: nothing). */
+void nnp_cpu_apply_activation (float *x, gsize n, NnpActivation act, float alpha, float beta);
+
+G_END_DECLS
