@@ -1,0 +1,30 @@
+/* GStreamer nnpipe plugin: nnstage, runs an ONNX model (or a stage of one)
+ * on other/tensors buffers. */
+#pragma once
+
+#include <gst/gst.h>
+#include <gst/base/gstbasetransform.h>
+
+G_BEGIN_DECLS
+
+#define GST_TYPE_NN_STAGE (gst_nn_stage_get_type ())
+G_DECLARE_FINAL_TYPE (GstNnStage, gst_nn_stage, GST, NN_STAGE,
+    GstBaseTransform)
+
+#define GST_TYPE_NN_STAGE_DEVICE (gst_nn_stage_device_get_type ())
+
+/**
+ * GstNnStageDevice:
+ * @GST_NN_STAGE_DEVICE_CPU: the CPU backend (libnnpipe's own kernels)
+ *
+ * The device a stage runs on.
+ */
+typedef enum {
+  GST_NN_STAGE_DEVICE_CPU = 0,
+} GstNnStageDevice;
+
+GType gst_nn_stage_device_get_type (void);
+
+GST_ELEMENT_REGISTER_DECLARE (nnstage);
+
+G_END_DECLS
