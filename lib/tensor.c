@@ -215,3 +215,78 @@ nnp_tensor_numel (const NnpTensor *tensor)
 {
   return nnp_shape_numel (&tensor->shape);
 }
+
+static inline guint32
+pattern_hash (guint32 i, guint32 seed)
+{
+  guint32 h = i * 0x9E3779B1u + (seed + 1u) * 0x85EBCA77u;
+
+  h ^= h >> 15;
+  h *= 0x2C1B3C6Du;
+  h ^= h >> 12;
+  h *= 0x297A2D39u;
+  h ^= h >> 15;
+  return h >> 8;
+}
+
+/* float32 -> IEEE half, round to nearest even (values here are in [-1, 1)). */
+static guint16
+float_to_half (float f)
+{
+  union { float f; guint32 u; } v = { f };
+  guint32 sign = (v.u >> 16) & 0x8000u;
+  int exp = (int) ((v.u >> 23) & 0xff) - 127 + 15;
+  guint32 mant = v.u & 0x7fffffu;
+
+  if (exp >= 31)
+    return (guint16) (sign | 0x7c00u);
+  if (exp <= 0) {
+    guint32 m, half;
+    if (exp < -10)
+      return (guint16) sign;
+    mant |= 0x800000u;
+    m = mant >> (14 - exp);
+    half = 1u << (13 - exp);
+    if ((mant & (2 * half - 1)) > half || ((mant & (2 * half - 1)) == half && (m & 1)))
+      m++;
+    return (guint16) (sign | m);
+  }
+  {
+    guint32 h = sign | ((guint32) exp << 10) | (mant >> 13);
+    guint32 rest = mant & 0x1fffu;
+    if (rest > 0x1000u || (rest == 0x1000u && (h & 1)))
+      h++;
+    return (guint16) h;
+  }
+}
+
+void
+nnp_tensor_fill_pattern (NnpTensor *tensor, guint32 seed)
+{
+  int64_t n;
+
+  g_return_if_fail (tensor != NULL);
+  n = nnp_tensor_numel (tensor);
+  if (n <= 0 || tensor->data == NULL)
+    return;
+  for (int64_t i = 0; i < n; i++) {
+    guint32 u = pattern_hash ((guint32) i, seed);
+    double f = (double) u * (2.0 / 16777216.0) - 1.0;
+
+    switch (tensor->dtype) {
+      case NNP_DTYPE_FLOAT32: ((float *) tensor->data)[i] = (float) f; break;
+      case NNP_DTYPE_FLOAT64: ((double *) tensor->data)[i] = f; break;
+      case NNP_DTYPE_FLOAT16: ((guint16 *) tensor->data)[i] = float_to_half ((float) f); break;
+      case NNP_DTYPE_BOOL: ((guint8 *) tensor->data)[i] = u & 1; break;
+      case NNP_DTYPE_UINT8: ((guint8 *) tensor->data)[i] = u % 16; break;
+      case NNP_DTYPE_INT8: ((gint8 *) tensor->data)[i] = u % 16; break;
+      case NNP_DTYPE_UINT16: ((guint16 *) tensor->data)[i] = u % 16; break;
+      case NNP_DTYPE_INT16: ((gint16 *) tensor->data)[i] = u % 16; break;
+      case NNP_DTYPE_INT32: ((gint32 *) tensor->data)[i] = u % 16; break;
+      case NNP_DTYPE_UINT32: ((guint32 *) tensor->data)[i] = u % 16; break;
+      case NNP_DTYPE_INT64: ((gint64 *) tensor->data)[i] = u % 16; break;
+      case NNP_DTYPE_UINT64: ((guint64 *) tensor->data)[i] = u % 16; break;
+      default: return;
+    }
+  }
+}

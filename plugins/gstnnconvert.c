@@ -52,6 +52,7 @@
 
 #include "gstnnconvert.h"
 #include "gstnnmeta.h"
+#include "gstnnframemeta.h"
 #include "gstnntensorcaps.h"
 
 #include <math.h>
@@ -87,6 +88,7 @@ enum
   PROP_KEEP_ASPECT_RATIO,
   PROP_MULTIPLE_OF,
   PROP_PAD_VALUE,
+  PROP_KEEP_FRAME,
 };
 
 #define VIDEO_FORMATS_COLOR \
@@ -132,6 +134,7 @@ struct _GstNnConvert
   /* properties (object lock) */
   GstNnConvertSettings settings;
   gchar *mean_str, *std_str;
+  gboolean keep_frame;          /* attach a GstNnFrameMeta (object lock) */
 
   /* negotiated state (streaming thread) */
   GstVideoInfo vinfo;
@@ -607,6 +610,16 @@ gst_nn_convert_get_unit_size (GstBaseTransform * trans, GstCaps * caps,
   }
 }
 
+/* The output is always one tensor of the negotiated size, whatever the
+ * input buffer's size (video buffers may carry padding). */
+static gboolean
+gst_nn_convert_transform_size (GstBaseTransform * trans,
+    GstPadDirection direction, GstCaps * caps, gsize size, GstCaps * othercaps,
+    gsize * othersize)
+{
+  return gst_nn_convert_get_unit_size (trans, othercaps, othersize);
+}
+
 static void
 free_tables (GstNnConvert * self)
 {
@@ -926,6 +939,11 @@ gst_nn_convert_transform (GstBaseTransform * trans, GstBuffer * inbuf,
   meta->offset_x = 0.0;
   meta->offset_y = 0.0;
 
+  GST_OBJECT_LOCK (self);
+  if (self->keep_frame)
+    gst_buffer_add_nn_frame_meta (outbuf, inbuf, &self->vinfo);
+  GST_OBJECT_UNLOCK (self);
+
   return GST_FLOW_OK;
 }
 
@@ -934,7 +952,8 @@ gst_nn_convert_transform_meta (GstBaseTransform * trans, GstBuffer * outbuf,
     GstMeta * meta, GstBuffer * inbuf)
 {
   /* we attach a fresh transform meta describing this conversion */
-  if (meta->info->api == GST_NN_TRANSFORM_META_API_TYPE)
+  if (meta->info->api == GST_NN_TRANSFORM_META_API_TYPE ||
+      meta->info->api == GST_NN_FRAME_META_API_TYPE)
     return FALSE;
   /* video-specific metas (tags "video", "size", ...) do not apply to
    * tensors: the parent drops every tagged meta */
@@ -1005,6 +1024,10 @@ gst_nn_convert_set_property (GObject * object, guint prop_id,
     case PROP_PAD_VALUE:
       self->settings.pad_value = (gfloat) g_value_get_float (value);
       break;
+    case PROP_KEEP_FRAME:
+      self->keep_frame = g_value_get_boolean (value);
+      reconfigure = FALSE;
+      break;
     default:
       reconfigure = FALSE;
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1051,6 +1074,9 @@ gst_nn_convert_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_PAD_VALUE:
       g_value_set_float (value, self->settings.pad_value);
+      break;
+    case PROP_KEEP_FRAME:
+      g_value_set_boolean (value, self->keep_frame);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1201,6 +1227,20 @@ gst_nn_convert_class_init (GstNnConvertClass * klass)
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
 
+  /**
+   * GstNnConvert:keep-frame:
+   *
+   * Attach a #GstNnFrameMeta holding the input frame to every tensor, so
+   * nndbdecode, nnctcdecode and nnclassdecode can push the original frame
+   * with the results.
+   */
+  g_object_class_install_property (gobject_class, PROP_KEEP_FRAME,
+      g_param_spec_boolean ("keep-frame", "Keep frame",
+          "Attach the input frame to each tensor (GstNnFrameMeta) for the "
+          "post-processing elements", FALSE,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class,
@@ -1212,6 +1252,8 @@ gst_nn_convert_class_init (GstNnConvertClass * klass)
       GST_DEBUG_FUNCPTR (gst_nn_convert_transform_caps);
   trans_class->fixate_caps = GST_DEBUG_FUNCPTR (gst_nn_convert_fixate_caps);
   trans_class->get_unit_size = GST_DEBUG_FUNCPTR (gst_nn_convert_get_unit_size);
+  trans_class->transform_size =
+      GST_DEBUG_FUNCPTR (gst_nn_convert_transform_size);
   trans_class->set_caps = GST_DEBUG_FUNCPTR (gst_nn_convert_set_caps);
   trans_class->transform = GST_DEBUG_FUNCPTR (gst_nn_convert_transform);
   trans_class->transform_meta = GST_DEBUG_FUNCPTR (gst_nn_convert_transform_meta);

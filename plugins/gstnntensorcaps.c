@@ -1,5 +1,5 @@
 /* GStreamer nnpipe plugin: other/tensors caps <-> tensor infos.
- * See gstnntensorcaps.h and docs/caps.md for the conventions. */
+ * See gstnntensorcaps.h and docs/tensor-caps.md for the conventions. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif

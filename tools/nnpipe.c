@@ -1,1 +1,712 @@
-int main (void) { return 0; }
+/* nnpipe: command-line front end of libnnpipe.
+ *
+ *   nnpipe inspect MODEL [--shape NAME=D0,D1,...]
+ *   nnpipe run MODEL [--shape NAME=D0,..] [--input NAME=FILE.raw] [--output-dir DIR]
+ *                    [--threads N] [--cpus 0,1] [--repeat K] [--device cpu] [--no-fusion]
+ *
+ * Errors: one line "nnpipe: <message>" on stderr; exit 1 (2 for usage errors). */
+#include <nnpipe/nnpipe.h>
+#include <nnpipe/model.h>
+#include <nnpipe/stage.h>
+#include <nnpipe/tensor.h>
+#include <nnpipe/graph.h>
+
+#include <cjson/cJSON.h>
+#include <glib/gstdio.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+#define EXIT_USAGE 2
+
+static const char usage_text[] =
+  "Usage: nnpipe COMMAND [OPTIONS]\n"
+  "\n"
+  "Commands:\n"
+  "  inspect MODEL      inputs, outputs, op histogram, parameters, FLOPs\n"
+  "  run MODEL          run the model on the CPU and print checksums of the outputs\n"
+  "  help               this text\n"
+  "\n"
+  "Options of inspect and run:\n"
+  "  --shape NAME=D0,D1,...   concrete shape of input NAME (repeatable)\n"
+  "\n"
+  "Options of run:\n"
+  "  --input NAME=FILE        raw little-endian C-order data for input NAME (float32 for\n"
+  "                           float inputs; the input's own dtype otherwise); without it\n"
+  "                           the input gets nnp_tensor_fill_pattern (seed = input index)\n"
+  "  --output-dir DIR         write DIR/<output>.raw and DIR/outputs.json\n"
+  "  --threads N              intra-op threads (default 1)\n"
+  "  --cpus 0,1,...           pin thread i to cpus[i % n]\n"
+  "  --repeat K               time K runs after one warm-up, print latency\n"
+  "  --device NAME            device (default cpu)\n"
+  "  --no-fusion              keep BatchNormalization and activations as nodes\n"
+  "\n"
+  "Run 'nnpipe COMMAND --help' for the options of one command.\n";
+
+static void G_GNUC_PRINTF (1, 2)
+print_error (const char *format, ...)
+{
+  va_list args;
+  g_autofree char *msg = NULL;
+
+  va_start (args, format);
+  msg = g_strdup_vprintf (format, args);
+  va_end (args);
+  fprintf (stderr, "nnpipe: %s\n", msg);
+}
+
+/* ------------------------------------------------------------ arguments */
+
+static gboolean
+parse_dims (const char *text, NnpShape *shape)
+{
+  g_auto (GStrv) parts = NULL;
+  int n;
+
+  memset (shape, 0, sizeof (*shape));
+  if (text == NULL)
+    return FALSE;
+  if (*text == '\0') {
+    shape->rank = 0;    /* a scalar */
+    return TRUE;
+  }
+  parts = g_strsplit (text, ",", -1);
+  n = g_strv_length (parts);
+  if (n > NNP_MAX_RANK)
+    return FALSE;
+  for (int i = 0; i < n; i++) {
+    char *end = NULL;
+    gint64 d = g_ascii_strtoll (g_strstrip (parts[i]), &end, 10);
+    if (end == parts[i] || *end != '\0' || d < 0)
+      return FALSE;
+    shape->dims[i] = d;
+  }
+  shape->rank = n;
+  return TRUE;
+}
+
+typedef struct {
+  char **names;       /* owned */
+  NnpInputShape *shapes;
+  int n;
+} ShapeArgs;
+
+static void
+shape_args_clear (ShapeArgs *s)
+{
+  g_strfreev (s->names);
+  g_free (s->shapes);
+}
+
+static gboolean
+parse_shape_args (char **args, ShapeArgs *out)
+{
+  int n = args ? g_strv_length (args) : 0;
+
+  out->names = g_new0 (char *, n + 1);
+  out->shapes = g_new0 (NnpInputShape, MAX (n, 1));
+  out->n = n;
+  for (int i = 0; i < n; i++) {
+    const char *eq = strrchr (args[i], '=');
+    if (eq == NULL || eq == args[i] || !parse_dims (eq + 1, &out->shapes[i].shape)) {
+      print_error ("bad --shape '%s': expected NAME=D0,D1,... (non-negative integers)",
+                   args[i]);
+      return FALSE;
+    }
+    out->names[i] = g_strndup (args[i], eq - args[i]);
+    out->shapes[i].name = out->names[i];
+  }
+  return TRUE;
+}
+
+static gboolean
+parse_cpus (const char *text, int **cpus, int *n_cpus)
+{
+  g_auto (GStrv) parts = g_strsplit (text, ",", -1);
+  int n = g_strv_length (parts);
+
+  *cpus = g_new (int, MAX (n, 1));
+  *n_cpus = n;
+  for (int i = 0; i < n; i++) {
+    char *end = NULL;
+    gint64 c = g_ascii_strtoll (g_strstrip (parts[i]), &end, 10);
+    if (end == parts[i] || *end != '\0' || c < 0 || c > 65535) {
+      g_clear_pointer (cpus, g_free);
+      return FALSE;
+    }
+    (*cpus)[i] = (int) c;
+  }
+  return n > 0;
+}
+
+/* Parse one command's options: FALSE with a usage error already printed. */
+static gboolean
+parse_options (const char *command, GOptionEntry *entries, int *argc, char ***argv,
+               const char **model)
+{
+  g_autofree char *param = g_strdup_printf ("%s MODEL", command);
+  g_autoptr (GOptionContext) ctx = g_option_context_new (param);
+  g_autoptr (GError) err = NULL;
+
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  if (!g_option_context_parse (ctx, argc, argv, &err)) {
+    print_error ("%s", err->message);
+    return FALSE;
+  }
+  /* argv[0] is "nnpipe", argv[1] the command */
+  if (*argc != 3) {
+    print_error (*argc < 3 ? "%s: missing MODEL argument (see 'nnpipe help')"
+                           : "%s: too many arguments (see 'nnpipe help')", command);
+    return FALSE;
+  }
+  *model = (*argv)[2];
+  return TRUE;
+}
+
+/* ------------------------------------------------------------ helpers */
+
+static char *
+value_shape_string (const NnpValue *v)
+{
+  GString *s = g_string_new ("[");
+
+  if (v->shape.rank < 0)
+    return g_string_free (g_string_assign (s, "[?]"), FALSE);
+  for (int d = 0; d < v->shape.rank; d++) {
+    const char *dn = v->dim_names && d < (int) g_strv_length (v->dim_names)
+        ? v->dim_names[d] : NULL;
+    if (d)
+      g_string_append (s, ", ");
+    if (v->shape.dims[d] >= 0)
+      g_string_append_printf (s, "%" G_GINT64_FORMAT, v->shape.dims[d]);
+    else if (dn && *dn)
+      g_string_append (s, dn);
+    else
+      g_string_append_c (s, '?');
+  }
+  g_string_append_c (s, ']');
+  return g_string_free (s, FALSE);
+}
+
+static char *
+human (double x, const char *unit)
+{
+  if (x >= 1e9)
+    return g_strdup_printf ("%.3f G%s", x / 1e9, unit);
+  if (x >= 1e6)
+    return g_strdup_printf ("%.3f M%s", x / 1e6, unit);
+  if (x >= 1e3)
+    return g_strdup_printf ("%.3f K%s", x / 1e3, unit);
+  return g_strdup_printf ("%.0f %s", x, unit);
+}
+
+static double
+element_as_double (const NnpTensor *t, int64_t i)
+{
+  switch (t->dtype) {
+    case NNP_DTYPE_FLOAT32: return ((const float *) t->data)[i];
+    case NNP_DTYPE_FLOAT64: return ((const double *) t->data)[i];
+    case NNP_DTYPE_UINT8: case NNP_DTYPE_BOOL: return ((const guint8 *) t->data)[i];
+    case NNP_DTYPE_INT8: return ((const gint8 *) t->data)[i];
+    case NNP_DTYPE_UINT16: return ((const guint16 *) t->data)[i];
+    case NNP_DTYPE_INT16: return ((const gint16 *) t->data)[i];
+    case NNP_DTYPE_INT32: return ((const gint32 *) t->data)[i];
+    case NNP_DTYPE_UINT32: return ((const guint32 *) t->data)[i];
+    case NNP_DTYPE_INT64: return (double) ((const gint64 *) t->data)[i];
+    case NNP_DTYPE_UINT64: return (double) ((const guint64 *) t->data)[i];
+    default: return 0.0;
+  }
+}
+
+static char *
+safe_file_name (const char *name)
+{
+  char *s = g_strdup (name);
+
+  for (char *p = s; *p; p++)
+    if (!g_ascii_isalnum (*p) && *p != '.' && *p != '_' && *p != '-')
+      *p = '_';
+  if (strcmp (s, ".") == 0 || strcmp (s, "..") == 0 || *s == '\0') {
+    g_free (s);
+    s = g_strdup ("_");
+  }
+  return s;
+}
+
+/* ------------------------------------------------------------ inspect */
+
+typedef struct {
+  const char *op;
+  int count;
+} OpCount;
+
+static int
+cmp_op_count (const void *a, const void *b)
+{
+  const OpCount *x = a, *y = b;
+
+  if (x->count != y->count)
+    return y->count - x->count;
+  return strcmp (x->op, y->op);
+}
+
+static void
+print_values (const NnpGraph *graph, const GArray *ids, const char *title)
+{
+  printf ("%s:\n", title);
+  for (guint i = 0; i < ids->len; i++) {
+    const NnpValue *v = nnp_graph_value (graph, g_array_index (ids, int, i));
+    g_autofree char *shape = NULL;
+    if (v->constant && v->is_input)
+      continue;
+    shape = value_shape_string (v);
+    printf ("  %s: %s %s\n", v->name, nnp_dtype_name (v->dtype), shape);
+  }
+}
+
+static int
+cmd_inspect (int argc, char **argv)
+{
+  char **shape_strv = NULL;
+  GOptionEntry entries[] = {
+    { "shape", 0, 0, G_OPTION_ARG_STRING_ARRAY, &shape_strv,
+      "Concrete shape of an input (repeatable)", "NAME=D0,D1,..." },
+    { NULL }
+  };
+  const char *path;
+  ShapeArgs sa = { 0 };
+  g_autoptr (GError) err = NULL;
+  NnpModel *model;
+  NnpGraph *graph;
+  g_autoptr (GHashTable) hist = NULL;
+  int64_t n_params = 0, param_bytes = 0;
+  int ret = 1;
+
+  if (!parse_options ("inspect", entries, &argc, &argv, &path)
+      || !parse_shape_args (shape_strv, &sa)) {
+    g_strfreev (shape_strv);
+    shape_args_clear (&sa);
+    return EXIT_USAGE;
+  }
+  g_strfreev (shape_strv);
+  model = nnp_model_load (path, &err);
+  if (model == NULL) {
+    print_error ("%s", err->message);
+    goto out;
+  }
+  graph = nnp_model_get_graph (model);
+
+  printf ("model: %s\n", path);
+  printf ("graph: '%s', opset %d, %u nodes\n", graph->name, graph->opset, graph->nodes->len);
+  print_values (graph, graph->inputs, "inputs");
+  print_values (graph, graph->outputs, "outputs");
+
+  hist = g_hash_table_new (g_str_hash, g_str_equal);
+  for (guint i = 0; i < graph->nodes->len; i++) {
+    const NnpNode *node = nnp_graph_node (graph, i);
+    int c = GPOINTER_TO_INT (g_hash_table_lookup (hist, node->op_type));
+    g_hash_table_insert (hist, node->op_type, GINT_TO_POINTER (c + 1));
+  }
+  {
+    guint n = g_hash_table_size (hist), k = 0;
+    g_autofree OpCount *counts = g_new (OpCount, MAX (n, 1));
+    GHashTableIter it;
+    gpointer key, val;
+
+    g_hash_table_iter_init (&it, hist);
+    while (g_hash_table_iter_next (&it, &key, &val)) {
+      counts[k].op = key;
+      counts[k].count = GPOINTER_TO_INT (val);
+      k++;
+    }
+    qsort (counts, n, sizeof (OpCount), cmp_op_count);
+    printf ("ops:\n");
+    for (guint i = 0; i < n; i++)
+      printf ("  %-24s %d\n", counts[i].op, counts[i].count);
+  }
+
+  /* parameters: constants (initializers) and the tensors of Constant nodes */
+  for (guint i = 0; i < graph->values->len; i++) {
+    const NnpValue *v = nnp_graph_value (graph, i);
+    if (v->constant) {
+      n_params += MAX (nnp_tensor_numel (v->constant), 0);
+      param_bytes += v->constant->nbytes;
+    }
+  }
+  for (guint i = 0; i < graph->nodes->len; i++) {
+    const NnpNode *node = nnp_graph_node (graph, i);
+    const NnpValue *out = nnp_node_output (graph, node, 0);
+    const NnpAttr *a;
+    if (node->op != NNP_OP_CONSTANT || (out && out->constant))
+      continue;
+    a = nnp_node_get_attr (node, "value");
+    if (a && a->type == NNP_ATTR_TENSOR && a->t) {
+      n_params += MAX (nnp_tensor_numel (a->t), 0);
+      param_bytes += a->t->nbytes;
+    }
+  }
+  {
+    g_autofree char *hp = human ((double) n_params, "");
+    g_autofree char *hb = human ((double) param_bytes, "B");
+    printf ("parameters: %" G_GINT64_FORMAT " (%s), %" G_GINT64_FORMAT " bytes (%s)\n",
+            n_params, hp, param_bytes, hb);
+  }
+
+  /* FLOPs on a specialised graph */
+  {
+    g_autoptr (GArray) shapes = g_array_new (FALSE, TRUE, sizeof (NnpInputShape));
+    g_autoptr (GString) assumed = g_string_new (NULL);
+    g_autoptr (GError) serr = NULL;
+    NnpGraph *spec;
+
+    if (sa.n > 0) {
+      g_array_append_vals (shapes, sa.shapes, sa.n);
+    } else {
+      for (guint i = 0; i < graph->inputs->len; i++) {
+        const NnpValue *v = nnp_graph_value (graph, g_array_index (graph->inputs, int, i));
+        NnpInputShape s = { v->name, v->shape };
+        gboolean symbolic = FALSE;
+        g_autofree char *str = NULL;
+        if (v->constant || v->shape.rank < 0)
+          continue;
+        for (int d = 0; d < v->shape.rank; d++) {
+          if (s.shape.dims[d] < 0) {
+            s.shape.dims[d] = d == 0 ? 1 : 64;
+            symbolic = TRUE;
+          }
+        }
+        if (!symbolic)
+          continue;
+        g_array_append_val (shapes, s);
+        str = nnp_shape_to_string (&s.shape);
+        g_string_append_printf (assumed, "%s%s=%s", assumed->len ? ", " : "", v->name, str);
+      }
+    }
+    spec = nnp_graph_specialize (graph, (const NnpInputShape *) shapes->data, shapes->len,
+                                 NNP_SPECIALIZE_NO_FUSION, &serr);
+    if (assumed->len)
+      printf ("note: symbolic dims replaced by defaults (1 for the first dim, 64 otherwise): "
+              "%s; use --shape to choose\n", assumed->str);
+    if (spec == NULL) {
+      printf ("FLOPs: unknown (%s)\n", serr->message);
+    } else {
+      double flops = 0;
+      g_autofree char *hf = NULL;
+      for (guint i = 0; i < spec->nodes->len; i++)
+        flops += nnp_node_flops (spec, nnp_graph_node (spec, i));
+      hf = human (flops, "FLOPs");
+      printf ("FLOPs: %.0f (%s), %u nodes after specialisation\n", flops, hf,
+              spec->nodes->len);
+      nnp_graph_unref (spec);
+    }
+  }
+  nnp_model_unref (model);
+  ret = 0;
+
+out:
+  shape_args_clear (&sa);
+  return ret;
+}
+
+/* ------------------------------------------------------------ run */
+
+static gboolean
+load_input (NnpTensor *t, const NnpValue *v, const char *file, GError **error)
+{
+  g_autofree char *contents = NULL;
+  gsize len = 0;
+
+  if (!g_file_get_contents (file, &contents, &len, error))
+    return FALSE;
+  if (len != t->nbytes) {
+    g_autofree char *s = nnp_shape_to_string (&v->shape);
+    g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
+                 "input '%s': file '%s' has %" G_GSIZE_FORMAT " bytes, expected %"
+                 G_GSIZE_FORMAT " (%s %s)", v->name, file, len, t->nbytes,
+                 nnp_dtype_name (v->dtype), s);
+    return FALSE;
+  }
+  if (len)
+    memcpy (t->data, contents, len);
+  return TRUE;
+}
+
+static int
+cmp_double (const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return x < y ? -1 : x > y;
+}
+
+static gboolean
+write_outputs (NnpStage *stage, NnpTensor **outputs, const char *dir, GError **error)
+{
+  cJSON *root;
+  char *json;
+  g_autofree char *json_path = NULL;
+  gboolean ok = TRUE;
+
+  if (g_mkdir_with_parents (dir, 0755) != 0) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_IO, "cannot create directory '%s': %s", dir,
+                 g_strerror (errno));
+    return FALSE;
+  }
+  root = cJSON_CreateObject ();
+  for (int i = 0; i < nnp_stage_get_n_outputs (stage); i++) {
+    const NnpValue *v = nnp_stage_get_output (stage, i);
+    g_autofree char *base = safe_file_name (v->name);
+    g_autofree char *fname = g_strconcat (base, ".raw", NULL);
+    g_autofree char *path = g_build_filename (dir, fname, NULL);
+    cJSON *shape = cJSON_CreateArray ();
+
+    for (int d = 0; d < v->shape.rank; d++)
+      cJSON_AddItemToArray (shape, cJSON_CreateNumber ((double) v->shape.dims[d]));
+    cJSON_AddItemToObject (root, v->name, shape);
+    if (!g_file_set_contents (path, outputs[i]->data ? outputs[i]->data : "",
+                              outputs[i]->nbytes, error)) {
+      ok = FALSE;
+      break;
+    }
+  }
+  if (ok) {
+    json = cJSON_Print (root);
+    json_path = g_build_filename (dir, "outputs.json", NULL);
+    ok = json != NULL && g_file_set_contents (json_path, json, -1, error);
+    if (json == NULL)
+      g_set_error (error, NNP_ERROR, NNP_ERROR_FAILED, "cannot serialise outputs.json");
+    cJSON_free (json);
+  }
+  cJSON_Delete (root);
+  return ok;
+}
+
+static void
+print_checksum (const NnpValue *v, const NnpTensor *t, const char *note)
+{
+  g_autofree char *shape = nnp_shape_to_string (&t->shape);
+  double sum = 0, asum = 0;
+  int64_t n = nnp_tensor_numel (t);
+
+  for (int64_t e = 0; e < n; e++) {
+    double x = element_as_double (t, e);
+    sum += x;
+    asum += fabs (x);
+  }
+  printf ("output %s: %s %s sum=%.6g abs=%.6g%s\n", v->name, nnp_dtype_name (t->dtype), shape,
+          sum, asum, note);
+}
+
+static int
+cmd_run (int argc, char **argv)
+{
+  char **shape_strv = NULL, **input_strv = NULL, *output_dir = NULL, *cpus_str = NULL;
+  char *device = NULL;
+  int threads = 1, repeat = 0;
+  gboolean no_fusion = FALSE;
+  GOptionEntry entries[] = {
+    { "shape", 0, 0, G_OPTION_ARG_STRING_ARRAY, &shape_strv,
+      "Concrete shape of an input (repeatable)", "NAME=D0,D1,..." },
+    { "input", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &input_strv,
+      "Raw little-endian data for an input (repeatable)", "NAME=FILE" },
+    { "output-dir", 0, 0, G_OPTION_ARG_FILENAME, &output_dir,
+      "Write outputs as DIR/<name>.raw and DIR/outputs.json", "DIR" },
+    { "threads", 0, 0, G_OPTION_ARG_INT, &threads, "Intra-op threads (default 1)", "N" },
+    { "cpus", 0, 0, G_OPTION_ARG_STRING, &cpus_str, "Pin threads to these cpus", "0,1,..." },
+    { "repeat", 0, 0, G_OPTION_ARG_INT, &repeat, "Time K runs after one warm-up", "K" },
+    { "device", 0, 0, G_OPTION_ARG_STRING, &device, "Device (default cpu)", "NAME" },
+    { "no-fusion", 0, 0, G_OPTION_ARG_NONE, &no_fusion,
+      "Keep BatchNormalization and activations as nodes", NULL },
+    { NULL }
+  };
+  const char *path;
+  ShapeArgs sa = { 0 };
+  g_autofree int *cpus = NULL;
+  int n_cpus = 0, ret = 1, n_in = 0, n_out = 0;
+  g_autoptr (GError) err = NULL;
+  NnpModel *model = NULL;
+  NnpGraph *graph = NULL;
+  NnpStage *stage = NULL;
+  NnpTensor **inputs = NULL, **outputs = NULL;
+  NnpStageOptions opts = { 0 };
+
+  if (!parse_options ("run", entries, &argc, &argv, &path)
+      || !parse_shape_args (shape_strv, &sa)) {
+    ret = EXIT_USAGE;
+    goto out;
+  }
+  if (cpus_str && !parse_cpus (cpus_str, &cpus, &n_cpus)) {
+    print_error ("bad --cpus '%s': expected a comma-separated list of cpu numbers", cpus_str);
+    ret = EXIT_USAGE;
+    goto out;
+  }
+  if (threads < 1 || threads > 1024 || repeat < 0) {
+    print_error ("--threads must be in 1..1024 and --repeat >= 0");
+    ret = EXIT_USAGE;
+    goto out;
+  }
+  for (int i = 0; input_strv && input_strv[i]; i++) {
+    const char *eq = strchr (input_strv[i], '=');
+    if (eq == NULL || eq == input_strv[i] || eq[1] == '\0') {
+      print_error ("bad --input '%s': expected NAME=FILE", input_strv[i]);
+      ret = EXIT_USAGE;
+      goto out;
+    }
+  }
+
+  model = nnp_model_load (path, &err);
+  if (model == NULL) {
+    print_error ("%s", err->message);
+    goto out;
+  }
+  graph = nnp_model_specialize (model, sa.shapes, sa.n,
+                                no_fusion ? NNP_SPECIALIZE_NO_FUSION : NNP_SPECIALIZE_DEFAULT,
+                                &err);
+  if (graph == NULL) {
+    print_error ("%s", err->message);
+    goto out;
+  }
+  opts.device = device;
+  opts.threads = threads;
+  opts.cpus = cpus;
+  opts.n_cpus = n_cpus;
+  stage = nnp_stage_new (graph, NULL, 0, &opts, &err);
+  if (stage == NULL) {
+    print_error ("%s", err->message);
+    goto out;
+  }
+
+  n_in = nnp_stage_get_n_inputs (stage);
+  n_out = nnp_stage_get_n_outputs (stage);
+  inputs = g_new0 (NnpTensor *, MAX (n_in, 1));
+  outputs = g_new0 (NnpTensor *, MAX (n_out, 1));
+  for (int i = 0; input_strv && input_strv[i]; i++) {
+    const char *eq = strchr (input_strv[i], '=');
+    g_autofree char *name = g_strndup (input_strv[i], eq - input_strv[i]);
+    gboolean found = FALSE;
+    for (int k = 0; k < n_in; k++)
+      if (strcmp (nnp_stage_get_input (stage, k)->name, name) == 0)
+        found = TRUE;
+    if (!found) {
+      print_error ("--input: the model has no input '%s'", name);
+      goto out;
+    }
+  }
+  for (int k = 0; k < n_in; k++) {
+    const NnpValue *v = nnp_stage_get_input (stage, k);
+    const char *file = NULL;
+
+    inputs[k] = nnp_tensor_new (v->dtype, &v->shape, &err);
+    if (inputs[k] == NULL) {
+      print_error ("input '%s': %s", v->name, err->message);
+      goto out;
+    }
+    for (int i = 0; input_strv && input_strv[i]; i++) {
+      const char *eq = strchr (input_strv[i], '=');
+      if ((gsize) (eq - input_strv[i]) == strlen (v->name)
+          && strncmp (input_strv[i], v->name, eq - input_strv[i]) == 0)
+        file = eq + 1;
+    }
+    if (file) {
+      if (!load_input (inputs[k], v, file, &err)) {
+        print_error ("%s", err->message);
+        goto out;
+      }
+    } else {
+      nnp_tensor_fill_pattern (inputs[k], (guint32) k);
+    }
+  }
+  for (int i = 0; i < n_out; i++) {
+    outputs[i] = nnp_stage_new_output (stage, i, &err);
+    if (outputs[i] == NULL) {
+      print_error ("output '%s': %s", nnp_stage_get_output (stage, i)->name, err->message);
+      goto out;
+    }
+  }
+
+  if (!nnp_stage_run (stage, inputs, outputs, &err)) {
+    print_error ("%s", err->message);
+    goto out;
+  }
+  if (repeat > 0) {
+    g_autofree double *ms = g_new (double, repeat);
+    for (int r = 0; r < repeat; r++) {
+      gint64 t0 = g_get_monotonic_time ();
+      if (!nnp_stage_run (stage, inputs, outputs, &err)) {
+        print_error ("%s", err->message);
+        goto out;
+      }
+      ms[r] = (g_get_monotonic_time () - t0) / 1000.0;
+    }
+    qsort (ms, repeat, sizeof (double), cmp_double);
+    printf ("latency_ms median=%.3f min=%.3f (%d runs, %d threads)\n",
+            repeat % 2 ? ms[repeat / 2] : (ms[repeat / 2 - 1] + ms[repeat / 2]) / 2, ms[0],
+            repeat, threads);
+  }
+
+  for (int i = 0; i < n_out; i++)
+    print_checksum (nnp_stage_get_output (stage, i), outputs[i], "");
+  /* graph outputs folded into constants are no stage outputs */
+  for (guint i = 0; i < graph->outputs->len; i++) {
+    const NnpValue *v = nnp_graph_value (graph, g_array_index (graph->outputs, int, i));
+    if (v->constant)
+      print_checksum (v, v->constant, " (constant)");
+  }
+  {
+    gsize arena = nnp_stage_get_arena_bytes (stage);
+    printf ("arena_bytes=%" G_GSIZE_FORMAT " (%.2f MiB), %u nodes\n", arena,
+            arena / (1024.0 * 1024.0), graph->nodes->len);
+  }
+  if (output_dir && !write_outputs (stage, outputs, output_dir, &err)) {
+    print_error ("%s", err->message);
+    goto out;
+  }
+  ret = 0;
+
+out:
+  for (int i = 0; inputs && i < n_in; i++)
+    nnp_tensor_unref (inputs[i]);
+  for (int i = 0; outputs && i < n_out; i++)
+    nnp_tensor_unref (outputs[i]);
+  g_free (inputs);
+  g_free (outputs);
+  nnp_stage_free (stage);
+  if (graph)
+    nnp_graph_unref (graph);
+  if (model)
+    nnp_model_unref (model);
+  shape_args_clear (&sa);
+  g_strfreev (shape_strv);
+  g_strfreev (input_strv);
+  g_free (output_dir);
+  g_free (cpus_str);
+  g_free (device);
+  return ret;
+}
+
+int
+main (int argc, char **argv)
+{
+  const char *cmd = argc > 1 ? argv[1] : NULL;
+
+  if (cmd == NULL) {
+    fputs (usage_text, stderr);
+    return EXIT_USAGE;
+  }
+  if (strcmp (cmd, "help") == 0 || strcmp (cmd, "--help") == 0 || strcmp (cmd, "-h") == 0) {
+    fputs (usage_text, stdout);
+    return 0;
+  }
+  if (strcmp (cmd, "--version") == 0) {
+    printf ("nnpipe %s\n", NNP_VERSION);
+    return 0;
+  }
+  if (strcmp (cmd, "inspect") == 0)
+    return cmd_inspect (argc, argv);
+  if (strcmp (cmd, "run") == 0)
+    return cmd_run (argc, argv);
+  print_error ("unknown command '%s' (see 'nnpipe help')", cmd);
+  return EXIT_USAGE;
+}

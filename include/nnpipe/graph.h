@@ -106,7 +106,7 @@ struct _NnpValue {
   int id;              /* index in graph->values */
   NnpDType dtype;      /* UNDEFINED until known */
   NnpShape shape;      /* rank -1 until known */
-  char **dim_names;    /* graph inputs/outputs only: dim_param per dim (NULL entries for
+  char **dim_names;    /* graph inputs/outputs only: dim_param per dim ("" entries for
                         * fixed dims), NULL-terminated vector of length shape.rank, or NULL */
   NnpTensor *constant; /* owned ref: weights, Constant outputs, folded values; else NULL */
   int producer;        /* producing node index, -1 for graph inputs and constants */

@@ -80,6 +80,17 @@ void nnp_tensor_unref (NnpTensor *tensor);
 NnpTensor *nnp_tensor_copy (const NnpTensor *tensor);
 int64_t nnp_tensor_numel (const NnpTensor *tensor);
 
+/* Fill a tensor with a deterministic pattern (test inputs, `nnpipe run`
+ * without --input).  For element index i (C order, as uint32, wrapping) all
+ * arithmetic is on uint32 modulo 2^32:
+ *   h = i * 0x9E3779B1 + (seed + 1) * 0x85EBCA77
+ *   h ^= h >> 15;  h *= 0x2C1B3C6D;  h ^= h >> 12;  h *= 0x297A2D39;  h ^= h >> 15
+ *   u = h >> 8                                  (24 bits)
+ * float32/float64/float16: u * (2 / 2^24) - 1, in [-1, 1) (float16 rounded to nearest);
+ * bool: u & 1;  other integer dtypes: u % 16.
+ * Other dtypes are left untouched. */
+void nnp_tensor_fill_pattern (NnpTensor *tensor, guint32 seed);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (NnpTensor, nnp_tensor_unref)
 
 G_END_DECLS

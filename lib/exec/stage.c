@@ -1,1 +1,591 @@
-/* placeholder: being written */
+/* libnnpipe: a stage = nodes of a specialised graph bound to one device (see
+ * include/nnpipe/stage.h).
+ *
+ * Everything is decided in nnp_stage_new():
+ *   - the boundary (derived or checked against the caller's lists);
+ *   - per node: the CPU kernel, its prepared state (packed weights) and the
+ *     NnpCpuCall with pre-built input/output tensor views;
+ *   - a static memory plan: every intermediate value lives at a fixed offset
+ *     of one 64-byte-aligned arena (memplan.c); Reshape-like nodes whose
+ *     input and output are both intermediates share one buffer and are
+ *     skipped at run time; one scratch area (the largest workspace) is shared
+ *     by all nodes;
+ *   - the thread pool (owned by the stage).
+ * nnp_stage_run() then only points the boundary views at the caller's
+ * tensors and calls the kernels in order: no allocation, no lookup. */
+#include <nnpipe/stage.h>
+#include <nnpipe/log.h>
+
+#include "backends/cpu/cpu.h"
+#include "exec/memplan.h"
+#include "exec/threadpool.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+  const NnpNode *node;
+  const NnpCpuKernel *kernel;
+  gpointer state;
+  NnpTensor **in;        /* node->n_inputs views (borrowed from stage->views) */
+  NnpTensor **out;       /* node->n_outputs views */
+  NnpCpuCall call;
+  gboolean skip;         /* output aliases the input: nothing to do */
+} Step;
+
+struct _NnpStage {
+  NnpGraph *graph;       /* owned ref */
+  int n_steps;
+  Step *steps;
+
+  int n_inputs, n_outputs;
+  int *inputs, *outputs;          /* value ids */
+  NnpTensor **input_views;        /* borrowed from views */
+  NnpTensor **output_views;       /* borrowed from views; NULL for a forwarded value */
+  int *forward_from;              /* per output: stage input index it copies, or -1 */
+
+  NnpTensor **views;              /* per value id (graph->values->len), owned refs or NULL */
+  guint8 *arena;
+  gsize arena_bytes;
+  void *scratch;
+  gsize scratch_bytes;
+  NnpThreadPool *pool;
+};
+
+typedef enum {
+  ROLE_NONE = 0,
+  ROLE_CONST,
+  ROLE_INPUT,
+  ROLE_OUTPUT,
+  ROLE_INTERNAL,
+} Role;
+
+static void
+aligned_free (gpointer p)
+{
+  free (p);
+}
+
+static int
+cmp_int (const void *a, const void *b)
+{
+  return *(const int *) a - *(const int *) b;
+}
+
+/* Append the ids flagged in `flag` to `list`: those in `order` first (in that
+ * order), then the rest by id. */
+static int
+ordered_ids (const NnpGraph *graph, const gboolean *flag, const GArray *order, int *list)
+{
+  guint n_values = graph->values->len;
+  g_autofree gboolean *taken = g_new0 (gboolean, MAX (n_values, 1));
+  int n = 0;
+
+  for (guint i = 0; i < order->len; i++) {
+    int id = g_array_index (order, int, i);
+    if (id >= 0 && flag[id] && !taken[id]) {
+      taken[id] = TRUE;
+      list[n++] = id;
+    }
+  }
+  for (guint id = 0; id < n_values; id++)
+    if (flag[id] && !taken[id])
+      list[n++] = id;
+  return n;
+}
+
+static gboolean
+check_explicit (const NnpGraph *graph, const char *what, const gboolean *derived,
+                const gboolean *also_ok, const int *list, int n, GError **error)
+{
+  guint n_values = graph->values->len;
+  g_autofree gboolean *seen = g_new0 (gboolean, MAX (n_values, 1));
+
+  for (int i = 0; i < n; i++) {
+    int id = list[i];
+    if (id < 0 || (guint) id >= n_values) {
+      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "stage %s %d: no value with id %d", what,
+                   i, id);
+      return FALSE;
+    }
+    if (seen[id]) {
+      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "stage %s '%s' is listed twice", what,
+                   nnp_graph_value (graph, id)->name);
+      return FALSE;
+    }
+    seen[id] = TRUE;
+    if (!derived[id] && !(also_ok && also_ok[id])) {
+      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "value '%s' is not a stage %s",
+                   nnp_graph_value (graph, id)->name, what);
+      return FALSE;
+    }
+  }
+  for (guint id = 0; id < n_values; id++) {
+    if (derived[id] && !seen[id]) {
+      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "value '%s' is a stage %s but "
+                   "missing from the explicit list", nnp_graph_value (graph, id)->name, what);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+static gboolean
+is_alias_op (const NnpNode *node)
+{
+  switch (node->op) {
+    case NNP_OP_RESHAPE:
+    case NNP_OP_FLATTEN:
+    case NNP_OP_SQUEEZE:
+    case NNP_OP_UNSQUEEZE:
+    case NNP_OP_IDENTITY:
+      return node->n_outputs == 1;
+    case NNP_OP_DROPOUT:
+      return node->n_outputs == 1 || node->outputs[1] < 0;
+    default:
+      return FALSE;
+  }
+}
+
+static gsize
+value_bytes (const NnpValue *v)
+{
+  return (gsize) nnp_shape_numel (&v->shape) * nnp_dtype_size (v->dtype);
+}
+
+NnpStage *
+nnp_stage_new (NnpGraph *graph, const int *nodes, int n_nodes, const NnpStageOptions *options,
+               GError **error)
+{
+  NnpStageOptions dflt = { 0 };
+  const NnpStageOptions *opt = options ? options : &dflt;
+  NnpStage *stage;
+  guint n_values, n_graph_nodes;
+  g_autofree int *order = NULL;
+  g_autofree gboolean *in_set = NULL, *is_in = NULL, *is_out = NULL, *used = NULL;
+  g_autofree Role *role = NULL;
+  g_autofree int *buffer = NULL, *first = NULL, *last = NULL, *block_of = NULL;
+  g_autofree NnpMemBlock *blocks = NULL;
+  int n_blocks = 0;
+
+  g_return_val_if_fail (graph != NULL, NULL);
+  g_return_val_if_fail (nodes == NULL || n_nodes >= 0, NULL);
+
+  if (opt->device && strcmp (opt->device, "cpu") != 0) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE, "unknown device '%s'", opt->device);
+    return NULL;
+  }
+
+  n_values = graph->values->len;
+  n_graph_nodes = graph->nodes->len;
+  if (nodes == NULL)
+    n_nodes = n_graph_nodes;
+
+  /* the node list: in range, unique, run in graph (topological) order */
+  order = g_new (int, MAX (n_nodes, 1));
+  in_set = g_new0 (gboolean, MAX (n_graph_nodes, 1));
+  for (int i = 0; i < n_nodes; i++) {
+    int idx = nodes ? nodes[i] : i;
+    if (idx < 0 || (guint) idx >= n_graph_nodes) {
+      g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
+                   "stage node %d: index %d out of range (graph has %u nodes)", i, idx,
+                   n_graph_nodes);
+      return NULL;
+    }
+    if (in_set[idx]) {
+      g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "stage node '%s' is listed twice",
+                   nnp_graph_node (graph, idx)->name);
+      return NULL;
+    }
+    in_set[idx] = TRUE;
+    order[i] = idx;
+  }
+  qsort (order, n_nodes, sizeof (int), cmp_int);
+
+  /* roles of values; boundary */
+  role = g_new0 (Role, MAX (n_values, 1));
+  is_in = g_new0 (gboolean, MAX (n_values, 1));
+  is_out = g_new0 (gboolean, MAX (n_values, 1));
+  used = g_new0 (gboolean, MAX (n_values, 1));
+  for (int s = 0; s < n_nodes; s++) {
+    const NnpNode *node = nnp_graph_node (graph, order[s]);
+
+    for (int k = 0; k < node->n_inputs; k++) {
+      NnpValue *v = nnp_node_input (graph, node, k);
+      if (v == NULL)
+        continue;
+      used[v->id] = TRUE;
+      if (v->constant)
+        role[v->id] = ROLE_CONST;
+      else if (v->producer >= 0 && in_set[v->producer])
+        continue;
+      else if (v->producer >= 0 || v->is_input)
+        is_in[v->id] = TRUE;
+      else {
+        nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                            "input '%s' is not produced by any node", v->name);
+        return NULL;
+      }
+    }
+    for (int k = 0; k < node->n_outputs; k++) {
+      NnpValue *v = nnp_node_output (graph, node, k);
+      if (v == NULL)
+        continue;
+      used[v->id] = TRUE;
+      if (v->is_output)
+        is_out[v->id] = TRUE;
+      for (int c = 0; c < v->n_consumers; c++)
+        if (!in_set[v->consumers[c]])
+          is_out[v->id] = TRUE;
+    }
+  }
+  for (guint id = 0; id < n_values; id++) {
+    NnpValue *v = nnp_graph_value (graph, id);
+    if (!used[id])
+      continue;
+    if (v->dtype == NNP_DTYPE_UNDEFINED || nnp_dtype_size (v->dtype) == 0
+        || !nnp_shape_is_static (&v->shape)) {
+      g_autofree char *s = nnp_shape_to_string (&v->shape);
+      g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
+                   "value '%s' has no static shape or sized type (%s %s): specialise the "
+                   "graph first", v->name, nnp_dtype_name (v->dtype), s);
+      return NULL;
+    }
+  }
+
+  stage = g_new0 (NnpStage, 1);
+  stage->graph = nnp_graph_ref (graph);
+  stage->views = g_new0 (NnpTensor *, MAX (n_values, 1));
+
+  if (opt->inputs) {
+    if (!check_explicit (graph, "input", is_in, NULL, opt->inputs, opt->n_inputs, error))
+      goto fail;
+    stage->n_inputs = opt->n_inputs;
+    stage->inputs = g_memdup2 (opt->inputs, sizeof (int) * MAX (opt->n_inputs, 1));
+  } else {
+    stage->inputs = g_new (int, MAX (n_values, 1));
+    stage->n_inputs = ordered_ids (graph, is_in, graph->inputs, stage->inputs);
+  }
+  if (opt->outputs) {
+    /* a stage input may also be listed as an output: it is forwarded */
+    if (!check_explicit (graph, "output", is_out, is_in, opt->outputs, opt->n_outputs, error))
+      goto fail;
+    stage->n_outputs = opt->n_outputs;
+    stage->outputs = g_memdup2 (opt->outputs, sizeof (int) * MAX (opt->n_outputs, 1));
+  } else {
+    stage->outputs = g_new (int, MAX (n_values, 1));
+    stage->n_outputs = ordered_ids (graph, is_out, graph->outputs, stage->outputs);
+  }
+
+  /* boundary views: data pointers are set by nnp_stage_run() */
+  stage->input_views = g_new0 (NnpTensor *, MAX (stage->n_inputs, 1));
+  stage->output_views = g_new0 (NnpTensor *, MAX (stage->n_outputs, 1));
+  stage->forward_from = g_new (int, MAX (stage->n_outputs, 1));
+  for (int i = 0; i < stage->n_inputs; i++) {
+    NnpValue *v = nnp_graph_value (graph, stage->inputs[i]);
+    role[v->id] = ROLE_INPUT;
+    stage->views[v->id] = nnp_tensor_new_wrapped (v->dtype, &v->shape, NULL, NULL, NULL);
+    stage->input_views[i] = stage->views[v->id];
+  }
+  for (int i = 0; i < stage->n_outputs; i++) {
+    NnpValue *v = nnp_graph_value (graph, stage->outputs[i]);
+    stage->forward_from[i] = -1;
+    if (role[v->id] == ROLE_INPUT) {
+      for (int j = 0; j < stage->n_inputs; j++)
+        if (stage->inputs[j] == v->id)
+          stage->forward_from[i] = j;
+      continue;
+    }
+    role[v->id] = ROLE_OUTPUT;
+    stage->views[v->id] = nnp_tensor_new_wrapped (v->dtype, &v->shape, NULL, NULL, NULL);
+    stage->output_views[i] = stage->views[v->id];
+  }
+  for (guint id = 0; id < n_values; id++)
+    if (used[id] && role[id] == ROLE_NONE)
+      role[id] = ROLE_INTERNAL;
+
+  /* steps: kernels and prepared state */
+  stage->n_steps = n_nodes;
+  stage->steps = g_new0 (Step, MAX (n_nodes, 1));
+  for (int s = 0; s < n_nodes; s++) {
+    Step *step = &stage->steps[s];
+    const NnpNode *node = nnp_graph_node (graph, order[s]);
+    GError *err = NULL;
+
+    step->node = node;
+    step->kernel = nnp_cpu_kernel (node->op);
+    if (step->kernel == NULL || step->kernel->run == NULL) {
+      nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "op '%s' is not supported on cpu",
+                          node->op_type);
+      goto fail;
+    }
+    if (step->kernel->prepare) {
+      step->state = step->kernel->prepare (graph, node, &err);
+      if (err) {
+        g_propagate_error (error, err);
+        goto fail;
+      }
+    }
+    if (step->kernel->workspace)
+      stage->scratch_bytes = MAX (stage->scratch_bytes, step->kernel->workspace (graph, node));
+  }
+
+  /* buffers: internal values, Reshape-like outputs sharing their input's */
+  buffer = g_new (int, MAX (n_values, 1));
+  first = g_new (int, MAX (n_values, 1));
+  last = g_new (int, MAX (n_values, 1));
+  for (guint id = 0; id < n_values; id++) {
+    buffer[id] = id;
+    first[id] = -1;
+    last[id] = -1;
+  }
+  for (int s = 0; s < n_nodes; s++) {
+    Step *step = &stage->steps[s];
+    const NnpNode *node = step->node;
+
+    if (is_alias_op (node) && node->n_inputs >= 1 && node->inputs[0] >= 0
+        && node->outputs[0] >= 0) {
+      int a = node->inputs[0], b = node->outputs[0];
+      if (role[a] == ROLE_INTERNAL && role[b] == ROLE_INTERNAL
+          && value_bytes (nnp_graph_value (graph, a)) == value_bytes (nnp_graph_value (graph, b))) {
+        buffer[b] = buffer[a];
+        step->skip = TRUE;
+      }
+    }
+    for (int k = 0; k < node->n_outputs; k++) {
+      int id = node->outputs[k];
+      if (id < 0 || role[id] != ROLE_INTERNAL)
+        continue;
+      if (first[buffer[id]] < 0)
+        first[buffer[id]] = s;
+      last[buffer[id]] = MAX (last[buffer[id]], s);
+    }
+    for (int k = 0; k < node->n_inputs; k++) {
+      int id = node->inputs[k];
+      if (id < 0 || role[id] != ROLE_INTERNAL)
+        continue;
+      last[buffer[id]] = MAX (last[buffer[id]], s);
+    }
+  }
+  blocks = g_new0 (NnpMemBlock, MAX (n_values, 1));
+  block_of = g_new (int, MAX (n_values, 1));
+  for (guint id = 0; id < n_values; id++) {
+    block_of[id] = -1;
+    if (role[id] != ROLE_INTERNAL || buffer[id] != (int) id)
+      continue;
+    block_of[id] = n_blocks;
+    blocks[n_blocks].size = value_bytes (nnp_graph_value (graph, id));
+    blocks[n_blocks].first = first[id];
+    blocks[n_blocks].last = MAX (last[id], first[id]);
+    n_blocks++;
+  }
+  stage->arena_bytes = nnp_mem_plan (blocks, n_blocks);
+  if (stage->arena_bytes > 0
+      && posix_memalign ((void **) &stage->arena, NNP_MEM_ALIGN, stage->arena_bytes) != 0) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_FAILED,
+                 "out of memory allocating a %" G_GSIZE_FORMAT "-byte arena", stage->arena_bytes);
+    stage->arena = NULL;
+    goto fail;
+  }
+  if (stage->scratch_bytes > 0
+      && posix_memalign (&stage->scratch, NNP_MEM_ALIGN,
+                         (stage->scratch_bytes + NNP_MEM_ALIGN - 1) / NNP_MEM_ALIGN
+                         * NNP_MEM_ALIGN) != 0) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_FAILED,
+                 "out of memory allocating %" G_GSIZE_FORMAT " bytes of scratch",
+                 stage->scratch_bytes);
+    stage->scratch = NULL;
+    goto fail;
+  }
+
+  /* views of internal values and constants */
+  for (guint id = 0; id < n_values; id++) {
+    NnpValue *v = nnp_graph_value (graph, id);
+    if (role[id] == ROLE_CONST) {
+      stage->views[id] = nnp_tensor_ref (v->constant);
+    } else if (role[id] == ROLE_INTERNAL) {
+      const NnpMemBlock *b = &blocks[block_of[buffer[id]]];
+      stage->views[id] = nnp_tensor_new_wrapped (v->dtype, &v->shape, stage->arena + b->offset,
+                                                 NULL, NULL);
+      NNP_DEBUG ("nnp-exec", "  %-40s %10" G_GSIZE_FORMAT " bytes at %10" G_GSIZE_FORMAT
+                 " steps %d..%d%s", v->name, value_bytes (v), b->offset, b->first, b->last,
+                 buffer[id] != (int) id ? " (alias)" : "");
+    }
+  }
+
+  /* pre-built calls */
+  for (int s = 0; s < n_nodes; s++) {
+    Step *step = &stage->steps[s];
+    const NnpNode *node = step->node;
+
+    step->in = g_new0 (NnpTensor *, MAX (node->n_inputs, 1));
+    step->out = g_new0 (NnpTensor *, MAX (node->n_outputs, 1));
+    for (int k = 0; k < node->n_inputs; k++)
+      step->in[k] = node->inputs[k] >= 0 ? stage->views[node->inputs[k]] : NULL;
+    for (int k = 0; k < node->n_outputs; k++)
+      step->out[k] = node->outputs[k] >= 0 ? stage->views[node->outputs[k]] : NULL;
+    step->call.graph = graph;
+    step->call.node = node;
+    step->call.inputs = step->in;
+    step->call.outputs = step->out;
+    step->call.scratch = stage->scratch;
+    step->call.state = step->state;
+  }
+
+  if (opt->threads > 1 || opt->n_cpus > 0) {
+    stage->pool = nnp_thread_pool_new (MAX (opt->threads, 1), opt->cpus, opt->n_cpus, error);
+    if (stage->pool == NULL)
+      goto fail;
+  }
+  for (int s = 0; s < n_nodes; s++)
+    stage->steps[s].call.pool = stage->pool;
+
+  NNP_DEBUG ("nnp-exec", "stage: %d nodes on cpu, %d inputs, %d outputs, %d buffers, arena %"
+             G_GSIZE_FORMAT " bytes, scratch %" G_GSIZE_FORMAT " bytes, %d threads", n_nodes,
+             stage->n_inputs, stage->n_outputs, n_blocks, stage->arena_bytes,
+             stage->scratch_bytes, nnp_thread_pool_get_n_threads (stage->pool));
+  return stage;
+
+fail:
+  nnp_stage_free (stage);
+  return NULL;
+}
+
+void
+nnp_stage_free (NnpStage *stage)
+{
+  if (stage == NULL)
+    return;
+  nnp_thread_pool_free (stage->pool);
+  for (int s = 0; stage->steps && s < stage->n_steps; s++) {
+    Step *step = &stage->steps[s];
+    if (step->state && step->kernel && step->kernel->free_state)
+      step->kernel->free_state (step->state);
+    g_free (step->in);
+    g_free (step->out);
+  }
+  g_free (stage->steps);
+  if (stage->views) {
+    for (guint id = 0; id < stage->graph->values->len; id++)
+      if (stage->views[id])
+        nnp_tensor_unref (stage->views[id]);
+    g_free (stage->views);
+  }
+  g_free (stage->inputs);
+  g_free (stage->outputs);
+  g_free (stage->input_views);
+  g_free (stage->output_views);
+  g_free (stage->forward_from);
+  if (stage->arena)
+    aligned_free (stage->arena);
+  if (stage->scratch)
+    aligned_free (stage->scratch);
+  nnp_graph_unref (stage->graph);
+  g_free (stage);
+}
+
+NnpGraph *
+nnp_stage_get_graph (NnpStage *stage)
+{
+  g_return_val_if_fail (stage != NULL, NULL);
+  return stage->graph;
+}
+
+int
+nnp_stage_get_n_inputs (NnpStage *stage)
+{
+  g_return_val_if_fail (stage != NULL, 0);
+  return stage->n_inputs;
+}
+
+const NnpValue *
+nnp_stage_get_input (NnpStage *stage, int i)
+{
+  g_return_val_if_fail (stage != NULL && i >= 0 && i < stage->n_inputs, NULL);
+  return nnp_graph_value (stage->graph, stage->inputs[i]);
+}
+
+int
+nnp_stage_get_n_outputs (NnpStage *stage)
+{
+  g_return_val_if_fail (stage != NULL, 0);
+  return stage->n_outputs;
+}
+
+const NnpValue *
+nnp_stage_get_output (NnpStage *stage, int i)
+{
+  g_return_val_if_fail (stage != NULL && i >= 0 && i < stage->n_outputs, NULL);
+  return nnp_graph_value (stage->graph, stage->outputs[i]);
+}
+
+gsize
+nnp_stage_get_arena_bytes (NnpStage *stage)
+{
+  g_return_val_if_fail (stage != NULL, 0);
+  return stage->arena_bytes;
+}
+
+NnpTensor *
+nnp_stage_new_output (NnpStage *stage, int i, GError **error)
+{
+  const NnpValue *v;
+
+  g_return_val_if_fail (stage != NULL && i >= 0 && i < stage->n_outputs, NULL);
+  v = nnp_graph_value (stage->graph, stage->outputs[i]);
+  return nnp_tensor_new (v->dtype, &v->shape, error);
+}
+
+static gboolean
+check_tensor (const char *what, const NnpValue *v, const NnpTensor *t, GError **error)
+{
+  if (t == NULL) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "%s '%s': no tensor given", what, v->name);
+    return FALSE;
+  }
+  if (t->dtype != v->dtype || !nnp_shape_equal (&t->shape, &v->shape)
+      || (t->data == NULL && t->nbytes > 0)) {
+    g_autofree char *want = nnp_shape_to_string (&v->shape);
+    g_autofree char *got = nnp_shape_to_string (&t->shape);
+    g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "%s '%s': expected %s %s, got %s %s",
+                 what, v->name, nnp_dtype_name (v->dtype), want, nnp_dtype_name (t->dtype), got);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+gboolean
+nnp_stage_run (NnpStage *stage, NnpTensor *const *inputs, NnpTensor *const *outputs,
+               GError **error)
+{
+  g_return_val_if_fail (stage != NULL, FALSE);
+  g_return_val_if_fail (stage->n_inputs == 0 || inputs != NULL, FALSE);
+  g_return_val_if_fail (stage->n_outputs == 0 || outputs != NULL, FALSE);
+
+  for (int i = 0; i < stage->n_inputs; i++) {
+    if (!check_tensor ("input", nnp_graph_value (stage->graph, stage->inputs[i]), inputs[i],
+                       error))
+      return FALSE;
+    stage->input_views[i]->data = inputs[i]->data;
+  }
+  for (int i = 0; i < stage->n_outputs; i++) {
+    if (!check_tensor ("output", nnp_graph_value (stage->graph, stage->outputs[i]), outputs[i],
+                       error))
+      return FALSE;
+    if (stage->output_views[i])
+      stage->output_views[i]->data = outputs[i]->data;
+  }
+
+  for (int s = 0; s < stage->n_steps; s++) {
+    Step *step = &stage->steps[s];
+    if (step->skip)
+      continue;
+    if (!step->kernel->run (&step->call, error))
+      return FALSE;
+  }
+
+  for (int i = 0; i < stage->n_outputs; i++)
+    if (stage->forward_from[i] >= 0 && outputs[i]->nbytes > 0)
+      memcpy (outputs[i]->data, inputs[stage->forward_from[i]]->data, outputs[i]->nbytes);
+  return TRUE;
+}

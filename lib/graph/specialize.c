@@ -1,1 +1,348 @@
-/* placeholder: being written */
+/* libnnpipe: specialisation of a graph for concrete input shapes.
+ *
+ *   copy -> set input shapes -> infer every node in topological order,
+ *   folding nodes whose outputs are constants (Constant, Shape, ...) or whose
+ *   inputs are all constants (run through the CPU kernel) -> remove folded
+ *   and dead nodes -> check every shape is static -> fuse (unless
+ *   NNP_SPECIALIZE_NO_FUSION) and re-infer the fused nodes. */
+#include <nnpipe/model.h>
+#include <nnpipe/log.h>
+
+#include "graph/passes.h"
+#include "ops/ops.h"
+#include "backends/cpu/cpu.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Largest total output of a node we fold by running its kernel. */
+#define FOLD_MAX_BYTES ((gsize) 64 << 20)
+
+
+NnpGraph *
+nnp_model_specialize (NnpModel *model, const NnpInputShape *shapes, int n_shapes,
+                      NnpSpecializeFlags flags, GError **error)
+{
+  NnpGraph *graph;
+
+  g_return_val_if_fail (model != NULL, NULL);
+  graph = nnp_model_get_graph (model);
+  if (graph == NULL) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "%s: model has no graph",
+                 nnp_model_get_name (model));
+    return NULL;
+  }
+  return nnp_graph_specialize (graph, shapes, n_shapes, flags, error);
+}
+
+static char *
+input_list (const NnpGraph *graph)
+{
+  GString *s = g_string_new (NULL);
+
+  for (guint i = 0; i < graph->inputs->len; i++) {
+    NnpValue *v = nnp_graph_value (graph, g_array_index (graph->inputs, int, i));
+    if (v->constant)
+      continue;
+    g_string_append_printf (s, "%s'%s'", s->len ? ", " : "", v->name);
+  }
+  if (s->len == 0)
+    g_string_append (s, "none");
+  return g_string_free (s, FALSE);
+}
+
+static const char *
+dim_name (const NnpValue *v, int d)
+{
+  if (v->dim_names && d < (int) g_strv_length (v->dim_names) && v->dim_names[d]
+      && v->dim_names[d][0])
+    return v->dim_names[d];
+  return NULL;
+}
+
+static gboolean
+set_input_shapes (NnpGraph *graph, const NnpInputShape *shapes, int n_shapes, GError **error)
+{
+  for (int i = 0; i < n_shapes; i++) {
+    NnpValue *v = shapes[i].name ? nnp_graph_find_value (graph, shapes[i].name) : NULL;
+    const NnpShape *s = &shapes[i].shape;
+
+    if (v == NULL || !v->is_input || v->constant) {
+      g_autofree char *list = input_list (graph);
+      g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "unknown input '%s' (inputs: %s)",
+                   shapes[i].name ? shapes[i].name : "(null)", list);
+      return FALSE;
+    }
+    if (!nnp_shape_is_static (s)) {
+      g_autofree char *str = nnp_shape_to_string (s);
+      g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "input '%s': shape %s is not concrete",
+                   v->name, str);
+      return FALSE;
+    }
+    if (v->shape.rank >= 0 && v->shape.rank != s->rank) {
+      g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
+                   "input '%s': shape has %d dims, the model declares %d", v->name, s->rank,
+                   v->shape.rank);
+      return FALSE;
+    }
+    for (int d = 0; v->shape.rank >= 0 && d < s->rank; d++) {
+      if (v->shape.dims[d] >= 0 && v->shape.dims[d] != s->dims[d]) {
+        g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
+                     "input '%s': dim %d is %" G_GINT64_FORMAT ", the model fixes it to %"
+                     G_GINT64_FORMAT, v->name, d, s->dims[d], v->shape.dims[d]);
+        return FALSE;
+      }
+    }
+    v->shape = *s;
+  }
+  for (guint i = 0; i < graph->inputs->len; i++) {
+    NnpValue *v = nnp_graph_value (graph, g_array_index (graph->inputs, int, i));
+    if (v->constant || nnp_shape_is_static (&v->shape))
+      continue;
+    if (v->shape.rank < 0) {
+      g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
+                   "input '%s' has no declared shape: give its shape", v->name);
+      return FALSE;
+    }
+    for (int d = 0; d < v->shape.rank; d++) {
+      if (v->shape.dims[d] < 0) {
+        const char *dn = dim_name (v, d);
+        g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
+                     "input '%s': dim %d%s%s%s is symbolic: give its shape", v->name, d,
+                     dn ? " ('" : "", dn ? dn : "", dn ? "')" : "");
+        return FALSE;
+      }
+    }
+  }
+  return TRUE;
+}
+
+static void
+aligned_free (gpointer p)
+{
+  free (p);
+}
+
+/* Run a node whose inputs are all constants through its CPU kernel and
+ * store its outputs as constants.  FALSE (error set) when it cannot. */
+static gboolean
+fold_node (NnpGraph *graph, NnpNode *node, GError **error)
+{
+  const NnpCpuKernel *kernel = nnp_cpu_kernel (node->op);
+  g_autofree NnpTensor **in = g_new0 (NnpTensor *, MAX (node->n_inputs, 1));
+  g_autofree NnpTensor **out = g_new0 (NnpTensor *, MAX (node->n_outputs, 1));
+  gpointer state = NULL, scratch = NULL;
+  gsize ws = 0;
+  gboolean ok = FALSE;
+  NnpCpuCall call;
+
+  if (kernel == NULL || kernel->run == NULL) {
+    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "no CPU kernel");
+    return FALSE;
+  }
+  for (int k = 0; k < node->n_inputs; k++) {
+    NnpValue *v = nnp_node_input (graph, node, k);
+    in[k] = v ? v->constant : NULL;
+  }
+  for (int k = 0; k < node->n_outputs; k++) {
+    NnpValue *v = nnp_node_output (graph, node, k);
+    if (v == NULL)
+      continue;
+    out[k] = nnp_tensor_new (v->dtype, &v->shape, error);
+    if (out[k] == NULL)
+      goto done;
+  }
+  if (kernel->prepare) {
+    state = kernel->prepare (graph, node, error);
+    if (state == NULL)
+      goto done;
+  }
+  if (kernel->workspace)
+    ws = kernel->workspace (graph, node);
+  if (ws > 0 && posix_memalign (&scratch, 64, (ws + 63) / 64 * 64) != 0) {
+    nnp_node_set_error (error, NNP_ERROR_FAILED, node, "out of memory (%" G_GSIZE_FORMAT
+                        " bytes of scratch)", ws);
+    goto done;
+  }
+  call.graph = graph;
+  call.node = node;
+  call.inputs = in;
+  call.outputs = out;
+  call.pool = NULL;
+  call.scratch = scratch;
+  call.state = state;
+  if (!kernel->run (&call, error))
+    goto done;
+  for (int k = 0; k < node->n_outputs; k++) {
+    NnpValue *v = nnp_node_output (graph, node, k);
+    if (v == NULL)
+      continue;
+    if (v->constant)
+      nnp_tensor_unref (v->constant);
+    v->constant = g_steal_pointer (&out[k]);
+  }
+  ok = TRUE;
+
+done:
+  if (state && kernel->free_state)
+    kernel->free_state (state);
+  if (scratch)
+    aligned_free (scratch);
+  for (int k = 0; k < node->n_outputs; k++)
+    if (out[k])
+      nnp_tensor_unref (out[k]);
+  return ok;
+}
+
+/* After infer: TRUE when the node's outputs are (now) constants. */
+static gboolean
+try_fold (NnpGraph *graph, NnpNode *node, gboolean *folded, GError **error)
+{
+  gboolean all_out = TRUE, all_in = TRUE;
+  gsize bytes = 0;
+
+  *folded = FALSE;
+  for (int k = 0; k < node->n_outputs; k++) {
+    NnpValue *v = nnp_node_output (graph, node, k);
+    if (v == NULL)
+      continue;
+    if (v->constant == NULL)
+      all_out = FALSE;
+    bytes += (gsize) MAX (nnp_shape_numel (&v->shape), 0) * nnp_dtype_size (v->dtype);
+  }
+  if (all_out) {
+    *folded = TRUE;
+    return TRUE;
+  }
+  for (int k = 0; k < node->n_inputs; k++) {
+    NnpValue *v = nnp_node_input (graph, node, k);
+    if (v && v->constant == NULL)
+      all_in = FALSE;
+  }
+  if (!all_in || bytes > FOLD_MAX_BYTES)
+    return TRUE;
+  {
+    GError *err = NULL;
+    if (!fold_node (graph, node, &err)) {
+      /* a missing kernel only costs us the fold; anything else is a real error */
+      if (err->code == NNP_ERROR_UNSUPPORTED) {
+        NNP_DEBUG ("nnp-graph", "not folded: %s", err->message);
+        g_error_free (err);
+        return TRUE;
+      }
+      g_propagate_error (error, err);
+      return FALSE;
+    }
+  }
+  *folded = TRUE;
+  return TRUE;
+}
+
+static gboolean
+infer_all (NnpGraph *graph, gboolean *folded, int *n_folded, GError **error)
+{
+  *n_folded = 0;
+  for (guint i = 0; i < graph->nodes->len; i++) {
+    NnpNode *node = nnp_graph_node (graph, i);
+
+    if (!nnp_op_infer (graph, node, error))
+      return FALSE;
+    if (!try_fold (graph, node, &folded[i], error))
+      return FALSE;
+    if (folded[i]) {
+      (*n_folded)++;
+      NNP_DEBUG ("nnp-graph", "folded node '%s' (%s)", node->name, node->op_type);
+    }
+  }
+  return TRUE;
+}
+
+/* Flag nodes whose outputs reach no graph output (on top of `remove`). */
+static int
+mark_dead (NnpGraph *graph, gboolean *remove)
+{
+  guint n_values = graph->values->len;
+  g_autofree gboolean *needed = g_new0 (gboolean, MAX (n_values, 1));
+  int n_dead = 0;
+
+  for (guint i = 0; i < graph->outputs->len; i++)
+    needed[g_array_index (graph->outputs, int, i)] = TRUE;
+  for (int i = (int) graph->nodes->len - 1; i >= 0; i--) {
+    NnpNode *node = nnp_graph_node (graph, i);
+    gboolean live = FALSE;
+
+    if (remove[i])
+      continue;
+    for (int k = 0; k < node->n_outputs; k++)
+      if (node->outputs[k] >= 0 && needed[node->outputs[k]])
+        live = TRUE;
+    if (!live) {
+      remove[i] = TRUE;
+      n_dead++;
+      NNP_DEBUG ("nnp-graph", "removed dead node '%s' (%s)", node->name, node->op_type);
+      continue;
+    }
+    for (int k = 0; k < node->n_inputs; k++) {
+      NnpValue *v = nnp_node_input (graph, node, k);
+      if (v && v->constant == NULL)
+        needed[v->id] = TRUE;
+    }
+  }
+  return n_dead;
+}
+
+static gboolean
+check_static (NnpGraph *graph, GError **error)
+{
+  for (guint i = 0; i < graph->values->len; i++) {
+    NnpValue *v = nnp_graph_value (graph, i);
+    if (v->dtype == NNP_DTYPE_UNDEFINED || !nnp_shape_is_static (&v->shape)) {
+      g_autofree char *s = nnp_shape_to_string (&v->shape);
+      g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
+                   "value '%s' has no static shape after specialisation (%s %s)", v->name,
+                   nnp_dtype_name (v->dtype), s);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+NnpGraph *
+nnp_graph_specialize (const NnpGraph *graph, const NnpInputShape *shapes, int n_shapes,
+                      NnpSpecializeFlags flags, GError **error)
+{
+  g_autoptr (NnpGraph) g = NULL;
+  g_autofree gboolean *remove = NULL;
+  int n_folded = 0, n_dead, n_before;
+
+  g_return_val_if_fail (graph != NULL, NULL);
+  g_return_val_if_fail (n_shapes == 0 || shapes != NULL, NULL);
+
+  g = nnp_graph_copy (graph);
+  if (!nnp_graph_sort (g, error))
+    return NULL;
+  if (!set_input_shapes (g, shapes, n_shapes, error))
+    return NULL;
+
+  n_before = g->nodes->len;
+  remove = g_new0 (gboolean, MAX (g->nodes->len, 1));
+  if (!infer_all (g, remove, &n_folded, error))
+    return NULL;
+  n_dead = mark_dead (g, remove);
+  nnp_graph_remove_nodes (g, remove);
+  NNP_DEBUG ("nnp-graph", "specialised '%s': %d nodes -> %u (%d folded, %d dead)", g->name,
+             n_before, g->nodes->len, n_folded, n_dead);
+  if (!check_static (g, error))
+    return NULL;
+
+  if (!(flags & NNP_SPECIALIZE_NO_FUSION)) {
+    g_autoptr (GPtrArray) changed = g_ptr_array_new ();
+    int n_fused = nnp_graph_fuse (g, changed);
+
+    for (guint i = 0; i < changed->len; i++)
+      if (!nnp_op_infer (g, g_ptr_array_index (changed, i), error))
+        return NULL;
+    NNP_DEBUG ("nnp-graph", "fusion: %d fusions, %u nodes left", n_fused, g->nodes->len);
+  }
+  return g_steal_pointer (&g);
+}

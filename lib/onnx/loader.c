@@ -1,1 +1,1213 @@
-/* placeholder: being written */
+/* libnnpipe: ONNX protobuf -> graph IR.
+ *
+ * Reads ModelProto, GraphProto, NodeProto, AttributeProto, TensorProto and
+ * ValueInfoProto with the wire reader of wire.h (field numbers from onnx.proto).
+ * Everything read from the file is untrusted: every count is checked against
+ * the bytes that carry it before anything is allocated, so an allocation is
+ * never more than 8x the bytes of the message it comes from. */
+#include "onnx/loader.h"
+#include "onnx/wire.h"
+
+#include <nnpipe/log.h>
+#include <nnpipe/model.h>
+
+#include <string.h>
+
+#define LOG_CAT "nnp-onnx"
+
+/* ModelProto */
+enum { MODEL_IR_VERSION = 1, MODEL_PRODUCER_NAME = 2, MODEL_GRAPH = 7, MODEL_OPSET_IMPORT = 8 };
+/* OperatorSetIdProto */
+enum { OPSET_DOMAIN = 1, OPSET_VERSION = 2 };
+/* GraphProto */
+enum {
+  GRAPH_NODE = 1, GRAPH_NAME = 2, GRAPH_INITIALIZER = 5, GRAPH_INPUT = 11, GRAPH_OUTPUT = 12,
+  GRAPH_VALUE_INFO = 13, GRAPH_SPARSE_INITIALIZER = 15,
+};
+/* NodeProto */
+enum { NODE_INPUT = 1, NODE_OUTPUT = 2, NODE_NAME = 3, NODE_OP_TYPE = 4, NODE_ATTRIBUTE = 5,
+       NODE_DOMAIN = 7 };
+/* AttributeProto */
+enum {
+  ATTR_NAME = 1, ATTR_F = 2, ATTR_I = 3, ATTR_S = 4, ATTR_T = 5, ATTR_G = 6, ATTR_FLOATS = 7,
+  ATTR_INTS = 8, ATTR_STRINGS = 9, ATTR_TENSORS = 10, ATTR_GRAPHS = 11, ATTR_TYPE = 20,
+  ATTR_SPARSE_TENSOR = 22, ATTR_SPARSE_TENSORS = 23,
+};
+/* AttributeProto.AttributeType beyond NnpAttrType */
+enum { ONNX_ATTR_GRAPHS = 10 };
+/* TensorProto */
+enum {
+  TENSOR_DIMS = 1, TENSOR_DATA_TYPE = 2, TENSOR_SEGMENT = 3, TENSOR_FLOAT_DATA = 4,
+  TENSOR_INT32_DATA = 5, TENSOR_STRING_DATA = 6, TENSOR_INT64_DATA = 7, TENSOR_NAME = 8,
+  TENSOR_RAW_DATA = 9, TENSOR_DOUBLE_DATA = 10, TENSOR_UINT64_DATA = 11,
+  TENSOR_EXTERNAL_DATA = 13, TENSOR_DATA_LOCATION = 14,
+};
+/* ValueInfoProto, TypeProto, TypeProto.Tensor, TensorShapeProto, Dimension */
+enum { VI_NAME = 1, VI_TYPE = 2 };
+enum { TYPE_TENSOR_TYPE = 1 };
+enum { TT_ELEM_TYPE = 1, TT_SHAPE = 2 };
+enum { SHAPE_DIM = 1 };
+enum { DIM_VALUE = 1, DIM_PARAM = 2 };
+
+#define OPSET_MIN 7
+#define OPSET_MAX 18
+
+void
+nnp_onnx_model_info_clear (NnpOnnxModelInfo *info)
+{
+  g_clear_pointer (&info->producer, g_free);
+}
+
+/* ONNX data type names, also for the codes NnpDType does not cover. */
+static const char *
+onnx_dtype_name (int64_t code)
+{
+  static const char *const names[] = {
+    "undefined", "float32", "uint8", "int8", "uint16", "int16", "int32", "int64", "string",
+    "bool", "float16", "float64", "uint32", "uint64", "complex64", "complex128", "bfloat16",
+    "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "uint4", "int4",
+  };
+  if (code >= 0 && code < (int64_t) G_N_ELEMENTS (names))
+    return names[code];
+  return "unknown";
+}
+
+/* ---------------------------------------------------------------------------
+ * TensorProto */
+
+typedef struct {
+  gsize count[TENSOR_DATA_LOCATION + 1];  /* values seen per typed data field */
+} TensorCounts;
+
+/* Which typed field carries values of this dtype (0: none). */
+static int
+typed_field_for (NnpDType dtype)
+{
+  switch (dtype) {
+    case NNP_DTYPE_FLOAT32:
+      return TENSOR_FLOAT_DATA;
+    case NNP_DTYPE_INT32:
+    case NNP_DTYPE_INT16:
+    case NNP_DTYPE_INT8:
+    case NNP_DTYPE_UINT16:
+    case NNP_DTYPE_UINT8:
+    case NNP_DTYPE_BOOL:
+    case NNP_DTYPE_FLOAT16:
+      return TENSOR_INT32_DATA;
+    case NNP_DTYPE_INT64:
+      return TENSOR_INT64_DATA;
+    case NNP_DTYPE_FLOAT64:
+      return TENSOR_DOUBLE_DATA;
+    case NNP_DTYPE_UINT32:
+    case NNP_DTYPE_UINT64:
+      return TENSOR_UINT64_DATA;
+    default:
+      return 0;
+  }
+}
+
+static NnpWireType
+typed_field_wire (int field)
+{
+  switch (field) {
+    case TENSOR_FLOAT_DATA:
+      return NNP_WIRE_FIXED32;
+    case TENSOR_DOUBLE_DATA:
+      return NNP_WIRE_FIXED64;
+    default:
+      return NNP_WIRE_VARINT;
+  }
+}
+
+static void
+store_value (guint8 *dst, gsize i, NnpDType dtype, guint64 v)
+{
+  switch (dtype) {
+    case NNP_DTYPE_FLOAT32:
+    case NNP_DTYPE_INT32:
+    case NNP_DTYPE_UINT32: {
+      guint32 x = (guint32) v;
+      memcpy (dst + 4 * i, &x, 4);
+      break;
+    }
+    case NNP_DTYPE_INT16:
+    case NNP_DTYPE_UINT16:
+    case NNP_DTYPE_FLOAT16: {
+      guint16 x = (guint16) v;
+      memcpy (dst + 2 * i, &x, 2);
+      break;
+    }
+    case NNP_DTYPE_INT8:
+    case NNP_DTYPE_UINT8:
+      dst[i] = (guint8) v;
+      break;
+    case NNP_DTYPE_BOOL:
+      dst[i] = v != 0;
+      break;
+    default: /* INT64, UINT64, FLOAT64 */
+      memcpy (dst + 8 * i, &v, 8);
+      break;
+  }
+}
+
+#if G_BYTE_ORDER == G_BIG_ENDIAN
+static void
+swap_to_host (guint8 *data, gsize nbytes, gsize esize)
+{
+  for (gsize off = 0; off + esize <= nbytes; off += esize)
+    for (gsize a = 0, b = esize - 1; a < b; a++, b--) {
+      guint8 t = data[off + a];
+      data[off + a] = data[off + b];
+      data[off + b] = t;
+    }
+}
+#endif
+
+/* Parse the TensorProto in `msg` (a LEN field read from parent).  With
+ * placeholder_ok, a tensor of a dtype nnpipe cannot hold (string, bfloat16...)
+ * becomes a data-less placeholder carrying that dtype code (ops reject it when
+ * used); otherwise that is NNP_ERROR_UNSUPPORTED.  *name_out (may be NULL)
+ * receives the tensor's name (owned). */
+static NnpTensor *
+parse_tensor (const NnpWireReader *parent, const NnpWireField *msg, gboolean placeholder_ok,
+              const char *what, char **name_out, GError **error)
+{
+  NnpWireReader r;
+  NnpWireField f;
+  TensorCounts counts = { { 0 } };
+  g_autofree char *name = NULL;
+  int64_t dims[NNP_MAX_RANK];
+  int rank = 0;
+  gboolean too_many_dims = FALSE, external = FALSE, segment = FALSE, has_raw = FALSE;
+  int64_t data_type = 0;
+  const guint8 *raw = NULL;
+  gsize raw_len = 0, esize;
+  NnpShape shape;
+  int64_t numel;
+  int typed;
+  NnpTensor *t;
+  int rc;
+
+  nnp_wire_reader_sub (&r, parent, msg);
+  while ((rc = nnp_wire_next (&r, &f, error)) > 0) {
+    NnpWireRepeated it;
+    guint64 v;
+
+    switch (f.number) {
+      case TENSOR_DIMS:
+        if (!nnp_wire_repeated_init (&it, &f, NNP_WIRE_VARINT, error))
+          goto failed;
+        while (nnp_wire_repeated_next (&it, &v)) {
+          if ((int64_t) v < 0) {
+            g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE, "negative dim %" G_GINT64_FORMAT,
+                         (int64_t) v);
+            goto failed;
+          }
+          if (rank < NNP_MAX_RANK)
+            dims[rank++] = (int64_t) v;
+          else
+            too_many_dims = TRUE;
+        }
+        break;
+      case TENSOR_DATA_TYPE:
+        if (!nnp_wire_get_int64 (&f, &data_type, error))
+          goto failed;
+        break;
+      case TENSOR_SEGMENT:
+        segment = TRUE;
+        break;
+      case TENSOR_FLOAT_DATA:
+      case TENSOR_INT32_DATA:
+      case TENSOR_INT64_DATA:
+      case TENSOR_DOUBLE_DATA:
+      case TENSOR_UINT64_DATA:
+        if (!nnp_wire_repeated_init (&it, &f, typed_field_wire (f.number), error))
+          goto failed;
+        counts.count[f.number] += it.count;
+        break;
+      case TENSOR_STRING_DATA:
+        if (!nnp_wire_expect (&f, NNP_WIRE_LEN, error))
+          goto failed;
+        counts.count[f.number]++;
+        break;
+      case TENSOR_NAME:
+        if (!nnp_wire_get_string (&f, &name, error))
+          goto failed;
+        break;
+      case TENSOR_RAW_DATA:
+        if (!nnp_wire_expect (&f, NNP_WIRE_LEN, error))
+          goto failed;
+        raw = f.data;
+        raw_len = f.len;
+        has_raw = TRUE;
+        break;
+      case TENSOR_EXTERNAL_DATA:
+        external = TRUE;
+        break;
+      case TENSOR_DATA_LOCATION: {
+        int64_t loc;
+        if (!nnp_wire_get_int64 (&f, &loc, error))
+          goto failed;
+        if (loc != 0)
+          external = TRUE;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  if (rc < 0)
+    goto failed;
+
+  if (external) {
+    if (name)
+      g_set_error (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED,
+                   "tensor '%s' uses external data (not supported)", name);
+    else
+      g_set_error (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED,
+                   "%s uses external data (not supported)", what);
+    return NULL;
+  }
+  if (segment) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED, "is segmented (not supported)");
+    goto failed;
+  }
+  if (too_many_dims) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED, "has more than %d dims",
+                 NNP_MAX_RANK);
+    goto failed;
+  }
+  nnp_shape_set (&shape, rank, dims);
+  numel = nnp_shape_numel (&shape);
+  if (numel < 0) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE, "element count overflows");
+    goto failed;
+  }
+
+  esize = data_type > 0 && data_type <= G_MAXINT ? nnp_dtype_size ((NnpDType) data_type) : 0;
+  if (esize == 0) {
+    if (placeholder_ok && data_type > 0 && data_type <= G_MAXINT) {
+      /* dtype-only placeholder: nbytes 0, data NULL */
+      if (name_out)
+        *name_out = g_steal_pointer (&name);
+      return nnp_tensor_new_wrapped ((NnpDType) data_type, &shape, NULL, NULL, NULL);
+    }
+    g_set_error (error, NNP_ERROR, data_type == 0 ? NNP_ERROR_PARSE : NNP_ERROR_UNSUPPORTED,
+                 "has %s data type %" G_GINT64_FORMAT " (%s)",
+                 data_type == 0 ? "no" : "unsupported", data_type,
+                 onnx_dtype_name (data_type));
+    goto failed;
+  }
+
+  typed = typed_field_for ((NnpDType) data_type);
+  for (int k = 0; k <= TENSOR_DATA_LOCATION; k++)
+    if (counts.count[k] && k != typed) {
+      g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE, "%s tensor carries values in field %d",
+                   onnx_dtype_name (data_type), k);
+      goto failed;
+    }
+
+  if (has_raw) {
+    if (counts.count[typed]) {
+      g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE, "has both raw_data and typed data");
+      goto failed;
+    }
+    if ((guint64) numel > raw_len / esize || (gsize) numel * esize != raw_len) {
+      g_autofree char *s = nnp_shape_to_string (&shape);
+      g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE, "raw_data has %" G_GSIZE_FORMAT
+                   " bytes, shape %s of %s needs %" G_GUINT64_FORMAT, raw_len, s,
+                   onnx_dtype_name (data_type), (guint64) numel * esize);
+      goto failed;
+    }
+  } else if (counts.count[typed] != (guint64) numel) {
+    g_autofree char *s = nnp_shape_to_string (&shape);
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE, "has %" G_GSIZE_FORMAT " values, shape %s"
+                 " needs %" G_GINT64_FORMAT, counts.count[typed], s, numel);
+    goto failed;
+  }
+
+  /* numel * esize is now bounded by 8x the message size */
+  t = nnp_tensor_new ((NnpDType) data_type, &shape, error);
+  if (t == NULL)
+    goto failed;
+  if (has_raw) {
+    if (raw_len)
+      memcpy (t->data, raw, raw_len);
+#if G_BYTE_ORDER == G_BIG_ENDIAN
+    swap_to_host (t->data, raw_len, esize);
+#endif
+  } else if (numel > 0) {
+    gsize i = 0;
+
+    nnp_wire_reader_sub (&r, parent, msg);
+    while (nnp_wire_next (&r, &f, NULL) > 0) {
+      NnpWireRepeated it;
+      guint64 v;
+
+      if ((int) f.number != typed
+          || !nnp_wire_repeated_init (&it, &f, typed_field_wire (typed), NULL))
+        continue;
+      if (G_BYTE_ORDER == G_LITTLE_ENDIAN && it.data && it.elem != NNP_WIRE_VARINT
+          && esize == (it.elem == NNP_WIRE_FIXED32 ? 4u : 8u) && it.count <= (gsize) numel - i) {
+        memcpy ((guint8 *) t->data + i * esize, it.data, it.count * esize);
+        i += it.count;
+        continue;
+      }
+      while (i < (gsize) numel && nnp_wire_repeated_next (&it, &v))
+        store_value (t->data, i++, (NnpDType) data_type, v);
+    }
+  }
+  if (name_out)
+    *name_out = g_steal_pointer (&name);
+  return t;
+
+failed:
+  if (name)
+    g_prefix_error (error, "tensor '%s': ", name);
+  else
+    g_prefix_error (error, "%s: ", what);
+  return NULL;
+}
+
+NnpTensor *
+nnp_tensor_from_onnx_bytes (const guint8 *data, gsize size, char **name_out, GError **error)
+{
+  NnpWireReader r;
+  NnpWireField whole = { 0 };
+
+  g_return_val_if_fail (data != NULL || size == 0, NULL);
+  nnp_wire_reader_init (&r, data, size);
+  whole.type = NNP_WIRE_LEN;
+  whole.data = data;
+  whole.len = size;
+  return parse_tensor (&r, &whole, FALSE, "TensorProto", name_out, error);
+}
+
+/* ---------------------------------------------------------------------------
+ * ValueInfoProto */
+
+typedef struct {
+  char *name;
+  NnpDType dtype;
+  NnpShape shape;     /* rank -1 when no shape is given */
+  char **dim_names;   /* NULL when no dim has a dim_param */
+} ValueInfo;
+
+static void
+value_info_clear (ValueInfo *vi)
+{
+  g_free (vi->name);
+  g_strfreev (vi->dim_names);
+  memset (vi, 0, sizeof (*vi));
+}
+
+static gboolean
+parse_shape (const NnpWireReader *parent, const NnpWireField *msg, ValueInfo *vi,
+             GError **error)
+{
+  NnpWireReader r;
+  NnpWireField f;
+  g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+  gboolean any_param = FALSE, too_many = FALSE;
+  int rank = 0, rc;
+
+  nnp_wire_reader_sub (&r, parent, msg);
+  while ((rc = nnp_wire_next (&r, &f, error)) > 0) {
+    NnpWireReader dr;
+    NnpWireField df;
+    int64_t value = -1;
+    char *param = NULL;
+
+    if (f.number != SHAPE_DIM)
+      continue;
+    if (!nnp_wire_expect (&f, NNP_WIRE_LEN, error))
+      return FALSE;
+    nnp_wire_reader_sub (&dr, &r, &f);
+    while ((rc = nnp_wire_next (&dr, &df, error)) > 0) {
+      if (df.number == DIM_VALUE) {
+        if (!nnp_wire_get_int64 (&df, &value, error))
+          break;
+        g_clear_pointer (&param, g_free);
+      } else if (df.number == DIM_PARAM) {
+        if (!nnp_wire_get_string (&df, &param, error))
+          break;
+        value = -1;
+      }
+    }
+    if (rc != 0) {
+      g_free (param);
+      return FALSE;
+    }
+    if (rank >= NNP_MAX_RANK) {
+      too_many = TRUE;
+      g_free (param);
+      continue;
+    }
+    vi->shape.dims[rank++] = value < 0 ? -1 : value;
+    if (param && *param)
+      any_param = TRUE;
+    g_ptr_array_add (names, param ? param : g_strdup (""));
+  }
+  if (rc < 0)
+    return FALSE;
+  if (too_many) {
+    vi->shape.rank = -1;  /* more dims than nnpipe handles: leave unknown */
+    return TRUE;
+  }
+  vi->shape.rank = rank;
+  if (any_param) {
+    g_ptr_array_add (names, NULL);
+    vi->dim_names = (char **) g_ptr_array_steal (names, NULL);
+  }
+  return TRUE;
+}
+
+static gboolean
+parse_value_info (const NnpWireReader *parent, const NnpWireField *msg, ValueInfo *vi,
+                  GError **error)
+{
+  NnpWireReader r;
+  NnpWireField f;
+  int rc;
+
+  memset (vi, 0, sizeof (*vi));
+  vi->shape.rank = -1;
+  if (!nnp_wire_expect (msg, NNP_WIRE_LEN, error))
+    return FALSE;
+  nnp_wire_reader_sub (&r, parent, msg);
+  while ((rc = nnp_wire_next (&r, &f, error)) > 0) {
+    if (f.number == VI_NAME) {
+      if (!nnp_wire_get_string (&f, &vi->name, error))
+        return FALSE;
+    } else if (f.number == VI_TYPE) {
+      NnpWireReader tr;
+      NnpWireField tf;
+
+      if (!nnp_wire_expect (&f, NNP_WIRE_LEN, error))
+        return FALSE;
+      nnp_wire_reader_sub (&tr, &r, &f);
+      while ((rc = nnp_wire_next (&tr, &tf, error)) > 0) {
+        NnpWireReader ttr;
+        NnpWireField ttf;
+
+        if (tf.number != TYPE_TENSOR_TYPE)
+          continue;  /* sequence, map, optional...: no type info */
+        if (!nnp_wire_expect (&tf, NNP_WIRE_LEN, error))
+          return FALSE;
+        nnp_wire_reader_sub (&ttr, &tr, &tf);
+        while ((rc = nnp_wire_next (&ttr, &ttf, error)) > 0) {
+          if (ttf.number == TT_ELEM_TYPE) {
+            int64_t et;
+            if (!nnp_wire_get_int64 (&ttf, &et, error))
+              return FALSE;
+            vi->dtype = et > 0 && et <= NNP_DTYPE_UINT64 ? (NnpDType) et : NNP_DTYPE_UNDEFINED;
+          } else if (ttf.number == TT_SHAPE) {
+            if (!nnp_wire_expect (&ttf, NNP_WIRE_LEN, error))
+              return FALSE;
+            g_clear_pointer (&vi->dim_names, g_strfreev);
+            if (!parse_shape (&ttr, &ttf, vi, error))
+              return FALSE;
+          }
+        }
+        if (rc < 0)
+          return FALSE;
+      }
+      if (rc < 0)
+        return FALSE;
+    }
+  }
+  if (rc < 0)
+    return FALSE;
+  if (vi->name == NULL || vi->name[0] == '\0') {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE, "value at byte %" G_GSIZE_FORMAT
+                 " has no name", msg->offset);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* Copy what vi says about a value into it, where not known already. */
+static void
+apply_value_info (NnpValue *v, const ValueInfo *vi, gboolean with_dim_names)
+{
+  if (v->constant)
+    return;
+  if (v->dtype == NNP_DTYPE_UNDEFINED)
+    v->dtype = vi->dtype;
+  if (v->shape.rank < 0 && vi->shape.rank >= 0) {
+    v->shape = vi->shape;
+    if (with_dim_names && v->dim_names == NULL)
+      v->dim_names = g_strdupv (vi->dim_names);
+  }
+}
+
+/* ---------------------------------------------------------------------------
+ * AttributeProto */
+
+static char *
+bytes_to_string (const NnpWireField *f)
+{
+  /* AttributeProto.s/strings are bytes: keep them as they are (up to a NUL) */
+  return g_strndup ((const char *) f->data, f->len);
+}
+
+static gboolean
+parse_attribute (const NnpWireReader *parent, const NnpWireField *msg, NnpAttr *attr,
+                 GError **error)
+{
+  NnpWireReader r;
+  NnpWireField f;
+  g_autofree char *name = NULL, *s = NULL;
+  g_autoptr (GArray) floats = NULL;
+  g_autoptr (GArray) ints = NULL;
+  g_autoptr (GPtrArray) strings = NULL;
+  g_autoptr (NnpTensor) t = NULL;
+  gboolean has_f = FALSE, has_i = FALSE, has_s = FALSE, has_g = FALSE;
+  float fv = 0;
+  int64_t iv = 0, type = 0;
+  int rc;
+
+  memset (attr, 0, sizeof (*attr));
+  if (!nnp_wire_expect (msg, NNP_WIRE_LEN, error))
+    return FALSE;
+  nnp_wire_reader_sub (&r, parent, msg);
+  while ((rc = nnp_wire_next (&r, &f, error)) > 0) {
+    NnpWireRepeated it;
+    guint64 v;
+
+    switch (f.number) {
+      case ATTR_NAME:
+        if (!nnp_wire_get_string (&f, &name, error))
+          goto failed;
+        break;
+      case ATTR_F:
+        if (!nnp_wire_get_float (&f, &fv, error))
+          goto failed;
+        has_f = TRUE;
+        break;
+      case ATTR_I:
+        if (!nnp_wire_get_int64 (&f, &iv, error))
+          goto failed;
+        has_i = TRUE;
+        break;
+      case ATTR_S:
+        if (!nnp_wire_expect (&f, NNP_WIRE_LEN, error))
+          goto failed;
+        g_free (s);
+        s = bytes_to_string (&f);
+        has_s = TRUE;
+        break;
+      case ATTR_T:
+        if (!nnp_wire_expect (&f, NNP_WIRE_LEN, error))
+          goto failed;
+        g_clear_pointer (&t, nnp_tensor_unref);
+        t = parse_tensor (&r, &f, TRUE, "tensor", NULL, error);
+        if (t == NULL)
+          goto failed;
+        break;
+      case ATTR_G:
+      case ATTR_GRAPHS:
+        has_g = TRUE;
+        break;
+      case ATTR_FLOATS:
+        if (!nnp_wire_repeated_init (&it, &f, NNP_WIRE_FIXED32, error))
+          goto failed;
+        if (floats == NULL)
+          floats = g_array_new (FALSE, FALSE, sizeof (float));
+        g_array_set_size (floats, floats->len + it.count);
+        for (gsize k = floats->len - it.count; nnp_wire_repeated_next (&it, &v); k++) {
+          guint32 bits = (guint32) v;
+          memcpy (&g_array_index (floats, float, k), &bits, 4);
+        }
+        break;
+      case ATTR_INTS:
+        if (!nnp_wire_repeated_init (&it, &f, NNP_WIRE_VARINT, error))
+          goto failed;
+        if (ints == NULL)
+          ints = g_array_new (FALSE, FALSE, sizeof (int64_t));
+        g_array_set_size (ints, ints->len + it.count);
+        for (gsize k = ints->len - it.count; nnp_wire_repeated_next (&it, &v); k++)
+          g_array_index (ints, int64_t, k) = (int64_t) v;
+        break;
+      case ATTR_STRINGS:
+        if (!nnp_wire_expect (&f, NNP_WIRE_LEN, error))
+          goto failed;
+        if (strings == NULL)
+          strings = g_ptr_array_new_with_free_func (g_free);
+        g_ptr_array_add (strings, bytes_to_string (&f));
+        break;
+      case ATTR_TYPE:
+        if (!nnp_wire_get_int64 (&f, &type, error))
+          goto failed;
+        break;
+      default:
+        break;
+    }
+  }
+  if (rc < 0)
+    goto failed;
+
+  if (type == 0) {
+    /* IR version 1 models have no `type`: infer it from the field that is set */
+    if (t)
+      type = NNP_ATTR_TENSOR;
+    else if (has_g)
+      type = NNP_ATTR_GRAPH;
+    else if (has_f)
+      type = NNP_ATTR_FLOAT;
+    else if (has_i)
+      type = NNP_ATTR_INT;
+    else if (has_s)
+      type = NNP_ATTR_STRING;
+    else if (floats)
+      type = NNP_ATTR_FLOATS;
+    else if (ints)
+      type = NNP_ATTR_INTS;
+    else if (strings)
+      type = NNP_ATTR_STRINGS;
+  }
+
+  attr->name = name ? g_steal_pointer (&name) : g_strdup ("");
+  switch (type) {
+    case NNP_ATTR_FLOAT:
+      attr->type = NNP_ATTR_FLOAT;
+      attr->f = fv;
+      break;
+    case NNP_ATTR_INT:
+      attr->type = NNP_ATTR_INT;
+      attr->i = iv;
+      break;
+    case NNP_ATTR_STRING:
+      attr->type = NNP_ATTR_STRING;
+      attr->s = s ? g_steal_pointer (&s) : g_strdup ("");
+      break;
+    case NNP_ATTR_TENSOR:
+      if (t == NULL) {
+        g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE, "tensor attribute without a tensor");
+        goto failed_named;
+      }
+      attr->type = NNP_ATTR_TENSOR;
+      attr->t = g_steal_pointer (&t);
+      break;
+    case NNP_ATTR_GRAPH:
+    case ONNX_ATTR_GRAPHS:
+      attr->type = NNP_ATTR_GRAPH;  /* marker only: subgraphs are not decoded */
+      break;
+    case NNP_ATTR_FLOATS:
+      attr->type = NNP_ATTR_FLOATS;
+      attr->n = floats ? (int) MIN (floats->len, (guint) G_MAXINT) : 0;
+      attr->floats = g_new0 (float, MAX (attr->n, 1));
+      if (attr->n)
+        memcpy (attr->floats, floats->data, sizeof (float) * attr->n);
+      break;
+    case NNP_ATTR_INTS:
+      attr->type = NNP_ATTR_INTS;
+      attr->n = ints ? (int) MIN (ints->len, (guint) G_MAXINT) : 0;
+      attr->ints = g_new0 (int64_t, MAX (attr->n, 1));
+      if (attr->n)
+        memcpy (attr->ints, ints->data, sizeof (int64_t) * attr->n);
+      break;
+    case NNP_ATTR_STRINGS:
+      attr->type = NNP_ATTR_STRINGS;
+      if (strings == NULL)
+        strings = g_ptr_array_new_with_free_func (g_free);
+      attr->n = (int) MIN (strings->len, (guint) G_MAXINT);
+      g_ptr_array_add (strings, NULL);
+      g_ptr_array_set_free_func (strings, NULL);
+      attr->strings = (char **) g_ptr_array_free (g_steal_pointer (&strings), FALSE);
+      break;
+    default:
+      /* TENSORS, SPARSE_TENSOR(S), TYPE_PROTO(S), unknown: kept by name only */
+      attr->type = NNP_ATTR_UNDEFINED;
+      break;
+  }
+  return TRUE;
+
+failed_named:
+  g_prefix_error (error, "attribute '%s': ", attr->name);
+  g_clear_pointer (&attr->name, g_free);
+  return FALSE;
+failed:
+  if (name)
+    g_prefix_error (error, "attribute '%s': ", name);
+  else
+    g_prefix_error (error, "attribute: ");
+  return FALSE;
+}
+
+/* ---------------------------------------------------------------------------
+ * NodeProto */
+
+typedef struct {
+  char *name, *op_type, *domain;
+  GPtrArray *inputs, *outputs;  /* char*, owned */
+  GArray *attrs;                /* NnpAttr */
+} NodeInfo;
+
+static void
+node_info_clear (NodeInfo *ni)
+{
+  g_free (ni->name);
+  g_free (ni->op_type);
+  g_free (ni->domain);
+  if (ni->inputs)
+    g_ptr_array_unref (ni->inputs);
+  if (ni->outputs)
+    g_ptr_array_unref (ni->outputs);
+  if (ni->attrs) {
+    /* attributes not handed to a node yet */
+    for (guint i = 0; i < ni->attrs->len; i++) {
+      NnpAttr *a = &g_array_index (ni->attrs, NnpAttr, i);
+      g_free (a->name);
+      g_free (a->s);
+      if (a->t)
+        nnp_tensor_unref (a->t);
+      g_free (a->floats);
+      g_free (a->ints);
+      g_strfreev (a->strings);
+    }
+    g_array_unref (ni->attrs);
+  }
+  memset (ni, 0, sizeof (*ni));
+}
+
+static gboolean
+parse_node (const NnpWireReader *parent, const NnpWireField *msg, NodeInfo *ni, GError **error)
+{
+  NnpWireReader r;
+  NnpWireField f;
+  int rc;
+
+  memset (ni, 0, sizeof (*ni));
+  ni->inputs = g_ptr_array_new_with_free_func (g_free);
+  ni->outputs = g_ptr_array_new_with_free_func (g_free);
+  ni->attrs = g_array_new (FALSE, FALSE, sizeof (NnpAttr));
+  if (!nnp_wire_expect (msg, NNP_WIRE_LEN, error))
+    return FALSE;
+  nnp_wire_reader_sub (&r, parent, msg);
+  while ((rc = nnp_wire_next (&r, &f, error)) > 0) {
+    char *str = NULL;
+
+    switch (f.number) {
+      case NODE_INPUT:
+      case NODE_OUTPUT:
+        if (!nnp_wire_get_string (&f, &str, error))
+          return FALSE;
+        g_ptr_array_add (f.number == NODE_INPUT ? ni->inputs : ni->outputs, str);
+        break;
+      case NODE_NAME:
+        if (!nnp_wire_get_string (&f, &ni->name, error))
+          return FALSE;
+        break;
+      case NODE_OP_TYPE:
+        if (!nnp_wire_get_string (&f, &ni->op_type, error))
+          return FALSE;
+        break;
+      case NODE_DOMAIN:
+        if (!nnp_wire_get_string (&f, &ni->domain, error))
+          return FALSE;
+        break;
+      case NODE_ATTRIBUTE: {
+        NnpAttr attr;
+        if (!parse_attribute (&r, &f, &attr, error))
+          return FALSE;
+        g_array_append_val (ni->attrs, attr);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  if (rc < 0)
+    return FALSE;
+  if (ni->op_type == NULL || ni->op_type[0] == '\0') {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE, "node has no op_type");
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* ---------------------------------------------------------------------------
+ * GraphProto */
+
+static int
+value_id_for (NnpGraph *graph, const char *name)
+{
+  return name[0] == '\0' ? -1 : nnp_graph_ensure_value (graph, name)->id;
+}
+
+static gboolean
+add_node (NnpGraph *graph, NodeInfo *ni, GError **error)
+{
+  g_autofree int *in = g_new (int, MAX (ni->inputs->len, 1));
+  g_autofree int *out = g_new (int, MAX (ni->outputs->len, 1));
+  NnpNode *node;
+
+  if (ni->outputs->len == 0) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE, "node has no outputs");
+    return FALSE;
+  }
+  for (guint k = 0; k < ni->inputs->len; k++)
+    in[k] = value_id_for (graph, g_ptr_array_index (ni->inputs, k));
+  for (guint k = 0; k < ni->outputs->len; k++)
+    out[k] = value_id_for (graph, g_ptr_array_index (ni->outputs, k));
+  node = nnp_graph_add_node (graph, ni->name, ni->op_type, ni->domain, ni->inputs->len, in,
+                             ni->outputs->len, out);
+  for (guint k = 0; k < ni->attrs->len; k++)
+    nnp_node_take_attr (node, &g_array_index (ni->attrs, NnpAttr, k));
+  g_array_set_size (ni->attrs, 0);
+  return TRUE;
+}
+
+/* Fail once, listing every node whose op nnpipe does not implement:
+ * "unsupported ops: Foo (node 'n1'), Bar (nodes 'n2', 'n3')". */
+static gboolean
+check_ops (NnpGraph *graph, GError **error)
+{
+  g_autoptr (GPtrArray) keys = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GHashTable) nodes_by_key =
+      g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) g_ptr_array_unref);
+  GString *msg;
+
+  for (guint i = 0; i < graph->nodes->len; i++) {
+    NnpNode *node = nnp_graph_node (graph, i);
+    GPtrArray *names;
+    char *key;
+
+    if (node->op != NNP_OP_UNKNOWN)
+      continue;
+    if (node->domain[0] && strcmp (node->domain, "ai.onnx") != 0)
+      key = g_strdup_printf ("%s.%s", node->domain, node->op_type);
+    else
+      key = g_strdup (node->op_type);
+    names = g_hash_table_lookup (nodes_by_key, key);
+    if (names == NULL) {
+      names = g_ptr_array_new ();
+      g_ptr_array_add (keys, key);
+      g_hash_table_insert (nodes_by_key, key, names);
+    } else {
+      g_free (key);
+    }
+    g_ptr_array_add (names, node->name);
+  }
+  if (keys->len == 0)
+    return TRUE;
+
+  msg = g_string_new ("unsupported ops: ");
+  for (guint k = 0; k < keys->len; k++) {
+    const char *key = g_ptr_array_index (keys, k);
+    GPtrArray *names = g_hash_table_lookup (nodes_by_key, key);
+    const guint shown = 5;
+
+    g_string_append_printf (msg, "%s%s (node%s ", k ? ", " : "", key, names->len > 1 ? "s" : "");
+    for (guint n = 0; n < names->len && n < shown; n++)
+      g_string_append_printf (msg, "%s'%s'", n ? ", " : "",
+                              (const char *) g_ptr_array_index (names, n));
+    if (names->len > shown)
+      g_string_append_printf (msg, " and %u more", names->len - shown);
+    g_string_append_c (msg, ')');
+  }
+  g_set_error_literal (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED, msg->str);
+  g_string_free (msg, TRUE);
+  return FALSE;
+}
+
+static NnpGraph *
+parse_graph (const NnpWireReader *parent, const NnpWireField *msg, const char *fallback_name,
+             int opset, GError **error)
+{
+  NnpWireReader r;
+  NnpWireField f;
+  g_autofree char *name = NULL;
+  g_autoptr (NnpGraph) graph = NULL;
+  gboolean sparse = FALSE;
+  guint i;
+  int rc;
+
+  /* Pass 0 checks the framing of the whole message and reads the name; then
+   * one pass per section (initializers, inputs, nodes, outputs, value_info)
+   * walks the message again, so no list of fields is ever built. */
+  nnp_wire_reader_sub (&r, parent, msg);
+  while ((rc = nnp_wire_next (&r, &f, error)) > 0) {
+    switch (f.number) {
+      case GRAPH_NODE:
+      case GRAPH_INITIALIZER:
+      case GRAPH_INPUT:
+      case GRAPH_OUTPUT:
+      case GRAPH_VALUE_INFO:
+        if (!nnp_wire_expect (&f, NNP_WIRE_LEN, error))
+          return NULL;
+        break;
+      case GRAPH_NAME:
+        if (!nnp_wire_get_string (&f, &name, error))
+          return NULL;
+        break;
+      case GRAPH_SPARSE_INITIALIZER:
+        sparse = TRUE;
+        break;
+      default:
+        break;
+    }
+  }
+  if (rc < 0)
+    return NULL;
+  if (sparse) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED,
+                 "graph has sparse initializers (not supported)");
+    return NULL;
+  }
+
+  graph = nnp_graph_new (name && *name ? name : fallback_name, opset);
+
+  /* weights */
+  nnp_wire_reader_sub (&r, parent, msg);
+  for (i = 0; nnp_wire_next (&r, &f, NULL) > 0;) {
+    NnpWireField *tf = &f;
+    g_autofree char *tname = NULL;
+    g_autofree char *what = NULL;
+    NnpTensor *t;
+    NnpValue *v;
+
+    if (f.number != GRAPH_INITIALIZER)
+      continue;
+    what = g_strdup_printf ("initializer %u", i++);
+    t = parse_tensor (&r, tf, FALSE, what, &tname, error);
+    if (t == NULL)
+      return NULL;
+    if (tname == NULL || tname[0] == '\0') {
+      nnp_tensor_unref (t);
+      g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE, "%s has no name", what);
+      return NULL;
+    }
+    v = nnp_graph_ensure_value (graph, tname);
+    if (v->constant) {
+      nnp_tensor_unref (t);
+      g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "initializer '%s' is given twice",
+                   tname);
+      return NULL;
+    }
+    v->constant = t;
+    v->dtype = t->dtype;
+    v->shape = t->shape;
+  }
+
+  /* graph inputs (those that are also initializers are weights, not inputs) */
+  nnp_wire_reader_sub (&r, parent, msg);
+  for (i = 0; nnp_wire_next (&r, &f, NULL) > 0;) {
+    ValueInfo vi;
+    NnpValue *v;
+
+    if (f.number != GRAPH_INPUT)
+      continue;
+    i++;
+    if (!parse_value_info (&r, &f, &vi, error)) {
+      g_prefix_error (error, "graph input %u: ", i - 1);
+      value_info_clear (&vi);
+      return NULL;
+    }
+    v = nnp_graph_ensure_value (graph, vi.name);
+    if (v->is_input) {
+      g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "graph input '%s' is declared twice",
+                   vi.name);
+      value_info_clear (&vi);
+      return NULL;
+    }
+    if (!v->constant) {
+      v->is_input = TRUE;
+      apply_value_info (v, &vi, TRUE);
+      g_array_append_val (graph->inputs, v->id);
+    }
+    value_info_clear (&vi);
+  }
+
+  /* nodes */
+  nnp_wire_reader_sub (&r, parent, msg);
+  for (i = 0; nnp_wire_next (&r, &f, NULL) > 0;) {
+    NodeInfo ni;
+    gboolean ok;
+
+    if (f.number != GRAPH_NODE)
+      continue;
+    i++;
+    ok = parse_node (&r, &f, &ni, error) && add_node (graph, &ni, error);
+    if (!ok) {
+      if (ni.name && *ni.name)
+        g_prefix_error (error, "node %u ('%s'): ", i - 1, ni.name);
+      else
+        g_prefix_error (error, "node %u: ", i - 1);
+      node_info_clear (&ni);
+      return NULL;
+    }
+    node_info_clear (&ni);
+  }
+
+  /* graph outputs */
+  nnp_wire_reader_sub (&r, parent, msg);
+  for (i = 0; nnp_wire_next (&r, &f, NULL) > 0;) {
+    ValueInfo vi;
+    NnpValue *v;
+
+    if (f.number != GRAPH_OUTPUT)
+      continue;
+    i++;
+    if (!parse_value_info (&r, &f, &vi, error)) {
+      g_prefix_error (error, "graph output %u: ", i - 1);
+      value_info_clear (&vi);
+      return NULL;
+    }
+    v = nnp_graph_ensure_value (graph, vi.name);
+    if (v->is_output) {
+      g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "graph output '%s' is declared twice",
+                   vi.name);
+      value_info_clear (&vi);
+      return NULL;
+    }
+    v->is_output = TRUE;
+    apply_value_info (v, &vi, TRUE);
+    g_array_append_val (graph->outputs, v->id);
+    value_info_clear (&vi);
+  }
+
+  /* intermediate type annotations (only for values the graph uses) */
+  nnp_wire_reader_sub (&r, parent, msg);
+  for (i = 0; nnp_wire_next (&r, &f, NULL) > 0;) {
+    ValueInfo vi;
+    NnpValue *v;
+
+    if (f.number != GRAPH_VALUE_INFO)
+      continue;
+    i++;
+    if (!parse_value_info (&r, &f, &vi, error)) {
+      g_prefix_error (error, "value_info %u: ", i - 1);
+      value_info_clear (&vi);
+      return NULL;
+    }
+    v = nnp_graph_find_value (graph, vi.name);
+    if (v)
+      apply_value_info (v, &vi, v->is_input || v->is_output);
+    value_info_clear (&vi);
+  }
+
+  if (!check_ops (graph, error))
+    return NULL;
+  for (i = 0; i < graph->nodes->len; i++) {
+    NnpNode *node = nnp_graph_node (graph, i);
+    for (int a = 0; a < node->n_attrs; a++)
+      if (node->attrs[a].type == NNP_ATTR_GRAPH) {
+        nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
+                            "attribute '%s' is a subgraph (not supported)",
+                            node->attrs[a].name);
+        return NULL;
+      }
+  }
+  if (!nnp_graph_sort (graph, error))
+    return NULL;
+  return g_steal_pointer (&graph);
+}
+
+/* ---------------------------------------------------------------------------
+ * ModelProto */
+
+static NnpGraph *
+parse_model (const guint8 *data, gsize size, const char *graph_name, NnpOnnxModelInfo *info,
+             GError **error)
+{
+  NnpWireReader r;
+  NnpWireField f, graph_field = { 0 };
+  gboolean has_graph = FALSE, has_opset = FALSE;
+  int64_t opset = 0;
+  NnpGraph *graph;
+  int rc;
+
+  memset (info, 0, sizeof (*info));
+  info->producer = g_strdup ("");
+  nnp_wire_reader_init (&r, data, size);
+  while ((rc = nnp_wire_next (&r, &f, error)) > 0) {
+    switch (f.number) {
+      case MODEL_IR_VERSION:
+        if (!nnp_wire_get_int64 (&f, &info->ir_version, error))
+          return NULL;
+        break;
+      case MODEL_PRODUCER_NAME:
+        if (!nnp_wire_get_text (&f, &info->producer, error))
+          return NULL;
+        break;
+      case MODEL_GRAPH:
+        if (!nnp_wire_expect (&f, NNP_WIRE_LEN, error))
+          return NULL;
+        if (has_graph) {
+          g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE, "more than one graph");
+          return NULL;
+        }
+        graph_field = f;
+        has_graph = TRUE;
+        break;
+      case MODEL_OPSET_IMPORT: {
+        NnpWireReader orr;
+        NnpWireField of;
+        g_autofree char *domain = NULL;
+        int64_t version = 0;
+
+        if (!nnp_wire_expect (&f, NNP_WIRE_LEN, error))
+          return NULL;
+        nnp_wire_reader_sub (&orr, &r, &f);
+        while ((rc = nnp_wire_next (&orr, &of, error)) > 0) {
+          if (of.number == OPSET_DOMAIN && !nnp_wire_get_string (&of, &domain, error))
+            return NULL;
+          if (of.number == OPSET_VERSION && !nnp_wire_get_int64 (&of, &version, error))
+            return NULL;
+        }
+        if (rc < 0)
+          return NULL;
+        if (domain == NULL || domain[0] == '\0' || strcmp (domain, "ai.onnx") == 0) {
+          opset = version;
+          has_opset = TRUE;
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  if (rc < 0)
+    return NULL;
+  if (!has_graph) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE, "no graph");
+    return NULL;
+  }
+  if (!has_opset) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED, "no opset for the default domain "
+                 "(IR version %" G_GINT64_FORMAT "; opsets %d..%d are supported)",
+                 info->ir_version, OPSET_MIN, OPSET_MAX);
+    return NULL;
+  }
+  if (opset < OPSET_MIN || opset > OPSET_MAX) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED, "opset %" G_GINT64_FORMAT
+                 " is not supported (%d..%d are)", opset, OPSET_MIN, OPSET_MAX);
+    return NULL;
+  }
+  info->opset = (int) opset;
+
+  graph = parse_graph (&r, &graph_field, graph_name, info->opset, error);
+  if (graph)
+    NNP_DEBUG (LOG_CAT, "%s: IR %" G_GINT64_FORMAT ", opset %d, producer '%s': %u nodes, "
+               "%u values, %u inputs, %u outputs", graph_name, info->ir_version, info->opset,
+               info->producer, graph->nodes->len, graph->values->len, graph->inputs->len,
+               graph->outputs->len);
+  return graph;
+}
+
+NnpGraph *
+nnp_onnx_parse_model (const guint8 *data, gsize size, const char *graph_name,
+                      NnpOnnxModelInfo *info, GError **error)
+{
+  GError *local = NULL;
+  NnpGraph *graph = parse_model (data, size, graph_name, info, &local);
+
+  if (local) {
+    if (local->code == NNP_ERROR_PARSE)
+      g_prefix_error (&local, "not a valid ONNX model: ");
+    g_propagate_error (error, local);
+  }
+  return graph;
+}

@@ -1,14 +1,905 @@
-/* CPU kernels for the conv ops: STUB, to be implemented. */
+/* libnnpipe: CPU kernels for Conv and ConvTranspose (float32, NCHW).
+ *
+ * Conv, by node->params->algo (chosen at infer time):
+ *   GEMM       1x1 / stride 1 / no padding: Y_g = W_g x X_g, X read in place.
+ *   IM2COL     everything else: the GEMM's B operand is produced directly in
+ *              packed form from X by an im2col callback, block by block, so
+ *              no column matrix is ever materialised.
+ *   DEPTHWISE  one input channel per group, 1-D/2-D: direct, per output
+ *              plane, on a zero-padded copy of the input plane, vectorised
+ *              along W (AVX2 for strides 1 and 2).
+ * Constant weights are packed once by `prepare`; otherwise they are packed
+ * on the fly from the weight input (conformance tests feed W as an input).
+ *
+ * ConvTranspose: cols (Cout * kvol x HW_in) = W^T x X per group with the
+ * same GEMM, then col2im (scatter-add) per output channel, bias and
+ * activation; cols lives in the workspace. */
 #include "backends/cpu/cpu.h"
+#include "backends/cpu/cpu-gemm.h"
+#include "ops/conv-params.h"
 
-static gboolean
-stub_run (const NnpCpuCall *call, GError **error)
+#include <nnpipe/log.h>
+
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define HAVE_X86 1
+#else
+#define HAVE_X86 0
+#endif
+
+#define NR NNP_SGEMM_NR
+
+static inline int64_t
+vol3 (const int64_t *d)
 {
-  nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, call->node, "no CPU kernel yet");
-  return FALSE;
+  return d[0] * d[1] * d[2];
 }
 
-const NnpCpuKernel nnp_cpu_conv = { .run = stub_run };
-const NnpCpuKernel nnp_cpu_conv_transpose = { .run = stub_run };
-const NnpCpuKernel nnp_cpu_mat_mul = { .run = stub_run };
-const NnpCpuKernel nnp_cpu_gemm = { .run = stub_run };
+/* Scratch slots are kept 64-byte aligned. */
+static inline gsize
+round_up_bytes (gsize n)
+{
+  return (n + 63) & ~(gsize) 63;
+}
+
+/* ---------------------------------------------------------------- slots */
+
+/* Run n_tasks tasks on min(threads, slots) scratch slots of slot_bytes each
+ * (tasks are dealt out round-robin, so a slot is never shared). */
+typedef void (*SlotTaskFunc) (gpointer data, int64_t task, void *slot);
+
+typedef struct {
+  SlotTaskFunc fn;
+  gpointer data;
+  guint8 *scratch;
+  gsize slot_bytes;
+  int64_t n_tasks;
+  int n_slots;
+} SlotRun;
+
+static void
+slot_run_range (gpointer data, gsize begin, gsize end, int thread)
+{
+  SlotRun *r = data;
+
+  for (gsize s = begin; s < end; s++)
+    for (int64_t t = (int64_t) s; t < r->n_tasks; t += r->n_slots)
+      r->fn (r->data, t, r->scratch ? r->scratch + s * r->slot_bytes : NULL);
+}
+
+static void
+run_in_slots (NnpThreadPool *pool, int64_t n_tasks, void *scratch, gsize slot_bytes,
+              SlotTaskFunc fn, gpointer data)
+{
+  SlotRun r = { fn, data, scratch, slot_bytes, n_tasks, 1 };
+  int64_t n = MIN ((int64_t) MIN (nnp_thread_pool_get_n_threads (pool), nnp_sgemm_slots ()),
+                   n_tasks);
+
+  if (n_tasks <= 0)
+    return;
+  r.n_slots = (int) MAX (n, 1);
+  if (r.n_slots == 1)
+    slot_run_range (&r, 0, 1, 0);
+  else
+    nnp_parallel_for (pool, r.n_slots, 1, slot_run_range, &r);
+}
+
+/* ---------------------------------------------------------------- packed weights */
+
+typedef struct {
+  float *packed;       /* group g at packed + g * group_floats */
+  gsize group_floats;
+} ConvState;
+
+static void
+conv_state_free (gpointer data)
+{
+  ConvState *st = data;
+
+  if (st == NULL)
+    return;
+  g_aligned_free (st->packed);
+  g_free (st);
+}
+
+/* GEMM shape of one group: Conv: M = Cout/g rows, K = Cin/g * kvol;
+ * ConvTranspose: M = Cout/g * kvol, K = Cin/g. */
+static void
+group_mk (const NnpConvParams *p, gboolean transpose, int64_t *m, int64_t *k)
+{
+  int64_t kvol = vol3 (p->kernel);
+
+  if (transpose) {
+    *m = p->out_channels / p->group * kvol;
+    *k = p->in_channels / p->group;
+  } else {
+    *m = p->out_channels / p->group;
+    *k = p->in_channels / p->group * kvol;
+  }
+}
+
+/* A operand of group g from the weight tensor (see group_mk). */
+static void
+group_a (const NnpConvParams *p, gboolean transpose, const float *w, int64_t g,
+         const float **a, int64_t *rs, int64_t *cs)
+{
+  int64_t m, k;
+
+  group_mk (p, transpose, &m, &k);
+  *a = w + g * m * k;
+  if (transpose) {
+    *rs = 1;
+    *cs = m;
+  } else {
+    *rs = k;
+    *cs = 1;
+  }
+}
+
+static gpointer
+conv_prepare_common (const NnpGraph *graph, const NnpNode *node, gboolean transpose)
+{
+  const NnpConvParams *p = node->params;
+  NnpValue *wv = nnp_node_input (graph, node, 1);
+  ConvState *st;
+  int64_t m, k;
+
+  if (p == NULL || wv == NULL || wv->constant == NULL)
+    return NULL;
+  if (!transpose && p->algo == NNP_CONV_ALGO_DEPTHWISE)
+    return NULL;
+  group_mk (p, transpose, &m, &k);
+  st = g_new0 (ConvState, 1);
+  st->group_floats = nnp_sgemm_packed_a_size (m, k);
+  st->packed = g_aligned_alloc (st->group_floats * p->group, sizeof (float), 64);
+  for (int64_t g = 0; g < p->group; g++) {
+    const float *a;
+    int64_t rs, cs;
+    group_a (p, transpose, wv->constant->data, g, &a, &rs, &cs);
+    nnp_sgemm_pack_a (m, k, a, rs, cs, 1.f, st->packed + g * st->group_floats);
+  }
+  NNP_DEBUG ("nnp-cpu", "%s: packed %" G_GINT64_FORMAT " group(s) of %" G_GINT64_FORMAT "x%"
+             G_GINT64_FORMAT " weights (%s kernel)", node->name, p->group, m, k,
+             nnp_sgemm_kernel_name ());
+  return st;
+}
+
+/* ---------------------------------------------------------------- im2col */
+
+typedef struct {
+  const NnpConvParams *p;
+} Im2colCtx;
+
+/* Packed B block of the implicit column matrix: row q = (ci, kd, kh, kw),
+ * column j = (od, oh, ow); g->b is the first input channel of the group. */
+static void
+im2col_pack (gpointer data, const NnpSgemm *g, int64_t k0, int64_t kc, int64_t n0, int64_t nc,
+             float *dst)
+{
+  const NnpConvParams *p = ((Im2colCtx *) data)->p;
+  const float *x = g->b;
+  const int64_t ID = p->in_dims[0], IH = p->in_dims[1], IW = p->in_dims[2];
+  const int64_t OH = p->out_dims[1], OW = p->out_dims[2];
+  const int64_t KD = p->kernel[0], KH = p->kernel[1], KW = p->kernel[2];
+  const int64_t sd = p->strides[0], sh = p->strides[1], sw = p->strides[2];
+  const int64_t dd = p->dilations[0], dh = p->dilations[1], dw = p->dilations[2];
+  const int64_t ihw = IH * IW, idhw = ID * ihw;
+  int64_t bd[NR], bh[NR], bw[NR];
+
+  for (int64_t j0 = 0; j0 < nc; j0 += NR) {
+    int64_t cnt = MIN (NR, nc - j0);
+    float *panel = dst + j0 * kc;
+    gboolean same_row;
+    int64_t ci, kd, kh, kw, rem;
+
+    for (int64_t jj = 0; jj < cnt; jj++) {
+      int64_t col = n0 + j0 + jj;
+      int64_t ow = col % OW, oh = (col / OW) % OH, od = col / (OW * OH);
+      bd[jj] = od * sd - p->pads_begin[0];
+      bh[jj] = oh * sh - p->pads_begin[1];
+      bw[jj] = ow * sw - p->pads_begin[2];
+    }
+    same_row = cnt == NR && bh[0] == bh[NR - 1] && bd[0] == bd[NR - 1] &&
+               bw[NR - 1] == bw[0] + (NR - 1) * sw;
+
+    ci = k0 / (KD * KH * KW);
+    rem = k0 % (KD * KH * KW);
+    kd = rem / (KH * KW);
+    kh = (rem / KW) % KH;
+    kw = rem % KW;
+    for (int64_t q = 0; q < kc; q++) {
+      float *row = panel + q * NR;
+      const float *xc = x + ci * idhw;
+      int64_t offd = kd * dd, offh = kh * dh, offw = kw * dw;
+
+      if (same_row) {
+        int64_t id = bd[0] + offd, ih = bh[0] + offh, iw0 = bw[0] + offw;
+        int64_t iwl = iw0 + (NR - 1) * sw;
+        if (id < 0 || id >= ID || ih < 0 || ih >= IH) {
+          memset (row, 0, NR * sizeof (float));
+        } else {
+          const float *src = xc + id * ihw + ih * IW;
+          if (iw0 >= 0 && iwl < IW) {
+            if (sw == 1) {
+              memcpy (row, src + iw0, NR * sizeof (float));
+            } else {
+              for (int jj = 0; jj < NR; jj++)
+                row[jj] = src[iw0 + jj * sw];
+            }
+          } else {
+            for (int jj = 0; jj < NR; jj++) {
+              int64_t iw = iw0 + jj * sw;
+              row[jj] = iw >= 0 && iw < IW ? src[iw] : 0.f;
+            }
+          }
+        }
+      } else {
+        int64_t jj;
+        for (jj = 0; jj < cnt; jj++) {
+          int64_t id = bd[jj] + offd, ih = bh[jj] + offh, iw = bw[jj] + offw;
+          row[jj] = (id >= 0 && id < ID && ih >= 0 && ih < IH && iw >= 0 && iw < IW) ?
+                    xc[id * ihw + ih * IW + iw] : 0.f;
+        }
+        for (; jj < NR; jj++)
+          row[jj] = 0.f;
+      }
+      /* next (ci, kd, kh, kw) */
+      if (++kw == KW) {
+        kw = 0;
+        if (++kh == KH) {
+          kh = 0;
+          if (++kd == KD) {
+            kd = 0;
+            ci++;
+          }
+        }
+      }
+    }
+  }
+}
+
+/* ---------------------------------------------------------------- Conv via GEMM */
+
+typedef struct {
+  const NnpConvParams *p;
+  const ConvState *st;
+  const float *x, *w, *bias;
+  float *y;
+  int64_t m, k;
+  gboolean transpose;
+  float *cols;                 /* ConvTranspose */
+} ConvGemmCtx;
+
+static void
+conv_setup (gpointer data, int64_t index, NnpSgemm *g)
+{
+  ConvGemmCtx *c = data;
+  const NnpConvParams *p = c->p;
+  int64_t grp = index % p->group, b = index / p->group;
+  int64_t cin_g = p->in_channels / p->group;
+  int64_t in_sp = vol3 (p->in_dims), out_sp = vol3 (p->out_dims);
+
+  if (c->st) {
+    g->a_packed = c->st->packed + grp * c->st->group_floats;
+  } else {
+    group_a (p, c->transpose, c->w, grp, &g->a, &g->a_rs, &g->a_cs);
+  }
+  g->b = c->x + (b * p->in_channels + grp * cin_g) * in_sp;
+  if (c->transpose) {
+    g->c = c->cols + grp * c->m * in_sp;
+  } else {
+    g->c = c->y + (b * p->out_channels + grp * c->m) * out_sp;
+    if (c->bias)
+      g->bias = c->bias + grp * c->m;
+  }
+}
+
+static gboolean
+conv_gemm_run (const NnpCpuCall *call, const NnpConvParams *p)
+{
+  const NnpNode *node = call->node;
+  ConvGemmCtx ctx = { 0 };
+  Im2colCtx ic = { p };
+  NnpSgemm g = { 0 };
+
+  ctx.p = p;
+  ctx.st = call->state;
+  ctx.x = call->inputs[0]->data;
+  ctx.w = call->inputs[1]->data;
+  ctx.bias = p->has_bias && call->inputs[2] ? call->inputs[2]->data : NULL;
+  ctx.y = call->outputs[0]->data;
+  group_mk (p, FALSE, &ctx.m, &ctx.k);
+
+  g.m = ctx.m;
+  g.n = vol3 (p->out_dims);
+  g.k = ctx.k;
+  g.alpha = 1.f;
+  if (p->algo == NNP_CONV_ALGO_GEMM) {
+    g.b_rs = vol3 (p->in_dims);
+    g.b_cs = 1;
+  } else {
+    g.pack_b = im2col_pack;
+    g.pack_b_data = &ic;
+  }
+  g.ldc = g.n;
+  g.bias_rs = 1;
+  g.bias_cs = 0;
+  g.beta = 1.f;
+  g.act = node->act;
+  g.act_alpha = node->act_alpha;
+  g.act_beta = node->act_beta;
+  nnp_sgemm_run (&g, p->batch * p->group, conv_setup, &ctx, call->pool, call->scratch);
+  return TRUE;
+}
+
+/* ---------------------------------------------------------------- depthwise */
+
+typedef struct {
+  const NnpConvParams *p;
+  const float *x, *w, *bias;
+  float *y;
+  NnpActivation act;
+  float act_alpha, act_beta;
+  int64_t hp, wp;              /* padded plane */
+} DwCtx;
+
+static void
+dw_geometry (const NnpConvParams *p, int64_t *hp, int64_t *wp)
+{
+  *hp = (p->out_dims[1] - 1) * p->strides[1] + (p->kernel[1] - 1) * p->dilations[1] + 1;
+  *wp = (p->out_dims[2] - 1) * p->strides[2] + (p->kernel[2] - 1) * p->dilations[2] + 1 + 2 * NR;
+}
+
+/* One output row from the padded plane rows: generic scalar version. */
+static void
+dw_row_generic (const float *pl, int64_t wp, const float *w, int64_t kh_n, int64_t kw_n,
+                int64_t dh, int64_t dw, int64_t sw, int64_t ow0, int64_t ow_n, float bias,
+                float *out)
+{
+  for (int64_t ow = ow0; ow < ow_n; ow++) {
+    float acc = bias;
+    const float *base = pl + ow * sw;
+    for (int64_t kh = 0; kh < kh_n; kh++)
+      for (int64_t kw = 0; kw < kw_n; kw++)
+        acc += w[kh * kw_n + kw] * base[kh * dh * wp + kw * dw];
+    out[ow] = acc;
+  }
+}
+
+#if HAVE_X86
+/* Returns the first output column it did not compute. */
+__attribute__ ((target ("avx2,fma"))) static int64_t
+dw_row_avx2 (const float *pl, int64_t wp, const float *w, int64_t kh_n, int64_t kw_n,
+             int64_t dh, int64_t dw, int64_t sw, int64_t ow_n, float bias, float *out)
+{
+  int64_t ow = 0;
+
+  if (sw == 1) {
+    /* 32 outputs, taps of even and odd kernel rows in separate accumulators:
+     * 8 independent FMA chains */
+    for (; ow + 32 <= ow_n; ow += 32) {
+      __m256 e0 = _mm256_set1_ps (bias), e1 = e0, e2 = e0, e3 = e0;
+      __m256 o0 = _mm256_setzero_ps (), o1 = o0, o2 = o0, o3 = o0;
+      for (int64_t kh = 0; kh < kh_n; kh++) {
+        const float *r = pl + kh * dh * wp + ow;
+        if (kh & 1) {
+          for (int64_t kw = 0; kw < kw_n; kw++) {
+            __m256 wv = _mm256_broadcast_ss (w + kh * kw_n + kw);
+            const float *rk = r + kw * dw;
+            o0 = _mm256_fmadd_ps (wv, _mm256_loadu_ps (rk), o0);
+            o1 = _mm256_fmadd_ps (wv, _mm256_loadu_ps (rk + 8), o1);
+            o2 = _mm256_fmadd_ps (wv, _mm256_loadu_ps (rk + 16), o2);
+            o3 = _mm256_fmadd_ps (wv, _mm256_loadu_ps (rk + 24), o3);
+          }
+        } else {
+          for (int64_t kw = 0; kw < kw_n; kw++) {
+            __m256 wv = _mm256_broadcast_ss (w + kh * kw_n + kw);
+            const float *rk = r + kw * dw;
+            e0 = _mm256_fmadd_ps (wv, _mm256_loadu_ps (rk), e0);
+            e1 = _mm256_fmadd_ps (wv, _mm256_loadu_ps (rk + 8), e1);
+            e2 = _mm256_fmadd_ps (wv, _mm256_loadu_ps (rk + 16), e2);
+            e3 = _mm256_fmadd_ps (wv, _mm256_loadu_ps (rk + 24), e3);
+          }
+        }
+      }
+      _mm256_storeu_ps (out + ow, _mm256_add_ps (e0, o0));
+      _mm256_storeu_ps (out + ow + 8, _mm256_add_ps (e1, o1));
+      _mm256_storeu_ps (out + ow + 16, _mm256_add_ps (e2, o2));
+      _mm256_storeu_ps (out + ow + 24, _mm256_add_ps (e3, o3));
+    }
+    for (; ow + 16 <= ow_n; ow += 16) {
+      __m256 a0 = _mm256_set1_ps (bias), a1 = a0;
+      for (int64_t kh = 0; kh < kh_n; kh++) {
+        const float *r = pl + kh * dh * wp + ow;
+        for (int64_t kw = 0; kw < kw_n; kw++) {
+          __m256 wv = _mm256_broadcast_ss (w + kh * kw_n + kw);
+          a0 = _mm256_fmadd_ps (wv, _mm256_loadu_ps (r + kw * dw), a0);
+          a1 = _mm256_fmadd_ps (wv, _mm256_loadu_ps (r + kw * dw + 8), a1);
+        }
+      }
+      _mm256_storeu_ps (out + ow, a0);
+      _mm256_storeu_ps (out + ow + 8, a1);
+    }
+    for (; ow + 8 <= ow_n; ow += 8) {
+      __m256 a0 = _mm256_set1_ps (bias);
+      for (int64_t kh = 0; kh < kh_n; kh++) {
+        const float *r = pl + kh * dh * wp + ow;
+        for (int64_t kw = 0; kw < kw_n; kw++)
+          a0 = _mm256_fmadd_ps (_mm256_broadcast_ss (w + kh * kw_n + kw),
+                                _mm256_loadu_ps (r + kw * dw), a0);
+      }
+      _mm256_storeu_ps (out + ow, a0);
+    }
+  } else if (sw == 2) {
+    for (; ow + 16 <= ow_n; ow += 16) {
+      __m256 a0 = _mm256_set1_ps (bias), a1 = a0;
+      __m256 b0 = _mm256_setzero_ps (), b1 = b0;
+      for (int64_t kh = 0; kh < kh_n; kh++) {
+        const float *r = pl + kh * dh * wp + ow * 2;
+        for (int64_t kw = 0; kw < kw_n; kw++) {
+          const float *rk = r + kw * dw;
+          __m256 wv = _mm256_broadcast_ss (w + kh * kw_n + kw);
+          __m256 ev0 = _mm256_shuffle_ps (_mm256_loadu_ps (rk), _mm256_loadu_ps (rk + 8),
+                                          _MM_SHUFFLE (2, 0, 2, 0));
+          __m256 ev1 = _mm256_shuffle_ps (_mm256_loadu_ps (rk + 16), _mm256_loadu_ps (rk + 24),
+                                          _MM_SHUFFLE (2, 0, 2, 0));
+          /* the lane permutation commutes with the FMA: apply it once at the end */
+          if (kh & 1) {
+            b0 = _mm256_fmadd_ps (wv, ev0, b0);
+            b1 = _mm256_fmadd_ps (wv, ev1, b1);
+          } else {
+            a0 = _mm256_fmadd_ps (wv, ev0, a0);
+            a1 = _mm256_fmadd_ps (wv, ev1, a1);
+          }
+        }
+      }
+      a0 = _mm256_add_ps (a0, b0);
+      a1 = _mm256_add_ps (a1, b1);
+      a0 = _mm256_castpd_ps (_mm256_permute4x64_pd (_mm256_castps_pd (a0), _MM_SHUFFLE (3, 1, 2, 0)));
+      a1 = _mm256_castpd_ps (_mm256_permute4x64_pd (_mm256_castps_pd (a1), _MM_SHUFFLE (3, 1, 2, 0)));
+      _mm256_storeu_ps (out + ow, a0);
+      _mm256_storeu_ps (out + ow + 8, a1);
+    }
+    for (; ow + 8 <= ow_n; ow += 8) {
+      __m256 a0 = _mm256_set1_ps (bias);
+      for (int64_t kh = 0; kh < kh_n; kh++) {
+        const float *r = pl + kh * dh * wp + ow * 2;
+        for (int64_t kw = 0; kw < kw_n; kw++) {
+          __m256 lo = _mm256_loadu_ps (r + kw * dw), hi = _mm256_loadu_ps (r + kw * dw + 8);
+          /* even elements: lo0 lo2 hi0 hi2 | lo4 lo6 hi4 hi6 -> lo0 lo2 lo4 lo6 hi0 .. */
+          __m256 ev = _mm256_shuffle_ps (lo, hi, _MM_SHUFFLE (2, 0, 2, 0));
+          ev = _mm256_castpd_ps (_mm256_permute4x64_pd (_mm256_castps_pd (ev),
+                                                        _MM_SHUFFLE (3, 1, 2, 0)));
+          a0 = _mm256_fmadd_ps (_mm256_broadcast_ss (w + kh * kw_n + kw), ev, a0);
+        }
+      }
+      _mm256_storeu_ps (out + ow, a0);
+    }
+  }
+  return ow;
+}
+#endif
+
+static gboolean
+have_avx2 (void)
+{
+#if HAVE_X86
+  static gsize once = 0;
+  static gboolean yes;
+
+  if (g_once_init_enter (&once)) {
+    __builtin_cpu_init ();
+    yes = __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma") &&
+          g_getenv ("NNPIPE_CPU_GENERIC") == NULL;
+    g_once_init_leave (&once, 1);
+  }
+  return yes;
+#else
+  return FALSE;
+#endif
+}
+
+static void
+dw_task (gpointer data, int64_t task, void *slot)
+{
+  DwCtx *c = data;
+  const NnpConvParams *p = c->p;
+  const int64_t IH = p->in_dims[1], IW = p->in_dims[2];
+  const int64_t OH = p->out_dims[1], OW = p->out_dims[2];
+  const int64_t KH = p->kernel[1], KW = p->kernel[2];
+  const int64_t pt = p->pads_begin[1], pl = p->pads_begin[2];
+  int64_t oc = task % p->out_channels, b = task / p->out_channels;
+  int64_t ic = oc / (p->out_channels / p->group);
+  const float *x = c->x + (b * p->in_channels + ic) * IH * IW;
+  const float *w = c->w + oc * KH * KW;
+  float *y = c->y + (b * p->out_channels + oc) * OH * OW;
+  float bias = c->bias ? c->bias[oc] : 0.f;
+  float *pad = slot;
+  gboolean avx2 = have_avx2 ();
+
+  /* zero-padded copy: pad[r][col] = x[r - pt][col - pl] */
+  for (int64_t r = 0; r < c->hp; r++) {
+    float *dr = pad + r * c->wp;
+    int64_t ih = r - pt;
+    if (ih < 0 || ih >= IH) {
+      memset (dr, 0, c->wp * sizeof (float));
+    } else {
+      int64_t lo = MIN (pl, c->wp), n = MAX (0, MIN (IW, c->wp - lo));
+      memset (dr, 0, lo * sizeof (float));
+      memcpy (dr + lo, x + ih * IW, n * sizeof (float));
+      if (lo + n < c->wp)
+        memset (dr + lo + n, 0, (c->wp - lo - n) * sizeof (float));
+    }
+  }
+  for (int64_t oh = 0; oh < OH; oh++) {
+    const float *rows = pad + oh * p->strides[1] * c->wp;
+    float *out = y + oh * OW;
+    int64_t done = 0;
+#if HAVE_X86
+    if (avx2)
+      done = dw_row_avx2 (rows, c->wp, w, KH, KW, p->dilations[1], p->dilations[2],
+                          p->strides[2], OW, bias, out);
+#endif
+    dw_row_generic (rows, c->wp, w, KH, KW, p->dilations[1], p->dilations[2], p->strides[2],
+                    done, OW, bias, out);
+    nnp_sgemm_activate (out, OW, c->act, c->act_alpha, c->act_beta);
+  }
+  (void) avx2;
+}
+
+static gboolean
+conv_depthwise_run (const NnpCpuCall *call, const NnpConvParams *p)
+{
+  DwCtx ctx;
+
+  ctx.p = p;
+  ctx.x = call->inputs[0]->data;
+  ctx.w = call->inputs[1]->data;
+  ctx.bias = p->has_bias && call->inputs[2] ? call->inputs[2]->data : NULL;
+  ctx.y = call->outputs[0]->data;
+  ctx.act = call->node->act;
+  ctx.act_alpha = call->node->act_alpha;
+  ctx.act_beta = call->node->act_beta;
+  dw_geometry (p, &ctx.hp, &ctx.wp);
+  run_in_slots (call->pool, p->batch * p->out_channels, call->scratch,
+                round_up_bytes (ctx.hp * ctx.wp * sizeof (float)), dw_task, &ctx);
+  return TRUE;
+}
+
+/* ---------------------------------------------------------------- direct (stride 1) */
+
+/* Padded copy of one group's input: Hp x Wp per channel at a channel stride
+ * `cs` (an odd number of cache lines, so channels spread over cache sets). */
+typedef struct {
+  int64_t hp, wp, cs;
+  gsize pad_bytes, koff_bytes, a_bytes;
+} DirectGeometry;
+
+static void
+direct_geometry (const NnpConvParams *p, gboolean packed_weights, DirectGeometry *dg)
+{
+  int64_t cin_g = p->in_channels / p->group, m, k;
+
+  dg->hp = p->out_dims[1] + (p->kernel[1] - 1) * p->dilations[1];
+  dg->wp = p->out_dims[2] + (p->kernel[2] - 1) * p->dilations[2];
+  dg->cs = (dg->hp * dg->wp + 15) / 16 * 16;
+  if ((dg->cs / 16) % 2 == 0)
+    dg->cs += 16;
+  group_mk (p, FALSE, &m, &k);
+  dg->pad_bytes = round_up_bytes ((cin_g * dg->cs + 2 * NR) * sizeof (float));
+  dg->koff_bytes = round_up_bytes (k * sizeof (int32_t));
+  dg->a_bytes = packed_weights ? 0 : round_up_bytes (nnp_sgemm_packed_a_size (m, k) *
+                                                     sizeof (float));
+}
+
+typedef struct {
+  const NnpConvParams *p;
+  const DirectGeometry *dg;
+  const float *x;              /* first channel of the group */
+  float *pad;
+} PadCtx;
+
+static void
+pad_channels (gpointer data, gsize begin, gsize end, int thread)
+{
+  PadCtx *c = data;
+  const NnpConvParams *p = c->p;
+  const int64_t IH = p->in_dims[1], IW = p->in_dims[2];
+  const int64_t pt = p->pads_begin[1], pl = p->pads_begin[2];
+  const int64_t wp = c->dg->wp;
+
+  for (gsize ci = begin; ci < end; ci++) {
+    const float *x = c->x + ci * IH * IW;
+    float *d = c->pad + ci * c->dg->cs;
+    for (int64_t r = 0; r < c->dg->hp; r++) {
+      float *dr = d + r * wp;
+      int64_t ih = r - pt, n = MAX (0, MIN (IW, wp - pl));
+      if (ih < 0 || ih >= IH) {
+        memset (dr, 0, wp * sizeof (float));
+        continue;
+      }
+      memset (dr, 0, pl * sizeof (float));
+      memcpy (dr + pl, x + ih * IW, n * sizeof (float));
+      if (pl + n < wp)
+        memset (dr + pl + n, 0, (wp - pl - n) * sizeof (float));
+    }
+    /* the gap up to the next channel (read by the tail tiles, results unused) */
+    memset (d + c->dg->hp * wp, 0, (c->dg->cs - c->dg->hp * wp) * sizeof (float));
+  }
+}
+
+static gboolean
+conv_direct_run (const NnpCpuCall *call, const NnpConvParams *p)
+{
+  const NnpNode *node = call->node;
+  const ConvState *st = call->state;
+  DirectGeometry dg;
+  int64_t cin_g = p->in_channels / p->group, m, k;
+  int64_t in_sp = vol3 (p->in_dims), out_sp = vol3 (p->out_dims);
+  guint8 *ws = call->scratch;
+  float *pad, *apack;
+  int32_t *koff;
+  const float *x = call->inputs[0]->data, *w = call->inputs[1]->data;
+  const float *bias = p->has_bias && call->inputs[2] ? call->inputs[2]->data : NULL;
+  float *y = call->outputs[0]->data;
+  NnpSgemm g = { 0 };
+  int64_t q = 0;
+
+  direct_geometry (p, st != NULL, &dg);
+  group_mk (p, FALSE, &m, &k);
+  pad = (float *) ws;
+  koff = (int32_t *) (ws + dg.pad_bytes);
+  apack = (float *) (ws + dg.pad_bytes + dg.koff_bytes);
+  memset (pad + cin_g * dg.cs, 0, 2 * NR * sizeof (float));
+  for (int64_t ci = 0; ci < cin_g; ci++)
+    for (int64_t kh = 0; kh < p->kernel[1]; kh++)
+      for (int64_t kw = 0; kw < p->kernel[2]; kw++)
+        koff[q++] = (int32_t) (ci * dg.cs + kh * p->dilations[1] * dg.wp + kw * p->dilations[2]);
+
+  g.m = m;
+  g.k = k;
+  g.ldc = out_sp;
+  g.bias_rs = 1;
+  g.bias_cs = 0;
+  g.beta = 1.f;
+  g.act = node->act;
+  g.act_alpha = node->act_alpha;
+  g.act_beta = node->act_beta;
+  for (int64_t b = 0; b < p->batch; b++) {
+    for (int64_t grp = 0; grp < p->group; grp++) {
+      PadCtx pc = { p, &dg, x + (b * p->in_channels + grp * cin_g) * in_sp, pad };
+      nnp_parallel_for (call->pool, cin_g, 1, pad_channels, &pc);
+      if (st) {
+        g.a_packed = st->packed + grp * st->group_floats;
+      } else {
+        const float *a;
+        int64_t rs, cs;
+        group_a (p, FALSE, w, grp, &a, &rs, &cs);
+        nnp_sgemm_pack_a (m, k, a, rs, cs, 1.f, apack);
+        g.a_packed = apack;
+      }
+      g.c = y + (b * p->out_channels + grp * m) * out_sp;
+      g.bias = bias ? bias + grp * m : NULL;
+      nnp_sgemm_run_indirect (&g, pad, koff, dg.wp, p->out_dims[1], p->out_dims[2],
+                              call->pool);
+    }
+  }
+  return TRUE;
+}
+
+/* ---------------------------------------------------------------- Conv */
+
+static gpointer
+conv_prepare (const NnpGraph *graph, const NnpNode *node, GError **error)
+{
+  return conv_prepare_common (graph, node, FALSE);
+}
+
+static gsize
+conv_workspace (const NnpGraph *graph, const NnpNode *node)
+{
+  const NnpConvParams *p = node->params;
+  int64_t hp, wp;
+
+  if (p == NULL)
+    return 0;
+  if (p->algo == NNP_CONV_ALGO_DIRECT) {
+    NnpValue *wv = nnp_node_input (graph, node, 1);
+    DirectGeometry dg;
+    direct_geometry (p, wv && wv->constant, &dg);
+    return dg.pad_bytes + dg.koff_bytes + dg.a_bytes;
+  }
+  if (p->algo != NNP_CONV_ALGO_DEPTHWISE)
+    return nnp_sgemm_scratch_size ();
+  dw_geometry (p, &hp, &wp);
+  return round_up_bytes (hp * wp * sizeof (float)) * nnp_sgemm_slots ();
+}
+
+static gboolean
+conv_run (const NnpCpuCall *call, GError **error)
+{
+  const NnpConvParams *p = call->node->params;
+
+  g_return_val_if_fail (p != NULL, FALSE);
+  if (p->algo == NNP_CONV_ALGO_DEPTHWISE)
+    return conv_depthwise_run (call, p);
+  if (p->algo == NNP_CONV_ALGO_DIRECT)
+    return conv_direct_run (call, p);
+  return conv_gemm_run (call, p);
+}
+
+const NnpCpuKernel nnp_cpu_conv = {
+  .run = conv_run,
+  .workspace = conv_workspace,
+  .prepare = conv_prepare,
+  .free_state = conv_state_free,
+};
+
+/* ---------------------------------------------------------------- ConvTranspose */
+
+static gsize
+convt_cols_bytes (const NnpConvParams *p)
+{
+  return round_up_bytes ((gsize) p->out_channels * vol3 (p->kernel) * vol3 (p->in_dims) *
+                         sizeof (float));
+}
+
+static gpointer
+convt_prepare (const NnpGraph *graph, const NnpNode *node, GError **error)
+{
+  return conv_prepare_common (graph, node, TRUE);
+}
+
+static gsize
+convt_workspace (const NnpGraph *graph, const NnpNode *node)
+{
+  const NnpConvParams *p = node->params;
+
+  if (p == NULL)
+    return 0;
+  return convt_cols_bytes (p) + nnp_sgemm_scratch_size ();
+}
+
+typedef struct {
+  const NnpConvParams *p;
+  const float *cols, *bias;
+  float *y;                    /* this batch item */
+  NnpActivation act;
+  float act_alpha, act_beta;
+} Col2imCtx;
+
+/* Output channels [begin, end): bias, scatter-add of the columns, activation. */
+static void
+col2im_range (gpointer data, gsize begin, gsize end, int thread)
+{
+  Col2imCtx *c = data;
+  const NnpConvParams *p = c->p;
+  const int64_t ID = p->in_dims[0], IH = p->in_dims[1], IW = p->in_dims[2];
+  const int64_t OD = p->out_dims[0], OH = p->out_dims[1], OW = p->out_dims[2];
+  const int64_t KD = p->kernel[0], KH = p->kernel[1], KW = p->kernel[2];
+  const int64_t sw = p->strides[2], dw = p->dilations[2];
+  const int64_t in_sp = ID * IH * IW, out_sp = OD * OH * OW, kvol = KD * KH * KW;
+
+  gboolean tiled = TRUE;      /* kernel == stride, no dilation, no padding: each
+                               * output element gets exactly one contribution */
+
+  for (int d = 0; d < NNP_CONV_SPATIAL; d++)
+    if (p->kernel[d] != p->strides[d] || p->dilations[d] != 1 || p->pads_begin[d] != 0 ||
+        p->out_dims[d] != p->in_dims[d] * p->strides[d])
+      tiled = FALSE;
+
+  for (gsize co = begin; co < end; co++) {
+    float *y = c->y + co * out_sp;
+    float b = c->bias ? c->bias[co] : 0.f;
+
+    if (tiled) {
+      for (int64_t od = 0; od < OD; od++) {
+        for (int64_t oh = 0; oh < OH; oh++) {
+          int64_t kp0 = ((od % KD) * KH + oh % KH) * KW;
+          const float *src = c->cols + (co * kvol + kp0) * in_sp +
+                             ((od / KD) * IH + oh / KH) * IW;
+          float *d = y + (od * OH + oh) * OW;
+          if (KW == 2) {
+            const float *s0 = src, *s1 = src + in_sp;
+            for (int64_t iw = 0; iw < IW; iw++) {
+              d[2 * iw] = s0[iw] + b;
+              d[2 * iw + 1] = s1[iw] + b;
+            }
+          } else {
+            for (int64_t ow = 0; ow < OW; ow++)
+              d[ow] = src[(ow % KW) * in_sp + ow / KW] + b;
+          }
+        }
+      }
+      nnp_sgemm_activate (y, out_sp, c->act, c->act_alpha, c->act_beta);
+      continue;
+    }
+    for (int64_t i = 0; i < out_sp; i++)
+      y[i] = b;
+    for (int64_t kp = 0; kp < kvol; kp++) {
+      int64_t kd = kp / (KH * KW), kh = (kp / KW) % KH, kw = kp % KW;
+      const float *src = c->cols + (co * kvol + kp) * in_sp;
+      int64_t offw = kw * dw - p->pads_begin[2];
+      /* iw range with 0 <= iw * sw + offw < OW */
+      int64_t iw_lo = offw >= 0 ? 0 : (-offw + sw - 1) / sw;
+      int64_t iw_hi = OW - offw <= 0 ? 0 : MIN (IW, (OW - offw + sw - 1) / sw);
+      if (iw_lo >= iw_hi)
+        continue;
+      for (int64_t id = 0; id < ID; id++) {
+        int64_t od = id * p->strides[0] + kd * p->dilations[0] - p->pads_begin[0];
+        if (od < 0 || od >= OD)
+          continue;
+        for (int64_t ih = 0; ih < IH; ih++) {
+          int64_t oh = ih * p->strides[1] + kh * p->dilations[1] - p->pads_begin[1];
+          const float *s;
+          float *d;
+          if (oh < 0 || oh >= OH)
+            continue;
+          s = src + (id * IH + ih) * IW;
+          d = y + (od * OH + oh) * OW;
+          if (sw == 1) {
+            for (int64_t iw = iw_lo; iw < iw_hi; iw++)
+              d[iw + offw] += s[iw];
+          } else {
+            for (int64_t iw = iw_lo; iw < iw_hi; iw++)
+              d[iw * sw + offw] += s[iw];
+          }
+        }
+      }
+    }
+    nnp_sgemm_activate (y, out_sp, c->act, c->act_alpha, c->act_beta);
+  }
+}
+
+static gboolean
+convt_run (const NnpCpuCall *call, GError **error)
+{
+  const NnpConvParams *p = call->node->params;
+  const NnpNode *node = call->node;
+  ConvGemmCtx ctx = { 0 };
+  Col2imCtx cc;
+  NnpSgemm g = { 0 };
+  int64_t in_sp, out_sp;
+
+  g_return_val_if_fail (p != NULL, FALSE);
+  in_sp = vol3 (p->in_dims);
+  out_sp = vol3 (p->out_dims);
+  ctx.p = p;
+  ctx.st = call->state;
+  ctx.w = call->inputs[1]->data;
+  ctx.transpose = TRUE;
+  ctx.cols = call->scratch;
+  group_mk (p, TRUE, &ctx.m, &ctx.k);
+
+  g.m = ctx.m;
+  g.n = in_sp;
+  g.k = ctx.k;
+  g.alpha = 1.f;
+  g.b_rs = in_sp;
+  g.b_cs = 1;
+  g.ldc = in_sp;
+
+  cc.p = p;
+  cc.cols = ctx.cols;
+  cc.bias = p->has_bias && call->inputs[2] ? call->inputs[2]->data : NULL;
+  cc.act = node->act;
+  cc.act_alpha = node->act_alpha;
+  cc.act_beta = node->act_beta;
+  for (int64_t b = 0; b < p->batch; b++) {
+    ctx.x = (const float *) call->inputs[0]->data + b * p->in_channels * in_sp;
+    nnp_sgemm_run (&g, p->group, conv_setup, &ctx, call->pool,
+                   (guint8 *) call->scratch + convt_cols_bytes (p));
+    cc.y = (float *) call->outputs[0]->data + b * p->out_channels * out_sp;
+    nnp_parallel_for (call->pool, p->out_channels, 1, col2im_range, &cc);
+  }
+  return TRUE;
+}
+
+const NnpCpuKernel nnp_cpu_conv_transpose = {
+  .run = convt_run,
+  .workspace = convt_workspace,
+  .prepare = convt_prepare,
+  .free_state = conv_state_free,
+};

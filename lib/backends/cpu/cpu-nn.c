@@ -1,24 +1,290 @@
-/* CPU kernels for the nn ops: STUB, to be implemented. */
+/* CPU kernels: BatchNormalization (inference), Softmax, LogSoftmax, Pad.
+ * Pools are in cpu-pool.c, Resize in cpu-resize.c, reductions and ArgMax in
+ * cpu-reduce.c. */
 #include "backends/cpu/cpu.h"
+#include "ops/nn-params.h"
 
-static gboolean
-stub_run (const NnpCpuCall *call, GError **error)
+#include <math.h>
+#include <string.h>
+
+/* ------------------------------------------------------ BatchNormalization */
+
+typedef struct {
+  const NnpBatchNormParams *p;
+  const float *x, *scale, *bias, *mean, *var;
+  float *y;
+} BatchNormJob;
+
+static void
+batch_norm_worker (gpointer data, gsize begin, gsize end, int thread)
 {
-  nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, call->node, "no CPU kernel yet");
-  return FALSE;
+  const BatchNormJob *job = data;
+  const int64_t inner = job->p->inner, c_count = job->p->c;
+
+  for (gsize plane = begin; plane < end; plane++) {
+    int64_t c = (int64_t) plane % c_count;
+    float a = job->scale[c] / sqrtf (job->var[c] + job->p->epsilon);
+    float b = job->bias[c] - job->mean[c] * a;
+    const float *x = job->x + (int64_t) plane * inner;
+    float *y = job->y + (int64_t) plane * inner;
+    for (int64_t i = 0; i < inner; i++)
+      y[i] = x[i] * a + b;
+  }
 }
 
-const NnpCpuKernel nnp_cpu_batch_normalization = { .run = stub_run };
-const NnpCpuKernel nnp_cpu_max_pool = { .run = stub_run };
-const NnpCpuKernel nnp_cpu_average_pool = { .run = stub_run };
-const NnpCpuKernel nnp_cpu_global_average_pool = { .run = stub_run };
-const NnpCpuKernel nnp_cpu_global_max_pool = { .run = stub_run };
-const NnpCpuKernel nnp_cpu_softmax = { .run = stub_run };
-const NnpCpuKernel nnp_cpu_log_softmax = { .run = stub_run };
-const NnpCpuKernel nnp_cpu_resize = { .run = stub_run };
-const NnpCpuKernel nnp_cpu_pad = { .run = stub_run };
-const NnpCpuKernel nnp_cpu_reduce_mean = { .run = stub_run };
-const NnpCpuKernel nnp_cpu_reduce_sum = { .run = stub_run };
-const NnpCpuKernel nnp_cpu_reduce_max = { .run = stub_run };
-const NnpCpuKernel nnp_cpu_reduce_min = { .run = stub_run };
-const NnpCpuKernel nnp_cpu_arg_max = { .run = stub_run };
+static gboolean
+batch_normalization_run (const NnpCpuCall *call, GError **error)
+{
+  const NnpBatchNormParams *p = call->node->params;
+  BatchNormJob job = {
+    p, call->inputs[0]->data, call->inputs[1]->data, call->inputs[2]->data,
+    call->inputs[3]->data, call->inputs[4]->data, call->outputs[0]->data
+  };
+
+  nnp_parallel_for (call->pool, p->n * p->c, MAX (1, 16384 / MAX (p->inner, 1)),
+                    batch_norm_worker, &job);
+  return TRUE;
+}
+
+/* ---------------------------------------------------- Softmax, LogSoftmax */
+
+typedef struct {
+  const NnpSoftmaxParams *p;
+  const float *x;
+  float *y;
+  gboolean log;
+} SoftmaxJob;
+
+#define SOFTMAX_BLOCK 64
+
+static void
+softmax_worker (gpointer data, gsize begin, gsize end, int thread)
+{
+  const SoftmaxJob *job = data;
+  const int64_t dim = job->p->dim, inner = job->p->inner;
+
+  for (gsize o = begin; o < end; o++) {
+    const float *x = job->x + (int64_t) o * dim * inner;
+    float *y = job->y + (int64_t) o * dim * inner;
+
+    if (inner == 1) {
+      float m = -INFINITY, s = 0.f;
+      for (int64_t d = 0; d < dim; d++)
+        m = x[d] > m ? x[d] : m;
+      for (int64_t d = 0; d < dim; d++) {
+        y[d] = expf (x[d] - m);
+        s += y[d];
+      }
+      if (job->log) {
+        float ls = logf (s);
+        for (int64_t d = 0; d < dim; d++)
+          y[d] = (x[d] - m) - ls;
+      } else {
+        float inv = 1.f / s;
+        for (int64_t d = 0; d < dim; d++)
+          y[d] *= inv;
+      }
+      continue;
+    }
+    /* strided axis: blocks of inner positions, vectorised across them */
+    for (int64_t j0 = 0; j0 < inner; j0 += SOFTMAX_BLOCK) {
+      int64_t nj = MIN (SOFTMAX_BLOCK, inner - j0);
+      float m[SOFTMAX_BLOCK], s[SOFTMAX_BLOCK];
+      for (int64_t j = 0; j < nj; j++) {
+        m[j] = -INFINITY;
+        s[j] = 0.f;
+      }
+      for (int64_t d = 0; d < dim; d++) {
+        const float *row = x + d * inner + j0;
+        for (int64_t j = 0; j < nj; j++)
+          m[j] = row[j] > m[j] ? row[j] : m[j];
+      }
+      for (int64_t d = 0; d < dim; d++) {
+        const float *row = x + d * inner + j0;
+        float *out = y + d * inner + j0;
+        for (int64_t j = 0; j < nj; j++) {
+          out[j] = expf (row[j] - m[j]);
+          s[j] += out[j];
+        }
+      }
+      if (job->log) {
+        for (int64_t j = 0; j < nj; j++)
+          s[j] = logf (s[j]);
+        for (int64_t d = 0; d < dim; d++) {
+          const float *row = x + d * inner + j0;
+          float *out = y + d * inner + j0;
+          for (int64_t j = 0; j < nj; j++)
+            out[j] = (row[j] - m[j]) - s[j];
+        }
+      } else {
+        for (int64_t j = 0; j < nj; j++)
+          s[j] = 1.f / s[j];
+        for (int64_t d = 0; d < dim; d++) {
+          float *out = y + d * inner + j0;
+          for (int64_t j = 0; j < nj; j++)
+            out[j] *= s[j];
+        }
+      }
+    }
+  }
+}
+
+static gboolean
+softmax_common (const NnpCpuCall *call, gboolean log)
+{
+  const NnpSoftmaxParams *p = call->node->params;
+  SoftmaxJob job = { p, call->inputs[0]->data, call->outputs[0]->data, log };
+
+  if (p->dim == 0)
+    return TRUE;
+  nnp_parallel_for (call->pool, p->outer, MAX (1, 8192 / MAX (p->dim * p->inner, 1)),
+                    softmax_worker, &job);
+  return TRUE;
+}
+
+static gboolean
+softmax_run (const NnpCpuCall *call, GError **error)
+{
+  return softmax_common (call, FALSE);
+}
+
+static gboolean
+log_softmax_run (const NnpCpuCall *call, GError **error)
+{
+  return softmax_common (call, TRUE);
+}
+
+/* -------------------------------------------------------------------- Pad */
+
+typedef struct {
+  const NnpPadParams *p;
+  const guint8 *x;
+  guint8 *y;
+  int64_t in_strides[NNP_MAX_RANK];   /* elements */
+} PadJob;
+
+/* Input index for output-relative index i (already shifted by the pad) on
+ * a dim of n; -1 for the constant value. */
+static inline int64_t
+pad_map (int64_t i, int64_t n, NnpPadMode mode)
+{
+  int64_t period, m;
+
+  if (i >= 0 && i < n)
+    return i;
+  switch (mode) {
+    case NNP_PAD_EDGE:
+      return i < 0 ? 0 : n - 1;
+    case NNP_PAD_WRAP:
+      return ((i % n) + n) % n;
+    case NNP_PAD_REFLECT:
+      if (n == 1)
+        return 0;
+      period = 2 * (n - 1);
+      m = ((i % period) + period) % period;
+      return m < n ? m : period - m;
+    case NNP_PAD_CONSTANT:
+    default:
+      return -1;
+  }
+}
+
+static void
+fill_value (guint8 *dst, const guint8 *value, int64_t es, int64_t n)
+{
+  switch (es) {
+    case 1:
+      memset (dst, value[0], n);
+      break;
+    case 4: {
+      guint32 v;
+      memcpy (&v, value, 4);
+      for (int64_t i = 0; i < n; i++)
+        ((guint32 *) dst)[i] = v;
+      break;
+    }
+    default:
+      for (int64_t i = 0; i < n; i++)
+        memcpy (dst + i * es, value, es);
+      break;
+  }
+}
+
+static void
+pad_worker (gpointer data, gsize begin, gsize end, int thread)
+{
+  const PadJob *job = data;
+  const NnpPadParams *p = job->p;
+  const int r = p->rank;
+  const int64_t es = p->esize, out_w = p->out[r - 1], in_w = p->in[r - 1];
+  const int64_t pb = p->pad_begin[r - 1];
+  const int64_t lo = CLAMP (pb, 0, out_w), hi = CLAMP (pb + in_w, lo, out_w);
+  int64_t pos[NNP_MAX_RANK] = { 0 }, rem = (int64_t) begin;
+
+  for (int k = r - 2; k >= 0; k--) {
+    pos[k] = rem % p->out[k];
+    rem /= p->out[k];
+  }
+  for (gsize row = begin; row < end; row++) {
+    guint8 *dst = job->y + (int64_t) row * out_w * es;
+    int64_t off = 0;
+    for (int k = 0; k < r - 1; k++) {
+      int64_t i = pad_map (pos[k] - p->pad_begin[k], p->in[k], p->mode);
+      if (i < 0) {
+        off = -1;
+        break;
+      }
+      off += i * job->in_strides[k];
+    }
+    if (off < 0) {
+      fill_value (dst, p->value, es, out_w);
+    } else {
+      const guint8 *src = job->x + off * es;
+      if (hi > lo)
+        memcpy (dst + lo * es, src + (lo - pb) * es, (hi - lo) * es);
+      if (p->mode == NNP_PAD_CONSTANT) {
+        fill_value (dst, p->value, es, lo);
+        fill_value (dst + hi * es, p->value, es, out_w - hi);
+      } else {
+        for (int64_t o = 0; o < lo; o++)
+          memcpy (dst + o * es, src + pad_map (o - pb, in_w, p->mode) * es, es);
+        for (int64_t o = hi; o < out_w; o++)
+          memcpy (dst + o * es, src + pad_map (o - pb, in_w, p->mode) * es, es);
+      }
+    }
+    for (int k = r - 2; k >= 0; k--) {
+      if (++pos[k] < p->out[k])
+        break;
+      pos[k] = 0;
+    }
+  }
+}
+
+static gboolean
+pad_run (const NnpCpuCall *call, GError **error)
+{
+  const NnpPadParams *p = call->node->params;
+  PadJob job = { p, call->inputs[0]->data, call->outputs[0]->data };
+  int64_t st = 1, rows = 1;
+
+  if (p->rank == 0) {
+    memcpy (call->outputs[0]->data, call->inputs[0]->data, p->esize);
+    return TRUE;
+  }
+  if (nnp_tensor_numel (call->outputs[0]) == 0)
+    return TRUE;
+  for (int k = p->rank - 1; k >= 0; k--) {
+    job.in_strides[k] = st;
+    st *= p->in[k];
+  }
+  for (int k = 0; k < p->rank - 1; k++)
+    rows *= p->out[k];
+  nnp_parallel_for (call->pool, rows, MAX (1, 16384 / MAX (p->out[p->rank - 1], 1)),
+                    pad_worker, &job);
+  return TRUE;
+}
+
+const NnpCpuKernel nnp_cpu_batch_normalization = { .run = batch_normalization_run };
+const NnpCpuKernel nnp_cpu_softmax = { .run = softmax_run };
+const NnpCpuKernel nnp_cpu_log_softmax = { .run = log_softmax_run };
+const NnpCpuKernel nnp_cpu_pad = { .run = pad_run };

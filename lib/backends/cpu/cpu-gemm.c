@@ -1,0 +1,769 @@
+/* libnnpipe: single-precision GEMM for the CPU backend (see cpu-gemm.h).
+ *
+ * Layouts.  K is cut into blocks of kcb = kblock (k) columns (balanced, at
+ * most NNP_SGEMM_KC).  A packed A holds, for the block starting at k0 (kc
+ * wide), MR-row panels at a_packed + k0 * Mp + i0 * kc, element (i0 + r,
+ * k0 + q) at [q * MR + r]; Mp is m rounded up to MR, missing rows are zero.
+ * A packed B is the same with NR-column panels: b_packed + k0 * Np + j0 * kc,
+ * element (k0 + q, j0 + j) at [q * NR + j].
+ *
+ * Work split: tasks are (batch item, MC rows, NC columns) blocks, each
+ * computed over the whole of K by one thread with its own scratch slot.
+ *
+ * The micro-kernel computes an MR x NR tile of C over one k block, adds it
+ * to C after the first block, and on the last block applies the epilogue
+ * (row or column bias, activation) while the tile is in registers. */
+#include "backends/cpu/cpu-gemm.h"
+#include "backends/cpu/cpu.h"
+
+#include <math.h>
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define HAVE_X86 1
+#else
+#define HAVE_X86 0
+#endif
+
+#define MR NNP_SGEMM_MR
+#define NR NNP_SGEMM_NR
+#define KC NNP_SGEMM_KC
+#define MC NNP_SGEMM_MC
+#define NC NNP_SGEMM_NC
+
+G_STATIC_ASSERT (MC % MR == 0);
+G_STATIC_ASSERT (NC % NR == 0);
+
+typedef struct {
+  gboolean load_c;          /* add the tile to what C holds */
+  const float *rb;          /* MR row biases (already scaled) or NULL */
+  const float *cb;          /* NR column biases (already scaled) or NULL */
+  NnpActivation act;        /* never SIGMOID here (done after) */
+  float act_alpha, act_beta;
+} UkArgs;
+
+typedef void (*UkFunc) (int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
+                        const UkArgs *args);
+
+/* ---------------------------------------------------------------- micro-kernels */
+
+static inline float
+act_scalar (float x, NnpActivation act, float alpha, float beta)
+{
+  float v;
+
+  switch (act) {
+    case NNP_ACT_RELU:
+      return x > 0.f ? x : 0.f;
+    case NNP_ACT_CLIP:
+      return x < alpha ? alpha : (x > beta ? beta : x);
+    case NNP_ACT_LEAKY_RELU:
+      return x < 0.f ? alpha * x : x;
+    case NNP_ACT_HARD_SIGMOID:
+      v = alpha * x + beta;
+      return v < 0.f ? 0.f : (v > 1.f ? 1.f : v);
+    case NNP_ACT_HARD_SWISH:
+      v = x * (1.f / 6.f) + 0.5f;
+      return x * (v < 0.f ? 0.f : (v > 1.f ? 1.f : v));
+    case NNP_ACT_SIGMOID:
+      return 1.f / (1.f + expf (-x));
+    case NNP_ACT_NONE:
+    default:
+      return x;
+  }
+}
+
+static void
+uk_generic (int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
+            const UkArgs *args)
+{
+  float acc[MR][NR];
+
+  memset (acc, 0, sizeof (acc));
+  for (int64_t q = 0; q < kc; q++) {
+    for (int r = 0; r < MR; r++) {
+      float av = a[q * MR + r];
+      for (int j = 0; j < NR; j++)
+        acc[r][j] += av * b[q * NR + j];
+    }
+  }
+  for (int r = 0; r < MR; r++) {
+    float *cr = c + r * ldc;
+    for (int j = 0; j < NR; j++) {
+      float v = acc[r][j];
+      if (args->load_c)
+        v += cr[j];
+      if (args->rb)
+        v += args->rb[r];
+      if (args->cb)
+        v += args->cb[j];
+      cr[j] = act_scalar (v, args->act, args->act_alpha, args->act_beta);
+    }
+  }
+}
+
+#if HAVE_X86
+__attribute__ ((target ("avx2,fma"))) static inline __m256
+act_avx2 (__m256 x, NnpActivation act, __m256 va, __m256 vb)
+{
+  const __m256 zero = _mm256_setzero_ps ();
+  const __m256 one = _mm256_set1_ps (1.f);
+
+  switch (act) {
+    case NNP_ACT_RELU:
+      return _mm256_max_ps (x, zero);
+    case NNP_ACT_CLIP:
+      return _mm256_min_ps (_mm256_max_ps (x, va), vb);
+    case NNP_ACT_LEAKY_RELU:
+      return _mm256_add_ps (_mm256_max_ps (x, zero), _mm256_mul_ps (va, _mm256_min_ps (x, zero)));
+    case NNP_ACT_HARD_SIGMOID:
+      return _mm256_min_ps (_mm256_max_ps (_mm256_fmadd_ps (va, x, vb), zero), one);
+    case NNP_ACT_HARD_SWISH: {
+      __m256 v = _mm256_fmadd_ps (x, _mm256_set1_ps (1.f / 6.f), _mm256_set1_ps (0.5f));
+      return _mm256_mul_ps (x, _mm256_min_ps (_mm256_max_ps (v, zero), one));
+    }
+    default:
+      return x;
+  }
+}
+
+__attribute__ ((target ("avx2,fma"))) static void
+uk_avx2 (int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
+         const UkArgs *args)
+{
+  __m256 c00 = _mm256_setzero_ps (), c01 = _mm256_setzero_ps ();
+  __m256 c10 = _mm256_setzero_ps (), c11 = _mm256_setzero_ps ();
+  __m256 c20 = _mm256_setzero_ps (), c21 = _mm256_setzero_ps ();
+  __m256 c30 = _mm256_setzero_ps (), c31 = _mm256_setzero_ps ();
+  __m256 c40 = _mm256_setzero_ps (), c41 = _mm256_setzero_ps ();
+  __m256 c50 = _mm256_setzero_ps (), c51 = _mm256_setzero_ps ();
+  __m256 acc[MR][2];
+
+  for (int64_t q = 0; q < kc; q++) {
+    __m256 b0 = _mm256_loadu_ps (b), b1 = _mm256_loadu_ps (b + 8);
+    __m256 av;
+    av = _mm256_broadcast_ss (a + 0);
+    c00 = _mm256_fmadd_ps (av, b0, c00);
+    c01 = _mm256_fmadd_ps (av, b1, c01);
+    av = _mm256_broadcast_ss (a + 1);
+    c10 = _mm256_fmadd_ps (av, b0, c10);
+    c11 = _mm256_fmadd_ps (av, b1, c11);
+    av = _mm256_broadcast_ss (a + 2);
+    c20 = _mm256_fmadd_ps (av, b0, c20);
+    c21 = _mm256_fmadd_ps (av, b1, c21);
+    av = _mm256_broadcast_ss (a + 3);
+    c30 = _mm256_fmadd_ps (av, b0, c30);
+    c31 = _mm256_fmadd_ps (av, b1, c31);
+    av = _mm256_broadcast_ss (a + 4);
+    c40 = _mm256_fmadd_ps (av, b0, c40);
+    c41 = _mm256_fmadd_ps (av, b1, c41);
+    av = _mm256_broadcast_ss (a + 5);
+    c50 = _mm256_fmadd_ps (av, b0, c50);
+    c51 = _mm256_fmadd_ps (av, b1, c51);
+    a += MR;
+    b += NR;
+  }
+  acc[0][0] = c00; acc[0][1] = c01;
+  acc[1][0] = c10; acc[1][1] = c11;
+  acc[2][0] = c20; acc[2][1] = c21;
+  acc[3][0] = c30; acc[3][1] = c31;
+  acc[4][0] = c40; acc[4][1] = c41;
+  acc[5][0] = c50; acc[5][1] = c51;
+  {
+    __m256 cb0 = _mm256_setzero_ps (), cb1 = _mm256_setzero_ps ();
+    __m256 va = _mm256_set1_ps (args->act_alpha), vb = _mm256_set1_ps (args->act_beta);
+    if (args->cb) {
+      cb0 = _mm256_loadu_ps (args->cb);
+      cb1 = _mm256_loadu_ps (args->cb + 8);
+    }
+    for (int r = 0; r < MR; r++) {
+      float *cr = c + r * ldc;
+      __m256 x0 = acc[r][0], x1 = acc[r][1];
+      if (args->load_c) {
+        x0 = _mm256_add_ps (x0, _mm256_loadu_ps (cr));
+        x1 = _mm256_add_ps (x1, _mm256_loadu_ps (cr + 8));
+      }
+      if (args->rb) {
+        __m256 rb = _mm256_set1_ps (args->rb[r]);
+        x0 = _mm256_add_ps (x0, rb);
+        x1 = _mm256_add_ps (x1, rb);
+      }
+      if (args->cb) {
+        x0 = _mm256_add_ps (x0, cb0);
+        x1 = _mm256_add_ps (x1, cb1);
+      }
+      if (args->act != NNP_ACT_NONE) {
+        x0 = act_avx2 (x0, args->act, va, vb);
+        x1 = act_avx2 (x1, args->act, va, vb);
+      }
+      _mm256_storeu_ps (cr, x0);
+      _mm256_storeu_ps (cr + 8, x1);
+    }
+  }
+}
+#endif
+
+/* Indirect variants: B row q is b + koff[q] (16 contiguous floats). */
+typedef void (*UkIndFunc) (int64_t kc, const float *a, const float *b, const int32_t *koff,
+                           float *c, int64_t ldc, const UkArgs *args);
+
+static void
+uki_generic (int64_t kc, const float *a, const float *b, const int32_t *koff, float *c,
+             int64_t ldc, const UkArgs *args)
+{
+  float acc[MR][NR];
+
+  memset (acc, 0, sizeof (acc));
+  for (int64_t q = 0; q < kc; q++) {
+    const float *bq = b + koff[q];
+    for (int r = 0; r < MR; r++) {
+      float av = a[q * MR + r];
+      for (int j = 0; j < NR; j++)
+        acc[r][j] += av * bq[j];
+    }
+  }
+  for (int r = 0; r < MR; r++) {
+    float *cr = c + r * ldc;
+    for (int j = 0; j < NR; j++) {
+      float v = acc[r][j];
+      if (args->load_c)
+        v += cr[j];
+      if (args->rb)
+        v += args->rb[r];
+      if (args->cb)
+        v += args->cb[j];
+      cr[j] = act_scalar (v, args->act, args->act_alpha, args->act_beta);
+    }
+  }
+}
+
+#if HAVE_X86
+__attribute__ ((target ("avx2,fma"))) static void
+uki_avx2 (int64_t kc, const float *a, const float *b, const int32_t *koff, float *c,
+          int64_t ldc, const UkArgs *args)
+{
+  __m256 c00 = _mm256_setzero_ps (), c01 = _mm256_setzero_ps ();
+  __m256 c10 = _mm256_setzero_ps (), c11 = _mm256_setzero_ps ();
+  __m256 c20 = _mm256_setzero_ps (), c21 = _mm256_setzero_ps ();
+  __m256 c30 = _mm256_setzero_ps (), c31 = _mm256_setzero_ps ();
+  __m256 c40 = _mm256_setzero_ps (), c41 = _mm256_setzero_ps ();
+  __m256 c50 = _mm256_setzero_ps (), c51 = _mm256_setzero_ps ();
+  __m256 acc[MR][2];
+
+  for (int64_t q = 0; q < kc; q++) {
+    const float *bq = b + koff[q];
+    __m256 b0 = _mm256_loadu_ps (bq), b1 = _mm256_loadu_ps (bq + 8);
+    __m256 av;
+    av = _mm256_broadcast_ss (a + 0);
+    c00 = _mm256_fmadd_ps (av, b0, c00);
+    c01 = _mm256_fmadd_ps (av, b1, c01);
+    av = _mm256_broadcast_ss (a + 1);
+    c10 = _mm256_fmadd_ps (av, b0, c10);
+    c11 = _mm256_fmadd_ps (av, b1, c11);
+    av = _mm256_broadcast_ss (a + 2);
+    c20 = _mm256_fmadd_ps (av, b0, c20);
+    c21 = _mm256_fmadd_ps (av, b1, c21);
+    av = _mm256_broadcast_ss (a + 3);
+    c30 = _mm256_fmadd_ps (av, b0, c30);
+    c31 = _mm256_fmadd_ps (av, b1, c31);
+    av = _mm256_broadcast_ss (a + 4);
+    c40 = _mm256_fmadd_ps (av, b0, c40);
+    c41 = _mm256_fmadd_ps (av, b1, c41);
+    av = _mm256_broadcast_ss (a + 5);
+    c50 = _mm256_fmadd_ps (av, b0, c50);
+    c51 = _mm256_fmadd_ps (av, b1, c51);
+    a += MR;
+  }
+  acc[0][0] = c00; acc[0][1] = c01;
+  acc[1][0] = c10; acc[1][1] = c11;
+  acc[2][0] = c20; acc[2][1] = c21;
+  acc[3][0] = c30; acc[3][1] = c31;
+  acc[4][0] = c40; acc[4][1] = c41;
+  acc[5][0] = c50; acc[5][1] = c51;
+  {
+    __m256 va = _mm256_set1_ps (args->act_alpha), vb = _mm256_set1_ps (args->act_beta);
+    for (int r = 0; r < MR; r++) {
+      float *cr = c + r * ldc;
+      __m256 x0 = acc[r][0], x1 = acc[r][1];
+      if (args->load_c) {
+        x0 = _mm256_add_ps (x0, _mm256_loadu_ps (cr));
+        x1 = _mm256_add_ps (x1, _mm256_loadu_ps (cr + 8));
+      }
+      if (args->rb) {
+        __m256 rb = _mm256_set1_ps (args->rb[r]);
+        x0 = _mm256_add_ps (x0, rb);
+        x1 = _mm256_add_ps (x1, rb);
+      }
+      if (args->act != NNP_ACT_NONE) {
+        x0 = act_avx2 (x0, args->act, va, vb);
+        x1 = act_avx2 (x1, args->act, va, vb);
+      }
+      _mm256_storeu_ps (cr, x0);
+      _mm256_storeu_ps (cr + 8, x1);
+    }
+  }
+}
+#endif
+
+#if HAVE_X86
+__attribute__ ((target ("avx2,fma"))) static gsize
+activate_avx2 (float *x, gsize n, NnpActivation act, float alpha, float beta)
+{
+  __m256 va = _mm256_set1_ps (alpha), vb = _mm256_set1_ps (beta);
+  gsize i = 0;
+
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps (x + i, act_avx2 (_mm256_loadu_ps (x + i), act, va, vb));
+  return i;
+}
+#endif
+
+static UkFunc the_uk;
+static UkIndFunc the_uki;
+static const char *the_uk_name;
+
+static UkFunc
+get_uk (void)
+{
+  static gsize once = 0;
+
+  if (g_once_init_enter (&once)) {
+    the_uk = uk_generic;
+    the_uki = uki_generic;
+    the_uk_name = "generic";
+#if HAVE_X86
+    __builtin_cpu_init ();
+    if (__builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma") &&
+        g_getenv ("NNPIPE_CPU_GENERIC") == NULL) {
+      the_uk = uk_avx2;
+      the_uki = uki_avx2;
+      the_uk_name = "avx2-fma";
+    }
+#endif
+    g_once_init_leave (&once, 1);
+  }
+  return the_uk;
+}
+
+void
+nnp_sgemm_activate (float *x, gsize n, NnpActivation act, float alpha, float beta)
+{
+  gsize done = 0;
+
+  if (act == NNP_ACT_NONE)
+    return;
+#if HAVE_X86
+  if (get_uk () == uk_avx2 && act != NNP_ACT_SIGMOID)
+    done = activate_avx2 (x, n, act, alpha, beta);
+#endif
+  for (gsize i = done; i < n; i++)
+    x[i] = act_scalar (x[i], act, alpha, beta);
+}
+
+const char *
+nnp_sgemm_kernel_name (void)
+{
+  get_uk ();
+  return the_uk_name;
+}
+
+/* ---------------------------------------------------------------- packing */
+
+static inline int64_t
+round_up (int64_t x, int64_t to)
+{
+  return (x + to - 1) / to * to;
+}
+
+/* Width of the k blocks: at most KC, as equal as possible. */
+static inline int64_t
+kblock (int64_t k)
+{
+  int64_t nb;
+
+  if (k <= KC)
+    return MAX (k, 1);
+  nb = (k + KC - 1) / KC;
+  return (k + nb - 1) / nb;
+}
+
+gsize
+nnp_sgemm_packed_a_size (int64_t m, int64_t k)
+{
+  return (gsize) (round_up (m, MR) * MAX (k, 1));
+}
+
+gsize
+nnp_sgemm_packed_b_size (int64_t k, int64_t n)
+{
+  return (gsize) (round_up (n, NR) * MAX (k, 1));
+}
+
+/* One MR-row panel: rows [0, mr) of a (already offset), kc columns. */
+static void
+pack_a_panel (int64_t kc, int64_t mr, const float *a, int64_t rs, int64_t cs, float alpha,
+              float *dst)
+{
+  if (mr < MR)
+    memset (dst, 0, kc * MR * sizeof (float));
+  if (cs == 1) {
+    for (int64_t r = 0; r < mr; r++) {
+      const float *ar = a + r * rs;
+      for (int64_t q = 0; q < kc; q++)
+        dst[q * MR + r] = alpha * ar[q];
+    }
+  } else {
+    for (int64_t q = 0; q < kc; q++)
+      for (int64_t r = 0; r < mr; r++)
+        dst[q * MR + r] = alpha * a[r * rs + q * cs];
+  }
+}
+
+/* One NR-column panel: columns [0, nr) of b (already offset), kc rows. */
+static void
+pack_b_panel (int64_t kc, int64_t nr, const float *b, int64_t rs, int64_t cs, float alpha,
+              float *dst)
+{
+  if (cs == 1 && nr == NR && alpha == 1.f) {
+    for (int64_t q = 0; q < kc; q++)
+      memcpy (dst + q * NR, b + q * rs, NR * sizeof (float));
+    return;
+  }
+  if (nr < NR)
+    memset (dst, 0, kc * NR * sizeof (float));
+  if (cs == 1) {
+    for (int64_t q = 0; q < kc; q++)
+      for (int64_t j = 0; j < nr; j++)
+        dst[q * NR + j] = alpha * b[q * rs + j];
+  } else {
+    for (int64_t j = 0; j < nr; j++) {
+      const float *bj = b + j * cs;
+      for (int64_t q = 0; q < kc; q++)
+        dst[q * NR + j] = alpha * bj[q * rs];
+    }
+  }
+}
+
+void
+nnp_sgemm_pack_a (int64_t m, int64_t k, const float *a, int64_t rs, int64_t cs, float alpha,
+                  float *dst)
+{
+  int64_t kcb = kblock (k), mp = round_up (m, MR);
+
+  for (int64_t k0 = 0; k0 < k; k0 += kcb) {
+    int64_t kc = MIN (kcb, k - k0);
+    for (int64_t i0 = 0; i0 < m; i0 += MR)
+      pack_a_panel (kc, MIN (MR, m - i0), a + i0 * rs + k0 * cs, rs, cs, alpha,
+                    dst + k0 * mp + i0 * kc);
+  }
+}
+
+void
+nnp_sgemm_pack_b (int64_t k, int64_t n, const float *b, int64_t rs, int64_t cs, float alpha,
+                  float *dst)
+{
+  int64_t kcb = kblock (k), np = round_up (n, NR);
+
+  for (int64_t k0 = 0; k0 < k; k0 += kcb) {
+    int64_t kc = MIN (kcb, k - k0);
+    for (int64_t j0 = 0; j0 < n; j0 += NR)
+      pack_b_panel (kc, MIN (NR, n - j0), b + k0 * rs + j0 * cs, rs, cs, alpha,
+                    dst + k0 * np + j0 * kc);
+  }
+}
+
+/* ---------------------------------------------------------------- driver */
+
+int
+nnp_sgemm_slots (void)
+{
+  static gsize slots = 0;
+
+  if (g_once_init_enter (&slots)) {
+    guint n = g_get_num_processors ();
+    g_once_init_leave (&slots, CLAMP (n, 1, 64));
+  }
+  return (int) slots;
+}
+
+gsize
+nnp_sgemm_scratch_size (void)
+{
+  return (gsize) nnp_sgemm_slots () * NNP_SGEMM_SLOT_BYTES;
+}
+
+typedef enum { BIAS_NONE, BIAS_ROWS, BIAS_COLS, BIAS_FULL } BiasKind;
+
+static BiasKind
+bias_kind (const NnpSgemm *g)
+{
+  if (g->bias == NULL || g->beta == 0.f)
+    return BIAS_NONE;
+  if (g->bias_cs == 0)
+    return BIAS_ROWS;
+  if (g->bias_rs == 0)
+    return BIAS_COLS;
+  return BIAS_FULL;
+}
+
+/* C[m0.., n0..] (mc x nc) over the whole of K.  slot: NNP_SGEMM_SLOT_FLOATS floats. */
+static void
+run_block (const NnpSgemm *g, int64_t m0, int64_t mc, int64_t n0, int64_t nc, float *slot)
+{
+  UkFunc uk = get_uk ();
+  BiasKind bk = bias_kind (g);
+  int64_t kcb = kblock (g->k);
+  int64_t mp = round_up (g->m, MR), np = round_up (g->n, NR);
+  gboolean post_act = g->act == NNP_ACT_SIGMOID;
+  float *slot_a = slot, *slot_b = slot ? slot + MC * KC : NULL;
+  float rb[MR], cb[NR], tmp[MR * NR];
+  UkArgs args;
+
+  if (bk == BIAS_FULL) {
+    for (int64_t i = 0; i < mc; i++) {
+      float *cr = g->c + (m0 + i) * g->ldc + n0;
+      const float *br = g->bias + (m0 + i) * g->bias_rs + n0 * g->bias_cs;
+      for (int64_t j = 0; j < nc; j++)
+        cr[j] = g->beta * br[j * g->bias_cs];
+    }
+  }
+  if (g->k == 0) {
+    for (int64_t i = 0; i < mc; i++) {
+      float *cr = g->c + (m0 + i) * g->ldc + n0;
+      for (int64_t j = 0; j < nc; j++) {
+        float v = bk == BIAS_FULL ? cr[j] : 0.f;
+        if (bk == BIAS_ROWS)
+          v = g->beta * g->bias[(m0 + i) * g->bias_rs];
+        else if (bk == BIAS_COLS)
+          v = g->beta * g->bias[(n0 + j) * g->bias_cs];
+        cr[j] = act_scalar (v, g->act, g->act_alpha, g->act_beta);
+      }
+    }
+    return;
+  }
+
+  for (int64_t k0 = 0; k0 < g->k; k0 += kcb) {
+    int64_t kc = MIN (kcb, g->k - k0);
+    gboolean last = k0 + kc >= g->k;
+    const float *abase, *bbase;
+
+    if (g->a_packed) {
+      abase = g->a_packed + k0 * mp + m0 * kc;
+    } else {
+      for (int64_t i = 0; i < mc; i += MR)
+        pack_a_panel (kc, MIN (MR, mc - i), g->a + (m0 + i) * g->a_rs + k0 * g->a_cs, g->a_rs,
+                      g->a_cs, g->alpha, slot_a + i * kc);
+      abase = slot_a;
+    }
+    if (g->b_packed) {
+      bbase = g->b_packed + k0 * np + n0 * kc;
+    } else if (g->pack_b) {
+      g->pack_b (g->pack_b_data, g, k0, kc, n0, nc, slot_b);
+      bbase = slot_b;
+    } else {
+      float alpha = g->a_packed ? g->alpha : 1.f;
+      for (int64_t j = 0; j < nc; j += NR)
+        pack_b_panel (kc, MIN (NR, nc - j), g->b + k0 * g->b_rs + (n0 + j) * g->b_cs, g->b_rs,
+                      g->b_cs, alpha, slot_b + j * kc);
+      bbase = slot_b;
+    }
+
+    args.load_c = k0 > 0 || bk == BIAS_FULL;
+    args.rb = NULL;
+    args.cb = NULL;
+    args.act = NNP_ACT_NONE;
+    args.act_alpha = g->act_alpha;
+    args.act_beta = g->act_beta;
+    if (last && !post_act)
+      args.act = g->act;
+
+    for (int64_t j = 0; j < nc; j += NR) {
+      int64_t nr = MIN (NR, nc - j);
+      const float *bp = bbase + j * kc;
+      if (last && bk == BIAS_COLS) {
+        for (int64_t jj = 0; jj < NR; jj++)
+          cb[jj] = jj < nr ? g->beta * g->bias[(n0 + j + jj) * g->bias_cs] : 0.f;
+        args.cb = cb;
+      }
+      for (int64_t i = 0; i < mc; i += MR) {
+        int64_t mr = MIN (MR, mc - i);
+        const float *ap = abase + i * kc;
+        float *cp = g->c + (m0 + i) * g->ldc + n0 + j;
+        if (last && bk == BIAS_ROWS) {
+          for (int64_t r = 0; r < MR; r++)
+            rb[r] = r < mr ? g->beta * g->bias[(m0 + i + r) * g->bias_rs] : 0.f;
+          args.rb = rb;
+        }
+        if (mr == MR && nr == NR) {
+          uk (kc, ap, bp, cp, g->ldc, &args);
+        } else {
+          if (args.load_c) {
+            for (int64_t r = 0; r < mr; r++)
+              memcpy (tmp + r * NR, cp + r * g->ldc, nr * sizeof (float));
+          }
+          uk (kc, ap, bp, tmp, NR, &args);
+          for (int64_t r = 0; r < mr; r++)
+            memcpy (cp + r * g->ldc, tmp + r * NR, nr * sizeof (float));
+        }
+        if (last && post_act) {
+          for (int64_t r = 0; r < mr; r++)
+            nnp_cpu_apply_activation (cp + r * g->ldc, nr, g->act, g->act_alpha, g->act_beta);
+        }
+      }
+    }
+  }
+}
+
+typedef struct {
+  const NnpSgemm *g;
+  NnpSgemmSetup setup;
+  gpointer data;
+  float *scratch;
+  int64_t mcb, ncb, mb, nb, n_tasks;
+  int n_slots;
+} RunCtx;
+
+static void
+run_slots (gpointer data, gsize begin, gsize end, int thread)
+{
+  RunCtx *ctx = data;
+
+  for (gsize s = begin; s < end; s++) {
+    float *slot = ctx->scratch ? ctx->scratch + s * NNP_SGEMM_SLOT_FLOATS : NULL;
+    int64_t cur_batch = -1;
+    NnpSgemm g = *ctx->g;
+
+    for (int64_t t = (int64_t) s; t < ctx->n_tasks; t += ctx->n_slots) {
+      int64_t ni = t % ctx->nb, mi = (t / ctx->nb) % ctx->mb, b = t / (ctx->nb * ctx->mb);
+      int64_t m0 = mi * ctx->mcb, n0 = ni * ctx->ncb;
+      if (b != cur_batch) {
+        g = *ctx->g;
+        if (ctx->setup)
+          ctx->setup (ctx->data, b, &g);
+        cur_batch = b;
+      }
+      run_block (&g, m0, MIN (ctx->mcb, g.m - m0), n0, MIN (ctx->ncb, g.n - n0), slot);
+    }
+  }
+}
+
+void
+nnp_sgemm_run (const NnpSgemm *g, int64_t n_batch, NnpSgemmSetup setup, gpointer data,
+               NnpThreadPool *pool, void *scratch)
+{
+  RunCtx ctx;
+  int threads = nnp_thread_pool_get_n_threads (pool);
+
+  g_return_if_fail (g != NULL);
+  g_return_if_fail (scratch != NULL || (g->a_packed && g->b_packed));
+  if (g->m <= 0 || g->n <= 0 || n_batch <= 0)
+    return;
+
+  ctx.g = g;
+  ctx.setup = setup;
+  ctx.data = data;
+  ctx.scratch = scratch;
+  ctx.mcb = MC;
+  ctx.ncb = NC;
+  ctx.mb = (g->m + ctx.mcb - 1) / ctx.mcb;
+  ctx.nb = (g->n + ctx.ncb - 1) / ctx.ncb;
+  /* enough tasks to keep every thread busy: narrower blocks */
+  while (threads > 1 && n_batch * ctx.mb * ctx.nb < 3 * threads && ctx.ncb > 4 * NR &&
+         g->n > ctx.ncb / 2) {
+    ctx.ncb /= 2;
+    ctx.nb = (g->n + ctx.ncb - 1) / ctx.ncb;
+  }
+  while (threads > 1 && n_batch * ctx.mb * ctx.nb < 3 * threads && ctx.mcb > 4 * MR &&
+         g->m > ctx.mcb / 2) {
+    ctx.mcb = round_up (ctx.mcb / 2, MR);
+    ctx.mb = (g->m + ctx.mcb - 1) / ctx.mcb;
+  }
+  ctx.n_tasks = n_batch * ctx.mb * ctx.nb;
+  ctx.n_slots = (int) MIN ((int64_t) MIN (threads, nnp_sgemm_slots ()), ctx.n_tasks);
+  if (ctx.n_slots <= 1) {
+    ctx.n_slots = 1;
+    run_slots (&ctx, 0, 1, 0);
+    return;
+  }
+  nnp_parallel_for (pool, ctx.n_slots, 1, run_slots, &ctx);
+}
+
+/* ---------------------------------------------------------------- indirect driver */
+
+typedef struct {
+  const NnpSgemm *g;
+  const float *b;
+  const int32_t *koff;
+  int64_t b_row_stride, rows, cols;
+} IndCtx;
+
+static void
+run_indirect_rows (gpointer data, gsize begin, gsize end, int thread)
+{
+  IndCtx *ctx = data;
+  const NnpSgemm *g = ctx->g;
+  UkIndFunc uki;
+  BiasKind bk = bias_kind (g);
+  int64_t kcb = kblock (g->k), mp = round_up (g->m, MR);
+  gboolean post_act = g->act == NNP_ACT_SIGMOID;
+  float rb[MR], tmp[MR * NR];
+  UkArgs args;
+
+  get_uk ();
+  uki = the_uki;
+  for (gsize r = begin; r < end; r++) {
+    const float *brow = ctx->b + r * ctx->b_row_stride;
+    float *crow = g->c + r * ctx->cols;
+    for (int64_t k0 = 0; k0 < g->k; k0 += kcb) {
+      int64_t kc = MIN (kcb, g->k - k0);
+      gboolean last = k0 + kc >= g->k;
+      const float *abase = g->a_packed + k0 * mp;
+
+      args.load_c = k0 > 0;
+      args.rb = NULL;
+      args.cb = NULL;
+      args.act = last && !post_act ? g->act : NNP_ACT_NONE;
+      args.act_alpha = g->act_alpha;
+      args.act_beta = g->act_beta;
+      for (int64_t j = 0; j < ctx->cols; j += NR) {
+        int64_t nr = MIN (NR, ctx->cols - j);
+        for (int64_t i = 0; i < g->m; i += MR) {
+          int64_t mr = MIN (MR, g->m - i);
+          float *cp = crow + i * g->ldc + j;
+          if (last && bk == BIAS_ROWS) {
+            for (int64_t q = 0; q < MR; q++)
+              rb[q] = q < mr ? g->beta * g->bias[(i + q) * g->bias_rs] : 0.f;
+            args.rb = rb;
+          }
+          if (mr == MR && nr == NR) {
+            uki (kc, abase + i * kc, brow + j, ctx->koff + k0, cp, g->ldc, &args);
+          } else {
+            if (args.load_c)
+              for (int64_t q = 0; q < mr; q++)
+                memcpy (tmp + q * NR, cp + q * g->ldc, nr * sizeof (float));
+            uki (kc, abase + i * kc, brow + j, ctx->koff + k0, tmp, NR, &args);
+            for (int64_t q = 0; q < mr; q++)
+              memcpy (cp + q * g->ldc, tmp + q * NR, nr * sizeof (float));
+          }
+          if (last && post_act)
+            for (int64_t q = 0; q < mr; q++)
+              nnp_cpu_apply_activation (cp + q * g->ldc, nr, g->act, g->act_alpha, g->act_beta);
+        }
+      }
+    }
+  }
+}
+
+void
+nnp_sgemm_run_indirect (const NnpSgemm *g, const float *b, const int32_t *koff,
+                        int64_t b_row_stride, int64_t rows, int64_t cols, NnpThreadPool *pool)
+{
+  IndCtx ctx = { g, b, koff, b_row_stride, rows, cols };
+
+  g_return_if_fail (g != NULL && g->a_packed != NULL && g->k > 0);
+  g_return_if_fail (bias_kind (g) == BIAS_NONE || bias_kind (g) == BIAS_ROWS);
+  if (g->m <= 0 || rows <= 0 || cols <= 0)
+    return;
+  nnp_parallel_for (pool, rows, 1, run_indirect_rows, &ctx);
+}

@@ -1,0 +1,520 @@
+/* CPU kernel: Resize.
+ *
+ * `prepare` turns NnpResizeParams into per-axis tables (source index per
+ * output coordinate for nearest; taps of indices and weights for linear and
+ * cubic), so that `run` only gathers:
+ *   - nearest: one pass over the output rows; a row whose source row is the
+ *     previous output row's is a memcpy of it, and a last axis upsampled by
+ *     an integer factor is written as repeated runs (the detector's x2
+ *     nearest upsampling);
+ *   - linear / cubic: separable, one pass per resized axis (last axis first),
+ *     through two scratch buffers; the result equals the n-linear / n-cubic
+ *     interpolation of the ONNX reference. */
+#include "backends/cpu/cpu.h"
+#include "ops/nn-params.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef enum {
+  LAST_GENERIC,
+  LAST_IDENTITY,
+  LAST_REPEAT,          /* idx[x] = x / factor, out = in * factor */
+} LastKind;
+
+typedef struct {
+  int taps;                         /* 0: nearest, 2: linear, 4: cubic */
+  gboolean has_extrapolation;
+  /* nearest: out[k] source indices per axis (-1: extrapolation_value);
+   * linear / cubic: out[k] * taps indices and weights per axis, and
+   * outside[k][x] when x maps outside the crop (tf_crop_and_resize). */
+  int64_t *idx[NNP_MAX_RANK];
+  float *w[NNP_MAX_RANK];
+  guint8 *outside[NNP_MAX_RANK];
+  gboolean pass[NNP_MAX_RANK];      /* linear / cubic: axis needs a pass */
+  LastKind last_kind;
+  int64_t repeat;
+} ResizeState;
+
+/* Input coordinate of output coordinate x on axis k; *outside for a
+ * tf_crop_and_resize coordinate outside the input. */
+static double
+map_coord (const NnpResizeParams *p, int k, int64_t x, gboolean *outside)
+{
+  double scale = p->scale[k], in = (double) p->in[k];
+  double len = scale * in;          /* output length as the reference sees it */
+  double xf = (double) x, r;
+
+  *outside = FALSE;
+  switch (p->coord) {
+    case NNP_RESIZE_HALF_PIXEL:
+      return (xf + 0.5) / scale - 0.5;
+    case NNP_RESIZE_HALF_PIXEL_SYMMETRIC: {
+      double adjustment = (double) p->out[k] / len;
+      double offset = in / 2.0 * (1.0 - adjustment);
+      return offset + (xf + 0.5) / scale - 0.5;
+    }
+    case NNP_RESIZE_PYTORCH_HALF_PIXEL:
+      return p->out[k] > 1 ? (xf + 0.5) / scale - 0.5 : -0.5;
+    case NNP_RESIZE_ALIGN_CORNERS:
+      return len == 1.0 ? 0.0 : xf * (in - 1.0) / (len - 1.0);
+    case NNP_RESIZE_ASYMMETRIC:
+      return xf / scale;
+    case NNP_RESIZE_TF_HALF_PIXEL_FOR_NN:
+      return (xf + 0.5) / scale;
+    case NNP_RESIZE_TF_CROP_AND_RESIZE: {
+      double extent = p->roi_end[k] - p->roi_start[k];
+      if (len == 1.0)
+        r = extent * (in - 1.0) / 2.0;
+      else
+        r = xf * extent * (in - 1.0) / (len - 1.0);
+      r += p->roi_start[k] * (in - 1.0);
+      *outside = r < 0.0 || r > in - 1.0;
+      return r;
+    }
+  }
+  return xf;
+}
+
+static int64_t
+nearest_index (const NnpResizeParams *p, int k, double xo)
+{
+  double fl = floor (xo), ratio = xo - fl;
+  int64_t i;
+
+  if (ratio == 0.0) {
+    i = (int64_t) fl;
+  } else {
+    switch (p->nearest) {
+      case NNP_RESIZE_ROUND_PREFER_FLOOR:
+        i = (int64_t) fl + (ratio > 0.5);
+        break;
+      case NNP_RESIZE_ROUND_PREFER_CEIL:
+        i = (int64_t) fl + (ratio >= 0.5);
+        break;
+      case NNP_RESIZE_FLOOR:
+        i = (int64_t) fl;
+        break;
+      case NNP_RESIZE_CEIL:
+      default:
+        i = (int64_t) fl + 1;
+        break;
+    }
+  }
+  return CLAMP (i, 0, p->in[k] - 1);
+}
+
+/* Taps of output coordinate x on axis k (indices clamped into the input). */
+static void
+interp_taps (const NnpResizeParams *p, int k, double xo, int taps, int64_t *idx, float *w)
+{
+  double fl = floor (xo), t = xo - fl, c[4];
+  int64_t base = (int64_t) fl;
+  double sum = 0.0;
+
+  if (t == 0.0) {                   /* prefer the pixel on the left: t in (0, 1] */
+    base--;
+    t = 1.0;
+  }
+  if (taps == 2) {
+    c[0] = 1.0 - t;
+    c[1] = t;
+  } else {
+    double a = p->cubic_a, u = 1.0 - t;
+    c[0] = ((a * (t + 1) - 5 * a) * (t + 1) + 8 * a) * (t + 1) - 4 * a;
+    c[1] = ((a + 2) * t - (a + 3)) * t * t + 1;
+    c[2] = ((a + 2) * u - (a + 3)) * u * u + 1;
+    c[3] = ((a * (u + 1) - 5 * a) * (u + 1) + 8 * a) * (u + 1) - 4 * a;
+    base--;
+  }
+  for (int i = 0; i < taps; i++) {
+    int64_t j = base + i;
+    if (p->exclude_outside && (j < 0 || j >= p->in[k]))
+      c[i] = 0.0;
+    sum += c[i];
+  }
+  for (int i = 0; i < taps; i++) {
+    int64_t j = base + i;
+    idx[i] = CLAMP (j, 0, p->in[k] - 1);
+    w[i] = (float) (p->exclude_outside && sum != 0.0 ? c[i] / sum : c[i]);
+  }
+}
+
+static void
+resize_free_state (gpointer data)
+{
+  ResizeState *s = data;
+
+  if (s == NULL)
+    return;
+  for (int k = 0; k < NNP_MAX_RANK; k++) {
+    g_free (s->idx[k]);
+    g_free (s->w[k]);
+    g_free (s->outside[k]);
+  }
+  g_free (s);
+}
+
+static gpointer
+resize_prepare (const NnpGraph *graph, const NnpNode *node, GError **error)
+{
+  const NnpResizeParams *p = node->params;
+  ResizeState *s = g_new0 (ResizeState, 1);
+  int r = p->rank;
+
+  s->taps = p->mode == NNP_RESIZE_NEAREST ? 0 : p->mode == NNP_RESIZE_LINEAR ? 2 : 4;
+  for (int k = 0; k < r; k++) {
+    int64_t n = p->out[k];
+    int T = MAX (s->taps, 1);
+    gboolean identity = p->out[k] == p->in[k];
+    s->idx[k] = g_new0 (int64_t, MAX (n * T, 1));
+    s->outside[k] = g_new0 (guint8, MAX (n, 1));
+    if (s->taps)
+      s->w[k] = g_new0 (float, MAX (n * T, 1));
+    for (int64_t x = 0; x < n; x++) {
+      gboolean outside;
+      double xo = map_coord (p, k, x, &outside);
+      s->outside[k][x] = outside;
+      if (outside) {
+        s->has_extrapolation = TRUE;
+        identity = FALSE;
+      }
+      if (s->taps == 0) {
+        s->idx[k][x] = outside ? -1 : nearest_index (p, k, xo);
+        if (s->idx[k][x] != x)
+          identity = FALSE;
+      } else {
+        interp_taps (p, k, xo, s->taps, s->idx[k] + x * T, s->w[k] + x * T);
+        for (int t = 0; t < T; t++) {
+          float want = s->idx[k][x * T + t] == x ? 1.f : 0.f;
+          /* clamped duplicates of x may share its weight */
+          if (s->w[k][x * T + t] != want && s->idx[k][x * T + t] != x)
+            identity = FALSE;
+        }
+        if (identity) {
+          float sum = 0.f;
+          for (int t = 0; t < T; t++)
+            if (s->idx[k][x * T + t] == x)
+              sum += s->w[k][x * T + t];
+          if (sum != 1.f)
+            identity = FALSE;
+        }
+      }
+    }
+    s->pass[k] = !identity;
+  }
+  if (s->taps == 0 && r > 0) {
+    const int64_t *idx = s->idx[r - 1];
+    int64_t in = p->in[r - 1], out = p->out[r - 1];
+    s->last_kind = LAST_GENERIC;
+    if (!s->pass[r - 1]) {
+      s->last_kind = LAST_IDENTITY;
+    } else if (in > 0 && out % in == 0 && out > in) {
+      int64_t f = out / in;
+      gboolean ok = TRUE;
+      for (int64_t x = 0; x < out && ok; x++)
+        ok = idx[x] == x / f;
+      if (ok) {
+        s->last_kind = LAST_REPEAT;
+        s->repeat = f;
+      }
+    }
+  }
+  return s;
+}
+
+/* ---------------------------------------------------------------- nearest */
+
+typedef struct {
+  const NnpResizeParams *p;
+  const ResizeState *s;
+  const guint8 *x;
+  guint8 *y;
+  int64_t esize;
+  int64_t in_strides[NNP_MAX_RANK];   /* elements */
+  int64_t rows;                       /* product of out[0 .. rank-1) */
+} NearestJob;
+
+#define GATHER_ROW(T)                                                                      \
+  do {                                                                                     \
+    const T *src_ = (const T *) src;                                                       \
+    T *dst_ = (T *) dst;                                                                   \
+    if (s->last_kind == LAST_REPEAT && s->repeat == 2) {                                   \
+      for (int64_t i = 0; i < in_w; i++) {                                                 \
+        dst_[2 * i] = src_[i];                                                             \
+        dst_[2 * i + 1] = src_[i];                                                         \
+      }                                                                                    \
+    } else if (s->last_kind == LAST_REPEAT) {                                              \
+      for (int64_t i = 0; i < in_w; i++)                                                   \
+        for (int64_t f = 0; f < s->repeat; f++)                                            \
+          dst_[i * s->repeat + f] = src_[i];                                               \
+    } else if (s->has_extrapolation) {                                                     \
+      T ev_;                                                                               \
+      memcpy (&ev_, ext, sizeof (T));                                                      \
+      for (int64_t i = 0; i < out_w; i++)                                                  \
+        dst_[i] = lidx[i] < 0 ? ev_ : src_[lidx[i]];                                       \
+    } else {                                                                               \
+      for (int64_t i = 0; i < out_w; i++)                                                  \
+        dst_[i] = src_[lidx[i]];                                                           \
+    }                                                                                      \
+  } while (0)
+
+static void
+fill_bytes (guint8 *dst, const guint8 *value, int64_t esize, int64_t n)
+{
+  for (int64_t i = 0; i < n; i++)
+    memcpy (dst + i * esize, value, esize);
+}
+
+static void
+nearest_worker (gpointer data, gsize begin, gsize end, int thread)
+{
+  const NearestJob *job = data;
+  const NnpResizeParams *p = job->p;
+  const ResizeState *s = job->s;
+  const int r = p->rank;
+  const int64_t es = job->esize, out_w = p->out[r - 1], in_w = p->in[r - 1];
+  const int64_t *lidx = s->idx[r - 1];
+  int64_t pos[NNP_MAX_RANK] = { 0 }, rem = (int64_t) begin, prev_off = -2;
+  guint8 ext[8];
+
+  if (p->dtype == NNP_DTYPE_FLOAT32) {
+    memcpy (ext, &p->extrapolation_value, 4);
+  } else {
+    memset (ext, 0, sizeof (ext));
+  }
+  for (int k = r - 2; k >= 0; k--) {
+    pos[k] = rem % p->out[k];
+    rem /= p->out[k];
+  }
+  for (gsize row = begin; row < end; row++) {
+    guint8 *dst = job->y + (int64_t) row * out_w * es;
+    int64_t off = 0;
+    for (int k = 0; k < r - 1; k++) {
+      int64_t i = s->idx[k][pos[k]];
+      if (i < 0) {
+        off = -1;
+        break;
+      }
+      off += i * job->in_strides[k];
+    }
+    if (off < 0) {
+      fill_bytes (dst, ext, es, out_w);
+    } else if (off == prev_off) {
+      memcpy (dst, dst - out_w * es, out_w * es);
+    } else {
+      const guint8 *src = job->x + off * es;
+      if (s->last_kind == LAST_IDENTITY) {
+        memcpy (dst, src, out_w * es);
+      } else {
+        switch (es) {
+          case 1: GATHER_ROW (guint8); break;
+          case 2: GATHER_ROW (guint16); break;
+          case 4: GATHER_ROW (guint32); break;
+          default: GATHER_ROW (guint64); break;
+        }
+      }
+    }
+    prev_off = off;
+    for (int k = r - 2; k >= 0; k--) {
+      if (++pos[k] < p->out[k])
+        break;
+      pos[k] = 0;
+    }
+  }
+}
+
+static void
+resize_nearest (const NnpCpuCall *call, const NnpResizeParams *p, const ResizeState *s)
+{
+  NearestJob job = { p, s, call->inputs[0]->data, call->outputs[0]->data };
+  int64_t st = 1;
+
+  job.esize = (int64_t) nnp_dtype_size (p->dtype);
+  for (int k = p->rank - 1; k >= 0; k--) {
+    job.in_strides[k] = st;
+    st *= p->in[k];
+  }
+  job.rows = 1;
+  for (int k = 0; k < p->rank - 1; k++)
+    job.rows *= p->out[k];
+  if (nnp_tensor_numel (call->outputs[0]) == 0)
+    return;
+  nnp_parallel_for (call->pool, job.rows, MAX (1, 8192 / MAX (p->out[p->rank - 1], 1)),
+                    nearest_worker, &job);
+}
+
+/* ----------------------------------------------------------- linear, cubic */
+
+typedef struct {
+  const NnpResizeParams *p;
+  const ResizeState *s;
+  int k;                            /* axis of this pass */
+  int taps;
+  const float *src;
+  float *dst;
+  int64_t outer, d_in, d_out, inner;
+} PassJob;
+
+static void
+pass_worker (gpointer data, gsize begin, gsize end, int thread)
+{
+  const PassJob *job = data;
+  const int T = job->taps;
+  const int64_t *idx = job->s->idx[job->k];
+  const float *w = job->s->w[job->k];
+  const guint8 *outside = job->s->outside[job->k];
+  const gboolean extrap = job->s->has_extrapolation;
+  const float ev = job->p->extrapolation_value;
+  const int64_t inner = job->inner;
+
+  if (inner == 1) {
+    /* items are outer rows */
+    for (gsize o = begin; o < end; o++) {
+      const float *src = job->src + (int64_t) o * job->d_in;
+      float *dst = job->dst + (int64_t) o * job->d_out;
+      for (int64_t x = 0; x < job->d_out; x++) {
+        const int64_t *ix = idx + x * T;
+        const float *wx = w + x * T;
+        float v = 0.f;
+        for (int t = 0; t < T; t++)
+          v += wx[t] * src[ix[t]];
+        dst[x] = extrap && outside[x] ? ev : v;
+      }
+    }
+    return;
+  }
+  /* items are (outer, x) pairs: one inner row each */
+  for (gsize item = begin; item < end; item++) {
+    int64_t o = (int64_t) item / job->d_out, x = (int64_t) item % job->d_out;
+    const float *src = job->src + o * job->d_in * inner;
+    float *dst = job->dst + (o * job->d_out + x) * inner;
+    const int64_t *ix = idx + x * T;
+    const float *wx = w + x * T;
+    if (extrap && outside[x]) {
+      for (int64_t j = 0; j < inner; j++)
+        dst[j] = ev;
+    } else if (T == 2) {
+      const float *a = src + ix[0] * inner, *b = src + ix[1] * inner;
+      const float wa = wx[0], wb = wx[1];
+      for (int64_t j = 0; j < inner; j++)
+        dst[j] = wa * a[j] + wb * b[j];
+    } else {
+      const float *a = src + ix[0] * inner, *b = src + ix[1] * inner;
+      const float *c = src + ix[2] * inner, *d = src + ix[3] * inner;
+      const float wa = wx[0], wb = wx[1], wc = wx[2], wd = wx[3];
+      for (int64_t j = 0; j < inner; j++)
+        dst[j] = wa * a[j] + wb * b[j] + wc * c[j] + wd * d[j];
+    }
+  }
+}
+
+/* Which axes need a pass, computed from params alone (for `workspace`). */
+static int
+interp_pass_axes (const NnpResizeParams *p, int *axes)
+{
+  ResizeState *s = resize_prepare (NULL, &(NnpNode) { .params = (gpointer) p }, NULL);
+  int n = 0;
+
+  for (int k = p->rank - 1; k >= 0; k--)
+    if (s->pass[k])
+      axes[n++] = k;
+  resize_free_state (s);
+  return n;
+}
+
+/* Element counts of the intermediate tensors of each pass. */
+static int64_t
+interp_scratch_elems (const NnpResizeParams *p, const int *axes, int n_axes)
+{
+  int64_t cur[NNP_MAX_RANK], most = 0;
+
+  memcpy (cur, p->in, sizeof (cur));
+  for (int i = 0; i + 1 < n_axes; i++) {
+    int64_t numel = 1;
+    cur[axes[i]] = p->out[axes[i]];
+    for (int k = 0; k < p->rank; k++)
+      numel *= cur[k];
+    most = MAX (most, numel);
+  }
+  return most;
+}
+
+static gsize
+resize_workspace (const NnpGraph *graph, const NnpNode *node)
+{
+  const NnpResizeParams *p = node->params;
+  int axes[NNP_MAX_RANK], n;
+
+  if (p->mode == NNP_RESIZE_NEAREST)
+    return 0;
+  n = interp_pass_axes (p, axes);
+  /* two buffers, each rounded up to 64 bytes */
+  return 2 * ((interp_scratch_elems (p, axes, n) * sizeof (float) + 63) & ~(gsize) 63);
+}
+
+static void
+resize_interp (const NnpCpuCall *call, const NnpResizeParams *p, const ResizeState *s)
+{
+  int axes[NNP_MAX_RANK], n = 0;
+  int64_t cur[NNP_MAX_RANK], half;
+  const float *src = call->inputs[0]->data;
+  float *bufs[2];
+
+  for (int k = p->rank - 1; k >= 0; k--)
+    if (s->pass[k])
+      axes[n++] = k;
+  if (n == 0) {
+    memcpy (call->outputs[0]->data, src, call->outputs[0]->nbytes);
+    return;
+  }
+  if (nnp_tensor_numel (call->outputs[0]) == 0)
+    return;
+  half = (interp_scratch_elems (p, axes, n) * sizeof (float) + 63) & ~(gsize) 63;
+  bufs[0] = call->scratch;
+  bufs[1] = (float *) ((guint8 *) call->scratch + half);
+  memcpy (cur, p->in, sizeof (cur));
+  for (int i = 0; i < n; i++) {
+    int k = axes[i];
+    PassJob job = { p, s, k, s->taps, src, i + 1 == n ? call->outputs[0]->data : bufs[i % 2] };
+    gsize items;
+    job.outer = 1;
+    job.inner = 1;
+    for (int j = 0; j < k; j++)
+      job.outer *= cur[j];
+    for (int j = k + 1; j < p->rank; j++)
+      job.inner *= cur[j];
+    job.d_in = cur[k];
+    job.d_out = p->out[k];
+    items = job.inner == 1 ? job.outer : job.outer * job.d_out;
+    nnp_parallel_for (call->pool, items,
+                      MAX (1, 8192 / MAX (job.inner == 1 ? job.d_out : job.inner, 1)),
+                      pass_worker, &job);
+    cur[k] = p->out[k];
+    src = job.dst;
+  }
+}
+
+static gboolean
+resize_run (const NnpCpuCall *call, GError **error)
+{
+  const NnpResizeParams *p = call->node->params;
+  const ResizeState *s = call->state;
+
+  if (s == NULL) {
+    nnp_node_set_error (error, NNP_ERROR_FAILED, call->node, "kernel state was not prepared");
+    return FALSE;
+  }
+  if (p->mode == NNP_RESIZE_NEAREST)
+    resize_nearest (call, p, s);
+  else
+    resize_interp (call, p, s);
+  return TRUE;
+}
+
+const NnpCpuKernel nnp_cpu_resize = {
+  .run = resize_run,
+  .workspace = resize_workspace,
+  .prepare = resize_prepare,
+  .free_state = resize_free_state,
+};

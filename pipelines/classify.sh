@@ -1,0 +1,53 @@
+#!/bin/sh
+# Text direction classification (PaddleOCR's ch_ppocr_mobile_v2.0_cls).
+#
+#   pipelines/classify.sh [TEXT] [ANGLE] [OUTPUT.png]
+#
+# Renders TEXT (default "Hello World 123") on a 320x48 frame (a text line), turns it by
+# ANGLE (0 or 180, default 0) with videoflip, runs the direction classifier
+# through nnpipe and prints the label ("0" or "180"), a tab and its score
+# on stdout; writes the annotated frame to OUTPUT (default classify.png).
+#
+# Environment: NNP_BUILD_DIR (default build), NNP_MODELS_DIR (default
+# .cache/models).
+#
+# The same as a gst-launch line:
+#   gst-launch-1.0 videotestsrc num-buffers=1 pattern=white ! video/x-raw,width=320,height=48 ! \
+#     textoverlay text="Hello World 123" font-desc="Sans 28" color=0xff000000 valignment=center ! \
+#     videoflip video-direction=180 ! videoconvert ! video/x-raw,format=RGB ! \
+#     nnconvert mean=0.5 std=0.5 channel-order=bgr width=192 height=48 \
+#       keep-frame=true ! \
+#     nnstage model=ch_ppocr_mobile_v2.0_cls_infer.onnx ! \
+#     nnclassdecode labels=0,180 location=- ! nnoverlay ! videoconvert ! \
+#     pngenc snapshot=true ! filesink location=classify.png
+set -eu
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${NNP_BUILD_DIR:-$root/build}
+models=${NNP_MODELS_DIR:-$root/.cache/models}
+text=${1:-Hello World 123}
+angle=${2:-0}
+out=${3:-classify.png}
+
+case $angle in
+  0) flip=identity ;;
+  180) flip=180 ;;
+  *) echo "classify.sh: ANGLE must be 0 or 180" >&2; exit 2 ;;
+esac
+[ -f "$models/ch_ppocr_mobile_v2.0_cls_infer.onnx" ] || {
+  echo "classify.sh: $models/ch_ppocr_mobile_v2.0_cls_infer.onnx missing: run tools/fetch-models.sh" >&2
+  exit 2
+}
+export GST_PLUGIN_PATH="$build/plugins${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}"
+markup=$(printf '%s' "$text" | sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g')
+
+exec gst-launch-1.0 -q \
+  videotestsrc num-buffers=1 pattern=white ! video/x-raw,width=320,height=48 ! \
+  textoverlay "text=$markup" font-desc="Sans 28" color=0xff000000 valignment=center \
+    draw-shadow=false draw-outline=false ! \
+  videoflip video-direction=$flip ! videoconvert ! video/x-raw,format=RGB ! \
+  nnconvert mean=0.5 std=0.5 channel-order=bgr width=192 height=48 \
+    keep-frame=true ! \
+  nnstage "model=$models/ch_ppocr_mobile_v2.0_cls_infer.onnx" ! \
+  nnclassdecode labels=0,180 location=- ! \
+  nnoverlay ! videoconvert ! pngenc snapshot=true ! filesink "location=$out"

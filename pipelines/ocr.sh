@@ -1,0 +1,67 @@
+#!/bin/sh
+# OCR on a rendered test video: the README's main job.
+#
+#   pipelines/ocr.sh [TEXT] [OUTPUT.png]
+#
+# Renders TEXT (default "Hello World 123") onto a test video frame with
+# videotestsrc + textoverlay, runs PaddleOCR's PP-OCRv4 detector and
+# recogniser through nnpipe (detect -> crop -> recognise), prints one line
+# per text box on stdout -- the text, a tab, the score, a tab, the box
+# corners "x0,y0 x1,y1 x2,y2 x3,y3" in frame pixels -- and writes the
+# annotated frame to OUTPUT.png (default ocr.png).
+#
+# Environment: NNP_BUILD_DIR (build tree holding plugins/, default build),
+# NNP_MODELS_DIR (default .cache/models, filled by tools/fetch-models.sh),
+# NNP_OCR_WIDTH / NNP_OCR_HEIGHT (frame size, 640x480), NNP_OCR_FONT
+# (Pango font, "Sans 36"), NNP_OCR_PATTERN (videotestsrc pattern, white),
+# NNP_OCR_COLOR (text colour 0xAARRGGBB, 0xff000000), NNP_OCR_FRAMES (1).
+#
+# The same as a gst-launch line:
+#   gst-launch-1.0 videotestsrc num-buffers=1 pattern=white ! \
+#     video/x-raw,width=640,height=480 ! \
+#     textoverlay text="Hello World 123" font-desc="Sans 36" color=0xff000000 \
+#       draw-shadow=false draw-outline=false ! videoconvert ! video/x-raw,format=RGB ! \
+#     nnconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225 channel-order=bgr \
+#       keep-aspect-ratio=true multiple-of=32 keep-frame=true ! \
+#     nnstage model=ch_PP-OCRv4_det_infer.onnx ! nndbdecode ! nncrop channel-order=bgr ! \
+#     nnstage model=ch_PP-OCRv4_rec_infer.onnx ! \
+#     nnctcdecode keys=ppocr_keys_v1.txt location=- ! nnoverlay ! videoconvert ! \
+#     pngenc snapshot=true ! filesink location=ocr.png
+set -eu
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${NNP_BUILD_DIR:-$root/build}
+models=${NNP_MODELS_DIR:-$root/.cache/models}
+text=${1:-Hello World 123}
+out=${2:-ocr.png}
+
+for f in ch_PP-OCRv4_det_infer.onnx ch_PP-OCRv4_rec_infer.onnx ppocr_keys_v1.txt; do
+  if [ ! -f "$models/$f" ]; then
+    echo "ocr.sh: $models/$f is missing: run tools/fetch-models.sh" >&2
+    exit 2
+  fi
+done
+if [ ! -d "$build/plugins" ]; then
+  echo "ocr.sh: no plugin build in $build (set NNP_BUILD_DIR)" >&2
+  exit 2
+fi
+export GST_PLUGIN_PATH="$build/plugins${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}"
+
+# textoverlay reads Pango markup: escape it
+markup=$(printf '%s' "$text" | sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g')
+
+exec gst-launch-1.0 -q \
+  videotestsrc num-buffers="${NNP_OCR_FRAMES:-1}" pattern="${NNP_OCR_PATTERN:-white}" ! \
+  video/x-raw,width="${NNP_OCR_WIDTH:-640}",height="${NNP_OCR_HEIGHT:-480}" ! \
+  textoverlay "text=$markup" "font-desc=${NNP_OCR_FONT:-Sans 36}" \
+    color="${NNP_OCR_COLOR:-0xff000000}" draw-shadow=false draw-outline=false \
+    valignment=center halignment=center ! \
+  videoconvert ! video/x-raw,format=RGB ! \
+  nnconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225 channel-order=bgr \
+    keep-aspect-ratio=true multiple-of=32 keep-frame=true ! \
+  nnstage "model=$models/ch_PP-OCRv4_det_infer.onnx" ! \
+  nndbdecode ! \
+  nncrop channel-order=bgr ! \
+  nnstage "model=$models/ch_PP-OCRv4_rec_infer.onnx" ! \
+  nnctcdecode "keys=$models/ppocr_keys_v1.txt" location=- ! \
+  nnoverlay ! videoconvert ! pngenc snapshot=true ! filesink "location=$out"

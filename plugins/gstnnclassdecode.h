@@ -1,0 +1,15 @@
+/* GStreamer nnpipe plugin: nnclassdecode, classifier scores -> top-k labels
+ * on the original frame. */
+#pragma once
+
+#include <gst/gst.h>
+
+G_BEGIN_DECLS
+
+#define GST_TYPE_NN_CLASS_DECODE (gst_nn_class_decode_get_type ())
+G_DECLARE_FINAL_TYPE (GstNnClassDecode, gst_nn_class_decode, GST,
+    NN_CLASS_DECODE, GstElement)
+
+GST_ELEMENT_REGISTER_DECLARE (nnclassdecode);
+
+G_END_DECLS

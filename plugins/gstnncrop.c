@@ -1,0 +1,652 @@
+/* GStreamer nnpipe plugin: nncrop
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2.1 of the License, or (at your option) any later version.
+ */
+
+/**
+ * SECTION:element-nncrop
+ * @title: nncrop
+ * @short_description: cut text regions out of frames as recogniser tensors
+ *
+ * nncrop takes video frames carrying #GstVideoRegionOfInterestMeta (from
+ * nndbdecode) and pushes one float32 tensor of 1x3x#GstNnCrop:height x
+ * #GstNnCrop:width per region, in the regions' id order: the region's
+ * rotated box is straightened (sampled along its own axes, bilinear, with
+ * area averaging when shrinking), turned by 90 degrees when it is at least
+ * 1.5 times taller than wide, resized to the tensor height keeping its
+ * aspect ratio (squeezed when wider than the tensor) and padded on the
+ * right with zeros.  Each sample becomes (x / 255 - mean) / std.  This is
+ * PaddleOCR's recogniser input (BGR channel order, mean = std = 0.5).
+ *
+ * Every tensor carries a #GstNnFrameMeta with the frame, the region's index
+ * and id and the number of regions, so nnctcdecode can put the results
+ * back and push the frame once all its regions are read.  A frame without
+ * regions still gives one (blank) tensor whose meta says so: frames never
+ * get lost on the way.
+ *
+ * ## Example launch lines
+ * |[
+ * ... ! nndbdecode ! nncrop channel-order=bgr ! \
+ *     nnstage model=ch_PP-OCRv4_rec_infer.onnx ! \
+ *     nnctcdecode keys=ppocr_keys_v1.txt ! nnoverlay ! videoconvert ! autovideosink
+ * ]| reads the text in the boxes found by nndbdecode (see pipelines/ocr.sh).
+ */
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstnncrop.h"
+#include "gstnnconvert.h"
+#include "gstnnframemeta.h"
+#include "gstnnresults.h"
+#include "gstnntensorcaps.h"
+
+#include <gst/video/video.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+GST_DEBUG_CATEGORY_STATIC (gst_nn_crop_debug);
+#define GST_CAT_DEFAULT gst_nn_crop_debug
+
+#define DEFAULT_WIDTH 320
+#define DEFAULT_HEIGHT 48
+#define DEFAULT_MEAN "0.5"
+#define DEFAULT_STD "0.5"
+#define DEFAULT_CHANNEL_ORDER GST_NN_CONVERT_CHANNEL_ORDER_RGB
+#define DEFAULT_ROTATE_TALL TRUE
+#define DEFAULT_ROI_TYPE "text"
+
+enum
+{
+  PROP_0,
+  PROP_WIDTH,
+  PROP_HEIGHT,
+  PROP_MEAN,
+  PROP_STD,
+  PROP_CHANNEL_ORDER,
+  PROP_ROTATE_TALL,
+  PROP_ROI_TYPE,
+};
+
+#define VIDEO_FORMATS \
+  "{ RGB, BGR, RGBA, BGRA, RGBx, BGRx, xRGB, xBGR, ARGB, ABGR, GRAY8 }"
+
+static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
+    GST_PAD_SINK, GST_PAD_ALWAYS,
+    GST_STATIC_CAPS (GST_VIDEO_CAPS_MAKE (VIDEO_FORMATS)));
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
+    GST_PAD_SRC, GST_PAD_ALWAYS,
+    GST_STATIC_CAPS ("other/tensors, format = (string) static, "
+        "num_tensors = (int) 1, types = (string) float32, "
+        "framerate = (fraction) [ 0/1, MAX ]"));
+
+typedef struct
+{
+  gint width, height;
+  gdouble mean[3], std[3];
+  gchar *mean_str, *std_str;
+  GstNnConvertChannelOrder order;
+  gboolean rotate_tall;
+  gchar *roi_type;
+} GstNnCropSettings;
+
+struct _GstNnCrop
+{
+  GstElement parent;
+
+  GstPad *sinkpad, *srcpad;
+
+  GstNnCropSettings settings;   /* object lock */
+
+  /* streaming state, fixed at caps time */
+  gboolean have_info;
+  GstVideoInfo vinfo;
+  gint width, height;
+  gfloat mul[3], add[3];        /* output channel c = v * mul + add */
+  gint src_chan[3];             /* output channel c reads colour component */
+  gboolean rotate_tall;
+  gchar *roi_type;
+};
+
+G_DEFINE_TYPE (GstNnCrop, gst_nn_crop, GST_TYPE_ELEMENT);
+GST_ELEMENT_REGISTER_DEFINE (nncrop, "nncrop", GST_RANK_NONE, GST_TYPE_NN_CROP);
+
+/* "0.5" or "0.485,0.456,0.406" -> 3 values; FALSE if malformed */
+static gboolean
+parse_values (const gchar * str, gdouble * out, gboolean positive)
+{
+  gchar **parts = g_strsplit (str ? str : "", ",", -1);
+  guint n = g_strv_length (parts);
+  gboolean ok = n == 1 || n == 3;
+  gdouble v[3] = { 0, 0, 0 };
+
+  for (guint i = 0; ok && i < n; i++) {
+    gchar *end;
+
+    v[i] = g_ascii_strtod (g_strstrip (parts[i]), &end);
+    ok = end != parts[i] && *end == '\0' && (!positive || v[i] > 0);
+  }
+  g_strfreev (parts);
+  if (!ok)
+    return FALSE;
+  for (gint i = 0; i < 3; i++)
+    out[i] = n == 1 ? v[0] : v[i];
+  return TRUE;
+}
+
+static gboolean
+gst_nn_crop_set_caps (GstNnCrop * self, GstCaps * caps)
+{
+  GstNnTensorsInfo tinfo;
+  GstVideoInfo vinfo;
+  GstCaps *out;
+  gboolean ret;
+
+  if (!gst_video_info_from_caps (&vinfo, caps)) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
+        ("invalid video caps %" GST_PTR_FORMAT, caps));
+    return FALSE;
+  }
+
+  GST_OBJECT_LOCK (self);
+  self->width = self->settings.width;
+  self->height = self->settings.height;
+  g_free (self->roi_type);
+  self->roi_type = g_strdup (self->settings.roi_type);
+  self->rotate_tall = self->settings.rotate_tall;
+  for (gint c = 0; c < 3; c++) {
+    self->mul[c] = (gfloat) (1.0 / (255.0 * self->settings.std[c]));
+    self->add[c] = (gfloat) (-self->settings.mean[c] / self->settings.std[c]);
+  }
+  if (GST_VIDEO_INFO_IS_GRAY (&vinfo)) {
+    self->src_chan[0] = self->src_chan[1] = self->src_chan[2] = 0;
+  } else if (self->settings.order == GST_NN_CONVERT_CHANNEL_ORDER_BGR) {
+    self->src_chan[0] = GST_VIDEO_COMP_B;
+    self->src_chan[1] = GST_VIDEO_COMP_G;
+    self->src_chan[2] = GST_VIDEO_COMP_R;
+  } else {
+    self->src_chan[0] = GST_VIDEO_COMP_R;
+    self->src_chan[1] = GST_VIDEO_COMP_G;
+    self->src_chan[2] = GST_VIDEO_COMP_B;
+  }
+  GST_OBJECT_UNLOCK (self);
+
+  self->vinfo = vinfo;
+  self->have_info = TRUE;
+
+  gst_nn_tensors_info_init (&tinfo);
+  tinfo.n_tensors = 1;
+  tinfo.tensors[0].dtype = NNP_DTYPE_FLOAT32;
+  tinfo.tensors[0].shape.rank = 4;
+  tinfo.tensors[0].shape.dims[0] = 1;
+  tinfo.tensors[0].shape.dims[1] = 3;
+  tinfo.tensors[0].shape.dims[2] = self->height;
+  tinfo.tensors[0].shape.dims[3] = self->width;
+  tinfo.fps_n = 0;
+  tinfo.fps_d = 1;
+  out = gst_nn_tensors_info_to_caps (&tinfo);
+  GST_DEBUG_OBJECT (self, "output caps %" GST_PTR_FORMAT, out);
+  ret = gst_pad_push_event (self->srcpad, gst_event_new_caps (out));
+  gst_caps_unref (out);
+  return ret;
+}
+
+static gboolean
+gst_nn_crop_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
+{
+  GstNnCrop *self = GST_NN_CROP (parent);
+
+  if (GST_EVENT_TYPE (event) == GST_EVENT_CAPS) {
+    GstCaps *caps;
+    gboolean ret;
+
+    gst_event_parse_caps (event, &caps);
+    ret = gst_nn_crop_set_caps (self, caps);
+    gst_event_unref (event);
+    return ret;
+  }
+  return gst_pad_event_default (pad, parent, event);
+}
+
+/* Packed 8-bit frame access. */
+typedef struct
+{
+  const guint8 *data;
+  gint stride, pstride, width, height;
+  gint off[3];                  /* byte offset of output channel c */
+} Image;
+
+static inline gfloat
+image_sample (const Image * img, gint c, gfloat x, gfloat y)
+{
+  /* bilinear on pixel centres, edges replicated */
+  gfloat fx = x - 0.5f, fy = y - 0.5f;
+  gint x0 = (gint) floorf (fx), y0 = (gint) floorf (fy);
+  gfloat ax = fx - x0, ay = fy - y0;
+  gint x1 = CLAMP (x0 + 1, 0, img->width - 1);
+  gint y1 = CLAMP (y0 + 1, 0, img->height - 1);
+  const guint8 *r0, *r1;
+  gfloat top, bot;
+
+  x0 = CLAMP (x0, 0, img->width - 1);
+  y0 = CLAMP (y0, 0, img->height - 1);
+  r0 = img->data + (gsize) y0 * img->stride + img->off[c];
+  r1 = img->data + (gsize) y1 * img->stride + img->off[c];
+  top = r0[x0 * img->pstride] + ax * (r0[x1 * img->pstride] -
+      r0[x0 * img->pstride]);
+  bot = r1[x0 * img->pstride] + ax * (r1[x1 * img->pstride] -
+      r1[x0 * img->pstride]);
+  return top + ay * (bot - top);
+}
+
+/* Straighten @quad (ordered tl, tr, br, bl) into a height x width planar
+ * 3-channel tensor @out. */
+static void
+crop_quad (GstNnCrop * self, const Image * img, const NnQuad * quad_in,
+    gfloat * out)
+{
+  NnQuad quad = *quad_in;
+  gdouble cw, chh, ex_x, ex_y, ey_x, ey_y;
+  gint W = self->width, H = self->height, rw, k;
+  gsize plane = (gsize) W * H;
+
+  nn_quad_size (&quad, &cw, &chh);
+  if (self->rotate_tall && cw > 0 && chh / cw >= 1.5) {
+    /* turn counter-clockwise: the right edge becomes the top */
+    NnQuad r = { {quad.p[1], quad.p[2], quad.p[3], quad.p[0]} };
+    gdouble t = cw;
+
+    quad = r;
+    cw = chh;
+    chh = t;
+  }
+  cw = MAX (cw, 1.0);
+  chh = MAX (chh, 1.0);
+  {
+    gdouble lx = hypot (quad.p[1].x - quad.p[0].x, quad.p[1].y - quad.p[0].y);
+    gdouble ly = hypot (quad.p[3].x - quad.p[0].x, quad.p[3].y - quad.p[0].y);
+
+    ex_x = lx > 0 ? (quad.p[1].x - quad.p[0].x) / lx : 1;
+    ex_y = lx > 0 ? (quad.p[1].y - quad.p[0].y) / lx : 0;
+    ey_x = ly > 0 ? (quad.p[3].x - quad.p[0].x) / ly : -ex_y;
+    ey_y = ly > 0 ? (quad.p[3].y - quad.p[0].y) / ly : ex_x;
+  }
+  rw = (gint) ceil (H * cw / chh);
+  rw = CLAMP (rw, 1, W);
+  /* area averaging: k x k samples per output pixel when shrinking */
+  k = (gint) ceil (MAX (chh / H, cw / rw));
+  k = CLAMP (k, 1, 4);
+
+  for (gint v = 0; v < H; v++) {
+    for (gint u = 0; u < W; u++) {
+      gsize o = (gsize) v * W + u;
+
+      if (u >= rw) {
+        out[o] = out[o + plane] = out[o + 2 * plane] = 0.0f;
+        continue;
+      }
+      for (gint c = 0; c < 3; c++) {
+        gfloat acc = 0;
+
+        for (gint j = 0; j < k; j++) {
+          gdouble t = (v + (j + 0.5) / k) * chh / H;
+
+          for (gint i = 0; i < k; i++) {
+            gdouble s = (u + (i + 0.5) / k) * cw / rw;
+            gfloat x = (gfloat) (quad.p[0].x + s * ex_x + t * ey_x);
+            gfloat y = (gfloat) (quad.p[0].y + s * ex_y + t * ey_y);
+
+            acc += image_sample (img, c, x, y);
+          }
+        }
+        out[o + c * plane] = acc / (k * k) * self->mul[c] + self->add[c];
+      }
+    }
+  }
+}
+
+static gint
+roi_id_cmp (gconstpointer a, gconstpointer b)
+{
+  const GstVideoRegionOfInterestMeta *p = *(GstVideoRegionOfInterestMeta **) a;
+  const GstVideoRegionOfInterestMeta *q = *(GstVideoRegionOfInterestMeta **) b;
+
+  return p->id < q->id ? -1 : p->id > q->id;
+}
+
+static GstBuffer *
+new_tensor_buffer (GstNnCrop * self, GstBuffer * frame, gfloat ** data,
+    GstMapInfo * map)
+{
+  gsize size = (gsize) 3 * self->width * self->height * sizeof (gfloat);
+  GstBuffer *buf = gst_buffer_new_allocate (NULL, size, NULL);
+
+  if (buf == NULL)
+    return NULL;
+  gst_buffer_map (buf, map, GST_MAP_WRITE);
+  *data = (gfloat *) map->data;
+  GST_BUFFER_PTS (buf) = GST_BUFFER_PTS (frame);
+  GST_BUFFER_DTS (buf) = GST_BUFFER_DTS (frame);
+  GST_BUFFER_DURATION (buf) = GST_BUFFER_DURATION (frame);
+  return buf;
+}
+
+static GstFlowReturn
+gst_nn_crop_chain (GstPad * pad, GstObject * parent, GstBuffer * frame)
+{
+  GstNnCrop *self = GST_NN_CROP (parent);
+  GstVideoFrame vframe;
+  GPtrArray *rois;
+  gpointer state = NULL;
+  GstMeta *m;
+  Image img;
+  GstFlowReturn ret = GST_FLOW_OK;
+
+  if (!self->have_info)
+    goto not_negotiated;
+
+  rois = g_ptr_array_new ();
+  while ((m = gst_buffer_iterate_meta_filtered (frame, &state,
+              GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {
+    GstVideoRegionOfInterestMeta *roi = (GstVideoRegionOfInterestMeta *) m;
+
+    if (self->roi_type == NULL || *self->roi_type == '\0' ||
+        roi->roi_type == g_quark_from_string (self->roi_type))
+      g_ptr_array_add (rois, roi);
+  }
+  g_ptr_array_sort (rois, roi_id_cmp);
+
+  if (rois->len == 0) {
+    /* a placeholder that keeps the frame flowing */
+    GstMapInfo map;
+    gfloat *data;
+    GstBuffer *buf = new_tensor_buffer (self, frame, &data, &map);
+    GstNnFrameMeta *fm;
+
+    g_ptr_array_unref (rois);
+    if (buf == NULL) {
+      gst_buffer_unref (frame);
+      goto alloc_failed;
+    }
+    memset (data, 0, map.size);
+    gst_buffer_unmap (buf, &map);
+    fm = gst_buffer_add_nn_frame_meta (buf, frame, &self->vinfo);
+    fm->n_rois = 0;
+    gst_buffer_unref (frame);
+    return gst_pad_push (self->srcpad, buf);
+  }
+
+  if (!gst_video_frame_map (&vframe, &self->vinfo, frame, GST_MAP_READ)) {
+    g_ptr_array_unref (rois);
+    gst_buffer_unref (frame);
+    goto map_failed;
+  }
+  img.data = GST_VIDEO_FRAME_PLANE_DATA (&vframe, 0);
+  img.stride = GST_VIDEO_FRAME_PLANE_STRIDE (&vframe, 0);
+  img.pstride = GST_VIDEO_FRAME_COMP_PSTRIDE (&vframe, 0);
+  img.width = GST_VIDEO_FRAME_WIDTH (&vframe);
+  img.height = GST_VIDEO_FRAME_HEIGHT (&vframe);
+  for (gint c = 0; c < 3; c++)
+    img.off[c] = GST_VIDEO_FRAME_COMP_POFFSET (&vframe, self->src_chan[c]);
+
+  /* crop everything first: the frame is unmapped before pushing */
+  {
+    GPtrArray *bufs = g_ptr_array_new ();
+
+    for (guint i = 0; i < rois->len; i++) {
+      GstVideoRegionOfInterestMeta *roi = g_ptr_array_index (rois, i);
+      GstMapInfo map;
+      gfloat *data;
+      GstBuffer *buf = new_tensor_buffer (self, frame, &data, &map);
+      GstNnFrameMeta *fm;
+      NnQuad quad;
+
+      if (buf == NULL)
+        break;
+      gst_nn_roi_get_quad (roi, &quad);
+      crop_quad (self, &img, &quad, data);
+      gst_buffer_unmap (buf, &map);
+      fm = gst_buffer_add_nn_frame_meta (buf, frame, &self->vinfo);
+      fm->n_rois = (gint) rois->len;
+      fm->roi_index = (gint) i;
+      fm->roi_id = roi->id;
+      g_ptr_array_add (bufs, buf);
+    }
+    gst_video_frame_unmap (&vframe);
+    if (bufs->len != rois->len) {
+      g_ptr_array_set_free_func (bufs, (GDestroyNotify) gst_buffer_unref);
+      g_ptr_array_unref (bufs);
+      g_ptr_array_unref (rois);
+      gst_buffer_unref (frame);
+      goto alloc_failed;
+    }
+    GST_LOG_OBJECT (self, "%u crops", bufs->len);
+    for (guint i = 0; i < bufs->len; i++) {
+      GstBuffer *buf = g_ptr_array_index (bufs, i);
+
+      if (ret == GST_FLOW_OK)
+        ret = gst_pad_push (self->srcpad, buf);
+      else
+        gst_buffer_unref (buf);
+    }
+    g_ptr_array_unref (bufs);
+  }
+  g_ptr_array_unref (rois);
+  gst_buffer_unref (frame);
+  return ret;
+
+  /* ERRORS */
+not_negotiated:
+  gst_buffer_unref (frame);
+  GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL), ("buffer before caps"));
+  return GST_FLOW_NOT_NEGOTIATED;
+map_failed:
+  GST_ELEMENT_ERROR (self, STREAM, FAILED, (NULL),
+      ("could not map the video frame"));
+  return GST_FLOW_ERROR;
+alloc_failed:
+  GST_ELEMENT_ERROR (self, RESOURCE, FAILED, (NULL),
+      ("could not allocate a tensor buffer"));
+  return GST_FLOW_ERROR;
+}
+
+static GstStateChangeReturn
+gst_nn_crop_change_state (GstElement * element, GstStateChange transition)
+{
+  GstNnCrop *self = GST_NN_CROP (element);
+  GstStateChangeReturn ret;
+
+  ret = GST_ELEMENT_CLASS (gst_nn_crop_parent_class)->change_state (element,
+      transition);
+  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY)
+    self->have_info = FALSE;
+  return ret;
+}
+
+static void
+gst_nn_crop_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstNnCrop *self = GST_NN_CROP (object);
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_WIDTH:
+      self->settings.width = g_value_get_int (value);
+      break;
+    case PROP_HEIGHT:
+      self->settings.height = g_value_get_int (value);
+      break;
+    case PROP_MEAN:
+    case PROP_STD:{
+      gboolean is_std = prop_id == PROP_STD;
+      const gchar *str = g_value_get_string (value);
+      gdouble v[3];
+
+      if (parse_values (str, v, is_std)) {
+        memcpy (is_std ? self->settings.std : self->settings.mean, v,
+            sizeof (v));
+        g_free (is_std ? self->settings.std_str : self->settings.mean_str);
+        if (is_std)
+          self->settings.std_str = g_strdup (str);
+        else
+          self->settings.mean_str = g_strdup (str);
+      } else {
+        GST_WARNING_OBJECT (self, "ignoring invalid %s '%s': expected one or "
+            "three comma-separated numbers%s", pspec->name, str,
+            is_std ? " (> 0)" : "");
+      }
+      break;
+    }
+    case PROP_CHANNEL_ORDER:
+      self->settings.order = g_value_get_enum (value);
+      break;
+    case PROP_ROTATE_TALL:
+      self->settings.rotate_tall = g_value_get_boolean (value);
+      break;
+    case PROP_ROI_TYPE:
+      g_free (self->settings.roi_type);
+      self->settings.roi_type = g_value_dup_string (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+gst_nn_crop_get_property (GObject * object, guint prop_id, GValue * value,
+    GParamSpec * pspec)
+{
+  GstNnCrop *self = GST_NN_CROP (object);
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_WIDTH:
+      g_value_set_int (value, self->settings.width);
+      break;
+    case PROP_HEIGHT:
+      g_value_set_int (value, self->settings.height);
+      break;
+    case PROP_MEAN:
+      g_value_set_string (value, self->settings.mean_str);
+      break;
+    case PROP_STD:
+      g_value_set_string (value, self->settings.std_str);
+      break;
+    case PROP_CHANNEL_ORDER:
+      g_value_set_enum (value, self->settings.order);
+      break;
+    case PROP_ROTATE_TALL:
+      g_value_set_boolean (value, self->settings.rotate_tall);
+      break;
+    case PROP_ROI_TYPE:
+      g_value_set_string (value, self->settings.roi_type);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+gst_nn_crop_finalize (GObject * object)
+{
+  GstNnCrop *self = GST_NN_CROP (object);
+
+  g_free (self->settings.mean_str);
+  g_free (self->settings.std_str);
+  g_free (self->settings.roi_type);
+  g_free (self->roi_type);
+  G_OBJECT_CLASS (gst_nn_crop_parent_class)->finalize (object);
+}
+
+static void
+gst_nn_crop_class_init (GstNnCropClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  const GParamFlags flags = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+      GST_PARAM_MUTABLE_READY;
+
+  GST_DEBUG_CATEGORY_INIT (gst_nn_crop_debug, "nncrop", 0,
+      "nnpipe region cropper");
+
+  /* register the metas up front (tests look them up by name) */
+  (void) GST_NN_FRAME_META_INFO;
+
+  gobject_class->set_property = gst_nn_crop_set_property;
+  gobject_class->get_property = gst_nn_crop_get_property;
+  gobject_class->finalize = gst_nn_crop_finalize;
+
+  g_object_class_install_property (gobject_class, PROP_WIDTH,
+      g_param_spec_int ("width", "Width",
+          "Width of the output tensor (crops are padded to it)",
+          1, 32768, DEFAULT_WIDTH, flags));
+  g_object_class_install_property (gobject_class, PROP_HEIGHT,
+      g_param_spec_int ("height", "Height",
+          "Height of the output tensor (crops are resized to it)",
+          1, 32768, DEFAULT_HEIGHT, flags));
+  g_object_class_install_property (gobject_class, PROP_MEAN,
+      g_param_spec_string ("mean", "Mean",
+          "Per-channel mean in [0, 1] units, one value or three "
+          "comma-separated", DEFAULT_MEAN, flags));
+  g_object_class_install_property (gobject_class, PROP_STD,
+      g_param_spec_string ("std", "Standard deviation",
+          "Per-channel standard deviation in [0, 1] units, one value or "
+          "three comma-separated", DEFAULT_STD, flags));
+  g_object_class_install_property (gobject_class, PROP_CHANNEL_ORDER,
+      g_param_spec_enum ("channel-order", "Channel order",
+          "Colour channel order of the output tensor",
+          GST_TYPE_NN_CONVERT_CHANNEL_ORDER, DEFAULT_CHANNEL_ORDER, flags));
+  g_object_class_install_property (gobject_class, PROP_ROTATE_TALL,
+      g_param_spec_boolean ("rotate-tall", "Rotate tall regions",
+          "Turn regions at least 1.5 times taller than wide by 90 degrees",
+          DEFAULT_ROTATE_TALL, flags));
+  g_object_class_install_property (gobject_class, PROP_ROI_TYPE,
+      g_param_spec_string ("roi-type", "Region type",
+          "Only crop regions of this roi_type (empty: all)",
+          DEFAULT_ROI_TYPE, flags));
+
+  gst_element_class_add_static_pad_template (element_class, &sink_template);
+  gst_element_class_add_static_pad_template (element_class, &src_template);
+  gst_element_class_set_static_metadata (element_class,
+      "Region cropper", "Filter/Converter/Video/Tensor",
+      "Cuts the regions of interest of video frames out as straightened, "
+      "resized and normalised float32 tensors, one buffer per region",
+      "nnpipe developers");
+
+  element_class->change_state = GST_DEBUG_FUNCPTR (gst_nn_crop_change_state);
+}
+
+static void
+gst_nn_crop_init (GstNnCrop * self)
+{
+  self->sinkpad = gst_pad_new_from_static_template (&sink_template, "sink");
+  gst_pad_set_chain_function (self->sinkpad,
+      GST_DEBUG_FUNCPTR (gst_nn_crop_chain));
+  gst_pad_set_event_function (self->sinkpad,
+      GST_DEBUG_FUNCPTR (gst_nn_crop_sink_event));
+  gst_element_add_pad (GST_ELEMENT (self), self->sinkpad);
+
+  self->srcpad = gst_pad_new_from_static_template (&src_template, "src");
+  gst_pad_use_fixed_caps (self->srcpad);
+  gst_element_add_pad (GST_ELEMENT (self), self->srcpad);
+
+  self->settings.width = DEFAULT_WIDTH;
+  self->settings.height = DEFAULT_HEIGHT;
+  parse_values (DEFAULT_MEAN, self->settings.mean, FALSE);
+  parse_values (DEFAULT_STD, self->settings.std, TRUE);
+  self->settings.mean_str = g_strdup (DEFAULT_MEAN);
+  self->settings.std_str = g_strdup (DEFAULT_STD);
+  self->settings.order = DEFAULT_CHANNEL_ORDER;
+  self->settings.rotate_tall = DEFAULT_ROTATE_TALL;
+  self->settings.roi_type = g_strdup (DEFAULT_ROI_TYPE);
+}

@@ -1,0 +1,632 @@
+/* GStreamer nnpipe plugin: nnctcdecode
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2.1 of the License, or (at your option) any later version.
+ */
+
+/**
+ * SECTION:element-nnctcdecode
+ * @title: nnctcdecode
+ * @short_description: decode a CTC text recogniser's output into text
+ *
+ * nnctcdecode reads the output of a CTC text recogniser (PaddleOCR's
+ * ch_PP-OCRv4_rec: float32 1xTxC class probabilities) for each region
+ * cropped by nncrop, decodes it greedily (best class per step, repeats
+ * merged, blank class 0 dropped) with the characters of the
+ * #GstNnCtcDecode:keys file (class i + 1 is line i; a last class beyond the
+ * file is a space, as in PaddleOCR) and scores each line with the mean
+ * probability of its characters.
+ *
+ * The text and score go into the region's "nnpipe/text" structure on the
+ * original frame; once every region of a frame is read the frame is pushed
+ * (lines scoring below #GstNnCtcDecode:min-score lose their region) and an
+ * element message "nnpipe-text" lists its lines:
+ *
+ *   nnpipe-text, pts=(guint64)..., count=(uint)2,
+ *       lines=(GstValueList){ line, text="Hello", score=0.99, x0=..., ... }
+ *
+ * With #GstNnCtcDecode:location set, the lines are also written to that
+ * file ("-" for standard output), one per line: the text, a tab, the
+ * score, a tab and the corners "x0,y0 x1,y1 x2,y2 x3,y3".
+ *
+ * ## Example launch lines
+ * |[
+ * ... ! nndbdecode ! nncrop channel-order=bgr ! \
+ *     nnstage model=ch_PP-OCRv4_rec_infer.onnx ! \
+ *     nnctcdecode keys=ppocr_keys_v1.txt location=- ! fakesink
+ * ]| prints the text read in each frame (see pipelines/ocr.sh).
+ */
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstnnctcdecode.h"
+#include "gstnnframemeta.h"
+#include "gstnnresults.h"
+#include "gstnntensorcaps.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+GST_DEBUG_CATEGORY_STATIC (gst_nn_ctc_decode_debug);
+#define GST_CAT_DEFAULT gst_nn_ctc_decode_debug
+
+#define DEFAULT_KEYS NULL
+#define DEFAULT_MIN_SCORE 0.5
+#define DEFAULT_LOCATION NULL
+
+enum
+{
+  PROP_0,
+  PROP_KEYS,
+  PROP_MIN_SCORE,
+  PROP_LOCATION,
+};
+
+struct _GstNnCtcDecode
+{
+  GstElement parent;
+
+  GstPad *sinkpad, *srcpad;
+
+  /* properties (object lock) */
+  gchar *keys_path;
+  gdouble min_score;
+  gchar *location;
+
+  /* streaming state */
+  gchar **classes;              /* blank, keys..., [space]; NULL-terminated */
+  gint n_classes;               /* classes in the model's output */
+  gint steps;
+  FILE *out_file;               /* owned unless stdout */
+  GstBuffer *src_frame;         /* the frame being assembled: identity */
+  GstBuffer *frame;             /* its writable copy, owned */
+  GstVideoInfo frame_info;
+  gint expected, received;
+  GstNnFrameOut out;
+};
+
+static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
+    GST_PAD_SINK, GST_PAD_ALWAYS,
+    GST_STATIC_CAPS (GST_NN_TENSORS_CAPS_TEMPLATE_ANY));
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
+    GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS (GST_NN_FRAME_CAPS_TEMPLATE));
+
+G_DEFINE_TYPE (GstNnCtcDecode, gst_nn_ctc_decode, GST_TYPE_ELEMENT);
+GST_ELEMENT_REGISTER_DEFINE (nnctcdecode, "nnctcdecode", GST_RANK_NONE,
+    GST_TYPE_NN_CTC_DECODE);
+
+gchar *
+gst_nn_ctc_greedy_decode (const gfloat * scores, gint steps, gint n_classes,
+    gint blank, const gchar * const *classes, gdouble * score)
+{
+  GString *text = g_string_new (NULL);
+  gdouble sum = 0;
+  gint kept = 0, prev = -1;
+
+  g_return_val_if_fail (scores != NULL || steps == 0, NULL);
+
+  for (gint t = 0; t < steps; t++) {
+    const gfloat *row = scores + (gsize) t * n_classes;
+    gint best = 0;
+
+    for (gint c = 1; c < n_classes; c++)
+      if (row[c] > row[best])
+        best = c;
+    if (best != blank && best != prev) {
+      if (classes && classes[best])
+        g_string_append (text, classes[best]);
+      sum += row[best];
+      kept++;
+    }
+    prev = best;
+  }
+  if (score)
+    *score = kept ? sum / kept : 0.0;
+  return g_string_free (text, FALSE);
+}
+
+/* blank + one class per line of the keys file (+ space when the model has
+ * one class more) */
+static gboolean
+load_classes (GstNnCtcDecode * self, gint n_classes)
+{
+  gchar *path, *contents = NULL, **lines;
+  GError *err = NULL;
+  guint n;
+
+  GST_OBJECT_LOCK (self);
+  path = g_strdup (self->keys_path);
+  GST_OBJECT_UNLOCK (self);
+
+  g_strfreev (self->classes);
+  self->classes = NULL;
+  if (path == NULL) {
+    /* no keys: class numbers as text, for debugging */
+    self->classes = g_new0 (gchar *, n_classes + 1);
+    self->classes[0] = g_strdup ("");
+    for (gint i = 1; i < n_classes; i++)
+      self->classes[i] = g_strdup_printf ("<%d>", i);
+    return TRUE;
+  }
+  if (!g_file_get_contents (path, &contents, NULL, &err)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ,
+        ("Could not read the keys file \"%s\".", path), ("%s", err->message));
+    g_clear_error (&err);
+    g_free (path);
+    return FALSE;
+  }
+  lines = g_strsplit (contents, "\n", -1);
+  g_free (contents);
+  n = g_strv_length (lines);
+  if (n > 0 && lines[n - 1][0] == '\0')
+    n--;                        /* final newline */
+  if ((gint) n + 1 != n_classes && (gint) n + 2 != n_classes) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("The keys file does not fit the model."),
+        ("keys file \"%s\" has %u lines, the model has %d classes: expected "
+            "%d or %d lines (blank + keys [+ space])", path, n, n_classes,
+            n_classes - 1, n_classes - 2));
+    g_strfreev (lines);
+    g_free (path);
+    return FALSE;
+  }
+  self->classes = g_new0 (gchar *, n_classes + 1);
+  self->classes[0] = g_strdup ("");
+  for (guint i = 0; i < n; i++) {
+    gsize len = strlen (lines[i]);
+
+    if (len > 0 && lines[i][len - 1] == '\r')
+      lines[i][len - 1] = '\0';
+    self->classes[i + 1] = g_strdup (lines[i]);
+  }
+  if ((gint) n + 2 == n_classes)
+    self->classes[n + 1] = g_strdup (" ");
+  GST_DEBUG_OBJECT (self, "%u keys from %s, %d classes", n, path, n_classes);
+  g_strfreev (lines);
+  g_free (path);
+  return TRUE;
+}
+
+static gboolean
+gst_nn_ctc_decode_set_caps (GstNnCtcDecode * self, GstCaps * caps)
+{
+  GstNnTensorsInfo info;
+  GError *err = NULL;
+  const NnpShape *shape;
+  gchar *got;
+
+  if (!gst_nn_tensors_info_from_caps (&info, caps, &err)) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
+        ("invalid tensor caps: %s", err->message));
+    g_clear_error (&err);
+    return FALSE;
+  }
+  shape = &info.tensors[0].shape;
+  if (info.n_tensors == 1 && info.tensors[0].dtype == NNP_DTYPE_FLOAT32 &&
+      (shape->rank == 2 || (shape->rank == 3 && shape->dims[0] == 1))) {
+    gint n_classes = (gint) shape->dims[shape->rank - 1];
+    gint steps = (gint) shape->dims[shape->rank - 2];
+
+    if (n_classes != self->n_classes || self->classes == NULL) {
+      if (!load_classes (self, n_classes))
+        return FALSE;
+      self->n_classes = n_classes;
+    }
+    self->steps = steps;
+    return TRUE;
+  }
+  got = gst_nn_tensors_info_to_string (&info);
+  GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
+      ("expected one float32 tensor of shape 1xTxC (dimensions=C:T:1 "
+          "types=float32), got %s", got));
+  g_free (got);
+  return FALSE;
+}
+
+static void
+append_line (GstNnCtcDecode * self, GValue * list, GString * lines,
+    GstVideoRegionOfInterestMeta * roi, const gchar * text, gdouble score)
+{
+  NnQuad q;
+  GValue v = G_VALUE_INIT;
+  GstStructure *s;
+
+  gst_nn_roi_get_quad (roi, &q);
+  s = gst_structure_new ("line", "text", G_TYPE_STRING, text,
+      "score", G_TYPE_DOUBLE, score, "id", G_TYPE_INT, roi->id,
+      "x0", G_TYPE_DOUBLE, q.p[0].x, "y0", G_TYPE_DOUBLE, q.p[0].y,
+      "x1", G_TYPE_DOUBLE, q.p[1].x, "y1", G_TYPE_DOUBLE, q.p[1].y,
+      "x2", G_TYPE_DOUBLE, q.p[2].x, "y2", G_TYPE_DOUBLE, q.p[2].y,
+      "x3", G_TYPE_DOUBLE, q.p[3].x, "y3", G_TYPE_DOUBLE, q.p[3].y, NULL);
+  g_value_init (&v, GST_TYPE_STRUCTURE);
+  gst_value_set_structure (&v, s);
+  gst_structure_free (s);
+  gst_value_list_append_and_take_value (list, &v);
+  g_string_append_printf (lines, "%s\t%.4f\t%.1f,%.1f %.1f,%.1f %.1f,%.1f "
+      "%.1f,%.1f\n", text, score, q.p[0].x, q.p[0].y, q.p[1].x, q.p[1].y,
+      q.p[2].x, q.p[2].y, q.p[3].x, q.p[3].y);
+}
+
+/* Push the frame being assembled (if any), with its message and lines. */
+static GstFlowReturn
+flush_frame (GstNnCtcDecode * self)
+{
+  GstBuffer *frame = self->frame;
+  GValue list = G_VALUE_INIT;
+  GString *lines = g_string_new (NULL);
+  GstStructure *s;
+  GPtrArray *drop = g_ptr_array_new ();
+  gpointer state = NULL;
+  GstMeta *m;
+  gdouble min_score;
+  guint count = 0;
+
+  if (frame == NULL) {
+    g_string_free (lines, TRUE);
+    g_ptr_array_unref (drop);
+    return GST_FLOW_OK;
+  }
+  self->frame = NULL;
+  gst_clear_buffer (&self->src_frame);
+  if (self->received < self->expected)
+    GST_WARNING_OBJECT (self, "frame %" GST_TIME_FORMAT " pushed with %d of "
+        "%d regions read", GST_TIME_ARGS (GST_BUFFER_PTS (frame)),
+        self->received, self->expected);
+
+  GST_OBJECT_LOCK (self);
+  min_score = self->min_score;
+  GST_OBJECT_UNLOCK (self);
+
+  gst_value_list_init (&list, 4);
+  while ((m = gst_buffer_iterate_meta_filtered (frame, &state,
+              GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {
+    GstVideoRegionOfInterestMeta *roi = (GstVideoRegionOfInterestMeta *) m;
+    GstStructure *p = gst_video_region_of_interest_meta_get_param (roi,
+        GST_NN_TEXT_PARAM_NAME);
+    const gchar *text = p ? gst_structure_get_string (p, "text") : NULL;
+    gdouble score = 0;
+
+    if (text == NULL)
+      continue;
+    gst_structure_get_double (p, "score", &score);
+    if (score < min_score) {
+      g_ptr_array_add (drop, m);
+      continue;
+    }
+    append_line (self, &list, lines, roi, text, score);
+    count++;
+  }
+  for (guint i = 0; i < drop->len; i++)
+    gst_buffer_remove_meta (frame, g_ptr_array_index (drop, i));
+  g_ptr_array_unref (drop);
+
+  s = gst_structure_new ("nnpipe-text", "pts", G_TYPE_UINT64,
+      GST_BUFFER_PTS (frame), "count", G_TYPE_UINT, count, NULL);
+  gst_structure_take_value (s, "lines", &list);
+  gst_element_post_message (GST_ELEMENT (self),
+      gst_message_new_element (GST_OBJECT (self), s));
+  if (self->out_file && lines->len > 0) {
+    fputs (lines->str, self->out_file);
+    fflush (self->out_file);
+  }
+  g_string_free (lines, TRUE);
+
+  return gst_nn_frame_out_push (&self->out, frame, &self->frame_info);
+}
+
+static void
+drop_frame (GstNnCtcDecode * self)
+{
+  gst_clear_buffer (&self->frame);
+  gst_clear_buffer (&self->src_frame);
+}
+
+static gboolean
+gst_nn_ctc_decode_sink_event (GstPad * pad, GstObject * parent,
+    GstEvent * event)
+{
+  GstNnCtcDecode *self = GST_NN_CTC_DECODE (parent);
+  gboolean ret = TRUE;
+
+  switch (GST_EVENT_TYPE (event)) {
+    case GST_EVENT_CAPS:{
+      GstCaps *caps;
+
+      gst_event_parse_caps (event, &caps);
+      if (!gst_nn_ctc_decode_set_caps (self, caps)) {
+        gst_event_unref (event);
+        return FALSE;
+      }
+      break;
+    }
+    case GST_EVENT_EOS:
+      flush_frame (self);
+      break;
+    case GST_EVENT_FLUSH_STOP:
+      drop_frame (self);
+      break;
+    default:
+      break;
+  }
+  if (gst_nn_frame_out_sink_event (&self->out, event, &ret))
+    return ret;
+  return gst_pad_event_default (pad, parent, event);
+}
+
+static GstFlowReturn
+gst_nn_ctc_decode_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
+{
+  GstNnCtcDecode *self = GST_NN_CTC_DECODE (parent);
+  GstNnFrameMeta *fm;
+  GstFlowReturn ret = GST_FLOW_OK;
+  GstMapInfo map;
+  gchar *text;
+  gdouble score;
+  GstVideoRegionOfInterestMeta *roi;
+  gsize need = (gsize) self->steps * self->n_classes * sizeof (gfloat);
+
+  if (self->classes == NULL)
+    goto not_negotiated;
+  fm = gst_buffer_get_nn_frame_meta (buf);
+  if (fm == NULL || fm->frame == NULL)
+    goto no_frame;
+
+  /* a new frame: the previous one is complete (or lost regions) */
+  if (self->src_frame != fm->frame) {
+    ret = flush_frame (self);
+    self->src_frame = gst_buffer_ref (fm->frame);
+    self->frame = gst_buffer_copy (fm->frame);
+    self->frame_info = fm->info;
+    self->expected = fm->n_rois < 0 ? 1 : fm->n_rois;
+    self->received = 0;
+    if (ret != GST_FLOW_OK) {
+      gst_buffer_unref (buf);
+      return ret;
+    }
+  }
+
+  if (fm->n_rois == 0) {
+    /* placeholder of a frame without regions */
+    gst_buffer_unref (buf);
+    return flush_frame (self);
+  }
+
+  if (!gst_buffer_map (buf, &map, GST_MAP_READ))
+    goto map_failed;
+  if (map.size < need) {
+    gst_buffer_unmap (buf, &map);
+    goto too_small;
+  }
+  text = gst_nn_ctc_greedy_decode ((const gfloat *) map.data, self->steps,
+      self->n_classes, 0, (const gchar * const *) self->classes, &score);
+  gst_buffer_unmap (buf, &map);
+
+  roi = fm->roi_id >= 0 ? gst_nn_find_roi (self->frame, fm->roi_id) : NULL;
+  if (roi == NULL) {
+    /* whole-frame input: a region covering the frame */
+    NnQuad q = { {{0, 0}, {GST_VIDEO_INFO_WIDTH (&fm->info), 0},
+            {GST_VIDEO_INFO_WIDTH (&fm->info), GST_VIDEO_INFO_HEIGHT (&fm->info)},
+        {0, GST_VIDEO_INFO_HEIGHT (&fm->info)}}
+    };
+    roi = gst_nn_add_text_roi (self->frame, MAX (fm->roi_id, 0), &q, 1.0,
+        GST_VIDEO_INFO_WIDTH (&fm->info), GST_VIDEO_INFO_HEIGHT (&fm->info));
+  }
+  if (roi) {
+    GstStructure *p = gst_video_region_of_interest_meta_get_param (roi,
+        GST_NN_TEXT_PARAM_NAME);
+
+    if (p)
+      gst_structure_set (p, "text", G_TYPE_STRING, text, "score",
+          G_TYPE_DOUBLE, score, NULL);
+  }
+  GST_LOG_OBJECT (self, "region %d/%d: '%s' (%.3f)", fm->roi_index,
+      fm->n_rois, text, score);
+  g_free (text);
+  gst_buffer_unref (buf);
+
+  if (++self->received >= self->expected)
+    ret = flush_frame (self);
+  return ret;
+
+  /* ERRORS */
+not_negotiated:
+  gst_buffer_unref (buf);
+  GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL), ("buffer before caps"));
+  return GST_FLOW_NOT_NEGOTIATED;
+no_frame:
+  gst_buffer_unref (buf);
+  GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+      ("The tensors carry no video frame."),
+      ("no GstNnFrameMeta on the input: feed nncrop's regions (or run "
+          "nnconvert with keep-frame=true)"));
+  return GST_FLOW_ERROR;
+map_failed:
+  gst_buffer_unref (buf);
+  GST_ELEMENT_ERROR (self, STREAM, FAILED, (NULL), ("could not map input"));
+  return GST_FLOW_ERROR;
+too_small:
+  gst_buffer_unref (buf);
+  GST_ELEMENT_ERROR (self, STREAM, FORMAT, (NULL),
+      ("input buffer smaller than the %dx%d float32 scores", self->steps,
+          self->n_classes));
+  return GST_FLOW_ERROR;
+}
+
+static GstStateChangeReturn
+gst_nn_ctc_decode_change_state (GstElement * element,
+    GstStateChange transition)
+{
+  GstNnCtcDecode *self = GST_NN_CTC_DECODE (element);
+  GstStateChangeReturn ret;
+
+  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED) {
+    gchar *location;
+
+    GST_OBJECT_LOCK (self);
+    location = g_strdup (self->location);
+    GST_OBJECT_UNLOCK (self);
+    if (location && *location) {
+      if (g_str_equal (location, "-"))
+        self->out_file = stdout;
+      else
+        self->out_file = fopen (location, "w");
+      if (self->out_file == NULL) {
+        GST_ELEMENT_ERROR (self, RESOURCE, OPEN_WRITE,
+            ("Could not open \"%s\" for writing.", location),
+            ("%s", g_strerror (errno)));
+        g_free (location);
+        return GST_STATE_CHANGE_FAILURE;
+      }
+    }
+    g_free (location);
+  }
+
+  ret = GST_ELEMENT_CLASS (gst_nn_ctc_decode_parent_class)->change_state
+      (element, transition);
+
+  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY) {
+    drop_frame (self);
+    gst_nn_frame_out_reset (&self->out);
+    g_strfreev (self->classes);
+    self->classes = NULL;
+    self->n_classes = self->steps = 0;
+    if (self->out_file && self->out_file != stdout)
+      fclose (self->out_file);
+    self->out_file = NULL;
+  }
+  return ret;
+}
+
+static void
+gst_nn_ctc_decode_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstNnCtcDecode *self = GST_NN_CTC_DECODE (object);
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_KEYS:
+      g_free (self->keys_path);
+      self->keys_path = g_value_dup_string (value);
+      break;
+    case PROP_MIN_SCORE:
+      self->min_score = g_value_get_double (value);
+      break;
+    case PROP_LOCATION:
+      g_free (self->location);
+      self->location = g_value_dup_string (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+gst_nn_ctc_decode_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec)
+{
+  GstNnCtcDecode *self = GST_NN_CTC_DECODE (object);
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_KEYS:
+      g_value_set_string (value, self->keys_path);
+      break;
+    case PROP_MIN_SCORE:
+      g_value_set_double (value, self->min_score);
+      break;
+    case PROP_LOCATION:
+      g_value_set_string (value, self->location);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+gst_nn_ctc_decode_finalize (GObject * object)
+{
+  GstNnCtcDecode *self = GST_NN_CTC_DECODE (object);
+
+  g_free (self->keys_path);
+  g_free (self->location);
+  g_strfreev (self->classes);
+  drop_frame (self);
+  gst_nn_frame_out_reset (&self->out);
+  G_OBJECT_CLASS (gst_nn_ctc_decode_parent_class)->finalize (object);
+}
+
+static void
+gst_nn_ctc_decode_class_init (GstNnCtcDecodeClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+
+  GST_DEBUG_CATEGORY_INIT (gst_nn_ctc_decode_debug, "nnctcdecode", 0,
+      "nnpipe CTC text decoder");
+
+  /* register the metas up front (tests look them up by name) */
+  (void) GST_NN_FRAME_META_INFO;
+
+  gobject_class->set_property = gst_nn_ctc_decode_set_property;
+  gobject_class->get_property = gst_nn_ctc_decode_get_property;
+  gobject_class->finalize = gst_nn_ctc_decode_finalize;
+
+  g_object_class_install_property (gobject_class, PROP_KEYS,
+      g_param_spec_string ("keys", "Keys file",
+          "Character list, one per line: line i is class i + 1 (class 0 is "
+          "the CTC blank; a last class beyond the file is a space). Unset: "
+          "classes decode as <number>", DEFAULT_KEYS,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_MIN_SCORE,
+      g_param_spec_double ("min-score", "Minimum score",
+          "Lines scoring lower are dropped (their region is removed)",
+          0.0, 1.0, DEFAULT_MIN_SCORE,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_LOCATION,
+      g_param_spec_string ("location", "Location",
+          "Also write the lines read to this file ('-': standard output): "
+          "text, tab, score, tab, corners", DEFAULT_LOCATION,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  gst_element_class_add_static_pad_template (element_class, &sink_template);
+  gst_element_class_add_static_pad_template (element_class, &src_template);
+  gst_element_class_set_static_metadata (element_class,
+      "CTC text decoder", "Filter/Analyzer/Video/Tensor",
+      "Decodes a CTC text recogniser's output into text on the frame's "
+      "regions of interest and posts the lines read", "nnpipe developers");
+
+  element_class->change_state =
+      GST_DEBUG_FUNCPTR (gst_nn_ctc_decode_change_state);
+}
+
+static void
+gst_nn_ctc_decode_init (GstNnCtcDecode * self)
+{
+  self->sinkpad = gst_pad_new_from_static_template (&sink_template, "sink");
+  gst_pad_set_chain_function (self->sinkpad,
+      GST_DEBUG_FUNCPTR (gst_nn_ctc_decode_chain));
+  gst_pad_set_event_function (self->sinkpad,
+      GST_DEBUG_FUNCPTR (gst_nn_ctc_decode_sink_event));
+  gst_element_add_pad (GST_ELEMENT (self), self->sinkpad);
+
+  self->srcpad = gst_pad_new_from_static_template (&src_template, "src");
+  gst_element_add_pad (GST_ELEMENT (self), self->srcpad);
+
+  self->keys_path = g_strdup (DEFAULT_KEYS);
+  self->min_score = DEFAULT_MIN_SCORE;
+  self->location = g_strdup (DEFAULT_LOCATION);
+  gst_nn_frame_out_init (&self->out, self->srcpad);
+}

@@ -1,0 +1,444 @@
+/* GStreamer nnpipe plugin: nndbdecode
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2.1 of the License, or (at your option) any later version.
+ */
+
+/**
+ * SECTION:element-nndbdecode
+ * @title: nndbdecode
+ * @short_description: decode text boxes from a DB text detector's map
+ *
+ * nndbdecode takes the output of a DB (Differentiable Binarization) text
+ * detector such as PaddleOCR's ch_PP-OCRv4_det, a float32 probability map
+ * of shape 1x1xHxW, and finds the text boxes in it the way PaddleOCR does:
+ * the map is binarised at #GstNnDbDecode:threshold, each connected region
+ * gets its minimum-area (rotated) rectangle, regions whose mean probability
+ * is below #GstNnDbDecode:box-threshold or whose short side is below
+ * #GstNnDbDecode:min-size are dropped, and the rest are grown ("unclipped")
+ * by area * #GstNnDbDecode:unclip-ratio / perimeter on each side.
+ *
+ * The boxes are mapped back onto the original frame with the
+ * #GstNnTransformMeta of nnconvert, and the element pushes that frame
+ * (carried by a #GstNnFrameMeta: run nnconvert with keep-frame=true) with
+ * one #GstVideoRegionOfInterestMeta per box, in reading order: roi_type
+ * "text", id = box index, and an "nnpipe/text" structure with the box score
+ * and the four rotated corners.  Every input buffer gives one frame, with
+ * or without boxes.  An element message "nnpipe-text-boxes" lists the boxes
+ * of each frame.
+ *
+ * ## Example launch lines
+ * |[
+ * gst-launch-1.0 videotestsrc num-buffers=1 pattern=white ! \
+ *     textoverlay text="Hello 123" font-desc="Sans 36" color=0xff000000 ! \
+ *     videoconvert ! video/x-raw,format=RGB ! \
+ *     nnconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225 keep-frame=true \
+ *     multiple-of=32 keep-aspect-ratio=true ! \
+ *     nnstage model=ch_PP-OCRv4_det_infer.onnx ! nndbdecode ! \
+ *     nnoverlay ! videoconvert ! pngenc ! filesink location=boxes.png
+ * ]| draws the detected text boxes of one frame.
+ */
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstnndbdecode.h"
+#include "gstnnframemeta.h"
+#include "gstnnmeta.h"
+#include "gstnnresults.h"
+#include "gstnntensorcaps.h"
+#include "nngeometry.h"
+
+#include <math.h>
+
+GST_DEBUG_CATEGORY_STATIC (gst_nn_db_decode_debug);
+#define GST_CAT_DEFAULT gst_nn_db_decode_debug
+
+#define DEFAULT_THRESHOLD 0.3
+#define DEFAULT_BOX_THRESHOLD 0.6
+#define DEFAULT_UNCLIP_RATIO 1.5
+#define DEFAULT_MIN_SIZE 3.0
+#define DEFAULT_MAX_CANDIDATES 1000
+
+enum
+{
+  PROP_0,
+  PROP_THRESHOLD,
+  PROP_BOX_THRESHOLD,
+  PROP_UNCLIP_RATIO,
+  PROP_MIN_SIZE,
+  PROP_MAX_CANDIDATES,
+};
+
+struct _GstNnDbDecode
+{
+  GstElement parent;
+
+  GstPad *sinkpad, *srcpad;
+
+  /* properties (object lock) */
+  NnDbParams params;
+
+  /* streaming state */
+  gint map_width, map_height;   /* 0 before caps */
+  GstNnFrameOut out;
+};
+
+static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
+    GST_PAD_SINK, GST_PAD_ALWAYS,
+    GST_STATIC_CAPS (GST_NN_TENSORS_CAPS_TEMPLATE_ANY));
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
+    GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS (GST_NN_FRAME_CAPS_TEMPLATE));
+
+G_DEFINE_TYPE (GstNnDbDecode, gst_nn_db_decode, GST_TYPE_ELEMENT);
+GST_ELEMENT_REGISTER_DEFINE (nndbdecode, "nndbdecode", GST_RANK_NONE,
+    GST_TYPE_NN_DB_DECODE);
+
+static gboolean
+gst_nn_db_decode_set_caps (GstNnDbDecode * self, GstCaps * caps)
+{
+  GstNnTensorsInfo info;
+  GError *err = NULL;
+  const NnpShape *shape;
+  gchar *got;
+
+  if (!gst_nn_tensors_info_from_caps (&info, caps, &err)) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
+        ("invalid tensor caps: %s", err->message));
+    g_clear_error (&err);
+    return FALSE;
+  }
+  shape = &info.tensors[0].shape;
+  if (info.n_tensors == 1 && info.tensors[0].dtype == NNP_DTYPE_FLOAT32 &&
+      shape->rank >= 2) {
+    gboolean ok = TRUE;
+
+    for (gint i = 0; i < shape->rank - 2; i++)
+      ok = ok && shape->dims[i] == 1;
+    if (ok) {
+      self->map_height = (gint) shape->dims[shape->rank - 2];
+      self->map_width = (gint) shape->dims[shape->rank - 1];
+      GST_DEBUG_OBJECT (self, "probability map %dx%d", self->map_width,
+          self->map_height);
+      return TRUE;
+    }
+  }
+  got = gst_nn_tensors_info_to_string (&info);
+  GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
+      ("expected one float32 probability map of shape 1x1xHxW "
+          "(dimensions=W:H:1:1 types=float32), got %s", got));
+  g_free (got);
+  return FALSE;
+}
+
+static gboolean
+gst_nn_db_decode_sink_event (GstPad * pad, GstObject * parent,
+    GstEvent * event)
+{
+  GstNnDbDecode *self = GST_NN_DB_DECODE (parent);
+  gboolean ret = TRUE;
+
+  if (GST_EVENT_TYPE (event) == GST_EVENT_CAPS) {
+    GstCaps *caps;
+
+    gst_event_parse_caps (event, &caps);
+    if (!gst_nn_db_decode_set_caps (self, caps)) {
+      gst_event_unref (event);
+      return FALSE;
+    }
+  }
+  if (gst_nn_frame_out_sink_event (&self->out, event, &ret))
+    return ret;
+  return gst_pad_event_default (pad, parent, event);
+}
+
+static void
+post_boxes_message (GstNnDbDecode * self, GstBuffer * frame,
+    const NnTextBox * boxes, guint n)
+{
+  GValue list = G_VALUE_INIT;
+  GstStructure *s;
+
+  gst_value_list_init (&list, n);
+  for (guint i = 0; i < n; i++) {
+    GValue v = G_VALUE_INIT;
+    GstStructure *b = gst_structure_new ("box", "score", G_TYPE_DOUBLE,
+        boxes[i].score, "x0", G_TYPE_DOUBLE, boxes[i].quad.p[0].x,
+        "y0", G_TYPE_DOUBLE, boxes[i].quad.p[0].y,
+        "x1", G_TYPE_DOUBLE, boxes[i].quad.p[1].x,
+        "y1", G_TYPE_DOUBLE, boxes[i].quad.p[1].y,
+        "x2", G_TYPE_DOUBLE, boxes[i].quad.p[2].x,
+        "y2", G_TYPE_DOUBLE, boxes[i].quad.p[2].y,
+        "x3", G_TYPE_DOUBLE, boxes[i].quad.p[3].x,
+        "y3", G_TYPE_DOUBLE, boxes[i].quad.p[3].y, NULL);
+
+    g_value_init (&v, GST_TYPE_STRUCTURE);
+    gst_value_set_structure (&v, b);
+    gst_structure_free (b);
+    gst_value_list_append_and_take_value (&list, &v);
+  }
+  s = gst_structure_new ("nnpipe-text-boxes", "pts", G_TYPE_UINT64,
+      GST_BUFFER_PTS (frame), "count", G_TYPE_UINT, n, NULL);
+  gst_structure_take_value (s, "boxes", &list);
+  gst_element_post_message (GST_ELEMENT (self),
+      gst_message_new_element (GST_OBJECT (self), s));
+}
+
+static GstFlowReturn
+gst_nn_db_decode_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
+{
+  GstNnDbDecode *self = GST_NN_DB_DECODE (parent);
+  GstNnFrameMeta *fm;
+  GstNnTransformMeta *tm;
+  GstMapInfo map;
+  NnDbParams params;
+  GArray *boxes;
+  GstBuffer *frame;
+  GstVideoInfo info;
+  gint W = self->map_width, H = self->map_height, cw = W, ch = H;
+  gint fw, fh;
+  gdouble sx, sy, ox = 0, oy = 0;
+  GstClockTime pts, dts, duration;
+
+  if (W == 0)
+    goto not_negotiated;
+  fm = gst_buffer_get_nn_frame_meta (buf);
+  if (fm == NULL || fm->frame == NULL)
+    goto no_frame;
+  info = fm->info;
+  fw = GST_VIDEO_INFO_WIDTH (&info);
+  fh = GST_VIDEO_INFO_HEIGHT (&info);
+
+  /* tensor -> frame mapping: nnconvert's meta, or a plain stretch */
+  tm = gst_buffer_get_nn_transform_meta (buf);
+  if (tm && tm->scale_x > 0 && tm->scale_y > 0) {
+    sx = tm->scale_x * W / MAX (tm->tensor_width, 1);
+    sy = tm->scale_y * H / MAX (tm->tensor_height, 1);
+    ox = tm->offset_x * W / MAX (tm->tensor_width, 1);
+    oy = tm->offset_y * H / MAX (tm->tensor_height, 1);
+    cw = (gint) ceil (tm->content_width * (gdouble) W /
+        MAX (tm->tensor_width, 1));
+    ch = (gint) ceil (tm->content_height * (gdouble) H /
+        MAX (tm->tensor_height, 1));
+  } else {
+    sx = (gdouble) W / fw;
+    sy = (gdouble) H / fh;
+  }
+
+  if (!gst_buffer_map (buf, &map, GST_MAP_READ))
+    goto map_failed;
+  if (map.size < (gsize) W * H * sizeof (gfloat)) {
+    gst_buffer_unmap (buf, &map);
+    goto too_small;
+  }
+  GST_OBJECT_LOCK (self);
+  params = self->params;
+  GST_OBJECT_UNLOCK (self);
+  boxes = g_array_new (FALSE, FALSE, sizeof (NnTextBox));
+  nn_db_decode ((const gfloat *) map.data, W, H, W, cw, ch, &params, boxes);
+  gst_buffer_unmap (buf, &map);
+
+  for (guint i = 0; i < boxes->len; i++) {
+    NnTextBox *b = &g_array_index (boxes, NnTextBox, i);
+
+    for (gint k = 0; k < 4; k++) {
+      b->quad.p[k].x = CLAMP ((b->quad.p[k].x - ox) / sx, 0, fw);
+      b->quad.p[k].y = CLAMP ((b->quad.p[k].y - oy) / sy, 0, fh);
+    }
+  }
+  nn_text_boxes_sort ((NnTextBox *) boxes->data, boxes->len);
+  GST_LOG_OBJECT (self, "%u boxes", boxes->len);
+
+  /* the frame goes on with this buffer's timing */
+  pts = GST_BUFFER_PTS (buf);
+  dts = GST_BUFFER_DTS (buf);
+  duration = GST_BUFFER_DURATION (buf);
+  frame = gst_buffer_ref (fm->frame);
+  gst_buffer_unref (buf);
+  frame = gst_buffer_make_writable (frame);
+  GST_BUFFER_PTS (frame) = pts;
+  GST_BUFFER_DTS (frame) = dts;
+  GST_BUFFER_DURATION (frame) = duration;
+
+  for (guint i = 0; i < boxes->len; i++) {
+    NnTextBox *b = &g_array_index (boxes, NnTextBox, i);
+
+    gst_nn_add_text_roi (frame, (gint) i, &b->quad, b->score, fw, fh);
+  }
+  post_boxes_message (self, frame, (NnTextBox *) boxes->data, boxes->len);
+  g_array_unref (boxes);
+
+  return gst_nn_frame_out_push (&self->out, frame, &info);
+
+  /* ERRORS */
+not_negotiated:
+  gst_buffer_unref (buf);
+  GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
+      ("buffer before caps"));
+  return GST_FLOW_NOT_NEGOTIATED;
+no_frame:
+  gst_buffer_unref (buf);
+  GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+      ("The tensors carry no video frame."),
+      ("no GstNnFrameMeta on the input: run nnconvert with keep-frame=true"));
+  return GST_FLOW_ERROR;
+map_failed:
+  gst_buffer_unref (buf);
+  GST_ELEMENT_ERROR (self, STREAM, FAILED, (NULL), ("could not map input"));
+  return GST_FLOW_ERROR;
+too_small:
+  gst_buffer_unref (buf);
+  GST_ELEMENT_ERROR (self, STREAM, FORMAT, (NULL),
+      ("input buffer smaller than the %dx%d float32 map", W, H));
+  return GST_FLOW_ERROR;
+}
+
+static GstStateChangeReturn
+gst_nn_db_decode_change_state (GstElement * element, GstStateChange transition)
+{
+  GstNnDbDecode *self = GST_NN_DB_DECODE (element);
+  GstStateChangeReturn ret;
+
+  ret = GST_ELEMENT_CLASS (gst_nn_db_decode_parent_class)->change_state
+      (element, transition);
+  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY) {
+    gst_nn_frame_out_reset (&self->out);
+    self->map_width = self->map_height = 0;
+  }
+  return ret;
+}
+
+static void
+gst_nn_db_decode_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstNnDbDecode *self = GST_NN_DB_DECODE (object);
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_THRESHOLD:
+      self->params.threshold = g_value_get_double (value);
+      break;
+    case PROP_BOX_THRESHOLD:
+      self->params.box_threshold = g_value_get_double (value);
+      break;
+    case PROP_UNCLIP_RATIO:
+      self->params.unclip_ratio = g_value_get_double (value);
+      break;
+    case PROP_MIN_SIZE:
+      self->params.min_size = g_value_get_double (value);
+      break;
+    case PROP_MAX_CANDIDATES:
+      self->params.max_candidates = g_value_get_uint (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+gst_nn_db_decode_get_property (GObject * object, guint prop_id, GValue * value,
+    GParamSpec * pspec)
+{
+  GstNnDbDecode *self = GST_NN_DB_DECODE (object);
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_THRESHOLD:
+      g_value_set_double (value, self->params.threshold);
+      break;
+    case PROP_BOX_THRESHOLD:
+      g_value_set_double (value, self->params.box_threshold);
+      break;
+    case PROP_UNCLIP_RATIO:
+      g_value_set_double (value, self->params.unclip_ratio);
+      break;
+    case PROP_MIN_SIZE:
+      g_value_set_double (value, self->params.min_size);
+      break;
+    case PROP_MAX_CANDIDATES:
+      g_value_set_uint (value, self->params.max_candidates);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+gst_nn_db_decode_class_init (GstNnDbDecodeClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  const GParamFlags flags = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+      GST_PARAM_MUTABLE_PLAYING;
+
+  GST_DEBUG_CATEGORY_INIT (gst_nn_db_decode_debug, "nndbdecode", 0,
+      "nnpipe DB text-box decoder");
+
+  /* register the metas up front (tests look them up by name) */
+  (void) GST_NN_FRAME_META_INFO;
+  (void) GST_NN_TRANSFORM_META_INFO;
+
+  gobject_class->set_property = gst_nn_db_decode_set_property;
+  gobject_class->get_property = gst_nn_db_decode_get_property;
+
+  g_object_class_install_property (gobject_class, PROP_THRESHOLD,
+      g_param_spec_double ("threshold", "Threshold",
+          "Probability above which a map pixel counts as text",
+          0.0, 1.0, DEFAULT_THRESHOLD, flags));
+  g_object_class_install_property (gobject_class, PROP_BOX_THRESHOLD,
+      g_param_spec_double ("box-threshold", "Box threshold",
+          "Minimum mean probability inside a box to keep it",
+          0.0, 1.0, DEFAULT_BOX_THRESHOLD, flags));
+  g_object_class_install_property (gobject_class, PROP_UNCLIP_RATIO,
+      g_param_spec_double ("unclip-ratio", "Unclip ratio",
+          "Box growth: each side moves out by area * ratio / perimeter",
+          0.0, 100.0, DEFAULT_UNCLIP_RATIO, flags));
+  g_object_class_install_property (gobject_class, PROP_MIN_SIZE,
+      g_param_spec_double ("min-size", "Minimum size",
+          "Minimum short side of a box in map pixels (before unclip; "
+          "min-size + 2 after)", 0.0, 10000.0, DEFAULT_MIN_SIZE, flags));
+  g_object_class_install_property (gobject_class, PROP_MAX_CANDIDATES,
+      g_param_spec_uint ("max-candidates", "Maximum candidates",
+          "Connected regions of the map examined at most per frame",
+          0, G_MAXUINT, DEFAULT_MAX_CANDIDATES, flags));
+
+  gst_element_class_add_static_pad_template (element_class, &sink_template);
+  gst_element_class_add_static_pad_template (element_class, &src_template);
+  gst_element_class_set_static_metadata (element_class,
+      "DB text-box decoder", "Filter/Analyzer/Video/Tensor",
+      "Finds text boxes in a DB text detector's probability map and attaches "
+      "them to the original frame as region-of-interest metas",
+      "nnpipe developers");
+
+  element_class->change_state =
+      GST_DEBUG_FUNCPTR (gst_nn_db_decode_change_state);
+}
+
+static void
+gst_nn_db_decode_init (GstNnDbDecode * self)
+{
+  self->sinkpad = gst_pad_new_from_static_template (&sink_template, "sink");
+  gst_pad_set_chain_function (self->sinkpad,
+      GST_DEBUG_FUNCPTR (gst_nn_db_decode_chain));
+  gst_pad_set_event_function (self->sinkpad,
+      GST_DEBUG_FUNCPTR (gst_nn_db_decode_sink_event));
+  gst_element_add_pad (GST_ELEMENT (self), self->sinkpad);
+
+  self->srcpad = gst_pad_new_from_static_template (&src_template, "src");
+  gst_element_add_pad (GST_ELEMENT (self), self->srcpad);
+
+  self->params.threshold = DEFAULT_THRESHOLD;
+  self->params.box_threshold = DEFAULT_BOX_THRESHOLD;
+  self->params.unclip_ratio = DEFAULT_UNCLIP_RATIO;
+  self->params.min_size = DEFAULT_MIN_SIZE;
+  self->params.max_candidates = DEFAULT_MAX_CANDIDATES;
+  gst_nn_frame_out_init (&self->out, self->srcpad);
+}

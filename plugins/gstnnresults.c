@@ -1,0 +1,173 @@
+/* GStreamer nnpipe plugin: results on frames (see gstnnresults.h). */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstnnresults.h"
+
+#include <math.h>
+
+GstVideoRegionOfInterestMeta *
+gst_nn_add_text_roi (GstBuffer * frame, gint id, const NnQuad * quad,
+    gdouble box_score, gint frame_width, gint frame_height)
+{
+  GstVideoRegionOfInterestMeta *roi;
+  GstStructure *s;
+  GValue points = G_VALUE_INIT, v = G_VALUE_INIT;
+  gdouble x0, y0, x1, y1;
+  guint ix0, iy0, ix1, iy1;
+
+  g_return_val_if_fail (GST_IS_BUFFER (frame), NULL);
+  g_return_val_if_fail (quad != NULL, NULL);
+
+  nn_quad_bounds (quad, &x0, &y0, &x1, &y1);
+  ix0 = (guint) CLAMP (floor (x0), 0, frame_width);
+  iy0 = (guint) CLAMP (floor (y0), 0, frame_height);
+  ix1 = (guint) CLAMP (ceil (x1), 0, frame_width);
+  iy1 = (guint) CLAMP (ceil (y1), 0, frame_height);
+  roi = gst_buffer_add_video_region_of_interest_meta (frame, "text", ix0, iy0,
+      ix1 - ix0, iy1 - iy0);
+  if (roi == NULL)
+    return NULL;
+  roi->id = id;
+
+  gst_value_array_init (&points, 8);
+  g_value_init (&v, G_TYPE_DOUBLE);
+  for (gint i = 0; i < 4; i++) {
+    g_value_set_double (&v, quad->p[i].x);
+    gst_value_array_append_value (&points, &v);
+    g_value_set_double (&v, quad->p[i].y);
+    gst_value_array_append_value (&points, &v);
+  }
+  g_value_unset (&v);
+  s = gst_structure_new (GST_NN_TEXT_PARAM_NAME, "box-score", G_TYPE_DOUBLE,
+      box_score, NULL);
+  gst_structure_take_value (s, "points", &points);
+  gst_video_region_of_interest_meta_add_param (roi, s);
+  return roi;
+}
+
+GstVideoRegionOfInterestMeta *
+gst_nn_find_roi (GstBuffer * frame, gint id)
+{
+  gpointer state = NULL;
+  GstMeta *m;
+
+  g_return_val_if_fail (GST_IS_BUFFER (frame), NULL);
+
+  while ((m = gst_buffer_iterate_meta_filtered (frame, &state,
+              GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {
+    GstVideoRegionOfInterestMeta *roi = (GstVideoRegionOfInterestMeta *) m;
+
+    if (roi->id == id)
+      return roi;
+  }
+  return NULL;
+}
+
+void
+gst_nn_roi_get_quad (GstVideoRegionOfInterestMeta * roi, NnQuad * quad)
+{
+  GstStructure *s;
+  const GValue *points;
+
+  g_return_if_fail (roi != NULL && quad != NULL);
+
+  s = gst_video_region_of_interest_meta_get_param (roi,
+      GST_NN_TEXT_PARAM_NAME);
+  points = s ? gst_structure_get_value (s, "points") : NULL;
+  if (points && GST_VALUE_HOLDS_ARRAY (points) &&
+      gst_value_array_get_size (points) == 8) {
+    for (guint i = 0; i < 4; i++) {
+      const GValue *x = gst_value_array_get_value (points, 2 * i);
+      const GValue *y = gst_value_array_get_value (points, 2 * i + 1);
+
+      quad->p[i].x = G_VALUE_HOLDS_DOUBLE (x) ? g_value_get_double (x) : 0;
+      quad->p[i].y = G_VALUE_HOLDS_DOUBLE (y) ? g_value_get_double (y) : 0;
+    }
+    return;
+  }
+  quad->p[0].x = quad->p[3].x = roi->x;
+  quad->p[1].x = quad->p[2].x = roi->x + roi->w;
+  quad->p[0].y = quad->p[1].y = roi->y;
+  quad->p[2].y = quad->p[3].y = roi->y + roi->h;
+}
+
+void
+gst_nn_frame_out_init (GstNnFrameOut * out, GstPad * srcpad)
+{
+  out->srcpad = srcpad;
+  gst_video_info_init (&out->info);
+  out->have_caps = FALSE;
+  out->segment = NULL;
+}
+
+void
+gst_nn_frame_out_reset (GstNnFrameOut * out)
+{
+  gst_video_info_init (&out->info);
+  out->have_caps = FALSE;
+  gst_clear_event (&out->segment);
+}
+
+gboolean
+gst_nn_frame_out_sink_event (GstNnFrameOut * out, GstEvent * event,
+    gboolean * ret)
+{
+  switch (GST_EVENT_TYPE (event)) {
+    case GST_EVENT_CAPS:
+      /* tensor caps stop here: the source pad carries video */
+      gst_event_unref (event);
+      *ret = TRUE;
+      return TRUE;
+    case GST_EVENT_SEGMENT:
+      if (!out->have_caps) {
+        gst_event_replace (&out->segment, event);
+        gst_event_unref (event);
+        *ret = TRUE;
+        return TRUE;
+      }
+      return FALSE;
+    case GST_EVENT_EOS:
+      /* nothing was ever pushed: let the segment out before EOS */
+      if (out->segment) {
+        GstEvent *seg = out->segment;
+
+        out->segment = NULL;
+        gst_pad_push_event (out->srcpad, seg);
+      }
+      return FALSE;
+    default:
+      return FALSE;
+  }
+}
+
+GstFlowReturn
+gst_nn_frame_out_push (GstNnFrameOut * out, GstBuffer * frame,
+    const GstVideoInfo * info)
+{
+  if (!out->have_caps || !gst_video_info_is_equal (&out->info, info)) {
+    GstCaps *caps = gst_video_info_to_caps (info);
+    gboolean ok;
+
+    if (caps == NULL) {
+      gst_buffer_unref (frame);
+      return GST_FLOW_NOT_NEGOTIATED;
+    }
+    ok = gst_pad_push_event (out->srcpad, gst_event_new_caps (caps));
+    gst_caps_unref (caps);
+    if (!ok) {
+      gst_buffer_unref (frame);
+      return GST_FLOW_NOT_NEGOTIATED;
+    }
+    out->info = *info;
+    out->have_caps = TRUE;
+  }
+  if (out->segment) {
+    GstEvent *seg = out->segment;
+
+    out->segment = NULL;
+    gst_pad_push_event (out->srcpad, seg);
+  }
+  return gst_pad_push (out->srcpad, frame);
+}

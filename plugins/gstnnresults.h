@@ -1,0 +1,70 @@
+/* GStreamer nnpipe plugin: results on frames, shared by the
+ * post-processing elements.
+ *
+ * Text results are GstVideoRegionOfInterestMeta of roi_type "text" on the
+ * original frame, with id = the box index in reading order and one
+ * parameter structure named "nnpipe/text":
+ *
+ *   nnpipe/text, box-score=(double)0.93,
+ *       points=(double)< x0, y0, x1, y1, x2, y2, x3, y3 >,
+ *       text=(string)"HELLO", score=(double)0.98
+ *
+ * points are the rotated box's corners in frame pixels (top-left,
+ * top-right, bottom-right, bottom-left of the text); text and score come
+ * with nnctcdecode.  Classification results are a "nnpipe/class" structure
+ * (label, class-id, score) on a ROI of type "class".
+ *
+ * GstNnFrameOut is the source side of an element that receives tensors and
+ * pushes video frames: it turns the frame's GstVideoInfo into caps, sends
+ * them before the first frame (and on a change) and holds the segment back
+ * until then so sticky events stay in order. */
+#pragma once
+
+#include <gst/gst.h>
+#include <gst/video/video.h>
+
+#include "nngeometry.h"
+
+G_BEGIN_DECLS
+
+#define GST_NN_TEXT_PARAM_NAME "nnpipe/text"
+#define GST_NN_CLASS_PARAM_NAME "nnpipe/class"
+
+/* Template caps of a frame-producing source pad. */
+#define GST_NN_FRAME_CAPS_TEMPLATE "video/x-raw"
+
+/* Add a "text" ROI to a writable frame: the bounding box of @quad clipped
+ * to the frame, and an "nnpipe/text" structure with box-score and points.
+ * Returns the meta (owned by the buffer). */
+GstVideoRegionOfInterestMeta *gst_nn_add_text_roi (GstBuffer * frame,
+    gint id, const NnQuad * quad, gdouble box_score, gint frame_width,
+    gint frame_height);
+
+/* The ROI meta with this id, or NULL (owned by the buffer). */
+GstVideoRegionOfInterestMeta *gst_nn_find_roi (GstBuffer * frame, gint id);
+
+/* The ROI's corners: from its "nnpipe/text" points when present, else its
+ * rectangle. */
+void gst_nn_roi_get_quad (GstVideoRegionOfInterestMeta * roi, NnQuad * quad);
+
+typedef struct {
+  GstPad *srcpad;               /* not owned */
+  GstVideoInfo info;            /* of the caps last sent */
+  gboolean have_caps;
+  GstEvent *segment;            /* held back until caps are out; owned */
+} GstNnFrameOut;
+
+void gst_nn_frame_out_init (GstNnFrameOut * out, GstPad * srcpad);
+/* Forget caps and the held segment (READY, flushes keep the caps). */
+void gst_nn_frame_out_reset (GstNnFrameOut * out);
+/* Sink-side events: the tensor CAPS event is consumed (the caller parses it
+ * first), SEGMENT is held back while no caps were sent.  Returns TRUE when
+ * the event was taken (and the result stored in @ret), FALSE when the
+ * caller should forward it. */
+gboolean gst_nn_frame_out_sink_event (GstNnFrameOut * out, GstEvent * event,
+    gboolean * ret);
+/* Push a frame (takes ownership), sending caps from @info first if needed. */
+GstFlowReturn gst_nn_frame_out_push (GstNnFrameOut * out, GstBuffer * frame,
+    const GstVideoInfo * info);
+
+G_END_DECLS

@@ -1,0 +1,256 @@
+/* nnp-fuzz-loader: mutate valid models and feed them to the loader in-process.
+ *
+ *   nnp-fuzz-loader [--iterations N] [--seed S] [--no-run] MODEL...
+ *
+ * Each iteration takes one of the models, damages a copy (bit flips, byte
+ * overwrites, truncation, a duplicated or deleted span, a varint set to a huge
+ * value) and calls nnp_model_load_from_bytes().  A load that succeeds is
+ * specialised (unknown input dims set to small sizes), prepared as one CPU
+ * stage and run once on the test pattern, as long as its activations stay
+ * small.  Any failure must come back as a GError with a one-line message
+ * and a NULL result; anything else (a crash, an ASan report, a result and an
+ * error together) is a bug.  Meant to run under AddressSanitizer (suite
+ * 'asan').  Prints counts and exits 1 on a contract violation. */
+#include <nnpipe/nnpipe.h>
+
+#include <string.h>
+
+static int opt_iterations = 2000;
+static int opt_seed = 1;
+static gboolean opt_no_run = FALSE;
+
+typedef struct {
+  int loaded, load_failed, specialized, ran, run_failed, violations;
+} Counts;
+
+static gboolean
+check_error (const char *where, int iteration, gboolean ok, GError *error, Counts *c)
+{
+  if (ok && error != NULL) {
+    g_print ("iteration %d: %s succeeded but set an error: %s\n", iteration, where,
+             error->message);
+    c->violations++;
+    return FALSE;
+  }
+  if (!ok && error == NULL) {
+    g_print ("iteration %d: %s failed without an error\n", iteration, where);
+    c->violations++;
+    return FALSE;
+  }
+  if (!ok && (error->message[0] == '\0' || strchr (error->message, '\n') != NULL)) {
+    g_print ("iteration %d: %s: error message is not one line: '%s'\n", iteration, where,
+             error->message);
+    c->violations++;
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static void
+mutate (GRand *rng, GByteArray *data)
+{
+  int kind = g_rand_int_range (rng, 0, 7);
+  guint len = data->len;
+
+  if (len == 0)
+    return;
+  switch (kind) {
+    case 0:   /* a few bit flips */
+    case 1: {
+      int n = g_rand_int_range (rng, 1, 5);
+      for (int i = 0; i < n; i++)
+        data->data[g_rand_int_range (rng, 0, len)] ^= (guint8) (1u << g_rand_int_range (rng, 0, 8));
+      break;
+    }
+    case 2: { /* overwrite a byte with an interesting value */
+      const guint8 vals[] = { 0x00, 0xff, 0x7f, 0x80, 0x01, 0x0a, 0x12, 0x1a, 0x22, 0x3a };
+      data->data[g_rand_int_range (rng, 0, len)] = vals[g_rand_int_range (rng, 0, G_N_ELEMENTS (vals))];
+      break;
+    }
+    case 3:   /* truncate */
+      g_byte_array_set_size (data, g_rand_int_range (rng, 0, len));
+      break;
+    case 4: { /* delete a span */
+      guint at = g_rand_int_range (rng, 0, len);
+      guint want = g_rand_int_range (rng, 1, 64);
+      guint n = MIN (want, len - at);
+      g_byte_array_remove_range (data, at, n);
+      break;
+    }
+    case 5: { /* duplicate a span */
+      guint at = g_rand_int_range (rng, 0, len);
+      guint want = g_rand_int_range (rng, 1, 64);
+      guint n = MIN (want, len - at);
+      g_byte_array_set_size (data, len + n);
+      memmove (data->data + at + n, data->data + at, len - at);
+      break;
+    }
+    default: { /* a huge varint (length or dim) at a random place */
+      const guint8 huge[] = { 0xff, 0xff, 0xff, 0xff, 0x0f };
+      guint at = g_rand_int_range (rng, 0, len);
+      guint n = MIN ((guint) sizeof huge, len - at);
+      memcpy (data->data + at, huge, n);
+      break;
+    }
+  }
+}
+
+/* Specialise with small concrete input shapes and run once if cheap enough. */
+static void
+try_run (NnpModel *model, int iteration, Counts *c)
+{
+  NnpGraph *graph = nnp_model_get_graph (model);
+  g_autofree NnpInputShape *shapes = g_new0 (NnpInputShape, MAX (graph->inputs->len, 1));
+  g_autoptr (GError) error = NULL;
+  g_autoptr (NnpGraph) sg = NULL;
+  g_autoptr (GPtrArray) ins = NULL, outs = NULL;
+  NnpStageOptions opts = { .device = "cpu", .threads = 1 };
+  NnpStage *stage;
+  double total = 0;
+  gboolean ok;
+
+  for (guint i = 0; i < graph->inputs->len; i++) {
+    const NnpValue *v = nnp_graph_value (graph, g_array_index (graph->inputs, int, i));
+    if (v->shape.rank < 0 || v->shape.rank > 4)
+      return;
+    shapes[i].name = v->name;
+    shapes[i].shape = v->shape;
+    for (int d = 0; d < v->shape.rank; d++) {
+      if (shapes[i].shape.dims[d] < 0)
+        shapes[i].shape.dims[d] = d == 0 ? 1 : 8;
+      if (shapes[i].shape.dims[d] > 64)
+        return;
+    }
+  }
+  sg = nnp_model_specialize (model, shapes, graph->inputs->len, NNP_SPECIALIZE_DEFAULT, &error);
+  if (!check_error ("specialize", iteration, sg != NULL, error, c) || sg == NULL)
+    return;
+  c->specialized++;
+  for (guint i = 0; i < sg->values->len; i++) {
+    const NnpValue *v = nnp_graph_value (sg, i);
+    int64_t n = nnp_shape_numel (&v->shape);
+    if (v->constant == NULL && n > 0)
+      total += (double) n;
+  }
+  if (total > 4e6 || sg->nodes->len == 0)
+    return;
+  stage = nnp_stage_new (sg, NULL, 0, &opts, &error);
+  if (!check_error ("stage_new", iteration, stage != NULL, error, c) || stage == NULL)
+    return;
+
+  ins = g_ptr_array_new_with_free_func ((GDestroyNotify) nnp_tensor_unref);
+  outs = g_ptr_array_new_with_free_func ((GDestroyNotify) nnp_tensor_unref);
+  for (int i = 0; i < nnp_stage_get_n_inputs (stage); i++) {
+    const NnpValue *v = nnp_stage_get_input (stage, i);
+    NnpTensor *t = nnp_tensor_new (v->dtype, &v->shape, &error);
+    if (!check_error ("input tensor", iteration, t != NULL, error, c) || t == NULL)
+      goto out;
+    nnp_tensor_fill_pattern (t, (guint32) i);
+    g_ptr_array_add (ins, t);
+  }
+  for (int i = 0; i < nnp_stage_get_n_outputs (stage); i++) {
+    NnpTensor *t = nnp_stage_new_output (stage, i, &error);
+    if (!check_error ("output tensor", iteration, t != NULL, error, c) || t == NULL)
+      goto out;
+    g_ptr_array_add (outs, t);
+  }
+  ok = nnp_stage_run (stage, (NnpTensor *const *) ins->pdata, (NnpTensor *const *) outs->pdata,
+                      &error);
+  if (check_error ("run", iteration, ok, error, c)) {
+    if (ok)
+      c->ran++;
+    else
+      c->run_failed++;
+  }
+out:
+  nnp_stage_free (stage);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_autoptr (GOptionContext) ctx = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) models = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
+  GOptionEntry entries[] = {
+    { "iterations", 'n', 0, G_OPTION_ARG_INT, &opt_iterations, "Mutations to try (default 2000)",
+      "N" },
+    { "seed", 's', 0, G_OPTION_ARG_INT, &opt_seed, "Random seed (default 1)", "S" },
+    { "no-run", 0, 0, G_OPTION_ARG_NONE, &opt_no_run, "Only load, never specialise or run",
+      NULL },
+    { NULL }
+  };
+  Counts c = { 0 };
+  GRand *rng;
+
+  ctx = g_option_context_new ("MODEL... - fuzz the ONNX loader with damaged copies");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  if (!g_option_context_parse (ctx, &argc, &argv, &error)) {
+    g_printerr ("nnp-fuzz-loader: %s\n", error->message);
+    return 2;
+  }
+  for (int i = 1; i < argc; i++) {
+    char *bytes;
+    gsize len;
+    if (!g_file_get_contents (argv[i], &bytes, &len, &error)) {
+      g_printerr ("nnp-fuzz-loader: %s\n", error->message);
+      return 1;
+    }
+    g_ptr_array_add (models, g_bytes_new_take (bytes, len));
+  }
+  if (models->len == 0) {
+    g_printerr ("usage: nnp-fuzz-loader [--iterations N] [--seed S] MODEL...\n");
+    return 2;
+  }
+
+  /* The originals must load. */
+  for (guint m = 0; m < models->len; m++) {
+    gsize len;
+    const guint8 *bytes = g_bytes_get_data (g_ptr_array_index (models, m), &len);
+    NnpModel *model = nnp_model_load_from_bytes (bytes, len, argv[m + 1], &error);
+    if (model == NULL) {
+      g_print ("FAIL: the unmodified model %s does not load: %s\n", argv[m + 1], error->message);
+      return 1;
+    }
+    nnp_model_unref (model);
+  }
+
+  rng = g_rand_new_with_seed ((guint32) opt_seed);
+  for (int it = 0; it < opt_iterations; it++) {
+    GBytes *orig = g_ptr_array_index (models, it % models->len);
+    gsize len;
+    const guint8 *bytes = g_bytes_get_data (orig, &len);
+    GByteArray *data = g_byte_array_sized_new ((guint) len + 128);
+    g_autoptr (GError) err = NULL;
+    NnpModel *model;
+    int rounds = g_rand_int_range (rng, 1, 4);
+
+    g_byte_array_append (data, bytes, (guint) len);
+    for (int r = 0; r < rounds; r++)
+      mutate (rng, data);
+    model = nnp_model_load_from_bytes (data->data, data->len, "fuzzed.onnx", &err);
+    if (check_error ("load", it, model != NULL, err, &c)) {
+      if (model != NULL) {
+        c.loaded++;
+        if (!opt_no_run)
+          try_run (model, it, &c);
+      } else {
+        c.load_failed++;
+        if (strstr (err->message, "fuzzed.onnx") == NULL) {
+          g_print ("iteration %d: load error does not name the model: %s\n", it, err->message);
+          c.violations++;
+        }
+      }
+    }
+    if (model != NULL)
+      nnp_model_unref (model);
+    g_byte_array_unref (data);
+  }
+  g_rand_free (rng);
+
+  g_print ("%d iterations: %d loaded (%d specialised, %d ran, %d run errors), %d rejected, "
+           "%d contract violations\n", opt_iterations, c.loaded, c.specialized, c.ran,
+           c.run_failed, c.load_failed, c.violations);
+  g_print ("%d passed, %d failed, 0 skipped\n", opt_iterations - c.violations, c.violations);
+  return c.violations ? 1 : 0;
+}

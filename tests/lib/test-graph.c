@@ -1,0 +1,149 @@
+/* Unit tests: graph construction, topological sort, cycle and missing-input detection. */
+#include "test-util.h"
+
+#include <string.h>
+
+static const int64_t dims_1x4[] = { 1, 4 };
+
+#define L(...) ((const char *const[]) { __VA_ARGS__, NULL })
+
+static void
+test_sort_reorders (void)
+{
+  g_autoptr (NnpGraph) g = nnp_graph_new ("reversed", 13);
+  g_autoptr (GError) error = NULL;
+  NnpNode *n;
+
+  tu_add_input (g, "x", NNP_DTYPE_FLOAT32, 2, dims_1x4);
+  /* consumers first: c <- b <- a <- x */
+  tu_add_node (g, "c", "Relu", L ("b_out"), L ("y"));
+  tu_add_node (g, "b", "Sigmoid", L ("a_out"), L ("b_out"));
+  tu_add_node (g, "a", "Tanh", L ("x"), L ("a_out"));
+  tu_add_output (g, "y");
+
+  g_assert_true (nnp_graph_sort (g, &error));
+  g_assert_no_error (error);
+  g_assert_cmpstr (nnp_graph_node (g, 0)->name, ==, "a");
+  g_assert_cmpstr (nnp_graph_node (g, 1)->name, ==, "b");
+  g_assert_cmpstr (nnp_graph_node (g, 2)->name, ==, "c");
+  for (guint i = 0; i < g->nodes->len; i++)
+    g_assert_cmpint (nnp_graph_node (g, i)->index, ==, (int) i);
+
+  n = nnp_graph_find_node (g, "b");
+  g_assert_nonnull (n);
+  g_assert_cmpint (nnp_graph_find_value (g, "b_out")->producer, ==, n->index);
+  g_assert_cmpint (nnp_graph_find_value (g, "a_out")->n_consumers, ==, 1);
+  g_assert_cmpint (nnp_graph_find_value (g, "a_out")->consumers[0], ==, n->index);
+  g_assert_cmpint (nnp_graph_find_value (g, "x")->producer, ==, -1);
+}
+
+static void
+test_sort_is_stable (void)
+{
+  g_autoptr (NnpGraph) g = nnp_graph_new ("diamond", 13);
+  g_autoptr (GError) error = NULL;
+  const char *order[] = { "top", "left", "right", "join" };
+
+  tu_add_input (g, "x", NNP_DTYPE_FLOAT32, 2, dims_1x4);
+  tu_add_node (g, "top", "Relu", L ("x"), L ("t"));
+  tu_add_node (g, "left", "Sigmoid", L ("t"), L ("l"));
+  tu_add_node (g, "right", "Tanh", L ("t"), L ("r"));
+  tu_add_node (g, "join", "Add", L ("l", "r"), L ("y"));
+  tu_add_output (g, "y");
+
+  g_assert_true (nnp_graph_sort (g, &error));
+  for (int i = 0; i < 4; i++)
+    g_assert_cmpstr (nnp_graph_node (g, i)->name, ==, order[i]);
+  g_assert_cmpint (nnp_graph_find_value (g, "t")->n_consumers, ==, 2);
+}
+
+static void
+test_cycle (void)
+{
+  g_autoptr (NnpGraph) g = nnp_graph_new ("cycle", 13);
+  g_autoptr (GError) error = NULL;
+
+  tu_add_input (g, "x", NNP_DTYPE_FLOAT32, 2, dims_1x4);
+  tu_add_node (g, "loop_a", "Add", L ("x", "b"), L ("a"));
+  tu_add_node (g, "loop_b", "Relu", L ("a"), L ("b"));
+  tu_add_node (g, "tail", "Relu", L ("a"), L ("y"));
+  tu_add_output (g, "y");
+
+  g_assert_false (nnp_graph_sort (g, &error));
+  g_assert_error (error, NNP_ERROR, NNP_ERROR_INVALID);
+  g_test_message ("cycle: %s", error->message);
+  g_assert_true (strstr (error->message, "loop_a") != NULL
+                 || strstr (error->message, "loop_b") != NULL);
+  g_assert_null (strchr (error->message, '\n'));
+}
+
+static void
+test_missing_input (void)
+{
+  g_autoptr (NnpGraph) g = nnp_graph_new ("missing", 13);
+  g_autoptr (GError) error = NULL;
+
+  tu_add_input (g, "x", NNP_DTYPE_FLOAT32, 2, dims_1x4);
+  tu_add_node (g, "mul", "Mul", L ("x", "weight_nobody_makes"), L ("y"));
+  tu_add_output (g, "y");
+
+  g_assert_false (nnp_graph_sort (g, &error));
+  g_assert_error (error, NNP_ERROR, NNP_ERROR_INVALID);
+  g_assert_nonnull (strstr (error->message, "weight_nobody_makes"));
+  g_assert_nonnull (strstr (error->message, "mul"));
+}
+
+static void
+test_double_producer (void)
+{
+  g_autoptr (NnpGraph) g = nnp_graph_new ("twice", 13);
+  g_autoptr (GError) error = NULL;
+
+  tu_add_input (g, "x", NNP_DTYPE_FLOAT32, 2, dims_1x4);
+  tu_add_node (g, "first", "Relu", L ("x"), L ("y"));
+  tu_add_node (g, "second", "Tanh", L ("x"), L ("y"));
+  tu_add_output (g, "y");
+
+  g_assert_false (nnp_graph_sort (g, &error));
+  g_assert_error (error, NNP_ERROR, NNP_ERROR_INVALID);
+  g_assert_nonnull (strstr (error->message, "'y'"));
+}
+
+static void
+test_unique_names_and_copy (void)
+{
+  g_autoptr (NnpGraph) g = nnp_graph_new ("names", 13);
+  g_autoptr (NnpGraph) copy = NULL;
+  NnpNode *a, *b, *c;
+
+  tu_add_input (g, "x", NNP_DTYPE_FLOAT32, 2, dims_1x4);
+  a = tu_add_node (g, "same", "Relu", L ("x"), L ("p"));
+  b = tu_add_node (g, "same", "Relu", L ("p"), L ("q"));
+  c = tu_add_node (g, NULL, "Relu", L ("q"), L ("y"));
+  tu_add_output (g, "y");
+  g_assert_cmpstr (a->name, !=, b->name);
+  g_assert_cmpstr (c->name, !=, "");
+  g_assert_true (nnp_graph_find_node (g, b->name) == b);
+  g_assert_cmpint (nnp_op_from_onnx ("Relu"), ==, a->op);
+  g_assert_cmpstr (nnp_op_name (a->op), ==, "Relu");
+  g_assert_cmpint (nnp_op_from_onnx ("NoSuchOp"), ==, NNP_OP_UNKNOWN);
+
+  copy = nnp_graph_copy (g);
+  g_assert_cmpuint (copy->nodes->len, ==, 3);
+  g_assert_cmpuint (copy->values->len, ==, g->values->len);
+  g_assert_true (nnp_graph_node (copy, 0) != a);
+  g_assert_cmpstr (nnp_graph_node (copy, 1)->name, ==, b->name);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/graph/sort-reorders", test_sort_reorders);
+  g_test_add_func ("/graph/sort-is-stable", test_sort_is_stable);
+  g_test_add_func ("/graph/cycle", test_cycle);
+  g_test_add_func ("/graph/missing-input", test_missing_input);
+  g_test_add_func ("/graph/double-producer", test_double_producer);
+  g_test_add_func ("/graph/unique-names-and-copy", test_unique_names_and_copy);
+  return g_test_run ();
+}

@@ -1,0 +1,404 @@
+/* GstHarness tests of nnconvert: pixel formats, layouts, channel order,
+ * exact mean/std normalisation, resizing with kept aspect ratio and padding
+ * to a multiple, and the GstNnTransformMeta it attaches. */
+#include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
+#include <gst/video/video.h>
+
+#include <math.h>
+#include <string.h>
+
+/* only the struct layout: the meta API is registered by the plugin */
+#include "gstnnmeta.h"
+
+static const gdouble MEAN[3] = { 0.485, 0.456, 0.406 };
+static const gdouble STD[3] = { 0.229, 0.224, 0.225 };
+
+/* test pattern: component k (0 R, 1 G, 2 B, 3 alpha/gray) at (x, y) */
+static guint8
+pattern (gint x, gint y, gint k)
+{
+  switch (k) {
+    case 0:
+      return (guint8) (10 * x + 50 * y + 1);
+    case 1:
+      return (guint8) (200 - 7 * x - 3 * y);
+    case 2:
+      return (guint8) ((x * y * 13 + 77) % 256);
+    default:
+      return (guint8) (x * 31 + y * 17 + 5);
+  }
+}
+
+/* A frame of `format`; RGB components from pattern(), padding bytes 0xEE. */
+static GstBuffer *
+make_frame (GstVideoFormat format, gint w, gint h, GstVideoInfo * info_out)
+{
+  GstVideoInfo info;
+  GstBuffer *buf;
+  GstMapInfo map;
+  gint ncomp;
+
+  gst_video_info_set_format (&info, format, w, h);
+  buf = gst_buffer_new_allocate (NULL, GST_VIDEO_INFO_SIZE (&info), NULL);
+  gst_buffer_map (buf, &map, GST_MAP_WRITE);
+  memset (map.data, 0xEE, map.size);
+  ncomp = GST_VIDEO_INFO_N_COMPONENTS (&info);
+  for (gint y = 0; y < h; y++) {
+    for (gint x = 0; x < w; x++) {
+      for (gint k = 0; k < ncomp; k++) {
+        guint8 *p = map.data + GST_VIDEO_INFO_PLANE_OFFSET (&info, 0) +
+            (gsize) y * GST_VIDEO_INFO_PLANE_STRIDE (&info, 0) +
+            (gsize) x * GST_VIDEO_INFO_COMP_PSTRIDE (&info, k) +
+            GST_VIDEO_INFO_COMP_POFFSET (&info, k);
+
+        *p = pattern (x, y, format == GST_VIDEO_FORMAT_GRAY8 ? 3 : k);
+      }
+    }
+  }
+  gst_buffer_unmap (buf, &map);
+  if (info_out)
+    *info_out = info;
+  return buf;
+}
+
+static GstHarness *
+convert_harness (const gchar * props, const gchar * caps)
+{
+  gchar *desc = g_strdup_printf ("nnconvert %s", props);
+  GstHarness *h = gst_harness_new_parse (desc);
+
+  g_free (desc);
+  gst_harness_set_src_caps_str (h, caps);
+  return h;
+}
+
+static const gchar *
+output_dims (GstHarness * h)
+{
+  static gchar dims[128];
+  GstCaps *caps = gst_pad_get_current_caps (h->sinkpad);
+  const GstStructure *s;
+
+  fail_unless (caps != NULL);
+  s = gst_caps_get_structure (caps, 0);
+  fail_unless (gst_structure_has_name (s, "other/tensors"));
+  fail_unless_equals_string (gst_structure_get_string (s, "types"), "float32");
+  g_strlcpy (dims, gst_structure_get_string (s, "dimensions"), sizeof (dims));
+  gst_caps_unref (caps);
+  return dims;
+}
+
+static GstNnTransformMeta *
+get_transform_meta (GstBuffer * buf)
+{
+  GType api = g_type_from_name ("GstNnTransformMetaAPI");
+
+  fail_unless (api != 0, "GstNnTransformMetaAPI not registered");
+  return (GstNnTransformMeta *) gst_buffer_get_meta (buf, api);
+}
+
+static void
+check_direct (GstVideoFormat format, gboolean nhwc, gboolean bgr)
+{
+  const gint W = 5, H = 3;
+  gchar *props, *caps;
+  GstHarness *h;
+  GstBuffer *in, *out;
+  GstMapInfo map;
+  gint C = format == GST_VIDEO_FORMAT_GRAY8 ? 1 : 3;
+  const gfloat *o;
+  GstNnTransformMeta *meta;
+
+  props = g_strdup_printf ("layout=%s channel-order=%s "
+      "mean=0.485,0.456,0.406 std=0.229,0.224,0.225", nhwc ? "nhwc" : "nchw",
+      bgr ? "bgr" : "rgb");
+  caps = g_strdup_printf ("video/x-raw,format=%s,width=%d,height=%d,"
+      "framerate=30/1", gst_video_format_to_string (format), W, H);
+  h = convert_harness (props, caps);
+
+  in = make_frame (format, W, H, NULL);
+  GST_BUFFER_PTS (in) = 42 * GST_MSECOND;
+  out = gst_harness_push_and_pull (h, in);
+  fail_unless (out != NULL);
+  fail_unless_equals_uint64 (GST_BUFFER_PTS (out), 42 * GST_MSECOND);
+
+  {
+    gchar *want = nhwc ? g_strdup_printf ("%d:%d:%d:1", C, W, H) :
+        g_strdup_printf ("%d:%d:%d:1", W, H, C);
+
+    fail_unless_equals_string (output_dims (h), want);
+    g_free (want);
+  }
+
+  fail_unless_equals_int (gst_buffer_n_memory (out), 1);
+  gst_buffer_map (out, &map, GST_MAP_READ);
+  fail_unless_equals_int (map.size, W * H * C * sizeof (gfloat));
+  o = (const gfloat *) map.data;
+  for (gint c = 0; c < C; c++) {
+    gint comp = C == 1 ? 3 : (bgr ? 2 - c : c);
+    gdouble mean = C == 1 ? MEAN[0] : MEAN[c];
+    gdouble std = C == 1 ? STD[0] : STD[c];
+
+    for (gint y = 0; y < H; y++) {
+      for (gint x = 0; x < W; x++) {
+        gsize idx = nhwc ? ((gsize) y * W + x) * C + c :
+            ((gsize) c * H + y) * W + x;
+        gfloat want = (gfloat) (((gdouble) pattern (x, y, comp) / 255.0 -
+                mean) / std);
+
+        fail_unless (o[idx] == want,
+            "%s %s %s: c%d (%d,%d) = %.9g, want %.9g",
+            gst_video_format_to_string (format), nhwc ? "nhwc" : "nchw",
+            bgr ? "bgr" : "rgb", c, x, y, o[idx], want);
+      }
+    }
+  }
+  gst_buffer_unmap (out, &map);
+
+  meta = get_transform_meta (out);
+  fail_unless (meta != NULL);
+  fail_unless_equals_int (meta->source_width, W);
+  fail_unless_equals_int (meta->source_height, H);
+  fail_unless_equals_int (meta->tensor_width, W);
+  fail_unless_equals_int (meta->content_height, H);
+  fail_unless (meta->scale_x == 1.0 && meta->scale_y == 1.0);
+  fail_unless (meta->offset_x == 0.0 && meta->offset_y == 0.0);
+
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+  g_free (props);
+  g_free (caps);
+}
+
+GST_START_TEST (test_formats)
+{
+  const GstVideoFormat formats[] = {
+    GST_VIDEO_FORMAT_RGB, GST_VIDEO_FORMAT_BGR, GST_VIDEO_FORMAT_RGBA,
+    GST_VIDEO_FORMAT_BGRA, GST_VIDEO_FORMAT_RGBx, GST_VIDEO_FORMAT_BGRx,
+    GST_VIDEO_FORMAT_xRGB, GST_VIDEO_FORMAT_ABGR, GST_VIDEO_FORMAT_GRAY8,
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (formats); i++) {
+    check_direct (formats[i], FALSE, FALSE);
+    check_direct (formats[i], TRUE, FALSE);
+    check_direct (formats[i], FALSE, TRUE);
+    check_direct (formats[i], TRUE, TRUE);
+  }
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_default_normalisation)
+{
+  /* defaults: mean 0, std 1 -> x / 255 */
+  GstHarness *h = convert_harness ("",
+      "video/x-raw,format=GRAY8,width=4,height=2,framerate=0/1");
+  GstBuffer *out = gst_harness_push_and_pull (h,
+      make_frame (GST_VIDEO_FORMAT_GRAY8, 4, 2, NULL));
+  GstMapInfo map;
+  const gfloat *o;
+
+  gst_buffer_map (out, &map, GST_MAP_READ);
+  o = (const gfloat *) map.data;
+  for (gint y = 0; y < 2; y++)
+    for (gint x = 0; x < 4; x++)
+      fail_unless (o[y * 4 + x] == (gfloat) (pattern (x, y, 3) / 255.0));
+  gst_buffer_unmap (out, &map);
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* A frame of one colour. */
+static GstBuffer *
+make_solid (GstVideoFormat format, gint w, gint h, guint8 r, guint8 g,
+    guint8 b)
+{
+  GstVideoInfo info;
+  GstBuffer *buf = make_frame (format, w, h, &info);
+  GstMapInfo map;
+  const guint8 rgb[3] = { r, g, b };
+
+  gst_buffer_map (buf, &map, GST_MAP_WRITE);
+  for (gint y = 0; y < h; y++)
+    for (gint x = 0; x < w; x++)
+      for (gint k = 0; k < 3; k++)
+        map.data[(gsize) y * GST_VIDEO_INFO_PLANE_STRIDE (&info, 0) +
+            (gsize) x * GST_VIDEO_INFO_COMP_PSTRIDE (&info, k) +
+            GST_VIDEO_INFO_COMP_POFFSET (&info, k)] = rgb[k];
+  gst_buffer_unmap (buf, &map);
+  return buf;
+}
+
+GST_START_TEST (test_resize_keep_aspect)
+{
+  /* 8x4 into a 6x6 box: content 6x3, padded to a multiple of 4: 8x8 */
+  GstHarness *h = convert_harness ("width=6 height=6 keep-aspect-ratio=true "
+      "multiple-of=4 pad-value=-1 mean=0.5 std=0.5",
+      "video/x-raw,format=RGB,width=8,height=4,framerate=30/1");
+  GstBuffer *out = gst_harness_push_and_pull (h,
+      make_solid (GST_VIDEO_FORMAT_RGB, 8, 4, 255, 0, 51));
+  GstNnTransformMeta *meta;
+  const gfloat want[3] = { 1.0f, -1.0f, (gfloat) ((51 / 255.0 - 0.5) / 0.5) };
+  GstMapInfo map;
+  const gfloat *o;
+
+  fail_unless_equals_string (output_dims (h), "8:8:3:1");
+  gst_buffer_map (out, &map, GST_MAP_READ);
+  fail_unless_equals_int (map.size, 8 * 8 * 3 * sizeof (gfloat));
+  o = (const gfloat *) map.data;
+  for (gint c = 0; c < 3; c++) {
+    for (gint y = 0; y < 8; y++) {
+      for (gint x = 0; x < 8; x++) {
+        gfloat v = o[(c * 8 + y) * 8 + x];
+
+        if (x < 6 && y < 3)
+          fail_unless (fabsf (v - want[c]) < 1e-6f, "c%d (%d,%d) = %g want %g",
+              c, x, y, v, want[c]);
+        else
+          fail_unless (v == -1.0f, "padding c%d (%d,%d) = %g", c, x, y, v);
+      }
+    }
+  }
+  gst_buffer_unmap (out, &map);
+
+  meta = get_transform_meta (out);
+  fail_unless (meta != NULL);
+  fail_unless_equals_int (meta->source_width, 8);
+  fail_unless_equals_int (meta->source_height, 4);
+  fail_unless_equals_int (meta->tensor_width, 8);
+  fail_unless_equals_int (meta->tensor_height, 8);
+  fail_unless_equals_int (meta->content_width, 6);
+  fail_unless_equals_int (meta->content_height, 3);
+  fail_unless (fabs (meta->scale_x - 0.75) < 1e-12, "%g", meta->scale_x);
+  fail_unless (fabs (meta->scale_y - 0.75) < 1e-12, "%g", meta->scale_y);
+  fail_unless (meta->offset_x == 0.0 && meta->offset_y == 0.0);
+
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_resize_height_multiple)
+{
+  /* text recogniser input: height 48, width by aspect ratio (153.6 -> 154),
+   * padded up to a multiple of 8 (160) */
+  GstHarness *h = convert_harness ("height=48 keep-aspect-ratio=true "
+      "multiple-of=8",
+      "video/x-raw,format=BGRx,width=320,height=100,framerate=0/1");
+  GstBuffer *out = gst_harness_push_and_pull (h,
+      make_frame (GST_VIDEO_FORMAT_BGRx, 320, 100, NULL));
+  GstNnTransformMeta *meta;
+
+  fail_unless_equals_string (output_dims (h), "160:48:3:1");
+  fail_unless_equals_int (gst_buffer_get_size (out), 160 * 48 * 3 * 4);
+  meta = get_transform_meta (out);
+  fail_unless (meta != NULL);
+  fail_unless_equals_int (meta->content_width, 154);
+  fail_unless_equals_int (meta->content_height, 48);
+  fail_unless_equals_int (meta->tensor_width, 160);
+  fail_unless (fabs (meta->scale_x - 154.0 / 320) < 1e-12);
+  fail_unless (fabs (meta->scale_y - 0.48) < 1e-12);
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_resize_values)
+{
+  /* 4x1 -> 2x1 bilinear with half-pixel centres: each output is the mean
+   * of two neighbours; 3x1 -> 6x1 upscale stays within the input range */
+  GstHarness *h = convert_harness ("width=2 height=1",
+      "video/x-raw,format=GRAY8,width=4,height=1,framerate=0/1");
+  GstBuffer *in = make_frame (GST_VIDEO_FORMAT_GRAY8, 4, 1, NULL);
+  GstBuffer *out;
+  GstMapInfo map;
+  guint8 px[4];
+  const gfloat *o;
+
+  for (gint x = 0; x < 4; x++)
+    px[x] = pattern (x, 0, 3);
+  out = gst_harness_push_and_pull (h, in);
+  fail_unless_equals_string (output_dims (h), "2:1:1:1");
+  gst_buffer_map (out, &map, GST_MAP_READ);
+  o = (const gfloat *) map.data;
+  fail_unless (fabsf (o[0] - (px[0] + px[1]) / 2.0f / 255.0f) < 1e-6f);
+  fail_unless (fabsf (o[1] - (px[2] + px[3]) / 2.0f / 255.0f) < 1e-6f);
+  gst_buffer_unmap (out, &map);
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_multiple_of_stretch)
+{
+  /* without keep-aspect-ratio: the nearest multiple, stretched */
+  GstHarness *h = convert_harness ("multiple-of=32",
+      "video/x-raw,format=RGB,width=100,height=50,framerate=0/1");
+  GstBuffer *out = gst_harness_push_and_pull (h,
+      make_frame (GST_VIDEO_FORMAT_RGB, 100, 50, NULL));
+  GstNnTransformMeta *meta = get_transform_meta (out);
+
+  fail_unless_equals_string (output_dims (h), "96:64:3:1");
+  fail_unless (meta != NULL);
+  fail_unless_equals_int (meta->content_width, 96);
+  fail_unless_equals_int (meta->content_height, 64);
+  fail_unless (fabs (meta->scale_x - 0.96) < 1e-12);
+  fail_unless (fabs (meta->scale_y - 1.28) < 1e-12);
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_caps_query)
+{
+  /* upstream can ask what video a tensor shape needs */
+  GstHarness *h = gst_harness_new_parse ("nnconvert");
+  GstCaps *filter, *caps;
+
+  gst_harness_set_sink_caps_str (h, "other/tensors,format=static,"
+      "num_tensors=1,types=float32,dimensions=64:48:3:1,framerate=0/1");
+  filter = gst_caps_from_string ("video/x-raw");
+  caps = gst_pad_peer_query_caps (h->srcpad, filter);
+  fail_unless (caps != NULL);
+  fail_if (gst_caps_is_empty (caps));
+  {
+    const GstStructure *s = gst_caps_get_structure (caps, 0);
+    gint w = 0, hh = 0;
+
+    fail_unless (gst_structure_get_int (s, "width", &w));
+    fail_unless (gst_structure_get_int (s, "height", &hh));
+    fail_unless_equals_int (w, 64);
+    fail_unless_equals_int (hh, 48);
+  }
+  gst_caps_unref (caps);
+  gst_caps_unref (filter);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+static Suite *
+nnconvert_suite (void)
+{
+  Suite *s = suite_create ("nnconvert");
+  TCase *tc = tcase_create ("general");
+
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_formats);
+  tcase_add_test (tc, test_default_normalisation);
+  tcase_add_test (tc, test_resize_keep_aspect);
+  tcase_add_test (tc, test_resize_height_multiple);
+  tcase_add_test (tc, test_resize_values);
+  tcase_add_test (tc, test_multiple_of_stretch);
+  tcase_add_test (tc, test_caps_query);
+  return s;
+}
+
+GST_CHECK_MAIN (nnconvert);

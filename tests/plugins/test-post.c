@@ -1,0 +1,632 @@
+/* Tests of the post-processing elements (nndbdecode, nncrop, nnctcdecode,
+ * nnclassdecode, nnoverlay) on synthetic tensors, and of the plane
+ * geometry behind them. */
+#include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
+#include <gst/video/video.h>
+
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+
+/* struct layouts only: the metas are registered by the plugin */
+#include "gstnnframemeta.h"
+#include "gstnnmeta.h"
+/* pure geometry, compiled into this test */
+#include "nngeometry.h"
+
+#define MAP_CAPS(w, h) \
+  "other/tensors,format=static,num_tensors=1,types=float32," \
+  "dimensions=" #w ":" #h ":1:1,framerate=0/1"
+
+/* ------------------------------------------------------------ helpers */
+
+static GstMeta *
+add_meta (GstBuffer * buf, const gchar * impl)
+{
+  const GstMetaInfo *info = gst_meta_get_info (impl);
+
+  fail_unless (info != NULL, "%s not registered", impl);
+  return gst_buffer_add_meta (buf, info, NULL);
+}
+
+static GstNnFrameMeta *
+add_frame_meta (GstBuffer * buf, GstBuffer * frame, const GstVideoInfo * info,
+    gint n_rois, gint roi_index, gint roi_id)
+{
+  GstNnFrameMeta *m = (GstNnFrameMeta *) add_meta (buf, "GstNnFrameMeta");
+
+  m->frame = gst_buffer_ref (frame);
+  m->info = *info;
+  m->n_rois = n_rois;
+  m->roi_index = roi_index;
+  m->roi_id = roi_id;
+  return m;
+}
+
+static GstNnFrameMeta *
+get_frame_meta (GstBuffer * buf)
+{
+  GType api = g_type_from_name ("GstNnFrameMetaAPI");
+
+  fail_unless (api != 0);
+  return (GstNnFrameMeta *) gst_buffer_get_meta (buf, api);
+}
+
+static GstBuffer *
+make_rgb_frame (GstVideoInfo * info, gint w, gint h, guint8 value)
+{
+  GstBuffer *buf;
+
+  gst_video_info_set_format (info, GST_VIDEO_FORMAT_RGB, w, h);
+  buf = gst_buffer_new_allocate (NULL, GST_VIDEO_INFO_SIZE (info), NULL);
+  gst_buffer_memset (buf, 0, value, GST_VIDEO_INFO_SIZE (info));
+  return buf;
+}
+
+static GstBuffer *
+float_buffer (const gfloat * data, gsize n)
+{
+  return gst_buffer_new_memdup (data, n * sizeof (gfloat));
+}
+
+static guint
+count_rois (GstBuffer * buf)
+{
+  gpointer state = NULL;
+  guint n = 0;
+
+  while (gst_buffer_iterate_meta_filtered (buf, &state,
+          GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))
+    n++;
+  return n;
+}
+
+static GstVideoRegionOfInterestMeta *
+roi_by_id (GstBuffer * buf, gint id)
+{
+  gpointer state = NULL;
+  GstMeta *m;
+
+  while ((m = gst_buffer_iterate_meta_filtered (buf, &state,
+              GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)))
+    if (((GstVideoRegionOfInterestMeta *) m)->id == id)
+      return (GstVideoRegionOfInterestMeta *) m;
+  return NULL;
+}
+
+/* a "text" ROI with an nnpipe/text structure, as nndbdecode makes them */
+static void
+add_text_roi (GstBuffer * frame, gint id, gint x, gint y, gint w, gint h)
+{
+  GstVideoRegionOfInterestMeta *roi;
+  GValue points = G_VALUE_INIT, v = G_VALUE_INIT;
+  gdouble p[8] = { x, y, x + w, y, x + w, y + h, x, y + h };
+  GstStructure *s;
+
+  roi = gst_buffer_add_video_region_of_interest_meta (frame, "text", x, y, w,
+      h);
+  roi->id = id;
+  gst_value_array_init (&points, 8);
+  g_value_init (&v, G_TYPE_DOUBLE);
+  for (gint i = 0; i < 8; i++) {
+    g_value_set_double (&v, p[i]);
+    gst_value_array_append_value (&points, &v);
+  }
+  g_value_unset (&v);
+  s = gst_structure_new ("nnpipe/text", "box-score", G_TYPE_DOUBLE, 0.9, NULL);
+  gst_structure_take_value (s, "points", &points);
+  gst_video_region_of_interest_meta_add_param (roi, s);
+}
+
+static GstHarness *
+harness_with_bus (const gchar * element, GstBus ** bus)
+{
+  GstHarness *h = gst_harness_new (element);
+
+  *bus = gst_bus_new ();
+  gst_element_set_bus (h->element, *bus);
+  return h;
+}
+
+static gdouble
+iou (gdouble ax0, gdouble ay0, gdouble ax1, gdouble ay1,
+    gdouble bx0, gdouble by0, gdouble bx1, gdouble by1)
+{
+  gdouble ix = MAX (0, MIN (ax1, bx1) - MAX (ax0, bx0));
+  gdouble iy = MAX (0, MIN (ay1, by1) - MAX (ay0, by0));
+  gdouble inter = ix * iy;
+
+  return inter / ((ax1 - ax0) * (ay1 - ay0) + (bx1 - bx0) * (by1 - by0) -
+      inter);
+}
+
+/* ------------------------------------------------------------ geometry */
+
+GST_START_TEST (test_geometry_min_area_rect)
+{
+  /* a 40 x 10 rectangle turned by 30 degrees, sampled inside */
+  gdouble a = G_PI / 6, c = cos (a), s = sin (a);
+  NnPoint pts[11 * 41], hull[2 * 11 * 41];
+  NnQuad q;
+  gdouble w, h;
+  gint n = 0, nh;
+
+  for (gint j = 0; j <= 10; j++)
+    for (gint i = 0; i <= 40; i++) {
+      pts[n].x = 100 + i * c - j * s;
+      pts[n++].y = 50 + i * s + j * c;
+    }
+  nh = nn_convex_hull (pts, n, hull);
+  fail_unless_equals_int (nh, 4);
+  nn_min_area_rect (hull, nh, &q, &w, &h);
+  fail_unless (fabs (w - 40) < 1e-6 && fabs (h - 10) < 1e-6, "%f x %f", w, h);
+  /* ordered: the upper of the two leftmost corners is top-left */
+  fail_unless (fabs (q.p[0].x - 100) < 1e-6 && fabs (q.p[0].y - 50) < 1e-6);
+  fail_unless (fabs (q.p[1].x - (100 + 40 * c)) < 1e-6);
+  fail_unless (fabs (q.p[1].y - (50 + 40 * s)) < 1e-6);
+  fail_unless (fabs (q.p[3].x - (100 - 10 * s)) < 1e-6);
+
+  /* expansion keeps centre and angle */
+  nn_quad_expand (&q, 2.0);
+  nn_quad_size (&q, &w, &h);
+  fail_unless (fabs (w - 44) < 1e-6 && fabs (h - 14) < 1e-6);
+  fail_unless (nn_quad_contains (&q, 100 + 20 * c - 5 * s, 50 + 20 * s + 5 * c));
+  fail_if (nn_quad_contains (&q, 0, 0));
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_geometry_db_decode)
+{
+  gfloat map[32 * 64];
+  NnDbParams p = { 0.3, 0.6, 1.5, 3, 1000 };
+  GArray *boxes = g_array_new (FALSE, FALSE, sizeof (NnTextBox));
+  NnTextBox *b;
+  gdouble d = 29.0 * 7 * 1.5 / (2 * 36);
+
+  memset (map, 0, sizeof (map));
+  for (gint y = 8; y < 16; y++)
+    for (gint x = 10; x < 40; x++)
+      map[y * 64 + x] = 0.9f;
+  /* a speck below min-size and a faint region below box-threshold */
+  map[30 * 64 + 60] = 0.9f;
+  for (gint y = 20; y < 28; y++)
+    for (gint x = 10; x < 40; x++)
+      map[y * 64 + x] = 0.4f;
+  nn_db_decode (map, 64, 32, 64, 64, 32, &p, boxes);
+  fail_unless_equals_int (boxes->len, 1);
+  b = &g_array_index (boxes, NnTextBox, 0);
+  fail_unless (fabs (b->score - 0.9) < 1e-5);
+  /* pixel centres 10.5..39.5 x 8.5..15.5, grown by area * 1.5 / perimeter */
+  fail_unless (fabs (b->quad.p[0].x - (10.5 - d)) < 1e-6, "%f", b->quad.p[0].x);
+  fail_unless (fabs (b->quad.p[0].y - (8.5 - d)) < 1e-6);
+  fail_unless (fabs (b->quad.p[2].x - (39.5 + d)) < 1e-6);
+  fail_unless (fabs (b->quad.p[2].y - (15.5 + d)) < 1e-6);
+
+  /* content limits: nothing found in the padding */
+  g_array_set_size (boxes, 0);
+  nn_db_decode (map, 64, 32, 64, 8, 32, &p, boxes);
+  fail_unless_equals_int (boxes->len, 0);
+  g_array_unref (boxes);
+}
+
+GST_END_TEST;
+
+/* ------------------------------------------------------------ nndbdecode */
+
+static GstBuffer *
+db_map_buffer (GstBuffer * frame, const GstVideoInfo * info, gboolean boxes,
+    GstClockTime pts)
+{
+  gfloat *map = g_new0 (gfloat, 64 * 128);
+  GstBuffer *buf;
+  GstNnTransformMeta *tm;
+
+  if (boxes) {
+    for (gint y = 10; y < 20; y++)
+      for (gint x = 10; x < 50; x++)
+        map[y * 128 + x] = 0.95f;
+    for (gint y = 40; y < 52; y++)
+      for (gint x = 60; x < 120; x++)
+        map[y * 128 + x] = 0.8f;
+  }
+  buf = float_buffer (map, 64 * 128);
+  g_free (map);
+  GST_BUFFER_PTS (buf) = pts;
+  GST_BUFFER_DURATION (buf) = GST_SECOND / 30;
+  add_frame_meta (buf, frame, info, -1, -1, -1);
+  /* the 256 x 128 frame was scaled by 0.5 into the 128 x 64 tensor */
+  tm = (GstNnTransformMeta *) add_meta (buf, "GstNnTransformMeta");
+  tm->source_width = 256;
+  tm->source_height = 128;
+  tm->tensor_width = tm->content_width = 128;
+  tm->tensor_height = tm->content_height = 64;
+  tm->scale_x = tm->scale_y = 0.5;
+  tm->offset_x = tm->offset_y = 0;
+  return buf;
+}
+
+GST_START_TEST (test_dbdecode_boxes)
+{
+  GstHarness *h = gst_harness_new ("nndbdecode");
+  GstVideoInfo info;
+  GstBuffer *frame = make_rgb_frame (&info, 256, 128, 255), *out;
+  GstVideoRegionOfInterestMeta *roi;
+  GstStructure *s;
+  GstCaps *caps;
+  gdouble score;
+  /* true boxes in frame pixels */
+  const gdouble tb[2][4] = { {20, 20, 100, 40}, {120, 80, 240, 104} };
+
+  gst_harness_set_src_caps_str (h, MAP_CAPS (128, 64));
+  fail_unless_equals_int (gst_harness_push (h, db_map_buffer (frame, &info,
+              TRUE, 0)), GST_FLOW_OK);
+  out = gst_harness_pull (h);
+  fail_unless (out != NULL);
+  caps = gst_pad_get_current_caps (h->sinkpad);
+  s = gst_caps_get_structure (caps, 0);
+  fail_unless (gst_structure_has_name (s, "video/x-raw"));
+  fail_unless_equals_string (gst_structure_get_string (s, "format"), "RGB");
+  gst_caps_unref (caps);
+  /* the frame itself comes back */
+  fail_unless_equals_uint64 (gst_buffer_get_size (out), GST_VIDEO_INFO_SIZE
+      (&info));
+  fail_unless_equals_uint64 (GST_BUFFER_PTS (out), 0);
+
+  fail_unless_equals_int (count_rois (out), 2);
+  for (gint i = 0; i < 2; i++) {
+    roi = roi_by_id (out, i);
+    fail_unless (roi != NULL);
+    fail_unless_equals_string (g_quark_to_string (roi->roi_type), "text");
+    /* unclip grows the box; it still overlaps the true box well */
+    fail_unless (roi->x <= tb[i][0] && roi->y <= tb[i][1]);
+    fail_unless (roi->x + roi->w >= tb[i][2] && roi->y + roi->h >= tb[i][3]);
+    /* ... by area * 1.5 / perimeter of the map box, then doubled */
+    {
+      gdouble w = (tb[i][2] - tb[i][0]) / 2 - 1, hh = (tb[i][3] - tb[i][1]) / 2 - 1;
+      gdouble d = 2 * w * hh * 1.5 / (2 * (w + hh)) - 1;
+
+      fail_unless (iou (roi->x, roi->y, roi->x + roi->w, roi->y + roi->h,
+              tb[i][0] - d, tb[i][1] - d, tb[i][2] + d, tb[i][3] + d) > 0.9);
+    }
+    s = gst_video_region_of_interest_meta_get_param (roi, "nnpipe/text");
+    fail_unless (s != NULL);
+    fail_unless (gst_structure_get_double (s, "box-score", &score));
+    fail_unless (fabs (score - (i == 0 ? 0.95 : 0.8)) < 1e-5);
+    fail_unless_equals_int (gst_value_array_get_size (gst_structure_get_value
+            (s, "points")), 8);
+  }
+  gst_buffer_unref (out);
+  gst_buffer_unref (frame);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_dbdecode_frames_flow)
+{
+  GstHarness *h = gst_harness_new ("nndbdecode");
+  GstVideoInfo info;
+  GstBuffer *frame = make_rgb_frame (&info, 256, 128, 0);
+
+  gst_harness_set_src_caps_str (h, MAP_CAPS (128, 64));
+  for (gint i = 0; i < 5; i++)
+    fail_unless_equals_int (gst_harness_push (h, db_map_buffer (frame, &info,
+                i % 2 == 0, i * GST_SECOND / 30)), GST_FLOW_OK);
+  gst_harness_push_event (h, gst_event_new_eos ());
+  fail_unless_equals_int (gst_harness_buffers_received (h), 5);
+  for (gint i = 0; i < 5; i++) {
+    GstBuffer *out = gst_harness_pull (h);
+
+    fail_unless_equals_uint64 (GST_BUFFER_PTS (out), i * GST_SECOND / 30);
+    fail_unless_equals_int (count_rois (out), i % 2 == 0 ? 2 : 0);
+    gst_buffer_unref (out);
+  }
+  gst_buffer_unref (frame);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_dbdecode_wrong_caps)
+{
+  GstBus *bus;
+  GstHarness *h = harness_with_bus ("nndbdecode", &bus);
+  GstMessage *msg;
+  GError *err = NULL;
+  gchar *dbg = NULL;
+
+  gst_harness_set_src_caps_str (h, "other/tensors,format=static,"
+      "num_tensors=1,types=uint8,dimensions=128:64:3:1,framerate=0/1");
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL);
+  gst_message_parse_error (msg, &err, &dbg);
+  fail_unless (strstr (dbg, "expected") && strstr (dbg, "got") &&
+      strstr (dbg, "uint8"), "%s", dbg);
+  g_clear_error (&err);
+  g_free (dbg);
+  gst_message_unref (msg);
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* ------------------------------------------------------------ nncrop */
+
+GST_START_TEST (test_crop_straightens)
+{
+  GstHarness *h = gst_harness_new ("nncrop");
+  GstVideoInfo info;
+  GstBuffer *frame = make_rgb_frame (&info, 200, 100, 0), *out;
+  GstMapInfo map;
+  const gfloat *t;
+  GstNnFrameMeta *fm;
+  gsize plane = 48 * 320;
+
+  /* a white 100 x 40 rectangle at (50, 30) */
+  gst_buffer_map (frame, &map, GST_MAP_WRITE);
+  for (gint y = 30; y < 70; y++)
+    memset (map.data + y * GST_VIDEO_INFO_PLANE_STRIDE (&info, 0) + 50 * 3,
+        255, 100 * 3);
+  gst_buffer_unmap (frame, &map);
+  add_text_roi (frame, 7, 50, 30, 100, 40);
+  GST_BUFFER_PTS (frame) = 42;
+
+  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=200,"
+      "height=100,framerate=0/1");
+  fail_unless_equals_int (gst_harness_push (h, gst_buffer_ref (frame)),
+      GST_FLOW_OK);
+  out = gst_harness_pull (h);
+  fail_unless_equals_uint64 (GST_BUFFER_PTS (out), 42);
+  fail_unless_equals_uint64 (gst_buffer_get_size (out), 3 * plane * 4);
+  fm = get_frame_meta (out);
+  fail_unless (fm != NULL && fm->frame == frame);
+  fail_unless_equals_int (fm->n_rois, 1);
+  fail_unless_equals_int (fm->roi_index, 0);
+  fail_unless_equals_int (fm->roi_id, 7);
+
+  /* resized to 48 high keeps the aspect: 120 wide, then zero padding */
+  gst_buffer_map (out, &map, GST_MAP_READ);
+  t = (const gfloat *) map.data;
+  for (gint c = 0; c < 3; c++) {
+    fail_unless (fabs (t[c * plane + 24 * 320 + 60] - 1.0f) < 1e-5);
+    fail_unless (fabs (t[c * plane + 2 * 320 + 2] - 1.0f) < 1e-5);
+    fail_unless (t[c * plane + 24 * 320 + 119] > 0.5f);
+    fail_unless_equals_float (t[c * plane + 24 * 320 + 121], 0.0f);
+    fail_unless_equals_float (t[c * plane + 47 * 320 + 319], 0.0f);
+  }
+  gst_buffer_unmap (out, &map);
+  gst_buffer_unref (out);
+
+  /* two regions: two buffers; none: one placeholder */
+  {
+    GstBuffer *f2 = make_rgb_frame (&info, 200, 100, 0);
+    GstBuffer *f0 = make_rgb_frame (&info, 200, 100, 0);
+
+    add_text_roi (f2, 0, 10, 10, 60, 20);
+    add_text_roi (f2, 1, 10, 50, 60, 20);
+    gst_harness_push (h, f2);
+    gst_harness_push (h, f0);
+    fail_unless_equals_int (gst_harness_buffers_in_queue (h), 3);
+    for (gint i = 0; i < 3; i++) {
+      out = gst_harness_pull (h);
+      fm = get_frame_meta (out);
+      fail_unless_equals_int (fm->n_rois, i < 2 ? 2 : 0);
+      fail_unless_equals_int (fm->roi_index, i < 2 ? i : -1);
+      gst_buffer_unref (out);
+    }
+  }
+  gst_buffer_unref (frame);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* ------------------------------------------------------------ nnctcdecode */
+
+#define T 8
+#define C 5                     /* blank, a, b, c, space */
+
+static GstBuffer *
+ctc_buffer (const gint * seq, GstBuffer * frame, const GstVideoInfo * info,
+    gint n_rois, gint index)
+{
+  gfloat scores[T * C];
+  GstBuffer *buf;
+
+  for (gint t = 0; t < T; t++)
+    for (gint c = 0; c < C; c++)
+      scores[t * C + c] = seq ? (c == seq[t] ? 0.9f : 0.025f) : 0.2f;
+  buf = float_buffer (scores, T * C);
+  GST_BUFFER_PTS (buf) = GST_BUFFER_PTS (frame);
+  add_frame_meta (buf, frame, info, n_rois, index, index);
+  return buf;
+}
+
+GST_START_TEST (test_ctcdecode)
+{
+  GstBus *bus;
+  GstHarness *h = harness_with_bus ("nnctcdecode", &bus);
+  gchar *keys = g_build_filename (g_get_tmp_dir (), "nnp-test-keys.txt", NULL);
+  GstVideoInfo info;
+  GstBuffer *frame = make_rgb_frame (&info, 100, 60, 0), *out;
+  GstVideoRegionOfInterestMeta *roi;
+  GstStructure *s;
+  GstMessage *msg;
+  const GValue *lines;
+  gdouble score;
+  /* a a(repeat) blank a b space space(repeat) c */
+  const gint seq[T] = { 1, 1, 0, 1, 2, 4, 4, 3 };
+
+  fail_unless (g_file_set_contents (keys, "a\nb\nc\n", -1, NULL));
+  g_object_set (h->element, "keys", keys, NULL);
+  add_text_roi (frame, 0, 0, 0, 50, 20);
+  add_text_roi (frame, 1, 0, 30, 50, 20);
+  GST_BUFFER_PTS (frame) = 1000;
+  gst_harness_set_src_caps_str (h, "other/tensors,format=static,"
+      "num_tensors=1,types=float32,dimensions=5:8:1,framerate=0/1");
+
+  /* the frame waits for its second region; a blank line scores 0 */
+  gst_harness_push (h, ctc_buffer (seq, frame, &info, 2, 0));
+  fail_unless_equals_int (gst_harness_buffers_in_queue (h), 0);
+  gst_harness_push (h, ctc_buffer (NULL, frame, &info, 2, 1));
+  fail_unless_equals_int (gst_harness_buffers_in_queue (h), 1);
+  out = gst_harness_pull (h);
+  fail_unless_equals_uint64 (GST_BUFFER_PTS (out), 1000);
+  /* the low-score line lost its region (min-score 0.5) */
+  fail_unless_equals_int (count_rois (out), 1);
+  roi = roi_by_id (out, 0);
+  s = gst_video_region_of_interest_meta_get_param (roi, "nnpipe/text");
+  fail_unless_equals_string (gst_structure_get_string (s, "text"), "aab c");
+  fail_unless (gst_structure_get_double (s, "score", &score));
+  fail_unless (fabs (score - 0.9) < 1e-5);
+  gst_buffer_unref (out);
+
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ELEMENT);
+  fail_unless (msg != NULL);
+  s = (GstStructure *) gst_message_get_structure (msg);
+  fail_unless (gst_structure_has_name (s, "nnpipe-text"));
+  lines = gst_structure_get_value (s, "lines");
+  fail_unless_equals_int (gst_value_list_get_size (lines), 1);
+  fail_unless_equals_string (gst_structure_get_string (gst_value_get_structure
+          (gst_value_list_get_value (lines, 0)), "text"), "aab c");
+  gst_message_unref (msg);
+
+  /* a frame without regions goes straight through */
+  {
+    GstBuffer *f0 = make_rgb_frame (&info, 100, 60, 0);
+
+    GST_BUFFER_PTS (f0) = 2000;
+    gst_harness_push (h, ctc_buffer (NULL, f0, &info, 0, -1));
+    out = gst_harness_pull (h);
+    fail_unless_equals_uint64 (GST_BUFFER_PTS (out), 2000);
+    fail_unless_equals_int (count_rois (out), 0);
+    gst_buffer_unref (out);
+    gst_buffer_unref (f0);
+  }
+
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
+  gst_buffer_unref (frame);
+  gst_harness_teardown (h);
+  g_unlink (keys);
+  g_free (keys);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_ctcdecode_keys_mismatch)
+{
+  GstBus *bus;
+  GstHarness *h = harness_with_bus ("nnctcdecode", &bus);
+  gchar *keys = g_build_filename (g_get_tmp_dir (), "nnp-test-keys2.txt", NULL);
+  GstMessage *msg;
+  GError *err = NULL;
+  gchar *dbg = NULL;
+
+  fail_unless (g_file_set_contents (keys, "a\nb\nc\nd\ne\nf\n", -1, NULL));
+  g_object_set (h->element, "keys", keys, NULL);
+  gst_harness_set_src_caps_str (h, "other/tensors,format=static,"
+      "num_tensors=1,types=float32,dimensions=5:8:1,framerate=0/1");
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL);
+  gst_message_parse_error (msg, &err, &dbg);
+  fail_unless (strstr (dbg, "6 lines") && strstr (dbg, "5 classes"), "%s", dbg);
+  g_clear_error (&err);
+  g_free (dbg);
+  gst_message_unref (msg);
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (h);
+  g_unlink (keys);
+  g_free (keys);
+}
+
+GST_END_TEST;
+
+/* ------------------------------------------------------------ nnclassdecode */
+
+GST_START_TEST (test_classdecode)
+{
+  GstHarness *h = gst_harness_new_parse ("nnclassdecode labels=0,180");
+  GstVideoInfo info;
+  GstBuffer *frame = make_rgb_frame (&info, 192, 48, 0), *buf, *out;
+  const gfloat scores[2] = { 0.1f, 0.9f };
+  GstVideoRegionOfInterestMeta *roi;
+  GstStructure *s;
+  gdouble score;
+
+  gst_harness_set_src_caps_str (h, "other/tensors,format=static,"
+      "num_tensors=1,types=float32,dimensions=(string)2:1,framerate=0/1");
+  buf = float_buffer (scores, 2);
+  GST_BUFFER_PTS (buf) = 5;
+  add_frame_meta (buf, frame, &info, -1, -1, -1);
+  fail_unless_equals_int (gst_harness_push (h, buf), GST_FLOW_OK);
+  out = gst_harness_pull (h);
+  fail_unless_equals_uint64 (GST_BUFFER_PTS (out), 5);
+  fail_unless_equals_int (count_rois (out), 1);
+  roi = roi_by_id (out, 0);
+  fail_unless (roi != NULL && roi->w == 192 && roi->h == 48);
+  s = gst_video_region_of_interest_meta_get_param (roi, "nnpipe/class");
+  fail_unless_equals_string (gst_structure_get_string (s, "label"), "180");
+  fail_unless (gst_structure_get_double (s, "score", &score));
+  fail_unless (fabs (score - 0.9) < 1e-6);
+  gst_buffer_unref (out);
+  gst_buffer_unref (frame);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* ------------------------------------------------------------ nnoverlay */
+
+GST_START_TEST (test_overlay_draws)
+{
+  GstHarness *h = gst_harness_new ("nnoverlay");
+  GstVideoInfo info;
+  GstBuffer *frame = make_rgb_frame (&info, 64, 64, 255), *out;
+  GstMapInfo map;
+  const guint8 *p;
+  gint stride = GST_VIDEO_INFO_PLANE_STRIDE (&info, 0);
+
+  add_text_roi (frame, 0, 10, 30, 40, 20);
+  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=64,"
+      "height=64,framerate=0/1");
+  out = gst_harness_push_and_pull (h, frame);
+  gst_buffer_map (out, &map, GST_MAP_READ);
+  /* the left edge is green, the inside stays white */
+  p = map.data + 40 * stride + 10 * 3;
+  fail_unless (p[0] == 0 && p[1] == 255 && p[2] == 0);
+  p = map.data + 40 * stride + 30 * 3;
+  fail_unless (p[0] == 255 && p[1] == 255 && p[2] == 255);
+  gst_buffer_unmap (out, &map);
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+static Suite *
+post_suite (void)
+{
+  Suite *s = suite_create ("post");
+  TCase *tc = tcase_create ("general");
+
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_geometry_min_area_rect);
+  tcase_add_test (tc, test_geometry_db_decode);
+  tcase_add_test (tc, test_dbdecode_boxes);
+  tcase_add_test (tc, test_dbdecode_frames_flow);
+  tcase_add_test (tc, test_dbdecode_wrong_caps);
+  tcase_add_test (tc, test_crop_straightens);
+  tcase_add_test (tc, test_ctcdecode);
+  tcase_add_test (tc, test_ctcdecode_keys_mismatch);
+  tcase_add_test (tc, test_classdecode);
+  tcase_add_test (tc, test_overlay_draws);
+  return s;
+}
+
+GST_CHECK_MAIN (post);
