@@ -14,7 +14,8 @@
 # NNP_MODELS_DIR (default .cache/models, filled by tools/fetch-models.sh),
 # NNP_OCR_WIDTH / NNP_OCR_HEIGHT (frame size, 640x480), NNP_OCR_FONT
 # (Pango font, "Sans 36"), NNP_OCR_PATTERN (videotestsrc pattern, white),
-# NNP_OCR_COLOR (text colour 0xAARRGGBB, 0xff000000), NNP_OCR_FRAMES (1).
+# NNP_OCR_COLOR (text colour 0xAARRGGBB, 0xff000000), NNP_OCR_FRAMES (1;
+# more frames print their lines in turn and write OUTPUT-%05d.png).
 #
 # The same as a gst-launch line:
 #   gst-launch-1.0 videotestsrc num-buffers=1 pattern=white ! \
@@ -26,7 +27,7 @@
 #     nnstage model=ch_PP-OCRv4_det_infer.onnx ! nndbdecode ! nncrop channel-order=bgr ! \
 #     nnstage model=ch_PP-OCRv4_rec_infer.onnx ! \
 #     nnctcdecode keys=ppocr_keys_v1.txt location=- ! nnoverlay ! videoconvert ! \
-#     pngenc snapshot=true ! filesink location=ocr.png
+#     pngenc ! filesink location=ocr.png
 set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -47,11 +48,21 @@ if [ ! -d "$build/plugins" ]; then
 fi
 export GST_PLUGIN_PATH="$build/plugins${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}"
 
+# one frame: OUTPUT.png; more: OUTPUT-00000.png, OUTPUT-00001.png, ...
+frames=${NNP_OCR_FRAMES:-1}
+if [ "$frames" -gt 1 ]; then
+  sink=multifilesink
+  location=${out%.png}-%05d.png
+else
+  sink=filesink
+  location=$out
+fi
+
 # textoverlay reads Pango markup: escape it
 markup=$(printf '%s' "$text" | sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g')
 
 exec gst-launch-1.0 -q \
-  videotestsrc num-buffers="${NNP_OCR_FRAMES:-1}" pattern="${NNP_OCR_PATTERN:-white}" ! \
+  videotestsrc num-buffers="$frames" pattern="${NNP_OCR_PATTERN:-white}" ! \
   video/x-raw,width="${NNP_OCR_WIDTH:-640}",height="${NNP_OCR_HEIGHT:-480}" ! \
   textoverlay "text=$markup" "font-desc=${NNP_OCR_FONT:-Sans 36}" \
     color="${NNP_OCR_COLOR:-0xff000000}" draw-shadow=false draw-outline=false \
@@ -64,4 +75,4 @@ exec gst-launch-1.0 -q \
   nncrop channel-order=bgr ! \
   nnstage "model=$models/ch_PP-OCRv4_rec_infer.onnx" ! \
   nnctcdecode "keys=$models/ppocr_keys_v1.txt" location=- ! \
-  nnoverlay ! videoconvert ! pngenc snapshot=true ! filesink "location=$out"
+  nnoverlay ! videoconvert ! pngenc ! $sink "location=$location"

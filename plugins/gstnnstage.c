@@ -846,20 +846,21 @@ gst_nn_stage_decide_allocation (GstBaseTransform * trans, GstQuery * query)
   GstCaps *outcaps;
   GstNnTensorsInfo info;
   GstBufferPool *pool;
-  guint min = 0, max = 0;
+  guint min = 0;
 
   gst_query_parse_allocation (query, &outcaps, NULL);
   if (outcaps == NULL || !gst_nn_tensors_info_from_caps (&info, outcaps, NULL))
     return FALSE;
 
+  /* keep downstream's minimum; no maximum */
   if (gst_query_get_n_allocation_pools (query) > 0)
-    gst_query_parse_nth_allocation_pool (query, 0, NULL, NULL, &min, &max);
+    gst_query_parse_nth_allocation_pool (query, 0, NULL, NULL, &min, NULL);
   while (gst_query_get_n_allocation_pools (query) > 0)
     gst_query_remove_nth_allocation_pool (query, 0);
 
   pool = gst_nn_tensor_pool_new ();
   gst_query_add_allocation_pool (query, pool,
-      (guint) gst_nn_tensors_info_get_size (&info), min, max);
+      (guint) gst_nn_tensors_info_get_size (&info), min, 0);
   gst_object_unref (pool);
 
   return GST_BASE_TRANSFORM_CLASS (gst_nn_stage_parent_class)->decide_allocation

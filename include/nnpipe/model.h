@@ -50,7 +50,8 @@ typedef enum {
  * fold constants (Constant nodes, shape arithmetic), remove dead nodes and,
  * unless NO_FUSION, fold BatchNormalization into Conv and fuse activations.
  * Inputs not named in `shapes` must have static declared shapes.  Returns a
- * new graph (caller owns the reference) whose values all have static shapes. */
+ * new graph (caller owns the reference) whose values all have static shapes.
+ * Error messages start with the model name, as the loader's do. */
 NnpGraph *nnp_model_specialize (NnpModel *model, const NnpInputShape *shapes, int n_shapes,
                                 NnpSpecializeFlags flags, GError **error);
 

@@ -32,7 +32,10 @@ nnp_model_specialize (NnpModel *model, const NnpInputShape *shapes, int n_shapes
                  nnp_model_get_name (model));
     return NULL;
   }
-  return nnp_graph_specialize (graph, shapes, n_shapes, flags, error);
+  graph = nnp_graph_specialize (graph, shapes, n_shapes, flags, error);
+  if (graph == NULL && error && *error)
+    g_prefix_error (error, "%s: ", nnp_model_get_name (model));
+  return graph;
 }
 
 static char *

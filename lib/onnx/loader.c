@@ -49,7 +49,7 @@ enum { TT_ELEM_TYPE = 1, TT_SHAPE = 2 };
 enum { SHAPE_DIM = 1 };
 enum { DIM_VALUE = 1, DIM_PARAM = 2 };
 
-#define OPSET_MIN 7
+#define OPSET_MIN 6
 #define OPSET_MAX 18
 
 void
@@ -391,6 +391,7 @@ typedef struct {
   NnpDType dtype;
   NnpShape shape;     /* rank -1 when no shape is given */
   char **dim_names;   /* NULL when no dim has a dim_param */
+  const char *unsupported;  /* static text when the type is one we cannot hold, else NULL */
 } ValueInfo;
 
 static void
@@ -490,8 +491,10 @@ parse_value_info (const NnpWireReader *parent, const NnpWireField *msg, ValueInf
         NnpWireReader ttr;
         NnpWireField ttf;
 
-        if (tf.number != TYPE_TENSOR_TYPE)
-          continue;  /* sequence, map, optional...: no type info */
+        if (tf.number != TYPE_TENSOR_TYPE) {
+          vi->unsupported = "is not a tensor (sequence, map or optional types are not supported)";
+          continue;
+        }
         if (!nnp_wire_expect (&tf, NNP_WIRE_LEN, error))
           return FALSE;
         nnp_wire_reader_sub (&ttr, &tr, &tf);
@@ -501,6 +504,9 @@ parse_value_info (const NnpWireReader *parent, const NnpWireField *msg, ValueInf
             if (!nnp_wire_get_int64 (&ttf, &et, error))
               return FALSE;
             vi->dtype = et > 0 && et <= NNP_DTYPE_UINT64 ? (NnpDType) et : NNP_DTYPE_UNDEFINED;
+            if (vi->dtype == NNP_DTYPE_UNDEFINED || nnp_dtype_size (vi->dtype) == 0)
+              vi->unsupported = "has an element type that is not supported (string, bfloat16, "
+                                "complex...)";
           } else if (ttf.number == TT_SHAPE) {
             if (!nnp_wire_expect (&ttf, NNP_WIRE_LEN, error))
               return FALSE;
@@ -1005,6 +1011,12 @@ parse_graph (const NnpWireReader *parent, const NnpWireField *msg, const char *f
       value_info_clear (&vi);
       return NULL;
     }
+    if (vi.unsupported) {
+      g_set_error (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED, "graph input '%s' %s", vi.name,
+                   vi.unsupported);
+      value_info_clear (&vi);
+      return NULL;
+    }
     v = nnp_graph_ensure_value (graph, vi.name);
     if (v->is_input) {
       g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "graph input '%s' is declared twice",
@@ -1052,6 +1064,12 @@ parse_graph (const NnpWireReader *parent, const NnpWireField *msg, const char *f
     i++;
     if (!parse_value_info (&r, &f, &vi, error)) {
       g_prefix_error (error, "graph output %u: ", i - 1);
+      value_info_clear (&vi);
+      return NULL;
+    }
+    if (vi.unsupported) {
+      g_set_error (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED, "graph output '%s' %s", vi.name,
+                   vi.unsupported);
       value_info_clear (&vi);
       return NULL;
     }
@@ -1103,6 +1121,32 @@ parse_graph (const NnpWireReader *parent, const NnpWireField *msg, const char *f
   if (!nnp_graph_sort (graph, error))
     return NULL;
   return g_steal_pointer (&graph);
+}
+
+/* ---------------------------------------------------------------------------
+ * Opset 6 and older: binary ops broadcast only with broadcast=1, aligning the
+ * second operand at `axis` (default: its suffix).  The suffix form is a case of
+ * numpy broadcasting, which the ops implement; an explicit axis is not. */
+
+static gboolean
+check_legacy_broadcast (const NnpGraph *graph, GError **error)
+{
+  for (guint i = 0; i < graph->nodes->len; i++) {
+    const NnpNode *node = nnp_graph_node (graph, (int) i);
+
+    switch (node->op) {
+      case NNP_OP_ADD: case NNP_OP_SUB: case NNP_OP_MUL: case NNP_OP_DIV: case NNP_OP_POW:
+        if (nnp_node_get_attr (node, "axis") != NULL) {
+          nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "opset %d broadcasting "
+                              "with an 'axis' attribute is not supported", graph->opset);
+          return FALSE;
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  return TRUE;
 }
 
 /* ---------------------------------------------------------------------------
@@ -1189,6 +1233,8 @@ parse_model (const guint8 *data, gsize size, const char *graph_name, NnpOnnxMode
   info->opset = (int) opset;
 
   graph = parse_graph (&r, &graph_field, graph_name, info->opset, error);
+  if (graph && info->opset < 7 && !check_legacy_broadcast (graph, error))
+    g_clear_pointer (&graph, nnp_graph_unref);
   if (graph)
     NNP_DEBUG (LOG_CAT, "%s: IR %" G_GINT64_FORMAT ", opset %d, producer '%s': %u nodes, "
                "%u values, %u inputs, %u outputs", graph_name, info->ir_version, info->opset,

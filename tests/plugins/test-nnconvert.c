@@ -356,6 +356,25 @@ GST_START_TEST (test_multiple_of_stretch)
 
 GST_END_TEST;
 
+GST_START_TEST (test_padded_input)
+{
+  /* a video buffer larger than the frame (trailing padding) still gives
+   * one tensor of the negotiated size */
+  GstHarness *h = convert_harness ("",
+      "video/x-raw,format=GRAY8,width=4,height=2,framerate=0/1");
+  GstBuffer *in = make_frame (GST_VIDEO_FORMAT_GRAY8, 4, 2, NULL);
+  GstBuffer *out;
+
+  in = gst_buffer_append (in, gst_buffer_new_allocate (NULL, 64, NULL));
+  out = gst_harness_push_and_pull (h, in);
+  fail_unless (out != NULL);
+  fail_unless_equals_int (gst_buffer_get_size (out), 4 * 2 * 4);
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_caps_query)
 {
   /* upstream can ask what video a tensor shape needs */
@@ -397,6 +416,7 @@ nnconvert_suite (void)
   tcase_add_test (tc, test_resize_height_multiple);
   tcase_add_test (tc, test_resize_values);
   tcase_add_test (tc, test_multiple_of_stretch);
+  tcase_add_test (tc, test_padded_input);
   tcase_add_test (tc, test_caps_query);
   return s;
 }
