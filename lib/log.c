@@ -5,6 +5,31 @@
 
 static NnpLogHandler log_handler;
 static gpointer log_handler_data;
+static gint log_threshold = -1;   /* -1: not decided yet (see default_threshold) */
+
+static NnpLogLevel
+default_threshold (void)
+{
+  return g_getenv ("G_MESSAGES_DEBUG") ? NNP_LOG_TRACE : NNP_LOG_WARNING;
+}
+
+void
+nnp_log_set_threshold (NnpLogLevel level)
+{
+  g_atomic_int_set (&log_threshold, (gint) level);
+}
+
+NnpLogLevel
+nnp_log_get_threshold (void)
+{
+  gint t = g_atomic_int_get (&log_threshold);
+
+  if (t < 0) {
+    t = (gint) default_threshold ();
+    g_atomic_int_set (&log_threshold, t);
+  }
+  return (NnpLogLevel) t;
+}
 
 void
 nnp_log_set_handler (NnpLogHandler handler, gpointer user_data)
@@ -35,6 +60,8 @@ nnp_log_full (const char *category, NnpLogLevel level, const char *file, int lin
   va_list args;
   char *message;
 
+  if ((gint) level > (gint) nnp_log_get_threshold ())
+    return;
   va_start (args, format);
   message = g_strdup_vprintf (format, args);
   va_end (args);

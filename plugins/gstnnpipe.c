@@ -75,9 +75,16 @@ plugin_init (GstPlugin * plugin)
 
   if (log_categories == NULL) {
     log_categories = g_hash_table_new (g_str_hash, g_str_equal);
-    for (guint i = 0; i < G_N_ELEMENTS (known_categories); i++)
-      nnp_category_get (known_categories[i]);
+    GstDebugLevel max_level = GST_LEVEL_NONE;
+
+    for (guint i = 0; i < G_N_ELEMENTS (known_categories); i++) {
+      GstDebugCategory *cat = nnp_category_get (known_categories[i]);
+      max_level = MAX (max_level, gst_debug_category_get_threshold (cat));
+    }
     nnp_log_set_handler (nnp_log_to_gst, NULL);
+    /* GST_DEBUG is parsed before plugins load: format library messages only
+     * when one of our categories would print them */
+    nnp_log_set_threshold ((NnpLogLevel) max_level);
   }
 
   /* one line per element */

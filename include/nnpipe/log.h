@@ -25,6 +25,12 @@ typedef void (*NnpLogHandler) (const char *category, NnpLogLevel level, const ch
 /* Install a handler (NULL restores the default).  Not thread-safe against
  * concurrent logging: call it once at start-up (the plugin does in plugin_init). */
 void nnp_log_set_handler (NnpLogHandler handler, gpointer user_data);
+/* Messages above `level` are dropped before they are formatted (so logging
+ * costs nothing when nobody listens).  Default: NNP_LOG_WARNING, or
+ * NNP_LOG_TRACE when G_MESSAGES_DEBUG is set.  The plugin sets it to the
+ * most verbose threshold of its nnp-* GStreamer debug categories. */
+void nnp_log_set_threshold (NnpLogLevel level);
+NnpLogLevel nnp_log_get_threshold (void);
 void nnp_log_full (const char *category, NnpLogLevel level, const char *file, int line,
                    const char *func, const char *format, ...) G_GNUC_PRINTF (6, 7);
 

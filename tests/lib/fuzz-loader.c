@@ -1,6 +1,9 @@
 /* nnp-fuzz-loader: mutate valid models and feed them to the loader in-process.
  *
- *   nnp-fuzz-loader [--iterations N] [--seed S] [--no-run] MODEL...
+ *   nnp-fuzz-loader [--iterations N] [--seed S] [--no-run] FILE...
+ *
+ * FILEs ending in ".pb" are serialized TensorProtos (conformance test data):
+ * their damaged copies go to nnp_tensor_from_onnx_bytes() instead.
  *
  * Each iteration takes one of the models, damages a copy (bit flips, byte
  * overwrites, truncation, a duplicated or deleted span, a varint set to a huge
@@ -207,7 +210,21 @@ main (int argc, char **argv)
   for (guint m = 0; m < models->len; m++) {
     gsize len;
     const guint8 *bytes = g_bytes_get_data (g_ptr_array_index (models, m), &len);
-    NnpModel *model = nnp_model_load_from_bytes (bytes, len, argv[m + 1], &error);
+    NnpModel *model;
+
+    if (g_str_has_suffix (argv[m + 1], ".pb")) {
+      char *name = NULL;
+      NnpTensor *t = nnp_tensor_from_onnx_bytes (bytes, len, &name, &error);
+      if (t == NULL) {
+        g_print ("FAIL: the unmodified tensor %s does not load: %s\n", argv[m + 1],
+                 error->message);
+        return 1;
+      }
+      nnp_tensor_unref (t);
+      g_free (name);
+      continue;
+    }
+    model = nnp_model_load_from_bytes (bytes, len, argv[m + 1], &error);
     if (model == NULL) {
       g_print ("FAIL: the unmodified model %s does not load: %s\n", argv[m + 1], error->message);
       return 1;
@@ -228,6 +245,20 @@ main (int argc, char **argv)
     g_byte_array_append (data, bytes, (guint) len);
     for (int r = 0; r < rounds; r++)
       mutate (rng, data);
+    if (g_str_has_suffix (argv[it % models->len + 1], ".pb")) {
+      char *name = NULL;
+      NnpTensor *t = nnp_tensor_from_onnx_bytes (data->data, data->len, &name, &err);
+      if (check_error ("tensor", it, t != NULL, err, &c)) {
+        if (t != NULL)
+          c.loaded++;
+        else
+          c.load_failed++;
+      }
+      g_clear_pointer (&t, nnp_tensor_unref);
+      g_free (name);
+      g_byte_array_unref (data);
+      continue;
+    }
     model = nnp_model_load_from_bytes (data->data, data->len, "fuzzed.onnx", &err);
     if (check_error ("load", it, model != NULL, err, &c)) {
       if (model != NULL) {
