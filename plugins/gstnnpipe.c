@@ -17,6 +17,7 @@
 
 #include "gstnnconvert.h"
 #include "gstnnstage.h"
+#include "gstnnpipeline.h"
 #include "gstnndbdecode.h"
 #include "gstnncrop.h"
 #include "gstnnctcdecode.h"
@@ -90,6 +91,7 @@ plugin_init (GstPlugin * plugin)
   /* one line per element */
   ret |= GST_ELEMENT_REGISTER (nnconvert, plugin);
   ret |= GST_ELEMENT_REGISTER (nnstage, plugin);
+  ret |= GST_ELEMENT_REGISTER (nnpipeline, plugin);
   ret |= GST_ELEMENT_REGISTER (nndbdecode, plugin);
   ret |= GST_ELEMENT_REGISTER (nncrop, plugin);
   ret |= GST_ELEMENT_REGISTER (nnctcdecode, plugin);

@@ -53,6 +53,7 @@
 #include "gstnntensorpool.h"
 
 #include <nnpipe/model.h>
+#include <nnpipe/plan.h>
 #include <nnpipe/stage.h>
 
 #include <stdlib.h>
@@ -65,6 +66,9 @@ GST_DEBUG_CATEGORY_STATIC (gst_nn_stage_debug);
 #define DEFAULT_DEVICE GST_NN_STAGE_DEVICE_CPU
 #define DEFAULT_THREADS 1
 #define DEFAULT_CPUS NULL
+#define DEFAULT_PLAN NULL
+#define DEFAULT_STAGE 0
+#define DEFAULT_NODES NULL
 
 #define MAX_THREADS 256
 #define MAX_CPUS 1024
@@ -78,7 +82,12 @@ enum
   PROP_DEVICE,
   PROP_THREADS,
   PROP_CPUS,
-  /* the split issue adds the part of the model to run (nodes) here */
+  PROP_PLAN,
+  PROP_STAGE,
+  PROP_NODES,
+  PROP_PLAN_OBJECT,
+  PROP_BUSY_TIME,
+  PROP_FRAMES,
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -100,16 +109,33 @@ struct _GstNnStage
   GstNnStageDevice device;
   gint threads;
   gchar *cpus;
+  gchar *plan_path;
+  gint stage_index;
+  gchar *nodes;
+  NnpPlan *plan_object;         /* owned copy (set by nnpipeline) */
 
   /* the model and the shape-inference cache: transform_caps runs on any
    * thread (lock) */
   GMutex lock;
   NnpModel *model;              /* owned ref, between start() and stop() */
   gchar *model_name;            /* file name, for messages */
+  NnpSpecializeFlags spec_flags;
   gboolean spec_valid;
   GstNnTensorsInfo spec_in;     /* the inputs the cached result is for */
   NnpGraph *spec_graph;         /* owned ref, or NULL when spec_error */
+  NnpPlan *spec_plan;           /* part: resolved for spec_graph (owned) */
+  gint spec_stage;
   GError *spec_error;
+  GPtrArray *recent_keys;       /* model input shapes keys, newest first */
+
+  /* part of the model, between start() and stop() (lock) */
+  gboolean part;                /* plan or nodes set */
+  NnpPlan *plan;                /* the plan file / plan-object (owned), or NULL */
+  gint part_stage;              /* stage index in plan */
+  gchar *part_name;             /* "stage 1 of plan.json", for messages */
+  gint part_threads;            /* nodes form: threads and cpus */
+  GArray *part_cpus;
+  GHashTable *graphs;           /* shapes key -> specialised NnpGraph (ref) */
 
   /* negotiated state (streaming thread) */
   GstNnTensorsInfo in_info, out_info;
@@ -119,6 +145,7 @@ struct _GstNnStage
   GstClockTime run_times[LATENCY_WINDOW];
   guint n_run_times, run_time_pos;
   GstClockTime reported_latency;
+  guint64 busy_ns, frames;      /* accumulated processing time, buffers */
 };
 
 G_DEFINE_TYPE (GstNnStage, gst_nn_stage, GST_TYPE_BASE_TRANSFORM);
@@ -333,14 +360,508 @@ outputs_info (const gchar * model_name, NnpGraph * graph,
   return TRUE;
 }
 
-/* Specialise the model for these inputs (cached: one entry).  Returns a new
- * graph reference or NULL with error.  Call with self->lock held. */
+/* ------------------------------------------------------------------------ */
+/* A part of the model: stage k of a plan, or a set of nodes.
+ *
+ * A part's input caps describe intermediate tensors, which do not say what
+ * the model's input sizes are.  The stage learns them from, in order: the
+ * caps themselves when they fit the model's inputs, the stage upstream (a
+ * custom query every nnstage answers with the model input shapes it
+ * specialised for), the plan's shapes, the model's static declared shapes,
+ * and the shapes it last used.  The first candidate whose specialised graph
+ * gives the stage inputs the caps describe wins. */
+
+#define SHAPES_QUERY_NAME "nnp-model-input-shapes"
+#define MAX_RECENT_KEYS 4
+#define MAX_CACHED_GRAPHS 8
+
+/* "1x3x48x160;1x4": the shapes of the model's inputs, in model order. */
+static gchar *
+shapes_key (const NnpInputShape * shapes, guint n)
+{
+  GString *s = g_string_new (NULL);
+
+  for (guint i = 0; i < n; i++) {
+    gchar *d = nnp_shape_to_string (&shapes[i].shape);
+
+    g_string_append_printf (s, "%s%s", i ? ";" : "", d);
+    g_free (d);
+  }
+  return g_string_free (s, FALSE);
+}
+
+/* Parse a key into shapes of the model's inputs (names point into
+ * model_graph). */
+static gboolean
+shapes_from_key (NnpGraph * model_graph, const gchar * key,
+    NnpInputShape * shapes, guint * n_out)
+{
+  const NnpValue *inputs[GST_NN_TENSORS_MAX];
+  guint n = model_inputs (model_graph, inputs);
+  gchar **parts;
+  gboolean ok = TRUE;
+
+  if (n > GST_NN_TENSORS_MAX)
+    return FALSE;
+  parts = g_strsplit (key, ";", -1);
+  if (g_strv_length (parts) != n)
+    ok = FALSE;
+  for (guint i = 0; ok && i < n; i++) {
+    NnpShape shape = { 0 };
+
+    if (g_strcmp0 (parts[i], "scalar") != 0) {
+      gchar **dims = g_strsplit (parts[i], "x", -1);
+      guint rank = g_strv_length (dims);
+
+      if (rank < 1 || rank > NNP_MAX_RANK)
+        ok = FALSE;
+      for (guint d = 0; ok && d < rank; d++) {
+        gchar *end = NULL;
+        gint64 v = g_ascii_strtoll (dims[d], &end, 10);
+
+        if (end == dims[d] || *end != '\0' || v < 0)
+          ok = FALSE;
+        shape.dims[d] = v;
+      }
+      shape.rank = (int) rank;
+      g_strfreev (dims);
+    }
+    shapes[i].name = inputs[i]->name;
+    shapes[i].shape = shape;
+  }
+  g_strfreev (parts);
+  *n_out = n;
+  return ok;
+}
+
+/* The model specialised for a shapes key (cached).  New ref or NULL.
+ * Call with self->lock held. */
 static NnpGraph *
-specialize_locked (GstNnStage * self, const GstNnTensorsInfo * info,
-    GError ** error)
+graph_for_key_locked (GstNnStage * self, const gchar * key, GError ** error)
 {
   NnpInputShape shapes[GST_NN_TENSORS_MAX];
   NnpGraph *graph;
+  GError *err = NULL;
+  guint n = 0;
+
+  graph = g_hash_table_lookup (self->graphs, key);
+  if (graph)
+    return nnp_graph_ref (graph);
+  if (!shapes_from_key (nnp_model_get_graph (self->model), key, shapes, &n)) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
+        "model %s: invalid input shapes \"%s\"", self->model_name, key);
+    return NULL;
+  }
+  graph = nnp_model_specialize (self->model, shapes, (int) n,
+      self->spec_flags, &err);
+  if (graph == NULL) {
+    g_set_error (error, NNP_ERROR, err ? err->code : NNP_ERROR_FAILED,
+        "model %s: shape inference failed for input shapes %s: %s",
+        self->model_name, key, err ? err->message : "unknown error");
+    g_clear_error (&err);
+    return NULL;
+  }
+  if (g_hash_table_size (self->graphs) >= MAX_CACHED_GRAPHS)
+    g_hash_table_remove_all (self->graphs);
+  g_hash_table_insert (self->graphs, g_strdup (key), nnp_graph_ref (graph));
+  return graph;
+}
+
+/* Keep the shapes keys last specialised for (newest first): they answer
+ * the upstream query of the next stage. */
+static void
+remember_key_locked (GstNnStage * self, const gchar * key)
+{
+  for (guint i = 0; i < self->recent_keys->len; i++) {
+    if (g_str_equal (g_ptr_array_index (self->recent_keys, i), key)) {
+      g_ptr_array_remove_index (self->recent_keys, i);
+      break;
+    }
+  }
+  g_ptr_array_insert (self->recent_keys, 0, g_strdup (key));
+  if (self->recent_keys->len > MAX_RECENT_KEYS)
+    g_ptr_array_set_size (self->recent_keys, MAX_RECENT_KEYS);
+}
+
+/* Node index by name, or by topological index ("12"); -1 with error. */
+static gint
+find_node (NnpGraph * graph, const gchar * nodes, const gchar * what,
+    GError ** error)
+{
+  gchar *name = g_strstrip (g_strdup (what));
+  NnpNode *node;
+  gchar *end = NULL;
+  gint64 idx;
+
+  if (*name == '\0') {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
+        "nodes \"%s\": empty node name", nodes);
+    g_free (name);
+    return -1;
+  }
+  node = nnp_graph_find_node (graph, name);
+  if (node) {
+    g_free (name);
+    return node->index;
+  }
+  idx = g_ascii_strtoll (name, &end, 10);
+  if (end != name && *end == '\0') {
+    if (idx < 0 || idx >= (gint64) graph->nodes->len) {
+      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
+          "nodes \"%s\": node index %" G_GINT64_FORMAT " out of range (the "
+          "specialised graph has %u nodes)", nodes, idx, graph->nodes->len);
+      g_free (name);
+      return -1;
+    }
+    g_free (name);
+    return (gint) idx;
+  }
+  g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
+      "nodes \"%s\": unknown node '%s' (not in the specialised graph)", nodes,
+      name);
+  g_free (name);
+  return -1;
+}
+
+/* Mark the nodes of "a,b,c" or "first..last" in sel[]. */
+static gboolean
+select_nodes (NnpGraph * graph, const gchar * nodes, gboolean * sel,
+    GError ** error)
+{
+  const gchar *dots = strstr (nodes, "..");
+
+  if (dots) {
+    gchar *a = g_strndup (nodes, dots - nodes);
+    gint first = find_node (graph, nodes, a, error), last = -1;
+
+    g_free (a);
+    if (first < 0)
+      return FALSE;
+    last = find_node (graph, nodes, dots + 2, error);
+    if (last < 0)
+      return FALSE;
+    if (first > last) {
+      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
+          "nodes \"%s\": '%s' (node %d) comes after '%s' (node %d) in "
+          "topological order", nodes, nnp_graph_node (graph, first)->name,
+          first, nnp_graph_node (graph, last)->name, last);
+      return FALSE;
+    }
+    for (gint i = first; i <= last; i++)
+      sel[i] = TRUE;
+  } else {
+    gchar **names = g_strsplit (nodes, ",", -1);
+
+    for (guint i = 0; names[i] != NULL; i++) {
+      gint idx = find_node (graph, nodes, names[i], error);
+
+      if (idx < 0) {
+        g_strfreev (names);
+        return FALSE;
+      }
+      sel[idx] = TRUE;
+    }
+    g_strfreev (names);
+  }
+  return TRUE;
+}
+
+/* A plan for a hand-made part: [nodes before it], the part, [the rest].
+ * "Before" are the nodes that precede the part's first node in
+ * topological order and the part's ancestors; adjacent parts given as
+ * ranges therefore agree on what crosses between them.  Stage index of the
+ * part in *stage_out. */
+static NnpPlan *
+nodes_plan_locked (GstNnStage * self, NnpGraph * graph, const gchar * key,
+    gint * stage_out, GError ** error)
+{
+  guint n = graph->nodes->len;
+  gboolean *sel = g_new0 (gboolean, MAX (n, 1));
+  guint8 *down = g_new0 (guint8, MAX (n, 1));   /* fed by the part */
+  guint8 *up = g_new0 (guint8, MAX (n, 1));     /* feeds the part */
+  GPtrArray *before = g_ptr_array_new (), *mine = g_ptr_array_new (),
+      *after = g_ptr_array_new ();
+  NnpInputShape shapes[GST_NN_TENSORS_MAX];
+  NnpPlan *plan = NULL;
+  NnpPlanStage *st;
+  guint n_shapes = 0;
+  gint first = -1;
+
+  if (!select_nodes (graph, self->nodes, sel, error))
+    goto out;
+
+  for (guint i = 0; i < n; i++) {
+    const NnpNode *node = nnp_graph_node (graph, (int) i);
+
+    if (sel[i]) {
+      if (first < 0)
+        first = (gint) i;
+      continue;
+    }
+    for (gint k = 0; k < node->n_inputs; k++) {
+      const NnpValue *v = nnp_node_input (graph, node, k);
+
+      if (v && v->producer >= 0 && (sel[v->producer] || down[v->producer]))
+        down[i] = 1;
+    }
+  }
+  for (gint i = (gint) n - 1; i >= 0; i--) {
+    const NnpNode *node = nnp_graph_node (graph, i);
+
+    if (sel[i])
+      continue;
+    for (gint k = 0; k < node->n_outputs; k++) {
+      const NnpValue *v = nnp_node_output (graph, node, k);
+
+      for (gint c = 0; v && c < v->n_consumers; c++)
+        if (sel[v->consumers[c]] || up[v->consumers[c]])
+          up[i] = 1;
+    }
+    if (up[i] && down[i]) {
+      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
+          "nodes \"%s\": not convex: node '%s' (%s) is outside the stage but "
+          "both reads from it and feeds it", self->nodes, node->name,
+          node->op_type);
+      goto out;
+    }
+  }
+
+  for (guint i = 0; i < n; i++) {
+    const NnpNode *node = nnp_graph_node (graph, (int) i);
+
+    if (sel[i])
+      g_ptr_array_add (mine, node->name);
+    else if ((gint) i < first || up[i])
+      g_ptr_array_add (before, node->name);
+    else
+      g_ptr_array_add (after, node->name);
+  }
+
+  plan = nnp_plan_new (self->model_path, nnp_model_get_digest (self->model));
+  plan->no_fusion = (self->spec_flags & NNP_SPECIALIZE_NO_FUSION) != 0;
+  if (!shapes_from_key (nnp_model_get_graph (self->model), key, shapes,
+          &n_shapes)) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
+        "model %s: invalid input shapes \"%s\"", self->model_name, key);
+    g_clear_pointer (&plan, nnp_plan_free);
+    goto out;
+  }
+  for (guint i = 0; i < n_shapes; i++)
+    nnp_plan_set_shape (plan, shapes[i].name, &shapes[i].shape);
+  if (before->len)
+    nnp_plan_add_stage (plan, "cpu", 1, (const char *const *) before->pdata,
+        (int) before->len);
+  st = nnp_plan_add_stage (plan, device_name (self->device),
+      MAX (self->part_threads, 1), (const char *const *) mine->pdata,
+      (int) mine->len);
+  if (self->part_cpus && self->part_cpus->len) {
+    st->cpus = g_memdup2 (self->part_cpus->data,
+        self->part_cpus->len * sizeof (gint));
+    st->n_cpus = (int) self->part_cpus->len;
+  }
+  if (after->len)
+    nnp_plan_add_stage (plan, "cpu", 1, (const char *const *) after->pdata,
+        (int) after->len);
+  if (!nnp_plan_resolve (plan, graph, error)) {
+    g_clear_pointer (&plan, nnp_plan_free);
+    goto out;
+  }
+  *stage_out = before->len ? 1 : 0;
+
+out:
+  g_free (sel);
+  g_free (down);
+  g_free (up);
+  g_ptr_array_unref (before);
+  g_ptr_array_unref (mine);
+  g_ptr_array_unref (after);
+  return plan;
+}
+
+/* The part's plan resolved on graph.  New plan or NULL. */
+static NnpPlan *
+part_plan_locked (GstNnStage * self, NnpGraph * graph, const gchar * key,
+    gint * stage_out, GError ** error)
+{
+  NnpPlan *plan;
+
+  if (self->plan == NULL)
+    return nodes_plan_locked (self, graph, key, stage_out, error);
+
+  plan = nnp_plan_copy (self->plan);
+  if (!nnp_plan_resolve (plan, graph, error)) {
+    nnp_plan_free (plan);
+    return NULL;
+  }
+  *stage_out = self->part_stage;
+  return plan;
+}
+
+/* Whether caps tensors are the stage's inputs; else why not (new string). */
+static gboolean
+part_inputs_match (NnpGraph * graph, const NnpPlanStage * st,
+    const GstNnTensorsInfo * info, gchar ** why)
+{
+  GString *want = g_string_new (NULL);
+  gboolean ok = (guint) st->n_inputs == info->n_tensors;
+
+  for (gint i = 0; i < st->n_inputs; i++) {
+    const NnpValue *v = nnp_graph_find_value (graph, st->inputs[i]);
+    gchar *s;
+
+    if (v == NULL) {
+      ok = FALSE;
+      continue;
+    }
+    s = nnp_shape_to_string (&v->shape);
+    g_string_append_printf (want, "%s'%s' %s %s", i ? ", " : "", v->name,
+        nnp_dtype_name (v->dtype), s);
+    g_free (s);
+    if (ok && (guint) i < info->n_tensors) {
+      const GstNnTensorInfo *t = &info->tensors[i];
+      NnpShape shape;
+
+      if (t->dtype != v->dtype
+          || !gst_nn_shape_fit_rank (&t->shape, v->shape.rank, &shape)
+          || !nnp_shape_equal (&shape, &v->shape))
+        ok = FALSE;
+    }
+  }
+  if (!ok)
+    *why = g_strdup_printf ("the stage's %d inputs are %s", st->n_inputs,
+        want->str);
+  g_string_free (want, TRUE);
+  return ok;
+}
+
+/* Add key to the candidates unless there. */
+static void
+add_candidate (GPtrArray * keys, GPtrArray * sources, gchar * key,
+    const gchar * source)
+{
+  for (guint i = 0; i < keys->len; i++) {
+    if (g_str_equal (g_ptr_array_index (keys, i), key)) {
+      g_free (key);
+      return;
+    }
+  }
+  g_ptr_array_add (keys, key);
+  g_ptr_array_add (sources, (gpointer) source);
+}
+
+/* Specialise for a part (see above).  Call with self->lock held. */
+static NnpGraph *
+specialize_part_locked (GstNnStage * self, const GstNnTensorsInfo * info,
+    const gchar * const *upstream, NnpPlan ** plan_out, gint * stage_out,
+    GError ** error)
+{
+  NnpGraph *model_graph = nnp_model_get_graph (self->model);
+  const NnpValue *inputs[GST_NN_TENSORS_MAX];
+  NnpInputShape shapes[GST_NN_TENSORS_MAX];
+  GPtrArray *keys = g_ptr_array_new_with_free_func (g_free);
+  GPtrArray *sources = g_ptr_array_new ();
+  GString *why = g_string_new (NULL);
+  NnpGraph *ret = NULL;
+  guint n = model_inputs (model_graph, inputs);
+  gboolean all_static = n <= GST_NN_TENSORS_MAX;
+
+  if (match_inputs (self->model_name, model_graph, info, shapes, NULL))
+    add_candidate (keys, sources, shapes_key (shapes, info->n_tensors),
+        "the caps");
+  for (guint i = 0; upstream && upstream[i]; i++)
+    add_candidate (keys, sources, g_strdup (upstream[i]), "upstream");
+  if (self->plan && n <= GST_NN_TENSORS_MAX) {
+    gboolean have_all = TRUE;
+
+    for (guint i = 0; i < n && have_all; i++) {
+      have_all = FALSE;
+      for (gint j = 0; j < self->plan->n_shapes; j++) {
+        if (g_strcmp0 (self->plan->shape_names[j], inputs[i]->name) == 0) {
+          shapes[i].name = inputs[i]->name;
+          shapes[i].shape = self->plan->shapes[j];
+          have_all = TRUE;
+        }
+      }
+    }
+    if (have_all)
+      add_candidate (keys, sources, shapes_key (shapes, n), "the plan");
+  }
+  for (guint i = 0; i < n && all_static; i++) {
+    all_static = nnp_shape_is_static (&inputs[i]->shape);
+    shapes[i].name = inputs[i]->name;
+    shapes[i].shape = inputs[i]->shape;
+  }
+  if (all_static)
+    add_candidate (keys, sources, shapes_key (shapes, n), "the model");
+  for (guint i = 0; i < self->recent_keys->len; i++)
+    add_candidate (keys, sources,
+        g_strdup (g_ptr_array_index (self->recent_keys, i)), "last caps");
+
+  for (guint c = 0; c < keys->len && ret == NULL; c++) {
+    const gchar *key = g_ptr_array_index (keys, c);
+    GError *err = NULL;
+    NnpGraph *graph = graph_for_key_locked (self, key, &err);
+    NnpPlan *plan = NULL;
+    gint stage = 0;
+    gchar *reason = NULL;
+
+    if (graph)
+      plan = part_plan_locked (self, graph, key, &stage, &err);
+    if (plan && part_inputs_match (graph, &plan->stages[stage], info,
+            &reason)) {
+      ret = graph;
+      *plan_out = plan;
+      *stage_out = stage;
+      remember_key_locked (self, key);
+      GST_DEBUG_OBJECT (self, "%s: model input shapes %s (from %s)",
+          self->part_name, key, (const gchar *) g_ptr_array_index (sources,
+              c));
+      break;
+    }
+    g_string_append_printf (why, "%sat model input shapes %s (from %s): %s",
+        why->len ? "; " : "", key,
+        (const gchar *) g_ptr_array_index (sources, c),
+        err ? err->message : reason);
+    g_clear_error (&err);
+    g_free (reason);
+    g_clear_pointer (&plan, nnp_plan_free);
+    g_clear_pointer (&graph, nnp_graph_unref);
+  }
+
+  if (ret == NULL) {
+    gchar *got = gst_nn_tensors_info_to_string (info);
+
+    if (keys->len == 0)
+      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
+          "model %s, %s: cannot tell the model's input shapes for input %s "
+          "(the caps are not the model's inputs, no stage upstream answered, "
+          "and the model's inputs are not static): use a plan with shapes",
+          self->model_name, self->part_name, got);
+    else
+      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
+          "model %s, %s: input %s does not fit the stage: %s",
+          self->model_name, self->part_name, got, why->str);
+    g_free (got);
+  }
+  g_string_free (why, TRUE);
+  g_ptr_array_unref (keys);
+  g_ptr_array_unref (sources);
+  return ret;
+}
+
+/* Specialise the model for these inputs (cached: one entry).  Returns a new
+ * graph reference or NULL with error; for a part also the resolved plan (a
+ * new copy in *plan_out when plan_out is not NULL) and the stage index.
+ * Call with self->lock held. */
+static NnpGraph *
+specialize_locked (GstNnStage * self, const GstNnTensorsInfo * info,
+    const gchar * const *upstream, NnpPlan ** plan_out, gint * stage_out,
+    GError ** error)
+{
+  NnpInputShape shapes[GST_NN_TENSORS_MAX];
+  NnpGraph *graph = NULL;
+  NnpPlan *plan = NULL;
+  gint stage = 0;
   GError *err = NULL;
 
   if (self->model == NULL) {
@@ -349,39 +870,61 @@ specialize_locked (GstNnStage * self, const GstNnTensorsInfo * info,
   }
 
   if (self->spec_valid && gst_nn_tensors_info_is_equal (&self->spec_in, info)) {
-    if (self->spec_graph)
+    if (self->spec_graph) {
+      if (plan_out && self->spec_plan)
+        *plan_out = nnp_plan_copy (self->spec_plan);
+      if (stage_out)
+        *stage_out = self->spec_stage;
       return nnp_graph_ref (self->spec_graph);
+    }
     g_propagate_error (error, g_error_copy (self->spec_error));
     return NULL;
   }
 
-  /* cheap checks first, not cached: upstream may probe several candidates */
-  if (!match_inputs (self->model_name, nnp_model_get_graph (self->model),
-          info, shapes, error))
-    return NULL;
+  if (self->part) {
+    graph = specialize_part_locked (self, info, upstream, &plan, &stage, &err);
+  } else {
+    /* cheap checks first, not cached: upstream may probe several candidates */
+    if (!match_inputs (self->model_name, nnp_model_get_graph (self->model),
+            info, shapes, error))
+      return NULL;
 
-  graph = nnp_model_specialize (self->model, shapes, (int) info->n_tensors,
-      NNP_SPECIALIZE_DEFAULT, &err);
-  if (graph == NULL && err != NULL) {
-    /* name the model and what it got */
-    gchar *got = gst_nn_tensors_info_to_string (info);
-    gchar *msg = g_strdup_printf ("model %s: shape inference failed for "
-        "dimensions=%s: %s", self->model_name, got, err->message);
+    graph = nnp_model_specialize (self->model, shapes, (int) info->n_tensors,
+        self->spec_flags, &err);
+    if (graph == NULL && err != NULL) {
+      /* name the model and what it got */
+      gchar *got = gst_nn_tensors_info_to_string (info);
+      gchar *msg = g_strdup_printf ("model %s: shape inference failed for "
+          "dimensions=%s: %s", self->model_name, got, err->message);
 
-    g_free (err->message);
-    err->message = msg;
-    g_free (got);
+      g_free (err->message);
+      err->message = msg;
+      g_free (got);
+    }
+    if (graph) {
+      gchar *key = shapes_key (shapes, info->n_tensors);
+
+      remember_key_locked (self, key);
+      g_free (key);
+    }
   }
   if (graph == NULL && err == NULL)
     g_set_error (&err, NNP_ERROR, NNP_ERROR_FAILED,
         "model %s: shape inference failed", self->model_name);
 
   g_clear_pointer (&self->spec_graph, nnp_graph_unref);
+  g_clear_pointer (&self->spec_plan, nnp_plan_free);
   g_clear_error (&self->spec_error);
   self->spec_in = *info;
   self->spec_valid = TRUE;
   if (graph) {
     self->spec_graph = nnp_graph_ref (graph);
+    self->spec_plan = plan;
+    self->spec_stage = stage;
+    if (plan_out && plan)
+      *plan_out = nnp_plan_copy (plan);
+    if (stage_out)
+      *stage_out = stage;
     return graph;
   }
   self->spec_error = g_error_copy (err);
@@ -389,18 +932,114 @@ specialize_locked (GstNnStage * self, const GstNnTensorsInfo * info,
   return NULL;
 }
 
-/* Output info for input info (NULL graph_out: not wanted). */
+/* Output tensors of stage k of a resolved plan. */
+static gboolean
+part_outputs_info (const gchar * model_name, NnpGraph * graph,
+    const NnpPlan * plan, gint k, GstNnTensorsInfo * out, GError ** error)
+{
+  const NnpPlanStage *st = &plan->stages[k];
+
+  gst_nn_tensors_info_init (out);
+  if (st->n_outputs < 1 || st->n_outputs > GST_NN_TENSORS_MAX) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED,
+        "model %s: stage %d has %d outputs, other/tensors carries 1 to %d",
+        model_name, k, st->n_outputs, GST_NN_TENSORS_MAX);
+    return FALSE;
+  }
+  out->n_tensors = (guint) st->n_outputs;
+  for (gint i = 0; i < st->n_outputs; i++) {
+    const NnpValue *v = nnp_graph_find_value (graph, st->outputs[i]);
+
+    if (v == NULL || !nnp_shape_is_static (&v->shape)
+        || nnp_dtype_size (v->dtype) == 0) {
+      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
+          "model %s: stage %d output '%s' has no static shape and type",
+          model_name, k, st->outputs[i]);
+      return FALSE;
+    }
+    out->tensors[i].dtype = v->dtype;
+    out->tensors[i].shape = v->shape;
+  }
+  return TRUE;
+}
+
+/* Send the upstream query for model input shapes (keys, newest first). */
+static gchar **
+query_upstream_keys (GstNnStage * self, const gchar * digest)
+{
+  GstStructure *s = gst_structure_new (SHAPES_QUERY_NAME,
+      "digest", G_TYPE_STRING, digest, NULL);
+  GstQuery *q = gst_query_new_custom (GST_QUERY_CUSTOM, s);
+  gchar **ret = NULL;
+
+  if (gst_pad_peer_query (GST_BASE_TRANSFORM_SINK_PAD (self), q)) {
+    const gchar *keys = gst_structure_get_string (gst_query_get_structure (q),
+        "shapes");
+
+    if (keys && *keys)
+      ret = g_strsplit (keys, "|", -1);
+  }
+  gst_query_unref (q);
+  return ret;
+}
+
+/* Answer the query when we run the same model and know our shapes. */
+static gboolean
+answer_shapes_query (GstNnStage * self, GstQuery * query)
+{
+  const GstStructure *s = gst_query_get_structure (query);
+  gboolean ret = FALSE;
+
+  g_mutex_lock (&self->lock);
+  if (self->model && self->recent_keys->len > 0
+      && g_strcmp0 (gst_structure_get_string (s, "digest"),
+          nnp_model_get_digest (self->model)) == 0) {
+    GString *keys = g_string_new (NULL);
+
+    for (guint i = 0; i < self->recent_keys->len; i++)
+      g_string_append_printf (keys, "%s%s", i ? "|" : "",
+          (const gchar *) g_ptr_array_index (self->recent_keys, i));
+    gst_structure_set (gst_query_writable_structure (query), "shapes",
+        G_TYPE_STRING, keys->str, NULL);
+    g_string_free (keys, TRUE);
+    ret = TRUE;
+  }
+  g_mutex_unlock (&self->lock);
+  return ret;
+}
+
+/* Output info for input info (NULL graph_out: not wanted; plan_out: the
+ * resolved plan of a part, a new copy, NULL for a whole model). */
 static gboolean
 gst_nn_stage_infer (GstNnStage * self, const GstNnTensorsInfo * in,
-    GstNnTensorsInfo * out, NnpGraph ** graph_out, GError ** error)
+    GstNnTensorsInfo * out, NnpGraph ** graph_out, NnpPlan ** plan_out,
+    gint * stage_out, GError ** error)
 {
   NnpGraph *graph;
+  NnpPlan *plan = NULL;
+  gchar **upstream = NULL;
+  gint stage = 0;
   gboolean ok;
 
   g_mutex_lock (&self->lock);
-  graph = specialize_locked (self, in, error);
-  ok = graph != NULL && outputs_info (self->model_name, graph, out, error);
+  if (self->part && self->model
+      && !(self->spec_valid && gst_nn_tensors_info_is_equal (&self->spec_in,
+              in))) {
+    gchar *digest = g_strdup (nnp_model_get_digest (self->model));
+
+    g_mutex_unlock (&self->lock);
+    upstream = query_upstream_keys (self, digest);
+    g_free (digest);
+    g_mutex_lock (&self->lock);
+  }
+  graph = specialize_locked (self, in, (const gchar * const *) upstream,
+      &plan, &stage, error);
+  if (graph && plan)
+    ok = part_outputs_info (self->model_name, graph, plan, stage, out, error);
+  else
+    ok = graph != NULL && outputs_info (self->model_name, graph, out, error);
   g_mutex_unlock (&self->lock);
+  g_strfreev (upstream);
 
   if (ok) {
     out->fps_n = in->fps_n;
@@ -410,12 +1049,19 @@ gst_nn_stage_infer (GstNnStage * self, const GstNnTensorsInfo * in,
     *graph_out = graph;
   else if (graph)
     nnp_graph_unref (graph);
+  if (ok && plan_out)
+    *plan_out = plan;
+  else if (plan)
+    nnp_plan_free (plan);
+  if (stage_out)
+    *stage_out = stage;
   return ok;
 }
 
-/* Caps describing the model's inputs (dims when all are static). */
+/* Caps describing the model's inputs (dims when all are static);
+ * framerate: the value to set, or NULL for any. */
 static GstCaps *
-model_input_caps (GstNnStage * self, const GValue * framerate)
+model_caps (NnpGraph * graph, const GValue * framerate)
 {
   const NnpValue *inputs[GST_NN_TENSORS_MAX];
   GstCaps *caps = gst_caps_new_empty ();
@@ -424,17 +1070,9 @@ model_input_caps (GstNnStage * self, const GValue * framerate)
   GstStructure *s;
   guint n;
 
-  g_mutex_lock (&self->lock);
-  if (self->model == NULL) {
-    g_mutex_unlock (&self->lock);
-    gst_caps_unref (caps);
-    return gst_static_pad_template_get_caps (&sink_template);
-  }
-  n = model_inputs (nnp_model_get_graph (self->model), inputs);
-  if (n < 1 || n > GST_NN_TENSORS_MAX) {
-    g_mutex_unlock (&self->lock);
+  n = model_inputs (graph, inputs);
+  if (n < 1 || n > GST_NN_TENSORS_MAX)
     return caps;
-  }
 
   types = g_string_new (NULL);
   dims = g_string_new (NULL);
@@ -450,7 +1088,6 @@ model_input_caps (GstNnStage * self, const GValue * framerate)
     g_string_append_printf (dims, "%s%s", i ? "," : "", d);
     g_free (d);
   }
-  g_mutex_unlock (&self->lock);
 
   s = gst_structure_new (GST_NN_TENSORS_MEDIA_TYPE,
       "format", G_TYPE_STRING, "static", "num_tensors", G_TYPE_INT, (gint) n,
@@ -485,6 +1122,45 @@ model_input_caps (GstNnStage * self, const GValue * framerate)
   return caps;
 }
 
+static GstCaps *
+model_input_caps (GstNnStage * self, const GValue * framerate)
+{
+  GstCaps *caps;
+
+  g_mutex_lock (&self->lock);
+  if (self->model == NULL) {
+    g_mutex_unlock (&self->lock);
+    return gst_static_pad_template_get_caps (&sink_template);
+  }
+  caps = model_caps (nnp_model_get_graph (self->model), framerate);
+  g_mutex_unlock (&self->lock);
+  return caps;
+}
+
+GstCaps *
+gst_nn_stage_model_sink_caps (NnpModel * model)
+{
+  g_return_val_if_fail (model != NULL, NULL);
+  return model_caps (nnp_model_get_graph (model), NULL);
+}
+
+gboolean
+gst_nn_stage_match_model_inputs (NnpModel * model,
+    const GstNnTensorsInfo * info, NnpInputShape * shapes, guint * n_shapes,
+    GError ** error)
+{
+  gchar *name;
+  gboolean ok;
+
+  g_return_val_if_fail (model != NULL, FALSE);
+  name = g_path_get_basename (nnp_model_get_name (model));
+  ok = match_inputs (name, nnp_model_get_graph (model), info, shapes, error);
+  g_free (name);
+  if (ok)
+    *n_shapes = info->n_tensors;
+  return ok;
+}
+
 /* Whether tensors fit the model's declared inputs (count, types, ranks,
  * fixed dims), without shape inference. */
 static gboolean
@@ -515,9 +1191,9 @@ output_structure (GstNnStage * self, const GstStructure * s)
   GError *err = NULL;
 
   if (gst_nn_tensors_info_from_structure (&in, s, NULL)) {
-    if (gst_nn_stage_infer (self, &in, &out, NULL, &err)) {
+    if (gst_nn_stage_infer (self, &in, &out, NULL, NULL, NULL, &err)) {
       ret = gst_nn_tensors_info_to_structure (&out);
-    } else if (!inputs_match (self, &in)) {
+    } else if (!self->part && !inputs_match (self, &in)) {
       GST_DEBUG_OBJECT (self, "%s", err->message);
       g_clear_error (&err);
       return NULL;
@@ -573,13 +1249,15 @@ gst_nn_stage_transform_caps (GstBaseTransform * trans,
 {
   GstNnStage *self = GST_NN_STAGE (trans);
   GstCaps *ret;
-  gboolean have_model;
+  gboolean have_model, part = FALSE;
 
   g_mutex_lock (&self->lock);
   have_model = self->model != NULL;
+  part = self->part;
   g_mutex_unlock (&self->lock);
 
-  if (!have_model) {
+  if (!have_model || (part && direction == GST_PAD_SRC)) {
+    /* a part's inputs are checked on the CAPS event */
     /* before start(): anything our templates allow */
     ret = gst_pad_get_pad_template_caps (direction == GST_PAD_SINK ?
         GST_BASE_TRANSFORM_SRC_PAD (trans) : GST_BASE_TRANSFORM_SINK_PAD (trans));
@@ -610,7 +1288,7 @@ gst_nn_stage_transform_caps (GstBaseTransform * trans,
     /* upstream offers candidates: drop fixed ones the model cannot take
      * (e.g. 1 channel for a model that wants 3), which the caps above
      * cannot say when the model's sizes are dynamic */
-    if (have_model && direction == GST_PAD_SRC)
+    if (have_model && !part && direction == GST_PAD_SRC)
       f = filter_model_inputs (self, filter);
     tmp = gst_caps_intersect_full (f, ret, GST_CAPS_INTERSECT_FIRST);
     if (f != filter)
@@ -684,7 +1362,7 @@ gst_nn_stage_sink_event (GstBaseTransform * trans, GstEvent * event)
 
     gst_event_parse_caps (event, &caps);
     ok = gst_nn_tensors_info_from_caps (&in, caps, &err)
-        && gst_nn_stage_infer (self, &in, &out, NULL, &err);
+        && gst_nn_stage_infer (self, &in, &out, NULL, NULL, NULL, &err);
     if (!ok) {
       gchar *str = gst_caps_to_string (caps);
 
@@ -735,11 +1413,13 @@ gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   GstNnTensorsInfo in, out, want;
   NnpStageOptions opts = { 0 };
   NnpGraph *graph = NULL;
+  NnpPlan *plan = NULL;
   NnpStage *stage;
   GArray *cpus;
   gchar *cpus_str;
   GError *err = NULL;
   gint64 t0;
+  gint k = 0;
 
   if (!gst_nn_tensors_info_from_caps (&in, incaps, &err)
       || !gst_nn_tensors_info_from_caps (&out, outcaps, &err))
@@ -753,7 +1433,7 @@ gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
     return TRUE;
   }
 
-  if (!gst_nn_stage_infer (self, &in, &want, &graph, &err))
+  if (!gst_nn_stage_infer (self, &in, &want, &graph, &plan, &k, &err))
     goto no_shapes;
   if (!gst_nn_tensors_info_is_equal (&want, &out)) {
     gchar *w = gst_nn_tensors_info_to_string (&want);
@@ -780,7 +1460,14 @@ gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   opts.n_cpus = (int) cpus->len;
 
   t0 = g_get_monotonic_time ();
-  stage = nnp_stage_new (graph, NULL, 0, &opts, &err);
+  if (plan) {
+    /* the plan's device, threads and pinning */
+    opts.device = plan->stages[k].device;
+    opts.threads = plan->stages[k].threads;
+    stage = nnp_plan_stage_new (plan, k, graph, &err);
+  } else {
+    stage = nnp_stage_new (graph, NULL, 0, &opts, &err);
+  }
   g_array_unref (cpus);
   nnp_graph_unref (graph);
   if (stage == NULL)
@@ -807,6 +1494,11 @@ gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
     g_free (is);
     g_free (os);
   }
+  if (plan)
+    GST_INFO_OBJECT (self, "%s: %d nodes, '%s' .. '%s'", self->part_name,
+        plan->stages[k].n_nodes, plan->stages[k].nodes[0],
+        plan->stages[k].nodes[plan->stages[k].n_nodes - 1]);
+  g_clear_pointer (&plan, nnp_plan_free);
   return TRUE;
 
   /* ERRORS */
@@ -826,14 +1518,16 @@ no_shapes:
     g_clear_error (&err);
     if (graph)
       nnp_graph_unref (graph);
+    g_clear_pointer (&plan, nnp_plan_free);
     return FALSE;
   }
 no_stage:
   {
     GST_ELEMENT_ERROR (self, LIBRARY, INIT,
-        ("model %s: could not prepare a %s stage", self->model_name,
-            opts.device), ("%s", err->message));
+        ("model %s: could not prepare a %s stage: %s", self->model_name,
+            opts.device, err->message), ("%s", err->message));
     g_clear_error (&err);
+    g_clear_pointer (&plan, nnp_plan_free);
     return FALSE;
   }
 }
@@ -986,6 +1680,8 @@ record_run_time (GstNnStage * self, GstClockTime t)
   gboolean post;
 
   GST_OBJECT_LOCK (self);
+  self->busy_ns += t;
+  self->frames++;
   self->run_times[self->run_time_pos] = t;
   self->run_time_pos = (self->run_time_pos + 1) % LATENCY_WINDOW;
   if (self->n_run_times < LATENCY_WINDOW)
@@ -1102,6 +1798,12 @@ gst_nn_stage_query (GstBaseTransform * trans, GstPadDirection direction,
   GstNnStage *self = GST_NN_STAGE (trans);
   gboolean ret;
 
+  if (direction == GST_PAD_SRC && GST_QUERY_TYPE (query) == GST_QUERY_CUSTOM
+      && gst_query_get_structure (query)
+      && gst_structure_has_name (gst_query_get_structure (query),
+          SHAPES_QUERY_NAME) && answer_shapes_query (self, query))
+    return TRUE;
+
   ret = GST_BASE_TRANSFORM_CLASS (gst_nn_stage_parent_class)->query (trans,
       direction, query);
 
@@ -1127,24 +1829,117 @@ gst_nn_stage_query (GstBaseTransform * trans, GstPadDirection direction,
   return ret;
 }
 
+/* Check a part at the plan's shapes (or the model's static ones) so that a
+ * bad plan or node list fails at start.  TRUE when there is nothing to
+ * check yet.  Call with self->lock held. */
+static gboolean
+check_part_locked (GstNnStage * self, GError ** error)
+{
+  NnpGraph *model_graph = nnp_model_get_graph (self->model);
+  const NnpValue *inputs[GST_NN_TENSORS_MAX];
+  NnpInputShape shapes[GST_NN_TENSORS_MAX];
+  guint n = model_inputs (model_graph, inputs);
+  gboolean have_all = n <= GST_NN_TENSORS_MAX;
+  NnpGraph *graph;
+  NnpPlan *plan;
+  gchar *key;
+  gint k = 0;
+
+  for (guint i = 0; i < n && have_all; i++) {
+    shapes[i].name = inputs[i]->name;
+    shapes[i].shape = inputs[i]->shape;
+    have_all = FALSE;
+    for (gint j = 0; self->plan && j < self->plan->n_shapes; j++) {
+      if (g_strcmp0 (self->plan->shape_names[j], inputs[i]->name) == 0) {
+        shapes[i].shape = self->plan->shapes[j];
+        have_all = TRUE;
+      }
+    }
+    if (!have_all)
+      have_all = nnp_shape_is_static (&inputs[i]->shape);
+  }
+  if (!have_all)
+    return TRUE;
+
+  key = shapes_key (shapes, n);
+  graph = graph_for_key_locked (self, key, error);
+  plan = graph ? part_plan_locked (self, graph, key, &k, error) : NULL;
+  if (plan) {
+    const NnpPlanStage *st = &plan->stages[k];
+
+    GST_INFO_OBJECT (self, "%s at model input shapes %s: %d nodes ('%s' .. "
+        "'%s'), %d inputs, %d outputs", self->part_name, key, st->n_nodes,
+        st->nodes[0], st->nodes[st->n_nodes - 1], st->n_inputs, st->n_outputs);
+  }
+  g_free (key);
+  g_clear_pointer (&graph, nnp_graph_unref);
+  if (plan == NULL)
+    return FALSE;
+  nnp_plan_free (plan);
+  return TRUE;
+}
+
 static gboolean
 gst_nn_stage_start (GstBaseTransform * trans)
 {
   GstNnStage *self = GST_NN_STAGE (trans);
-  NnpModel *model;
-  gchar *path;
+  NnpModel *model = NULL;
+  NnpPlan *plan = NULL;
+  gchar *path, *plan_path, *nodes, *cpus_str, *plan_name;
+  gint stage_index, threads;
   GError *err = NULL;
+  gboolean ok = TRUE;
 
   GST_OBJECT_LOCK (self);
   path = g_strdup (self->model_path);
+  plan_path = g_strdup (self->plan_path);
+  nodes = g_strdup (self->nodes);
+  stage_index = self->stage_index;
+  threads = self->threads;
+  cpus_str = g_strdup (self->cpus);
+  if (self->plan_object)
+    plan = nnp_plan_copy (self->plan_object);
   GST_OBJECT_UNLOCK (self);
 
+  if (nodes && *nodes == '\0')
+    g_clear_pointer (&nodes, g_free);
+  if (plan) {
+    plan_name = g_strdup ("the pipeline's plan");
+  } else if (plan_path && *plan_path) {
+    plan_name = g_path_get_basename (plan_path);
+    plan = nnp_plan_load (plan_path, &err);
+    if (plan == NULL)
+      goto plan_failed;
+  } else {
+    plan_name = NULL;
+  }
+  if (plan && nodes)
+    goto plan_and_nodes;
+  if (plan && (stage_index < 0 || stage_index >= plan->n_stages))
+    goto bad_stage;
+
+  if ((path == NULL || *path == '\0') && plan && plan->model) {
+    /* the plan's model, relative to the plan file when not found as is */
+    g_free (path);
+    if (plan_path && !g_path_is_absolute (plan->model)
+        && !g_file_test (plan->model, G_FILE_TEST_EXISTS)) {
+      gchar *dir = g_path_get_dirname (plan_path);
+
+      path = g_build_filename (dir, plan->model, NULL);
+      g_free (dir);
+    } else {
+      path = g_strdup (plan->model);
+    }
+  }
   if (path == NULL || *path == '\0')
     goto no_model;
 
   model = nnp_model_load (path, &err);
   if (model == NULL)
     goto load_failed;
+  if (plan && plan->digest && *plan->digest
+      && g_ascii_strcasecmp (plan->digest, nnp_model_get_digest (model)) != 0)
+    goto wrong_model;
 
   g_mutex_lock (&self->lock);
   g_clear_pointer (&self->model, nnp_model_unref);
@@ -1152,20 +1947,72 @@ gst_nn_stage_start (GstBaseTransform * trans)
   self->model = model;
   self->model_name = g_path_get_basename (path);
   self->spec_valid = FALSE;
+  g_clear_pointer (&self->plan, nnp_plan_free);
+  self->plan = plan;
+  self->part = plan != NULL || nodes != NULL;
+  self->part_stage = stage_index;
+  g_free (self->part_name);
+  if (plan)
+    self->part_name = g_strdup_printf ("stage %d of %s", stage_index,
+        plan_name);
+  else
+    self->part_name = g_strdup_printf ("nodes \"%s\"", nodes);
+  self->spec_flags = plan && plan->no_fusion ? NNP_SPECIALIZE_NO_FUSION :
+      NNP_SPECIALIZE_DEFAULT;
+  self->part_threads = threads;
+  g_array_set_size (self->part_cpus, 0);
+  parse_cpus (cpus_str, self->part_cpus);
+  g_hash_table_remove_all (self->graphs);
+  g_ptr_array_set_size (self->recent_keys, 0);
+  ok = !self->part || check_part_locked (self, &err);
+  if (!ok) {
+    /* forget it all: the element stays in READY */
+    g_clear_pointer (&self->model, nnp_model_unref);
+    g_clear_pointer (&self->plan, nnp_plan_free);
+    g_hash_table_remove_all (self->graphs);
+    self->part = FALSE;
+    model = NULL;
+    plan = NULL;
+  }
   g_mutex_unlock (&self->lock);
+  if (!ok)
+    goto bad_part;
 
   GST_INFO_OBJECT (self, "model %s loaded (digest %s)", path,
       nnp_model_get_digest (model));
   g_free (path);
+  g_free (plan_path);
+  g_free (plan_name);
+  g_free (nodes);
+  g_free (cpus_str);
   return TRUE;
 
   /* ERRORS */
+plan_failed:
+  {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("Invalid plan \"%s\": %s", plan_path, err->message),
+        ("%s", err->message));
+    goto fail;
+  }
+plan_and_nodes:
+  {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("Both a plan and nodes are set"), ("set either 'plan' or 'nodes'"));
+    goto fail;
+  }
+bad_stage:
+  {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("%s has %d stages, there is no stage %d", plan_name, plan->n_stages,
+            stage_index), (NULL));
+    goto fail;
+  }
 no_model:
   {
     GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
         ("No model file given"), ("set the 'model' property"));
-    g_free (path);
-    return FALSE;
+    goto fail;
   }
 load_failed:
   {
@@ -1175,8 +2022,32 @@ load_failed:
     else
       GST_ELEMENT_ERROR (self, STREAM, DECODE,
           ("Could not load model \"%s\"", path), ("%s", err->message));
+    goto fail;
+  }
+wrong_model:
+  {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("%s was made for another model than \"%s\" (digest %s, the model's "
+            "is %s)", plan_name, path, plan->digest,
+            nnp_model_get_digest (model)), (NULL));
+    goto fail;
+  }
+bad_part:
+  {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", err->message),
+        (NULL));
+    goto fail;
+  }
+fail:
+  {
     g_clear_error (&err);
+    g_clear_pointer (&model, nnp_model_unref);
+    g_clear_pointer (&plan, nnp_plan_free);
     g_free (path);
+    g_free (plan_path);
+    g_free (plan_name);
+    g_free (nodes);
+    g_free (cpus_str);
     return FALSE;
   }
 }
@@ -1194,14 +2065,21 @@ gst_nn_stage_stop (GstBaseTransform * trans)
   g_mutex_lock (&self->lock);
   self->spec_valid = FALSE;
   g_clear_pointer (&self->spec_graph, nnp_graph_unref);
+  g_clear_pointer (&self->spec_plan, nnp_plan_free);
   g_clear_error (&self->spec_error);
   g_clear_pointer (&self->model, nnp_model_unref);
   g_clear_pointer (&self->model_name, g_free);
+  g_clear_pointer (&self->plan, nnp_plan_free);
+  g_clear_pointer (&self->part_name, g_free);
+  self->part = FALSE;
+  g_hash_table_remove_all (self->graphs);
+  g_ptr_array_set_size (self->recent_keys, 0);
   g_mutex_unlock (&self->lock);
 
   GST_OBJECT_LOCK (self);
   self->n_run_times = self->run_time_pos = 0;
   self->reported_latency = 0;
+  self->busy_ns = self->frames = 0;
   GST_OBJECT_UNLOCK (self);
   return TRUE;
 }
@@ -1246,6 +2124,32 @@ gst_nn_stage_set_property (GObject * object, guint prop_id,
       GST_OBJECT_UNLOCK (self);
       break;
     }
+    case PROP_PLAN:
+      GST_OBJECT_LOCK (self);
+      g_free (self->plan_path);
+      self->plan_path = g_value_dup_string (value);
+      GST_OBJECT_UNLOCK (self);
+      break;
+    case PROP_STAGE:
+      GST_OBJECT_LOCK (self);
+      self->stage_index = g_value_get_int (value);
+      GST_OBJECT_UNLOCK (self);
+      break;
+    case PROP_NODES:
+      GST_OBJECT_LOCK (self);
+      g_free (self->nodes);
+      self->nodes = g_value_dup_string (value);
+      GST_OBJECT_UNLOCK (self);
+      break;
+    case PROP_PLAN_OBJECT:{
+      const NnpPlan *plan = g_value_get_pointer (value);
+
+      GST_OBJECT_LOCK (self);
+      g_clear_pointer (&self->plan_object, nnp_plan_free);
+      self->plan_object = plan ? nnp_plan_copy (plan) : NULL;
+      GST_OBJECT_UNLOCK (self);
+      break;
+    }
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1272,6 +2176,21 @@ gst_nn_stage_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_CPUS:
       g_value_set_string (value, self->cpus);
       break;
+    case PROP_PLAN:
+      g_value_set_string (value, self->plan_path);
+      break;
+    case PROP_STAGE:
+      g_value_set_int (value, self->stage_index);
+      break;
+    case PROP_NODES:
+      g_value_set_string (value, self->nodes);
+      break;
+    case PROP_BUSY_TIME:
+      g_value_set_uint64 (value, self->busy_ns);
+      break;
+    case PROP_FRAMES:
+      g_value_set_uint64 (value, self->frames);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1286,10 +2205,19 @@ gst_nn_stage_finalize (GObject * object)
 
   g_clear_pointer (&self->stage, nnp_stage_free);
   g_clear_pointer (&self->spec_graph, nnp_graph_unref);
+  g_clear_pointer (&self->spec_plan, nnp_plan_free);
   g_clear_error (&self->spec_error);
   g_clear_pointer (&self->model, nnp_model_unref);
+  g_clear_pointer (&self->plan, nnp_plan_free);
+  g_clear_pointer (&self->plan_object, nnp_plan_free);
+  g_hash_table_unref (self->graphs);
+  g_ptr_array_unref (self->recent_keys);
+  g_array_unref (self->part_cpus);
+  g_free (self->part_name);
   g_free (self->model_name);
   g_free (self->model_path);
+  g_free (self->plan_path);
+  g_free (self->nodes);
   g_free (self->cpus);
   g_mutex_clear (&self->lock);
 
@@ -1359,6 +2287,86 @@ gst_nn_stage_class_init (GstNnStageClass * klass)
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
 
+  /**
+   * GstNnStage:plan:
+   *
+   * Path of a plan file (JSON, made by `nnpipe split` or nnpipeline): the
+   * element runs stage #GstNnStage:stage of it, on the plan's device,
+   * threads and cores.  Its sink caps are the stage's input tensors and its
+   * src caps its outputs, in the plan's order; stage 0 takes the model's
+   * inputs.  The model is the #GstNnStage:model property or else the
+   * plan's.
+   */
+  g_object_class_install_property (gobject_class, PROP_PLAN,
+      g_param_spec_string ("plan", "Plan",
+          "Path of a plan file (JSON): run one stage of it (see 'stage')",
+          DEFAULT_PLAN,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstNnStage:stage:
+   *
+   * Index of the plan's stage to run (with #GstNnStage:plan).
+   */
+  g_object_class_install_property (gobject_class, PROP_STAGE,
+      g_param_spec_int ("stage", "Stage",
+          "Index of the plan's stage to run (with 'plan')", 0, G_MAXINT,
+          DEFAULT_STAGE,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstNnStage:nodes:
+   *
+   * Run only these nodes of the specialised graph: comma-separated node
+   * names, or "first..last" (names or topological indices, inclusive).
+   * The nodes must form a convex set.  The nodes before it (in
+   * topological order, and its ancestors) are taken to run upstream, the
+   * rest downstream: the input tensors are what crosses from before, the
+   * output tensors what crosses to after, in the plan order of
+   * include/nnpipe/plan.h, so chains of ranges fit together.
+   */
+  g_object_class_install_property (gobject_class, PROP_NODES,
+      g_param_spec_string ("nodes", "Nodes",
+          "Run only these nodes: \"name,name,...\" or \"first..last\" "
+          "(names or topological indices of the specialised graph)",
+          DEFAULT_NODES,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstNnStage:plan-object:
+   *
+   * A plan (an NnpPlan pointer, copied) instead of a plan file: nnpipeline
+   * hands its plan to its stages this way.
+   */
+  g_object_class_install_property (gobject_class, PROP_PLAN_OBJECT,
+      g_param_spec_pointer ("plan-object", "Plan object",
+          "An NnpPlan (copied) instead of a plan file (used by nnpipeline)",
+          G_PARAM_WRITABLE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstNnStage:busy-time:
+   *
+   * Nanoseconds spent running the model since the element started.
+   */
+  g_object_class_install_property (gobject_class, PROP_BUSY_TIME,
+      g_param_spec_uint64 ("busy-time", "Busy time",
+          "Nanoseconds spent running the model since start", 0, G_MAXUINT64,
+          0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * GstNnStage:frames:
+   *
+   * Buffers processed since the element started.
+   */
+  g_object_class_install_property (gobject_class, PROP_FRAMES,
+      g_param_spec_uint64 ("frames", "Frames",
+          "Buffers processed since start", 0, G_MAXUINT64, 0,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class,
@@ -1391,6 +2399,13 @@ gst_nn_stage_init (GstNnStage * self)
   self->device = DEFAULT_DEVICE;
   self->threads = DEFAULT_THREADS;
   self->cpus = g_strdup (DEFAULT_CPUS);
+  self->plan_path = g_strdup (DEFAULT_PLAN);
+  self->stage_index = DEFAULT_STAGE;
+  self->nodes = g_strdup (DEFAULT_NODES);
+  self->graphs = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+      (GDestroyNotify) nnp_graph_unref);
+  self->recent_keys = g_ptr_array_new_with_free_func (g_free);
+  self->part_cpus = g_array_new (FALSE, FALSE, sizeof (gint));
   gst_nn_tensors_info_init (&self->in_info);
   gst_nn_tensors_info_init (&self->out_info);
 }

@@ -4,6 +4,9 @@
 
 #include <gst/gst.h>
 #include <gst/base/gstbasetransform.h>
+#include <nnpipe/model.h>
+
+#include "gstnntensorcaps.h"
 
 G_BEGIN_DECLS
 
@@ -26,5 +29,14 @@ typedef enum {
 GType gst_nn_stage_device_get_type (void);
 
 GST_ELEMENT_REGISTER_DECLARE (nnstage);
+
+/* For nnpipeline, which looks like a whole-model nnstage from outside:
+ * the sink caps of a whole-model nnstage for the model (new caps), and
+ * the model input shapes that tensor caps describe (shapes[i].name points
+ * into the model's graph; FALSE + an error naming what the model expects). */
+GstCaps *gst_nn_stage_model_sink_caps (NnpModel * model);
+gboolean gst_nn_stage_match_model_inputs (NnpModel * model,
+    const GstNnTensorsInfo * info, NnpInputShape * shapes, guint * n_shapes,
+    GError ** error);
 
 G_END_DECLS

@@ -28,6 +28,7 @@ static const char usage_text[] =
   "Commands:\n"
   "  inspect MODEL      inputs, outputs, op histogram, parameters, FLOPs\n"
   "  run MODEL          run the model on the CPU and print checksums of the outputs\n"
+  "  split MODEL        split the model into pipeline stages, write a plan (JSON)\n"
   "  help               this text\n"
   "\n"
   "Options of inspect and run:\n"
@@ -43,6 +44,18 @@ static const char usage_text[] =
   "  --repeat K               time K runs after one warm-up, print latency\n"
   "  --device NAME            device (default cpu)\n"
   "  --no-fusion              keep BatchNormalization and activations as nodes\n"
+  "  --plan FILE              run the plan's stages in sequence (with --repeat: time each\n"
+  "                           stage) and check the outputs equal the whole-model run\n"
+  "\n"
+  "Options of split:\n"
+  "  --stages N|auto          number of stages (default auto)\n"
+  "  --devices LIST           device of each stage: cpu:THREADS,... (default cpu:1)\n"
+  "  --cuts 10,20|NAME,...    manual split: topological indices or node names starting\n"
+  "                           stages ([0,10) [10,20) [20,n))\n"
+  "  --profile | --estimate   measure every node (cached) | analytical costs only\n"
+  "  --memory-limit MIB       per-stage memory limit\n"
+  "  --max-ideals N           ideal-lattice cap of the optimal DP (default 200000)\n"
+  "  -o FILE                  write the plan\n"
   "\n"
   "Run 'nnpipe COMMAND --help' for the options of one command.\n";
 
@@ -499,13 +512,28 @@ print_checksum (const NnpValue *v, const NnpTensor *t, const char *note)
           sum, asum, note);
 }
 
+/* --profile: the per-node table of nnp_stage_free() on stderr, other
+ * messages as usual (warnings and errors). */
+static void
+profile_log_handler (const char *category, NnpLogLevel level, const char *file, int line,
+                     const char *func, const char *message, gpointer user_data)
+{
+  if (strcmp (category, "nnp-profile") == 0)
+    fprintf (stderr, "%s\n", message);
+  else if (level <= NNP_LOG_WARNING)
+    fprintf (stderr, "%s: %s\n", category, message);
+}
+
+#include "nnpipe-split.inc"
+
 static int
 cmd_run (int argc, char **argv)
 {
   char **shape_strv = NULL, **input_strv = NULL, *output_dir = NULL, *cpus_str = NULL;
   char *device = NULL;
+  g_autofree char *plan_path = NULL;
   int threads = 1, repeat = 0;
-  gboolean no_fusion = FALSE;
+  gboolean no_fusion = FALSE, profile = FALSE;
   GOptionEntry entries[] = {
     { "shape", 0, 0, G_OPTION_ARG_STRING_ARRAY, &shape_strv,
       "Concrete shape of an input (repeatable)", "NAME=D0,D1,..." },
@@ -519,6 +547,9 @@ cmd_run (int argc, char **argv)
     { "device", 0, 0, G_OPTION_ARG_STRING, &device, "Device (default cpu)", "NAME" },
     { "no-fusion", 0, 0, G_OPTION_ARG_NONE, &no_fusion,
       "Keep BatchNormalization and activations as nodes", NULL },
+    { "profile", 0, 0, G_OPTION_ARG_NONE, &profile,
+      "Print per-node-kind kernel times (sets NNP_PROFILE)", NULL },
+    { "plan", 0, 0, G_OPTION_ARG_FILENAME, &plan_path, "Run the stages of a plan", "FILE" },
     { NULL }
   };
   const char *path;
@@ -547,6 +578,10 @@ cmd_run (int argc, char **argv)
     ret = EXIT_USAGE;
     goto out;
   }
+  if (plan_path) {
+    ret = run_plan (path, plan_path, repeat);
+    goto out;
+  }
   for (int i = 0; input_strv && input_strv[i]; i++) {
     const char *eq = strchr (input_strv[i], '=');
     if (eq == NULL || eq == input_strv[i] || eq[1] == '\0') {
@@ -572,6 +607,12 @@ cmd_run (int argc, char **argv)
   opts.threads = threads;
   opts.cpus = cpus;
   opts.n_cpus = n_cpus;
+  if (profile) {
+    g_setenv ("NNP_PROFILE", "1", TRUE);
+    nnp_log_set_handler (profile_log_handler, NULL);
+    if (nnp_log_get_threshold () < NNP_LOG_INFO)
+      nnp_log_set_threshold (NNP_LOG_INFO);
+  }
   stage = nnp_stage_new (graph, NULL, 0, &opts, &err);
   if (stage == NULL) {
     print_error ("%s", err->message);
@@ -707,6 +748,8 @@ main (int argc, char **argv)
     return cmd_inspect (argc, argv);
   if (strcmp (cmd, "run") == 0)
     return cmd_run (argc, argv);
+  if (strcmp (cmd, "split") == 0)
+    return cmd_split (argc, argv);
   print_error ("unknown command '%s' (see 'nnpipe help')", cmd);
   return EXIT_USAGE;
 }

@@ -61,7 +61,8 @@ typedef struct {
  * Gemm, MatMul, Add).  Applied to the node's output after everything else:
  *   RELU: max(x,0)   CLIP: min(max(x,alpha),beta)   LEAKY_RELU: x<0 ? alpha*x : x
  *   HARD_SIGMOID: clip(alpha*x+beta,0,1)   HARD_SWISH: x*clip(x/6+0.5,0,1)
- *   SIGMOID: 1/(1+exp(-x)) */
+ *   SIGMOID: 1/(1+exp(-x))
+ *   HARD_SWISH_AFFINE: alpha*hardswish(x)+beta (a HardSwish followed by a scalar Mul/Add) */
 typedef enum {
   NNP_ACT_NONE = 0,
   NNP_ACT_RELU,
@@ -70,6 +71,7 @@ typedef enum {
   NNP_ACT_HARD_SIGMOID,
   NNP_ACT_HARD_SWISH,
   NNP_ACT_SIGMOID,
+  NNP_ACT_HARD_SWISH_AFFINE,
 } NnpActivation;
 
 typedef struct _NnpGraph NnpGraph;

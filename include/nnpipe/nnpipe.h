@@ -6,6 +6,7 @@
 #include <nnpipe/graph.h>
 #include <nnpipe/model.h>
 #include <nnpipe/stage.h>
+#include <nnpipe/plan.h>
 #include <nnpipe/log.h>
 
 G_BEGIN_DECLS

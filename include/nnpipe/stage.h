@@ -29,7 +29,10 @@ typedef struct {
   const int *cpus;       /* optional: pin thread i to cpus[i % n_cpus] */
   int n_cpus;
   /* Optional explicit boundary, value ids in the order the caller wants.
-   * NULL = derive (see above).  Must list exactly the crossing values. */
+   * NULL = derive (see above).  Must list exactly the crossing values; an
+   * explicit input list may also name values the nodes do not read (not
+   * constants, not produced inside): they can then be listed as outputs too
+   * and are forwarded (pass-through in a pipeline of stages). */
   const int *inputs;
   int n_inputs;
   const int *outputs;

@@ -12,16 +12,23 @@
  *     by all nodes;
  *   - the thread pool (owned by the stage).
  * nnp_stage_run() then only points the boundary views at the caller's
- * tensors and calls the kernels in order: no allocation, no lookup. */
+ * tensors and calls the kernels in order: no allocation, no lookup.
+ *
+ * Profiling (opt-in): with NNP_PROFILE set in the environment when the
+ * stage is created, each kernel call is timed and nnp_stage_free() logs a
+ * per-kind time table and the slowest nodes at INFO level in category
+ * "nnp-profile" (`nnpipe run --profile` prints it). */
 #include <nnpipe/stage.h>
 #include <nnpipe/log.h>
 
 #include "backends/cpu/cpu.h"
 #include "exec/memplan.h"
 #include "exec/threadpool.h"
+#include "ops/conv-params.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct {
   const NnpNode *node;
@@ -50,6 +57,10 @@ struct _NnpStage {
   void *scratch;
   gsize scratch_bytes;
   NnpThreadPool *pool;
+
+  gboolean profile;               /* NNP_PROFILE was set at creation */
+  int prof_runs;
+  gint64 *prof_ns;                /* per step: total nanoseconds over prof_runs */
 };
 
 typedef enum {
@@ -258,7 +269,15 @@ nnp_stage_new (NnpGraph *graph, const int *nodes, int n_nodes, const NnpStageOpt
   stage->views = g_new0 (NnpTensor *, MAX (n_values, 1));
 
   if (opt->inputs) {
-    if (!check_explicit (graph, "input", is_in, NULL, opt->inputs, opt->n_inputs, error))
+    /* explicit inputs may also name values the nodes do not read but that
+     * come from outside the stage: passed through (forwarded) */
+    g_autofree gboolean *pass = g_new0 (gboolean, MAX (n_values, 1));
+    for (guint id = 0; id < n_values; id++) {
+      NnpValue *v = nnp_graph_value (graph, id);
+      pass[id] = v->constant == NULL
+          && (v->is_input || (v->producer >= 0 && !in_set[v->producer]));
+    }
+    if (!check_explicit (graph, "input", is_in, pass, opt->inputs, opt->n_inputs, error))
       goto fail;
     stage->n_inputs = opt->n_inputs;
     stage->inputs = g_memdup2 (opt->inputs, sizeof (int) * MAX (opt->n_inputs, 1));
@@ -268,7 +287,10 @@ nnp_stage_new (NnpGraph *graph, const int *nodes, int n_nodes, const NnpStageOpt
   }
   if (opt->outputs) {
     /* a stage input may also be listed as an output: it is forwarded */
-    if (!check_explicit (graph, "output", is_out, is_in, opt->outputs, opt->n_outputs, error))
+    g_autofree gboolean *fwd = g_new0 (gboolean, MAX (n_values, 1));
+    for (int i = 0; i < stage->n_inputs; i++)
+      fwd[stage->inputs[i]] = TRUE;
+    if (!check_explicit (graph, "output", is_out, fwd, opt->outputs, opt->n_outputs, error))
       goto fail;
     stage->n_outputs = opt->n_outputs;
     stage->outputs = g_memdup2 (opt->outputs, sizeof (int) * MAX (opt->n_outputs, 1));
@@ -307,6 +329,9 @@ nnp_stage_new (NnpGraph *graph, const int *nodes, int n_nodes, const NnpStageOpt
   /* steps: kernels and prepared state */
   stage->n_steps = n_nodes;
   stage->steps = g_new0 (Step, MAX (n_nodes, 1));
+  stage->profile = g_getenv ("NNP_PROFILE") != NULL;
+  if (stage->profile)
+    stage->prof_ns = g_new0 (gint64, MAX (n_nodes, 1));
   for (int s = 0; s < n_nodes; s++) {
     Step *step = &stage->steps[s];
     const NnpNode *node = nnp_graph_node (graph, order[s]);
@@ -451,11 +476,119 @@ fail:
   return NULL;
 }
 
+/* ---------------------------------------------------------------- profile */
+
+static gint64
+now_ns (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (gint64) ts.tv_sec * G_GINT64_CONSTANT (1000000000) + ts.tv_nsec;
+}
+
+/* "Conv 3x3 s1 direct"-style kind of a node (newly allocated). */
+static char *
+profile_kind (const NnpNode *node)
+{
+  static const char *const algo_names[] = { "gemm", "im2col", "depthwise", "direct" };
+  const NnpConvParams *p = node->params;
+
+  if ((node->op == NNP_OP_CONV || node->op == NNP_OP_CONV_TRANSPOSE) && p != NULL) {
+    const char *algo = node->op == NNP_OP_CONV_TRANSPOSE ? "gemm+col2im" :
+                       (int) p->algo < (int) G_N_ELEMENTS (algo_names) ? algo_names[p->algo] : "?";
+    return g_strdup_printf ("%s %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " s%" G_GINT64_FORMAT
+                            " %s", node->op_type, p->kernel[1], p->kernel[2], p->strides[2], algo);
+  }
+  return g_strdup (node->op_type);
+}
+
+typedef struct {
+  char *kind;
+  gint64 ns;
+  double flops;
+  int count;
+} ProfRow;
+
+static int
+cmp_prof_row (const void *a, const void *b)
+{
+  const ProfRow *x = a, *y = b;
+
+  return x->ns < y->ns ? 1 : (x->ns > y->ns ? -1 : 0);
+}
+
+static int
+cmp_step_time (const void *a, const void *b, gpointer data)
+{
+  const gint64 *ns = data;
+  int x = *(const int *) a, y = *(const int *) b;
+
+  return ns[x] < ns[y] ? 1 : (ns[x] > ns[y] ? -1 : 0);
+}
+
+static void
+log_profile (NnpStage *stage)
+{
+  g_autoptr (GHashTable) index = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autofree ProfRow *rows = g_new0 (ProfRow, MAX (stage->n_steps, 1));
+  g_autofree int *order = g_new (int, MAX (stage->n_steps, 1));
+  int n_rows = 0;
+  gint64 total = 0;
+  double runs = stage->prof_runs;
+
+  for (int s = 0; s < stage->n_steps; s++) {
+    char *kind = profile_kind (stage->steps[s].node);
+    gpointer found;
+    int r;
+
+    if (g_hash_table_lookup_extended (index, kind, NULL, &found)) {
+      r = GPOINTER_TO_INT (found);
+      g_free (kind);
+    } else {
+      r = n_rows++;
+      rows[r].kind = kind;
+      g_hash_table_insert (index, kind, GINT_TO_POINTER (r));
+    }
+    rows[r].ns += stage->prof_ns[s];
+    rows[r].flops += nnp_node_flops (stage->graph, stage->steps[s].node);
+    rows[r].count++;
+    total += stage->prof_ns[s];
+    order[s] = s;
+  }
+  qsort (rows, n_rows, sizeof (ProfRow), cmp_prof_row);
+  NNP_INFO ("nnp-profile", "%d runs, %.3f ms per run in %d kernel calls", stage->prof_runs,
+            total / runs / 1e6, stage->n_steps);
+  NNP_INFO ("nnp-profile", "%-32s %6s %10s %6s %9s", "kind", "nodes", "ms/run", "%", "GFLOP/s");
+  for (int r = 0; r < n_rows; r++) {
+    NNP_INFO ("nnp-profile", "%-32s %6d %10.3f %6.1f %9.1f", rows[r].kind, rows[r].count,
+              rows[r].ns / runs / 1e6, total > 0 ? 100.0 * rows[r].ns / total : 0.0,
+              rows[r].ns > 0 ? rows[r].flops * runs / rows[r].ns : 0.0);
+    g_free (rows[r].kind);
+  }
+  g_qsort_with_data (order, stage->n_steps, sizeof (int), cmp_step_time, stage->prof_ns);
+  NNP_INFO ("nnp-profile", "slowest nodes:");
+  for (int i = 0; i < MIN (stage->n_steps, 25); i++) {
+    const Step *step = &stage->steps[order[i]];
+    const NnpValue *out = step->node->n_outputs > 0 && step->node->outputs[0] >= 0 ?
+                          nnp_graph_value (stage->graph, step->node->outputs[0]) : NULL;
+    g_autofree char *kind = profile_kind (step->node);
+    g_autofree char *shape = out ? nnp_shape_to_string (&out->shape) : g_strdup ("-");
+    double ns = stage->prof_ns[order[i]];
+    NNP_INFO ("nnp-profile", "  %8.3f ms %7.1f GFLOP/s  %-20s %-32s -> %s", ns / runs / 1e6,
+              ns > 0 ? nnp_node_flops (stage->graph, step->node) * runs / ns : 0.0,
+              step->node->name, kind, shape);
+  }
+}
+
 void
 nnp_stage_free (NnpStage *stage)
 {
   if (stage == NULL)
     return;
+  if (stage->profile && stage->prof_runs > 0)
+    log_profile (stage);
+  g_free (stage->prof_ns);
   nnp_thread_pool_free (stage->pool);
   for (int s = 0; stage->steps && s < stage->n_steps; s++) {
     Step *step = &stage->steps[s];
@@ -576,12 +709,26 @@ nnp_stage_run (NnpStage *stage, NnpTensor *const *inputs, NnpTensor *const *outp
       stage->output_views[i]->data = outputs[i]->data;
   }
 
-  for (int s = 0; s < stage->n_steps; s++) {
-    Step *step = &stage->steps[s];
-    if (step->skip)
-      continue;
-    if (!step->kernel->run (&step->call, error))
-      return FALSE;
+  if (G_UNLIKELY (stage->profile)) {
+    for (int s = 0; s < stage->n_steps; s++) {
+      Step *step = &stage->steps[s];
+      gint64 t0;
+      if (step->skip)
+        continue;
+      t0 = now_ns ();
+      if (!step->kernel->run (&step->call, error))
+        return FALSE;
+      stage->prof_ns[s] += now_ns () - t0;
+    }
+    stage->prof_runs++;
+  } else {
+    for (int s = 0; s < stage->n_steps; s++) {
+      Step *step = &stage->steps[s];
+      if (step->skip)
+        continue;
+      if (!step->kernel->run (&step->call, error))
+        return FALSE;
+    }
   }
 
   for (int i = 0; i < stage->n_outputs; i++)

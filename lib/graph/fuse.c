@@ -53,48 +53,25 @@ new_constant_value (NnpGraph *graph, const char *base, NnpTensor *t)
   return v;
 }
 
+/* Make `conv` (Conv / ConvTranspose with constant W, optional constant B)
+ * compute s[c] * y + t[c] per output channel c instead of y: new constant
+ * weight and bias values.  FALSE (graph unchanged) when the weights are not
+ * foldable. */
 static gboolean
-fold_bn (NnpGraph *graph, NnpNode *bn, gboolean *remove, GPtrArray *changed)
+conv_channel_affine (NnpGraph *graph, NnpNode *conv, int64_t c_out, const float *s,
+                     const float *t)
 {
-  NnpValue *x = nnp_node_input (graph, bn, 0);
-  NnpNode *conv;
-  NnpValue *wv, *bv, *out;
-  const float *scale, *bias, *mean, *var, *w, *b = NULL;
-  int64_t c_out, per, c_in = 0, group = 1, cog = 0, cig = 0;
-  float eps;
+  NnpValue *wv = nnp_node_input (graph, conv, 1);
+  NnpValue *bv = nnp_node_input (graph, conv, 2);
+  const float *w, *b = NULL;
+  int64_t per, c_in = 0, group = 1, cog = 0, cig = 0;
   NnpTensor *nw, *nb;
-  float *s;
   g_autofree char *wname = NULL, *bname = NULL;
 
-  if (x == NULL || x->producer < 0 || !single_use (x) || x->dtype != NNP_DTYPE_FLOAT32)
-    return FALSE;
-  conv = nnp_graph_node (graph, x->producer);
-  if (remove[conv->index] || conv->act != NNP_ACT_NONE
-      || (conv->op != NNP_OP_CONV && conv->op != NNP_OP_CONV_TRANSPOSE))
-    return FALSE;
-  if (nnp_node_attr_int (bn, "training_mode", 0) != 0)
-    return FALSE;
-  for (int k = 1; k < bn->n_outputs; k++) {
-    NnpValue *o = nnp_node_output (graph, bn, k);
-    if (o && (o->n_consumers > 0 || o->is_output))
-      return FALSE;
-  }
-  if (x->shape.rank < 2)
-    return FALSE;
-  c_out = x->shape.dims[1];
-  wv = nnp_node_input (graph, conv, 1);
-  bv = nnp_node_input (graph, conv, 2);
   if (wv == NULL || wv->shape.rank < 2 || !(w = const_floats (wv, -1)))
     return FALSE;
   if (bv && !(b = const_floats (bv, c_out)))
     return FALSE;
-  if (!(scale = const_floats (nnp_node_input (graph, bn, 1), c_out))
-      || !(bias = const_floats (nnp_node_input (graph, bn, 2), c_out))
-      || !(mean = const_floats (nnp_node_input (graph, bn, 3), c_out))
-      || !(var = const_floats (nnp_node_input (graph, bn, 4), c_out)))
-    return FALSE;
-  eps = nnp_node_attr_float (bn, "epsilon", 1e-5f);
-
   per = 1;
   for (int d = 2; d < wv->shape.rank; d++)
     per *= wv->shape.dims[d];
@@ -111,17 +88,12 @@ fold_bn (NnpGraph *graph, NnpNode *bn, gboolean *remove, GPtrArray *changed)
     cig = c_in / group;
   }
 
-  s = g_new (float, MAX (c_out, 1));
-  for (int64_t c = 0; c < c_out; c++)
-    s[c] = scale[c] / sqrtf (var[c] + eps);
-
   nw = nnp_tensor_new (NNP_DTYPE_FLOAT32, &wv->shape, NULL);
   {
     NnpShape bshape = { .rank = 1, .dims = { c_out } };
     nb = nnp_tensor_new (NNP_DTYPE_FLOAT32, &bshape, NULL);
   }
   if (nw == NULL || nb == NULL) {
-    g_free (s);
     nnp_tensor_unref (nw);
     nnp_tensor_unref (nb);
     return FALSE;
@@ -143,12 +115,11 @@ fold_bn (NnpGraph *graph, NnpNode *bn, gboolean *remove, GPtrArray *changed)
         }
     }
     for (int64_t c = 0; c < c_out; c++)
-      db[c] = ((b ? b[c] : 0.f) - mean[c]) * s[c] + bias[c];
+      db[c] = (b ? b[c] : 0.f) * s[c] + t[c];
   }
-  g_free (s);
 
-  wname = g_strdup_printf ("%s.bn_weight", conv->name);
-  bname = g_strdup_printf ("%s.bn_bias", conv->name);
+  wname = g_strdup_printf ("%s.folded_weight", conv->name);
+  bname = g_strdup_printf ("%s.folded_bias", conv->name);
   wv = new_constant_value (graph, wname, nw);
   bv = new_constant_value (graph, bname, nb);
   conv->inputs[1] = wv->id;
@@ -157,15 +128,173 @@ fold_bn (NnpGraph *graph, NnpNode *bn, gboolean *remove, GPtrArray *changed)
     conv->n_inputs = 3;
   }
   conv->inputs[2] = bv->id;
+  return TRUE;
+}
 
-  /* the conv now produces the BN's output */
-  out = nnp_node_output (graph, bn, 0);
-  conv->outputs[0] = out->id;
-  out->producer = conv->index;
+/* `node` (single output) is replaced by its producer `prod`, which now
+ * writes node's output; x (prod's output, read only by node) goes away. */
+static void
+absorb (NnpGraph *graph, NnpNode *prod, NnpNode *node, NnpValue *x, gboolean *remove,
+        GPtrArray *changed)
+{
+  NnpValue *out = nnp_node_output (graph, node, 0);
+
+  prod->outputs[0] = out->id;
+  out->producer = prod->index;
   x->n_consumers = 0;
-  remove[bn->index] = TRUE;
-  g_ptr_array_add (changed, conv);
+  x->producer = -1;
+  remove[node->index] = TRUE;
+  if (!g_ptr_array_find (changed, prod, NULL))
+    g_ptr_array_add (changed, prod);
+}
+
+/* x is produced by a Conv / ConvTranspose without activation, read only by
+ * `node`; returns the producer. */
+static NnpNode *
+conv_producer (NnpGraph *graph, const NnpValue *x, const gboolean *remove)
+{
+  NnpNode *conv;
+
+  if (x == NULL || x->producer < 0 || !single_use (x) || x->dtype != NNP_DTYPE_FLOAT32
+      || x->shape.rank < 2)
+    return NULL;
+  conv = nnp_graph_node (graph, x->producer);
+  if (remove[conv->index] || conv->act != NNP_ACT_NONE || conv->n_outputs != 1
+      || (conv->op != NNP_OP_CONV && conv->op != NNP_OP_CONV_TRANSPOSE))
+    return NULL;
+  return conv;
+}
+
+static gboolean
+fold_bn (NnpGraph *graph, NnpNode *bn, gboolean *remove, GPtrArray *changed)
+{
+  NnpValue *x = nnp_node_input (graph, bn, 0);
+  NnpNode *conv;
+  const float *scale, *bias, *mean, *var;
+  int64_t c_out;
+  float eps;
+  g_autofree float *s = NULL, *t = NULL;
+
+  if (!(conv = conv_producer (graph, x, remove)))
+    return FALSE;
+  if (nnp_node_attr_int (bn, "training_mode", 0) != 0)
+    return FALSE;
+  for (int k = 1; k < bn->n_outputs; k++) {
+    NnpValue *o = nnp_node_output (graph, bn, k);
+    if (o && (o->n_consumers > 0 || o->is_output))
+      return FALSE;
+  }
+  c_out = x->shape.dims[1];
+  if (!(scale = const_floats (nnp_node_input (graph, bn, 1), c_out))
+      || !(bias = const_floats (nnp_node_input (graph, bn, 2), c_out))
+      || !(mean = const_floats (nnp_node_input (graph, bn, 3), c_out))
+      || !(var = const_floats (nnp_node_input (graph, bn, 4), c_out)))
+    return FALSE;
+  eps = nnp_node_attr_float (bn, "epsilon", 1e-5f);
+
+  s = g_new (float, MAX (c_out, 1));
+  t = g_new (float, MAX (c_out, 1));
+  for (int64_t c = 0; c < c_out; c++) {
+    s[c] = scale[c] / sqrtf (var[c] + eps);
+    t[c] = bias[c] - mean[c] * s[c];
+  }
+  if (!conv_channel_affine (graph, conv, c_out, s, t))
+    return FALSE;
+  absorb (graph, conv, bn, x, remove, changed);
   NNP_DEBUG ("nnp-graph", "fused BatchNormalization '%s' into %s '%s'", bn->name,
+             conv->op_type, conv->name);
+  return TRUE;
+}
+
+/* A float constant that broadcasts against an output of shape `out` without
+ * changing it and is uniform except along axis 1: one value (*per_channel
+ * FALSE) or c = out->dims[1] values. */
+static const float *
+channel_const (const NnpValue *v, const NnpShape *out, gboolean *per_channel)
+{
+  const float *f = const_floats (v, -1);
+  int64_t n;
+  int r;
+
+  if (f == NULL || v->shape.rank > out->rank)
+    return NULL;
+  n = nnp_tensor_numel (v->constant);
+  *per_channel = FALSE;
+  if (n == 1)
+    return f;
+  r = v->shape.rank;
+  if (out->rank < 2 || n != out->dims[1] || r < out->rank - 1)
+    return NULL;
+  /* v's axis (k - (out->rank - r)) lines up with out's axis k */
+  for (int k = out->rank - r; k < out->rank; k++) {
+    int64_t d = v->shape.dims[k - (out->rank - r)];
+    if (k != 1 && d != 1)
+      return NULL;
+  }
+  *per_channel = TRUE;
+  return f;
+}
+
+/* Mul / Add / Sub / Div of a Conv / ConvTranspose output by a scalar or
+ * per-channel constant: folded into the weights and bias. */
+static gboolean
+fold_affine (NnpGraph *graph, NnpNode *node, gboolean *remove, GPtrArray *changed)
+{
+  NnpValue *a, *b, *x, *c, *out;
+  NnpNode *conv;
+  const float *f;
+  gboolean per_channel, x_first;
+  int64_t c_out;
+  g_autofree float *s = NULL, *t = NULL;
+
+  if (node->n_inputs != 2 || node->n_outputs != 1)
+    return FALSE;
+  a = nnp_node_input (graph, node, 0);
+  b = nnp_node_input (graph, node, 1);
+  out = nnp_node_output (graph, node, 0);
+  if (a == NULL || b == NULL || out == NULL)
+    return FALSE;
+  x_first = b->constant != NULL;
+  x = x_first ? a : b;
+  c = x_first ? b : a;
+  if (!(conv = conv_producer (graph, x, remove)))
+    return FALSE;
+  if (out->dtype != NNP_DTYPE_FLOAT32 || !nnp_shape_equal (&out->shape, &x->shape))
+    return FALSE;
+  if (!(f = channel_const (c, &x->shape, &per_channel)))
+    return FALSE;
+  c_out = x->shape.dims[1];
+  s = g_new (float, MAX (c_out, 1));
+  t = g_new (float, MAX (c_out, 1));
+  for (int64_t i = 0; i < c_out; i++) {
+    float v = f[per_channel ? i : 0];
+    switch (node->op) {
+      case NNP_OP_MUL:
+        s[i] = v;
+        t[i] = 0.f;
+        break;
+      case NNP_OP_ADD:
+        s[i] = 1.f;
+        t[i] = v;
+        break;
+      case NNP_OP_SUB:
+        s[i] = x_first ? 1.f : -1.f;
+        t[i] = x_first ? -v : v;
+        break;
+      case NNP_OP_DIV:
+        if (!x_first || v == 0.f)
+          return FALSE;
+        s[i] = 1.f / v;
+        t[i] = 0.f;
+        break;
+      default:
+        return FALSE;
+    }
+  }
+  if (!conv_channel_affine (graph, conv, c_out, s, t))
+    return FALSE;
+  absorb (graph, conv, node, x, remove, changed);
+  NNP_DEBUG ("nnp-graph", "folded %s '%s' into %s '%s'", node->op_type, node->name,
              conv->op_type, conv->name);
   return TRUE;
 }
@@ -260,6 +389,206 @@ fuse_activation (NnpGraph *graph, NnpNode *node, gboolean *remove, GPtrArray *ch
   return TRUE;
 }
 
+/* A scalar float constant (one element, any rank up to `rank`). */
+static gboolean
+scalar_const (const NnpValue *v, int rank, float *out)
+{
+  const float *f = const_floats (v, 1);
+
+  if (f == NULL || v->shape.rank > rank)
+    return FALSE;
+  *out = f[0];
+  return TRUE;
+}
+
+static gboolean
+act_producer_op (NnpOpType op)
+{
+  return op == NNP_OP_CONV || op == NNP_OP_CONV_TRANSPOSE || op == NNP_OP_GEMM
+         || op == NNP_OP_MAT_MUL;
+}
+
+/* The non-constant operand of a binary node whose other operand is the
+ * scalar `want` (within 1e-6 relative); NULL if not that shape. */
+static NnpValue *
+operand_with_scalar (NnpGraph *graph, const NnpNode *node, float want, gboolean commutes)
+{
+  NnpValue *a = nnp_node_input (graph, node, 0), *b = nnp_node_input (graph, node, 1);
+  float v;
+
+  if (node->n_inputs != 2 || a == NULL || b == NULL)
+    return NULL;
+  if (b->constant && scalar_const (b, a->shape.rank, &v) && fabsf (v - want) <= 1e-6f * want)
+    return a;
+  if (commutes && a->constant && scalar_const (a, b->shape.rank, &v)
+      && fabsf (v - want) <= 1e-6f * want)
+    return b;
+  return NULL;
+}
+
+/* HardSwish written out, as exported by Paddle:
+ *   t -> Add(t, 3) -> Clip(0, 6) -> Mul(t, .) -> Div(., 6)   (or Mul(., 1/6))
+ * with t produced by a Conv / ConvTranspose / Gemm / MatMul without
+ * activation: the producer gets act HARD_SWISH.  `last` is the Div / Mul. */
+static gboolean
+fuse_hard_swish (NnpGraph *graph, NnpNode *last, gboolean *remove, GPtrArray *changed)
+{
+  NnpValue *m, *out = nnp_node_output (graph, last, 0);
+  NnpNode *mul, *clip, *add, *prod;
+  NnpActivation act;
+  float lo, hi;
+
+  if (last->n_outputs != 1 || out == NULL || out->dtype != NNP_DTYPE_FLOAT32)
+    return FALSE;
+  if (last->op == NNP_OP_DIV)
+    m = operand_with_scalar (graph, last, 6.f, FALSE);
+  else if (last->op == NNP_OP_MUL)
+    m = operand_with_scalar (graph, last, 1.f / 6.f, TRUE);
+  else
+    return FALSE;
+  if (m == NULL || !single_use (m) || m->producer < 0)
+    return FALSE;
+  mul = nnp_graph_node (graph, m->producer);
+  if (remove[mul->index] || mul->op != NNP_OP_MUL || mul->n_inputs != 2)
+    return FALSE;
+  for (int order = 0; order < 2; order++) {
+    NnpValue *t = nnp_node_input (graph, mul, order);
+    NnpValue *cl = nnp_node_input (graph, mul, 1 - order);
+    NnpValue *av;
+
+    if (t == NULL || cl == NULL || !single_use (cl) || cl->producer < 0 || t->producer < 0
+        || t->constant || t->is_output || t->n_consumers != 2)
+      continue;
+    clip = nnp_graph_node (graph, cl->producer);
+    if (remove[clip->index] || clip->op != NNP_OP_CLIP
+        || !activation_of (graph, clip, &act, &lo, &hi) || lo != 0.f || hi != 6.f)
+      continue;
+    av = nnp_node_input (graph, clip, 0);
+    if (av == NULL || !single_use (av) || av->producer < 0)
+      continue;
+    add = nnp_graph_node (graph, av->producer);
+    if (remove[add->index] || add->op != NNP_OP_ADD
+        || operand_with_scalar (graph, add, 3.f, TRUE) != t)
+      continue;
+    prod = nnp_graph_node (graph, t->producer);
+    if (remove[prod->index] || prod->act != NNP_ACT_NONE || prod->n_outputs != 1
+        || !act_producer_op (prod->op) || t->dtype != NNP_DTYPE_FLOAT32
+        || !nnp_shape_equal (&t->shape, &out->shape))
+      continue;
+
+    prod->act = NNP_ACT_HARD_SWISH;
+    prod->act_alpha = 0.f;
+    prod->act_beta = 0.f;
+    remove[add->index] = remove[clip->index] = remove[mul->index] = TRUE;
+    av->n_consumers = cl->n_consumers = 0;
+    t->n_consumers = 1;
+    absorb (graph, prod, last, t, remove, changed);
+    m->n_consumers = 0;
+    NNP_DEBUG ("nnp-graph", "fused HardSwish pattern ending in '%s' into %s '%s'", last->name,
+               prod->op_type, prod->name);
+    return TRUE;
+  }
+  return FALSE;
+}
+
+/* Mul / Add / Sub / Div by a scalar constant after a fused HardSwish:
+ * act HARD_SWISH_AFFINE (alpha * hardswish + beta). */
+static gboolean
+fuse_post_affine (NnpGraph *graph, NnpNode *node, gboolean *remove, GPtrArray *changed)
+{
+  NnpValue *a, *b, *x, *c, *out;
+  NnpNode *prod;
+  gboolean x_first;
+  float v, alpha, beta;
+
+  if (node->n_inputs != 2 || node->n_outputs != 1)
+    return FALSE;
+  a = nnp_node_input (graph, node, 0);
+  b = nnp_node_input (graph, node, 1);
+  out = nnp_node_output (graph, node, 0);
+  if (a == NULL || b == NULL || out == NULL)
+    return FALSE;
+  x_first = b->constant != NULL;
+  x = x_first ? a : b;
+  c = x_first ? b : a;
+  if (x->producer < 0 || !single_use (x) || x->dtype != NNP_DTYPE_FLOAT32
+      || out->dtype != NNP_DTYPE_FLOAT32 || !nnp_shape_equal (&out->shape, &x->shape)
+      || !scalar_const (c, x->shape.rank, &v))
+    return FALSE;
+  prod = nnp_graph_node (graph, x->producer);
+  if (remove[prod->index] || prod->n_outputs != 1 || !act_producer_op (prod->op))
+    return FALSE;
+  if (prod->act == NNP_ACT_HARD_SWISH) {
+    alpha = 1.f;
+    beta = 0.f;
+  } else if (prod->act == NNP_ACT_HARD_SWISH_AFFINE) {
+    alpha = prod->act_alpha;
+    beta = prod->act_beta;
+  } else {
+    return FALSE;
+  }
+  switch (node->op) {
+    case NNP_OP_MUL:
+      alpha *= v;
+      beta *= v;
+      break;
+    case NNP_OP_ADD:
+      beta += v;
+      break;
+    case NNP_OP_SUB:
+      if (!x_first)
+        return FALSE;
+      beta -= v;
+      break;
+    case NNP_OP_DIV:
+      if (!x_first || v == 0.f)
+        return FALSE;
+      alpha /= v;
+      beta /= v;
+      break;
+    default:
+      return FALSE;
+  }
+  prod->act = NNP_ACT_HARD_SWISH_AFFINE;
+  prod->act_alpha = alpha;
+  prod->act_beta = beta;
+  absorb (graph, prod, node, x, remove, changed);
+  NNP_DEBUG ("nnp-graph", "folded %s '%s' into the activation of %s '%s' (alpha %g, beta %g)",
+             node->op_type, node->name, prod->op_type, prod->name, alpha, beta);
+  return TRUE;
+}
+
+typedef gboolean (*FusePass) (NnpGraph *graph, NnpNode *node, gboolean *remove,
+                              GPtrArray *changed);
+
+static gboolean
+fold_bn_or_affine (NnpGraph *graph, NnpNode *node, gboolean *remove, GPtrArray *changed)
+{
+  if (node->op == NNP_OP_BATCH_NORMALIZATION)
+    return fold_bn (graph, node, remove, changed);
+  if (node->op == NNP_OP_MUL || node->op == NNP_OP_ADD || node->op == NNP_OP_SUB
+      || node->op == NNP_OP_DIV)
+    return fold_affine (graph, node, remove, changed);
+  return FALSE;
+}
+
+/* One pass over the nodes (in order); removes what was fused. */
+static int
+run_pass (NnpGraph *graph, FusePass pass, GPtrArray *changed)
+{
+  g_autofree gboolean *remove = g_new0 (gboolean, MAX (graph->nodes->len, 1));
+  int n = 0;
+
+  for (guint i = 0; i < graph->nodes->len; i++) {
+    NnpNode *node = nnp_graph_node (graph, i);
+    if (!remove[i] && pass (graph, node, remove, changed))
+      n++;
+  }
+  if (n > 0)
+    nnp_graph_remove_nodes (graph, remove);
+  return n;
+}
+
 int
 nnp_graph_fuse (NnpGraph *graph, GPtrArray *changed)
 {
@@ -267,31 +596,19 @@ nnp_graph_fuse (NnpGraph *graph, GPtrArray *changed)
 
   g_return_val_if_fail (graph != NULL && changed != NULL, 0);
 
-  /* pass 1: BatchNormalization into Conv / ConvTranspose */
-  {
-    g_autofree gboolean *remove = g_new0 (gboolean, MAX (graph->nodes->len, 1));
+  for (int round = 0; round < 8; round++) {
     int n = 0;
 
-    for (guint i = 0; i < graph->nodes->len; i++) {
-      NnpNode *node = nnp_graph_node (graph, i);
-      if (node->op == NNP_OP_BATCH_NORMALIZATION && fold_bn (graph, node, remove, changed))
-        n++;
-    }
-    if (n > 0)
-      nnp_graph_remove_nodes (graph, remove);
+    /* BatchNormalization and constant Mul/Add/Sub/Div into Conv / ConvTranspose */
+    n += run_pass (graph, fold_bn_or_affine, changed);
+    /* written-out HardSwish, then plain activations */
+    n += run_pass (graph, fuse_hard_swish, changed);
+    n += run_pass (graph, fuse_activation, changed);
+    /* scalar affine after a fused HardSwish */
+    n += run_pass (graph, fuse_post_affine, changed);
     n_fused += n;
-  }
-  /* pass 2: activations */
-  {
-    g_autofree gboolean *remove = g_new0 (gboolean, MAX (graph->nodes->len, 1));
-    int n = 0;
-
-    for (guint i = 0; i < graph->nodes->len; i++)
-      if (fuse_activation (graph, nnp_graph_node (graph, i), remove, changed))
-        n++;
-    if (n > 0)
-      nnp_graph_remove_nodes (graph, remove);
-    n_fused += n;
+    if (n == 0)
+      break;
   }
   return n_fused;
 }

@@ -19,7 +19,7 @@ typedef enum {
   NNP_CONV_ALGO_GEMM = 0,     /* 1x1, stride 1, no padding: W x X directly */
   NNP_CONV_ALGO_IM2COL,       /* general: im2col (packed on the fly) + GEMM */
   NNP_CONV_ALGO_DEPTHWISE,    /* 2-D, one input channel per group: direct */
-  NNP_CONV_ALGO_DIRECT,       /* 1-D/2-D, stride 1: indirect GEMM on a padded copy of X */
+  NNP_CONV_ALGO_DIRECT,       /* 1-D/2-D: indirect GEMM on a padded, stride-phase-split copy of X */
 } NnpConvAlgo;
 
 /* Conv and ConvTranspose.

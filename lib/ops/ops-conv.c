@@ -287,10 +287,12 @@ nnp_op_conv_infer (NnpGraph *graph, NnpNode *node, GError **error)
            p.pads_begin[0] == 0 && p.pads_begin[1] == 0 && p.pads_begin[2] == 0 &&
            p.pads_end[0] == 0 && p.pads_end[1] == 0 && p.pads_end[2] == 0)
     p.algo = NNP_CONV_ALGO_GEMM;
-  else if (n <= 2 && p.strides[1] == 1 && p.strides[2] == 1 &&
-           (p.in_channels / p.group) * (p.out_dims[1] + (p.kernel[1] - 1) * p.dilations[1] + 1) *
-           (p.out_dims[2] + (p.kernel[2] - 1) * p.dilations[2] + 16) < G_MAXINT32 / 2)
-    p.algo = NNP_CONV_ALGO_DIRECT;
+  else if (n <= 2 &&
+           (p.in_channels / p.group) * (p.strides[1] * p.out_dims[1] +
+                                        (p.kernel[1] - 1) * p.dilations[1] + p.strides[1]) *
+           (p.strides[2] * p.out_dims[2] + (p.kernel[2] - 1) * p.dilations[2] + 16 * p.strides[2])
+           < G_MAXINT32 / 2)
+    p.algo = NNP_CONV_ALGO_DIRECT;   /* any stride: stride phases, see cpu-conv.c */
   else
     p.algo = NNP_CONV_ALGO_IM2COL;
   return finish_conv (graph, node, &p, error);

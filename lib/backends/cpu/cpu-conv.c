@@ -5,6 +5,8 @@
  *   IM2COL     everything else: the GEMM's B operand is produced directly in
  *              packed form from X by an im2col callback, block by block, so
  *              no column matrix is ever materialised.
+ *   DIRECT     1-D/2-D, other cases: indirect GEMM (no packing of B) on a
+ *              padded, stride-phase-split copy of X (see DirectGeometry).
  *   DEPTHWISE  one input channel per group, 1-D/2-D: direct, per output
  *              plane, on a zero-padded copy of the input plane, vectorised
  *              along W (AVX2 for strides 1 and 2).
@@ -91,6 +93,8 @@ run_in_slots (NnpThreadPool *pool, int64_t n_tasks, void *scratch, gsize slot_by
 typedef struct {
   float *packed;       /* group g at packed + g * group_floats */
   gsize group_floats;
+  int32_t *koff;       /* Conv GEMM (1x1) algo and ConvTranspose: B row offsets q * HW for
+                        * the indirect GEMM, or NULL */
 } ConvState;
 
 static void
@@ -101,6 +105,7 @@ conv_state_free (gpointer data)
   if (st == NULL)
     return;
   g_aligned_free (st->packed);
+  g_free (st->koff);
   g_free (st);
 }
 
@@ -159,6 +164,11 @@ conv_prepare_common (const NnpGraph *graph, const NnpNode *node, gboolean transp
     int64_t rs, cs;
     group_a (p, transpose, wv->constant->data, g, &a, &rs, &cs);
     nnp_sgemm_pack_a (m, k, a, rs, cs, 1.f, st->packed + g * st->group_floats);
+  }
+  if ((transpose || p->algo == NNP_CONV_ALGO_GEMM) && k * vol3 (p->in_dims) < G_MAXINT32) {
+    st->koff = g_new (int32_t, MAX (k, 1));
+    for (int64_t q = 0; q < k; q++)
+      st->koff[q] = (int32_t) (q * vol3 (p->in_dims));
   }
   NNP_DEBUG ("nnp-cpu", "%s: packed %" G_GINT64_FORMAT " group(s) of %" G_GINT64_FORMAT "x%"
              G_GINT64_FORMAT " weights (%s kernel)", node->name, p->group, m, k,
@@ -316,6 +326,22 @@ conv_gemm_run (const NnpCpuCall *call, const NnpConvParams *p)
   g.n = vol3 (p->out_dims);
   g.k = ctx.k;
   g.alpha = 1.f;
+  if (p->algo == NNP_CONV_ALGO_GEMM && ctx.st && ctx.st->koff) {
+    /* 1x1: the indirect GEMM reads X in place (no packing of B) */
+    g.ldc = g.n;
+    g.bias_rs = 1;
+    g.bias_cs = 0;
+    g.beta = 1.f;
+    g.act = node->act;
+    g.act_alpha = node->act_alpha;
+    g.act_beta = node->act_beta;
+    for (int64_t index = 0; index < p->batch * p->group; index++) {
+      NnpSgemm gi = g;
+      conv_setup (&ctx, index, &gi);
+      nnp_sgemm_run_indirect_full (&gi, gi.b, ctx.st->koff, 0, 1, g.n, FALSE, call->pool);
+    }
+    return TRUE;
+  }
   if (p->algo == NNP_CONV_ALGO_GEMM) {
     g.b_rs = vol3 (p->in_dims);
     g.b_cs = 1;
@@ -519,30 +545,42 @@ dw_task (gpointer data, int64_t task, void *slot)
   float *pad = slot;
   gboolean avx2 = have_avx2 ();
 
-  /* zero-padded copy: pad[r][col] = x[r - pt][col - pl] */
-  for (int64_t r = 0; r < c->hp; r++) {
+  /* zero-padded copy: pad[r][col] = x[r - pt][col - pl]; rows outside the
+   * input are never read (their taps are skipped below) */
+  for (int64_t r = MAX (pt, 0); r < MIN (c->hp, IH + pt); r++) {
     float *dr = pad + r * c->wp;
     int64_t ih = r - pt;
-    if (ih < 0 || ih >= IH) {
-      memset (dr, 0, c->wp * sizeof (float));
-    } else {
-      int64_t lo = MIN (pl, c->wp), n = MAX (0, MIN (IW, c->wp - lo));
-      memset (dr, 0, lo * sizeof (float));
-      memcpy (dr + lo, x + ih * IW, n * sizeof (float));
-      if (lo + n < c->wp)
-        memset (dr + lo + n, 0, (c->wp - lo - n) * sizeof (float));
-    }
+    int64_t lo = MIN (pl, c->wp), n = MAX (0, MIN (IW, c->wp - lo));
+    memset (dr, 0, lo * sizeof (float));
+    memcpy (dr + lo, x + ih * IW, n * sizeof (float));
+    if (lo + n < c->wp)
+      memset (dr + lo + n, 0, (c->wp - lo - n) * sizeof (float));
   }
   for (int64_t oh = 0; oh < OH; oh++) {
-    const float *rows = pad + oh * p->strides[1] * c->wp;
+    const int64_t dh = p->dilations[1], r0 = oh * p->strides[1];
     float *out = y + oh * OW;
-    int64_t done = 0;
+    int64_t done = 0, kh_lo = 0, kh_hi = KH;
+    const float *rows, *wk;
+
+    /* taps kh with 0 <= r0 + kh * dh - pt < IH */
+    while (kh_lo < KH && r0 + kh_lo * dh - pt < 0)
+      kh_lo++;
+    while (kh_hi > kh_lo && r0 + (kh_hi - 1) * dh - pt >= IH)
+      kh_hi--;
+    if (kh_lo == kh_hi) {
+      for (int64_t ow = 0; ow < OW; ow++)
+        out[ow] = bias;
+      nnp_sgemm_activate (out, OW, c->act, c->act_alpha, c->act_beta);
+      continue;
+    }
+    rows = pad + (r0 + kh_lo * dh) * c->wp;
+    wk = w + kh_lo * KW;
 #if HAVE_X86
     if (avx2)
-      done = dw_row_avx2 (rows, c->wp, w, KH, KW, p->dilations[1], p->dilations[2],
+      done = dw_row_avx2 (rows, c->wp, wk, kh_hi - kh_lo, KW, dh, p->dilations[2],
                           p->strides[2], OW, bias, out);
 #endif
-    dw_row_generic (rows, c->wp, w, KH, KW, p->dilations[1], p->dilations[2], p->strides[2],
+    dw_row_generic (rows, c->wp, wk, kh_hi - kh_lo, KW, dh, p->dilations[2], p->strides[2],
                     done, OW, bias, out);
     nnp_sgemm_activate (out, OW, c->act, c->act_alpha, c->act_beta);
   }
@@ -568,12 +606,18 @@ conv_depthwise_run (const NnpCpuCall *call, const NnpConvParams *p)
   return TRUE;
 }
 
-/* ---------------------------------------------------------------- direct (stride 1) */
+/* ---------------------------------------------------------------- direct */
 
-/* Padded copy of one group's input: Hp x Wp per channel at a channel stride
- * `cs` (an odd number of cache lines, so channels spread over cache sets). */
+/* Padded copy of one group's input, split into stride phases: for phase
+ * (ph, pw) of channel ci, plane[i][j] = padded[i * sh + ph][j * sw + pw]
+ * (padded = X with the pads as zeros), Hp x Wp per plane, planes at a stride
+ * `cs` (an odd number of cache lines, so planes spread over cache sets).
+ * Tap (kh, kw) of output (oh, ow) is then plane (ci, (kh*dh) % sh,
+ * (kw*dw) % sw) at row oh + (kh*dh) / sh, column ow + (kw*dw) / sw: a
+ * stride-1 access, so the indirect GEMM reads B rows in place.  With
+ * stride 1 there is one phase and this is the plain padded input. */
 typedef struct {
-  int64_t hp, wp, cs;
+  int64_t hp, wp, cs, sh, sw;
   gsize pad_bytes, koff_bytes, a_bytes;
 } DirectGeometry;
 
@@ -582,13 +626,15 @@ direct_geometry (const NnpConvParams *p, gboolean packed_weights, DirectGeometry
 {
   int64_t cin_g = p->in_channels / p->group, m, k;
 
-  dg->hp = p->out_dims[1] + (p->kernel[1] - 1) * p->dilations[1];
-  dg->wp = p->out_dims[2] + (p->kernel[2] - 1) * p->dilations[2];
+  dg->sh = p->strides[1];
+  dg->sw = p->strides[2];
+  dg->hp = p->out_dims[1] + (p->kernel[1] - 1) * p->dilations[1] / dg->sh;
+  dg->wp = p->out_dims[2] + (p->kernel[2] - 1) * p->dilations[2] / dg->sw;
   dg->cs = (dg->hp * dg->wp + 15) / 16 * 16;
   if ((dg->cs / 16) % 2 == 0)
     dg->cs += 16;
   group_mk (p, FALSE, &m, &k);
-  dg->pad_bytes = round_up_bytes ((cin_g * dg->cs + 2 * NR) * sizeof (float));
+  dg->pad_bytes = round_up_bytes ((cin_g * dg->sh * dg->sw * dg->cs + 2 * NR) * sizeof (float));
   dg->koff_bytes = round_up_bytes (k * sizeof (int32_t));
   dg->a_bytes = packed_weights ? 0 : round_up_bytes (nnp_sgemm_packed_a_size (m, k) *
                                                      sizeof (float));
@@ -606,27 +652,42 @@ pad_channels (gpointer data, gsize begin, gsize end, int thread)
 {
   PadCtx *c = data;
   const NnpConvParams *p = c->p;
+  const DirectGeometry *dg = c->dg;
   const int64_t IH = p->in_dims[1], IW = p->in_dims[2];
   const int64_t pt = p->pads_begin[1], pl = p->pads_begin[2];
-  const int64_t wp = c->dg->wp;
+  const int64_t wp = dg->wp, sh = dg->sh, sw = dg->sw;
 
   for (gsize ci = begin; ci < end; ci++) {
     const float *x = c->x + ci * IH * IW;
-    float *d = c->pad + ci * c->dg->cs;
-    for (int64_t r = 0; r < c->dg->hp; r++) {
-      float *dr = d + r * wp;
-      int64_t ih = r - pt, n = MAX (0, MIN (IW, wp - pl));
-      if (ih < 0 || ih >= IH) {
-        memset (dr, 0, wp * sizeof (float));
-        continue;
+    for (int64_t ph = 0; ph < sh; ph++) {
+      for (int64_t pw = 0; pw < sw; pw++) {
+        float *d = c->pad + ((ci * sh + ph) * sw + pw) * dg->cs;
+        /* columns j with 0 <= j * sw + pw - pl < IW: [j_lo, j_hi) */
+        int64_t j_lo = pl - pw <= 0 ? 0 : (pl - pw + sw - 1) / sw;
+        int64_t j_hi = IW + pl - pw <= 0 ? 0 : (IW + pl - pw + sw - 1) / sw;
+        j_lo = MIN (j_lo, wp);
+        j_hi = CLAMP (j_hi, j_lo, wp);
+        for (int64_t i = 0; i < dg->hp; i++) {
+          float *dr = d + i * wp;
+          int64_t ih = i * sh + ph - pt;
+          if (ih < 0 || ih >= IH || j_lo == j_hi) {
+            memset (dr, 0, wp * sizeof (float));
+            continue;
+          }
+          memset (dr, 0, j_lo * sizeof (float));
+          if (sw == 1) {
+            memcpy (dr + j_lo, x + ih * IW + j_lo - pl, (j_hi - j_lo) * sizeof (float));
+          } else {
+            const float *xr = x + ih * IW;
+            for (int64_t j = j_lo; j < j_hi; j++)
+              dr[j] = xr[j * sw + pw - pl];
+          }
+          memset (dr + j_hi, 0, (wp - j_hi) * sizeof (float));
+        }
+        /* the gap up to the next plane (read by the tail tiles, results unused) */
+        memset (d + dg->hp * wp, 0, (dg->cs - dg->hp * wp) * sizeof (float));
       }
-      memset (dr, 0, pl * sizeof (float));
-      memcpy (dr + pl, x + ih * IW, n * sizeof (float));
-      if (pl + n < wp)
-        memset (dr + pl + n, 0, (wp - pl - n) * sizeof (float));
     }
-    /* the gap up to the next channel (read by the tail tiles, results unused) */
-    memset (d + c->dg->hp * wp, 0, (c->dg->cs - c->dg->hp * wp) * sizeof (float));
   }
 }
 
@@ -652,11 +713,14 @@ conv_direct_run (const NnpCpuCall *call, const NnpConvParams *p)
   pad = (float *) ws;
   koff = (int32_t *) (ws + dg.pad_bytes);
   apack = (float *) (ws + dg.pad_bytes + dg.koff_bytes);
-  memset (pad + cin_g * dg.cs, 0, 2 * NR * sizeof (float));
+  memset (pad + cin_g * dg.sh * dg.sw * dg.cs, 0, 2 * NR * sizeof (float));
   for (int64_t ci = 0; ci < cin_g; ci++)
     for (int64_t kh = 0; kh < p->kernel[1]; kh++)
-      for (int64_t kw = 0; kw < p->kernel[2]; kw++)
-        koff[q++] = (int32_t) (ci * dg.cs + kh * p->dilations[1] * dg.wp + kw * p->dilations[2]);
+      for (int64_t kw = 0; kw < p->kernel[2]; kw++) {
+        int64_t oh = kh * p->dilations[1], ow = kw * p->dilations[2];
+        int64_t plane = (ci * dg.sh + oh % dg.sh) * dg.sw + ow % dg.sw;
+        koff[q++] = (int32_t) (plane * dg.cs + (oh / dg.sh) * dg.wp + ow / dg.sw);
+      }
 
   g.m = m;
   g.k = k;
@@ -752,14 +816,134 @@ convt_prepare (const NnpGraph *graph, const NnpNode *node, GError **error)
   return conv_prepare_common (graph, node, TRUE);
 }
 
+/* Kernel == stride, no dilation, no padding: every output element gets
+ * exactly one contribution, and input row ih only touches output rows
+ * [ih * KH, ih * KH + KH). */
+static gboolean
+convt_tiled (const NnpConvParams *p)
+{
+  for (int d = 0; d < NNP_CONV_SPATIAL; d++)
+    if (p->kernel[d] != p->strides[d] || p->dilations[d] != 1 || p->pads_begin[d] != 0 ||
+        p->out_dims[d] != p->in_dims[d] * p->strides[d])
+      return FALSE;
+  return p->in_dims[0] == 1 && p->kernel[0] == 1;
+}
+
+/* Tiled ConvTranspose with packed weights: input rows per task, so the
+ * task's columns (M x rows * IW) stay in L2. */
+static int64_t
+convt_chunk_rows (const NnpConvParams *p)
+{
+  int64_t m = p->out_channels / p->group * vol3 (p->kernel);
+  int64_t r = 32768 / MAX (m * p->in_dims[2], 1);
+
+  return CLAMP (r, 1, MAX (p->in_dims[1], 1));
+}
+
+static gsize
+convt_chunk_bytes (const NnpConvParams *p)
+{
+  int64_t m = p->out_channels / p->group * vol3 (p->kernel);
+
+  return round_up_bytes ((gsize) m * convt_chunk_rows (p) * p->in_dims[2] * sizeof (float));
+}
+
 static gsize
 convt_workspace (const NnpGraph *graph, const NnpNode *node)
 {
   const NnpConvParams *p = node->params;
+  NnpValue *wv = nnp_node_input (graph, node, 1);
 
   if (p == NULL)
     return 0;
+  /* as in conv_prepare_common (koff) and convt_run */
+  if (!g_getenv ("NNP_XX") && convt_tiled (p) && wv && wv->constant &&
+      p->in_channels / p->group * vol3 (p->in_dims) < G_MAXINT32)
+    return convt_chunk_bytes (p) * nnp_sgemm_slots ();
   return convt_cols_bytes (p) + nnp_sgemm_scratch_size ();
+}
+
+typedef struct {
+  const NnpConvParams *p;
+  const ConvState *st;
+  const float *x, *bias;
+  float *y;
+  int64_t m, k, chunk_rows, n_chunks;
+  NnpActivation act;
+  float act_alpha, act_beta;
+} ConvtTiledCtx;
+
+/* Task = (batch item, group, chunk of input rows): columns of the chunk by
+ * the indirect GEMM into the slot, then each output channel's rows. */
+static void
+convt_tiled_task (gpointer data, int64_t task, void *slot)
+{
+  ConvtTiledCtx *c = data;
+  const NnpConvParams *p = c->p;
+  const int64_t IH = p->in_dims[1], IW = p->in_dims[2];
+  const int64_t OH = p->out_dims[1], OW = p->out_dims[2];
+  const int64_t KH = p->kernel[1], KW = p->kernel[2], kvol = KH * KW;
+  const int64_t in_sp = IH * IW, out_sp = OH * OW;
+  int64_t chunk = task % c->n_chunks, grp = (task / c->n_chunks) % p->group;
+  int64_t b = task / (c->n_chunks * p->group);
+  int64_t ih0 = chunk * c->chunk_rows, nrows = MIN (c->chunk_rows, IH - ih0);
+  int64_t cog = p->out_channels / p->group, cig = p->in_channels / p->group;
+  int64_t n = nrows * IW;
+  float *cols = slot;
+  NnpSgemm g = { 0 };
+
+  g.m = c->m;
+  g.k = c->k;
+  g.a_packed = c->st->packed + grp * c->st->group_floats;
+  g.c = cols;
+  g.ldc = n;
+  g.act = NNP_ACT_NONE;
+  nnp_sgemm_run_indirect_full (&g, c->x + (b * p->in_channels + grp * cig) * in_sp + ih0 * IW,
+                               c->st->koff, 0, 1, n, FALSE, NULL);
+
+  for (int64_t j = 0; j < cog; j++) {
+    int64_t co = grp * cog + j;
+    float bias = c->bias ? c->bias[co] : 0.f;
+    float *y = c->y + (b * p->out_channels + co) * out_sp;
+    const float *src_c = cols + j * kvol * n;     /* rows (j, kh, kw) of the chunk */
+    for (int64_t r = 0; r < nrows; r++) {
+      for (int64_t kh = 0; kh < KH; kh++) {
+        float *d = y + ((ih0 + r) * KH + kh) * OW;
+        const float *s0 = src_c + (kh * KW) * n + r * IW;
+        if (KW == 2) {
+          const float *s1 = s0 + n;
+          for (int64_t iw = 0; iw < IW; iw++) {
+            d[2 * iw] = s0[iw] + bias;
+            d[2 * iw + 1] = s1[iw] + bias;
+          }
+        } else {
+          for (int64_t ow = 0; ow < OW; ow++)
+            d[ow] = s0[(ow % KW) * n + ow / KW] + bias;
+        }
+        nnp_sgemm_activate (d, OW, c->act, c->act_alpha, c->act_beta);
+      }
+    }
+  }
+}
+
+static void
+convt_tiled_run (const NnpCpuCall *call, const NnpConvParams *p)
+{
+  ConvtTiledCtx ctx;
+
+  ctx.p = p;
+  ctx.st = call->state;
+  ctx.x = call->inputs[0]->data;
+  ctx.bias = p->has_bias && call->inputs[2] ? call->inputs[2]->data : NULL;
+  ctx.y = call->outputs[0]->data;
+  group_mk (p, TRUE, &ctx.m, &ctx.k);
+  ctx.chunk_rows = convt_chunk_rows (p);
+  ctx.n_chunks = (p->in_dims[1] + ctx.chunk_rows - 1) / ctx.chunk_rows;
+  ctx.act = call->node->act;
+  ctx.act_alpha = call->node->act_alpha;
+  ctx.act_beta = call->node->act_beta;
+  run_in_slots (call->pool, p->batch * p->group * ctx.n_chunks, call->scratch,
+                convt_chunk_bytes (p), convt_tiled_task, &ctx);
 }
 
 typedef struct {
@@ -864,6 +1048,10 @@ convt_run (const NnpCpuCall *call, GError **error)
   int64_t in_sp, out_sp;
 
   g_return_val_if_fail (p != NULL, FALSE);
+  if (convt_tiled (p) && call->state && ((const ConvState *) call->state)->koff && !g_getenv ("NNP_XX")) {
+    convt_tiled_run (call, p);
+    return TRUE;
+  }
   in_sp = vol3 (p->in_dims);
   out_sp = vol3 (p->out_dims);
   ctx.p = p;

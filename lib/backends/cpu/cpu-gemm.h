@@ -102,6 +102,14 @@ void nnp_sgemm_run_indirect (const NnpSgemm *g, const float *b, const int32_t *k
                              int64_t b_row_stride, int64_t rows, int64_t cols,
                              NnpThreadPool *pool);
 
+/* nnp_sgemm_run_indirect() with a choice: overread_ok FALSE means B has no
+ * readable margin after the last column of a row (the last tile of each
+ * row is then gathered), e.g. a 1x1 convolution reading X in place with
+ * koff[q] = q * HW, rows = 1, cols = HW. */
+void nnp_sgemm_run_indirect_full (const NnpSgemm *g, const float *b, const int32_t *koff,
+                                  int64_t b_row_stride, int64_t rows, int64_t cols,
+                                  gboolean overread_ok, NnpThreadPool *pool);
+
 /* Apply a fused activation in place to n floats, vectorised (AVX2) where
  * possible; same results as nnp_cpu_apply_activation(). */
 void nnp_sgemm_activate (float *x, gsize n, NnpActivation act, float alpha, float beta);

@@ -155,10 +155,9 @@ resize_free_state (gpointer data)
   g_free (s);
 }
 
-static gpointer
-resize_prepare (const NnpGraph *graph, const NnpNode *node, GError **error)
+static ResizeState *
+build_state (const NnpResizeParams *p)
 {
-  const NnpResizeParams *p = node->params;
   ResizeState *s = g_new0 (ResizeState, 1);
   int r = p->rank;
 
@@ -221,6 +220,12 @@ resize_prepare (const NnpGraph *graph, const NnpNode *node, GError **error)
     }
   }
   return s;
+}
+
+static gpointer
+resize_prepare (const NnpGraph *graph, const NnpNode *node, GError **error)
+{
+  return build_state (node->params);
 }
 
 /* ---------------------------------------------------------------- nearest */
@@ -413,7 +418,7 @@ pass_worker (gpointer data, gsize begin, gsize end, int thread)
 static int
 interp_pass_axes (const NnpResizeParams *p, int *axes)
 {
-  ResizeState *s = resize_prepare (NULL, &(NnpNode) { .params = (gpointer) p }, NULL);
+  ResizeState *s = build_state (p);
   int n = 0;
 
   for (int k = p->rank - 1; k >= 0; k--)

@@ -1,0 +1,217 @@
+/* nnpipe: stage plans = how a model is split into pipeline stages.
+ *
+ * A plan names a model (path + SHA-256 digest), the concrete input shapes,
+ * and an ordered list of stages.  Stage k is a set of nodes of the
+ * *specialised* graph (nnp_plan_specialize(): the model specialised for the
+ * plan's shapes, with fusion unless plan->no_fusion), a device and thread
+ * settings.  Stages run in order as a linear pipeline:
+ *
+ *     graph inputs -> stage 0 -> queue -> stage 1 -> ... -> stage n-1 -> graph outputs
+ *
+ * Convexity: every stage is a convex node set and every edge goes from a
+ * stage to itself or a later one (equivalently: the union of stages 0..k is
+ * a down-set of the DAG for every k).
+ *
+ * Boundaries.  The buffer between stage k and k+1 ("cut k") carries the set
+ *   C_k = { non-constant values v : v is a graph input or is produced in stages 0..k,
+ *                                   and v is read in stages k+1.. or is a graph output }
+ * Stage k's inputs are C_{k-1} (C_{-1} = all non-constant graph inputs) and its
+ * outputs are C_k (C_{n-1} = the non-constant graph outputs).  A value produced
+ * early and read late therefore crosses every cut in between: the stages in
+ * between list it as both input and output and forward (copy) it.
+ *
+ * Canonical order of a boundary list (the tensor order inside a buffer):
+ *   1. graph inputs, in graph input order;
+ *   2. graph outputs, in graph output order;
+ *   3. the other values by producer node index (topological), then output slot.
+ * Plans made by the library always use it.  A hand-written plan may use any
+ * order as long as stage k's outputs equal stage k+1's inputs element for
+ * element; the first stage's inputs and the last stage's outputs must be in
+ * canonical order (so the pipeline looks like the whole model from outside).
+ *
+ * JSON form (nnp_plan_to_json):
+ *   { "version": 1, "model": "det.onnx", "digest": "<sha256 hex>",
+ *     "fusion": true, "shapes": { "x": [1,3,640,640] },
+ *     "method": "ideals", "cost": "profile",
+ *     "predicted_bottleneck_ms": 120.5, "bottleneck_stage": 1,
+ *     "stages": [ { "device": "cpu", "threads": 1, "cpus": [0],
+ *                   "nodes": ["conv_1", ...], "inputs": ["x"], "outputs": ["t7"],
+ *                   "predicted_ms": 118.2, "compute_ms": 117.9, "transfer_ms": 0.3 }, ... ] }
+ * "inputs"/"outputs" may be omitted (derived by nnp_plan_resolve()); the
+ * predictions, "method", "cost" and "cpus" are optional. */
+#pragma once
+
+#include <glib.h>
+#include <nnpipe/error.h>
+#include <nnpipe/graph.h>
+#include <nnpipe/model.h>
+#include <nnpipe/stage.h>
+
+G_BEGIN_DECLS
+
+/* One stage of a plan.  All strings and vectors are owned by the plan. */
+typedef struct {
+  char *device;        /* "cpu" */
+  int threads;         /* >= 1 */
+  int *cpus;           /* optional pinning (NULL when n_cpus == 0) */
+  int n_cpus;
+  char **nodes;        /* node names of the specialised graph, topological order, NULL-terminated */
+  int n_nodes;
+  char **inputs;       /* boundary value names (see above), NULL-terminated; NULL = not given */
+  int n_inputs;
+  char **outputs;      /* NULL-terminated; NULL = not given */
+  int n_outputs;
+  double predicted_ms; /* compute + transfer; < 0 when unknown */
+  double compute_ms;   /* < 0 when unknown */
+  double transfer_ms;  /* < 0 when unknown */
+  gint64 out_bytes;    /* bytes of the outputs (what crosses cut k); -1 when unknown */
+} NnpPlanStage;
+
+typedef struct {
+  char *model;         /* model path as given (may be relative) */
+  char *digest;        /* hex SHA-256 of the model bytes, or NULL (not checked) */
+  gboolean no_fusion;  /* node names refer to a graph specialised with NO_FUSION */
+  int n_shapes;
+  char **shape_names;  /* n_shapes names (NULL-terminated) */
+  NnpShape *shapes;    /* n_shapes shapes */
+  char *method;        /* "manual", "ideals", "topo", or NULL */
+  char *cost;          /* "profile", "estimate", or NULL */
+  int n_stages;
+  NnpPlanStage *stages;
+  double predicted_bottleneck_ms; /* < 0 when unknown */
+  int bottleneck_stage;           /* -1 when unknown */
+} NnpPlan;
+
+/* An empty plan (no stages).  Free with nnp_plan_free(). */
+NnpPlan *nnp_plan_new (const char *model_path, const char *digest);
+void nnp_plan_free (NnpPlan *plan);
+NnpPlan *nnp_plan_copy (const NnpPlan *plan);
+/* Append a stage with a copy of the node names (n_nodes of them); returns it
+ * (owned by the plan, valid until the next append).  device NULL = "cpu". */
+NnpPlanStage *nnp_plan_add_stage (NnpPlan *plan, const char *device, int threads,
+                                  const char *const *nodes, int n_nodes);
+/* Record an input shape (copied). */
+void nnp_plan_set_shape (NnpPlan *plan, const char *input, const NnpShape *shape);
+/* The plan's shapes as NnpInputShape (pointers into the plan; g_free() the array). */
+NnpInputShape *nnp_plan_get_input_shapes (const NnpPlan *plan, int *n_shapes);
+
+/* JSON.  to_json returns a new string (g_free).  from_json: NNP_ERROR_PLAN
+ * with a message naming the offending field / stage. */
+char *nnp_plan_to_json (const NnpPlan *plan);
+NnpPlan *nnp_plan_from_json (const char *json, gssize length, GError **error);
+gboolean nnp_plan_save (const NnpPlan *plan, const char *path, GError **error);
+NnpPlan *nnp_plan_load (const char *path, GError **error);
+
+/* Load the plan's model (relative paths are tried as given, then relative to
+ * `base_dir` when not NULL), check the digest, and specialise it for the
+ * plan's shapes.  Returns the specialised graph (caller owns the ref) and,
+ * when model_out is not NULL, the model (caller owns the ref). */
+NnpGraph *nnp_plan_specialize (const NnpPlan *plan, const char *base_dir, NnpModel **model_out,
+                               GError **error);
+
+/* Check a plan against the specialised graph: every node known and in exactly
+ * one stage, stages non-empty and convex, no edge from a later stage to an
+ * earlier one, devices available and supporting their nodes, boundary lists
+ * (when given) equal to the derived ones.  NNP_ERROR_PLAN (NNP_ERROR_DEVICE
+ * for an unavailable device) naming the stage and node/value. */
+gboolean nnp_plan_validate (const NnpPlan *plan, const NnpGraph *graph, GError **error);
+/* Validate, then fill missing boundary lists (canonical order). */
+gboolean nnp_plan_resolve (NnpPlan *plan, const NnpGraph *graph, GError **error);
+
+/* Prepare stage k of a resolved plan on graph (the nnp_plan_specialize()
+ * graph): node names and boundary lists are mapped to ids, device / threads /
+ * cpus taken from the plan.  Free with nnp_stage_free(). */
+NnpStage *nnp_plan_stage_new (const NnpPlan *plan, int k, NnpGraph *graph, GError **error);
+
+/* ------------------------------------------------------------ devices */
+
+typedef struct {
+  char *device;   /* "cpu" */
+  int threads;    /* >= 1 */
+} NnpDeviceSpec;
+
+/* Parse "cpu:1,cpu:2,cpu" (":N" = threads, default 1).  Returns n specs
+ * (free with nnp_device_specs_free), NULL + NNP_ERROR_DEVICE when a device is
+ * unknown or unavailable, NNP_ERROR_PLAN when malformed. */
+NnpDeviceSpec *nnp_device_specs_parse (const char *text, int *n, GError **error);
+void nnp_device_specs_free (NnpDeviceSpec *specs, int n);
+/* TRUE when this build can run stages on the device ("cpu"). */
+gboolean nnp_device_available (const char *device);
+/* TRUE when the device has a kernel for the node. */
+gboolean nnp_device_supports (const char *device, const NnpNode *node);
+
+/* ------------------------------------------------------------ cost model */
+
+typedef enum {
+  NNP_COST_AUTO = 0,     /* cached profile when there is one, else estimate */
+  NNP_COST_ESTIMATE,     /* analytical: FLOPs / GFLOP/s + bytes / bandwidth */
+  NNP_COST_PROFILE,      /* measure every node (cached on disk) */
+} NnpCostMode;
+
+typedef struct _NnpCostModel NnpCostModel;
+
+/* Cache key of a set of input shapes: "x=1x3x640x640" (+ "-nofusion"). New string. */
+char *nnp_shapes_key (const NnpInputShape *shapes, int n_shapes, gboolean no_fusion);
+
+/* A cost model for a specialised graph.  `digest` and `shapes_key` (e.g.
+ * "x=1x3x640x640") key the on-disk profile cache:
+ *   $XDG_CACHE_HOME/nnpipe/profiles/<digest>-<device>-t<threads>-<shapes_key>.json
+ * (NNP_PROFILE_DIR overrides the directory).  Keeps a ref to graph. */
+NnpCostModel *nnp_cost_model_new (NnpGraph *graph, const char *digest, const char *shapes_key,
+                                  NnpCostMode mode);
+void nnp_cost_model_free (NnpCostModel *cm);
+/* Milliseconds of one node on a device (profiled or estimated; +inf when the
+ * device does not support the node).  May profile (and write the cache) on
+ * first use of a device: errors only on a bad device. */
+gboolean nnp_cost_model_prepare (NnpCostModel *cm, const NnpDeviceSpec *dev, GError **error);
+double nnp_cost_model_node_ms (NnpCostModel *cm, const NnpDeviceSpec *dev, int node);
+/* Milliseconds to hand a buffer of n_tensors tensors, `bytes` in all, from
+ * one stage to the next (src -> dst).  cpu -> cpu: per-buffer overhead +
+ * bytes / measured memcpy bandwidth. */
+double nnp_cost_model_transfer_ms (NnpCostModel *cm, const NnpDeviceSpec *src,
+                                   const NnpDeviceSpec *dst, int n_tensors, double bytes);
+/* "profile" when every node of the device was measured, else "estimate". */
+const char *nnp_cost_model_source (NnpCostModel *cm, const NnpDeviceSpec *dev);
+
+/* ------------------------------------------------------------ splitting */
+
+typedef struct {
+  const NnpDeviceSpec *devices; /* device of stage k = devices[MIN (k, n_devices - 1)] */
+  int n_devices;
+  int n_stages;          /* 0 = auto: up to n_devices stages (or 8 for one device) */
+  gint64 memory_limit;   /* bytes per stage (weights + activations), 0 = none */
+  int max_ideals;        /* ideal-lattice cap, 0 = 200000; above it: topological-order DP */
+} NnpSplitOptions;
+
+/* Fill predicted_ms / compute_ms / transfer_ms / out_bytes of every stage and
+ * the bottleneck of a resolved plan. */
+void nnp_plan_predict (NnpPlan *plan, const NnpGraph *graph, NnpCostModel *cm);
+
+/* Manual splits.  `cuts` are topological node indices of the specialised
+ * graph: {10, 20} = stages [0,10) [10,20) [20,n).  Devices as in
+ * NnpSplitOptions.  The plan is resolved and predicted when cm != NULL. */
+NnpPlan *nnp_plan_new_from_cuts (const char *model_path, const char *digest,
+                                 const NnpInputShape *shapes, int n_shapes, NnpGraph *graph,
+                                 const int *cuts, int n_cuts, const NnpDeviceSpec *devices,
+                                 int n_devices, NnpCostModel *cm, GError **error);
+/* Cuts by node names: each name starts a new stage. */
+NnpPlan *nnp_plan_new_from_cut_names (const char *model_path, const char *digest,
+                                      const NnpInputShape *shapes, int n_shapes, NnpGraph *graph,
+                                      const char *const *names, int n_names,
+                                      const NnpDeviceSpec *devices, int n_devices,
+                                      NnpCostModel *cm, GError **error);
+/* Automatic split minimising the bottleneck (see docs/partition.md). */
+NnpPlan *nnp_plan_new_auto (const char *model_path, const char *digest,
+                            const NnpInputShape *shapes, int n_shapes, NnpGraph *graph,
+                            const NnpSplitOptions *options, NnpCostModel *cm, GError **error);
+
+/* Human-readable table of a plan (new string). */
+char *nnp_plan_to_table (const NnpPlan *plan);
+/* gst-launch descriptions: "nnstage model=M plan=P stage=0 ! queue ! ..." and
+ * "nnpipeline model=M plan=P" (new strings). */
+char *nnp_plan_to_gst_launch (const NnpPlan *plan, const char *plan_path);
+char *nnp_plan_to_gst_launch_bin (const NnpPlan *plan, const char *plan_path);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (NnpPlan, nnp_plan_free)
+
+G_END_DECLS

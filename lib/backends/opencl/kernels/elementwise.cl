@@ -1,0 +1,184 @@
+/* nnpipe OpenCL kernels: unary, broadcast binary / ternary ops, Cast. */
+
+/* Unary op codes (host: ocl-kernels.c). */
+#define UN_COPY 0
+#define UN_RELU 1
+#define UN_LEAKY_RELU 2
+#define UN_CLIP 3
+#define UN_HARD_SIGMOID 4
+#define UN_HARD_SWISH 5
+#define UN_SIGMOID 6
+#define UN_TANH 7
+#define UN_EXP 8
+#define UN_LOG 9
+#define UN_ERF 10
+#define UN_SQRT 11
+#define UN_RECIPROCAL 12
+#define UN_NEG 13
+#define UN_ABS 14
+#define UN_FLOOR 15
+#define UN_CEIL 16
+
+__kernel void
+unary_f32 (__global const float *x, int xo, __global float *y, int yo, int n, int op,
+           float alpha, float beta)
+{
+  int i = get_global_id (0);
+  float v, r;
+
+  if (i >= n)
+    return;
+  v = x[xo + i];
+  switch (op) {
+    case UN_RELU: r = fmax (v, 0.0f); break;
+    case UN_LEAKY_RELU: r = v < 0.0f ? alpha * v : v; break;
+    case UN_CLIP: r = fmin (fmax (v, alpha), beta); break;
+    case UN_HARD_SIGMOID: r = clamp (alpha * v + beta, 0.0f, 1.0f); break;
+    case UN_HARD_SWISH: r = v * clamp (v / 6.0f + 0.5f, 0.0f, 1.0f); break;
+    case UN_SIGMOID: r = 1.0f / (1.0f + exp (-v)); break;
+    case UN_TANH: r = tanh (v); break;
+    case UN_EXP: r = exp (v); break;
+    case UN_LOG: r = log (v); break;
+    case UN_ERF: r = erf (v); break;
+    case UN_SQRT: r = sqrt (v); break;
+    case UN_RECIPROCAL: r = 1.0f / v; break;
+    case UN_NEG: r = -v; break;
+    case UN_ABS: r = fabs (v); break;
+    case UN_FLOOR: r = floor (v); break;
+    case UN_CEIL: r = ceil (v); break;
+    default: r = v; break;
+  }
+  y[yo + i] = r;
+}
+
+/* Broadcast iteration: output element i (row-major over dims) reads input k
+ * at sum_d coord_d * s[k][d]. */
+typedef struct {
+  int rank;
+  int dims[MAX_RANK];
+  int s0[MAX_RANK];
+  int s1[MAX_RANK];
+  int s2[MAX_RANK];
+} Bcast;
+
+#define BIN_ADD 0
+#define BIN_SUB 1
+#define BIN_MUL 2
+#define BIN_DIV 3
+#define BIN_POW 4
+#define BIN_MAX 5
+#define BIN_MIN 6
+#define BIN_FIRST 7     /* a (broadcast copy) */
+#define BIN_EQUAL 8
+#define BIN_LESS 9
+#define BIN_GREATER 10
+
+__kernel void
+binary_f32 (__global const float *a, int ao, __global const float *b, int bo,
+            __global float *y, int yo, Bcast bc, int n, int op, Act act)
+{
+  int i = get_global_id (0);
+  int rest, ia = 0, ib = 0;
+  float va, vb, r;
+
+  if (i >= n)
+    return;
+  rest = i;
+  for (int d = bc.rank - 1; d >= 0; d--) {
+    int c = rest % bc.dims[d];
+    rest /= bc.dims[d];
+    ia += c * bc.s0[d];
+    ib += c * bc.s1[d];
+  }
+  va = a[ao + ia];
+  vb = b[bo + ib];
+  switch (op) {
+    case BIN_ADD: r = va + vb; break;
+    case BIN_SUB: r = va - vb; break;
+    case BIN_MUL: r = va * vb; break;
+    case BIN_DIV: r = va / vb; break;
+    case BIN_POW: r = pow (va, vb); break;
+    case BIN_MAX: r = isnan (va) || isnan (vb) ? NAN : fmax (va, vb); break;
+    case BIN_MIN: r = isnan (va) || isnan (vb) ? NAN : fmin (va, vb); break;
+    default: r = va; break;
+  }
+  y[yo + i] = apply_act (r, act);
+}
+
+__kernel void
+compare_f32 (__global const float *a, int ao, __global const float *b, int bo,
+             __global uchar *y, int yo, Bcast bc, int n, int op)
+{
+  int i = get_global_id (0);
+  int rest, ia = 0, ib = 0;
+  float va, vb;
+  int r;
+
+  if (i >= n)
+    return;
+  rest = i;
+  for (int d = bc.rank - 1; d >= 0; d--) {
+    int c = rest % bc.dims[d];
+    rest /= bc.dims[d];
+    ia += c * bc.s0[d];
+    ib += c * bc.s1[d];
+  }
+  va = a[ao + ia];
+  vb = b[bo + ib];
+  if (op == BIN_EQUAL)
+    r = va == vb;
+  else if (op == BIN_LESS)
+    r = va < vb;
+  else
+    r = va > vb;
+  y[yo + i] = (uchar) r;
+}
+
+__kernel void
+where_f32 (__global const uchar *c, int co, __global const float *a, int ao,
+           __global const float *b, int bo, __global float *y, int yo, Bcast bc, int n)
+{
+  int i = get_global_id (0);
+  int rest, ic = 0, ia = 0, ib = 0;
+
+  if (i >= n)
+    return;
+  rest = i;
+  for (int d = bc.rank - 1; d >= 0; d--) {
+    int k = rest % bc.dims[d];
+    rest /= bc.dims[d];
+    ic += k * bc.s0[d];
+    ia += k * bc.s1[d];
+    ib += k * bc.s2[d];
+  }
+  y[yo + i] = c[co + ic] ? a[ao + ia] : b[bo + ib];
+}
+
+/* Cast between float32, int32, int64, uint8, int8 and bool (uchar 0/1). */
+#define CAST(NAME, TIN, TOUT, EXPR)                                              \
+  __kernel void NAME (__global const TIN *x, int xo, __global TOUT *y, int yo, int n) \
+  {                                                                              \
+    int i = get_global_id (0);                                                   \
+    TIN v;                                                                       \
+    if (i >= n)                                                                  \
+      return;                                                                    \
+    v = x[xo + i];                                                               \
+    y[yo + i] = EXPR;                                                            \
+  }
+
+CAST (cast_f32_i32, float, int, (int) v)
+CAST (cast_f32_i64, float, long, (long) v)
+CAST (cast_f32_u8, float, uchar, (uchar) (int) v)
+CAST (cast_f32_i8, float, char, (char) (int) v)
+CAST (cast_f32_bool, float, uchar, (uchar) (v != 0.0f))
+CAST (cast_i32_f32, int, float, (float) v)
+CAST (cast_i64_f32, long, float, (float) v)
+CAST (cast_u8_f32, uchar, float, (float) v)
+CAST (cast_i8_f32, char, float, (float) v)
+CAST (cast_bool_f32, uchar, float, (float) (v != 0))
+CAST (cast_i32_i64, int, long, (long) v)
+CAST (cast_i64_i32, long, int, (int) v)
+CAST (cast_i64_bool, long, uchar, (uchar) (v != 0))
+CAST (cast_i32_bool, int, uchar, (uchar) (v != 0))
+CAST (cast_bool_i64, uchar, long, (long) (v != 0))
+CAST (cast_bool_i32, uchar, int, (int) (v != 0))

@@ -1,0 +1,60 @@
+/* libnnpipe internal: the splitting problem in plain arrays, shared by
+ * split.c (solvers), plan.c (prediction) and the tests (synthetic costs). */
+#pragma once
+
+#include <nnpipe/graph.h>
+#include <nnpipe/plan.h>
+
+G_BEGIN_DECLS
+
+/* Transfer cost of a buffer: overhead_ms + per_tensor_ms * n + bytes * ms_per_byte. */
+typedef struct {
+  double overhead_ms;
+  double per_tensor_ms;
+  double ms_per_byte;
+} NnpXferCost;
+
+typedef struct {
+  int n_stages;
+  int n_nodes;            /* graph->nodes->len */
+  const double *node_ms;  /* [k * n_nodes + i]: node i on stage k's device; INFINITY = unsupported */
+  const double *value_bytes; /* [graph->values->len]: bytes of each value (constants ignored) */
+  const double *node_mem; /* [n_nodes] bytes a node adds to its stage, or NULL */
+  double mem_limit;       /* per stage, 0 = none */
+  /* per cut k (between stage k and k+1, n_stages - 1 of them): what the
+   * sender (out) and the receiver (in) pay for the buffer C_k */
+  const NnpXferCost *xfer_out;
+  const NnpXferCost *xfer_in;
+  int max_ideals;         /* 0 = 200000 */
+} NnpSplitProblem;
+
+/* Values crossing cut k for an assignment of nodes to stages: is `v` in C_k?
+ * (non-constant, available in stages <= k, needed after k). */
+gboolean nnp_split_value_crosses (const NnpGraph *graph, const NnpValue *v, const int *stage_of,
+                                  int k);
+
+/* Stage times of an assignment: compute, transfer (in + out), total; returns
+ * the bottleneck (max total), *bottleneck_stage set when not NULL. */
+double nnp_split_evaluate (const NnpGraph *graph, const NnpSplitProblem *p, const int *stage_of,
+                           double *compute_ms, double *transfer_ms, double *total_ms,
+                           int *bottleneck_stage);
+
+/* Optimal stage_of (length n_nodes) minimising the bottleneck with exactly
+ * p->n_stages non-empty stages.  *method = "ideals" or "topo".  FALSE with
+ * NNP_ERROR_PLAN when no split is possible (too few nodes, op support,
+ * memory). */
+gboolean nnp_split_solve (const NnpGraph *graph, const NnpSplitProblem *p, int *stage_of,
+                          double *bottleneck, const char **method, GError **error);
+/* The two solvers (exposed for tests).  ideals: FALSE without error when
+ * the lattice exceeds the cap. */
+gboolean nnp_split_solve_ideals (const NnpGraph *graph, const NnpSplitProblem *p, int *stage_of,
+                                 double *bottleneck, gboolean *too_many, GError **error);
+gboolean nnp_split_solve_topo (const NnpGraph *graph, const NnpSplitProblem *p, int *stage_of,
+                               double *bottleneck, GError **error);
+
+/* cost.c: the transfer line of nnp_cost_model_transfer_ms (src -> dst). */
+void nnp_cost_model_xfer_params (NnpCostModel *cm, const NnpDeviceSpec *src,
+                                 const NnpDeviceSpec *dst, double *overhead_ms,
+                                 double *per_tensor_ms, double *ms_per_byte);
+
+G_END_DECLS

@@ -1,0 +1,730 @@
+/* nnpipeline and nnstage's part properties (plan + stage, nodes):
+ *
+ * - every split into 2, 3 and 4 stages, automatic (stages=N) and manual
+ *   (cuts evenly spaced in topological order), of three DAG-shaped models
+ *   (make-dag-models.py: residual adds, U-Net Concat after Resize, two
+ *   outputs) and of the three PP-OCR models at small sizes, gives the
+ *   whole-model nnstage's output on every frame (bit-exact, or within 1e-6
+ *   relative), as many frames out as in, in order, with the same caps;
+ * - a plan file run as a chain of `nnstage plan=P stage=k` and as
+ *   `nnpipeline plan=P`, and hand-made `nnstage nodes=first..last` chains;
+ * - renegotiation to another size;
+ * - the plan and stats messages;
+ * - malformed plans and splits fail with a message naming the problem. */
+#include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
+#include <glib/gstdio.h>
+
+#include <nnpipe/model.h>
+#include <nnpipe/plan.h>
+
+#include <math.h>
+#include <string.h>
+
+#define FRAMES_SMALL 100
+#define FRAMES_BIG 100
+#define FRAME_DURATION (GST_SECOND / 30)
+
+static gchar *
+test_model (const gchar * name)
+{
+  const gchar *dir = g_getenv ("NNP_TEST_MODELS_DIR");
+
+  fail_unless (dir != NULL, "NNP_TEST_MODELS_DIR is not set");
+  return g_build_filename (dir, name, NULL);
+}
+
+/* PP-OCR models of tools/fetch-models.sh, or NULL (the test skips). */
+static gchar *
+ocr_model (const gchar * name)
+{
+  const gchar *src = g_getenv ("NNP_SOURCE_DIR");
+  gchar *path;
+
+  if (src == NULL)
+    return NULL;
+  path = g_build_filename (src, ".cache", "models", name, NULL);
+  if (!g_file_test (path, G_FILE_TEST_EXISTS)) {
+    GST_WARNING ("%s not found: skipped", path);
+    g_free (path);
+    return NULL;
+  }
+  return path;
+}
+
+static gchar *
+tensor_caps (gint c, gint h, gint w)
+{
+  return g_strdup_printf ("other/tensors,format=static,num_tensors=1,"
+      "types=float32,dimensions=%d:%d:%d:1,framerate=30/1", w, h, c);
+}
+
+static GstBuffer *
+random_frame (gsize n_floats, guint32 seed, guint64 index)
+{
+  GstBuffer *buf = gst_buffer_new_allocate (NULL, n_floats * sizeof (gfloat),
+      NULL);
+  GRand *rand = g_rand_new_with_seed (seed);
+  GstMapInfo map;
+  gfloat *f;
+
+  gst_buffer_map (buf, &map, GST_MAP_WRITE);
+  f = (gfloat *) map.data;
+  for (gsize i = 0; i < n_floats; i++)
+    f[i] = (gfloat) g_rand_double_range (rand, -1.0, 1.0);
+  gst_buffer_unmap (buf, &map);
+  g_rand_free (rand);
+  GST_BUFFER_PTS (buf) = index * FRAME_DURATION;
+  GST_BUFFER_DURATION (buf) = FRAME_DURATION;
+  return buf;
+}
+
+/* Outputs of one run: buffers in order and the output caps. */
+typedef struct
+{
+  GPtrArray *buffers;
+  GstCaps *caps;
+} Run;
+
+static void
+run_clear (Run * r)
+{
+  g_ptr_array_unref (r->buffers);
+  gst_caps_unref (r->caps);
+}
+
+/* Push n frames (seeds seed..seed+n-1) through e with a harness, then EOS;
+ * collect every output.  Takes ownership of e. */
+static Run
+run_element (GstElement * e, const gchar * caps, gsize n_floats, guint n,
+    guint32 seed)
+{
+  GstHarness *h = gst_harness_new_with_element (e, "sink", "src");
+  Run r;
+  GstBuffer *buf;
+
+  gst_object_unref (e);
+  r.buffers = g_ptr_array_new_with_free_func ((GDestroyNotify) gst_buffer_unref);
+  gst_harness_set_src_caps_str (h, caps);
+  for (guint i = 0; i < n; i++)
+    fail_unless_equals_int (gst_harness_push (h, random_frame (n_floats,
+                seed + i, i)), GST_FLOW_OK);
+  for (guint i = 0; i < n; i++) {
+    buf = gst_harness_pull (h);
+    fail_unless (buf != NULL, "frame %u did not come out", i);
+    g_ptr_array_add (r.buffers, buf);
+  }
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  /* nothing more than EOS */
+  while (gst_harness_pull_until_eos (h, &buf) && buf != NULL) {
+    gst_buffer_unref (buf);
+    fail ("more frames out than in");
+  }
+  r.caps = gst_pad_get_current_caps (h->sinkpad);
+  fail_unless (r.caps != NULL);
+  gst_harness_teardown (h);
+  return r;
+}
+
+static GstElement *
+make (const gchar * factory, const gchar * first_prop, ...)
+{
+  GstElement *e = gst_element_factory_make (factory, NULL);
+  va_list args;
+
+  fail_unless (e != NULL, "no %s element (GST_PLUGIN_PATH?)", factory);
+  va_start (args, first_prop);
+  if (first_prop)
+    g_object_set_valist (G_OBJECT (e), first_prop, args);
+  va_end (args);
+  return e;
+}
+
+static GstElement *
+make_bin (const gchar * desc)
+{
+  GError *err = NULL;
+  GstElement *bin = gst_parse_bin_from_description (desc, TRUE, &err);
+
+  fail_unless (bin != NULL, "%s: %s", desc, err ? err->message : "?");
+  return bin;
+}
+
+/* Every frame equal (bit-exact or 1e-6 relative), in order, same caps. */
+static void
+assert_same_runs (const Run * ref, const Run * got, const gchar * what)
+{
+  fail_unless (gst_caps_is_equal (ref->caps, got->caps),
+      "%s: caps %" GST_PTR_FORMAT " instead of %" GST_PTR_FORMAT, what,
+      got->caps, ref->caps);
+  fail_unless_equals_int (got->buffers->len, ref->buffers->len);
+  for (guint i = 0; i < ref->buffers->len; i++) {
+    GstBuffer *a = g_ptr_array_index (ref->buffers, i);
+    GstBuffer *b = g_ptr_array_index (got->buffers, i);
+    GstMapInfo ma, mb;
+    const gfloat *fa, *fb;
+
+    fail_unless_equals_uint64 (GST_BUFFER_PTS (b), GST_BUFFER_PTS (a));
+    fail_unless (gst_buffer_map (a, &ma, GST_MAP_READ));
+    fail_unless (gst_buffer_map (b, &mb, GST_MAP_READ));
+    fail_unless_equals_int (mb.size, ma.size);
+    if (memcmp (ma.data, mb.data, ma.size) != 0) {
+      fa = (const gfloat *) ma.data;
+      fb = (const gfloat *) mb.data;
+      for (gsize k = 0; k < ma.size / sizeof (gfloat); k++) {
+        gdouble d = fabs ((gdouble) fa[k] - fb[k]);
+        gdouble m = MAX (fabs (fa[k]), fabs (fb[k]));
+
+        fail_unless (d <= 1e-6 * m + 1e-30, "%s: frame %u value %"
+            G_GSIZE_FORMAT ": %.9g instead of %.9g", what, i, k, fb[k], fa[k]);
+      }
+    }
+    gst_buffer_unmap (a, &ma);
+    gst_buffer_unmap (b, &mb);
+  }
+}
+
+/* Nodes in the specialised graph of a 1x3xhxw-input model. */
+static gint
+count_nodes (const gchar * path, gint h, gint w)
+{
+  GError *err = NULL;
+  NnpModel *m = nnp_model_load (path, &err);
+  NnpInputShape s;
+  const int64_t dims[4] = { 1, 3, h, w };
+  NnpGraph *g;
+  gint n;
+
+  fail_unless (m != NULL, "%s", err ? err->message : "?");
+  s.name = nnp_graph_value (nnp_model_get_graph (m),
+      g_array_index (nnp_model_get_graph (m)->inputs, int, 0))->name;
+  nnp_shape_set (&s.shape, 4, dims);
+  g = nnp_model_specialize (m, &s, 1, NNP_SPECIALIZE_DEFAULT, &err);
+  fail_unless (g != NULL, "%s", err ? err->message : "?");
+  n = (gint) g->nodes->len;
+  nnp_graph_unref (g);
+  nnp_model_unref (m);
+  return n;
+}
+
+/* "a,b" cuts splitting n nodes into k stages evenly. */
+static gchar *
+even_cuts (gint n, gint k)
+{
+  GString *s = g_string_new (NULL);
+
+  for (gint i = 1; i < k; i++)
+    g_string_append_printf (s, "%s%d", i > 1 ? "," : "", n * i / k);
+  return g_string_free (s, FALSE);
+}
+
+/* The whole model vs nnpipeline with 2, 3 and 4 stages, auto and manual. */
+static void
+check_model_splits (const gchar * path, gint h, gint w, guint frames)
+{
+  gchar *caps = tensor_caps (3, h, w);
+  gsize n_floats = 3 * (gsize) h * w;
+  gint n_nodes = count_nodes (path, h, w);
+  Run ref = run_element (make ("nnstage", "model", path, NULL), caps,
+      n_floats, frames, 100);
+
+  for (gint k = 2; k <= 4 && k <= n_nodes; k++) {
+    gchar *stages = g_strdup_printf ("%d", k);
+    gchar *cuts = even_cuts (n_nodes, k);
+    gchar *what;
+    Run got;
+
+    what = g_strdup_printf ("%s stages=%d", path, k);
+    got = run_element (make ("nnpipeline", "model", path, "stages", stages,
+            "stats-interval", 0, NULL), caps, n_floats, frames, 100);
+    assert_same_runs (&ref, &got, what);
+    run_clear (&got);
+    g_free (what);
+
+    what = g_strdup_printf ("%s cuts=%s", path, cuts);
+    got = run_element (make ("nnpipeline", "model", path, "cuts", cuts,
+            "queue-size", 1 + k % 3, "stats-interval", 0, NULL), caps,
+        n_floats, frames, 100);
+    assert_same_runs (&ref, &got, what);
+    run_clear (&got);
+    g_free (what);
+    g_free (stages);
+    g_free (cuts);
+  }
+  run_clear (&ref);
+  g_free (caps);
+}
+
+GST_START_TEST (test_dag_residual)
+{
+  gchar *path = test_model ("residual.onnx");
+
+  check_model_splits (path, 16, 16, FRAMES_SMALL);
+  g_free (path);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_dag_unet)
+{
+  gchar *path = test_model ("unet.onnx");
+
+  check_model_splits (path, 16, 24, FRAMES_SMALL);
+  g_free (path);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_dag_two_outputs)
+{
+  gchar *path = test_model ("two-out.onnx");
+  gchar *caps = tensor_caps (3, 16, 16);
+  Run r;
+  const GstStructure *s;
+
+  check_model_splits (path, 16, 16, FRAMES_SMALL);
+
+  /* two output tensors from outside, in the model's order */
+  r = run_element (make ("nnpipeline", "model", path, "stages", "3",
+          "stats-interval", 0, NULL), caps, 3 * 16 * 16, 2, 1);
+  s = gst_caps_get_structure (r.caps, 0);
+  fail_unless_equals_string (gst_structure_get_string (s, "dimensions"),
+      "16:16:4:1,8:8:6:1");
+  fail_unless_equals_int (gst_buffer_get_size (g_ptr_array_index (r.buffers,
+              0)), (16 * 16 * 4 + 8 * 8 * 6) * sizeof (gfloat));
+  run_clear (&r);
+  g_free (caps);
+  g_free (path);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_ocr_cls)
+{
+  gchar *path = ocr_model ("ch_ppocr_mobile_v2.0_cls_infer.onnx");
+
+  if (path)
+    check_model_splits (path, 48, 192, FRAMES_SMALL);
+  g_free (path);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_ocr_rec)
+{
+  gchar *path = ocr_model ("ch_PP-OCRv4_rec_infer.onnx");
+
+  if (path)
+    check_model_splits (path, 48, 160, FRAMES_BIG);
+  g_free (path);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_ocr_det)
+{
+  gchar *path = ocr_model ("ch_PP-OCRv4_det_infer.onnx");
+
+  if (path)
+    check_model_splits (path, 96, 96, FRAMES_BIG);
+  g_free (path);
+}
+
+GST_END_TEST;
+
+/* A plan file made with the library, run as a chain of nnstage elements
+ * and by nnpipeline; hand-made nodes= ranges. */
+GST_START_TEST (test_plan_file_and_nodes)
+{
+  gchar *path = test_model ("unet.onnx");
+  gchar *dir = g_dir_make_tmp ("nnp-plan-XXXXXX", NULL);
+  gchar *plan_path = g_build_filename (dir, "unet.json", NULL);
+  gchar *caps = tensor_caps (3, 16, 16);
+  GError *err = NULL;
+  NnpModel *m = nnp_model_load (path, &err);
+  NnpInputShape s = { "x" };
+  const int64_t dims[4] = { 1, 3, 16, 16 };
+  const int cuts[2] = { 2, 5 };
+  NnpDeviceSpec dev = { (char *) "cpu", 1 };
+  NnpGraph *g;
+  NnpPlan *plan;
+  gchar *desc;
+  gint n;
+  Run ref, got;
+
+  fail_unless (m != NULL);
+  nnp_shape_set (&s.shape, 4, dims);
+  g = nnp_model_specialize (m, &s, 1, NNP_SPECIALIZE_DEFAULT, &err);
+  fail_unless (g != NULL);
+  n = (gint) g->nodes->len;
+  fail_unless (n > 6);
+  plan = nnp_plan_new_from_cuts (path, nnp_model_get_digest (m), &s, 1, g,
+      cuts, 2, &dev, 1, NULL, &err);
+  fail_unless (plan != NULL, "%s", err ? err->message : "?");
+  fail_unless (nnp_plan_save (plan, plan_path, &err), "%s",
+      err ? err->message : "?");
+
+  ref = run_element (make ("nnstage", "model", path, NULL), caps, 3 * 16 * 16,
+      20, 7);
+
+  desc = g_strdup_printf ("nnstage plan=%s stage=0 ! queue ! "
+      "nnstage plan=%s stage=1 ! queue ! nnstage plan=%s stage=2", plan_path,
+      plan_path, plan_path);
+  got = run_element (make_bin (desc), caps, 3 * 16 * 16, 20, 7);
+  assert_same_runs (&ref, &got, desc);
+  run_clear (&got);
+  g_free (desc);
+
+  got = run_element (make ("nnpipeline", "plan", plan_path, NULL), caps,
+      3 * 16 * 16, 20, 7);
+  assert_same_runs (&ref, &got, "nnpipeline plan=");
+  run_clear (&got);
+
+  desc = g_strdup_printf ("nnstage model=%s nodes=0..2 ! queue ! "
+      "nnstage model=%s nodes=3..%d ! nnstage model=%s nodes=%d..%d", path,
+      path, n - 3, path, n - 2, n - 1);
+  got = run_element (make_bin (desc), caps, 3 * 16 * 16, 20, 7);
+  assert_same_runs (&ref, &got, desc);
+  run_clear (&got);
+  g_free (desc);
+
+  run_clear (&ref);
+  nnp_plan_free (plan);
+  nnp_graph_unref (g);
+  nnp_model_unref (m);
+  g_unlink (plan_path);
+  g_rmdir (dir);
+  g_free (plan_path);
+  g_free (dir);
+  g_free (caps);
+  g_free (path);
+}
+
+GST_END_TEST;
+
+/* Another input size: the stages re-specialise, outputs stay right. */
+GST_START_TEST (test_renegotiate)
+{
+  gchar *path = test_model ("residual.onnx");
+  gchar *caps1 = tensor_caps (3, 16, 16), *caps2 = tensor_caps (3, 8, 24);
+  GstHarness *h, *ref;
+  GstElement *e;
+
+  e = make ("nnpipeline", "model", path, "stages", "3", "stats-interval", 0,
+      NULL);
+  h = gst_harness_new_with_element (e, "sink", "src");
+  gst_object_unref (e);
+  e = make ("nnstage", "model", path, NULL);
+  ref = gst_harness_new_with_element (e, "sink", "src");
+  gst_object_unref (e);
+
+  for (guint round = 0; round < 3; round++) {
+    const gchar *caps = round == 1 ? caps2 : caps1;
+    gsize n_floats = round == 1 ? 3 * 8 * 24 : 3 * 16 * 16;
+
+    gst_harness_set_src_caps_str (h, caps);
+    gst_harness_set_src_caps_str (ref, caps);
+    for (guint i = 0; i < 5; i++) {
+      GstBuffer *a = gst_harness_push_and_pull (ref, random_frame (n_floats,
+              i, i));
+      GstBuffer *b = gst_harness_push_and_pull (h, random_frame (n_floats, i,
+              i));
+      GstMapInfo ma, mb;
+
+      fail_unless (a != NULL && b != NULL);
+      gst_buffer_map (a, &ma, GST_MAP_READ);
+      gst_buffer_map (b, &mb, GST_MAP_READ);
+      fail_unless_equals_int (ma.size, mb.size);
+      fail_unless (memcmp (ma.data, mb.data, ma.size) == 0,
+          "round %u frame %u differs", round, i);
+      gst_buffer_unmap (a, &ma);
+      gst_buffer_unmap (b, &mb);
+      gst_buffer_unref (a);
+      gst_buffer_unref (b);
+    }
+  }
+  gst_harness_teardown (h);
+  gst_harness_teardown (ref);
+  g_free (caps1);
+  g_free (caps2);
+  g_free (path);
+}
+
+GST_END_TEST;
+
+/* The plan and stats element messages. */
+GST_START_TEST (test_messages)
+{
+  gchar *path = test_model ("residual.onnx");
+  gchar *caps = tensor_caps (3, 16, 16);
+  GstElement *e = make ("nnpipeline", "model", path, "stages", "2",
+      "devices", "cpu:1,cpu:1", "stats-interval", 20, NULL);
+  GstBus *bus = gst_bus_new ();
+  GstHarness *h;
+  GstMessage *msg;
+  gboolean plan_seen = FALSE, stats_seen = FALSE, final_seen = FALSE;
+
+  gst_element_set_bus (e, bus);
+  h = gst_harness_new_with_element (e, "sink", "src");
+  gst_object_unref (e);
+  gst_harness_set_src_caps_str (h, caps);
+  for (guint i = 0; i < 10; i++) {
+    gst_buffer_unref (gst_harness_push_and_pull (h, random_frame (3 * 16 * 16,
+                i, i)));
+    g_usleep (5000);
+  }
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  {
+    GstEvent *ev;
+
+    while ((ev = gst_harness_pull_event (h)) != NULL) {
+      gboolean eos = GST_EVENT_TYPE (ev) == GST_EVENT_EOS;
+
+      gst_event_unref (ev);
+      if (eos)
+        break;
+    }
+  }
+
+  while ((msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ELEMENT)) != NULL) {
+    const GstStructure *s = gst_message_get_structure (msg);
+    const GValue *stages;
+
+    if (gst_structure_has_name (s, "nnpipeline-plan")) {
+      gint n = 0;
+
+      plan_seen = TRUE;
+      fail_unless (gst_structure_get_int (s, "n-stages", &n));
+      fail_unless_equals_int (n, 2);
+      stages = gst_structure_get_value (s, "stages");
+      fail_unless_equals_int (gst_value_array_get_size (stages), 2);
+      {
+        const GstStructure *st =
+            gst_value_get_structure (gst_value_array_get_value (stages, 0));
+        gint nodes = 0;
+        gint64 bytes = 0;
+
+        fail_unless_equals_string (gst_structure_get_string (st, "device"),
+            "cpu");
+        fail_unless (gst_structure_get_int (st, "nodes", &nodes) && nodes > 0);
+        fail_unless (gst_structure_get_int64 (st, "crossing-bytes", &bytes)
+            && bytes > 0);
+        fail_unless (gst_structure_get_string (st, "first-node") != NULL);
+      }
+    } else if (gst_structure_has_name (s, "nnpipeline-stats")) {
+      gboolean final = FALSE;
+      guint64 in = 0, out = 0;
+
+      gst_structure_get_boolean (s, "final", &final);
+      stages = gst_structure_get_value (s, "stages");
+      fail_unless_equals_int (gst_value_array_get_size (stages), 2);
+      fail_unless_equals_int (gst_value_array_get_size
+          (gst_structure_get_value (s, "queues")), 1);
+      if (final) {
+        final_seen = TRUE;
+        fail_unless (gst_structure_get_uint64 (s, "frames-in", &in));
+        fail_unless (gst_structure_get_uint64 (s, "frames-out", &out));
+        fail_unless_equals_uint64 (in, 10);
+        fail_unless_equals_uint64 (out, 10);
+      } else {
+        stats_seen = TRUE;
+      }
+    }
+    gst_message_unref (msg);
+  }
+  fail_unless (plan_seen, "no nnpipeline-plan message");
+  fail_unless (stats_seen, "no periodic nnpipeline-stats message");
+  fail_unless (final_seen, "no final nnpipeline-stats message");
+
+  gst_harness_teardown (h);
+  gst_bus_set_flushing (bus, TRUE);
+  gst_object_unref (bus);
+  g_free (caps);
+  g_free (path);
+}
+
+GST_END_TEST;
+
+/* ------------------------------------------------------------------------ */
+/* Errors */
+
+/* Push one frame into e; the element must post an error whose message or
+ * debug text contains `expect`.  Takes ownership of e. */
+static void
+expect_error (GstElement * e, const gchar * expect)
+{
+  GstBus *bus = gst_bus_new ();
+  gchar *caps = tensor_caps (3, 16, 16);
+  GstHarness *h;
+  GstMessage *msg;
+  GError *err = NULL;
+  gchar *debug = NULL;
+  GstStateChangeReturn ret;
+
+  gst_element_set_bus (e, bus);
+  /* errors at start (static shapes) or at the first caps */
+  ret = gst_element_set_state (e, GST_STATE_PAUSED);
+  if (ret != GST_STATE_CHANGE_FAILURE) {
+    gst_element_set_state (e, GST_STATE_NULL);
+    h = gst_harness_new_with_element (e, "sink", "src");
+    gst_harness_set_src_caps_str (h, caps);
+    fail_if (gst_harness_push (h, random_frame (3 * 16 * 16, 1, 0)) ==
+        GST_FLOW_OK && gst_bus_have_pending (bus) == FALSE,
+        "no error for \"%s\"", expect);
+  } else {
+    h = NULL;
+  }
+
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL, "no error message (expected \"%s\")", expect);
+  gst_message_parse_error (msg, &err, &debug);
+  GST_INFO ("error: %s (%s)", err->message, debug ? debug : "");
+  fail_unless (strstr (err->message, expect) != NULL
+      || (debug && strstr (debug, expect) != NULL),
+      "error \"%s\" (%s) does not say \"%s\"", err->message, debug, expect);
+  g_clear_error (&err);
+  g_free (debug);
+  gst_message_unref (msg);
+
+  if (h)
+    gst_harness_teardown (h);
+  else
+    gst_element_set_state (e, GST_STATE_NULL);
+  gst_object_unref (e);
+  gst_bus_set_flushing (bus, TRUE);
+  gst_object_unref (bus);
+  g_free (caps);
+}
+
+/* text with every `what` replaced by `with` (new string; frees text) */
+static gchar *
+replace (gchar * text, const gchar * what, const gchar * with)
+{
+  gchar **parts = g_strsplit (text, what, -1);
+  gchar *ret = g_strjoinv ((gchar *) with, parts);
+
+  g_strfreev (parts);
+  g_free (text);
+  return ret;
+}
+
+static gchar *
+write_plan (const gchar * dir, const gchar * name, const gchar * text)
+{
+  gchar *p = g_build_filename (dir, name, NULL);
+
+  fail_unless (g_file_set_contents (p, text, -1, NULL));
+  return p;
+}
+
+GST_START_TEST (test_bad_plans)
+{
+  gchar *path = test_model ("residual.onnx");
+  gchar *dir = g_dir_make_tmp ("nnp-plan-XXXXXX", NULL);
+  GError *err = NULL;
+  NnpModel *m = nnp_model_load (path, &err);
+  NnpInputShape s = { "x" };
+  const int64_t dims[4] = { 1, 3, 16, 16 };
+  NnpGraph *g;
+  GString *all = g_string_new (NULL), *late = g_string_new (NULL),
+      *early = g_string_new (NULL);
+  gchar *p, *text;
+  guint n;
+  static const struct
+  {
+    const gchar *name, *fmt, *expect;
+  } cases[] = {
+    /* @MODEL@ model, @ALL@ all node names, @FIRST@ first node, @REST@ the others */
+    {"garbage.json", "{ \"version\": 1, \"stages\": [ ", "plan"},
+    {"unknown-node.json", "{\"version\":1,\"model\":\"@MODEL@\",\"shapes\":"
+          "{\"x\":[1,3,16,16]},\"stages\":[{\"device\":\"cpu\",\"nodes\":"
+          "[@ALL@,\"no_such_node\"]}]}", "no_such_node"},
+    {"cycle.json", "{\"version\":1,\"model\":\"@MODEL@\",\"shapes\":"
+          "{\"x\":[1,3,16,16]},\"stages\":[{\"device\":\"cpu\",\"nodes\":"
+          "[@REST@]},{\"device\":\"cpu\",\"nodes\":[@FIRST@]}]}", "stage"},
+    {"device.json", "{\"version\":1,\"model\":\"@MODEL@\",\"shapes\":"
+          "{\"x\":[1,3,16,16]},\"stages\":[{\"device\":\"tpu\",\"nodes\":"
+          "[@ALL@]}]}", "tpu"},
+    {"missing-input.json", "{\"version\":1,\"model\":\"@MODEL@\",\"shapes\":"
+          "{\"x\":[1,3,16,16]},\"stages\":[{\"device\":\"cpu\",\"nodes\":"
+          "[@FIRST@]},{\"device\":\"cpu\",\"nodes\":[@REST@],\"inputs\":[]}]}",
+        "input"},
+  };
+
+  fail_unless (m != NULL);
+  nnp_shape_set (&s.shape, 4, dims);
+  g = nnp_model_specialize (m, &s, 1, NNP_SPECIALIZE_DEFAULT, &err);
+  fail_unless (g != NULL);
+  for (n = 0; n < g->nodes->len; n++) {
+    const gchar *name = nnp_graph_node (g, (int) n)->name;
+
+    g_string_append_printf (all, "%s\"%s\"", n ? "," : "", name);
+    if (n == 0)
+      g_string_append_printf (early, "\"%s\"", name);
+    else
+      g_string_append_printf (late, "%s\"%s\"", n > 1 ? "," : "", name);
+  }
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++) {
+    text = replace (g_strdup (cases[i].fmt), "@MODEL@", path);
+    text = replace (text, "@ALL@", all->str);
+    text = replace (text, "@FIRST@", early->str);
+    text = replace (text, "@REST@", late->str);
+    p = write_plan (dir, cases[i].name, text);
+    GST_INFO ("%s: %s", cases[i].name, text);
+    expect_error (make ("nnpipeline", "model", path, "plan", p, NULL),
+        cases[i].expect);
+    expect_error (make ("nnstage", "model", path, "plan", p, "stage", 0,
+            NULL), cases[i].expect);
+    g_unlink (p);
+    g_free (p);
+    g_free (text);
+  }
+
+  /* hand-made splits */
+  expect_error (make ("nnstage", "model", path, "nodes", "0,no_such_node",
+          NULL), "no_such_node");
+  expect_error (make ("nnstage", "model", path, "nodes", "0,2", NULL),
+      "not convex");
+  expect_error (make ("nnstage", "model", path, "nodes", "5..2", NULL),
+      "comes after");
+  expect_error (make ("nnpipeline", "model", path, "cuts", "3,no_such_node",
+          NULL), "no_such_node");
+  expect_error (make ("nnpipeline", "model", path, "devices", "gpu:1,cpu:1",
+          NULL), "gpu");
+  expect_error (make ("nnpipeline", "model", path, "cuts", "3", "stages", "3",
+          NULL), "stages=3");
+
+  g_string_free (all, TRUE);
+  g_string_free (early, TRUE);
+  g_string_free (late, TRUE);
+  nnp_graph_unref (g);
+  nnp_model_unref (m);
+  g_rmdir (dir);
+  g_free (dir);
+  g_free (path);
+}
+
+GST_END_TEST;
+
+static Suite *
+nnpipeline_suite (void)
+{
+  Suite *s = suite_create ("nnpipeline");
+  TCase *tc = tcase_create ("general");
+
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_dag_residual);
+  tcase_add_test (tc, test_dag_unet);
+  tcase_add_test (tc, test_dag_two_outputs);
+  tcase_add_test (tc, test_plan_file_and_nodes);
+  tcase_add_test (tc, test_renegotiate);
+  tcase_add_test (tc, test_messages);
+  tcase_add_test (tc, test_bad_plans);
+  tcase_add_test (tc, test_ocr_cls);
+  tcase_add_test (tc, test_ocr_rec);
+  tcase_add_test (tc, test_ocr_det);
+  return s;
+}
+
+GST_CHECK_MAIN (nnpipeline);
