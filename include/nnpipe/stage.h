@@ -18,6 +18,7 @@
 #include <glib.h>
 #include <nnpipe/error.h>
 #include <nnpipe/graph.h>
+#include <nnpipe/device.h>
 
 G_BEGIN_DECLS
 
@@ -62,5 +63,27 @@ gboolean nnp_stage_run (NnpStage *stage, NnpTensor *const *inputs, NnpTensor *co
                         GError **error);
 /* Convenience: a new tensor for output i. */
 NnpTensor *nnp_stage_new_output (NnpStage *stage, int i, GError **error);
+
+/* Devices (see device.h and docs/opencl.md).  options->device "opencl",
+ * "opencl:N" or "opencl:NAME" runs the stage on an OpenCL device: values
+ * inside the stage live in device memory; nnp_stage_run() copies host inputs
+ * to the device and outputs back (one copy per boundary tensor).
+ *
+ * The stage's device (borrowed; valid while the stage lives). */
+NnpDevice *nnp_stage_get_device (NnpStage *stage);
+/* A new device tensor for output i on the stage's device; NULL with
+ * NNP_ERROR_DEVICE on a CPU stage. */
+NnpDeviceTensor *nnp_stage_new_device_output (NnpStage *stage, int i, GError **error);
+/* Run with boundary tensors in host or device memory: for each input i
+ * exactly one of inputs[i] / device_inputs[i] is non-NULL (likewise for
+ * outputs); an array may be NULL when all are of the other kind.  On an
+ * OpenCL stage device tensors of the same device are used in place (no
+ * copy); on a CPU stage device inputs are downloaded and device outputs
+ * uploaded (one counted copy each).  Device outputs are complete when this
+ * returns.  Same threading rule as nnp_stage_run(). */
+gboolean nnp_stage_run_device (NnpStage *stage, NnpTensor *const *inputs,
+                               NnpDeviceTensor *const *device_inputs,
+                               NnpTensor *const *outputs,
+                               NnpDeviceTensor *const *device_outputs, GError **error);
 
 G_END_DECLS

@@ -24,6 +24,9 @@
 #include "backends/cpu/cpu.h"
 #include "exec/memplan.h"
 #include "exec/threadpool.h"
+#ifdef NNP_HAVE_OPENCL
+#include "backends/opencl/opencl.h"
+#endif
 #include "ops/conv-params.h"
 
 #include <stdlib.h>
@@ -42,6 +45,8 @@ typedef struct {
 
 struct _NnpStage {
   NnpGraph *graph;       /* owned ref */
+  NnpDevice *device;     /* owned ref */
+  gpointer ocl;          /* NnpOclExec*: the whole stage on an OpenCL device, or NULL */
   int n_steps;
   Step *steps;
 
@@ -182,9 +187,11 @@ nnp_stage_new (NnpGraph *graph, const int *nodes, int n_nodes, const NnpStageOpt
   g_return_val_if_fail (graph != NULL, NULL);
   g_return_val_if_fail (nodes == NULL || n_nodes >= 0, NULL);
 
-  if (opt->device && strcmp (opt->device, "cpu") != 0) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE, "unknown device '%s'", opt->device);
-    return NULL;
+  {
+    NnpDevice *dev = nnp_device_open (opt->device, error);   /* checked early, reopened below */
+    if (dev == NULL)
+      return NULL;
+    nnp_device_unref (dev);
   }
 
   n_values = graph->values->len;
@@ -266,6 +273,9 @@ nnp_stage_new (NnpGraph *graph, const int *nodes, int n_nodes, const NnpStageOpt
 
   stage = g_new0 (NnpStage, 1);
   stage->graph = nnp_graph_ref (graph);
+  stage->device = nnp_device_open (opt->device, error);
+  if (stage->device == NULL)
+    goto fail;
   stage->views = g_new0 (NnpTensor *, MAX (n_values, 1));
 
   if (opt->inputs) {
@@ -325,6 +335,21 @@ nnp_stage_new (NnpGraph *graph, const int *nodes, int n_nodes, const NnpStageOpt
   for (guint id = 0; id < n_values; id++)
     if (used[id] && role[id] == ROLE_NONE)
       role[id] = ROLE_INTERNAL;
+
+#ifdef NNP_HAVE_OPENCL
+  if (nnp_device_get_kind (stage->device) == NNP_DEVICE_OPENCL) {
+    /* the OpenCL executor plans and runs the whole stage on the device */
+    stage->ocl = nnp_ocl_exec_new (nnp_device_get_ocl (stage->device), graph, order, n_nodes,
+                                   stage->inputs, stage->n_inputs, stage->outputs,
+                                   stage->n_outputs, error);
+    if (stage->ocl == NULL)
+      goto fail;
+    stage->arena_bytes = nnp_ocl_exec_get_arena_bytes (stage->ocl);
+    NNP_DEBUG ("nnp-exec", "stage: %d nodes on %s, %d inputs, %d outputs", n_nodes,
+               nnp_device_get_name (stage->device), stage->n_inputs, stage->n_outputs);
+    return stage;
+  }
+#endif
 
   /* steps: kernels and prepared state */
   stage->n_steps = n_nodes;
@@ -590,6 +615,9 @@ nnp_stage_free (NnpStage *stage)
     log_profile (stage);
   g_free (stage->prof_ns);
   nnp_thread_pool_free (stage->pool);
+#ifdef NNP_HAVE_OPENCL
+  nnp_ocl_exec_free (stage->ocl);
+#endif
   for (int s = 0; stage->steps && s < stage->n_steps; s++) {
     Step *step = &stage->steps[s];
     if (step->state && step->kernel && step->kernel->free_state)
@@ -614,6 +642,7 @@ nnp_stage_free (NnpStage *stage)
   if (stage->scratch)
     aligned_free (stage->scratch);
   nnp_graph_unref (stage->graph);
+  nnp_device_unref (stage->device);
   g_free (stage);
 }
 
@@ -708,6 +737,10 @@ nnp_stage_run (NnpStage *stage, NnpTensor *const *inputs, NnpTensor *const *outp
     if (stage->output_views[i])
       stage->output_views[i]->data = outputs[i]->data;
   }
+#ifdef NNP_HAVE_OPENCL
+  if (stage->ocl)
+    return nnp_ocl_exec_run (stage->ocl, inputs, NULL, outputs, NULL, error);
+#endif
 
   if (G_UNLIKELY (stage->profile)) {
     for (int s = 0; s < stage->n_steps; s++) {
@@ -735,4 +768,95 @@ nnp_stage_run (NnpStage *stage, NnpTensor *const *inputs, NnpTensor *const *outp
     if (stage->forward_from[i] >= 0 && outputs[i]->nbytes > 0)
       memcpy (outputs[i]->data, inputs[stage->forward_from[i]]->data, outputs[i]->nbytes);
   return TRUE;
+}
+
+/* ---------------------------------------------------------------- devices */
+
+NnpDevice *
+nnp_stage_get_device (NnpStage *stage)
+{
+  g_return_val_if_fail (stage != NULL, NULL);
+  return stage->device;
+}
+
+NnpDeviceTensor *
+nnp_stage_new_device_output (NnpStage *stage, int i, GError **error)
+{
+  const NnpValue *v;
+
+  g_return_val_if_fail (stage != NULL && i >= 0 && i < stage->n_outputs, NULL);
+  v = nnp_graph_value (stage->graph, stage->outputs[i]);
+  return nnp_device_tensor_new (stage->device, v->dtype, &v->shape, error);
+}
+
+static gboolean
+check_device_io (NnpStage *stage, const char *what, int n, const int *ids,
+                 NnpTensor *const *host, NnpDeviceTensor *const *dev, GError **error)
+{
+  for (int i = 0; i < n; i++) {
+    const NnpValue *v = nnp_graph_value (stage->graph, ids[i]);
+    NnpTensor *h = host ? host[i] : NULL;
+    NnpDeviceTensor *d = dev ? dev[i] : NULL;
+
+    if ((h == NULL) == (d == NULL)) {
+      g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "%s '%s': give either a host or a "
+                   "device tensor", what, v->name);
+      return FALSE;
+    }
+    if (h && !check_tensor (what, v, h, error))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+gboolean
+nnp_stage_run_device (NnpStage *stage, NnpTensor *const *inputs,
+                      NnpDeviceTensor *const *device_inputs, NnpTensor *const *outputs,
+                      NnpDeviceTensor *const *device_outputs, GError **error)
+{
+  g_autoptr (GPtrArray) tmp = NULL;
+  g_autofree NnpTensor **hin = NULL, **hout = NULL;
+  gboolean ok;
+
+  g_return_val_if_fail (stage != NULL, FALSE);
+  if (!check_device_io (stage, "input", stage->n_inputs, stage->inputs, inputs, device_inputs,
+                        error)
+      || !check_device_io (stage, "output", stage->n_outputs, stage->outputs, outputs,
+                           device_outputs, error))
+    return FALSE;
+#ifdef NNP_HAVE_OPENCL
+  if (stage->ocl)
+    return nnp_ocl_exec_run (stage->ocl, inputs, device_inputs, outputs, device_outputs, error);
+#endif
+  /* CPU stage: device tensors cross through host copies (one each) */
+  tmp = g_ptr_array_new_with_free_func ((GDestroyNotify) nnp_tensor_unref);
+  hin = g_new0 (NnpTensor *, MAX (stage->n_inputs, 1));
+  hout = g_new0 (NnpTensor *, MAX (stage->n_outputs, 1));
+  for (int i = 0; i < stage->n_inputs; i++) {
+    hin[i] = inputs ? inputs[i] : NULL;
+    if (hin[i] == NULL) {
+      NnpDeviceTensor *d = device_inputs[i];
+      hin[i] = nnp_tensor_new (d->dtype, &d->shape, error);
+      if (hin[i] == NULL)
+        return FALSE;
+      g_ptr_array_add (tmp, hin[i]);
+      if (!nnp_device_tensor_download (d, hin[i], error))
+        return FALSE;
+    }
+  }
+  for (int i = 0; i < stage->n_outputs; i++) {
+    hout[i] = outputs ? outputs[i] : NULL;
+    if (hout[i] == NULL) {
+      hout[i] = nnp_stage_new_output (stage, i, error);
+      if (hout[i] == NULL)
+        return FALSE;
+      g_ptr_array_add (tmp, hout[i]);
+    }
+  }
+  ok = nnp_stage_run (stage, hin, hout, error);
+  for (int i = 0; ok && i < stage->n_outputs; i++)
+    if ((outputs == NULL || outputs[i] == NULL)
+        && !nnp_device_tensor_upload (device_outputs[i], hout[i], error))
+      ok = FALSE;
+  return ok;
 }

@@ -13,7 +13,8 @@
 #
 # Environment (set by tests/meson.build): NNPIPE, NNP_ORT, RGB2TENSOR,
 # COMPARE_RAW, NNP_SOURCE_DIR, NNP_TEST_WORKDIR; optional NNP_MODELS_DIR,
-# NNP_TEST_THREADS.
+# NNP_TEST_THREADS, NNP_TEST_DEVICE (nnpipe's --device, default cpu), NNP_TEST_TOL
+# (default 1e-4).
 set -u
 
 set_name=${1:-ocr}
@@ -21,7 +22,8 @@ src=${NNP_SOURCE_DIR:?}
 models=${NNP_MODELS_DIR:-$src/.cache/models}
 work=${NNP_TEST_WORKDIR:-${TMPDIR:-/tmp}/nnp-models-vs-ort}
 threads=${NNP_TEST_THREADS:-2}
-tol=1e-4
+tol=${NNP_TEST_TOL:-1e-4}
+device=${NNP_TEST_DEVICE:-cpu}
 
 [ "$set_name" = small ] && models=$src/tests/data
 [ "$set_name" = small ] && work=$work-small
@@ -80,7 +82,7 @@ check () {
   mkdir -p "$work/$name/nnpipe" "$work/$name/ort"
   # shellcheck disable=SC2086
   if ! "$NNPIPE" run "$models/$model" --shape "x=$dims" $input --threads "$threads" \
-      --output-dir "$work/$name/nnpipe" >"$work/$name/nnpipe.log" 2>&1; then
+      --device "$device" --output-dir "$work/$name/nnpipe" >"$work/$name/nnpipe.log" 2>&1; then
     echo "FAIL $name: nnpipe run failed:"; sed 's/^/  /' "$work/$name/nnpipe.log"
     failed=$((failed + 1)); return
   fi

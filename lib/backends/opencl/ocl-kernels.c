@@ -1481,42 +1481,48 @@ static const NnpOclKernel strided_kernel = {
   .free_state = state_free,
 };
 
-/* Concat / Split: rectangular copies (outer rows of part_row bytes). */
+/* Concat / Split: outer rows of part_row bytes per part (rows_copy_N). */
 static gpointer
 concat_prepare (NnpOclDevice *dev, const NnpGraph *graph, const NnpNode *node, GError **error)
 {
-  return state_new (dev, node, NULL, NULL, NULL, error);
+  const NnpValue *v = node->op == NNP_OP_SPLIT ? nnp_node_input (graph, node, 0)
+                                                : nnp_node_output (graph, node, 0);
+  gsize esize = nnp_dtype_size (v->dtype);
+  g_autofree char *name = g_strconcat ("rows_copy_", esize_suffix (esize), NULL);
+  OpState *s = state_new (dev, node, "copy.cl", name, NULL, error);
+
+  if (s)
+    s->esize = esize;
+  return s;
 }
 
 static gboolean
 concat_run (const NnpOclCall *call, GError **error)
 {
   const NnpConcatParams *p = call->node->params;
-  gsize col = 0;
+  OpState *s = call->state;
   gboolean split = call->node->op == NNP_OP_SPLIT;
+  int64_t col = 0;
+  int whole = (int) (p->whole_row / (int64_t) s->esize);
 
   for (int k = 0; k < p->n_parts; k++) {
-    gsize part = (gsize) p->part_row[k];
-    const NnpOclMem *whole = split ? &call->in[0] : &call->out[0];
-    const NnpOclMem *piece = split ? &call->out[k] : &call->in[k];
-    size_t whole_origin[3] = { whole->offset + col, 0, 0 };
-    size_t piece_origin[3] = { piece->offset, 0, 0 };
-    size_t region[3] = { part, (size_t) p->outer, 1 };
-    cl_int err;
+    int part = (int) (p->part_row[k] / (int64_t) s->esize);
+    const NnpOclMem *src = split ? &call->in[0] : &call->in[k];
+    const NnpOclMem *dst = split ? &call->out[k] : &call->out[0];
+    Args a = { s->k[0], 0, CL_SUCCESS };
 
+    if (part > 0 && p->outer > 0 && src->mem && dst->mem) {
+      arg_mem (&a, src, s->esize);
+      arg_mem (&a, dst, s->esize);
+      arg_int (&a, (int) p->outer);
+      arg_int (&a, part);
+      arg_int (&a, whole);
+      arg_int (&a, (int) col);
+      arg_int (&a, !split);
+      if (!launch_1d (call, &a, (size_t) p->outer * part, error))
+        return FALSE;
+    }
     col += part;
-    if (part == 0 || p->outer == 0 || piece->mem == NULL)
-      continue;
-    if (split)
-      err = clEnqueueCopyBufferRect (call->dev->queue, whole->mem, piece->mem, whole_origin,
-                                     piece_origin, region, (size_t) p->whole_row, 0, part, 0,
-                                     0, NULL, NULL);
-    else
-      err = clEnqueueCopyBufferRect (call->dev->queue, piece->mem, whole->mem, piece_origin,
-                                     whole_origin, region, part, 0, (size_t) p->whole_row, 0,
-                                     0, NULL, NULL);
-    if (err != CL_SUCCESS)
-      return call_error (call, err, "copying a rectangle", error);
   }
   return TRUE;
 }

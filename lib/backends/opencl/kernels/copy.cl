@@ -19,6 +19,24 @@ typedef struct {
 } PadP;
 
 #define DEFINE_COPY(SUFFIX, T)                                                     \
+  /* rows x part elements between a dense part and a strided whole (Concat,      \
+   * Split): to_whole 1 copies part -> whole at column col */                    \
+  __kernel void rows_copy_##SUFFIX (__global const T *x, int xo, __global T *y,     \
+                                    int yo, int rows, int part, int whole, int col, \
+                                    int to_whole)                                  \
+  {                                                                                \
+    int i = get_global_id (0);                                                     \
+    int r, j;                                                                      \
+    if (i >= rows * part)                                                          \
+      return;                                                                      \
+    r = i / part;                                                                  \
+    j = i % part;                                                                  \
+    if (to_whole)                                                                  \
+      y[yo + r * whole + col + j] = x[xo + i];                                     \
+    else                                                                           \
+      y[yo + i] = x[xo + r * whole + col + j];                                     \
+  }                                                                                \
+                                                                                   \
   __kernel void strided_copy_##SUFFIX (__global const T *x, int xo, __global T *y,  \
                                        int yo, CopyP p)                            \
   {                                                                                \

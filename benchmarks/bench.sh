@@ -1,0 +1,154 @@
+#!/bin/sh
+# nnpipe against ONNX Runtime on the working models: same inputs (the
+# deterministic pattern of nnp_tensor_fill_pattern, which both runners use),
+# same machine, same run, alternating A/B.  Not a test: prints figures.
+#
+#   benchmarks/bench.sh [BUILD_DIR]
+#
+# Environment: ROUNDS (processes per runner and case, alternating; default 5),
+# THREADS_LIST (default "1 2"), NNP_MODELS_DIR (default .cache/models),
+# QUICK=1 (ROUNDS=3, fewer timed runs per process).
+#
+# Each process runs one warm-up and K timed runs and reports their median;
+# the figure is the median over ROUNDS processes.  Round r runs nnpipe first
+# when r is odd, ONNX Runtime first when it is even.
+#
+# Prints (a) latency per model at each thread count and nnpipe / ORT;
+# (b) pipeline throughput (two 1-thread stages vs ORT at 2 threads) when the
+# tools for it exist; (c) peak RSS of one process per runner (/usr/bin/time);
+# (d) GFLOP/s (FLOPs from `nnpipe inspect`) and % of the machine's peak
+# (Zen 3: 2 FMA units x 8 floats x 2 flops per cycle per core, at the
+# `cpu MHz` of /proc/cpuinfo; boost clocks make the real peak higher, so
+# the figure is also given against the FMA peak measured by fma-peak.c).
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$top/build}
+models=${NNP_MODELS_DIR:-$top/.cache/models}
+rounds=${ROUNDS:-5}
+threads_list=${THREADS_LIST:-1 2}
+quick=${QUICK:-0}
+[ "$quick" = 1 ] && rounds=${ROUNDS:-3}
+nnpipe=$build/tools/nnpipe
+ort=$build/tests/nnp-ort
+tmp=${TMPDIR:-/tmp}/nnp-bench.$$
+mkdir -p "$tmp"
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+for f in "$nnpipe" "$ort"; do
+  [ -x "$f" ] || { echo "bench.sh: $f not built (meson setup/ninja in $build)" >&2; exit 1; }
+done
+
+# model  input dims  timed runs per process
+cases="ch_PP-OCRv4_det_infer.onnx 1,3,640,640 8
+ch_PP-OCRv4_rec_infer.onnx 1,3,48,320 30
+ch_ppocr_mobile_v2.0_cls_infer.onnx 1,3,48,192 300"
+
+median_of () { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print ""; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+lat () { sed -n 's/.*latency_ms median=\([0-9.]*\).*/\1/p' | head -1; }
+
+mhz=$(awk -F: '/^cpu MHz/ { gsub(/ /, "", $2); print $2; exit }' /proc/cpuinfo)
+cores=$(nproc)
+model_name=$(awk -F: '/^model name/ { sub(/^ /, "", $2); print $2; exit }' /proc/cpuinfo)
+meas=0
+if cc -O2 "$top/benchmarks/fma-peak.c" -o "$tmp/fma-peak" 2>/dev/null; then
+  meas=$("$tmp/fma-peak")
+fi
+echo "machine: $model_name, $cores cpus, cpu MHz $mhz; nnpipe $($nnpipe --version 2>/dev/null | head -1)"
+awk -v mhz="$mhz" -v m="$meas" 'BEGIN { printf "peak per core: nominal %.1f GFLOP/s (32 flops/cycle x %.3f GHz), measured FMA loop %.1f GFLOP/s\n", 32 * mhz / 1000, mhz / 1000, m }'
+echo "rounds: $rounds alternating processes per runner and case; figure = median of per-process medians"
+echo
+
+echo "(a) latency (ms) and (d) GFLOP/s"
+printf '%-30s %3s %10s %10s %7s %9s %9s %7s %7s\n' model thr nnpipe ORT ratio "nnp GF/s" "ORT GF/s" "%nom" "%meas"
+for t in $threads_list; do
+  echo "$cases" | while read -r model dims k; do
+    [ -f "$models/$model" ] || { printf '%-30s %s\n' "$model" "missing (tools/fetch-models.sh)"; continue; }
+    [ "$quick" = 1 ] && k=$(( (k + 2) / 3 ))
+    label="$(echo "$model" | sed 's/_infer.onnx//; s/ch_//; s/_v2.0//') $(echo "$dims" | sed 's/^1,3,//; s/,/x/')"
+    flops=$("$nnpipe" inspect "$models/$model" --shape "x=$dims" 2>/dev/null | sed -n 's/^FLOPs: \([0-9]*\).*/\1/p')
+    : > "$tmp/n" ; : > "$tmp/o"
+    r=1
+    while [ $r -le "$rounds" ]; do
+      if [ $((r % 2)) -eq 1 ]; then order="n o"; else order="o n"; fi
+      for who in $order; do
+        if [ $who = n ]; then
+          "$nnpipe" run "$models/$model" --shape "x=$dims" --threads "$t" --repeat "$k" 2>&1 | lat >> "$tmp/n"
+        else
+          "$ort" "$models/$model" --shape "x=$dims" --threads "$t" --repeat "$k" 2>&1 | lat >> "$tmp/o"
+        fi
+      done
+      r=$((r + 1))
+    done
+    n=$(median_of < "$tmp/n")
+    o=$(median_of < "$tmp/o")
+    awk -v l="$label" -v t="$t" -v n="$n" -v o="$o" -v f="${flops:-0}" -v mhz="$mhz" -v m="$meas" 'BEGIN {
+      peak = 32 * mhz / 1000 * t; mpeak = m * t;   # GFLOP/s
+      gn = n > 0 ? f / (n * 1e6) : 0; go = o > 0 ? f / (o * 1e6) : 0;
+      printf "%-30s %3d %10.3f %10.3f %7.3f %9.1f %9.1f %6.1f%% %6.1f%%\n", l, t, n, o, (o > 0 ? n / o : 0), gn, go, (peak > 0 ? 100 * gn / peak : 0), (mpeak > 0 ? 100 * gn / mpeak : 0) }'
+  done
+done
+echo "    ratio = nnpipe / ORT (< 1: nnpipe faster); %nom = nnpipe GFLOP/s / (32 x cpu MHz x threads);"
+echo "    %meas = nnpipe GFLOP/s / (measured FMA peak x threads); FLOPs of the unfused graph (nnpipe inspect)"
+echo
+
+echo "(b) pipeline throughput: detector 1x3x640x640, two 1-thread stages vs ORT with 2 threads"
+det=$models/ch_PP-OCRv4_det_infer.onnx
+plan=$tmp/det.plan
+if [ -f "$det" ] && "$nnpipe" split "$det" --shape x=1,3,640,640 --stages 2 --devices cpu:1,cpu:1 \
+     --profile -o "$plan" > "$tmp/split.txt" 2>&1; then
+  # per-stage times, measured one after the other (no contention): the ideal
+  # pipeline rate is 1 / slowest stage
+  "$nnpipe" run "$det" --shape x=1,3,640,640 --plan "$plan" --repeat 10 > "$tmp/plan.txt" 2>&1
+  sed -n '/^stage/,/^whole/p' "$tmp/plan.txt" | sed 's/^/    /'
+  slow=$(awk '/^stage/ { on = 1; next } on && /^[0-9]/ { if ($4 > m) m = $4 } END { print m + 0 }' "$tmp/plan.txt")
+  plugdir=$build/plugins
+  fps_gst=""
+  if [ -f "$plugdir/libgstnnpipe.so" ] && command -v gst-launch-1.0 >/dev/null 2>&1; then
+    # frames per second of the real pipeline (nnpipeline: one streaming
+    # thread per stage, queues between them), start-up cancelled by
+    # timing N2 and N1 frames
+    gst_time () {
+      s0=$(date +%s.%N)
+      GST_PLUGIN_PATH=$plugdir gst-launch-1.0 -q videotestsrc num-buffers="$1" \
+        ! video/x-raw,format=RGB,width=640,height=640 ! nnconvert \
+        ! nnpipeline model="$det" plan="$plan" pin=true ! fakesink >/dev/null 2>&1 || return 1
+      s1=$(date +%s.%N)
+      echo "$s0 $s1" | awk '{ print $2 - $1 }'
+    }
+    n1=10 n2=50
+    [ "$quick" = 1 ] && n2=30
+    t1=$(gst_time $n1) && t2=$(gst_time $n2) && \
+      fps_gst=$(awk -v a="$t1" -v b="$t2" -v n1=$n1 -v n2=$n2 'BEGIN { if (b > a) printf "%.2f", (n2 - n1) / (b - a) }')
+  fi
+  : > "$tmp/o2"
+  r=1
+  while [ $r -le "$rounds" ]; do
+    "$ort" "$det" --shape x=1,3,640,640 --threads 2 --repeat 8 2>&1 | lat >> "$tmp/o2"
+    r=$((r + 1))
+  done
+  o2=$(median_of < "$tmp/o2")
+  awk -v s="$slow" -v o="$o2" -v g="$fps_gst" 'BEGIN {
+    fo = o > 0 ? 1000 / o : 0; fs = s > 0 ? 1000 / s : 0;
+    printf "    ORT, 2 intra-op threads:               %7.2f frames/s (%.3f ms/frame)\n", fo, o;
+    printf "    nnpipe 2 x 1 thread, ideal (1/slowest): %7.2f frames/s  = %.2fx ORT\n", fs, (fo > 0 ? fs / fo : 0);
+    if (g != "") printf "    nnpipeline 2 x 1 thread, measured:      %7.2f frames/s  = %.2fx ORT\n", g, (fo > 0 ? g / fo : 0);
+    else print "    nnpipeline measured: TODO (needs the GStreamer plugin in BUILD_DIR/plugins and gst-launch-1.0)" }'
+else
+  echo "    TODO: \`nnpipe split\` failed or the detector is missing; see $tmp/split.txt"
+fi
+echo
+
+echo "(c) peak RSS (one process: load, prepare, warm-up + 1 run; threads 1)"
+printf '%-30s %12s %12s\n' model "nnpipe MiB" "ORT MiB"
+echo "$cases" | while read -r model dims k; do
+  [ -f "$models/$model" ] || continue
+  label="$(echo "$model" | sed 's/_infer.onnx//; s/ch_//; s/_v2.0//') $(echo "$dims" | sed 's/^1,3,//; s/,/x/')"
+  if [ -x /usr/bin/time ]; then
+    /usr/bin/time -f %M -o "$tmp/rn" "$nnpipe" run "$models/$model" --shape "x=$dims" --repeat 1 >/dev/null 2>&1
+    /usr/bin/time -f %M -o "$tmp/ro" "$ort" "$models/$model" --shape "x=$dims" --threads 1 --repeat 1 >/dev/null 2>&1
+    awk -v l="$label" -v a="$(tail -1 "$tmp/rn")" -v b="$(tail -1 "$tmp/ro")" \
+      'BEGIN { printf "%-30s %12.1f %12.1f\n", l, a / 1024, b / 1024 }'
+  else
+    printf '%-30s %s\n' "$label" "/usr/bin/time missing"
+  fi
+done

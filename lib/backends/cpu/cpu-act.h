@@ -1,0 +1,70 @@
+/* libnnpipe internal: fused activations on AVX2 vectors, shared by the CPU
+ * kernels that apply them while the values are in registers (cpu-gemm.c,
+ * cpu-conv.c).  Call only from functions compiled with
+ * __attribute__ ((target ("avx2,fma"))) and only when the CPU has them. */
+#pragma once
+
+#include <nnpipe/graph.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+
+/* exp(x) for x in about [-87, 88] (clamped outside): 2^n * p(r) with
+ * r = x - n ln2 in [-ln2/2, ln2/2], p a degree-6 polynomial; relative
+ * error ~2 ulp. */
+__attribute__ ((target ("avx2,fma"))) static inline __m256
+nnp_exp_avx2 (__m256 x)
+{
+  const __m256 lo = _mm256_set1_ps (-87.3f), hi = _mm256_set1_ps (88.3f);
+  const __m256 log2e = _mm256_set1_ps (1.44269504088896341f);
+  const __m256 ln2_hi = _mm256_set1_ps (0.693359375f), ln2_lo = _mm256_set1_ps (-2.12194440e-4f);
+  __m256 n, r, p;
+  __m256i e;
+
+  x = _mm256_min_ps (_mm256_max_ps (x, lo), hi);
+  n = _mm256_round_ps (_mm256_mul_ps (x, log2e), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  r = _mm256_fnmadd_ps (n, ln2_hi, x);
+  r = _mm256_fnmadd_ps (n, ln2_lo, r);
+  p = _mm256_set1_ps (1.9875691500e-4f);
+  p = _mm256_fmadd_ps (p, r, _mm256_set1_ps (1.3981999507e-3f));
+  p = _mm256_fmadd_ps (p, r, _mm256_set1_ps (8.3334519073e-3f));
+  p = _mm256_fmadd_ps (p, r, _mm256_set1_ps (4.1665795894e-2f));
+  p = _mm256_fmadd_ps (p, r, _mm256_set1_ps (1.6666665459e-1f));
+  p = _mm256_fmadd_ps (p, r, _mm256_set1_ps (5.0000001201e-1f));
+  p = _mm256_fmadd_ps (p, _mm256_mul_ps (r, r), _mm256_add_ps (r, _mm256_set1_ps (1.f)));
+  e = _mm256_slli_epi32 (_mm256_add_epi32 (_mm256_cvtps_epi32 (n), _mm256_set1_epi32 (127)), 23);
+  return _mm256_mul_ps (p, _mm256_castsi256_ps (e));
+}
+
+__attribute__ ((target ("avx2,fma"))) static inline __m256
+nnp_act_avx2 (__m256 x, NnpActivation act, __m256 va, __m256 vb)
+{
+  const __m256 zero = _mm256_setzero_ps ();
+  const __m256 one = _mm256_set1_ps (1.f);
+
+  switch (act) {
+    case NNP_ACT_RELU:
+      return _mm256_max_ps (x, zero);
+    case NNP_ACT_CLIP:
+      return _mm256_min_ps (_mm256_max_ps (x, va), vb);
+    case NNP_ACT_LEAKY_RELU:
+      return _mm256_add_ps (_mm256_max_ps (x, zero), _mm256_mul_ps (va, _mm256_min_ps (x, zero)));
+    case NNP_ACT_HARD_SIGMOID:
+      return _mm256_min_ps (_mm256_max_ps (_mm256_fmadd_ps (va, x, vb), zero), one);
+    case NNP_ACT_HARD_SWISH: {
+      __m256 v = _mm256_fmadd_ps (x, _mm256_set1_ps (1.f / 6.f), _mm256_set1_ps (0.5f));
+      return _mm256_mul_ps (x, _mm256_min_ps (_mm256_max_ps (v, zero), one));
+    }
+    case NNP_ACT_HARD_SWISH_AFFINE: {
+      __m256 v = _mm256_fmadd_ps (x, _mm256_set1_ps (1.f / 6.f), _mm256_set1_ps (0.5f));
+      v = _mm256_mul_ps (x, _mm256_min_ps (_mm256_max_ps (v, zero), one));
+      return _mm256_fmadd_ps (va, v, vb);
+    }
+    case NNP_ACT_SIGMOID:
+      return _mm256_div_ps (one, _mm256_add_ps (one, nnp_exp_avx2 (_mm256_sub_ps (zero, x))));
+    default:
+      return x;
+  }
+}
+
+#endif

@@ -1,0 +1,304 @@
+/* Unit tests: stages on an OpenCL device.
+ *
+ * A hand-built DAG  x -> Conv 3x3 -> Relu (r) -> Conv 1x1 (c) -> Add (r, c) -> Sigmoid -> y
+ * is cut after the second Conv, so two tensors (r and c) cross the cut.
+ * The backend's copy counters (nnp_device_get_copy_counts) prove:
+ *   - OpenCL -> OpenCL with device tensors: no copy between the stages (only
+ *     x going up and y coming back);
+ *   - CPU -> OpenCL with host tensors: exactly one copy per crossing tensor;
+ *   - OpenCL -> CPU with device tensors: one download per crossing tensor.
+ * Every split equals the whole model on the CPU within 1e-5.
+ * Skipped (77) when there is no OpenCL device. */
+#include "../lib/test-util.h"
+
+#include <nnpipe/device.h>
+
+#include <math.h>
+#include <string.h>
+
+#define L(...) ((const char *const[]) { __VA_ARGS__, NULL })
+
+static const char *device_spec = "opencl";
+
+typedef struct {
+  NnpGraph *sg;
+  int first[3], second[2];      /* node indices of both halves */
+  NnpTensor *x;
+  NnpTensor *want;              /* whole model on the CPU */
+} Fixture;
+
+static NnpTensor *
+pattern (int rank, const int64_t *dims, guint32 seed)
+{
+  NnpTensor *t = tu_tensor_f32 (rank, dims, NULL);
+  nnp_tensor_fill_pattern (t, seed);
+  return t;
+}
+
+static void
+fixture_init (Fixture *f)
+{
+  g_autoptr (NnpGraph) g = nnp_graph_new ("dag", 13);
+  g_autoptr (GError) error = NULL;
+  const int64_t xd[] = { 1, 3, 16, 16 }, w1d[] = { 4, 3, 3, 3 }, w2d[] = { 4, 4, 1, 1 };
+  const int64_t bd[] = { 4 };
+  g_autoptr (NnpTensor) w1 = pattern (4, w1d, 1), w2 = pattern (4, w2d, 2), b1 = pattern (1, bd, 3);
+  NnpStageOptions cpu = { .device = "cpu" };
+  NnpStage *whole;
+  GPtrArray *outs;
+
+  tu_add_input (g, "x", NNP_DTYPE_FLOAT32, 4, xd);
+  tu_add_constant (g, "w1", w1);
+  tu_add_constant (g, "b1", b1);
+  tu_add_constant (g, "w2", w2);
+  tu_add_node (g, "conv1", "Conv", L ("x", "w1", "b1"), L ("c1"));
+  tu_add_node (g, "relu", "Relu", L ("c1"), L ("r"));
+  tu_add_node (g, "conv2", "Conv", L ("r", "w2"), L ("c"));
+  tu_add_node (g, "add", "Add", L ("r", "c"), L ("a"));
+  tu_add_node (g, "sig", "Sigmoid", L ("a"), L ("y"));
+  tu_add_output (g, "y");
+  g_assert_true (nnp_graph_sort (g, &error));
+  /* no fusion: keep five nodes so the cut is where we say */
+  f->sg = nnp_graph_specialize (g, NULL, 0, NNP_SPECIALIZE_NO_FUSION, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (f->sg->nodes->len, ==, 5);
+  for (int i = 0; i < 3; i++)
+    f->first[i] = i;
+  f->second[0] = 3;
+  f->second[1] = 4;
+  f->x = pattern (4, xd, 7);
+
+  whole = nnp_stage_new (f->sg, NULL, 0, &cpu, &error);
+  g_assert_no_error (error);
+  outs = tu_run_stage (whole, &f->x);
+  f->want = nnp_tensor_ref (g_ptr_array_index (outs, 0));
+  g_ptr_array_unref (outs);
+  nnp_stage_free (whole);
+}
+
+static void
+fixture_clear (Fixture *f)
+{
+  nnp_tensor_unref (f->x);
+  nnp_tensor_unref (f->want);
+  nnp_graph_unref (f->sg);
+}
+
+static void
+check_close (const NnpTensor *got, const NnpTensor *want)
+{
+  const float *a = got->data, *b = want->data;
+
+  g_assert_true (nnp_shape_equal (&got->shape, &want->shape));
+  for (int64_t i = 0; i < nnp_tensor_numel (want); i++)
+    g_assert_cmpfloat (fabsf (a[i] - b[i]), <=, 1e-5f + 1e-4f * fabsf (b[i]));
+}
+
+static NnpStage *
+stage_on (Fixture *f, const int *nodes, int n, const char *device)
+{
+  g_autoptr (GError) error = NULL;
+  NnpStageOptions opts = { .device = device };
+  NnpStage *stage = nnp_stage_new (f->sg, nodes, n, &opts, &error);
+
+  g_assert_no_error (error);
+  g_assert_nonnull (stage);
+  return stage;
+}
+
+static void
+test_whole_model (void)
+{
+  Fixture f;
+  NnpStage *s;
+  GPtrArray *outs;
+  NnpCopyCounts c0, c1;
+
+  fixture_init (&f);
+  s = stage_on (&f, NULL, 0, device_spec);
+  g_assert_cmpint (nnp_device_get_kind (nnp_stage_get_device (s)), ==, NNP_DEVICE_OPENCL);
+  nnp_device_get_copy_counts (&c0);
+  outs = tu_run_stage (s, &f.x);
+  nnp_device_get_copy_counts (&c1);
+  check_close (g_ptr_array_index (outs, 0), f.want);
+  /* host input up once, host output back once */
+  g_assert_cmpuint (c1.to_device - c0.to_device, ==, 1);
+  g_assert_cmpuint (c1.to_host - c0.to_host, ==, 1);
+  g_ptr_array_unref (outs);
+  nnp_stage_free (s);
+  fixture_clear (&f);
+}
+
+static void
+test_opencl_to_opencl (void)
+{
+  Fixture f;
+  g_autoptr (GError) error = NULL;
+  NnpStage *a, *b;
+  NnpDeviceTensor *mid[2] = { NULL, NULL };
+  NnpTensor *y;
+  NnpCopyCounts c0, c1;
+
+  fixture_init (&f);
+  a = stage_on (&f, f.first, 3, device_spec);
+  b = stage_on (&f, f.second, 2, device_spec);
+  g_assert_cmpint (nnp_stage_get_n_outputs (a), ==, 2);
+  g_assert_cmpint (nnp_stage_get_n_inputs (b), ==, 2);
+  for (int i = 0; i < 2; i++) {
+    mid[i] = nnp_stage_new_device_output (a, i, &error);
+    g_assert_no_error (error);
+  }
+  /* b's inputs in a's output order */
+  if (nnp_stage_get_input (b, 0)->id != nnp_stage_get_output (a, 0)->id) {
+    NnpDeviceTensor *t = mid[0];
+    mid[0] = mid[1];
+    mid[1] = t;
+  }
+  y = nnp_stage_new_output (b, 0, &error);
+
+  for (int run = 0; run < 3; run++) {
+    NnpDeviceTensor *a_out[2];
+    /* a_out in a's order */
+    a_out[0] = nnp_stage_get_output (a, 0)->id == nnp_stage_get_input (b, 0)->id ? mid[0] : mid[1];
+    a_out[1] = a_out[0] == mid[0] ? mid[1] : mid[0];
+    nnp_device_get_copy_counts (&c0);
+    g_assert_true (nnp_stage_run_device (a, &f.x, NULL, NULL, a_out, &error));
+    g_assert_no_error (error);
+    nnp_device_get_copy_counts (&c1);
+    g_assert_cmpuint (c1.to_device - c0.to_device, ==, 1);   /* x */
+    g_assert_cmpuint (c1.to_host - c0.to_host, ==, 0);       /* nothing comes back */
+    c0 = c1;
+    g_assert_true (nnp_stage_run_device (b, NULL, mid, &y, NULL, &error));
+    g_assert_no_error (error);
+    nnp_device_get_copy_counts (&c1);
+    g_assert_cmpuint (c1.to_device - c0.to_device, ==, 0);   /* r and c stay on the device */
+    g_assert_cmpuint (c1.to_host - c0.to_host, ==, 1);       /* y */
+    check_close (y, f.want);
+  }
+  nnp_tensor_unref (y);
+  for (int i = 0; i < 2; i++)
+    nnp_device_tensor_unref (mid[i]);
+  nnp_stage_free (a);
+  nnp_stage_free (b);
+  fixture_clear (&f);
+}
+
+static void
+test_cpu_to_opencl (void)
+{
+  Fixture f;
+  NnpStage *a, *b;
+  GPtrArray *mid, *outs;
+  NnpTensor *bin[2];
+  NnpCopyCounts c0, c1;
+
+  fixture_init (&f);
+  a = stage_on (&f, f.first, 3, "cpu");
+  b = stage_on (&f, f.second, 2, device_spec);
+  nnp_device_get_copy_counts (&c0);
+  mid = tu_run_stage (a, &f.x);
+  nnp_device_get_copy_counts (&c1);
+  g_assert_cmpuint (c1.to_device - c0.to_device, ==, 0);
+  g_assert_cmpuint (c1.to_host - c0.to_host, ==, 0);
+  for (int i = 0; i < 2; i++) {
+    int id = nnp_stage_get_input (b, i)->id;
+    bin[i] = nnp_stage_get_output (a, 0)->id == id ? g_ptr_array_index (mid, 0)
+                                                   : g_ptr_array_index (mid, 1);
+  }
+  c0 = c1;
+  outs = tu_run_stage (b, bin);
+  nnp_device_get_copy_counts (&c1);
+  /* exactly one copy per crossing tensor (r, c), and y back */
+  g_assert_cmpuint (c1.to_device - c0.to_device, ==, 2);
+  g_assert_cmpuint (c1.to_host - c0.to_host, ==, 1);
+  check_close (g_ptr_array_index (outs, 0), f.want);
+  g_ptr_array_unref (mid);
+  g_ptr_array_unref (outs);
+  nnp_stage_free (a);
+  nnp_stage_free (b);
+  fixture_clear (&f);
+}
+
+static void
+test_opencl_to_cpu (void)
+{
+  Fixture f;
+  g_autoptr (GError) error = NULL;
+  NnpStage *a, *b;
+  NnpDeviceTensor *mid[2];
+  NnpDeviceTensor *bin[2];
+  NnpTensor *y;
+  NnpCopyCounts c0, c1;
+
+  fixture_init (&f);
+  a = stage_on (&f, f.first, 3, device_spec);
+  b = stage_on (&f, f.second, 2, "cpu");
+  for (int i = 0; i < 2; i++)
+    mid[i] = nnp_stage_new_device_output (a, i, &error);
+  g_assert_true (nnp_stage_run_device (a, &f.x, NULL, NULL, mid, &error));
+  g_assert_no_error (error);
+  for (int i = 0; i < 2; i++)
+    bin[i] = nnp_stage_get_output (a, 0)->id == nnp_stage_get_input (b, i)->id ? mid[0] : mid[1];
+  y = nnp_stage_new_output (b, 0, &error);
+  nnp_device_get_copy_counts (&c0);
+  g_assert_true (nnp_stage_run_device (b, NULL, bin, &y, NULL, &error));
+  g_assert_no_error (error);
+  nnp_device_get_copy_counts (&c1);
+  g_assert_cmpuint (c1.to_host - c0.to_host, ==, 2);          /* r and c down once each */
+  g_assert_cmpuint (c1.to_device - c0.to_device, ==, 0);
+  check_close (y, f.want);
+  nnp_tensor_unref (y);
+  for (int i = 0; i < 2; i++)
+    nnp_device_tensor_unref (mid[i]);
+  nnp_stage_free (a);
+  nnp_stage_free (b);
+  fixture_clear (&f);
+}
+
+static void
+test_device_errors (void)
+{
+  g_autoptr (GError) error = NULL;
+  NnpDevice *d = nnp_device_open ("opencl:99", &error);
+  NnpDevice *d1, *d2;
+
+  g_assert_null (d);
+  g_assert_error (error, NNP_ERROR, NNP_ERROR_DEVICE);
+  g_assert_nonnull (strstr (error->message, "OpenCL device 'opencl:99' not found"));
+  g_clear_error (&error);
+  g_assert_null (nnp_device_open ("vulkan", &error));
+  g_assert_error (error, NNP_ERROR, NNP_ERROR_DEVICE);
+  g_clear_error (&error);
+  /* one shared object per physical device */
+  d1 = nnp_device_open (device_spec, &error);
+  d2 = nnp_device_open (device_spec, &error);
+  g_assert_no_error (error);
+  g_assert_true (d1 == d2);
+  g_assert_nonnull (nnp_device_get_cl_queue (d1));
+  nnp_device_unref (d1);
+  nnp_device_unref (d2);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_autoptr (GError) error = NULL;
+  NnpDevice *dev;
+
+  g_test_init (&argc, &argv, NULL);
+  if (g_getenv ("NNP_TEST_OPENCL_DEVICE"))
+    device_spec = g_getenv ("NNP_TEST_OPENCL_DEVICE");
+  dev = nnp_device_open (device_spec, &error);
+  if (dev == NULL) {
+    g_test_skip_printf ("no OpenCL device: %s", error->message);
+    g_print ("1..0 # SKIP no OpenCL device: %s\n", error->message);
+    return 77;
+  }
+  nnp_device_unref (dev);
+  g_test_add_func ("/opencl/whole-model", test_whole_model);
+  g_test_add_func ("/opencl/opencl-to-opencl-no-copy", test_opencl_to_opencl);
+  g_test_add_func ("/opencl/cpu-to-opencl-one-copy", test_cpu_to_opencl);
+  g_test_add_func ("/opencl/opencl-to-cpu-one-copy", test_opencl_to_cpu);
+  g_test_add_func ("/opencl/device-errors", test_device_errors);
+  return g_test_run ();
+}
