@@ -36,7 +36,10 @@
  *     "predicted_bottleneck_ms": 120.5, "bottleneck_stage": 1,
  *     "stages": [ { "device": "cpu", "threads": 1, "cpus": [0],
  *                   "nodes": ["conv_1", ...], "inputs": ["x"], "outputs": ["t7"],
- *                   "predicted_ms": 118.2, "compute_ms": 117.9, "transfer_ms": 0.3 }, ... ] }
+ *                   "predicted_ms": 118.2, "compute_ms": 117.9, "transfer_ms": 0.3,
+ *                   "cut_ms": 0.2 },
+ *                 { "device": "opencl", "nodes": [...] }, ... ] }
+ * "device" is a spec of device.h ("cpu", "opencl", "opencl:N", "opencl:NAME").
  * "inputs"/"outputs" may be omitted (derived by nnp_plan_resolve()); the
  * predictions, "method", "cost" and "cpus" are optional. */
 #pragma once
@@ -51,7 +54,7 @@ G_BEGIN_DECLS
 
 /* One stage of a plan.  All strings and vectors are owned by the plan. */
 typedef struct {
-  char *device;        /* "cpu" */
+  char *device;        /* "cpu", "opencl", "opencl:N", "opencl:NAME" */
   int threads;         /* >= 1 */
   int *cpus;           /* optional pinning (NULL when n_cpus == 0) */
   int n_cpus;
@@ -65,6 +68,9 @@ typedef struct {
   double compute_ms;   /* < 0 when unknown */
   double transfer_ms;  /* < 0 when unknown */
   gint64 out_bytes;    /* bytes of the outputs (what crosses cut k); -1 when unknown */
+  double cut_ms;       /* predicted transfer ms of cut k (this stage -> the next, what
+                        * the sender and the receiver pay for it); < 0 when unknown
+                        * or for the last stage */
 } NnpPlanStage;
 
 typedef struct {
@@ -126,19 +132,29 @@ NnpStage *nnp_plan_stage_new (const NnpPlan *plan, int k, NnpGraph *graph, GErro
 /* ------------------------------------------------------------ devices */
 
 typedef struct {
-  char *device;   /* "cpu" */
-  int threads;    /* >= 1 */
+  char *device;   /* "cpu", "opencl", "opencl:N", "opencl:NAME" (device.h) */
+  int threads;    /* >= 1 (CPU threads; 1 for OpenCL) */
 } NnpDeviceSpec;
 
-/* Parse "cpu:1,cpu:2,cpu" (":N" = threads, default 1).  Returns n specs
- * (free with nnp_device_specs_free), NULL + NNP_ERROR_DEVICE when a device is
- * unknown or unavailable, NNP_ERROR_PLAN when malformed. */
+/* Parse "cpu:1,opencl,cpu:2" ("cpu:N" = N threads, default 1; "opencl:X"
+ * names an OpenCL device as in device.h).  Returns n specs (free with
+ * nnp_device_specs_free), NULL + NNP_ERROR_DEVICE when a device is unknown
+ * or unavailable (the message says why, e.g. "no OpenCL platform found"),
+ * NNP_ERROR_PLAN when malformed.  Devices named here are opened once and
+ * kept open for the process by the partitioner. */
 NnpDeviceSpec *nnp_device_specs_parse (const char *text, int *n, GError **error);
 void nnp_device_specs_free (NnpDeviceSpec *specs, int n);
-/* TRUE when this build can run stages on the device ("cpu"). */
+/* TRUE when this build and machine can run stages on the device ("cpu",
+ * "opencl...": opens it once). */
 gboolean nnp_device_available (const char *device);
-/* TRUE when the device has a kernel for the node. */
+/* TRUE when the CPU has a kernel for the node; FALSE for every other device
+ * (their answer depends on the graph: use nnp_device_spec_supports()). */
 gboolean nnp_device_supports (const char *device, const NnpNode *node);
+/* TRUE when the device named by a spec can run this node of graph
+ * (nnp_device_supports_node() of device.h).  On FALSE, *why (when not NULL)
+ * gets a one-line reason (g_free), also when the device is unavailable. */
+gboolean nnp_device_spec_supports (const char *device, const NnpGraph *graph,
+                                   const NnpNode *node, char **why);
 
 /* ------------------------------------------------------------ cost model */
 
@@ -166,8 +182,11 @@ void nnp_cost_model_free (NnpCostModel *cm);
 gboolean nnp_cost_model_prepare (NnpCostModel *cm, const NnpDeviceSpec *dev, GError **error);
 double nnp_cost_model_node_ms (NnpCostModel *cm, const NnpDeviceSpec *dev, int node);
 /* Milliseconds to hand a buffer of n_tensors tensors, `bytes` in all, from
- * one stage to the next (src -> dst).  cpu -> cpu: per-buffer overhead +
- * bytes / measured memcpy bandwidth. */
+ * one stage to the next (src -> dst), sender and receiver together.
+ * cpu -> cpu: per-buffer overhead + bytes / measured memcpy bandwidth;
+ * cpu <-> OpenCL: queue overhead + one copy per tensor (latency + bytes /
+ * bandwidth, measured once per device); two stages on the same OpenCL
+ * device: queue overhead only (no copy). */
 double nnp_cost_model_transfer_ms (NnpCostModel *cm, const NnpDeviceSpec *src,
                                    const NnpDeviceSpec *dst, int n_tensors, double bytes);
 /* "profile" when every node of the device was measured, else "estimate". */

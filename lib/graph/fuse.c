@@ -558,6 +558,91 @@ fuse_post_affine (NnpGraph *graph, NnpNode *node, gboolean *remove, GPtrArray *c
   return TRUE;
 }
 
+/* Give `node` another op (same number of inputs and outputs). */
+static void
+retype (NnpNode *node, NnpOpType op, const char *op_type)
+{
+  g_free (node->op_type);
+  node->op_type = g_strdup (op_type);
+  node->op = op;
+}
+
+/* Squeeze-and-excitation with a residual, as exported by Paddle:
+ *   m = Mul(x, s); y = Add(x, m)        (s small, broadcast over x)
+ * becomes
+ *   s1 = Add(s, 1); y = Mul(x, s1)
+ * (the Mul node now computes s1 on the small tensor, the Add node the one
+ * pass over x): one pass over x instead of two. */
+static gboolean
+fuse_se_residual (NnpGraph *graph, NnpNode *add, gboolean *remove, GPtrArray *changed)
+{
+  NnpValue *a, *b, *m, *x, *s, *out, *s1, *one;
+  NnpNode *mul;
+  NnpTensor *t;
+  NnpShape scalar = { .rank = 0 };
+  g_autofree char *name = NULL;
+
+  if (add->op != NNP_OP_ADD || add->n_inputs != 2 || add->n_outputs != 1)
+    return FALSE;
+  a = nnp_node_input (graph, add, 0);
+  b = nnp_node_input (graph, add, 1);
+  out = nnp_node_output (graph, add, 0);
+  if (a == NULL || b == NULL || out == NULL || out->dtype != NNP_DTYPE_FLOAT32)
+    return FALSE;
+  for (int order = 0; order < 2; order++) {
+    m = order == 0 ? b : a;
+    x = order == 0 ? a : b;
+    if (!single_use (m) || m->producer < 0 || x->constant)
+      continue;
+    mul = nnp_graph_node (graph, m->producer);
+    if (remove[mul->index] || mul->op != NNP_OP_MUL || mul->n_inputs != 2 || mul->act != NNP_ACT_NONE)
+      continue;
+    if (nnp_node_input (graph, mul, 0) == x)
+      s = nnp_node_input (graph, mul, 1);
+    else if (nnp_node_input (graph, mul, 1) == x)
+      s = nnp_node_input (graph, mul, 0);
+    else
+      continue;
+    if (s == NULL || s == x || s->dtype != NNP_DTYPE_FLOAT32 || x->dtype != NNP_DTYPE_FLOAT32
+        || s->shape.rank < 0 || s->shape.rank > x->shape.rank
+        || !nnp_shape_equal (&x->shape, &out->shape) || !nnp_shape_equal (&m->shape, &out->shape)
+        || nnp_shape_numel (&s->shape) * 4 > nnp_shape_numel (&x->shape))
+      continue;
+
+    t = nnp_tensor_new (NNP_DTYPE_FLOAT32, &scalar, NULL);
+    if (t == NULL)
+      return FALSE;
+    ((float *) t->data)[0] = 1.f;
+    one = new_constant_value (graph, "one", t);
+    name = g_strdup_printf ("%s.plus_one", mul->name);
+    for (int k = 1; nnp_graph_find_value (graph, name); k++) {
+      g_free (name);
+      name = g_strdup_printf ("%s.plus_one_%d", mul->name, k);
+    }
+    s1 = nnp_graph_ensure_value (graph, name);
+    s1->dtype = NNP_DTYPE_FLOAT32;
+    s1->shape = s->shape;
+    s1->producer = mul->index;
+    s1->n_consumers = 1;
+
+    retype (mul, NNP_OP_ADD, "Add");
+    mul->inputs[0] = s->id;
+    mul->inputs[1] = one->id;
+    mul->outputs[0] = s1->id;
+    m->producer = -1;
+    m->n_consumers = 0;
+    retype (add, NNP_OP_MUL, "Mul");
+    add->inputs[0] = x->id;
+    add->inputs[1] = s1->id;
+    g_ptr_array_add (changed, mul);
+    g_ptr_array_add (changed, add);
+    NNP_DEBUG ("nnp-graph", "rewrote %s(x, %s(x, s)) as Mul(x, s + 1) ('%s', '%s')", "Add", "Mul",
+               add->name, mul->name);
+    return TRUE;
+  }
+  return FALSE;
+}
+
 typedef gboolean (*FusePass) (NnpGraph *graph, NnpNode *node, gboolean *remove,
                               GPtrArray *changed);
 
@@ -606,6 +691,8 @@ nnp_graph_fuse (NnpGraph *graph, GPtrArray *changed)
     n += run_pass (graph, fuse_activation, changed);
     /* scalar affine after a fused HardSwish */
     n += run_pass (graph, fuse_post_affine, changed);
+    /* x + x * s -> x * (s + 1) */
+    n += run_pass (graph, fuse_se_residual, changed);
     n_fused += n;
     if (n == 0)
       break;

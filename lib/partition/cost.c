@@ -1,15 +1,29 @@
 /* libnnpipe: the cost model of the partitioner.
  *
  * Node times per device: measured by running the node alone as a one-node
- * NnpStage with the real shapes (median of repeats, after one warm-up), or
- * estimated (FLOPs / GFLOP/s + bytes moved / bandwidth) when not profiling
- * or when the node cannot run alone.  Profiles are cached on disk as JSON,
- * keyed by model digest, device, threads and shapes.
+ * NnpStage with the real shapes (median of repeats, after one warm-up; on an
+ * OpenCL device with device-resident inputs and outputs, so no host copy is
+ * timed, and with the queue finished), or estimated (FLOPs / GFLOP/s + bytes
+ * moved / bandwidth) when not profiling or when the node cannot run alone.
+ * An OpenCL estimate is scaled by one measured node (the heaviest) unless
+ * the mode is NNP_COST_ESTIMATE.  A node the device cannot run costs +inf
+ * there, with the device's reason kept (nnp_cost_model_why()).  Profiles are
+ * cached on disk as JSON, keyed by model digest, device name, threads and
+ * shapes.
  *
- * Transfers cpu -> cpu (one process, a queue between two elements): a small
- * per-buffer and per-tensor overhead + bytes / measured memcpy bandwidth,
- * charged to the sending stage (it writes / forwards the tensors). */
+ * Transfers (see nnp_cost_model_xfer_params()):
+ *   cpu -> cpu        a small per-buffer and per-tensor queue overhead +
+ *                     bytes / measured memcpy bandwidth, paid by the sender;
+ *   cpu -> opencl     queue overhead (sender) + upload of every tensor
+ *                     (receiver: it copies its host inputs to the device);
+ *   opencl -> cpu     queue overhead + download of every tensor (sender);
+ *   opencl -> same    queue hand-off only: device tensors, no copy;
+ *   opencl -> other   download (sender) + upload (receiver).
+ * An OpenCL first (last) stage also uploads the graph inputs (downloads the
+ * graph outputs).  Copy costs are latency + bytes / bandwidth, measured once
+ * per device and process (upload and download of 4 bytes and of 4 MiB). */
 #include <nnpipe/plan.h>
+#include <nnpipe/device.h>
 #include <nnpipe/log.h>
 
 #include "backends/cpu/cpu.h"
@@ -29,13 +43,79 @@
 #define NODE_OVERHEAD_MS 0.002
 #define XFER_BUFFER_MS 0.030            /* per buffer through a queue */
 #define XFER_TENSOR_MS 0.003            /* per tensor in it */
+/* analytical fallback for an OpenCL device (a mid-range GPU), before calibration */
+#define OCL_GFLOPS 2000.0
+#define OCL_BYTES_PER_MS 2.0e8          /* 200 GB/s */
+#define OCL_NODE_OVERHEAD_MS 0.010      /* one or two kernel launches */
+#define LINK_PROBE_BYTES (4u << 20)
 
 /* ------------------------------------------------------------ devices */
+
+/* Devices the partitioner opened, by spec: kept open for the life of the
+ * process so that availability checks, profiling and validation do not
+ * create and destroy OpenCL contexts again and again.  A failed open is
+ * remembered too (its message), so a missing platform is probed once. */
+typedef struct {
+  NnpDevice *device;   /* owned ref, NULL when the open failed */
+  char *error;         /* the open error */
+} OpenedDevice;
+
+static GMutex opened_lock;
+static GHashTable *opened;   /* spec (lower case) -> OpenedDevice* */
+
+NnpDevice *
+nnp_partition_open_device (const char *spec, GError **error)
+{
+  g_autofree char *key = g_ascii_strdown (spec ? spec : "cpu", -1);
+  OpenedDevice *o;
+
+  if (strcmp (key, "cpu") == 0)
+    return nnp_device_open ("cpu", error);   /* static object */
+  g_mutex_lock (&opened_lock);
+  if (opened == NULL)
+    opened = g_hash_table_new (g_str_hash, g_str_equal);
+  o = g_hash_table_lookup (opened, key);
+  if (o == NULL) {
+    GError *err = NULL;
+    o = g_new0 (OpenedDevice, 1);
+    o->device = nnp_device_open (spec, &err);
+    if (o->device == NULL) {
+      o->error = g_strdup (err->message);
+      g_error_free (err);
+    } else {
+      NNP_DEBUG (CAT, "device '%s' = %s", spec, nnp_device_get_name (o->device));
+    }
+    g_hash_table_insert (opened, g_steal_pointer (&key), o);
+  }
+  g_mutex_unlock (&opened_lock);
+  if (o->device == NULL)
+    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE, "%s", o->error);
+  return o->device;
+}
 
 gboolean
 nnp_device_available (const char *device)
 {
-  return device != NULL && strcmp (device, "cpu") == 0;
+  return device != NULL && nnp_partition_open_device (device, NULL) != NULL;
+}
+
+gboolean
+nnp_device_spec_supports (const char *device, const NnpGraph *graph, const NnpNode *node,
+                          char **why)
+{
+  g_autoptr (GError) err = NULL;
+  NnpDevice *dev;
+
+  g_return_val_if_fail (graph != NULL && node != NULL, FALSE);
+  if (why)
+    *why = NULL;
+  dev = nnp_partition_open_device (device, &err);
+  if (dev == NULL) {
+    if (why)
+      *why = g_strdup (err->message);
+    return FALSE;
+  }
+  return nnp_device_supports_node (dev, graph, node, why);
 }
 
 gboolean
@@ -44,8 +124,8 @@ nnp_device_supports (const char *device, const NnpNode *node)
   const NnpCpuKernel *k;
 
   g_return_val_if_fail (node != NULL, FALSE);
-  if (!nnp_device_available (device))
-    return FALSE;
+  if (device == NULL || g_ascii_strcasecmp (device, "cpu") != 0)
+    return FALSE;   /* other devices need the graph: nnp_device_spec_supports() */
   k = nnp_cpu_kernel (node->op);
   return k != NULL && k->run != NULL;
 }
@@ -78,8 +158,10 @@ nnp_device_specs_parse (const char *text, int *n, GError **error)
     char *item = g_strstrip (parts[i]);
     char *colon = strchr (item, ':');
     int threads = 1;
+    GError *err = NULL;
 
-    if (colon) {
+    /* "opencl:N" / "opencl:NAME" name a device: the whole item is the spec */
+    if (colon && g_ascii_strncasecmp (item, "opencl", 6) != 0) {
       char *end = NULL;
       gint64 t = g_ascii_strtoll (colon + 1, &end, 10);
       if (end == colon + 1 || *end != '\0' || t < 1 || t > 1024) {
@@ -96,13 +178,15 @@ nnp_device_specs_parse (const char *text, int *n, GError **error)
       nnp_device_specs_free (specs, count);
       return NULL;
     }
-    if (!nnp_device_available (item)) {
-      g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE,
-                   "device '%s' is not available (available: cpu)", item);
+    if (nnp_partition_open_device (item, &err) == NULL) {
+      g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE, "device '%s' is not available: %s", item,
+                   err->message);
+      g_error_free (err);
       nnp_device_specs_free (specs, count);
       return NULL;
     }
-    specs[i].device = g_strdup (item);
+    specs[i].device = g_ascii_strcasecmp (item, "cpu") == 0 ? g_strdup ("cpu")
+                                                            : g_strdup (item);
     specs[i].threads = threads;
   }
   *n = count;
@@ -173,6 +257,8 @@ memcpy_bytes_per_ms (void)
 
 typedef struct {
   double *ms;        /* per node; INFINITY = unsupported */
+  char **why;        /* per node: why unsupported (NULL when supported) */
+  int n;
   gboolean profiled; /* every supported node measured */
 } DevCost;
 
@@ -181,13 +267,16 @@ struct _NnpCostModel {
   char *digest;
   char *shapes_key;
   NnpCostMode mode;
-  GHashTable *devs;  /* "cpu-t1" -> DevCost* */
+  GHashTable *devs;  /* dev_key -> DevCost* */
 };
 
 static void
 dev_cost_free (gpointer p)
 {
   DevCost *d = p;
+  for (int i = 0; d->why && i < d->n; i++)
+    g_free (d->why[i]);
+  g_free (d->why);
   g_free (d->ms);
   g_free (d);
 }
@@ -220,10 +309,31 @@ nnp_cost_model_free (NnpCostModel *cm)
   g_free (cm);
 }
 
+static gboolean
+spec_is_cpu (const NnpDeviceSpec *dev)
+{
+  return dev->device == NULL || g_ascii_strcasecmp (dev->device, "cpu") == 0;
+}
+
+/* "cpu-t2", or the device's name made file-safe + "-t1" ("opencl" and
+ * "opencl:0" share a key when they are the same device).  NULL when the
+ * device cannot be opened. */
 static char *
 dev_key (const NnpDeviceSpec *dev)
 {
-  return g_strdup_printf ("%s-t%d", dev->device ? dev->device : "cpu", MAX (dev->threads, 1));
+  NnpDevice *device;
+  char *key;
+
+  if (spec_is_cpu (dev))
+    return g_strdup_printf ("cpu-t%d", MAX (dev->threads, 1));
+  device = nnp_partition_open_device (dev->device, NULL);
+  if (device == NULL)
+    return NULL;
+  key = g_strdup_printf ("%s-t%d", nnp_device_get_name (device), MAX (dev->threads, 1));
+  for (char *p = key; *p; p++)
+    if (!g_ascii_isalnum (*p) && *p != '-' && *p != '.' && *p != '_')
+      *p = '_';
+  return key;
 }
 
 static double
@@ -234,10 +344,10 @@ value_bytes (const NnpValue *v)
 }
 
 static double
-estimate_node_ms (const NnpGraph *graph, const NnpNode *node, int threads)
+estimate_node_ms (const NnpGraph *graph, const NnpNode *node, const NnpDeviceSpec *dev)
 {
   double flops = nnp_node_flops (graph, node), bytes = 0;
-  double t = MAX (threads, 1);
+  double t = MAX (dev->threads, 1);
   double eff = t > 1 ? 0.9 * t : 1.0;
 
   for (int q = 0; q < node->n_inputs; q++) {
@@ -250,11 +360,29 @@ estimate_node_ms (const NnpGraph *graph, const NnpNode *node, int threads)
     if (v)
       bytes += value_bytes (v);
   }
+  if (!spec_is_cpu (dev))
+    return OCL_NODE_OVERHEAD_MS + flops / (OCL_GFLOPS * 1e6) + bytes / OCL_BYTES_PER_MS;
   return NODE_OVERHEAD_MS + flops / (CPU_GFLOPS_PER_THREAD * eff * 1e6)
       + bytes / (CPU_BYTES_PER_MS * MIN (eff, 2.0));
 }
 
-/* Median ms of node i alone, or a negative value when it cannot run alone. */
+static void
+unref_tensors (NnpTensor **t, NnpDeviceTensor **dt, int n)
+{
+  for (int q = 0; q < n; q++) {
+    if (t && t[q])
+      nnp_tensor_unref (t[q]);
+    if (dt && dt[q])
+      nnp_device_tensor_unref (dt[q]);
+  }
+  g_free (t);
+  g_free (dt);
+}
+
+/* Median ms of node i alone, or a negative value when it cannot run alone.
+ * On a device other than the CPU, inputs and outputs are device tensors
+ * (uploaded once before timing), so only the kernels are timed;
+ * nnp_stage_run_device() returns when the queue is finished. */
 static double
 profile_node (NnpGraph *graph, int i, const NnpDeviceSpec *dev)
 {
@@ -263,6 +391,8 @@ profile_node (NnpGraph *graph, int i, const NnpDeviceSpec *dev)
   g_autoptr (GError) err = NULL;
   int n_in, n_out, reps;
   NnpTensor **in = NULL, **out = NULL;
+  NnpDeviceTensor **din = NULL, **dout = NULL;
+  gboolean on_device;
   double result = -1.0, t[9];
   gint64 t0;
 
@@ -270,47 +400,61 @@ profile_node (NnpGraph *graph, int i, const NnpDeviceSpec *dev)
   opts.threads = dev->threads;
   stage = nnp_stage_new (graph, &i, 1, &opts, &err);
   if (stage == NULL) {
-    NNP_DEBUG (CAT, "profile: node %d: %s", i, err->message);
+    NNP_DEBUG (CAT, "profile: node %d on %s: %s", i, dev->device, err->message);
     return -1.0;
   }
+  on_device = nnp_device_get_kind (nnp_stage_get_device (stage)) != NNP_DEVICE_CPU;
   n_in = nnp_stage_get_n_inputs (stage);
   n_out = nnp_stage_get_n_outputs (stage);
   in = g_new0 (NnpTensor *, MAX (n_in, 1));
   out = g_new0 (NnpTensor *, MAX (n_out, 1));
+  if (on_device) {
+    din = g_new0 (NnpDeviceTensor *, MAX (n_in, 1));
+    dout = g_new0 (NnpDeviceTensor *, MAX (n_out, 1));
+  }
   for (int q = 0; q < n_in; q++) {
     const NnpValue *v = nnp_stage_get_input (stage, q);
     in[q] = nnp_tensor_new (v->dtype, &v->shape, NULL);
     if (in[q] == NULL)
       goto out;
     nnp_tensor_fill_pattern (in[q], (guint32) q);
+    if (on_device) {
+      din[q] = nnp_device_tensor_new (nnp_stage_get_device (stage), v->dtype, &v->shape, NULL);
+      if (din[q] == NULL || !nnp_device_tensor_upload (din[q], in[q], NULL))
+        goto out;
+    }
   }
-  for (int q = 0; q < n_out; q++)
-    if ((out[q] = nnp_stage_new_output (stage, q, NULL)) == NULL)
+  for (int q = 0; q < n_out; q++) {
+    if (on_device) {
+      if ((dout[q] = nnp_stage_new_device_output (stage, q, NULL)) == NULL)
+        goto out;
+    } else if ((out[q] = nnp_stage_new_output (stage, q, NULL)) == NULL) {
       goto out;
+    }
+  }
+  /* warm-up (programs built, weights uploaded / packed) */
   t0 = g_get_monotonic_time ();
-  if (!nnp_stage_run (stage, in, out, &err)) {
-    NNP_DEBUG (CAT, "profile: node %d: %s", i, err->message);
+  if (on_device ? !nnp_stage_run_device (stage, NULL, din, NULL, dout, &err)
+                : !nnp_stage_run (stage, in, out, &err)) {
+    NNP_DEBUG (CAT, "profile: node %d on %s: %s", i, dev->device, err->message);
     goto out;
   }
   /* keep profiling short: fewer repeats for slow nodes */
   reps = (g_get_monotonic_time () - t0) > 50000 ? 3 : 9;
   for (int r = 0; r < reps; r++) {
+    gboolean ok;
     t0 = g_get_monotonic_time ();
-    if (!nnp_stage_run (stage, in, out, NULL))
+    ok = on_device ? nnp_stage_run_device (stage, NULL, din, NULL, dout, NULL)
+                   : nnp_stage_run (stage, in, out, NULL);
+    if (!ok)
       goto out;
     t[r] = (g_get_monotonic_time () - t0) / 1000.0;
   }
   result = median (t, reps);
 
 out:
-  for (int q = 0; q < n_in; q++)
-    if (in[q])
-      nnp_tensor_unref (in[q]);
-  for (int q = 0; q < n_out; q++)
-    if (out[q])
-      nnp_tensor_unref (out[q]);
-  g_free (in);
-  g_free (out);
+  unref_tensors (in, din, n_in);
+  unref_tensors (out, dout, n_out);
   nnp_stage_free (stage);
   return result;
 }
@@ -328,7 +472,7 @@ cache_path (NnpCostModel *cm, const NnpDeviceSpec *dev)
   for (char *p = shapes; *p; p++)
     if (!g_ascii_isalnum (*p) && *p != '=' && *p != '-' && *p != '.' && *p != '_')
       *p = '_';
-  file = g_strdup_printf ("%s-%s-%s.json", cm->digest, key, shapes);
+  file = g_strdup_printf ("%s-%s-%s.json", cm->digest, key ? key : "unknown", shapes);
   return g_build_filename (dir, file, NULL);
 }
 
@@ -370,12 +514,15 @@ cache_save (NnpCostModel *cm, const NnpDeviceSpec *dev, const DevCost *d)
 {
   g_autofree char *path = cache_path (cm, dev);
   g_autofree char *dir = g_path_get_dirname (path);
+  NnpDevice *device = nnp_partition_open_device (dev->device, NULL);
   cJSON *root = cJSON_CreateObject (), *nodes = cJSON_CreateObject ();
   char *text;
 
   cJSON_AddNumberToObject (root, "version", 1);
   cJSON_AddStringToObject (root, "digest", cm->digest);
   cJSON_AddStringToObject (root, "device", dev->device);
+  if (device)
+    cJSON_AddStringToObject (root, "device_name", nnp_device_get_name (device));
   cJSON_AddNumberToObject (root, "threads", dev->threads);
   cJSON_AddStringToObject (root, "shapes", cm->shapes_key);
   cJSON_AddNumberToObject (root, "memcpy_bytes_per_ms", memcpy_bytes_per_ms ());
@@ -393,31 +540,81 @@ cache_save (NnpCostModel *cm, const NnpDeviceSpec *dev, const DevCost *d)
   cJSON_Delete (root);
 }
 
+/* Scale the analytical estimates of a non-CPU device by one measurement:
+ * the node with the most FLOPs, run alone. */
+static void
+calibrate (NnpCostModel *cm, const NnpDeviceSpec *dev, DevCost *d)
+{
+  int best = -1;
+  double best_flops = -1, ms, factor;
+
+  for (int i = 0; i < d->n; i++) {
+    double f;
+    if (!isfinite (d->ms[i]))
+      continue;
+    f = nnp_node_flops (cm->graph, nnp_graph_node (cm->graph, i));
+    if (f > best_flops) {
+      best_flops = f;
+      best = i;
+    }
+  }
+  if (best < 0 || (ms = profile_node (cm->graph, best, dev)) < 0)
+    return;
+  factor = CLAMP (ms / d->ms[best], 1e-3, 1e4);
+  for (int i = 0; i < d->n; i++)
+    if (isfinite (d->ms[i]))
+      d->ms[i] *= factor;
+  NNP_INFO (CAT, "%s: estimates scaled by %.3g (node %s: %.3f ms measured)", dev->device, factor,
+            nnp_graph_node (cm->graph, best)->name, ms);
+}
+
 gboolean
 nnp_cost_model_prepare (NnpCostModel *cm, const NnpDeviceSpec *dev, GError **error)
 {
   g_autofree char *key = NULL;
+  GError *err = NULL;
+  NnpDevice *device;
   DevCost *d;
   guint n;
-  gboolean can_cache;
+  gboolean can_cache, is_cpu;
+  int n_unsupported = 0;
 
   g_return_val_if_fail (cm != NULL && dev != NULL, FALSE);
-  if (!nnp_device_available (dev->device)) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE, "device '%s' is not available",
-                 dev->device ? dev->device : "(null)");
+  device = nnp_partition_open_device (dev->device, &err);
+  if (device == NULL) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE, "device '%s' is not available: %s",
+                 dev->device ? dev->device : "(null)", err->message);
+    g_error_free (err);
     return FALSE;
   }
   key = dev_key (dev);
   if (g_hash_table_contains (cm->devs, key))
     return TRUE;
+  is_cpu = nnp_device_get_kind (device) == NNP_DEVICE_CPU;
   n = cm->graph->nodes->len;
   d = g_new0 (DevCost, 1);
+  d->n = n;
   d->ms = g_new (double, MAX (n, 1));
+  d->why = g_new0 (char *, MAX (n, 1));
   for (guint i = 0; i < n; i++) {
     const NnpNode *node = nnp_graph_node (cm->graph, i);
-    d->ms[i] = nnp_device_supports (dev->device, node)
-        ? estimate_node_ms (cm->graph, node, dev->threads) : INFINITY;
+    if (nnp_device_supports_node (device, cm->graph, node, &d->why[i])) {
+      d->ms[i] = estimate_node_ms (cm->graph, node, dev);
+    } else {
+      d->ms[i] = INFINITY;
+      if (d->why[i] == NULL)
+        d->why[i] = g_strdup ("not supported");
+      n_unsupported++;
+      if (is_cpu)
+        NNP_INFO (CAT, "node %s (%s) cannot run on cpu: %s", node->name, node->op_type,
+                  d->why[i]);
+      else
+        NNP_INFO (CAT, "node %s (%s) stays on cpu: %s: %s", node->name, node->op_type,
+                  dev->device, d->why[i]);
+    }
   }
+  if (n_unsupported)
+    NNP_INFO (CAT, "%s: %d of %u nodes not supported", dev->device, n_unsupported, n);
   can_cache = cm->digest != NULL && *cm->digest;
   if (cm->mode != NNP_COST_ESTIMATE && can_cache && cache_load (cm, dev, d)) {
     d->profiled = TRUE;
@@ -439,6 +636,8 @@ nnp_cost_model_prepare (NnpCostModel *cm, const NnpDeviceSpec *dev, GError **err
                key, (g_get_monotonic_time () - t0) / 1e6, fallback);
     if (can_cache)
       cache_save (cm, dev, d);
+  } else if (cm->mode == NNP_COST_AUTO && !is_cpu) {
+    calibrate (cm, dev, d);
   }
   g_hash_table_insert (cm->devs, g_steal_pointer (&key), d);
   return TRUE;
@@ -448,8 +647,11 @@ static DevCost *
 get_dev (NnpCostModel *cm, const NnpDeviceSpec *dev)
 {
   g_autofree char *key = dev_key (dev);
-  DevCost *d = g_hash_table_lookup (cm->devs, key);
+  DevCost *d;
 
+  if (key == NULL)
+    return NULL;
+  d = g_hash_table_lookup (cm->devs, key);
   if (d == NULL && nnp_cost_model_prepare (cm, dev, NULL))
     d = g_hash_table_lookup (cm->devs, key);
   return d;
@@ -467,6 +669,17 @@ nnp_cost_model_node_ms (NnpCostModel *cm, const NnpDeviceSpec *dev, int node)
 }
 
 const char *
+nnp_cost_model_why (NnpCostModel *cm, const NnpDeviceSpec *dev, int node)
+{
+  DevCost *d;
+
+  g_return_val_if_fail (cm != NULL && dev != NULL, NULL);
+  g_return_val_if_fail (node >= 0 && (guint) node < cm->graph->nodes->len, NULL);
+  d = get_dev (cm, dev);
+  return d ? d->why[node] : "device not available";
+}
+
+const char *
 nnp_cost_model_source (NnpCostModel *cm, const NnpDeviceSpec *dev)
 {
   DevCost *d;
@@ -476,26 +689,143 @@ nnp_cost_model_source (NnpCostModel *cm, const NnpDeviceSpec *dev)
   return d && d->profiled ? "profile" : "estimate";
 }
 
-double
-nnp_cost_model_transfer_ms (NnpCostModel *cm, const NnpDeviceSpec *src, const NnpDeviceSpec *dst,
-                            int n_tensors, double bytes)
+/* ------------------------------------------------------------ host <-> device copies */
+
+typedef struct {
+  double up_ms, up_ms_per_byte;     /* latency of one upload, + per byte */
+  double down_ms, down_ms_per_byte;
+} Link;
+
+static GMutex link_lock;
+static GHashTable *links;   /* NnpDevice* (kept open) -> Link* */
+
+/* Median ms of 5 uploads (or downloads) of `bytes`; < 0 on failure. */
+static double
+time_copies (NnpDevice *device, gsize bytes, gboolean up)
 {
-  g_return_val_if_fail (cm != NULL, 0.0);
-  (void) src;
-  (void) dst;   /* only cpu -> cpu for now */
-  if (n_tensors <= 0)
-    return 0.0;
-  return XFER_BUFFER_MS + XFER_TENSOR_MS * n_tensors + bytes / memcpy_bytes_per_ms ();
+  NnpShape shape = { 1, { (int64_t) (bytes / 4) } };
+  g_autoptr (NnpTensor) host = nnp_tensor_new (NNP_DTYPE_FLOAT32, &shape, NULL);
+  g_autoptr (NnpDeviceTensor) dt = nnp_device_tensor_new (device, NNP_DTYPE_FLOAT32, &shape,
+                                                          NULL);
+  double t[5];
+
+  if (host == NULL || dt == NULL)
+    return -1.0;
+  nnp_tensor_fill_pattern (host, 7);
+  if (!nnp_device_tensor_upload (dt, host, NULL))   /* warm-up: first touch */
+    return -1.0;
+  for (int r = 0; r < 5; r++) {
+    gint64 t0 = g_get_monotonic_time ();
+    gboolean ok = up ? nnp_device_tensor_upload (dt, host, NULL)
+                     : nnp_device_tensor_download (dt, host, NULL);
+    if (!ok)
+      return -1.0;
+    t[r] = (g_get_monotonic_time () - t0) / 1000.0;
+  }
+  return median (t, 5);
+}
+
+static const Link *
+link_of (NnpDevice *device)
+{
+  Link *l;
+
+  g_mutex_lock (&link_lock);
+  if (links == NULL)
+    links = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, g_free);
+  l = g_hash_table_lookup (links, device);
+  if (l == NULL) {
+    double us = time_copies (device, 4, TRUE), ub = time_copies (device, LINK_PROBE_BYTES, TRUE);
+    double ds = time_copies (device, 4, FALSE);
+    double db = time_copies (device, LINK_PROBE_BYTES, FALSE);
+
+    l = g_new0 (Link, 1);
+    if (us < 0 || ub < 0 || ds < 0 || db < 0) {
+      /* cannot measure: assume PCIe-like 10 GB/s and 20 us */
+      NNP_WARNING (CAT, "%s: cannot measure copies, assuming 10 GB/s",
+                   nnp_device_get_name (device));
+      us = ds = 0.020;
+      ub = db = us + LINK_PROBE_BYTES / 1e7;
+    }
+    l->up_ms = us;
+    l->up_ms_per_byte = MAX (ub - us, 1e-6) / LINK_PROBE_BYTES;
+    l->down_ms = ds;
+    l->down_ms_per_byte = MAX (db - ds, 1e-6) / LINK_PROBE_BYTES;
+    NNP_INFO (CAT, "%s: upload %.3f ms + %.2f GB/s, download %.3f ms + %.2f GB/s",
+              nnp_device_get_name (device), l->up_ms, 1e-6 / l->up_ms_per_byte, l->down_ms,
+              1e-6 / l->down_ms_per_byte);
+    g_hash_table_insert (links, device, l);
+  }
+  g_mutex_unlock (&link_lock);
+  return l;
+}
+
+/* The device of a spec (kept open), NULL for the CPU or when unavailable. */
+static NnpDevice *
+accel_of (const NnpDeviceSpec *dev)
+{
+  NnpDevice *d;
+
+  if (spec_is_cpu (dev))
+    return NULL;
+  d = nnp_partition_open_device (dev->device, NULL);
+  return d && nnp_device_get_kind (d) != NNP_DEVICE_CPU ? d : NULL;
 }
 
 void
 nnp_cost_model_xfer_params (NnpCostModel *cm, const NnpDeviceSpec *src, const NnpDeviceSpec *dst,
-                            double *overhead_ms, double *per_tensor_ms, double *ms_per_byte)
+                            NnpXferCost *out, NnpXferCost *in)
 {
+  NnpDevice *a = accel_of (src), *b = accel_of (dst);
+
   (void) cm;
-  (void) src;
-  (void) dst;
-  *overhead_ms = XFER_BUFFER_MS;
-  *per_tensor_ms = XFER_TENSOR_MS;
-  *ms_per_byte = 1.0 / memcpy_bytes_per_ms ();
+  /* the sender always hands a buffer to a queue */
+  *out = (NnpXferCost) { XFER_BUFFER_MS, XFER_TENSOR_MS, 0.0 };
+  *in = (NnpXferCost) { 0.0, 0.0, 0.0 };
+  if (a == NULL && b == NULL) {
+    out->ms_per_byte = 1.0 / memcpy_bytes_per_ms ();
+    return;
+  }
+  if (a != NULL && a == b)
+    return;   /* same device: device tensors, no copy */
+  if (a) {
+    const Link *l = link_of (a);
+    out->per_tensor_ms += l->down_ms;
+    out->ms_per_byte = l->down_ms_per_byte;
+  }
+  if (b) {
+    const Link *l = link_of (b);
+    in->per_tensor_ms = l->up_ms;
+    in->ms_per_byte = l->up_ms_per_byte;
+  }
+}
+
+void
+nnp_cost_model_graph_xfer_params (NnpCostModel *cm, const NnpDeviceSpec *dev, NnpXferCost *in,
+                                  NnpXferCost *out)
+{
+  NnpDevice *a = accel_of (dev);
+
+  (void) cm;
+  *in = (NnpXferCost) { 0.0, 0.0, 0.0 };
+  *out = (NnpXferCost) { 0.0, 0.0, 0.0 };
+  if (a) {
+    const Link *l = link_of (a);
+    *in = (NnpXferCost) { 0.0, l->up_ms, l->up_ms_per_byte };
+    *out = (NnpXferCost) { 0.0, l->down_ms, l->down_ms_per_byte };
+  }
+}
+
+double
+nnp_cost_model_transfer_ms (NnpCostModel *cm, const NnpDeviceSpec *src, const NnpDeviceSpec *dst,
+                            int n_tensors, double bytes)
+{
+  NnpXferCost out, in;
+
+  g_return_val_if_fail (cm != NULL && src != NULL && dst != NULL, 0.0);
+  if (n_tensors <= 0)
+    return 0.0;
+  nnp_cost_model_xfer_params (cm, src, dst, &out, &in);
+  return out.overhead_ms + out.per_tensor_ms * n_tensors + out.ms_per_byte * bytes
+      + in.overhead_ms + in.per_tensor_ms * n_tensors + in.ms_per_byte * bytes;
 }

@@ -25,6 +25,10 @@ typedef struct {
    * sender (out) and the receiver (in) pay for the buffer C_k */
   const NnpXferCost *xfer_out;
   const NnpXferCost *xfer_in;
+  /* what stage 0 pays to receive the graph inputs (C_{-1}) and the last
+   * stage to deliver the graph outputs (C_{n-1}); NULL = nothing (CPU) */
+  const NnpXferCost *xfer_graph_in;
+  const NnpXferCost *xfer_graph_out;
   int max_ideals;         /* 0 = 200000 */
 } NnpSplitProblem;
 
@@ -52,9 +56,20 @@ gboolean nnp_split_solve_ideals (const NnpGraph *graph, const NnpSplitProblem *p
 gboolean nnp_split_solve_topo (const NnpGraph *graph, const NnpSplitProblem *p, int *stage_of,
                                double *bottleneck, GError **error);
 
-/* cost.c: the transfer line of nnp_cost_model_transfer_ms (src -> dst). */
+/* cost.c: the transfer lines of a cut src -> dst: what the sending stage
+ * pays (*out) and what the receiving stage pays (*in); their sum is
+ * nnp_cost_model_transfer_ms(). */
 void nnp_cost_model_xfer_params (NnpCostModel *cm, const NnpDeviceSpec *src,
-                                 const NnpDeviceSpec *dst, double *overhead_ms,
-                                 double *per_tensor_ms, double *ms_per_byte);
+                                 const NnpDeviceSpec *dst, NnpXferCost *out, NnpXferCost *in);
+/* cost.c: what a first stage on dev pays for the graph inputs (*in) and a
+ * last stage on dev for the graph outputs (*out): zero on the CPU, uploads /
+ * downloads on an OpenCL device. */
+void nnp_cost_model_graph_xfer_params (NnpCostModel *cm, const NnpDeviceSpec *dev,
+                                       NnpXferCost *in, NnpXferCost *out);
+/* cost.c: why node `node` cannot run on dev (owned by the model), NULL when it can. */
+const char *nnp_cost_model_why (NnpCostModel *cm, const NnpDeviceSpec *dev, int node);
+/* cost.c: the device of a spec, opened once and kept open for the process
+ * (borrowed: do not unref).  NULL + NNP_ERROR_DEVICE when unavailable. */
+NnpDevice *nnp_partition_open_device (const char *spec, GError **error);
 
 G_END_DECLS

@@ -79,6 +79,7 @@ nnp_plan_add_stage (NnpPlan *plan, const char *device, int threads, const char *
   s->n_nodes = n_nodes;
   s->predicted_ms = s->compute_ms = s->transfer_ms = -1.0;
   s->out_bytes = -1;
+  s->cut_ms = -1.0;
   return s;
 }
 
@@ -184,6 +185,8 @@ nnp_plan_to_json (const NnpPlan *plan)
       cJSON_AddNumberToObject (o, "transfer_ms", s->transfer_ms);
     if (s->out_bytes >= 0)
       cJSON_AddNumberToObject (o, "out_bytes", (double) s->out_bytes);
+    if (s->cut_ms >= 0)
+      cJSON_AddNumberToObject (o, "cut_ms", s->cut_ms);
     cJSON_AddItemToArray (stages, o);
   }
   text = cJSON_Print (root);
@@ -360,6 +363,7 @@ nnp_plan_from_json (const char *json, gssize length, GError **error)
     s->compute_ms = json_opt_number (it, "compute_ms", -1.0);
     s->transfer_ms = json_opt_number (it, "transfer_ms", -1.0);
     s->out_bytes = (gint64) json_opt_number (it, "out_bytes", -1.0);
+    s->cut_ms = json_opt_number (it, "cut_ms", -1.0);
     k++;
   }
   cJSON_Delete (root);
@@ -568,10 +572,10 @@ check_plan (const NnpPlan *plan, const NnpGraph *graph, int **stage_of_out, GErr
     stage_of[i] = -1;
   for (int k = 0; k < ns; k++) {
     const NnpPlanStage *s = &plan->stages[k];
-    if (!nnp_device_available (s->device)) {
-      g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE,
-                   "stage %d: device '%s' is not available (available: cpu)", k,
-                   s->device ? s->device : "(null)");
+    g_autoptr (GError) derr = NULL;
+    if (s->device == NULL || nnp_partition_open_device (s->device, &derr) == NULL) {
+      g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE, "stage %d: device '%s' is not available: %s",
+                   k, s->device ? s->device : "(null)", derr ? derr->message : "no device");
       return FALSE;
     }
     if (s->threads < 1) {
@@ -594,10 +598,14 @@ check_plan (const NnpPlan *plan, const NnpGraph *graph, int **stage_of_out, GErr
                      "and stage %d)", node->name, stage_of[node->index], k);
         return FALSE;
       }
-      if (!nnp_device_supports (s->device, node)) {
-        g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "stage %d: node '%s' (%s) is not "
-                     "supported on device '%s'", k, node->name, node->op_type, s->device);
-        return FALSE;
+      {
+        g_autofree char *why = NULL;
+        if (!nnp_device_spec_supports (s->device, graph, node, &why)) {
+          g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "stage %d: node '%s' (%s) is not "
+                       "supported on device '%s': %s", k, node->name, node->op_type, s->device,
+                       why ? why : "no kernel");
+          return FALSE;
+        }
       }
       stage_of[node->index] = k;
     }
@@ -856,6 +864,7 @@ typedef struct {
   NnpSplitProblem p;
   double *node_ms, *value_bytes, *node_mem;
   NnpXferCost *out, *in;
+  NnpXferCost graph_in, graph_out;
 } Problem;
 
 static void
@@ -901,8 +910,12 @@ problem_init (Problem *pb, const NnpGraph *graph, NnpCostModel *cm, const NnpDev
         pb->node_mem[i] += pb->value_bytes[node->outputs[q]];
   }
   for (int k = 0; cm && k + 1 < n_stages; k++)
-    nnp_cost_model_xfer_params (cm, &devs[k], &devs[k + 1], &pb->out[k].overhead_ms,
-                                &pb->out[k].per_tensor_ms, &pb->out[k].ms_per_byte);
+    nnp_cost_model_xfer_params (cm, &devs[k], &devs[k + 1], &pb->out[k], &pb->in[k]);
+  if (cm) {
+    NnpXferCost unused;
+    nnp_cost_model_graph_xfer_params (cm, &devs[0], &pb->graph_in, &unused);
+    nnp_cost_model_graph_xfer_params (cm, &devs[n_stages - 1], &unused, &pb->graph_out);
+  }
   pb->p.n_stages = n_stages;
   pb->p.n_nodes = n;
   pb->p.node_ms = pb->node_ms;
@@ -910,6 +923,8 @@ problem_init (Problem *pb, const NnpGraph *graph, NnpCostModel *cm, const NnpDev
   pb->p.node_mem = pb->node_mem;
   pb->p.xfer_out = pb->out;
   pb->p.xfer_in = pb->in;   /* cpu -> cpu: the receiver pays nothing */
+  pb->p.xfer_graph_in = &pb->graph_in;
+  pb->p.xfer_graph_out = &pb->graph_out;
 }
 
 void
@@ -941,14 +956,19 @@ nnp_plan_predict (NnpPlan *plan, const NnpGraph *graph, NnpCostModel *cm)
   for (int k = 0; k < ns; k++) {
     NnpPlanStage *s = &plan->stages[k];
     double b = 0;
+    int count = 0;
     s->compute_ms = comp[k];
     s->transfer_ms = xfer[k];
     s->predicted_ms = total[k];
     if (k + 1 < ns)
       for (guint id = 0; id < graph->values->len; id++)
-        if (nnp_split_value_crosses (graph, nnp_graph_value (graph, id), stage_of, k))
+        if (nnp_split_value_crosses (graph, nnp_graph_value (graph, id), stage_of, k)) {
           b += pb.value_bytes[id];
+          count++;
+        }
     s->out_bytes = (gint64) b;
+    s->cut_ms = k + 1 < ns ? nnp_cost_model_transfer_ms (cm, &devs[k], &devs[k + 1], count, b)
+                           : -1.0;
   }
   g_free (plan->cost);
   plan->cost = g_strdup (profiled ? "profile" : "estimate");
@@ -1069,6 +1089,29 @@ nnp_plan_new_auto (const char *model_path, const char *digest, const NnpInputSha
                  "cannot split %d nodes into %d non-empty stages", n, kmin);
     return NULL;
   }
+  /* a node no listed device can run: say which and why, before any search */
+  for (int j = 0; j < n_devices; j++)
+    if (!nnp_cost_model_prepare (cm, &devices[j], error))
+      return NULL;
+  for (int i = 0; i < n; i++) {
+    gboolean somewhere = FALSE;
+    for (int j = 0; j < MIN (n_devices, kmax) && !somewhere; j++)
+      somewhere = isfinite (nnp_cost_model_node_ms (cm, &devices[j], i));
+    if (!somewhere) {
+      const NnpNode *node = nnp_graph_node (graph, i);
+      GString *why = g_string_new (NULL);
+      for (int j = 0; j < MIN (n_devices, kmax); j++) {
+        const char *w = nnp_cost_model_why (cm, &devices[j], i);
+        g_string_append_printf (why, "%s%s: %s", j ? "; " : "", devices[j].device,
+                                w ? w : "not supported");
+      }
+      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
+                   "node '%s' (%s) cannot run on any of the devices (%s)", node->name,
+                   node->op_type, why->str);
+      g_string_free (why, TRUE);
+      return NULL;
+    }
+  }
   bott = g_new (double, kmax + 1);
   for (int k = kmin; k <= kmax; k++) {
     g_autofree NnpDeviceSpec *devs = g_new0 (NnpDeviceSpec, k);
@@ -1089,6 +1132,13 @@ nnp_plan_new_auto (const char *model_path, const char *digest, const NnpInputSha
     problem_clear (&pb);
     if (!ok) {
       if (kmin == kmax) {
+        if (n_devices > 1 && strstr (err->message, "op support")) {
+          GString *list = g_string_new (NULL);
+          for (int j = 0; j < k; j++)
+            g_string_append_printf (list, "%s%s", j ? "," : "", devs[j].device);
+          g_prefix_error (&err, "stage devices %s (in this order): ", list->str);
+          g_string_free (list, TRUE);
+        }
         g_propagate_error (error, err);
         return NULL;
       }
@@ -1135,24 +1185,38 @@ char *
 nnp_plan_to_table (const NnpPlan *plan)
 {
   GString *s = g_string_new (NULL);
+  int w = 6;
 
   g_return_val_if_fail (plan != NULL, NULL);
+  for (int k = 0; k < plan->n_stages; k++)
+    w = MAX (w, (int) strlen (plan->stages[k].device ? plan->stages[k].device : "cpu"));
   g_string_append_printf (s, "plan: %s, %d stage%s, method %s, costs %s\n", plan->model,
                           plan->n_stages, plan->n_stages == 1 ? "" : "s",
                           plan->method ? plan->method : "?", plan->cost ? plan->cost : "?");
-  g_string_append_printf (s, "%-5s %-6s %-7s %6s  %-48s %11s %11s %12s %7s\n", "stage",
+  g_string_append_printf (s, "%-5s %-*s %-7s %6s  %-48s %11s %11s %11s %12s %7s\n", "stage", w,
                           "device", "threads", "nodes", "first .. last node", "compute ms",
-                          "predict ms", "out bytes", "out #");
+                          "xfer ms", "predict ms", "out bytes", "out #");
   for (int k = 0; k < plan->n_stages; k++) {
     const NnpPlanStage *st = &plan->stages[k];
     g_autofree char *range = NULL, *ob = human_bytes (k + 1 < plan->n_stages ? st->out_bytes : 0);
     const char *first = st->n_nodes > 0 ? st->nodes[0] : "-";
     const char *last = st->n_nodes > 0 ? st->nodes[st->n_nodes - 1] : "-";
     range = g_strdup_printf ("%.22s .. %.22s", first, last);
-    g_string_append_printf (s, "%-5d %-6s %-7d %6d  %-48s %11.3f %11.3f %12s %7d%s\n", k,
-                            st->device, st->threads, st->n_nodes, range, st->compute_ms,
-                            st->predicted_ms, ob, k + 1 < plan->n_stages ? st->n_outputs : 0,
+    g_string_append_printf (s, "%-5d %-*s %-7d %6d  %-48s %11.3f %11.3f %11.3f %12s %7d%s\n", k,
+                            w, st->device, st->threads, st->n_nodes, range, st->compute_ms,
+                            st->transfer_ms, st->predicted_ms, ob,
+                            k + 1 < plan->n_stages ? st->n_outputs : 0,
                             k == plan->bottleneck_stage ? "  <- bottleneck" : "");
+  }
+  for (int k = 0; k + 1 < plan->n_stages; k++) {
+    const NnpPlanStage *st = &plan->stages[k], *nx = &plan->stages[k + 1];
+    g_autofree char *ob = human_bytes (st->out_bytes);
+    g_string_append_printf (s, "cut %d: stage %d (%s) -> stage %d (%s): %d tensor%s, %s",
+                            k, k, st->device, k + 1, nx->device, st->n_outputs,
+                            st->n_outputs == 1 ? "" : "s", ob);
+    if (st->cut_ms >= 0)
+      g_string_append_printf (s, ", predicted transfer %.3f ms", st->cut_ms);
+    g_string_append_c (s, '\n');
   }
   if (plan->predicted_bottleneck_ms >= 0)
     g_string_append_printf (s, "predicted bottleneck: %.3f ms (stage %d) = %.1f frames/s\n",

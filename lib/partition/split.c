@@ -7,7 +7,14 @@
  *   compute_j(I_{j+1}) - compute_j(I_j) + in_j(C(I_j)) + out_j(C(I_{j+1}))
  * where C(I) is the set of values crossing the cut after ideal I (see
  * include/nnpipe/plan.h) and compute_j the prefix sum of node times on stage
- * j's device.  The objective is the bottleneck max_j cost_j.
+ * j's device (+inf for a node the device cannot run: such a node never
+ * lands on that stage).  in_j / out_j are what stage j pays to receive /
+ * send a cut buffer; they differ per cut because the devices differ (an
+ * OpenCL stage pays the uploads of its inputs and the downloads of its
+ * outputs, two stages on the same OpenCL device pay no copy).  Stage 0 also
+ * pays xfer_graph_in for the graph inputs and the last stage xfer_graph_out
+ * for the graph outputs (constants of the split).  The objective is the
+ * bottleneck max_j cost_j.
  *
  * Solver 1 ("ideals", after Tarnawski et al., NeurIPS 2020): enumerate the
  * ideal lattice level by level (ideal + one available node), up to a cap.
@@ -60,6 +67,52 @@ xfer_ms (const NnpXferCost *x, int count, double bytes)
   return x->overhead_ms + x->per_tensor_ms * count + x->ms_per_byte * bytes;
 }
 
+/* Count and bytes of the non-constant graph inputs (C_{-1}) and outputs (C_{n-1}). */
+static void
+graph_io (const NnpGraph *graph, const double *value_bytes, int *n_in, double *b_in, int *n_out,
+          double *b_out)
+{
+  *n_in = *n_out = 0;
+  *b_in = *b_out = 0.0;
+  for (guint id = 0; id < graph->values->len; id++) {
+    const NnpValue *v = nnp_graph_value (graph, id);
+    if (v->constant)
+      continue;
+    if (v->is_input) {
+      (*n_in)++;
+      *b_in += value_bytes[id];
+    }
+    if (v->is_output) {
+      (*n_out)++;
+      *b_out += value_bytes[id];
+    }
+  }
+}
+
+static double
+graph_in_ms (const NnpGraph *graph, const NnpSplitProblem *p)
+{
+  int ni, no;
+  double bi, bo;
+
+  if (p->xfer_graph_in == NULL)
+    return 0.0;
+  graph_io (graph, p->value_bytes, &ni, &bi, &no, &bo);
+  return xfer_ms (p->xfer_graph_in, ni, bi);
+}
+
+static double
+graph_out_ms (const NnpGraph *graph, const NnpSplitProblem *p)
+{
+  int ni, no;
+  double bi, bo;
+
+  if (p->xfer_graph_out == NULL)
+    return 0.0;
+  graph_io (graph, p->value_bytes, &ni, &bi, &no, &bo);
+  return xfer_ms (p->xfer_graph_out, no, bo);
+}
+
 double
 nnp_split_evaluate (const NnpGraph *graph, const NnpSplitProblem *p, const int *stage_of,
                     double *compute_ms, double *transfer_ms, double *total_ms,
@@ -84,6 +137,10 @@ nnp_split_evaluate (const NnpGraph *graph, const NnpSplitProblem *p, const int *
   }
   for (int j = 0; j < k; j++) {
     double t = 0.0, total;
+    if (j == 0)
+      t += graph_in_ms (graph, p);
+    if (j + 1 == k)
+      t += graph_out_ms (graph, p);
     if (j > 0 && p->xfer_in)
       t += xfer_ms (&p->xfer_in[j - 1], count[j - 1], bytes[j - 1]);
     if (j + 1 < k && p->xfer_out)
@@ -167,12 +224,24 @@ cut_of (const NnpGraph *graph, const double *value_bytes, const guint64 *in, int
 }
 
 static gboolean
-check_problem (const NnpSplitProblem *p, GError **error)
+check_problem (const NnpGraph *graph, const NnpSplitProblem *p, GError **error)
 {
   if (p->n_stages < 1 || p->n_stages > p->n_nodes) {
     g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
                  "cannot split %d nodes into %d non-empty stages", p->n_nodes, p->n_stages);
     return FALSE;
+  }
+  for (int i = 0; i < p->n_nodes; i++) {
+    gboolean somewhere = FALSE;
+    for (int j = 0; j < p->n_stages && !somewhere; j++)
+      somewhere = isfinite (p->node_ms[(gsize) j * p->n_nodes + i]);
+    if (!somewhere) {
+      const NnpNode *node = nnp_graph_node (graph, i);
+      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
+                   "node '%s' (%s) is not supported by the device of any of the %d stages",
+                   node->name, node->op_type, p->n_stages);
+      return FALSE;
+    }
   }
   return TRUE;
 }
@@ -189,7 +258,7 @@ nnp_split_solve_topo (const NnpGraph *graph, const NnpSplitProblem *p, int *stag
   g_autofree guint64 *bits = g_new0 (guint64, MAX (W, 1));
   double best;
 
-  if (!check_problem (p, error))
+  if (!check_problem (graph, p, error))
     return FALSE;
   /* prefix data: P_i = nodes [0, i) */
   comp = g_new0 (double, (gsize) k * (n + 1));
@@ -218,6 +287,8 @@ nnp_split_solve_topo (const NnpGraph *graph, const NnpSplitProblem *p, int *stag
     arg[x] = -1;
   }
   for (int j = 0; j < k; j++) {
+    double ends = (j == 0 ? graph_in_ms (graph, p) : 0.0)
+        + (j + 1 == k ? graph_out_ms (graph, p) : 0.0);
     for (int i = j + 1; i <= n; i++) {
       double out = j + 1 < k && p->xfer_out ? xfer_ms (&p->xfer_out[j], count[i], bytes[i]) : 0;
       for (int i0 = j; i0 < i; i0++) {
@@ -230,7 +301,7 @@ nnp_split_solve_topo (const NnpGraph *graph, const NnpSplitProblem *p, int *stag
         if (p->mem_limit > 0 && mem[i] - mem[i0] > p->mem_limit)
           continue;
         in = j > 0 && p->xfer_in ? xfer_ms (&p->xfer_in[j - 1], count[i0], bytes[i0]) : 0;
-        c = comp[(gsize) j * (n + 1) + i] - comp[(gsize) j * (n + 1) + i0] + in + out;
+        c = comp[(gsize) j * (n + 1) + i] - comp[(gsize) j * (n + 1) + i0] + in + out + ends;
         v = MAX (prev, c);
         if (v < dp[(gsize) j * (n + 1) + i]) {
           dp[(gsize) j * (n + 1) + i] = v;
@@ -456,7 +527,7 @@ nnp_split_solve_ideals (const NnpGraph *graph, const NnpSplitProblem *p, int *st
   int iters = 0;
 
   *too_many = FALSE;
-  if (!check_problem (p, error))
+  if (!check_problem (graph, p, error))
     return FALSE;
   dag_init (&d, graph);
   if (!lattice_build (&L, &d, cap)) {
@@ -487,15 +558,25 @@ nnp_split_solve_ideals (const NnpGraph *graph, const NnpSplitProblem *p, int *st
           + (isfinite (ms) ? ms : 0.0);
     }
   }
-  for (int I = 0; I < N; I++) {
-    int count;
-    double bytes;
-    cut_of (graph, p->value_bytes, &L.bits[(gsize) I * L.W], &count, &bytes);
-    for (int j = 0; j < k; j++) {
-      pr.tin[(gsize) j * N + I] = j > 0 && p->xfer_in
-          ? xfer_ms (&p->xfer_in[j - 1], count, bytes) : 0.0;
-      pr.tout[(gsize) j * N + I] = j + 1 < k && p->xfer_out
-          ? xfer_ms (&p->xfer_out[j], count, bytes) : 0.0;
+  {
+    /* the graph-input / graph-output copies are constants of stage 0 /
+     * stage k-1: stage 0 always starts at the empty ideal and stage k-1
+     * always ends at the full one, so they ride on tin / tout */
+    double gin = graph_in_ms (graph, p), gout = graph_out_ms (graph, p);
+    for (int I = 0; I < N; I++) {
+      int count;
+      double bytes;
+      cut_of (graph, p->value_bytes, &L.bits[(gsize) I * L.W], &count, &bytes);
+      for (int j = 0; j < k; j++) {
+        pr.tin[(gsize) j * N + I] = j > 0 && p->xfer_in
+            ? xfer_ms (&p->xfer_in[j - 1], count, bytes) : 0.0;
+        pr.tout[(gsize) j * N + I] = j + 1 < k && p->xfer_out
+            ? xfer_ms (&p->xfer_out[j], count, bytes) : 0.0;
+        if (j == 0)
+          pr.tin[(gsize) j * N + I] += gin;
+        if (j + 1 == k)
+          pr.tout[(gsize) j * N + I] += gout;
+      }
     }
   }
 

@@ -1,6 +1,9 @@
 /* Unit tests of the partitioner: optimal splits against brute force on
- * random DAGs, plan JSON round trip, rejected plans and manual splits,
- * stages of a plan run in sequence == the whole graph. */
+ * random DAGs (per-device costs, unsupported nodes, transfers), placement
+ * respecting op support, transfer costs steering the cut, plan JSON round
+ * trip, rejected plans and manual splits, stages of a plan run in sequence
+ * == the whole graph; with an OpenCL device: heterogeneous cpu + opencl
+ * splits run against the whole graph on the CPU. */
 #include "../lib/test-util.h"
 #include "partition/partition.h"
 
@@ -110,6 +113,7 @@ test_dp_vs_brute_force (void)
     g_autofree NnpXferCost *in = g_new0 (NnpXferCost, k);
     g_autofree int *stage_of = g_new (int, n), *assign = g_new (int, n);
     NnpSplitProblem p = { 0 };
+    NnpXferCost gin = { 0.1, 0.02, 0.001 }, gout = { 0.0, 0.05, 0.003 };
     Brute b = { 0 };
     g_autoptr (GError) error = NULL;
     double dp = -1, topo = -1;
@@ -137,6 +141,10 @@ test_dp_vs_brute_force (void)
     p.value_bytes = bytes;
     p.xfer_out = out;
     p.xfer_in = in;
+    if (t % 2) {   /* a device first / last stage: graph input / output copies */
+      p.xfer_graph_in = &gin;
+      p.xfer_graph_out = &gout;
+    }
 
     b.g = g;
     b.p = &p;
@@ -413,6 +421,338 @@ test_pass_through (void)
   }
 }
 
+/* ------------------------------------------------------------ placement, transfers */
+
+/* x -> n0 -> v0 -> n1 -> v1 -> ... -> n{n-1} -> y (a chain of Relu) */
+static NnpGraph *
+chain (int n)
+{
+  NnpGraph *g = nnp_graph_new ("chain", 13);
+  int64_t dims[1] = { 4 };
+  g_autoptr (GError) error = NULL;
+
+  tu_add_input (g, "x", NNP_DTYPE_FLOAT32, 1, dims);
+  for (int i = 0; i < n; i++) {
+    g_autofree char *name = g_strdup_printf ("n%d", i);
+    g_autofree char *in = i ? g_strdup_printf ("v%d", i - 1) : g_strdup ("x");
+    g_autofree char *out = g_strdup_printf ("v%d", i);
+    tu_add_node (g, name, "Relu", L (in), L (out));
+  }
+  {
+    g_autofree char *last = g_strdup_printf ("v%d", n - 1);
+    tu_add_output (g, last);
+  }
+  g_assert_true (nnp_graph_sort (g, &error));
+  nnp_graph_update_uses (g);
+  return g;
+}
+
+static void
+test_unsupported_never_placed (void)
+{
+  GRand *r = g_rand_new_with_seed (99);
+
+  for (int t = 0; t < 40; t++) {
+    int n = g_rand_int_range (r, 6, 14), k = g_rand_int_range (r, 2, 4);
+    g_autoptr (NnpGraph) g = random_dag (r, n);
+    guint nv = g->values->len;
+    g_autofree double *ms = g_new (double, (gsize) k * n);
+    g_autofree double *bytes = g_new0 (double, nv);
+    g_autofree int *stage_of = g_new (int, n);
+    g_autofree gboolean *bad = g_new0 (gboolean, n);
+    NnpSplitProblem p = { 0 };
+    double b;
+    const char *method = NULL;
+    g_autoptr (GError) error = NULL;
+
+    n = g->nodes->len;
+    /* device B (odd stages) is 10x faster but cannot run ~1/4 of the nodes:
+     * without the support check those nodes would all land there */
+    for (int i = 0; i < n; i++)
+      bad[i] = g_rand_int_range (r, 0, 4) == 0;
+    for (int s = 0; s < k; s++)
+      for (int i = 0; i < n; i++)
+        ms[(gsize) s * n + i] = s % 2 ? (bad[i] ? INFINITY : 0.1) : 1.0;
+    p.n_stages = k;
+    p.n_nodes = n;
+    p.node_ms = ms;
+    p.value_bytes = bytes;
+    if (!nnp_split_solve (g, &p, stage_of, &b, &method, &error)) {
+      g_assert_error (error, NNP_ERROR, NNP_ERROR_PLAN);
+      continue;
+    }
+    g_assert_true (isfinite (b));
+    for (int i = 0; i < n; i++)
+      if (bad[i])
+        g_assert_cmpint (stage_of[i] % 2, ==, 0);
+    if (nnp_split_solve_topo (g, &p, stage_of, &b, NULL))
+      for (int i = 0; i < n; i++)
+        if (bad[i])
+          g_assert_cmpint (stage_of[i] % 2, ==, 0);
+  }
+  g_rand_free (r);
+
+  /* a node no stage device can run: NNP_ERROR_PLAN naming it */
+  {
+    g_autoptr (NnpGraph) g = chain (4);
+    double ms[8] = { 1, 1, INFINITY, 1, 1, 1, INFINITY, 1 }, bytes[8] = { 0 }, b;
+    int stage_of[4];
+    NnpSplitProblem p = { 2, 4, ms, bytes };
+    const char *method = NULL;
+    g_autoptr (GError) error = NULL;
+
+    g_assert_false (nnp_split_solve (g, &p, stage_of, &b, &method, &error));
+    g_assert_error (error, NNP_ERROR, NNP_ERROR_PLAN);
+    g_assert_nonnull (strstr (error->message, "node 'n2' (Relu)"));
+  }
+}
+
+static void
+test_transfer_steers_cut (void)
+{
+  g_autoptr (NnpGraph) g = chain (6);
+  guint nv = g->values->len;
+  g_autofree double *bytes = g_new (double, nv);
+  double ms[12], b;
+  int stage_of[6];
+  NnpXferCost out[1] = { { 0.03, 0.003, 0.0 } }, in[1] = { { 0, 0.02, 0.0 } };
+  NnpSplitProblem p = { 0 };
+  const char *method = NULL;
+  g_autoptr (GError) error = NULL;
+
+  for (int i = 0; i < 12; i++)
+    ms[i] = 1.0;
+  /* every activation is 1 MB except v1 (the output of n1): 16 bytes */
+  for (guint id = 0; id < nv; id++)
+    bytes[id] = strcmp (nnp_graph_value (g, id)->name, "v1") == 0 ? 16.0 : 1e6;
+  p.n_stages = 2;
+  p.n_nodes = 6;
+  p.node_ms = ms;
+  p.value_bytes = bytes;
+  p.xfer_out = out;
+  p.xfer_in = in;
+
+  /* free bytes: the balanced cut 3 | 3 */
+  g_assert_true (nnp_split_solve (g, &p, stage_of, &b, &method, &error));
+  g_assert_cmpint (stage_of[2], ==, 0);
+  g_assert_cmpint (stage_of[3], ==, 1);
+  /* 5 ms per MB on the receiving device: cut where the tensor is small (2 | 4) */
+  in[0].ms_per_byte = 5e-6;
+  g_assert_true (nnp_split_solve (g, &p, stage_of, &b, &method, &error));
+  g_assert_no_error (error);
+  for (int i = 0; i < 6; i++)
+    g_assert_cmpint (stage_of[i], ==, i < 2 ? 0 : 1);
+  g_assert_cmpfloat (b, <, 4.1);
+  g_assert_true (nnp_split_solve_topo (g, &p, stage_of, &b, &error));
+  g_assert_cmpint (stage_of[1], ==, 0);
+  g_assert_cmpint (stage_of[2], ==, 1);
+  /* the same through the sender's line */
+  in[0].ms_per_byte = 0;
+  out[0].ms_per_byte = 5e-6;
+  g_assert_true (nnp_split_solve (g, &p, stage_of, &b, &method, &error));
+  g_assert_cmpint (stage_of[1], ==, 0);
+  g_assert_cmpint (stage_of[2], ==, 1);
+}
+
+/* ------------------------------------------------------------ OpenCL */
+
+/* x [1,3,12,12] -> Conv(3x3, 8) -> Clip(min = lo, a graph input: bounds computed at
+ * run time, CPU only) -> Conv(1x1, 8) -> Sigmoid -> Add(clip) -> GlobalAveragePool -> y */
+static NnpGraph *
+small_cnn (void)
+{
+  g_autoptr (NnpGraph) g = nnp_graph_new ("cnn", 13);
+  int64_t xd[4] = { 1, 3, 12, 12 }, w1d[4] = { 8, 3, 3, 3 }, w2d[4] = { 8, 8, 1, 1 };
+  int64_t bd[1] = { 8 };
+  g_autoptr (NnpTensor) w1 = tu_tensor_f32 (4, w1d, NULL);
+  g_autoptr (NnpTensor) w2 = tu_tensor_f32 (4, w2d, NULL);
+  g_autoptr (NnpTensor) b1 = tu_tensor_f32 (1, bd, NULL);
+  g_autoptr (GError) error = NULL;
+  NnpGraph *sg;
+
+  nnp_tensor_fill_pattern (w1, 11);
+  nnp_tensor_fill_pattern (w2, 12);
+  nnp_tensor_fill_pattern (b1, 13);
+  tu_add_input (g, "x", NNP_DTYPE_FLOAT32, 4, xd);
+  tu_add_input (g, "lo", NNP_DTYPE_FLOAT32, 0, NULL);
+  tu_add_constant (g, "w1", w1);
+  tu_add_constant (g, "b1", b1);
+  tu_add_constant (g, "w2", w2);
+  tu_add_node (g, "conv1", "Conv", L ("x", "w1", "b1"), L ("c1"));
+  tu_add_node (g, "clip", "Clip", L ("c1", "lo"), L ("r"));
+  tu_add_node (g, "conv2", "Conv", L ("r", "w2"), L ("c2"));
+  tu_add_node (g, "sig", "Sigmoid", L ("c2"), L ("s"));
+  tu_add_node (g, "add", "Add", L ("s", "r"), L ("a"));
+  tu_add_node (g, "pool", "GlobalAveragePool", L ("a"), L ("y"));
+  tu_add_output (g, "y");
+  g_assert_true (nnp_graph_sort (g, &error));
+  sg = nnp_graph_specialize (g, NULL, 0, NNP_SPECIALIZE_NO_FUSION, &error);
+  g_assert_no_error (error);
+  return sg;
+}
+
+/* run the plan's stages with host tensors (nnp_stage_run on every device);
+ * compare with the whole graph on the CPU: max |d| <= 1e-4 max |ref| */
+static void
+check_plan_close (NnpGraph *g, NnpPlan *plan)
+{
+  g_autoptr (GError) error = NULL;
+  NnpStage *whole = nnp_stage_new (g, NULL, 0, NULL, &error);
+  NnpTensor *in[2];
+  GPtrArray *ref, *cur = NULL;
+
+  g_assert_no_error (error);
+  g_assert_cmpint (nnp_stage_get_n_inputs (whole), ==, 2);
+  for (int i = 0; i < 2; i++) {
+    const NnpValue *v = nnp_stage_get_input (whole, i);
+    in[i] = nnp_tensor_new (v->dtype, &v->shape, &error);
+    nnp_tensor_fill_pattern (in[i], (guint32) i);
+  }
+  ref = tu_run_stage (whole, in);
+  for (int k = 0; k < plan->n_stages; k++) {
+    NnpStage *st = nnp_plan_stage_new (plan, k, g, &error);
+    GPtrArray *next;
+    g_assert_no_error (error);
+    g_assert_cmpint (nnp_device_get_kind (nnp_stage_get_device (st)), ==,
+                     strcmp (plan->stages[k].device, "cpu") == 0 ? NNP_DEVICE_CPU
+                                                                 : NNP_DEVICE_OPENCL);
+    next = tu_run_stage (st, k == 0 ? in : (NnpTensor *const *) cur->pdata);
+    if (cur)
+      g_ptr_array_unref (cur);
+    cur = next;
+    nnp_stage_free (st);
+  }
+  g_assert_cmpuint (cur->len, ==, ref->len);
+  for (guint i = 0; i < ref->len; i++) {
+    NnpTensor *x = g_ptr_array_index (cur, i), *y = g_ptr_array_index (ref, i);
+    const float *a = x->data, *b = y->data;
+    double num = 0, den = 0;
+    g_assert_cmpuint (x->nbytes, ==, y->nbytes);
+    for (gsize e = 0; e < x->nbytes / 4; e++) {
+      num = MAX (num, fabs ((double) a[e] - b[e]));
+      den = MAX (den, fabs ((double) b[e]));
+    }
+    g_assert_cmpfloat (num, <=, 1e-4 * MAX (den, 1e-30));
+  }
+  g_ptr_array_unref (cur);
+  g_ptr_array_unref (ref);
+  nnp_tensor_unref (in[0]);
+  nnp_tensor_unref (in[1]);
+  nnp_stage_free (whole);
+}
+
+static void
+test_opencl_split (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (NnpDevice) dev = nnp_device_open ("opencl", &error);
+  g_autoptr (NnpGraph) g = NULL;
+  NnpDeviceSpec cpu = { (char *) "cpu", 1 }, ocl = { (char *) "opencl", 1 };
+  NnpCostModel *cm;
+  int clip, n_specs = 0;
+  NnpDeviceSpec *specs;
+
+  if (dev == NULL) {
+    g_test_skip (error->message);
+    return;
+  }
+  g = small_cnn ();
+  clip = nnp_graph_find_node (g, "clip")->index;
+  cm = nnp_cost_model_new (g, NULL, NULL, NNP_COST_PROFILE);
+
+  /* parsing: "opencl" is a device, "cpu:2" a thread count */
+  specs = nnp_device_specs_parse ("cpu:2, opencl ,cpu", &n_specs, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (n_specs, ==, 3);
+  g_assert_cmpstr (specs[1].device, ==, "opencl");
+  g_assert_cmpint (specs[0].threads, ==, 2);
+  nnp_device_specs_free (specs, n_specs);
+
+  /* support and costs */
+  {
+    g_autofree char *why = NULL;
+    g_assert_false (nnp_device_spec_supports ("opencl", g, nnp_graph_node (g, clip), &why));
+    g_assert_nonnull (strstr (why, "run time"));
+    g_assert_true (isinf (nnp_cost_model_node_ms (cm, &ocl, clip)));
+    g_assert_true (isfinite (nnp_cost_model_node_ms (cm, &cpu, clip)));
+    g_assert_nonnull (nnp_cost_model_why (cm, &ocl, clip));
+    g_assert_true (isfinite (nnp_cost_model_node_ms (cm, &ocl, 0)));
+    g_assert_cmpstr (nnp_cost_model_source (cm, &ocl), ==, "profile");
+    /* same device: no copy, only the queue hand-off; across: one copy per tensor */
+    g_assert_cmpfloat (nnp_cost_model_transfer_ms (cm, &ocl, &ocl, 1, 4e6), <, 0.05);
+    g_assert_cmpfloat (nnp_cost_model_transfer_ms (cm, &cpu, &ocl, 1, 4e6), >,
+                       nnp_cost_model_transfer_ms (cm, &ocl, &ocl, 1, 4e6));
+    g_assert_cmpfloat (nnp_cost_model_transfer_ms (cm, &ocl, &cpu, 1, 4e6), >,
+                       nnp_cost_model_transfer_ms (cm, &ocl, &ocl, 1, 4e6));
+  }
+
+  /* automatic splits over cpu,opencl / opencl,cpu / cpu,opencl,cpu: the
+   * clip never on OpenCL, the stages run == the whole graph on the CPU */
+  {
+    const NnpDeviceSpec lists[3][3] = { { cpu, ocl }, { ocl, cpu }, { cpu, ocl, cpu } };
+    const int counts[3] = { 2, 2, 3 };
+    for (int l = 0; l < 3; l++) {
+      NnpSplitOptions o = { lists[l], counts[l], counts[l], 0, 0 };
+      NnpPlan *plan = nnp_plan_new_auto ("cnn.onnx", NULL, NULL, 0, g, &o, cm, &error);
+      g_autofree char *a = NULL, *b = NULL, *table = NULL;
+      NnpPlan *back;
+      int ocl_stages = 0;
+
+      g_assert_no_error (error);
+      g_assert_cmpint (plan->n_stages, ==, counts[l]);
+      for (int k = 0; k < plan->n_stages; k++) {
+        const NnpPlanStage *st = &plan->stages[k];
+        g_assert_cmpstr (st->device, ==, lists[l][k].device);
+        ocl_stages += strcmp (st->device, "opencl") == 0;
+        for (int i = 0; i < st->n_nodes; i++)
+          if (strcmp (st->device, "opencl") == 0)
+            g_assert_cmpstr (st->nodes[i], !=, "clip");
+        if (k + 1 < plan->n_stages)
+          g_assert_cmpfloat (st->cut_ms, >, 0);
+      }
+      g_assert_cmpint (ocl_stages, ==, 1);
+      table = nnp_plan_to_table (plan);
+      g_test_message ("%s", table);
+      check_plan_close (g, plan);
+      /* JSON round trip keeps the devices */
+      a = nnp_plan_to_json (plan);
+      g_assert_nonnull (strstr (a, "\"opencl\""));
+      back = nnp_plan_from_json (a, -1, &error);
+      g_assert_no_error (error);
+      b = nnp_plan_to_json (back);
+      g_assert_cmpstr (a, ==, b);
+      g_assert_true (nnp_plan_validate (back, g, &error));
+      g_assert_no_error (error);
+      nnp_plan_free (back);
+      nnp_plan_free (plan);
+    }
+  }
+
+  /* a stage putting the clip on OpenCL is rejected, saying why */
+  {
+    NnpPlan *plan = plan_of (HEAD "{\"device\":\"cpu\",\"nodes\":[\"conv1\"]},"
+                             "{\"device\":\"opencl\",\"nodes\":[\"clip\",\"conv2\",\"sig\","
+                             "\"add\",\"pool\"]}]}");
+    g_assert_false (nnp_plan_validate (plan, g, &error));
+    g_assert_error (error, NNP_ERROR, NNP_ERROR_PLAN);
+    g_assert_nonnull (strstr (error->message, "stage 1: node 'clip' (Clip) is not supported on "
+                              "device 'opencl': Clip: bounds computed at run time"));
+    g_clear_error (&error);
+    nnp_plan_free (plan);
+  }
+  /* only OpenCL listed: the clip can run nowhere */
+  {
+    NnpSplitOptions o = { &ocl, 1, 0, 0, 0 };
+    NnpPlan *plan = nnp_plan_new_auto ("cnn.onnx", NULL, NULL, 0, g, &o, cm, &error);
+    g_assert_null (plan);
+    g_assert_error (error, NNP_ERROR, NNP_ERROR_PLAN);
+    g_assert_nonnull (strstr (error->message, "node 'clip' (Clip) cannot run on any of the "
+                              "devices (opencl: Clip: bounds computed at run time)"));
+    g_clear_error (&error);
+  }
+  nnp_cost_model_free (cm);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -421,5 +761,8 @@ main (int argc, char **argv)
   g_test_add_func ("/partition/malformed-plans", test_malformed_plans);
   g_test_add_func ("/partition/json-round-trip", test_json_round_trip);
   g_test_add_func ("/partition/pass-through", test_pass_through);
+  g_test_add_func ("/partition/unsupported-never-placed", test_unsupported_never_placed);
+  g_test_add_func ("/partition/transfer-steers-cut", test_transfer_steers_cut);
+  g_test_add_func ("/partition/opencl-split", test_opencl_split);
   return g_test_run ();
 }

@@ -47,6 +47,25 @@ round_up_bytes (gsize n)
   return (n + 63) & ~(gsize) 63;
 }
 
+static gboolean
+have_avx2 (void)
+{
+#if HAVE_X86
+  static gsize once = 0;
+  static gboolean yes;
+
+  if (g_once_init_enter (&once)) {
+    __builtin_cpu_init ();
+    yes = __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma") &&
+          g_getenv ("NNPIPE_CPU_GENERIC") == NULL;
+    g_once_init_leave (&once, 1);
+  }
+  return yes;
+#else
+  return FALSE;
+#endif
+}
+
 /* ---------------------------------------------------------------- slots */
 
 /* Run n_tasks tasks on min(threads, slots) scratch slots of slot_bytes each
@@ -307,6 +326,71 @@ conv_setup (gpointer data, int64_t index, NnpSgemm *g)
   }
 }
 
+/* 1x1 convolution of a single pixel (squeeze-and-excitation after a global
+ * pool): a matrix-vector product, y[i] = W[i, :] . x + bias[i]; the GEMM
+ * would compute 16 columns to keep one. */
+static float
+dot_generic (const float *a, const float *b, int64_t n)
+{
+  float acc = 0.f;
+
+  for (int64_t q = 0; q < n; q++)
+    acc += a[q] * b[q];
+  return acc;
+}
+
+#if HAVE_X86
+__attribute__ ((target ("avx2,fma"))) static float
+dot_avx2 (const float *a, const float *b, int64_t n)
+{
+  __m256 a0 = _mm256_setzero_ps (), a1 = _mm256_setzero_ps ();
+  __m128 h;
+  int64_t q = 0;
+
+  for (; q + 16 <= n; q += 16) {
+    a0 = _mm256_fmadd_ps (_mm256_loadu_ps (a + q), _mm256_loadu_ps (b + q), a0);
+    a1 = _mm256_fmadd_ps (_mm256_loadu_ps (a + q + 8), _mm256_loadu_ps (b + q + 8), a1);
+  }
+  for (; q + 8 <= n; q += 8)
+    a0 = _mm256_fmadd_ps (_mm256_loadu_ps (a + q), _mm256_loadu_ps (b + q), a0);
+  a0 = _mm256_add_ps (a0, a1);
+  h = _mm_add_ps (_mm256_castps256_ps128 (a0), _mm256_extractf128_ps (a0, 1));
+  h = _mm_add_ps (h, _mm_movehl_ps (h, h));
+  h = _mm_add_ss (h, _mm_movehdup_ps (h));
+  return _mm_cvtss_f32 (h) + dot_generic (a + q, b + q, n - q);
+}
+#endif
+
+static void
+conv_gemv_run (const NnpCpuCall *call, const NnpConvParams *p)
+{
+  const float *x = call->inputs[0]->data, *w = call->inputs[1]->data;
+  const float *bias = p->has_bias && call->inputs[2] ? call->inputs[2]->data : NULL;
+  float *y = call->outputs[0]->data;
+  const NnpNode *node = call->node;
+  int64_t m, k;
+
+  group_mk (p, FALSE, &m, &k);
+  for (int64_t b = 0; b < p->batch; b++) {
+    for (int64_t grp = 0; grp < p->group; grp++) {
+      const float *xg = x + b * p->in_channels + grp * k;
+      float *yg = y + b * p->out_channels + grp * m;
+      for (int64_t i = 0; i < m; i++) {
+        const float *wr = w + (grp * m + i) * k;
+        float v;
+#if HAVE_X86
+        if (have_avx2 ())
+          v = dot_avx2 (wr, xg, k);
+        else
+#endif
+          v = dot_generic (wr, xg, k);
+        yg[i] = v + (bias ? bias[grp * m + i] : 0.f);
+      }
+      nnp_sgemm_activate (yg, m, node->act, node->act_alpha, node->act_beta);
+    }
+  }
+}
+
 static gboolean
 conv_gemm_run (const NnpCpuCall *call, const NnpConvParams *p)
 {
@@ -327,6 +411,10 @@ conv_gemm_run (const NnpCpuCall *call, const NnpConvParams *p)
   g.n = vol3 (p->out_dims);
   g.k = ctx.k;
   g.alpha = 1.f;
+  if (p->algo == NNP_CONV_ALGO_GEMM && vol3 (p->out_dims) == 1) {
+    conv_gemv_run (call, p);
+    return TRUE;
+  }
   if (p->algo == NNP_CONV_ALGO_GEMM && ctx.st && ctx.st->koff && ctx.m <= 4 * NNP_SGEMM_MR) {
     /* 1x1 with few output channels: the indirect GEMM reads X in place (no
      * packing of B, whose cost is only shared by m / MR panels).  With
@@ -517,24 +605,6 @@ dw_row_avx2 (const float *pl, int64_t wp, const float *w, int64_t kh_n, int64_t 
 }
 #endif
 
-static gboolean
-have_avx2 (void)
-{
-#if HAVE_X86
-  static gsize once = 0;
-  static gboolean yes;
-
-  if (g_once_init_enter (&once)) {
-    __builtin_cpu_init ();
-    yes = __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma") &&
-          g_getenv ("NNPIPE_CPU_GENERIC") == NULL;
-    g_once_init_leave (&once, 1);
-  }
-  return yes;
-#else
-  return FALSE;
-#endif
-}
 
 static void
 dw_task (gpointer data, int64_t task, void *slot)
@@ -656,6 +726,63 @@ typedef struct {
   float *pad;
 } PadCtx;
 
+/* even[k] = src[2k], odd[k] = src[2k + 1] for k < n. */
+static void
+deinterleave2_generic (const float *src, int64_t n, float *even, float *odd)
+{
+  for (int64_t k = 0; k < n; k++) {
+    even[k] = src[2 * k];
+    odd[k] = src[2 * k + 1];
+  }
+}
+
+#if HAVE_X86
+__attribute__ ((target ("avx2,fma"))) static void
+deinterleave2_avx2 (const float *src, int64_t n, float *even, float *odd)
+{
+  int64_t k = 0;
+
+  for (; k + 8 <= n; k += 8) {
+    __m256 lo = _mm256_loadu_ps (src + 2 * k), hi = _mm256_loadu_ps (src + 2 * k + 8);
+    /* lanes: lo0 lo2 hi0 hi2 | lo4 lo6 hi4 hi6 -> in order by a 64-bit permute */
+    __m256 ev = _mm256_shuffle_ps (lo, hi, _MM_SHUFFLE (2, 0, 2, 0));
+    __m256 od = _mm256_shuffle_ps (lo, hi, _MM_SHUFFLE (3, 1, 3, 1));
+    ev = _mm256_castpd_ps (_mm256_permute4x64_pd (_mm256_castps_pd (ev), _MM_SHUFFLE (3, 1, 2, 0)));
+    od = _mm256_castpd_ps (_mm256_permute4x64_pd (_mm256_castps_pd (od), _MM_SHUFFLE (3, 1, 2, 0)));
+    _mm256_storeu_ps (even + k, ev);
+    _mm256_storeu_ps (odd + k, od);
+  }
+  deinterleave2_generic (src + 2 * k, n - k, even + k, odd + k);
+}
+#endif
+
+/* Stride 2 along W: both column phases of one padded row in one pass. */
+static void
+pad_row_sw2 (const float *xr, int64_t IW, int64_t pl, int64_t wp, float *d0, float *d1)
+{
+  /* iw_e: first input column landing in phase 0; the pair (iw_e + 2k,
+   * iw_e + 2k + 1) lands at column j0 + k of phases 0 and 1 */
+  int64_t iw_e = pl & 1, j0 = (iw_e + pl) >> 1;
+  int64_t n = (IW - iw_e) / 2;
+
+  memset (d0, 0, wp * sizeof (float));
+  memset (d1, 0, wp * sizeof (float));
+  n = CLAMP (MIN (n, wp - j0), 0, G_MAXINT64);
+#if HAVE_X86
+  if (have_avx2 ())
+    deinterleave2_avx2 (xr + iw_e, n, d0 + j0, d1 + j0);
+  else
+#endif
+    deinterleave2_generic (xr + iw_e, n, d0 + j0, d1 + j0);
+  if (iw_e == 1 && (pl >> 1) < wp)          /* column 0 lands in phase 1 */
+    d1[pl >> 1] = xr[0];
+  if ((IW - iw_e) % 2 == 1 && IW >= 1) {    /* the last column, unpaired */
+    int64_t col = IW - 1 + pl;
+    if ((col >> 1) < wp)
+      ((col & 1) ? d1 : d0)[col >> 1] = xr[IW - 1];
+  }
+}
+
 static void
 pad_channels (gpointer data, gsize begin, gsize end, int thread)
 {
@@ -666,6 +793,27 @@ pad_channels (gpointer data, gsize begin, gsize end, int thread)
   const int64_t pt = p->pads_begin[1], pl = p->pads_begin[2];
   const int64_t wp = dg->wp, sh = dg->sh, sw = dg->sw;
 
+  if (sw == 2) {
+    for (gsize ci = begin; ci < end; ci++) {
+      const float *x = c->x + ci * IH * IW;
+      for (int64_t ph = 0; ph < sh; ph++) {
+        float *p0 = c->pad + ((ci * sh + ph) * sw + 0) * dg->cs;
+        float *p1 = c->pad + ((ci * sh + ph) * sw + 1) * dg->cs;
+        for (int64_t i = 0; i < dg->hp; i++) {
+          int64_t ih = i * sh + ph - pt;
+          if (ih < 0 || ih >= IH) {
+            memset (p0 + i * wp, 0, wp * sizeof (float));
+            memset (p1 + i * wp, 0, wp * sizeof (float));
+          } else {
+            pad_row_sw2 (x + ih * IW, IW, pl, wp, p0 + i * wp, p1 + i * wp);
+          }
+        }
+        memset (p0 + dg->hp * wp, 0, (dg->cs - dg->hp * wp) * sizeof (float));
+        memset (p1 + dg->hp * wp, 0, (dg->cs - dg->hp * wp) * sizeof (float));
+      }
+    }
+    return;
+  }
   for (gsize ci = begin; ci < end; ci++) {
     const float *x = c->x + ci * IH * IW;
     for (int64_t ph = 0; ph < sh; ph++) {

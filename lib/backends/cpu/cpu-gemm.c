@@ -395,6 +395,16 @@ nnp_sgemm_kernel_name (void)
   return the_uk_name;
 }
 
+/* One row of an edge tile: a fixed-size copy (inlined) for full rows. */
+static inline void
+copy_tile_row (float *dst, const float *src, int64_t nr)
+{
+  if (nr == NR)
+    memcpy (dst, src, NR * sizeof (float));
+  else
+    memcpy (dst, src, nr * sizeof (float));
+}
+
 /* ---------------------------------------------------------------- packing */
 
 static inline int64_t
@@ -626,11 +636,11 @@ run_block (const NnpSgemm *g, int64_t m0, int64_t mc, int64_t n0, int64_t nc, fl
         } else {
           if (args.load_c) {
             for (int64_t r = 0; r < mr; r++)
-              memcpy (tmp + r * NR, cp + r * g->ldc, nr * sizeof (float));
+              copy_tile_row (tmp + r * NR, cp + r * g->ldc, nr);
           }
           uk (kc, ap, bp, tmp, NR, &args);
           for (int64_t r = 0; r < mr; r++)
-            memcpy (cp + r * g->ldc, tmp + r * NR, nr * sizeof (float));
+            copy_tile_row (cp + r * g->ldc, tmp + r * NR, nr);
         }
       }
     }
@@ -798,7 +808,7 @@ run_indirect_tasks (gpointer data, gsize begin, gsize end, int thread)
               ldd = NR;
               if (args.load_c)
                 for (int64_t q = 0; q < mr; q++)
-                  memcpy (tmp + q * NR, cp + q * g->ldc, nr * sizeof (float));
+                  copy_tile_row (tmp + q * NR, cp + q * g->ldc, nr);
             }
             if (packed)
               uk (ks, ap, panel, dst, ldd, &args);
@@ -806,7 +816,7 @@ run_indirect_tasks (gpointer data, gsize begin, gsize end, int thread)
               uki (ks, ap, brow + j, koff, dst, ldd, &args);
             if (dst == tmp)
               for (int64_t q = 0; q < mr; q++)
-                memcpy (cp + q * g->ldc, tmp + q * NR, nr * sizeof (float));
+                copy_tile_row (cp + q * g->ldc, tmp + q * NR, nr);
           }
         }
       }
