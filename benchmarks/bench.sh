@@ -9,8 +9,9 @@
 # THREADS_LIST (default "1 2"), NNP_MODELS_DIR (default .cache/models),
 # QUICK=1 (ROUNDS=3, fewer timed runs per process).
 #
-# Each process runs one warm-up and K timed runs and reports their median;
-# the figure is the median over ROUNDS processes.  Round r runs nnpipe first
+# Each process runs one warm-up and K timed runs and reports their median
+# and minimum; the figure is the median over ROUNDS processes (ratio-min:
+# the ratio of the fastest runs, useful when other jobs load the machine).  Round r runs nnpipe first
 # when r is odd, ONNX Runtime first when it is even.
 #
 # Prints (a) latency per model at each thread count and nnpipe / ORT;
@@ -45,6 +46,8 @@ ch_ppocr_mobile_v2.0_cls_infer.onnx 1,3,48,192 300"
 
 median_of () { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print ""; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 lat () { sed -n 's/.*latency_ms median=\([0-9.]*\).*/\1/p' | head -1; }
+# "MEDIAN MIN" of one process
+latmin () { sed -n 's/.*latency_ms median=\([0-9.]*\) min=\([0-9.]*\).*/\1 \2/p' | head -1; }
 
 mhz=$(awk -F: '/^cpu MHz/ { gsub(/ /, "", $2); print $2; exit }' /proc/cpuinfo)
 cores=$(nproc)
@@ -59,7 +62,7 @@ echo "rounds: $rounds alternating processes per runner and case; figure = median
 echo
 
 echo "(a) latency (ms) and (d) GFLOP/s"
-printf '%-30s %3s %10s %10s %7s %9s %9s %7s %7s\n' model thr nnpipe ORT ratio "nnp GF/s" "ORT GF/s" "%nom" "%meas"
+printf '%-30s %3s %10s %10s %7s %9s %9s %7s %7s %9s\n' model thr nnpipe ORT ratio "nnp GF/s" "ORT GF/s" "%nom" "%meas" "ratio-min"
 for t in $threads_list; do
   echo "$cases" | while read -r model dims k; do
     [ -f "$models/$model" ] || { printf '%-30s %s\n' "$model" "missing (tools/fetch-models.sh)"; continue; }
@@ -72,23 +75,27 @@ for t in $threads_list; do
       if [ $((r % 2)) -eq 1 ]; then order="n o"; else order="o n"; fi
       for who in $order; do
         if [ $who = n ]; then
-          "$nnpipe" run "$models/$model" --shape "x=$dims" --threads "$t" --repeat "$k" 2>&1 | lat >> "$tmp/n"
+          "$nnpipe" run "$models/$model" --shape "x=$dims" --threads "$t" --repeat "$k" 2>&1 | latmin >> "$tmp/n"
         else
-          "$ort" "$models/$model" --shape "x=$dims" --threads "$t" --repeat "$k" 2>&1 | lat >> "$tmp/o"
+          "$ort" "$models/$model" --shape "x=$dims" --threads "$t" --repeat "$k" 2>&1 | latmin >> "$tmp/o"
         fi
       done
       r=$((r + 1))
     done
-    n=$(median_of < "$tmp/n")
-    o=$(median_of < "$tmp/o")
-    awk -v l="$label" -v t="$t" -v n="$n" -v o="$o" -v f="${flops:-0}" -v mhz="$mhz" -v m="$meas" 'BEGIN {
+    n=$(cut -d' ' -f1 "$tmp/n" | median_of)
+    o=$(cut -d' ' -f1 "$tmp/o" | median_of)
+    nmin=$(cut -d' ' -f2 "$tmp/n" | sort -g | head -1)
+    omin=$(cut -d' ' -f2 "$tmp/o" | sort -g | head -1)
+    awk -v l="$label" -v t="$t" -v n="$n" -v o="$o" -v f="${flops:-0}" -v mhz="$mhz" -v m="$meas" \
+        -v nm="${nmin:-0}" -v om="${omin:-0}" 'BEGIN {
       peak = 32 * mhz / 1000 * t; mpeak = m * t;   # GFLOP/s
       gn = n > 0 ? f / (n * 1e6) : 0; go = o > 0 ? f / (o * 1e6) : 0;
-      printf "%-30s %3d %10.3f %10.3f %7.3f %9.1f %9.1f %6.1f%% %6.1f%%\n", l, t, n, o, (o > 0 ? n / o : 0), gn, go, (peak > 0 ? 100 * gn / peak : 0), (mpeak > 0 ? 100 * gn / mpeak : 0) }'
+      printf "%-30s %3d %10.3f %10.3f %7.3f %9.1f %9.1f %6.1f%% %6.1f%% %9.3f\n", l, t, n, o, (o > 0 ? n / o : 0), gn, go, (peak > 0 ? 100 * gn / peak : 0), (mpeak > 0 ? 100 * gn / mpeak : 0), (om > 0 ? nm / om : 0) }'
   done
 done
 echo "    ratio = nnpipe / ORT (< 1: nnpipe faster); %nom = nnpipe GFLOP/s / (32 x cpu MHz x threads);"
-echo "    %meas = nnpipe GFLOP/s / (measured FMA peak x threads); FLOPs of the unfused graph (nnpipe inspect)"
+echo "    %meas = nnpipe GFLOP/s / (measured FMA peak x threads); FLOPs of the unfused graph (nnpipe inspect);"
+echo "    ratio-min = fastest nnpipe run / fastest ORT run over all processes (least disturbed by other load)"
 echo
 
 echo "(b) pipeline throughput: detector 1x3x640x640, two 1-thread stages vs ORT with 2 threads"
@@ -100,7 +107,7 @@ if [ -f "$det" ] && "$nnpipe" split "$det" --shape x=1,3,640,640 --stages 2 --de
   # pipeline rate is 1 / slowest stage
   "$nnpipe" run "$det" --shape x=1,3,640,640 --plan "$plan" --repeat 10 > "$tmp/plan.txt" 2>&1
   sed -n '/^stage/,/^whole/p' "$tmp/plan.txt" | sed 's/^/    /'
-  slow=$(awk '/^stage/ { on = 1; next } on && /^[0-9]/ { if ($4 > m) m = $4 } END { print m + 0 }' "$tmp/plan.txt")
+  slow=$(awk '/^stage/ { on = 1; next } on && /^[0-9]/ { if ($NF > m) m = $NF } END { print m + 0 }' "$tmp/plan.txt")
   plugdir=$build/plugins
   fps_gst=""
   if [ -f "$plugdir/libgstnnpipe.so" ] && command -v gst-launch-1.0 >/dev/null 2>&1; then

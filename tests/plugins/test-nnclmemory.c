@@ -82,17 +82,27 @@ typedef struct
   GstHarness *h;
 } Run;
 
+static GstStaticPadTemplate any_src = GST_STATIC_PAD_TEMPLATE ("src",
+    GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
+static GstStaticPadTemplate any_sink = GST_STATIC_PAD_TEMPLATE ("sink",
+    GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
+
 static Run
 run_chain (const gchar * desc, gboolean sink_device, GstBus * bus)
 {
   Run r = { 0 };
   NnpCopyCounts before, after;
   GstBuffer *buf;
-  GstElement *s0;
+  GstElement *s0, *bin;
 
-  r.h = gst_harness_new_parse (desc);
+  /* the bus before the elements start: they post while starting */
+  bin = gst_parse_bin_from_description (desc, TRUE, NULL);
+  fail_unless (bin != NULL, "cannot parse %s", desc);
   if (bus)
-    gst_element_set_bus (r.h->element, bus);
+    gst_element_set_bus (bin, bus);
+  r.h = gst_harness_new_empty ();
+  gst_harness_add_element_full (r.h, bin, &any_src, "sink", &any_sink, "src");
+  gst_object_unref (bin);
   r.buffers = g_ptr_array_new_with_free_func ((GDestroyNotify) gst_buffer_unref);
   gst_harness_set_src_caps_str (r.h, input_caps ());
   gst_harness_set_sink_caps_str (r.h, sink_device ?

@@ -1,0 +1,73 @@
+#!/bin/sh
+# pipelines/ocr-opencl.sh (issue 6): the detector on OpenCL, the recogniser
+# on the CPU.  One small frame per string (PoCL is slow); the recognised
+# text must reach >= 95% character accuracy and equal what the CPU-only
+# pipelines/ocr.sh reads on the same frame.
+#
+# usage: test-ocr-opencl.sh SOURCE_DIR BUILD_DIR      (exit 77: skipped)
+set -u
+
+src=${1:-${NNP_SOURCE_DIR:-.}}
+build=${2:-${NNP_BUILD_DIR:-$src/build}}
+models=${NNP_MODELS_DIR:-$src/.cache/models}
+python=/usr/bin/python3
+[ -x "$python" ] || python=python3
+
+for f in ch_PP-OCRv4_det_infer.onnx ch_PP-OCRv4_rec_infer.onnx ppocr_keys_v1.txt; do
+  [ -f "$models/$f" ] || { echo "SKIP: $models/$f missing (tools/fetch-models.sh)"; exit 77; }
+done
+command -v gst-launch-1.0 >/dev/null || { echo "SKIP: no gst-launch-1.0"; exit 77; }
+gst-inspect-1.0 textoverlay >/dev/null 2>&1 || { echo "SKIP: no textoverlay"; exit 77; }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export NNP_BUILD_DIR="$build" NNP_MODELS_DIR="$models"
+export NNP_OCR_WIDTH=320 NNP_OCR_HEIGHT=96 NNP_OCR_FONT="Sans 24"
+fail=0
+n=0
+
+while IFS= read -r text; do
+  [ -n "$text" ] || continue
+  n=$((n + 1))
+  if ! sh "$src/pipelines/ocr-opencl.sh" "$text" "$tmp/cl-$n.png" >"$tmp/cl" 2>"$tmp/err"; then
+    if grep -q "OpenCL device .* is not available" "$tmp/err"; then
+      echo "SKIP: no OpenCL device:"; cat "$tmp/err"; exit 77
+    fi
+    echo "FAIL: ocr-opencl.sh '$text' failed:"; cat "$tmp/err"; fail=1; continue
+  fi
+  [ -s "$tmp/cl-$n.png" ] || { echo "FAIL: ocr-opencl.sh '$text' wrote no PNG"; fail=1; }
+  if ! sh "$src/pipelines/ocr.sh" "$text" "$tmp/cpu-$n.png" >"$tmp/cpu" 2>"$tmp/err"; then
+    echo "FAIL: ocr.sh '$text' failed:"; cat "$tmp/err"; fail=1; continue
+  fi
+  if ! "$python" - "$text" "$tmp/cl" "$tmp/cpu" <<'PY'
+import sys
+text, cl_path, cpu_path = sys.argv[1:4]
+
+def edit_distance(a, b):
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i]
+        for j, cb in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+        prev = cur
+    return prev[-1]
+
+def read(path):
+    return ' '.join(l.split('\t')[0] for l in open(path, encoding='utf-8')
+                    if l.count('\t') == 2)
+
+cl, cpu = read(cl_path), read(cpu_path)
+acc = 1.0 - edit_distance(text, cl) / max(len(text), 1)
+print("%-24r opencl %-24r cpu %-24r accuracy %.3f" % (text, cl, cpu, acc))
+sys.exit(0 if acc >= 0.95 and cl == cpu else 1)
+PY
+  then
+    echo "FAIL: '$text'"; fail=1
+  fi
+done <<'EOF2'
+Hello 42
+OpenCL 2024!
+EOF2
+
+[ "$n" -gt 0 ] || { echo "FAIL: no strings"; exit 1; }
+exit $fail
