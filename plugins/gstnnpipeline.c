@@ -74,6 +74,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_nn_pipeline_debug);
 #define DEFAULT_CUTS NULL
 #define DEFAULT_STATS_INTERVAL 1000
 #define DEFAULT_PIN FALSE
+#define DEFAULT_FALLBACK FALSE
 
 #define MAX_STAGES 64
 
@@ -88,6 +89,7 @@ enum
   PROP_CUTS,
   PROP_STATS_INTERVAL,
   PROP_PIN,
+  PROP_FALLBACK,
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -115,6 +117,7 @@ struct _GstNnPipeline
   gchar *cuts;
   guint stats_interval;
   gboolean pin;
+  gboolean fallback;
 
   /* stream state (build_lock), between READY -> PAUSED and back */
   GMutex build_lock;
@@ -198,6 +201,83 @@ stage_out_bytes (NnpGraph * graph, const NnpPlanStage * st)
   return bytes;
 }
 
+static gboolean
+is_opencl (const gchar * device)
+{
+  return device != NULL && g_ascii_strncasecmp (device, "opencl", 6) == 0
+      && (device[6] == '\0' || device[6] == ':');
+}
+
+/* OpenCL devices the partitioner cannot plan for (yet): "cpu,opencl:1"
+ * becomes "cpu,cpu:1" for planning, and *cl[i] keeps the OpenCL spec of
+ * item i (NULL for others).  An OpenCL item is a whole nnstage device
+ * spec ("opencl", "opencl:N", "opencl:NAME"), not DEVICE:THREADS. */
+static gchar *
+plannable_devices (const gchar * devices, gchar *** cl)
+{
+  gchar **items = g_strsplit (devices, ",", -1);
+  guint n = g_strv_length (items);
+  GString *out = g_string_new (NULL);
+
+  *cl = g_new0 (gchar *, n + 1);
+  for (guint i = 0; i < n; i++) {
+    gchar *item = g_strstrip (items[i]);
+    gchar *dev = g_strdup (item), *colon = strchr (dev, ':');
+
+    if (colon)
+      *colon = '\0';
+    if (is_opencl (item) && !nnp_device_available (dev)) {
+      (*cl)[i] = g_strdup (item);
+      g_string_append_printf (out, "%scpu:1", i ? "," : "");
+    } else {
+      g_string_append_printf (out, "%s%s", i ? "," : "", item);
+    }
+    g_free (dev);
+  }
+  g_strfreev (items);
+  return g_string_free (out, FALSE);
+}
+
+/* Resolve a plan whose OpenCL stages the partitioner does not know (yet):
+ * on a copy with those planned as "cpu", then back to their devices. */
+static gboolean
+resolve_plan (NnpPlan * plan, NnpGraph * graph, GError ** error)
+{
+  NnpPlan *copy;
+
+  for (gint k = 0; k < plan->n_stages; k++)
+    if (is_opencl (plan->stages[k].device)
+        && !nnp_device_available (plan->stages[k].device))
+      break;
+    else if (k == plan->n_stages - 1)
+      return nnp_plan_resolve (plan, graph, error);
+
+  copy = nnp_plan_copy (plan);
+  for (gint k = 0; k < copy->n_stages; k++) {
+    if (is_opencl (copy->stages[k].device)) {
+      g_free (copy->stages[k].device);
+      copy->stages[k].device = g_strdup ("cpu");
+    }
+  }
+  if (!nnp_plan_resolve (copy, graph, error)) {
+    nnp_plan_free (copy);
+    return FALSE;
+  }
+  for (gint k = 0; k < copy->n_stages; k++) {
+    g_free (copy->stages[k].device);
+    copy->stages[k].device = g_strdup (plan->stages[k].device);
+  }
+  /* plan takes the resolved stages */
+  {
+    NnpPlan tmp = *plan;
+
+    *plan = *copy;
+    *copy = tmp;
+  }
+  nnp_plan_free (copy);
+  return TRUE;
+}
+
 /* Compute (or load) the plan for these model input shapes.  New plan or
  * NULL with error.  Call with build_lock held. */
 static NnpPlan *
@@ -207,6 +287,7 @@ make_plan (GstNnPipeline * self, const NnpInputShape * shapes, guint n_shapes,
   gchar *stages_str, *devices, *plan_path, *cuts;
   gboolean pin;
   NnpDeviceSpec *specs = NULL;
+  gchar **cl_devices = NULL;
   NnpCostModel *cm = NULL;
   NnpPlan *plan = NULL;
   gint n_specs = 0, n_stages = 0;
@@ -249,7 +330,7 @@ make_plan (GstNnPipeline * self, const NnpInputShape * shapes, guint n_shapes,
     /* the stages start at the shapes negotiated */
     for (guint i = 0; i < n_shapes; i++)
       nnp_plan_set_shape (plan, shapes[i].name, &shapes[i].shape);
-    if (!nnp_plan_resolve (plan, graph, error)) {
+    if (!resolve_plan (plan, graph, error)) {
       g_clear_pointer (&plan, nnp_plan_free);
       nnp_graph_unref (graph);
       goto out;
@@ -263,7 +344,10 @@ make_plan (GstNnPipeline * self, const NnpInputShape * shapes, guint n_shapes,
   }
 
   if (devices && *devices) {
-    specs = nnp_device_specs_parse (devices, &n_specs, error);
+    gchar *plannable = plannable_devices (devices, &cl_devices);
+
+    specs = nnp_device_specs_parse (plannable, &n_specs, error);
+    g_free (plannable);
     if (specs == NULL)
       goto out;
   } else {
@@ -336,6 +420,19 @@ make_plan (GstNnPipeline * self, const NnpInputShape * shapes, guint n_shapes,
   }
 
 out:
+  if (plan && cl_devices && n_specs > 0) {
+    /* stage k runs on device MIN (k, n - 1) of the list */
+    for (gint k = 0; k < plan->n_stages; k++) {
+      const gchar *cl = cl_devices[MIN (k, n_specs - 1)];
+
+      if (cl) {
+        g_free (plan->stages[k].device);
+        plan->stages[k].device = g_strdup (cl);
+        plan->stages[k].threads = 1;
+      }
+    }
+  }
+  g_strfreev (cl_devices);
   if (plan && pin) {
     /* consecutive cores for the stages the plan does not pin */
     gint n_cores = MAX ((gint) g_get_num_processors (), 1), next = 0;
@@ -459,6 +556,7 @@ build_locked (GstNnPipeline * self, const GstNnTensorsInfo * info,
   NnpGraph *graph;
   GstElement *prev = NULL;
   guint n_shapes = 0, queue_size;
+  gboolean fallback;
   gchar *key;
   gint64 t0 = g_get_monotonic_time ();
 
@@ -504,6 +602,7 @@ build_locked (GstNnPipeline * self, const GstNnTensorsInfo * info,
 
   GST_OBJECT_LOCK (self);
   queue_size = self->queue_size;
+  fallback = self->fallback;
   GST_OBJECT_UNLOCK (self);
 
   for (gint k = 0; k < self->plan->n_stages; k++) {
@@ -511,7 +610,7 @@ build_locked (GstNnPipeline * self, const GstNnTensorsInfo * info,
     gchar *name = g_strdup_printf ("stage%d", k);
 
     g_object_set (stage, "name", name, "model", self->model_file,
-        "plan-object", self->plan, "stage", k, NULL);
+        "plan-object", self->plan, "stage", k, "fallback", fallback, NULL);
     g_free (name);
     gst_bin_add (GST_BIN (self), stage);
     g_ptr_array_add (self->stage_elems, gst_object_ref (stage));
@@ -994,6 +1093,9 @@ gst_nn_pipeline_set_property (GObject * object, guint prop_id,
     case PROP_PIN:
       self->pin = g_value_get_boolean (value);
       break;
+    case PROP_FALLBACK:
+      self->fallback = g_value_get_boolean (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1032,6 +1134,9 @@ gst_nn_pipeline_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_PIN:
       g_value_set_boolean (value, self->pin);
+      break;
+    case PROP_FALLBACK:
+      g_value_set_boolean (value, self->fallback);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1173,6 +1278,19 @@ gst_nn_pipeline_class_init (GstNnPipelineClass * klass)
           DEFAULT_PIN, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
 
+  /**
+   * GstNnPipeline:fallback:
+   *
+   * Stages on an OpenCL device that is missing or cannot run them run on
+   * the CPU instead, with a warning (#GstNnStage:fallback).
+   */
+  g_object_class_install_property (gobject_class, PROP_FALLBACK,
+      g_param_spec_boolean ("fallback", "Fallback",
+          "Run OpenCL stages on the CPU (with a warning) when their device "
+          "is missing or cannot run them", DEFAULT_FALLBACK,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class,
@@ -1195,6 +1313,7 @@ gst_nn_pipeline_init (GstNnPipeline * self)
   self->queue_size = DEFAULT_QUEUE_SIZE;
   self->stats_interval = DEFAULT_STATS_INTERVAL;
   self->pin = DEFAULT_PIN;
+  self->fallback = DEFAULT_FALLBACK;
   self->stage_elems = g_ptr_array_new_with_free_func (gst_object_unref);
   self->queues = g_ptr_array_new_with_free_func (gst_object_unref);
 

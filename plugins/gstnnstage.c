@@ -49,6 +49,7 @@
 #endif
 
 #include "gstnnstage.h"
+#include "gstnnclmemory.h"
 #include "gstnntensorcaps.h"
 #include "gstnntensorpool.h"
 
@@ -69,6 +70,9 @@ GST_DEBUG_CATEGORY_STATIC (gst_nn_stage_debug);
 #define DEFAULT_PLAN NULL
 #define DEFAULT_STAGE 0
 #define DEFAULT_NODES NULL
+#define DEFAULT_DEVICE_INDEX -1
+#define DEFAULT_DEVICE_NAME NULL
+#define DEFAULT_FALLBACK FALSE
 
 #define MAX_THREADS 256
 #define MAX_CPUS 1024
@@ -88,17 +92,25 @@ enum
   PROP_PLAN_OBJECT,
   PROP_BUSY_TIME,
   PROP_FRAMES,
+  PROP_DEVICE_INDEX,
+  PROP_DEVICE_NAME,
+  PROP_FALLBACK,
 };
+
+/* device memory first: an OpenCL stage prefers it (see transform_caps) */
+#define CL_TENSORS_CAPS \
+  "other/tensors(" GST_CAPS_FEATURE_MEMORY_OPENCL "), format = (string) static, " \
+  "num_tensors = (int) [ 1, 16 ], framerate = (fraction) [ 0/1, MAX ]"
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_PAD_SINK,
     GST_PAD_ALWAYS,
-    GST_STATIC_CAPS (GST_NN_TENSORS_CAPS_TEMPLATE_ANY));
+    GST_STATIC_CAPS (CL_TENSORS_CAPS "; " GST_NN_TENSORS_CAPS_TEMPLATE_ANY));
 
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC,
     GST_PAD_ALWAYS,
-    GST_STATIC_CAPS (GST_NN_TENSORS_CAPS_TEMPLATE));
+    GST_STATIC_CAPS (CL_TENSORS_CAPS "; " GST_NN_TENSORS_CAPS_TEMPLATE));
 
 struct _GstNnStage
 {
@@ -113,6 +125,18 @@ struct _GstNnStage
   gint stage_index;
   gchar *nodes;
   NnpPlan *plan_object;         /* owned copy (set by nnpipeline) */
+  gint device_index;
+  gchar *device_name;
+  gboolean fallback;
+
+  /* the device, between start() and stop(): dev_spec is what the stage
+   * runs on ("cpu", "opencl:1"); use_cl when that is an OpenCL device,
+   * which is then cl_device (shared through GstContext; also set by
+   * set_context).  Set in start() before negotiation, read by
+   * transform_caps. */
+  gchar *dev_spec;
+  gboolean use_cl;
+  NnpDevice *cl_device;         /* owned ref */
 
   /* the model and the shape-inference cache: transform_caps runs on any
    * thread (lock) */
@@ -140,6 +164,8 @@ struct _GstNnStage
   /* negotiated state (streaming thread) */
   GstNnTensorsInfo in_info, out_info;
   NnpStage *stage;
+  gboolean stage_on_cl;         /* the stage runs on cl_device (no fallback) */
+  gboolean out_device;          /* output caps have memory:OpenCL */
 
   /* measured processing time (object lock) */
   GstClockTime run_times[LATENCY_WINDOW];
@@ -158,6 +184,8 @@ gst_nn_stage_device_get_type (void)
   static GType type = 0;
   static const GEnumValue values[] = {
     {GST_NN_STAGE_DEVICE_CPU, "CPU (libnnpipe's kernels)", "cpu"},
+    {GST_NN_STAGE_DEVICE_OPENCL, "OpenCL device (see device-index, "
+          "device-name)", "opencl"},
     {0, NULL, NULL}
   };
 
@@ -168,14 +196,49 @@ gst_nn_stage_device_get_type (void)
   return type;
 }
 
-static const gchar *
-device_name (GstNnStageDevice device)
+/* The device spec of the properties: "cpu", "opencl", "opencl:N",
+ * "opencl:NAME" (new string).  Call with the object lock held. */
+static gchar *
+device_spec_locked (GstNnStage * self)
 {
-  switch (device) {
+  switch (self->device) {
+    case GST_NN_STAGE_DEVICE_OPENCL:
+      if (self->device_name && *self->device_name)
+        return g_strdup_printf ("opencl:%s", self->device_name);
+      if (self->device_index >= 0)
+        return g_strdup_printf ("opencl:%d", self->device_index);
+      return g_strdup ("opencl");
     case GST_NN_STAGE_DEVICE_CPU:
     default:
-      return "cpu";
+      return g_strdup ("cpu");
   }
+}
+
+static gboolean
+spec_is_opencl (const gchar * spec)
+{
+  return spec != NULL && g_ascii_strncasecmp (spec, "opencl", 6) == 0
+      && (spec[6] == '\0' || spec[6] == ':');
+}
+
+/* A copy of plan that the partitioner can resolve: devices it does not
+ * know (OpenCL ones, which nnstage opens itself) are resolved as "cpu" --
+ * the node sets and boundaries do not depend on the device. */
+static NnpPlan *
+plan_copy_for_resolve (const NnpPlan * plan)
+{
+  NnpPlan *copy = nnp_plan_copy (plan);
+
+  for (gint k = 0; copy && k < copy->n_stages; k++) {
+    NnpPlanStage *st = &copy->stages[k];
+
+    if (st->device && !nnp_device_available (st->device)
+        && spec_is_opencl (st->device)) {
+      g_free (st->device);
+      st->device = g_strdup ("cpu");
+    }
+  }
+  return copy;
 }
 
 /* Parse "0,1,4-7" into a list of core numbers; NULL or "" gives none. */
@@ -651,7 +714,8 @@ nodes_plan_locked (GstNnStage * self, NnpGraph * graph, const gchar * key,
   if (before->len)
     nnp_plan_add_stage (plan, "cpu", 1, (const char *const *) before->pdata,
         (int) before->len);
-  st = nnp_plan_add_stage (plan, device_name (self->device),
+  /* resolved as "cpu": the stage's own device is self->dev_spec */
+  st = nnp_plan_add_stage (plan, "cpu",
       MAX (self->part_threads, 1), (const char *const *) mine->pdata,
       (int) mine->len);
   if (self->part_cpus && self->part_cpus->len) {
@@ -688,7 +752,7 @@ part_plan_locked (GstNnStage * self, NnpGraph * graph, const gchar * key,
   if (self->plan == NULL)
     return nodes_plan_locked (self, graph, key, stage_out, error);
 
-  plan = nnp_plan_copy (self->plan);
+  plan = plan_copy_for_resolve (self->plan);
   if (!nnp_plan_resolve (plan, graph, error)) {
     nnp_plan_free (plan);
     return NULL;
@@ -1243,6 +1307,39 @@ filter_model_inputs (GstNnStage * self, GstCaps * caps)
   return ret;
 }
 
+static gboolean
+has_cl_feature (GstCaps * caps, guint i)
+{
+  GstCapsFeatures *f = gst_caps_get_features (caps, i);
+
+  return f != NULL && !gst_caps_features_is_any (f)
+      && gst_caps_features_contains (f, GST_CAPS_FEATURE_MEMORY_OPENCL);
+}
+
+/* The memory features the stage offers on either pad (takes caps, returns
+ * new caps): on OpenCL every structure in device memory first, then the
+ * same in system memory; on the CPU system memory only. */
+static GstCaps *
+offer_features (GstNnStage * self, GstCaps * caps)
+{
+  GstCaps *cl, *sys;
+
+  if (gst_caps_is_any (caps))
+    return caps;
+  cl = gst_caps_new_empty ();
+  sys = gst_caps_new_empty ();
+  for (guint i = 0; i < gst_caps_get_size (caps); i++) {
+    const GstStructure *s = gst_caps_get_structure (caps, i);
+
+    if (self->use_cl)
+      cl = gst_caps_merge_structure_full (cl, gst_structure_copy (s),
+          gst_caps_features_new (GST_CAPS_FEATURE_MEMORY_OPENCL, NULL));
+    sys = gst_caps_merge_structure (sys, gst_structure_copy (s));
+  }
+  gst_caps_unref (caps);
+  return gst_caps_merge (cl, sys);
+}
+
 static GstCaps *
 gst_nn_stage_transform_caps (GstBaseTransform * trans,
     GstPadDirection direction, GstCaps * caps, GstCaps * filter)
@@ -1281,6 +1378,8 @@ gst_nn_stage_transform_caps (GstBaseTransform * trans,
     if (gst_caps_get_size (caps) == 0 && gst_caps_is_any (caps))
       ret = gst_caps_merge (ret, model_input_caps (self, NULL));
   }
+
+  ret = offer_features (self, ret);
 
   if (filter) {
     GstCaps *f = filter, *tmp;
@@ -1343,6 +1442,11 @@ gst_nn_stage_accept_caps (GstBaseTransform * trans, GstPadDirection direction,
   tmpl = gst_pad_get_pad_template_caps (GST_BASE_TRANSFORM_SINK_PAD (trans));
   ret = gst_caps_can_intersect (tmpl, caps);
   gst_caps_unref (tmpl);
+  /* device memory only on an OpenCL stage */
+  for (guint i = 0; ret && !GST_NN_STAGE (trans)->use_cl
+      && i < gst_caps_get_size (caps); i++)
+    if (has_cl_feature (caps, i))
+      ret = FALSE;
   GST_DEBUG_OBJECT (trans, "accept caps %" GST_PTR_FORMAT ": %d", caps, ret);
   return ret;
 }
@@ -1405,6 +1509,100 @@ check_stage (GstNnStage * self, NnpStage * stage,
   return TRUE;
 }
 
+/* Stage k of a resolved plan on a device (the plan's own device may be
+ * one the partitioner resolves as "cpu", see plan_copy_for_resolve()). */
+static NnpStage *
+plan_stage_new (const NnpPlan * plan, gint k, NnpGraph * graph,
+    const gchar * device, GError ** error)
+{
+  const NnpPlanStage *st = &plan->stages[k];
+  gint *nodes = g_new0 (gint, MAX (st->n_nodes, 1));
+  gint *in = g_new0 (gint, MAX (st->n_inputs, 1));
+  gint *out = g_new0 (gint, MAX (st->n_outputs, 1));
+  NnpStageOptions opts = { 0 };
+  NnpStage *stage = NULL;
+
+  for (gint i = 0; i < st->n_nodes; i++) {
+    NnpNode *node = nnp_graph_find_node (graph, st->nodes[i]);
+
+    if (node == NULL) {
+      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "stage %d: unknown node "
+          "'%s'", k, st->nodes[i]);
+      goto out;
+    }
+    nodes[i] = node->index;
+  }
+  for (gint i = 0; i < st->n_inputs + st->n_outputs; i++) {
+    gboolean is_in = i < st->n_inputs;
+    const gchar *name = is_in ? st->inputs[i] : st->outputs[i - st->n_inputs];
+    const NnpValue *v = nnp_graph_find_value (graph, name);
+
+    if (v == NULL) {
+      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "stage %d: unknown value "
+          "'%s'", k, name);
+      goto out;
+    }
+    if (is_in)
+      in[i] = v->id;
+    else
+      out[i - st->n_inputs] = v->id;
+  }
+  opts.device = device;
+  opts.threads = st->threads;
+  opts.cpus = st->cpus;
+  opts.n_cpus = st->n_cpus;
+  opts.inputs = in;
+  opts.n_inputs = st->n_inputs;
+  opts.outputs = out;
+  opts.n_outputs = st->n_outputs;
+  stage = nnp_stage_new (graph, nodes, st->n_nodes, &opts, error);
+out:
+  g_free (nodes);
+  g_free (in);
+  g_free (out);
+  return stage;
+}
+
+/* The stage on opts->device, or with #GstNnStage:fallback on the CPU when
+ * the OpenCL device cannot run it (a program that does not build, an op
+ * without kernel, out of memory): a warning names the device and why. */
+static NnpStage *
+make_stage (GstNnStage * self, const NnpPlan * plan, gint k, NnpGraph * graph,
+    NnpStageOptions * opts, GError ** error)
+{
+  GError *err = NULL;
+  NnpStage *stage;
+  gboolean fallback;
+
+  stage = plan ? plan_stage_new (plan, k, graph, opts->device, &err) :
+      nnp_stage_new (graph, NULL, 0, opts, &err);
+  self->stage_on_cl = stage != NULL && self->use_cl;
+  if (stage || !self->use_cl)
+    goto done;
+
+  GST_OBJECT_LOCK (self);
+  fallback = self->fallback;
+  GST_OBJECT_UNLOCK (self);
+  if (!fallback || !(g_error_matches (err, NNP_ERROR, NNP_ERROR_DEVICE)
+          || g_error_matches (err, NNP_ERROR, NNP_ERROR_UNSUPPORTED)))
+    goto done;
+
+  GST_ELEMENT_WARNING (self, RESOURCE, FAILED,
+      ("model %s: OpenCL device '%s' (%s) cannot run the stage, running it "
+          "on the CPU instead: %s", self->model_name, self->dev_spec,
+          nnp_device_get_name (self->cl_device), err->message),
+      ("fallback=true"));
+  g_clear_error (&err);
+  opts->device = "cpu";
+  stage = plan ? plan_stage_new (plan, k, graph, "cpu", &err) :
+      nnp_stage_new (graph, NULL, 0, opts, &err);
+
+done:
+  if (err)
+    g_propagate_error (error, err);
+  return stage;
+}
+
 static gboolean
 gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
     GstCaps * outcaps)
@@ -1425,6 +1623,7 @@ gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
       || !gst_nn_tensors_info_from_caps (&out, outcaps, &err))
     goto invalid_caps;
 
+  self->out_device = has_cl_feature (outcaps, 0);
   if (self->stage && gst_nn_tensors_info_is_equal (&in, &self->in_info)
       && gst_nn_tensors_info_is_equal (&out, &self->out_info)) {
     GST_DEBUG_OBJECT (self, "same shapes, keeping the stage");
@@ -1448,7 +1647,7 @@ gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   }
 
   GST_OBJECT_LOCK (self);
-  opts.device = device_name (self->device);
+  opts.device = self->dev_spec ? self->dev_spec : "cpu";
   opts.threads = self->threads;
   cpus_str = g_strdup (self->cpus);
   GST_OBJECT_UNLOCK (self);
@@ -1461,13 +1660,10 @@ gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
 
   t0 = g_get_monotonic_time ();
   if (plan) {
-    /* the plan's device, threads and pinning */
-    opts.device = plan->stages[k].device;
+    /* the plan's device (dev_spec, set at start), threads and pinning */
     opts.threads = plan->stages[k].threads;
-    stage = nnp_plan_stage_new (plan, k, graph, &err);
-  } else {
-    stage = nnp_stage_new (graph, NULL, 0, &opts, &err);
   }
+  stage = make_stage (self, plan, k, graph, &opts, &err);
   g_array_unref (cpus);
   nnp_graph_unref (graph);
   if (stage == NULL)
@@ -1487,10 +1683,13 @@ gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
     gchar *os = gst_nn_tensors_info_to_string (&out);
 
     GST_INFO_OBJECT (self, "model %s: stage for %s -> %s on %s, %d threads, "
-        "arena %" G_GSIZE_FORMAT " bytes, built in %.1f ms", self->model_name,
-        is, os, opts.device, MAX (opts.threads, 1),
+        "arena %" G_GSIZE_FORMAT " bytes, built in %.1f ms, output in %s "
+        "memory", self->model_name, is, os,
+        nnp_device_get_name (nnp_stage_get_device (stage)),
+        MAX (opts.threads, 1),
         nnp_stage_get_arena_bytes (stage),
-        (g_get_monotonic_time () - t0) / 1000.0);
+        (g_get_monotonic_time () - t0) / 1000.0,
+        self->out_device ? "device" : "host");
     g_free (is);
     g_free (os);
   }
@@ -1523,9 +1722,16 @@ no_shapes:
   }
 no_stage:
   {
-    GST_ELEMENT_ERROR (self, LIBRARY, INIT,
-        ("model %s: could not prepare a %s stage: %s", self->model_name,
-            opts.device, err->message), ("%s", err->message));
+    if (self->use_cl)
+      GST_ELEMENT_ERROR (self, LIBRARY, INIT,
+          ("model %s: could not prepare the stage on OpenCL device '%s' "
+              "(%s): %s", self->model_name, self->dev_spec,
+              nnp_device_get_name (self->cl_device), err->message),
+          ("%s (set fallback=true to run on the CPU instead)", err->message));
+    else
+      GST_ELEMENT_ERROR (self, LIBRARY, INIT,
+          ("model %s: could not prepare a %s stage: %s", self->model_name,
+              opts.device, err->message), ("%s", err->message));
     g_clear_error (&err);
     g_clear_pointer (&plan, nnp_plan_free);
     return FALSE;
@@ -1533,10 +1739,12 @@ no_stage:
 }
 
 /* Buffers carry one memory per tensor: use our pool, whatever downstream
- * offers. */
+ * offers; in device memory (memory:OpenCL caps) its allocator is one of
+ * the stage's OpenCL device. */
 static gboolean
 gst_nn_stage_decide_allocation (GstBaseTransform * trans, GstQuery * query)
 {
+  GstNnStage *self = GST_NN_STAGE (trans);
   GstCaps *outcaps;
   GstNnTensorsInfo info;
   GstBufferPool *pool;
@@ -1557,6 +1765,20 @@ gst_nn_stage_decide_allocation (GstBaseTransform * trans, GstQuery * query)
       (guint) gst_nn_tensors_info_get_size (&info), min, 0);
   gst_object_unref (pool);
 
+  if (self->out_device) {
+    GstAllocator *allocator;
+    GstAllocationParams params;
+
+    if (self->cl_device == NULL)
+      return FALSE;
+    allocator = gst_nn_cl_allocator_new (self->cl_device);
+    gst_allocation_params_init (&params);
+    while (gst_query_get_n_allocation_params (query) > 0)
+      gst_query_remove_nth_allocation_param (query, 0);
+    gst_query_add_allocation_param (query, allocator, &params);
+    gst_object_unref (allocator);
+  }
+
   return GST_BASE_TRANSFORM_CLASS (gst_nn_stage_parent_class)->decide_allocation
       (trans, query);
 }
@@ -1570,11 +1792,14 @@ typedef struct
   guint n;
   GstMapInfo maps[GST_NN_TENSORS_MAX];
   guint8 *data[GST_NN_TENSORS_MAX];
+  gboolean skip[GST_NN_TENSORS_MAX];    /* not mapped (device memory) */
 } TensorsMap;
 
+/* skip: tensors not to map (in device memory), NULL for none; only when
+ * the buffer has one memory per tensor. */
 static gboolean
 tensors_map (TensorsMap * tm, GstBuffer * buffer, const GstNnTensorsInfo * info,
-    GstMapFlags flags, GError ** error)
+    const gboolean * skip, GstMapFlags flags, GError ** error)
 {
   guint n = info->n_tensors;
   gsize total = gst_nn_tensors_info_get_size (info);
@@ -1589,20 +1814,30 @@ tensors_map (TensorsMap * tm, GstBuffer * buffer, const GstNnTensorsInfo * info,
 
       if (gst_memory_get_sizes (mem, NULL, NULL) != want)
         break;
+      tm->n = i + 1;
+      if (skip && skip[i])
+        continue;
       if (!gst_memory_map (mem, &tm->maps[i], flags)) {
         g_set_error (error, NNP_ERROR, NNP_ERROR_FAILED,
             "could not map tensor %u", i);
-        tm->n = i;
+        for (guint j = 0; j < i; j++)
+          if (!(skip && skip[j]))
+            gst_memory_unmap (gst_buffer_peek_memory (buffer, j),
+                &tm->maps[j]);
+        tm->n = 0;
         return FALSE;
       }
       tm->data[i] = tm->maps[i].data;
-      tm->n = i + 1;
     }
-    if (tm->n == n)
+    if (tm->n == n) {
+      if (skip)
+        memcpy (tm->skip, skip, n * sizeof (gboolean));
       return TRUE;
+    }
     /* sizes differ: try as one block */
     for (guint i = 0; i < tm->n; i++)
-      gst_memory_unmap (gst_buffer_peek_memory (buffer, i), &tm->maps[i]);
+      if (!(skip && skip[i]))
+        gst_memory_unmap (gst_buffer_peek_memory (buffer, i), &tm->maps[i]);
     tm->n = 0;
   }
 
@@ -1643,7 +1878,9 @@ tensors_unmap (TensorsMap * tm)
     gst_buffer_unmap (tm->buffer, &tm->maps[0]);
   } else {
     for (guint i = 0; i < tm->n; i++)
-      gst_memory_unmap (gst_buffer_peek_memory (tm->buffer, i), &tm->maps[i]);
+      if (!tm->skip[i])
+        gst_memory_unmap (gst_buffer_peek_memory (tm->buffer, i),
+            &tm->maps[i]);
   }
   tm->n = 0;
   tm->whole = FALSE;
@@ -1700,6 +1937,40 @@ record_run_time (GstNnStage * self, GstClockTime t)
   }
 }
 
+/* Device tensors for the memories of buffer that are OpenCL memory the
+ * stage can use as they are: on an OpenCL stage those of its device, on a
+ * CPU stage (fallback) any (the library copies them, once each).  Others
+ * stay NULL and are mapped. */
+static guint
+device_tensors (GstNnStage * self, GstBuffer * buffer, gboolean output,
+    NnpDeviceTensor ** tensors, gboolean * mask)
+{
+  guint n = output ? self->out_info.n_tensors : self->in_info.n_tensors;
+  NnpDevice *dev = nnp_stage_get_device (self->stage);
+  guint found = 0;
+
+  memset (mask, 0, n * sizeof (gboolean));
+  if (gst_buffer_n_memory (buffer) != n)
+    return 0;
+  for (guint i = 0; i < n; i++) {
+    GstMemory *mem = gst_buffer_peek_memory (buffer, i);
+    const NnpValue *v = output ? nnp_stage_get_output (self->stage, (int) i) :
+        nnp_stage_get_input (self->stage, (int) i);
+
+    if (!gst_is_nn_cl_memory (mem))
+      continue;
+    if (self->stage_on_cl && gst_nn_cl_memory_get_device (mem) != dev)
+      continue;
+    tensors[i] = gst_nn_cl_memory_get_tensor (mem, v->dtype, &v->shape,
+        output);
+    if (tensors[i]) {
+      mask[i] = TRUE;
+      found++;
+    }
+  }
+  return found;
+}
+
 static GstFlowReturn
 gst_nn_stage_transform (GstBaseTransform * trans, GstBuffer * inbuf,
     GstBuffer * outbuf)
@@ -1707,20 +1978,29 @@ gst_nn_stage_transform (GstBaseTransform * trans, GstBuffer * inbuf,
   GstNnStage *self = GST_NN_STAGE (trans);
   NnpTensor *inputs[GST_NN_TENSORS_MAX] = { NULL };
   NnpTensor *outputs[GST_NN_TENSORS_MAX] = { NULL };
+  NnpDeviceTensor *dev_in[GST_NN_TENSORS_MAX] = { NULL };
+  NnpDeviceTensor *dev_out[GST_NN_TENSORS_MAX] = { NULL };
+  gboolean in_mask[GST_NN_TENSORS_MAX], out_mask[GST_NN_TENSORS_MAX];
   TensorsMap in_map, out_map;
   GError *err = NULL;
   gboolean ok;
   gint64 t0, t1;
-  guint n_in, n_out;
+  guint n_in, n_out, n_dev;
 
   if (G_UNLIKELY (self->stage == NULL))
     goto not_negotiated;
   n_in = self->in_info.n_tensors;
   n_out = self->out_info.n_tensors;
 
-  if (!tensors_map (&in_map, inbuf, &self->in_info, GST_MAP_READ, &err))
+  /* device memory is used in place, the rest mapped */
+  n_dev = device_tensors (self, inbuf, FALSE, dev_in, in_mask);
+  n_dev += device_tensors (self, outbuf, TRUE, dev_out, out_mask);
+
+  if (!tensors_map (&in_map, inbuf, &self->in_info, in_mask, GST_MAP_READ,
+          &err))
     goto bad_input;
-  if (!tensors_map (&out_map, outbuf, &self->out_info, GST_MAP_WRITE, &err)) {
+  if (!tensors_map (&out_map, outbuf, &self->out_info, out_mask,
+          GST_MAP_WRITE, &err)) {
     tensors_unmap (&in_map);
     goto bad_output;
   }
@@ -1729,32 +2009,43 @@ gst_nn_stage_transform (GstBaseTransform * trans, GstBuffer * inbuf,
   for (guint i = 0; i < n_in; i++) {
     const NnpValue *v = nnp_stage_get_input (self->stage, (int) i);
 
-    inputs[i] = nnp_tensor_new_wrapped (v->dtype, &v->shape, in_map.data[i],
-        NULL, NULL);
+    if (!in_mask[i])
+      inputs[i] = nnp_tensor_new_wrapped (v->dtype, &v->shape,
+          in_map.data[i], NULL, NULL);
   }
   for (guint i = 0; i < n_out; i++) {
     const NnpValue *v = nnp_stage_get_output (self->stage, (int) i);
 
-    outputs[i] = nnp_tensor_new_wrapped (v->dtype, &v->shape, out_map.data[i],
-        NULL, NULL);
+    if (!out_mask[i])
+      outputs[i] = nnp_tensor_new_wrapped (v->dtype, &v->shape,
+          out_map.data[i], NULL, NULL);
   }
 
   t0 = g_get_monotonic_time ();
-  ok = nnp_stage_run (self->stage, inputs, outputs, &err);
+  if (n_dev > 0)
+    ok = nnp_stage_run_device (self->stage, inputs, dev_in, outputs, dev_out,
+        &err);
+  else
+    ok = nnp_stage_run (self->stage, inputs, outputs, &err);
   t1 = g_get_monotonic_time ();
 
-  for (guint i = 0; i < n_in; i++)
-    nnp_tensor_unref (inputs[i]);
-  for (guint i = 0; i < n_out; i++)
-    nnp_tensor_unref (outputs[i]);
+  for (guint i = 0; i < n_in; i++) {
+    g_clear_pointer (&inputs[i], nnp_tensor_unref);
+    g_clear_pointer (&dev_in[i], nnp_device_tensor_unref);
+  }
+  for (guint i = 0; i < n_out; i++) {
+    g_clear_pointer (&outputs[i], nnp_tensor_unref);
+    g_clear_pointer (&dev_out[i], nnp_device_tensor_unref);
+  }
   tensors_unmap (&out_map);
   tensors_unmap (&in_map);
 
   if (!ok)
     goto run_failed;
 
-  GST_LOG_OBJECT (self, "ran %" GST_TIME_FORMAT " in %.2f ms",
-      GST_TIME_ARGS (GST_BUFFER_PTS (inbuf)), (t1 - t0) / 1000.0);
+  GST_LOG_OBJECT (self, "ran %" GST_TIME_FORMAT " in %.2f ms (%u tensors in "
+      "device memory)", GST_TIME_ARGS (GST_BUFFER_PTS (inbuf)),
+      (t1 - t0) / 1000.0, n_dev);
   record_run_time (self, (GstClockTime) (t1 - t0) * GST_USECOND);
   return GST_FLOW_OK;
 
@@ -1767,6 +2058,10 @@ not_negotiated:
   }
 bad_input:
   {
+    for (guint i = 0; i < GST_NN_TENSORS_MAX; i++) {
+      g_clear_pointer (&dev_in[i], nnp_device_tensor_unref);
+      g_clear_pointer (&dev_out[i], nnp_device_tensor_unref);
+    }
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
         ("model %s: invalid input buffer", self->model_name),
         ("%s", err->message));
@@ -1775,6 +2070,10 @@ bad_input:
   }
 bad_output:
   {
+    for (guint i = 0; i < GST_NN_TENSORS_MAX; i++) {
+      g_clear_pointer (&dev_in[i], nnp_device_tensor_unref);
+      g_clear_pointer (&dev_out[i], nnp_device_tensor_unref);
+    }
     GST_ELEMENT_ERROR (self, STREAM, FAILED,
         ("model %s: invalid output buffer", self->model_name),
         ("%s", err->message));
@@ -1797,6 +2096,11 @@ gst_nn_stage_query (GstBaseTransform * trans, GstPadDirection direction,
 {
   GstNnStage *self = GST_NN_STAGE (trans);
   gboolean ret;
+
+  if (GST_QUERY_TYPE (query) == GST_QUERY_CONTEXT
+      && gst_nn_cl_handle_context_query (GST_ELEMENT (self), query,
+          self->cl_device, self->dev_spec))
+    return TRUE;
 
   if (direction == GST_PAD_SRC && GST_QUERY_TYPE (query) == GST_QUERY_CUSTOM
       && gst_query_get_structure (query)
@@ -1877,6 +2181,65 @@ check_part_locked (GstNnStage * self, GError ** error)
     return FALSE;
   nnp_plan_free (plan);
   return TRUE;
+}
+
+/* The device of the stage: the plan stage's, else the properties'.  An
+ * OpenCL device is found or opened and shared through GstContext; when it
+ * is missing, #GstNnStage:fallback runs the stage on the CPU with a
+ * warning, else the element fails with an error naming the device. */
+static gboolean
+open_device (GstNnStage * self, gint stage_index)
+{
+  gchar *spec;
+  gboolean fallback;
+  GError *err = NULL;
+
+  GST_OBJECT_LOCK (self);
+  if (self->plan && stage_index < self->plan->n_stages
+      && self->plan->stages[stage_index].device)
+    spec = g_strdup (self->plan->stages[stage_index].device);
+  else
+    spec = device_spec_locked (self);
+  fallback = self->fallback;
+  GST_OBJECT_UNLOCK (self);
+
+  self->use_cl = FALSE;
+  if (!spec_is_opencl (spec)) {
+    g_clear_pointer (&self->cl_device, nnp_device_unref);
+    g_free (self->dev_spec);
+    self->dev_spec = spec;
+    return TRUE;
+  }
+
+  /* set_context (answering our NEED_CONTEXT) reads it */
+  g_free (self->dev_spec);
+  self->dev_spec = g_strdup (spec);
+  if (gst_nn_cl_ensure_element_device (GST_ELEMENT (self), spec,
+          &self->cl_device, &err)) {
+    self->use_cl = TRUE;
+    g_free (self->dev_spec);
+    self->dev_spec = spec;
+    GST_INFO_OBJECT (self, "running on %s",
+        nnp_device_get_name (self->cl_device));
+    return TRUE;
+  }
+
+  if (fallback) {
+    GST_ELEMENT_WARNING (self, RESOURCE, NOT_FOUND,
+        ("OpenCL device '%s' is not available, running on the CPU instead: "
+            "%s", spec, err->message), ("fallback=true"));
+    g_clear_error (&err);
+    g_free (spec);
+    g_free (self->dev_spec);
+    self->dev_spec = g_strdup ("cpu");
+    return TRUE;
+  }
+  GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
+      ("OpenCL device '%s' is not available: %s", spec, err->message),
+      ("set fallback=true to run on the CPU instead"));
+  g_clear_error (&err);
+  g_free (spec);
+  return FALSE;
 }
 
 static gboolean
@@ -1978,6 +2341,13 @@ gst_nn_stage_start (GstBaseTransform * trans)
   if (!ok)
     goto bad_part;
 
+  if (!open_device (self, stage_index)) {
+    /* the model and plan are ours now; stop() or the next start frees them */
+    model = NULL;
+    plan = NULL;
+    goto fail;
+  }
+
   GST_INFO_OBJECT (self, "model %s loaded (digest %s)", path,
       nnp_model_get_digest (model));
   g_free (path);
@@ -2061,6 +2431,9 @@ gst_nn_stage_stop (GstBaseTransform * trans)
   g_clear_pointer (&self->stage, nnp_stage_free);
   gst_nn_tensors_info_init (&self->in_info);
   gst_nn_tensors_info_init (&self->out_info);
+  self->stage_on_cl = self->out_device = self->use_cl = FALSE;
+  g_clear_pointer (&self->dev_spec, g_free);
+  g_clear_pointer (&self->cl_device, nnp_device_unref);
 
   g_mutex_lock (&self->lock);
   self->spec_valid = FALSE;
@@ -2141,6 +2514,22 @@ gst_nn_stage_set_property (GObject * object, guint prop_id,
       self->nodes = g_value_dup_string (value);
       GST_OBJECT_UNLOCK (self);
       break;
+    case PROP_DEVICE_INDEX:
+      GST_OBJECT_LOCK (self);
+      self->device_index = g_value_get_int (value);
+      GST_OBJECT_UNLOCK (self);
+      break;
+    case PROP_DEVICE_NAME:
+      GST_OBJECT_LOCK (self);
+      g_free (self->device_name);
+      self->device_name = g_value_dup_string (value);
+      GST_OBJECT_UNLOCK (self);
+      break;
+    case PROP_FALLBACK:
+      GST_OBJECT_LOCK (self);
+      self->fallback = g_value_get_boolean (value);
+      GST_OBJECT_UNLOCK (self);
+      break;
     case PROP_PLAN_OBJECT:{
       const NnpPlan *plan = g_value_get_pointer (value);
 
@@ -2191,6 +2580,15 @@ gst_nn_stage_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_FRAMES:
       g_value_set_uint64 (value, self->frames);
       break;
+    case PROP_DEVICE_INDEX:
+      g_value_set_int (value, self->device_index);
+      break;
+    case PROP_DEVICE_NAME:
+      g_value_set_string (value, self->device_name);
+      break;
+    case PROP_FALLBACK:
+      g_value_set_boolean (value, self->fallback);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -2219,9 +2617,31 @@ gst_nn_stage_finalize (GObject * object)
   g_free (self->plan_path);
   g_free (self->nodes);
   g_free (self->cpus);
+  g_free (self->device_name);
+  g_free (self->dev_spec);
+  g_clear_pointer (&self->cl_device, nnp_device_unref);
   g_mutex_clear (&self->lock);
 
   G_OBJECT_CLASS (gst_nn_stage_parent_class)->finalize (object);
+}
+
+/* A device shared by the application or another element. */
+static void
+gst_nn_stage_set_context (GstElement * element, GstContext * context)
+{
+  GstNnStage *self = GST_NN_STAGE (element);
+  gchar *spec;
+
+  GST_OBJECT_LOCK (self);
+  spec = self->dev_spec ? g_strdup (self->dev_spec) :
+      device_spec_locked (self);
+  GST_OBJECT_UNLOCK (self);
+  if (spec_is_opencl (spec))
+    gst_nn_cl_handle_set_context (element, context, spec, &self->cl_device);
+  g_free (spec);
+
+  GST_ELEMENT_CLASS (gst_nn_stage_parent_class)->set_context (element,
+      context);
 }
 
 static void
@@ -2254,11 +2674,58 @@ gst_nn_stage_class_init (GstNnStageClass * klass)
   /**
    * GstNnStage:device:
    *
-   * The device the stage runs on.
+   * The device the stage runs on.  On `opencl` the stage's tensors live in
+   * device memory; its output stays there (caps feature memory:OpenCL)
+   * when downstream accepts it, and input in device memory of the same
+   * device is used in place.  A stage of a plan runs on the plan's device
+   * instead.
    */
   g_object_class_install_property (gobject_class, PROP_DEVICE,
       g_param_spec_enum ("device", "Device", "The device the stage runs on",
           GST_TYPE_NN_STAGE_DEVICE, DEFAULT_DEVICE,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstNnStage:device-index:
+   *
+   * With device=opencl: the N-th OpenCL device, counting the devices of
+   * every platform in platform order (as `clinfo -l` lists them); -1 = the
+   * first GPU, else the first device.
+   */
+  g_object_class_install_property (gobject_class, PROP_DEVICE_INDEX,
+      g_param_spec_int ("device-index", "Device index",
+          "With device=opencl: index of the OpenCL device (-1 = first GPU, "
+          "else first device)", -1, G_MAXINT, DEFAULT_DEVICE_INDEX,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstNnStage:device-name:
+   *
+   * With device=opencl: the first OpenCL device whose device or platform
+   * name contains this (case-insensitive), e.g. "H100" or "portable".
+   * Takes precedence over #GstNnStage:device-index.
+   */
+  g_object_class_install_property (gobject_class, PROP_DEVICE_NAME,
+      g_param_spec_string ("device-name", "Device name",
+          "With device=opencl: a substring of the OpenCL device or platform "
+          "name (overrides device-index)", DEFAULT_DEVICE_NAME,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstNnStage:fallback:
+   *
+   * When the OpenCL device is missing or cannot run the stage (a program
+   * that does not build, an op without kernel): run on the CPU instead and
+   * post a warning naming the device and the reason.  When FALSE such a
+   * stage fails with an error naming the device.
+   */
+  g_object_class_install_property (gobject_class, PROP_FALLBACK,
+      g_param_spec_boolean ("fallback", "Fallback",
+          "Run on the CPU (with a warning) when the OpenCL device is missing "
+          "or cannot run the stage", DEFAULT_FALLBACK,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
 
@@ -2374,6 +2841,8 @@ gst_nn_stage_class_init (GstNnStageClass * klass)
       "Runs an ONNX model (or a stage of one) on tensor buffers with libnnpipe",
       "nnpipe developers");
 
+  element_class->set_context = GST_DEBUG_FUNCPTR (gst_nn_stage_set_context);
+
   trans_class->start = GST_DEBUG_FUNCPTR (gst_nn_stage_start);
   trans_class->stop = GST_DEBUG_FUNCPTR (gst_nn_stage_stop);
   trans_class->transform_caps = GST_DEBUG_FUNCPTR (gst_nn_stage_transform_caps);
@@ -2402,6 +2871,9 @@ gst_nn_stage_init (GstNnStage * self)
   self->plan_path = g_strdup (DEFAULT_PLAN);
   self->stage_index = DEFAULT_STAGE;
   self->nodes = g_strdup (DEFAULT_NODES);
+  self->device_index = DEFAULT_DEVICE_INDEX;
+  self->device_name = g_strdup (DEFAULT_DEVICE_NAME);
+  self->fallback = DEFAULT_FALLBACK;
   self->graphs = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
       (GDestroyNotify) nnp_graph_unref);
   self->recent_keys = g_ptr_array_new_with_free_func (g_free);

@@ -19,11 +19,14 @@ G_DECLARE_FINAL_TYPE (GstNnStage, gst_nn_stage, GST, NN_STAGE,
 /**
  * GstNnStageDevice:
  * @GST_NN_STAGE_DEVICE_CPU: the CPU backend (libnnpipe's own kernels)
+ * @GST_NN_STAGE_DEVICE_OPENCL: an OpenCL device (libnnpipe's OpenCL backend;
+ *   which one: #GstNnStage:device-index or #GstNnStage:device-name)
  *
  * The device a stage runs on.
  */
 typedef enum {
   GST_NN_STAGE_DEVICE_CPU = 0,
+  GST_NN_STAGE_DEVICE_OPENCL = 1,
 } GstNnStageDevice;
 
 GType gst_nn_stage_device_get_type (void);

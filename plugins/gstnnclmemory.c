@@ -1,0 +1,515 @@
+/* GStreamer nnpipe plugin: OpenCL device memory (see gstnnclmemory.h). */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstnnclmemory.h"
+
+#include <string.h>
+
+GST_DEBUG_CATEGORY_STATIC (gst_nn_cl_memory_debug);
+#define GST_CAT_DEFAULT gst_nn_cl_memory_debug
+
+#define HOST_ALIGN 64
+
+G_DEFINE_BOXED_TYPE (NnpDevice, gst_nn_cl_device, nnp_device_ref,
+    nnp_device_unref);
+
+/* ------------------------------------------------------------------------ */
+/* Memory */
+
+typedef struct
+{
+  GstMemory mem;
+
+  NnpDeviceTensor *tensor;      /* owned ref */
+
+  GMutex lock;                  /* host copy */
+  guint8 *host;                 /* g_aligned_alloc'ed, or NULL */
+  gboolean host_valid;          /* host holds the device contents */
+  guint n_maps;
+  gboolean write_pending;       /* a WRITE map is open: upload at the last unmap */
+} GstNnClMemory;
+
+struct _GstNnClAllocator
+{
+  GstAllocator parent;
+
+  NnpDevice *device;            /* owned ref */
+};
+
+G_DEFINE_TYPE_WITH_CODE (GstNnClAllocator, gst_nn_cl_allocator,
+    GST_TYPE_ALLOCATOR,
+    GST_DEBUG_CATEGORY_INIT (gst_nn_cl_memory_debug, "nnclmemory", 0,
+        "nnpipe OpenCL memory"));
+
+static GstNnClMemory *
+cl_memory_new (GstAllocator * allocator, GstMemory * parent,
+    NnpDeviceTensor * tensor)
+{
+  GstNnClMemory *m = g_new0 (GstNnClMemory, 1);
+
+  /* sharing a part of a tensor makes no sense to device code: copies only */
+  gst_memory_init (GST_MEMORY_CAST (m), GST_MEMORY_FLAG_NO_SHARE, allocator,
+      parent, tensor->nbytes, 0, 0, tensor->nbytes);
+  m->tensor = tensor;
+  g_mutex_init (&m->lock);
+  return m;
+}
+
+static GstMemory *
+gst_nn_cl_allocator_alloc (GstAllocator * allocator, gsize size,
+    GstAllocationParams * params)
+{
+  GstNnClAllocator *self = GST_NN_CL_ALLOCATOR (allocator);
+  NnpDeviceTensor *tensor;
+  NnpShape shape = { 0 };
+  GError *err = NULL;
+
+  shape.rank = 1;
+  shape.dims[0] = (int64_t) MAX (size, 1);
+  tensor = nnp_device_tensor_new (self->device, NNP_DTYPE_UINT8, &shape, &err);
+  if (tensor == NULL) {
+    GST_WARNING_OBJECT (self, "could not allocate %" G_GSIZE_FORMAT
+        " bytes on %s: %s", size, nnp_device_get_name (self->device),
+        err->message);
+    g_clear_error (&err);
+    return NULL;
+  }
+  return GST_MEMORY_CAST (cl_memory_new (allocator, NULL, tensor));
+}
+
+static void
+gst_nn_cl_allocator_free (GstAllocator * allocator, GstMemory * mem)
+{
+  GstNnClMemory *m = (GstNnClMemory *) mem;
+
+  nnp_device_tensor_unref (m->tensor);
+  g_aligned_free (m->host);
+  g_mutex_clear (&m->lock);
+  g_free (m);
+}
+
+/* Download the tensor into the host copy.  Call with m->lock held. */
+static gboolean
+download_locked (GstNnClMemory * m)
+{
+  NnpTensor *host;
+  GError *err = NULL;
+  gboolean ok;
+
+  host = nnp_tensor_new_wrapped (m->tensor->dtype, &m->tensor->shape, m->host,
+      NULL, NULL);
+  ok = nnp_device_tensor_download (m->tensor, host, &err);
+  nnp_tensor_unref (host);
+  if (!ok) {
+    GST_ERROR ("could not read %" G_GSIZE_FORMAT " bytes back from %s: %s",
+        m->tensor->nbytes, nnp_device_get_name (m->tensor->device),
+        err->message);
+    g_clear_error (&err);
+  }
+  return ok;
+}
+
+static gboolean
+upload_locked (GstNnClMemory * m)
+{
+  NnpTensor *host;
+  GError *err = NULL;
+  gboolean ok;
+
+  host = nnp_tensor_new_wrapped (m->tensor->dtype, &m->tensor->shape, m->host,
+      NULL, NULL);
+  ok = nnp_device_tensor_upload (m->tensor, host, &err);
+  nnp_tensor_unref (host);
+  if (!ok) {
+    GST_ERROR ("could not write %" G_GSIZE_FORMAT " bytes to %s: %s",
+        m->tensor->nbytes, nnp_device_get_name (m->tensor->device),
+        err->message);
+    g_clear_error (&err);
+  }
+  return ok;
+}
+
+static gpointer
+cl_mem_map_full (GstMemory * mem, GstMapInfo * info, gsize maxsize)
+{
+  GstNnClMemory *m = (GstNnClMemory *) mem;
+  gpointer ret = NULL;
+
+  g_mutex_lock (&m->lock);
+  if (m->host == NULL)
+    m->host = g_aligned_alloc (1, MAX (m->tensor->nbytes, 1), HOST_ALIGN);
+  if ((info->flags & GST_MAP_READ) && !m->host_valid) {
+    if (!download_locked (m))
+      goto out;
+    m->host_valid = TRUE;
+  }
+  if (info->flags & GST_MAP_WRITE) {
+    /* the mapper writes the host copy: it becomes the contents */
+    m->write_pending = TRUE;
+    m->host_valid = TRUE;
+  }
+  m->n_maps++;
+  ret = m->host;
+out:
+  g_mutex_unlock (&m->lock);
+  return ret;
+}
+
+static void
+cl_mem_unmap_full (GstMemory * mem, GstMapInfo * info)
+{
+  GstNnClMemory *m = (GstNnClMemory *) mem;
+
+  g_mutex_lock (&m->lock);
+  if (m->n_maps > 0)
+    m->n_maps--;
+  if (m->n_maps == 0 && m->write_pending) {
+    m->write_pending = FALSE;
+    if (!upload_locked (m))
+      m->host_valid = FALSE;
+  }
+  g_mutex_unlock (&m->lock);
+}
+
+/* A copy in system memory (one download when not on the host already). */
+static GstMemory *
+cl_mem_copy (GstMemory * mem, gssize offset, gssize size)
+{
+  GstMapInfo map;
+  GstMemory *copy;
+
+  if (!gst_memory_map (mem, &map, GST_MAP_READ))
+    return NULL;
+  if (size == -1)
+    size = map.size > (gsize) offset ? map.size - offset : 0;
+  copy = gst_allocator_alloc (NULL, size, NULL);
+  if (copy) {
+    GstMapInfo dst;
+
+    if (gst_memory_map (copy, &dst, GST_MAP_WRITE)) {
+      memcpy (dst.data, map.data + offset, size);
+      gst_memory_unmap (copy, &dst);
+    }
+  }
+  gst_memory_unmap (mem, &map);
+  return copy;
+}
+
+static GstMemory *
+cl_mem_share (GstMemory * mem, gssize offset, gssize size)
+{
+  return NULL;                  /* GST_MEMORY_FLAG_NO_SHARE */
+}
+
+static void
+gst_nn_cl_allocator_finalize (GObject * object)
+{
+  GstNnClAllocator *self = GST_NN_CL_ALLOCATOR (object);
+
+  g_clear_pointer (&self->device, nnp_device_unref);
+  G_OBJECT_CLASS (gst_nn_cl_allocator_parent_class)->finalize (object);
+}
+
+static void
+gst_nn_cl_allocator_class_init (GstNnClAllocatorClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstAllocatorClass *allocator_class = GST_ALLOCATOR_CLASS (klass);
+
+  gobject_class->finalize = gst_nn_cl_allocator_finalize;
+  allocator_class->alloc = GST_DEBUG_FUNCPTR (gst_nn_cl_allocator_alloc);
+  allocator_class->free = GST_DEBUG_FUNCPTR (gst_nn_cl_allocator_free);
+}
+
+static void
+gst_nn_cl_allocator_init (GstNnClAllocator * self)
+{
+  GstAllocator *alloc = GST_ALLOCATOR_CAST (self);
+
+  alloc->mem_type = GST_NN_CL_MEMORY_TYPE;
+  alloc->mem_map_full = cl_mem_map_full;
+  alloc->mem_unmap_full = cl_mem_unmap_full;
+  alloc->mem_copy = cl_mem_copy;
+  alloc->mem_share = cl_mem_share;
+  GST_OBJECT_FLAG_SET (self, GST_ALLOCATOR_FLAG_CUSTOM_ALLOC);
+}
+
+GstAllocator *
+gst_nn_cl_allocator_new (NnpDevice * device)
+{
+  GstNnClAllocator *self;
+
+  g_return_val_if_fail (device != NULL, NULL);
+  self = g_object_new (GST_TYPE_NN_CL_ALLOCATOR, NULL);
+  self->device = nnp_device_ref (device);
+  return GST_ALLOCATOR_CAST (gst_object_ref_sink (self));
+}
+
+NnpDevice *
+gst_nn_cl_allocator_get_device (GstNnClAllocator * allocator)
+{
+  g_return_val_if_fail (GST_IS_NN_CL_ALLOCATOR (allocator), NULL);
+  return allocator->device;
+}
+
+GstMemory *
+gst_nn_cl_memory_new_wrapped (GstAllocator * allocator,
+    NnpDeviceTensor * tensor)
+{
+  g_return_val_if_fail (GST_IS_NN_CL_ALLOCATOR (allocator), NULL);
+  g_return_val_if_fail (tensor != NULL, NULL);
+  g_return_val_if_fail (tensor->device ==
+      GST_NN_CL_ALLOCATOR (allocator)->device, NULL);
+
+  return GST_MEMORY_CAST (cl_memory_new (allocator, NULL,
+          nnp_device_tensor_ref (tensor)));
+}
+
+gboolean
+gst_is_nn_cl_memory (GstMemory * mem)
+{
+  return mem != NULL && mem->allocator != NULL
+      && GST_IS_NN_CL_ALLOCATOR (mem->allocator);
+}
+
+NnpDevice *
+gst_nn_cl_memory_get_device (GstMemory * mem)
+{
+  g_return_val_if_fail (gst_is_nn_cl_memory (mem), NULL);
+  return ((GstNnClMemory *) mem)->tensor->device;
+}
+
+NnpDeviceTensor *
+gst_nn_cl_memory_get_tensor (GstMemory * mem, NnpDType dtype,
+    const NnpShape * shape, gboolean write)
+{
+  GstNnClMemory *m;
+  NnpDeviceTensor *t;
+  gint64 numel;
+
+  g_return_val_if_fail (gst_is_nn_cl_memory (mem), NULL);
+  g_return_val_if_fail (shape != NULL, NULL);
+  m = (GstNnClMemory *) mem;
+  t = m->tensor;
+
+  numel = nnp_shape_numel (shape);
+  if (numel < 0 || (gsize) numel * nnp_dtype_size (dtype) != t->nbytes)
+    return NULL;
+
+  g_mutex_lock (&m->lock);
+  g_warn_if_fail (m->n_maps == 0);
+  if (write)
+    m->host_valid = FALSE;
+  g_mutex_unlock (&m->lock);
+
+  if (t->dtype == dtype && nnp_shape_equal (&t->shape, shape))
+    return nnp_device_tensor_ref (t);
+  /* a typed view of the same cl_mem */
+  return nnp_device_tensor_new_wrapped (t->device, dtype, shape, t->handle,
+      t->offset, NULL, NULL);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Context sharing */
+
+GstContext *
+gst_nn_cl_device_context_new (NnpDevice * device, const gchar * spec)
+{
+  GstContext *context;
+  GstStructure *s;
+
+  g_return_val_if_fail (device != NULL, NULL);
+  context = gst_context_new (GST_NN_CL_DEVICE_CONTEXT_TYPE, FALSE);
+  s = gst_context_writable_structure (context);
+  gst_structure_set (s, "device", GST_TYPE_NN_CL_DEVICE, device,
+      "spec", G_TYPE_STRING, spec ? spec : "opencl",
+      "name", G_TYPE_STRING, nnp_device_get_name (device),
+      "cl-context", G_TYPE_POINTER, nnp_device_get_cl_context (device),
+      "cl-queue", G_TYPE_POINTER, nnp_device_get_cl_queue (device),
+      "cl-device-id", G_TYPE_POINTER, nnp_device_get_cl_device_id (device),
+      NULL);
+  return context;
+}
+
+NnpDevice *
+gst_nn_cl_device_context_get_device (GstContext * context)
+{
+  const GstStructure *s;
+  NnpDevice *device = NULL;
+
+  g_return_val_if_fail (GST_IS_CONTEXT (context), NULL);
+  if (g_strcmp0 (gst_context_get_context_type (context),
+          GST_NN_CL_DEVICE_CONTEXT_TYPE) != 0)
+    return NULL;
+  s = gst_context_get_structure (context);
+  if (!gst_structure_get (s, "device", GST_TYPE_NN_CL_DEVICE, &device, NULL))
+    return NULL;
+  return device;
+}
+
+/* Whether a context's device will do for spec. */
+static gboolean
+device_acceptable (NnpDevice * device, const gchar * spec)
+{
+  NnpDevice *want;
+  gboolean ok;
+
+  if (nnp_device_get_kind (device) != NNP_DEVICE_OPENCL)
+    return FALSE;
+  if (spec == NULL || g_ascii_strcasecmp (spec, "opencl") == 0)
+    return TRUE;
+  /* the library returns one object per physical device */
+  want = nnp_device_open (spec, NULL);
+  ok = want == device;
+  if (want)
+    nnp_device_unref (want);
+  return ok;
+}
+
+void
+gst_nn_cl_handle_set_context (GstElement * element, GstContext * context,
+    const gchar * spec, NnpDevice ** device)
+{
+  NnpDevice *dev;
+
+  g_return_if_fail (device != NULL);
+  g_type_ensure (GST_TYPE_NN_CL_ALLOCATOR);     /* the debug category */
+  if (context == NULL)
+    return;
+  dev = gst_nn_cl_device_context_get_device (context);
+  if (dev == NULL)
+    return;
+  if (*device == NULL && device_acceptable (dev, spec)) {
+    GST_DEBUG_OBJECT (element, "using the context's device %s",
+        nnp_device_get_name (dev));
+    *device = dev;
+    return;
+  }
+  nnp_device_unref (dev);
+}
+
+gboolean
+gst_nn_cl_handle_context_query (GstElement * element, GstQuery * query,
+    NnpDevice * device, const gchar * spec)
+{
+  const gchar *type = NULL;
+  GstContext *context, *old = NULL;
+
+  g_type_ensure (GST_TYPE_NN_CL_ALLOCATOR);     /* the debug category */
+  if (GST_QUERY_TYPE (query) != GST_QUERY_CONTEXT || device == NULL
+      || nnp_device_get_kind (device) != NNP_DEVICE_OPENCL)
+    return FALSE;
+  if (!gst_query_parse_context_type (query, &type)
+      || g_strcmp0 (type, GST_NN_CL_DEVICE_CONTEXT_TYPE) != 0)
+    return FALSE;
+  gst_query_parse_context (query, &old);
+  if (old) {
+    GstStructure *s;
+
+    /* keep what the query holds, set our fields */
+    context = gst_context_copy (old);
+    s = gst_context_writable_structure (context);
+    gst_structure_set (s, "device", GST_TYPE_NN_CL_DEVICE, device,
+        "spec", G_TYPE_STRING, spec ? spec : "opencl",
+        "name", G_TYPE_STRING, nnp_device_get_name (device),
+        "cl-context", G_TYPE_POINTER, nnp_device_get_cl_context (device),
+        "cl-queue", G_TYPE_POINTER, nnp_device_get_cl_queue (device),
+        "cl-device-id", G_TYPE_POINTER, nnp_device_get_cl_device_id (device),
+        NULL);
+  } else {
+    context = gst_nn_cl_device_context_new (device, spec);
+  }
+  gst_query_set_context (query, context);
+  gst_context_unref (context);
+  GST_DEBUG_OBJECT (element, "answered a context query with %s",
+      nnp_device_get_name (device));
+  return TRUE;
+}
+
+/* Query the peers of the element's pads in one direction. */
+static gboolean
+run_query (GstElement * element, GstQuery * query, GstPadDirection direction)
+{
+  GstIterator *it;
+  gboolean done = FALSE, found = FALSE;
+  GValue item = G_VALUE_INIT;
+
+  it = direction == GST_PAD_SRC ? gst_element_iterate_src_pads (element) :
+      gst_element_iterate_sink_pads (element);
+  while (!done && !found) {
+    switch (gst_iterator_next (it, &item)) {
+      case GST_ITERATOR_OK:
+        found = gst_pad_peer_query (g_value_get_object (&item), query);
+        g_value_reset (&item);
+        break;
+      case GST_ITERATOR_RESYNC:
+        gst_iterator_resync (it);
+        break;
+      default:
+        done = TRUE;
+        break;
+    }
+  }
+  g_value_unset (&item);
+  gst_iterator_free (it);
+  return found;
+}
+
+gboolean
+gst_nn_cl_ensure_element_device (GstElement * element, const gchar * spec,
+    NnpDevice ** device, GError ** error)
+{
+  GstQuery *query;
+  GstContext *context = NULL;
+
+  g_return_val_if_fail (GST_IS_ELEMENT (element), FALSE);
+  g_return_val_if_fail (device != NULL, FALSE);
+  g_type_ensure (GST_TYPE_NN_CL_ALLOCATOR);     /* the debug category */
+
+  if (*device && device_acceptable (*device, spec))
+    return TRUE;
+  g_clear_pointer (device, nnp_device_unref);
+
+  /* 2. neighbours, downstream first */
+  query = gst_query_new_context (GST_NN_CL_DEVICE_CONTEXT_TYPE);
+  if (run_query (element, query, GST_PAD_SRC)
+      || run_query (element, query, GST_PAD_SINK)) {
+    gst_query_parse_context (query, &context);
+    if (context) {
+      GST_DEBUG_OBJECT (element, "a neighbour shares its device");
+      gst_element_set_context (element, context);
+    }
+  }
+  gst_query_unref (query);
+
+  /* 3. the application or a bin */
+  if (*device == NULL) {
+    GstMessage *msg = gst_message_new_need_context (GST_OBJECT (element),
+        GST_NN_CL_DEVICE_CONTEXT_TYPE);
+
+    gst_element_post_message (element, msg);
+  }
+  if (*device && !device_acceptable (*device, spec))
+    g_clear_pointer (device, nnp_device_unref);
+
+  /* 4. our own, announced */
+  if (*device == NULL) {
+    *device = nnp_device_open (spec ? spec : "opencl", error);
+    if (*device == NULL)
+      return FALSE;
+    if (nnp_device_get_kind (*device) != NNP_DEVICE_OPENCL) {
+      g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE,
+          "device '%s' is not an OpenCL device", spec);
+      g_clear_pointer (device, nnp_device_unref);
+      return FALSE;
+    }
+    context = gst_nn_cl_device_context_new (*device, spec);
+    GST_INFO_OBJECT (element, "opened %s, posting it as a context",
+        nnp_device_get_name (*device));
+    gst_element_post_message (element,
+        gst_message_new_have_context (GST_OBJECT (element), context));
+  }
+  return TRUE;
+}
