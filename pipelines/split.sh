@@ -5,7 +5,10 @@
 #   pipelines/split.sh [STAGES [DEVICES [FRAMES [SIZE]]]]
 #
 # Defaults: 2 stages on "cpu:1,cpu:1" (two single-thread stages), 30
-# frames of 640x640.  Frames come from videotestsrc through nnconvert
+# frames of 640x640.  DEVICES is nnpipeline's device list, the same as
+# `nnpipe split --devices`: cpu[:THREADS] or opencl[:N|:NAME] items,
+# comma-separated, e.g. "cpu,opencl" (the partitioner balances the CPU and
+# the OpenCL device; see docs/pipeline.md).  Frames come from videotestsrc through nnconvert
 # (ImageNet mean/std, float32 1x3xSIZExSIZE).  With NNP_INPUT=FILE.f32 the
 # frames are read from a raw float32 tensor file instead
 # (filesrc ! other/tensors caps ! nnpipeline).  Look for:

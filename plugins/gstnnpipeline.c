@@ -48,6 +48,13 @@
  *     other/tensors,format=static,num_tensors=1,types=float32,dimensions=192:48:3:1,framerate=0/1 ! \
  *     nnpipeline model=ch_ppocr_mobile_v2.0_cls_infer.onnx cuts=20,40 ! filesink location=y.f32
  * ]| runs the classifier cut by hand into three stages.
+ * |[
+ * gst-launch-1.0 -m videotestsrc num-buffers=30 ! video/x-raw,width=640,height=640 ! \
+ *     nnconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225 ! \
+ *     nnpipeline model=ch_PP-OCRv4_det_infer.onnx stages=2 devices=cpu,opencl ! fakesink
+ * ]| splits the detector between the CPU and the first OpenCL device,
+ * balanced with the partitioner's OpenCL costs (add fallback=true to plan
+ * on the CPU when there is no OpenCL device).
  */
 
 #ifdef HAVE_CONFIG_H
@@ -208,74 +215,48 @@ is_opencl (const gchar * device)
       && (device[6] == '\0' || device[6] == ':');
 }
 
-/* OpenCL devices the partitioner cannot plan for (yet): "cpu,opencl:1"
- * becomes "cpu,cpu:1" for planning, and *cl[i] keeps the OpenCL spec of
- * item i (NULL for others).  An OpenCL item is a whole nnstage device
- * spec ("opencl", "opencl:N", "opencl:NAME"), not DEVICE:THREADS. */
+/* fallback=true: the device list with every OpenCL item this machine
+ * cannot open ("opencl", "opencl:N", "opencl:NAME") replaced by "cpu" (one
+ * thread), each announced with a warning.  The list itself is parsed by
+ * nnp_device_specs_parse() as for `nnpipe split --devices`.  New string. */
 static gchar *
-plannable_devices (const gchar * devices, gchar *** cl)
+fallback_devices (GstNnPipeline * self, const gchar * devices)
 {
   gchar **items = g_strsplit (devices, ",", -1);
-  guint n = g_strv_length (items);
   GString *out = g_string_new (NULL);
 
-  *cl = g_new0 (gchar *, n + 1);
-  for (guint i = 0; i < n; i++) {
-    gchar *item = g_strstrip (items[i]);
-    gchar *dev = g_strdup (item), *colon = strchr (dev, ':');
+  for (guint i = 0; items[i]; i++) {
+    const gchar *item = g_strstrip (items[i]);
 
-    if (colon)
-      *colon = '\0';
-    if (is_opencl (item) && !nnp_device_available (dev)) {
-      (*cl)[i] = g_strdup (item);
-      g_string_append_printf (out, "%scpu:1", i ? "," : "");
-    } else {
-      g_string_append_printf (out, "%s%s", i ? "," : "", item);
+    if (is_opencl (item) && !nnp_device_available (item)) {
+      GST_ELEMENT_WARNING (self, RESOURCE, NOT_FOUND,
+          ("OpenCL device '%s' is not available, planning its stage on the "
+              "CPU instead", item), ("devices=%s, fallback=true", devices));
+      item = "cpu";
     }
-    g_free (dev);
+    g_string_append_printf (out, "%s%s", i ? "," : "", item);
   }
   g_strfreev (items);
   return g_string_free (out, FALSE);
 }
 
-/* Resolve a plan whose OpenCL stages the partitioner does not know (yet):
- * on a copy with those planned as "cpu", then back to their devices. */
-static gboolean
-resolve_plan (NnpPlan * plan, NnpGraph * graph, GError ** error)
+/* fallback=true: a plan's stages on an OpenCL device this machine cannot
+ * open run on the CPU (one thread), with a warning. */
+static void
+fallback_plan (GstNnPipeline * self, NnpPlan * plan)
 {
-  NnpPlan *copy;
+  for (gint k = 0; k < plan->n_stages; k++) {
+    NnpPlanStage *st = &plan->stages[k];
 
-  for (gint k = 0; k < plan->n_stages; k++)
-    if (is_opencl (plan->stages[k].device)
-        && !nnp_device_available (plan->stages[k].device))
-      break;
-    else if (k == plan->n_stages - 1)
-      return nnp_plan_resolve (plan, graph, error);
-
-  copy = nnp_plan_copy (plan);
-  for (gint k = 0; k < copy->n_stages; k++) {
-    if (is_opencl (copy->stages[k].device)) {
-      g_free (copy->stages[k].device);
-      copy->stages[k].device = g_strdup ("cpu");
+    if (is_opencl (st->device) && !nnp_device_available (st->device)) {
+      GST_ELEMENT_WARNING (self, RESOURCE, NOT_FOUND,
+          ("OpenCL device '%s' is not available, running stage %d on the "
+              "CPU instead", st->device, k), ("plan, fallback=true"));
+      g_free (st->device);
+      st->device = g_strdup ("cpu");
+      st->threads = 1;
     }
   }
-  if (!nnp_plan_resolve (copy, graph, error)) {
-    nnp_plan_free (copy);
-    return FALSE;
-  }
-  for (gint k = 0; k < copy->n_stages; k++) {
-    g_free (copy->stages[k].device);
-    copy->stages[k].device = g_strdup (plan->stages[k].device);
-  }
-  /* plan takes the resolved stages */
-  {
-    NnpPlan tmp = *plan;
-
-    *plan = *copy;
-    *copy = tmp;
-  }
-  nnp_plan_free (copy);
-  return TRUE;
 }
 
 /* Compute (or load) the plan for these model input shapes.  New plan or
@@ -285,9 +266,8 @@ make_plan (GstNnPipeline * self, const NnpInputShape * shapes, guint n_shapes,
     NnpGraph * graph, GError ** error)
 {
   gchar *stages_str, *devices, *plan_path, *cuts;
-  gboolean pin;
+  gboolean pin, fallback;
   NnpDeviceSpec *specs = NULL;
-  gchar **cl_devices = NULL;
   NnpCostModel *cm = NULL;
   NnpPlan *plan = NULL;
   gint n_specs = 0, n_stages = 0;
@@ -300,6 +280,7 @@ make_plan (GstNnPipeline * self, const NnpInputShape * shapes, guint n_shapes,
   plan_path = g_strdup (self->plan_path);
   cuts = g_strdup (self->cuts);
   pin = self->pin;
+  fallback = self->fallback;
   GST_OBJECT_UNLOCK (self);
 
   if (stages_str && g_ascii_strcasecmp (stages_str, "auto") != 0)
@@ -330,7 +311,9 @@ make_plan (GstNnPipeline * self, const NnpInputShape * shapes, guint n_shapes,
     /* the stages start at the shapes negotiated */
     for (guint i = 0; i < n_shapes; i++)
       nnp_plan_set_shape (plan, shapes[i].name, &shapes[i].shape);
-    if (!resolve_plan (plan, graph, error)) {
+    if (fallback)
+      fallback_plan (self, plan);
+    if (!nnp_plan_resolve (plan, graph, error)) {
       g_clear_pointer (&plan, nnp_plan_free);
       nnp_graph_unref (graph);
       goto out;
@@ -344,10 +327,16 @@ make_plan (GstNnPipeline * self, const NnpInputShape * shapes, guint n_shapes,
   }
 
   if (devices && *devices) {
-    gchar *plannable = plannable_devices (devices, &cl_devices);
+    /* the same syntax as `nnpipe split --devices` (one parser): OpenCL
+     * stages are planned on the OpenCL device with its own costs */
+    if (fallback) {
+      gchar *usable = fallback_devices (self, devices);
 
-    specs = nnp_device_specs_parse (plannable, &n_specs, error);
-    g_free (plannable);
+      specs = nnp_device_specs_parse (usable, &n_specs, error);
+      g_free (usable);
+    } else {
+      specs = nnp_device_specs_parse (devices, &n_specs, error);
+    }
     if (specs == NULL)
       goto out;
   } else {
@@ -420,19 +409,6 @@ make_plan (GstNnPipeline * self, const NnpInputShape * shapes, guint n_shapes,
   }
 
 out:
-  if (plan && cl_devices && n_specs > 0) {
-    /* stage k runs on device MIN (k, n - 1) of the list */
-    for (gint k = 0; k < plan->n_stages; k++) {
-      const gchar *cl = cl_devices[MIN (k, n_specs - 1)];
-
-      if (cl) {
-        g_free (plan->stages[k].device);
-        plan->stages[k].device = g_strdup (cl);
-        plan->stages[k].threads = 1;
-      }
-    }
-  }
-  g_strfreev (cl_devices);
   if (plan && pin) {
     /* consecutive cores for the stages the plan does not pin */
     gint n_cores = MAX ((gint) g_get_num_processors (), 1), next = 0;
@@ -940,10 +916,12 @@ gst_nn_pipeline_pad_query (GstPad * pad, GstObject * parent, GstQuery * query)
       gst_query_parse_caps (query, &filter);
       g_mutex_lock (&self->build_lock);
       if (pad == self->sinkpad && self->model)
-        caps = gst_nn_stage_model_sink_caps (self->model);
+        caps = gst_nn_stage_model_sink_caps_filtered (self->model, filter);
       g_mutex_unlock (&self->build_lock);
       if (caps == NULL)
         caps = gst_pad_get_pad_template_caps (pad);
+      else
+        filter = NULL;          /* applied */
       if (filter) {
         GstCaps *tmp = gst_caps_intersect_full (filter, caps,
             GST_CAPS_INTERSECT_FIRST);
@@ -1207,14 +1185,19 @@ gst_nn_pipeline_class_init (GstNnPipelineClass * klass)
   /**
    * GstNnPipeline:devices:
    *
-   * Devices of the stages, e.g. "cpu:1,cpu:1" (DEVICE:THREADS; stage k
-   * uses item k, the last item repeats).  Unset: one single-thread CPU
-   * stage per stage (with stages=auto, one per core).
+   * Devices of the stages, comma-separated: "cpu" or "cpu:THREADS", and
+   * "opencl", "opencl:N" or "opencl:NAME" (an OpenCL device by index or
+   * name, never a thread count), e.g. "cpu:1,cpu:1" or "cpu,opencl".
+   * Stage k uses item k, the last item repeats.  Parsed as `nnpipe split
+   * --devices` (nnp_device_specs_parse()); OpenCL stages are planned with
+   * the partitioner's OpenCL costs.  Unset: one single-thread CPU stage
+   * per stage (with stages=auto, one per core).
    */
   g_object_class_install_property (gobject_class, PROP_DEVICES,
       g_param_spec_string ("devices", "Devices",
-          "Devices of the stages, e.g. \"cpu:1,cpu:1\" (unset: cpu:1 per "
-          "stage)", DEFAULT_DEVICES,
+          "Devices of the stages: cpu[:THREADS] or opencl[:N|:NAME], "
+          "comma-separated, e.g. \"cpu:1,cpu:1\" or \"cpu,opencl\" (unset: "
+          "cpu:1 per stage)", DEFAULT_DEVICES,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
 
@@ -1282,7 +1265,9 @@ gst_nn_pipeline_class_init (GstNnPipelineClass * klass)
    * GstNnPipeline:fallback:
    *
    * Stages on an OpenCL device that is missing or cannot run them run on
-   * the CPU instead, with a warning (#GstNnStage:fallback).
+   * the CPU instead, with a warning (#GstNnStage:fallback).  A missing
+   * device of #GstNnPipeline:devices or of a plan file is replaced by
+   * "cpu" before planning.
    */
   g_object_class_install_property (gobject_class, PROP_FALLBACK,
       g_param_spec_boolean ("fallback", "Fallback",

@@ -156,6 +156,9 @@ struct _GstNnStage
   gboolean part;                /* plan or nodes set */
   NnpPlan *plan;                /* the plan file / plan-object (owned), or NULL */
   gint part_stage;              /* stage index in plan */
+  gboolean part_first;          /* the part's inputs are the model's (stage
+                                 * 0 of a plan, or nodes with nothing
+                                 * before them): caps as a whole model */
   gchar *part_name;             /* "stage 1 of plan.json", for messages */
   gint part_threads;            /* nodes form: threads and cpus */
   GArray *part_cpus;
@@ -221,9 +224,13 @@ spec_is_opencl (const gchar * spec)
       && (spec[6] == '\0' || spec[6] == ':');
 }
 
-/* A copy of plan that the partitioner can resolve: devices it does not
- * know (OpenCL ones, which nnstage opens itself) are resolved as "cpu" --
- * the node sets and boundaries do not depend on the device. */
+/* A copy of plan that the partitioner can resolve when the plan names an
+ * OpenCL device this machine cannot open: nnp_plan_resolve() refuses
+ * those, but nnstage's own device logic reports them (the error naming the
+ * device) or, with fallback=true, runs the stage on the CPU with a warning.
+ * They are resolved as "cpu": node sets and boundaries do not depend on
+ * the device.  Available OpenCL devices are resolved as they are (the
+ * partitioner checks their op support). */
 static NnpPlan *
 plan_copy_for_resolve (const NnpPlan * plan)
 {
@@ -1257,7 +1264,7 @@ output_structure (GstNnStage * self, const GstStructure * s)
   if (gst_nn_tensors_info_from_structure (&in, s, NULL)) {
     if (gst_nn_stage_infer (self, &in, &out, NULL, NULL, NULL, &err)) {
       ret = gst_nn_tensors_info_to_structure (&out);
-    } else if (!self->part && !inputs_match (self, &in)) {
+    } else if ((!self->part || self->part_first) && !inputs_match (self, &in)) {
       GST_DEBUG_OBJECT (self, "%s", err->message);
       g_clear_error (&err);
       return NULL;
@@ -1278,24 +1285,23 @@ output_structure (GstNnStage * self, const GstStructure * s)
   return ret;
 }
 
-/* The structures of caps that are not fixed tensors the model's inputs
- * refuse (count, type, rank or a fixed dim).  New caps. */
+/* The structures of caps except fixed tensors the model's inputs refuse
+ * (count, type, rank or a fixed dim).  New caps. */
 static GstCaps *
-filter_model_inputs (GstNnStage * self, GstCaps * caps)
+drop_refused_inputs (GstObject * obj, const gchar * model_name,
+    NnpGraph * graph, GstCaps * caps)
 {
   GstCaps *ret = gst_caps_new_empty ();
 
-  g_mutex_lock (&self->lock);
   for (guint i = 0; i < gst_caps_get_size (caps); i++) {
     const GstStructure *s = gst_caps_get_structure (caps, i);
     NnpInputShape shapes[GST_NN_TENSORS_MAX];
     GstNnTensorsInfo info;
     GError *err = NULL;
 
-    if (self->model && gst_nn_tensors_info_from_structure (&info, s, NULL)
-        && !match_inputs (self->model_name, nnp_model_get_graph (self->model),
-            &info, shapes, &err)) {
-      GST_DEBUG_OBJECT (self, "dropping %" GST_PTR_FORMAT ": %s", s,
+    if (graph && gst_nn_tensors_info_from_structure (&info, s, NULL)
+        && !match_inputs (model_name, graph, &info, shapes, &err)) {
+      GST_DEBUG_OBJECT (obj, "dropping %" GST_PTR_FORMAT ": %s", s,
           err->message);
       g_clear_error (&err);
       continue;
@@ -1303,7 +1309,37 @@ filter_model_inputs (GstNnStage * self, GstCaps * caps)
     gst_caps_append_structure_full (ret, gst_structure_copy (s),
         gst_caps_features_copy (gst_caps_get_features (caps, i)));
   }
+  return ret;
+}
+
+static GstCaps *
+filter_model_inputs (GstNnStage * self, GstCaps * caps)
+{
+  GstCaps *ret;
+
+  g_mutex_lock (&self->lock);
+  ret = drop_refused_inputs (GST_OBJECT (self), self->model_name,
+      self->model ? nnp_model_get_graph (self->model) : NULL, caps);
   g_mutex_unlock (&self->lock);
+  return ret;
+}
+
+GstCaps *
+gst_nn_stage_model_sink_caps_filtered (NnpModel * model, GstCaps * filter)
+{
+  GstCaps *caps, *f, *ret;
+  gchar *name;
+
+  g_return_val_if_fail (model != NULL, NULL);
+  caps = gst_nn_stage_model_sink_caps (model);
+  if (filter == NULL)
+    return caps;
+  name = g_path_get_basename (nnp_model_get_name (model));
+  f = drop_refused_inputs (NULL, name, nnp_model_get_graph (model), filter);
+  g_free (name);
+  ret = gst_caps_intersect_full (f, caps, GST_CAPS_INTERSECT_FIRST);
+  gst_caps_unref (f);
+  gst_caps_unref (caps);
   return ret;
 }
 
@@ -1350,11 +1386,12 @@ gst_nn_stage_transform_caps (GstBaseTransform * trans,
 
   g_mutex_lock (&self->lock);
   have_model = self->model != NULL;
-  part = self->part;
+  /* a first part takes the model's inputs: its sink caps are the model's */
+  part = self->part && !self->part_first;
   g_mutex_unlock (&self->lock);
 
   if (!have_model || (part && direction == GST_PAD_SRC)) {
-    /* a part's inputs are checked on the CAPS event */
+    /* a later part's inputs are checked on the CAPS event */
     /* before start(): anything our templates allow */
     ret = gst_pad_get_pad_template_caps (direction == GST_PAD_SINK ?
         GST_BASE_TRANSFORM_SRC_PAD (trans) : GST_BASE_TRANSFORM_SINK_PAD (trans));
@@ -1510,7 +1547,7 @@ check_stage (GstNnStage * self, NnpStage * stage,
 }
 
 /* Stage k of a resolved plan on a device (the plan's own device may be
- * one the partitioner resolves as "cpu", see plan_copy_for_resolve()). */
+ * an unavailable one resolved as "cpu", see plan_copy_for_resolve()). */
 static NnpStage *
 plan_stage_new (const NnpPlan * plan, gint k, NnpGraph * graph,
     const gchar * device, GError ** error)
@@ -2171,6 +2208,8 @@ check_part_locked (GstNnStage * self, GError ** error)
   if (plan) {
     const NnpPlanStage *st = &plan->stages[k];
 
+    if (self->plan == NULL)
+      self->part_first = k == 0;
     GST_INFO_OBJECT (self, "%s at model input shapes %s: %d nodes ('%s' .. "
         "'%s'), %d inputs, %d outputs", self->part_name, key, st->n_nodes,
         st->nodes[0], st->nodes[st->n_nodes - 1], st->n_inputs, st->n_outputs);
@@ -2314,6 +2353,8 @@ gst_nn_stage_start (GstBaseTransform * trans)
   self->plan = plan;
   self->part = plan != NULL || nodes != NULL;
   self->part_stage = stage_index;
+  /* a plan's first stage takes the model's inputs in model order (plan.h) */
+  self->part_first = plan != NULL && stage_index == 0;
   g_free (self->part_name);
   if (plan)
     self->part_name = g_strdup_printf ("stage %d of %s", stage_index,
@@ -2334,6 +2375,7 @@ gst_nn_stage_start (GstBaseTransform * trans)
     g_clear_pointer (&self->plan, nnp_plan_free);
     g_hash_table_remove_all (self->graphs);
     self->part = FALSE;
+    self->part_first = FALSE;
     model = NULL;
     plan = NULL;
   }
@@ -2445,6 +2487,7 @@ gst_nn_stage_stop (GstBaseTransform * trans)
   g_clear_pointer (&self->plan, nnp_plan_free);
   g_clear_pointer (&self->part_name, g_free);
   self->part = FALSE;
+  self->part_first = FALSE;
   g_hash_table_remove_all (self->graphs);
   g_ptr_array_set_size (self->recent_keys, 0);
   g_mutex_unlock (&self->lock);

@@ -38,6 +38,13 @@ GST_ELEMENT_REGISTER_DECLARE (nnstage);
  * the model input shapes that tensor caps describe (shapes[i].name points
  * into the model's graph; FALSE + an error naming what the model expects). */
 GstCaps *gst_nn_stage_model_sink_caps (NnpModel * model);
+/* The answer of a whole-model nnstage's sink pad to a CAPS query with this
+ * filter (NULL: none): the model's input caps, intersected with the
+ * filter's structures except fixed tensors the model refuses (e.g. one
+ * channel where it wants three: dynamic sizes leave dimensions out of the
+ * caps, so only this check tells upstream).  New caps; filter not taken. */
+GstCaps *gst_nn_stage_model_sink_caps_filtered (NnpModel * model,
+    GstCaps * filter);
 gboolean gst_nn_stage_match_model_inputs (NnpModel * model,
     const GstNnTensorsInfo * info, NnpInputShape * shapes, guint * n_shapes,
     GError ** error);

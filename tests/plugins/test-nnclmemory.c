@@ -11,6 +11,8 @@
  *   in == frames out;
  * - a missing device (device-index=99) fails with an error naming
  *   opencl:99; with fallback=true a warning and the CPU's output;
+ * - nnpipeline devices=cpu,opencl: a plan over both devices, the same
+ *   copy counts, the CPU's output; opencl:99 with fallback=true on the CPU;
  * - GstNnClMemory maps: read downloads once, write uploads at unmap; the
  *   device is shared through a GstContext.
  *
@@ -373,6 +375,103 @@ GST_START_TEST (test_missing_device_fallback)
 
 GST_END_TEST;
 
+/* The nnpipeline-plan message on bus: the device of each stage ("cpu",
+ * "opencl", ... in *devices, g_strfreev) and the tensors crossing the cut
+ * after stage 0. */
+static void
+pop_plan (GstBus * bus, gchar *** devices, gint * crossing, gdouble * pred)
+{
+  GstMessage *msg;
+
+  *devices = NULL;
+  while ((msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ELEMENT)) != NULL) {
+    const GstStructure *s = gst_message_get_structure (msg);
+
+    if (gst_structure_has_name (s, "nnpipeline-plan")) {
+      const GValue *stages = gst_structure_get_value (s, "stages");
+      guint n = gst_value_array_get_size (stages);
+
+      g_strfreev (*devices);
+      *devices = g_new0 (gchar *, n + 1);
+      for (guint k = 0; k < n; k++) {
+        const GstStructure *st =
+            gst_value_get_structure (gst_value_array_get_value (stages, k));
+
+        (*devices)[k] = g_strdup (gst_structure_get_string (st, "device"));
+        if (k == 0)
+          gst_structure_get_int (st, "outputs", crossing);
+        if (k == 1)
+          gst_structure_get_double (st, "predicted-ms", pred);
+      }
+    }
+    gst_message_unref (msg);
+  }
+  fail_unless (*devices != NULL, "no nnpipeline-plan message");
+}
+
+/* nnpipeline devices=cpu,opencl plans with the partitioner's OpenCL costs
+ * (the plan message shows both devices), runs stage 1 on OpenCL (one
+ * upload per crossing tensor, one download of the output per frame) and
+ * gives the CPU's output; an OpenCL device that is not there is planned on
+ * the CPU with fallback=true, with a warning. */
+GST_START_TEST (test_pipeline_cpu_opencl)
+{
+  GPtrArray *ref = reference ();
+  gchar *desc = g_strdup_printf ("nnpipeline model=%s stages=2 "
+      "devices=cpu,opencl stats-interval=0", model_path);
+  GstBus *bus = gst_bus_new ();
+  Run r = run_chain (desc, FALSE, bus);
+  gchar **devices;
+  gint crossing = 0;
+  gdouble pred = -1;
+  GstMessage *msg;
+
+  pop_plan (bus, &devices, &crossing, &pred);
+  fail_unless_equals_int (g_strv_length (devices), 2);
+  fail_unless_equals_string (devices[0], "cpu");
+  fail_unless_equals_string (devices[1], "opencl");
+  fail_unless (pred > 0, "no OpenCL stage prediction");
+  fail_unless (crossing >= 1);
+  GST_INFO ("cpu ! opencl: %d crossing, %" G_GUINT64_FORMAT " uploads, %"
+      G_GUINT64_FORMAT " downloads", crossing, r.copies.to_device,
+      r.copies.to_host);
+  fail_unless_equals_uint64 (r.copies.to_device, crossing * (FRAMES - 1));
+  fail_unless_equals_uint64 (r.copies.to_host, FRAMES - 1);
+  assert_close (r.buffers, ref);
+  g_strfreev (devices);
+  gst_element_set_bus (r.h->element, NULL);
+  run_clear (&r);
+  g_free (desc);
+
+  desc = g_strdup_printf ("nnpipeline model=%s stages=2 "
+      "devices=cpu,opencl:99 fallback=true stats-interval=0", model_path);
+  r = run_chain (desc, FALSE, bus);
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING);
+  fail_unless (msg != NULL, "no warning message");
+  {
+    GError *err = NULL;
+
+    gst_message_parse_warning (msg, &err, NULL);
+    fail_unless (strstr (err->message, "opencl:99") != NULL, "%s",
+        err->message);
+    g_clear_error (&err);
+  }
+  gst_message_unref (msg);
+  pop_plan (bus, &devices, &crossing, &pred);
+  fail_unless_equals_string (devices[1], "cpu");
+  fail_unless_equals_uint64 (r.copies.to_device, 0);
+  assert_close (r.buffers, ref);
+  g_strfreev (devices);
+  gst_element_set_bus (r.h->element, NULL);
+  run_clear (&r);
+  g_free (desc);
+  gst_bus_set_flushing (bus, TRUE);
+  gst_object_unref (bus);
+  g_ptr_array_unref (ref);
+}
+
+GST_END_TEST;
+
 /* The device's context, as an element answers a CONTEXT query (new ref
  * to the device boxed in it, borrowed pointer). */
 static gpointer
@@ -453,6 +552,7 @@ nnclmemory_suite (void)
   tcase_add_test (tc, test_missing_device_error);
   tcase_add_test (tc, test_missing_device_fallback);
   tcase_add_test (tc, test_context);
+  tcase_add_test (tc, test_pipeline_cpu_opencl);
   return s;
 }
 

@@ -545,6 +545,174 @@ GST_START_TEST (test_messages)
 
 GST_END_TEST;
 
+/* Run a gst-launch description to EOS; it must not fail, and the caps on
+ * nnconvert's source pad (the element named "conv") must be `want`. */
+static void
+launch_expect_caps (const gchar * desc, const gchar * want)
+{
+  GError *err = NULL;
+  GstElement *pipe = gst_parse_launch (desc, &err);
+  GstElement *conv;
+  GstBus *bus;
+  GstMessage *msg;
+  GstPad *pad;
+  GstCaps *caps;
+  gchar *dims = NULL;
+
+  fail_unless (pipe != NULL, "%s: %s", desc, err ? err->message : "?");
+  bus = gst_element_get_bus (pipe);
+  fail_unless (gst_element_set_state (pipe, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE, "%s: does not start", desc);
+  msg = gst_bus_timed_pop_filtered (bus, 60 * GST_SECOND,
+      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL, "%s: no EOS", desc);
+  if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
+    gchar *dbg = NULL;
+
+    gst_message_parse_error (msg, &err, &dbg);
+    fail ("%s: %s (%s)", desc, err->message, dbg);
+  }
+  gst_message_unref (msg);
+  conv = gst_bin_get_by_name (GST_BIN (pipe), "conv");
+  fail_unless (conv != NULL);
+  pad = gst_element_get_static_pad (conv, "src");
+  caps = gst_pad_get_current_caps (pad);
+  fail_unless (caps != NULL);
+  dims = g_strdup (gst_structure_get_string (gst_caps_get_structure (caps, 0),
+          "dimensions"));
+  fail_unless_equals_string (dims, want);
+  g_free (dims);
+  gst_caps_unref (caps);
+  gst_object_unref (pad);
+  gst_object_unref (conv);
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  gst_object_unref (bus);
+  gst_object_unref (pipe);
+}
+
+/* A sink CAPS query with 1- and 3-channel candidates must keep only the
+ * 3-channel one, before any caps (no stages yet) and after a frame went
+ * through (nnpipeline: the query reaches its first stage).  Takes e. */
+static void
+check_caps_query (GstElement * e, const gchar * what)
+{
+  GstHarness *h = gst_harness_new_with_element (e, "sink", "src");
+  GstCaps *filter = gst_caps_from_string ("other/tensors,format=static,"
+      "num_tensors=1,types=float32,dimensions=16:12:1:1,framerate=30/1; "
+      "other/tensors,format=static,num_tensors=1,types=float32,"
+      "dimensions=16:12:3:1,framerate=30/1");
+  gchar *caps = tensor_caps (3, 12, 16);
+
+  gst_object_unref (e);
+  for (gint round = 0; round < 2; round++) {
+    GstCaps *got = gst_pad_peer_query_caps (h->srcpad, filter);
+    const gchar *dims;
+
+    gchar *str = got ? gst_caps_to_string (got) : NULL;
+
+    fail_unless (got != NULL && gst_caps_get_size (got) >= 1, "%s: %s", what,
+        str);
+    for (guint i = 0; i < gst_caps_get_size (got); i++) {
+      dims = gst_structure_get_string (gst_caps_get_structure (got, i),
+          "dimensions");
+      fail_unless (g_strcmp0 (dims, "16:12:3:1") == 0,
+          "%s (round %d): caps query answered %s", what, round, str);
+    }
+    g_free (str);
+    gst_caps_unref (got);
+    if (round == 0) {
+      gst_harness_set_src_caps_str (h, caps);
+      gst_buffer_unref (gst_harness_push_and_pull (h, random_frame (3 * 12 *
+                  16, 1, 0)));
+    }
+  }
+  gst_caps_unref (filter);
+  g_free (caps);
+  gst_harness_teardown (h);
+}
+
+/* nnconvert can make 1, 3 or 4 channels; the model's (dynamic-size) input
+ * has 3: nnpipeline's sink pad, and an nnstage running a plan's first
+ * stage, answer caps queries with the model's inputs so upstream picks 3
+ * (GRAY8 would be chosen otherwise and fail at the CAPS event). */
+GST_START_TEST (test_input_channels)
+{
+  gchar *path = test_model ("unet.onnx");
+  gchar *dir = g_dir_make_tmp ("nnp-chan-XXXXXX", NULL);
+  gchar *plan_path = g_build_filename (dir, "unet.json", NULL);
+  const gchar *src = "videotestsrc num-buffers=3 ! "
+      "video/x-raw,width=16,height=12 ! nnconvert name=conv";
+  GError *err = NULL;
+  NnpModel *m = nnp_model_load (path, &err);
+  NnpInputShape s = { "x" };
+  const int64_t dims[4] = { 1, 3, 12, 16 };
+  const int cuts[1] = { 3 };
+  NnpDeviceSpec dev = { (char *) "cpu", 1 };
+  NnpGraph *g;
+  NnpPlan *plan;
+  gchar *desc;
+
+  fail_unless (m != NULL);
+  nnp_shape_set (&s.shape, 4, dims);
+  g = nnp_model_specialize (m, &s, 1, NNP_SPECIALIZE_DEFAULT, &err);
+  fail_unless (g != NULL);
+  plan = nnp_plan_new_from_cuts (path, nnp_model_get_digest (m), &s, 1, g,
+      cuts, 1, &dev, 1, NULL, &err);
+  fail_unless (plan != NULL, "%s", err ? err->message : "?");
+  fail_unless (nnp_plan_save (plan, plan_path, &err), "%s",
+      err ? err->message : "?");
+
+  desc = g_strdup_printf ("%s ! nnstage model=%s ! fakesink", src, path);
+  launch_expect_caps (desc, "16:12:3:1");
+  g_free (desc);
+  desc = g_strdup_printf ("%s ! nnpipeline model=%s stages=2 "
+      "stats-interval=0 ! fakesink", src, path);
+  launch_expect_caps (desc, "16:12:3:1");
+  g_free (desc);
+  desc = g_strdup_printf ("%s ! nnpipeline plan=%s stats-interval=0 ! "
+      "fakesink", src, plan_path);
+  launch_expect_caps (desc, "16:12:3:1");
+  g_free (desc);
+  desc = g_strdup_printf ("%s ! nnstage plan=%s stage=0 ! queue ! "
+      "nnstage plan=%s stage=1 ! fakesink", src, plan_path, plan_path);
+  launch_expect_caps (desc, "16:12:3:1");
+  g_free (desc);
+  desc = g_strdup_printf ("%s ! nnstage model=%s nodes=0..2 ! "
+      "nnstage model=%s nodes=3..%u ! fakesink", src, path, path,
+      g->nodes->len - 1);
+  launch_expect_caps (desc, "16:12:3:1");
+  g_free (desc);
+
+  /* the CAPS query itself, before the stages exist and after */
+  check_caps_query (make ("nnpipeline", "model", path, "stages", "2",
+          "stats-interval", 0, NULL), "nnpipeline stages=2");
+  check_caps_query (make ("nnstage", "plan", plan_path, "stage", 0, NULL),
+      "nnstage plan=P stage=0");
+  check_caps_query (make ("nnstage", "model", path, NULL), "nnstage");
+
+  /* the text detector (dynamic sizes), where GRAY8 used to win */
+  g_free (path);
+  path = ocr_model ("ch_PP-OCRv4_det_infer.onnx");
+  if (path) {
+    desc = g_strdup_printf ("videotestsrc num-buffers=2 ! "
+        "video/x-raw,width=64,height=32 ! nnconvert name=conv ! "
+        "nnpipeline model=%s stages=2 stats-interval=0 ! fakesink", path);
+    launch_expect_caps (desc, "64:32:3:1");
+    g_free (desc);
+  }
+
+  nnp_plan_free (plan);
+  nnp_graph_unref (g);
+  nnp_model_unref (m);
+  g_unlink (plan_path);
+  g_rmdir (dir);
+  g_free (plan_path);
+  g_free (dir);
+  g_free (path);
+}
+
+GST_END_TEST;
+
 /* ------------------------------------------------------------------------ */
 /* Errors */
 
@@ -720,6 +888,7 @@ nnpipeline_suite (void)
   tcase_add_test (tc, test_plan_file_and_nodes);
   tcase_add_test (tc, test_renegotiate);
   tcase_add_test (tc, test_messages);
+  tcase_add_test (tc, test_input_channels);
   tcase_add_test (tc, test_bad_plans);
   tcase_add_test (tc, test_ocr_cls);
   tcase_add_test (tc, test_ocr_rec);
