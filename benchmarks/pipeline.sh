@@ -19,20 +19,16 @@
 # .cache/models), PIN=1 to pin stage threads to cores (nnpipeline pin=true).
 set -eu
 
-root=$(cd "$(dirname "$0")/.." && pwd)
-build=${NNP_BUILD_DIR:-$root/build}
-models=${NNP_MODELS_DIR:-$root/.cache/models}
+me=pipeline.sh
+. "$(dirname "$0")/../pipelines/common.sh"
 model=$models/ch_PP-OCRv4_det_infer.onnx
 frames=${1:-30}
 size=${2:-640}
 pin=false
 [ "${PIN:-0}" = 1 ] && pin=true
 
-if [ ! -f "$model" ]; then
-  echo "pipeline.sh: $model is missing: run tools/fetch-models.sh" >&2
-  exit 2
-fi
-export GST_PLUGIN_PATH="$build/plugins${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}"
+nnp_need_models "$(basename "$model")"
+nnp_use_plugin
 
 # run STAGES DEVICES -> prints frames/s
 run () {

@@ -22,9 +22,8 @@
 #     pngenc snapshot=true ! filesink location=classify.png
 set -eu
 
-root=$(cd "$(dirname "$0")/.." && pwd)
-build=${NNP_BUILD_DIR:-$root/build}
-models=${NNP_MODELS_DIR:-$root/.cache/models}
+me=classify.sh
+. "$(dirname "$0")/common.sh"
 text=${1:-Hello World 123}
 angle=${2:-0}
 out=${3:-classify.png}
@@ -34,12 +33,9 @@ case $angle in
   180) flip=180 ;;
   *) echo "classify.sh: ANGLE must be 0 or 180" >&2; exit 2 ;;
 esac
-[ -f "$models/ch_ppocr_mobile_v2.0_cls_infer.onnx" ] || {
-  echo "classify.sh: $models/ch_ppocr_mobile_v2.0_cls_infer.onnx missing: run tools/fetch-models.sh" >&2
-  exit 2
-}
-export GST_PLUGIN_PATH="$build/plugins${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}"
-markup=$(printf '%s' "$text" | sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g')
+nnp_need_models ch_ppocr_mobile_v2.0_cls_infer.onnx
+nnp_use_plugin
+markup=$(nnp_markup "$text")
 
 exec gst-launch-1.0 -q \
   videotestsrc num-buffers=1 pattern=white ! video/x-raw,width=320,height=48 ! \

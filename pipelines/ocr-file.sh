@@ -14,9 +14,8 @@
 # square for the detector, default 960, as PaddleOCR's limit_side_len).
 set -eu
 
-root=$(cd "$(dirname "$0")/.." && pwd)
-build=${NNP_BUILD_DIR:-$root/build}
-models=${NNP_MODELS_DIR:-$root/.cache/models}
+me=ocr-file.sh
+. "$(dirname "$0")/common.sh"
 max=${NNP_OCR_MAX_SIZE:-960}
 
 if [ $# -lt 1 ] || [ ! -f "$1" ]; then
@@ -25,10 +24,9 @@ if [ $# -lt 1 ] || [ ! -f "$1" ]; then
 fi
 file=$1
 out=${2:-ocr-file.png}
-for f in ch_PP-OCRv4_det_infer.onnx ch_PP-OCRv4_rec_infer.onnx ppocr_keys_v1.txt; do
-  [ -f "$models/$f" ] || { echo "ocr-file.sh: $models/$f missing: run tools/fetch-models.sh" >&2; exit 2; }
-done
-export GST_PLUGIN_PATH="$build/plugins${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}"
+nnp_need_models ch_PP-OCRv4_det_infer.onnx ch_PP-OCRv4_rec_infer.onnx \
+  ppocr_keys_v1.txt
+nnp_use_plugin
 
 # imagefreeze is not needed: a still image is a one-frame stream
 exec gst-launch-1.0 -q \

@@ -27,23 +27,14 @@
 #     pngenc ! filesink location=ocr.png
 set -eu
 
-root=$(cd "$(dirname "$0")/.." && pwd)
-build=${NNP_BUILD_DIR:-$root/build}
-models=${NNP_MODELS_DIR:-$root/.cache/models}
+me=ocr-opencl.sh
+. "$(dirname "$0")/common.sh"
 text=${1:-Hello World 123}
 out=${2:-ocr.png}
 
-for f in ch_PP-OCRv4_det_infer.onnx ch_PP-OCRv4_rec_infer.onnx ppocr_keys_v1.txt; do
-  if [ ! -f "$models/$f" ]; then
-    echo "ocr-opencl.sh: $models/$f is missing: run tools/fetch-models.sh" >&2
-    exit 2
-  fi
-done
-if [ ! -d "$build/plugins" ]; then
-  echo "ocr-opencl.sh: no plugin build in $build (set NNP_BUILD_DIR)" >&2
-  exit 2
-fi
-export GST_PLUGIN_PATH="$build/plugins${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}"
+nnp_need_models ch_PP-OCRv4_det_infer.onnx ch_PP-OCRv4_rec_infer.onnx \
+  ppocr_keys_v1.txt
+nnp_use_plugin
 
 # which OpenCL device
 dev=${NNP_OCL_DEVICE:-}
@@ -54,15 +45,9 @@ case "$dev" in
 esac
 
 frames=${NNP_OCR_FRAMES:-1}
-if [ "$frames" -gt 1 ]; then
-  sink=multifilesink
-  location=${out%.png}-%05d.png
-else
-  sink=filesink
-  location=$out
-fi
+nnp_png_sink "$out" "$frames"
 
-markup=$(printf '%s' "$text" | sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g')
+markup=$(nnp_markup "$text")
 
 # $devprop is one word or empty: left unquoted on purpose
 # shellcheck disable=SC2086

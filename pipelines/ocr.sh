@@ -30,36 +30,21 @@
 #     pngenc ! filesink location=ocr.png
 set -eu
 
-root=$(cd "$(dirname "$0")/.." && pwd)
-build=${NNP_BUILD_DIR:-$root/build}
-models=${NNP_MODELS_DIR:-$root/.cache/models}
+me=ocr.sh
+. "$(dirname "$0")/common.sh"
 text=${1:-Hello World 123}
 out=${2:-ocr.png}
 
-for f in ch_PP-OCRv4_det_infer.onnx ch_PP-OCRv4_rec_infer.onnx ppocr_keys_v1.txt; do
-  if [ ! -f "$models/$f" ]; then
-    echo "ocr.sh: $models/$f is missing: run tools/fetch-models.sh" >&2
-    exit 2
-  fi
-done
-if [ ! -d "$build/plugins" ]; then
-  echo "ocr.sh: no plugin build in $build (set NNP_BUILD_DIR)" >&2
-  exit 2
-fi
-export GST_PLUGIN_PATH="$build/plugins${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}"
+nnp_need_models ch_PP-OCRv4_det_infer.onnx ch_PP-OCRv4_rec_infer.onnx \
+  ppocr_keys_v1.txt
+nnp_use_plugin
 
 # one frame: OUTPUT.png; more: OUTPUT-00000.png, OUTPUT-00001.png, ...
 frames=${NNP_OCR_FRAMES:-1}
-if [ "$frames" -gt 1 ]; then
-  sink=multifilesink
-  location=${out%.png}-%05d.png
-else
-  sink=filesink
-  location=$out
-fi
+nnp_png_sink "$out" "$frames"
 
 # textoverlay reads Pango markup: escape it
-markup=$(printf '%s' "$text" | sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g')
+markup=$(nnp_markup "$text")
 
 exec gst-launch-1.0 -q \
   videotestsrc num-buffers="$frames" pattern="${NNP_OCR_PATTERN:-white}" ! \

@@ -21,24 +21,16 @@
 # NNP_MODELS_DIR (default .cache/models, filled by tools/fetch-models.sh).
 set -eu
 
-root=$(cd "$(dirname "$0")/.." && pwd)
-build=${NNP_BUILD_DIR:-$root/build}
-models=${NNP_MODELS_DIR:-$root/.cache/models}
+me=split.sh
+. "$(dirname "$0")/common.sh"
 model=$models/ch_PP-OCRv4_det_infer.onnx
 stages=${1:-2}
 devices=${2:-cpu:1,cpu:1}
 frames=${3:-30}
 size=${4:-640}
 
-if [ ! -f "$model" ]; then
-  echo "split.sh: $model is missing: run tools/fetch-models.sh" >&2
-  exit 2
-fi
-if [ ! -d "$build/plugins" ]; then
-  echo "split.sh: no plugin build in $build (set NNP_BUILD_DIR)" >&2
-  exit 2
-fi
-export GST_PLUGIN_PATH="$build/plugins${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}"
+nnp_need_models "$(basename "$model")"
+nnp_use_plugin
 
 if [ -n "${NNP_INPUT:-}" ]; then
   bytes=$((3 * size * size * 4))

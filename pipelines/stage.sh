@@ -21,22 +21,14 @@
 #     nnstage model=ch_ppocr_mobile_v2.0_cls_infer.onnx ! filesink location=stage-out.f32
 set -eu
 
-root=$(cd "$(dirname "$0")/.." && pwd)
-build=${NNP_BUILD_DIR:-$root/build}
-models=${NNP_MODELS_DIR:-$root/.cache/models}
+me=stage.sh
+. "$(dirname "$0")/common.sh"
 model=$models/ch_ppocr_mobile_v2.0_cls_infer.onnx
 out=${2:-stage-out.f32}
 size=110592    # 1 * 3 * 48 * 192 * sizeof (float)
 
-if [ ! -f "$model" ]; then
-  echo "stage.sh: $model is missing: run tools/fetch-models.sh" >&2
-  exit 2
-fi
-if [ ! -d "$build/plugins" ]; then
-  echo "stage.sh: no plugin build in $build (set NNP_BUILD_DIR)" >&2
-  exit 2
-fi
-export GST_PLUGIN_PATH="$build/plugins${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}"
+nnp_need_models "$(basename "$model")"
+nnp_use_plugin
 
 tmp=
 if [ $# -ge 1 ]; then

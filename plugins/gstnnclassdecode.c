@@ -141,56 +141,26 @@ load_labels (GstNnClassDecode * self, gint n_classes)
 }
 
 static gboolean
-gst_nn_class_decode_set_caps (GstNnClassDecode * self, GstCaps * caps)
+gst_nn_class_decode_set_caps (GstElement * element, GstCaps * caps)
 {
+  GstNnClassDecode *self = GST_NN_CLASS_DECODE (element);
   GstNnTensorsInfo info;
-  GError *err = NULL;
   const NnpShape *shape;
-  gchar *got;
 
-  if (!gst_nn_tensors_info_from_caps (&info, caps, &err)) {
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
-        ("invalid tensor caps: %s", err->message));
-    g_clear_error (&err);
+  if (!gst_nn_results_parse_caps (element, caps, 1, NNP_MAX_RANK,
+          "one float32 score vector of shape 1xC (dimensions=C:1 "
+          "types=float32)", &info))
     return FALSE;
-  }
   shape = &info.tensors[0].shape;
-  if (info.n_tensors == 1 && info.tensors[0].dtype == NNP_DTYPE_FLOAT32 &&
-      shape->rank >= 1) {
-    gboolean ok = TRUE;
-
-    for (gint i = 0; i < shape->rank - 1; i++)
-      ok = ok && shape->dims[i] == 1;
-    if (ok)
-      return load_labels (self, (gint) shape->dims[shape->rank - 1]);
-  }
-  got = gst_nn_tensors_info_to_string (&info);
-  GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
-      ("expected one float32 score vector of shape 1xC (dimensions=C:1 "
-          "types=float32), got %s", got));
-  g_free (got);
-  return FALSE;
+  return load_labels (self, (gint) shape->dims[shape->rank - 1]);
 }
 
 static gboolean
 gst_nn_class_decode_sink_event (GstPad * pad, GstObject * parent,
     GstEvent * event)
 {
-  GstNnClassDecode *self = GST_NN_CLASS_DECODE (parent);
-  gboolean ret = TRUE;
-
-  if (GST_EVENT_TYPE (event) == GST_EVENT_CAPS) {
-    GstCaps *caps;
-
-    gst_event_parse_caps (event, &caps);
-    if (!gst_nn_class_decode_set_caps (self, caps)) {
-      gst_event_unref (event);
-      return FALSE;
-    }
-  }
-  if (gst_nn_frame_out_sink_event (&self->out, event, &ret))
-    return ret;
-  return gst_pad_event_default (pad, parent, event);
+  return gst_nn_results_sink_event (&GST_NN_CLASS_DECODE (parent)->out, pad,
+      parent, event, gst_nn_class_decode_set_caps);
 }
 
 static GstFlowReturn
@@ -335,15 +305,9 @@ gst_nn_class_decode_change_state (GstElement * element,
     GST_OBJECT_LOCK (self);
     location = g_strdup (self->location);
     GST_OBJECT_UNLOCK (self);
-    if (location && *location) {
-      self->out_file = g_str_equal (location, "-") ? stdout :
-          fopen (location, "w");
-      if (self->out_file == NULL) {
-        GST_ELEMENT_ERROR (self, RESOURCE, OPEN_WRITE,
-            ("Could not open \"%s\" for writing.", location), (NULL));
-        g_free (location);
-        return GST_STATE_CHANGE_FAILURE;
-      }
+    if (!gst_nn_results_open_file (element, location, &self->out_file)) {
+      g_free (location);
+      return GST_STATE_CHANGE_FAILURE;
     }
     g_free (location);
   }
@@ -356,9 +320,7 @@ gst_nn_class_decode_change_state (GstElement * element,
     g_strfreev (self->labels);
     self->labels = NULL;
     self->n_classes = 0;
-    if (self->out_file && self->out_file != stdout)
-      fclose (self->out_file);
-    self->out_file = NULL;
+    gst_nn_results_close_file (&self->out_file);
   }
   return ret;
 }

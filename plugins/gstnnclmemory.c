@@ -513,3 +513,12 @@ gst_nn_cl_ensure_element_device (GstElement * element, const gchar * spec,
   }
   return TRUE;
 }
+
+gboolean
+gst_nn_caps_has_cl_memory (GstCaps * caps, guint i)
+{
+  GstCapsFeatures *f = gst_caps_get_features (caps, i);
+
+  return f != NULL && !gst_caps_features_is_any (f)
+      && gst_caps_features_contains (f, GST_CAPS_FEATURE_MEMORY_OPENCL);
+}

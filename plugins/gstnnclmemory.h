@@ -60,6 +60,8 @@ GstMemory *gst_nn_cl_memory_new_wrapped (GstAllocator * allocator,
     NnpDeviceTensor * tensor);
 
 gboolean gst_is_nn_cl_memory (GstMemory * mem);
+/* Whether the i-th structure of caps has the memory:OpenCL feature. */
+gboolean gst_nn_caps_has_cl_memory (GstCaps * caps, guint i);
 /* The memory's device (borrowed). */
 NnpDevice *gst_nn_cl_memory_get_device (GstMemory * mem);
 /* The device tensor viewed as dtype/shape (same bytes): a new reference

@@ -193,39 +193,27 @@ load_classes (GstNnCtcDecode * self, gint n_classes)
 }
 
 static gboolean
-gst_nn_ctc_decode_set_caps (GstNnCtcDecode * self, GstCaps * caps)
+gst_nn_ctc_decode_set_caps (GstElement * element, GstCaps * caps)
 {
+  GstNnCtcDecode *self = GST_NN_CTC_DECODE (element);
   GstNnTensorsInfo info;
-  GError *err = NULL;
   const NnpShape *shape;
-  gchar *got;
+  gint n_classes, steps;
 
-  if (!gst_nn_tensors_info_from_caps (&info, caps, &err)) {
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
-        ("invalid tensor caps: %s", err->message));
-    g_clear_error (&err);
+  if (!gst_nn_results_parse_caps (element, caps, 2, 3,
+          "one float32 tensor of shape 1xTxC (dimensions=C:T:1 "
+          "types=float32)", &info))
     return FALSE;
-  }
   shape = &info.tensors[0].shape;
-  if (info.n_tensors == 1 && info.tensors[0].dtype == NNP_DTYPE_FLOAT32 &&
-      (shape->rank == 2 || (shape->rank == 3 && shape->dims[0] == 1))) {
-    gint n_classes = (gint) shape->dims[shape->rank - 1];
-    gint steps = (gint) shape->dims[shape->rank - 2];
-
-    if (n_classes != self->n_classes || self->classes == NULL) {
-      if (!load_classes (self, n_classes))
-        return FALSE;
-      self->n_classes = n_classes;
-    }
-    self->steps = steps;
-    return TRUE;
+  n_classes = (gint) shape->dims[shape->rank - 1];
+  steps = (gint) shape->dims[shape->rank - 2];
+  if (n_classes != self->n_classes || self->classes == NULL) {
+    if (!load_classes (self, n_classes))
+      return FALSE;
+    self->n_classes = n_classes;
   }
-  got = gst_nn_tensors_info_to_string (&info);
-  GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
-      ("expected one float32 tensor of shape 1xTxC (dimensions=C:T:1 "
-          "types=float32), got %s", got));
-  g_free (got);
-  return FALSE;
+  self->steps = steps;
+  return TRUE;
 }
 
 static void
@@ -331,19 +319,8 @@ gst_nn_ctc_decode_sink_event (GstPad * pad, GstObject * parent,
     GstEvent * event)
 {
   GstNnCtcDecode *self = GST_NN_CTC_DECODE (parent);
-  gboolean ret = TRUE;
 
   switch (GST_EVENT_TYPE (event)) {
-    case GST_EVENT_CAPS:{
-      GstCaps *caps;
-
-      gst_event_parse_caps (event, &caps);
-      if (!gst_nn_ctc_decode_set_caps (self, caps)) {
-        gst_event_unref (event);
-        return FALSE;
-      }
-      break;
-    }
     case GST_EVENT_EOS:
       flush_frame (self);
       break;
@@ -353,9 +330,8 @@ gst_nn_ctc_decode_sink_event (GstPad * pad, GstObject * parent,
     default:
       break;
   }
-  if (gst_nn_frame_out_sink_event (&self->out, event, &ret))
-    return ret;
-  return gst_pad_event_default (pad, parent, event);
+  return gst_nn_results_sink_event (&self->out, pad, parent, event,
+      gst_nn_ctc_decode_set_caps);
 }
 
 static GstFlowReturn
@@ -470,18 +446,9 @@ gst_nn_ctc_decode_change_state (GstElement * element,
     GST_OBJECT_LOCK (self);
     location = g_strdup (self->location);
     GST_OBJECT_UNLOCK (self);
-    if (location && *location) {
-      if (g_str_equal (location, "-"))
-        self->out_file = stdout;
-      else
-        self->out_file = fopen (location, "w");
-      if (self->out_file == NULL) {
-        GST_ELEMENT_ERROR (self, RESOURCE, OPEN_WRITE,
-            ("Could not open \"%s\" for writing.", location),
-            ("%s", g_strerror (errno)));
-        g_free (location);
-        return GST_STATE_CHANGE_FAILURE;
-      }
+    if (!gst_nn_results_open_file (element, location, &self->out_file)) {
+      g_free (location);
+      return GST_STATE_CHANGE_FAILURE;
     }
     g_free (location);
   }
@@ -495,9 +462,7 @@ gst_nn_ctc_decode_change_state (GstElement * element,
     g_strfreev (self->classes);
     self->classes = NULL;
     self->n_classes = self->steps = 0;
-    if (self->out_file && self->out_file != stdout)
-      fclose (self->out_file);
-    self->out_file = NULL;
+    gst_nn_results_close_file (&self->out_file);
   }
   return ret;
 }

@@ -98,61 +98,30 @@ GST_ELEMENT_REGISTER_DEFINE (nndbdecode, "nndbdecode", GST_RANK_NONE,
     GST_TYPE_NN_DB_DECODE);
 
 static gboolean
-gst_nn_db_decode_set_caps (GstNnDbDecode * self, GstCaps * caps)
+gst_nn_db_decode_set_caps (GstElement * element, GstCaps * caps)
 {
+  GstNnDbDecode *self = GST_NN_DB_DECODE (element);
   GstNnTensorsInfo info;
-  GError *err = NULL;
   const NnpShape *shape;
-  gchar *got;
 
-  if (!gst_nn_tensors_info_from_caps (&info, caps, &err)) {
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
-        ("invalid tensor caps: %s", err->message));
-    g_clear_error (&err);
+  if (!gst_nn_results_parse_caps (element, caps, 2, NNP_MAX_RANK,
+          "one float32 probability map of shape 1x1xHxW "
+          "(dimensions=W:H:1:1 types=float32)", &info))
     return FALSE;
-  }
   shape = &info.tensors[0].shape;
-  if (info.n_tensors == 1 && info.tensors[0].dtype == NNP_DTYPE_FLOAT32 &&
-      shape->rank >= 2) {
-    gboolean ok = TRUE;
-
-    for (gint i = 0; i < shape->rank - 2; i++)
-      ok = ok && shape->dims[i] == 1;
-    if (ok) {
-      self->map_height = (gint) shape->dims[shape->rank - 2];
-      self->map_width = (gint) shape->dims[shape->rank - 1];
-      GST_DEBUG_OBJECT (self, "probability map %dx%d", self->map_width,
-          self->map_height);
-      return TRUE;
-    }
-  }
-  got = gst_nn_tensors_info_to_string (&info);
-  GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
-      ("expected one float32 probability map of shape 1x1xHxW "
-          "(dimensions=W:H:1:1 types=float32), got %s", got));
-  g_free (got);
-  return FALSE;
+  self->map_height = (gint) shape->dims[shape->rank - 2];
+  self->map_width = (gint) shape->dims[shape->rank - 1];
+  GST_DEBUG_OBJECT (self, "probability map %dx%d", self->map_width,
+      self->map_height);
+  return TRUE;
 }
 
 static gboolean
 gst_nn_db_decode_sink_event (GstPad * pad, GstObject * parent,
     GstEvent * event)
 {
-  GstNnDbDecode *self = GST_NN_DB_DECODE (parent);
-  gboolean ret = TRUE;
-
-  if (GST_EVENT_TYPE (event) == GST_EVENT_CAPS) {
-    GstCaps *caps;
-
-    gst_event_parse_caps (event, &caps);
-    if (!gst_nn_db_decode_set_caps (self, caps)) {
-      gst_event_unref (event);
-      return FALSE;
-    }
-  }
-  if (gst_nn_frame_out_sink_event (&self->out, event, &ret))
-    return ret;
-  return gst_pad_event_default (pad, parent, event);
+  return gst_nn_results_sink_event (&GST_NN_DB_DECODE (parent)->out, pad,
+      parent, event, gst_nn_db_decode_set_caps);
 }
 
 static void

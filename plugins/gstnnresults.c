@@ -5,7 +5,9 @@
 
 #include "gstnnresults.h"
 
+#include <errno.h>
 #include <math.h>
+#include <string.h>
 
 GstVideoRegionOfInterestMeta *
 gst_nn_add_text_roi (GstBuffer * frame, gint id, const NnQuad * quad,
@@ -170,4 +172,81 @@ gst_nn_frame_out_push (GstNnFrameOut * out, GstBuffer * frame,
     gst_pad_push_event (out->srcpad, seg);
   }
   return gst_pad_push (out->srcpad, frame);
+}
+
+gboolean
+gst_nn_results_parse_caps (GstElement * element, GstCaps * caps,
+    gint min_rank, gint max_rank, const gchar * expected,
+    GstNnTensorsInfo * info)
+{
+  GError *err = NULL;
+  const NnpShape *shape;
+  gchar *got;
+
+  if (!gst_nn_tensors_info_from_caps (info, caps, &err)) {
+    GST_ELEMENT_ERROR (element, CORE, NEGOTIATION, (NULL),
+        ("invalid tensor caps: %s", err->message));
+    g_clear_error (&err);
+    return FALSE;
+  }
+  shape = &info->tensors[0].shape;
+  if (info->n_tensors == 1 && info->tensors[0].dtype == NNP_DTYPE_FLOAT32
+      && shape->rank >= min_rank && shape->rank <= max_rank) {
+    gboolean ok = TRUE;
+
+    for (gint i = 0; i < shape->rank - min_rank; i++)
+      ok = ok && shape->dims[i] == 1;
+    if (ok)
+      return TRUE;
+  }
+  got = gst_nn_tensors_info_to_string (info);
+  GST_ELEMENT_ERROR (element, CORE, NEGOTIATION, (NULL),
+      ("expected %s, got %s", expected, got));
+  g_free (got);
+  return FALSE;
+}
+
+gboolean
+gst_nn_results_sink_event (GstNnFrameOut * out, GstPad * pad,
+    GstObject * parent, GstEvent * event, GstNnResultsSetCaps set_caps)
+{
+  gboolean ret = TRUE;
+
+  if (GST_EVENT_TYPE (event) == GST_EVENT_CAPS) {
+    GstCaps *caps;
+
+    gst_event_parse_caps (event, &caps);
+    if (!set_caps (GST_ELEMENT (parent), caps)) {
+      gst_event_unref (event);
+      return FALSE;
+    }
+  }
+  if (gst_nn_frame_out_sink_event (out, event, &ret))
+    return ret;
+  return gst_pad_event_default (pad, parent, event);
+}
+
+gboolean
+gst_nn_results_open_file (GstElement * element, const gchar * location,
+    FILE ** file)
+{
+  *file = NULL;
+  if (location == NULL || *location == '\0')
+    return TRUE;
+  *file = g_str_equal (location, "-") ? stdout : fopen (location, "w");
+  if (*file == NULL) {
+    GST_ELEMENT_ERROR (element, RESOURCE, OPEN_WRITE,
+        ("Could not open \"%s\" for writing.", location),
+        ("%s", g_strerror (errno)));
+    return FALSE;
+  }
+  return TRUE;
+}
+
+void
+gst_nn_results_close_file (FILE ** file)
+{
+  if (*file && *file != stdout)
+    fclose (*file);
+  *file = NULL;
 }

@@ -23,6 +23,9 @@
 #include <gst/gst.h>
 #include <gst/video/video.h>
 
+#include <stdio.h>
+
+#include "gstnntensorcaps.h"
 #include "nngeometry.h"
 
 G_BEGIN_DECLS
@@ -66,5 +69,29 @@ gboolean gst_nn_frame_out_sink_event (GstNnFrameOut * out, GstEvent * event,
 /* Push a frame (takes ownership), sending caps from @info first if needed. */
 GstFlowReturn gst_nn_frame_out_push (GstNnFrameOut * out, GstBuffer * frame,
     const GstVideoInfo * info);
+
+/* Tensor caps of a post-processing element's sink pad: one float32 tensor
+ * of rank min_rank to max_rank whose dims before the last min_rank are 1
+ * (a batch of one).  Fills info and returns TRUE; else posts a NEGOTIATION
+ * error on element ("invalid tensor caps: ..." or "expected <expected>,
+ * got <the caps' tensors>") and returns FALSE. */
+gboolean gst_nn_results_parse_caps (GstElement * element, GstCaps * caps,
+    gint min_rank, gint max_rank, const gchar * expected,
+    GstNnTensorsInfo * info);
+
+/* The sink event handler of a post-processing element: a CAPS event goes
+ * to set_caps (FALSE drops it and fails), then @out takes what it handles
+ * (see gst_nn_frame_out_sink_event()), the rest is forwarded. */
+typedef gboolean (*GstNnResultsSetCaps) (GstElement * element,
+    GstCaps * caps);
+gboolean gst_nn_results_sink_event (GstNnFrameOut * out, GstPad * pad,
+    GstObject * parent, GstEvent * event, GstNnResultsSetCaps set_caps);
+
+/* The results file of a `location` property: "-" is stdout, NULL or ""
+ * none (*file stays NULL).  FALSE after posting an OPEN_WRITE error. */
+gboolean gst_nn_results_open_file (GstElement * element,
+    const gchar * location, FILE ** file);
+/* Close it (not stdout) and set *file to NULL. */
+void gst_nn_results_close_file (FILE ** file);
 
 G_END_DECLS

@@ -49,6 +49,9 @@
 #endif
 
 #include "gstnnstage.h"
+#include "gstnnstage-private.h"
+#include "gstnnstagedevice.h"
+#include "gstnnstagepart.h"
 #include "gstnnclmemory.h"
 #include "gstnntensorcaps.h"
 #include "gstnntensorpool.h"
@@ -60,7 +63,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-GST_DEBUG_CATEGORY_STATIC (gst_nn_stage_debug);
+/* The element: properties, caps, allocation, the per-buffer path and the
+ * LATENCY query.  What part of the model runs, and at which shapes, lives
+ * in gstnnstagepart.c; the device, memory:OpenCL and mapping buffers in
+ * gstnnstagedevice.c.  The instance struct is in gstnnstage-private.h. */
+
+GST_DEBUG_CATEGORY (gst_nn_stage_debug);
 #define GST_CAT_DEFAULT gst_nn_stage_debug
 
 #define DEFAULT_MODEL NULL
@@ -76,8 +84,6 @@ GST_DEBUG_CATEGORY_STATIC (gst_nn_stage_debug);
 
 #define MAX_THREADS 256
 #define MAX_CPUS 1024
-/* processing-time samples kept for the LATENCY query */
-#define LATENCY_WINDOW 16
 
 enum
 {
@@ -112,70 +118,7 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_ALWAYS,
     GST_STATIC_CAPS (CL_TENSORS_CAPS "; " GST_NN_TENSORS_CAPS_TEMPLATE));
 
-struct _GstNnStage
-{
-  GstBaseTransform parent;
 
-  /* properties (object lock) */
-  gchar *model_path;
-  GstNnStageDevice device;
-  gint threads;
-  gchar *cpus;
-  gchar *plan_path;
-  gint stage_index;
-  gchar *nodes;
-  NnpPlan *plan_object;         /* owned copy (set by nnpipeline) */
-  gint device_index;
-  gchar *device_name;
-  gboolean fallback;
-
-  /* the device, between start() and stop(): dev_spec is what the stage
-   * runs on ("cpu", "opencl:1"); use_cl when that is an OpenCL device,
-   * which is then cl_device (shared through GstContext; also set by
-   * set_context).  Set in start() before negotiation, read by
-   * transform_caps. */
-  gchar *dev_spec;
-  gboolean use_cl;
-  NnpDevice *cl_device;         /* owned ref */
-
-  /* the model and the shape-inference cache: transform_caps runs on any
-   * thread (lock) */
-  GMutex lock;
-  NnpModel *model;              /* owned ref, between start() and stop() */
-  gchar *model_name;            /* file name, for messages */
-  NnpSpecializeFlags spec_flags;
-  gboolean spec_valid;
-  GstNnTensorsInfo spec_in;     /* the inputs the cached result is for */
-  NnpGraph *spec_graph;         /* owned ref, or NULL when spec_error */
-  NnpPlan *spec_plan;           /* part: resolved for spec_graph (owned) */
-  gint spec_stage;
-  GError *spec_error;
-  GPtrArray *recent_keys;       /* model input shapes keys, newest first */
-
-  /* part of the model, between start() and stop() (lock) */
-  gboolean part;                /* plan or nodes set */
-  NnpPlan *plan;                /* the plan file / plan-object (owned), or NULL */
-  gint part_stage;              /* stage index in plan */
-  gboolean part_first;          /* the part's inputs are the model's (stage
-                                 * 0 of a plan, or nodes with nothing
-                                 * before them): caps as a whole model */
-  gchar *part_name;             /* "stage 1 of plan.json", for messages */
-  gint part_threads;            /* nodes form: threads and cpus */
-  GArray *part_cpus;
-  GHashTable *graphs;           /* shapes key -> specialised NnpGraph (ref) */
-
-  /* negotiated state (streaming thread) */
-  GstNnTensorsInfo in_info, out_info;
-  NnpStage *stage;
-  gboolean stage_on_cl;         /* the stage runs on cl_device (no fallback) */
-  gboolean out_device;          /* output caps have memory:OpenCL */
-
-  /* measured processing time (object lock) */
-  GstClockTime run_times[LATENCY_WINDOW];
-  guint n_run_times, run_time_pos;
-  GstClockTime reported_latency;
-  guint64 busy_ns, frames;      /* accumulated processing time, buffers */
-};
 
 G_DEFINE_TYPE (GstNnStage, gst_nn_stage, GST_TYPE_BASE_TRANSFORM);
 GST_ELEMENT_REGISTER_DEFINE (nnstage, "nnstage", GST_RANK_NONE,
@@ -197,55 +140,6 @@ gst_nn_stage_device_get_type (void)
     g_once_init_leave (&type, t);
   }
   return type;
-}
-
-/* The device spec of the properties: "cpu", "opencl", "opencl:N",
- * "opencl:NAME" (new string).  Call with the object lock held. */
-static gchar *
-device_spec_locked (GstNnStage * self)
-{
-  switch (self->device) {
-    case GST_NN_STAGE_DEVICE_OPENCL:
-      if (self->device_name && *self->device_name)
-        return g_strdup_printf ("opencl:%s", self->device_name);
-      if (self->device_index >= 0)
-        return g_strdup_printf ("opencl:%d", self->device_index);
-      return g_strdup ("opencl");
-    case GST_NN_STAGE_DEVICE_CPU:
-    default:
-      return g_strdup ("cpu");
-  }
-}
-
-static gboolean
-spec_is_opencl (const gchar * spec)
-{
-  return spec != NULL && g_ascii_strncasecmp (spec, "opencl", 6) == 0
-      && (spec[6] == '\0' || spec[6] == ':');
-}
-
-/* A copy of plan that the partitioner can resolve when the plan names an
- * OpenCL device this machine cannot open: nnp_plan_resolve() refuses
- * those, but nnstage's own device logic reports them (the error naming the
- * device) or, with fallback=true, runs the stage on the CPU with a warning.
- * They are resolved as "cpu": node sets and boundaries do not depend on
- * the device.  Available OpenCL devices are resolved as they are (the
- * partitioner checks their op support). */
-static NnpPlan *
-plan_copy_for_resolve (const NnpPlan * plan)
-{
-  NnpPlan *copy = nnp_plan_copy (plan);
-
-  for (gint k = 0; copy && k < copy->n_stages; k++) {
-    NnpPlanStage *st = &copy->stages[k];
-
-    if (st->device && !nnp_device_available (st->device)
-        && spec_is_opencl (st->device)) {
-      g_free (st->device);
-      st->device = g_strdup ("cpu");
-    }
-  }
-  return copy;
 }
 
 /* Parse "0,1,4-7" into a list of core numbers; NULL or "" gives none. */
@@ -293,906 +187,6 @@ parse_cpus (const gchar * str, GArray * out)
   return ok;
 }
 
-/* ------------------------------------------------------------------------ */
-/* Shape inference: caps <-> model inputs and outputs */
-
-/* The model's real inputs (graph inputs without a constant), in order. */
-static guint
-model_inputs (NnpGraph * graph, const NnpValue ** inputs)
-{
-  guint n = 0;
-
-  for (guint i = 0; i < graph->inputs->len; i++) {
-    const NnpValue *v =
-        nnp_graph_value (graph, g_array_index (graph->inputs, int, i));
-
-    if (v == NULL || v->constant != NULL)
-      continue;
-    if (n < GST_NN_TENSORS_MAX)
-      inputs[n] = v;
-    n++;
-  }
-  return n;
-}
-
-/* "float32 1x3x?x? (dimensions=?:?:3:1)" for a graph value. */
-static gchar *
-describe_value (const NnpValue * v)
-{
-  gchar *onnx = nnp_shape_to_string (&v->shape);
-  gchar *caps = gst_nn_dims_to_string (&v->shape);
-  gchar *ret;
-
-  if (v->shape.rank < 0)
-    ret = g_strdup_printf ("%s of any shape", nnp_dtype_name (v->dtype));
-  else
-    ret = g_strdup_printf ("%d dims %s %s (dimensions=%s)", v->shape.rank,
-        nnp_dtype_name (v->dtype), onnx, caps);
-  g_free (onnx);
-  g_free (caps);
-  return ret;
-}
-
-/* Match caps tensors to the model's inputs (in order) and fill shapes[]. */
-static gboolean
-match_inputs (const gchar * model_name, NnpGraph * graph,
-    const GstNnTensorsInfo * info, NnpInputShape * shapes, GError ** error)
-{
-  const NnpValue *inputs[GST_NN_TENSORS_MAX];
-  guint n = model_inputs (graph, inputs);
-
-  if (n != info->n_tensors) {
-    GString *names = g_string_new (NULL);
-
-    for (guint i = 0; i < MIN (n, GST_NN_TENSORS_MAX); i++)
-      g_string_append_printf (names, "%s'%s'", i ? ", " : "", inputs[i]->name);
-    g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
-        "model %s: expects %u input tensors (%s), got num_tensors=%u",
-        model_name, n, names->str, info->n_tensors);
-    g_string_free (names, TRUE);
-    return FALSE;
-  }
-
-  for (guint i = 0; i < n; i++) {
-    const NnpValue *v = inputs[i];
-    const GstNnTensorInfo *t = &info->tensors[i];
-    NnpShape shape;
-    gboolean ok = TRUE;
-
-    if (v->dtype != NNP_DTYPE_UNDEFINED && v->dtype != t->dtype)
-      ok = FALSE;
-    if (ok && v->shape.rank >= 0) {
-      if (!gst_nn_shape_fit_rank (&t->shape, v->shape.rank, &shape)) {
-        ok = FALSE;
-      } else {
-        for (gint d = 0; d < v->shape.rank; d++)
-          if (v->shape.dims[d] >= 0 && v->shape.dims[d] != shape.dims[d])
-            ok = FALSE;
-      }
-    } else {
-      shape = t->shape;
-    }
-
-    if (!ok) {
-      gchar *want = describe_value (v);
-      gchar *got = gst_nn_dims_to_string (&t->shape);
-
-      g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
-          "model %s: input '%s' expects %s, got dimensions=%s types=%s",
-          model_name, v->name, want, got, nnp_dtype_name (t->dtype));
-      g_free (want);
-      g_free (got);
-      return FALSE;
-    }
-    shapes[i].name = v->name;
-    shapes[i].shape = shape;
-  }
-  return TRUE;
-}
-
-/* Output tensors of a specialised graph. */
-static gboolean
-outputs_info (const gchar * model_name, NnpGraph * graph,
-    GstNnTensorsInfo * out, GError ** error)
-{
-  gst_nn_tensors_info_init (out);
-  if (graph->outputs->len < 1 || graph->outputs->len > GST_NN_TENSORS_MAX) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED,
-        "model %s: has %u outputs, other/tensors carries 1 to %d", model_name,
-        graph->outputs->len, GST_NN_TENSORS_MAX);
-    return FALSE;
-  }
-  out->n_tensors = graph->outputs->len;
-  for (guint i = 0; i < out->n_tensors; i++) {
-    const NnpValue *v =
-        nnp_graph_value (graph, g_array_index (graph->outputs, int, i));
-
-    if (!nnp_shape_is_static (&v->shape) || nnp_dtype_size (v->dtype) == 0) {
-      g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
-          "model %s: output '%s' has no static shape and type after "
-          "shape inference", model_name, v->name);
-      return FALSE;
-    }
-    for (gint d = 0; d < v->shape.rank; d++) {
-      if (v->shape.dims[d] <= 0) {
-        gchar *s = nnp_shape_to_string (&v->shape);
-
-        g_set_error (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED,
-            "model %s: output '%s' has an empty shape %s", model_name,
-            v->name, s);
-        g_free (s);
-        return FALSE;
-      }
-    }
-    out->tensors[i].dtype = v->dtype;
-    out->tensors[i].shape = v->shape;
-  }
-  return TRUE;
-}
-
-/* ------------------------------------------------------------------------ */
-/* A part of the model: stage k of a plan, or a set of nodes.
- *
- * A part's input caps describe intermediate tensors, which do not say what
- * the model's input sizes are.  The stage learns them from, in order: the
- * caps themselves when they fit the model's inputs, the stage upstream (a
- * custom query every nnstage answers with the model input shapes it
- * specialised for), the plan's shapes, the model's static declared shapes,
- * and the shapes it last used.  The first candidate whose specialised graph
- * gives the stage inputs the caps describe wins. */
-
-#define SHAPES_QUERY_NAME "nnp-model-input-shapes"
-#define MAX_RECENT_KEYS 4
-#define MAX_CACHED_GRAPHS 8
-
-/* "1x3x48x160;1x4": the shapes of the model's inputs, in model order. */
-static gchar *
-shapes_key (const NnpInputShape * shapes, guint n)
-{
-  GString *s = g_string_new (NULL);
-
-  for (guint i = 0; i < n; i++) {
-    gchar *d = nnp_shape_to_string (&shapes[i].shape);
-
-    g_string_append_printf (s, "%s%s", i ? ";" : "", d);
-    g_free (d);
-  }
-  return g_string_free (s, FALSE);
-}
-
-/* Parse a key into shapes of the model's inputs (names point into
- * model_graph). */
-static gboolean
-shapes_from_key (NnpGraph * model_graph, const gchar * key,
-    NnpInputShape * shapes, guint * n_out)
-{
-  const NnpValue *inputs[GST_NN_TENSORS_MAX];
-  guint n = model_inputs (model_graph, inputs);
-  gchar **parts;
-  gboolean ok = TRUE;
-
-  if (n > GST_NN_TENSORS_MAX)
-    return FALSE;
-  parts = g_strsplit (key, ";", -1);
-  if (g_strv_length (parts) != n)
-    ok = FALSE;
-  for (guint i = 0; ok && i < n; i++) {
-    NnpShape shape = { 0 };
-
-    if (g_strcmp0 (parts[i], "scalar") != 0) {
-      gchar **dims = g_strsplit (parts[i], "x", -1);
-      guint rank = g_strv_length (dims);
-
-      if (rank < 1 || rank > NNP_MAX_RANK)
-        ok = FALSE;
-      for (guint d = 0; ok && d < rank; d++) {
-        gchar *end = NULL;
-        gint64 v = g_ascii_strtoll (dims[d], &end, 10);
-
-        if (end == dims[d] || *end != '\0' || v < 0)
-          ok = FALSE;
-        shape.dims[d] = v;
-      }
-      shape.rank = (int) rank;
-      g_strfreev (dims);
-    }
-    shapes[i].name = inputs[i]->name;
-    shapes[i].shape = shape;
-  }
-  g_strfreev (parts);
-  *n_out = n;
-  return ok;
-}
-
-/* The model specialised for a shapes key (cached).  New ref or NULL.
- * Call with self->lock held. */
-static NnpGraph *
-graph_for_key_locked (GstNnStage * self, const gchar * key, GError ** error)
-{
-  NnpInputShape shapes[GST_NN_TENSORS_MAX];
-  NnpGraph *graph;
-  GError *err = NULL;
-  guint n = 0;
-
-  graph = g_hash_table_lookup (self->graphs, key);
-  if (graph)
-    return nnp_graph_ref (graph);
-  if (!shapes_from_key (nnp_model_get_graph (self->model), key, shapes, &n)) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
-        "model %s: invalid input shapes \"%s\"", self->model_name, key);
-    return NULL;
-  }
-  graph = nnp_model_specialize (self->model, shapes, (int) n,
-      self->spec_flags, &err);
-  if (graph == NULL) {
-    g_set_error (error, NNP_ERROR, err ? err->code : NNP_ERROR_FAILED,
-        "model %s: shape inference failed for input shapes %s: %s",
-        self->model_name, key, err ? err->message : "unknown error");
-    g_clear_error (&err);
-    return NULL;
-  }
-  if (g_hash_table_size (self->graphs) >= MAX_CACHED_GRAPHS)
-    g_hash_table_remove_all (self->graphs);
-  g_hash_table_insert (self->graphs, g_strdup (key), nnp_graph_ref (graph));
-  return graph;
-}
-
-/* Keep the shapes keys last specialised for (newest first): they answer
- * the upstream query of the next stage. */
-static void
-remember_key_locked (GstNnStage * self, const gchar * key)
-{
-  for (guint i = 0; i < self->recent_keys->len; i++) {
-    if (g_str_equal (g_ptr_array_index (self->recent_keys, i), key)) {
-      g_ptr_array_remove_index (self->recent_keys, i);
-      break;
-    }
-  }
-  g_ptr_array_insert (self->recent_keys, 0, g_strdup (key));
-  if (self->recent_keys->len > MAX_RECENT_KEYS)
-    g_ptr_array_set_size (self->recent_keys, MAX_RECENT_KEYS);
-}
-
-/* Node index by name, or by topological index ("12"); -1 with error. */
-static gint
-find_node (NnpGraph * graph, const gchar * nodes, const gchar * what,
-    GError ** error)
-{
-  gchar *name = g_strstrip (g_strdup (what));
-  NnpNode *node;
-  gchar *end = NULL;
-  gint64 idx;
-
-  if (*name == '\0') {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-        "nodes \"%s\": empty node name", nodes);
-    g_free (name);
-    return -1;
-  }
-  node = nnp_graph_find_node (graph, name);
-  if (node) {
-    g_free (name);
-    return node->index;
-  }
-  idx = g_ascii_strtoll (name, &end, 10);
-  if (end != name && *end == '\0') {
-    if (idx < 0 || idx >= (gint64) graph->nodes->len) {
-      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-          "nodes \"%s\": node index %" G_GINT64_FORMAT " out of range (the "
-          "specialised graph has %u nodes)", nodes, idx, graph->nodes->len);
-      g_free (name);
-      return -1;
-    }
-    g_free (name);
-    return (gint) idx;
-  }
-  g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-      "nodes \"%s\": unknown node '%s' (not in the specialised graph)", nodes,
-      name);
-  g_free (name);
-  return -1;
-}
-
-/* Mark the nodes of "a,b,c" or "first..last" in sel[]. */
-static gboolean
-select_nodes (NnpGraph * graph, const gchar * nodes, gboolean * sel,
-    GError ** error)
-{
-  const gchar *dots = strstr (nodes, "..");
-
-  if (dots) {
-    gchar *a = g_strndup (nodes, dots - nodes);
-    gint first = find_node (graph, nodes, a, error), last = -1;
-
-    g_free (a);
-    if (first < 0)
-      return FALSE;
-    last = find_node (graph, nodes, dots + 2, error);
-    if (last < 0)
-      return FALSE;
-    if (first > last) {
-      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-          "nodes \"%s\": '%s' (node %d) comes after '%s' (node %d) in "
-          "topological order", nodes, nnp_graph_node (graph, first)->name,
-          first, nnp_graph_node (graph, last)->name, last);
-      return FALSE;
-    }
-    for (gint i = first; i <= last; i++)
-      sel[i] = TRUE;
-  } else {
-    gchar **names = g_strsplit (nodes, ",", -1);
-
-    for (guint i = 0; names[i] != NULL; i++) {
-      gint idx = find_node (graph, nodes, names[i], error);
-
-      if (idx < 0) {
-        g_strfreev (names);
-        return FALSE;
-      }
-      sel[idx] = TRUE;
-    }
-    g_strfreev (names);
-  }
-  return TRUE;
-}
-
-/* A plan for a hand-made part: [nodes before it], the part, [the rest].
- * "Before" are the nodes that precede the part's first node in
- * topological order and the part's ancestors; adjacent parts given as
- * ranges therefore agree on what crosses between them.  Stage index of the
- * part in *stage_out. */
-static NnpPlan *
-nodes_plan_locked (GstNnStage * self, NnpGraph * graph, const gchar * key,
-    gint * stage_out, GError ** error)
-{
-  guint n = graph->nodes->len;
-  gboolean *sel = g_new0 (gboolean, MAX (n, 1));
-  guint8 *down = g_new0 (guint8, MAX (n, 1));   /* fed by the part */
-  guint8 *up = g_new0 (guint8, MAX (n, 1));     /* feeds the part */
-  GPtrArray *before = g_ptr_array_new (), *mine = g_ptr_array_new (),
-      *after = g_ptr_array_new ();
-  NnpInputShape shapes[GST_NN_TENSORS_MAX];
-  NnpPlan *plan = NULL;
-  NnpPlanStage *st;
-  guint n_shapes = 0;
-  gint first = -1;
-
-  if (!select_nodes (graph, self->nodes, sel, error))
-    goto out;
-
-  for (guint i = 0; i < n; i++) {
-    const NnpNode *node = nnp_graph_node (graph, (int) i);
-
-    if (sel[i]) {
-      if (first < 0)
-        first = (gint) i;
-      continue;
-    }
-    for (gint k = 0; k < node->n_inputs; k++) {
-      const NnpValue *v = nnp_node_input (graph, node, k);
-
-      if (v && v->producer >= 0 && (sel[v->producer] || down[v->producer]))
-        down[i] = 1;
-    }
-  }
-  for (gint i = (gint) n - 1; i >= 0; i--) {
-    const NnpNode *node = nnp_graph_node (graph, i);
-
-    if (sel[i])
-      continue;
-    for (gint k = 0; k < node->n_outputs; k++) {
-      const NnpValue *v = nnp_node_output (graph, node, k);
-
-      for (gint c = 0; v && c < v->n_consumers; c++)
-        if (sel[v->consumers[c]] || up[v->consumers[c]])
-          up[i] = 1;
-    }
-    if (up[i] && down[i]) {
-      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-          "nodes \"%s\": not convex: node '%s' (%s) is outside the stage but "
-          "both reads from it and feeds it", self->nodes, node->name,
-          node->op_type);
-      goto out;
-    }
-  }
-
-  for (guint i = 0; i < n; i++) {
-    const NnpNode *node = nnp_graph_node (graph, (int) i);
-
-    if (sel[i])
-      g_ptr_array_add (mine, node->name);
-    else if ((gint) i < first || up[i])
-      g_ptr_array_add (before, node->name);
-    else
-      g_ptr_array_add (after, node->name);
-  }
-
-  plan = nnp_plan_new (self->model_path, nnp_model_get_digest (self->model));
-  plan->no_fusion = (self->spec_flags & NNP_SPECIALIZE_NO_FUSION) != 0;
-  if (!shapes_from_key (nnp_model_get_graph (self->model), key, shapes,
-          &n_shapes)) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
-        "model %s: invalid input shapes \"%s\"", self->model_name, key);
-    g_clear_pointer (&plan, nnp_plan_free);
-    goto out;
-  }
-  for (guint i = 0; i < n_shapes; i++)
-    nnp_plan_set_shape (plan, shapes[i].name, &shapes[i].shape);
-  if (before->len)
-    nnp_plan_add_stage (plan, "cpu", 1, (const char *const *) before->pdata,
-        (int) before->len);
-  /* resolved as "cpu": the stage's own device is self->dev_spec */
-  st = nnp_plan_add_stage (plan, "cpu",
-      MAX (self->part_threads, 1), (const char *const *) mine->pdata,
-      (int) mine->len);
-  if (self->part_cpus && self->part_cpus->len) {
-    st->cpus = g_memdup2 (self->part_cpus->data,
-        self->part_cpus->len * sizeof (gint));
-    st->n_cpus = (int) self->part_cpus->len;
-  }
-  if (after->len)
-    nnp_plan_add_stage (plan, "cpu", 1, (const char *const *) after->pdata,
-        (int) after->len);
-  if (!nnp_plan_resolve (plan, graph, error)) {
-    g_clear_pointer (&plan, nnp_plan_free);
-    goto out;
-  }
-  *stage_out = before->len ? 1 : 0;
-
-out:
-  g_free (sel);
-  g_free (down);
-  g_free (up);
-  g_ptr_array_unref (before);
-  g_ptr_array_unref (mine);
-  g_ptr_array_unref (after);
-  return plan;
-}
-
-/* The part's plan resolved on graph.  New plan or NULL. */
-static NnpPlan *
-part_plan_locked (GstNnStage * self, NnpGraph * graph, const gchar * key,
-    gint * stage_out, GError ** error)
-{
-  NnpPlan *plan;
-
-  if (self->plan == NULL)
-    return nodes_plan_locked (self, graph, key, stage_out, error);
-
-  plan = plan_copy_for_resolve (self->plan);
-  if (!nnp_plan_resolve (plan, graph, error)) {
-    nnp_plan_free (plan);
-    return NULL;
-  }
-  *stage_out = self->part_stage;
-  return plan;
-}
-
-/* Whether caps tensors are the stage's inputs; else why not (new string). */
-static gboolean
-part_inputs_match (NnpGraph * graph, const NnpPlanStage * st,
-    const GstNnTensorsInfo * info, gchar ** why)
-{
-  GString *want = g_string_new (NULL);
-  gboolean ok = (guint) st->n_inputs == info->n_tensors;
-
-  for (gint i = 0; i < st->n_inputs; i++) {
-    const NnpValue *v = nnp_graph_find_value (graph, st->inputs[i]);
-    gchar *s;
-
-    if (v == NULL) {
-      ok = FALSE;
-      continue;
-    }
-    s = nnp_shape_to_string (&v->shape);
-    g_string_append_printf (want, "%s'%s' %s %s", i ? ", " : "", v->name,
-        nnp_dtype_name (v->dtype), s);
-    g_free (s);
-    if (ok && (guint) i < info->n_tensors) {
-      const GstNnTensorInfo *t = &info->tensors[i];
-      NnpShape shape;
-
-      if (t->dtype != v->dtype
-          || !gst_nn_shape_fit_rank (&t->shape, v->shape.rank, &shape)
-          || !nnp_shape_equal (&shape, &v->shape))
-        ok = FALSE;
-    }
-  }
-  if (!ok)
-    *why = g_strdup_printf ("the stage's %d inputs are %s", st->n_inputs,
-        want->str);
-  g_string_free (want, TRUE);
-  return ok;
-}
-
-/* Add key to the candidates unless there. */
-static void
-add_candidate (GPtrArray * keys, GPtrArray * sources, gchar * key,
-    const gchar * source)
-{
-  for (guint i = 0; i < keys->len; i++) {
-    if (g_str_equal (g_ptr_array_index (keys, i), key)) {
-      g_free (key);
-      return;
-    }
-  }
-  g_ptr_array_add (keys, key);
-  g_ptr_array_add (sources, (gpointer) source);
-}
-
-/* Specialise for a part (see above).  Call with self->lock held. */
-static NnpGraph *
-specialize_part_locked (GstNnStage * self, const GstNnTensorsInfo * info,
-    const gchar * const *upstream, NnpPlan ** plan_out, gint * stage_out,
-    GError ** error)
-{
-  NnpGraph *model_graph = nnp_model_get_graph (self->model);
-  const NnpValue *inputs[GST_NN_TENSORS_MAX];
-  NnpInputShape shapes[GST_NN_TENSORS_MAX];
-  GPtrArray *keys = g_ptr_array_new_with_free_func (g_free);
-  GPtrArray *sources = g_ptr_array_new ();
-  GString *why = g_string_new (NULL);
-  NnpGraph *ret = NULL;
-  guint n = model_inputs (model_graph, inputs);
-  gboolean all_static = n <= GST_NN_TENSORS_MAX;
-
-  if (match_inputs (self->model_name, model_graph, info, shapes, NULL))
-    add_candidate (keys, sources, shapes_key (shapes, info->n_tensors),
-        "the caps");
-  for (guint i = 0; upstream && upstream[i]; i++)
-    add_candidate (keys, sources, g_strdup (upstream[i]), "upstream");
-  if (self->plan && n <= GST_NN_TENSORS_MAX) {
-    gboolean have_all = TRUE;
-
-    for (guint i = 0; i < n && have_all; i++) {
-      have_all = FALSE;
-      for (gint j = 0; j < self->plan->n_shapes; j++) {
-        if (g_strcmp0 (self->plan->shape_names[j], inputs[i]->name) == 0) {
-          shapes[i].name = inputs[i]->name;
-          shapes[i].shape = self->plan->shapes[j];
-          have_all = TRUE;
-        }
-      }
-    }
-    if (have_all)
-      add_candidate (keys, sources, shapes_key (shapes, n), "the plan");
-  }
-  for (guint i = 0; i < n && all_static; i++) {
-    all_static = nnp_shape_is_static (&inputs[i]->shape);
-    shapes[i].name = inputs[i]->name;
-    shapes[i].shape = inputs[i]->shape;
-  }
-  if (all_static)
-    add_candidate (keys, sources, shapes_key (shapes, n), "the model");
-  for (guint i = 0; i < self->recent_keys->len; i++)
-    add_candidate (keys, sources,
-        g_strdup (g_ptr_array_index (self->recent_keys, i)), "last caps");
-
-  for (guint c = 0; c < keys->len && ret == NULL; c++) {
-    const gchar *key = g_ptr_array_index (keys, c);
-    GError *err = NULL;
-    NnpGraph *graph = graph_for_key_locked (self, key, &err);
-    NnpPlan *plan = NULL;
-    gint stage = 0;
-    gchar *reason = NULL;
-
-    if (graph)
-      plan = part_plan_locked (self, graph, key, &stage, &err);
-    if (plan && part_inputs_match (graph, &plan->stages[stage], info,
-            &reason)) {
-      ret = graph;
-      *plan_out = plan;
-      *stage_out = stage;
-      remember_key_locked (self, key);
-      GST_DEBUG_OBJECT (self, "%s: model input shapes %s (from %s)",
-          self->part_name, key, (const gchar *) g_ptr_array_index (sources,
-              c));
-      break;
-    }
-    g_string_append_printf (why, "%sat model input shapes %s (from %s): %s",
-        why->len ? "; " : "", key,
-        (const gchar *) g_ptr_array_index (sources, c),
-        err ? err->message : reason);
-    g_clear_error (&err);
-    g_free (reason);
-    g_clear_pointer (&plan, nnp_plan_free);
-    g_clear_pointer (&graph, nnp_graph_unref);
-  }
-
-  if (ret == NULL) {
-    gchar *got = gst_nn_tensors_info_to_string (info);
-
-    if (keys->len == 0)
-      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-          "model %s, %s: cannot tell the model's input shapes for input %s "
-          "(the caps are not the model's inputs, no stage upstream answered, "
-          "and the model's inputs are not static): use a plan with shapes",
-          self->model_name, self->part_name, got);
-    else
-      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-          "model %s, %s: input %s does not fit the stage: %s",
-          self->model_name, self->part_name, got, why->str);
-    g_free (got);
-  }
-  g_string_free (why, TRUE);
-  g_ptr_array_unref (keys);
-  g_ptr_array_unref (sources);
-  return ret;
-}
-
-/* Specialise the model for these inputs (cached: one entry).  Returns a new
- * graph reference or NULL with error; for a part also the resolved plan (a
- * new copy in *plan_out when plan_out is not NULL) and the stage index.
- * Call with self->lock held. */
-static NnpGraph *
-specialize_locked (GstNnStage * self, const GstNnTensorsInfo * info,
-    const gchar * const *upstream, NnpPlan ** plan_out, gint * stage_out,
-    GError ** error)
-{
-  NnpInputShape shapes[GST_NN_TENSORS_MAX];
-  NnpGraph *graph = NULL;
-  NnpPlan *plan = NULL;
-  gint stage = 0;
-  GError *err = NULL;
-
-  if (self->model == NULL) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_FAILED, "no model loaded");
-    return NULL;
-  }
-
-  if (self->spec_valid && gst_nn_tensors_info_is_equal (&self->spec_in, info)) {
-    if (self->spec_graph) {
-      if (plan_out && self->spec_plan)
-        *plan_out = nnp_plan_copy (self->spec_plan);
-      if (stage_out)
-        *stage_out = self->spec_stage;
-      return nnp_graph_ref (self->spec_graph);
-    }
-    g_propagate_error (error, g_error_copy (self->spec_error));
-    return NULL;
-  }
-
-  if (self->part) {
-    graph = specialize_part_locked (self, info, upstream, &plan, &stage, &err);
-  } else {
-    /* cheap checks first, not cached: upstream may probe several candidates */
-    if (!match_inputs (self->model_name, nnp_model_get_graph (self->model),
-            info, shapes, error))
-      return NULL;
-
-    graph = nnp_model_specialize (self->model, shapes, (int) info->n_tensors,
-        self->spec_flags, &err);
-    if (graph == NULL && err != NULL) {
-      /* name the model and what it got */
-      gchar *got = gst_nn_tensors_info_to_string (info);
-      gchar *msg = g_strdup_printf ("model %s: shape inference failed for "
-          "dimensions=%s: %s", self->model_name, got, err->message);
-
-      g_free (err->message);
-      err->message = msg;
-      g_free (got);
-    }
-    if (graph) {
-      gchar *key = shapes_key (shapes, info->n_tensors);
-
-      remember_key_locked (self, key);
-      g_free (key);
-    }
-  }
-  if (graph == NULL && err == NULL)
-    g_set_error (&err, NNP_ERROR, NNP_ERROR_FAILED,
-        "model %s: shape inference failed", self->model_name);
-
-  g_clear_pointer (&self->spec_graph, nnp_graph_unref);
-  g_clear_pointer (&self->spec_plan, nnp_plan_free);
-  g_clear_error (&self->spec_error);
-  self->spec_in = *info;
-  self->spec_valid = TRUE;
-  if (graph) {
-    self->spec_graph = nnp_graph_ref (graph);
-    self->spec_plan = plan;
-    self->spec_stage = stage;
-    if (plan_out && plan)
-      *plan_out = nnp_plan_copy (plan);
-    if (stage_out)
-      *stage_out = stage;
-    return graph;
-  }
-  self->spec_error = g_error_copy (err);
-  g_propagate_error (error, err);
-  return NULL;
-}
-
-/* Output tensors of stage k of a resolved plan. */
-static gboolean
-part_outputs_info (const gchar * model_name, NnpGraph * graph,
-    const NnpPlan * plan, gint k, GstNnTensorsInfo * out, GError ** error)
-{
-  const NnpPlanStage *st = &plan->stages[k];
-
-  gst_nn_tensors_info_init (out);
-  if (st->n_outputs < 1 || st->n_outputs > GST_NN_TENSORS_MAX) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED,
-        "model %s: stage %d has %d outputs, other/tensors carries 1 to %d",
-        model_name, k, st->n_outputs, GST_NN_TENSORS_MAX);
-    return FALSE;
-  }
-  out->n_tensors = (guint) st->n_outputs;
-  for (gint i = 0; i < st->n_outputs; i++) {
-    const NnpValue *v = nnp_graph_find_value (graph, st->outputs[i]);
-
-    if (v == NULL || !nnp_shape_is_static (&v->shape)
-        || nnp_dtype_size (v->dtype) == 0) {
-      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-          "model %s: stage %d output '%s' has no static shape and type",
-          model_name, k, st->outputs[i]);
-      return FALSE;
-    }
-    out->tensors[i].dtype = v->dtype;
-    out->tensors[i].shape = v->shape;
-  }
-  return TRUE;
-}
-
-/* Send the upstream query for model input shapes (keys, newest first). */
-static gchar **
-query_upstream_keys (GstNnStage * self, const gchar * digest)
-{
-  GstStructure *s = gst_structure_new (SHAPES_QUERY_NAME,
-      "digest", G_TYPE_STRING, digest, NULL);
-  GstQuery *q = gst_query_new_custom (GST_QUERY_CUSTOM, s);
-  gchar **ret = NULL;
-
-  if (gst_pad_peer_query (GST_BASE_TRANSFORM_SINK_PAD (self), q)) {
-    const gchar *keys = gst_structure_get_string (gst_query_get_structure (q),
-        "shapes");
-
-    if (keys && *keys)
-      ret = g_strsplit (keys, "|", -1);
-  }
-  gst_query_unref (q);
-  return ret;
-}
-
-/* Answer the query when we run the same model and know our shapes. */
-static gboolean
-answer_shapes_query (GstNnStage * self, GstQuery * query)
-{
-  const GstStructure *s = gst_query_get_structure (query);
-  gboolean ret = FALSE;
-
-  g_mutex_lock (&self->lock);
-  if (self->model && self->recent_keys->len > 0
-      && g_strcmp0 (gst_structure_get_string (s, "digest"),
-          nnp_model_get_digest (self->model)) == 0) {
-    GString *keys = g_string_new (NULL);
-
-    for (guint i = 0; i < self->recent_keys->len; i++)
-      g_string_append_printf (keys, "%s%s", i ? "|" : "",
-          (const gchar *) g_ptr_array_index (self->recent_keys, i));
-    gst_structure_set (gst_query_writable_structure (query), "shapes",
-        G_TYPE_STRING, keys->str, NULL);
-    g_string_free (keys, TRUE);
-    ret = TRUE;
-  }
-  g_mutex_unlock (&self->lock);
-  return ret;
-}
-
-/* Output info for input info (NULL graph_out: not wanted; plan_out: the
- * resolved plan of a part, a new copy, NULL for a whole model). */
-static gboolean
-gst_nn_stage_infer (GstNnStage * self, const GstNnTensorsInfo * in,
-    GstNnTensorsInfo * out, NnpGraph ** graph_out, NnpPlan ** plan_out,
-    gint * stage_out, GError ** error)
-{
-  NnpGraph *graph;
-  NnpPlan *plan = NULL;
-  gchar **upstream = NULL;
-  gint stage = 0;
-  gboolean ok;
-
-  g_mutex_lock (&self->lock);
-  if (self->part && self->model
-      && !(self->spec_valid && gst_nn_tensors_info_is_equal (&self->spec_in,
-              in))) {
-    gchar *digest = g_strdup (nnp_model_get_digest (self->model));
-
-    g_mutex_unlock (&self->lock);
-    upstream = query_upstream_keys (self, digest);
-    g_free (digest);
-    g_mutex_lock (&self->lock);
-  }
-  graph = specialize_locked (self, in, (const gchar * const *) upstream,
-      &plan, &stage, error);
-  if (graph && plan)
-    ok = part_outputs_info (self->model_name, graph, plan, stage, out, error);
-  else
-    ok = graph != NULL && outputs_info (self->model_name, graph, out, error);
-  g_mutex_unlock (&self->lock);
-  g_strfreev (upstream);
-
-  if (ok) {
-    out->fps_n = in->fps_n;
-    out->fps_d = in->fps_d;
-  }
-  if (ok && graph_out)
-    *graph_out = graph;
-  else if (graph)
-    nnp_graph_unref (graph);
-  if (ok && plan_out)
-    *plan_out = plan;
-  else if (plan)
-    nnp_plan_free (plan);
-  if (stage_out)
-    *stage_out = stage;
-  return ok;
-}
-
-/* Caps describing the model's inputs (dims when all are static);
- * framerate: the value to set, or NULL for any. */
-static GstCaps *
-model_caps (NnpGraph * graph, const GValue * framerate)
-{
-  const NnpValue *inputs[GST_NN_TENSORS_MAX];
-  GstCaps *caps = gst_caps_new_empty ();
-  GString *types, *dims;
-  gboolean known_types = TRUE, known_dims = TRUE;
-  GstStructure *s;
-  guint n;
-
-  n = model_inputs (graph, inputs);
-  if (n < 1 || n > GST_NN_TENSORS_MAX)
-    return caps;
-
-  types = g_string_new (NULL);
-  dims = g_string_new (NULL);
-  for (guint i = 0; i < n; i++) {
-    gchar *d = gst_nn_dims_to_string (&inputs[i]->shape);
-
-    if (inputs[i]->dtype == NNP_DTYPE_UNDEFINED)
-      known_types = FALSE;
-    if (!nnp_shape_is_static (&inputs[i]->shape))
-      known_dims = FALSE;
-    g_string_append_printf (types, "%s%s", i ? "," : "",
-        nnp_dtype_name (inputs[i]->dtype));
-    g_string_append_printf (dims, "%s%s", i ? "," : "", d);
-    g_free (d);
-  }
-
-  s = gst_structure_new (GST_NN_TENSORS_MEDIA_TYPE,
-      "format", G_TYPE_STRING, "static", "num_tensors", G_TYPE_INT, (gint) n,
-      NULL);
-  if (known_types)
-    gst_structure_set (s, "types", G_TYPE_STRING, types->str, NULL);
-  if (known_types && known_dims)
-    gst_structure_set (s, "dimensions", G_TYPE_STRING, dims->str, NULL);
-  if (framerate)
-    gst_structure_set_value (s, "framerate", framerate);
-  else
-    gst_structure_set (s, "framerate", GST_TYPE_FRACTION_RANGE, 0, 1,
-        G_MAXINT, 1, NULL);
-  gst_caps_append_structure (caps, s);
-
-  /* NNStreamer's single-tensor form */
-  if (n == 1) {
-    s = gst_structure_new_empty (GST_NN_TENSOR_MEDIA_TYPE);
-    if (known_types)
-      gst_structure_set (s, "type", G_TYPE_STRING, types->str, NULL);
-    if (known_types && known_dims)
-      gst_structure_set (s, "dimension", G_TYPE_STRING, dims->str, NULL);
-    if (framerate)
-      gst_structure_set_value (s, "framerate", framerate);
-    else
-      gst_structure_set (s, "framerate", GST_TYPE_FRACTION_RANGE, 0, 1,
-          G_MAXINT, 1, NULL);
-    gst_caps_append_structure (caps, s);
-  }
-  g_string_free (types, TRUE);
-  g_string_free (dims, TRUE);
-  return caps;
-}
-
 static GstCaps *
 model_input_caps (GstNnStage * self, const GValue * framerate)
 {
@@ -1203,48 +197,9 @@ model_input_caps (GstNnStage * self, const GValue * framerate)
     g_mutex_unlock (&self->lock);
     return gst_static_pad_template_get_caps (&sink_template);
   }
-  caps = model_caps (nnp_model_get_graph (self->model), framerate);
+  caps = gst_nn_stage_graph_input_caps (nnp_model_get_graph (self->model), framerate);
   g_mutex_unlock (&self->lock);
   return caps;
-}
-
-GstCaps *
-gst_nn_stage_model_sink_caps (NnpModel * model)
-{
-  g_return_val_if_fail (model != NULL, NULL);
-  return model_caps (nnp_model_get_graph (model), NULL);
-}
-
-gboolean
-gst_nn_stage_match_model_inputs (NnpModel * model,
-    const GstNnTensorsInfo * info, NnpInputShape * shapes, guint * n_shapes,
-    GError ** error)
-{
-  gchar *name;
-  gboolean ok;
-
-  g_return_val_if_fail (model != NULL, FALSE);
-  name = g_path_get_basename (nnp_model_get_name (model));
-  ok = match_inputs (name, nnp_model_get_graph (model), info, shapes, error);
-  g_free (name);
-  if (ok)
-    *n_shapes = info->n_tensors;
-  return ok;
-}
-
-/* Whether tensors fit the model's declared inputs (count, types, ranks,
- * fixed dims), without shape inference. */
-static gboolean
-inputs_match (GstNnStage * self, const GstNnTensorsInfo * info)
-{
-  NnpInputShape shapes[GST_NN_TENSORS_MAX];
-  gboolean ret;
-
-  g_mutex_lock (&self->lock);
-  ret = self->model != NULL && match_inputs (self->model_name,
-      nnp_model_get_graph (self->model), info, shapes, NULL);
-  g_mutex_unlock (&self->lock);
-  return ret;
 }
 
 /* Output caps for one input structure: exact when it is fixed, else any
@@ -1264,7 +219,7 @@ output_structure (GstNnStage * self, const GstStructure * s)
   if (gst_nn_tensors_info_from_structure (&in, s, NULL)) {
     if (gst_nn_stage_infer (self, &in, &out, NULL, NULL, NULL, &err)) {
       ret = gst_nn_tensors_info_to_structure (&out);
-    } else if ((!self->part || self->part_first) && !inputs_match (self, &in)) {
+    } else if ((!self->part || self->part_first) && !gst_nn_stage_inputs_match (self, &in)) {
       GST_DEBUG_OBJECT (self, "%s", err->message);
       g_clear_error (&err);
       return NULL;
@@ -1283,97 +238,6 @@ output_structure (GstNnStage * self, const GstStructure * s)
   else
     gst_structure_remove_field (ret, "framerate");
   return ret;
-}
-
-/* The structures of caps except fixed tensors the model's inputs refuse
- * (count, type, rank or a fixed dim).  New caps. */
-static GstCaps *
-drop_refused_inputs (GstObject * obj, const gchar * model_name,
-    NnpGraph * graph, GstCaps * caps)
-{
-  GstCaps *ret = gst_caps_new_empty ();
-
-  for (guint i = 0; i < gst_caps_get_size (caps); i++) {
-    const GstStructure *s = gst_caps_get_structure (caps, i);
-    NnpInputShape shapes[GST_NN_TENSORS_MAX];
-    GstNnTensorsInfo info;
-    GError *err = NULL;
-
-    if (graph && gst_nn_tensors_info_from_structure (&info, s, NULL)
-        && !match_inputs (model_name, graph, &info, shapes, &err)) {
-      GST_DEBUG_OBJECT (obj, "dropping %" GST_PTR_FORMAT ": %s", s,
-          err->message);
-      g_clear_error (&err);
-      continue;
-    }
-    gst_caps_append_structure_full (ret, gst_structure_copy (s),
-        gst_caps_features_copy (gst_caps_get_features (caps, i)));
-  }
-  return ret;
-}
-
-static GstCaps *
-filter_model_inputs (GstNnStage * self, GstCaps * caps)
-{
-  GstCaps *ret;
-
-  g_mutex_lock (&self->lock);
-  ret = drop_refused_inputs (GST_OBJECT (self), self->model_name,
-      self->model ? nnp_model_get_graph (self->model) : NULL, caps);
-  g_mutex_unlock (&self->lock);
-  return ret;
-}
-
-GstCaps *
-gst_nn_stage_model_sink_caps_filtered (NnpModel * model, GstCaps * filter)
-{
-  GstCaps *caps, *f, *ret;
-  gchar *name;
-
-  g_return_val_if_fail (model != NULL, NULL);
-  caps = gst_nn_stage_model_sink_caps (model);
-  if (filter == NULL)
-    return caps;
-  name = g_path_get_basename (nnp_model_get_name (model));
-  f = drop_refused_inputs (NULL, name, nnp_model_get_graph (model), filter);
-  g_free (name);
-  ret = gst_caps_intersect_full (f, caps, GST_CAPS_INTERSECT_FIRST);
-  gst_caps_unref (f);
-  gst_caps_unref (caps);
-  return ret;
-}
-
-static gboolean
-has_cl_feature (GstCaps * caps, guint i)
-{
-  GstCapsFeatures *f = gst_caps_get_features (caps, i);
-
-  return f != NULL && !gst_caps_features_is_any (f)
-      && gst_caps_features_contains (f, GST_CAPS_FEATURE_MEMORY_OPENCL);
-}
-
-/* The memory features the stage offers on either pad (takes caps, returns
- * new caps): on OpenCL every structure in device memory first, then the
- * same in system memory; on the CPU system memory only. */
-static GstCaps *
-offer_features (GstNnStage * self, GstCaps * caps)
-{
-  GstCaps *cl, *sys;
-
-  if (gst_caps_is_any (caps))
-    return caps;
-  cl = gst_caps_new_empty ();
-  sys = gst_caps_new_empty ();
-  for (guint i = 0; i < gst_caps_get_size (caps); i++) {
-    const GstStructure *s = gst_caps_get_structure (caps, i);
-
-    if (self->use_cl)
-      cl = gst_caps_merge_structure_full (cl, gst_structure_copy (s),
-          gst_caps_features_new (GST_CAPS_FEATURE_MEMORY_OPENCL, NULL));
-    sys = gst_caps_merge_structure (sys, gst_structure_copy (s));
-  }
-  gst_caps_unref (caps);
-  return gst_caps_merge (cl, sys);
 }
 
 static GstCaps *
@@ -1416,7 +280,7 @@ gst_nn_stage_transform_caps (GstBaseTransform * trans,
       ret = gst_caps_merge (ret, model_input_caps (self, NULL));
   }
 
-  ret = offer_features (self, ret);
+  ret = gst_nn_stage_offer_features (self, ret);
 
   if (filter) {
     GstCaps *f = filter, *tmp;
@@ -1425,7 +289,7 @@ gst_nn_stage_transform_caps (GstBaseTransform * trans,
      * (e.g. 1 channel for a model that wants 3), which the caps above
      * cannot say when the model's sizes are dynamic */
     if (have_model && !part && direction == GST_PAD_SRC)
-      f = filter_model_inputs (self, filter);
+      f = gst_nn_stage_filter_model_inputs (self, filter);
     tmp = gst_caps_intersect_full (f, ret, GST_CAPS_INTERSECT_FIRST);
     if (f != filter)
       gst_caps_unref (f);
@@ -1482,7 +346,7 @@ gst_nn_stage_accept_caps (GstBaseTransform * trans, GstPadDirection direction,
   /* device memory only on an OpenCL stage */
   for (guint i = 0; ret && !GST_NN_STAGE (trans)->use_cl
       && i < gst_caps_get_size (caps); i++)
-    if (has_cl_feature (caps, i))
+    if (gst_nn_caps_has_cl_memory (caps, i))
       ret = FALSE;
   GST_DEBUG_OBJECT (trans, "accept caps %" GST_PTR_FORMAT ": %d", caps, ret);
   return ret;
@@ -1546,100 +410,6 @@ check_stage (GstNnStage * self, NnpStage * stage,
   return TRUE;
 }
 
-/* Stage k of a resolved plan on a device (the plan's own device may be
- * an unavailable one resolved as "cpu", see plan_copy_for_resolve()). */
-static NnpStage *
-plan_stage_new (const NnpPlan * plan, gint k, NnpGraph * graph,
-    const gchar * device, GError ** error)
-{
-  const NnpPlanStage *st = &plan->stages[k];
-  gint *nodes = g_new0 (gint, MAX (st->n_nodes, 1));
-  gint *in = g_new0 (gint, MAX (st->n_inputs, 1));
-  gint *out = g_new0 (gint, MAX (st->n_outputs, 1));
-  NnpStageOptions opts = { 0 };
-  NnpStage *stage = NULL;
-
-  for (gint i = 0; i < st->n_nodes; i++) {
-    NnpNode *node = nnp_graph_find_node (graph, st->nodes[i]);
-
-    if (node == NULL) {
-      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "stage %d: unknown node "
-          "'%s'", k, st->nodes[i]);
-      goto out;
-    }
-    nodes[i] = node->index;
-  }
-  for (gint i = 0; i < st->n_inputs + st->n_outputs; i++) {
-    gboolean is_in = i < st->n_inputs;
-    const gchar *name = is_in ? st->inputs[i] : st->outputs[i - st->n_inputs];
-    const NnpValue *v = nnp_graph_find_value (graph, name);
-
-    if (v == NULL) {
-      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "stage %d: unknown value "
-          "'%s'", k, name);
-      goto out;
-    }
-    if (is_in)
-      in[i] = v->id;
-    else
-      out[i - st->n_inputs] = v->id;
-  }
-  opts.device = device;
-  opts.threads = st->threads;
-  opts.cpus = st->cpus;
-  opts.n_cpus = st->n_cpus;
-  opts.inputs = in;
-  opts.n_inputs = st->n_inputs;
-  opts.outputs = out;
-  opts.n_outputs = st->n_outputs;
-  stage = nnp_stage_new (graph, nodes, st->n_nodes, &opts, error);
-out:
-  g_free (nodes);
-  g_free (in);
-  g_free (out);
-  return stage;
-}
-
-/* The stage on opts->device, or with #GstNnStage:fallback on the CPU when
- * the OpenCL device cannot run it (a program that does not build, an op
- * without kernel, out of memory): a warning names the device and why. */
-static NnpStage *
-make_stage (GstNnStage * self, const NnpPlan * plan, gint k, NnpGraph * graph,
-    NnpStageOptions * opts, GError ** error)
-{
-  GError *err = NULL;
-  NnpStage *stage;
-  gboolean fallback;
-
-  stage = plan ? plan_stage_new (plan, k, graph, opts->device, &err) :
-      nnp_stage_new (graph, NULL, 0, opts, &err);
-  self->stage_on_cl = stage != NULL && self->use_cl;
-  if (stage || !self->use_cl)
-    goto done;
-
-  GST_OBJECT_LOCK (self);
-  fallback = self->fallback;
-  GST_OBJECT_UNLOCK (self);
-  if (!fallback || !(g_error_matches (err, NNP_ERROR, NNP_ERROR_DEVICE)
-          || g_error_matches (err, NNP_ERROR, NNP_ERROR_UNSUPPORTED)))
-    goto done;
-
-  GST_ELEMENT_WARNING (self, RESOURCE, FAILED,
-      ("model %s: OpenCL device '%s' (%s) cannot run the stage, running it "
-          "on the CPU instead: %s", self->model_name, self->dev_spec,
-          nnp_device_get_name (self->cl_device), err->message),
-      ("fallback=true"));
-  g_clear_error (&err);
-  opts->device = "cpu";
-  stage = plan ? plan_stage_new (plan, k, graph, "cpu", &err) :
-      nnp_stage_new (graph, NULL, 0, opts, &err);
-
-done:
-  if (err)
-    g_propagate_error (error, err);
-  return stage;
-}
-
 static gboolean
 gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
     GstCaps * outcaps)
@@ -1660,7 +430,7 @@ gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
       || !gst_nn_tensors_info_from_caps (&out, outcaps, &err))
     goto invalid_caps;
 
-  self->out_device = has_cl_feature (outcaps, 0);
+  self->out_device = gst_nn_caps_has_cl_memory (outcaps, 0);
   if (self->stage && gst_nn_tensors_info_is_equal (&in, &self->in_info)
       && gst_nn_tensors_info_is_equal (&out, &self->out_info)) {
     GST_DEBUG_OBJECT (self, "same shapes, keeping the stage");
@@ -1700,7 +470,7 @@ gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
     /* the plan's device (dev_spec, set at start), threads and pinning */
     opts.threads = plan->stages[k].threads;
   }
-  stage = make_stage (self, plan, k, graph, &opts, &err);
+  stage = gst_nn_stage_make_stage (self, plan, k, graph, &opts, &err);
   g_array_unref (cpus);
   nnp_graph_unref (graph);
   if (stage == NULL)
@@ -1820,109 +590,6 @@ gst_nn_stage_decide_allocation (GstBaseTransform * trans, GstQuery * query)
       (trans, query);
 }
 
-/* Map the n tensors of a buffer: one memory each, or (from a plain source
- * such as filesrc) one block holding them all back to back. */
-typedef struct
-{
-  GstBuffer *buffer;
-  gboolean whole;
-  guint n;
-  GstMapInfo maps[GST_NN_TENSORS_MAX];
-  guint8 *data[GST_NN_TENSORS_MAX];
-  gboolean skip[GST_NN_TENSORS_MAX];    /* not mapped (device memory) */
-} TensorsMap;
-
-/* skip: tensors not to map (in device memory), NULL for none; only when
- * the buffer has one memory per tensor. */
-static gboolean
-tensors_map (TensorsMap * tm, GstBuffer * buffer, const GstNnTensorsInfo * info,
-    const gboolean * skip, GstMapFlags flags, GError ** error)
-{
-  guint n = info->n_tensors;
-  gsize total = gst_nn_tensors_info_get_size (info);
-
-  memset (tm, 0, sizeof (*tm));
-  tm->buffer = buffer;
-
-  if (gst_buffer_n_memory (buffer) == n) {
-    for (guint i = 0; i < n; i++) {
-      gsize want = gst_nn_tensor_info_get_size (&info->tensors[i]);
-      GstMemory *mem = gst_buffer_peek_memory (buffer, i);
-
-      if (gst_memory_get_sizes (mem, NULL, NULL) != want)
-        break;
-      tm->n = i + 1;
-      if (skip && skip[i])
-        continue;
-      if (!gst_memory_map (mem, &tm->maps[i], flags)) {
-        g_set_error (error, NNP_ERROR, NNP_ERROR_FAILED,
-            "could not map tensor %u", i);
-        for (guint j = 0; j < i; j++)
-          if (!(skip && skip[j]))
-            gst_memory_unmap (gst_buffer_peek_memory (buffer, j),
-                &tm->maps[j]);
-        tm->n = 0;
-        return FALSE;
-      }
-      tm->data[i] = tm->maps[i].data;
-    }
-    if (tm->n == n) {
-      if (skip)
-        memcpy (tm->skip, skip, n * sizeof (gboolean));
-      return TRUE;
-    }
-    /* sizes differ: try as one block */
-    for (guint i = 0; i < tm->n; i++)
-      if (!(skip && skip[i]))
-        gst_memory_unmap (gst_buffer_peek_memory (buffer, i), &tm->maps[i]);
-    tm->n = 0;
-  }
-
-  if (gst_buffer_get_size (buffer) != total) {
-    GString *sizes = g_string_new (NULL);
-
-    for (guint i = 0; i < gst_buffer_n_memory (buffer); i++)
-      g_string_append_printf (sizes, "%s%" G_GSIZE_FORMAT, i ? "+" : "",
-          gst_memory_get_sizes (gst_buffer_peek_memory (buffer, i), NULL,
-              NULL));
-    g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
-        "buffer has %u memories of %s bytes, the caps want %u tensors of "
-        "%" G_GSIZE_FORMAT " bytes in all", gst_buffer_n_memory (buffer),
-        sizes->str, n, total);
-    g_string_free (sizes, TRUE);
-    return FALSE;
-  }
-  if (!gst_buffer_map (buffer, &tm->maps[0], flags)) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_FAILED, "could not map buffer");
-    return FALSE;
-  }
-  tm->whole = TRUE;
-  {
-    gsize off = 0;
-
-    for (guint i = 0; i < n; i++) {
-      tm->data[i] = tm->maps[0].data + off;
-      off += gst_nn_tensor_info_get_size (&info->tensors[i]);
-    }
-  }
-  return TRUE;
-}
-
-static void
-tensors_unmap (TensorsMap * tm)
-{
-  if (tm->whole) {
-    gst_buffer_unmap (tm->buffer, &tm->maps[0]);
-  } else {
-    for (guint i = 0; i < tm->n; i++)
-      if (!tm->skip[i])
-        gst_memory_unmap (gst_buffer_peek_memory (tm->buffer, i),
-            &tm->maps[i]);
-  }
-  tm->n = 0;
-  tm->whole = FALSE;
-}
-
 static GstClockTime
 median_run_time_locked (GstNnStage * self)
 {
@@ -1974,40 +641,6 @@ record_run_time (GstNnStage * self, GstClockTime t)
   }
 }
 
-/* Device tensors for the memories of buffer that are OpenCL memory the
- * stage can use as they are: on an OpenCL stage those of its device, on a
- * CPU stage (fallback) any (the library copies them, once each).  Others
- * stay NULL and are mapped. */
-static guint
-device_tensors (GstNnStage * self, GstBuffer * buffer, gboolean output,
-    NnpDeviceTensor ** tensors, gboolean * mask)
-{
-  guint n = output ? self->out_info.n_tensors : self->in_info.n_tensors;
-  NnpDevice *dev = nnp_stage_get_device (self->stage);
-  guint found = 0;
-
-  memset (mask, 0, n * sizeof (gboolean));
-  if (gst_buffer_n_memory (buffer) != n)
-    return 0;
-  for (guint i = 0; i < n; i++) {
-    GstMemory *mem = gst_buffer_peek_memory (buffer, i);
-    const NnpValue *v = output ? nnp_stage_get_output (self->stage, (int) i) :
-        nnp_stage_get_input (self->stage, (int) i);
-
-    if (!gst_is_nn_cl_memory (mem))
-      continue;
-    if (self->stage_on_cl && gst_nn_cl_memory_get_device (mem) != dev)
-      continue;
-    tensors[i] = gst_nn_cl_memory_get_tensor (mem, v->dtype, &v->shape,
-        output);
-    if (tensors[i]) {
-      mask[i] = TRUE;
-      found++;
-    }
-  }
-  return found;
-}
-
 static GstFlowReturn
 gst_nn_stage_transform (GstBaseTransform * trans, GstBuffer * inbuf,
     GstBuffer * outbuf)
@@ -2018,7 +651,7 @@ gst_nn_stage_transform (GstBaseTransform * trans, GstBuffer * inbuf,
   NnpDeviceTensor *dev_in[GST_NN_TENSORS_MAX] = { NULL };
   NnpDeviceTensor *dev_out[GST_NN_TENSORS_MAX] = { NULL };
   gboolean in_mask[GST_NN_TENSORS_MAX], out_mask[GST_NN_TENSORS_MAX];
-  TensorsMap in_map, out_map;
+  GstNnTensorsMap in_map, out_map;
   GError *err = NULL;
   gboolean ok;
   gint64 t0, t1;
@@ -2030,15 +663,15 @@ gst_nn_stage_transform (GstBaseTransform * trans, GstBuffer * inbuf,
   n_out = self->out_info.n_tensors;
 
   /* device memory is used in place, the rest mapped */
-  n_dev = device_tensors (self, inbuf, FALSE, dev_in, in_mask);
-  n_dev += device_tensors (self, outbuf, TRUE, dev_out, out_mask);
+  n_dev = gst_nn_stage_device_tensors (self, inbuf, FALSE, dev_in, in_mask);
+  n_dev += gst_nn_stage_device_tensors (self, outbuf, TRUE, dev_out, out_mask);
 
-  if (!tensors_map (&in_map, inbuf, &self->in_info, in_mask, GST_MAP_READ,
+  if (!gst_nn_tensors_map (&in_map, inbuf, &self->in_info, in_mask, GST_MAP_READ,
           &err))
     goto bad_input;
-  if (!tensors_map (&out_map, outbuf, &self->out_info, out_mask,
+  if (!gst_nn_tensors_map (&out_map, outbuf, &self->out_info, out_mask,
           GST_MAP_WRITE, &err)) {
-    tensors_unmap (&in_map);
+    gst_nn_tensors_unmap (&in_map);
     goto bad_output;
   }
 
@@ -2074,8 +707,8 @@ gst_nn_stage_transform (GstBaseTransform * trans, GstBuffer * inbuf,
     g_clear_pointer (&outputs[i], nnp_tensor_unref);
     g_clear_pointer (&dev_out[i], nnp_device_tensor_unref);
   }
-  tensors_unmap (&out_map);
-  tensors_unmap (&in_map);
+  gst_nn_tensors_unmap (&out_map);
+  gst_nn_tensors_unmap (&in_map);
 
   if (!ok)
     goto run_failed;
@@ -2140,9 +773,7 @@ gst_nn_stage_query (GstBaseTransform * trans, GstPadDirection direction,
     return TRUE;
 
   if (direction == GST_PAD_SRC && GST_QUERY_TYPE (query) == GST_QUERY_CUSTOM
-      && gst_query_get_structure (query)
-      && gst_structure_has_name (gst_query_get_structure (query),
-          SHAPES_QUERY_NAME) && answer_shapes_query (self, query))
+      && gst_nn_stage_handle_shapes_query (self, query))
     return TRUE;
 
   ret = GST_BASE_TRANSFORM_CLASS (gst_nn_stage_parent_class)->query (trans,
@@ -2168,117 +799,6 @@ gst_nn_stage_query (GstBaseTransform * trans, GstPadDirection direction,
     gst_query_set_latency (query, live, min, max);
   }
   return ret;
-}
-
-/* Check a part at the plan's shapes (or the model's static ones) so that a
- * bad plan or node list fails at start.  TRUE when there is nothing to
- * check yet.  Call with self->lock held. */
-static gboolean
-check_part_locked (GstNnStage * self, GError ** error)
-{
-  NnpGraph *model_graph = nnp_model_get_graph (self->model);
-  const NnpValue *inputs[GST_NN_TENSORS_MAX];
-  NnpInputShape shapes[GST_NN_TENSORS_MAX];
-  guint n = model_inputs (model_graph, inputs);
-  gboolean have_all = n <= GST_NN_TENSORS_MAX;
-  NnpGraph *graph;
-  NnpPlan *plan;
-  gchar *key;
-  gint k = 0;
-
-  for (guint i = 0; i < n && have_all; i++) {
-    shapes[i].name = inputs[i]->name;
-    shapes[i].shape = inputs[i]->shape;
-    have_all = FALSE;
-    for (gint j = 0; self->plan && j < self->plan->n_shapes; j++) {
-      if (g_strcmp0 (self->plan->shape_names[j], inputs[i]->name) == 0) {
-        shapes[i].shape = self->plan->shapes[j];
-        have_all = TRUE;
-      }
-    }
-    if (!have_all)
-      have_all = nnp_shape_is_static (&inputs[i]->shape);
-  }
-  if (!have_all)
-    return TRUE;
-
-  key = shapes_key (shapes, n);
-  graph = graph_for_key_locked (self, key, error);
-  plan = graph ? part_plan_locked (self, graph, key, &k, error) : NULL;
-  if (plan) {
-    const NnpPlanStage *st = &plan->stages[k];
-
-    if (self->plan == NULL)
-      self->part_first = k == 0;
-    GST_INFO_OBJECT (self, "%s at model input shapes %s: %d nodes ('%s' .. "
-        "'%s'), %d inputs, %d outputs", self->part_name, key, st->n_nodes,
-        st->nodes[0], st->nodes[st->n_nodes - 1], st->n_inputs, st->n_outputs);
-  }
-  g_free (key);
-  g_clear_pointer (&graph, nnp_graph_unref);
-  if (plan == NULL)
-    return FALSE;
-  nnp_plan_free (plan);
-  return TRUE;
-}
-
-/* The device of the stage: the plan stage's, else the properties'.  An
- * OpenCL device is found or opened and shared through GstContext; when it
- * is missing, #GstNnStage:fallback runs the stage on the CPU with a
- * warning, else the element fails with an error naming the device. */
-static gboolean
-open_device (GstNnStage * self, gint stage_index)
-{
-  gchar *spec;
-  gboolean fallback;
-  GError *err = NULL;
-
-  GST_OBJECT_LOCK (self);
-  if (self->plan && stage_index < self->plan->n_stages
-      && self->plan->stages[stage_index].device)
-    spec = g_strdup (self->plan->stages[stage_index].device);
-  else
-    spec = device_spec_locked (self);
-  fallback = self->fallback;
-  GST_OBJECT_UNLOCK (self);
-
-  self->use_cl = FALSE;
-  if (!spec_is_opencl (spec)) {
-    g_clear_pointer (&self->cl_device, nnp_device_unref);
-    g_free (self->dev_spec);
-    self->dev_spec = spec;
-    return TRUE;
-  }
-
-  /* set_context (answering our NEED_CONTEXT) reads it */
-  g_free (self->dev_spec);
-  self->dev_spec = g_strdup (spec);
-  if (gst_nn_cl_ensure_element_device (GST_ELEMENT (self), spec,
-          &self->cl_device, &err)) {
-    self->use_cl = TRUE;
-    g_free (self->dev_spec);
-    self->dev_spec = spec;
-    GST_INFO_OBJECT (self, "running on %s",
-        nnp_device_get_name (self->cl_device));
-    return TRUE;
-  }
-
-  if (fallback) {
-    GST_ELEMENT_WARNING (self, RESOURCE, NOT_FOUND,
-        ("OpenCL device '%s' is not available, running on the CPU instead: "
-            "%s", spec, err->message), ("fallback=true"));
-    g_clear_error (&err);
-    g_free (spec);
-    g_free (self->dev_spec);
-    self->dev_spec = g_strdup ("cpu");
-    return TRUE;
-  }
-  GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
-      ("OpenCL device '%s' is not available: %s", spec, err->message),
-      ("set fallback=true to run on the CPU instead"));
-  g_clear_error (&err);
-  g_free (spec);
-  return FALSE;
 }
 
 static gboolean
@@ -2368,7 +888,7 @@ gst_nn_stage_start (GstBaseTransform * trans)
   parse_cpus (cpus_str, self->part_cpus);
   g_hash_table_remove_all (self->graphs);
   g_ptr_array_set_size (self->recent_keys, 0);
-  ok = !self->part || check_part_locked (self, &err);
+  ok = !self->part || gst_nn_stage_check_part_locked (self, &err);
   if (!ok) {
     /* forget it all: the element stays in READY */
     g_clear_pointer (&self->model, nnp_model_unref);
@@ -2383,7 +903,7 @@ gst_nn_stage_start (GstBaseTransform * trans)
   if (!ok)
     goto bad_part;
 
-  if (!open_device (self, stage_index)) {
+  if (!gst_nn_stage_open_device (self, stage_index)) {
     /* the model and plan are ours now; stop() or the next start frees them */
     model = NULL;
     plan = NULL;
@@ -2500,6 +1020,16 @@ gst_nn_stage_stop (GstBaseTransform * trans)
   return TRUE;
 }
 
+/* A string property, under the object lock. */
+static void
+set_string (GstNnStage * self, gchar ** field, const GValue * value)
+{
+  GST_OBJECT_LOCK (self);
+  g_free (*field);
+  *field = g_value_dup_string (value);
+  GST_OBJECT_UNLOCK (self);
+}
+
 static void
 gst_nn_stage_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
@@ -2508,10 +1038,7 @@ gst_nn_stage_set_property (GObject * object, guint prop_id,
 
   switch (prop_id) {
     case PROP_MODEL:
-      GST_OBJECT_LOCK (self);
-      g_free (self->model_path);
-      self->model_path = g_value_dup_string (value);
-      GST_OBJECT_UNLOCK (self);
+      set_string (self, &self->model_path, value);
       break;
     case PROP_DEVICE:
       GST_OBJECT_LOCK (self);
@@ -2541,10 +1068,7 @@ gst_nn_stage_set_property (GObject * object, guint prop_id,
       break;
     }
     case PROP_PLAN:
-      GST_OBJECT_LOCK (self);
-      g_free (self->plan_path);
-      self->plan_path = g_value_dup_string (value);
-      GST_OBJECT_UNLOCK (self);
+      set_string (self, &self->plan_path, value);
       break;
     case PROP_STAGE:
       GST_OBJECT_LOCK (self);
@@ -2552,10 +1076,7 @@ gst_nn_stage_set_property (GObject * object, guint prop_id,
       GST_OBJECT_UNLOCK (self);
       break;
     case PROP_NODES:
-      GST_OBJECT_LOCK (self);
-      g_free (self->nodes);
-      self->nodes = g_value_dup_string (value);
-      GST_OBJECT_UNLOCK (self);
+      set_string (self, &self->nodes, value);
       break;
     case PROP_DEVICE_INDEX:
       GST_OBJECT_LOCK (self);
@@ -2563,10 +1084,7 @@ gst_nn_stage_set_property (GObject * object, guint prop_id,
       GST_OBJECT_UNLOCK (self);
       break;
     case PROP_DEVICE_NAME:
-      GST_OBJECT_LOCK (self);
-      g_free (self->device_name);
-      self->device_name = g_value_dup_string (value);
-      GST_OBJECT_UNLOCK (self);
+      set_string (self, &self->device_name, value);
       break;
     case PROP_FALLBACK:
       GST_OBJECT_LOCK (self);
@@ -2677,9 +1195,9 @@ gst_nn_stage_set_context (GstElement * element, GstContext * context)
 
   GST_OBJECT_LOCK (self);
   spec = self->dev_spec ? g_strdup (self->dev_spec) :
-      device_spec_locked (self);
+      gst_nn_stage_device_spec_locked (self);
   GST_OBJECT_UNLOCK (self);
-  if (spec_is_opencl (spec))
+  if (gst_nn_stage_spec_is_opencl (spec))
     gst_nn_cl_handle_set_context (element, context, spec, &self->cl_device);
   g_free (spec);
 

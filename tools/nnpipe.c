@@ -2,7 +2,9 @@
  *
  *   nnpipe inspect MODEL [--shape NAME=D0,D1,...]
  *   nnpipe run MODEL [--shape NAME=D0,..] [--input NAME=FILE.raw] [--output-dir DIR]
- *                    [--threads N] [--cpus 0,1] [--repeat K] [--device cpu] [--no-fusion]
+ *                    [--threads N] [--cpus 0,1] [--repeat K] [--device cpu|opencl[:N]]
+ *                    [--no-fusion] [--profile] [--plan FILE]
+ *   nnpipe split MODEL [--stages N|auto] [--devices LIST] ... [-o FILE]
  *
  * Errors: one line "nnpipe: <message>" on stderr; exit 1 (2 for usage errors). */
 #include <nnpipe/nnpipe.h>
@@ -27,7 +29,8 @@ static const char usage_text[] =
   "\n"
   "Commands:\n"
   "  inspect MODEL      inputs, outputs, op histogram, parameters, FLOPs\n"
-  "  run MODEL          run the model on the CPU and print checksums of the outputs\n"
+  "  run MODEL          run the model on a device (--device, default the CPU) and print\n"
+  "                     checksums of the outputs\n"
   "  split MODEL        split the model into pipeline stages, write a plan (JSON)\n"
   "  help               this text\n"
   "\n"
@@ -42,7 +45,8 @@ static const char usage_text[] =
   "  --threads N              intra-op threads (default 1)\n"
   "  --cpus 0,1,...           pin thread i to cpus[i % n]\n"
   "  --repeat K               time K runs after one warm-up, print latency\n"
-  "  --device NAME            device (default cpu)\n"
+  "  --device NAME            cpu or opencl[:N|:NAME] (default cpu)\n"
+  "  --profile                print per-node-kind kernel times (cpu device)\n"
   "  --no-fusion              keep BatchNormalization and activations as nodes\n"
   "  --plan FILE              run the plan's stages in sequence (with --repeat: time each\n"
   "                           stage) and check the outputs equal the whole-model run\n"
@@ -545,7 +549,8 @@ cmd_run (int argc, char **argv)
     { "threads", 0, 0, G_OPTION_ARG_INT, &threads, "Intra-op threads (default 1)", "N" },
     { "cpus", 0, 0, G_OPTION_ARG_STRING, &cpus_str, "Pin threads to these cpus", "0,1,..." },
     { "repeat", 0, 0, G_OPTION_ARG_INT, &repeat, "Time K runs after one warm-up", "K" },
-    { "device", 0, 0, G_OPTION_ARG_STRING, &device, "Device (default cpu)", "NAME" },
+    { "device", 0, 0, G_OPTION_ARG_STRING, &device,
+      "Device: cpu or opencl[:N|:NAME] (default cpu)", "NAME" },
     { "no-fusion", 0, 0, G_OPTION_ARG_NONE, &no_fusion,
       "Keep BatchNormalization and activations as nodes", NULL },
     { "profile", 0, 0, G_OPTION_ARG_NONE, &profile,

@@ -183,37 +183,32 @@ nnp_device_get_ocl (NnpDevice *device)
 }
 #endif
 
+/* One field of the OpenCL device behind `device`, NULL on the CPU. */
+#ifdef NNP_HAVE_OPENCL
+#define CL_FIELD(d, field) ((d)->kind == NNP_DEVICE_OPENCL ? (gpointer) (d)->ocl->field : NULL)
+#else
+#define CL_FIELD(d, field) NULL
+#endif
+
 gpointer
 nnp_device_get_cl_context (NnpDevice *device)
 {
   g_return_val_if_fail (device != NULL, NULL);
-#ifdef NNP_HAVE_OPENCL
-  if (device->kind == NNP_DEVICE_OPENCL)
-    return device->ocl->context;
-#endif
-  return NULL;
+  return CL_FIELD (device, context);
 }
 
 gpointer
 nnp_device_get_cl_queue (NnpDevice *device)
 {
   g_return_val_if_fail (device != NULL, NULL);
-#ifdef NNP_HAVE_OPENCL
-  if (device->kind == NNP_DEVICE_OPENCL)
-    return device->ocl->queue;
-#endif
-  return NULL;
+  return CL_FIELD (device, queue);
 }
 
 gpointer
 nnp_device_get_cl_device_id (NnpDevice *device)
 {
   g_return_val_if_fail (device != NULL, NULL);
-#ifdef NNP_HAVE_OPENCL
-  if (device->kind == NNP_DEVICE_OPENCL)
-    return device->ocl->device;
-#endif
-  return NULL;
+  return CL_FIELD (device, device);
 }
 
 /* ------------------------------------------------------------------ */

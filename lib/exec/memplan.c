@@ -1,4 +1,4 @@
-/* libnnpipe: static memory planner (see memplan.h).
+/* libnnpipe: static memory planner and value placement (see memplan.h).
  *
  * Greedy by size with best fit: blocks are placed largest first; each goes
  * into the smallest gap between already-placed blocks whose lifetimes
@@ -6,6 +6,7 @@
 #include "exec/memplan.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct {
   gsize offset, end;
@@ -82,4 +83,151 @@ nnp_mem_plan (NnpMemBlock *blocks, int n)
     peak = MAX (peak, b->offset + b->size);
   }
   return peak;
+}
+
+/* ---------------------------------------------------------------- values of a stage */
+
+gsize
+nnp_value_bytes (const NnpValue *v)
+{
+  return (gsize) nnp_shape_numel (&v->shape) * nnp_dtype_size (v->dtype);
+}
+
+void
+nnp_value_roles (const NnpGraph *graph, const int *nodes, int n_nodes, const int *inputs,
+                 int n_inputs, const int *outputs, int n_outputs, NnpValueRole *role,
+                 int *forward_from)
+{
+  memset (role, 0, sizeof (NnpValueRole) * graph->values->len);
+  for (int i = 0; i < n_inputs; i++)
+    role[inputs[i]] = NNP_ROLE_INPUT;
+  for (int i = 0; i < n_outputs; i++) {
+    forward_from[i] = -1;
+    if (role[outputs[i]] == NNP_ROLE_INPUT) {
+      for (int j = 0; j < n_inputs; j++)
+        if (inputs[j] == outputs[i])
+          forward_from[i] = j;
+      continue;
+    }
+    role[outputs[i]] = NNP_ROLE_OUTPUT;
+  }
+  for (int s = 0; s < n_nodes; s++) {
+    const NnpNode *node = nnp_graph_node (graph, nodes[s]);
+    for (int k = 0; k < node->n_inputs; k++) {
+      const NnpValue *v = nnp_node_input (graph, node, k);
+      if (v && role[v->id] == NNP_ROLE_NONE)
+        role[v->id] = v->constant ? NNP_ROLE_CONST : NNP_ROLE_INTERNAL;
+    }
+    for (int k = 0; k < node->n_outputs; k++) {
+      const NnpValue *v = nnp_node_output (graph, node, k);
+      if (v && role[v->id] == NNP_ROLE_NONE)
+        role[v->id] = NNP_ROLE_INTERNAL;
+    }
+  }
+}
+
+static gboolean
+is_alias_op (const NnpNode *node)
+{
+  switch (node->op) {
+    case NNP_OP_RESHAPE:
+    case NNP_OP_FLATTEN:
+    case NNP_OP_SQUEEZE:
+    case NNP_OP_UNSQUEEZE:
+    case NNP_OP_IDENTITY:
+      return node->n_outputs == 1;
+    case NNP_OP_DROPOUT:
+      return node->n_outputs == 1 || node->outputs[1] < 0;
+    default:
+      return FALSE;
+  }
+}
+
+void
+nnp_value_plan_init (NnpValuePlan *plan, const NnpGraph *graph, const int *nodes, int n_nodes,
+                     const NnpValueRole *role, gboolean boundary)
+{
+  guint n_values = graph->values->len;
+  g_autofree int *first = g_new (int, MAX (n_values, 1));
+  g_autofree int *last = g_new (int, MAX (n_values, 1));
+
+  memset (plan, 0, sizeof (*plan));
+  plan->buffer = g_new (int, MAX (n_values, 1));
+  plan->block_of = g_new (int, MAX (n_values, 1));
+  plan->blocks = g_new0 (NnpMemBlock, MAX (n_values, 1));
+  plan->skip = g_new0 (gboolean, MAX (n_nodes, 1));
+
+  for (guint id = 0; id < n_values; id++) {
+    plan->buffer[id] = id;
+    first[id] = -1;
+    last[id] = -1;
+    if (boundary && (role[id] == NNP_ROLE_INPUT || role[id] == NNP_ROLE_OUTPUT)) {
+      first[id] = 0;
+      last[id] = MAX (n_nodes - 1, 0);
+    }
+  }
+  /* liveness by step; Reshape-like outputs share their input's buffer */
+  for (int s = 0; s < n_nodes; s++) {
+    const NnpNode *node = nnp_graph_node (graph, nodes[s]);
+    int *buffer = plan->buffer;
+
+    if (is_alias_op (node) && node->n_inputs >= 1 && node->inputs[0] >= 0
+        && node->outputs[0] >= 0) {
+      int a = node->inputs[0], b = node->outputs[0];
+      if (role[a] == NNP_ROLE_INTERNAL && role[b] == NNP_ROLE_INTERNAL
+          && nnp_value_bytes (nnp_graph_value (graph, a))
+             == nnp_value_bytes (nnp_graph_value (graph, b))) {
+        buffer[b] = buffer[a];
+        plan->skip[s] = TRUE;
+      }
+    }
+    for (int k = 0; k < node->n_outputs; k++) {
+      int id = node->outputs[k];
+      if (id < 0 || role[id] != NNP_ROLE_INTERNAL)
+        continue;
+      if (first[buffer[id]] < 0)
+        first[buffer[id]] = s;
+      last[buffer[id]] = MAX (last[buffer[id]], s);
+    }
+    for (int k = 0; k < node->n_inputs; k++) {
+      int id = node->inputs[k];
+      if (id < 0 || role[id] != NNP_ROLE_INTERNAL)
+        continue;
+      last[buffer[id]] = MAX (last[buffer[id]], s);
+    }
+  }
+  for (guint id = 0; id < n_values; id++) {
+    NnpMemBlock *b = &plan->blocks[plan->n_blocks];
+    gboolean placed = role[id] == NNP_ROLE_INTERNAL
+        || (boundary && (role[id] == NNP_ROLE_INPUT || role[id] == NNP_ROLE_OUTPUT));
+
+    plan->block_of[id] = -1;
+    if (!placed || plan->buffer[id] != (int) id)
+      continue;
+    plan->block_of[id] = plan->n_blocks++;
+    b->size = nnp_value_bytes (nnp_graph_value (graph, id));
+    if (boundary)
+      b->size = MAX (b->size, 1);
+    b->first = MAX (first[id], 0);
+    b->last = MAX (last[id], b->first);
+  }
+  plan->arena_bytes = nnp_mem_plan (plan->blocks, plan->n_blocks);
+}
+
+const NnpMemBlock *
+nnp_value_plan_block (const NnpValuePlan *plan, int id)
+{
+  int k = plan->block_of[plan->buffer[id]];
+
+  return k >= 0 ? &plan->blocks[k] : NULL;
+}
+
+void
+nnp_value_plan_clear (NnpValuePlan *plan)
+{
+  g_free (plan->buffer);
+  g_free (plan->block_of);
+  g_free (plan->blocks);
+  g_free (plan->skip);
+  memset (plan, 0, sizeof (*plan));
 }

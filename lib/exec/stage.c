@@ -68,14 +68,6 @@ struct _NnpStage {
   gint64 *prof_ns;                /* per step: total nanoseconds over prof_runs */
 };
 
-typedef enum {
-  ROLE_NONE = 0,
-  ROLE_CONST,
-  ROLE_INPUT,
-  ROLE_OUTPUT,
-  ROLE_INTERNAL,
-} Role;
-
 static void
 aligned_free (gpointer p)
 {
@@ -146,29 +138,6 @@ check_explicit (const NnpGraph *graph, const char *what, const gboolean *derived
   return TRUE;
 }
 
-static gboolean
-is_alias_op (const NnpNode *node)
-{
-  switch (node->op) {
-    case NNP_OP_RESHAPE:
-    case NNP_OP_FLATTEN:
-    case NNP_OP_SQUEEZE:
-    case NNP_OP_UNSQUEEZE:
-    case NNP_OP_IDENTITY:
-      return node->n_outputs == 1;
-    case NNP_OP_DROPOUT:
-      return node->n_outputs == 1 || node->outputs[1] < 0;
-    default:
-      return FALSE;
-  }
-}
-
-static gsize
-value_bytes (const NnpValue *v)
-{
-  return (gsize) nnp_shape_numel (&v->shape) * nnp_dtype_size (v->dtype);
-}
-
 NnpStage *
 nnp_stage_new (NnpGraph *graph, const int *nodes, int n_nodes, const NnpStageOptions *options,
                GError **error)
@@ -179,10 +148,8 @@ nnp_stage_new (NnpGraph *graph, const int *nodes, int n_nodes, const NnpStageOpt
   guint n_values, n_graph_nodes;
   g_autofree int *order = NULL;
   g_autofree gboolean *in_set = NULL, *is_in = NULL, *is_out = NULL, *used = NULL;
-  g_autofree Role *role = NULL;
-  g_autofree int *buffer = NULL, *first = NULL, *last = NULL, *block_of = NULL;
-  g_autofree NnpMemBlock *blocks = NULL;
-  int n_blocks = 0;
+  g_autofree NnpValueRole *role = NULL;
+  NnpValuePlan plan = { 0 };
 
   g_return_val_if_fail (graph != NULL, NULL);
   g_return_val_if_fail (nodes == NULL || n_nodes >= 0, NULL);
@@ -220,8 +187,7 @@ nnp_stage_new (NnpGraph *graph, const int *nodes, int n_nodes, const NnpStageOpt
   }
   qsort (order, n_nodes, sizeof (int), cmp_int);
 
-  /* roles of values; boundary */
-  role = g_new0 (Role, MAX (n_values, 1));
+  /* the boundary */
   is_in = g_new0 (gboolean, MAX (n_values, 1));
   is_out = g_new0 (gboolean, MAX (n_values, 1));
   used = g_new0 (gboolean, MAX (n_values, 1));
@@ -233,9 +199,7 @@ nnp_stage_new (NnpGraph *graph, const int *nodes, int n_nodes, const NnpStageOpt
       if (v == NULL)
         continue;
       used[v->id] = TRUE;
-      if (v->constant)
-        role[v->id] = ROLE_CONST;
-      else if (v->producer >= 0 && in_set[v->producer])
+      if (v->constant || (v->producer >= 0 && in_set[v->producer]))
         continue;
       else if (v->producer >= 0 || v->is_input)
         is_in[v->id] = TRUE;
@@ -309,32 +273,25 @@ nnp_stage_new (NnpGraph *graph, const int *nodes, int n_nodes, const NnpStageOpt
     stage->n_outputs = ordered_ids (graph, is_out, graph->outputs, stage->outputs);
   }
 
-  /* boundary views: data pointers are set by nnp_stage_run() */
+  /* roles; boundary views: data pointers are set by nnp_stage_run() */
+  role = g_new (NnpValueRole, MAX (n_values, 1));
+  stage->forward_from = g_new (int, MAX (stage->n_outputs, 1));
+  nnp_value_roles (graph, order, n_nodes, stage->inputs, stage->n_inputs, stage->outputs,
+                   stage->n_outputs, role, stage->forward_from);
   stage->input_views = g_new0 (NnpTensor *, MAX (stage->n_inputs, 1));
   stage->output_views = g_new0 (NnpTensor *, MAX (stage->n_outputs, 1));
-  stage->forward_from = g_new (int, MAX (stage->n_outputs, 1));
   for (int i = 0; i < stage->n_inputs; i++) {
     NnpValue *v = nnp_graph_value (graph, stage->inputs[i]);
-    role[v->id] = ROLE_INPUT;
     stage->views[v->id] = nnp_tensor_new_wrapped (v->dtype, &v->shape, NULL, NULL, NULL);
     stage->input_views[i] = stage->views[v->id];
   }
   for (int i = 0; i < stage->n_outputs; i++) {
     NnpValue *v = nnp_graph_value (graph, stage->outputs[i]);
-    stage->forward_from[i] = -1;
-    if (role[v->id] == ROLE_INPUT) {
-      for (int j = 0; j < stage->n_inputs; j++)
-        if (stage->inputs[j] == v->id)
-          stage->forward_from[i] = j;
+    if (stage->forward_from[i] >= 0)
       continue;
-    }
-    role[v->id] = ROLE_OUTPUT;
     stage->views[v->id] = nnp_tensor_new_wrapped (v->dtype, &v->shape, NULL, NULL, NULL);
     stage->output_views[i] = stage->views[v->id];
   }
-  for (guint id = 0; id < n_values; id++)
-    if (used[id] && role[id] == ROLE_NONE)
-      role[id] = ROLE_INTERNAL;
 
 #ifdef NNP_HAVE_OPENCL
   if (nnp_device_get_kind (stage->device) == NNP_DEVICE_OPENCL) {
@@ -381,55 +338,10 @@ nnp_stage_new (NnpGraph *graph, const int *nodes, int n_nodes, const NnpStageOpt
   }
 
   /* buffers: internal values, Reshape-like outputs sharing their input's */
-  buffer = g_new (int, MAX (n_values, 1));
-  first = g_new (int, MAX (n_values, 1));
-  last = g_new (int, MAX (n_values, 1));
-  for (guint id = 0; id < n_values; id++) {
-    buffer[id] = id;
-    first[id] = -1;
-    last[id] = -1;
-  }
-  for (int s = 0; s < n_nodes; s++) {
-    Step *step = &stage->steps[s];
-    const NnpNode *node = step->node;
-
-    if (is_alias_op (node) && node->n_inputs >= 1 && node->inputs[0] >= 0
-        && node->outputs[0] >= 0) {
-      int a = node->inputs[0], b = node->outputs[0];
-      if (role[a] == ROLE_INTERNAL && role[b] == ROLE_INTERNAL
-          && value_bytes (nnp_graph_value (graph, a)) == value_bytes (nnp_graph_value (graph, b))) {
-        buffer[b] = buffer[a];
-        step->skip = TRUE;
-      }
-    }
-    for (int k = 0; k < node->n_outputs; k++) {
-      int id = node->outputs[k];
-      if (id < 0 || role[id] != ROLE_INTERNAL)
-        continue;
-      if (first[buffer[id]] < 0)
-        first[buffer[id]] = s;
-      last[buffer[id]] = MAX (last[buffer[id]], s);
-    }
-    for (int k = 0; k < node->n_inputs; k++) {
-      int id = node->inputs[k];
-      if (id < 0 || role[id] != ROLE_INTERNAL)
-        continue;
-      last[buffer[id]] = MAX (last[buffer[id]], s);
-    }
-  }
-  blocks = g_new0 (NnpMemBlock, MAX (n_values, 1));
-  block_of = g_new (int, MAX (n_values, 1));
-  for (guint id = 0; id < n_values; id++) {
-    block_of[id] = -1;
-    if (role[id] != ROLE_INTERNAL || buffer[id] != (int) id)
-      continue;
-    block_of[id] = n_blocks;
-    blocks[n_blocks].size = value_bytes (nnp_graph_value (graph, id));
-    blocks[n_blocks].first = first[id];
-    blocks[n_blocks].last = MAX (last[id], first[id]);
-    n_blocks++;
-  }
-  stage->arena_bytes = nnp_mem_plan (blocks, n_blocks);
+  nnp_value_plan_init (&plan, graph, order, n_nodes, role, FALSE);
+  for (int s = 0; s < n_nodes; s++)
+    stage->steps[s].skip = plan.skip[s];
+  stage->arena_bytes = plan.arena_bytes;
   if (stage->arena_bytes > 0
       && posix_memalign ((void **) &stage->arena, NNP_MEM_ALIGN, stage->arena_bytes) != 0) {
     g_set_error (error, NNP_ERROR, NNP_ERROR_FAILED,
@@ -451,15 +363,15 @@ nnp_stage_new (NnpGraph *graph, const int *nodes, int n_nodes, const NnpStageOpt
   /* views of internal values and constants */
   for (guint id = 0; id < n_values; id++) {
     NnpValue *v = nnp_graph_value (graph, id);
-    if (role[id] == ROLE_CONST) {
+    if (role[id] == NNP_ROLE_CONST) {
       stage->views[id] = nnp_tensor_ref (v->constant);
-    } else if (role[id] == ROLE_INTERNAL) {
-      const NnpMemBlock *b = &blocks[block_of[buffer[id]]];
+    } else if (role[id] == NNP_ROLE_INTERNAL) {
+      const NnpMemBlock *b = nnp_value_plan_block (&plan, id);
       stage->views[id] = nnp_tensor_new_wrapped (v->dtype, &v->shape, stage->arena + b->offset,
                                                  NULL, NULL);
       NNP_DEBUG ("nnp-exec", "  %-40s %10" G_GSIZE_FORMAT " bytes at %10" G_GSIZE_FORMAT
-                 " steps %d..%d%s", v->name, value_bytes (v), b->offset, b->first, b->last,
-                 buffer[id] != (int) id ? " (alias)" : "");
+                 " steps %d..%d%s", v->name, nnp_value_bytes (v), b->offset, b->first, b->last,
+                 plan.buffer[id] != (int) id ? " (alias)" : "");
     }
   }
 
@@ -492,11 +404,13 @@ nnp_stage_new (NnpGraph *graph, const int *nodes, int n_nodes, const NnpStageOpt
 
   NNP_DEBUG ("nnp-exec", "stage: %d nodes on cpu, %d inputs, %d outputs, %d buffers, arena %"
              G_GSIZE_FORMAT " bytes, scratch %" G_GSIZE_FORMAT " bytes, %d threads", n_nodes,
-             stage->n_inputs, stage->n_outputs, n_blocks, stage->arena_bytes,
+             stage->n_inputs, stage->n_outputs, plan.n_blocks, stage->arena_bytes,
              stage->scratch_bytes, nnp_thread_pool_get_n_threads (stage->pool));
+  nnp_value_plan_clear (&plan);
   return stage;
 
 fail:
+  nnp_value_plan_clear (&plan);
   nnp_stage_free (stage);
   return NULL;
 }

@@ -515,28 +515,32 @@ nnp_node_attr_string (const NnpNode *node, const char *name, const char *dflt)
   return a && a->type == NNP_ATTR_STRING && a->s ? a->s : dflt;
 }
 
-const int64_t *
-nnp_node_attr_ints (const NnpNode *node, const char *name, int *n)
+/* The list attribute `name` of that type, with its length in *n (0 when absent). */
+static const NnpAttr *
+attr_list (const NnpNode *node, const char *name, NnpAttrType type, int *n)
 {
   const NnpAttr *a = nnp_node_get_attr (node, name);
-  if (a && a->type == NNP_ATTR_INTS) {
+
+  if (a && a->type == type) {
     *n = a->n;
-    return a->ints;
+    return a;
   }
   *n = 0;
   return NULL;
 }
 
+const int64_t *
+nnp_node_attr_ints (const NnpNode *node, const char *name, int *n)
+{
+  const NnpAttr *a = attr_list (node, name, NNP_ATTR_INTS, n);
+  return a ? a->ints : NULL;
+}
+
 const float *
 nnp_node_attr_floats (const NnpNode *node, const char *name, int *n)
 {
-  const NnpAttr *a = nnp_node_get_attr (node, name);
-  if (a && a->type == NNP_ATTR_FLOATS) {
-    *n = a->n;
-    return a->floats;
-  }
-  *n = 0;
-  return NULL;
+  const NnpAttr *a = attr_list (node, name, NNP_ATTR_FLOATS, n);
+  return a ? a->floats : NULL;
 }
 
 void

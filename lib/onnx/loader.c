@@ -918,6 +918,43 @@ check_ops (NnpGraph *graph, GError **error)
   return FALSE;
 }
 
+/* Graph input or output number `index` (a ValueInfoProto).  An input that is
+ * also an initializer is a weight, not an input. */
+static gboolean
+add_graph_io (NnpGraph *graph, const NnpWireReader *r, const NnpWireField *f, guint index,
+              gboolean output, GError **error)
+{
+  const char *what = output ? "graph output" : "graph input";
+  ValueInfo vi;
+  NnpValue *v;
+  gboolean ok = FALSE;
+
+  if (!parse_value_info (r, f, &vi, error)) {
+    g_prefix_error (error, "%s %u: ", what, index);
+  } else if (vi.unsupported) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED, "%s '%s' %s", what, vi.name,
+                 vi.unsupported);
+  } else {
+    v = nnp_graph_ensure_value (graph, vi.name);
+    if (output ? v->is_output : v->is_input) {
+      g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "%s '%s' is declared twice", what,
+                   vi.name);
+    } else {
+      if (output || v->constant == NULL) {
+        if (output)
+          v->is_output = TRUE;
+        else
+          v->is_input = TRUE;
+        apply_value_info (v, &vi, TRUE);
+        g_array_append_val (output ? graph->outputs : graph->inputs, v->id);
+      }
+      ok = TRUE;
+    }
+  }
+  value_info_clear (&vi);
+  return ok;
+}
+
 static NnpGraph *
 parse_graph (const NnpWireReader *parent, const NnpWireField *msg, const char *fallback_name,
              int opset, GError **error)
@@ -997,40 +1034,11 @@ parse_graph (const NnpWireReader *parent, const NnpWireField *msg, const char *f
     v->shape = t->shape;
   }
 
-  /* graph inputs (those that are also initializers are weights, not inputs) */
+  /* graph inputs */
   nnp_wire_reader_sub (&r, parent, msg);
-  for (i = 0; nnp_wire_next (&r, &f, NULL) > 0;) {
-    ValueInfo vi;
-    NnpValue *v;
-
-    if (f.number != GRAPH_INPUT)
-      continue;
-    i++;
-    if (!parse_value_info (&r, &f, &vi, error)) {
-      g_prefix_error (error, "graph input %u: ", i - 1);
-      value_info_clear (&vi);
+  for (i = 0; nnp_wire_next (&r, &f, NULL) > 0;)
+    if (f.number == GRAPH_INPUT && !add_graph_io (graph, &r, &f, i++, FALSE, error))
       return NULL;
-    }
-    if (vi.unsupported) {
-      g_set_error (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED, "graph input '%s' %s", vi.name,
-                   vi.unsupported);
-      value_info_clear (&vi);
-      return NULL;
-    }
-    v = nnp_graph_ensure_value (graph, vi.name);
-    if (v->is_input) {
-      g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "graph input '%s' is declared twice",
-                   vi.name);
-      value_info_clear (&vi);
-      return NULL;
-    }
-    if (!v->constant) {
-      v->is_input = TRUE;
-      apply_value_info (v, &vi, TRUE);
-      g_array_append_val (graph->inputs, v->id);
-    }
-    value_info_clear (&vi);
-  }
 
   /* nodes */
   nnp_wire_reader_sub (&r, parent, msg);
@@ -1055,36 +1063,9 @@ parse_graph (const NnpWireReader *parent, const NnpWireField *msg, const char *f
 
   /* graph outputs */
   nnp_wire_reader_sub (&r, parent, msg);
-  for (i = 0; nnp_wire_next (&r, &f, NULL) > 0;) {
-    ValueInfo vi;
-    NnpValue *v;
-
-    if (f.number != GRAPH_OUTPUT)
-      continue;
-    i++;
-    if (!parse_value_info (&r, &f, &vi, error)) {
-      g_prefix_error (error, "graph output %u: ", i - 1);
-      value_info_clear (&vi);
+  for (i = 0; nnp_wire_next (&r, &f, NULL) > 0;)
+    if (f.number == GRAPH_OUTPUT && !add_graph_io (graph, &r, &f, i++, TRUE, error))
       return NULL;
-    }
-    if (vi.unsupported) {
-      g_set_error (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED, "graph output '%s' %s", vi.name,
-                   vi.unsupported);
-      value_info_clear (&vi);
-      return NULL;
-    }
-    v = nnp_graph_ensure_value (graph, vi.name);
-    if (v->is_output) {
-      g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "graph output '%s' is declared twice",
-                   vi.name);
-      value_info_clear (&vi);
-      return NULL;
-    }
-    v->is_output = TRUE;
-    apply_value_info (v, &vi, TRUE);
-    g_array_append_val (graph->outputs, v->id);
-    value_info_clear (&vi);
-  }
 
   /* intermediate type annotations (only for values the graph uses) */
   nnp_wire_reader_sub (&r, parent, msg);

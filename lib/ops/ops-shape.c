@@ -148,31 +148,41 @@ dims_product (const NnpShape *shape, int begin, int end)
   return p;
 }
 
-/* Axes from a constant input (opset >= 13 style) or from an attribute.
- * Returns a g_malloc'ed array (NULL with *n = 0 when absent). */
+/* An int list from constant input `input` (from_input) or from attribute
+ * `attr`.  *v is g_malloc'ed (NULL with *n = 0 and *present = FALSE when
+ * absent). */
 static gboolean
-get_axes (const NnpGraph *graph, const NnpNode *node, int input, const char *attr,
-          int64_t **axes, int *n, gboolean *present, GError **error)
+input_or_attr_ints (const NnpGraph *graph, const NnpNode *node, int input, const char *attr,
+                    gboolean from_input, int64_t **v, int *n, gboolean *present, GError **error)
 {
-  *axes = NULL;
+  *v = NULL;
   *n = 0;
   *present = FALSE;
-  if (graph->opset >= 13 || nnp_node_input (graph, node, input) != NULL) {
+  if (from_input) {
     if (nnp_node_input (graph, node, input) == NULL)
       return TRUE;
-    if (!nnp_node_const_ints (graph, node, input, axes, n, error))
+    if (!nnp_node_const_ints (graph, node, input, v, n, error))
       return FALSE;
-    *present = TRUE;
   } else {
     const int64_t *a = nnp_node_attr_ints (node, attr, n);
     if (nnp_node_get_attr (node, attr) == NULL)
       return TRUE;
-    *axes = g_new (int64_t, MAX (*n, 1));
+    *v = g_new (int64_t, MAX (*n, 1));
     if (*n > 0)
-      memcpy (*axes, a, *n * sizeof (int64_t));
-    *present = TRUE;
+      memcpy (*v, a, *n * sizeof (int64_t));
   }
+  *present = TRUE;
   return TRUE;
+}
+
+/* Axes from a constant input (opset >= 13 style, or given) or from an attribute. */
+static gboolean
+get_axes (const NnpGraph *graph, const NnpNode *node, int input, const char *attr,
+          int64_t **axes, int *n, gboolean *present, GError **error)
+{
+  gboolean from_input = graph->opset >= 13 || nnp_node_input (graph, node, input) != NULL;
+
+  return input_or_attr_ints (graph, node, input, attr, from_input, axes, n, present, error);
 }
 
 /* Shape-like int list to an NnpShape: every entry >= 0, rank <= NNP_MAX_RANK. */
@@ -800,24 +810,7 @@ static gboolean
 slice_get (const NnpGraph *graph, const NnpNode *node, int input, const char *attr,
            int64_t **v, int *n, gboolean *present, GError **error)
 {
-  *v = NULL;
-  *n = 0;
-  *present = FALSE;
-  if (graph->opset >= 10) {
-    if (nnp_node_input (graph, node, input) == NULL)
-      return TRUE;
-    if (!nnp_node_const_ints (graph, node, input, v, n, error))
-      return FALSE;
-  } else {
-    const int64_t *a = nnp_node_attr_ints (node, attr, n);
-    if (nnp_node_get_attr (node, attr) == NULL)
-      return TRUE;
-    *v = g_new (int64_t, MAX (*n, 1));
-    if (*n > 0)
-      memcpy (*v, a, *n * sizeof (int64_t));
-  }
-  *present = TRUE;
-  return TRUE;
+  return input_or_attr_ints (graph, node, input, attr, graph->opset >= 10, v, n, present, error);
 }
 
 gboolean

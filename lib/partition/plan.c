@@ -804,6 +804,17 @@ nnp_plan_resolve (NnpPlan *plan, const NnpGraph *graph, GError **error)
   return TRUE;
 }
 
+/* Ids of the named values (all known: the plan is resolved); newly allocated. */
+static int *
+value_ids_of (const NnpGraph *graph, char **names, int n)
+{
+  int *ids = g_new (int, MAX (n, 1));
+
+  for (int i = 0; i < n; i++)
+    ids[i] = nnp_graph_find_value (graph, names[i])->id;
+  return ids;
+}
+
 NnpStage *
 nnp_plan_stage_new (const NnpPlan *plan, int k, NnpGraph *graph, GError **error)
 {
@@ -831,12 +842,8 @@ nnp_plan_stage_new (const NnpPlan *plan, int k, NnpGraph *graph, GError **error)
   nodes = g_new (int, MAX (s->n_nodes, 1));
   for (int i = 0; i < s->n_nodes; i++)
     nodes[i] = nnp_graph_find_node (graph, s->nodes[i])->index;
-  in = g_new (int, MAX (s->n_inputs, 1));
-  for (int i = 0; i < s->n_inputs; i++)
-    in[i] = nnp_graph_find_value (graph, s->inputs[i])->id;
-  out = g_new (int, MAX (s->n_outputs, 1));
-  for (int i = 0; i < s->n_outputs; i++)
-    out[i] = nnp_graph_find_value (graph, s->outputs[i])->id;
+  in = value_ids_of (graph, s->inputs, s->n_inputs);
+  out = value_ids_of (graph, s->outputs, s->n_outputs);
   opts.device = s->device;
   opts.threads = s->threads;
   opts.cpus = s->cpus;

@@ -5,8 +5,6 @@
 
 static const int64_t dims_1x4[] = { 1, 4 };
 
-#define L(...) ((const char *const[]) { __VA_ARGS__, NULL })
-
 static void
 test_sort_reorders (void)
 {

@@ -5,22 +5,6 @@
 #include <math.h>
 #include <string.h>
 
-#define L(...) ((const char *const[]) { __VA_ARGS__, NULL })
-
-static NnpGraph *
-specialize (NnpGraph *g, NnpSpecializeFlags flags)
-{
-  g_autoptr (GError) error = NULL;
-  NnpGraph *sg;
-
-  g_assert_true (nnp_graph_sort (g, &error));
-  g_assert_no_error (error);
-  sg = nnp_graph_specialize (g, NULL, 0, flags, &error);
-  g_assert_no_error (error);
-  g_assert_nonnull (sg);
-  return sg;
-}
-
 static NnpStage *
 new_stage (NnpGraph *sg, const int *nodes, int n_nodes, int threads)
 {
@@ -52,7 +36,7 @@ check_binary (const char *op, int ra, const int64_t *da, int rb, const int64_t *
   tu_add_input (g, "b", NNP_DTYPE_FLOAT32, rb, db);
   tu_add_node (g, "op", op, L ("a", "b"), L ("y"));
   tu_add_output (g, "y");
-  sg = specialize (g, NNP_SPECIALIZE_NO_FUSION);
+  sg = tu_specialize (g, NNP_SPECIALIZE_NO_FUSION);
   stage = new_stage (sg, NULL, 0, 1);
 
   a = tu_tensor_f32 (ra, da, NULL);
@@ -141,7 +125,7 @@ test_memplan_reuse (void)
     tu_add_node (g, name, ops[i], L (in), L (out));
   }
   tu_add_output (g, "y");
-  sg = specialize (g, NNP_SPECIALIZE_NO_FUSION);
+  sg = tu_specialize (g, NNP_SPECIALIZE_NO_FUSION);
   stage = new_stage (sg, NULL, 0, 1);
 
   sum = act_bytes * (n_ops - 1);   /* intermediates only */
@@ -195,7 +179,7 @@ test_split_stages (void)
   tu_add_node (g, "s1", "Tanh", L ("t0"), L ("t1"));
   tu_add_node (g, "s2", "Exp", L ("t1"), L ("y"));
   tu_add_output (g, "y");
-  sg = specialize (g, NNP_SPECIALIZE_NO_FUSION);
+  sg = tu_specialize (g, NNP_SPECIALIZE_NO_FUSION);
   g_assert_cmpuint (sg->nodes->len, ==, 3);
 
   first[0] = nnp_graph_find_node (sg, "s0")->index;

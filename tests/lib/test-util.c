@@ -68,6 +68,20 @@ tu_tensor_f32 (int rank, const int64_t *dims, const float *values)
   return t;
 }
 
+NnpGraph *
+tu_specialize (NnpGraph *g, NnpSpecializeFlags flags)
+{
+  g_autoptr (GError) error = NULL;
+  NnpGraph *sg;
+
+  g_assert_true (nnp_graph_sort (g, &error));
+  g_assert_no_error (error);
+  sg = nnp_graph_specialize (g, NULL, 0, flags, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (sg);
+  return sg;
+}
+
 GPtrArray *
 tu_run_stage (NnpStage *stage, NnpTensor *const *inputs)
 {

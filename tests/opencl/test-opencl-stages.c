@@ -16,8 +16,6 @@
 #include <math.h>
 #include <string.h>
 
-#define L(...) ((const char *const[]) { __VA_ARGS__, NULL })
-
 static const char *device_spec = "opencl";
 
 typedef struct {
@@ -57,10 +55,8 @@ fixture_init (Fixture *f)
   tu_add_node (g, "add", "Add", L ("r", "c"), L ("a"));
   tu_add_node (g, "sig", "Sigmoid", L ("a"), L ("y"));
   tu_add_output (g, "y");
-  g_assert_true (nnp_graph_sort (g, &error));
   /* no fusion: keep five nodes so the cut is where we say */
-  f->sg = nnp_graph_specialize (g, NULL, 0, NNP_SPECIALIZE_NO_FUSION, &error);
-  g_assert_no_error (error);
+  f->sg = tu_specialize (g, NNP_SPECIALIZE_NO_FUSION);
   g_assert_cmpuint (f->sg->nodes->len, ==, 5);
   for (int i = 0; i < 3; i++)
     f->first[i] = i;

@@ -10,8 +10,6 @@
 #include <math.h>
 #include <string.h>
 
-#define L(...) ((const char *const[]) { __VA_ARGS__, NULL })
-
 /* ------------------------------------------------------------ random DAGs */
 
 /* n Relu/Sum nodes: node i reads 1..3 earlier values (graph input x or node
@@ -194,8 +192,6 @@ diamond (void)
 {
   g_autoptr (NnpGraph) g = nnp_graph_new ("diamond", 13);
   int64_t dims[2] = { 2, 3 };
-  g_autoptr (GError) error = NULL;
-  NnpGraph *sg;
 
   tu_add_input (g, "x", NNP_DTYPE_FLOAT32, 2, dims);
   tu_add_node (g, "A", "Relu", L ("x"), L ("a"));
@@ -204,10 +200,7 @@ diamond (void)
   tu_add_node (g, "D", "Abs", L ("b"), L ("d"));
   tu_add_node (g, "E", "Sum", L ("c", "d", "x"), L ("y"));
   tu_add_output (g, "y");
-  g_assert_true (nnp_graph_sort (g, &error));
-  sg = nnp_graph_specialize (g, NULL, 0, NNP_SPECIALIZE_NO_FUSION, &error);
-  g_assert_no_error (error);
-  return sg;
+  return tu_specialize (g, NNP_SPECIALIZE_NO_FUSION);
 }
 
 static NnpPlan *
@@ -353,33 +346,54 @@ test_json_round_trip (void)
   nnp_cost_model_free (cm);
 }
 
-/* run the stages of a plan in sequence; compare with the whole graph */
+/* The whole graph as one CPU stage (*ref) and the plan's stages in sequence
+ * (*got), both on pattern inputs (seed = input index; the graph has n_in
+ * inputs), host tensors on every device (nnp_stage_run).  Each stage must be
+ * on the plan's device. */
 static void
-check_plan_runs (NnpGraph *g, NnpPlan *plan)
+run_plan_and_whole (NnpGraph *g, NnpPlan *plan, int n_in, GPtrArray **ref, GPtrArray **got)
 {
   g_autoptr (GError) error = NULL;
   NnpStage *whole = nnp_stage_new (g, NULL, 0, NULL, &error);
-  NnpTensor *in[1];
-  GPtrArray *ref, *cur = NULL;
+  g_autofree NnpTensor **in = g_new0 (NnpTensor *, n_in);
+  GPtrArray *cur = NULL;
 
   g_assert_no_error (error);
-  {
-    const NnpValue *v = nnp_stage_get_input (whole, 0);
-    in[0] = nnp_tensor_new (v->dtype, &v->shape, &error);
-    nnp_tensor_fill_pattern (in[0], 0);
+  g_assert_cmpint (nnp_stage_get_n_inputs (whole), ==, n_in);
+  for (int i = 0; i < n_in; i++) {
+    const NnpValue *v = nnp_stage_get_input (whole, i);
+    in[i] = nnp_tensor_new (v->dtype, &v->shape, &error);
+    nnp_tensor_fill_pattern (in[i], (guint32) i);
   }
-  ref = tu_run_stage (whole, in);
+  *ref = tu_run_stage (whole, in);
   for (int k = 0; k < plan->n_stages; k++) {
     NnpStage *st = nnp_plan_stage_new (plan, k, g, &error);
     GPtrArray *next;
     g_assert_no_error (error);
+    if (plan->stages[k].device)
+      g_assert_cmpint (nnp_device_get_kind (nnp_stage_get_device (st)), ==,
+                       strcmp (plan->stages[k].device, "cpu") == 0 ? NNP_DEVICE_CPU
+                                                                   : NNP_DEVICE_OPENCL);
     next = tu_run_stage (st, k == 0 ? in : (NnpTensor *const *) cur->pdata);
     if (cur)
       g_ptr_array_unref (cur);
     cur = next;
     nnp_stage_free (st);
   }
-  g_assert_cmpuint (cur->len, ==, ref->len);
+  g_assert_cmpuint (cur->len, ==, (*ref)->len);
+  *got = cur;
+  for (int i = 0; i < n_in; i++)
+    nnp_tensor_unref (in[i]);
+  nnp_stage_free (whole);
+}
+
+/* run the stages of a plan in sequence; compare with the whole graph */
+static void
+check_plan_runs (NnpGraph *g, NnpPlan *plan)
+{
+  GPtrArray *ref, *cur;
+
+  run_plan_and_whole (g, plan, 1, &ref, &cur);
   for (guint i = 0; i < ref->len; i++) {
     NnpTensor *x = g_ptr_array_index (cur, i), *y = g_ptr_array_index (ref, i);
     g_assert_cmpuint (x->nbytes, ==, y->nbytes);
@@ -387,8 +401,6 @@ check_plan_runs (NnpGraph *g, NnpPlan *plan)
   }
   g_ptr_array_unref (cur);
   g_ptr_array_unref (ref);
-  nnp_tensor_unref (in[0]);
-  nnp_stage_free (whole);
 }
 
 static void
@@ -567,8 +579,6 @@ small_cnn (void)
   g_autoptr (NnpTensor) w1 = tu_tensor_f32 (4, w1d, NULL);
   g_autoptr (NnpTensor) w2 = tu_tensor_f32 (4, w2d, NULL);
   g_autoptr (NnpTensor) b1 = tu_tensor_f32 (1, bd, NULL);
-  g_autoptr (GError) error = NULL;
-  NnpGraph *sg;
 
   nnp_tensor_fill_pattern (w1, 11);
   nnp_tensor_fill_pattern (w2, 12);
@@ -585,10 +595,7 @@ small_cnn (void)
   tu_add_node (g, "add", "Add", L ("s", "r"), L ("a"));
   tu_add_node (g, "pool", "GlobalAveragePool", L ("a"), L ("y"));
   tu_add_output (g, "y");
-  g_assert_true (nnp_graph_sort (g, &error));
-  sg = nnp_graph_specialize (g, NULL, 0, NNP_SPECIALIZE_NO_FUSION, &error);
-  g_assert_no_error (error);
-  return sg;
+  return tu_specialize (g, NNP_SPECIALIZE_NO_FUSION);
 }
 
 /* run the plan's stages with host tensors (nnp_stage_run on every device);
@@ -596,33 +603,9 @@ small_cnn (void)
 static void
 check_plan_close (NnpGraph *g, NnpPlan *plan)
 {
-  g_autoptr (GError) error = NULL;
-  NnpStage *whole = nnp_stage_new (g, NULL, 0, NULL, &error);
-  NnpTensor *in[2];
-  GPtrArray *ref, *cur = NULL;
+  GPtrArray *ref, *cur;
 
-  g_assert_no_error (error);
-  g_assert_cmpint (nnp_stage_get_n_inputs (whole), ==, 2);
-  for (int i = 0; i < 2; i++) {
-    const NnpValue *v = nnp_stage_get_input (whole, i);
-    in[i] = nnp_tensor_new (v->dtype, &v->shape, &error);
-    nnp_tensor_fill_pattern (in[i], (guint32) i);
-  }
-  ref = tu_run_stage (whole, in);
-  for (int k = 0; k < plan->n_stages; k++) {
-    NnpStage *st = nnp_plan_stage_new (plan, k, g, &error);
-    GPtrArray *next;
-    g_assert_no_error (error);
-    g_assert_cmpint (nnp_device_get_kind (nnp_stage_get_device (st)), ==,
-                     strcmp (plan->stages[k].device, "cpu") == 0 ? NNP_DEVICE_CPU
-                                                                 : NNP_DEVICE_OPENCL);
-    next = tu_run_stage (st, k == 0 ? in : (NnpTensor *const *) cur->pdata);
-    if (cur)
-      g_ptr_array_unref (cur);
-    cur = next;
-    nnp_stage_free (st);
-  }
-  g_assert_cmpuint (cur->len, ==, ref->len);
+  run_plan_and_whole (g, plan, 2, &ref, &cur);
   for (guint i = 0; i < ref->len; i++) {
     NnpTensor *x = g_ptr_array_index (cur, i), *y = g_ptr_array_index (ref, i);
     const float *a = x->data, *b = y->data;
@@ -636,9 +619,6 @@ check_plan_close (NnpGraph *g, NnpPlan *plan)
   }
   g_ptr_array_unref (cur);
   g_ptr_array_unref (ref);
-  nnp_tensor_unref (in[0]);
-  nnp_tensor_unref (in[1]);
-  nnp_stage_free (whole);
 }
 
 static void

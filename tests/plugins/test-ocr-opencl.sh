@@ -7,20 +7,7 @@
 # usage: test-ocr-opencl.sh SOURCE_DIR BUILD_DIR      (exit 77: skipped)
 set -u
 
-src=${1:-${NNP_SOURCE_DIR:-.}}
-build=${2:-${NNP_BUILD_DIR:-$src/build}}
-models=${NNP_MODELS_DIR:-$src/.cache/models}
-python=/usr/bin/python3
-[ -x "$python" ] || python=python3
-
-for f in ch_PP-OCRv4_det_infer.onnx ch_PP-OCRv4_rec_infer.onnx ppocr_keys_v1.txt; do
-  [ -f "$models/$f" ] || { echo "SKIP: $models/$f missing (tools/fetch-models.sh)"; exit 77; }
-done
-command -v gst-launch-1.0 >/dev/null || { echo "SKIP: no gst-launch-1.0"; exit 77; }
-gst-inspect-1.0 textoverlay >/dev/null 2>&1 || { echo "SKIP: no textoverlay"; exit 77; }
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/ocr-common.sh"
 export NNP_BUILD_DIR="$build" NNP_MODELS_DIR="$models"
 export NNP_OCR_WIDTH=320 NNP_OCR_HEIGHT=96 NNP_OCR_FONT="Sans 24"
 fail=0

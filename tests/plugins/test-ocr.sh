@@ -9,21 +9,7 @@
 # usage: test-ocr.sh SOURCE_DIR BUILD_DIR      (exit 77: skipped)
 set -u
 
-src=${1:-${NNP_SOURCE_DIR:-.}}
-build=${2:-${NNP_BUILD_DIR:-$src/build}}
-models=${NNP_MODELS_DIR:-$src/.cache/models}
-python=/usr/bin/python3
-[ -x "$python" ] || python=python3
-
-for f in ch_PP-OCRv4_det_infer.onnx ch_PP-OCRv4_rec_infer.onnx ppocr_keys_v1.txt; do
-  [ -f "$models/$f" ] || { echo "SKIP: $models/$f missing (tools/fetch-models.sh)"; exit 77; }
-done
-command -v gst-launch-1.0 >/dev/null || { echo "SKIP: no gst-launch-1.0"; exit 77; }
-gst-inspect-1.0 textoverlay >/dev/null 2>&1 || { echo "SKIP: no textoverlay"; exit 77; }
-"$python" -c 'import sys' 2>/dev/null || { echo "SKIP: no python3"; exit 77; }
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/ocr-common.sh"
 export GST_PLUGIN_PATH="$build/plugins${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}"
 W=640
 H=480

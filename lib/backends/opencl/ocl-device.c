@@ -25,30 +25,26 @@ typedef struct {
   char *platform_name;
 } Candidate;
 
-static char *
-device_string (cl_device_id device, cl_device_info what)
+static cl_int
+get_info (cl_platform_id platform, cl_device_id device, cl_uint what, size_t size, void *value,
+          size_t *size_ret)
 {
-  size_t len = 0;
-  char *s;
-
-  if (clGetDeviceInfo (device, what, 0, NULL, &len) != CL_SUCCESS || len == 0)
-    return g_strdup ("");
-  s = g_malloc0 (len + 1);
-  if (clGetDeviceInfo (device, what, len, s, NULL) != CL_SUCCESS)
-    s[0] = '\0';
-  return g_strstrip (s);
+  return device ? clGetDeviceInfo (device, what, size, value, size_ret)
+                : clGetPlatformInfo (platform, what, size, value, size_ret);
 }
 
+/* A string property of `device`, or of `platform` when device is NULL;
+ * newly allocated, stripped, "" when unknown. */
 static char *
-platform_string (cl_platform_id platform, cl_platform_info what)
+info_string (cl_platform_id platform, cl_device_id device, cl_uint what)
 {
   size_t len = 0;
   char *s;
 
-  if (clGetPlatformInfo (platform, what, 0, NULL, &len) != CL_SUCCESS || len == 0)
+  if (get_info (platform, device, what, 0, NULL, &len) != CL_SUCCESS || len == 0)
     return g_strdup ("");
   s = g_malloc0 (len + 1);
-  if (clGetPlatformInfo (platform, what, len, s, NULL) != CL_SUCCESS)
+  if (get_info (platform, device, what, len, s, NULL) != CL_SUCCESS)
     s[0] = '\0';
   return g_strstrip (s);
 }
@@ -71,7 +67,7 @@ list_devices (Candidate *out, GError **error)
   for (cl_uint p = 0; p < MIN (n_platforms, MAX_PLATFORMS); p++) {
     cl_device_id devices[MAX_DEVICES];
     cl_uint n_devices = 0;
-    g_autofree char *pname = platform_string (platforms[p], CL_PLATFORM_NAME);
+    g_autofree char *pname = info_string (platforms[p], NULL, CL_PLATFORM_NAME);
 
     if (clGetDeviceIDs (platforms[p], CL_DEVICE_TYPE_ALL, MAX_DEVICES, devices, &n_devices)
         != CL_SUCCESS)
@@ -82,7 +78,7 @@ list_devices (Candidate *out, GError **error)
       c->device = devices[d];
       c->type = 0;
       clGetDeviceInfo (devices[d], CL_DEVICE_TYPE, sizeof c->type, &c->type, NULL);
-      c->name = device_string (devices[d], CL_DEVICE_NAME);
+      c->name = info_string (NULL, devices[d], CL_DEVICE_NAME);
       c->platform_name = g_strdup (pname);
     }
   }
@@ -183,7 +179,7 @@ device_create (const Candidate *c, int index, GError **error)
   dev->platform = c->platform;
   dev->device = c->device;
   dev->device_name = g_strdup (c->name);
-  dev->driver_version = device_string (c->device, CL_DRIVER_VERSION);
+  dev->driver_version = info_string (NULL, c->device, CL_DRIVER_VERSION);
   dev->name = g_strdup_printf ("opencl:%d (%s, %s)", index, c->name, c->platform_name);
   dev->programs = g_new0 (cl_program, nnp_ocl_n_sources);
   dev->weights = g_hash_table_new_full (g_direct_hash, g_direct_equal,

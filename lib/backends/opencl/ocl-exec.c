@@ -18,14 +18,6 @@
 
 #include <string.h>
 
-typedef enum {
-  ROLE_NONE = 0,
-  ROLE_CONST,
-  ROLE_INPUT,
-  ROLE_OUTPUT,
-  ROLE_INTERNAL,
-} Role;
-
 typedef struct {
   const NnpNode *node;
   const NnpOclKernel *kernel;
@@ -42,35 +34,11 @@ struct _NnpOclExec {
   int n_inputs, n_outputs;
   int *inputs, *outputs;
   int *forward_from;             /* per output: input index, or -1 */
-  Role *role;                    /* per value id */
   NnpOclMem *loc;                /* per value id: current location */
   NnpOclMem *staging;            /* per value id: arena block for host boundary data */
   cl_mem arena;
   gsize arena_bytes;
 };
-
-static gboolean
-is_alias_op (const NnpNode *node)
-{
-  switch (node->op) {
-    case NNP_OP_RESHAPE:
-    case NNP_OP_FLATTEN:
-    case NNP_OP_SQUEEZE:
-    case NNP_OP_UNSQUEEZE:
-    case NNP_OP_IDENTITY:
-      return node->n_outputs == 1;
-    case NNP_OP_DROPOUT:
-      return node->n_outputs == 1 || node->outputs[1] < 0;
-    default:
-      return FALSE;
-  }
-}
-
-static gsize
-value_bytes (const NnpValue *v)
-{
-  return (gsize) nnp_shape_numel (&v->shape) * nnp_dtype_size (v->dtype);
-}
 
 void
 nnp_ocl_exec_free (NnpOclExec *exec)
@@ -90,7 +58,6 @@ nnp_ocl_exec_free (NnpOclExec *exec)
   g_free (exec->inputs);
   g_free (exec->outputs);
   g_free (exec->forward_from);
-  g_free (exec->role);
   g_free (exec->loc);
   g_free (exec->staging);
   if (exec->arena)
@@ -108,9 +75,8 @@ nnp_ocl_exec_new (NnpOclDevice *dev, NnpGraph *graph, const int *nodes, int n_no
 {
   NnpOclExec *exec;
   guint n_values = graph->values->len;
-  g_autofree int *buffer = NULL, *first = NULL, *last = NULL, *block_of = NULL;
-  g_autofree NnpMemBlock *blocks = NULL;
-  int n_blocks = 0;
+  g_autofree NnpValueRole *role = g_new (NnpValueRole, MAX (n_values, 1));
+  NnpValuePlan plan = { 0 };
   gint64 t0 = g_get_monotonic_time ();
 
   g_return_val_if_fail (dev != NULL && graph != NULL, NULL);
@@ -123,36 +89,10 @@ nnp_ocl_exec_new (NnpOclDevice *dev, NnpGraph *graph, const int *nodes, int n_no
   exec->inputs = g_memdup2 (inputs, sizeof (int) * MAX (n_inputs, 1));
   exec->outputs = g_memdup2 (outputs, sizeof (int) * MAX (n_outputs, 1));
   exec->forward_from = g_new (int, MAX (n_outputs, 1));
-  exec->role = g_new0 (Role, MAX (n_values, 1));
   exec->loc = g_new0 (NnpOclMem, MAX (n_values, 1));
   exec->staging = g_new0 (NnpOclMem, MAX (n_values, 1));
-
-  /* roles */
-  for (int i = 0; i < n_inputs; i++)
-    exec->role[inputs[i]] = ROLE_INPUT;
-  for (int i = 0; i < n_outputs; i++) {
-    exec->forward_from[i] = -1;
-    if (exec->role[outputs[i]] == ROLE_INPUT) {
-      for (int j = 0; j < n_inputs; j++)
-        if (inputs[j] == outputs[i])
-          exec->forward_from[i] = j;
-      continue;
-    }
-    exec->role[outputs[i]] = ROLE_OUTPUT;
-  }
-  for (int s = 0; s < n_nodes; s++) {
-    const NnpNode *node = nnp_graph_node (graph, nodes[s]);
-    for (int pass = 0; pass < 2; pass++) {
-      int n = pass ? node->n_outputs : node->n_inputs;
-      const int *ids = pass ? node->outputs : node->inputs;
-      for (int k = 0; k < n; k++) {
-        NnpValue *v = nnp_graph_value (graph, ids[k]);
-        if (v == NULL || exec->role[v->id] != ROLE_NONE)
-          continue;
-        exec->role[v->id] = v->constant ? ROLE_CONST : ROLE_INTERNAL;
-      }
-    }
-  }
+  nnp_value_roles (graph, nodes, n_nodes, inputs, n_inputs, outputs, n_outputs, role,
+                   exec->forward_from);
 
   /* steps: kernels and their state */
   exec->n_steps = n_nodes;
@@ -177,73 +117,23 @@ nnp_ocl_exec_new (NnpOclDevice *dev, NnpGraph *graph, const int *nodes, int n_no
   }
 
   /* memory plan: intermediates by liveness, boundary staging for the whole run */
-  buffer = g_new (int, MAX (n_values, 1));
-  first = g_new (int, MAX (n_values, 1));
-  last = g_new (int, MAX (n_values, 1));
-  for (guint id = 0; id < n_values; id++) {
-    buffer[id] = id;
-    first[id] = -1;
-    last[id] = -1;
-    if (exec->role[id] == ROLE_INPUT || exec->role[id] == ROLE_OUTPUT) {
-      first[id] = 0;
-      last[id] = MAX (n_nodes - 1, 0);
-    }
-  }
-  for (int s = 0; s < n_nodes; s++) {
-    Step *step = &exec->steps[s];
-    const NnpNode *node = step->node;
-
-    if (is_alias_op (node) && node->n_inputs >= 1 && node->inputs[0] >= 0
-        && node->outputs[0] >= 0) {
-      int a = node->inputs[0], b = node->outputs[0];
-      if (exec->role[a] == ROLE_INTERNAL && exec->role[b] == ROLE_INTERNAL
-          && value_bytes (nnp_graph_value (graph, a)) == value_bytes (nnp_graph_value (graph, b))) {
-        buffer[b] = buffer[a];
-        step->skip = TRUE;
-      }
-    }
-    for (int k = 0; k < node->n_outputs; k++) {
-      int id = node->outputs[k];
-      if (id < 0 || exec->role[id] != ROLE_INTERNAL)
-        continue;
-      if (first[buffer[id]] < 0)
-        first[buffer[id]] = s;
-      last[buffer[id]] = MAX (last[buffer[id]], s);
-    }
-    for (int k = 0; k < node->n_inputs; k++) {
-      int id = node->inputs[k];
-      if (id < 0 || exec->role[id] != ROLE_INTERNAL)
-        continue;
-      last[buffer[id]] = MAX (last[buffer[id]], s);
-    }
-  }
-  blocks = g_new0 (NnpMemBlock, MAX (n_values, 1));
-  block_of = g_new (int, MAX (n_values, 1));
-  for (guint id = 0; id < n_values; id++) {
-    Role r = exec->role[id];
-    block_of[id] = -1;
-    if (!(r == ROLE_INTERNAL || r == ROLE_INPUT || r == ROLE_OUTPUT) || buffer[id] != (int) id)
-      continue;
-    block_of[id] = n_blocks;
-    blocks[n_blocks].size = MAX (value_bytes (nnp_graph_value (graph, id)), 1);
-    blocks[n_blocks].first = MAX (first[id], 0);
-    blocks[n_blocks].last = MAX (last[id], blocks[n_blocks].first);
-    n_blocks++;
-  }
-  exec->arena_bytes = nnp_mem_plan (blocks, n_blocks);
+  nnp_value_plan_init (&plan, graph, nodes, n_nodes, role, TRUE);
+  for (int s = 0; s < n_nodes; s++)
+    exec->steps[s].skip = plan.skip[s];
+  exec->arena_bytes = plan.arena_bytes;
   exec->arena = nnp_ocl_alloc (dev, MAX (exec->arena_bytes, 64), "the activation arena", error);
   if (exec->arena == NULL)
     goto fail;
 
   for (guint id = 0; id < n_values; id++) {
     NnpValue *v = nnp_graph_value (graph, id);
-    Role r = exec->role[id];
-    if (r == ROLE_CONST) {
+    NnpValueRole r = role[id];
+    if (r == NNP_ROLE_CONST) {
       exec->loc[id].mem = nnp_ocl_device_get_weight (dev, v->constant, error);
       if (exec->loc[id].mem == NULL)
         goto fail;
-    } else if (r == ROLE_INTERNAL || r == ROLE_INPUT || r == ROLE_OUTPUT) {
-      const NnpMemBlock *b = &blocks[block_of[buffer[id]]];
+    } else if (r == NNP_ROLE_INTERNAL || r == NNP_ROLE_INPUT || r == NNP_ROLE_OUTPUT) {
+      const NnpMemBlock *b = nnp_value_plan_block (&plan, id);
       exec->staging[id].mem = exec->arena;
       exec->staging[id].offset = b->offset;
       exec->loc[id] = exec->staging[id];
@@ -253,9 +143,11 @@ nnp_ocl_exec_new (NnpOclDevice *dev, NnpGraph *graph, const int *nodes, int n_no
   NNP_DEBUG ("nnp-opencl", "%s: %d nodes, %d inputs, %d outputs, arena %" G_GSIZE_FORMAT
              " bytes, prepared in %.1f ms", dev->name, n_nodes, n_inputs, n_outputs,
              exec->arena_bytes, (g_get_monotonic_time () - t0) / 1000.0);
+  nnp_value_plan_clear (&plan);
   return exec;
 
 fail:
+  nnp_value_plan_clear (&plan);
   nnp_ocl_exec_free (exec);
   return NULL;
 }
@@ -267,10 +159,18 @@ nnp_ocl_exec_get_arena_bytes (NnpOclExec *exec)
   return exec->arena_bytes;
 }
 
+/* One of host h / device t must be given; a device tensor must be on this
+ * device with the value's type and shape. */
 static gboolean
-check_device_tensor (NnpOclExec *exec, const char *what, const NnpValue *v,
-                     const NnpDeviceTensor *t, GError **error)
+check_boundary (NnpOclExec *exec, const char *what, const NnpValue *v, const NnpTensor *h,
+                const NnpDeviceTensor *t, GError **error)
 {
+  if (t == NULL && h == NULL) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "%s '%s': no tensor given", what, v->name);
+    return FALSE;
+  }
+  if (t == NULL)
+    return TRUE;
   if (nnp_device_get_ocl (t->device) != exec->dev) {
     g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE, "%s '%s': device tensor is on %s, the "
                  "stage on %s", what, v->name, nnp_device_get_name (t->device), exec->dev->name);
@@ -288,6 +188,25 @@ check_device_tensor (NnpOclExec *exec, const char *what, const NnpValue *v,
   return TRUE;
 }
 
+/* Check the caller's tensor for boundary value `id`; with `locate`, point
+ * the value at the device tensor, or at its staging block for host data. */
+static gboolean
+bind_boundary (NnpOclExec *exec, const char *what, int id, const NnpTensor *h,
+               const NnpDeviceTensor *d, gboolean locate, GError **error)
+{
+  if (!check_boundary (exec, what, nnp_graph_value (exec->graph, id), h, d, error))
+    return FALSE;
+  if (!locate)
+    return TRUE;
+  if (d) {
+    exec->loc[id].mem = d->handle;
+    exec->loc[id].offset = d->offset;
+  } else {
+    exec->loc[id] = exec->staging[id];
+  }
+  return TRUE;
+}
+
 gboolean
 nnp_ocl_exec_run (NnpOclExec *exec, NnpTensor *const *host_in, NnpDeviceTensor *const *dev_in,
                   NnpTensor *const *host_out, NnpDeviceTensor *const *dev_out, GError **error)
@@ -299,46 +218,20 @@ nnp_ocl_exec_run (NnpOclExec *exec, NnpTensor *const *host_in, NnpDeviceTensor *
   /* boundary locations; host inputs go up once */
   for (int i = 0; i < exec->n_inputs; i++) {
     int id = exec->inputs[i];
-    const NnpValue *v = nnp_graph_value (graph, id);
     NnpDeviceTensor *d = dev_in ? dev_in[i] : NULL;
     NnpTensor *h = host_in ? host_in[i] : NULL;
 
-    if (d) {
-      if (!check_device_tensor (exec, "input", v, d, error))
-        return FALSE;
-      exec->loc[id].mem = d->handle;
-      exec->loc[id].offset = d->offset;
-    } else if (h) {
-      exec->loc[id] = exec->staging[id];
-      if (!nnp_ocl_write (dev, exec->loc[id].mem, exec->loc[id].offset, h->data, h->nbytes, TRUE,
-                          error))
-        return FALSE;
-    } else {
-      g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "input '%s': no tensor given", v->name);
+    if (!bind_boundary (exec, "input", id, h, d, TRUE, error))
       return FALSE;
-    }
+    if (d == NULL
+        && !nnp_ocl_write (dev, exec->loc[id].mem, exec->loc[id].offset, h->data, h->nbytes,
+                           TRUE, error))
+      return FALSE;
   }
-  for (int i = 0; i < exec->n_outputs; i++) {
-    int id = exec->outputs[i];
-    const NnpValue *v = nnp_graph_value (graph, id);
-    NnpDeviceTensor *d = dev_out ? dev_out[i] : NULL;
-    NnpTensor *h = host_out ? host_out[i] : NULL;
-
-    if (d == NULL && h == NULL) {
-      g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "output '%s': no tensor given", v->name);
+  for (int i = 0; i < exec->n_outputs; i++)
+    if (!bind_boundary (exec, "output", exec->outputs[i], host_out ? host_out[i] : NULL,
+                        dev_out ? dev_out[i] : NULL, exec->forward_from[i] < 0, error))
       return FALSE;
-    }
-    if (d && !check_device_tensor (exec, "output", v, d, error))
-      return FALSE;
-    if (exec->forward_from[i] >= 0)
-      continue;
-    if (d) {
-      exec->loc[id].mem = d->handle;
-      exec->loc[id].offset = d->offset;
-    } else {
-      exec->loc[id] = exec->staging[id];
-    }
-  }
 
   for (int s = 0; s < exec->n_steps; s++) {
     Step *step = &exec->steps[s];
@@ -378,7 +271,7 @@ nnp_ocl_exec_run (NnpOclExec *exec, NnpTensor *const *host_in, NnpDeviceTensor *
     NnpDeviceTensor *d = dev_out ? dev_out[i] : NULL;
     NnpTensor *h = host_out ? host_out[i] : NULL;
     int f = exec->forward_from[i];
-    gsize bytes = value_bytes (v);
+    gsize bytes = nnp_value_bytes (v);
 
     if (f >= 0) {
       NnpTensor *hin = host_in ? host_in[f] : NULL;

@@ -1,0 +1,296 @@
+/* GStreamer nnpipe plugin: nnstage
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2.1 of the License, or (at your option) any later version.
+ */
+
+/* nnstage: the device it runs on (an OpenCL device shared through
+ * GstContext, or the CPU), memory:OpenCL caps, the fallback to the CPU,
+ * device memory used in place and mapping buffers to tensors. */
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstnnstagedevice.h"
+#include "gstnnstagepart.h"
+#include "gstnnclmemory.h"
+
+#include <string.h>
+
+#define GST_CAT_DEFAULT gst_nn_stage_debug
+
+/* The device spec of the properties: "cpu", "opencl", "opencl:N",
+ * "opencl:NAME" (new string).  Call with the object lock held. */
+gchar *
+gst_nn_stage_device_spec_locked (GstNnStage * self)
+{
+  switch (self->device) {
+    case GST_NN_STAGE_DEVICE_OPENCL:
+      if (self->device_name && *self->device_name)
+        return g_strdup_printf ("opencl:%s", self->device_name);
+      if (self->device_index >= 0)
+        return g_strdup_printf ("opencl:%d", self->device_index);
+      return g_strdup ("opencl");
+    case GST_NN_STAGE_DEVICE_CPU:
+    default:
+      return g_strdup ("cpu");
+  }
+}
+
+gboolean
+gst_nn_stage_spec_is_opencl (const gchar * spec)
+{
+  return spec != NULL && g_ascii_strncasecmp (spec, "opencl", 6) == 0
+      && (spec[6] == '\0' || spec[6] == ':');
+}
+
+/* The memory features the stage offers on either pad (takes caps, returns
+ * new caps): on OpenCL every structure in device memory first, then the
+ * same in system memory; on the CPU system memory only. */
+GstCaps *
+gst_nn_stage_offer_features (GstNnStage * self, GstCaps * caps)
+{
+  GstCaps *cl, *sys;
+
+  if (gst_caps_is_any (caps))
+    return caps;
+  cl = gst_caps_new_empty ();
+  sys = gst_caps_new_empty ();
+  for (guint i = 0; i < gst_caps_get_size (caps); i++) {
+    const GstStructure *s = gst_caps_get_structure (caps, i);
+
+    if (self->use_cl)
+      cl = gst_caps_merge_structure_full (cl, gst_structure_copy (s),
+          gst_caps_features_new (GST_CAPS_FEATURE_MEMORY_OPENCL, NULL));
+    sys = gst_caps_merge_structure (sys, gst_structure_copy (s));
+  }
+  gst_caps_unref (caps);
+  return gst_caps_merge (cl, sys);
+}
+
+/* The stage on opts->device, or with #GstNnStage:fallback on the CPU when
+ * the OpenCL device cannot run it (a program that does not build, an op
+ * without kernel, out of memory): a warning names the device and why. */
+NnpStage *
+gst_nn_stage_make_stage (GstNnStage * self, const NnpPlan * plan, gint k, NnpGraph * graph,
+    NnpStageOptions * opts, GError ** error)
+{
+  GError *err = NULL;
+  NnpStage *stage;
+  gboolean fallback;
+
+  stage = plan ? gst_nn_stage_plan_stage_new (plan, k, graph, opts->device, &err) :
+      nnp_stage_new (graph, NULL, 0, opts, &err);
+  self->stage_on_cl = stage != NULL && self->use_cl;
+  if (stage || !self->use_cl)
+    goto done;
+
+  GST_OBJECT_LOCK (self);
+  fallback = self->fallback;
+  GST_OBJECT_UNLOCK (self);
+  if (!fallback || !(g_error_matches (err, NNP_ERROR, NNP_ERROR_DEVICE)
+          || g_error_matches (err, NNP_ERROR, NNP_ERROR_UNSUPPORTED)))
+    goto done;
+
+  GST_ELEMENT_WARNING (self, RESOURCE, FAILED,
+      ("model %s: OpenCL device '%s' (%s) cannot run the stage, running it "
+          "on the CPU instead: %s", self->model_name, self->dev_spec,
+          nnp_device_get_name (self->cl_device), err->message),
+      ("fallback=true"));
+  g_clear_error (&err);
+  opts->device = "cpu";
+  stage = plan ? gst_nn_stage_plan_stage_new (plan, k, graph, "cpu", &err) :
+      nnp_stage_new (graph, NULL, 0, opts, &err);
+
+done:
+  if (err)
+    g_propagate_error (error, err);
+  return stage;
+}
+
+/* skip: tensors not to map (in device memory), NULL for none; only when
+ * the buffer has one memory per tensor. */
+gboolean
+gst_nn_tensors_map (GstNnTensorsMap * tm, GstBuffer * buffer, const GstNnTensorsInfo * info,
+    const gboolean * skip, GstMapFlags flags, GError ** error)
+{
+  guint n = info->n_tensors;
+  gsize total = gst_nn_tensors_info_get_size (info);
+
+  memset (tm, 0, sizeof (*tm));
+  tm->buffer = buffer;
+
+  if (gst_buffer_n_memory (buffer) == n) {
+    for (guint i = 0; i < n; i++) {
+      gsize want = gst_nn_tensor_info_get_size (&info->tensors[i]);
+      GstMemory *mem = gst_buffer_peek_memory (buffer, i);
+
+      if (gst_memory_get_sizes (mem, NULL, NULL) != want)
+        break;
+      tm->n = i + 1;
+      if (skip && skip[i])
+        continue;
+      if (!gst_memory_map (mem, &tm->maps[i], flags)) {
+        g_set_error (error, NNP_ERROR, NNP_ERROR_FAILED,
+            "could not map tensor %u", i);
+        for (guint j = 0; j < i; j++)
+          if (!(skip && skip[j]))
+            gst_memory_unmap (gst_buffer_peek_memory (buffer, j),
+                &tm->maps[j]);
+        tm->n = 0;
+        return FALSE;
+      }
+      tm->data[i] = tm->maps[i].data;
+    }
+    if (tm->n == n) {
+      if (skip)
+        memcpy (tm->skip, skip, n * sizeof (gboolean));
+      return TRUE;
+    }
+    /* sizes differ: try as one block */
+    for (guint i = 0; i < tm->n; i++)
+      if (!(skip && skip[i]))
+        gst_memory_unmap (gst_buffer_peek_memory (buffer, i), &tm->maps[i]);
+    tm->n = 0;
+  }
+
+  if (gst_buffer_get_size (buffer) != total) {
+    GString *sizes = g_string_new (NULL);
+
+    for (guint i = 0; i < gst_buffer_n_memory (buffer); i++)
+      g_string_append_printf (sizes, "%s%" G_GSIZE_FORMAT, i ? "+" : "",
+          gst_memory_get_sizes (gst_buffer_peek_memory (buffer, i), NULL,
+              NULL));
+    g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
+        "buffer has %u memories of %s bytes, the caps want %u tensors of "
+        "%" G_GSIZE_FORMAT " bytes in all", gst_buffer_n_memory (buffer),
+        sizes->str, n, total);
+    g_string_free (sizes, TRUE);
+    return FALSE;
+  }
+  if (!gst_buffer_map (buffer, &tm->maps[0], flags)) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_FAILED, "could not map buffer");
+    return FALSE;
+  }
+  tm->whole = TRUE;
+  {
+    gsize off = 0;
+
+    for (guint i = 0; i < n; i++) {
+      tm->data[i] = tm->maps[0].data + off;
+      off += gst_nn_tensor_info_get_size (&info->tensors[i]);
+    }
+  }
+  return TRUE;
+}
+
+void
+gst_nn_tensors_unmap (GstNnTensorsMap * tm)
+{
+  if (tm->whole) {
+    gst_buffer_unmap (tm->buffer, &tm->maps[0]);
+  } else {
+    for (guint i = 0; i < tm->n; i++)
+      if (!tm->skip[i])
+        gst_memory_unmap (gst_buffer_peek_memory (tm->buffer, i),
+            &tm->maps[i]);
+  }
+  tm->n = 0;
+  tm->whole = FALSE;
+}
+
+/* Device tensors for the memories of buffer that are OpenCL memory the
+ * stage can use as they are: on an OpenCL stage those of its device, on a
+ * CPU stage (fallback) any (the library copies them, once each).  Others
+ * stay NULL and are mapped. */
+guint
+gst_nn_stage_device_tensors (GstNnStage * self, GstBuffer * buffer, gboolean output,
+    NnpDeviceTensor ** tensors, gboolean * mask)
+{
+  guint n = output ? self->out_info.n_tensors : self->in_info.n_tensors;
+  NnpDevice *dev = nnp_stage_get_device (self->stage);
+  guint found = 0;
+
+  memset (mask, 0, n * sizeof (gboolean));
+  if (gst_buffer_n_memory (buffer) != n)
+    return 0;
+  for (guint i = 0; i < n; i++) {
+    GstMemory *mem = gst_buffer_peek_memory (buffer, i);
+    const NnpValue *v = output ? nnp_stage_get_output (self->stage, (int) i) :
+        nnp_stage_get_input (self->stage, (int) i);
+
+    if (!gst_is_nn_cl_memory (mem))
+      continue;
+    if (self->stage_on_cl && gst_nn_cl_memory_get_device (mem) != dev)
+      continue;
+    tensors[i] = gst_nn_cl_memory_get_tensor (mem, v->dtype, &v->shape,
+        output);
+    if (tensors[i]) {
+      mask[i] = TRUE;
+      found++;
+    }
+  }
+  return found;
+}
+
+/* The device of the stage: the plan stage's, else the properties'.  An
+ * OpenCL device is found or opened and shared through GstContext; when it
+ * is missing, #GstNnStage:fallback runs the stage on the CPU with a
+ * warning, else the element fails with an error naming the device. */
+gboolean
+gst_nn_stage_open_device (GstNnStage * self, gint stage_index)
+{
+  gchar *spec;
+  gboolean fallback;
+  GError *err = NULL;
+
+  GST_OBJECT_LOCK (self);
+  if (self->plan && stage_index < self->plan->n_stages
+      && self->plan->stages[stage_index].device)
+    spec = g_strdup (self->plan->stages[stage_index].device);
+  else
+    spec = gst_nn_stage_device_spec_locked (self);
+  fallback = self->fallback;
+  GST_OBJECT_UNLOCK (self);
+
+  self->use_cl = FALSE;
+  if (!gst_nn_stage_spec_is_opencl (spec)) {
+    g_clear_pointer (&self->cl_device, nnp_device_unref);
+    g_free (self->dev_spec);
+    self->dev_spec = spec;
+    return TRUE;
+  }
+
+  /* set_context (answering our NEED_CONTEXT) reads it */
+  g_free (self->dev_spec);
+  self->dev_spec = g_strdup (spec);
+  if (gst_nn_cl_ensure_element_device (GST_ELEMENT (self), spec,
+          &self->cl_device, &err)) {
+    self->use_cl = TRUE;
+    g_free (self->dev_spec);
+    self->dev_spec = spec;
+    GST_INFO_OBJECT (self, "running on %s",
+        nnp_device_get_name (self->cl_device));
+    return TRUE;
+  }
+
+  if (fallback) {
+    GST_ELEMENT_WARNING (self, RESOURCE, NOT_FOUND,
+        ("OpenCL device '%s' is not available, running on the CPU instead: "
+            "%s", spec, err->message), ("fallback=true"));
+    g_clear_error (&err);
+    g_free (spec);
+    g_free (self->dev_spec);
+    self->dev_spec = g_strdup ("cpu");
+    return TRUE;
+  }
+  GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
+      ("OpenCL device '%s' is not available: %s", spec, err->message),
+      ("set fallback=true to run on the CPU instead"));
+  g_clear_error (&err);
+  g_free (spec);
+  return FALSE;
+}
