@@ -8,6 +8,9 @@
  *   - CPU -> OpenCL with host tensors: exactly one copy per crossing tensor;
  *   - OpenCL -> CPU with device tensors: one download per crossing tensor.
  * Every split equals the whole model on the CPU within 1e-5.
+ * A Gather with run-time indices: in range (negative ones too) it equals the
+ * CPU; out of range both backends fail the run with the same error naming
+ * the node and the index (constant indices: OpenCL fails at prepare).
  * Skipped (77) when there is no OpenCL device. */
 #include "../lib/test-util.h"
 
@@ -275,6 +278,183 @@ test_device_errors (void)
   nnp_device_unref (d2);
 }
 
+/* ---------------------------------------------------------------- Gather with run-time indices */
+
+/* x (5 x 3 float) -> Gather g (indices idx: an input, or a constant when
+ * const_idx is given) -> y.  axis 0 or 1 (on x transposed to 3 x 5 by
+ * reading it with axis 1: outer 5, axis_dim 3). */
+static NnpGraph *
+gather_graph (NnpDType idx_dtype, int n_idx, int axis, const int64_t *const_idx)
+{
+  g_autoptr (NnpGraph) g = nnp_graph_new ("gather", 13);
+  const int64_t xd[] = { 5, 3 }, id[] = { n_idx };
+  NnpNode *node;
+
+  tu_add_input (g, "x", NNP_DTYPE_FLOAT32, 2, xd);
+  if (const_idx) {
+    NnpShape shape;
+    g_autoptr (NnpTensor) t = NULL;
+    nnp_shape_set (&shape, 1, id);
+    t = nnp_tensor_new (idx_dtype, &shape, NULL);
+    for (int j = 0; j < n_idx; j++) {
+      if (idx_dtype == NNP_DTYPE_INT64)
+        ((int64_t *) t->data)[j] = const_idx[j];
+      else
+        ((int32_t *) t->data)[j] = (int32_t) const_idx[j];
+    }
+    tu_add_constant (g, "idx", t);
+  } else {
+    tu_add_input (g, "idx", idx_dtype, 1, id);
+  }
+  node = tu_add_node (g, "g", "Gather", L ("x", "idx"), L ("y"));
+  if (axis != 0) {
+    NnpAttr attr = { .name = g_strdup ("axis"), .type = NNP_ATTR_INT, .i = axis };
+    nnp_node_take_attr (node, &attr);
+  }
+  tu_add_output (g, "y");
+  return tu_specialize (g, NNP_SPECIALIZE_NO_FUSION);
+}
+
+static NnpTensor *
+index_tensor (NnpDType dtype, int n, const int64_t *values)
+{
+  const int64_t dims[] = { n };
+  NnpShape shape;
+  NnpTensor *t;
+
+  nnp_shape_set (&shape, 1, dims);
+  t = nnp_tensor_new (dtype, &shape, NULL);
+  for (int j = 0; j < n; j++) {
+    if (dtype == NNP_DTYPE_INT64)
+      ((int64_t *) t->data)[j] = values[j];
+    else
+      ((int32_t *) t->data)[j] = (int32_t) values[j];
+  }
+  return t;
+}
+
+/* Run stage on (x, idx); the output, or NULL with *error set. */
+static NnpTensor *
+run_gather (NnpStage *stage, NnpTensor *x, NnpTensor *idx, GError **error)
+{
+  NnpTensor *ins[2] = { x, idx };
+  NnpTensor *y = nnp_stage_new_output (stage, 0, NULL);
+
+  g_assert_cmpint (nnp_stage_get_n_inputs (stage), ==, 2);
+  g_assert_cmpstr (nnp_stage_get_input (stage, 1)->name, ==, "idx");
+  if (!nnp_stage_run (stage, ins, &y, error)) {
+    nnp_tensor_unref (y);
+    return NULL;
+  }
+  return y;
+}
+
+static void
+test_gather_runtime_indices (void)
+{
+  const NnpDType dtypes[] = { NNP_DTYPE_INT64, NNP_DTYPE_INT32 };
+  const int64_t xd[] = { 5, 3 };
+  /* in range, negative ones included; axis 0 has size 5, axis 1 size 3 */
+  const int64_t good[2][4] = { { 0, 4, -1, -5 }, { 2, -3, 0, -1 } };
+  /* one bad index each (7; -4 below -3 on axis 1; 2^40 needs 64 bits) */
+  const int64_t bad[3][4] = {
+    { 1, 7, 2, 0 }, { 0, -4, 1, 1 }, { 0, 1, G_GINT64_CONSTANT (1) << 40, 2 },
+  };
+  const char *const bad_msg[3] = {
+    "node 'g' (Gather): index 7 is out of range for axis 0 of size 5",
+    "node 'g' (Gather): index -4 is out of range for axis 1 of size 3",
+    "node 'g' (Gather): index 1099511627776 is out of range for axis 0 of size 5",
+  };
+  g_autoptr (NnpTensor) x = pattern (2, xd, 11);
+
+  for (int d = 0; d < 2; d++) {
+    for (int axis = 0; axis < 2; axis++) {
+      g_autoptr (NnpGraph) sg = gather_graph (dtypes[d], 4, axis, NULL);
+      g_autoptr (GError) error = NULL;
+      NnpStageOptions cpu = { .device = "cpu" }, ocl = { .device = device_spec };
+      NnpStage *cs = nnp_stage_new (sg, NULL, 0, &cpu, &error);
+      NnpStage *os;
+
+      g_assert_no_error (error);
+      os = nnp_stage_new (sg, NULL, 0, &ocl, &error);
+      g_assert_no_error (error);
+      g_assert_cmpint (nnp_device_get_kind (nnp_stage_get_device (os)), ==, NNP_DEVICE_OPENCL);
+      /* good, bad, good again: a failed run leaves nothing behind */
+      for (int round = 0; round < 2; round++) {
+        for (int b = 0; b < 3; b++) {
+          g_autoptr (NnpTensor) gi = index_tensor (dtypes[d], 4, good[axis]);
+          g_autoptr (NnpTensor) want = run_gather (cs, x, gi, &error);
+          g_autoptr (NnpTensor) got = NULL;
+          g_autoptr (NnpTensor) bi = NULL;
+          g_autoptr (GError) cerr = NULL, oerr = NULL;
+
+          g_assert_no_error (error);
+          got = run_gather (os, x, gi, &error);
+          g_assert_no_error (error);
+          g_assert_cmpmem (got->data, got->nbytes, want->data, want->nbytes);
+
+          /* 2^40 does not fit int32; axis 1 takes the -4 case only */
+          if ((b == 2 && dtypes[d] == NNP_DTYPE_INT32) || (axis == 1) != (b == 1))
+            continue;
+          bi = index_tensor (dtypes[d], 4, bad[b]);
+          g_assert_null (run_gather (cs, x, bi, &cerr));
+          g_assert_error (cerr, NNP_ERROR, NNP_ERROR_INVALID);
+          g_assert_cmpstr (cerr->message, ==, bad_msg[b]);
+          g_assert_null (run_gather (os, x, bi, &oerr));
+          g_assert_error (oerr, NNP_ERROR, NNP_ERROR_INVALID);
+          g_assert_cmpstr (oerr->message, ==, bad_msg[b]);
+        }
+      }
+      nnp_stage_free (cs);
+      nnp_stage_free (os);
+    }
+  }
+}
+
+/* Constant indices: OpenCL validates them once when the stage is prepared;
+ * the CPU fails the run with the same message. */
+static void
+test_gather_constant_indices (void)
+{
+  const int64_t xd[] = { 5, 3 }, bad[] = { 0, -6 }, good[] = { -5, 4 };
+  const char *msg = "node 'g' (Gather): index -6 is out of range for axis 0 of size 5";
+  g_autoptr (NnpTensor) x = pattern (2, xd, 12);
+  g_autoptr (GError) error = NULL;
+  NnpStageOptions cpu = { .device = "cpu" }, ocl = { .device = device_spec };
+  g_autoptr (NnpGraph) bad_g = gather_graph (NNP_DTYPE_INT64, 2, 0, bad);
+  g_autoptr (NnpGraph) good_g = gather_graph (NNP_DTYPE_INT64, 2, 0, good);
+  NnpStage *cs, *os;
+  NnpTensor *y;
+  GPtrArray *want, *got;
+
+  cs = nnp_stage_new (bad_g, NULL, 0, &cpu, &error);
+  g_assert_no_error (error);
+  y = nnp_stage_new_output (cs, 0, NULL);
+  g_assert_false (nnp_stage_run (cs, &x, &y, &error));
+  g_assert_error (error, NNP_ERROR, NNP_ERROR_INVALID);
+  g_assert_cmpstr (error->message, ==, msg);
+  g_clear_error (&error);
+  nnp_tensor_unref (y);
+  nnp_stage_free (cs);
+  g_assert_null (nnp_stage_new (bad_g, NULL, 0, &ocl, &error));
+  g_assert_error (error, NNP_ERROR, NNP_ERROR_INVALID);
+  g_assert_cmpstr (error->message, ==, msg);
+  g_clear_error (&error);
+
+  cs = nnp_stage_new (good_g, NULL, 0, &cpu, &error);
+  g_assert_no_error (error);
+  os = nnp_stage_new (good_g, NULL, 0, &ocl, &error);
+  g_assert_no_error (error);
+  want = tu_run_stage (cs, &x);
+  got = tu_run_stage (os, &x);
+  g_assert_cmpmem (((NnpTensor *) got->pdata[0])->data, ((NnpTensor *) got->pdata[0])->nbytes,
+                   ((NnpTensor *) want->pdata[0])->data, ((NnpTensor *) want->pdata[0])->nbytes);
+  g_ptr_array_unref (want);
+  g_ptr_array_unref (got);
+  nnp_stage_free (cs);
+  nnp_stage_free (os);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -296,5 +476,7 @@ main (int argc, char **argv)
   g_test_add_func ("/opencl/cpu-to-opencl-one-copy", test_cpu_to_opencl);
   g_test_add_func ("/opencl/opencl-to-cpu-one-copy", test_opencl_to_cpu);
   g_test_add_func ("/opencl/device-errors", test_device_errors);
+  g_test_add_func ("/opencl/gather-runtime-indices", test_gather_runtime_indices);
+  g_test_add_func ("/opencl/gather-constant-indices", test_gather_constant_indices);
   return g_test_run ();
 }

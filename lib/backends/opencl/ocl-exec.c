@@ -10,7 +10,13 @@
  *     passes a host tensor (one copy per crossing), or the caller's device
  *     tensor itself (no copy).
  * nnp_ocl_exec_run() points boundary locations at the run's tensors and
- * enqueues every node on the device's in-order queue. */
+ * enqueues every node on the device's in-order queue.
+ *
+ * Nodes whose input data can be invalid at run time (Gather with computed
+ * indices: the kernel's `checks`) get NNP_OCL_STATUS_WORDS words each in one
+ * small status buffer; after the kernels one blocking read of that buffer
+ * tells whether the run failed (then the node's `report` names the error).
+ * Stages without such nodes pay nothing. */
 #include "backends/opencl/opencl.h"
 #include "exec/memplan.h"
 
@@ -24,6 +30,7 @@ typedef struct {
   gpointer state;
   NnpOclMem *in, *out;
   gboolean skip;
+  int status_slot;               /* index in the status buffer, or -1 */
 } Step;
 
 struct _NnpOclExec {
@@ -38,6 +45,10 @@ struct _NnpOclExec {
   NnpOclMem *staging;            /* per value id: arena block for host boundary data */
   cl_mem arena;
   gsize arena_bytes;
+  int n_status;                  /* checked nodes */
+  cl_mem status;                 /* n_status * NNP_OCL_STATUS_WORDS cl_ints */
+  cl_int *status_host;           /* read-back of status */
+  gboolean status_dirty;         /* status must be zeroed before the next run */
 };
 
 void
@@ -62,10 +73,19 @@ nnp_ocl_exec_free (NnpOclExec *exec)
   g_free (exec->staging);
   if (exec->arena)
     clReleaseMemObject (exec->arena);
+  if (exec->status)
+    clReleaseMemObject (exec->status);
+  g_free (exec->status_host);
   if (exec->graph)
     nnp_graph_unref (exec->graph);
   nnp_ocl_device_unref (exec->dev);
   g_free (exec);
+}
+
+static gsize
+status_bytes (const NnpOclExec *exec)
+{
+  return (gsize) exec->n_status * NNP_OCL_STATUS_WORDS * sizeof (cl_int);
 }
 
 NnpOclExec *
@@ -112,6 +132,9 @@ nnp_ocl_exec_new (NnpOclDevice *dev, NnpGraph *graph, const int *nodes, int n_no
     step->state = step->kernel->prepare (dev, graph, node, error);
     if (step->state == NULL)
       goto fail;
+    step->status_slot = -1;
+    if (step->kernel->checks && step->kernel->report && step->kernel->checks (graph, node))
+      step->status_slot = exec->n_status++;
     step->in = g_new0 (NnpOclMem, MAX (node->n_inputs, 1));
     step->out = g_new0 (NnpOclMem, MAX (node->n_outputs, 1));
   }
@@ -124,6 +147,13 @@ nnp_ocl_exec_new (NnpOclDevice *dev, NnpGraph *graph, const int *nodes, int n_no
   exec->arena = nnp_ocl_alloc (dev, MAX (exec->arena_bytes, 64), "the activation arena", error);
   if (exec->arena == NULL)
     goto fail;
+  if (exec->n_status > 0) {
+    exec->status = nnp_ocl_alloc (dev, status_bytes (exec), "the status words", error);
+    if (exec->status == NULL)
+      goto fail;
+    exec->status_host = g_new0 (cl_int, exec->n_status * NNP_OCL_STATUS_WORDS);
+    exec->status_dirty = TRUE;
+  }
 
   for (guint id = 0; id < n_values; id++) {
     NnpValue *v = nnp_graph_value (graph, id);
@@ -207,6 +237,53 @@ bind_boundary (NnpOclExec *exec, const char *what, int id, const NnpTensor *h,
   return TRUE;
 }
 
+/* Zero the status words (enqueued) when a run may have set them. */
+static gboolean
+status_reset (NnpOclExec *exec, GError **error)
+{
+  const cl_int zero = 0;
+  cl_int err;
+
+  if (exec->n_status == 0 || !exec->status_dirty)
+    return TRUE;
+  err = clEnqueueFillBuffer (exec->dev->queue, exec->status, &zero, sizeof zero, 0,
+                             status_bytes (exec), 0, NULL, NULL);
+  if (err != CL_SUCCESS) {
+    nnp_ocl_set_error (error, exec->dev, err, "clearing the status words");
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* After the kernels: one blocking read of the status words; the first
+ * checked node (in run order) that flagged bad data fails the run. */
+static gboolean
+status_check (NnpOclExec *exec, GError **error)
+{
+  if (exec->n_status == 0)
+    return TRUE;
+  /* not an activation copy: not counted */
+  if (!nnp_ocl_read (exec->dev, exec->status, 0, exec->status_host, status_bytes (exec), FALSE,
+                     error)) {
+    g_prefix_error (error, "reading the status words: ");
+    return FALSE;
+  }
+  for (int s = 0; s < exec->n_steps; s++) {
+    const Step *step = &exec->steps[s];
+    const cl_int *w;
+
+    if (step->status_slot < 0)
+      continue;
+    w = exec->status_host + step->status_slot * NNP_OCL_STATUS_WORDS;
+    if (w[0] != 0) {
+      step->kernel->report (exec->graph, step->node, w, error);
+      return FALSE;
+    }
+  }
+  exec->status_dirty = FALSE;
+  return TRUE;
+}
+
 gboolean
 nnp_ocl_exec_run (NnpOclExec *exec, NnpTensor *const *host_in, NnpDeviceTensor *const *dev_in,
                   NnpTensor *const *host_out, NnpDeviceTensor *const *dev_out, GError **error)
@@ -232,6 +309,10 @@ nnp_ocl_exec_run (NnpOclExec *exec, NnpTensor *const *host_in, NnpDeviceTensor *
     if (!bind_boundary (exec, "output", exec->outputs[i], host_out ? host_out[i] : NULL,
                         dev_out ? dev_out[i] : NULL, exec->forward_from[i] < 0, error))
       return FALSE;
+  if (!status_reset (exec, error))
+    return FALSE;
+  /* from here until status_check() succeeds, kernels may set status words */
+  exec->status_dirty = exec->n_status > 0;
 
   for (int s = 0; s < exec->n_steps; s++) {
     Step *step = &exec->steps[s];
@@ -258,11 +339,16 @@ nnp_ocl_exec_run (NnpOclExec *exec, NnpTensor *const *host_in, NnpDeviceTensor *
     call.in = step->in;
     call.out = step->out;
     call.state = step->state;
+    call.status.mem = step->status_slot >= 0 ? exec->status : NULL;
+    call.status.offset = step->status_slot >= 0
+                         ? (gsize) step->status_slot * NNP_OCL_STATUS_WORDS * sizeof (cl_int) : 0;
     if (!step->kernel->run (&call, error)) {
       clFinish (dev->queue);
       return FALSE;
     }
   }
+  if (!status_check (exec, error))
+    return FALSE;
 
   /* outputs: forwarded values, host read-backs */
   for (int i = 0; i < exec->n_outputs; i++) {

@@ -1543,17 +1543,68 @@ gather_supports (const NnpGraph *graph, const NnpNode *node, char **why)
   return esize_supports (graph, node, why);
 }
 
+/* Index j of a Gather's int32/int64 indices. */
+static int64_t
+gather_index (const NnpGatherParams *p, const void *indices, int64_t j)
+{
+  return p->index_esize == 8 ? ((const int64_t *) indices)[j] : ((const int32_t *) indices)[j];
+}
+
+static void
+gather_set_error (const NnpNode *node, int64_t index, GError **error)
+{
+  const NnpGatherParams *p = node->params;
+
+  /* the CPU kernel's wording */
+  nnp_node_set_error (error, NNP_ERROR_INVALID, node, "index %" G_GINT64_FORMAT " is out of "
+                      "range for axis %d of size %" G_GINT64_FORMAT, index, p->axis,
+                      p->axis_dim);
+}
+
+/* Constant indices are validated once here; the others by the kernel on
+ * every run (status words, see gather_checks). */
 static gpointer
 gather_prepare (NnpOclDevice *dev, const NnpGraph *graph, const NnpNode *node, GError **error)
 {
+  const NnpGatherParams *p = node->params;
   const NnpValue *y = nnp_node_output (graph, node, 0);
+  const NnpValue *iv = nnp_node_input (graph, node, 1);
   gsize esize = nnp_dtype_size (y->dtype);
   g_autofree char *name = g_strconcat ("gather_", esize_suffix (esize), NULL);
-  OpState *s = state_new (dev, node, "copy.cl", name, NULL, error);
+  OpState *s;
 
+  if (iv->constant != NULL) {
+    g_return_val_if_fail (iv->constant->nbytes >= (gsize) (p->n_indices * p->index_esize), NULL);
+    for (int64_t j = 0; j < p->n_indices; j++) {
+      int64_t idx = gather_index (p, iv->constant->data, j);
+      if (idx < -p->axis_dim || idx >= p->axis_dim) {
+        gather_set_error (node, idx, error);
+        return NULL;
+      }
+    }
+  }
+  s = state_new (dev, node, "copy.cl", name, NULL, error);
   if (s)
     s->esize = esize;
   return s;
+}
+
+static gboolean
+gather_checks (const NnpGraph *graph, const NnpNode *node)
+{
+  const NnpValue *iv = nnp_node_input (graph, node, 1);
+  const NnpGatherParams *p = node->params;
+
+  return iv != NULL && iv->constant == NULL && p != NULL && p->n_indices > 0;
+}
+
+static void
+gather_report (const NnpGraph *graph, const NnpNode *node, const cl_int *status,
+               GError **error)
+{
+  gint64 index = (gint64) (((guint64) (guint32) status[2] << 32) | (guint32) status[1]);
+
+  gather_set_error (node, index, error);
 }
 
 static gboolean
@@ -1564,6 +1615,7 @@ gather_run (const NnpOclCall *call, GError **error)
   Args a = { s->k[0], 0, CL_SUCCESS };
   int inner = (int) (p->inner_bytes / (int64_t) s->esize);
   size_t n = (size_t) (p->outer * p->n_indices * inner);
+  int n_check = call->status.mem ? (int) p->n_indices : 0;
 
   arg_mem (&a, &call->in[0], s->esize);
   arg_raw (&a, sizeof (cl_mem), &call->in[1].mem);
@@ -1575,12 +1627,16 @@ gather_run (const NnpOclCall *call, GError **error)
   arg_int (&a, MAX (inner, 1));
   arg_int (&a, (int) MAX (p->n_indices, 1));
   arg_int (&a, (int) n);
-  return launch_1d (call, &a, n, error);
+  /* a NULL buffer when unchecked (constant indices, validated in prepare) */
+  arg_mem (&a, &call->status, sizeof (cl_int));
+  arg_int (&a, n_check);
+  /* every index is validated even when no element is copied (empty data) */
+  return launch_1d (call, &a, MAX (n, (size_t) n_check), error);
 }
 
 static const NnpOclKernel gather_kernel = {
   .supports = gather_supports, .prepare = gather_prepare, .run = gather_run,
-  .free_state = state_free,
+  .free_state = state_free, .checks = gather_checks, .report = gather_report,
 };
 
 /* Pad */

@@ -98,7 +98,17 @@ typedef struct {
   const NnpOclMem *in;           /* node->n_inputs entries ({NULL,0} for omitted ones) */
   const NnpOclMem *out;          /* node->n_outputs entries */
   gpointer state;                /* from prepare */
+  /* The node's NNP_OCL_STATUS_WORDS status words (cl_int, zero before the
+   * run) when its kernel `checks` it, else {NULL, 0}.  Borrowed. */
+  NnpOclMem status;
 } NnpOclCall;
+
+/* Run-time validation of input data (Gather indices computed at run time).
+ * A checked node's kernel sets word 0 of its status words to non-zero on bad
+ * data (only the first offender writes the other words); the executor reads
+ * all status words once after the stage's kernels and fails the run with the
+ * node's `report`. */
+#define NNP_OCL_STATUS_WORDS 4
 
 typedef struct {
   /* Optional: FALSE (and *why) for attribute/dtype cases without a kernel. */
@@ -109,6 +119,11 @@ typedef struct {
   /* Enqueue the node's work on dev->queue (does not wait). */
   gboolean (*run) (const NnpOclCall *call, GError **error);
   void (*free_state) (gpointer state);
+  /* Optional: TRUE when the node needs status words (see NnpOclCall). */
+  gboolean (*checks) (const NnpGraph *graph, const NnpNode *node);
+  /* With checks: set the node's error from its non-zero status words. */
+  void (*report) (const NnpGraph *graph, const NnpNode *node, const cl_int *status,
+                  GError **error);
 } NnpOclKernel;
 
 /* Kernel of an op, NULL when the backend has none. */

@@ -53,15 +53,29 @@ typedef struct {
     y[yo + i] = x[xo + off];                                                       \
   }                                                                                \
                                                                                    \
-  /* data outer x axis_dim x inner, indices int32 (long_idx 0) or int64 */         \
+  /* data outer x axis_dim x inner, indices int32 (long_idx 0) or int64.       \
+   * With a status buffer, items i < n_check validate index i: the first one    \
+   * out of [-axis_dim, axis_dim) sets status[so] = 1 and writes its value      \
+   * (low, high 32 bits) and position; the executor then fails the run.  Such   \
+   * elements are written as 0 (the run fails anyway, no read out of bounds). */ \
   __kernel void gather_##SUFFIX (__global const T *x, int xo, __global const int *i32, \
                                  __global const long *i64, int io, __global T *y,  \
                                  int yo, int long_idx, int axis_dim, int inner,    \
-                                 int n_idx, int n)                                 \
+                                 int n_idx, int n, __global int *status, int so,   \
+                                 int n_check)                                      \
   {                                                                                \
     int i = get_global_id (0);                                                     \
     int in, j, o;                                                                  \
     long ix;                                                                       \
+    if (i < n_check) {                                                             \
+      ix = long_idx ? i64[io + i] : (long) i32[io + i];                            \
+      if ((ix < -(long) axis_dim || ix >= (long) axis_dim)                         \
+          && atomic_cmpxchg (&status[so], 0, 1) == 0) {                            \
+        status[so + 1] = (int) (ix & 0xffffffffL);                                 \
+        status[so + 2] = (int) (ix >> 32);                                         \
+        status[so + 3] = i;                                                        \
+      }                                                                            \
+    }                                                                              \
     if (i >= n)                                                                    \
       return;                                                                      \
     in = i % inner;                                                                \
