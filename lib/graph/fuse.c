@@ -235,28 +235,41 @@ channel_const (const NnpValue *v, const NnpShape *out, gboolean *per_channel)
   return f;
 }
 
+/* The operands of a two-input, one-output node: x the data, c the other
+ * (x comes first when the second input is a constant). */
+static gboolean
+binary_operands (NnpGraph *graph, const NnpNode *node, NnpValue **x, NnpValue **c,
+                 NnpValue **out, gboolean *x_first)
+{
+  NnpValue *a, *b;
+
+  if (node->n_inputs != 2 || node->n_outputs != 1)
+    return FALSE;
+  a = nnp_node_input (graph, node, 0);
+  b = nnp_node_input (graph, node, 1);
+  *out = nnp_node_output (graph, node, 0);
+  if (a == NULL || b == NULL || *out == NULL)
+    return FALSE;
+  *x_first = b->constant != NULL;
+  *x = *x_first ? a : b;
+  *c = *x_first ? b : a;
+  return TRUE;
+}
+
 /* Mul / Add / Sub / Div of a Conv / ConvTranspose output by a scalar or
  * per-channel constant: folded into the weights and bias. */
 static gboolean
 fold_affine (NnpGraph *graph, NnpNode *node, gboolean *remove, GPtrArray *changed)
 {
-  NnpValue *a, *b, *x, *c, *out;
+  NnpValue *x, *c, *out;
   NnpNode *conv;
   const float *f;
   gboolean per_channel, x_first;
   int64_t c_out;
   g_autofree float *s = NULL, *t = NULL;
 
-  if (node->n_inputs != 2 || node->n_outputs != 1)
+  if (!binary_operands (graph, node, &x, &c, &out, &x_first))
     return FALSE;
-  a = nnp_node_input (graph, node, 0);
-  b = nnp_node_input (graph, node, 1);
-  out = nnp_node_output (graph, node, 0);
-  if (a == NULL || b == NULL || out == NULL)
-    return FALSE;
-  x_first = b->constant != NULL;
-  x = x_first ? a : b;
-  c = x_first ? b : a;
   if (!(conv = conv_producer (graph, x, remove)))
     return FALSE;
   if (out->dtype != NNP_DTYPE_FLOAT32 || !nnp_shape_equal (&out->shape, &x->shape))
@@ -496,21 +509,13 @@ fuse_hard_swish (NnpGraph *graph, NnpNode *last, gboolean *remove, GPtrArray *ch
 static gboolean
 fuse_post_affine (NnpGraph *graph, NnpNode *node, gboolean *remove, GPtrArray *changed)
 {
-  NnpValue *a, *b, *x, *c, *out;
+  NnpValue *x, *c, *out;
   NnpNode *prod;
   gboolean x_first;
   float v, alpha, beta;
 
-  if (node->n_inputs != 2 || node->n_outputs != 1)
+  if (!binary_operands (graph, node, &x, &c, &out, &x_first))
     return FALSE;
-  a = nnp_node_input (graph, node, 0);
-  b = nnp_node_input (graph, node, 1);
-  out = nnp_node_output (graph, node, 0);
-  if (a == NULL || b == NULL || out == NULL)
-    return FALSE;
-  x_first = b->constant != NULL;
-  x = x_first ? a : b;
-  c = x_first ? b : a;
   if (x->producer < 0 || !single_use (x) || x->dtype != NNP_DTYPE_FLOAT32
       || out->dtype != NNP_DTYPE_FLOAT32 || !nnp_shape_equal (&out->shape, &x->shape)
       || !scalar_const (c, x->shape.rank, &v))

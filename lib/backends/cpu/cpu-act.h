@@ -1,13 +1,51 @@
 /* libnnpipe internal: fused activations on AVX2 vectors, shared by the CPU
  * kernels that apply them while the values are in registers (cpu-gemm.c,
- * cpu-conv.c).  Call only from functions compiled with
- * __attribute__ ((target ("avx2,fma"))) and only when the CPU has them. */
+ * cpu-conv.c), and the vector exp / horizontal reductions of Softmax and
+ * the elementwise kernels.  Call the vector functions only from functions
+ * compiled with __attribute__ ((target ("avx2,fma"))) and only when
+ * nnp_cpu_avx2_ok() says the CPU has them. */
 #pragma once
 
+#include <glib.h>
 #include <nnpipe/graph.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
+
+/* TRUE when the CPU has AVX2 and FMA and NNPIPE_CPU_GENERIC is not set (the
+ * same choice as the GEMM micro-kernel).  Cached per translation unit. */
+static inline gboolean
+nnp_cpu_avx2_ok (void)
+{
+  static gsize once = 0;
+  static gboolean yes;
+
+  if (g_once_init_enter (&once)) {
+    __builtin_cpu_init ();
+    yes = __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma") &&
+          g_getenv ("NNPIPE_CPU_GENERIC") == NULL;
+    g_once_init_leave (&once, 1);
+  }
+  return yes;
+}
+
+__attribute__ ((target ("avx2,fma"))) static inline float
+nnp_hmax_avx2 (__m256 v)
+{
+  __m128 m = _mm_max_ps (_mm256_castps256_ps128 (v), _mm256_extractf128_ps (v, 1));
+  m = _mm_max_ps (m, _mm_movehl_ps (m, m));
+  m = _mm_max_ss (m, _mm_movehdup_ps (m));
+  return _mm_cvtss_f32 (m);
+}
+
+__attribute__ ((target ("avx2,fma"))) static inline float
+nnp_hsum_avx2 (__m256 v)
+{
+  __m128 s = _mm_add_ps (_mm256_castps256_ps128 (v), _mm256_extractf128_ps (v, 1));
+  s = _mm_add_ps (s, _mm_movehl_ps (s, s));
+  s = _mm_add_ss (s, _mm_movehdup_ps (s));
+  return _mm_cvtss_f32 (s);
+}
 
 /* exp(x) for x in about [-87, 88] (clamped outside): 2^n * p(r) with
  * r = x - n ln2 in [-ln2/2, ln2/2], p a degree-6 polynomial; relative
@@ -65,6 +103,14 @@ nnp_act_avx2 (__m256 x, NnpActivation act, __m256 va, __m256 vb)
     default:
       return x;
   }
+}
+
+#else
+
+static inline gboolean
+nnp_cpu_avx2_ok (void)
+{
+  return FALSE;
 }
 
 #endif

@@ -12,6 +12,7 @@
  * parameters, a fixed-length inner loop of 16, no branches that could trap);
  * check with -fopt-info-vec when changing them. */
 #include "backends/cpu/cpu.h"
+#include "backends/cpu/cpu-act.h"
 #include "ops/elementwise-params.h"
 
 #include <math.h>
@@ -195,6 +196,75 @@ typedef struct {
 
 NUMERIC_TYPES (DEF_ARITH)
 DEF_ROWS_CMP (eq_bool, guint8, (x != 0) == (y != 0))
+
+/* float32 Add / Sub / Mul / Div: the same loops compiled for AVX2 (one
+ * operation per element, so no FMA contraction: results are identical),
+ * chosen at run time by nnp_cpu_avx2_ok(). */
+#if defined(__x86_64__) || defined(__i386__)
+#define DEF_ROWS_F32_AVX2(NAME, EXPR) \
+  __attribute__ ((target ("avx2"))) static inline void \
+  NAME##_avx2_vv_t (float *restrict o, const float *restrict a, const float *restrict b, \
+                    gsize n) \
+  { \
+    VFOR (i, n, float x = a[i]; float y = b[i]; o[i] = (EXPR)); \
+  } \
+  __attribute__ ((target ("avx2"))) static inline void \
+  NAME##_avx2_vs_t (float *restrict o, const float *restrict a, const float y, gsize n) \
+  { \
+    VFOR (i, n, float x = a[i]; o[i] = (EXPR)); \
+  } \
+  __attribute__ ((target ("avx2"))) static inline void \
+  NAME##_avx2_sv_t (float *restrict o, const float x, const float *restrict b, gsize n) \
+  { \
+    VFOR (i, n, float y = b[i]; o[i] = (EXPR)); \
+  } \
+  __attribute__ ((target ("avx2"))) static inline void \
+  NAME##_avx2_av_t (float *restrict o, const float *restrict b, gsize n) \
+  { \
+    VFOR (i, n, float x = o[i]; float y = b[i]; o[i] = (EXPR)); \
+  } \
+  __attribute__ ((target ("avx2"))) static inline void \
+  NAME##_avx2_as_t (float *restrict o, const float y, gsize n) \
+  { \
+    VFOR (i, n, float x = o[i]; o[i] = (EXPR)); \
+  } \
+  __attribute__ ((target ("avx2"))) static void \
+  NAME##_avx2_vv (void *o, const void *a, const void *b, gsize n) \
+  { \
+    NAME##_avx2_vv_t (o, a, b, n); \
+  } \
+  __attribute__ ((target ("avx2"))) static void \
+  NAME##_avx2_vs (void *o, const void *a, const void *b, gsize n) \
+  { \
+    NAME##_avx2_vs_t (o, a, *(const float *) b, n); \
+  } \
+  __attribute__ ((target ("avx2"))) static void \
+  NAME##_avx2_sv (void *o, const void *a, const void *b, gsize n) \
+  { \
+    NAME##_avx2_sv_t (o, *(const float *) a, b, n); \
+  } \
+  __attribute__ ((target ("avx2"))) static void \
+  NAME##_avx2_av (void *o, const void *a, const void *b, gsize n) \
+  { \
+    (void) a; \
+    NAME##_avx2_av_t (o, b, n); \
+  } \
+  __attribute__ ((target ("avx2"))) static void \
+  NAME##_avx2_as (void *o, const void *a, const void *b, gsize n) \
+  { \
+    (void) a; \
+    NAME##_avx2_as_t (o, *(const float *) b, n); \
+  } \
+  static const RowSet NAME##_avx2 = { { NAME##_avx2_vv, NAME##_avx2_vs, NAME##_avx2_sv, \
+                                        NAME##_ss, NAME##_avx2_av, NAME##_avx2_as } };
+DEF_ROWS_F32_AVX2 (add_f32, x + y)
+DEF_ROWS_F32_AVX2 (sub_f32, x - y)
+DEF_ROWS_F32_AVX2 (mul_f32, x * y)
+DEF_ROWS_F32_AVX2 (div_f32, x / y)
+#define ROWS_F32_AVX2(op) (&op##_f32_avx2)
+#else
+#define ROWS_F32_AVX2(op) NULL
+#endif
 
 #define ENTRY(op) \
   static const RowSet *const op##_rows[DTYPE_TABLE_SIZE] = { NUMERIC_TYPES (ENTRY_##op) };
@@ -411,7 +481,8 @@ bcast_work (gpointer data, gsize begin, gsize end, int thread)
 }
 
 static gboolean
-run_bcast (const NnpCpuCall *call, JobKind kind, const RowSet *const *table, GError **error)
+run_bcast (const NnpCpuCall *call, JobKind kind, const RowSet *const *table,
+           const RowSet *f32_avx2, GError **error)
 {
   const NnpNode *node = call->node;
   const NnpBinaryParams *p = node->params;
@@ -429,6 +500,8 @@ run_bcast (const NnpCpuCall *call, JobKind kind, const RowSet *const *table, GEr
   job.dtype_b = p->dtype_b;
   if (kind == JOB_ROWSET) {
     job.rs = (int) p->dtype < DTYPE_TABLE_SIZE ? table[p->dtype] : NULL;
+    if (p->dtype == NNP_DTYPE_FLOAT32 && f32_avx2 != NULL && nnp_cpu_avx2_ok ())
+      job.rs = f32_avx2;
     if (job.rs == NULL) {
       nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "no CPU kernel for dtype %s",
                           nnp_dtype_name (p->dtype));
@@ -458,35 +531,35 @@ run_bcast (const NnpCpuCall *call, JobKind kind, const RowSet *const *table, GEr
   return TRUE;
 }
 
-#define DEF_BCAST_KERNEL(op, table) \
+#define DEF_BCAST_KERNEL(op, table, f32_avx2) \
   static gboolean \
   op##_run (const NnpCpuCall *call, GError **error) \
   { \
-    return run_bcast (call, JOB_ROWSET, table, error); \
+    return run_bcast (call, JOB_ROWSET, table, f32_avx2, error); \
   } \
   const NnpCpuKernel nnp_cpu_##op = { .run = op##_run };
 
-DEF_BCAST_KERNEL (add, add_rows)
-DEF_BCAST_KERNEL (sub, sub_rows)
-DEF_BCAST_KERNEL (mul, mul_rows)
-DEF_BCAST_KERNEL (div, div_rows)
-DEF_BCAST_KERNEL (max, max_rows)
-DEF_BCAST_KERNEL (min, min_rows)
-DEF_BCAST_KERNEL (sum, add_rows)
-DEF_BCAST_KERNEL (equal, eq_rows)
-DEF_BCAST_KERNEL (less, lt_rows)
-DEF_BCAST_KERNEL (greater, gt_rows)
+DEF_BCAST_KERNEL (add, add_rows, ROWS_F32_AVX2 (add))
+DEF_BCAST_KERNEL (sub, sub_rows, ROWS_F32_AVX2 (sub))
+DEF_BCAST_KERNEL (mul, mul_rows, ROWS_F32_AVX2 (mul))
+DEF_BCAST_KERNEL (div, div_rows, ROWS_F32_AVX2 (div))
+DEF_BCAST_KERNEL (max, max_rows, NULL)
+DEF_BCAST_KERNEL (min, min_rows, NULL)
+DEF_BCAST_KERNEL (sum, add_rows, ROWS_F32_AVX2 (add))
+DEF_BCAST_KERNEL (equal, eq_rows, NULL)
+DEF_BCAST_KERNEL (less, lt_rows, NULL)
+DEF_BCAST_KERNEL (greater, gt_rows, NULL)
 
 static gboolean
 pow_run (const NnpCpuCall *call, GError **error)
 {
-  return run_bcast (call, JOB_POW, NULL, error);
+  return run_bcast (call, JOB_POW, NULL, NULL, error);
 }
 
 static gboolean
 where_run (const NnpCpuCall *call, GError **error)
 {
-  return run_bcast (call, JOB_WHERE, NULL, error);
+  return run_bcast (call, JOB_WHERE, NULL, NULL, error);
 }
 
 const NnpCpuKernel nnp_cpu_pow = { .run = pow_run };
@@ -600,11 +673,34 @@ exp_inplace_t (float *restrict o, gsize n)
   VFOR (i, n, o[i] = exp_clamped (o[i]));
 }
 
+#if defined(__x86_64__) || defined(__i386__)
+/* Sigmoid with the AVX2 exp of cpu-act.h (the fused activation's code);
+ * returns how many elements it did (a multiple of 8). */
+__attribute__ ((target ("avx2,fma"))) static gsize
+sigmoid_f32_avx2 (float *o, const float *x, gsize n)
+{
+  const __m256 zero = _mm256_setzero_ps ();
+  gsize i;
+
+  for (i = 0; i + 8 <= n; i += 8)
+    _mm256_storeu_ps (o + i, nnp_act_avx2 (_mm256_loadu_ps (x + i), NNP_ACT_SIGMOID, zero, zero));
+  return i;
+}
+#endif
+
 /* The two passes run over blocks that stay in L1.  o may be x (in place). */
 static void
 sigmoid_f32 (void *o, const void *x, gsize n, const UnaryArgs *u)
 {
   (void) u;
+#if defined(__x86_64__) || defined(__i386__)
+  if (nnp_cpu_avx2_ok ()) {
+    gsize done = sigmoid_f32_avx2 (o, x, n);
+    o = (float *) o + done;
+    x = (const float *) x + done;
+    n -= done;
+  }
+#endif
   for (gsize s = 0; s < n; s += 2048) {
     gsize m = MIN ((gsize) 2048, n - s);
     clamp_exp_arg_t ((float *) o + s, (const float *) x + s, m, -1.f);

@@ -2,6 +2,7 @@
  * Pools are in cpu-pool.c, Resize in cpu-resize.c, reductions and ArgMax in
  * cpu-reduce.c. */
 #include "backends/cpu/cpu.h"
+#include "backends/cpu/cpu-act.h"
 #include "ops/nn-params.h"
 
 #include <math.h>
@@ -57,18 +58,116 @@ typedef struct {
 
 #define SOFTMAX_BLOCK 64
 
+#if defined(__x86_64__) || defined(__i386__)
+/* One contiguous row of n floats (n > 0), with the vector exp of cpu-act.h.
+ * The tail goes through an 8-float buffer so every element sees the same
+ * exp. */
+__attribute__ ((target ("avx2,fma"))) static void
+softmax_row_avx2 (const float *x, float *y, int64_t n, gboolean log)
+{
+  const int64_t n8 = n & ~(int64_t) 7;
+  __m256 vm = _mm256_set1_ps (-INFINITY), vs = _mm256_setzero_ps ();
+  float tail[8], m, s;
+  int64_t d;
+
+  for (d = 0; d < n8; d += 8)
+    vm = _mm256_max_ps (vm, _mm256_loadu_ps (x + d));
+  m = nnp_hmax_avx2 (vm);
+  for (; d < n; d++)
+    m = x[d] > m ? x[d] : m;
+  vm = _mm256_set1_ps (m);
+
+  if (log) {
+    for (d = 0; d < n8; d += 8)
+      vs = _mm256_add_ps (vs, nnp_exp_avx2 (_mm256_sub_ps (_mm256_loadu_ps (x + d), vm)));
+  } else {
+    for (d = 0; d < n8; d += 8) {
+      __m256 e = nnp_exp_avx2 (_mm256_sub_ps (_mm256_loadu_ps (x + d), vm));
+      _mm256_storeu_ps (y + d, e);
+      vs = _mm256_add_ps (vs, e);
+    }
+  }
+  s = nnp_hsum_avx2 (vs);
+  if (n8 < n) {
+    for (int i = 0; i < 8; i++)
+      tail[i] = n8 + i < n ? x[n8 + i] - m : -INFINITY;
+    _mm256_storeu_ps (tail, nnp_exp_avx2 (_mm256_loadu_ps (tail)));
+    for (d = n8; d < n; d++) {
+      s += tail[d - n8];
+      if (!log)
+        y[d] = tail[d - n8];
+    }
+  }
+
+  if (log) {
+    const float ls = logf (s);
+    const __m256 vb = _mm256_set1_ps (m + ls);
+    for (d = 0; d < n8; d += 8)
+      _mm256_storeu_ps (y + d, _mm256_sub_ps (_mm256_loadu_ps (x + d), vb));
+    for (; d < n; d++)
+      y[d] = (x[d] - m) - ls;
+  } else {
+    const float inv = 1.f / s;
+    const __m256 vi = _mm256_set1_ps (inv);
+    for (d = 0; d < n8; d += 8)
+      _mm256_storeu_ps (y + d, _mm256_mul_ps (_mm256_loadu_ps (y + d), vi));
+    for (; d < n; d++)
+      y[d] *= inv;
+  }
+}
+
+/* Strided axis: 8 inner positions j0..j0+7 (all valid) across dim rows. */
+__attribute__ ((target ("avx2,fma"))) static void
+softmax_cols8_avx2 (const float *x, float *y, int64_t dim, int64_t inner, gboolean log)
+{
+  __m256 vm = _mm256_set1_ps (-INFINITY), vs = _mm256_setzero_ps ();
+
+  for (int64_t d = 0; d < dim; d++)
+    vm = _mm256_max_ps (vm, _mm256_loadu_ps (x + d * inner));
+  for (int64_t d = 0; d < dim; d++) {
+    __m256 e = nnp_exp_avx2 (_mm256_sub_ps (_mm256_loadu_ps (x + d * inner), vm));
+    if (!log)
+      _mm256_storeu_ps (y + d * inner, e);
+    vs = _mm256_add_ps (vs, e);
+  }
+  if (log) {
+    float sv[8];
+    _mm256_storeu_ps (sv, vs);
+    for (int i = 0; i < 8; i++)
+      sv[i] = logf (sv[i]);
+    vs = _mm256_add_ps (vm, _mm256_loadu_ps (sv));
+    for (int64_t d = 0; d < dim; d++)
+      _mm256_storeu_ps (y + d * inner, _mm256_sub_ps (_mm256_loadu_ps (x + d * inner), vs));
+  } else {
+    vs = _mm256_div_ps (_mm256_set1_ps (1.f), vs);
+    for (int64_t d = 0; d < dim; d++)
+      _mm256_storeu_ps (y + d * inner, _mm256_mul_ps (_mm256_loadu_ps (y + d * inner), vs));
+  }
+}
+#endif
+
 static void
 softmax_worker (gpointer data, gsize begin, gsize end, int thread)
 {
   const SoftmaxJob *job = data;
   const int64_t dim = job->p->dim, inner = job->p->inner;
+#if defined(__x86_64__) || defined(__i386__)
+  const gboolean avx2 = nnp_cpu_avx2_ok ();
+#endif
 
   for (gsize o = begin; o < end; o++) {
     const float *x = job->x + (int64_t) o * dim * inner;
     float *y = job->y + (int64_t) o * dim * inner;
+    int64_t j_start = 0;
 
     if (inner == 1) {
       float m = -INFINITY, s = 0.f;
+#if defined(__x86_64__) || defined(__i386__)
+      if (avx2) {
+        softmax_row_avx2 (x, y, dim, job->log);
+        continue;
+      }
+#endif
       for (int64_t d = 0; d < dim; d++)
         m = x[d] > m ? x[d] : m;
       for (int64_t d = 0; d < dim; d++) {
@@ -86,8 +185,14 @@ softmax_worker (gpointer data, gsize begin, gsize end, int thread)
       }
       continue;
     }
+#if defined(__x86_64__) || defined(__i386__)
+    if (avx2) {
+      for (; j_start + 8 <= inner; j_start += 8)
+        softmax_cols8_avx2 (x + j_start, y + j_start, dim, inner, job->log);
+    }
+#endif
     /* strided axis: blocks of inner positions, vectorised across them */
-    for (int64_t j0 = 0; j0 < inner; j0 += SOFTMAX_BLOCK) {
+    for (int64_t j0 = j_start; j0 < inner; j0 += SOFTMAX_BLOCK) {
       int64_t nj = MIN (SOFTMAX_BLOCK, inner - j0);
       float m[SOFTMAX_BLOCK], s[SOFTMAX_BLOCK];
       for (int64_t j = 0; j < nj; j++) {

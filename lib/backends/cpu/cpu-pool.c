@@ -4,6 +4,7 @@
  * (1-D and 2-D ones have leading spatial dims of size 1); planes (n * c) are
  * split across threads. */
 #include "backends/cpu/cpu.h"
+#include "backends/cpu/cpu-act.h"
 #include "ops/nn-params.h"
 
 #include <float.h>
@@ -119,6 +120,186 @@ avg_pool_f32 (gpointer data, gsize begin, gsize end, int thread)
   }
 }
 
+/* ------------------------------------------------- 2-D float fast path */
+
+/* 2-D float pools without dilation (the usual case): per output row, the
+ * columns whose window lies entirely inside the input are computed tap by
+ * tap into the output row (kh outer, kw inner: the same order, hence the
+ * same sums, as the generic loops above), with no per-output range
+ * computation; the few border columns go through the generic loops.  */
+static gboolean
+pool_is_plain_2d (const NnpPoolParams *p)
+{
+  return p->dtype == NNP_DTYPE_FLOAT32 && p->in[0] == 1 && p->out[0] == 1 &&
+         p->kernel[0] == 1 && p->pad_begin[0] == 0 && p->dilation[1] == 1 &&
+         p->dilation[2] == 1 && p->stride[2] > 0 && p->out[2] > 0;
+}
+
+/* Output columns [lo, hi) whose window [ow * s - pad, + k) is inside [0, in). */
+static void
+interior_cols (const NnpPoolParams *p, int64_t *lo, int64_t *hi)
+{
+  const int64_t s = p->stride[2], pad = p->pad_begin[2], k = p->kernel[2];
+  int64_t l = (pad + s - 1) / s, h;
+
+  h = p->in[2] + pad - k < 0 ? 0 : (p->in[2] + pad - k) / s + 1;
+  h = MIN (h, p->out[2]);
+  l = MIN (l, h);
+  *lo = l;
+  *hi = h;
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+/* Interior columns [ow_lo, ow_hi) of one output row of a pool with kernel
+ * width 2 and stride 2 (the models' 2x2 and 3x2 pools), 8 outputs at a
+ * time; returns the first column left to the scalar loop.  Same order of
+ * operations as the scalar loops: per input row, left tap then right tap. */
+__attribute__ ((target ("avx2,fma"))) static int64_t
+pool_k2s2_avx2 (float *yr, const float *x, int64_t in_w, int64_t h0, int64_t hlo, int64_t hhi,
+                int64_t pad_w, int64_t ow_lo, int64_t ow_hi, gboolean is_max, int64_t count)
+{
+  const __m256 init = is_max ? _mm256_set1_ps (-FLT_MAX) : _mm256_setzero_ps ();
+  const __m256 fc = _mm256_set1_ps ((float) MAX (count, 1));
+  int64_t ow;
+
+  for (ow = ow_lo; ow + 8 <= ow_hi; ow += 8) {
+    __m256 acc = init;
+    for (int64_t kh = hlo; kh < hhi; kh++) {
+      const float *src = x + (h0 + kh) * in_w - pad_w + 2 * ow;
+      __m256 a = _mm256_loadu_ps (src), b = _mm256_loadu_ps (src + 8);
+      /* even / odd columns, back in order across the two 128-bit lanes */
+      __m256 ev = _mm256_castpd_ps (_mm256_permute4x64_pd (
+        _mm256_castps_pd (_mm256_shuffle_ps (a, b, _MM_SHUFFLE (2, 0, 2, 0))), 0xD8));
+      __m256 od = _mm256_castpd_ps (_mm256_permute4x64_pd (
+        _mm256_castps_pd (_mm256_shuffle_ps (a, b, _MM_SHUFFLE (3, 1, 3, 1))), 0xD8));
+      if (is_max) {
+        acc = _mm256_max_ps (ev, acc);
+        acc = _mm256_max_ps (od, acc);
+      } else {
+        acc = _mm256_add_ps (acc, ev);
+        acc = _mm256_add_ps (acc, od);
+      }
+    }
+    if (!is_max)
+      acc = count > 0 ? _mm256_div_ps (acc, fc) : _mm256_setzero_ps ();
+    _mm256_storeu_ps (yr + ow, acc);
+  }
+  return ow;
+}
+#endif
+
+static void
+pool2d_f32 (const PoolJob *job, gsize begin, gsize end, gboolean is_max)
+{
+  const NnpPoolParams *p = job->p;
+  const int64_t in_h = p->in[1], in_w = p->in[2], out_h = p->out[1], out_w = p->out[2];
+  const int64_t kh_n = p->kernel[1], kw_n = p->kernel[2], sh = p->stride[1], sw = p->stride[2];
+  int64_t ow_lo, ow_hi, ow_mid;
+#if defined(__x86_64__) || defined(__i386__)
+  const gboolean avx2 = nnp_cpu_avx2_ok ();
+#endif
+
+  interior_cols (p, &ow_lo, &ow_hi);
+  for (gsize c = begin; c < end; c++) {
+    const float *x = (const float *) job->x + c * in_h * in_w;
+    float *y = (float *) job->y + c * out_h * out_w;
+    for (int64_t oh = 0; oh < out_h; oh++) {
+      const int64_t h0 = oh * sh - p->pad_begin[1];
+      int64_t hlo, hhi, hpad_lo, hpad_hi, count;
+      float *restrict yr = y + oh * out_w;
+
+      tap_range (h0, kh_n, 1, in_h, &hlo, &hhi);
+      tap_range (h0 + p->pad_begin[1], kh_n, 1, in_h + p->pad_begin[1] + p->pad_end[1],
+                 &hpad_lo, &hpad_hi);
+      count = p->count_include_pad ? (hpad_hi - hpad_lo) * kw_n : (hhi - hlo) * kw_n;
+
+      ow_mid = ow_lo;
+#if defined(__x86_64__) || defined(__i386__)
+      if (kw_n == 2 && sw == 2 && avx2)
+        ow_mid = pool_k2s2_avx2 (yr, x, in_w, h0, hlo, hhi, p->pad_begin[2], ow_lo, ow_hi, is_max,
+                                 count);
+#endif
+      for (int64_t ow = ow_mid; ow < ow_hi; ow++)
+        yr[ow] = is_max ? -FLT_MAX : 0.f;
+      for (int64_t kh = hlo; kh < hhi; kh++) {
+        const float *row = x + (h0 + kh) * in_w - p->pad_begin[2];
+        for (int64_t kw = 0; kw < kw_n; kw++) {
+          const float *restrict src = row + kw;
+          if (is_max && sw == 1) {
+            for (int64_t ow = ow_mid; ow < ow_hi; ow++)
+              yr[ow] = src[ow] > yr[ow] ? src[ow] : yr[ow];
+          } else if (is_max) {
+            for (int64_t ow = ow_mid; ow < ow_hi; ow++)
+              yr[ow] = src[ow * sw] > yr[ow] ? src[ow * sw] : yr[ow];
+          } else if (sw == 1) {
+            for (int64_t ow = ow_mid; ow < ow_hi; ow++)
+              yr[ow] += src[ow];
+          } else {
+            for (int64_t ow = ow_mid; ow < ow_hi; ow++)
+              yr[ow] += src[ow * sw];
+          }
+        }
+      }
+      if (!is_max) {
+        if (count > 0) {
+          const float fc = (float) count;
+          for (int64_t ow = ow_mid; ow < ow_hi; ow++)
+            yr[ow] = yr[ow] / fc;
+        } else {
+          for (int64_t ow = ow_mid; ow < ow_hi; ow++)
+            yr[ow] = 0.f;
+        }
+      }
+
+      /* border columns, one output at a time */
+      for (int64_t ow = 0; ow < out_w; ow++) {
+        int64_t w0, wlo, whi, wpad_lo, wpad_hi;
+        float m = -FLT_MAX, sum = 0.f;
+
+        if (ow == ow_lo && ow_hi > ow_lo) {
+          ow = ow_hi - 1;
+          continue;
+        }
+        w0 = ow * sw - p->pad_begin[2];
+        tap_range (w0, kw_n, 1, in_w, &wlo, &whi);
+        for (int64_t kh = hlo; kh < hhi; kh++) {
+          const float *row = x + (h0 + kh) * in_w + w0;
+          for (int64_t kw = wlo; kw < whi; kw++) {
+            float v = row[kw];
+            m = v > m ? v : m;
+            sum += v;
+          }
+        }
+        if (is_max) {
+          yr[ow] = m;
+        } else {
+          int64_t cnt;
+          if (p->count_include_pad) {
+            tap_range (w0 + p->pad_begin[2], kw_n, 1, in_w + p->pad_begin[2] + p->pad_end[2],
+                       &wpad_lo, &wpad_hi);
+            cnt = (hpad_hi - hpad_lo) * (wpad_hi - wpad_lo);
+          } else {
+            cnt = (hhi - hlo) * (whi - wlo);
+          }
+          yr[ow] = cnt > 0 ? sum / (float) cnt : 0.f;
+        }
+      }
+    }
+  }
+}
+
+static void
+max_pool2d_f32 (gpointer data, gsize begin, gsize end, int thread)
+{
+  pool2d_f32 (data, begin, end, TRUE);
+}
+
+static void
+avg_pool2d_f32 (gpointer data, gsize begin, gsize end, int thread)
+{
+  pool2d_f32 (data, begin, end, FALSE);
+}
+
 static gboolean
 pool_run (const NnpCpuCall *call, NnpParallelFunc fn)
 {
@@ -137,7 +318,7 @@ max_pool_run (const NnpCpuCall *call, GError **error)
 
   switch (p->dtype) {
     case NNP_DTYPE_FLOAT32:
-      return pool_run (call, max_pool_f32);
+      return pool_run (call, pool_is_plain_2d (p) ? max_pool2d_f32 : max_pool_f32);
     case NNP_DTYPE_UINT8:
       return pool_run (call, max_pool_u8);
     case NNP_DTYPE_INT8:
@@ -152,15 +333,16 @@ max_pool_run (const NnpCpuCall *call, GError **error)
 static gboolean
 average_pool_run (const NnpCpuCall *call, GError **error)
 {
-  return pool_run (call, avg_pool_f32);
+  const NnpPoolParams *p = call->node->params;
+
+  return pool_run (call, pool_is_plain_2d (p) ? avg_pool2d_f32 : avg_pool_f32);
 }
 
 /* ------------------------------------------------------------ global pools */
 
-static void
-global_avg_f32 (gpointer data, gsize begin, gsize end, int thread)
+static inline void
+global_avg_f32_t (const PoolJob *job, gsize begin, gsize end)
 {
-  const PoolJob *job = data;
   const int64_t n = job->p->in[2];
   const float inv = n > 0 ? 1.f / (float) n : 0.f;
 
@@ -177,6 +359,27 @@ global_avg_f32 (gpointer data, gsize begin, gsize end, int thread)
     s += ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
     ((float *) job->y)[c] = n > 0 ? s * inv : NAN;
   }
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+/* the same loop with 8-wide vectors (same lanes, same sums) */
+__attribute__ ((target ("avx2"))) static void
+global_avg_f32_avx2 (const PoolJob *job, gsize begin, gsize end)
+{
+  global_avg_f32_t (job, begin, end);
+}
+#endif
+
+static void
+global_avg_f32 (gpointer data, gsize begin, gsize end, int thread)
+{
+#if defined(__x86_64__) || defined(__i386__)
+  if (nnp_cpu_avx2_ok ()) {
+    global_avg_f32_avx2 (data, begin, end);
+    return;
+  }
+#endif
+  global_avg_f32_t (data, begin, end);
 }
 
 static void
