@@ -143,6 +143,7 @@ struct _GstNnPipeline
   guint64 last_frames;
   guint64 frames_in, frames_out;
   gint64 first_in;              /* monotonic us of the first input buffer, 0 */
+  gint64 first_out, last_out;   /* monotonic us of the first and last output buffers */
 };
 
 G_DEFINE_TYPE (GstNnPipeline, gst_nn_pipeline, GST_TYPE_BIN);
@@ -765,6 +766,11 @@ post_stats (GstNnPipeline * self, gboolean final)
       "fps", G_TYPE_DOUBLE, final ? self->frames_out * 1e6 / dt :
       (frames - MIN (frames, self->last_frames)) * 1e6 / dt,
       "bottleneck-stage", G_TYPE_INT, bottleneck, NULL);
+  /* steady-state rate: frames between the first and the last output, so the
+   * time the first frame takes to fill the pipeline is not counted */
+  if (final && self->frames_out > 1 && self->last_out > self->first_out)
+    gst_structure_set (s, "steady-fps", G_TYPE_DOUBLE,
+        (self->frames_out - 1) * 1e6 / (self->last_out - self->first_out), NULL);
   self->last_frames = frames;
   self->last_tick = now;
   g_mutex_unlock (&self->stats_lock);
@@ -845,8 +851,12 @@ src_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
   GstNnPipeline *self = GST_NN_PIPELINE (user_data);
 
   if (info->type & GST_PAD_PROBE_TYPE_BUFFER) {
+    gint64 now = g_get_monotonic_time ();
+
     g_mutex_lock (&self->stats_lock);
-    self->frames_out++;
+    if (self->frames_out++ == 0)
+      self->first_out = now;
+    self->last_out = now;
     g_mutex_unlock (&self->stats_lock);
   } else if (GST_IS_EVENT (info->data)
       && GST_EVENT_TYPE (GST_EVENT (info->data)) == GST_EVENT_EOS) {
@@ -959,7 +969,7 @@ gst_nn_pipeline_change_state (GstElement * element, GstStateChange transition)
     case GST_STATE_CHANGE_READY_TO_PAUSED:
       g_mutex_lock (&self->stats_lock);
       self->frames_in = self->frames_out = 0;
-      self->first_in = 0;
+      self->first_in = self->first_out = self->last_out = 0;
       self->last_frames = 0;
       memset (self->last_busy, 0, sizeof (self->last_busy));
       g_mutex_unlock (&self->stats_lock);
