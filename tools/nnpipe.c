@@ -459,8 +459,21 @@ cmp_double (const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
+/* The tensor of graph output v: the stage's output of that value, or its
+ * constant when specialisation folded it. */
+static const NnpTensor *
+graph_output_tensor (NnpStage *stage, NnpTensor **outputs, const NnpValue *v)
+{
+  for (int i = 0; i < nnp_stage_get_n_outputs (stage); i++)
+    if (nnp_stage_get_output (stage, i) == v)
+      return outputs[i];
+  return v->constant;
+}
+
+/* DIR/<output>.raw for every graph output, in graph order, and DIR/outputs.json. */
 static gboolean
-write_outputs (NnpStage *stage, NnpTensor **outputs, const char *dir, GError **error)
+write_outputs (const NnpGraph *graph, NnpStage *stage, NnpTensor **outputs, const char *dir,
+               GError **error)
 {
   cJSON *root;
   char *json;
@@ -473,8 +486,9 @@ write_outputs (NnpStage *stage, NnpTensor **outputs, const char *dir, GError **e
     return FALSE;
   }
   root = cJSON_CreateObject ();
-  for (int i = 0; i < nnp_stage_get_n_outputs (stage); i++) {
-    const NnpValue *v = nnp_stage_get_output (stage, i);
+  for (guint i = 0; i < graph->outputs->len; i++) {
+    const NnpValue *v = nnp_graph_value (graph, g_array_index (graph->outputs, int, i));
+    const NnpTensor *t = graph_output_tensor (stage, outputs, v);
     g_autofree char *base = safe_file_name (v->name);
     g_autofree char *fname = g_strconcat (base, ".raw", NULL);
     g_autofree char *path = g_build_filename (dir, fname, NULL);
@@ -483,8 +497,12 @@ write_outputs (NnpStage *stage, NnpTensor **outputs, const char *dir, GError **e
     for (int d = 0; d < v->shape.rank; d++)
       cJSON_AddItemToArray (shape, cJSON_CreateNumber ((double) v->shape.dims[d]));
     cJSON_AddItemToObject (root, v->name, shape);
-    if (!g_file_set_contents (path, outputs[i]->data ? outputs[i]->data : "",
-                              outputs[i]->nbytes, error)) {
+    if (t == NULL) {
+      g_set_error (error, NNP_ERROR, NNP_ERROR_FAILED, "output '%s' has no value", v->name);
+      ok = FALSE;
+      break;
+    }
+    if (!g_file_set_contents (path, t->data ? t->data : "", t->nbytes, error)) {
       ok = FALSE;
       break;
     }
@@ -706,7 +724,7 @@ cmd_run (int argc, char **argv)
     printf ("arena_bytes=%" G_GSIZE_FORMAT " (%.2f MiB), %u nodes\n", arena,
             arena / (1024.0 * 1024.0), graph->nodes->len);
   }
-  if (output_dir && !write_outputs (stage, outputs, output_dir, &err)) {
+  if (output_dir && !write_outputs (graph, stage, outputs, output_dir, &err)) {
     print_error ("%s", err->message);
     goto out;
   }
