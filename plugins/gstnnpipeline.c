@@ -904,6 +904,14 @@ gst_nn_pipeline_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
       gst_event_unref (event);
       return FALSE;
     }
+  } else if (GST_EVENT_TYPE (event) == GST_EVENT_EOS) {
+    GstPad *target = gst_ghost_pad_get_target (GST_GHOST_PAD (pad));
+
+    /* no stages yet (EOS before any caps or buffer): nothing inside would
+     * forward it, and downstream would wait for it forever */
+    if (target == NULL)
+      return gst_pad_push_event (self->srcpad, event);
+    gst_object_unref (target);
   }
   return gst_pad_event_default (pad, parent, event);
 }

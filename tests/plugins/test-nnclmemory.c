@@ -17,11 +17,9 @@
  *   device is shared through a GstContext.
  *
  * Skips (exit 77) when no OpenCL device can be opened. */
-#include <gst/check/gstcheck.h>
-#include <gst/check/gstharness.h>
+#include "test-common.h"
 
 #include <nnpipe/device.h>
-#include <nnpipe/model.h>
 
 /* from plugins/gstnnclmemory.h (the plugin's types live in the plugin) */
 #define GST_CAPS_FEATURE_MEMORY_OPENCL "memory:OpenCL"
@@ -41,7 +39,6 @@ is_cl_memory (GstMemory * mem)
 #define FRAMES 5
 #define H 24
 #define W 32
-#define FRAME_DURATION (GST_SECOND / 30)
 
 static gchar *model_path;
 static guint n_nodes;           /* of the specialised residual model */
@@ -51,26 +48,6 @@ input_caps (void)
 {
   return "other/tensors,format=static,num_tensors=1,types=float32,"
       "dimensions=32:24:3:1,framerate=30/1";
-}
-
-static GstBuffer *
-random_frame (guint32 seed, guint64 index)
-{
-  gsize n = 3 * H * W;
-  GstBuffer *buf = gst_buffer_new_allocate (NULL, n * sizeof (gfloat), NULL);
-  GRand *rand = g_rand_new_with_seed (seed);
-  GstMapInfo map;
-  gfloat *f;
-
-  gst_buffer_map (buf, &map, GST_MAP_WRITE);
-  f = (gfloat *) map.data;
-  for (gsize i = 0; i < n; i++)
-    f[i] = (gfloat) g_rand_double_range (rand, -1.0, 1.0);
-  gst_buffer_unmap (buf, &map);
-  g_rand_free (rand);
-  GST_BUFFER_PTS (buf) = index * FRAME_DURATION;
-  GST_BUFFER_DURATION (buf) = FRAME_DURATION;
-  return buf;
 }
 
 /* Run FRAMES frames through a gst-launch style description; returns the
@@ -94,7 +71,6 @@ run_chain (const gchar * desc, gboolean sink_device, GstBus * bus)
 {
   Run r = { 0 };
   NnpCopyCounts before, after;
-  GstBuffer *buf;
   GstElement *s0, *bin;
 
   /* the bus before the elements start: they post while starting */
@@ -111,25 +87,18 @@ run_chain (const gchar * desc, gboolean sink_device, GstBus * bus)
       "other/tensors(" GST_CAPS_FEATURE_MEMORY_OPENCL ")" : "other/tensors");
 
   /* the first frame builds the stages (weights go up then: not counted) */
-  fail_unless_equals_int (gst_harness_push (r.h, random_frame (1, 0)),
-      GST_FLOW_OK);
-  buf = gst_harness_pull (r.h);
-  fail_unless (buf != NULL, "frame 0 did not come out");
-  g_ptr_array_add (r.buffers, buf);
+  nnp_test_push_frames (r.h, 3 * H * W, 1, 0, 1);
+  nnp_test_pull_frames (r.h, 0, 1, r.buffers);
 
   nnp_device_get_copy_counts (&before);
-  for (guint i = 1; i < FRAMES; i++)
-    fail_unless_equals_int (gst_harness_push (r.h, random_frame (1 + i, i)),
-        GST_FLOW_OK);
-  for (guint i = 1; i < FRAMES; i++) {
-    buf = gst_harness_pull (r.h);
-    fail_unless (buf != NULL, "frame %u did not come out", i);
-    fail_unless_equals_uint64 (GST_BUFFER_PTS (buf), i * FRAME_DURATION);
-    g_ptr_array_add (r.buffers, buf);
-  }
+  nnp_test_push_frames (r.h, 3 * H * W, 1, 1, FRAMES - 1);
+  nnp_test_pull_frames (r.h, 1, FRAMES - 1, r.buffers);
   nnp_device_get_copy_counts (&after);
   r.copies.to_device = after.to_device - before.to_device;
   r.copies.to_host = after.to_host - before.to_host;
+  for (guint i = 1; i < FRAMES; i++)
+    fail_unless_equals_uint64 (GST_BUFFER_PTS (g_ptr_array_index (r.buffers,
+                i)), i * NNP_TEST_FRAME_DURATION);
 
   s0 = gst_bin_get_by_name (GST_BIN (r.h->element), "s0");
   if (s0) {
@@ -147,11 +116,7 @@ run_chain (const gchar * desc, gboolean sink_device, GstBus * bus)
     gst_object_unref (s0);
   }
 
-  fail_unless (gst_harness_push_event (r.h, gst_event_new_eos ()));
-  while (gst_harness_pull_until_eos (r.h, &buf) && buf != NULL) {
-    gst_buffer_unref (buf);
-    fail ("more frames out than in");
-  }
+  nnp_test_finish_eos (r.h);
   return r;
 }
 
@@ -304,10 +269,9 @@ GST_END_TEST;
 static GstElement *
 missing_device_stage (gboolean fallback)
 {
-  GstElement *e = gst_element_factory_make ("nnstage", NULL);
+  GstElement *e = nnp_test_make ("nnstage", "model", model_path, "fallback",
+      fallback, NULL);
 
-  fail_unless (e != NULL);
-  g_object_set (e, "model", model_path, "fallback", fallback, NULL);
   gst_util_set_object_arg (G_OBJECT (e), "device", "opencl");
   g_object_set (e, "device-index", 99, NULL);
   return e;
@@ -317,22 +281,18 @@ GST_START_TEST (test_missing_device_error)
 {
   GstElement *e = missing_device_stage (FALSE);
   GstBus *bus = gst_bus_new ();
-  GstMessage *msg;
-  GError *err = NULL;
+  GError *err;
   gchar *debug = NULL;
 
   gst_element_set_bus (e, bus);
   fail_unless_equals_int (gst_element_set_state (e, GST_STATE_PAUSED),
       GST_STATE_CHANGE_FAILURE);
-  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
-  fail_unless (msg != NULL, "no error message");
-  gst_message_parse_error (msg, &err, &debug);
+  err = nnp_test_pop_message (bus, GST_MESSAGE_ERROR, &debug, NULL);
   GST_INFO ("error: %s (%s)", err->message, debug);
   fail_unless (strstr (err->message, "opencl:99") != NULL,
       "the error does not name the device: %s", err->message);
   g_clear_error (&err);
   g_free (debug);
-  gst_message_unref (msg);
   gst_element_set_state (e, GST_STATE_NULL);
   gst_element_set_bus (e, NULL);
   gst_object_unref (bus);
@@ -341,6 +301,18 @@ GST_START_TEST (test_missing_device_error)
 
 GST_END_TEST;
 
+/* The warning of a fallback from the missing device opencl:99 on bus
+ * (g_error_free()). */
+static GError *
+pop_fallback_warning (GstBus * bus)
+{
+  GError *err = nnp_test_pop_message (bus, GST_MESSAGE_WARNING, NULL, NULL);
+
+  GST_INFO ("warning: %s", err->message);
+  fail_unless (strstr (err->message, "opencl:99") != NULL, "%s", err->message);
+  return err;
+}
+
 GST_START_TEST (test_missing_device_fallback)
 {
   GPtrArray *ref = reference ();
@@ -348,19 +320,10 @@ GST_START_TEST (test_missing_device_fallback)
       "device-index=99 fallback=true", model_path);
   GstBus *bus = gst_bus_new ();
   Run r = run_chain (desc, FALSE, bus);
-  GstMessage *msg;
-  GError *err = NULL;
-  gchar *debug = NULL;
+  GError *err = pop_fallback_warning (bus);
 
-  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING);
-  fail_unless (msg != NULL, "no warning message");
-  gst_message_parse_warning (msg, &err, &debug);
-  GST_INFO ("warning: %s", err->message);
-  fail_unless (strstr (err->message, "opencl:99") != NULL);
   fail_unless (strstr (err->message, "CPU") != NULL);
   g_clear_error (&err);
-  g_free (debug);
-  gst_message_unref (msg);
   fail_unless (gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR) == NULL);
   /* on the CPU: no copies at all */
   fail_unless_equals_uint64 (r.copies.to_device, 0);
@@ -424,7 +387,6 @@ GST_START_TEST (test_pipeline_cpu_opencl)
   gchar **devices;
   gint crossing = 0;
   gdouble pred = -1;
-  GstMessage *msg;
 
   pop_plan (bus, &devices, &crossing, &pred);
   fail_unless_equals_int (g_strv_length (devices), 2);
@@ -446,17 +408,7 @@ GST_START_TEST (test_pipeline_cpu_opencl)
   desc = g_strdup_printf ("nnpipeline model=%s stages=2 "
       "devices=cpu,opencl:99 fallback=true stats-interval=0", model_path);
   r = run_chain (desc, FALSE, bus);
-  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING);
-  fail_unless (msg != NULL, "no warning message");
-  {
-    GError *err = NULL;
-
-    gst_message_parse_warning (msg, &err, NULL);
-    fail_unless (strstr (err->message, "opencl:99") != NULL, "%s",
-        err->message);
-    g_clear_error (&err);
-  }
-  gst_message_unref (msg);
+  g_error_free (pop_fallback_warning (bus));
   pop_plan (bus, &devices, &crossing, &pred);
   fail_unless_equals_string (devices[1], "cpu");
   fail_unless_equals_uint64 (r.copies.to_device, 0);
@@ -505,9 +457,8 @@ context_device (GstElement * e, GstContext ** ctx_out)
 static GstElement *
 cl_stage (void)
 {
-  GstElement *e = gst_element_factory_make ("nnstage", NULL);
+  GstElement *e = nnp_test_make ("nnstage", "model", model_path, NULL);
 
-  g_object_set (e, "model", model_path, NULL);
   gst_util_set_object_arg (G_OBJECT (e), "device", "opencl");
   return e;
 }
@@ -541,11 +492,9 @@ GST_END_TEST;
 static Suite *
 nnclmemory_suite (void)
 {
-  Suite *s = suite_create ("nnclmemory");
-  TCase *tc = tcase_create ("general");
+  TCase *tc;
+  Suite *s = nnp_test_suite_new ("nnclmemory", 300, &tc);
 
-  suite_add_tcase (s, tc);
-  tcase_set_timeout (tc, 300);
   tcase_add_test (tc, test_opencl_chain_no_copies);
   tcase_add_test (tc, test_cpu_opencl_boundary);
   tcase_add_test (tc, test_device_output_map);
@@ -560,9 +509,7 @@ int
 main (int argc, char **argv)
 {
   NnpDevice *dev;
-  NnpModel *model;
   NnpGraph *graph;
-  NnpInputShape shape;
   GError *err = NULL;
   Suite *s;
   int nf;
@@ -583,19 +530,7 @@ main (int argc, char **argv)
   }
   model_path = g_build_filename (g_getenv ("NNP_TEST_MODELS_DIR"),
       "residual.onnx", NULL);
-  model = nnp_model_load (model_path, &err);
-  if (model == NULL) {
-    g_printerr ("%s\n", err->message);
-    return 1;
-  }
-  shape.name = "x";
-  shape.shape.rank = 4;
-  shape.shape.dims[0] = 1;
-  shape.shape.dims[1] = 3;
-  shape.shape.dims[2] = H;
-  shape.shape.dims[3] = W;
-  graph = nnp_model_specialize (model, &shape, 1, NNP_SPECIALIZE_DEFAULT,
-      &err);
+  graph = nnp_test_specialize (model_path, "x", H, W, NULL, NULL, &err);
   if (graph == NULL) {
     g_printerr ("%s\n", err->message);
     return 1;
@@ -603,7 +538,6 @@ main (int argc, char **argv)
   n_nodes = graph->nodes->len;
   g_assert_cmpuint (n_nodes, >=, 4);
   nnp_graph_unref (graph);
-  nnp_model_unref (model);
 
   s = nnclmemory_suite ();
   nf = gst_check_run_suite (s, "nnclmemory", __FILE__);

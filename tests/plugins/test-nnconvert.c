@@ -98,6 +98,24 @@ get_transform_meta (GstBuffer * buf)
   return (GstNnTransformMeta *) gst_buffer_get_meta (buf, api);
 }
 
+/* out's GstNnTransformMeta, with its content size and its scales (within
+ * 1e-12) checked. */
+static GstNnTransformMeta *
+check_content_meta (GstBuffer * out, gint content_width, gint content_height,
+    gdouble scale_x, gdouble scale_y)
+{
+  GstNnTransformMeta *meta = get_transform_meta (out);
+
+  fail_unless (meta != NULL);
+  fail_unless_equals_int (meta->content_width, content_width);
+  fail_unless_equals_int (meta->content_height, content_height);
+  fail_unless (fabs (meta->scale_x - scale_x) < 1e-12, "scale_x %g, want %g",
+      meta->scale_x, scale_x);
+  fail_unless (fabs (meta->scale_y - scale_y) < 1e-12, "scale_y %g, want %g",
+      meta->scale_y, scale_y);
+  return meta;
+}
+
 static void
 check_direct (GstVideoFormat format, gboolean nhwc, gboolean bgr)
 {
@@ -264,16 +282,11 @@ GST_START_TEST (test_resize_keep_aspect)
   }
   gst_buffer_unmap (out, &map);
 
-  meta = get_transform_meta (out);
-  fail_unless (meta != NULL);
+  meta = check_content_meta (out, 6, 3, 0.75, 0.75);
   fail_unless_equals_int (meta->source_width, 8);
   fail_unless_equals_int (meta->source_height, 4);
   fail_unless_equals_int (meta->tensor_width, 8);
   fail_unless_equals_int (meta->tensor_height, 8);
-  fail_unless_equals_int (meta->content_width, 6);
-  fail_unless_equals_int (meta->content_height, 3);
-  fail_unless (fabs (meta->scale_x - 0.75) < 1e-12, "%g", meta->scale_x);
-  fail_unless (fabs (meta->scale_y - 0.75) < 1e-12, "%g", meta->scale_y);
   fail_unless (meta->offset_x == 0.0 && meta->offset_y == 0.0);
 
   gst_buffer_unref (out);
@@ -295,13 +308,8 @@ GST_START_TEST (test_resize_height_multiple)
 
   fail_unless_equals_string (output_dims (h), "160:48:3:1");
   fail_unless_equals_int (gst_buffer_get_size (out), 160 * 48 * 3 * 4);
-  meta = get_transform_meta (out);
-  fail_unless (meta != NULL);
-  fail_unless_equals_int (meta->content_width, 154);
-  fail_unless_equals_int (meta->content_height, 48);
+  meta = check_content_meta (out, 154, 48, 154.0 / 320, 0.48);
   fail_unless_equals_int (meta->tensor_width, 160);
-  fail_unless (fabs (meta->scale_x - 154.0 / 320) < 1e-12);
-  fail_unless (fabs (meta->scale_y - 0.48) < 1e-12);
   gst_buffer_unref (out);
   gst_harness_teardown (h);
 }
@@ -342,14 +350,9 @@ GST_START_TEST (test_multiple_of_stretch)
       "video/x-raw,format=RGB,width=100,height=50,framerate=0/1");
   GstBuffer *out = gst_harness_push_and_pull (h,
       make_frame (GST_VIDEO_FORMAT_RGB, 100, 50, NULL));
-  GstNnTransformMeta *meta = get_transform_meta (out);
 
   fail_unless_equals_string (output_dims (h), "96:64:3:1");
-  fail_unless (meta != NULL);
-  fail_unless_equals_int (meta->content_width, 96);
-  fail_unless_equals_int (meta->content_height, 64);
-  fail_unless (fabs (meta->scale_x - 0.96) < 1e-12);
-  fail_unless (fabs (meta->scale_y - 1.28) < 1e-12);
+  check_content_meta (out, 96, 64, 0.96, 1.28);
   gst_buffer_unref (out);
   gst_harness_teardown (h);
 }

@@ -11,11 +11,10 @@
  * - renegotiation to another size;
  * - the plan and stats messages;
  * - malformed plans and splits fail with a message naming the problem. */
-#include <gst/check/gstcheck.h>
-#include <gst/check/gstharness.h>
+#include "test-common.h"
+
 #include <glib/gstdio.h>
 
-#include <nnpipe/model.h>
 #include <nnpipe/plan.h>
 
 #include <math.h>
@@ -23,61 +22,6 @@
 
 #define FRAMES_SMALL 100
 #define FRAMES_BIG 100
-#define FRAME_DURATION (GST_SECOND / 30)
-
-static gchar *
-test_model (const gchar * name)
-{
-  const gchar *dir = g_getenv ("NNP_TEST_MODELS_DIR");
-
-  fail_unless (dir != NULL, "NNP_TEST_MODELS_DIR is not set");
-  return g_build_filename (dir, name, NULL);
-}
-
-/* PP-OCR models of tools/fetch-models.sh, or NULL (the test skips). */
-static gchar *
-ocr_model (const gchar * name)
-{
-  const gchar *src = g_getenv ("NNP_SOURCE_DIR");
-  gchar *path;
-
-  if (src == NULL)
-    return NULL;
-  path = g_build_filename (src, ".cache", "models", name, NULL);
-  if (!g_file_test (path, G_FILE_TEST_EXISTS)) {
-    GST_WARNING ("%s not found: skipped", path);
-    g_free (path);
-    return NULL;
-  }
-  return path;
-}
-
-static gchar *
-tensor_caps (gint c, gint h, gint w)
-{
-  return g_strdup_printf ("other/tensors,format=static,num_tensors=1,"
-      "types=float32,dimensions=%d:%d:%d:1,framerate=30/1", w, h, c);
-}
-
-static GstBuffer *
-random_frame (gsize n_floats, guint32 seed, guint64 index)
-{
-  GstBuffer *buf = gst_buffer_new_allocate (NULL, n_floats * sizeof (gfloat),
-      NULL);
-  GRand *rand = g_rand_new_with_seed (seed);
-  GstMapInfo map;
-  gfloat *f;
-
-  gst_buffer_map (buf, &map, GST_MAP_WRITE);
-  f = (gfloat *) map.data;
-  for (gsize i = 0; i < n_floats; i++)
-    f[i] = (gfloat) g_rand_double_range (rand, -1.0, 1.0);
-  gst_buffer_unmap (buf, &map);
-  g_rand_free (rand);
-  GST_BUFFER_PTS (buf) = index * FRAME_DURATION;
-  GST_BUFFER_DURATION (buf) = FRAME_DURATION;
-  return buf;
-}
 
 /* Outputs of one run: buffers in order and the output caps. */
 typedef struct
@@ -99,45 +43,18 @@ static Run
 run_element (GstElement * e, const gchar * caps, gsize n_floats, guint n,
     guint32 seed)
 {
-  GstHarness *h = gst_harness_new_with_element (e, "sink", "src");
+  GstHarness *h = nnp_test_harness_take (e);
   Run r;
-  GstBuffer *buf;
 
-  gst_object_unref (e);
   r.buffers = g_ptr_array_new_with_free_func ((GDestroyNotify) gst_buffer_unref);
   gst_harness_set_src_caps_str (h, caps);
-  for (guint i = 0; i < n; i++)
-    fail_unless_equals_int (gst_harness_push (h, random_frame (n_floats,
-                seed + i, i)), GST_FLOW_OK);
-  for (guint i = 0; i < n; i++) {
-    buf = gst_harness_pull (h);
-    fail_unless (buf != NULL, "frame %u did not come out", i);
-    g_ptr_array_add (r.buffers, buf);
-  }
-  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
-  /* nothing more than EOS */
-  while (gst_harness_pull_until_eos (h, &buf) && buf != NULL) {
-    gst_buffer_unref (buf);
-    fail ("more frames out than in");
-  }
+  nnp_test_push_frames (h, n_floats, seed, 0, n);
+  nnp_test_pull_frames (h, 0, n, r.buffers);
+  nnp_test_finish_eos (h);
   r.caps = gst_pad_get_current_caps (h->sinkpad);
   fail_unless (r.caps != NULL);
   gst_harness_teardown (h);
   return r;
-}
-
-static GstElement *
-make (const gchar * factory, const gchar * first_prop, ...)
-{
-  GstElement *e = gst_element_factory_make (factory, NULL);
-  va_list args;
-
-  fail_unless (e != NULL, "no %s element (GST_PLUGIN_PATH?)", factory);
-  va_start (args, first_prop);
-  if (first_prop)
-    g_object_set_valist (G_OBJECT (e), first_prop, args);
-  va_end (args);
-  return e;
 }
 
 static GstElement *
@@ -189,21 +106,12 @@ static gint
 count_nodes (const gchar * path, gint h, gint w)
 {
   GError *err = NULL;
-  NnpModel *m = nnp_model_load (path, &err);
-  NnpInputShape s;
-  const int64_t dims[4] = { 1, 3, h, w };
-  NnpGraph *g;
+  NnpGraph *g = nnp_test_specialize (path, NULL, h, w, NULL, NULL, &err);
   gint n;
 
-  fail_unless (m != NULL, "%s", err ? err->message : "?");
-  s.name = nnp_graph_value (nnp_model_get_graph (m),
-      g_array_index (nnp_model_get_graph (m)->inputs, int, 0))->name;
-  nnp_shape_set (&s.shape, 4, dims);
-  g = nnp_model_specialize (m, &s, 1, NNP_SPECIALIZE_DEFAULT, &err);
   fail_unless (g != NULL, "%s", err ? err->message : "?");
   n = (gint) g->nodes->len;
   nnp_graph_unref (g);
-  nnp_model_unref (m);
   return n;
 }
 
@@ -222,10 +130,10 @@ even_cuts (gint n, gint k)
 static void
 check_model_splits (const gchar * path, gint h, gint w, guint frames)
 {
-  gchar *caps = tensor_caps (3, h, w);
+  gchar *caps = nnp_test_tensor_caps (3, h, w);
   gsize n_floats = 3 * (gsize) h * w;
   gint n_nodes = count_nodes (path, h, w);
-  Run ref = run_element (make ("nnstage", "model", path, NULL), caps,
+  Run ref = run_element (nnp_test_make ("nnstage", "model", path, NULL), caps,
       n_floats, frames, 100);
 
   for (gint k = 2; k <= 4 && k <= n_nodes; k++) {
@@ -235,14 +143,14 @@ check_model_splits (const gchar * path, gint h, gint w, guint frames)
     Run got;
 
     what = g_strdup_printf ("%s stages=%d", path, k);
-    got = run_element (make ("nnpipeline", "model", path, "stages", stages,
-            "stats-interval", 0, NULL), caps, n_floats, frames, 100);
+    got = run_element (nnp_test_make ("nnpipeline", "model", path, "stages",
+            stages, "stats-interval", 0, NULL), caps, n_floats, frames, 100);
     assert_same_runs (&ref, &got, what);
     run_clear (&got);
     g_free (what);
 
     what = g_strdup_printf ("%s cuts=%s", path, cuts);
-    got = run_element (make ("nnpipeline", "model", path, "cuts", cuts,
+    got = run_element (nnp_test_make ("nnpipeline", "model", path, "cuts", cuts,
             "queue-size", 1 + k % 3, "stats-interval", 0, NULL), caps,
         n_floats, frames, 100);
     assert_same_runs (&ref, &got, what);
@@ -255,37 +163,43 @@ check_model_splits (const gchar * path, gint h, gint w, guint frames)
   g_free (caps);
 }
 
+/* check_model_splits() on path, then g_free (path); NULL (a PP-OCR model
+ * that is not there): skipped. */
+static void
+check_model_splits_take (gchar * path, gint h, gint w, guint frames)
+{
+  if (path)
+    check_model_splits (path, h, w, frames);
+  g_free (path);
+}
+
 GST_START_TEST (test_dag_residual)
 {
-  gchar *path = test_model ("residual.onnx");
-
-  check_model_splits (path, 16, 16, FRAMES_SMALL);
-  g_free (path);
+  check_model_splits_take (nnp_test_model_path ("residual.onnx"), 16, 16,
+      FRAMES_SMALL);
 }
 
 GST_END_TEST;
 
 GST_START_TEST (test_dag_unet)
 {
-  gchar *path = test_model ("unet.onnx");
-
-  check_model_splits (path, 16, 24, FRAMES_SMALL);
-  g_free (path);
+  check_model_splits_take (nnp_test_model_path ("unet.onnx"), 16, 24,
+      FRAMES_SMALL);
 }
 
 GST_END_TEST;
 
 GST_START_TEST (test_dag_two_outputs)
 {
-  gchar *path = test_model ("two-out.onnx");
-  gchar *caps = tensor_caps (3, 16, 16);
+  gchar *path = nnp_test_model_path ("two-out.onnx");
+  gchar *caps = nnp_test_tensor_caps (3, 16, 16);
   Run r;
   const GstStructure *s;
 
   check_model_splits (path, 16, 16, FRAMES_SMALL);
 
   /* two output tensors from outside, in the model's order */
-  r = run_element (make ("nnpipeline", "model", path, "stages", "3",
+  r = run_element (nnp_test_make ("nnpipeline", "model", path, "stages", "3",
           "stats-interval", 0, NULL), caps, 3 * 16 * 16, 2, 1);
   s = gst_caps_get_structure (r.caps, 0);
   fail_unless_equals_string (gst_structure_get_string (s, "dimensions"),
@@ -301,71 +215,75 @@ GST_END_TEST;
 
 GST_START_TEST (test_ocr_cls)
 {
-  gchar *path = ocr_model ("ch_ppocr_mobile_v2.0_cls_infer.onnx");
-
-  if (path)
-    check_model_splits (path, 48, 192, FRAMES_SMALL);
-  g_free (path);
+  check_model_splits_take (nnp_test_ocr_model
+      ("ch_ppocr_mobile_v2.0_cls_infer.onnx"), 48, 192, FRAMES_SMALL);
 }
 
 GST_END_TEST;
 
 GST_START_TEST (test_ocr_rec)
 {
-  gchar *path = ocr_model ("ch_PP-OCRv4_rec_infer.onnx");
-
-  if (path)
-    check_model_splits (path, 48, 160, FRAMES_BIG);
-  g_free (path);
+  check_model_splits_take (nnp_test_ocr_model ("ch_PP-OCRv4_rec_infer.onnx"),
+      48, 160, FRAMES_BIG);
 }
 
 GST_END_TEST;
 
 GST_START_TEST (test_ocr_det)
 {
-  gchar *path = ocr_model ("ch_PP-OCRv4_det_infer.onnx");
-
-  if (path)
-    check_model_splits (path, 96, 96, FRAMES_BIG);
-  g_free (path);
+  check_model_splits_take (nnp_test_ocr_model ("ch_PP-OCRv4_det_infer.onnx"),
+      96, 96, FRAMES_BIG);
 }
 
 GST_END_TEST;
+
+/* Saves a plan of `path` (input "x", 1x3xhxw) cut at cuts (as
+ * nnp_plan_new_from_cuts()), made with the library, on the CPU, as
+ * dir/name.  Returns the file's path (g_free()); g_out gets the
+ * specialised graph (nnp_graph_unref()). */
+static gchar *
+save_plan (const gchar * path, gint h, gint w, const int *cuts, gint n_cuts,
+    const gchar * dir, const gchar * name, NnpGraph ** g_out)
+{
+  gchar *plan_path = g_build_filename (dir, name, NULL);
+  GError *err = NULL;
+  NnpModel *m = NULL;
+  NnpInputShape s;
+  NnpDeviceSpec dev = { (char *) "cpu", 1 };
+  NnpGraph *g = nnp_test_specialize (path, "x", h, w, &s, &m, &err);
+  NnpPlan *plan;
+
+  fail_unless (g != NULL, "%s", err ? err->message : "?");
+  plan = nnp_plan_new_from_cuts (path, nnp_model_get_digest (m), &s, 1, g,
+      cuts, n_cuts, &dev, 1, NULL, &err);
+  fail_unless (plan != NULL, "%s", err ? err->message : "?");
+  fail_unless (nnp_plan_save (plan, plan_path, &err), "%s",
+      err ? err->message : "?");
+  nnp_plan_free (plan);
+  nnp_model_unref (m);
+  *g_out = g;
+  return plan_path;
+}
 
 /* A plan file made with the library, run as a chain of nnstage elements
  * and by nnpipeline; hand-made nodes= ranges. */
 GST_START_TEST (test_plan_file_and_nodes)
 {
-  gchar *path = test_model ("unet.onnx");
+  gchar *path = nnp_test_model_path ("unet.onnx");
   gchar *dir = g_dir_make_tmp ("nnp-plan-XXXXXX", NULL);
-  gchar *plan_path = g_build_filename (dir, "unet.json", NULL);
-  gchar *caps = tensor_caps (3, 16, 16);
-  GError *err = NULL;
-  NnpModel *m = nnp_model_load (path, &err);
-  NnpInputShape s = { "x" };
-  const int64_t dims[4] = { 1, 3, 16, 16 };
+  gchar *caps = nnp_test_tensor_caps (3, 16, 16);
   const int cuts[2] = { 2, 5 };
-  NnpDeviceSpec dev = { (char *) "cpu", 1 };
   NnpGraph *g;
-  NnpPlan *plan;
+  gchar *plan_path = save_plan (path, 16, 16, cuts, 2, dir, "unet.json", &g);
   gchar *desc;
   gint n;
   Run ref, got;
 
-  fail_unless (m != NULL);
-  nnp_shape_set (&s.shape, 4, dims);
-  g = nnp_model_specialize (m, &s, 1, NNP_SPECIALIZE_DEFAULT, &err);
-  fail_unless (g != NULL);
   n = (gint) g->nodes->len;
   fail_unless (n > 6);
-  plan = nnp_plan_new_from_cuts (path, nnp_model_get_digest (m), &s, 1, g,
-      cuts, 2, &dev, 1, NULL, &err);
-  fail_unless (plan != NULL, "%s", err ? err->message : "?");
-  fail_unless (nnp_plan_save (plan, plan_path, &err), "%s",
-      err ? err->message : "?");
 
-  ref = run_element (make ("nnstage", "model", path, NULL), caps, 3 * 16 * 16,
-      20, 7);
+  ref = run_element (nnp_test_make ("nnstage", "model", path, NULL), caps,
+      3 * 16 * 16, 20, 7);
 
   desc = g_strdup_printf ("nnstage plan=%s stage=0 ! queue ! "
       "nnstage plan=%s stage=1 ! queue ! nnstage plan=%s stage=2", plan_path,
@@ -375,8 +293,8 @@ GST_START_TEST (test_plan_file_and_nodes)
   run_clear (&got);
   g_free (desc);
 
-  got = run_element (make ("nnpipeline", "plan", plan_path, NULL), caps,
-      3 * 16 * 16, 20, 7);
+  got = run_element (nnp_test_make ("nnpipeline", "plan", plan_path, NULL),
+      caps, 3 * 16 * 16, 20, 7);
   assert_same_runs (&ref, &got, "nnpipeline plan=");
   run_clear (&got);
 
@@ -389,9 +307,7 @@ GST_START_TEST (test_plan_file_and_nodes)
   g_free (desc);
 
   run_clear (&ref);
-  nnp_plan_free (plan);
   nnp_graph_unref (g);
-  nnp_model_unref (m);
   g_unlink (plan_path);
   g_rmdir (dir);
   g_free (plan_path);
@@ -405,18 +321,15 @@ GST_END_TEST;
 /* Another input size: the stages re-specialise, outputs stay right. */
 GST_START_TEST (test_renegotiate)
 {
-  gchar *path = test_model ("residual.onnx");
-  gchar *caps1 = tensor_caps (3, 16, 16), *caps2 = tensor_caps (3, 8, 24);
+  gchar *path = nnp_test_model_path ("residual.onnx");
+  gchar *caps1 = nnp_test_tensor_caps (3, 16, 16);
+  gchar *caps2 = nnp_test_tensor_caps (3, 8, 24);
   GstHarness *h, *ref;
-  GstElement *e;
 
-  e = make ("nnpipeline", "model", path, "stages", "3", "stats-interval", 0,
-      NULL);
-  h = gst_harness_new_with_element (e, "sink", "src");
-  gst_object_unref (e);
-  e = make ("nnstage", "model", path, NULL);
-  ref = gst_harness_new_with_element (e, "sink", "src");
-  gst_object_unref (e);
+  h = nnp_test_harness_take (nnp_test_make ("nnpipeline", "model", path,
+          "stages", "3", "stats-interval", 0, NULL));
+  ref = nnp_test_harness_take (nnp_test_make ("nnstage", "model", path,
+          NULL));
 
   for (guint round = 0; round < 3; round++) {
     const gchar *caps = round == 1 ? caps2 : caps1;
@@ -425,10 +338,10 @@ GST_START_TEST (test_renegotiate)
     gst_harness_set_src_caps_str (h, caps);
     gst_harness_set_src_caps_str (ref, caps);
     for (guint i = 0; i < 5; i++) {
-      GstBuffer *a = gst_harness_push_and_pull (ref, random_frame (n_floats,
-              i, i));
-      GstBuffer *b = gst_harness_push_and_pull (h, random_frame (n_floats, i,
-              i));
+      GstBuffer *a = gst_harness_push_and_pull (ref,
+          nnp_test_random_frame (n_floats, i, i));
+      GstBuffer *b = gst_harness_push_and_pull (h,
+          nnp_test_random_frame (n_floats, i, i));
       GstMapInfo ma, mb;
 
       fail_unless (a != NULL && b != NULL);
@@ -455,9 +368,9 @@ GST_END_TEST;
 /* The plan and stats element messages. */
 GST_START_TEST (test_messages)
 {
-  gchar *path = test_model ("residual.onnx");
-  gchar *caps = tensor_caps (3, 16, 16);
-  GstElement *e = make ("nnpipeline", "model", path, "stages", "2",
+  gchar *path = nnp_test_model_path ("residual.onnx");
+  gchar *caps = nnp_test_tensor_caps (3, 16, 16);
+  GstElement *e = nnp_test_make ("nnpipeline", "model", path, "stages", "2",
       "devices", "cpu:1,cpu:1", "stats-interval", 20, NULL);
   GstBus *bus = gst_bus_new ();
   GstHarness *h;
@@ -465,12 +378,11 @@ GST_START_TEST (test_messages)
   gboolean plan_seen = FALSE, stats_seen = FALSE, final_seen = FALSE;
 
   gst_element_set_bus (e, bus);
-  h = gst_harness_new_with_element (e, "sink", "src");
-  gst_object_unref (e);
+  h = nnp_test_harness_take (e);
   gst_harness_set_src_caps_str (h, caps);
   for (guint i = 0; i < 10; i++) {
-    gst_buffer_unref (gst_harness_push_and_pull (h, random_frame (3 * 16 * 16,
-                i, i)));
+    gst_buffer_unref (gst_harness_push_and_pull (h,
+            nnp_test_random_frame (3 * 16 * 16, i, i)));
     g_usleep (5000);
   }
   fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
@@ -550,44 +462,12 @@ GST_END_TEST;
 static void
 launch_expect_caps (const gchar * desc, const gchar * want)
 {
-  GError *err = NULL;
-  GstElement *pipe = gst_parse_launch (desc, &err);
-  GstElement *conv;
-  GstBus *bus;
-  GstMessage *msg;
-  GstPad *pad;
-  GstCaps *caps;
-  gchar *dims = NULL;
+  GstElement *pipe = nnp_test_launch_to_eos (desc, 60 * GST_SECOND);
+  gchar *dims = nnp_test_current_dims (pipe, "conv", "src");
 
-  fail_unless (pipe != NULL, "%s: %s", desc, err ? err->message : "?");
-  bus = gst_element_get_bus (pipe);
-  fail_unless (gst_element_set_state (pipe, GST_STATE_PLAYING) !=
-      GST_STATE_CHANGE_FAILURE, "%s: does not start", desc);
-  msg = gst_bus_timed_pop_filtered (bus, 60 * GST_SECOND,
-      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
-  fail_unless (msg != NULL, "%s: no EOS", desc);
-  if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
-    gchar *dbg = NULL;
-
-    gst_message_parse_error (msg, &err, &dbg);
-    fail ("%s: %s (%s)", desc, err->message, dbg);
-  }
-  gst_message_unref (msg);
-  conv = gst_bin_get_by_name (GST_BIN (pipe), "conv");
-  fail_unless (conv != NULL);
-  pad = gst_element_get_static_pad (conv, "src");
-  caps = gst_pad_get_current_caps (pad);
-  fail_unless (caps != NULL);
-  dims = g_strdup (gst_structure_get_string (gst_caps_get_structure (caps, 0),
-          "dimensions"));
   fail_unless_equals_string (dims, want);
   g_free (dims);
-  gst_caps_unref (caps);
-  gst_object_unref (pad);
-  gst_object_unref (conv);
-  gst_element_set_state (pipe, GST_STATE_NULL);
-  gst_object_unref (bus);
-  gst_object_unref (pipe);
+  nnp_test_launch_stop (pipe);
 }
 
 /* A sink CAPS query with 1- and 3-channel candidates must keep only the
@@ -596,14 +476,13 @@ launch_expect_caps (const gchar * desc, const gchar * want)
 static void
 check_caps_query (GstElement * e, const gchar * what)
 {
-  GstHarness *h = gst_harness_new_with_element (e, "sink", "src");
+  GstHarness *h = nnp_test_harness_take (e);
   GstCaps *filter = gst_caps_from_string ("other/tensors,format=static,"
       "num_tensors=1,types=float32,dimensions=16:12:1:1,framerate=30/1; "
       "other/tensors,format=static,num_tensors=1,types=float32,"
       "dimensions=16:12:3:1,framerate=30/1");
-  gchar *caps = tensor_caps (3, 12, 16);
+  gchar *caps = nnp_test_tensor_caps (3, 12, 16);
 
-  gst_object_unref (e);
   for (gint round = 0; round < 2; round++) {
     GstCaps *got = gst_pad_peer_query_caps (h->srcpad, filter);
     const gchar *dims;
@@ -622,8 +501,8 @@ check_caps_query (GstElement * e, const gchar * what)
     gst_caps_unref (got);
     if (round == 0) {
       gst_harness_set_src_caps_str (h, caps);
-      gst_buffer_unref (gst_harness_push_and_pull (h, random_frame (3 * 12 *
-                  16, 1, 0)));
+      gst_buffer_unref (gst_harness_push_and_pull (h,
+              nnp_test_random_frame (3 * 12 * 16, 1, 0)));
     }
   }
   gst_caps_unref (filter);
@@ -637,30 +516,14 @@ check_caps_query (GstElement * e, const gchar * what)
  * (GRAY8 would be chosen otherwise and fail at the CAPS event). */
 GST_START_TEST (test_input_channels)
 {
-  gchar *path = test_model ("unet.onnx");
+  gchar *path = nnp_test_model_path ("unet.onnx");
   gchar *dir = g_dir_make_tmp ("nnp-chan-XXXXXX", NULL);
-  gchar *plan_path = g_build_filename (dir, "unet.json", NULL);
   const gchar *src = "videotestsrc num-buffers=3 ! "
       "video/x-raw,width=16,height=12 ! nnconvert name=conv";
-  GError *err = NULL;
-  NnpModel *m = nnp_model_load (path, &err);
-  NnpInputShape s = { "x" };
-  const int64_t dims[4] = { 1, 3, 12, 16 };
   const int cuts[1] = { 3 };
-  NnpDeviceSpec dev = { (char *) "cpu", 1 };
   NnpGraph *g;
-  NnpPlan *plan;
+  gchar *plan_path = save_plan (path, 12, 16, cuts, 1, dir, "unet.json", &g);
   gchar *desc;
-
-  fail_unless (m != NULL);
-  nnp_shape_set (&s.shape, 4, dims);
-  g = nnp_model_specialize (m, &s, 1, NNP_SPECIALIZE_DEFAULT, &err);
-  fail_unless (g != NULL);
-  plan = nnp_plan_new_from_cuts (path, nnp_model_get_digest (m), &s, 1, g,
-      cuts, 1, &dev, 1, NULL, &err);
-  fail_unless (plan != NULL, "%s", err ? err->message : "?");
-  fail_unless (nnp_plan_save (plan, plan_path, &err), "%s",
-      err ? err->message : "?");
 
   desc = g_strdup_printf ("%s ! nnstage model=%s ! fakesink", src, path);
   launch_expect_caps (desc, "16:12:3:1");
@@ -684,15 +547,15 @@ GST_START_TEST (test_input_channels)
   g_free (desc);
 
   /* the CAPS query itself, before the stages exist and after */
-  check_caps_query (make ("nnpipeline", "model", path, "stages", "2",
+  check_caps_query (nnp_test_make ("nnpipeline", "model", path, "stages", "2",
           "stats-interval", 0, NULL), "nnpipeline stages=2");
-  check_caps_query (make ("nnstage", "plan", plan_path, "stage", 0, NULL),
-      "nnstage plan=P stage=0");
-  check_caps_query (make ("nnstage", "model", path, NULL), "nnstage");
+  check_caps_query (nnp_test_make ("nnstage", "plan", plan_path, "stage", 0,
+          NULL), "nnstage plan=P stage=0");
+  check_caps_query (nnp_test_make ("nnstage", "model", path, NULL), "nnstage");
 
   /* the text detector (dynamic sizes), where GRAY8 used to win */
   g_free (path);
-  path = ocr_model ("ch_PP-OCRv4_det_infer.onnx");
+  path = nnp_test_ocr_model ("ch_PP-OCRv4_det_infer.onnx");
   if (path) {
     desc = g_strdup_printf ("videotestsrc num-buffers=2 ! "
         "video/x-raw,width=64,height=32 ! nnconvert name=conv ! "
@@ -701,9 +564,7 @@ GST_START_TEST (test_input_channels)
     g_free (desc);
   }
 
-  nnp_plan_free (plan);
   nnp_graph_unref (g);
-  nnp_model_unref (m);
   g_unlink (plan_path);
   g_rmdir (dir);
   g_free (plan_path);
@@ -722,10 +583,9 @@ static void
 expect_error (GstElement * e, const gchar * expect)
 {
   GstBus *bus = gst_bus_new ();
-  gchar *caps = tensor_caps (3, 16, 16);
+  gchar *caps = nnp_test_tensor_caps (3, 16, 16);
   GstHarness *h;
-  GstMessage *msg;
-  GError *err = NULL;
+  GError *err;
   gchar *debug = NULL;
   GstStateChangeReturn ret;
 
@@ -736,23 +596,20 @@ expect_error (GstElement * e, const gchar * expect)
     gst_element_set_state (e, GST_STATE_NULL);
     h = gst_harness_new_with_element (e, "sink", "src");
     gst_harness_set_src_caps_str (h, caps);
-    fail_if (gst_harness_push (h, random_frame (3 * 16 * 16, 1, 0)) ==
-        GST_FLOW_OK && gst_bus_have_pending (bus) == FALSE,
+    fail_if (gst_harness_push (h, nnp_test_random_frame (3 * 16 * 16, 1,
+                0)) == GST_FLOW_OK && gst_bus_have_pending (bus) == FALSE,
         "no error for \"%s\"", expect);
   } else {
     h = NULL;
   }
 
-  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
-  fail_unless (msg != NULL, "no error message (expected \"%s\")", expect);
-  gst_message_parse_error (msg, &err, &debug);
+  err = nnp_test_pop_message (bus, GST_MESSAGE_ERROR, &debug, expect);
   GST_INFO ("error: %s (%s)", err->message, debug ? debug : "");
   fail_unless (strstr (err->message, expect) != NULL
       || (debug && strstr (debug, expect) != NULL),
       "error \"%s\" (%s) does not say \"%s\"", err->message, debug, expect);
   g_clear_error (&err);
   g_free (debug);
-  gst_message_unref (msg);
 
   if (h)
     gst_harness_teardown (h);
@@ -787,13 +644,10 @@ write_plan (const gchar * dir, const gchar * name, const gchar * text)
 
 GST_START_TEST (test_bad_plans)
 {
-  gchar *path = test_model ("residual.onnx");
+  gchar *path = nnp_test_model_path ("residual.onnx");
   gchar *dir = g_dir_make_tmp ("nnp-plan-XXXXXX", NULL);
   GError *err = NULL;
-  NnpModel *m = nnp_model_load (path, &err);
-  NnpInputShape s = { "x" };
-  const int64_t dims[4] = { 1, 3, 16, 16 };
-  NnpGraph *g;
+  NnpGraph *g = nnp_test_specialize (path, "x", 16, 16, NULL, NULL, &err);
   GString *all = g_string_new (NULL), *late = g_string_new (NULL),
       *early = g_string_new (NULL);
   gchar *p, *text;
@@ -819,10 +673,7 @@ GST_START_TEST (test_bad_plans)
         "input"},
   };
 
-  fail_unless (m != NULL);
-  nnp_shape_set (&s.shape, 4, dims);
-  g = nnp_model_specialize (m, &s, 1, NNP_SPECIALIZE_DEFAULT, &err);
-  fail_unless (g != NULL);
+  fail_unless (g != NULL, "%s", err ? err->message : "?");
   for (n = 0; n < g->nodes->len; n++) {
     const gchar *name = nnp_graph_node (g, (int) n)->name;
 
@@ -840,34 +691,33 @@ GST_START_TEST (test_bad_plans)
     text = replace (text, "@REST@", late->str);
     p = write_plan (dir, cases[i].name, text);
     GST_INFO ("%s: %s", cases[i].name, text);
-    expect_error (make ("nnpipeline", "model", path, "plan", p, NULL),
+    expect_error (nnp_test_make ("nnpipeline", "model", path, "plan", p, NULL),
         cases[i].expect);
-    expect_error (make ("nnstage", "model", path, "plan", p, "stage", 0,
-            NULL), cases[i].expect);
+    expect_error (nnp_test_make ("nnstage", "model", path, "plan", p, "stage",
+            0, NULL), cases[i].expect);
     g_unlink (p);
     g_free (p);
     g_free (text);
   }
 
   /* hand-made splits */
-  expect_error (make ("nnstage", "model", path, "nodes", "0,no_such_node",
-          NULL), "no_such_node");
-  expect_error (make ("nnstage", "model", path, "nodes", "0,2", NULL),
+  expect_error (nnp_test_make ("nnstage", "model", path, "nodes",
+          "0,no_such_node", NULL), "no_such_node");
+  expect_error (nnp_test_make ("nnstage", "model", path, "nodes", "0,2", NULL),
       "not convex");
-  expect_error (make ("nnstage", "model", path, "nodes", "5..2", NULL),
+  expect_error (nnp_test_make ("nnstage", "model", path, "nodes", "5..2", NULL),
       "comes after");
-  expect_error (make ("nnpipeline", "model", path, "cuts", "3,no_such_node",
-          NULL), "no_such_node");
-  expect_error (make ("nnpipeline", "model", path, "devices", "gpu:1,cpu:1",
-          NULL), "gpu");
-  expect_error (make ("nnpipeline", "model", path, "cuts", "3", "stages", "3",
-          NULL), "stages=3");
+  expect_error (nnp_test_make ("nnpipeline", "model", path, "cuts",
+          "3,no_such_node", NULL), "no_such_node");
+  expect_error (nnp_test_make ("nnpipeline", "model", path, "devices",
+          "gpu:1,cpu:1", NULL), "gpu");
+  expect_error (nnp_test_make ("nnpipeline", "model", path, "cuts", "3",
+          "stages", "3", NULL), "stages=3");
 
   g_string_free (all, TRUE);
   g_string_free (early, TRUE);
   g_string_free (late, TRUE);
   nnp_graph_unref (g);
-  nnp_model_unref (m);
   g_rmdir (dir);
   g_free (dir);
   g_free (path);
@@ -878,10 +728,9 @@ GST_END_TEST;
 static Suite *
 nnpipeline_suite (void)
 {
-  Suite *s = suite_create ("nnpipeline");
-  TCase *tc = tcase_create ("general");
+  TCase *tc;
+  Suite *s = nnp_test_suite_new ("nnpipeline", 0, &tc);
 
-  suite_add_tcase (s, tc);
   tcase_add_test (tc, test_dag_residual);
   tcase_add_test (tc, test_dag_unet);
   tcase_add_test (tc, test_dag_two_outputs);

@@ -2,10 +2,8 @@
  * negotiation both ways, wrong caps, output bit-identical to libnnpipe run
  * directly, frames and timestamps at EOS, state cycles without leaks, a
  * corrupt model, latency, several tensors per buffer. */
-#include <gst/check/gstcheck.h>
-#include <gst/check/gstharness.h>
+#include "test-common.h"
 
-#include <nnpipe/model.h>
 #include <nnpipe/stage.h>
 
 #include <string.h>
@@ -17,24 +15,13 @@
   "other/tensors,format=static,num_tensors=2,types=\"float32,float32\"," \
   "dimensions=\"4:1,4:1\",framerate=0/1"
 
-static gchar *
-model_path (const gchar * name)
-{
-  const gchar *dir = g_getenv ("NNP_TEST_MODELS_DIR");
-
-  fail_unless (dir != NULL, "NNP_TEST_MODELS_DIR is not set");
-  return g_build_filename (dir, name, NULL);
-}
-
 static GstElement *
 make_stage (const gchar * model, const gchar * first_prop, ...)
 {
-  GstElement *e = gst_element_factory_make ("nnstage", NULL);
-  gchar *path = model_path (model);
+  gchar *path = nnp_test_model_path (model);
+  GstElement *e = nnp_test_make ("nnstage", "model", path, NULL);
   va_list args;
 
-  fail_unless (e != NULL, "no nnstage element (GST_PLUGIN_PATH?)");
-  g_object_set (e, "model", path, NULL);
   g_free (path);
   va_start (args, first_prop);
   if (first_prop)
@@ -46,39 +33,11 @@ make_stage (const gchar * model, const gchar * first_prop, ...)
 static GstHarness *
 stage_harness (const gchar * model, const gchar * caps)
 {
-  GstElement *e = make_stage (model, NULL);
-  GstHarness *h = gst_harness_new_with_element (e, "sink", "src");
-
-  /* the harness holds its own reference */
-  gst_object_unref (e);
+  GstHarness *h = nnp_test_harness_take (make_stage (model, NULL));
 
   if (caps)
     gst_harness_set_src_caps_str (h, caps);
   return h;
-}
-
-/* Deterministic float data in [-1, 1). */
-static void
-fill_random (gfloat * data, gsize n, guint32 seed)
-{
-  GRand *rand = g_rand_new_with_seed (seed);
-
-  for (gsize i = 0; i < n; i++)
-    data[i] = (gfloat) g_rand_double_range (rand, -1.0, 1.0);
-  g_rand_free (rand);
-}
-
-static GstBuffer *
-random_buffer (gsize n_floats, guint32 seed)
-{
-  GstBuffer *buf = gst_buffer_new_allocate (NULL, n_floats * sizeof (gfloat),
-      NULL);
-  GstMapInfo map;
-
-  gst_buffer_map (buf, &map, GST_MAP_WRITE);
-  fill_random ((gfloat *) map.data, n_floats, seed);
-  gst_buffer_unmap (buf, &map);
-  return buf;
 }
 
 /* The reference: run the model with libnnpipe directly on the same input
@@ -88,7 +47,7 @@ static GPtrArray *
 reference_run (const gchar * model, const NnpInputShape * shapes, gint n,
     GstBuffer * input)
 {
-  gchar *path = model_path (model);
+  gchar *path = nnp_test_model_path (model);
   GError *err = NULL;
   NnpModel *m = nnp_model_load (path, &err);
   NnpGraph *g;
@@ -177,7 +136,7 @@ GST_START_TEST (test_negotiate_downstream)
   NnpInputShape shape;
   gint n, d;
 
-  in = random_buffer (8 * 6 * 3, 1);
+  in = nnp_test_random_buffer (8 * 6 * 3, 1);
   shape = conv_shape (8, 6);
   ref = reference_run ("conv-relu-add.onnx", &shape, 1, in);
   out = gst_harness_push_and_pull (h, in);
@@ -196,7 +155,7 @@ GST_START_TEST (test_negotiate_downstream)
 
   /* dynamic model, new size */
   gst_harness_set_src_caps_str (h, CONV_CAPS (10, 5));
-  in = random_buffer (10 * 5 * 3, 2);
+  in = nnp_test_random_buffer (10 * 5 * 3, 2);
   shape = conv_shape (10, 5);
   ref = reference_run ("conv-relu-add.onnx", &shape, 1, in);
   out = gst_harness_push_and_pull (h, in);
@@ -236,7 +195,8 @@ GST_START_TEST (test_negotiate_upstream)
   caps = gst_caps_fixate (caps);
   gst_harness_set_src_caps (h, caps);
   {
-    GstBuffer *out = gst_harness_push_and_pull (h, random_buffer (8, 3));
+    GstBuffer *out = gst_harness_push_and_pull (h,
+        nnp_test_random_buffer (8, 3));
 
     fail_unless (out != NULL);
     fail_unless_equals_int (gst_buffer_n_memory (out), 2);
@@ -271,48 +231,25 @@ GST_START_TEST (test_negotiate_with_nnconvert)
 {
   /* upstream picks a 3-channel frame for a 3-channel model, although
    * nnconvert could also make 1-channel tensors (GRAY8) */
-  gchar *path = model_path ("conv-relu-add.onnx");
+  gchar *path = nnp_test_model_path ("conv-relu-add.onnx");
   gchar *desc = g_strdup_printf ("videotestsrc num-buffers=3 ! "
       "video/x-raw,width=16,height=8 ! nnconvert ! nnstage model=\"%s\" ! "
       "fakesink name=sink", path);
-  GstElement *pipeline = gst_parse_launch (desc, NULL);
-  GstElement *sink;
-  GstPad *pad;
-  GstCaps *caps;
-  GstMessage *msg;
-  GstBus *bus;
+  GstElement *pipeline;
+  gchar *dims;
 
   if (gst_registry_check_feature_version (gst_registry_get (), "videotestsrc",
           1, 0, 0) == FALSE) {
     GST_INFO ("no videotestsrc, skipping");
-    gst_object_unref (pipeline);
     g_free (desc);
     g_free (path);
     return;
   }
-  fail_unless (pipeline != NULL);
-  bus = gst_element_get_bus (pipeline);
-  fail_unless (gst_element_set_state (pipeline, GST_STATE_PLAYING) !=
-      GST_STATE_CHANGE_FAILURE);
-  msg = gst_bus_timed_pop_filtered (bus, 30 * GST_SECOND,
-      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
-  fail_unless (msg != NULL);
-  fail_unless_equals_int (GST_MESSAGE_TYPE (msg), GST_MESSAGE_EOS);
-  gst_message_unref (msg);
-
-  sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
-  pad = gst_element_get_static_pad (sink, "sink");
-  caps = gst_pad_get_current_caps (pad);
-  fail_unless (caps != NULL);
-  fail_unless_equals_string (gst_structure_get_string (gst_caps_get_structure
-          (caps, 0), "dimensions"), "16:8:4:1");
-  gst_caps_unref (caps);
-  gst_object_unref (pad);
-  gst_object_unref (sink);
-
-  gst_element_set_state (pipeline, GST_STATE_NULL);
-  gst_object_unref (bus);
-  gst_object_unref (pipeline);
+  pipeline = nnp_test_launch_to_eos (desc, 30 * GST_SECOND);
+  dims = nnp_test_current_dims (pipeline, "sink", "sink");
+  fail_unless_equals_string (dims, "16:8:4:1");
+  g_free (dims);
+  nnp_test_launch_stop (pipeline);
   g_free (desc);
   g_free (path);
 }
@@ -324,7 +261,8 @@ GST_START_TEST (test_singular_caps)
   /* NNStreamer's other/tensor (one tensor) form in, other/tensors out */
   GstHarness *h = stage_harness ("conv-relu-add.onnx",
       "other/tensor,type=float32,dimension=4:4:3:1,framerate=0/1");
-  GstBuffer *out = gst_harness_push_and_pull (h, random_buffer (48, 4));
+  GstBuffer *out = gst_harness_push_and_pull (h,
+      nnp_test_random_buffer (48, 4));
   GstCaps *caps;
   const GstStructure *s;
 
@@ -348,8 +286,7 @@ check_wrong_caps (const gchar * model, const gchar * caps, gsize size,
 {
   GstHarness *h = stage_harness (model, NULL);
   GstBus *bus = gst_bus_new ();
-  GstMessage *msg;
-  GError *err = NULL;
+  GError *err;
   gchar *debug = NULL;
 
   gst_element_set_bus (h->element, bus);
@@ -357,9 +294,7 @@ check_wrong_caps (const gchar * model, const gchar * caps, gsize size,
   fail_unless_equals_int (gst_harness_push (h,
           gst_buffer_new_allocate (NULL, size, NULL)), GST_FLOW_NOT_NEGOTIATED);
 
-  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
-  fail_unless (msg != NULL, "no error message for %s", caps);
-  gst_message_parse_error (msg, &err, &debug);
+  err = nnp_test_pop_message (bus, GST_MESSAGE_ERROR, &debug, caps);
   fail_unless (g_error_matches (err, GST_CORE_ERROR,
           GST_CORE_ERROR_NEGOTIATION), "%s", err->message);
   for (gint i = 0; want[i]; i++)
@@ -368,7 +303,6 @@ check_wrong_caps (const gchar * model, const gchar * caps, gsize size,
   GST_INFO ("wrong caps %s -> %s (%s)", caps, err->message, debug);
   g_clear_error (&err);
   g_free (debug);
-  gst_message_unref (msg);
 
   gst_element_set_bus (h->element, NULL);
   gst_object_unref (bus);
@@ -419,7 +353,7 @@ GST_START_TEST (test_bit_identical_multi_tensor)
   GstHarness *h = stage_harness ("two-io.onnx", TWO_IO_CAPS);
   NnpInputShape shapes[2] = { {"a"}, {"b"} };
   const int64_t dims[2] = { 1, 4 };
-  GstBuffer *block = random_buffer (8, 5), *split, *out;
+  GstBuffer *block = nnp_test_random_buffer (8, 5), *split, *out;
   GPtrArray *ref;
   GstMapInfo map;
   const gfloat *x;
@@ -454,7 +388,7 @@ GST_START_TEST (test_bit_identical_multi_tensor)
   gst_buffer_unref (out);
 
   /* a wrong size is a stream error */
-  fail_unless_equals_int (gst_harness_push (h, random_buffer (7, 6)),
+  fail_unless_equals_int (gst_harness_push (h, nnp_test_random_buffer (7, 6)),
       GST_FLOW_ERROR);
 
   g_ptr_array_unref (ref);
@@ -467,14 +401,11 @@ GST_END_TEST;
 GST_START_TEST (test_threads_identical)
 {
   /* two pinned threads give the same bits as the single-threaded library */
-  GstElement *e = make_stage ("conv-relu-add.onnx", "threads", 2,
-      "cpus", "0,1", NULL);
-  GstHarness *h = gst_harness_new_with_element (e, "sink", "src");
+  GstHarness *h = nnp_test_harness_take (make_stage ("conv-relu-add.onnx",
+          "threads", 2, "cpus", "0,1", NULL));
   NnpInputShape shape = conv_shape (33, 17);
-  GstBuffer *in = random_buffer (33 * 17 * 3, 7), *out;
+  GstBuffer *in = nnp_test_random_buffer (33 * 17 * 3, 7), *out;
   GPtrArray *ref = reference_run ("conv-relu-add.onnx", &shape, 1, in);
-
-  gst_object_unref (e);
 
   gst_harness_set_src_caps_str (h, CONV_CAPS (33, 17));
   out = gst_harness_push_and_pull (h, in);
@@ -549,7 +480,7 @@ GST_START_TEST (test_frames_and_timestamps)
   GstClockTime last = GST_CLOCK_TIME_NONE;
 
   for (guint i = 0; i < N; i++) {
-    GstBuffer *in = random_buffer (8 * 8 * 3, 100 + i);
+    GstBuffer *in = nnp_test_random_buffer (8 * 8 * 3, 100 + i);
     TestMeta *m;
 
     GST_BUFFER_PTS (in) = i * GST_SECOND / 30;
@@ -598,7 +529,7 @@ GST_START_TEST (test_state_cycles)
 {
   /* 10 x NULL -> PLAYING -> NULL in a pipeline with data flowing; every
    * object goes away at the end */
-  gchar *path = model_path ("conv-relu-add.onnx");
+  gchar *path = nnp_test_model_path ("conv-relu-add.onnx");
   gchar *desc = g_strdup_printf ("appsrc name=src format=time caps=\""
       CONV_CAPS (8, 6) "\" ! nnstage name=stage model=\"%s\" ! "
       "fakesink name=sink sync=false", path);
@@ -618,7 +549,7 @@ GST_START_TEST (test_state_cycles)
     fail_unless (gst_element_set_state (pipeline, GST_STATE_PLAYING) !=
         GST_STATE_CHANGE_FAILURE);
     for (gint i = 0; i < 3; i++) {
-      GstBuffer *buf = random_buffer (8 * 6 * 3, cycle * 10 + i);
+      GstBuffer *buf = nnp_test_random_buffer (8 * 6 * 3, cycle * 10 + i);
 
       GST_BUFFER_PTS (buf) = i * GST_MSECOND;
       g_signal_emit_by_name (src, "push-buffer", buf, &flow);
@@ -670,16 +601,13 @@ check_bad_model (const gchar * name, const gchar * want_domain)
 {
   GstElement *e = make_stage (name, NULL);
   GstBus *bus = gst_bus_new ();
-  GstMessage *msg;
-  GError *err = NULL;
+  GError *err;
   gchar *debug = NULL, *all;
 
   gst_element_set_bus (e, bus);
   fail_unless_equals_int (gst_element_set_state (e, GST_STATE_PAUSED),
       GST_STATE_CHANGE_FAILURE);
-  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
-  fail_unless (msg != NULL, "no error for %s", name);
-  gst_message_parse_error (msg, &err, &debug);
+  err = nnp_test_pop_message (bus, GST_MESSAGE_ERROR, &debug, name);
   all = g_strdup_printf ("%s %s", err->message, debug ? debug : "");
   fail_unless (strstr (err->message, name) != NULL,
       "error \"%s\" does not name %s", err->message, name);
@@ -689,7 +617,6 @@ check_bad_model (const gchar * name, const gchar * want_domain)
   g_free (all);
   g_free (debug);
   g_clear_error (&err);
-  gst_message_unref (msg);
 
   gst_element_set_state (e, GST_STATE_NULL);
   gst_element_set_bus (e, NULL);
@@ -712,8 +639,8 @@ GST_START_TEST (test_latency)
 
   gst_harness_set_upstream_latency (h, 10 * GST_MSECOND);
   for (gint i = 0; i < 5; i++) {
-    GstBuffer *out = gst_harness_push_and_pull (h, random_buffer (16 * 16 * 3,
-            i));
+    GstBuffer *out = gst_harness_push_and_pull (h,
+        nnp_test_random_buffer (16 * 16 * 3, i));
     gst_buffer_unref (out);
   }
   fail_unless (gst_harness_query_latency (h) > 10 * GST_MSECOND);
@@ -725,11 +652,9 @@ GST_END_TEST;
 static Suite *
 nnstage_suite (void)
 {
-  Suite *s = suite_create ("nnstage");
-  TCase *tc = tcase_create ("general");
+  TCase *tc;
+  Suite *s = nnp_test_suite_new ("nnstage", 120, &tc);
 
-  suite_add_tcase (s, tc);
-  tcase_set_timeout (tc, 120);
   tcase_add_test (tc, test_negotiate_downstream);
   tcase_add_test (tc, test_negotiate_upstream);
   tcase_add_test (tc, test_negotiate_with_nnconvert);

@@ -1,8 +1,8 @@
 /* Tests of the post-processing elements (nndbdecode, nncrop, nnctcdecode,
  * nnclassdecode, nnoverlay) on synthetic tensors, and of the plane
  * geometry behind them. */
-#include <gst/check/gstcheck.h>
-#include <gst/check/gstharness.h>
+#include "test-common.h"
+
 #include <gst/video/video.h>
 
 #include <glib/gstdio.h>
@@ -127,6 +127,34 @@ harness_with_bus (const gchar * element, GstBus ** bus)
   *bus = gst_bus_new ();
   gst_element_set_bus (h->element, *bus);
   return h;
+}
+
+/* Ends a harness_with_bus() harness. */
+static void
+harness_teardown_with_bus (GstHarness * h, GstBus * bus)
+{
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (h);
+}
+
+/* Sets caps on a harness_with_bus() harness, whose element must post an
+ * error whose debug text holds every string of want (NULL-terminated);
+ * ends the harness. */
+static void
+expect_caps_error (GstHarness * h, GstBus * bus, const gchar * caps,
+    const gchar * const *want)
+{
+  gchar *dbg = NULL;
+  GError *err;
+
+  gst_harness_set_src_caps_str (h, caps);
+  err = nnp_test_pop_message (bus, GST_MESSAGE_ERROR, &dbg, caps);
+  for (gint i = 0; want[i]; i++)
+    fail_unless (strstr (dbg, want[i]) != NULL, "%s", dbg);
+  g_clear_error (&err);
+  g_free (dbg);
+  harness_teardown_with_bus (h, bus);
 }
 
 static gdouble
@@ -333,23 +361,10 @@ GST_START_TEST (test_dbdecode_wrong_caps)
 {
   GstBus *bus;
   GstHarness *h = harness_with_bus ("nndbdecode", &bus);
-  GstMessage *msg;
-  GError *err = NULL;
-  gchar *dbg = NULL;
+  const gchar *want[] = { "expected", "got", "uint8", NULL };
 
-  gst_harness_set_src_caps_str (h, "other/tensors,format=static,"
-      "num_tensors=1,types=uint8,dimensions=128:64:3:1,framerate=0/1");
-  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
-  fail_unless (msg != NULL);
-  gst_message_parse_error (msg, &err, &dbg);
-  fail_unless (strstr (dbg, "expected") && strstr (dbg, "got") &&
-      strstr (dbg, "uint8"), "%s", dbg);
-  g_clear_error (&err);
-  g_free (dbg);
-  gst_message_unref (msg);
-  gst_element_set_bus (h->element, NULL);
-  gst_object_unref (bus);
-  gst_harness_teardown (h);
+  expect_caps_error (h, bus, "other/tensors,format=static,"
+      "num_tensors=1,types=uint8,dimensions=128:64:3:1,framerate=0/1", want);
 }
 
 GST_END_TEST;
@@ -508,10 +523,8 @@ GST_START_TEST (test_ctcdecode)
     gst_buffer_unref (f0);
   }
 
-  gst_element_set_bus (h->element, NULL);
-  gst_object_unref (bus);
   gst_buffer_unref (frame);
-  gst_harness_teardown (h);
+  harness_teardown_with_bus (h, bus);
   g_unlink (keys);
   g_free (keys);
 }
@@ -523,24 +536,12 @@ GST_START_TEST (test_ctcdecode_keys_mismatch)
   GstBus *bus;
   GstHarness *h = harness_with_bus ("nnctcdecode", &bus);
   gchar *keys = g_build_filename (g_get_tmp_dir (), "nnp-test-keys2.txt", NULL);
-  GstMessage *msg;
-  GError *err = NULL;
-  gchar *dbg = NULL;
+  const gchar *want[] = { "6 lines", "5 classes", NULL };
 
   fail_unless (g_file_set_contents (keys, "a\nb\nc\nd\ne\nf\n", -1, NULL));
   g_object_set (h->element, "keys", keys, NULL);
-  gst_harness_set_src_caps_str (h, "other/tensors,format=static,"
-      "num_tensors=1,types=float32,dimensions=5:8:1,framerate=0/1");
-  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
-  fail_unless (msg != NULL);
-  gst_message_parse_error (msg, &err, &dbg);
-  fail_unless (strstr (dbg, "6 lines") && strstr (dbg, "5 classes"), "%s", dbg);
-  g_clear_error (&err);
-  g_free (dbg);
-  gst_message_unref (msg);
-  gst_element_set_bus (h->element, NULL);
-  gst_object_unref (bus);
-  gst_harness_teardown (h);
+  expect_caps_error (h, bus, "other/tensors,format=static,"
+      "num_tensors=1,types=float32,dimensions=5:8:1,framerate=0/1", want);
   g_unlink (keys);
   g_free (keys);
 }
@@ -612,10 +613,9 @@ GST_END_TEST;
 static Suite *
 post_suite (void)
 {
-  Suite *s = suite_create ("post");
-  TCase *tc = tcase_create ("general");
+  TCase *tc;
+  Suite *s = nnp_test_suite_new ("post", 0, &tc);
 
-  suite_add_tcase (s, tc);
   tcase_add_test (tc, test_geometry_min_area_rect);
   tcase_add_test (tc, test_geometry_db_decode);
   tcase_add_test (tc, test_dbdecode_boxes);
