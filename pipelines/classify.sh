@@ -11,9 +11,10 @@
 # Environment: NNP_BUILD_DIR (default build), NNP_MODELS_DIR (default
 # .cache/models).
 #
-# The same as a gst-launch line:
+# The same as a gst-launch line (ANGLE 180; ANGLE 0 is video-direction=identity):
 #   gst-launch-1.0 videotestsrc num-buffers=1 pattern=white ! video/x-raw,width=320,height=48 ! \
-#     textoverlay text="Hello World 123" font-desc="Sans 28" color=0xff000000 valignment=center ! \
+#     textoverlay text="Hello World 123" font-desc="Sans 28" color=0xff000000 valignment=center \
+#       draw-shadow=false draw-outline=false ! \
 #     videoflip video-direction=180 ! videoconvert ! video/x-raw,format=RGB ! \
 #     nnconvert mean=0.5 std=0.5 channel-order=bgr width=192 height=48 \
 #       keep-frame=true ! \

@@ -21,7 +21,8 @@
 #   gst-launch-1.0 videotestsrc num-buffers=1 pattern=white ! \
 #     video/x-raw,width=640,height=480 ! \
 #     textoverlay text="Hello World 123" font-desc="Sans 36" color=0xff000000 \
-#       draw-shadow=false draw-outline=false ! videoconvert ! video/x-raw,format=RGB ! \
+#       draw-shadow=false draw-outline=false valignment=center halignment=center ! \
+#     videoconvert ! video/x-raw,format=RGB ! \
 #     nnconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225 channel-order=bgr \
 #       keep-aspect-ratio=true multiple-of=32 keep-frame=true ! \
 #     nnstage model=ch_PP-OCRv4_det_infer.onnx ! nndbdecode ! nncrop channel-order=bgr ! \

@@ -26,11 +26,16 @@
  *
  * ## Example launch lines
  * |[
- * gst-launch-1.0 videotestsrc num-buffers=1 ! video/x-raw,width=192,height=48 ! \
- *     nnconvert mean=0.5 std=0.5 keep-frame=true ! \
+ * gst-launch-1.0 videotestsrc num-buffers=1 pattern=white ! video/x-raw,width=320,height=48 ! \
+ *     textoverlay text="Hello World 123" font-desc="Sans 28" color=0xff000000 valignment=center \
+ *       draw-shadow=false draw-outline=false ! \
+ *     videoflip video-direction=180 ! videoconvert ! video/x-raw,format=RGB ! \
+ *     nnconvert mean=0.5 std=0.5 channel-order=bgr width=192 height=48 keep-frame=true ! \
  *     nnstage model=ch_ppocr_mobile_v2.0_cls_infer.onnx ! \
- *     nnclassdecode labels=0,180 ! nnoverlay ! videoconvert ! autovideosink
- * ]| PaddleOCR's text direction classifier (see pipelines/classify.sh).
+ *     nnclassdecode labels=0,180 location=- ! nnoverlay ! videoconvert ! \
+ *     pngenc snapshot=true ! filesink location=classify.png
+ * ]| runs PaddleOCR's text direction classifier on a text line turned upside
+ * down and prints "180", a tab and the score (pipelines/classify.sh).
  */
 
 #ifdef HAVE_CONFIG_H

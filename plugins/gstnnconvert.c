@@ -33,17 +33,21 @@
  *
  * ## Example launch lines
  * |[
- * gst-launch-1.0 videotestsrc num-buffers=1 ! video/x-raw,width=640,height=480 ! \
- *     nnconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225 width=640 height=640 \
- *     keep-aspect-ratio=true ! filesink location=frame.f32
- * ]| writes one 1x3x640x640 float32 tensor (ImageNet normalisation, the
- * 640x480 frame scaled to 640x480 and padded with zeros to 640x640).
+ * gst-launch-1.0 -q videotestsrc num-buffers=1 pattern=smpte ! \
+ *     video/x-raw,format=RGB,width=192,height=48 ! \
+ *     nnconvert mean=0.5 std=0.5 ! filesink location=in.f32
+ * ]| writes one 1x3x48x192 float32 tensor (110592 bytes), the input of the
+ * text direction classifier (how pipelines/stage.sh makes its input).
  * |[
- * gst-launch-1.0 videotestsrc ! video/x-raw,width=320,height=100 ! \
- *     nnconvert mean=0.5 std=0.5 height=48 keep-aspect-ratio=true multiple-of=8 ! \
- *     nnstage model=ch_PP-OCRv4_rec_infer.onnx ! fakesink
- * ]| feeds a text recogniser: height 48, width following the aspect ratio
- * (154), padded to a multiple of 8 (160).
+ * gst-launch-1.0 -q filesrc location=photo.jpg ! decodebin ! videoconvert ! \
+ *     video/x-raw,format=RGB ! \
+ *     nnconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225 channel-order=bgr \
+ *       width=960 height=960 keep-aspect-ratio=true multiple-of=32 keep-frame=true ! \
+ *     nnstage model=ch_PP-OCRv4_det_infer.onnx ! ...
+ * ]| feeds the text detector (pipelines/ocr-file.sh): ImageNet normalisation
+ * in BGR order, the frame scaled to fit 960x960 keeping its aspect ratio,
+ * padded right and bottom to a multiple of 32, the original frame attached
+ * for the decoders.
  */
 
 #ifdef HAVE_CONFIG_H

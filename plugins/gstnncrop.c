@@ -31,8 +31,10 @@
  * |[
  * ... ! nndbdecode ! nncrop channel-order=bgr ! \
  *     nnstage model=ch_PP-OCRv4_rec_infer.onnx ! \
- *     nnctcdecode keys=ppocr_keys_v1.txt ! nnoverlay ! videoconvert ! autovideosink
- * ]| reads the text in the boxes found by nndbdecode (see pipelines/ocr.sh).
+ *     nnctcdecode keys=ppocr_keys_v1.txt location=- ! nnoverlay ! videoconvert ! \
+ *     pngenc ! filesink location=ocr.png
+ * ]| reads the text in the boxes found by nndbdecode, prints it and writes
+ * the annotated frame (pipelines/ocr.sh).
  */
 
 #ifdef HAVE_CONFIG_H

@@ -35,8 +35,10 @@
  * |[
  * ... ! nndbdecode ! nncrop channel-order=bgr ! \
  *     nnstage model=ch_PP-OCRv4_rec_infer.onnx ! \
- *     nnctcdecode keys=ppocr_keys_v1.txt location=- ! fakesink
- * ]| prints the text read in each frame (see pipelines/ocr.sh).
+ *     nnctcdecode keys=ppocr_keys_v1.txt location=- ! nnoverlay ! videoconvert ! \
+ *     pngenc ! filesink location=ocr.png
+ * ]| prints the text read in each frame and writes the annotated frame
+ * (pipelines/ocr.sh).
  */
 
 #ifdef HAVE_CONFIG_H

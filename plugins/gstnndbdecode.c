@@ -32,13 +32,20 @@
  * ## Example launch lines
  * |[
  * gst-launch-1.0 videotestsrc num-buffers=1 pattern=white ! \
- *     textoverlay text="Hello 123" font-desc="Sans 36" color=0xff000000 ! \
+ *     video/x-raw,width=640,height=480 ! \
+ *     textoverlay text="Hello World 123" font-desc="Sans 36" color=0xff000000 \
+ *       draw-shadow=false draw-outline=false valignment=center halignment=center ! \
  *     videoconvert ! video/x-raw,format=RGB ! \
- *     nnconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225 keep-frame=true \
- *     multiple-of=32 keep-aspect-ratio=true ! \
- *     nnstage model=ch_PP-OCRv4_det_infer.onnx ! nndbdecode ! \
- *     nnoverlay ! videoconvert ! pngenc ! filesink location=boxes.png
- * ]| draws the detected text boxes of one frame.
+ *     nnconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225 channel-order=bgr \
+ *       keep-aspect-ratio=true multiple-of=32 keep-frame=true ! \
+ *     nnstage model=ch_PP-OCRv4_det_infer.onnx ! nndbdecode ! nncrop channel-order=bgr ! \
+ *     nnstage model=ch_PP-OCRv4_rec_infer.onnx ! \
+ *     nnctcdecode keys=ppocr_keys_v1.txt location=- ! nnoverlay ! videoconvert ! \
+ *     pngenc ! filesink location=ocr.png
+ * ]| finds the text boxes of a rendered frame, reads them and writes the
+ * annotated frame (pipelines/ocr.sh).  Ending the line with
+ * `nndbdecode ! nnoverlay ! videoconvert ! pngenc ! filesink location=boxes.png`
+ * draws the boxes only.
  */
 
 #ifdef HAVE_CONFIG_H

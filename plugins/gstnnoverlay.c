@@ -24,9 +24,9 @@
  *
  * ## Example launch lines
  * |[
- * ... ! nnctcdecode keys=ppocr_keys_v1.txt ! nnoverlay ! videoconvert ! \
+ * ... ! nnctcdecode keys=ppocr_keys_v1.txt location=- ! nnoverlay ! videoconvert ! \
  *     pngenc ! filesink location=ocr.png
- * ]| writes the annotated frame (see pipelines/ocr.sh).
+ * ]| writes the annotated frame (pipelines/ocr.sh).
  */
 
 #ifdef HAVE_CONFIG_H

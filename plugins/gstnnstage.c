@@ -18,30 +18,35 @@
  *
  * The output caps come from shape inference on the input caps, so models
  * with dynamic sizes (text detectors, recognisers) run at whatever size is
- * negotiated, and a caps change builds a new stage.  Input caps that do not
- * fit the model fail negotiation with an error naming what the model
- * expects and what it got.
+ * negotiated, and a caps change builds a new stage.  Caps queries offer
+ * only what the model's inputs accept; a CAPS event that does not fit the
+ * model fails with an error naming what the model expects and what it got.
  *
  * The model file is loaded once per process (#GstNnStage:model) and shared
  * by every nnstage that names it.  #GstNnStage:threads sets the stage's
- * intra-op threads and #GstNnStage:cpus pins them to cores.  Timestamps
- * and metas pass through; LATENCY queries add the measured processing time
- * (median of the last buffers).
+ * intra-op threads and #GstNnStage:cpus pins them to cores.
+ * #GstNnStage:plan with #GstNnStage:stage, or #GstNnStage:nodes, run one
+ * part of the model (docs/pipeline.md); #GstNnStage:device runs the stage
+ * on the CPU or an OpenCL device (#GstNnStage:device-index,
+ * #GstNnStage:device-name, #GstNnStage:fallback; docs/opencl.md).
+ * Timestamps and metas pass through; LATENCY queries add the measured
+ * processing time (median of the last buffers).
  *
  * ## Example launch lines
  * |[
- * gst-launch-1.0 filesrc location=input.f32 blocksize=110592 ! \
+ * gst-launch-1.0 filesrc location=in.f32 blocksize=110592 ! \
  *     other/tensors,format=static,num_tensors=1,types=float32,dimensions=192:48:3:1,framerate=0/1 ! \
- *     nnstage model=ch_ppocr_mobile_v2.0_cls_infer.onnx ! filesink location=output.f32
- * ]| runs the text direction classifier on a raw 1x3x48x192 float32 tensor
- * (110592 bytes) read from a file and writes its 1x2 output (see
- * pipelines/stage.sh).
+ *     nnstage model=ch_ppocr_mobile_v2.0_cls_infer.onnx ! filesink location=stage-out.f32
+ * ]| runs the text direction classifier on raw 1x3x48x192 float32 tensors
+ * (110592 bytes each) read from a file and writes their 1x2 outputs
+ * (pipelines/stage.sh).
  * |[
- * gst-launch-1.0 videotestsrc num-buffers=10 ! video/x-raw,width=640,height=480 ! \
- *     nnconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225 multiple-of=32 ! \
- *     nnstage model=ch_PP-OCRv4_det_infer.onnx threads=2 cpus=0,1 ! fakesink
- * ]| runs the text detector at the frame's size on two threads pinned to
- * cores 0 and 1.
+ * ... ! nnconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225 channel-order=bgr \
+ *     keep-aspect-ratio=true multiple-of=32 keep-frame=true ! \
+ *     nnstage model=ch_PP-OCRv4_det_infer.onnx device=opencl ! nndbdecode ! \
+ *     nncrop channel-order=bgr ! nnstage model=ch_PP-OCRv4_rec_infer.onnx device=cpu ! ...
+ * ]| runs the text detector on an OpenCL device and the recogniser on the
+ * CPU (pipelines/ocr-opencl.sh; pipelines/ocr.sh is the same on the CPU).
  */
 
 #ifdef HAVE_CONFIG_H
