@@ -12,14 +12,30 @@
  * @short_description: cut text regions out of frames as recogniser tensors
  *
  * nncrop takes video frames carrying #GstVideoRegionOfInterestMeta (from
- * nndbdecode) and pushes one float32 tensor of 1x3x#GstNnCrop:height x
- * #GstNnCrop:width per region, in the regions' id order: the region's
- * rotated box is straightened (sampled along its own axes, bilinear, with
- * area averaging when shrinking), turned by 90 degrees when it is at least
- * 1.5 times taller than wide, resized to the tensor height keeping its
- * aspect ratio (squeezed when wider than the tensor) and padded on the
- * right with zeros.  Each sample becomes (x / 255 - mean) / std.  This is
- * PaddleOCR's recogniser input (BGR channel order, mean = std = 0.5).
+ * nndbdecode) and pushes one float32 tensor of 1x3x#GstNnCrop:height x W
+ * per region, in the regions' id order: the region's rotated box is
+ * straightened (sampled along its own axes, bilinear, with area averaging
+ * when shrinking), turned by 90 degrees when it is at least 1.5 times
+ * taller than wide, resized to the tensor height keeping its aspect ratio
+ * and padded on the right with zeros.  Each sample becomes
+ * (x / 255 - mean) / std.  This is PaddleOCR's recogniser input (BGR
+ * channel order, mean = std = 0.5).
+ *
+ * The tensor width W follows each box by default (#GstNnCrop:width 0):
+ * the box's width at the tensor height, narrowed by #GstNnCrop:width-scale
+ * when the box is more than 4 times wider than high (but not below 4
+ * times the height), rounded up to a multiple of
+ * #GstNnCrop:width-multiple (so the recogniser sees few distinct shapes)
+ * and clamped to [#GstNnCrop:width-multiple, #GstNnCrop:max-width]; only
+ * boxes longer than #GstNnCrop:max-width are squeezed further.
+ * PP-OCRv4's recogniser was trained on lines squeezed into 48x320 and
+ * drops spaces between words at their true aspect ratio
+ * (#GstNnCrop:width-scale 1, PaddleOCR's own resize): the default 0.5
+ * reads them.  When a tensor's
+ * width differs from the previous one's, new caps go out before it (a
+ * downstream nnstage re-specialises for the new shape).  A fixed
+ * #GstNnCrop:width > 0 gives every tensor that width, squeezing boxes that
+ * are wider, for models with a fixed input.
  *
  * Every tensor carries a #GstNnFrameMeta with the frame, the region's index
  * and id and the number of regions, so nnctcdecode can put the results
@@ -55,7 +71,11 @@
 GST_DEBUG_CATEGORY_STATIC (gst_nn_crop_debug);
 #define GST_CAT_DEFAULT gst_nn_crop_debug
 
-#define DEFAULT_WIDTH 320
+#define DEFAULT_WIDTH 0
+#define DEFAULT_WIDTH_MULTIPLE 32
+#define DEFAULT_MAX_WIDTH 1280
+#define DEFAULT_WIDTH_SCALE 0.5
+#define UNSQUEEZED_ASPECT 4
 #define DEFAULT_HEIGHT 48
 #define DEFAULT_MEAN "0.5"
 #define DEFAULT_STD "0.5"
@@ -73,6 +93,9 @@ enum
   PROP_CHANNEL_ORDER,
   PROP_ROTATE_TALL,
   PROP_ROI_TYPE,
+  PROP_WIDTH_MULTIPLE,
+  PROP_MAX_WIDTH,
+  PROP_WIDTH_SCALE,
 };
 
 #define VIDEO_FORMATS \
@@ -89,7 +112,8 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
 
 typedef struct
 {
-  gint width, height;
+  gint width, height, width_multiple, max_width;
+  gdouble width_scale;
   gdouble mean[3], std[3];
   gchar *mean_str, *std_str;
   GstNnConvertChannelOrder order;
@@ -108,7 +132,10 @@ struct _GstNnCrop
   /* streaming state, fixed at caps time */
   gboolean have_info;
   GstVideoInfo vinfo;
-  gint width, height;
+  gint width, height;           /* width 0: per box */
+  gint width_multiple, max_width;
+  gdouble width_scale;
+  gint caps_width;              /* width of the caps pushed last, 0: none */
   gfloat mul[3], add[3];        /* output channel c = v * mul + add */
   gint src_chan[3];             /* output channel c reads colour component */
   gboolean rotate_tall;
@@ -141,13 +168,36 @@ parse_values (const gchar * str, gdouble * out, gboolean positive)
   return TRUE;
 }
 
+/* Push the caps of 1x3xheight x @width tensors; remembers @width. */
+static gboolean
+push_tensor_caps (GstNnCrop * self, gint width)
+{
+  GstNnTensorsInfo tinfo;
+  GstCaps *out;
+  gboolean ret;
+
+  gst_nn_tensors_info_init (&tinfo);
+  tinfo.n_tensors = 1;
+  tinfo.tensors[0].dtype = NNP_DTYPE_FLOAT32;
+  tinfo.tensors[0].shape.rank = 4;
+  tinfo.tensors[0].shape.dims[0] = 1;
+  tinfo.tensors[0].shape.dims[1] = 3;
+  tinfo.tensors[0].shape.dims[2] = self->height;
+  tinfo.tensors[0].shape.dims[3] = width;
+  tinfo.fps_n = 0;
+  tinfo.fps_d = 1;
+  out = gst_nn_tensors_info_to_caps (&tinfo);
+  GST_DEBUG_OBJECT (self, "output caps %" GST_PTR_FORMAT, out);
+  ret = gst_pad_push_event (self->srcpad, gst_event_new_caps (out));
+  gst_caps_unref (out);
+  self->caps_width = ret ? width : 0;
+  return ret;
+}
+
 static gboolean
 gst_nn_crop_set_caps (GstNnCrop * self, GstCaps * caps)
 {
-  GstNnTensorsInfo tinfo;
   GstVideoInfo vinfo;
-  GstCaps *out;
-  gboolean ret;
 
   if (!gst_video_info_from_caps (&vinfo, caps)) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
@@ -158,6 +208,9 @@ gst_nn_crop_set_caps (GstNnCrop * self, GstCaps * caps)
   GST_OBJECT_LOCK (self);
   self->width = self->settings.width;
   self->height = self->settings.height;
+  self->width_multiple = self->settings.width_multiple;
+  self->max_width = self->settings.max_width;
+  self->width_scale = self->settings.width_scale;
   g_free (self->roi_type);
   self->roi_type = g_strdup (self->settings.roi_type);
   self->rotate_tall = self->settings.rotate_tall;
@@ -181,21 +234,10 @@ gst_nn_crop_set_caps (GstNnCrop * self, GstCaps * caps)
   self->vinfo = vinfo;
   self->have_info = TRUE;
 
-  gst_nn_tensors_info_init (&tinfo);
-  tinfo.n_tensors = 1;
-  tinfo.tensors[0].dtype = NNP_DTYPE_FLOAT32;
-  tinfo.tensors[0].shape.rank = 4;
-  tinfo.tensors[0].shape.dims[0] = 1;
-  tinfo.tensors[0].shape.dims[1] = 3;
-  tinfo.tensors[0].shape.dims[2] = self->height;
-  tinfo.tensors[0].shape.dims[3] = self->width;
-  tinfo.fps_n = 0;
-  tinfo.fps_d = 1;
-  out = gst_nn_tensors_info_to_caps (&tinfo);
-  GST_DEBUG_OBJECT (self, "output caps %" GST_PTR_FORMAT, out);
-  ret = gst_pad_push_event (self->srcpad, gst_event_new_caps (out));
-  gst_caps_unref (out);
-  return ret;
+  /* with a width per box these are only the first caps (they must come
+   * before the segment): tensors of another width push their own */
+  return push_tensor_caps (self, self->width > 0 ? self->width :
+      self->caps_width > 0 ? self->caps_width : self->width_multiple);
 }
 
 static gboolean
@@ -246,29 +288,69 @@ image_sample (const Image * img, gint c, gfloat x, gfloat y)
   return top + ay * (bot - top);
 }
 
-/* Straighten @quad (ordered tl, tr, br, bl) into a height x width planar
- * 3-channel tensor @out. */
+/* The box to read: @quad_in (ordered tl, tr, br, bl), turned when tall,
+ * into @quad of size @cw x @chh (at least 1 x 1). */
+static void
+box_geometry (GstNnCrop * self, const NnQuad * quad_in, NnQuad * quad,
+    gdouble * cw, gdouble * chh)
+{
+  *quad = *quad_in;
+  nn_quad_size (quad, cw, chh);
+  if (self->rotate_tall && *cw > 0 && *chh / *cw >= 1.5) {
+    /* turn counter-clockwise: the right edge becomes the top */
+    NnQuad r = { {quad->p[1], quad->p[2], quad->p[3], quad->p[0]} };
+    gdouble t = *cw;
+
+    *quad = r;
+    *cw = *chh;
+    *chh = t;
+  }
+  *cw = MAX (*cw, 1.0);
+  *chh = MAX (*chh, 1.0);
+}
+
+/* With a width per box: the box's width at the tensor height, narrowed by
+ * width-scale, but not below the lesser of its own width and
+ * UNSQUEEZED_ASPECT times the height (short boxes keep their shape). */
+static gdouble
+box_width (GstNnCrop * self, gdouble cw, gdouble chh)
+{
+  gdouble natural = ceil (self->height * cw / chh);
+
+  return MAX (ceil (natural * self->width_scale),
+      MIN (natural, UNSQUEEZED_ASPECT * self->height));
+}
+
+/* The tensor width for a box of @cw x @chh: the fixed width, or the box's
+ * width at the tensor height rounded up to width-multiple, clamped to
+ * [width-multiple, max-width]. */
+static gint
+tensor_width (GstNnCrop * self, gdouble cw, gdouble chh)
+{
+  gdouble want;
+  gint m = self->width_multiple, w;
+
+  if (self->width > 0)
+    return self->width;
+  want = box_width (self, cw, chh);
+  if (want >= self->max_width)
+    return self->max_width;
+  w = ((gint) want + m - 1) / m * m;
+  w = MAX (w, m);
+  return MIN (w, self->max_width);
+}
+
+/* Straighten @quad_in into a height x @W planar 3-channel tensor @out. */
 static void
 crop_quad (GstNnCrop * self, const Image * img, const NnQuad * quad_in,
-    gfloat * out)
+    gint W, gfloat * out)
 {
-  NnQuad quad = *quad_in;
+  NnQuad quad;
   gdouble cw, chh, ex_x, ex_y, ey_x, ey_y;
-  gint W = self->width, H = self->height, rw, k;
+  gint H = self->height, rw, k;
   gsize plane = (gsize) W * H;
 
-  nn_quad_size (&quad, &cw, &chh);
-  if (self->rotate_tall && cw > 0 && chh / cw >= 1.5) {
-    /* turn counter-clockwise: the right edge becomes the top */
-    NnQuad r = { {quad.p[1], quad.p[2], quad.p[3], quad.p[0]} };
-    gdouble t = cw;
-
-    quad = r;
-    cw = chh;
-    chh = t;
-  }
-  cw = MAX (cw, 1.0);
-  chh = MAX (chh, 1.0);
+  box_geometry (self, quad_in, &quad, &cw, &chh);
   {
     gdouble lx = hypot (quad.p[1].x - quad.p[0].x, quad.p[1].y - quad.p[0].y);
     gdouble ly = hypot (quad.p[3].x - quad.p[0].x, quad.p[3].y - quad.p[0].y);
@@ -278,7 +360,8 @@ crop_quad (GstNnCrop * self, const Image * img, const NnQuad * quad_in,
     ey_x = ly > 0 ? (quad.p[3].x - quad.p[0].x) / ly : -ex_y;
     ey_y = ly > 0 ? (quad.p[3].y - quad.p[0].y) / ly : ex_x;
   }
-  rw = (gint) ceil (H * cw / chh);
+  rw = self->width > 0 ? (gint) ceil (H * cw / chh) :
+      (gint) box_width (self, cw, chh);
   rw = CLAMP (rw, 1, W);
   /* area averaging: k x k samples per output pixel when shrinking */
   k = (gint) ceil (MAX (chh / H, cw / rw));
@@ -322,10 +405,10 @@ roi_id_cmp (gconstpointer a, gconstpointer b)
 }
 
 static GstBuffer *
-new_tensor_buffer (GstNnCrop * self, GstBuffer * frame, gfloat ** data,
-    GstMapInfo * map)
+new_tensor_buffer (GstNnCrop * self, GstBuffer * frame, gint width,
+    gfloat ** data, GstMapInfo * map)
 {
-  gsize size = (gsize) 3 * self->width * self->height * sizeof (gfloat);
+  gsize size = (gsize) 3 * width * self->height * sizeof (gfloat);
   GstBuffer *buf = gst_buffer_new_allocate (NULL, size, NULL);
 
   if (buf == NULL)
@@ -336,6 +419,20 @@ new_tensor_buffer (GstNnCrop * self, GstBuffer * frame, gfloat ** data,
   GST_BUFFER_DTS (buf) = GST_BUFFER_DTS (frame);
   GST_BUFFER_DURATION (buf) = GST_BUFFER_DURATION (frame);
   return buf;
+}
+
+/* Push one tensor of @width, new caps first when the width changed. */
+static GstFlowReturn
+push_tensor (GstNnCrop * self, GstBuffer * buf, gint width)
+{
+  if (width != self->caps_width && !push_tensor_caps (self, width)) {
+    gst_buffer_unref (buf);
+    if (GST_PAD_IS_FLUSHING (self->srcpad))
+      return GST_FLOW_FLUSHING;
+    GST_DEBUG_OBJECT (self, "downstream refused %d-wide tensors", width);
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  return gst_pad_push (self->srcpad, buf);
 }
 
 static GstFlowReturn
@@ -367,7 +464,9 @@ gst_nn_crop_chain (GstPad * pad, GstObject * parent, GstBuffer * frame)
     /* a placeholder that keeps the frame flowing */
     GstMapInfo map;
     gfloat *data;
-    GstBuffer *buf = new_tensor_buffer (self, frame, &data, &map);
+    gint width = self->width > 0 ? self->width :
+        self->caps_width > 0 ? self->caps_width : self->width_multiple;
+    GstBuffer *buf = new_tensor_buffer (self, frame, width, &data, &map);
     GstNnFrameMeta *fm;
 
     g_ptr_array_unref (rois);
@@ -380,7 +479,7 @@ gst_nn_crop_chain (GstPad * pad, GstObject * parent, GstBuffer * frame)
     fm = gst_buffer_add_nn_frame_meta (buf, frame, &self->vinfo);
     fm->n_rois = 0;
     gst_buffer_unref (frame);
-    return gst_pad_push (self->srcpad, buf);
+    return push_tensor (self, buf, width);
   }
 
   if (!gst_video_frame_map (&vframe, &self->vinfo, frame, GST_MAP_READ)) {
@@ -404,14 +503,19 @@ gst_nn_crop_chain (GstPad * pad, GstObject * parent, GstBuffer * frame)
       GstVideoRegionOfInterestMeta *roi = g_ptr_array_index (rois, i);
       GstMapInfo map;
       gfloat *data;
-      GstBuffer *buf = new_tensor_buffer (self, frame, &data, &map);
+      GstBuffer *buf;
       GstNnFrameMeta *fm;
-      NnQuad quad;
+      NnQuad quad, box;
+      gdouble cw, chh;
+      gint width;
 
+      gst_nn_roi_get_quad (roi, &quad);
+      box_geometry (self, &quad, &box, &cw, &chh);
+      width = tensor_width (self, cw, chh);
+      buf = new_tensor_buffer (self, frame, width, &data, &map);
       if (buf == NULL)
         break;
-      gst_nn_roi_get_quad (roi, &quad);
-      crop_quad (self, &img, &quad, data);
+      crop_quad (self, &img, &quad, width, data);
       gst_buffer_unmap (buf, &map);
       fm = gst_buffer_add_nn_frame_meta (buf, frame, &self->vinfo);
       fm->n_rois = (gint) rois->len;
@@ -430,9 +534,11 @@ gst_nn_crop_chain (GstPad * pad, GstObject * parent, GstBuffer * frame)
     GST_LOG_OBJECT (self, "%u crops", bufs->len);
     for (guint i = 0; i < bufs->len; i++) {
       GstBuffer *buf = g_ptr_array_index (bufs, i);
+      gint width = (gint) (gst_buffer_get_size (buf) /
+          (3 * sizeof (gfloat) * (gsize) self->height));
 
       if (ret == GST_FLOW_OK)
-        ret = gst_pad_push (self->srcpad, buf);
+        ret = push_tensor (self, buf, width);
       else
         gst_buffer_unref (buf);
     }
@@ -465,8 +571,10 @@ gst_nn_crop_change_state (GstElement * element, GstStateChange transition)
 
   ret = GST_ELEMENT_CLASS (gst_nn_crop_parent_class)->change_state (element,
       transition);
-  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY)
+  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY) {
     self->have_info = FALSE;
+    self->caps_width = 0;
+  }
   return ret;
 }
 
@@ -483,6 +591,15 @@ gst_nn_crop_set_property (GObject * object, guint prop_id,
       break;
     case PROP_HEIGHT:
       self->settings.height = g_value_get_int (value);
+      break;
+    case PROP_WIDTH_MULTIPLE:
+      self->settings.width_multiple = g_value_get_int (value);
+      break;
+    case PROP_MAX_WIDTH:
+      self->settings.max_width = g_value_get_int (value);
+      break;
+    case PROP_WIDTH_SCALE:
+      self->settings.width_scale = g_value_get_double (value);
       break;
     case PROP_MEAN:
     case PROP_STD:{
@@ -535,6 +652,15 @@ gst_nn_crop_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_HEIGHT:
       g_value_set_int (value, self->settings.height);
+      break;
+    case PROP_WIDTH_MULTIPLE:
+      g_value_set_int (value, self->settings.width_multiple);
+      break;
+    case PROP_MAX_WIDTH:
+      g_value_set_int (value, self->settings.max_width);
+      break;
+    case PROP_WIDTH_SCALE:
+      g_value_set_double (value, self->settings.width_scale);
       break;
     case PROP_MEAN:
       g_value_set_string (value, self->settings.mean_str);
@@ -590,8 +716,22 @@ gst_nn_crop_class_init (GstNnCropClass * klass)
 
   g_object_class_install_property (gobject_class, PROP_WIDTH,
       g_param_spec_int ("width", "Width",
-          "Width of the output tensor (crops are padded to it)",
-          1, 32768, DEFAULT_WIDTH, flags));
+          "Width of the output tensors (crops are padded to it, squeezed when "
+          "wider); 0: per box, following its aspect ratio (see width-multiple "
+          "and max-width)", 0, 32768, DEFAULT_WIDTH, flags));
+  g_object_class_install_property (gobject_class, PROP_WIDTH_MULTIPLE,
+      g_param_spec_int ("width-multiple", "Width multiple",
+          "With width 0: round each tensor's width up to a multiple of this "
+          "(and at least this)", 1, 32768, DEFAULT_WIDTH_MULTIPLE, flags));
+  g_object_class_install_property (gobject_class, PROP_MAX_WIDTH,
+      g_param_spec_int ("max-width", "Maximum width",
+          "With width 0: the widest tensor (longer boxes are squeezed)",
+          1, 32768, DEFAULT_MAX_WIDTH, flags));
+  g_object_class_install_property (gobject_class, PROP_WIDTH_SCALE,
+      g_param_spec_double ("width-scale", "Width scale",
+          "With width 0: narrow boxes more than 4 times wider than high by "
+          "this factor (not below 4 times the height); 1: keep the aspect "
+          "ratio exactly", 0.1, 1.0, DEFAULT_WIDTH_SCALE, flags));
   g_object_class_install_property (gobject_class, PROP_HEIGHT,
       g_param_spec_int ("height", "Height",
           "Height of the output tensor (crops are resized to it)",
@@ -644,6 +784,9 @@ gst_nn_crop_init (GstNnCrop * self)
 
   self->settings.width = DEFAULT_WIDTH;
   self->settings.height = DEFAULT_HEIGHT;
+  self->settings.width_multiple = DEFAULT_WIDTH_MULTIPLE;
+  self->settings.max_width = DEFAULT_MAX_WIDTH;
+  self->settings.width_scale = DEFAULT_WIDTH_SCALE;
   parse_values (DEFAULT_MEAN, self->settings.mean, FALSE);
   parse_values (DEFAULT_STD, self->settings.std, TRUE);
   self->settings.mean_str = g_strdup (DEFAULT_MEAN);

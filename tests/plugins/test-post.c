@@ -381,6 +381,8 @@ GST_START_TEST (test_crop_straightens)
   GstNnFrameMeta *fm;
   gsize plane = 48 * 320;
 
+  /* a fixed tensor width */
+  g_object_set (h->element, "width", 320, NULL);
   /* a white 100 x 40 rectangle at (50, 30) */
   gst_buffer_map (frame, &map, GST_MAP_WRITE);
   for (gint y = 30; y < 70; y++)
@@ -435,6 +437,96 @@ GST_START_TEST (test_crop_straightens)
     }
   }
   gst_buffer_unref (frame);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* The tensor width of the last caps event the harness received. */
+static gint
+crop_caps_width (GstHarness * h)
+{
+  GstCaps *caps = gst_pad_get_current_caps (h->sinkpad);
+  const gchar *dims;
+  gchar *end;
+  gint width;
+
+  fail_unless (caps != NULL);
+  /* NNStreamer order, innermost first: "W:48:3:1" */
+  dims = gst_structure_get_string (gst_caps_get_structure (caps, 0),
+      "dimensions");
+  fail_unless (dims != NULL);
+  width = (gint) g_ascii_strtoll (dims, &end, 10);
+  fail_unless (g_str_has_prefix (end, ":48:3:1"));
+  gst_caps_unref (caps);
+  return width;
+}
+
+GST_START_TEST (test_crop_width_per_box)
+{
+  GstHarness *h = gst_harness_new ("nncrop");
+  GstVideoInfo info;
+  GstBuffer *frame = make_rgb_frame (&info, 400, 100, 0), *out;
+  GstMapInfo map;
+  const gfloat *t;
+  gint width;
+
+  /* defaults: a width per box, multiple of 32, long boxes narrowed by 0.5 */
+  g_object_get (h->element, "width", &width, NULL);
+  fail_unless_equals_int (width, 0);
+  gst_buffer_map (frame, &map, GST_MAP_WRITE);
+  for (gint y = 30; y < 70; y++)
+    memset (map.data + y * GST_VIDEO_INFO_PLANE_STRIDE (&info, 0) + 50 * 3,
+        255, 100 * 3);
+  gst_buffer_unmap (frame, &map);
+  /* 100 x 40: 120 wide at height 48 (short: kept), padded to 128 */
+  add_text_roi (frame, 0, 50, 30, 100, 40);
+  /* 380 x 20: 912 wide at height 48, narrowed to 456, padded to 480 */
+  add_text_roi (frame, 1, 10, 75, 380, 20);
+  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=400,"
+      "height=100,framerate=0/1");
+  fail_unless_equals_int (gst_harness_push (h, frame), GST_FLOW_OK);
+
+  out = gst_harness_pull (h);
+  fail_unless_equals_uint64 (gst_buffer_get_size (out), 3 * 48 * 128 * 4);
+  gst_buffer_map (out, &map, GST_MAP_READ);
+  t = (const gfloat *) map.data;
+  fail_unless (fabs (t[24 * 128 + 60] - 1.0f) < 1e-5);
+  fail_unless (t[24 * 128 + 119] > 0.5f);
+  fail_unless_equals_float (t[24 * 128 + 121], 0.0f);
+  gst_buffer_unmap (out, &map);
+  gst_buffer_unref (out);
+  out = gst_harness_pull (h);
+  fail_unless_equals_uint64 (gst_buffer_get_size (out), 3 * 48 * 480 * 4);
+  gst_buffer_unref (out);
+  /* the caps followed the widths: the last ones say 480 */
+  fail_unless_equals_int (crop_caps_width (h), 480);
+
+  /* a frame without regions: a placeholder of the current width */
+  gst_harness_push (h, make_rgb_frame (&info, 400, 100, 0));
+  out = gst_harness_pull (h);
+  fail_unless_equals_uint64 (gst_buffer_get_size (out), 3 * 48 * 480 * 4);
+  gst_buffer_unref (out);
+  fail_unless_equals_int (crop_caps_width (h), 480);
+  gst_harness_teardown (h);
+
+  /* max-width squeezes, width-scale 1 keeps the aspect ratio */
+  h = gst_harness_new ("nncrop");
+  g_object_set (h->element, "max-width", 640, "width-scale", 1.0, NULL);
+  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=400,"
+      "height=100,framerate=0/1");
+  frame = make_rgb_frame (&info, 400, 100, 0);
+  add_text_roi (frame, 0, 10, 75, 380, 20);
+  add_text_roi (frame, 1, 10, 10, 200, 40);
+  gst_harness_push (h, frame);
+  out = gst_harness_pull (h);
+  fail_unless_equals_uint64 (gst_buffer_get_size (out), 3 * 48 * 640 * 4);
+  gst_buffer_unref (out);
+  out = gst_harness_pull (h);
+  /* 240 wide at height 48, padded to 256 */
+  fail_unless_equals_uint64 (gst_buffer_get_size (out), 3 * 48 * 256 * 4);
+  gst_buffer_unref (out);
+  fail_unless_equals_int (crop_caps_width (h), 256);
   gst_harness_teardown (h);
 }
 
@@ -622,6 +714,7 @@ post_suite (void)
   tcase_add_test (tc, test_dbdecode_frames_flow);
   tcase_add_test (tc, test_dbdecode_wrong_caps);
   tcase_add_test (tc, test_crop_straightens);
+  tcase_add_test (tc, test_crop_width_per_box);
   tcase_add_test (tc, test_ctcdecode);
   tcase_add_test (tc, test_ctcdecode_keys_mismatch);
   tcase_add_test (tc, test_classdecode);
