@@ -19,6 +19,9 @@ GST_DEBUG_CATEGORY_EXTERN (gst_nn_stage_debug);
 /* processing-time samples kept for the LATENCY query */
 #define LATENCY_WINDOW 16
 
+/* prepared stages kept per negotiated shapes (see set_caps) */
+#define STAGE_CACHE_SIZE 4
+
 struct _GstNnStage
 {
   GstBaseTransform parent;
@@ -73,7 +76,11 @@ struct _GstNnStage
 
   /* negotiated state (streaming thread) */
   GstNnTensorsInfo in_info, out_info;
-  NnpStage *stage;
+  NnpStage *stage;              /* borrowed from stage_cache[0], or NULL */
+  GPtrArray *stage_cache;       /* GstNnCachedStage (owned), newest first,
+                                 * at most STAGE_CACHE_SIZE; cleared at
+                                 * stop() and when props_gen moves */
+  guint stage_cache_gen;        /* props_gen the cached stages are for */
   gboolean stage_on_cl;         /* the stage runs on cl_device (no fallback) */
   gboolean out_device;          /* output caps have memory:OpenCL */
 
@@ -82,6 +89,8 @@ struct _GstNnStage
   guint n_run_times, run_time_pos;
   GstClockTime reported_latency;
   guint64 busy_ns, frames;      /* accumulated processing time, buffers */
+  guint props_gen;              /* bumped by every property write */
+  guint stages_built;           /* stages prepared since start */
 };
 
 G_END_DECLS

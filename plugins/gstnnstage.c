@@ -18,7 +18,10 @@
  *
  * The output caps come from shape inference on the input caps, so models
  * with dynamic sizes (text detectors, recognisers) run at whatever size is
- * negotiated, and a caps change builds a new stage.  Caps queries offer
+ * negotiated, and a caps change builds a new stage.  The stages of the last
+ * 4 distinct input shapes are kept prepared (each with its own arena, so up
+ * to 4 times one stage's memory) and reused when those shapes come back
+ * (#GstNnStage:stages-built counts the stages built).  Caps queries offer
  * only what the model's inputs accept; a CAPS event that does not fit the
  * model fails with an error naming what the model expects and what it got.
  *
@@ -106,6 +109,7 @@ enum
   PROP_DEVICE_INDEX,
   PROP_DEVICE_NAME,
   PROP_FALLBACK,
+  PROP_STAGES_BUILT,
 };
 
 /* device memory first: an OpenCL stage prefers it (see transform_caps) */
@@ -388,6 +392,72 @@ gst_nn_stage_sink_event (GstBaseTransform * trans, GstEvent * event)
       (trans, event);
 }
 
+/* A prepared stage and the shapes it was built for. */
+typedef struct
+{
+  GstNnTensorsInfo in, out;
+  NnpStage *stage;              /* owned */
+  gboolean stage_on_cl;
+} GstNnCachedStage;
+
+static void
+cached_stage_free (gpointer data)
+{
+  GstNnCachedStage *c = data;
+
+  nnp_stage_free (c->stage);
+  g_free (c);
+}
+
+/* Drop every cached stage (streaming thread, or no streaming). */
+static void
+stage_cache_clear (GstNnStage * self)
+{
+  self->stage = NULL;
+  g_ptr_array_set_size (self->stage_cache, 0);
+}
+
+/* Make the cached stage for in -> out the current one (moved to the front);
+ * FALSE when there is none. */
+static gboolean
+stage_cache_use (GstNnStage * self, const GstNnTensorsInfo * in,
+    const GstNnTensorsInfo * out)
+{
+  for (guint i = 0; i < self->stage_cache->len; i++) {
+    GstNnCachedStage *c = g_ptr_array_index (self->stage_cache, i);
+
+    if (!gst_nn_tensors_info_is_equal (&c->in, in)
+        || !gst_nn_tensors_info_is_equal (&c->out, out))
+      continue;
+    if (i > 0) {
+      g_ptr_array_steal_index (self->stage_cache, i);
+      g_ptr_array_insert (self->stage_cache, 0, c);
+    }
+    self->stage = c->stage;
+    self->stage_on_cl = c->stage_on_cl;
+    return TRUE;
+  }
+  return FALSE;
+}
+
+/* Keep a new stage (owned) as the current one, dropping the least
+ * recently used beyond STAGE_CACHE_SIZE. */
+static void
+stage_cache_add (GstNnStage * self, const GstNnTensorsInfo * in,
+    const GstNnTensorsInfo * out, NnpStage * stage)
+{
+  GstNnCachedStage *c = g_new0 (GstNnCachedStage, 1);
+
+  c->in = *in;
+  c->out = *out;
+  c->stage = stage;
+  c->stage_on_cl = self->stage_on_cl;
+  g_ptr_array_insert (self->stage_cache, 0, c);
+  while (self->stage_cache->len > STAGE_CACHE_SIZE)
+    g_ptr_array_remove_index (self->stage_cache, self->stage_cache->len - 1);
+  self->stage = stage;
+}
+
 static gboolean
 check_stage (GstNnStage * self, NnpStage * stage,
     const GstNnTensorsInfo * in, const GstNnTensorsInfo * out, GError ** error)
@@ -430,6 +500,7 @@ gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   GError *err = NULL;
   gint64 t0;
   gint k = 0;
+  guint gen;
 
   if (!gst_nn_tensors_info_from_caps (&in, incaps, &err)
       || !gst_nn_tensors_info_from_caps (&out, outcaps, &err))
@@ -439,6 +510,21 @@ gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   if (self->stage && gst_nn_tensors_info_is_equal (&in, &self->in_info)
       && gst_nn_tensors_info_is_equal (&out, &self->out_info)) {
     GST_DEBUG_OBJECT (self, "same shapes, keeping the stage");
+    self->in_info = in;
+    self->out_info = out;
+    return TRUE;
+  }
+
+  /* a property changed since the cached stages were built: forget them */
+  GST_OBJECT_LOCK (self);
+  gen = self->props_gen;
+  GST_OBJECT_UNLOCK (self);
+  if (gen != self->stage_cache_gen) {
+    stage_cache_clear (self);
+    self->stage_cache_gen = gen;
+  }
+  if (stage_cache_use (self, &in, &out)) {
+    GST_DEBUG_OBJECT (self, "shapes seen before, reusing their stage");
     self->in_info = in;
     self->out_info = out;
     return TRUE;
@@ -485,10 +571,12 @@ gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
     goto no_stage;
   }
 
-  g_clear_pointer (&self->stage, nnp_stage_free);
-  self->stage = stage;
+  stage_cache_add (self, &in, &out, stage);
   self->in_info = in;
   self->out_info = out;
+  GST_OBJECT_LOCK (self);
+  self->stages_built++;
+  GST_OBJECT_UNLOCK (self);
 
   {
     gchar *is = gst_nn_tensors_info_to_string (&in);
@@ -818,6 +906,7 @@ gst_nn_stage_start (GstBaseTransform * trans)
   gboolean ok = TRUE;
 
   GST_OBJECT_LOCK (self);
+  self->stages_built = 0;
   path = g_strdup (self->model_path);
   plan_path = g_strdup (self->plan_path);
   nodes = g_strdup (self->nodes);
@@ -995,7 +1084,7 @@ gst_nn_stage_stop (GstBaseTransform * trans)
 {
   GstNnStage *self = GST_NN_STAGE (trans);
 
-  g_clear_pointer (&self->stage, nnp_stage_free);
+  stage_cache_clear (self);
   gst_nn_tensors_info_init (&self->in_info);
   gst_nn_tensors_info_init (&self->out_info);
   self->stage_on_cl = self->out_device = self->use_cl = FALSE;
@@ -1107,8 +1196,12 @@ gst_nn_stage_set_property (GObject * object, guint prop_id,
     }
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      break;
+      return;
   }
+  /* every writable property selects the stage: drop the cached ones */
+  GST_OBJECT_LOCK (self);
+  self->props_gen++;
+  GST_OBJECT_UNLOCK (self);
 }
 
 static void
@@ -1146,6 +1239,9 @@ gst_nn_stage_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_FRAMES:
       g_value_set_uint64 (value, self->frames);
       break;
+    case PROP_STAGES_BUILT:
+      g_value_set_uint (value, self->stages_built);
+      break;
     case PROP_DEVICE_INDEX:
       g_value_set_int (value, self->device_index);
       break;
@@ -1167,7 +1263,8 @@ gst_nn_stage_finalize (GObject * object)
 {
   GstNnStage *self = GST_NN_STAGE (object);
 
-  g_clear_pointer (&self->stage, nnp_stage_free);
+  stage_cache_clear (self);
+  g_ptr_array_unref (self->stage_cache);
   g_clear_pointer (&self->spec_graph, nnp_graph_unref);
   g_clear_pointer (&self->spec_plan, nnp_plan_free);
   g_clear_error (&self->spec_error);
@@ -1400,6 +1497,18 @@ gst_nn_stage_class_init (GstNnStageClass * klass)
           "Buffers processed since start", 0, G_MAXUINT64, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 
+  /**
+   * GstNnStage:stages-built:
+   *
+   * Stages prepared (model specialised, kernels and weights packed) since
+   * the element last started: one per distinct input shape while those
+   * stay among the last 4 negotiated (a debugging aid).
+   */
+  g_object_class_install_property (gobject_class, PROP_STAGES_BUILT,
+      g_param_spec_uint ("stages-built", "Stages built",
+          "Stages prepared since the element last started", 0, G_MAXUINT, 0,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class,
@@ -1443,6 +1552,7 @@ gst_nn_stage_init (GstNnStage * self)
   self->graphs = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
       (GDestroyNotify) nnp_graph_unref);
   self->recent_keys = g_ptr_array_new_with_free_func (g_free);
+  self->stage_cache = g_ptr_array_new_with_free_func (cached_stage_free);
   self->part_cpus = g_array_new (FALSE, FALSE, sizeof (gint));
   gst_nn_tensors_info_init (&self->in_info);
   gst_nn_tensors_info_init (&self->out_info);

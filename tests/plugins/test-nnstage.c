@@ -173,6 +173,53 @@ GST_START_TEST (test_negotiate_downstream)
 
 GST_END_TEST;
 
+static guint
+stages_built (GstHarness * h)
+{
+  guint n = 0;
+
+  g_object_get (h->element, "stages-built", &n, NULL);
+  return n;
+}
+
+GST_START_TEST (test_stage_cache)
+{
+  /* shapes alternating on a dynamic model (as nncrop's text-wide crops
+   * do): each shape's stage is built once, then reused, and its outputs
+   * stay bit-identical to a fresh run at that shape */
+  static const gchar *caps[2] = { CONV_CAPS (8, 6), CONV_CAPS (10, 5) };
+  static const gint w[2] = { 8, 10 }, hgt[2] = { 6, 5 };
+  GstHarness *h = stage_harness ("conv-relu-add.onnx", NULL);
+
+  for (gint round = 0; round < 6; round++) {
+    gint k = round % 2;
+    GstBuffer *in = nnp_test_random_buffer ((gsize) w[k] * hgt[k] * 3,
+        (guint) (round + 10));
+    NnpInputShape shape = conv_shape (w[k], hgt[k]);
+    GPtrArray *ref = reference_run ("conv-relu-add.onnx", &shape, 1, in);
+    GstBuffer *out;
+
+    gst_harness_set_src_caps_str (h, caps[k]);
+    out = gst_harness_push_and_pull (h, in);
+    fail_unless (out != NULL);
+    assert_identical (out, ref);
+    g_ptr_array_unref (ref);
+    gst_buffer_unref (out);
+    fail_unless_equals_int (stages_built (h), MIN (round + 1, 2));
+  }
+
+  /* a property write forgets the cached stages */
+  g_object_set (h->element, "threads", 2, NULL);
+  gst_harness_set_src_caps_str (h, caps[0]);
+  gst_buffer_unref (gst_harness_push_and_pull (h,
+          nnp_test_random_buffer (8 * 6 * 3, 30)));
+  fail_unless_equals_int (stages_built (h), 3);
+
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_negotiate_upstream)
 {
   /* upstream asks what the model takes: exact caps for a static model */
@@ -656,6 +703,7 @@ nnstage_suite (void)
   Suite *s = nnp_test_suite_new ("nnstage", 120, &tc);
 
   tcase_add_test (tc, test_negotiate_downstream);
+  tcase_add_test (tc, test_stage_cache);
   tcase_add_test (tc, test_negotiate_upstream);
   tcase_add_test (tc, test_negotiate_with_nnconvert);
   tcase_add_test (tc, test_singular_caps);
