@@ -90,6 +90,17 @@ typedef struct {
   double roi_end[NNP_MAX_RANK];
 } NnpResizeParams;
 
+/* Resize's coordinate mapping (lib/ops/resize-coords.c), shared by the
+ * backends.  Input coordinate of output coordinate x on axis k (*outside:
+ * tf_crop_and_resize maps x outside the input). */
+double nnp_resize_map_coord (const NnpResizeParams *p, int k, int64_t x, gboolean *outside);
+/* Nearest mode: the input index of input coordinate xo, clamped. */
+int64_t nnp_resize_nearest_index (const NnpResizeParams *p, int k, double xo);
+/* Linear (taps 2) / cubic (taps 4): indices (clamped into the input) and
+ * weights of input coordinate xo. */
+void nnp_resize_interp_taps (const NnpResizeParams *p, int k, double xo, int taps,
+                             int64_t *idx, float *w);
+
 typedef enum {
   NNP_PAD_CONSTANT,
   NNP_PAD_REFLECT,

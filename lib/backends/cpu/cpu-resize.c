@@ -13,7 +13,6 @@
 #include "backends/cpu/cpu.h"
 #include "ops/nn-params.h"
 
-#include <math.h>
 #include <string.h>
 
 typedef enum {
@@ -35,110 +34,6 @@ typedef struct {
   LastKind last_kind;
   int64_t repeat;
 } ResizeState;
-
-/* Input coordinate of output coordinate x on axis k; *outside for a
- * tf_crop_and_resize coordinate outside the input. */
-static double
-map_coord (const NnpResizeParams *p, int k, int64_t x, gboolean *outside)
-{
-  double scale = p->scale[k], in = (double) p->in[k];
-  double len = scale * in;          /* output length as the reference sees it */
-  double xf = (double) x, r;
-
-  *outside = FALSE;
-  switch (p->coord) {
-    case NNP_RESIZE_HALF_PIXEL:
-      return (xf + 0.5) / scale - 0.5;
-    case NNP_RESIZE_HALF_PIXEL_SYMMETRIC: {
-      double adjustment = (double) p->out[k] / len;
-      double offset = in / 2.0 * (1.0 - adjustment);
-      return offset + (xf + 0.5) / scale - 0.5;
-    }
-    case NNP_RESIZE_PYTORCH_HALF_PIXEL:
-      return p->out[k] > 1 ? (xf + 0.5) / scale - 0.5 : -0.5;
-    case NNP_RESIZE_ALIGN_CORNERS:
-      return len == 1.0 ? 0.0 : xf * (in - 1.0) / (len - 1.0);
-    case NNP_RESIZE_ASYMMETRIC:
-      return xf / scale;
-    case NNP_RESIZE_TF_HALF_PIXEL_FOR_NN:
-      return (xf + 0.5) / scale;
-    case NNP_RESIZE_TF_CROP_AND_RESIZE: {
-      double extent = p->roi_end[k] - p->roi_start[k];
-      if (len == 1.0)
-        r = extent * (in - 1.0) / 2.0;
-      else
-        r = xf * extent * (in - 1.0) / (len - 1.0);
-      r += p->roi_start[k] * (in - 1.0);
-      *outside = r < 0.0 || r > in - 1.0;
-      return r;
-    }
-  }
-  return xf;
-}
-
-static int64_t
-nearest_index (const NnpResizeParams *p, int k, double xo)
-{
-  double fl = floor (xo), ratio = xo - fl;
-  int64_t i;
-
-  if (ratio == 0.0) {
-    i = (int64_t) fl;
-  } else {
-    switch (p->nearest) {
-      case NNP_RESIZE_ROUND_PREFER_FLOOR:
-        i = (int64_t) fl + (ratio > 0.5);
-        break;
-      case NNP_RESIZE_ROUND_PREFER_CEIL:
-        i = (int64_t) fl + (ratio >= 0.5);
-        break;
-      case NNP_RESIZE_FLOOR:
-        i = (int64_t) fl;
-        break;
-      case NNP_RESIZE_CEIL:
-      default:
-        i = (int64_t) fl + 1;
-        break;
-    }
-  }
-  return CLAMP (i, 0, p->in[k] - 1);
-}
-
-/* Taps of output coordinate x on axis k (indices clamped into the input). */
-static void
-interp_taps (const NnpResizeParams *p, int k, double xo, int taps, int64_t *idx, float *w)
-{
-  double fl = floor (xo), t = xo - fl, c[4];
-  int64_t base = (int64_t) fl;
-  double sum = 0.0;
-
-  if (t == 0.0) {                   /* prefer the pixel on the left: t in (0, 1] */
-    base--;
-    t = 1.0;
-  }
-  if (taps == 2) {
-    c[0] = 1.0 - t;
-    c[1] = t;
-  } else {
-    double a = p->cubic_a, u = 1.0 - t;
-    c[0] = ((a * (t + 1) - 5 * a) * (t + 1) + 8 * a) * (t + 1) - 4 * a;
-    c[1] = ((a + 2) * t - (a + 3)) * t * t + 1;
-    c[2] = ((a + 2) * u - (a + 3)) * u * u + 1;
-    c[3] = ((a * (u + 1) - 5 * a) * (u + 1) + 8 * a) * (u + 1) - 4 * a;
-    base--;
-  }
-  for (int i = 0; i < taps; i++) {
-    int64_t j = base + i;
-    if (p->exclude_outside && (j < 0 || j >= p->in[k]))
-      c[i] = 0.0;
-    sum += c[i];
-  }
-  for (int i = 0; i < taps; i++) {
-    int64_t j = base + i;
-    idx[i] = CLAMP (j, 0, p->in[k] - 1);
-    w[i] = (float) (p->exclude_outside && sum != 0.0 ? c[i] / sum : c[i]);
-  }
-}
 
 static void
 resize_free_state (gpointer data)
@@ -172,18 +67,18 @@ build_state (const NnpResizeParams *p)
       s->w[k] = g_new0 (float, MAX (n * T, 1));
     for (int64_t x = 0; x < n; x++) {
       gboolean outside;
-      double xo = map_coord (p, k, x, &outside);
+      double xo = nnp_resize_map_coord (p, k, x, &outside);
       s->outside[k][x] = outside;
       if (outside) {
         s->has_extrapolation = TRUE;
         identity = FALSE;
       }
       if (s->taps == 0) {
-        s->idx[k][x] = outside ? -1 : nearest_index (p, k, xo);
+        s->idx[k][x] = outside ? -1 : nnp_resize_nearest_index (p, k, xo);
         if (s->idx[k][x] != x)
           identity = FALSE;
       } else {
-        interp_taps (p, k, xo, s->taps, s->idx[k] + x * T, s->w[k] + x * T);
+        nnp_resize_interp_taps (p, k, xo, s->taps, s->idx[k] + x * T, s->w[k] + x * T);
         for (int t = 0; t < T; t++) {
           float want = s->idx[k][x * T + t] == x ? 1.f : 0.f;
           /* clamped duplicates of x may share its weight */

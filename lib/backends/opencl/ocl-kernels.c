@@ -1108,82 +1108,23 @@ static const NnpOclKernel softmax_kernel = {
 /* ------------------------------------------------------------------ */
 /* Resize: per-axis tap tables built here, gathered by resize_f32 */
 
-static double
-resize_coord (const NnpResizeParams *p, int k, int64_t x, gboolean *outside)
-{
-  double scale = p->scale[k], in = (double) p->in[k];
-  double len = scale * in, xf = (double) x, r;
-
-  *outside = FALSE;
-  switch (p->coord) {
-    case NNP_RESIZE_HALF_PIXEL:
-      return (xf + 0.5) / scale - 0.5;
-    case NNP_RESIZE_HALF_PIXEL_SYMMETRIC:
-      return in / 2.0 * (1.0 - (double) p->out[k] / len) + (xf + 0.5) / scale - 0.5;
-    case NNP_RESIZE_PYTORCH_HALF_PIXEL:
-      return p->out[k] > 1 ? (xf + 0.5) / scale - 0.5 : -0.5;
-    case NNP_RESIZE_ALIGN_CORNERS:
-      return len == 1.0 ? 0.0 : xf * (in - 1.0) / (len - 1.0);
-    case NNP_RESIZE_ASYMMETRIC:
-      return xf / scale;
-    case NNP_RESIZE_TF_HALF_PIXEL_FOR_NN:
-      return (xf + 0.5) / scale;
-    case NNP_RESIZE_TF_CROP_AND_RESIZE:
-      r = len == 1.0 ? (p->roi_end[k] - p->roi_start[k]) * (in - 1.0) / 2.0
-                     : xf * (p->roi_end[k] - p->roi_start[k]) * (in - 1.0) / (len - 1.0);
-      r += p->roi_start[k] * (in - 1.0);
-      *outside = r < 0.0 || r > in - 1.0;
-      return r;
-  }
-  return xf;
-}
-
-/* Taps of one output coordinate: nearest (1 tap), linear (2), cubic (4). */
+/* Taps of one output coordinate: nearest (1 tap), linear (2), cubic (4), from
+ * the coordinate mapping shared with the CPU kernel (lib/ops/resize-coords.c). */
 static void
 resize_taps (const NnpResizeParams *p, int k, double xo, int taps, cl_int *idx, cl_float *w)
 {
-  double fl = floor (xo), t = xo - fl, c[4], sum = 0.0;
-  int64_t base = (int64_t) fl;
+  int64_t i64[4];
+  float f[4];
 
   if (taps == 1) {
-    int64_t i = base;
-    if (t != 0.0) {
-      switch (p->nearest) {
-        case NNP_RESIZE_ROUND_PREFER_FLOOR: i = base + (t > 0.5); break;
-        case NNP_RESIZE_ROUND_PREFER_CEIL: i = base + (t >= 0.5); break;
-        case NNP_RESIZE_FLOOR: i = base; break;
-        case NNP_RESIZE_CEIL: default: i = base + 1; break;
-      }
-    }
-    idx[0] = (cl_int) CLAMP (i, 0, p->in[k] - 1);
+    idx[0] = (cl_int) nnp_resize_nearest_index (p, k, xo);
     w[0] = 1.f;
     return;
   }
-  if (t == 0.0) {
-    base--;
-    t = 1.0;
-  }
-  if (taps == 2) {
-    c[0] = 1.0 - t;
-    c[1] = t;
-  } else {
-    double a = p->cubic_a, u = 1.0 - t;
-    c[0] = ((a * (t + 1) - 5 * a) * (t + 1) + 8 * a) * (t + 1) - 4 * a;
-    c[1] = ((a + 2) * t - (a + 3)) * t * t + 1;
-    c[2] = ((a + 2) * u - (a + 3)) * u * u + 1;
-    c[3] = ((a * (u + 1) - 5 * a) * (u + 1) + 8 * a) * (u + 1) - 4 * a;
-    base--;
-  }
-  for (int i = 0; i < taps; i++) {
-    int64_t j = base + i;
-    if (p->exclude_outside && (j < 0 || j >= p->in[k]))
-      c[i] = 0.0;
-    sum += c[i];
-  }
-  for (int i = 0; i < taps; i++) {
-    int64_t j = base + i;
-    idx[i] = (cl_int) CLAMP (j, 0, p->in[k] - 1);
-    w[i] = (cl_float) (p->exclude_outside && sum != 0.0 ? c[i] / sum : c[i]);
+  nnp_resize_interp_taps (p, k, xo, taps, i64, f);
+  for (int t = 0; t < taps; t++) {
+    idx[t] = (cl_int) i64[t];
+    w[t] = f[t];
   }
 }
 
@@ -1229,7 +1170,7 @@ resize_prepare (NnpOclDevice *dev, const NnpGraph *graph, const NnpNode *node, G
     g_array_set_size (w, start + p->out[k] * taps);
     for (int64_t x = 0; x < p->out[k]; x++) {
       gboolean outside;
-      double xo = resize_coord (p, k, x, &outside);
+      double xo = nnp_resize_map_coord (p, k, x, &outside);
       cl_int *ix = &g_array_index (idx, cl_int, start + x * taps);
       cl_float *wx = &g_array_index (w, cl_float, start + x * taps);
       resize_taps (p, k, xo, taps, ix, wx);
