@@ -13,6 +13,7 @@
  * check with -fopt-info-vec when changing them. */
 #include "backends/cpu/cpu.h"
 #include "backends/cpu/cpu-act.h"
+#include "backends/act-scalar.h"
 #include "ops/elementwise-params.h"
 
 #include <math.h>
@@ -531,24 +532,34 @@ run_bcast (const NnpCpuCall *call, JobKind kind, const RowSet *const *table,
   return TRUE;
 }
 
-#define DEF_BCAST_KERNEL(op, table, f32_avx2) \
+/* RUN_FN: the kernel's run function over the row functions of TABLE */
+#define DEF_BCAST_RUN(RUN_FN, TABLE, F32_AVX2) \
   static gboolean \
-  op##_run (const NnpCpuCall *call, GError **error) \
+  RUN_FN (const NnpCpuCall *call, GError **error) \
   { \
-    return run_bcast (call, JOB_ROWSET, table, f32_avx2, error); \
-  } \
-  const NnpCpuKernel nnp_cpu_##op = { .run = op##_run };
+    return run_bcast (call, JOB_ROWSET, TABLE, F32_AVX2, error); \
+  }
 
-DEF_BCAST_KERNEL (add, add_rows, ROWS_F32_AVX2 (add))
-DEF_BCAST_KERNEL (sub, sub_rows, ROWS_F32_AVX2 (sub))
-DEF_BCAST_KERNEL (mul, mul_rows, ROWS_F32_AVX2 (mul))
-DEF_BCAST_KERNEL (div, div_rows, ROWS_F32_AVX2 (div))
-DEF_BCAST_KERNEL (max, max_rows, NULL)
-DEF_BCAST_KERNEL (min, min_rows, NULL)
-DEF_BCAST_KERNEL (sum, add_rows, ROWS_F32_AVX2 (add))
-DEF_BCAST_KERNEL (equal, eq_rows, NULL)
-DEF_BCAST_KERNEL (less, lt_rows, NULL)
-DEF_BCAST_KERNEL (greater, gt_rows, NULL)
+DEF_BCAST_RUN (add_run, add_rows, ROWS_F32_AVX2 (add))
+DEF_BCAST_RUN (sub_run, sub_rows, ROWS_F32_AVX2 (sub))
+DEF_BCAST_RUN (mul_run, mul_rows, ROWS_F32_AVX2 (mul))
+DEF_BCAST_RUN (div_run, div_rows, ROWS_F32_AVX2 (div))
+DEF_BCAST_RUN (max_run, max_rows, NULL)
+DEF_BCAST_RUN (min_run, min_rows, NULL)
+DEF_BCAST_RUN (equal_run, eq_rows, NULL)
+DEF_BCAST_RUN (less_run, lt_rows, NULL)
+DEF_BCAST_RUN (greater_run, gt_rows, NULL)
+
+const NnpCpuKernel nnp_cpu_add = { .run = add_run };
+const NnpCpuKernel nnp_cpu_sub = { .run = sub_run };
+const NnpCpuKernel nnp_cpu_mul = { .run = mul_run };
+const NnpCpuKernel nnp_cpu_div = { .run = div_run };
+const NnpCpuKernel nnp_cpu_max = { .run = max_run };
+const NnpCpuKernel nnp_cpu_min = { .run = min_run };
+const NnpCpuKernel nnp_cpu_sum = { .run = add_run };    /* variadic: the rows accumulate */
+const NnpCpuKernel nnp_cpu_equal = { .run = equal_run };
+const NnpCpuKernel nnp_cpu_less = { .run = less_run };
+const NnpCpuKernel nnp_cpu_greater = { .run = greater_run };
 
 static gboolean
 pow_run (const NnpCpuCall *call, GError **error)
@@ -595,37 +606,12 @@ typedef void (*UnaryFn) (void *o, const void *x, gsize n, const UnaryArgs *u);
   DEF_UNARY (name##_f32, float, EXPR_F) \
   DEF_UNARY (name##_f64, double, EXPR_D)
 
-static inline float
-maxf_ (float a, float b)
-{
-  return a > b ? a : b;
-}
-
-static inline float
-minf_ (float a, float b)
-{
-  return a < b ? a : b;
-}
-
-static inline double
-maxd_ (double a, double b)
-{
-  return a > b ? a : b;
-}
-
-static inline double
-mind_ (double a, double b)
-{
-  return a < b ? a : b;
-}
-
-DEF_UNARY_FLOAT (leaky_relu, maxf_ (x, 0.f) + alpha * minf_ (x, 0.f),
-                 maxd_ (x, 0.) + alpha * mind_ (x, 0.))
-DEF_UNARY_FLOAT (hard_sigmoid, minf_ (maxf_ (alpha * x + beta, 0.f), 1.f),
-                 mind_ (maxd_ (alpha * x + beta, 0.), 1.))
-DEF_UNARY_FLOAT (hard_swish, x * minf_ (maxf_ (x + 3.f, 0.f), 6.f) * (1.f / 6.f),
-                 x * mind_ (maxd_ (x + 3., 0.), 6.) * (1. / 6.))
-DEF_UNARY (sigmoid_f64, double, 1. / (1. + exp (-x)))
+/* The activations' formulas: lib/backends/act-scalar.h */
+DEF_UNARY_FLOAT (leaky_relu, nnp_act_leaky_relu (x, alpha), nnp_act_leaky_relu_f64 (x, alpha))
+DEF_UNARY_FLOAT (hard_sigmoid, nnp_act_hard_sigmoid (x, alpha, beta),
+                 nnp_act_hard_sigmoid_f64 (x, alpha, beta))
+DEF_UNARY_FLOAT (hard_swish, nnp_act_hard_swish (x), nnp_act_hard_swish_f64 (x))
+DEF_UNARY (sigmoid_f64, double, nnp_act_sigmoid_f64 (x))
 DEF_UNARY_FLOAT (tanh, tanhf (x), tanh (x))
 DEF_UNARY (exp_f64, double, exp (x))
 
@@ -654,17 +640,18 @@ exp_clamped (float x)
   return p;
 }
 
-/* o = clamp (sign * in, -87, 88) */
+/* o = clamp (in, lo, hi) */
 static inline void
-clamp_exp_arg_t (float *restrict o, const float *restrict in, gsize n, const float sign)
+clamp_t (float *restrict o, const float *restrict in, gsize n, const float lo, const float hi)
 {
-  VFOR (i, n, float x = sign * in[i]; x = x < -87.f ? -87.f : x; o[i] = x > 88.f ? 88.f : x);
+  VFOR (i, n, float x = in[i]; x = x < lo ? lo : x; o[i] = x > hi ? hi : x);
 }
 
+/* in place on x clamped to [-88, 87] (exp's argument is -x) */
 static inline void
 sigmoid_inplace_t (float *restrict o, gsize n)
 {
-  VFOR (i, n, o[i] = 1.f / (1.f + exp_clamped (o[i])));
+  VFOR (i, n, o[i] = NNP_ACT_SIGMOID_F (o[i], exp_clamped));
 }
 
 static inline void
@@ -703,7 +690,7 @@ sigmoid_f32 (void *o, const void *x, gsize n, const UnaryArgs *u)
 #endif
   for (gsize s = 0; s < n; s += 2048) {
     gsize m = MIN ((gsize) 2048, n - s);
-    clamp_exp_arg_t ((float *) o + s, (const float *) x + s, m, -1.f);
+    clamp_t ((float *) o + s, (const float *) x + s, m, -88.f, 87.f);
     sigmoid_inplace_t ((float *) o + s, m);
   }
 }
@@ -717,7 +704,7 @@ exp_f32 (void *o, const void *x, gsize n, const UnaryArgs *u)
   (void) u;
   for (gsize s = 0; s < n; s += 2048) {
     gsize m = MIN ((gsize) 2048, n - s);
-    clamp_exp_arg_t (out + s, in + s, m, 1.f);
+    clamp_t (out + s, in + s, m, -87.f, 88.f);
     exp_inplace_t (out + s, m);
     /* keep IEEE results outside the clamped range (overflow, underflow, NaN) */
     for (gsize i = s; i < s + m; i++)
@@ -734,13 +721,13 @@ DEF_UNARY_FLOAT (ceil, ceilf (x), ceil (x))
 
 /* Relu, Neg, Abs, Clip for every numeric type they accept. */
 #define DEF_INT_UNARY(sfx, T, UT, K, DT, LO, HI) \
-  DEF_UNARY (relu_##sfx, T, x > 0 ? x : 0) \
+  DEF_UNARY (relu_##sfx, T, NNP_ACT_RELU_F (x)) \
   DEF_UNARY (neg_##sfx, T, E_NEG_##K (T, UT)) \
   DEF_UNARY (abs_##sfx, T, E_ABS_##K (T, UT)) \
   static inline void \
   clip_##sfx##_t (T *restrict o, const T *restrict in, gsize n, const T lo, const T hi) \
   { \
-    VFOR (i, n, T x = in[i]; x = x < lo ? lo : x; o[i] = x > hi ? hi : x); \
+    VFOR (i, n, T x = in[i]; o[i] = NNP_ACT_CLIP_F (x, lo, hi)); \
   } \
   static void \
   clip_##sfx (void *o, const void *x, gsize n, const UnaryArgs *u) \
@@ -854,30 +841,47 @@ run_unary (const NnpCpuCall *call, const UnaryFn *table, GError **error)
   return TRUE;
 }
 
-#define DEF_UNARY_KERNEL(op, table) \
+/* RUN_FN: the kernel's run function over the typed loops of TABLE */
+#define DEF_UNARY_RUN(RUN_FN, TABLE) \
   static gboolean \
-  op##_run (const NnpCpuCall *call, GError **error) \
+  RUN_FN (const NnpCpuCall *call, GError **error) \
   { \
-    return run_unary (call, table, error); \
-  } \
-  const NnpCpuKernel nnp_cpu_##op = { .run = op##_run };
+    return run_unary (call, TABLE, error); \
+  }
 
-DEF_UNARY_KERNEL (relu, relu_fns)
-DEF_UNARY_KERNEL (leaky_relu, leaky_relu_fns)
-DEF_UNARY_KERNEL (clip, clip_fns)
-DEF_UNARY_KERNEL (hard_sigmoid, hard_sigmoid_fns)
-DEF_UNARY_KERNEL (hard_swish, hard_swish_fns)
-DEF_UNARY_KERNEL (sigmoid, sigmoid_fns)
-DEF_UNARY_KERNEL (tanh, tanh_fns)
-DEF_UNARY_KERNEL (exp, exp_fns)
-DEF_UNARY_KERNEL (log, log_fns)
-DEF_UNARY_KERNEL (erf, erf_fns)
-DEF_UNARY_KERNEL (sqrt, sqrt_fns)
-DEF_UNARY_KERNEL (reciprocal, reciprocal_fns)
-DEF_UNARY_KERNEL (neg, neg_fns)
-DEF_UNARY_KERNEL (abs, abs_fns)
-DEF_UNARY_KERNEL (floor, floor_fns)
-DEF_UNARY_KERNEL (ceil, ceil_fns)
+DEF_UNARY_RUN (relu_run, relu_fns)
+DEF_UNARY_RUN (leaky_relu_run, leaky_relu_fns)
+DEF_UNARY_RUN (clip_run, clip_fns)
+DEF_UNARY_RUN (hard_sigmoid_run, hard_sigmoid_fns)
+DEF_UNARY_RUN (hard_swish_run, hard_swish_fns)
+DEF_UNARY_RUN (sigmoid_run, sigmoid_fns)
+DEF_UNARY_RUN (tanh_run, tanh_fns)
+DEF_UNARY_RUN (exp_run, exp_fns)
+DEF_UNARY_RUN (log_run, log_fns)
+DEF_UNARY_RUN (erf_run, erf_fns)
+DEF_UNARY_RUN (sqrt_run, sqrt_fns)
+DEF_UNARY_RUN (reciprocal_run, reciprocal_fns)
+DEF_UNARY_RUN (neg_run, neg_fns)
+DEF_UNARY_RUN (abs_run, abs_fns)
+DEF_UNARY_RUN (floor_run, floor_fns)
+DEF_UNARY_RUN (ceil_run, ceil_fns)
+
+const NnpCpuKernel nnp_cpu_relu = { .run = relu_run };
+const NnpCpuKernel nnp_cpu_leaky_relu = { .run = leaky_relu_run };
+const NnpCpuKernel nnp_cpu_clip = { .run = clip_run };
+const NnpCpuKernel nnp_cpu_hard_sigmoid = { .run = hard_sigmoid_run };
+const NnpCpuKernel nnp_cpu_hard_swish = { .run = hard_swish_run };
+const NnpCpuKernel nnp_cpu_sigmoid = { .run = sigmoid_run };
+const NnpCpuKernel nnp_cpu_tanh = { .run = tanh_run };
+const NnpCpuKernel nnp_cpu_exp = { .run = exp_run };
+const NnpCpuKernel nnp_cpu_log = { .run = log_run };
+const NnpCpuKernel nnp_cpu_erf = { .run = erf_run };
+const NnpCpuKernel nnp_cpu_sqrt = { .run = sqrt_run };
+const NnpCpuKernel nnp_cpu_reciprocal = { .run = reciprocal_run };
+const NnpCpuKernel nnp_cpu_neg = { .run = neg_run };
+const NnpCpuKernel nnp_cpu_abs = { .run = abs_run };
+const NnpCpuKernel nnp_cpu_floor = { .run = floor_run };
+const NnpCpuKernel nnp_cpu_ceil = { .run = ceil_run };
 
 /* ---------------------------------------------------------------- Cast */
 

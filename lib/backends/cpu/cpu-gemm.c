@@ -16,6 +16,7 @@
 #include "backends/cpu/cpu-gemm.h"
 #include "backends/cpu/cpu.h"
 #include "backends/cpu/cpu-act.h"
+#include "backends/act-scalar.h"
 
 #include <math.h>
 #include <string.h>
@@ -48,35 +49,6 @@ typedef void (*UkFunc) (int64_t kc, const float *a, const float *b, float *c, in
                         const UkArgs *args);
 
 /* ---------------------------------------------------------------- micro-kernels */
-
-static inline float
-act_scalar (float x, NnpActivation act, float alpha, float beta)
-{
-  float v;
-
-  switch (act) {
-    case NNP_ACT_RELU:
-      return x > 0.f ? x : 0.f;
-    case NNP_ACT_CLIP:
-      return x < alpha ? alpha : (x > beta ? beta : x);
-    case NNP_ACT_LEAKY_RELU:
-      return x < 0.f ? alpha * x : x;
-    case NNP_ACT_HARD_SIGMOID:
-      v = alpha * x + beta;
-      return v < 0.f ? 0.f : (v > 1.f ? 1.f : v);
-    case NNP_ACT_HARD_SWISH:
-      v = x * (1.f / 6.f) + 0.5f;
-      return x * (v < 0.f ? 0.f : (v > 1.f ? 1.f : v));
-    case NNP_ACT_HARD_SWISH_AFFINE:
-      v = x * (1.f / 6.f) + 0.5f;
-      return alpha * (x * (v < 0.f ? 0.f : (v > 1.f ? 1.f : v))) + beta;
-    case NNP_ACT_SIGMOID:
-      return 1.f / (1.f + expf (-x));
-    case NNP_ACT_NONE:
-    default:
-      return x;
-  }
-}
 
 #if HAVE_X86
 /* The 6x16 AVX2 tile lives in twelve named registers c00..c51 (an array would
@@ -121,7 +93,7 @@ uk_store_generic (float acc[MR][NR], float *c, int64_t ldc, const UkArgs *args)
         v += args->rb[r];
       if (args->cb)
         v += args->cb[j];
-      cr[j] = act_scalar (v, args->act, args->act_alpha, args->act_beta);
+      cr[j] = nnp_act_apply (v, args->act, args->act_alpha, args->act_beta);
     }
   }
 }
@@ -297,39 +269,40 @@ get_uk (void)
   return the_uk;
 }
 
-/* Portable loops, one per activation, branch-free bodies (min/max) so the
- * compiler can vectorise them (SSE2 at least) where AVX2 is not used. */
+/* Portable loops, one per activation (lib/backends/act-scalar.h), with
+ * branch-free bodies so the compiler can vectorise them (SSE2 at least)
+ * where AVX2 is not used. */
 static void
 activate_generic (float *x, gsize n, NnpActivation act, float alpha, float beta)
 {
   switch (act) {
     case NNP_ACT_RELU:
       for (gsize i = 0; i < n; i++)
-        x[i] = MAX (x[i], 0.f);
+        x[i] = nnp_act_relu (x[i]);
       break;
     case NNP_ACT_CLIP:
       for (gsize i = 0; i < n; i++)
-        x[i] = MIN (MAX (x[i], alpha), beta);
+        x[i] = nnp_act_clip (x[i], alpha, beta);
       break;
     case NNP_ACT_LEAKY_RELU:
       for (gsize i = 0; i < n; i++)
-        x[i] = MAX (x[i], 0.f) + alpha * MIN (x[i], 0.f);
+        x[i] = nnp_act_leaky_relu (x[i], alpha);
       break;
     case NNP_ACT_HARD_SIGMOID:
       for (gsize i = 0; i < n; i++)
-        x[i] = MIN (MAX (alpha * x[i] + beta, 0.f), 1.f);
+        x[i] = nnp_act_hard_sigmoid (x[i], alpha, beta);
       break;
     case NNP_ACT_HARD_SWISH:
       for (gsize i = 0; i < n; i++)
-        x[i] = x[i] * MIN (MAX (x[i] * (1.f / 6.f) + 0.5f, 0.f), 1.f);
+        x[i] = nnp_act_hard_swish (x[i]);
       break;
     case NNP_ACT_HARD_SWISH_AFFINE:
       for (gsize i = 0; i < n; i++)
-        x[i] = alpha * (x[i] * MIN (MAX (x[i] * (1.f / 6.f) + 0.5f, 0.f), 1.f)) + beta;
+        x[i] = nnp_act_hard_swish_affine (x[i], alpha, beta);
       break;
     case NNP_ACT_SIGMOID:
       for (gsize i = 0; i < n; i++)
-        x[i] = 1.f / (1.f + expf (-x[i]));
+        x[i] = nnp_act_sigmoid (x[i]);
       break;
     case NNP_ACT_NONE:
     default:
@@ -536,7 +509,7 @@ run_block (const NnpSgemm *g, int64_t m0, int64_t mc, int64_t n0, int64_t nc, fl
           v = g->beta * g->bias[(m0 + i) * g->bias_rs];
         else if (bk == BIAS_COLS)
           v = g->beta * g->bias[(n0 + j) * g->bias_cs];
-        cr[j] = act_scalar (v, g->act, g->act_alpha, g->act_beta);
+        cr[j] = nnp_act_apply (v, g->act, g->act_alpha, g->act_beta);
       }
     }
     return;

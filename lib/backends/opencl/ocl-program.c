@@ -1,9 +1,10 @@
 /* OpenCL backend: programs built from the embedded kernels/NAME.cl files.
  *
- * Each program is kernels/common.cl followed by one kernel file, built once
- * per device on first use with OCL_BUILD_OPTIONS.  Built programs are cached
- * on disk as binaries under
- *   $XDG_CACHE_HOME/nnpipe/opencl/<sha256 of device, driver, options, source>.bin
+ * Each program is the prelude (the NnpActivation enum, ocl-codes.h,
+ * ../act-scalar.h and kernels/common.cl, see embed-cl.py) followed by one
+ * kernel file, built once per device on first use with OCL_BUILD_OPTIONS.
+ * Built programs are cached on disk as binaries under
+ *   $XDG_CACHE_HOME/nnpipe/opencl/<sha256 of device, driver, options, sources>.bin
  * so a second start skips the compiler; a cache file that fails to load or
  * build is ignored (and rewritten).  NNP_OPENCL_CACHE=0 disables the cache. */
 #include "backends/opencl/opencl.h"
@@ -65,7 +66,6 @@ static char *
 cache_path (NnpOclDevice *dev, int index)
 {
   g_autoptr (GChecksum) sum = g_checksum_new (G_CHECKSUM_SHA256);
-  int common = source_index ("common.cl");
   const char *e = g_getenv ("NNP_OPENCL_CACHE");
   g_autofree char *base = NULL;
 
@@ -75,8 +75,7 @@ cache_path (NnpOclDevice *dev, int index)
   g_checksum_update (sum, (const guchar *) "\n", 1);
   g_checksum_update (sum, (const guchar *) dev->driver_version, -1);
   g_checksum_update (sum, (const guchar *) "\n" OCL_BUILD_OPTIONS "\n", -1);
-  if (common >= 0)
-    g_checksum_update (sum, (const guchar *) nnp_ocl_sources[common].text, -1);
+  g_checksum_update (sum, (const guchar *) nnp_ocl_prelude, -1);
   g_checksum_update (sum, (const guchar *) nnp_ocl_sources[index].text, -1);
   base = g_strconcat (g_checksum_get_string (sum), ".bin", NULL);
   return g_build_filename (g_get_user_cache_dir (), "nnpipe", "opencl", base, NULL);
@@ -155,9 +154,7 @@ save_cached (NnpOclDevice *dev, cl_program program, const char *path)
 static cl_program
 build_program (NnpOclDevice *dev, int index, GError **error)
 {
-  int common = source_index ("common.cl");
-  const char *texts[2];
-  cl_uint n = 0;
+  const char *texts[2] = { nnp_ocl_prelude, nnp_ocl_sources[index].text };
   cl_int err = CL_SUCCESS;
   cl_program program;
   g_autofree char *path = cache_path (dev, index);
@@ -169,10 +166,7 @@ build_program (NnpOclDevice *dev, int index, GError **error)
                nnp_ocl_sources[index].name, path);
     return program;
   }
-  if (common >= 0 && common != index)
-    texts[n++] = nnp_ocl_sources[common].text;
-  texts[n++] = nnp_ocl_sources[index].text;
-  program = clCreateProgramWithSource (dev->context, n, texts, NULL, &err);
+  program = clCreateProgramWithSource (dev->context, 2, texts, NULL, &err);
   if (err != CL_SUCCESS) {
     nnp_ocl_set_error (error, dev, err, "creating program %s", nnp_ocl_sources[index].name);
     return NULL;

@@ -7,8 +7,10 @@
  *   ocl-program.c  programs from the embedded kernels/NAME.cl files, built once per
  *                  device and cached on disk as binaries
  *   ocl-buffer.c   allocations, host <-> device copies and their counters
- *   ocl-kernels.c  per-op launch code (table generated from op-list.h) and
- *                  the supports() query
+ *   ocl-kernels.c  the kernel table (generated from op-list.h), the supports()
+ *                  query and the helpers of the launch code (ocl-ops.h)
+ *   ocl-<family>.c per-op launch code by op family, as the CPU backend's
+ *                  cpu-<family>.c (list in ocl-ops.h)
  *   ocl-exec.c     a prepared list of nodes on one device: memory plan in
  *                  one device arena, boundary values in caller buffers
  *
@@ -25,7 +27,9 @@
 
 G_BEGIN_DECLS
 
-/* Embedded sources (generated ocl-sources.c). */
+/* Embedded sources (generated ocl-sources.c by embed-cl.py): every program
+ * is the prelude followed by one kernel file. */
+extern const char nnp_ocl_prelude[];
 typedef struct {
   const char *name;     /* "conv.cl" */
   const char *text;
@@ -90,7 +94,7 @@ typedef struct {
   gsize offset;                  /* bytes */
 } NnpOclMem;
 
-/* Kernels (ocl-kernels.c) */
+/* Kernels (ocl-kernels.c, ocl-<family>.c) */
 typedef struct {
   NnpOclDevice *dev;
   const NnpGraph *graph;
@@ -126,7 +130,8 @@ typedef struct {
                   GError **error);
 } NnpOclKernel;
 
-/* Kernel of an op, NULL when the backend has none. */
+/* Kernel of an op, NULL when the backend has none (its entry in the table
+ * has no prepare). */
 const NnpOclKernel *nnp_ocl_kernel (NnpOpType op);
 gboolean nnp_ocl_supports_node (const NnpGraph *graph, const NnpNode *node, char **why);
 

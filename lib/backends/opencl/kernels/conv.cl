@@ -51,11 +51,11 @@ conv_direct (__global const float *x, int xo, __global const float *w, int wo,
 /* Implicit GEMM per (batch, group): Y[m][p] = sum_k W[m][k] * im2col(X)[k][p],
  * K = C/G * KH * KW, P = OH * OW.  A 32x32 output tile per work-group of 8x8
  * items (4x4 outputs each), K in steps of 16 through local memory. */
-#define CT_M 32
-#define CT_N 32
+#define CT_M NNP_OCL_TILE
+#define CT_N NNP_OCL_TILE
 #define CT_K 16
 
-__kernel __attribute__ ((reqd_work_group_size (8, 8, 1))) void
+__kernel __attribute__ ((reqd_work_group_size (NNP_OCL_TILE_LOCAL, NNP_OCL_TILE_LOCAL, 1))) void
 conv_gemm (__global const float *x, int xo, __global const float *w, int wo,
            __global const float *bias, int bo, __global float *y, int yo, ConvP p, Act act)
 {

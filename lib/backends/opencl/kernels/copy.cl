@@ -3,18 +3,18 @@
 
 typedef struct {
   int rank;
-  int dims[MAX_RANK];
-  int strides[MAX_RANK];     /* source strides in elements (may be 0 or negative) */
+  int dims[NNP_OCL_MAX_RANK];
+  int strides[NNP_OCL_MAX_RANK];     /* source strides in elements (may be 0 or negative) */
   int offset;                /* source offset in elements */
   int n;
 } CopyP;
 
 typedef struct {
   int rank;
-  int in[MAX_RANK];
-  int out[MAX_RANK];
-  int pad_begin[MAX_RANK];
-  int mode;                  /* 0 constant, 1 reflect, 2 edge, 3 wrap */
+  int in[NNP_OCL_MAX_RANK];
+  int out[NNP_OCL_MAX_RANK];
+  int pad_begin[NNP_OCL_MAX_RANK];
+  int mode;                  /* NNP_OCL_PAD_* */
   int n;
 } PadP;
 
@@ -104,10 +104,10 @@ typedef struct {
       int len = p.in[d];                                                           \
       rest /= p.out[d];                                                            \
       if (c < 0 || c >= len) {                                                     \
-        if (p.mode == 0 || len == 0) {                                             \
+        if (p.mode == NNP_OCL_PAD_CONSTANT || len == 0) {                          \
           y[yo + i] = value;                                                       \
           return;                                                                  \
-        } else if (p.mode == 1) {                                                  \
+        } else if (p.mode == NNP_OCL_PAD_REFLECT) {                                \
           if (len == 1) {                                                          \
             c = 0;                                                                 \
           } else {                                                                 \
@@ -118,7 +118,7 @@ typedef struct {
             if (c >= len)                                                          \
               c = period - c;                                                      \
           }                                                                        \
-        } else if (p.mode == 2) {                                                  \
+        } else if (p.mode == NNP_OCL_PAD_EDGE) {                                   \
           c = clamp (c, 0, len - 1);                                               \
         } else {                                                                   \
           c = c % len;                                                             \

@@ -1,23 +1,5 @@
-/* nnpipe OpenCL kernels: unary, broadcast binary / ternary ops, Cast. */
-
-/* Unary op codes (host: ocl-kernels.c). */
-#define UN_COPY 0
-#define UN_RELU 1
-#define UN_LEAKY_RELU 2
-#define UN_CLIP 3
-#define UN_HARD_SIGMOID 4
-#define UN_HARD_SWISH 5
-#define UN_SIGMOID 6
-#define UN_TANH 7
-#define UN_EXP 8
-#define UN_LOG 9
-#define UN_ERF 10
-#define UN_SQRT 11
-#define UN_RECIPROCAL 12
-#define UN_NEG 13
-#define UN_ABS 14
-#define UN_FLOOR 15
-#define UN_CEIL 16
+/* nnpipe OpenCL kernels: unary, broadcast binary / ternary ops, Cast.
+ * Op codes: ocl-codes.h; activations: act-scalar.h (both in the prelude). */
 
 __kernel void
 unary_f32 (__global const float *x, int xo, __global float *y, int yo, int n, int op,
@@ -30,22 +12,22 @@ unary_f32 (__global const float *x, int xo, __global float *y, int yo, int n, in
     return;
   v = x[xo + i];
   switch (op) {
-    case UN_RELU: r = fmax (v, 0.0f); break;
-    case UN_LEAKY_RELU: r = v < 0.0f ? alpha * v : v; break;
-    case UN_CLIP: r = fmin (fmax (v, alpha), beta); break;
-    case UN_HARD_SIGMOID: r = clamp (alpha * v + beta, 0.0f, 1.0f); break;
-    case UN_HARD_SWISH: r = v * clamp (v / 6.0f + 0.5f, 0.0f, 1.0f); break;
-    case UN_SIGMOID: r = 1.0f / (1.0f + exp (-v)); break;
-    case UN_TANH: r = tanh (v); break;
-    case UN_EXP: r = exp (v); break;
-    case UN_LOG: r = log (v); break;
-    case UN_ERF: r = erf (v); break;
-    case UN_SQRT: r = sqrt (v); break;
-    case UN_RECIPROCAL: r = 1.0f / v; break;
-    case UN_NEG: r = -v; break;
-    case UN_ABS: r = fabs (v); break;
-    case UN_FLOOR: r = floor (v); break;
-    case UN_CEIL: r = ceil (v); break;
+    case NNP_OCL_UN_RELU: r = nnp_act_relu (v); break;
+    case NNP_OCL_UN_LEAKY_RELU: r = nnp_act_leaky_relu (v, alpha); break;
+    case NNP_OCL_UN_CLIP: r = nnp_act_clip (v, alpha, beta); break;
+    case NNP_OCL_UN_HARD_SIGMOID: r = nnp_act_hard_sigmoid (v, alpha, beta); break;
+    case NNP_OCL_UN_HARD_SWISH: r = nnp_act_hard_swish (v); break;
+    case NNP_OCL_UN_SIGMOID: r = nnp_act_sigmoid (v); break;
+    case NNP_OCL_UN_TANH: r = tanh (v); break;
+    case NNP_OCL_UN_EXP: r = exp (v); break;
+    case NNP_OCL_UN_LOG: r = log (v); break;
+    case NNP_OCL_UN_ERF: r = erf (v); break;
+    case NNP_OCL_UN_SQRT: r = sqrt (v); break;
+    case NNP_OCL_UN_RECIPROCAL: r = 1.0f / v; break;
+    case NNP_OCL_UN_NEG: r = -v; break;
+    case NNP_OCL_UN_ABS: r = fabs (v); break;
+    case NNP_OCL_UN_FLOOR: r = floor (v); break;
+    case NNP_OCL_UN_CEIL: r = ceil (v); break;
     default: r = v; break;
   }
   y[yo + i] = r;
@@ -55,23 +37,11 @@ unary_f32 (__global const float *x, int xo, __global float *y, int yo, int n, in
  * at sum_d coord_d * s[k][d]. */
 typedef struct {
   int rank;
-  int dims[MAX_RANK];
-  int s0[MAX_RANK];
-  int s1[MAX_RANK];
-  int s2[MAX_RANK];
+  int dims[NNP_OCL_MAX_RANK];
+  int s0[NNP_OCL_MAX_RANK];
+  int s1[NNP_OCL_MAX_RANK];
+  int s2[NNP_OCL_MAX_RANK];
 } Bcast;
-
-#define BIN_ADD 0
-#define BIN_SUB 1
-#define BIN_MUL 2
-#define BIN_DIV 3
-#define BIN_POW 4
-#define BIN_MAX 5
-#define BIN_MIN 6
-#define BIN_FIRST 7     /* a (broadcast copy) */
-#define BIN_EQUAL 8
-#define BIN_LESS 9
-#define BIN_GREATER 10
 
 __kernel void
 binary_f32 (__global const float *a, int ao, __global const float *b, int bo,
@@ -93,13 +63,13 @@ binary_f32 (__global const float *a, int ao, __global const float *b, int bo,
   va = a[ao + ia];
   vb = b[bo + ib];
   switch (op) {
-    case BIN_ADD: r = va + vb; break;
-    case BIN_SUB: r = va - vb; break;
-    case BIN_MUL: r = va * vb; break;
-    case BIN_DIV: r = va / vb; break;
-    case BIN_POW: r = pow (va, vb); break;
-    case BIN_MAX: r = isnan (va) || isnan (vb) ? NAN : fmax (va, vb); break;
-    case BIN_MIN: r = isnan (va) || isnan (vb) ? NAN : fmin (va, vb); break;
+    case NNP_OCL_BIN_ADD: r = va + vb; break;
+    case NNP_OCL_BIN_SUB: r = va - vb; break;
+    case NNP_OCL_BIN_MUL: r = va * vb; break;
+    case NNP_OCL_BIN_DIV: r = va / vb; break;
+    case NNP_OCL_BIN_POW: r = pow (va, vb); break;
+    case NNP_OCL_BIN_MAX: r = isnan (va) || isnan (vb) ? NAN : fmax (va, vb); break;
+    case NNP_OCL_BIN_MIN: r = isnan (va) || isnan (vb) ? NAN : fmin (va, vb); break;
     default: r = va; break;
   }
   y[yo + i] = apply_act (r, act);
@@ -125,9 +95,9 @@ compare_f32 (__global const float *a, int ao, __global const float *b, int bo,
   }
   va = a[ao + ia];
   vb = b[bo + ib];
-  if (op == BIN_EQUAL)
+  if (op == NNP_OCL_BIN_EQUAL)
     r = va == vb;
-  else if (op == BIN_LESS)
+  else if (op == NNP_OCL_BIN_LESS)
     r = va < vb;
   else
     r = va > vb;

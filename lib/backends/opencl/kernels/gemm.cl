@@ -9,9 +9,9 @@ typedef struct {
   int c_rs, c_cs, has_c;
   float alpha, beta;
   int batch_rank;
-  int bdims[MAX_RANK];
-  int a_bs[MAX_RANK];
-  int b_bs[MAX_RANK];
+  int bdims[NNP_OCL_MAX_RANK];
+  int a_bs[NNP_OCL_MAX_RANK];
+  int b_bs[NNP_OCL_MAX_RANK];
 } GemmP;
 
 inline void
@@ -45,11 +45,11 @@ gemm_naive (__global const float *a, int ao, __global const float *b, int bo,
   y[yo + (batch * p.m + i) * p.n + j] = apply_act (acc, act);
 }
 
-#define GT_M 32
-#define GT_N 32
+#define GT_M NNP_OCL_TILE
+#define GT_N NNP_OCL_TILE
 #define GT_K 16
 
-__kernel __attribute__ ((reqd_work_group_size (8, 8, 1))) void
+__kernel __attribute__ ((reqd_work_group_size (NNP_OCL_TILE_LOCAL, NNP_OCL_TILE_LOCAL, 1))) void
 gemm_tiled (__global const float *a, int ao, __global const float *b, int bo,
             __global const float *c, int co, __global float *y, int yo, GemmP p, Act act)
 {

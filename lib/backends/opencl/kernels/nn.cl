@@ -88,23 +88,18 @@ pool_f32 (__global const float *x, int xo, __global float *y, int yo, PoolP p)
   y[yo + i] = acc;
 }
 
-#define RED_SUM 0
-#define RED_MEAN 1
-#define RED_MAX 2
-#define RED_MIN 3
-
 inline float
 red_init (int op)
 {
-  return op == RED_MAX ? -INFINITY : op == RED_MIN ? INFINITY : 0.0f;
+  return op == NNP_OCL_RED_MAX ? -INFINITY : op == NNP_OCL_RED_MIN ? INFINITY : 0.0f;
 }
 
 inline float
 red_step (int op, float acc, float v)
 {
-  if (op == RED_MAX)
+  if (op == NNP_OCL_RED_MAX)
     return isnan (v) ? v : fmax (acc, v);
-  if (op == RED_MIN)
+  if (op == NNP_OCL_RED_MIN)
     return isnan (v) ? v : fmin (acc, v);
   return acc + v;
 }
@@ -129,15 +124,15 @@ reduce_rows_f32 (__global const float *x, int xo, __global float *y, int yo, int
     barrier (CLK_LOCAL_MEM_FENCE);
   }
   if (lid == 0)
-    y[yo + row] = op == RED_MEAN ? scratch[0] * scale : scratch[0];
+    y[yo + row] = op == NNP_OCL_RED_MEAN ? scratch[0] * scale : scratch[0];
 }
 
 /* General reduction: merged groups dims[0..rank), reduced[d] flags; one output
  * element per item, looping over the reduced sub-space. */
 typedef struct {
   int rank;
-  int dims[MAX_RANK];
-  int reduced[MAX_RANK];
+  int dims[NNP_OCL_MAX_RANK];
+  int reduced[NNP_OCL_MAX_RANK];
   int count;
   int n_out;
 } ReduceP;
@@ -147,7 +142,7 @@ reduce_general_f32 (__global const float *x, int xo, __global float *y, int yo, 
                     int op, float scale)
 {
   int o = get_global_id (0);
-  int strides[MAX_RANK];
+  int strides[NNP_OCL_MAX_RANK];
   int base = 0, rest, s = 1;
   float acc = red_init (op);
 
@@ -174,7 +169,7 @@ reduce_general_f32 (__global const float *x, int xo, __global float *y, int yo, 
     }
     acc = red_step (op, acc, x[xo + off]);
   }
-  y[yo + o] = op == RED_MEAN ? acc * scale : acc;
+  y[yo + o] = op == NNP_OCL_RED_MEAN ? acc * scale : acc;
 }
 
 /* Softmax / LogSoftmax over `dim` of outer x dim x inner: one (outer, inner)
@@ -240,10 +235,10 @@ argmax_f32 (__global const float *x, int xo, __global long *y, int yo, int outer
  * idx -1 marks a coordinate outside the crop (extrapolation value). */
 typedef struct {
   int rank;
-  int in[MAX_RANK];
-  int out[MAX_RANK];
-  int taps[MAX_RANK];
-  int tab_off[MAX_RANK];
+  int in[NNP_OCL_MAX_RANK];
+  int out[NNP_OCL_MAX_RANK];
+  int taps[NNP_OCL_MAX_RANK];
+  int tab_off[NNP_OCL_MAX_RANK];
   int n_out;
   float extrapolation;
 } ResizeP;
@@ -253,7 +248,7 @@ resize_f32 (__global const float *x, int xo, __global float *y, int yo,
             __global const int *idx, __global const float *wt, ResizeP p)
 {
   int o = get_global_id (0);
-  int coord[MAX_RANK], tap[MAX_RANK], istr[MAX_RANK];
+  int coord[NNP_OCL_MAX_RANK], tap[NNP_OCL_MAX_RANK], istr[NNP_OCL_MAX_RANK];
   int rest, s = 1, combos = 1;
   float acc = 0.0f;
 
