@@ -1,5 +1,6 @@
 /* OpenCL backend: launch code of Conv and ConvTranspose (kernels/conv.cl).
- * As lib/backends/cpu/cpu-conv.c. */
+ * As lib/backends/cpu/cpu-conv.c and cpu-conv-transpose.c (one launch code
+ * serves both here). */
 #include "backends/opencl/ocl-ops.h"
 #include "ops/conv-params.h"
 

@@ -1,14 +1,15 @@
 /* libnnpipe internal: what the OpenCL launch code of every op family shares.
  *
  * One file per op family, as in the CPU backend (lib/backends/cpu/cpu-*.c):
- *   ocl-conv.c         Conv, ConvTranspose
+ *   ocl-conv.c         Conv, ConvTranspose (cpu-conv.c, cpu-conv-transpose.c)
  *   ocl-matmul.c       MatMul, Gemm
  *   ocl-nn.c           BatchNormalization, Softmax, LogSoftmax, ArgMax, Pad
  *   ocl-pool.c         MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool
  *   ocl-reduce.c       ReduceMean/Sum/Max/Min (and the row reduction the
  *                      global pools use)
  *   ocl-resize.c       Resize
- *   ocl-elementwise.c  unary ops, broadcast binary ops, comparisons, Where, Cast
+ *   ocl-elementwise.c  unary ops, broadcast binary ops, comparisons, Where
+ *   ocl-cast.c         Cast
  *   ocl-shape.c        copies, Shape/Range/ConstantOfShape, Transpose, Slice,
  *                      Expand, Concat, Split, Gather
  * Each op `id` of include/nnpipe/op-list.h has its kernel

@@ -1,0 +1,250 @@
+/* libnnpipe: CPU kernel for Cast between every dtype of NnpDType (float16
+ * through its bits).  Float-like sources go through double, integer-like
+ * ones through int64, in chunks that stay in L1. */
+#include "backends/cpu/cpu.h"
+#include "backends/cpu/cpu-elementwise.h"
+
+#include <string.h>
+
+/* ---------------------------------------------------------------- Cast */
+
+/* IEEE half <-> float, round to nearest even. */
+static float
+half_to_float (guint16 h)
+{
+  guint32 sign = (guint32) (h & 0x8000) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ff, bits;
+  float f;
+
+  if (exp == 0) {
+    /* zero or subnormal: mant * 2^-24 */
+    f = (float) mant * (1.f / 16777216.f);
+    return sign ? -f : f;
+  }
+  if (exp == 31)
+    bits = sign | 0x7f800000u | (mant << 13);
+  else
+    bits = sign | ((exp + 112) << 23) | (mant << 13);
+  memcpy (&f, &bits, sizeof (f));
+  return f;
+}
+
+static guint16
+float_to_half (float f)
+{
+  guint32 bits, sign, mant;
+  int exp;
+
+  memcpy (&bits, &f, sizeof (bits));
+  sign = (bits >> 16) & 0x8000;
+  exp = (int) ((bits >> 23) & 0xff);
+  mant = bits & 0x7fffff;
+  if (exp == 255)                                  /* inf / nan */
+    return (guint16) (sign | 0x7c00 | (mant ? 0x200 : 0));
+  exp -= 127 - 15;
+  if (exp >= 31)                                   /* overflow */
+    return (guint16) (sign | 0x7c00);
+  if (exp <= 0) {                                  /* subnormal or zero */
+    guint32 m, shift, r, half;
+    if (exp < -10)
+      return (guint16) sign;
+    m = mant | 0x800000;
+    shift = (guint32) (14 - exp);
+    r = m >> shift;
+    half = 1u << (shift - 1);
+    if ((m & (2 * half - 1)) > half || ((m & (2 * half - 1)) == half && (r & 1)))
+      r++;
+    return (guint16) (sign | r);
+  }
+  {
+    guint32 h = sign | ((guint32) exp << 10) | (mant >> 13);
+    guint32 rest = mant & 0x1fff;
+    if (rest > 0x1000 || (rest == 0x1000 && (h & 1)))
+      h++;                                         /* may carry into the exponent: fine */
+    return (guint16) h;
+  }
+}
+
+#define CAST_CHUNK 256
+
+/* Float-like sources go through double, integer-like ones through int64
+ * (uint64 kept as its bits, flagged). */
+static gboolean
+cast_src_is_float (NnpDType t)
+{
+  return t == NNP_DTYPE_FLOAT32 || t == NNP_DTYPE_FLOAT64 || t == NNP_DTYPE_FLOAT16;
+}
+
+static void
+cast_load_f (const void *src, NnpDType t, gsize n, double *d)
+{
+  switch (t) {
+    case NNP_DTYPE_FLOAT32:
+      for (gsize i = 0; i < n; i++)
+        d[i] = ((const float *) src)[i];
+      break;
+    case NNP_DTYPE_FLOAT64:
+      memcpy (d, src, n * sizeof (double));
+      break;
+    default:
+      for (gsize i = 0; i < n; i++)
+        d[i] = half_to_float (((const guint16 *) src)[i]);
+      break;
+  }
+}
+
+static void
+cast_load_i (const void *src, NnpDType t, gsize n, gint64 *v)
+{
+  switch (t) {
+#define LOAD_I(sfx, T, UT, K, DT, LO, HI) \
+    case DT: \
+      for (gsize i = 0; i < n; i++) \
+        v[i] = (gint64) ((const T *) src)[i]; \
+      break;
+    NUMERIC_TYPES (LOAD_I)
+#undef LOAD_I
+    case NNP_DTYPE_BOOL:
+      for (gsize i = 0; i < n; i++)
+        v[i] = ((const guint8 *) src)[i] != 0;
+      break;
+    default:
+      break;
+  }
+}
+
+/* double to an integer type: truncation toward zero; NaN gives 0, values
+ * outside int64 saturate (uint64 above 2^63 kept exact) */
+static gint64
+double_to_i64 (double d)
+{
+  if (!(d == d))
+    return 0;
+  if (d >= 9223372036854775808.0) {
+    if (d < 18446744073709551616.0)
+      return (gint64) (guint64) d;
+    return G_MAXINT64;
+  }
+  if (d < -9223372036854775808.0)
+    return G_MININT64;
+  return (gint64) d;
+}
+
+static void
+cast_store_f (void *dst, NnpDType t, gsize n, const double *d)
+{
+  switch (t) {
+    case NNP_DTYPE_FLOAT32:
+      for (gsize i = 0; i < n; i++)
+        ((float *) dst)[i] = (float) d[i];
+      break;
+    case NNP_DTYPE_FLOAT64:
+      memcpy (dst, d, n * sizeof (double));
+      break;
+    case NNP_DTYPE_FLOAT16:
+      for (gsize i = 0; i < n; i++)
+        ((guint16 *) dst)[i] = float_to_half ((float) d[i]);
+      break;
+    case NNP_DTYPE_BOOL:
+      for (gsize i = 0; i < n; i++)
+        ((guint8 *) dst)[i] = d[i] != 0;
+      break;
+#define STORE_FI(sfx, T, UT, K, DT, LO, HI) \
+    case DT: \
+      for (gsize i = 0; i < n; i++) \
+        ((T *) dst)[i] = (T) double_to_i64 (d[i]); \
+      break;
+    INT_TYPES (STORE_FI)
+#undef STORE_FI
+    default:
+      break;
+  }
+}
+
+static void
+cast_store_i (void *dst, NnpDType t, gsize n, const gint64 *v, gboolean src_u64)
+{
+  switch (t) {
+    case NNP_DTYPE_FLOAT32:
+      for (gsize i = 0; i < n; i++)
+        ((float *) dst)[i] = src_u64 ? (float) (guint64) v[i] : (float) v[i];
+      break;
+    case NNP_DTYPE_FLOAT64:
+      for (gsize i = 0; i < n; i++)
+        ((double *) dst)[i] = src_u64 ? (double) (guint64) v[i] : (double) v[i];
+      break;
+    case NNP_DTYPE_FLOAT16:
+      for (gsize i = 0; i < n; i++)
+        ((guint16 *) dst)[i] = float_to_half (src_u64 ? (float) (guint64) v[i] : (float) v[i]);
+      break;
+    case NNP_DTYPE_BOOL:
+      for (gsize i = 0; i < n; i++)
+        ((guint8 *) dst)[i] = v[i] != 0;
+      break;
+#define STORE_II(sfx, T, UT, K, DT, LO, HI) \
+    case DT: \
+      for (gsize i = 0; i < n; i++) \
+        ((T *) dst)[i] = (T) v[i]; \
+      break;
+    INT_TYPES (STORE_II)
+#undef STORE_II
+    default:
+      break;
+  }
+}
+
+typedef struct {
+  const guint8 *in;
+  guint8 *out;
+  NnpDType from, to;
+  gsize in_esize, out_esize, numel;
+} CastJob;
+
+static void
+cast_work (gpointer data, gsize begin, gsize end, int thread)
+{
+  const CastJob *job = data;
+  gsize stop = MIN (end * BLOCK_ELEMS, job->numel);
+
+  (void) thread;
+  for (gsize s = begin * BLOCK_ELEMS; s < stop; s += CAST_CHUNK) {
+    gsize n = MIN ((gsize) CAST_CHUNK, stop - s);
+    const guint8 *src = job->in + s * job->in_esize;
+    guint8 *dst = job->out + s * job->out_esize;
+    if (cast_src_is_float (job->from)) {
+      double tmp[CAST_CHUNK];
+      cast_load_f (src, job->from, n, tmp);
+      cast_store_f (dst, job->to, n, tmp);
+    } else {
+      gint64 tmp[CAST_CHUNK];
+      cast_load_i (src, job->from, n, tmp);
+      cast_store_i (dst, job->to, n, tmp, job->from == NNP_DTYPE_UINT64);
+    }
+  }
+}
+
+static gboolean
+cast_run (const NnpCpuCall *call, GError **error)
+{
+  const NnpTensor *x = call->inputs[0];
+  NnpTensor *out = call->outputs[0];
+  CastJob job;
+
+  g_return_val_if_fail (x != NULL && out != NULL, FALSE);
+  job.in = x->data;
+  job.out = out->data;
+  job.from = x->dtype;
+  job.to = out->dtype;
+  job.in_esize = nnp_dtype_size (x->dtype);
+  job.out_esize = nnp_dtype_size (out->dtype);
+  job.numel = (gsize) nnp_tensor_numel (x);
+  if (job.from == job.to) {
+    if (out->data != x->data)
+      memcpy (out->data, x->data, x->nbytes);
+    return TRUE;
+  }
+  nnp_cpu_run_items (call->pool, (job.numel + BLOCK_ELEMS - 1) / BLOCK_ELEMS, BLOCK_ELEMS,
+                     cast_work, &job);
+  return TRUE;
+}
+
+const NnpCpuKernel nnp_cpu_cast = { .run = cast_run };

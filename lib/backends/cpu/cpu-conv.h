@@ -1,0 +1,61 @@
+/* libnnpipe internal: what the CPU Conv (cpu-conv.c) and ConvTranspose
+ * (cpu-conv-transpose.c) kernels share: packed weights, scratch slots. */
+#pragma once
+
+#include "backends/cpu/cpu.h"
+#include "backends/cpu/cpu-gemm.h"
+#include "ops/conv-params.h"
+
+G_BEGIN_DECLS
+
+static inline int64_t
+vol3 (const int64_t *d)
+{
+  return d[0] * d[1] * d[2];
+}
+
+/* Scratch slots are kept 64-byte aligned. */
+static inline gsize
+round_up_bytes (gsize n)
+{
+  return (n + 63) & ~(gsize) 63;
+}
+
+/* Run n_tasks tasks on min(threads, slots) scratch slots of slot_bytes each
+ * (tasks are dealt out round-robin, so a slot is never shared). */
+typedef void (*SlotTaskFunc) (gpointer data, int64_t task, void *slot);
+
+void nnp_cpu_run_in_slots (NnpThreadPool *pool, int64_t n_tasks, void *scratch,
+                           gsize slot_bytes, SlotTaskFunc fn, gpointer data);
+
+/* Per-node state of both kernels: constant weights packed once. */
+typedef struct {
+  float *packed;       /* group g at packed + g * group_floats */
+  gsize group_floats;
+  int32_t *koff;       /* Conv GEMM (1x1) algo and ConvTranspose: B row offsets q * HW for
+                        * the indirect GEMM, or NULL */
+} ConvState;
+
+void nnp_cpu_conv_state_free (gpointer data);
+/* The packed weights of a node whose weights are constant (else NULL). */
+gpointer nnp_cpu_conv_prepare_common (const NnpGraph *graph, const NnpNode *node,
+                                      gboolean transpose);
+/* GEMM shape of one group: Conv: M = Cout/g rows, K = Cin/g * kvol;
+ * ConvTranspose: M = Cout/g * kvol, K = Cin/g. */
+void nnp_cpu_conv_group_mk (const NnpConvParams *p, gboolean transpose, int64_t *m, int64_t *k);
+
+/* The GEMM of one (batch, group) index: Y = W x X (Conv, GEMM / IM2COL
+ * algos) or cols = W^T x X (ConvTranspose); an NnpSgemm setup callback. */
+typedef struct {
+  const NnpConvParams *p;
+  const ConvState *st;         /* packed weights, or NULL: from w */
+  const float *x, *w, *bias;
+  float *y;
+  int64_t m, k;
+  gboolean transpose;
+  float *cols;                 /* ConvTranspose */
+} ConvGemmCtx;
+
+void nnp_cpu_conv_gemm_setup (gpointer data, int64_t index, NnpSgemm *g);
+
+G_END_DECLS
