@@ -587,7 +587,8 @@ typedef void (*UnaryFn) (void *o, const void *x, gsize n, const UnaryArgs *u);
 DEF_UNARY_FLOAT (leaky_relu, nnp_act_leaky_relu (x, alpha), nnp_act_leaky_relu_f64 (x, alpha))
 DEF_UNARY_FLOAT (hard_sigmoid, nnp_act_hard_sigmoid (x, alpha, beta),
                  nnp_act_hard_sigmoid_f64 (x, alpha, beta))
-DEF_UNARY_FLOAT (hard_swish, nnp_act_hard_swish (x), nnp_act_hard_swish_f64 (x))
+DEF_UNARY (hard_swish_f32_generic, float, nnp_act_hard_swish (x))
+DEF_UNARY (hard_swish_f64, double, nnp_act_hard_swish_f64 (x))
 DEF_UNARY (sigmoid_f64, double, nnp_act_sigmoid_f64 (x))
 DEF_UNARY_FLOAT (tanh, tanhf (x), tanh (x))
 DEF_UNARY (exp_f64, double, exp (x))
@@ -638,19 +639,35 @@ exp_inplace_t (float *restrict o, gsize n)
 }
 
 #if defined(__x86_64__) || defined(__i386__)
-/* Sigmoid with the AVX2 exp of cpu-act.h (the fused activation's code);
- * returns how many elements it did (a multiple of 8). */
+/* A float32 activation with the AVX2 code of the fused activations
+ * (cpu-act.h); returns how many elements it did (a multiple of 8). */
 __attribute__ ((target ("avx2,fma"))) static gsize
-sigmoid_f32_avx2 (float *o, const float *x, gsize n)
+act_f32_avx2 (float *o, const float *x, gsize n, NnpActivation act)
 {
   const __m256 zero = _mm256_setzero_ps ();
   gsize i;
 
   for (i = 0; i + 8 <= n; i += 8)
-    _mm256_storeu_ps (o + i, nnp_act_avx2 (_mm256_loadu_ps (x + i), NNP_ACT_SIGMOID, zero, zero));
+    _mm256_storeu_ps (o + i, nnp_act_avx2 (_mm256_loadu_ps (x + i), act, zero, zero));
   return i;
 }
 #endif
+
+/* HardSwish: AVX2, then the scalar definition (gcc does not vectorise
+ * x * clamp (v, 0, 1): it turns the multiply by the bound 1 into a branch). */
+static void
+hard_swish_f32 (void *o, const void *x, gsize n, const UnaryArgs *u)
+{
+#if defined(__x86_64__) || defined(__i386__)
+  if (nnp_cpu_avx2_ok ()) {
+    gsize done = act_f32_avx2 (o, x, n, NNP_ACT_HARD_SWISH);
+    o = (float *) o + done;
+    x = (const float *) x + done;
+    n -= done;
+  }
+#endif
+  hard_swish_f32_generic (o, x, n, u);
+}
 
 /* The two passes run over blocks that stay in L1.  o may be x (in place). */
 static void
@@ -659,7 +676,7 @@ sigmoid_f32 (void *o, const void *x, gsize n, const UnaryArgs *u)
   (void) u;
 #if defined(__x86_64__) || defined(__i386__)
   if (nnp_cpu_avx2_ok ()) {
-    gsize done = sigmoid_f32_avx2 (o, x, n);
+    gsize done = act_f32_avx2 (o, x, n, NNP_ACT_SIGMOID);
     o = (float *) o + done;
     x = (const float *) x + done;
     n -= done;
