@@ -9,8 +9,6 @@
  * that per node (dtypes, attribute cases). */
 #include "backends/opencl/ocl-ops.h"
 
-#include <string.h>
-
 /* ------------------------------------------------------------------ */
 /* Node state */
 
