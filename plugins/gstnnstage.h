@@ -14,23 +14,6 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE (GstNnStage, gst_nn_stage, GST, NN_STAGE,
     GstBaseTransform)
 
-#define GST_TYPE_NN_STAGE_DEVICE (gst_nn_stage_device_get_type ())
-
-/**
- * GstNnStageDevice:
- * @GST_NN_STAGE_DEVICE_CPU: the CPU backend (libnnpipe's own kernels)
- * @GST_NN_STAGE_DEVICE_OPENCL: an OpenCL device (libnnpipe's OpenCL backend;
- *   which one: #GstNnStage:device-index or #GstNnStage:device-name)
- *
- * The device a stage runs on.
- */
-typedef enum {
-  GST_NN_STAGE_DEVICE_CPU = 0,
-  GST_NN_STAGE_DEVICE_OPENCL = 1,
-} GstNnStageDevice;
-
-GType gst_nn_stage_device_get_type (void);
-
 GST_ELEMENT_REGISTER_DECLARE (nnstage);
 
 /* For nnpipeline, which looks like a whole-model nnstage from outside:
