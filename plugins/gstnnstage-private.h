@@ -94,6 +94,9 @@ struct _GstNnStage
   guint n_run_times, run_time_pos;
   GstClockTime reported_latency;
   guint64 busy_ns, frames;      /* accumulated processing time, buffers */
+  gint64 run_start;             /* monotonic us the current run began, 0
+                                 * when none: busy-time counts it too, so
+                                 * busy over an interval never exceeds it */
   guint props_gen;              /* bumped by every property write */
   guint stages_built;           /* stages prepared since start */
 };

@@ -686,6 +686,7 @@ record_run_time (GstNnStage * self, GstClockTime t)
 
   GST_OBJECT_LOCK (self);
   self->busy_ns += t;
+  self->run_start = 0;
   self->frames++;
   self->run_times[self->run_time_pos] = t;
   self->run_time_pos = (self->run_time_pos + 1) % LATENCY_WINDOW;
@@ -756,6 +757,9 @@ gst_nn_stage_transform (GstBaseTransform * trans, GstBuffer * inbuf,
   }
 
   t0 = g_get_monotonic_time ();
+  GST_OBJECT_LOCK (self);
+  self->run_start = t0;
+  GST_OBJECT_UNLOCK (self);
   if (n_dev > 0)
     ok = nnp_stage_run_device (self->stage, inputs, dev_in, outputs, dev_out,
         &err);
@@ -774,8 +778,12 @@ gst_nn_stage_transform (GstBaseTransform * trans, GstBuffer * inbuf,
   gst_nn_tensors_unmap (&out_map);
   gst_nn_tensors_unmap (&in_map);
 
-  if (!ok)
+  if (!ok) {
+    GST_OBJECT_LOCK (self);
+    self->run_start = 0;
+    GST_OBJECT_UNLOCK (self);
     goto run_failed;
+  }
 
   GST_LOG_OBJECT (self, "ran %" GST_TIME_FORMAT " in %.2f ms (%u tensors in "
       "device memory)", GST_TIME_ARGS (GST_BUFFER_PTS (inbuf)),
@@ -1115,6 +1123,7 @@ gst_nn_stage_stop (GstBaseTransform * trans)
   self->n_run_times = self->run_time_pos = 0;
   self->reported_latency = 0;
   self->busy_ns = self->frames = 0;
+  self->run_start = 0;
   GST_OBJECT_UNLOCK (self);
   return TRUE;
 }
@@ -1225,7 +1234,10 @@ gst_nn_stage_get_property (GObject * object, guint prop_id, GValue * value,
       g_value_set_string (value, self->nodes);
       break;
     case PROP_BUSY_TIME:
-      g_value_set_uint64 (value, self->busy_ns);
+      /* with the run in progress, if any */
+      g_value_set_uint64 (value, self->busy_ns + (self->run_start ?
+              (guint64) (g_get_monotonic_time () - self->run_start) *
+              GST_USECOND : 0));
       break;
     case PROP_FRAMES:
       g_value_set_uint64 (value, self->frames);
@@ -1479,7 +1491,8 @@ gst_nn_stage_class_init (GstNnStageClass * klass)
   /**
    * GstNnStage:busy-time:
    *
-   * Nanoseconds spent running the model since the element started.
+   * Nanoseconds spent running the model since the element started,
+   * including the run in progress.
    */
   g_object_class_install_property (gobject_class, PROP_BUSY_TIME,
       g_param_spec_uint64 ("busy-time", "Busy time",
