@@ -780,7 +780,7 @@ post_stats (GstNnPipeline * self, gboolean final)
   GValue stages = G_VALUE_INIT, queues = G_VALUE_INIT;
   StatsSample sample;
   GstStructure *s;
-  gint64 now, dt;
+  gint64 before, now, dt;
   guint64 frames = 0;
   gdouble worst = -1.0;
   gint bottleneck = -1;
@@ -797,8 +797,11 @@ post_stats (GstNnPipeline * self, gboolean final)
   stats_elements_locked (self, stage_refs, queue_refs, &sample);
   g_mutex_unlock (&self->stats_lock);
 
-  now = g_get_monotonic_time ();
+  /* busy time grows at most as fast as the clock: over [the previous read's
+   * start, this read's end] no stage can be more than 100 % busy */
+  before = g_get_monotonic_time ();
   stats_read (stage_refs, queue_refs, &sample);
+  now = g_get_monotonic_time ();
 
   g_value_init (&stages, GST_TYPE_ARRAY);
   g_value_init (&queues, GST_TYPE_ARRAY);
@@ -853,7 +856,7 @@ post_stats (GstNnPipeline * self, gboolean final)
     gst_structure_set (s, "steady-fps", G_TYPE_DOUBLE,
         (self->frames_out - 1) * 1e6 / (self->last_out - self->first_out), NULL);
   self->last_frames = frames;
-  self->last_tick = now;
+  self->last_tick = before;
   g_mutex_unlock (&self->stats_lock);
 
   gst_structure_take_value (s, "stages", &stages);
@@ -894,15 +897,18 @@ stats_start (GstNnPipeline * self)
 
     /* the first interval starts now: work done before (prerolling in
      * PAUSED, an earlier PLAYING) is not counted in it */
+    gint64 before;
+
     stats_elements_locked (self, stage_refs, queue_refs, &sample);
     g_mutex_unlock (&self->stats_lock);
+    before = g_get_monotonic_time ();
     stats_read (stage_refs, queue_refs, &sample);
     g_mutex_lock (&self->stats_lock);
     for (guint k = 0; k < sample.n_stages; k++)
       self->last_busy[k] = sample.busy[k];
     self->last_frames = sample.n_stages ?
         sample.frames[sample.n_stages - 1] : 0;
-    self->last_tick = g_get_monotonic_time ();
+    self->last_tick = before;
     self->stats_id = gst_clock_new_periodic_id (clock,
         gst_clock_get_time (clock) + period, period);
     gst_clock_id_wait_async (self->stats_id, stats_tick, gst_object_ref (self),

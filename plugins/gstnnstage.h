@@ -25,7 +25,9 @@ GstCaps *gst_nn_stage_model_sink_caps (NnpModel * model);
  * filter (NULL: none): the model's input caps, intersected with the
  * filter's structures except fixed tensors the model refuses (e.g. one
  * channel where it wants three: dynamic sizes leave dimensions out of the
- * caps, so only this check tells upstream).  New caps; filter not taken. */
+ * caps, so only this check tells upstream).  When nothing offered fits,
+ * the offer itself: upstream then sends it and the CAPS event fails with
+ * an error naming what the model expects.  New caps; filter not taken. */
 GstCaps *gst_nn_stage_model_sink_caps_filtered (NnpModel * model,
     GstCaps * filter);
 gboolean gst_nn_stage_match_model_inputs (NnpModel * model,
