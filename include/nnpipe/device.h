@@ -43,9 +43,10 @@ typedef struct _NnpDevice NnpDevice;
  * and surrounding blanks do not matter.  Checks the syntax only (opens
  * nothing).  device_out (may be NULL; g_free) gets the spec without the
  * thread count ("cpu", "opencl", "opencl:1", "opencl:H100"), threads_out
- * (may be NULL) the thread count or 0 when none is given.  FALSE with
- * NNP_ERROR_DEVICE naming text when it is malformed or names no known
- * device kind. */
+ * (may be NULL) the thread count or 0 when none is given.  FALSE with an
+ * error naming text: NNP_ERROR_DEVICE when it names no known device kind
+ * ("tpu9"), NNP_ERROR_INVALID when a known one is written wrong ("cpu:0",
+ * "opencl:"). */
 gboolean nnp_device_spec_parse (const char *text, char **device_out, int *threads_out,
                                 GError **error);
 

@@ -73,6 +73,7 @@ nnp_device_spec_parse (const char *text, char **device_out, int *threads_out, GE
   g_autofree char *item = g_strstrip (g_strdup (text ? text : ""));
   char *colon = strchr (item, ':');
   int threads = 0;
+  gboolean known;
 
   if (g_ascii_strncasecmp (item, "opencl", 6) == 0 && (item[6] == '\0' || item[6] == ':')) {
     /* "opencl:N" / "opencl:NAME": the whole item names the device */
@@ -100,9 +101,13 @@ nnp_device_spec_parse (const char *text, char **device_out, int *threads_out, GE
   return TRUE;
 
 malformed:
-  g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE, "invalid device '%s': expected cpu, "
-               "cpu:THREADS (1..%d), opencl, opencl:N or opencl:NAME", text ? text : "",
-               MAX_SPEC_THREADS);
+  /* a device kind we do not know, or a known one written wrong */
+  if (colon)
+    *colon = '\0';
+  known = g_ascii_strcasecmp (item, "cpu") == 0 || g_ascii_strncasecmp (item, "opencl", 6) == 0;
+  g_set_error (error, NNP_ERROR, known ? NNP_ERROR_INVALID : NNP_ERROR_DEVICE,
+               "invalid device '%s': expected cpu, cpu:THREADS (1..%d), opencl, opencl:N or "
+               "opencl:NAME", text ? text : "", MAX_SPEC_THREADS);
   return FALSE;
 }
 

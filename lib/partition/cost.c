@@ -167,8 +167,10 @@ nnp_device_specs_parse (const char *text, int *n, GError **error)
     }
     /* one syntax with nnstage device= and plans (device.h) */
     if (!nnp_device_spec_parse (item, &device, &threads, &err)) {
-      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "device list item %d: %s", i,
-                   err->message);
+      /* an unknown device stays NNP_ERROR_DEVICE, a malformed item is a plan error */
+      g_set_error (error, NNP_ERROR, err->code == NNP_ERROR_DEVICE ? NNP_ERROR_DEVICE
+                                                                   : NNP_ERROR_PLAN,
+                   "device list item %d: %s", i, err->message);
       g_error_free (err);
       nnp_device_specs_free (specs, count);
       return NULL;

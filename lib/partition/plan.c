@@ -332,9 +332,10 @@ nnp_plan_from_json (const char *json, gssize length, GError **error)
       int threads = 0, want = (int) json_opt_number (it, "threads", 1);
 
       if (!nnp_device_spec_parse (dev ? dev->valuestring : "cpu", &device, &threads, &derr)) {
-        g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "plan: stage %d: %s", k, derr->message);
-        g_error_free (derr);
-        goto fail;
+        /* kept as written: resolving the plan says the device is not
+         * available, and why (nnp_device_open()) */
+        g_clear_error (&derr);
+        device = g_strdup (dev->valuestring);
       }
       if (threads > 0 && cJSON_GetObjectItemCaseSensitive (it, "threads") && threads != want) {
         g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "plan: stage %d: \"device\" '%s' and "

@@ -220,13 +220,21 @@ GST_START_TEST (test_device_syntax)
     GError *err = NULL;
     gint n = 0;
 
+    /* an unknown kind is a device error, a known one written wrong an
+     * invalid value; in a device list, the latter is a plan error */
+    gboolean empty = *bad[i] == '\0';
+    gboolean unknown = empty || g_str_equal (bad[i], "gpu")
+        || g_str_equal (bad[i], "cpux") || g_str_equal (bad[i], "cuda:0");
+
     fail_if (nnp_device_spec_parse (bad[i], NULL, NULL, &err), "'%s'", bad[i]);
-    fail_unless (g_error_matches (err, NNP_ERROR, NNP_ERROR_DEVICE));
+    fail_unless (g_error_matches (err, NNP_ERROR, unknown ? NNP_ERROR_DEVICE :
+            NNP_ERROR_INVALID), "'%s': %s", bad[i], err->message);
     g_clear_error (&err);
-    /* malformed in a device list too (not merely unavailable) */
+    /* (an empty list is a malformed list) */
     fail_unless (nnp_device_specs_parse (bad[i], &n, &err) == NULL);
-    fail_unless (g_error_matches (err, NNP_ERROR, NNP_ERROR_PLAN), "'%s': %s",
-        bad[i], err ? err->message : "no error");
+    fail_unless (g_error_matches (err, NNP_ERROR, unknown && !empty ?
+            NNP_ERROR_DEVICE : NNP_ERROR_PLAN), "'%s': %s", bad[i],
+        err ? err->message : "no error");
     g_clear_error (&err);
   }
 }
@@ -273,8 +281,19 @@ GST_START_TEST (test_plan_device_syntax)
   fail_unless_equals_int (plan->stages[0].threads, 2);
   fail_unless_equals_string (plan->stages[1].device, "opencl:1");
   nnp_plan_free (plan);
-  fail_unless (nnp_plan_from_json (bad, strlen (bad), &err) == NULL);
-  fail_unless (strstr (err->message, "'gpu'") != NULL, "%s", err->message);
+  /* an unknown device loads; resolving says it is not available, and why
+   * (the device syntax), as nnp_device_open() does */
+  plan = nnp_plan_from_json (bad, strlen (bad), &err);
+  fail_unless (plan != NULL, "%s", err ? err->message : "?");
+  fail_unless_equals_string (plan->stages[0].device, "gpu");
+  nnp_plan_free (plan);
+  fail_unless (nnp_device_open ("gpu", &err) == NULL);
+  fail_unless (strstr (err->message, "invalid device 'gpu'") != NULL, "%s",
+      err->message);
+  g_clear_error (&err);
+  fail_unless (nnp_device_open ("cpu:2", &err) == NULL);
+  fail_unless (strstr (err->message, "thread count") != NULL, "%s",
+      err->message);
   g_clear_error (&err);
   fail_unless (nnp_plan_from_json (clash, strlen (clash), &err) == NULL);
   fail_unless (strstr (err->message, "disagree") != NULL, "%s", err->message);
