@@ -15,7 +15,9 @@
  * whose last dimension is the class count), optionally applies a softmax,
  * and picks the #GstNnClassDecode:top-k best classes.  Labels come from
  * #GstNnClassDecode:labels: a comma-separated list ("0,180") or a file with
- * one label per line; without labels the class numbers are used.
+ * one label per line (a value without a comma names a file, which must
+ * exist when the element starts); without labels the class numbers are
+ * used.
  *
  * The element pushes the original frame (from the #GstNnFrameMeta of
  * nnconvert keep-frame=true) with a #GstVideoRegionOfInterestMeta of type
@@ -305,7 +307,21 @@ gst_nn_class_decode_change_state (GstElement * element,
   GstStateChangeReturn ret;
 
   if (transition == GST_STATE_CHANGE_READY_TO_PAUSED) {
-    gchar *location;
+    gchar *location, *labels;
+
+    /* labels without a comma name a file: it must be there */
+    GST_OBJECT_LOCK (self);
+    labels = g_strdup (self->labels_prop);
+    GST_OBJECT_UNLOCK (self);
+    if (labels && *labels && strchr (labels, ',') == NULL
+        && !g_file_test (labels, G_FILE_TEST_IS_REGULAR)) {
+      GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
+          ("invalid value \"%s\" for property 'labels': no such file (a "
+              "list of labels has commas, e.g. \"0,180\")", labels), (NULL));
+      g_free (labels);
+      return GST_STATE_CHANGE_FAILURE;
+    }
+    g_free (labels);
 
     GST_OBJECT_LOCK (self);
     location = g_strdup (self->location);
@@ -417,7 +433,8 @@ gst_nn_class_decode_class_init (GstNnClassDecodeClass * klass)
   g_object_class_install_property (gobject_class, PROP_LABELS,
       g_param_spec_string ("labels", "Labels",
           "Class labels: comma-separated (\"0,180\") or a file with one "
-          "label per line; unset: class numbers", DEFAULT_LABELS,
+          "label per line (no comma: a file); unset: class numbers",
+          DEFAULT_LABELS,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_TOP_K,

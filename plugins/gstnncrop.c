@@ -569,6 +569,28 @@ gst_nn_crop_change_state (GstElement * element, GstStateChange transition)
   GstNnCrop *self = GST_NN_CROP (element);
   GstStateChangeReturn ret;
 
+  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED) {
+    gchar *mean, *std;
+    gdouble v[3];
+    gboolean mean_ok, std_ok;
+
+    GST_OBJECT_LOCK (self);
+    mean = g_strdup (self->settings.mean_str);
+    std = g_strdup (self->settings.std_str);
+    GST_OBJECT_UNLOCK (self);
+    mean_ok = parse_values (mean, v, FALSE);
+    std_ok = parse_values (std, v, TRUE);
+    if (!mean_ok || !std_ok)
+      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+          ("invalid value \"%s\" for property '%s': expected one or three "
+              "comma-separated numbers%s", mean_ok ? std : mean,
+              mean_ok ? "std" : "mean", mean_ok ? " (> 0)" : ""), (NULL));
+    g_free (mean);
+    g_free (std);
+    if (!mean_ok || !std_ok)
+      return GST_STATE_CHANGE_FAILURE;
+  }
+
   ret = GST_ELEMENT_CLASS (gst_nn_crop_parent_class)->change_state (element,
       transition);
   if (transition == GST_STATE_CHANGE_PAUSED_TO_READY) {
@@ -607,19 +629,15 @@ gst_nn_crop_set_property (GObject * object, guint prop_id,
       const gchar *str = g_value_get_string (value);
       gdouble v[3];
 
-      if (parse_values (str, v, is_std)) {
+      /* kept as given: an invalid value fails the start, naming it */
+      if (parse_values (str, v, is_std))
         memcpy (is_std ? self->settings.std : self->settings.mean, v,
             sizeof (v));
-        g_free (is_std ? self->settings.std_str : self->settings.mean_str);
-        if (is_std)
-          self->settings.std_str = g_strdup (str);
-        else
-          self->settings.mean_str = g_strdup (str);
-      } else {
-        GST_WARNING_OBJECT (self, "ignoring invalid %s '%s': expected one or "
-            "three comma-separated numbers%s", pspec->name, str,
-            is_std ? " (> 0)" : "");
-      }
+      g_free (is_std ? self->settings.std_str : self->settings.mean_str);
+      if (is_std)
+        self->settings.std_str = g_strdup (str);
+      else
+        self->settings.mean_str = g_strdup (str);
       break;
     }
     case PROP_CHANNEL_ORDER:

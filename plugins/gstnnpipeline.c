@@ -138,8 +138,23 @@ struct _GstNnPipeline
   GPtrArray *queues;            /* queue GstElement* (refs) */
   gchar *built_key;             /* input caps the stages were built for */
 
-  /* statistics (stats_lock) */
+  GstCaps *refused_caps;        /* input caps whose error was posted (ref,
+                                 * build_lock): posted once, not on every
+                                 * retry of the same CAPS event */
+
+  /* statistics (stats_lock).  post_stats runs on the clock thread and, at
+   * EOS, on a streaming thread holding stream locks: it must never take
+   * build_lock (a state change holds build_lock while inner elements stop,
+   * which takes their stream locks).  So the stages and queues it reads are
+   * its own references, set by build_locked() and dropped by
+   * teardown_locked() under stats_lock. */
   GMutex stats_lock;
+  GMutex post_lock;             /* one post_stats at a time, so that the
+                                 * messages leave in order */
+  GPtrArray *stats_stages;      /* nnstage GstElement* (refs) */
+  GPtrArray *stats_queues;      /* queue GstElement* (refs) */
+  gboolean final_posted;        /* the final=true message is out: no
+                                 * periodic one after it */
   GstClockID stats_id;
   gint64 last_tick;             /* monotonic us */
   guint64 last_busy[MAX_STAGES];
@@ -523,6 +538,12 @@ teardown_locked (GstNnPipeline * self)
   g_ptr_array_set_size (self->queues, 0);
   g_clear_pointer (&self->plan, nnp_plan_free);
   g_clear_pointer (&self->built_key, g_free);
+  gst_caps_replace (&self->refused_caps, NULL);
+
+  g_mutex_lock (&self->stats_lock);
+  g_ptr_array_set_size (self->stats_stages, 0);
+  g_ptr_array_set_size (self->stats_queues, 0);
+  g_mutex_unlock (&self->stats_lock);
 }
 
 /* Specialise, plan and create the stages for these inputs (NULL: the
@@ -637,6 +658,17 @@ build_locked (GstNnPipeline * self, const GstNnTensorsInfo * info,
     }
   }
 
+  g_mutex_lock (&self->stats_lock);
+  g_ptr_array_set_size (self->stats_stages, 0);
+  g_ptr_array_set_size (self->stats_queues, 0);
+  for (guint i = 0; i < self->stage_elems->len; i++)
+    g_ptr_array_add (self->stats_stages,
+        gst_object_ref (g_ptr_array_index (self->stage_elems, i)));
+  for (guint i = 0; i < self->queues->len; i++)
+    g_ptr_array_add (self->stats_queues,
+        gst_object_ref (g_ptr_array_index (self->queues, i)));
+  g_mutex_unlock (&self->stats_lock);
+
   g_free (self->built_key);
   self->built_key = info ? gst_nn_tensors_info_to_string (info) :
       g_strdup (key);
@@ -699,38 +731,90 @@ load_model_locked (GstNnPipeline * self, GError ** error)
 /* ------------------------------------------------------------------------ */
 /* Statistics */
 
+/* The stages' busy time and frames and the queues' fill, read without
+ * stats_lock (the elements take their own locks). */
+typedef struct
+{
+  guint n_stages, n_queues;
+  guint64 busy[MAX_STAGES], frames[MAX_STAGES];
+  guint levels[MAX_STAGES];
+} StatsSample;
+
+/* Take references to the stages and queues (stats_lock held by caller). */
+static void
+stats_elements_locked (GstNnPipeline * self, GstElement ** stages,
+    GstElement ** queues, StatsSample * sample)
+{
+  sample->n_stages = MIN (self->stats_stages->len, MAX_STAGES);
+  sample->n_queues = MIN (self->stats_queues->len, MAX_STAGES);
+  for (guint k = 0; k < sample->n_stages; k++)
+    stages[k] = gst_object_ref (g_ptr_array_index (self->stats_stages, k));
+  for (guint i = 0; i < sample->n_queues; i++)
+    queues[i] = gst_object_ref (g_ptr_array_index (self->stats_queues, i));
+}
+
+/* Read the elements and drop the references. */
+static void
+stats_read (GstElement ** stages, GstElement ** queues, StatsSample * sample)
+{
+  for (guint k = 0; k < sample->n_stages; k++) {
+    g_object_get (stages[k], "busy-time", &sample->busy[k], "frames",
+        &sample->frames[k], NULL);
+    gst_object_unref (stages[k]);
+  }
+  for (guint i = 0; i < sample->n_queues; i++) {
+    g_object_get (queues[i], "current-level-buffers", &sample->levels[i],
+        NULL);
+    gst_object_unref (queues[i]);
+  }
+}
+
+/* Post an nnpipeline-stats message: periodic (the interval since the last
+ * one) or final (the whole run, once, at EOS).  Called from the clock
+ * thread and from a streaming thread: takes post_lock and stats_lock,
+ * never build_lock (see the struct). */
 static void
 post_stats (GstNnPipeline * self, gboolean final)
 {
+  GstElement *stage_refs[MAX_STAGES], *queue_refs[MAX_STAGES];
   GValue stages = G_VALUE_INIT, queues = G_VALUE_INIT;
+  StatsSample sample;
   GstStructure *s;
-  gint64 now = g_get_monotonic_time (), dt;
+  gint64 before, now, dt;
   guint64 frames = 0;
   gdouble worst = -1.0;
   gint bottleneck = -1;
-  guint n;
 
-  g_mutex_lock (&self->build_lock);
-  n = MIN (self->stage_elems->len, MAX_STAGES);
-  if (n == 0) {
-    g_mutex_unlock (&self->build_lock);
+  g_mutex_lock (&self->post_lock);
+  g_mutex_lock (&self->stats_lock);
+  if (self->final_posted || self->stats_stages->len == 0) {
+    g_mutex_unlock (&self->stats_lock);
+    g_mutex_unlock (&self->post_lock);
     return;
   }
+  if (final)
+    self->final_posted = TRUE;
+  stats_elements_locked (self, stage_refs, queue_refs, &sample);
+  g_mutex_unlock (&self->stats_lock);
+
+  /* busy time grows at most as fast as the clock: over [the previous read's
+   * start, this read's end] no stage can be more than 100 % busy */
+  before = g_get_monotonic_time ();
+  stats_read (stage_refs, queue_refs, &sample);
+  now = g_get_monotonic_time ();
+
   g_value_init (&stages, GST_TYPE_ARRAY);
   g_value_init (&queues, GST_TYPE_ARRAY);
-
   g_mutex_lock (&self->stats_lock);
   dt = final ? now - self->first_in : now - self->last_tick;
   if (dt <= 0)
     dt = 1;
-  for (guint k = 0; k < n; k++) {
-    GstElement *e = g_ptr_array_index (self->stage_elems, k);
-    guint64 busy = 0, f = 0;
+  for (guint k = 0; k < sample.n_stages; k++) {
+    guint64 busy = sample.busy[k], f = sample.frames[k];
     gdouble pct;
     GValue v = G_VALUE_INIT;
     GstStructure *ss;
 
-    g_object_get (e, "busy-time", &busy, "frames", &f, NULL);
     pct = final ? busy / 1000.0 / dt * 100.0 :
         (busy - MIN (busy, self->last_busy[k])) / 1000.0 / dt * 100.0;
     self->last_busy[k] = busy;
@@ -738,7 +822,7 @@ post_stats (GstNnPipeline * self, gboolean final)
       worst = pct;
       bottleneck = (gint) k;
     }
-    if (k == n - 1)
+    if (k == sample.n_stages - 1)
       frames = f;
     ss = gst_structure_new ("stage", "index", G_TYPE_INT, (gint) k,
         "busy-percent", G_TYPE_DOUBLE, pct,
@@ -750,14 +834,11 @@ post_stats (GstNnPipeline * self, gboolean final)
     gst_structure_free (ss);
     gst_value_array_append_and_take_value (&stages, &v);
   }
-  for (guint i = 0; i < self->queues->len; i++) {
+  for (guint i = 0; i < sample.n_queues; i++) {
     GValue v = G_VALUE_INIT;
-    guint level = 0;
 
-    g_object_get (g_ptr_array_index (self->queues, i), "current-level-buffers",
-        &level, NULL);
     g_value_init (&v, G_TYPE_UINT);
-    g_value_set_uint (&v, level);
+    g_value_set_uint (&v, sample.levels[i]);
     gst_value_array_append_and_take_value (&queues, &v);
   }
 
@@ -775,15 +856,15 @@ post_stats (GstNnPipeline * self, gboolean final)
     gst_structure_set (s, "steady-fps", G_TYPE_DOUBLE,
         (self->frames_out - 1) * 1e6 / (self->last_out - self->first_out), NULL);
   self->last_frames = frames;
-  self->last_tick = now;
+  self->last_tick = before;
   g_mutex_unlock (&self->stats_lock);
-  g_mutex_unlock (&self->build_lock);
 
   gst_structure_take_value (s, "stages", &stages);
   gst_structure_take_value (s, "queues", &queues);
   GST_DEBUG_OBJECT (self, "%" GST_PTR_FORMAT, s);
   gst_element_post_message (GST_ELEMENT (self),
       gst_message_new_element (GST_OBJECT (self), s));
+  g_mutex_unlock (&self->post_lock);
 }
 
 static gboolean
@@ -807,17 +888,34 @@ stats_start (GstNnPipeline * self)
     return;
 
   clock = gst_system_clock_obtain ();
+  g_mutex_lock (&self->post_lock);
   g_mutex_lock (&self->stats_lock);
   if (self->stats_id == NULL) {
     GstClockTime period = interval * GST_MSECOND;
+    GstElement *stage_refs[MAX_STAGES], *queue_refs[MAX_STAGES];
+    StatsSample sample;
 
-    self->last_tick = g_get_monotonic_time ();
+    /* the first interval starts now: work done before (prerolling in
+     * PAUSED, an earlier PLAYING) is not counted in it */
+    gint64 before;
+
+    stats_elements_locked (self, stage_refs, queue_refs, &sample);
+    g_mutex_unlock (&self->stats_lock);
+    before = g_get_monotonic_time ();
+    stats_read (stage_refs, queue_refs, &sample);
+    g_mutex_lock (&self->stats_lock);
+    for (guint k = 0; k < sample.n_stages; k++)
+      self->last_busy[k] = sample.busy[k];
+    self->last_frames = sample.n_stages ?
+        sample.frames[sample.n_stages - 1] : 0;
+    self->last_tick = before;
     self->stats_id = gst_clock_new_periodic_id (clock,
         gst_clock_get_time (clock) + period, period);
     gst_clock_id_wait_async (self->stats_id, stats_tick, gst_object_ref (self),
         (GDestroyNotify) gst_object_unref);
   }
   g_mutex_unlock (&self->stats_lock);
+  g_mutex_unlock (&self->post_lock);
   gst_object_unref (clock);
 }
 
@@ -863,7 +961,25 @@ src_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
     g_mutex_unlock (&self->stats_lock);
   } else if (GST_IS_EVENT (info->data)
       && GST_EVENT_TYPE (GST_EVENT (info->data)) == GST_EVENT_EOS) {
+    /* no periodic message after the final one */
+    stats_stop (self);
     post_stats (self, TRUE);
+  } else if (GST_IS_EVENT (info->data)
+      && GST_EVENT_TYPE (GST_EVENT (info->data)) == GST_EVENT_FLUSH_STOP) {
+    /* a flushing seek after EOS: the stream goes on, and so do the stats */
+    gboolean playing;
+
+    g_mutex_lock (&self->post_lock);
+    g_mutex_lock (&self->stats_lock);
+    self->final_posted = FALSE;
+    g_mutex_unlock (&self->stats_lock);
+    g_mutex_unlock (&self->post_lock);
+    GST_OBJECT_LOCK (self);
+    playing = GST_STATE (self) == GST_STATE_PLAYING
+        && GST_STATE_PENDING (self) == GST_STATE_VOID_PENDING;
+    GST_OBJECT_UNLOCK (self);
+    if (playing)
+      stats_start (self);
   }
   return GST_PAD_PROBE_OK;
 }
@@ -884,6 +1000,14 @@ gst_nn_pipeline_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
 
     gst_event_parse_caps (event, &caps);
     g_mutex_lock (&self->build_lock);
+    if (self->refused_caps && gst_caps_is_equal (caps, self->refused_caps)) {
+      /* upstream retries the refused CAPS event with every buffer: the
+       * error was posted for the first one */
+      g_mutex_unlock (&self->build_lock);
+      GST_DEBUG_OBJECT (self, "caps refused before: %" GST_PTR_FORMAT, caps);
+      gst_event_unref (event);
+      return FALSE;
+    }
     if (self->model == NULL) {
       ok = FALSE;
       g_set_error (&err, NNP_ERROR, NNP_ERROR_FAILED, "no model loaded");
@@ -899,6 +1023,8 @@ gst_nn_pipeline_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
             "stages re-specialise the model", s, self->built_key);
       g_free (s);
     }
+    if (!ok)
+      gst_caps_replace (&self->refused_caps, caps);
     g_mutex_unlock (&self->build_lock);
     if (!ok) {
       GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("%s", err->message),
@@ -968,6 +1094,56 @@ gst_nn_pipeline_pad_query (GstPad * pad, GstObject * parent, GstQuery * query)
 /* ------------------------------------------------------------------------ */
 /* GstElement */
 
+static gboolean
+valid_stages (const gchar * str)
+{
+  gchar *end = NULL;
+  gint64 v;
+
+  if (str == NULL || g_ascii_strcasecmp (str, "auto") == 0)
+    return TRUE;
+  v = g_ascii_strtoll (str, &end, 10);
+  return end != str && *end == '\0' && v >= 1 && v <= MAX_STAGES;
+}
+
+/* The properties a start must refuse (an error naming the property and
+ * the value), before anything is loaded. */
+static gboolean
+check_properties (GstNnPipeline * self, GError ** error)
+{
+  gchar *stages, *devices, **items = NULL;
+  gboolean ok = TRUE;
+
+  GST_OBJECT_LOCK (self);
+  stages = g_strdup (self->stages);
+  devices = g_strdup (self->devices);
+  GST_OBJECT_UNLOCK (self);
+
+  if (!valid_stages (stages)) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "invalid value \"%s\" "
+        "for property 'stages': expected \"auto\" or a number of stages from 1 "
+        "to %d", stages, MAX_STAGES);
+    ok = FALSE;
+  }
+  /* the syntax of each device here, whether it is there when planning */
+  if (ok && devices && *devices)
+    items = g_strsplit (devices, ",", -1);
+  for (guint i = 0; ok && items && items[i]; i++) {
+    GError *err = NULL;
+
+    if (!nnp_device_spec_parse (items[i], NULL, NULL, &err)) {
+      g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "invalid value \"%s\" "
+          "for property 'devices': item %u: %s", devices, i, err->message);
+      g_error_free (err);
+      ok = FALSE;
+    }
+  }
+  g_strfreev (items);
+  g_free (stages);
+  g_free (devices);
+  return ok;
+}
+
 static GstStateChangeReturn
 gst_nn_pipeline_change_state (GstElement * element, GstStateChange transition)
 {
@@ -978,7 +1154,10 @@ gst_nn_pipeline_change_state (GstElement * element, GstStateChange transition)
 
   switch (transition) {
     case GST_STATE_CHANGE_READY_TO_PAUSED:
+      if (!check_properties (self, &err))
+        goto bad_property;
       g_mutex_lock (&self->stats_lock);
+      self->final_posted = FALSE;
       self->frames_in = self->frames_out = 0;
       self->first_in = self->first_out = self->last_out = 0;
       self->last_frames = 0;
@@ -1022,6 +1201,13 @@ gst_nn_pipeline_change_state (GstElement * element, GstStateChange transition)
   return ret;
 
   /* ERRORS */
+bad_property:
+  {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", err->message),
+        (NULL));
+    g_clear_error (&err);
+    return GST_STATE_CHANGE_FAILURE;
+  }
 build_failed:
   {
     GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", err->message),
@@ -1038,18 +1224,6 @@ build_failed:
 /* ------------------------------------------------------------------------ */
 /* GObject */
 
-static gboolean
-valid_stages (const gchar * str)
-{
-  gchar *end = NULL;
-  gint64 v;
-
-  if (str == NULL || g_ascii_strcasecmp (str, "auto") == 0)
-    return TRUE;
-  v = g_ascii_strtoll (str, &end, 10);
-  return end != str && *end == '\0' && v >= 1 && v <= MAX_STAGES;
-}
-
 static void
 gst_nn_pipeline_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
@@ -1063,11 +1237,7 @@ gst_nn_pipeline_set_property (GObject * object, guint prop_id,
       self->model_path = g_value_dup_string (value);
       break;
     case PROP_STAGES:
-      if (!valid_stages (g_value_get_string (value))) {
-        g_warning ("nnpipeline: invalid stages \"%s\": want \"auto\" or 1 to "
-            "%d", g_value_get_string (value), MAX_STAGES);
-        break;
-      }
+      /* checked at start (an error there names the property) */
       g_free (self->stages);
       self->stages = g_value_dup_string (value);
       break;
@@ -1152,6 +1322,9 @@ gst_nn_pipeline_finalize (GObject * object)
   stats_stop (self);
   g_ptr_array_unref (self->stage_elems);
   g_ptr_array_unref (self->queues);
+  g_ptr_array_unref (self->stats_stages);
+  g_ptr_array_unref (self->stats_queues);
+  gst_caps_replace (&self->refused_caps, NULL);
   g_clear_pointer (&self->plan, nnp_plan_free);
   g_clear_pointer (&self->model, nnp_model_unref);
   g_free (self->model_file);
@@ -1163,6 +1336,7 @@ gst_nn_pipeline_finalize (GObject * object)
   g_free (self->cuts);
   g_mutex_clear (&self->build_lock);
   g_mutex_clear (&self->stats_lock);
+  g_mutex_clear (&self->post_lock);
 
   G_OBJECT_CLASS (gst_nn_pipeline_parent_class)->finalize (object);
 }
@@ -1315,6 +1489,9 @@ gst_nn_pipeline_init (GstNnPipeline * self)
 
   g_mutex_init (&self->build_lock);
   g_mutex_init (&self->stats_lock);
+  g_mutex_init (&self->post_lock);
+  self->stats_stages = g_ptr_array_new_with_free_func (gst_object_unref);
+  self->stats_queues = g_ptr_array_new_with_free_func (gst_object_unref);
   self->stages = g_strdup (DEFAULT_STAGES);
   self->queue_size = DEFAULT_QUEUE_SIZE;
   self->stats_interval = DEFAULT_STATS_INTERVAL;
@@ -1340,6 +1517,7 @@ gst_nn_pipeline_init (GstNnPipeline * self)
   gst_pad_set_query_function (self->srcpad,
       GST_DEBUG_FUNCPTR (gst_nn_pipeline_pad_query));
   gst_pad_add_probe (self->srcpad, GST_PAD_PROBE_TYPE_BUFFER |
-      GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, src_probe, self, NULL);
+      GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM | GST_PAD_PROBE_TYPE_EVENT_FLUSH,
+      src_probe, self, NULL);
   gst_element_add_pad (GST_ELEMENT (self), self->srcpad);
 }

@@ -28,7 +28,7 @@ struct _GstNnStage
 
   /* properties (object lock) */
   gchar *model_path;
-  GstNnStageDevice device;
+  gchar *device;                /* device spec as set (device.h syntax) */
   gint threads;
   gchar *cpus;
   gchar *plan_path;
@@ -45,6 +45,8 @@ struct _GstNnStage
    * set_context).  Set in start() before negotiation, read by
    * transform_caps. */
   gchar *dev_spec;
+  gint dev_threads;             /* threads of the stage: the device spec's
+                                 * ("cpu:2") or #GstNnStage:threads */
   gboolean use_cl;
   NnpDevice *cl_device;         /* owned ref */
 
@@ -83,12 +85,18 @@ struct _GstNnStage
   guint stage_cache_gen;        /* props_gen the cached stages are for */
   gboolean stage_on_cl;         /* the stage runs on cl_device (no fallback) */
   gboolean out_device;          /* output caps have memory:OpenCL */
+  GstCaps *refused_caps;        /* input caps whose error was posted (ref):
+                                 * upstream retries the same CAPS event on
+                                 * every buffer, the error is posted once */
 
   /* measured processing time (object lock) */
   GstClockTime run_times[LATENCY_WINDOW];
   guint n_run_times, run_time_pos;
   GstClockTime reported_latency;
   guint64 busy_ns, frames;      /* accumulated processing time, buffers */
+  gint64 run_start;             /* monotonic us the current run began, 0
+                                 * when none: busy-time counts it too, so
+                                 * busy over an interval never exceeds it */
   guint props_gen;              /* bumped by every property write */
   guint stages_built;           /* stages prepared since start */
 };

@@ -80,7 +80,7 @@ GST_DEBUG_CATEGORY (gst_nn_stage_debug);
 #define GST_CAT_DEFAULT gst_nn_stage_debug
 
 #define DEFAULT_MODEL NULL
-#define DEFAULT_DEVICE GST_NN_STAGE_DEVICE_CPU
+#define DEFAULT_DEVICE "cpu"
 #define DEFAULT_THREADS 1
 #define DEFAULT_CPUS NULL
 #define DEFAULT_PLAN NULL
@@ -91,7 +91,6 @@ GST_DEBUG_CATEGORY (gst_nn_stage_debug);
 #define DEFAULT_FALLBACK FALSE
 
 #define MAX_THREADS 256
-#define MAX_CPUS 1024
 
 enum
 {
@@ -132,69 +131,6 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
 G_DEFINE_TYPE (GstNnStage, gst_nn_stage, GST_TYPE_BASE_TRANSFORM);
 GST_ELEMENT_REGISTER_DEFINE (nnstage, "nnstage", GST_RANK_NONE,
     GST_TYPE_NN_STAGE);
-
-GType
-gst_nn_stage_device_get_type (void)
-{
-  static GType type = 0;
-  static const GEnumValue values[] = {
-    {GST_NN_STAGE_DEVICE_CPU, "CPU (libnnpipe's kernels)", "cpu"},
-    {GST_NN_STAGE_DEVICE_OPENCL, "OpenCL device (see device-index, "
-          "device-name)", "opencl"},
-    {0, NULL, NULL}
-  };
-
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstNnStageDevice", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
-}
-
-/* Parse "0,1,4-7" into a list of core numbers; NULL or "" gives none. */
-static gboolean
-parse_cpus (const gchar * str, GArray * out)
-{
-  gchar **parts;
-  gboolean ok = TRUE;
-
-  if (str == NULL)
-    return TRUE;
-  parts = g_strsplit (str, ",", -1);
-  for (gint i = 0; parts[i] != NULL && ok; i++) {
-    gchar *p = g_strstrip (parts[i]), *end = NULL;
-    gint64 lo, hi;
-
-    if (*p == '\0')
-      continue;
-    lo = g_ascii_strtoll (p, &end, 10);
-    if (end == p || lo < 0 || lo >= MAX_CPUS) {
-      ok = FALSE;
-      break;
-    }
-    hi = lo;
-    if (*end == '-') {
-      gchar *start = end + 1;
-
-      hi = g_ascii_strtoll (start, &end, 10);
-      if (end == start || hi < lo || hi >= MAX_CPUS) {
-        ok = FALSE;
-        break;
-      }
-    }
-    if (*end != '\0') {
-      ok = FALSE;
-      break;
-    }
-    for (gint64 c = lo; c <= hi && out->len < MAX_CPUS; c++) {
-      gint v = (gint) c;
-
-      g_array_append_val (out, v);
-    }
-  }
-  g_strfreev (parts);
-  return ok;
-}
 
 static GstCaps *
 model_input_caps (GstNnStage * self, const GValue * framerate)
@@ -277,6 +213,14 @@ gst_nn_stage_transform_caps (GstBaseTransform * trans,
       if (s)
         ret = gst_caps_merge_structure (ret, s);
     }
+    /* none fits the model: any tensors, so that upstream sends its caps
+     * and the CAPS event fails with an error naming what the model expects
+     * and what it got (an empty answer would only make upstream fail with
+     * a bare "not-negotiated") */
+    if (gst_caps_is_empty (ret) && !gst_caps_is_empty (caps)) {
+      gst_caps_unref (ret);
+      ret = gst_pad_get_pad_template_caps (GST_BASE_TRANSFORM_SRC_PAD (trans));
+    }
   } else {
     ret = gst_caps_new_empty ();
     for (guint i = 0; i < gst_caps_get_size (caps); i++) {
@@ -304,6 +248,21 @@ gst_nn_stage_transform_caps (GstBaseTransform * trans,
       gst_caps_unref (f);
     gst_caps_unref (ret);
     ret = tmp;
+    /* nothing upstream offers fits the model: answer with its own offer,
+     * so that it sends its caps and the CAPS event fails with an error
+     * naming what the model expects and what it got (an empty answer
+     * would only make upstream fail with a bare "not-negotiated") */
+    if (have_model && !part && direction == GST_PAD_SRC
+        && gst_caps_is_empty (ret) && !gst_caps_is_empty (filter)) {
+      GstCaps *tmpl =
+          gst_pad_get_pad_template_caps (GST_BASE_TRANSFORM_SINK_PAD (trans));
+
+      gst_caps_unref (ret);
+      ret = gst_caps_intersect_full (filter, tmpl, GST_CAPS_INTERSECT_FIRST);
+      gst_caps_unref (tmpl);
+      GST_DEBUG_OBJECT (self, "no offer fits the model, answering %"
+          GST_PTR_FORMAT " (the CAPS event says why)", ret);
+    }
   }
 
   GST_DEBUG_OBJECT (self, "%s: %" GST_PTR_FORMAT " -> %" GST_PTR_FORMAT,
@@ -362,7 +321,9 @@ gst_nn_stage_accept_caps (GstBaseTransform * trans, GstPadDirection direction,
 }
 
 /* Post the reason fixed input caps do not fit the model, before the base
- * class refuses them (it only says "not negotiated"). */
+ * class refuses them (it only says "not negotiated").  Upstream sends the
+ * refused CAPS event again with every buffer it tries: the error is posted
+ * for the first one only. */
 static gboolean
 gst_nn_stage_sink_event (GstBaseTransform * trans, GstEvent * event)
 {
@@ -375,6 +336,12 @@ gst_nn_stage_sink_event (GstBaseTransform * trans, GstEvent * event)
     gboolean ok;
 
     gst_event_parse_caps (event, &caps);
+    if (self->refused_caps && gst_caps_is_equal (caps, self->refused_caps)) {
+      GST_DEBUG_OBJECT (self, "caps refused before (error posted then): %"
+          GST_PTR_FORMAT, caps);
+      gst_event_unref (event);
+      return FALSE;
+    }
     ok = gst_nn_tensors_info_from_caps (&in, caps, &err)
         && gst_nn_stage_infer (self, &in, &out, NULL, NULL, NULL, &err);
     if (!ok) {
@@ -382,6 +349,7 @@ gst_nn_stage_sink_event (GstBaseTransform * trans, GstEvent * event)
 
       GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("%s", err->message),
           ("input caps %s", str));
+      gst_caps_replace (&self->refused_caps, caps);
       g_free (str);
       g_clear_error (&err);
       gst_event_unref (event);
@@ -495,7 +463,8 @@ gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   NnpGraph *graph = NULL;
   NnpPlan *plan = NULL;
   NnpStage *stage;
-  GArray *cpus;
+  gint *cpus = NULL;
+  gint n_cpus = 0;
   gchar *cpus_str;
   GError *err = NULL;
   gint64 t0;
@@ -546,15 +515,14 @@ gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
 
   GST_OBJECT_LOCK (self);
   opts.device = self->dev_spec ? self->dev_spec : "cpu";
-  opts.threads = self->threads;
+  opts.threads = self->dev_threads;
   cpus_str = g_strdup (self->cpus);
   GST_OBJECT_UNLOCK (self);
 
-  cpus = g_array_new (FALSE, FALSE, sizeof (gint));
-  parse_cpus (cpus_str, cpus);  /* validated when set */
+  nnp_cpus_parse (cpus_str, &cpus, &n_cpus, NULL);      /* checked at start */
   g_free (cpus_str);
-  opts.cpus = cpus->len ? (const int *) cpus->data : NULL;
-  opts.n_cpus = (int) cpus->len;
+  opts.cpus = cpus;
+  opts.n_cpus = n_cpus;
 
   t0 = g_get_monotonic_time ();
   if (plan) {
@@ -562,7 +530,7 @@ gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
     opts.threads = plan->stages[k].threads;
   }
   stage = gst_nn_stage_make_stage (self, plan, k, graph, &opts, &err);
-  g_array_unref (cpus);
+  g_free (cpus);
   nnp_graph_unref (graph);
   if (stage == NULL)
     goto no_stage;
@@ -600,12 +568,13 @@ gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   g_clear_pointer (&plan, nnp_plan_free);
   return TRUE;
 
-  /* ERRORS */
+  /* ERRORS (each posted once: sink_event refuses these caps from now on) */
 invalid_caps:
   {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("%s", err->message),
         ("input caps %" GST_PTR_FORMAT ", output caps %" GST_PTR_FORMAT,
             incaps, outcaps));
+    gst_caps_replace (&self->refused_caps, incaps);
     g_clear_error (&err);
     return FALSE;
   }
@@ -614,6 +583,7 @@ no_shapes:
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("%s", err->message),
         ("input caps %" GST_PTR_FORMAT ", output caps %" GST_PTR_FORMAT,
             incaps, outcaps));
+    gst_caps_replace (&self->refused_caps, incaps);
     g_clear_error (&err);
     if (graph)
       nnp_graph_unref (graph);
@@ -632,6 +602,7 @@ no_stage:
       GST_ELEMENT_ERROR (self, LIBRARY, INIT,
           ("model %s: could not prepare a %s stage: %s", self->model_name,
               opts.device, err->message), ("%s", err->message));
+    gst_caps_replace (&self->refused_caps, incaps);
     g_clear_error (&err);
     g_clear_pointer (&plan, nnp_plan_free);
     return FALSE;
@@ -715,6 +686,7 @@ record_run_time (GstNnStage * self, GstClockTime t)
 
   GST_OBJECT_LOCK (self);
   self->busy_ns += t;
+  self->run_start = 0;
   self->frames++;
   self->run_times[self->run_time_pos] = t;
   self->run_time_pos = (self->run_time_pos + 1) % LATENCY_WINDOW;
@@ -785,6 +757,9 @@ gst_nn_stage_transform (GstBaseTransform * trans, GstBuffer * inbuf,
   }
 
   t0 = g_get_monotonic_time ();
+  GST_OBJECT_LOCK (self);
+  self->run_start = t0;
+  GST_OBJECT_UNLOCK (self);
   if (n_dev > 0)
     ok = nnp_stage_run_device (self->stage, inputs, dev_in, outputs, dev_out,
         &err);
@@ -803,8 +778,12 @@ gst_nn_stage_transform (GstBaseTransform * trans, GstBuffer * inbuf,
   gst_nn_tensors_unmap (&out_map);
   gst_nn_tensors_unmap (&in_map);
 
-  if (!ok)
+  if (!ok) {
+    GST_OBJECT_LOCK (self);
+    self->run_start = 0;
+    GST_OBJECT_UNLOCK (self);
     goto run_failed;
+  }
 
   GST_LOG_OBJECT (self, "ran %" GST_TIME_FORMAT " in %.2f ms (%u tensors in "
       "device memory)", GST_TIME_ARGS (GST_BUFFER_PTS (inbuf)),
@@ -900,10 +879,33 @@ gst_nn_stage_start (GstBaseTransform * trans)
   GstNnStage *self = GST_NN_STAGE (trans);
   NnpModel *model = NULL;
   NnpPlan *plan = NULL;
-  gchar *path, *plan_path, *nodes, *cpus_str, *plan_name;
-  gint stage_index, threads;
+  gchar *path, *plan_path, *nodes, *cpus_str, *plan_name = NULL, *spec;
+  gint stage_index, threads, spec_threads = 0, *cpus = NULL, n_cpus = 0;
   GError *err = NULL;
   gboolean ok = TRUE;
+
+  /* the properties first: a bad value fails here, naming it */
+  GST_OBJECT_LOCK (self);
+  spec = gst_nn_stage_device_spec_locked (self, &spec_threads, &err);
+  threads = self->threads;
+  cpus_str = g_strdup (self->cpus);
+  GST_OBJECT_UNLOCK (self);
+  if (spec == NULL)
+    goto bad_property;
+  g_free (spec);
+  if (spec_threads > 0 && threads != DEFAULT_THREADS && threads != spec_threads) {
+    g_set_error (&err, NNP_ERROR, NNP_ERROR_INVALID, "property 'device' says %d "
+        "threads, property 'threads' says %d", spec_threads, threads);
+    goto bad_property;
+  }
+  if (!nnp_cpus_parse (cpus_str, &cpus, &n_cpus, &err)) {
+    g_prefix_error (&err, "invalid value \"%s\" for property 'cpus': ",
+        cpus_str);
+    goto bad_property;
+  }
+  g_clear_pointer (&cpus, g_free);
+  g_free (cpus_str);
+  self->dev_threads = spec_threads > 0 ? spec_threads : threads;
 
   GST_OBJECT_LOCK (self);
   self->stages_built = 0;
@@ -911,7 +913,7 @@ gst_nn_stage_start (GstBaseTransform * trans)
   plan_path = g_strdup (self->plan_path);
   nodes = g_strdup (self->nodes);
   stage_index = self->stage_index;
-  threads = self->threads;
+  threads = self->dev_threads;
   cpus_str = g_strdup (self->cpus);
   if (self->plan_object)
     plan = nnp_plan_copy (self->plan_object);
@@ -979,7 +981,9 @@ gst_nn_stage_start (GstBaseTransform * trans)
       NNP_SPECIALIZE_DEFAULT;
   self->part_threads = threads;
   g_array_set_size (self->part_cpus, 0);
-  parse_cpus (cpus_str, self->part_cpus);
+  if (nnp_cpus_parse (cpus_str, &cpus, &n_cpus, NULL))
+    g_array_append_vals (self->part_cpus, cpus, n_cpus);
+  g_clear_pointer (&cpus, g_free);
   g_hash_table_remove_all (self->graphs);
   g_ptr_array_set_size (self->recent_keys, 0);
   ok = !self->part || gst_nn_stage_check_part_locked (self, &err);
@@ -1014,6 +1018,14 @@ gst_nn_stage_start (GstBaseTransform * trans)
   return TRUE;
 
   /* ERRORS */
+bad_property:
+  {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", err->message),
+        (NULL));
+    g_clear_error (&err);
+    g_free (cpus_str);
+    return FALSE;
+  }
 plan_failed:
   {
     GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
@@ -1087,6 +1099,7 @@ gst_nn_stage_stop (GstBaseTransform * trans)
   stage_cache_clear (self);
   gst_nn_tensors_info_init (&self->in_info);
   gst_nn_tensors_info_init (&self->out_info);
+  gst_caps_replace (&self->refused_caps, NULL);
   self->stage_on_cl = self->out_device = self->use_cl = FALSE;
   g_clear_pointer (&self->dev_spec, g_free);
   g_clear_pointer (&self->cl_device, nnp_device_unref);
@@ -1110,6 +1123,7 @@ gst_nn_stage_stop (GstBaseTransform * trans)
   self->n_run_times = self->run_time_pos = 0;
   self->reported_latency = 0;
   self->busy_ns = self->frames = 0;
+  self->run_start = 0;
   GST_OBJECT_UNLOCK (self);
   return TRUE;
 }
@@ -1135,32 +1149,18 @@ gst_nn_stage_set_property (GObject * object, guint prop_id,
       set_string (self, &self->model_path, value);
       break;
     case PROP_DEVICE:
-      GST_OBJECT_LOCK (self);
-      self->device = g_value_get_enum (value);
-      GST_OBJECT_UNLOCK (self);
+      /* checked at start (an error there names the property) */
+      set_string (self, &self->device, value);
       break;
     case PROP_THREADS:
       GST_OBJECT_LOCK (self);
       self->threads = g_value_get_int (value);
       GST_OBJECT_UNLOCK (self);
       break;
-    case PROP_CPUS:{
-      const gchar *str = g_value_get_string (value);
-      GArray *cpus = g_array_new (FALSE, FALSE, sizeof (gint));
-      gboolean ok = parse_cpus (str, cpus);
-
-      g_array_unref (cpus);
-      if (!ok) {
-        g_warning ("nnstage: invalid cpus \"%s\": want core numbers and "
-            "ranges separated by commas, e.g. 0,1 or 0-3", str);
-        break;
-      }
-      GST_OBJECT_LOCK (self);
-      g_free (self->cpus);
-      self->cpus = g_strdup (str);
-      GST_OBJECT_UNLOCK (self);
+    case PROP_CPUS:
+      /* checked at start (an error there names the property) */
+      set_string (self, &self->cpus, value);
       break;
-    }
     case PROP_PLAN:
       set_string (self, &self->plan_path, value);
       break;
@@ -1216,7 +1216,7 @@ gst_nn_stage_get_property (GObject * object, guint prop_id, GValue * value,
       g_value_set_string (value, self->model_path);
       break;
     case PROP_DEVICE:
-      g_value_set_enum (value, self->device);
+      g_value_set_string (value, self->device);
       break;
     case PROP_THREADS:
       g_value_set_int (value, self->threads);
@@ -1234,7 +1234,10 @@ gst_nn_stage_get_property (GObject * object, guint prop_id, GValue * value,
       g_value_set_string (value, self->nodes);
       break;
     case PROP_BUSY_TIME:
-      g_value_set_uint64 (value, self->busy_ns);
+      /* with the run in progress, if any */
+      g_value_set_uint64 (value, self->busy_ns + (self->run_start ?
+              (guint64) (g_get_monotonic_time () - self->run_start) *
+              GST_USECOND : 0));
       break;
     case PROP_FRAMES:
       g_value_set_uint64 (value, self->frames);
@@ -1265,6 +1268,7 @@ gst_nn_stage_finalize (GObject * object)
 
   stage_cache_clear (self);
   g_ptr_array_unref (self->stage_cache);
+  gst_caps_replace (&self->refused_caps, NULL);
   g_clear_pointer (&self->spec_graph, nnp_graph_unref);
   g_clear_pointer (&self->spec_plan, nnp_plan_free);
   g_clear_error (&self->spec_error);
@@ -1281,6 +1285,7 @@ gst_nn_stage_finalize (GObject * object)
   g_free (self->nodes);
   g_free (self->cpus);
   g_free (self->device_name);
+  g_free (self->device);
   g_free (self->dev_spec);
   g_clear_pointer (&self->cl_device, nnp_device_unref);
   g_mutex_clear (&self->lock);
@@ -1297,9 +1302,9 @@ gst_nn_stage_set_context (GstElement * element, GstContext * context)
 
   GST_OBJECT_LOCK (self);
   spec = self->dev_spec ? g_strdup (self->dev_spec) :
-      gst_nn_stage_device_spec_locked (self);
+      gst_nn_stage_device_spec_locked (self, NULL, NULL);
   GST_OBJECT_UNLOCK (self);
-  if (gst_nn_stage_spec_is_opencl (spec))
+  if (spec && gst_nn_stage_spec_is_opencl (spec))
     gst_nn_cl_handle_set_context (element, context, spec, &self->cl_device);
   g_free (spec);
 
@@ -1337,15 +1342,21 @@ gst_nn_stage_class_init (GstNnStageClass * klass)
   /**
    * GstNnStage:device:
    *
-   * The device the stage runs on.  On `opencl` the stage's tensors live in
-   * device memory; its output stays there (caps feature memory:OpenCL)
-   * when downstream accepts it, and input in device memory of the same
-   * device is used in place.  A stage of a plan runs on the plan's device
-   * instead.
+   * The device the stage runs on, in the syntax of nnpipeline's devices,
+   * `nnpipe split --devices` and plans (nnp_device_spec_parse()): `cpu`,
+   * `cpu:THREADS` (the same as #GstNnStage:threads), `opencl` (the first
+   * GPU, else the first OpenCL device; #GstNnStage:device-index or
+   * #GstNnStage:device-name choose another), `opencl:N` or `opencl:NAME`.
+   * A malformed value fails the start with an error naming it.  On
+   * OpenCL the stage's tensors live in device memory; its output stays
+   * there (caps feature memory:OpenCL) when downstream accepts it, and
+   * input in device memory of the same device is used in place.  A stage
+   * of a plan runs on the plan's device instead.
    */
   g_object_class_install_property (gobject_class, PROP_DEVICE,
-      g_param_spec_enum ("device", "Device", "The device the stage runs on",
-          GST_TYPE_NN_STAGE_DEVICE, DEFAULT_DEVICE,
+      g_param_spec_string ("device", "Device",
+          "The device the stage runs on: cpu, cpu:THREADS, opencl, opencl:N "
+          "or opencl:NAME", DEFAULT_DEVICE,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
 
@@ -1480,7 +1491,8 @@ gst_nn_stage_class_init (GstNnStageClass * klass)
   /**
    * GstNnStage:busy-time:
    *
-   * Nanoseconds spent running the model since the element started.
+   * Nanoseconds spent running the model since the element started,
+   * including the run in progress.
    */
   g_object_class_install_property (gobject_class, PROP_BUSY_TIME,
       g_param_spec_uint64 ("busy-time", "Busy time",
@@ -1531,8 +1543,6 @@ gst_nn_stage_class_init (GstNnStageClass * klass)
   trans_class->transform = GST_DEBUG_FUNCPTR (gst_nn_stage_transform);
   trans_class->query = GST_DEBUG_FUNCPTR (gst_nn_stage_query);
   trans_class->passthrough_on_same_caps = FALSE;
-
-  gst_type_mark_as_plugin_api (GST_TYPE_NN_STAGE_DEVICE, 0);
 }
 
 static void
@@ -1540,7 +1550,7 @@ gst_nn_stage_init (GstNnStage * self)
 {
   g_mutex_init (&self->lock);
   self->model_path = g_strdup (DEFAULT_MODEL);
-  self->device = DEFAULT_DEVICE;
+  self->device = g_strdup (DEFAULT_DEVICE);
   self->threads = DEFAULT_THREADS;
   self->cpus = g_strdup (DEFAULT_CPUS);
   self->plan_path = g_strdup (DEFAULT_PLAN);

@@ -14,23 +14,6 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE (GstNnStage, gst_nn_stage, GST, NN_STAGE,
     GstBaseTransform)
 
-#define GST_TYPE_NN_STAGE_DEVICE (gst_nn_stage_device_get_type ())
-
-/**
- * GstNnStageDevice:
- * @GST_NN_STAGE_DEVICE_CPU: the CPU backend (libnnpipe's own kernels)
- * @GST_NN_STAGE_DEVICE_OPENCL: an OpenCL device (libnnpipe's OpenCL backend;
- *   which one: #GstNnStage:device-index or #GstNnStage:device-name)
- *
- * The device a stage runs on.
- */
-typedef enum {
-  GST_NN_STAGE_DEVICE_CPU = 0,
-  GST_NN_STAGE_DEVICE_OPENCL = 1,
-} GstNnStageDevice;
-
-GType gst_nn_stage_device_get_type (void);
-
 GST_ELEMENT_REGISTER_DECLARE (nnstage);
 
 /* For nnpipeline, which looks like a whole-model nnstage from outside:
@@ -42,7 +25,9 @@ GstCaps *gst_nn_stage_model_sink_caps (NnpModel * model);
  * filter (NULL: none): the model's input caps, intersected with the
  * filter's structures except fixed tensors the model refuses (e.g. one
  * channel where it wants three: dynamic sizes leave dimensions out of the
- * caps, so only this check tells upstream).  New caps; filter not taken. */
+ * caps, so only this check tells upstream).  When nothing offered fits,
+ * the offer itself: upstream then sends it and the CAPS event fails with
+ * an error naming what the model expects.  New caps; filter not taken. */
 GstCaps *gst_nn_stage_model_sink_caps_filtered (NnpModel * model,
     GstCaps * filter);
 gboolean gst_nn_stage_match_model_inputs (NnpModel * model,

@@ -22,22 +22,43 @@
 
 #define GST_CAT_DEFAULT gst_nn_stage_debug
 
-/* The device spec of the properties: "cpu", "opencl", "opencl:N",
- * "opencl:NAME" (new string).  Call with the object lock held. */
 gchar *
-gst_nn_stage_device_spec_locked (GstNnStage * self)
+gst_nn_stage_device_spec_locked (GstNnStage * self, gint * threads_out,
+    GError ** error)
 {
-  switch (self->device) {
-    case GST_NN_STAGE_DEVICE_OPENCL:
-      if (self->device_name && *self->device_name)
-        return g_strdup_printf ("opencl:%s", self->device_name);
-      if (self->device_index >= 0)
-        return g_strdup_printf ("opencl:%d", self->device_index);
-      return g_strdup ("opencl");
-    case GST_NN_STAGE_DEVICE_CPU:
-    default:
-      return g_strdup ("cpu");
+  gchar *device = NULL, *spec;
+  gint threads = 0;
+  gboolean named;
+  GError *err = NULL;
+
+  /* one parser for every element, the CLI and plans (device.h) */
+  if (!nnp_device_spec_parse (self->device ? self->device : "cpu", &device,
+          &threads, &err)) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE,
+        "invalid value \"%s\" for property 'device': %s", self->device,
+        err->message);
+    g_error_free (err);
+    return NULL;
   }
+  named = (self->device_name && *self->device_name) || self->device_index >= 0;
+  if (named && strcmp (device, "opencl") != 0) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE,
+        "device-index / device-name choose among OpenCL devices, but "
+        "device=\"%s\"%s", self->device, gst_nn_stage_spec_is_opencl (device) ?
+        " already names one" : "");
+    g_free (device);
+    return NULL;
+  }
+  if (self->device_name && *self->device_name)
+    spec = g_strdup_printf ("opencl:%s", self->device_name);
+  else if (self->device_index >= 0)
+    spec = g_strdup_printf ("opencl:%d", self->device_index);
+  else
+    spec = g_strdup (device);
+  g_free (device);
+  if (threads_out)
+    *threads_out = threads;
+  return spec;
 }
 
 gboolean
@@ -252,9 +273,15 @@ gst_nn_stage_open_device (GstNnStage * self, gint stage_index)
       && self->plan->stages[stage_index].device)
     spec = g_strdup (self->plan->stages[stage_index].device);
   else
-    spec = gst_nn_stage_device_spec_locked (self);
+    spec = gst_nn_stage_device_spec_locked (self, NULL, &err);
   fallback = self->fallback;
   GST_OBJECT_UNLOCK (self);
+  if (spec == NULL) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", err->message),
+        (NULL));
+    g_clear_error (&err);
+    return FALSE;
+  }
 
   self->use_cl = FALSE;
   if (!gst_nn_stage_spec_is_opencl (spec)) {

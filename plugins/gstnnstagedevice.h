@@ -6,9 +6,14 @@
 
 G_BEGIN_DECLS
 
-/* The device spec of the properties: "cpu", "opencl", "opencl:N",
- * "opencl:NAME" (new string).  Call with the object lock held. */
-gchar *gst_nn_stage_device_spec_locked (GstNnStage * self);
+/* The device spec of the properties (#GstNnStage:device in the syntax of
+ * nnp_device_spec_parse(), refined by device-index / device-name): "cpu",
+ * "opencl", "opencl:N", "opencl:NAME" (new string); threads_out (may be
+ * NULL) gets the spec's thread count ("cpu:2") or 0.  NULL with an error
+ * naming the property and its value when they are invalid.  Call with the
+ * object lock held. */
+gchar *gst_nn_stage_device_spec_locked (GstNnStage * self, gint * threads_out,
+    GError ** error);
 /* Whether a device spec names an OpenCL device. */
 gboolean gst_nn_stage_spec_is_opencl (const gchar * spec);
 

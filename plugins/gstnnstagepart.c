@@ -1048,6 +1048,16 @@ gst_nn_stage_model_sink_caps_filtered (NnpModel * model, GstCaps * filter)
   ret = gst_caps_intersect_full (f, caps, GST_CAPS_INTERSECT_FIRST);
   gst_caps_unref (f);
   gst_caps_unref (caps);
+  if (gst_caps_is_empty (ret) && !gst_caps_is_empty (filter)) {
+    /* nothing offered fits: answer with the tensor caps of the offer, so
+     * that upstream sends them and the CAPS event fails with an error
+     * naming what the model expects (as nnstage's transform_caps) */
+    GstCaps *any = gst_caps_from_string (GST_NN_TENSORS_CAPS_TEMPLATE_ANY);
+
+    gst_caps_unref (ret);
+    ret = gst_caps_intersect_full (filter, any, GST_CAPS_INTERSECT_FIRST);
+    gst_caps_unref (any);
+  }
   return ret;
 }
 

@@ -45,7 +45,7 @@ static const char usage_text[] =
   "  --threads N              intra-op threads (default 1)\n"
   "  --cpus 0,1,...           pin thread i to cpus[i % n]\n"
   "  --repeat K               time K runs after one warm-up, print latency\n"
-  "  --device NAME            cpu or opencl[:N|:NAME] (default cpu)\n"
+  "  --device NAME            cpu[:THREADS] or opencl[:N|:NAME] (default cpu)\n"
   "  --profile                print per-node-kind kernel times (cpu device)\n"
   "  --no-fusion              keep BatchNormalization and activations as nodes\n"
   "  --plan FILE              run the plan's stages in sequence (with --repeat: time each\n"
@@ -138,26 +138,6 @@ parse_shape_args (char **args, ShapeArgs *out)
     out->shapes[i].name = out->names[i];
   }
   return TRUE;
-}
-
-static gboolean
-parse_cpus (const char *text, int **cpus, int *n_cpus)
-{
-  g_auto (GStrv) parts = g_strsplit (text, ",", -1);
-  int n = g_strv_length (parts);
-
-  *cpus = g_new (int, MAX (n, 1));
-  *n_cpus = n;
-  for (int i = 0; i < n; i++) {
-    char *end = NULL;
-    gint64 c = g_ascii_strtoll (g_strstrip (parts[i]), &end, 10);
-    if (end == parts[i] || *end != '\0' || c < 0 || c > 65535) {
-      g_clear_pointer (cpus, g_free);
-      return FALSE;
-    }
-    (*cpus)[i] = (int) c;
-  }
-  return n > 0;
 }
 
 /* Parse one command's options: FALSE with a usage error already printed. */
@@ -592,10 +572,30 @@ cmd_run (int argc, char **argv)
     ret = EXIT_USAGE;
     goto out;
   }
-  if (cpus_str && !parse_cpus (cpus_str, &cpus, &n_cpus)) {
-    print_error ("bad --cpus '%s': expected a comma-separated list of cpu numbers", cpus_str);
+  if (cpus_str && !nnp_cpus_parse (cpus_str, &cpus, &n_cpus, &err)) {
+    print_error ("bad --cpus: %s", err->message);
     ret = EXIT_USAGE;
     goto out;
+  }
+  if (device) {
+    /* the device syntax of the elements and plans: "cpu:2" = 2 threads */
+    g_autofree char *dev = NULL;
+    int dev_threads = 0;
+
+    if (!nnp_device_spec_parse (device, &dev, &dev_threads, &err)) {
+      print_error ("bad --device: %s", err->message);
+      ret = EXIT_USAGE;
+      goto out;
+    }
+    if (dev_threads > 0 && threads != 1 && threads != dev_threads) {
+      print_error ("--device %s and --threads %d disagree", device, threads);
+      ret = EXIT_USAGE;
+      goto out;
+    }
+    if (dev_threads > 0)
+      threads = dev_threads;
+    g_free (device);
+    device = g_steal_pointer (&dev);
   }
   if (threads < 1 || threads > 1024 || repeat < 0) {
     print_error ("--threads must be in 1..1024 and --repeat >= 0");

@@ -36,6 +36,20 @@ typedef enum {
 
 typedef struct _NnpDevice NnpDevice;
 
+/* The one device syntax of every element (nnstage device=, nnpipeline
+ * devices=), the CLI (`nnpipe run --device`, `nnpipe split --devices`) and
+ * plans: a spec above, or "cpu:THREADS" (the CPU with THREADS threads,
+ * 1..1024).  "opencl:X" always names a device, never a thread count.  Case
+ * and surrounding blanks do not matter.  Checks the syntax only (opens
+ * nothing).  device_out (may be NULL; g_free) gets the spec without the
+ * thread count ("cpu", "opencl", "opencl:1", "opencl:H100"), threads_out
+ * (may be NULL) the thread count or 0 when none is given.  FALSE with an
+ * error naming text: NNP_ERROR_DEVICE when it names no known device kind
+ * ("tpu9"), NNP_ERROR_INVALID when a known one is written wrong ("cpu:0",
+ * "opencl:"). */
+gboolean nnp_device_spec_parse (const char *text, char **device_out, int *threads_out,
+                                GError **error);
+
 /* Open (or return the shared) device for spec; NULL = "cpu".  Errors:
  * NNP_ERROR_DEVICE: unknown spec, "no OpenCL platform found", "OpenCL device
  * 'opencl:3' not found (2 devices: ...)", libnnpipe built without OpenCL.

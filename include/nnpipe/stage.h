@@ -40,6 +40,14 @@ typedef struct {
   int n_outputs;
 } NnpStageOptions;
 
+/* Parse a list of cores, the one syntax of nnstage cpus= and `nnpipe run
+ * --cpus`: core numbers and inclusive ranges separated by commas, e.g. "0,1"
+ * or "0-3,6" (each 0..1023, at most 1024 in all).  NULL or "" is no list:
+ * TRUE with *cpus = NULL and *n_cpus = 0.  Otherwise *cpus (g_free) gets the
+ * cores in the order given.  FALSE with NNP_ERROR_INVALID naming text and
+ * the bad item when malformed. */
+gboolean nnp_cpus_parse (const char *text, int **cpus, int *n_cpus, GError **error);
+
 /* Prepare nodes[0..n_nodes) of graph (node indices; NULL = all nodes) on a device.
  * The stage keeps a reference to graph.  Errors: NNP_ERROR_DEVICE (unknown
  * device), NNP_ERROR_UNSUPPORTED (an op the device cannot run, naming it),

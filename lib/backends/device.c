@@ -65,14 +65,72 @@ nnp_device_get_copy_counts (NnpCopyCounts *counts)
   g_mutex_unlock (&lock);
 }
 
+#define MAX_SPEC_THREADS 1024
+
+gboolean
+nnp_device_spec_parse (const char *text, char **device_out, int *threads_out, GError **error)
+{
+  g_autofree char *item = g_strstrip (g_strdup (text ? text : ""));
+  char *colon = strchr (item, ':');
+  int threads = 0;
+  gboolean known;
+
+  if (g_ascii_strncasecmp (item, "opencl", 6) == 0 && (item[6] == '\0' || item[6] == ':')) {
+    /* "opencl:N" / "opencl:NAME": the whole item names the device */
+    if (item[6] == ':' && item[7] == '\0')
+      goto malformed;
+    memcpy (item, "opencl", 6);
+  } else {
+    if (colon) {
+      char *end = NULL;
+      gint64 t = g_ascii_strtoll (colon + 1, &end, 10);
+
+      if (end == colon + 1 || *end != '\0' || t < 1 || t > MAX_SPEC_THREADS)
+        goto malformed;
+      threads = (int) t;
+      *colon = '\0';
+    }
+    if (g_ascii_strcasecmp (item, "cpu") != 0)
+      goto malformed;
+    strcpy (item, "cpu");
+  }
+  if (device_out)
+    *device_out = g_strdup (item);
+  if (threads_out)
+    *threads_out = threads;
+  return TRUE;
+
+malformed:
+  /* a device kind we do not know, or a known one written wrong */
+  if (colon)
+    *colon = '\0';
+  known = g_ascii_strcasecmp (item, "cpu") == 0 || g_ascii_strncasecmp (item, "opencl", 6) == 0;
+  g_set_error (error, NNP_ERROR, known ? NNP_ERROR_INVALID : NNP_ERROR_DEVICE,
+               "invalid device '%s': expected cpu, cpu:THREADS (1..%d), opencl, opencl:N or "
+               "opencl:NAME", text ? text : "", MAX_SPEC_THREADS);
+  return FALSE;
+}
+
 NnpDevice *
 nnp_device_open (const char *spec, GError **error)
 {
-  if (spec == NULL || g_ascii_strcasecmp (spec, "cpu") == 0)
+  g_autofree char *device = NULL;
+  int threads = 0;
+
+  if (spec == NULL)
     return &cpu_device;
-  if (g_ascii_strncasecmp (spec, "opencl", 6) == 0 && (spec[6] == '\0' || spec[6] == ':')) {
+  if (!nnp_device_spec_parse (spec, &device, &threads, error))
+    return NULL;
+  if (threads > 0) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE, "device '%s': a thread count is not a "
+                 "device (give it as the threads of the stage)", spec);
+    return NULL;
+  }
+  if (strcmp (device, "cpu") == 0)
+    return &cpu_device;
+  {
 #ifdef NNP_HAVE_OPENCL
-    NnpOclDevice *ocl = nnp_ocl_device_open (spec, error);
+    NnpOclDevice *ocl = nnp_ocl_device_open (device, error);
     NnpDevice *dev;
 
     if (ocl == NULL)
@@ -101,9 +159,6 @@ nnp_device_open (const char *spec, GError **error)
     return NULL;
 #endif
   }
-  g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE, "unknown device '%s' (expected cpu, opencl, "
-               "opencl:N or opencl:NAME)", spec);
-  return NULL;
 }
 
 NnpDevice *

@@ -13,6 +13,8 @@
  * Nothing is allocated per nnp_parallel_for call. */
 #include "exec/threadpool.h"
 
+#include <nnpipe/stage.h>
+
 #include <nnpipe/error.h>
 #include <nnpipe/log.h>
 
@@ -131,6 +133,56 @@ pin_thread (pthread_t thread, int cpu, int index, GError **error)
                  index, cpu, g_strerror (err));
     return FALSE;
   }
+  return TRUE;
+}
+
+#define MAX_CPU_LIST 1024
+
+gboolean
+nnp_cpus_parse (const char *text, int **cpus, int *n_cpus, GError **error)
+{
+  g_auto (GStrv) parts = NULL;
+  GArray *list;
+
+  g_return_val_if_fail (cpus != NULL && n_cpus != NULL, FALSE);
+  *cpus = NULL;
+  *n_cpus = 0;
+  if (text == NULL || *text == '\0')
+    return TRUE;
+  parts = g_strsplit (text, ",", -1);
+  list = g_array_new (FALSE, FALSE, sizeof (int));
+  for (int i = 0; parts[i] != NULL; i++) {
+    char *p = g_strstrip (parts[i]), *end = NULL;
+    gint64 lo, hi;
+
+    lo = g_ascii_strtoll (p, &end, 10);
+    if (end == p || lo < 0 || lo >= MAX_CPU_LIST)
+      goto bad_item;
+    hi = lo;
+    if (*end == '-') {
+      char *start = end + 1;
+
+      hi = g_ascii_strtoll (start, &end, 10);
+      if (end == start || hi < lo || hi >= MAX_CPU_LIST)
+        goto bad_item;
+    }
+    if (*end != '\0' || list->len + (hi - lo + 1) > MAX_CPU_LIST)
+      goto bad_item;
+    for (gint64 c = lo; c <= hi; c++) {
+      int v = (int) c;
+      g_array_append_val (list, v);
+    }
+    continue;
+
+  bad_item:
+    g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "invalid cpu list '%s' (at '%s'): "
+                 "expected core numbers and ranges 0..%d separated by commas, e.g. 0,1 or "
+                 "0-3", text, p, MAX_CPU_LIST - 1);
+    g_array_unref (list);
+    return FALSE;
+  }
+  *n_cpus = (int) list->len;
+  *cpus = (int *) g_array_free (list, FALSE);
   return TRUE;
 }
 

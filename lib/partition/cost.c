@@ -156,38 +156,34 @@ nnp_device_specs_parse (const char *text, int *n, GError **error)
   specs = g_new0 (NnpDeviceSpec, count);
   for (int i = 0; i < count; i++) {
     char *item = g_strstrip (parts[i]);
-    char *colon = strchr (item, ':');
-    int threads = 1;
+    g_autofree char *device = NULL;
+    int threads = 0;
     GError *err = NULL;
 
-    /* "opencl:N" / "opencl:NAME" name a device: the whole item is the spec */
-    if (colon && g_ascii_strncasecmp (item, "opencl", 6) != 0) {
-      char *end = NULL;
-      gint64 t = g_ascii_strtoll (colon + 1, &end, 10);
-      if (end == colon + 1 || *end != '\0' || t < 1 || t > 1024) {
-        g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-                     "device list item '%s': expected DEVICE or DEVICE:THREADS (1..1024)", item);
-        nnp_device_specs_free (specs, count);
-        return NULL;
-      }
-      threads = (int) t;
-      *colon = '\0';
-    }
     if (*item == '\0') {
       g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "device list item %d is empty", i);
       nnp_device_specs_free (specs, count);
       return NULL;
     }
-    if (nnp_partition_open_device (item, &err) == NULL) {
+    /* one syntax with nnstage device= and plans (device.h) */
+    if (!nnp_device_spec_parse (item, &device, &threads, &err)) {
+      /* an unknown device stays NNP_ERROR_DEVICE, a malformed item is a plan error */
+      g_set_error (error, NNP_ERROR, err->code == NNP_ERROR_DEVICE ? NNP_ERROR_DEVICE
+                                                                   : NNP_ERROR_PLAN,
+                   "device list item %d: %s", i, err->message);
+      g_error_free (err);
+      nnp_device_specs_free (specs, count);
+      return NULL;
+    }
+    if (nnp_partition_open_device (device, &err) == NULL) {
       g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE, "device '%s' is not available: %s", item,
                    err->message);
       g_error_free (err);
       nnp_device_specs_free (specs, count);
       return NULL;
     }
-    specs[i].device = g_ascii_strcasecmp (item, "cpu") == 0 ? g_strdup ("cpu")
-                                                            : g_strdup (item);
-    specs[i].threads = threads;
+    specs[i].device = g_steal_pointer (&device);
+    specs[i].threads = MAX (threads, 1);
   }
   *n = count;
   return specs;

@@ -319,12 +319,30 @@ nnp_plan_from_json (const char *json, gssize length, GError **error)
                    "string", k);
       goto fail;
     }
-    s = nnp_plan_add_stage (plan, dev ? dev->valuestring : "cpu",
-                            (int) json_opt_number (it, "threads", 1), NULL, 0);
     if (json_opt_number (it, "threads", 1) < 1 || json_opt_number (it, "threads", 1) > 1024) {
       g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "plan: stage %d: \"threads\" must be in "
                    "1..1024", k);
       goto fail;
+    }
+    {
+      /* the device syntax of every element and the CLI (device.h):
+       * "cpu:2" is the CPU with 2 threads */
+      g_autofree char *device = NULL;
+      GError *derr = NULL;
+      int threads = 0, want = (int) json_opt_number (it, "threads", 1);
+
+      if (!nnp_device_spec_parse (dev ? dev->valuestring : "cpu", &device, &threads, &derr)) {
+        /* kept as written: resolving the plan says the device is not
+         * available, and why (nnp_device_open()) */
+        g_clear_error (&derr);
+        device = g_strdup (dev->valuestring);
+      }
+      if (threads > 0 && cJSON_GetObjectItemCaseSensitive (it, "threads") && threads != want) {
+        g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "plan: stage %d: \"device\" '%s' and "
+                     "\"threads\" %d disagree", k, dev->valuestring, want);
+        goto fail;
+      }
+      s = nnp_plan_add_stage (plan, device, threads > 0 ? threads : want, NULL, 0);
     }
     v = cJSON_GetObjectItemCaseSensitive (it, "cpus");
     if (v) {

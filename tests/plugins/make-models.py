@@ -3,6 +3,8 @@
 
 conv-relu-add.onnx   x: float32 1x3xHxW (H, W dynamic)
                      y = Relu(Conv(x, 4 filters 3x3, pad 1) + b) + 0.25
+fixed-h8.onnx        the same with x: float32 1x3x8xW (the height fixed, as a
+                     text recogniser's 48)
 two-io.onnx          a: float32 1x4, b: float32 1x4 (static)
                      sum = a + b, prod = a * b
 add-4x4.onnx         x: float32 1x3xHxW (dynamic), y = x + c (c: 1x3x4x4), so shape
@@ -23,7 +25,7 @@ def const(name, array):
                             value=numpy_helper.from_array(array, name))
 
 
-def conv_relu_add():
+def conv_relu_add(height="h"):
     rng = np.random.default_rng(7)
     w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32) * 0.3
     b = rng.standard_normal((4,)).astype(np.float32) * 0.1
@@ -37,8 +39,8 @@ def conv_relu_add():
     ]
     graph = helper.make_graph(
         nodes, "conv-relu-add",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, "h", "w"])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, "h", "w"])])
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, height, "w"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, height, "w"])])
     return helper.make_model(graph, producer_name="nnpipe-tests",
                              opset_imports=[helper.make_opsetid("", 11)])
 
@@ -75,7 +77,7 @@ def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     for name, model in (("conv-relu-add", conv_relu_add()), ("two-io", two_io()),
-                        ("add-4x4", add_4x4())):
+                        ("add-4x4", add_4x4()), ("fixed-h8", conv_relu_add(8))):
         onnx.checker.check_model(model)
         onnx.save(model, os.path.join(out, name + ".onnx"))
     data = conv_relu_add().SerializeToString()

@@ -9,7 +9,10 @@
  * - a caps change mid-stream through nnpipeline.
  *
  * Self-contained (no test-common helpers): models from
- * NNP_TEST_MODELS_DIR (make-dag-models.py). */
+ * NNP_TEST_MODELS_DIR (make-dag-models.py).  The frame counters are
+ * refcounted and held by the sink's handoff, and every test stops its
+ * pipeline before asserting (under CK_FORK=no a failed assertion leaves
+ * the test function while streaming threads may still run). */
 #include <gst/check/gstcheck.h>
 #include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
@@ -62,6 +65,8 @@ wait_eos (GstElement * p)
     gchar *dbg = NULL;
 
     gst_message_parse_error (msg, &err, &dbg);
+    /* stop first: nothing may keep running into the test's state */
+    gst_element_set_state (p, GST_STATE_NULL);
     fail ("error from %s: %s (%s)", GST_OBJECT_NAME (msg->src), err->message,
         dbg ? dbg : "");
   }
@@ -87,22 +92,75 @@ set_state_sync (GstElement * p, GstState state)
 
 /* ------------------------------------------------------------------------ */
 
-/* Frames counted at the sink (fakesink handoff). */
+/* Frames counted at the sink (fakesink handoff).  Refcounted and held by
+ * the handoff connection too: under CK_FORK=no a failed assertion jumps
+ * out of the test while the sink may still be calling the handoff, so the
+ * counter must not live on the test's stack (and the tests stop the
+ * pipeline before asserting). */
 typedef struct
 {
+  gint ref_count;
   GMutex lock;
   GCond cond;
   guint frames;
   guint sleep_us;               /* a slow sink: the queues fill up */
 } Counter;
 
+static Counter *
+counter_new (guint sleep_us)
+{
+  Counter *c = g_new0 (Counter, 1);
+
+  c->ref_count = 1;
+  g_mutex_init (&c->lock);
+  g_cond_init (&c->cond);
+  c->sleep_us = sleep_us;
+  return c;
+}
+
+static Counter *
+counter_ref (Counter * c)
+{
+  g_atomic_int_inc (&c->ref_count);
+  return c;
+}
+
+static void
+counter_unref (Counter * c)
+{
+  if (!g_atomic_int_dec_and_test (&c->ref_count))
+    return;
+  g_mutex_clear (&c->lock);
+  g_cond_clear (&c->cond);
+  g_free (c);
+}
+
+static void
+counter_unref_closure (gpointer data, GClosure * closure)
+{
+  counter_unref (data);
+}
+
+static void
+set_frames (Counter * c, guint n, guint sleep_us)
+{
+  g_mutex_lock (&c->lock);
+  c->frames = n;
+  c->sleep_us = sleep_us;
+  g_mutex_unlock (&c->lock);
+}
+
 static void
 on_handoff (GstElement * sink, GstBuffer * buf, GstPad * pad, gpointer data)
 {
   Counter *c = data;
+  guint sleep_us;
 
-  if (c->sleep_us)
-    g_usleep (c->sleep_us);
+  g_mutex_lock (&c->lock);
+  sleep_us = c->sleep_us;
+  g_mutex_unlock (&c->lock);
+  if (sleep_us)
+    g_usleep (sleep_us);
   g_mutex_lock (&c->lock);
   c->frames++;
   g_cond_broadcast (&c->cond);
@@ -144,7 +202,8 @@ counting_pipeline (const gchar * middle, Counter * c, guint num_buffers)
       "framerate=30/1 ! nnconvert ! %s ! fakesink name=sink sync=false "
       "signal-handoffs=true", num_buffers, middle);
   sink = gst_bin_get_by_name (GST_BIN (p), "sink");
-  g_signal_connect (sink, "handoff", G_CALLBACK (on_handoff), c);
+  g_signal_connect_data (sink, "handoff", G_CALLBACK (on_handoff),
+      counter_ref (c), counter_unref_closure, 0);
   gst_object_unref (sink);
   return p;
 }
@@ -205,31 +264,29 @@ GST_END_TEST;
 static void
 check_flush_seeks (const gchar * middle)
 {
-  Counter c = { 0 };
-  GstElement *p;
+  Counter *c = counter_new (2000);
+  GstElement *p = counting_pipeline (middle, c, 60);
+  const gchar *problem = NULL;
+  gint at = -1;
 
-  g_mutex_init (&c.lock);
-  g_cond_init (&c.cond);
-  c.sleep_us = 2000;
-  p = counting_pipeline (middle, &c, 60);
   set_state_sync (p, GST_STATE_PLAYING);
-  for (gint i = 0; i < 4; i++) {
-    guint before;
-
-    fail_unless (wait_frames (&c, get_frames (&c) + 3), "%s: frames stopped "
-        "before seek %d", middle, i);
-    fail_unless (gst_element_seek_simple (p, GST_FORMAT_TIME,
-            GST_SEEK_FLAG_FLUSH | (i % 2 ? GST_SEEK_FLAG_ACCURATE : 0), 0),
-        "%s: seek %d refused", middle, i);
-    before = get_frames (&c);
-    fail_unless (wait_frames (&c, before + 3), "%s: no frames after seek %d",
-        middle, i);
+  for (gint i = 0; i < 4 && problem == NULL; i++) {
+    at = i;
+    if (!wait_frames (c, get_frames (c) + 3))
+      problem = "frames stopped before seek";
+    else if (!gst_element_seek_simple (p, GST_FORMAT_TIME,
+            GST_SEEK_FLAG_FLUSH | (i % 2 ? GST_SEEK_FLAG_ACCURATE : 0), 0))
+      problem = "seek refused";
+    else if (!wait_frames (c, get_frames (c) + 3))
+      problem = "no frames after seek";
   }
-  fail_unless (wait_eos (p), "%s: no EOS after the seeks", middle);
+  if (problem == NULL && !wait_eos (p))
+    problem = "no EOS after the seeks";
+  /* stop before asserting */
   set_state_sync (p, GST_STATE_NULL);
   gst_object_unref (p);
-  g_mutex_clear (&c.lock);
-  g_cond_clear (&c.cond);
+  counter_unref (c);
+  fail_unless (problem == NULL, "%s: %s (%d)", middle, problem, at);
 }
 
 GST_START_TEST (test_flush_seek)
@@ -255,30 +312,32 @@ GST_START_TEST (test_stop_midstream)
   gchar *model = model_path ("residual.onnx");
   gchar *mid = g_strdup_printf ("nnpipeline model=%s stages=3 queue-size=3",
       model);
-  Counter c = { 0 };
-  GstElement *p;
+  Counter *c = counter_new (20000);
+  GstElement *p = counting_pipeline (mid, c, 40);
+  gint stalled = -1;
+  gboolean eos;
+  guint frames;
 
-  g_mutex_init (&c.lock);
-  g_cond_init (&c.cond);
-  c.sleep_us = 20000;
-  p = counting_pipeline (mid, &c, 40);
   for (gint round = 0; round < 3; round++) {
-    c.frames = 0;
+    set_frames (c, 0, 20000);
     set_state_sync (p, GST_STATE_PLAYING);
-    fail_unless (wait_frames (&c, 2), "round %d: no frames", round);
+    if (!wait_frames (c, 2) && stalled < 0)
+      stalled = round;
     set_state_sync (p, round == 1 ? GST_STATE_READY : GST_STATE_NULL);
   }
-  c.sleep_us = 0;
-  c.frames = 0;
+  set_frames (c, 0, 0);
   set_state_sync (p, GST_STATE_PLAYING);
-  fail_unless (wait_eos (p), "no EOS after restarting");
-  fail_unless_equals_int (get_frames (&c), 40);
+  eos = wait_eos (p);
+  frames = get_frames (c);
+  /* stop before asserting */
   set_state_sync (p, GST_STATE_NULL);
   gst_object_unref (p);
-  g_mutex_clear (&c.lock);
-  g_cond_clear (&c.cond);
+  counter_unref (c);
   g_free (mid);
   g_free (model);
+  fail_unless (stalled < 0, "round %d: no frames", stalled);
+  fail_unless (eos, "no EOS after restarting");
+  fail_unless_equals_int (frames, 40);
 }
 
 GST_END_TEST;
