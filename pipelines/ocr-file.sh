@@ -16,7 +16,7 @@
 # The annotated video goes to OUTPUT (default ocr-file.webm), in a form
 # chosen by its extension: .webm (VP8 in WebM), .mkv (VP8 in Matroska),
 # .avi (Motion JPEG in AVI), .png (one PNG per frame: OUTPUT-00000.png,
-# OUTPUT-00001.png, ...).  The detector and the recogniser run pipelined:
+# OUTPUT-00001.png, ...).  OUTPUT "-" writes no annotated output.  The detector and the recogniser run pipelined:
 # see NNP_OCR_PIPELINE below and docs/ocr.md.
 #
 # --json FILE.jsonl also writes one JSON object per frame (frame, pts, and
@@ -27,8 +27,11 @@
 # .cache/models), NNP_OCR_MAX_SIZE (frames are scaled down to fit this
 # square for the detector, default 960, as PaddleOCR's limit_side_len),
 # NNP_OCR_PIPELINE (video only: 1, the default, splits the detector in two
-# stages on two cores with queues, its second part sharing the second core
-# with the recogniser; 0 runs the chain in one thread, as for an image).
+# stages on two cores with a queue, its second part sharing the second core
+# with the recogniser; 0 runs the chain in one thread, as for an image),
+# NNP_OCR_REC_LOAD (the recogniser's time per frame as a fraction of the
+# detector's, for that split; default 0.6, measured by
+# benchmarks/ocr-video.sh).
 set -eu
 
 me=ocr-file.sh
@@ -76,11 +79,23 @@ fi
 # The gst-launch line is built in "$@", source end first.
 set -- -q filesrc "location=$file" ! decodebin ! videoconvert ! video/x-raw,format=RGB !
 
+# The detector: on a video, pipelined (NNP_OCR_PIPELINE=1): split in two
+# one-thread stages with a queue between them (nnpipeline), the second
+# stage sharing its core and thread with everything after it (the
+# recogniser above all), so the split leaves it only NNP_OCR_REC_LOAD less
+# of the detector's work (docs/ocr.md, benchmarks/ocr-video.sh).
+if [ $video = 1 ] && [ "${NNP_OCR_PIPELINE:-1}" = 1 ]; then
+  detector="nnpipeline stages=2 devices=cpu:1,cpu:1 stats-interval=0 stage-load=0,${NNP_OCR_REC_LOAD:-0.6}"
+else
+  detector="nnstage"
+fi
+
 # detector -> boxes -> crops -> recogniser -> text
+# shellcheck disable=SC2086
 set -- "$@" \
   nnconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225 channel-order=bgr \
     width="$max" height="$max" keep-aspect-ratio=true multiple-of=32 keep-frame=true ! \
-  nnstage "model=$models/ch_PP-OCRv4_det_infer.onnx" ! \
+  $detector "model=$models/ch_PP-OCRv4_det_infer.onnx" ! \
   nndbdecode ! \
   nncrop channel-order=bgr ! \
   nnstage "model=$models/ch_PP-OCRv4_rec_infer.onnx" ! \
@@ -96,7 +111,11 @@ if [ "$json" != "-" ]; then
 fi
 [ -z "$json" ] || set -- "$@" ! nnmetapublish file-format=json-lines "location=$json"
 
-# the annotated image or video
+# the annotated image or video ("-": none)
+if [ "$out" = - ]; then
+  set -- "$@" ! fakesink
+  exec gst-launch-1.0 "$@"
+fi
 set -- "$@" ! nnoverlay ! videoconvert
 if [ $video = 0 ]; then
   set -- "$@" ! pngenc snapshot=true ! filesink "location=$out"

@@ -1126,6 +1126,7 @@ nnp_plan_new_auto (const char *model_path, const char *digest, const NnpInputSha
     Problem pb;
     GError *err = NULL;
     gboolean ok;
+    double *load = NULL;
 
     for (int j = 0; j < k; j++) {
       devs[j] = *device_of (devices, n_devices, j);
@@ -1135,8 +1136,23 @@ nnp_plan_new_auto (const char *model_path, const char *digest, const NnpInputSha
     problem_init (&pb, graph, cm, devs, k);
     pb.p.mem_limit = (double) options->memory_limit;
     pb.p.max_ideals = options->max_ideals;
+    if (options->stage_load && options->n_stage_load > 0) {
+      load = g_new0 (double, k);
+      for (int j = 0; j < MIN (k, options->n_stage_load); j++) {
+        double whole = 0.0;
+        for (int i = 0; i < n; i++) {
+          double ms = pb.node_ms[(gsize) j * n + i];
+          whole += isfinite (ms) ? ms : 0.0;
+        }
+        load[j] = MAX (options->stage_load[j], 0.0) * whole;
+        NNP_INFO (CAT, "%d stages: stage %d carries a load of %.3f ms (%.2f of %.3f ms)", k, j,
+                  load[j], options->stage_load[j], whole);
+      }
+      pb.p.stage_load_ms = load;
+    }
     ok = nnp_split_solve (graph, &pb.p, stage_of, &bott[k], &method, &err);
     problem_clear (&pb);
+    g_clear_pointer (&load, g_free);
     if (!ok) {
       if (kmin == kmax) {
         if (n_devices > 1 && strstr (err->message, "op support")) {
