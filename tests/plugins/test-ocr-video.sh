@@ -163,6 +163,15 @@ if sh "$src/pipelines/ocr-file.sh" --bogus "$tmp/in.avi" > /dev/null 2> "$tmp/er
   echo "FAIL: an unknown option was not refused"; cat "$tmp/err"; fail=1
 fi
 
+# nnpipeline stage-load: a malformed list fails, naming the item
+if gst-launch-1.0 -q videotestsrc num-buffers=1 ! video/x-raw,width=64,height=64 ! \
+    nnconvert ! nnpipeline "model=$models/ch_PP-OCRv4_det_infer.onnx" stages=2 \
+    stage-load=0,abc ! fakesink > "$tmp/err" 2>&1 || ! grep -q "invalid stage-load item 'abc'" "$tmp/err"; then
+  echo "FAIL: nnpipeline stage-load=0,abc was not refused by name:"; cat "$tmp/err"; fail=1
+else
+  echo "ok  : nnpipeline stage-load=0,abc refused"
+fi
+
 # the Python example: pad probe on the ROI metas + the JSON Lines
 if "$python" "$src/pipelines/ocr-results.py" "$tmp/in.avi" "$tmp/py.jsonl" > "$tmp/py.out" 2> "$tmp/err"; then
   cut -f1,2 "$tmp/py.out" | head -n $n > "$tmp/a"
