@@ -266,37 +266,6 @@ fallback_plan (GstNnPipeline * self, NnpPlan * plan)
   }
 }
 
-/* "0,0.6": one load per stage, fractions >= 0 of the model's time (see
- * NnpSplitOptions.stage_load).  FALSE with an error naming the item. */
-static gboolean
-parse_stage_load (const gchar * str, gdouble ** load, gint * n_load,
-    GError ** error)
-{
-  gchar **items = g_strsplit (str, ",", -1);
-  guint n = g_strv_length (items);
-
-  *load = g_new0 (gdouble, MAX (n, 1));
-  *n_load = (gint) n;
-  for (guint i = 0; i < n; i++) {
-    const gchar *item = g_strstrip (items[i]);
-    gchar *end = NULL;
-    gdouble v = g_ascii_strtod (item, &end);
-
-    if (*item == '\0' || end == NULL || *end != '\0' || !(v >= 0 && v <= 1000)) {
-      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "invalid stage-load item "
-          "'%s' in \"%s\": want a comma-separated list of numbers >= 0 "
-          "(fractions of the model's time)", item, str);
-      g_strfreev (items);
-      g_clear_pointer (load, g_free);
-      *n_load = 0;
-      return FALSE;
-    }
-    (*load)[i] = v;
-  }
-  g_strfreev (items);
-  return TRUE;
-}
-
 /* Compute (or load) the plan for these model input shapes.  New plan or
  * NULL with error.  Call with build_lock held. */
 static NnpPlan *
@@ -325,7 +294,7 @@ make_plan (GstNnPipeline * self, const NnpInputShape * shapes, guint n_shapes,
   GST_OBJECT_UNLOCK (self);
 
   if (stage_load && *stage_load
-      && !parse_stage_load (stage_load, &load, &n_load, error))
+      && !(load = nnp_stage_load_parse (stage_load, &n_load, error)))
     goto out;
 
   if (stages_str && g_ascii_strcasecmp (stages_str, "auto") != 0)

@@ -210,6 +210,11 @@ typedef struct {
   int n_stage_load;
 } NnpSplitOptions;
 
+/* Parse a stage-load list "0,0.6" (numbers >= 0, comma-separated) for
+ * NnpSplitOptions.stage_load.  Returns the array (g_free) and *n, or NULL +
+ * NNP_ERROR_PLAN naming the bad item. */
+double *nnp_stage_load_parse (const char *text, int *n, GError **error);
+
 /* Fill predicted_ms / compute_ms / transfer_ms / out_bytes of every stage and
  * the bottleneck of a resolved plan. */
 void nnp_plan_predict (NnpPlan *plan, const NnpGraph *graph, NnpCostModel *cm);

@@ -859,6 +859,40 @@ nnp_plan_stage_new (const NnpPlan *plan, int k, NnpGraph *graph, GError **error)
   return stage;
 }
 
+double *
+nnp_stage_load_parse (const char *text, int *n, GError **error)
+{
+  g_auto (GStrv) items = NULL;
+  double *load;
+  guint count;
+
+  g_return_val_if_fail (text != NULL && n != NULL, NULL);
+  items = g_strsplit (text, ",", -1);
+  count = g_strv_length (items);
+  load = g_new0 (double, MAX (count, 1));
+  for (guint i = 0; i < count; i++) {
+    const char *item = g_strstrip (items[i]);
+    char *end = NULL;
+    double v = g_ascii_strtod (item, &end);
+
+    if (*item == '\0' || end == NULL || *end != '\0' || !(v >= 0 && v <= 1000)) {
+      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
+                   "invalid stage-load item '%s' in \"%s\": want a comma-separated list of "
+                   "numbers >= 0 (fractions of the model's time)", item, text);
+      g_free (load);
+      return NULL;
+    }
+    load[i] = v;
+  }
+  if (count == 0) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "empty stage-load list");
+    g_free (load);
+    return NULL;
+  }
+  *n = (int) count;
+  return load;
+}
+
 /* ------------------------------------------------------------ costs of a plan */
 
 static const NnpDeviceSpec *
