@@ -124,8 +124,6 @@ busy () {
     awk '{ s += $1 } END { printf "%.3f", s }'
 }
 
-median () { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-
 echo "OCR chain on $frames frames of 640x480 with $lines text lines, $(nproc) cores, pin=$pin, $rounds rounds (medians)"
 # the reference run (serial): the text and the recogniser / detector ratio
 set -- $(run reference)
@@ -145,9 +143,9 @@ while [ "$r" -lt "$rounds" ]; do
   done
   r=$((r + 1))
 done
-serial=$(median < "$tmp/serial")
-queue=$(median < "$tmp/queue")
-balanced=$(median < "$tmp/balanced")
+serial=$(nnp_median < "$tmp/serial")
+queue=$(nnp_median < "$tmp/queue")
+balanced=$(nnp_median < "$tmp/balanced")
 echo "runs (frames/s): serial: $(tr '\n' ' ' < "$tmp/serial")| queue: $(tr '\n' ' ' < "$tmp/queue")| balanced: $(tr '\n' ' ' < "$tmp/balanced")"
 awk -v s="$serial" -v q="$queue" -v b="$balanced" -v ratio="$ratio" 'BEGIN {
   printf "serial (one thread, 1-thread stages)         : %7.3f frames/s  (1.00x)\n", s
