@@ -30,6 +30,10 @@
 # run.  Before the runs the detector is profiled at the frame size
 # (nnpipe split --profile fills the cost cache nnpipeline plans with).
 #
+# Last, one more run of each with GStreamer's rusage tracer gives the CPU time
+# of every thread: the frames/s each form would reach with two cores of its
+# own (the wall-clock figures need an idle machine; this does not).
+#
 # Environment: NNP_BUILD_DIR (default build), NNP_MODELS_DIR (default
 # .cache/models), ROUNDS (default 3), PIN=1 to pin the stages to cores 0
 # and 1.  Timings are only meaningful on an otherwise idle machine.
@@ -90,7 +94,7 @@ run () {
     [ "$1" = serial ] && r="$r cpus=0" || r="$r cpus=1"
   fi
   # shellcheck disable=SC2086
-  gst-launch-1.0 -m filesrc location="$tmp/in.avi" ! decodebin ! videoconvert ! \
+  $tracer gst-launch-1.0 -m filesrc location="$tmp/in.avi" ! decodebin ! videoconvert ! \
     video/x-raw,format=RGB ! \
     nnconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225 channel-order=bgr \
       keep-aspect-ratio=true multiple-of=32 keep-frame=true ! \
@@ -117,6 +121,12 @@ PY
   echo "$fps $(busy det) $(busy rec)"
 }
 
+# thread_cpu: "TOTAL MAX" CPU ms of the last run's threads (rusage tracer)
+thread_cpu () {
+  sed -n 's/.*thread-rusage, thread-id=(guint64)\([0-9]*\),.*time=(guint64)\([0-9]*\);.*/\1 \2/p' "$tmp/log" |
+    awk '{ t[$1] = $2 } END { for (k in t) { s += t[k]; if (t[k] > m) m = t[k] } printf "%.1f %.1f", s / 1e6, m / 1e6 }'
+}
+
 # busy BIN: busy-ms of the bin's stages, summed, from its final stats
 busy () {
   grep "from element \"$1\".*final=(boolean)true" "$tmp/log" |
@@ -125,6 +135,7 @@ busy () {
 }
 
 echo "OCR chain on $frames frames of 640x480 with $lines text lines, $(nproc) cores, pin=$pin, $rounds rounds (medians)"
+tracer=""
 # the reference run (serial): the text and the recogniser / detector ratio
 set -- $(run reference)
 ratio=$(awk -v d="$2" -v r="$3" 'BEGIN { printf "%.2f", (d > 0) ? r / d : 0.5 }')
@@ -147,6 +158,26 @@ serial=$(nnp_median < "$tmp/serial")
 queue=$(nnp_median < "$tmp/queue")
 balanced=$(nnp_median < "$tmp/balanced")
 echo "runs (frames/s): serial: $(tr '\n' ' ' < "$tmp/serial")| queue: $(tr '\n' ' ' < "$tmp/queue")| balanced: $(tr '\n' ' ' < "$tmp/balanced")"
+# CPU time per thread, one more run each with GStreamer's rusage tracer: the
+# frames/s each form would reach if every thread had its core to itself and
+# two cores (time per frame = max (busiest thread, all threads / 2)); what
+# the wall-clock figures show only on an otherwise idle machine.  Start-up
+# (model loading) is included.
+tracer="env GST_TRACERS=rusage GST_DEBUG=GST_TRACER:7"
+for c in serial queue balanced; do
+  run "$c" "$ratio" > /dev/null
+  set -- $(thread_cpu)
+  awk -v c="$c" -v tot="$1" -v max="$2" -v n="$frames" 'BEGIN {
+    t = (max > tot / 2) ? max : tot / 2
+    printf "cpu %s: %.1f ms/frame in all threads, busiest thread %.1f ms/frame: %.3f frames/s on 2 free cores\n", c, tot / n, max / n, 1000 * n / t
+  }' | tee -a "$tmp/cpu"
+done
+cs=$(sed -n 's/^cpu serial:.* \([0-9.]*\) frames.*/\1/p' "$tmp/cpu")
+cb=$(sed -n 's/^cpu balanced:.* \([0-9.]*\) frames.*/\1/p' "$tmp/cpu")
+cq=$(sed -n 's/^cpu queue:.* \([0-9.]*\) frames.*/\1/p' "$tmp/cpu")
+awk -v s="$cs" -v q="$cq" -v b="$cb" 'BEGIN {
+  printf "from CPU time: queue %.2fx, balanced %.2fx the serial chain\n", q / s, b / s }'
+
 awk -v s="$serial" -v q="$queue" -v b="$balanced" -v ratio="$ratio" 'BEGIN {
   printf "serial (one thread, 1-thread stages)         : %7.3f frames/s  (1.00x)\n", s
   printf "detector ! queue ! recogniser                 : %7.3f frames/s  (%.2fx)\n", q, q / s
