@@ -123,7 +123,7 @@ PY
 
 # thread_cpu: "TOTAL MAX" CPU ms of the last run's threads (rusage tracer)
 thread_cpu () {
-  sed -n 's/.*thread-rusage, thread-id=(guint64)\([0-9]*\),.*time=(guint64)\([0-9]*\);.*/\1 \2/p' "$tmp/log" |
+  sed -n 's/.*thread-rusage, thread-id=(guint64)\([0-9]*\),.*time=(guint64)\([0-9]*\);.*/\1 \2/p' "$tmp/trace" |
     awk '{ t[$1] = $2 } END { for (k in t) { s += t[k]; if (t[k] > m) m = t[k] } printf "%.1f %.1f", s / 1e6, m / 1e6 }'
 }
 
@@ -163,7 +163,8 @@ echo "runs (frames/s): serial: $(tr '\n' ' ' < "$tmp/serial")| queue: $(tr '\n' 
 # two cores (time per frame = max (busiest thread, all threads / 2)); what
 # the wall-clock figures show only on an otherwise idle machine.  Start-up
 # (model loading) is included.
-tracer="env GST_TRACERS=rusage GST_DEBUG=GST_TRACER:7"
+# (the trace goes to its own file: on stderr it would split the -m lines)
+tracer="env GST_TRACERS=rusage GST_DEBUG=GST_TRACER:7 GST_DEBUG_FILE=$tmp/trace"
 for c in serial queue balanced; do
   run "$c" "$ratio" > /dev/null
   set -- $(thread_cpu)
