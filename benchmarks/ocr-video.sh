@@ -18,9 +18,9 @@
 #   balanced : the detector split by nnpipeline stages=2 devices=cpu:1,cpu:1
 #              stage-load=0,R: its second stage shares the second core with
 #              the recogniser, so the split gives it only part of the
-#              detector (R = recogniser time / detector time, measured in
-#              the first serial run); what pipelines/ocr-file.sh runs on a
-#              video
+#              detector (R = CPU time of what follows the detector / CPU
+#              time of the detector side, measured by the reference runs
+#              below); what pipelines/ocr-file.sh runs on a video
 # The figure is the detector bin's final nnpipeline-stats steady-fps (frames
 # between its first and last output; model loading is not counted): in
 # serial and balanced the recogniser runs in the same thread right after it,
@@ -78,20 +78,17 @@ gst-launch-1.0 -q "$@" ! videoconvert ! jpegenc ! avimux ! filesink "location=$t
 "$build/tools/nnpipe" split "$det" --shape x=1,3,480,640 --stages 2 --profile \
   > "$tmp/profile.log" 2>&1 || { cat "$tmp/profile.log" >&2; exit 1; }
 
-# run CONFIG [LOAD] -> prints "fps det-busy-ms rec-busy-ms" (busy: reference run only)
+# run CONFIG [LOAD] -> prints frames/s
 run () {
   case $1 in
     reference|serial) d="nnpipeline name=det model=$det stages=1 devices=cpu:1"; q="" ;;
     queue) d="nnpipeline name=det model=$det stages=1 devices=cpu:1"; q="queue max-size-buffers=2 !" ;;
     balanced) d="nnpipeline name=det model=$det stages=2 devices=cpu:1,cpu:1 stage-load=0,$2"; q="" ;;
   esac
-  # the recogniser: a one-stage nnpipeline in the reference run (for its
-  # busy time), else an nnstage (pinned to the detector's last core)
+  # the recogniser (pinned to the detector's last core with PIN=1)
   r="nnstage model=$rec threads=1"
-  if [ "$1" = reference ]; then
-    r="nnpipeline name=rec model=$rec stages=1 devices=cpu:1"
-  elif [ "$pin" = true ]; then
-    [ "$1" = serial ] && r="$r cpus=0" || r="$r cpus=1"
+  if [ "$pin" = true ]; then
+    case $1 in reference|serial) r="$r cpus=0" ;; *) r="$r cpus=1" ;; esac
   fi
   # shellcheck disable=SC2086
   $tracer gst-launch-1.0 -m filesrc location="$tmp/in.avi" ! decodebin ! videoconvert ! \
@@ -118,7 +115,7 @@ else:
 PY
   fps=$(sed -n 's/.*from element "det".*final=(boolean)true.*steady-fps=(double)\([0-9.e+-]*\).*/\1/p' "$tmp/log")
   [ -n "$fps" ] || { echo "$me: $1: no final nnpipeline-stats" >&2; return 1; }
-  echo "$fps $(busy det) $(busy rec)"
+  echo "$fps"
 }
 
 # thread_cpu: "TOTAL MAX" CPU ms of the last run's threads (rusage tracer)
@@ -127,19 +124,28 @@ thread_cpu () {
     awk '{ t[$1] = $2 } END { for (k in t) { s += t[k]; if (t[k] > m) m = t[k] } printf "%.1f %.1f", s / 1e6, m / 1e6 }'
 }
 
-# busy BIN: busy-ms of the bin's stages, summed, from its final stats
-busy () {
-  grep "from element \"$1\".*final=(boolean)true" "$tmp/log" |
-    grep -o 'busy-ms\\=\\(double\\)[0-9.e+-]*' | sed 's/.*)//' |
-    awk '{ s += $1 } END { printf "%.3f", s }'
-}
-
 echo "OCR chain on $frames frames of 640x480 with $lines text lines, $(nproc) cores, pin=$pin, $rounds rounds (medians)"
+# The reference run (serial) gives the text, and with the detector alone
+# (decoding and conversion included, fakesink after it) the recogniser's
+# share: R = (CPU of the serial chain's thread - CPU of the detector's) /
+# CPU of the detector's.  CPU time, not wall time: on a busy machine the
+# stages' busy times count the time they wait for a core.
+# (the trace goes to its own file: on stderr it would split the -m lines)
+tracer="env GST_TRACERS=rusage GST_DEBUG=GST_TRACER:7 GST_DEBUG_FILE=$tmp/trace"
+run reference > /dev/null
+set -- $(thread_cpu)
+chain_ms=$2
+$tracer gst-launch-1.0 -q filesrc location="$tmp/in.avi" ! decodebin ! videoconvert ! \
+  video/x-raw,format=RGB ! \
+  nnconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225 channel-order=bgr \
+    keep-aspect-ratio=true multiple-of=32 keep-frame=true ! \
+  nnstage model="$det" threads=1 ! fakesink > "$tmp/log" 2>&1 ||
+  { cat "$tmp/log" >&2; exit 1; }
+set -- $(thread_cpu)
+det_ms=$2
+ratio=$(awk -v c="$chain_ms" -v d="$det_ms" 'BEGIN { r = (d > 0 && c > d) ? (c - d) / d : 0.5; printf "%.2f", r }')
+echo "CPU per frame: serial chain $(awk -v c="$chain_ms" -v n="$frames" 'BEGIN { printf "%.1f", c / n }') ms, detector side $(awk -v d="$det_ms" -v n="$frames" 'BEGIN { printf "%.1f", d / n }') ms: stage-load=0,$ratio"
 tracer=""
-# the reference run (serial): the text and the recogniser / detector ratio
-set -- $(run reference)
-ratio=$(awk -v d="$2" -v r="$3" 'BEGIN { printf "%.2f", (d > 0) ? r / d : 0.5 }')
-echo "serial run: detector $(awk -v d="$2" -v n="$frames" 'BEGIN { printf "%.1f", d / n }') ms/frame, recogniser $(awk -v r="$3" -v n="$frames" 'BEGIN { printf "%.1f", r / n }') ms/frame: stage-load=0,$ratio"
 : > "$tmp/serial"; : > "$tmp/queue"; : > "$tmp/balanced"
 r=0
 while [ "$r" -lt "$rounds" ]; do
@@ -163,7 +169,6 @@ echo "runs (frames/s): serial: $(tr '\n' ' ' < "$tmp/serial")| queue: $(tr '\n' 
 # two cores (time per frame = max (busiest thread, all threads / 2)); what
 # the wall-clock figures show only on an otherwise idle machine.  Start-up
 # (model loading) is included.
-# (the trace goes to its own file: on stderr it would split the -m lines)
 tracer="env GST_TRACERS=rusage GST_DEBUG=GST_TRACER:7 GST_DEBUG_FILE=$tmp/trace"
 for c in serial queue balanced; do
   run "$c" "$ratio" > /dev/null
