@@ -29,9 +29,10 @@
 # NNP_OCR_PIPELINE (video only: 1, the default, splits the detector in two
 # stages on two cores with a queue, its second part sharing the second core
 # with the recogniser; 0 runs the chain in one thread, as for an image),
-# NNP_OCR_REC_LOAD (the recogniser's time per frame as a fraction of the
-# detector's, for that split; default 0.6, measured by
-# benchmarks/ocr-video.sh).
+# NNP_OCR_REC_LOAD (the time of what follows the detector per frame, the
+# recogniser above all, as a fraction of the detector's, for that split;
+# default 1.0, as benchmarks/ocr-video.sh measured for two lines of text in
+# 640x480).
 set -eu
 
 me=ocr-file.sh
@@ -85,7 +86,7 @@ set -- -q filesrc "location=$file" ! decodebin ! videoconvert ! video/x-raw,form
 # recogniser above all), so the split leaves it only NNP_OCR_REC_LOAD less
 # of the detector's work (docs/ocr.md, benchmarks/ocr-video.sh).
 if [ $video = 1 ] && [ "${NNP_OCR_PIPELINE:-1}" = 1 ]; then
-  detector="nnpipeline stages=2 devices=cpu:1,cpu:1 stats-interval=0 stage-load=0,${NNP_OCR_REC_LOAD:-0.6}"
+  detector="nnpipeline stages=2 devices=cpu:1,cpu:1 stats-interval=0 stage-load=0,${NNP_OCR_REC_LOAD:-1.0}"
 else
   detector="nnstage"
 fi
