@@ -83,8 +83,9 @@ set -- -q filesrc "location=$file" ! decodebin ! videoconvert ! video/x-raw,form
 # The detector: on a video, pipelined (NNP_OCR_PIPELINE=1): split in two
 # one-thread stages with a queue between them (nnpipeline), the second
 # stage sharing its core and thread with everything after it (the
-# recogniser above all), so the split leaves it only NNP_OCR_REC_LOAD less
-# of the detector's work (docs/ocr.md, benchmarks/ocr-video.sh).
+# recogniser above all): stage-load tells the split that this work weighs
+# NNP_OCR_REC_LOAD times the detector, so the second stage gets that much
+# less of the detector (docs/ocr.md, benchmarks/ocr-video.sh).
 if [ $video = 1 ] && [ "${NNP_OCR_PIPELINE:-1}" = 1 ]; then
   detector="nnpipeline stages=2 devices=cpu:1,cpu:1 stats-interval=0 stage-load=0,${NNP_OCR_REC_LOAD:-1.0}"
 else
