@@ -57,8 +57,6 @@ run () {
     sed -n 's/.*nnpipeline-stats, final=(boolean)true.*steady-fps=(double)\([0-9.e+-]*\).*/\1/p'
 }
 
-median () { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-
 echo "detector 1x3x${size}x${size}, $frames frames, $(nproc) cores, pin=$pin, $rounds rounds (medians)"
 run 1 cpu:1 > /dev/null    # warm-up (fills the profile cache)
 : > "$tmp/one"; : > "$tmp/two"; : > "$tmp/pipe"
@@ -84,9 +82,9 @@ while [ "$r" -lt "$rounds" ]; do
   done
   r=$((r + 1))
 done
-one=$(median < "$tmp/one")
-two=$(median < "$tmp/two")
-pipe=$(median < "$tmp/pipe")
+one=$(nnp_median < "$tmp/one")
+two=$(nnp_median < "$tmp/two")
+pipe=$(nnp_median < "$tmp/pipe")
 echo "runs (frames/s): 1 thread: $(tr '\n' ' ' < "$tmp/one")| 2 threads: $(tr '\n' ' ' < "$tmp/two")| 2 stages: $(tr '\n' ' ' < "$tmp/pipe")"
 awk -v one="$one" -v two="$two" -v pipe="$pipe" 'BEGIN {
   printf "whole model, nnstage threads=1 : %7.3f frames/s  (1.00x)\n", one

@@ -30,6 +30,11 @@ nnp_use_plugin () {
   export GST_PLUGIN_PATH="$build/plugins${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}"
 }
 
+# nnp_median: the median of the numbers on stdin, one per line (benchmarks)
+nnp_median () {
+  sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
 # nnp_markup TEXT: TEXT escaped for textoverlay, which reads Pango markup
 nnp_markup () {
   printf '%s' "$1" | sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g'

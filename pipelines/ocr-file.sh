@@ -1,41 +1,135 @@
 #!/bin/sh
 # OCR on any image or video file.
 #
-#   pipelines/ocr-file.sh FILE [OUTPUT]
+#   pipelines/ocr-file.sh [--json FILE.jsonl] FILE [OUTPUT]
 #
-# Decodes FILE with decodebin (PNG, JPEG, MP4, ...), runs PaddleOCR's
-# PP-OCRv4 detector and recogniser through nnpipe on every frame and prints
-# one line per text box on stdout: the text, a tab, the score, a tab, the
-# box corners "x0,y0 x1,y1 x2,y2 x3,y3" in frame pixels.  Writes the first
-# annotated frame to OUTPUT (default ocr-file.png).
+# Decodes FILE with decodebin (PNG, JPEG, AVI, WebM, MP4 with a decoder...),
+# runs PaddleOCR's PP-OCRv4 detector and recogniser through nnpipe on every
+# frame and prints one line per text line on stdout.
+#
+# A still image (gst-typefind-1.0 says image/*): the text, a tab, the
+# score, a tab, the box corners "x0,y0 x1,y1 x2,y2 x3,y3" in frame pixels;
+# the annotated image goes to OUTPUT (default ocr-file.png).
+#
+# A video: every frame is read; each line is prefixed with the frame number
+# (from 0) and its PTS in seconds: FRAME<TAB>PTS<TAB>TEXT<TAB>SCORE<TAB>CORNERS.
+# The annotated video goes to OUTPUT (default ocr-file.webm), in a form
+# chosen by its extension: .webm (VP8 in WebM), .mkv (VP8 in Matroska),
+# .avi (Motion JPEG in AVI), .png (one PNG per frame: OUTPUT-00000.png,
+# OUTPUT-00001.png, ...).  OUTPUT "-" writes no annotated output.  The detector and the recogniser run pipelined:
+# see NNP_OCR_PIPELINE below and docs/ocr.md.
+#
+# --json FILE.jsonl also writes one JSON object per frame (frame, pts, and
+# each line's text, score, box, angle) to FILE ("-": standard output
+# instead of the lines above); see docs/results.md.
 #
 # Environment: NNP_BUILD_DIR (default build), NNP_MODELS_DIR (default
 # .cache/models), NNP_OCR_MAX_SIZE (frames are scaled down to fit this
-# square for the detector, default 960, as PaddleOCR's limit_side_len).
+# square for the detector, default 960, as PaddleOCR's limit_side_len),
+# NNP_OCR_PIPELINE (video only: 1, the default, splits the detector in two
+# stages on two cores with a queue, its second part sharing the second core
+# with the recogniser; 0 runs the chain in one thread, as for an image),
+# NNP_OCR_REC_LOAD (the time of what follows the detector per frame, the
+# recogniser above all, as a fraction of the detector's, for that split;
+# default 1.0, as benchmarks/ocr-video.sh measured for two lines of text in
+# 640x480).
 set -eu
 
 me=ocr-file.sh
 . "$(dirname "$0")/common.sh"
 max=${NNP_OCR_MAX_SIZE:-960}
 
-if [ $# -lt 1 ] || [ ! -f "$1" ]; then
-  echo "usage: $0 FILE [OUTPUT.png]" >&2
+usage () {
+  echo "usage: $0 [--json FILE.jsonl] FILE [OUTPUT]" >&2
+  exit 2
+}
+
+json=""
+while [ $# -gt 0 ]; do
+  case $1 in
+    --json) [ $# -ge 2 ] || usage; json=$2; shift 2 ;;
+    --json=*) json=${1#--json=}; shift ;;
+    -h|--help)
+      sed -n '2,/^set -eu/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'
+      exit 0 ;;
+    --) shift; break ;;
+    -*) echo "$me: unknown option '$1'" >&2; usage ;;
+    *) break ;;
+  esac
+done
+[ $# -ge 1 ] && [ $# -le 2 ] || usage
+file=$1
+if [ ! -f "$file" ]; then
+  echo "$me: no such file: $file" >&2
   exit 2
 fi
-file=$1
-out=${2:-ocr-file.png}
 nnp_need_models ch_PP-OCRv4_det_infer.onnx ch_PP-OCRv4_rec_infer.onnx \
   ppocr_keys_v1.txt
 nnp_use_plugin
 
-# imagefreeze is not needed: a still image is a one-frame stream
-exec gst-launch-1.0 -q \
-  filesrc "location=$file" ! decodebin ! videoconvert ! video/x-raw,format=RGB ! \
+# still image or video?  (gst-typefind-1.0 prints "FILE - CAPS")
+kind=$(gst-typefind-1.0 "$file" 2>/dev/null | sed -n 's/.* - \([a-z]*\)\/.*/\1/p' | head -n 1)
+if [ "$kind" = image ]; then
+  video=0
+  out=${2:-ocr-file.png}
+else
+  video=1
+  out=${2:-ocr-file.webm}
+fi
+
+# The gst-launch line is built in "$@", source end first.
+set -- -q filesrc "location=$file" ! decodebin ! videoconvert ! video/x-raw,format=RGB !
+
+# The detector: on a video, pipelined (NNP_OCR_PIPELINE=1): split in two
+# one-thread stages with a queue between them (nnpipeline), the second
+# stage sharing its core and thread with everything after it (the
+# recogniser above all): stage-load tells the split that this work weighs
+# NNP_OCR_REC_LOAD times the detector, so the second stage gets that much
+# less of the detector (docs/ocr.md, benchmarks/ocr-video.sh).
+if [ $video = 1 ] && [ "${NNP_OCR_PIPELINE:-1}" = 1 ]; then
+  detector="nnpipeline stages=2 devices=cpu:1,cpu:1 stats-interval=0 stage-load=0,${NNP_OCR_REC_LOAD:-1.0}"
+else
+  detector="nnstage"
+fi
+
+# detector -> boxes -> crops -> recogniser -> text
+# shellcheck disable=SC2086
+set -- "$@" \
   nnconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225 channel-order=bgr \
     width="$max" height="$max" keep-aspect-ratio=true multiple-of=32 keep-frame=true ! \
-  nnstage "model=$models/ch_PP-OCRv4_det_infer.onnx" ! \
+  $detector "model=$models/ch_PP-OCRv4_det_infer.onnx" ! \
   nndbdecode ! \
   nncrop channel-order=bgr ! \
   nnstage "model=$models/ch_PP-OCRv4_rec_infer.onnx" ! \
-  nnctcdecode "keys=$models/ppocr_keys_v1.txt" location=- ! \
-  nnoverlay ! videoconvert ! pngenc snapshot=true ! filesink "location=$out"
+  nnctcdecode "keys=$models/ppocr_keys_v1.txt"
+
+# the lines on stdout (unless the JSON goes there)
+if [ "$json" != "-" ]; then
+  if [ $video = 1 ]; then
+    set -- "$@" ! nnmetapublish file-format=text location=-
+  else
+    set -- "$@" location=-
+  fi
+fi
+[ -z "$json" ] || set -- "$@" ! nnmetapublish file-format=json-lines "location=$json"
+
+# the annotated image or video ("-": none)
+if [ "$out" = - ]; then
+  set -- "$@" ! fakesink
+  exec gst-launch-1.0 "$@"
+fi
+set -- "$@" ! nnoverlay ! videoconvert
+if [ $video = 0 ]; then
+  set -- "$@" ! pngenc snapshot=true ! filesink "location=$out"
+else
+  case $out in
+    *.png) set -- "$@" ! pngenc ! multifilesink "location=${out%.png}-%05d.png" ;;
+    *.webm) set -- "$@" ! vp8enc deadline=1 ! webmmux ! filesink "location=$out" ;;
+    *.mkv) set -- "$@" ! vp8enc deadline=1 ! matroskamux ! filesink "location=$out" ;;
+    *.avi) set -- "$@" ! jpegenc ! avimux ! filesink "location=$out" ;;
+    *) echo "$me: OUTPUT of a video must end in .webm, .mkv, .avi or .png: $out" >&2
+       exit 2 ;;
+  esac
+fi
+
+exec gst-launch-1.0 "$@"

@@ -14,9 +14,10 @@
  * nnoverlay draws, in place, every #GstVideoRegionOfInterestMeta of a frame:
  * the region's outline (the rotated box from its "nnpipe/text" structure
  * when there is one, else its rectangle) in #GstNnOverlay:color, and its
- * text ("nnpipe/text" text, or "nnpipe/class" label) above it in a built-in
- * 5x7 pixel font scaled by #GstNnOverlay:font-scale, white on black.
- * Characters outside printable ASCII are drawn as hollow boxes.
+ * text ("nnpipe/text" text, or "nnpipe/class" label) above it, white on
+ * black, with Pango in #GstNnOverlay:font-desc.  Text is UTF-8: the
+ * recogniser's CJK characters are drawn with whatever font fontconfig finds
+ * for them (tools/setup.sh installs fonts-wqy-microhei).
  *
  * The results travel with the frames themselves (nndbdecode, nnctcdecode
  * and nnclassdecode push the original frames with their metas), so there is
@@ -35,16 +36,16 @@
 
 #include "gstnnoverlay.h"
 #include "gstnnresults.h"
-#include "nnfont.h"
 
 #include <math.h>
+#include <pango/pangocairo.h>
 
 GST_DEBUG_CATEGORY_STATIC (gst_nn_overlay_debug);
 #define GST_CAT_DEFAULT gst_nn_overlay_debug
 
 #define DEFAULT_COLOR 0xff00ff00
 #define DEFAULT_THICKNESS 2
-#define DEFAULT_FONT_SCALE 2
+#define DEFAULT_FONT_DESC "Sans 14"
 #define DEFAULT_DRAW_TEXT TRUE
 
 enum
@@ -52,7 +53,7 @@ enum
   PROP_0,
   PROP_COLOR,
   PROP_THICKNESS,
-  PROP_FONT_SCALE,
+  PROP_FONT_DESC,
   PROP_DRAW_TEXT,
 };
 
@@ -66,8 +67,13 @@ struct _GstNnOverlay
   /* properties (object lock) */
   guint color;
   gint thickness;
-  gint font_scale;
+  gchar *font_desc;
   gboolean draw_text;
+
+  /* streaming thread only */
+  PangoFontMap *font_map;       /* owned */
+  PangoLayout *layout;          /* owned, from a context of font_map */
+  gchar *layout_font;           /* font_desc the layout was set up with */
 };
 
 G_DEFINE_TYPE (GstNnOverlay, gst_nn_overlay, GST_TYPE_VIDEO_FILTER);
@@ -120,43 +126,71 @@ draw_line (const Canvas * cv, gdouble x0, gdouble y0, gdouble x1, gdouble y1,
   }
 }
 
+/* Blend an ARGB32 (premultiplied) Cairo surface onto the frame at x, y. */
 static void
-draw_glyph (const Canvas * cv, gint x, gint y, gint scale, gunichar c,
-    guint argb)
+blend_surface (const Canvas * cv, cairo_surface_t * surface, gint x, gint y)
 {
-  const guint8 *g = nn_font_glyph (c);
+  const guint8 *src = cairo_image_surface_get_data (surface);
+  gint sstride = cairo_image_surface_get_stride (surface);
+  gint w = cairo_image_surface_get_width (surface);
+  gint h = cairo_image_surface_get_height (surface);
 
-  if (g == NULL) {
-    /* no glyph: a hollow box */
-    fill_rect (cv, x, y, NN_FONT_COLS * scale, scale, argb);
-    fill_rect (cv, x, y + (NN_FONT_ROWS - 1) * scale, NN_FONT_COLS * scale,
-        scale, argb);
-    fill_rect (cv, x, y, scale, NN_FONT_ROWS * scale, argb);
-    fill_rect (cv, x + (NN_FONT_COLS - 1) * scale, y, scale,
-        NN_FONT_ROWS * scale, argb);
-    return;
+  for (gint j = MAX (0, -y); j < h && y + j < cv->height; j++) {
+    const guint32 *row = (const guint32 *) (src + (gsize) j * sstride);
+
+    for (gint i = MAX (0, -x); i < w && x + i < cv->width; i++) {
+      guint32 s = row[i];
+      guint a = s >> 24;
+      guint8 *p = cv->data + (gsize) (y + j) * cv->stride +
+          (gsize) (x + i) * cv->pstride;
+
+      if (a == 0)
+        continue;
+      /* premultiplied: out = src + dst * (255 - a) / 255 */
+      p[cv->off_r] = ((s >> 16) & 0xff) + p[cv->off_r] * (255 - a) / 255;
+      p[cv->off_g] = ((s >> 8) & 0xff) + p[cv->off_g] * (255 - a) / 255;
+      p[cv->off_b] = (s & 0xff) + p[cv->off_b] * (255 - a) / 255;
+      if (cv->off_a >= 0)
+        p[cv->off_a] = a + p[cv->off_a] * (255 - a) / 255;
+    }
   }
-  for (gint col = 0; col < NN_FONT_COLS; col++)
-    for (gint row = 0; row < NN_FONT_ROWS; row++)
-      if (g[col] & (1 << row))
-        fill_rect (cv, x + col * scale, y + row * scale, scale, scale, argb);
 }
 
+/* Draw @text (UTF-8) white on a black box whose bottom-left corner is
+ * (x, bottom), kept on the frame. */
 static void
-draw_text (const Canvas * cv, gint x, gint y, gint scale, const gchar * text)
+draw_text (const Canvas * cv, PangoLayout * layout, gint x, gint bottom,
+    const gchar * text)
 {
-  glong n = g_utf8_strlen (text, -1);
-  gint w = (gint) n * NN_FONT_CELL_W * scale + scale;
-  gint h = NN_FONT_CELL_H * scale + scale;
-  const gchar *p = text;
+  PangoRectangle ink, logical;
+  cairo_surface_t *surface;
+  cairo_t *cr;
+  gint pad = 2, w, h;
+  gchar *valid = g_utf8_make_valid (text, -1);
+
+  pango_layout_set_text (layout, valid, -1);
+  g_free (valid);
+  pango_layout_get_pixel_extents (layout, &ink, &logical);
+  w = logical.width + 2 * pad;
+  h = logical.height + 2 * pad;
+  if (w <= 2 * pad || h <= 2 * pad)
+    return;
+  surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, w, h);
+  cr = cairo_create (surface);
+  cairo_set_source_rgb (cr, 0, 0, 0);
+  cairo_paint (cr);
+  cairo_set_source_rgb (cr, 1, 1, 1);
+  cairo_move_to (cr, pad - logical.x, pad - logical.y);
+  pango_cairo_update_layout (cr, layout);
+  pango_cairo_show_layout (cr, layout);
+  cairo_destroy (cr);
+  cairo_surface_flush (surface);
 
   /* keep the label on the frame */
   x = CLAMP (x, 0, MAX (cv->width - w, 0));
-  y = CLAMP (y, 0, MAX (cv->height - h, 0));
-  fill_rect (cv, x, y, w, h, 0xff000000);
-  for (gint i = 0; *p; i++, p = g_utf8_next_char (p))
-    draw_glyph (cv, x + scale + i * NN_FONT_CELL_W * scale, y + scale, scale,
-        g_utf8_get_char (p), 0xffffffff);
+  blend_surface (cv, surface, x, CLAMP (bottom - h, 0, MAX (cv->height - h,
+              0)));
+  cairo_surface_destroy (surface);
 }
 
 static gchar *
@@ -179,6 +213,59 @@ roi_label (GstVideoRegionOfInterestMeta * roi)
   return NULL;
 }
 
+/* (Re)make the layout the labels are drawn with; @font NULL keeps the
+ * font it has. */
+static void
+prepare_layout (GstNnOverlay * self, const gchar * font)
+{
+  PangoFontDescription *desc;
+
+  if (self->font_map == NULL)
+    self->font_map = pango_cairo_font_map_new ();
+  if (self->layout == NULL) {
+    PangoContext *ctx = pango_font_map_create_context (self->font_map);
+
+    self->layout = pango_layout_new (ctx);
+    g_object_unref (ctx);
+  }
+  if (font == NULL && self->layout_font != NULL)
+    return;
+  if (font != NULL) {
+    g_free (self->layout_font);
+    self->layout_font = g_strdup (font);
+  }
+  desc = pango_font_description_from_string (self->layout_font ?
+      self->layout_font : DEFAULT_FONT_DESC);
+  pango_layout_set_font_description (self->layout, desc);
+  pango_font_description_free (desc);
+  GST_DEBUG_OBJECT (self, "labels in font '%s'", self->layout_font);
+}
+
+static void
+clear_layout (GstNnOverlay * self)
+{
+  g_clear_object (&self->layout);
+  g_clear_object (&self->font_map);
+  g_clear_pointer (&self->layout_font, g_free);
+}
+
+static gboolean
+gst_nn_overlay_stop (GstBaseTransform * trans)
+{
+  clear_layout (GST_NN_OVERLAY (trans));
+  return TRUE;
+}
+
+static void
+gst_nn_overlay_finalize (GObject * object)
+{
+  GstNnOverlay *self = GST_NN_OVERLAY (object);
+
+  clear_layout (self);
+  g_free (self->font_desc);
+  G_OBJECT_CLASS (gst_nn_overlay_parent_class)->finalize (object);
+}
+
 static GstFlowReturn
 gst_nn_overlay_transform_frame_ip (GstVideoFilter * filter,
     GstVideoFrame * frame)
@@ -188,15 +275,21 @@ gst_nn_overlay_transform_frame_ip (GstVideoFilter * filter,
   gpointer state = NULL;
   GstMeta *m;
   guint color;
-  gint thickness, scale;
+  gint thickness;
   gboolean with_text;
+  gchar *font = NULL;
 
   GST_OBJECT_LOCK (self);
   color = self->color;
   thickness = self->thickness;
-  scale = self->font_scale;
   with_text = self->draw_text;
+  if (with_text && g_strcmp0 (self->font_desc, self->layout_font) != 0)
+    font = g_strdup (self->font_desc);
   GST_OBJECT_UNLOCK (self);
+
+  if (with_text && (self->layout == NULL || font != NULL))
+    prepare_layout (self, font);
+  g_free (font);
 
   cv.data = GST_VIDEO_FRAME_PLANE_DATA (frame, 0);
   cv.stride = GST_VIDEO_FRAME_PLANE_STRIDE (frame, 0);
@@ -223,8 +316,7 @@ gst_nn_overlay_transform_frame_ip (GstVideoFilter * filter,
     if (!with_text || (label = roi_label (roi)) == NULL)
       continue;
     nn_quad_bounds (&q, &x0, &y0, NULL, NULL);
-    draw_text (&cv, (gint) x0, (gint) y0 - (NN_FONT_CELL_H + 1) * scale -
-        thickness, scale, label);
+    draw_text (&cv, self->layout, (gint) x0, (gint) y0 - thickness, label);
     g_free (label);
   }
   return GST_FLOW_OK;
@@ -244,8 +336,9 @@ gst_nn_overlay_set_property (GObject * object, guint prop_id,
     case PROP_THICKNESS:
       self->thickness = g_value_get_int (value);
       break;
-    case PROP_FONT_SCALE:
-      self->font_scale = g_value_get_int (value);
+    case PROP_FONT_DESC:
+      g_free (self->font_desc);
+      self->font_desc = g_value_dup_string (value);
       break;
     case PROP_DRAW_TEXT:
       self->draw_text = g_value_get_boolean (value);
@@ -271,8 +364,8 @@ gst_nn_overlay_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_THICKNESS:
       g_value_set_int (value, self->thickness);
       break;
-    case PROP_FONT_SCALE:
-      g_value_set_int (value, self->font_scale);
+    case PROP_FONT_DESC:
+      g_value_set_string (value, self->font_desc);
       break;
     case PROP_DRAW_TEXT:
       g_value_set_boolean (value, self->draw_text);
@@ -299,6 +392,7 @@ gst_nn_overlay_class_init (GstNnOverlayClass * klass)
 
   gobject_class->set_property = gst_nn_overlay_set_property;
   gobject_class->get_property = gst_nn_overlay_get_property;
+  gobject_class->finalize = gst_nn_overlay_finalize;
 
   g_object_class_install_property (gobject_class, PROP_COLOR,
       g_param_spec_uint ("color", "Color",
@@ -308,10 +402,10 @@ gst_nn_overlay_class_init (GstNnOverlayClass * klass)
       g_param_spec_int ("thickness", "Thickness",
           "Width of the region outlines in pixels", 1, 64, DEFAULT_THICKNESS,
           flags));
-  g_object_class_install_property (gobject_class, PROP_FONT_SCALE,
-      g_param_spec_int ("font-scale", "Font scale",
-          "Size of a font pixel in frame pixels (glyphs are 5x7)", 1, 32,
-          DEFAULT_FONT_SCALE, flags));
+  g_object_class_install_property (gobject_class, PROP_FONT_DESC,
+      g_param_spec_string ("font-desc", "Font description",
+          "Pango font description of the labels (as textoverlay's), e.g. "
+          "\"Sans Bold 18\"", DEFAULT_FONT_DESC, flags));
   g_object_class_install_property (gobject_class, PROP_DRAW_TEXT,
       g_param_spec_boolean ("draw-text", "Draw text",
           "Draw each region's text or label", DEFAULT_DRAW_TEXT, flags));
@@ -327,6 +421,8 @@ gst_nn_overlay_class_init (GstNnOverlayClass * klass)
       "Draws regions of interest and their text or labels onto video frames",
       "nnpipe developers");
 
+  GST_BASE_TRANSFORM_CLASS (klass)->stop =
+      GST_DEBUG_FUNCPTR (gst_nn_overlay_stop);
   filter_class->transform_frame_ip =
       GST_DEBUG_FUNCPTR (gst_nn_overlay_transform_frame_ip);
 }
@@ -336,6 +432,6 @@ gst_nn_overlay_init (GstNnOverlay * self)
 {
   self->color = DEFAULT_COLOR;
   self->thickness = DEFAULT_THICKNESS;
-  self->font_scale = DEFAULT_FONT_SCALE;
+  self->font_desc = g_strdup (DEFAULT_FONT_DESC);
   self->draw_text = DEFAULT_DRAW_TEXT;
 }

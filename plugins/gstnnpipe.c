@@ -23,6 +23,7 @@
 #include "gstnnctcdecode.h"
 #include "gstnnclassdecode.h"
 #include "gstnnoverlay.h"
+#include "gstnnmetapublish.h"
 
 #ifndef PACKAGE
 #define PACKAGE "nnpipe"
@@ -97,6 +98,7 @@ plugin_init (GstPlugin * plugin)
   ret |= GST_ELEMENT_REGISTER (nnctcdecode, plugin);
   ret |= GST_ELEMENT_REGISTER (nnclassdecode, plugin);
   ret |= GST_ELEMENT_REGISTER (nnoverlay, plugin);
+  ret |= GST_ELEMENT_REGISTER (nnmetapublish, plugin);
 
   return ret;
 }

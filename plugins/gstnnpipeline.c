@@ -85,6 +85,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_nn_pipeline_debug);
 #define DEFAULT_STATS_INTERVAL 1000
 #define DEFAULT_PIN FALSE
 #define DEFAULT_FALLBACK FALSE
+#define DEFAULT_STAGE_LOAD NULL
 
 #define MAX_STAGES 64
 
@@ -100,6 +101,7 @@ enum
   PROP_STATS_INTERVAL,
   PROP_PIN,
   PROP_FALLBACK,
+  PROP_STAGE_LOAD,
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -128,6 +130,7 @@ struct _GstNnPipeline
   guint stats_interval;
   gboolean pin;
   gboolean fallback;
+  gchar *stage_load;
 
   /* stream state (build_lock), between READY -> PAUSED and back */
   GMutex build_lock;
@@ -284,8 +287,10 @@ static NnpPlan *
 make_plan (GstNnPipeline * self, const NnpInputShape * shapes, guint n_shapes,
     NnpGraph * graph, GError ** error)
 {
-  gchar *stages_str, *devices, *plan_path, *cuts;
+  gchar *stages_str, *devices, *plan_path, *cuts, *stage_load;
   gboolean pin, fallback;
+  gdouble *load = NULL;
+  gint n_load = 0;
   NnpDeviceSpec *specs = NULL;
   NnpCostModel *cm = NULL;
   NnpPlan *plan = NULL;
@@ -300,7 +305,12 @@ make_plan (GstNnPipeline * self, const NnpInputShape * shapes, guint n_shapes,
   cuts = g_strdup (self->cuts);
   pin = self->pin;
   fallback = self->fallback;
+  stage_load = g_strdup (self->stage_load);
   GST_OBJECT_UNLOCK (self);
+
+  if (stage_load && *stage_load
+      && !(load = nnp_stage_load_parse (stage_load, &n_load, error)))
+    goto out;
 
   if (stages_str && g_ascii_strcasecmp (stages_str, "auto") != 0)
     n_stages = (gint) g_ascii_strtoll (stages_str, NULL, 10);
@@ -423,6 +433,8 @@ make_plan (GstNnPipeline * self, const NnpInputShape * shapes, guint n_shapes,
     opts.devices = specs;
     opts.n_devices = n_specs;
     opts.n_stages = n_stages;
+    opts.stage_load = load;
+    opts.n_stage_load = n_load;
     plan = nnp_plan_new_auto (self->model_file, digest, shapes, (int) n_shapes,
         graph, &opts, cm, error);
   }
@@ -450,6 +462,8 @@ out:
   if (cm)
     nnp_cost_model_free (cm);
   g_free (key);
+  g_free (load);
+  g_free (stage_load);
   g_free (stages_str);
   g_free (devices);
   g_free (plan_path);
@@ -1254,6 +1268,7 @@ gst_nn_pipeline_set_property (GObject * object, guint prop_id,
       break;
     case PROP_CUTS:
       g_free (self->cuts);
+  g_free (self->stage_load);
       self->cuts = g_value_dup_string (value);
       break;
     case PROP_STATS_INTERVAL:
@@ -1264,6 +1279,10 @@ gst_nn_pipeline_set_property (GObject * object, guint prop_id,
       break;
     case PROP_FALLBACK:
       self->fallback = g_value_get_boolean (value);
+      break;
+    case PROP_STAGE_LOAD:
+      g_free (self->stage_load);
+      self->stage_load = g_value_dup_string (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1306,6 +1325,9 @@ gst_nn_pipeline_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_FALLBACK:
       g_value_set_boolean (value, self->fallback);
+      break;
+    case PROP_STAGE_LOAD:
+      g_value_set_string (value, self->stage_load);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1468,6 +1490,22 @@ gst_nn_pipeline_class_init (GstNnPipelineClass * klass)
       g_param_spec_boolean ("fallback", "Fallback",
           "Run OpenCL stages on the CPU (with a warning) when their device "
           "is missing or cannot run them", DEFAULT_FALLBACK,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstNnPipeline:stage-load:
+   *
+   * Other work sharing each stage's core, as fractions of the whole
+   * model's time, for the automatic split: "0,0.6" = the second of two
+   * stages also runs something taking 0.6 of this model's time (a second
+   * model downstream in the same thread, e.g. the text recogniser after
+   * the detector), so it gets fewer of this model's nodes.
+   */
+  g_object_class_install_property (gobject_class, PROP_STAGE_LOAD,
+      g_param_spec_string ("stage-load", "Stage load",
+          "Automatic split: other work on each stage's core, as fractions of "
+          "the model's time (\"0,0.6\")", DEFAULT_STAGE_LOAD,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
 

@@ -200,7 +200,20 @@ typedef struct {
   int n_stages;          /* 0 = auto: up to n_devices stages (or 8 for one device) */
   gint64 memory_limit;   /* bytes per stage (weights + activations), 0 = none */
   int max_ideals;        /* ideal-lattice cap, 0 = 200000; above it: topological-order DP */
+  /* Other work sharing stage k's core, as a fraction of the whole model's
+   * predicted time on that stage's device: stage k carries
+   * stage_load[k] * (sum of node times) on top of its nodes (e.g. {0, 0.6}:
+   * the last of two stages also runs a second model taking 0.6 of this
+   * one's time, so the split gives it fewer nodes).  Stages beyond
+   * n_stage_load carry none; NULL = none. */
+  const double *stage_load;
+  int n_stage_load;
 } NnpSplitOptions;
+
+/* Parse a stage-load list "0,0.6" (numbers >= 0, comma-separated) for
+ * NnpSplitOptions.stage_load.  Returns the array (g_free) and *n, or NULL +
+ * NNP_ERROR_PLAN naming the bad item. */
+double *nnp_stage_load_parse (const char *text, int *n, GError **error);
 
 /* Fill predicted_ms / compute_ms / transfer_ms / out_bytes of every stage and
  * the bottleneck of a resolved plan. */

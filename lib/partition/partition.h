@@ -30,6 +30,9 @@ typedef struct {
   const NnpXferCost *xfer_graph_in;
   const NnpXferCost *xfer_graph_out;
   int max_ideals;         /* 0 = 200000 */
+  /* [n_stages]: other work on each stage's core per frame (ms, in the units
+   * of node_ms), added to the stage's cost; NULL = none */
+  const double *stage_load_ms;
 } NnpSplitProblem;
 
 /* Values crossing cut k for an assignment of nodes to stages: is `v` in C_k?

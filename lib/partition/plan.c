@@ -877,6 +877,40 @@ nnp_plan_stage_new (const NnpPlan *plan, int k, NnpGraph *graph, GError **error)
   return stage;
 }
 
+double *
+nnp_stage_load_parse (const char *text, int *n, GError **error)
+{
+  g_auto (GStrv) items = NULL;
+  double *load;
+  guint count;
+
+  g_return_val_if_fail (text != NULL && n != NULL, NULL);
+  items = g_strsplit (text, ",", -1);
+  count = g_strv_length (items);
+  load = g_new0 (double, MAX (count, 1));
+  for (guint i = 0; i < count; i++) {
+    const char *item = g_strstrip (items[i]);
+    char *end = NULL;
+    double v = g_ascii_strtod (item, &end);
+
+    if (*item == '\0' || end == NULL || *end != '\0' || !(v >= 0 && v <= 1000)) {
+      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
+                   "invalid stage-load item '%s' in \"%s\": want a comma-separated list of "
+                   "numbers >= 0 (fractions of the model's time)", item, text);
+      g_free (load);
+      return NULL;
+    }
+    load[i] = v;
+  }
+  if (count == 0) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "empty stage-load list");
+    g_free (load);
+    return NULL;
+  }
+  *n = (int) count;
+  return load;
+}
+
 /* ------------------------------------------------------------ costs of a plan */
 
 static const NnpDeviceSpec *
@@ -1144,6 +1178,7 @@ nnp_plan_new_auto (const char *model_path, const char *digest, const NnpInputSha
     Problem pb;
     GError *err = NULL;
     gboolean ok;
+    double *load = NULL;
 
     for (int j = 0; j < k; j++) {
       devs[j] = *device_of (devices, n_devices, j);
@@ -1153,8 +1188,23 @@ nnp_plan_new_auto (const char *model_path, const char *digest, const NnpInputSha
     problem_init (&pb, graph, cm, devs, k);
     pb.p.mem_limit = (double) options->memory_limit;
     pb.p.max_ideals = options->max_ideals;
+    if (options->stage_load && options->n_stage_load > 0) {
+      load = g_new0 (double, k);
+      for (int j = 0; j < MIN (k, options->n_stage_load); j++) {
+        double whole = 0.0;
+        for (int i = 0; i < n; i++) {
+          double ms = pb.node_ms[(gsize) j * n + i];
+          whole += isfinite (ms) ? ms : 0.0;
+        }
+        load[j] = MAX (options->stage_load[j], 0.0) * whole;
+        NNP_INFO (CAT, "%d stages: stage %d carries a load of %.3f ms (%.2f of %.3f ms)", k, j,
+                  load[j], options->stage_load[j], whole);
+      }
+      pb.p.stage_load_ms = load;
+    }
     ok = nnp_split_solve (graph, &pb.p, stage_of, &bott[k], &method, &err);
     problem_clear (&pb);
+    g_clear_pointer (&load, g_free);
     if (!ok) {
       if (kmin == kmax) {
         if (n_devices > 1 && strstr (err->message, "op support")) {

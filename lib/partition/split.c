@@ -14,7 +14,8 @@
  * outputs, two stages on the same OpenCL device pay no copy).  Stage 0 also
  * pays xfer_graph_in for the graph inputs and the last stage xfer_graph_out
  * for the graph outputs (constants of the split).  The objective is the
- * bottleneck max_j cost_j.
+ * bottleneck max_j cost_j.  A stage may carry a constant load (other work
+ * on its core, e.g. a second model after the last stage), added to cost_j.
  *
  * Solver 1 ("ideals", after Tarnawski et al., NeurIPS 2020): enumerate the
  * ideal lattice level by level (ideal + one available node), up to a cap.
@@ -145,7 +146,7 @@ nnp_split_evaluate (const NnpGraph *graph, const NnpSplitProblem *p, const int *
       t += xfer_ms (&p->xfer_in[j - 1], count[j - 1], bytes[j - 1]);
     if (j + 1 < k && p->xfer_out)
       t += xfer_ms (&p->xfer_out[j], count[j], bytes[j]);
-    total = comp[j] + t;
+    total = comp[j] + t + (p->stage_load_ms ? p->stage_load_ms[j] : 0.0);
     if (compute_ms)
       compute_ms[j] = comp[j];
     if (transfer_ms)
@@ -301,7 +302,8 @@ nnp_split_solve_topo (const NnpGraph *graph, const NnpSplitProblem *p, int *stag
         if (p->mem_limit > 0 && mem[i] - mem[i0] > p->mem_limit)
           continue;
         in = j > 0 && p->xfer_in ? xfer_ms (&p->xfer_in[j - 1], count[i0], bytes[i0]) : 0;
-        c = comp[(gsize) j * (n + 1) + i] - comp[(gsize) j * (n + 1) + i0] + in + out + ends;
+        c = comp[(gsize) j * (n + 1) + i] - comp[(gsize) j * (n + 1) + i0] + in + out + ends
+            + (p->stage_load_ms ? p->stage_load_ms[j] : 0.0);
         v = MAX (prev, c);
         if (v < dp[(gsize) j * (n + 1) + i]) {
           dp[(gsize) j * (n + 1) + i] = v;
@@ -457,6 +459,7 @@ probe (Probe *pr, double B)
     const double *tin = &pr->tin[(gsize) j * N], *tout = &pr->tout[(gsize) j * N];
     int *back = &pr->back[(gsize) j * N];
     gboolean any = FALSE;
+    double load = p->stage_load_ms ? p->stage_load_ms[j] : 0.0;
 
     for (int I = 0; I < N; I++) {
       pr->own[I] = pr->reach[I] ? comp[I] - tin[I] : -INFINITY;
@@ -482,7 +485,7 @@ probe (Probe *pr, double B)
       }
     }
     for (int I = 0; I < N; I++) {
-      gboolean r = isfinite (pr->hs[I]) && comp[I] + tout[I] - pr->hs[I] <= B;
+      gboolean r = isfinite (pr->hs[I]) && comp[I] + tout[I] - pr->hs[I] + load <= B;
       if (j + 1 == k && I != pr->full)
         r = FALSE;
       pr->reach_next[I] = r;

@@ -519,6 +519,49 @@ test_unsupported_never_placed (void)
   }
 }
 
+/* A constant load on a stage (other work on its core) moves nodes off it:
+ * 8 nodes of 1 ms in a chain, 2 stages: 4 | 4 without load; with 2 ms on
+ * the last stage 5 | 3 (5 ms and 3 + 2 ms), both solvers; the evaluation
+ * counts the load. */
+static void
+test_stage_load (void)
+{
+  g_autoptr (NnpGraph) g = chain (8);
+  guint nv = g->values->len;
+  g_autofree double *bytes = g_new0 (double, nv);
+  double ms[16], load[2] = { 0, 2 }, b, total[2];
+  int stage_of[8];
+  NnpSplitProblem p = { 0 };
+  const char *method = NULL;
+  g_autoptr (GError) error = NULL;
+  gboolean too_many = FALSE;
+
+  for (int i = 0; i < 16; i++)
+    ms[i] = 1.0;
+  p.n_stages = 2;
+  p.n_nodes = 8;
+  p.node_ms = ms;
+  p.value_bytes = bytes;
+  g_assert_true (nnp_split_solve (g, &p, stage_of, &b, &method, &error));
+  g_assert_cmpint (stage_of[3], ==, 0);
+  g_assert_cmpint (stage_of[4], ==, 1);
+  g_assert_cmpfloat_with_epsilon (b, 4.0, 1e-9);
+
+  p.stage_load_ms = load;
+  g_assert_true (nnp_split_solve_ideals (g, &p, stage_of, &b, &too_many, &error));
+  g_assert_no_error (error);
+  for (int i = 0; i < 8; i++)
+    g_assert_cmpint (stage_of[i], ==, i < 5 ? 0 : 1);
+  g_assert_cmpfloat_with_epsilon (b, 5.0, 1e-9);
+  g_assert_true (nnp_split_solve_topo (g, &p, stage_of, &b, &error));
+  g_assert_no_error (error);
+  for (int i = 0; i < 8; i++)
+    g_assert_cmpint (stage_of[i], ==, i < 5 ? 0 : 1);
+  nnp_split_evaluate (g, &p, stage_of, NULL, NULL, total, NULL);
+  g_assert_cmpfloat_with_epsilon (total[0], 5.0, 1e-9);
+  g_assert_cmpfloat_with_epsilon (total[1], 5.0, 1e-9);
+}
+
 static void
 test_transfer_steers_cut (void)
 {
@@ -743,6 +786,7 @@ main (int argc, char **argv)
   g_test_add_func ("/partition/pass-through", test_pass_through);
   g_test_add_func ("/partition/unsupported-never-placed", test_unsupported_never_placed);
   g_test_add_func ("/partition/transfer-steers-cut", test_transfer_steers_cut);
+  g_test_add_func ("/partition/stage-load", test_stage_load);
   g_test_add_func ("/partition/opencl-split", test_opencl_split);
   return g_test_run ();
 }

@@ -1,0 +1,192 @@
+#!/bin/sh
+# Frames/s of the OCR chain on a video (issue 10, item 3): serial (every
+# element in one thread, one-thread stages) against pipelined on two cores.
+# Prints frames/s of each configuration and the ratios; the target is
+# >= 1.8x the serial chain.
+#
+#   benchmarks/ocr-video.sh [FRAMES [LINES]]     (default 100 frames, 3 lines)
+#
+# The input is made once: FRAMES frames of 640x480 with LINES lines of text
+# (textoverlay), Motion JPEG in AVI.  Every configuration runs
+#   filesrc ! decodebin ! videoconvert ! nnconvert ! DETECTOR ! nndbdecode !
+#   nncrop ! RECOGNISER ! nnctcdecode ! nnmetapublish ! fakesink
+# with DETECTOR / RECOGNISER:
+#   serial   : nnpipeline stages=1 devices=cpu:1 (= one nnstage threads=1)
+#              for both, no queue: the whole chain in one thread
+#   queue    : the same with a queue between the detector and the crops
+#              (detector on one core, recogniser on the other)
+#   balanced : the detector split by nnpipeline stages=2 devices=cpu:1,cpu:1
+#              stage-load=0,R: its second stage shares the second core with
+#              the recogniser, so the split gives it only part of the
+#              detector (R = CPU time of what follows the detector / CPU
+#              time of the detector side, measured by the reference runs
+#              below); what pipelines/ocr-file.sh runs on a video
+# The figure is the detector bin's final nnpipeline-stats steady-fps (frames
+# between its first and last output; model loading is not counted): in
+# serial and balanced the recogniser runs in the same thread right after it,
+# so that is the chain's rate.  Each configuration runs ROUNDS times in
+# rotating order; the figures are medians.  Every run must report FRAMES
+# frames (nnmetapublish JSON Lines) with the same text as the first serial
+# run.  Before the runs the detector is profiled at the frame size
+# (nnpipe split --profile fills the cost cache nnpipeline plans with).
+#
+# Last, one more run of each with GStreamer's rusage tracer gives the CPU time
+# of every thread: the frames/s each form would reach with two cores of its
+# own (the wall-clock figures need an idle machine; this does not).
+#
+# Environment: NNP_BUILD_DIR (default build), NNP_MODELS_DIR (default
+# .cache/models), ROUNDS (default 3), PIN=1 to pin the stages to cores 0
+# and 1.  Timings are only meaningful on an otherwise idle machine.
+set -eu
+
+me=ocr-video.sh
+. "$(dirname "$0")/../pipelines/common.sh"
+frames=${1:-100}
+lines=${2:-3}
+rounds=${ROUNDS:-3}
+pin=false
+[ "${PIN:-0}" = 1 ] && pin=true
+det=$models/ch_PP-OCRv4_det_infer.onnx
+rec=$models/ch_PP-OCRv4_rec_infer.onnx
+keys=$models/ppocr_keys_v1.txt
+
+nnp_need_models ch_PP-OCRv4_det_infer.onnx ch_PP-OCRv4_rec_infer.onnx ppocr_keys_v1.txt
+nnp_use_plugin
+python=/usr/bin/python3
+[ -x "$python" ] || python=python3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+# the video: LINES lines (top, centre, bottom)
+set -- videotestsrc num-buffers="$frames" pattern=white ! \
+  video/x-raw,width=640,height=480,framerate=25/1
+i=0
+for valign in top center bottom; do
+  [ $i -lt "$lines" ] || break
+  case $i in
+    0) t="Pipelined OCR on video" ;;
+    1) t="Second line: 2026-11-24" ;;
+    *) t="Third line 42 nnpipe" ;;
+  esac
+  set -- "$@" ! textoverlay "text=$t" "font-desc=Sans 28" color=0xff000000 \
+    draw-shadow=false draw-outline=false valignment=$valign
+  i=$((i + 1))
+done
+gst-launch-1.0 -q "$@" ! videoconvert ! jpegenc ! avimux ! filesink "location=$tmp/in.avi"
+
+# fill the profile cache at the detector's input size (480x640)
+"$build/tools/nnpipe" split "$det" --shape x=1,3,480,640 --stages 2 --profile \
+  > "$tmp/profile.log" 2>&1 || { cat "$tmp/profile.log" >&2; exit 1; }
+
+# run CONFIG [LOAD] -> prints frames/s
+run () {
+  case $1 in
+    reference|serial) d="nnpipeline name=det model=$det stages=1 devices=cpu:1"; q="" ;;
+    queue) d="nnpipeline name=det model=$det stages=1 devices=cpu:1"; q="queue max-size-buffers=2 !" ;;
+    balanced) d="nnpipeline name=det model=$det stages=2 devices=cpu:1,cpu:1 stage-load=0,$2"; q="" ;;
+  esac
+  # the recogniser (pinned to the detector's last core with PIN=1)
+  r="nnstage model=$rec threads=1"
+  if [ "$pin" = true ]; then
+    case $1 in reference|serial) r="$r cpus=0" ;; *) r="$r cpus=1" ;; esac
+  fi
+  # shellcheck disable=SC2086
+  $tracer gst-launch-1.0 -m filesrc location="$tmp/in.avi" ! decodebin ! videoconvert ! \
+    video/x-raw,format=RGB ! \
+    nnconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225 channel-order=bgr \
+      keep-aspect-ratio=true multiple-of=32 keep-frame=true ! \
+    $d pin=$pin stats-interval=0 ! $q nndbdecode ! nncrop channel-order=bgr ! $r ! \
+    nnctcdecode keys="$keys" ! nnmetapublish location="$tmp/out.jsonl" ! fakesink \
+    > "$tmp/log" 2>&1 || { echo "$me: $1 failed:" >&2; cat "$tmp/log" >&2; return 1; }
+  # every frame reported, with the reference run's text
+  "$python" - "$tmp/out.jsonl" "$frames" "$tmp/texts" "$1" <<'PY' || return 1
+import json, os, sys
+path, frames, ref, name = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+objs = [json.loads(l) for l in open(path, encoding='utf-8')]
+texts = '\n'.join('%d %s' % (o['frame'], ' | '.join(l.get('text', '') for l in o['lines']))
+                  for o in objs)
+if len(objs) != frames or [o['frame'] for o in objs] != list(range(frames)):
+    sys.exit('ocr-video.sh: %s reported %d frames of %d' % (name, len(objs), frames))
+if os.path.exists(ref):
+    if open(ref, encoding='utf-8').read() != texts:
+        sys.exit('ocr-video.sh: %s read other text than the reference run' % name)
+else:
+    open(ref, 'w', encoding='utf-8').write(texts)
+PY
+  fps=$(sed -n 's/.*from element "det".*final=(boolean)true.*steady-fps=(double)\([0-9.e+-]*\).*/\1/p' "$tmp/log")
+  [ -n "$fps" ] || { echo "$me: $1: no final nnpipeline-stats" >&2; return 1; }
+  echo "$fps"
+}
+
+# thread_cpu: "TOTAL MAX" CPU ms of the last run's threads (rusage tracer)
+thread_cpu () {
+  sed -n 's/.*thread-rusage, thread-id=(guint64)\([0-9]*\),.*time=(guint64)\([0-9]*\);.*/\1 \2/p' "$tmp/trace" |
+    awk '{ t[$1] = $2 } END { for (k in t) { s += t[k]; if (t[k] > m) m = t[k] } printf "%.1f %.1f", s / 1e6, m / 1e6 }'
+}
+
+echo "OCR chain on $frames frames of 640x480 with $lines text lines, $(nproc) cores, pin=$pin, $rounds rounds (medians)"
+# The reference run (serial) gives the text, and with the detector alone
+# (decoding and conversion included, fakesink after it) the recogniser's
+# share: R = (CPU of the serial chain's thread - CPU of the detector's) /
+# CPU of the detector's.  CPU time, not wall time: on a busy machine the
+# stages' busy times count the time they wait for a core.
+# (the trace goes to its own file: on stderr it would split the -m lines)
+tracer="env GST_TRACERS=rusage GST_DEBUG=GST_TRACER:7 GST_DEBUG_FILE=$tmp/trace"
+run reference > /dev/null
+set -- $(thread_cpu)
+chain_ms=$2
+$tracer gst-launch-1.0 -q filesrc location="$tmp/in.avi" ! decodebin ! videoconvert ! \
+  video/x-raw,format=RGB ! \
+  nnconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225 channel-order=bgr \
+    keep-aspect-ratio=true multiple-of=32 keep-frame=true ! \
+  nnstage model="$det" threads=1 ! fakesink > "$tmp/log" 2>&1 ||
+  { cat "$tmp/log" >&2; exit 1; }
+set -- $(thread_cpu)
+det_ms=$2
+ratio=$(awk -v c="$chain_ms" -v d="$det_ms" 'BEGIN { r = (d > 0 && c > d) ? (c - d) / d : 0.5; printf "%.2f", r }')
+echo "CPU per frame: serial chain $(awk -v c="$chain_ms" -v n="$frames" 'BEGIN { printf "%.1f", c / n }') ms, detector side $(awk -v d="$det_ms" -v n="$frames" 'BEGIN { printf "%.1f", d / n }') ms: stage-load=0,$ratio"
+tracer=""
+: > "$tmp/serial"; : > "$tmp/queue"; : > "$tmp/balanced"
+r=0
+while [ "$r" -lt "$rounds" ]; do
+  case $((r % 3)) in
+    0) order="serial queue balanced" ;;
+    1) order="queue balanced serial" ;;
+    *) order="balanced serial queue" ;;
+  esac
+  for c in $order; do
+    set -- $(run "$c" "$ratio")
+    echo "$1" >> "$tmp/$c"
+  done
+  r=$((r + 1))
+done
+serial=$(nnp_median < "$tmp/serial")
+queue=$(nnp_median < "$tmp/queue")
+balanced=$(nnp_median < "$tmp/balanced")
+echo "runs (frames/s): serial: $(tr '\n' ' ' < "$tmp/serial")| queue: $(tr '\n' ' ' < "$tmp/queue")| balanced: $(tr '\n' ' ' < "$tmp/balanced")"
+# CPU time per thread, one more run each with GStreamer's rusage tracer: the
+# frames/s each form would reach if every thread had its core to itself and
+# two cores (time per frame = max (busiest thread, all threads / 2)); what
+# the wall-clock figures show only on an otherwise idle machine.  Start-up
+# (model loading) is included.
+tracer="env GST_TRACERS=rusage GST_DEBUG=GST_TRACER:7 GST_DEBUG_FILE=$tmp/trace"
+for c in serial queue balanced; do
+  run "$c" "$ratio" > /dev/null
+  set -- $(thread_cpu)
+  awk -v c="$c" -v tot="$1" -v max="$2" -v n="$frames" 'BEGIN {
+    t = (max > tot / 2) ? max : tot / 2
+    printf "cpu %s: %.1f ms/frame in all threads, busiest thread %.1f ms/frame: %.3f frames/s on 2 free cores\n", c, tot / n, max / n, 1000 * n / t
+  }' | tee -a "$tmp/cpu"
+done
+cs=$(sed -n 's/^cpu serial:.* \([0-9.]*\) frames.*/\1/p' "$tmp/cpu")
+cb=$(sed -n 's/^cpu balanced:.* \([0-9.]*\) frames.*/\1/p' "$tmp/cpu")
+cq=$(sed -n 's/^cpu queue:.* \([0-9.]*\) frames.*/\1/p' "$tmp/cpu")
+awk -v s="$cs" -v q="$cq" -v b="$cb" 'BEGIN {
+  printf "from CPU time: queue %.2fx, balanced %.2fx the serial chain\n", q / s, b / s }'
+
+awk -v s="$serial" -v q="$queue" -v b="$balanced" -v ratio="$ratio" 'BEGIN {
+  printf "serial (one thread, 1-thread stages)         : %7.3f frames/s  (1.00x)\n", s
+  printf "detector ! queue ! recogniser                 : %7.3f frames/s  (%.2fx)\n", q, q / s
+  printf "detector split, stage-load=0,%s (balanced)  : %7.3f frames/s  (%.2fx)\n", ratio, b, b / s
+  printf "target >= 1.8x: %s\n", (b / s >= 1.8) ? "met" : "not met"
+}'
