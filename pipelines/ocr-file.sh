@@ -10,13 +10,17 @@
 # annotated frame to OUTPUT (default ocr-file.png).
 #
 # Environment: NNP_BUILD_DIR (default build), NNP_MODELS_DIR (default
-# .cache/models), NNP_OCR_MAX_SIZE (frames are scaled down to fit this
-# square for the detector, default 960, as PaddleOCR's limit_side_len).
+# .cache/models), NNP_OCR_MAX_SIZE (frames larger than this square are
+# scaled down to fit it for the detector, default 960, as PaddleOCR's
+# limit_side_len; smaller frames are scaled up by at most
+# NNP_OCR_MAX_UPSCALE, default 1.5; the detector input is padded only to
+# a multiple of 32).  Measured on tests/data/ocr-real (docs/ocr.md).
 set -eu
 
 me=ocr-file.sh
 . "$(dirname "$0")/common.sh"
 max=${NNP_OCR_MAX_SIZE:-960}
+upscale=${NNP_OCR_MAX_UPSCALE:-1.5}
 
 if [ $# -lt 1 ] || [ ! -f "$1" ]; then
   echo "usage: $0 FILE [OUTPUT.png]" >&2
@@ -32,10 +36,11 @@ nnp_use_plugin
 exec gst-launch-1.0 -q \
   filesrc "location=$file" ! decodebin ! videoconvert ! video/x-raw,format=RGB ! \
   nnconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225 channel-order=bgr \
-    width="$max" height="$max" keep-aspect-ratio=true multiple-of=32 keep-frame=true ! \
+    width="$max" height="$max" keep-aspect-ratio=true multiple-of=32 \
+    max-upscale="$upscale" pad-to-size=false keep-frame=true ! \
   nnstage "model=$models/ch_PP-OCRv4_det_infer.onnx" ! \
   nndbdecode ! \
-  nncrop channel-order=bgr ! \
+  nncrop channel-order=bgr margin=0.1 ! \
   nnstage "model=$models/ch_PP-OCRv4_rec_infer.onnx" ! \
   nnctcdecode "keys=$models/ppocr_keys_v1.txt" location=- ! \
   nnoverlay ! videoconvert ! pngenc snapshot=true ! filesink "location=$out"

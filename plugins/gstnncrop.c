@@ -74,13 +74,14 @@ GST_DEBUG_CATEGORY_STATIC (gst_nn_crop_debug);
 #define DEFAULT_WIDTH 0
 #define DEFAULT_WIDTH_MULTIPLE 32
 #define DEFAULT_MAX_WIDTH 1280
-#define DEFAULT_WIDTH_SCALE 0.5
+#define DEFAULT_WIDTH_SCALE 1.0
 #define UNSQUEEZED_ASPECT 4
 #define DEFAULT_HEIGHT 48
 #define DEFAULT_MEAN "0.5"
 #define DEFAULT_STD "0.5"
 #define DEFAULT_CHANNEL_ORDER GST_NN_CONVERT_CHANNEL_ORDER_RGB
 #define DEFAULT_ROTATE_TALL TRUE
+#define DEFAULT_MARGIN 0.0
 #define DEFAULT_ROI_TYPE "text"
 
 enum
@@ -92,6 +93,7 @@ enum
   PROP_STD,
   PROP_CHANNEL_ORDER,
   PROP_ROTATE_TALL,
+  PROP_MARGIN,
   PROP_ROI_TYPE,
   PROP_WIDTH_MULTIPLE,
   PROP_MAX_WIDTH,
@@ -118,6 +120,7 @@ typedef struct
   gchar *mean_str, *std_str;
   GstNnConvertChannelOrder order;
   gboolean rotate_tall;
+  gdouble margin;
   gchar *roi_type;
 } GstNnCropSettings;
 
@@ -139,6 +142,7 @@ struct _GstNnCrop
   gfloat mul[3], add[3];        /* output channel c = v * mul + add */
   gint src_chan[3];             /* output channel c reads colour component */
   gboolean rotate_tall;
+  gdouble margin;               /* fraction of the box's short side */
   gchar *roi_type;
 };
 
@@ -214,6 +218,7 @@ gst_nn_crop_set_caps (GstNnCrop * self, GstCaps * caps)
   g_free (self->roi_type);
   self->roi_type = g_strdup (self->settings.roi_type);
   self->rotate_tall = self->settings.rotate_tall;
+  self->margin = self->settings.margin;
   for (gint c = 0; c < 3; c++) {
     self->mul[c] = (gfloat) (1.0 / (255.0 * self->settings.std[c]));
     self->add[c] = (gfloat) (-self->settings.mean[c] / self->settings.std[c]);
@@ -304,6 +309,26 @@ box_geometry (GstNnCrop * self, const NnQuad * quad_in, NnQuad * quad,
     *quad = r;
     *cw = *chh;
     *chh = t;
+  }
+  if (self->margin > 0 && hypot (quad->p[3].x - quad->p[0].x,
+          quad->p[3].y - quad->p[0].y) > 0) {
+    /* grow above and below (across the reading direction) only: a
+     * horizontal margin would take in neighbouring icons and borders */
+    gdouble l = hypot (quad->p[3].x - quad->p[0].x,
+        quad->p[3].y - quad->p[0].y);
+    gdouble d = self->margin * *chh;
+    gdouble ux = (quad->p[3].x - quad->p[0].x) / l;
+    gdouble uy = (quad->p[3].y - quad->p[0].y) / l;
+
+    quad->p[0].x -= ux * d;
+    quad->p[0].y -= uy * d;
+    quad->p[1].x -= ux * d;
+    quad->p[1].y -= uy * d;
+    quad->p[2].x += ux * d;
+    quad->p[2].y += uy * d;
+    quad->p[3].x += ux * d;
+    quad->p[3].y += uy * d;
+    *chh += 2 * d;
   }
   *cw = MAX (*cw, 1.0);
   *chh = MAX (*chh, 1.0);
@@ -628,6 +653,9 @@ gst_nn_crop_set_property (GObject * object, guint prop_id,
     case PROP_ROTATE_TALL:
       self->settings.rotate_tall = g_value_get_boolean (value);
       break;
+    case PROP_MARGIN:
+      self->settings.margin = g_value_get_double (value);
+      break;
     case PROP_ROI_TYPE:
       g_free (self->settings.roi_type);
       self->settings.roi_type = g_value_dup_string (value);
@@ -673,6 +701,9 @@ gst_nn_crop_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_ROTATE_TALL:
       g_value_set_boolean (value, self->settings.rotate_tall);
+      break;
+    case PROP_MARGIN:
+      g_value_set_double (value, self->settings.margin);
       break;
     case PROP_ROI_TYPE:
       g_value_set_string (value, self->settings.roi_type);
@@ -752,6 +783,10 @@ gst_nn_crop_class_init (GstNnCropClass * klass)
       g_param_spec_boolean ("rotate-tall", "Rotate tall regions",
           "Turn regions at least 1.5 times taller than wide by 90 degrees",
           DEFAULT_ROTATE_TALL, flags));
+  g_object_class_install_property (gobject_class, PROP_MARGIN,
+      g_param_spec_double ("margin", "Margin",
+          "Grow every box above and below by this fraction of its height "
+          "before cropping", 0.0, 2.0, DEFAULT_MARGIN, flags));
   g_object_class_install_property (gobject_class, PROP_ROI_TYPE,
       g_param_spec_string ("roi-type", "Region type",
           "Only crop regions of this roi_type (empty: all)",
@@ -793,5 +828,6 @@ gst_nn_crop_init (GstNnCrop * self)
   self->settings.std_str = g_strdup (DEFAULT_STD);
   self->settings.order = DEFAULT_CHANNEL_ORDER;
   self->settings.rotate_tall = DEFAULT_ROTATE_TALL;
+  self->settings.margin = DEFAULT_MARGIN;
   self->settings.roi_type = g_strdup (DEFAULT_ROI_TYPE);
 }
