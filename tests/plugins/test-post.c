@@ -471,7 +471,7 @@ GST_START_TEST (test_crop_width_per_box)
   const gfloat *t;
   gint width;
 
-  /* defaults: a width per box, multiple of 32, long boxes narrowed by 0.5 */
+  /* defaults: a width per box at its true aspect ratio, multiple of 32 */
   g_object_get (h->element, "width", &width, NULL);
   fail_unless_equals_int (width, 0);
   gst_buffer_map (frame, &map, GST_MAP_WRITE);
@@ -481,7 +481,7 @@ GST_START_TEST (test_crop_width_per_box)
   gst_buffer_unmap (frame, &map);
   /* 100 x 40: 120 wide at height 48 (short: kept), padded to 128 */
   add_text_roi (frame, 0, 50, 30, 100, 40);
-  /* 380 x 20: 912 wide at height 48, narrowed to 456, padded to 480 */
+  /* 380 x 20: 912 wide at height 48, padded to 928 (never narrowed) */
   add_text_roi (frame, 1, 10, 75, 380, 20);
   gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=400,"
       "height=100,framerate=0/1");
@@ -497,17 +497,56 @@ GST_START_TEST (test_crop_width_per_box)
   gst_buffer_unmap (out, &map);
   gst_buffer_unref (out);
   out = gst_harness_pull (h);
-  fail_unless_equals_uint64 (gst_buffer_get_size (out), 3 * 48 * 480 * 4);
+  fail_unless_equals_uint64 (gst_buffer_get_size (out), 3 * 48 * 928 * 4);
   gst_buffer_unref (out);
-  /* the caps followed the widths: the last ones say 480 */
-  fail_unless_equals_int (crop_caps_width (h), 480);
+  /* the caps followed the widths: the last ones say 928 */
+  fail_unless_equals_int (crop_caps_width (h), 928);
 
   /* a frame without regions: a placeholder of the current width */
   gst_harness_push (h, make_rgb_frame (&info, 400, 100, 0));
   out = gst_harness_pull (h);
+  fail_unless_equals_uint64 (gst_buffer_get_size (out), 3 * 48 * 928 * 4);
+  gst_buffer_unref (out);
+  fail_unless_equals_int (crop_caps_width (h), 928);
+  gst_harness_teardown (h);
+
+  /* width-scale 0.5 narrows long boxes (not below 4 x 48): 456 -> 480 */
+  h = gst_harness_new ("nncrop");
+  g_object_set (h->element, "width-scale", 0.5, NULL);
+  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=400,"
+      "height=100,framerate=0/1");
+  frame = make_rgb_frame (&info, 400, 100, 0);
+  add_text_roi (frame, 0, 10, 75, 380, 20);
+  gst_harness_push (h, frame);
+  out = gst_harness_pull (h);
   fail_unless_equals_uint64 (gst_buffer_get_size (out), 3 * 48 * 480 * 4);
   gst_buffer_unref (out);
-  fail_unless_equals_int (crop_caps_width (h), 480);
+  gst_harness_teardown (h);
+
+  /* margin 0.5: the 100 x 40 box grows to 100 x 80 (above and below
+   * only), 60 wide at height 48 -> 64; the white box fills the middle
+   * half, black above and below */
+  h = gst_harness_new ("nncrop");
+  g_object_set (h->element, "margin", 0.5, NULL);
+  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=400,"
+      "height=100,framerate=0/1");
+  frame = make_rgb_frame (&info, 400, 100, 0);
+  gst_buffer_map (frame, &map, GST_MAP_WRITE);
+  for (gint y = 30; y < 70; y++)
+    memset (map.data + y * GST_VIDEO_INFO_PLANE_STRIDE (&info, 0) + 50 * 3,
+        255, 100 * 3);
+  gst_buffer_unmap (frame, &map);
+  add_text_roi (frame, 0, 50, 30, 100, 40);
+  gst_harness_push (h, frame);
+  out = gst_harness_pull (h);
+  fail_unless_equals_uint64 (gst_buffer_get_size (out), 3 * 48 * 64 * 4);
+  gst_buffer_map (out, &map, GST_MAP_READ);
+  t = (const gfloat *) map.data;
+  fail_unless (fabs (t[2 * 64 + 30] + 1.0f) < 1e-5);
+  fail_unless (fabs (t[24 * 64 + 30] - 1.0f) < 1e-5);
+  fail_unless (fabs (t[45 * 64 + 30] + 1.0f) < 1e-5);
+  gst_buffer_unmap (out, &map);
+  gst_buffer_unref (out);
   gst_harness_teardown (h);
 
   /* max-width squeezes, width-scale 1 keeps the aspect ratio */
