@@ -38,6 +38,16 @@ out=${2:-ocr.png}
 
 nnp_need_models ch_PP-OCRv4_det_infer.onnx ch_PP-OCRv4_rec_infer.onnx \
   ppocr_keys_v1.txt
+# the text direction classifier (NNP_OCR_CLS=0: left out): regions it
+# labels 180 are turned before recognition
+if [ "${NNP_OCR_CLS:-1}" != 0 ]; then
+  nnp_need_models ch_ppocr_mobile_v2.0_cls_infer.onnx
+  set -- nncrop channel-order=bgr max-width=480 margin=0.1 ! \
+    nnstage "model=$models/ch_ppocr_mobile_v2.0_cls_infer.onnx" ! \
+    nnclassdecode labels=0,180 !
+else
+  set --
+fi
 nnp_use_plugin
 
 # one frame: OUTPUT.png; more: OUTPUT-00000.png, OUTPUT-00001.png, ...
@@ -57,7 +67,7 @@ exec gst-launch-1.0 -q \
   nnconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225 channel-order=bgr \
     keep-aspect-ratio=true multiple-of=32 keep-frame=true ! \
   nnstage "model=$models/ch_PP-OCRv4_det_infer.onnx" ! \
-  nndbdecode ! \
+  nndbdecode ! "$@" \
   nncrop channel-order=bgr margin=0.1 ! \
   nnstage "model=$models/ch_PP-OCRv4_rec_infer.onnx" ! \
   nnctcdecode "keys=$models/ppocr_keys_v1.txt" location=- ! \

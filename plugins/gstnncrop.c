@@ -82,6 +82,8 @@ GST_DEBUG_CATEGORY_STATIC (gst_nn_crop_debug);
 #define DEFAULT_CHANNEL_ORDER GST_NN_CONVERT_CHANNEL_ORDER_RGB
 #define DEFAULT_ROTATE_TALL TRUE
 #define DEFAULT_MARGIN 0.0
+#define DEFAULT_FLIP_LABEL "180"
+#define DEFAULT_FLIP_THRESHOLD 0.95
 #define DEFAULT_ROI_TYPE "text"
 
 enum
@@ -94,6 +96,8 @@ enum
   PROP_CHANNEL_ORDER,
   PROP_ROTATE_TALL,
   PROP_MARGIN,
+  PROP_FLIP_LABEL,
+  PROP_FLIP_THRESHOLD,
   PROP_ROI_TYPE,
   PROP_WIDTH_MULTIPLE,
   PROP_MAX_WIDTH,
@@ -121,6 +125,8 @@ typedef struct
   GstNnConvertChannelOrder order;
   gboolean rotate_tall;
   gdouble margin;
+  gchar *flip_label;
+  gdouble flip_threshold;
   gchar *roi_type;
 } GstNnCropSettings;
 
@@ -142,7 +148,9 @@ struct _GstNnCrop
   gfloat mul[3], add[3];        /* output channel c = v * mul + add */
   gint src_chan[3];             /* output channel c reads colour component */
   gboolean rotate_tall;
-  gdouble margin;               /* fraction of the box's short side */
+  gdouble margin;               /* fraction of the box's height */
+  gchar *flip_label;            /* NULL: never turned */
+  gdouble flip_threshold;
   gchar *roi_type;
 };
 
@@ -219,6 +227,10 @@ gst_nn_crop_set_caps (GstNnCrop * self, GstCaps * caps)
   self->roi_type = g_strdup (self->settings.roi_type);
   self->rotate_tall = self->settings.rotate_tall;
   self->margin = self->settings.margin;
+  g_free (self->flip_label);
+  self->flip_label = self->settings.flip_label && *self->settings.flip_label ?
+      g_strdup (self->settings.flip_label) : NULL;
+  self->flip_threshold = self->settings.flip_threshold;
   for (gint c = 0; c < 3; c++) {
     self->mul[c] = (gfloat) (1.0 / (255.0 * self->settings.std[c]));
     self->add[c] = (gfloat) (-self->settings.mean[c] / self->settings.std[c]);
@@ -420,6 +432,26 @@ crop_quad (GstNnCrop * self, const Image * img, const NnQuad * quad_in,
   }
 }
 
+/* TRUE when the ROI's "nnpipe/class" structure (the direction classifier's
+ * result, from nnclassdecode) says flip-label with at least flip-threshold. */
+static gboolean
+roi_is_flipped (GstNnCrop * self, GstVideoRegionOfInterestMeta * roi)
+{
+  GstStructure *p;
+  const gchar *label;
+  gdouble score = 0;
+
+  if (self->flip_label == NULL)
+    return FALSE;
+  p = gst_video_region_of_interest_meta_get_param (roi,
+      GST_NN_CLASS_PARAM_NAME);
+  if (p == NULL || (label = gst_structure_get_string (p, "label")) == NULL)
+    return FALSE;
+  gst_structure_get_double (p, "score", &score);
+  return strcmp (label, self->flip_label) == 0 &&
+      score >= self->flip_threshold;
+}
+
 static gint
 roi_id_cmp (gconstpointer a, gconstpointer b)
 {
@@ -535,6 +567,12 @@ gst_nn_crop_chain (GstPad * pad, GstObject * parent, GstBuffer * frame)
       gint width;
 
       gst_nn_roi_get_quad (roi, &quad);
+      if (roi_is_flipped (self, roi)) {
+        /* upside down: read it from the other corner */
+        NnQuad r = { {quad.p[2], quad.p[3], quad.p[0], quad.p[1]} };
+
+        quad = r;
+      }
       box_geometry (self, &quad, &box, &cw, &chh);
       width = tensor_width (self, cw, chh);
       buf = new_tensor_buffer (self, frame, width, &data, &map);
@@ -656,6 +694,13 @@ gst_nn_crop_set_property (GObject * object, guint prop_id,
     case PROP_MARGIN:
       self->settings.margin = g_value_get_double (value);
       break;
+    case PROP_FLIP_LABEL:
+      g_free (self->settings.flip_label);
+      self->settings.flip_label = g_value_dup_string (value);
+      break;
+    case PROP_FLIP_THRESHOLD:
+      self->settings.flip_threshold = g_value_get_double (value);
+      break;
     case PROP_ROI_TYPE:
       g_free (self->settings.roi_type);
       self->settings.roi_type = g_value_dup_string (value);
@@ -705,6 +750,12 @@ gst_nn_crop_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_MARGIN:
       g_value_set_double (value, self->settings.margin);
       break;
+    case PROP_FLIP_LABEL:
+      g_value_set_string (value, self->settings.flip_label);
+      break;
+    case PROP_FLIP_THRESHOLD:
+      g_value_set_double (value, self->settings.flip_threshold);
+      break;
     case PROP_ROI_TYPE:
       g_value_set_string (value, self->settings.roi_type);
       break;
@@ -724,6 +775,8 @@ gst_nn_crop_finalize (GObject * object)
   g_free (self->settings.std_str);
   g_free (self->settings.roi_type);
   g_free (self->roi_type);
+  g_free (self->settings.flip_label);
+  g_free (self->flip_label);
   G_OBJECT_CLASS (gst_nn_crop_parent_class)->finalize (object);
 }
 
@@ -787,6 +840,15 @@ gst_nn_crop_class_init (GstNnCropClass * klass)
       g_param_spec_double ("margin", "Margin",
           "Grow every box above and below by this fraction of its height "
           "before cropping", 0.0, 2.0, DEFAULT_MARGIN, flags));
+  g_object_class_install_property (gobject_class, PROP_FLIP_LABEL,
+      g_param_spec_string ("flip-label", "Flip label",
+          "Turn by 180 degrees the regions whose nnpipe/class label (the "
+          "direction classifier's, from nnclassdecode) is this (empty: "
+          "never)", DEFAULT_FLIP_LABEL, flags));
+  g_object_class_install_property (gobject_class, PROP_FLIP_THRESHOLD,
+      g_param_spec_double ("flip-threshold", "Flip threshold",
+          "Minimum score of the flip-label class to turn a region",
+          0.0, 1.0, DEFAULT_FLIP_THRESHOLD, flags));
   g_object_class_install_property (gobject_class, PROP_ROI_TYPE,
       g_param_spec_string ("roi-type", "Region type",
           "Only crop regions of this roi_type (empty: all)",
@@ -829,5 +891,7 @@ gst_nn_crop_init (GstNnCrop * self)
   self->settings.order = DEFAULT_CHANNEL_ORDER;
   self->settings.rotate_tall = DEFAULT_ROTATE_TALL;
   self->settings.margin = DEFAULT_MARGIN;
+  self->settings.flip_label = g_strdup (DEFAULT_FLIP_LABEL);
+  self->settings.flip_threshold = DEFAULT_FLIP_THRESHOLD;
   self->settings.roi_type = g_strdup (DEFAULT_ROI_TYPE);
 }
