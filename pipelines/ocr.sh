@@ -15,7 +15,10 @@
 # NNP_OCR_WIDTH / NNP_OCR_HEIGHT (frame size, 640x480), NNP_OCR_FONT
 # (Pango font, "Sans 36"), NNP_OCR_PATTERN (videotestsrc pattern, white),
 # NNP_OCR_COLOR (text colour 0xAARRGGBB, 0xff000000), NNP_OCR_FRAMES (1;
-# more frames print their lines in turn and write OUTPUT-%05d.png).
+# more frames print their lines in turn and write OUTPUT-%05d.png),
+# NNP_OCR_TURN (videoflip video-direction of the rendered frame, identity;
+# 180 renders the text upside down), NNP_OCR_CLS (1: the text direction
+# classifier turns upside-down lines before recognition; 0: left out).
 #
 # The same as a gst-launch line:
 #   gst-launch-1.0 videotestsrc num-buffers=1 pattern=white ! \
@@ -25,7 +28,10 @@
 #     videoconvert ! video/x-raw,format=RGB ! \
 #     nnconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225 channel-order=bgr \
 #       keep-aspect-ratio=true multiple-of=32 keep-frame=true ! \
-#     nnstage model=ch_PP-OCRv4_det_infer.onnx ! nndbdecode ! nncrop channel-order=bgr margin=0.1 ! \
+#     nnstage model=ch_PP-OCRv4_det_infer.onnx ! nndbdecode ! \
+#     nncrop channel-order=bgr max-width=480 margin=0.1 ! \
+#     nnstage model=ch_ppocr_mobile_v2.0_cls_infer.onnx ! nnclassdecode labels=0,180 ! \
+#     nncrop channel-order=bgr margin=0.1 ! \
 #     nnstage model=ch_PP-OCRv4_rec_infer.onnx ! \
 #     nnctcdecode keys=ppocr_keys_v1.txt location=- ! nnoverlay ! videoconvert ! \
 #     pngenc ! filesink location=ocr.png
@@ -63,6 +69,7 @@ exec gst-launch-1.0 -q \
   textoverlay "text=$markup" "font-desc=${NNP_OCR_FONT:-Sans 36}" \
     color="${NNP_OCR_COLOR:-0xff000000}" draw-shadow=false draw-outline=false \
     valignment=center halignment=center ! \
+  videoflip video-direction="${NNP_OCR_TURN:-identity}" ! \
   videoconvert ! video/x-raw,format=RGB ! \
   nnconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225 channel-order=bgr \
     keep-aspect-ratio=true multiple-of=32 keep-frame=true ! \

@@ -18,7 +18,8 @@ build=${2:-$src/build}
 models=${NNP_MODELS_DIR:-$src/.cache/models}
 fail=0
 
-for f in ch_PP-OCRv4_det_infer.onnx ch_PP-OCRv4_rec_infer.onnx ppocr_keys_v1.txt; do
+for f in ch_PP-OCRv4_det_infer.onnx ch_PP-OCRv4_rec_infer.onnx ppocr_keys_v1.txt \
+    ch_ppocr_mobile_v2.0_cls_infer.onnx; do
   [ -f "$models/$f" ] || { echo "FAIL: $models/$f missing: run tools/fetch-models.sh"; exit 1; }
 done
 for t in gst-launch-1.0 python3; do
@@ -44,6 +45,17 @@ for text in nnpipe sneezing 0x04000000 bookkeeper Mississippi "committee 1100" \
     echo "ok  : '$text'"
   else
     echo "FAIL: '$text' read '$got'"; fail=1
+  fi
+done
+# upside down: the direction classifier turns it (NNP_OCR_CLS=0: it is not
+# read)
+for text in "Upside down 42" "Hello nnpipe 2026!"; do
+  got=$(NNP_OCR_TURN=180 sh "$src/pipelines/ocr.sh" "$text" "$tmp/o.png" |
+    cut -f1 | paste -sd'|')
+  if [ "$got" = "$text" ]; then
+    echo "ok  : '$text' upside down"
+  else
+    echo "FAIL: '$text' upside down read '$got'"; fail=1
   fi
 done
 exit $fail

@@ -116,13 +116,16 @@ if [ "$got" = "Read me from a file 42" ] && [ -s "$tmp/out.png" ]; then
 else
   echo "FAIL: ocr-file.sh read '$got'"; fail=1
 fi
-for angle in 0 180; do
-  got=$(NNP_BUILD_DIR="$build" NNP_MODELS_DIR="$models" \
-    sh "$src/pipelines/classify.sh" "Hello World 123" $angle "$tmp/cls.png" | cut -f1)
-  if [ "$got" = "$angle" ]; then
-    echo "ok  : classify.sh $angle -> '$got'"
-  else
-    echo "FAIL: classify.sh $angle -> '$got'"; fail=1
-  fi
+# the README's example: "Hello" turned by 180 (a short word in a wide line)
+for text in "Hello World 123" Hello nnpipe; do
+  for angle in 0 180; do
+    got=$(NNP_BUILD_DIR="$build" NNP_MODELS_DIR="$models" \
+      sh "$src/pipelines/classify.sh" "$text" $angle "$tmp/cls.png" | cut -f1)
+    if [ "$got" = "$angle" ]; then
+      echo "ok  : classify.sh '$text' $angle -> '$got'"
+    else
+      echo "FAIL: classify.sh '$text' $angle -> '$got'"; fail=1
+    fi
+  done
 done
 exit $fail
