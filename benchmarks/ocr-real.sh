@@ -27,8 +27,5 @@ fi
 
 if [ -n "${NNP_GUTENYE_DIR:-}" ]; then
   echo "== @gutenye/ocr-node"
-  $eval --cmd "cd $NNP_GUTENYE_DIR && node -e \"
-    const Ocr = require('@gutenye/ocr-node').default;
-    Ocr.create().then(o => o.detect(process.argv[1])).then(r =>
-      r.forEach(l => console.log(l.text)));\" {image}"
+  $eval --cmd "node $root/benchmarks/gutenye-ocr.mjs {image}"
 fi
