@@ -183,13 +183,8 @@ flush_regions (GstNnClassDecode * self)
   gpointer state = NULL;
   GstMeta *m;
 
-  if (self->collect.frame != NULL &&
-      self->collect.received < self->collect.expected)
-    GST_WARNING_OBJECT (self, "frame %" GST_TIME_FORMAT " pushed with %d of "
-        "%d regions classified",
-        GST_TIME_ARGS (GST_BUFFER_PTS (self->collect.frame)),
-        self->collect.received, self->collect.expected);
-  frame = gst_nn_frame_collect_take (&self->collect);
+  frame = gst_nn_frame_collect_take (&self->collect, GST_CAT_DEFAULT,
+      GST_OBJECT (self));
   if (frame == NULL)
     return GST_FLOW_OK;
 

@@ -253,12 +253,8 @@ flush_frame (GstNnCtcDecode * self)
   gdouble min_score;
   guint count = 0;
 
-  if (self->collect.frame != NULL &&
-      self->collect.received < self->collect.expected)
-    GST_WARNING_OBJECT (self, "frame %" GST_TIME_FORMAT " pushed with %d of "
-        "%d regions read", GST_TIME_ARGS (GST_BUFFER_PTS (self->collect.frame)),
-        self->collect.received, self->collect.expected);
-  frame = gst_nn_frame_collect_take (&self->collect);
+  frame = gst_nn_frame_collect_take (&self->collect, GST_CAT_DEFAULT,
+      GST_OBJECT (self));
   if (frame == NULL) {
     g_string_free (lines, TRUE);
     g_ptr_array_unref (drop);

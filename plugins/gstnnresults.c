@@ -276,10 +276,15 @@ gst_nn_frame_collect_add (GstNnFrameCollect * c)
 }
 
 GstBuffer *
-gst_nn_frame_collect_take (GstNnFrameCollect * c)
+gst_nn_frame_collect_take (GstNnFrameCollect * c, GstDebugCategory * cat,
+    GstObject * element)
 {
   GstBuffer *frame = c->frame;
 
+  if (frame != NULL && c->received < c->expected)
+    GST_CAT_WARNING_OBJECT (cat, element, "frame %" GST_TIME_FORMAT
+        " pushed with %d of %d regions read",
+        GST_TIME_ARGS (GST_BUFFER_PTS (frame)), c->received, c->expected);
   c->frame = NULL;
   gst_clear_buffer (&c->src);
   return frame;

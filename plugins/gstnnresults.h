@@ -110,9 +110,11 @@ void gst_nn_frame_collect_start (GstNnFrameCollect * c,
     const GstNnFrameMeta * fm);
 /* Count one region read; TRUE when all of the frame's regions arrived. */
 gboolean gst_nn_frame_collect_add (GstNnFrameCollect * c);
-/* The assembled frame (caller owns it; NULL when none; received <
- * expected tells regions are missing); the collector is empty afterwards. */
-GstBuffer *gst_nn_frame_collect_take (GstNnFrameCollect * c);
+/* The assembled frame (caller owns it; NULL when none), with a warning in
+ * the caller's debug category when regions are missing; the collector is
+ * empty afterwards. */
+GstBuffer *gst_nn_frame_collect_take (GstNnFrameCollect * c,
+    GstDebugCategory * cat, GstObject * element);
 /* Drop the frame being assembled (flushes, READY). */
 void gst_nn_frame_collect_clear (GstNnFrameCollect * c);
 
