@@ -49,7 +49,7 @@ exec gst-launch-1.0 -q \
     width="$max" height="$max" keep-aspect-ratio=true multiple-of=32 \
     max-upscale="$upscale" pad-to-size=false keep-frame=true ! \
   nnstage "model=$models/ch_PP-OCRv4_det_infer.onnx" ! \
-  nndbdecode ! "$@" \
+  nndbdecode threshold=0.2 ! "$@" \
   nncrop channel-order=bgr margin=0.1 ! \
   nnstage "model=$models/ch_PP-OCRv4_rec_infer.onnx" ! \
   nnctcdecode "keys=$models/ppocr_keys_v1.txt" location=- ! \

@@ -28,7 +28,7 @@
 #     videoconvert ! video/x-raw,format=RGB ! \
 #     nnconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225 channel-order=bgr \
 #       keep-aspect-ratio=true multiple-of=32 keep-frame=true ! \
-#     nnstage model=ch_PP-OCRv4_det_infer.onnx ! nndbdecode ! \
+#     nnstage model=ch_PP-OCRv4_det_infer.onnx ! nndbdecode threshold=0.2 ! \
 #     nncrop channel-order=bgr max-width=480 margin=0.1 ! \
 #     nnstage model=ch_ppocr_mobile_v2.0_cls_infer.onnx ! nnclassdecode labels=0,180 ! \
 #     nncrop channel-order=bgr margin=0.1 ! \
@@ -74,7 +74,7 @@ exec gst-launch-1.0 -q \
   nnconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225 channel-order=bgr \
     keep-aspect-ratio=true multiple-of=32 keep-frame=true ! \
   nnstage "model=$models/ch_PP-OCRv4_det_infer.onnx" ! \
-  nndbdecode ! "$@" \
+  nndbdecode threshold=0.2 ! "$@" \
   nncrop channel-order=bgr margin=0.1 ! \
   nnstage "model=$models/ch_PP-OCRv4_rec_infer.onnx" ! \
   nnctcdecode "keys=$models/ppocr_keys_v1.txt" location=- ! \
