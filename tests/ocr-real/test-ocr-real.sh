@@ -9,8 +9,9 @@
 #    character accuracy >= 0.95 and >= 0.85 of the lines read exactly.
 # 2. pipelines/ocr.sh must read rendered strings with doubled letters
 #    exactly (the recogniser emits one CTC step per 8 input columns: a
-#    squeezed crop loses one of two equal letters), and an upside-down line
-#    must be read the right way up.
+#    squeezed crop loses one of two equal letters), upside-down lines must
+#    be read the right way up (direction classifier), and 3 frames in give
+#    3 frames out.
 # A missing model or tool is a failure naming what to install.
 set -u
 src=${1:-.}
@@ -58,4 +59,12 @@ for text in "Upside down 42" "Hello nnpipe 2026!"; do
     echo "FAIL: '$text' upside down read '$got'"; fail=1
   fi
 done
+# frames in == frames out through the whole chain, classifier included
+n=$(NNP_OCR_FRAMES=3 sh "$src/pipelines/ocr.sh" "Three frames" "$tmp/f.png" |
+  grep -c '^Three frames	')
+if [ "$n" = 3 ] && [ -s "$tmp/f-00002.png" ] && [ ! -e "$tmp/f-00003.png" ]; then
+  echo "ok  : 3 frames in, 3 frames out"
+else
+  echo "FAIL: 3 frames in, $n lines out"; fail=1
+fi
 exit $fail
