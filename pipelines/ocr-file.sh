@@ -24,8 +24,11 @@
 # instead of the lines above); see docs/results.md.
 #
 # Environment: NNP_BUILD_DIR (default build), NNP_MODELS_DIR (default
-# .cache/models), NNP_OCR_MAX_SIZE (frames are scaled down to fit this
-# square for the detector, default 960, as PaddleOCR's limit_side_len),
+# .cache/models), NNP_OCR_MAX_SIZE (frames larger than this square are
+# scaled down to fit it for the detector, default 960, as PaddleOCR's
+# limit_side_len; smaller frames are scaled up by at most
+# NNP_OCR_MAX_UPSCALE, default 1.5; the detector input is padded only to
+# a multiple of 32; measured on tests/data/ocr-real, docs/ocr.md),
 # NNP_OCR_PIPELINE (video only: 1, the default, splits the detector in two
 # stages on two cores with a queue, its second part sharing the second core
 # with the recogniser; 0 runs the chain in one thread, as for an image),
@@ -38,6 +41,7 @@ set -eu
 me=ocr-file.sh
 . "$(dirname "$0")/common.sh"
 max=${NNP_OCR_MAX_SIZE:-960}
+upscale=${NNP_OCR_MAX_UPSCALE:-1.5}
 
 usage () {
   echo "usage: $0 [--json FILE.jsonl] FILE [OUTPUT]" >&2
@@ -65,6 +69,11 @@ if [ ! -f "$file" ]; then
 fi
 nnp_need_models ch_PP-OCRv4_det_infer.onnx ch_PP-OCRv4_rec_infer.onnx \
   ppocr_keys_v1.txt
+cls=0
+if [ "${NNP_OCR_CLS:-1}" != 0 ]; then
+  nnp_need_models ch_ppocr_mobile_v2.0_cls_infer.onnx
+  cls=1
+fi
 nnp_use_plugin
 
 # still image or video?  (gst-typefind-1.0 prints "FILE - CAPS")
@@ -96,10 +105,19 @@ fi
 # shellcheck disable=SC2086
 set -- "$@" \
   nnconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225 channel-order=bgr \
-    width="$max" height="$max" keep-aspect-ratio=true multiple-of=32 keep-frame=true ! \
+    width="$max" height="$max" keep-aspect-ratio=true multiple-of=32 \
+    max-upscale="$upscale" pad-to-size=false keep-frame=true ! \
   $detector "model=$models/ch_PP-OCRv4_det_infer.onnx" ! \
-  nndbdecode ! \
-  nncrop channel-order=bgr ! \
+  nndbdecode threshold=0.2 !
+# the text direction classifier (NNP_OCR_CLS=0: left out): regions it
+# labels 180 are turned before recognition
+if [ "$cls" = 1 ]; then
+  set -- "$@" nncrop channel-order=bgr max-width=480 margin=0.1 ! \
+    nnstage "model=$models/ch_ppocr_mobile_v2.0_cls_infer.onnx" ! \
+    nnclassdecode labels=0,180 !
+fi
+set -- "$@" \
+  nncrop channel-order=bgr margin=0.1 ! \
   nnstage "model=$models/ch_PP-OCRv4_rec_infer.onnx" ! \
   nnctcdecode "keys=$models/ppocr_keys_v1.txt"
 

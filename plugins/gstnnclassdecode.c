@@ -26,6 +26,17 @@
  * "nnpipe-class" per frame with pts and the top-k list.  Frames in ==
  * frames out.
  *
+ * Fed one tensor per text region (nncrop's output: each tensor's
+ * #GstNnFrameMeta names its frame and region), it classifies every region
+ * instead: the best class goes into that region's own ROI as an
+ * "nnpipe/class" structure (label, class-id, score), `location` gets one
+ * "label<TAB>score" line per region, and the frame is pushed once all of
+ * its regions arrived, with one "nnpipe-class" message whose "regions"
+ * list holds id, label, class-id and score per region.  This is how
+ * PaddleOCR's text direction classifier runs in the OCR chain: a later
+ * nncrop turns the regions labelled "180" (#GstNnCrop:flip-label) before
+ * recognition.
+ *
  * ## Example launch lines
  * |[
  * gst-launch-1.0 videotestsrc num-buffers=1 pattern=white ! video/x-raw,width=320,height=48 ! \
@@ -87,6 +98,7 @@ struct _GstNnClassDecode
   gint n_classes;
   FILE *out_file;
   GstNnFrameOut out;
+  GstNnFrameCollect collect;    /* region mode: the frame being assembled */
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -162,12 +174,110 @@ gst_nn_class_decode_set_caps (GstElement * element, GstCaps * caps)
   return load_labels (self, (gint) shape->dims[shape->rank - 1]);
 }
 
+/* Region mode: push the frame being assembled (if any) with one
+ * "nnpipe-class" message listing its regions' classes. */
+static GstFlowReturn
+flush_regions (GstNnClassDecode * self)
+{
+  GstBuffer *frame;
+  GValue list = G_VALUE_INIT;
+  GstStructure *s;
+  gpointer state = NULL;
+  GstMeta *m;
+
+  frame = gst_nn_frame_collect_take (&self->collect, GST_CAT_DEFAULT,
+      GST_OBJECT (self));
+  if (frame == NULL)
+    return GST_FLOW_OK;
+
+  gst_value_list_init (&list, 4);
+  while ((m = gst_buffer_iterate_meta_filtered (frame, &state,
+              GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {
+    GstVideoRegionOfInterestMeta *roi = (GstVideoRegionOfInterestMeta *) m;
+    GstStructure *p = gst_video_region_of_interest_meta_get_param (roi,
+        GST_NN_CLASS_PARAM_NAME);
+    GValue v = G_VALUE_INIT;
+    GstStructure *c;
+
+    if (p == NULL)
+      continue;
+    c = gst_structure_copy (p);
+    gst_structure_set_name (c, "region");
+    gst_structure_set (c, "id", G_TYPE_INT, roi->id, NULL);
+    g_value_init (&v, GST_TYPE_STRUCTURE);
+    gst_value_set_structure (&v, c);
+    gst_structure_free (c);
+    gst_value_list_append_and_take_value (&list, &v);
+  }
+  s = gst_structure_new ("nnpipe-class", "pts", G_TYPE_UINT64,
+      GST_BUFFER_PTS (frame), NULL);
+  gst_structure_take_value (s, "regions", &list);
+  gst_element_post_message (GST_ELEMENT (self),
+      gst_message_new_element (GST_OBJECT (self), s));
+  return gst_nn_frame_out_push (&self->out, frame, &self->collect.info);
+}
+
 static gboolean
 gst_nn_class_decode_sink_event (GstPad * pad, GstObject * parent,
     GstEvent * event)
 {
-  return gst_nn_results_sink_event (&GST_NN_CLASS_DECODE (parent)->out, pad,
-      parent, event, gst_nn_class_decode_set_caps);
+  GstNnClassDecode *self = GST_NN_CLASS_DECODE (parent);
+
+  switch (GST_EVENT_TYPE (event)) {
+    case GST_EVENT_EOS:
+      flush_regions (self);
+      break;
+    case GST_EVENT_FLUSH_STOP:
+      gst_nn_frame_collect_clear (&self->collect);
+      break;
+    default:
+      break;
+  }
+  return gst_nn_results_sink_event (&self->out, pad, parent, event,
+      gst_nn_class_decode_set_caps);
+}
+
+/* Region mode: the best class of region @fm into its ROI on the frame
+ * being assembled; pushes the frame once all its regions arrived. */
+static GstFlowReturn
+class_region (GstNnClassDecode * self, GstNnFrameMeta * fm, gint best,
+    gdouble score)
+{
+  GstFlowReturn ret = GST_FLOW_OK;
+  GstVideoRegionOfInterestMeta *roi;
+
+  if (gst_nn_frame_collect_is_new (&self->collect, fm)) {
+    ret = flush_regions (self);
+    gst_nn_frame_collect_start (&self->collect, fm);
+    if (ret != GST_FLOW_OK)
+      return ret;
+  }
+  if (fm->n_rois == 0)          /* placeholder of a frame without regions */
+    return flush_regions (self);
+
+  roi = gst_nn_find_roi (self->collect.frame, fm->roi_id);
+  if (roi) {
+    GstStructure *p = gst_video_region_of_interest_meta_get_param (roi,
+        GST_NN_CLASS_PARAM_NAME);
+
+    if (p)
+      gst_structure_set (p, "label", G_TYPE_STRING, self->labels[best],
+          "class-id", G_TYPE_INT, best, "score", G_TYPE_DOUBLE, score, NULL);
+    else
+      gst_video_region_of_interest_meta_add_param (roi,
+          gst_structure_new (GST_NN_CLASS_PARAM_NAME, "label", G_TYPE_STRING,
+              self->labels[best], "class-id", G_TYPE_INT, best,
+              "score", G_TYPE_DOUBLE, score, NULL));
+  }
+  if (self->out_file) {
+    fprintf (self->out_file, "%s\t%.4f\n", self->labels[best], score);
+    fflush (self->out_file);
+  }
+  GST_LOG_OBJECT (self, "region %d/%d: %s (%.3f)", fm->roi_index, fm->n_rois,
+      self->labels[best], score);
+  if (gst_nn_frame_collect_add (&self->collect))
+    ret = flush_regions (self);
+  return ret;
 }
 
 static GstFlowReturn
@@ -232,6 +342,16 @@ gst_nn_class_decode_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
         order[i] = order[j];
         order[j] = t;
       }
+
+  if (fm->n_rois >= 0) {
+    /* one tensor per region (nncrop): results go into the regions */
+    GstFlowReturn ret = class_region (self, fm, order[0], p[order[0]]);
+
+    gst_buffer_unref (buf);
+    g_free (p);
+    g_free (order);
+    return ret;
+  }
 
   info = fm->info;
   W = GST_VIDEO_INFO_WIDTH (&info);
@@ -337,6 +457,7 @@ gst_nn_class_decode_change_state (GstElement * element,
       (element, transition);
 
   if (transition == GST_STATE_CHANGE_PAUSED_TO_READY) {
+    gst_nn_frame_collect_clear (&self->collect);
     gst_nn_frame_out_reset (&self->out);
     g_strfreev (self->labels);
     self->labels = NULL;
@@ -410,6 +531,7 @@ gst_nn_class_decode_finalize (GObject * object)
   g_free (self->labels_prop);
   g_free (self->location);
   g_strfreev (self->labels);
+  gst_nn_frame_collect_clear (&self->collect);
   gst_nn_frame_out_reset (&self->out);
   G_OBJECT_CLASS (gst_nn_class_decode_parent_class)->finalize (object);
 }

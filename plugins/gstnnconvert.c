@@ -77,6 +77,8 @@ GST_DEBUG_CATEGORY_STATIC (gst_nn_convert_debug);
 #define DEFAULT_KEEP_ASPECT_RATIO FALSE
 #define DEFAULT_MULTIPLE_OF 1
 #define DEFAULT_PAD_VALUE 0.0
+#define DEFAULT_MAX_UPSCALE 0.0
+#define DEFAULT_PAD_TO_SIZE TRUE
 
 #define MAX_SIZE 32768
 
@@ -92,6 +94,8 @@ enum
   PROP_KEEP_ASPECT_RATIO,
   PROP_MULTIPLE_OF,
   PROP_PAD_VALUE,
+  PROP_MAX_UPSCALE,
+  PROP_PAD_TO_SIZE,
   PROP_KEEP_FRAME,
 };
 
@@ -122,6 +126,8 @@ typedef struct
   gboolean keep_aspect;
   guint multiple_of;
   gfloat pad_value;
+  gdouble max_upscale;          /* 0: unbounded */
+  gboolean pad_to_size;
 } GstNnConvertSettings;
 
 /* Output geometry for one input size. */
@@ -274,24 +280,26 @@ compute_geometry (const GstNnConvertSettings * st, gint in_w, gint in_h,
 
   if (st->keep_aspect) {
     gint box_w, box_h;
+    gdouble s;
 
-    if (tw == 0 && th == 0) {
-      g->content_w = in_w;
-      g->content_h = in_h;
-    } else if (tw == 0) {
-      g->content_h = th;
-      g->content_w = scale_dim (in_w, (gdouble) th / in_h);
-    } else if (th == 0) {
-      g->content_w = tw;
-      g->content_h = scale_dim (in_h, (gdouble) tw / in_w);
-    } else {
-      gdouble s = MIN ((gdouble) tw / in_w, (gdouble) th / in_h);
-
-      g->content_w = MIN (tw, scale_dim (in_w, s));
-      g->content_h = MIN (th, scale_dim (in_h, s));
-    }
-    box_w = tw ? tw : g->content_w;
-    box_h = th ? th : g->content_h;
+    if (tw == 0 && th == 0)
+      s = 1.0;
+    else if (tw == 0)
+      s = (gdouble) th / in_h;
+    else if (th == 0)
+      s = (gdouble) tw / in_w;
+    else
+      s = MIN ((gdouble) tw / in_w, (gdouble) th / in_h);
+    if (st->max_upscale > 0)
+      s = MIN (s, MAX (st->max_upscale, 1.0));
+    g->content_w = scale_dim (in_w, s);
+    g->content_h = scale_dim (in_h, s);
+    if (tw)
+      g->content_w = MIN (tw, g->content_w);
+    if (th)
+      g->content_h = MIN (th, g->content_h);
+    box_w = tw && st->pad_to_size ? tw : g->content_w;
+    box_h = th && st->pad_to_size ? th : g->content_h;
     g->out_w = round_up_to (box_w, st->multiple_of);
     g->out_h = round_up_to (box_h, st->multiple_of);
   } else {
@@ -306,7 +314,8 @@ compute_geometry (const GstNnConvertSettings * st, gint in_w, gint in_h,
 static gboolean
 geometry_is_input_independent (const GstNnConvertSettings * st)
 {
-  return st->width > 0 && st->height > 0;
+  return st->width > 0 && st->height > 0 &&
+      (st->pad_to_size || !st->keep_aspect);
 }
 
 /* TRUE when output size == input size whatever the input. */
@@ -1028,6 +1037,12 @@ gst_nn_convert_set_property (GObject * object, guint prop_id,
     case PROP_PAD_VALUE:
       self->settings.pad_value = (gfloat) g_value_get_float (value);
       break;
+    case PROP_MAX_UPSCALE:
+      self->settings.max_upscale = g_value_get_double (value);
+      break;
+    case PROP_PAD_TO_SIZE:
+      self->settings.pad_to_size = g_value_get_boolean (value);
+      break;
     case PROP_KEEP_FRAME:
       self->keep_frame = g_value_get_boolean (value);
       reconfigure = FALSE;
@@ -1078,6 +1093,12 @@ gst_nn_convert_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_PAD_VALUE:
       g_value_set_float (value, self->settings.pad_value);
+      break;
+    case PROP_MAX_UPSCALE:
+      g_value_set_double (value, self->settings.max_upscale);
+      break;
+    case PROP_PAD_TO_SIZE:
+      g_value_set_boolean (value, self->settings.pad_to_size);
       break;
     case PROP_KEEP_FRAME:
       g_value_set_boolean (value, self->keep_frame);
@@ -1232,6 +1253,37 @@ gst_nn_convert_class_init (GstNnConvertClass * klass)
           GST_PARAM_MUTABLE_PLAYING));
 
   /**
+   * GstNnConvert:max-upscale:
+   *
+   * With keep-aspect-ratio: the largest factor the frame is scaled up by to
+   * fit the target size (0: no bound; 1: never scaled up, only down).
+   * Frames larger than the target are still scaled down to fit.
+   */
+  g_object_class_install_property (gobject_class, PROP_MAX_UPSCALE,
+      g_param_spec_double ("max-upscale", "Max upscale",
+          "With keep-aspect-ratio, scale frames up by at most this factor "
+          "to fit (0 = no bound, 1 = only scale down)",
+          0.0, 64.0, DEFAULT_MAX_UPSCALE,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+
+  /**
+   * GstNnConvert:pad-to-size:
+   *
+   * With keep-aspect-ratio: TRUE pads the scaled frame to the full target
+   * width x height (then to multiple-of); FALSE pads it only up to the next
+   * multiple-of, so the tensor follows the frame's shape (a 73x28 frame
+   * scaled to fit 960x960 by at most 2 gives a 160x64 tensor, not
+   * 960x960).
+   */
+  g_object_class_install_property (gobject_class, PROP_PAD_TO_SIZE,
+      g_param_spec_boolean ("pad-to-size", "Pad to size",
+          "With keep-aspect-ratio, pad to the full target size (else only to "
+          "multiple-of)", DEFAULT_PAD_TO_SIZE,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+
+  /**
    * GstNnConvert:keep-frame:
    *
    * Attach a #GstNnFrameMeta holding the input frame to every tensor, so
@@ -1282,5 +1334,7 @@ gst_nn_convert_init (GstNnConvert * self)
   self->settings.keep_aspect = DEFAULT_KEEP_ASPECT_RATIO;
   self->settings.multiple_of = DEFAULT_MULTIPLE_OF;
   self->settings.pad_value = DEFAULT_PAD_VALUE;
+  self->settings.max_upscale = DEFAULT_MAX_UPSCALE;
+  self->settings.pad_to_size = DEFAULT_PAD_TO_SIZE;
   self->hrow_src[0] = self->hrow_src[1] = -1;
 }

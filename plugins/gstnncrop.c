@@ -74,13 +74,16 @@ GST_DEBUG_CATEGORY_STATIC (gst_nn_crop_debug);
 #define DEFAULT_WIDTH 0
 #define DEFAULT_WIDTH_MULTIPLE 32
 #define DEFAULT_MAX_WIDTH 1280
-#define DEFAULT_WIDTH_SCALE 0.5
+#define DEFAULT_WIDTH_SCALE 1.0
 #define UNSQUEEZED_ASPECT 4
 #define DEFAULT_HEIGHT 48
 #define DEFAULT_MEAN "0.5"
 #define DEFAULT_STD "0.5"
 #define DEFAULT_CHANNEL_ORDER GST_NN_CONVERT_CHANNEL_ORDER_RGB
 #define DEFAULT_ROTATE_TALL TRUE
+#define DEFAULT_MARGIN 0.0
+#define DEFAULT_FLIP_LABEL "180"
+#define DEFAULT_FLIP_THRESHOLD 0.95
 #define DEFAULT_ROI_TYPE "text"
 
 enum
@@ -92,6 +95,9 @@ enum
   PROP_STD,
   PROP_CHANNEL_ORDER,
   PROP_ROTATE_TALL,
+  PROP_MARGIN,
+  PROP_FLIP_LABEL,
+  PROP_FLIP_THRESHOLD,
   PROP_ROI_TYPE,
   PROP_WIDTH_MULTIPLE,
   PROP_MAX_WIDTH,
@@ -118,6 +124,9 @@ typedef struct
   gchar *mean_str, *std_str;
   GstNnConvertChannelOrder order;
   gboolean rotate_tall;
+  gdouble margin;
+  gchar *flip_label;
+  gdouble flip_threshold;
   gchar *roi_type;
 } GstNnCropSettings;
 
@@ -139,6 +148,9 @@ struct _GstNnCrop
   gfloat mul[3], add[3];        /* output channel c = v * mul + add */
   gint src_chan[3];             /* output channel c reads colour component */
   gboolean rotate_tall;
+  gdouble margin;               /* fraction of the box's height */
+  gchar *flip_label;            /* NULL: never turned */
+  gdouble flip_threshold;
   gchar *roi_type;
 };
 
@@ -214,6 +226,11 @@ gst_nn_crop_set_caps (GstNnCrop * self, GstCaps * caps)
   g_free (self->roi_type);
   self->roi_type = g_strdup (self->settings.roi_type);
   self->rotate_tall = self->settings.rotate_tall;
+  self->margin = self->settings.margin;
+  g_free (self->flip_label);
+  self->flip_label = self->settings.flip_label && *self->settings.flip_label ?
+      g_strdup (self->settings.flip_label) : NULL;
+  self->flip_threshold = self->settings.flip_threshold;
   for (gint c = 0; c < 3; c++) {
     self->mul[c] = (gfloat) (1.0 / (255.0 * self->settings.std[c]));
     self->add[c] = (gfloat) (-self->settings.mean[c] / self->settings.std[c]);
@@ -305,6 +322,26 @@ box_geometry (GstNnCrop * self, const NnQuad * quad_in, NnQuad * quad,
     *cw = *chh;
     *chh = t;
   }
+  if (self->margin > 0 && hypot (quad->p[3].x - quad->p[0].x,
+          quad->p[3].y - quad->p[0].y) > 0) {
+    /* grow above and below (across the reading direction) only: a
+     * horizontal margin would take in neighbouring icons and borders */
+    gdouble l = hypot (quad->p[3].x - quad->p[0].x,
+        quad->p[3].y - quad->p[0].y);
+    gdouble d = self->margin * *chh;
+    gdouble ux = (quad->p[3].x - quad->p[0].x) / l;
+    gdouble uy = (quad->p[3].y - quad->p[0].y) / l;
+
+    quad->p[0].x -= ux * d;
+    quad->p[0].y -= uy * d;
+    quad->p[1].x -= ux * d;
+    quad->p[1].y -= uy * d;
+    quad->p[2].x += ux * d;
+    quad->p[2].y += uy * d;
+    quad->p[3].x += ux * d;
+    quad->p[3].y += uy * d;
+    *chh += 2 * d;
+  }
   *cw = MAX (*cw, 1.0);
   *chh = MAX (*chh, 1.0);
 }
@@ -393,6 +430,26 @@ crop_quad (GstNnCrop * self, const Image * img, const NnQuad * quad_in,
       }
     }
   }
+}
+
+/* TRUE when the ROI's "nnpipe/class" structure (the direction classifier's
+ * result, from nnclassdecode) says flip-label with at least flip-threshold. */
+static gboolean
+roi_is_flipped (GstNnCrop * self, GstVideoRegionOfInterestMeta * roi)
+{
+  GstStructure *p;
+  const gchar *label;
+  gdouble score = 0;
+
+  if (self->flip_label == NULL)
+    return FALSE;
+  p = gst_video_region_of_interest_meta_get_param (roi,
+      GST_NN_CLASS_PARAM_NAME);
+  if (p == NULL || (label = gst_structure_get_string (p, "label")) == NULL)
+    return FALSE;
+  gst_structure_get_double (p, "score", &score);
+  return strcmp (label, self->flip_label) == 0 &&
+      score >= self->flip_threshold;
 }
 
 static gint
@@ -510,6 +567,12 @@ gst_nn_crop_chain (GstPad * pad, GstObject * parent, GstBuffer * frame)
       gint width;
 
       gst_nn_roi_get_quad (roi, &quad);
+      if (roi_is_flipped (self, roi)) {
+        /* upside down: read it from the other corner */
+        NnQuad r = { {quad.p[2], quad.p[3], quad.p[0], quad.p[1]} };
+
+        quad = r;
+      }
       box_geometry (self, &quad, &box, &cw, &chh);
       width = tensor_width (self, cw, chh);
       buf = new_tensor_buffer (self, frame, width, &data, &map);
@@ -646,6 +709,16 @@ gst_nn_crop_set_property (GObject * object, guint prop_id,
     case PROP_ROTATE_TALL:
       self->settings.rotate_tall = g_value_get_boolean (value);
       break;
+    case PROP_MARGIN:
+      self->settings.margin = g_value_get_double (value);
+      break;
+    case PROP_FLIP_LABEL:
+      g_free (self->settings.flip_label);
+      self->settings.flip_label = g_value_dup_string (value);
+      break;
+    case PROP_FLIP_THRESHOLD:
+      self->settings.flip_threshold = g_value_get_double (value);
+      break;
     case PROP_ROI_TYPE:
       g_free (self->settings.roi_type);
       self->settings.roi_type = g_value_dup_string (value);
@@ -692,6 +765,15 @@ gst_nn_crop_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_ROTATE_TALL:
       g_value_set_boolean (value, self->settings.rotate_tall);
       break;
+    case PROP_MARGIN:
+      g_value_set_double (value, self->settings.margin);
+      break;
+    case PROP_FLIP_LABEL:
+      g_value_set_string (value, self->settings.flip_label);
+      break;
+    case PROP_FLIP_THRESHOLD:
+      g_value_set_double (value, self->settings.flip_threshold);
+      break;
     case PROP_ROI_TYPE:
       g_value_set_string (value, self->settings.roi_type);
       break;
@@ -711,6 +793,8 @@ gst_nn_crop_finalize (GObject * object)
   g_free (self->settings.std_str);
   g_free (self->settings.roi_type);
   g_free (self->roi_type);
+  g_free (self->settings.flip_label);
+  g_free (self->flip_label);
   G_OBJECT_CLASS (gst_nn_crop_parent_class)->finalize (object);
 }
 
@@ -770,6 +854,19 @@ gst_nn_crop_class_init (GstNnCropClass * klass)
       g_param_spec_boolean ("rotate-tall", "Rotate tall regions",
           "Turn regions at least 1.5 times taller than wide by 90 degrees",
           DEFAULT_ROTATE_TALL, flags));
+  g_object_class_install_property (gobject_class, PROP_MARGIN,
+      g_param_spec_double ("margin", "Margin",
+          "Grow every box above and below by this fraction of its height "
+          "before cropping", 0.0, 2.0, DEFAULT_MARGIN, flags));
+  g_object_class_install_property (gobject_class, PROP_FLIP_LABEL,
+      g_param_spec_string ("flip-label", "Flip label",
+          "Turn by 180 degrees the regions whose nnpipe/class label (the "
+          "direction classifier's, from nnclassdecode) is this (empty: "
+          "never)", DEFAULT_FLIP_LABEL, flags));
+  g_object_class_install_property (gobject_class, PROP_FLIP_THRESHOLD,
+      g_param_spec_double ("flip-threshold", "Flip threshold",
+          "Minimum score of the flip-label class to turn a region",
+          0.0, 1.0, DEFAULT_FLIP_THRESHOLD, flags));
   g_object_class_install_property (gobject_class, PROP_ROI_TYPE,
       g_param_spec_string ("roi-type", "Region type",
           "Only crop regions of this roi_type (empty: all)",
@@ -811,5 +908,8 @@ gst_nn_crop_init (GstNnCrop * self)
   self->settings.std_str = g_strdup (DEFAULT_STD);
   self->settings.order = DEFAULT_CHANNEL_ORDER;
   self->settings.rotate_tall = DEFAULT_ROTATE_TALL;
+  self->settings.margin = DEFAULT_MARGIN;
+  self->settings.flip_label = g_strdup (DEFAULT_FLIP_LABEL);
+  self->settings.flip_threshold = DEFAULT_FLIP_THRESHOLD;
   self->settings.roi_type = g_strdup (DEFAULT_ROI_TYPE);
 }

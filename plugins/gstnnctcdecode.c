@@ -85,10 +85,7 @@ struct _GstNnCtcDecode
   gint n_classes;               /* classes in the model's output */
   gint steps;
   FILE *out_file;               /* owned unless stdout */
-  GstBuffer *src_frame;         /* the frame being assembled: identity */
-  GstBuffer *frame;             /* its writable copy, owned */
-  GstVideoInfo frame_info;
-  gint expected, received;
+  GstNnFrameCollect collect;    /* the frame being assembled */
   GstNnFrameOut out;
 };
 
@@ -246,7 +243,7 @@ append_line (GstNnCtcDecode * self, GValue * list, GString * lines,
 static GstFlowReturn
 flush_frame (GstNnCtcDecode * self)
 {
-  GstBuffer *frame = self->frame;
+  GstBuffer *frame;
   GValue list = G_VALUE_INIT;
   GString *lines = g_string_new (NULL);
   GstStructure *s;
@@ -256,17 +253,13 @@ flush_frame (GstNnCtcDecode * self)
   gdouble min_score;
   guint count = 0;
 
+  frame = gst_nn_frame_collect_take (&self->collect, GST_CAT_DEFAULT,
+      GST_OBJECT (self));
   if (frame == NULL) {
     g_string_free (lines, TRUE);
     g_ptr_array_unref (drop);
     return GST_FLOW_OK;
   }
-  self->frame = NULL;
-  gst_clear_buffer (&self->src_frame);
-  if (self->received < self->expected)
-    GST_WARNING_OBJECT (self, "frame %" GST_TIME_FORMAT " pushed with %d of "
-        "%d regions read", GST_TIME_ARGS (GST_BUFFER_PTS (frame)),
-        self->received, self->expected);
 
   GST_OBJECT_LOCK (self);
   min_score = self->min_score;
@@ -306,14 +299,7 @@ flush_frame (GstNnCtcDecode * self)
   }
   g_string_free (lines, TRUE);
 
-  return gst_nn_frame_out_push (&self->out, frame, &self->frame_info);
-}
-
-static void
-drop_frame (GstNnCtcDecode * self)
-{
-  gst_clear_buffer (&self->frame);
-  gst_clear_buffer (&self->src_frame);
+  return gst_nn_frame_out_push (&self->out, frame, &self->collect.info);
 }
 
 static gboolean
@@ -327,7 +313,7 @@ gst_nn_ctc_decode_sink_event (GstPad * pad, GstObject * parent,
       flush_frame (self);
       break;
     case GST_EVENT_FLUSH_STOP:
-      drop_frame (self);
+      gst_nn_frame_collect_clear (&self->collect);
       break;
     default:
       break;
@@ -355,13 +341,9 @@ gst_nn_ctc_decode_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
     goto no_frame;
 
   /* a new frame: the previous one is complete (or lost regions) */
-  if (self->src_frame != fm->frame) {
+  if (gst_nn_frame_collect_is_new (&self->collect, fm)) {
     ret = flush_frame (self);
-    self->src_frame = gst_buffer_ref (fm->frame);
-    self->frame = gst_buffer_copy (fm->frame);
-    self->frame_info = fm->info;
-    self->expected = fm->n_rois < 0 ? 1 : fm->n_rois;
-    self->received = 0;
+    gst_nn_frame_collect_start (&self->collect, fm);
     if (ret != GST_FLOW_OK) {
       gst_buffer_unref (buf);
       return ret;
@@ -384,14 +366,15 @@ gst_nn_ctc_decode_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
       self->n_classes, 0, (const gchar * const *) self->classes, &score);
   gst_buffer_unmap (buf, &map);
 
-  roi = fm->roi_id >= 0 ? gst_nn_find_roi (self->frame, fm->roi_id) : NULL;
+  roi = fm->roi_id >= 0 ? gst_nn_find_roi (self->collect.frame, fm->roi_id) :
+      NULL;
   if (roi == NULL) {
     /* whole-frame input: a region covering the frame */
     NnQuad q = { {{0, 0}, {GST_VIDEO_INFO_WIDTH (&fm->info), 0},
             {GST_VIDEO_INFO_WIDTH (&fm->info), GST_VIDEO_INFO_HEIGHT (&fm->info)},
         {0, GST_VIDEO_INFO_HEIGHT (&fm->info)}}
     };
-    roi = gst_nn_add_text_roi (self->frame, MAX (fm->roi_id, 0), &q, 1.0,
+    roi = gst_nn_add_text_roi (self->collect.frame, MAX (fm->roi_id, 0), &q, 1.0,
         GST_VIDEO_INFO_WIDTH (&fm->info), GST_VIDEO_INFO_HEIGHT (&fm->info));
   }
   if (roi) {
@@ -407,7 +390,7 @@ gst_nn_ctc_decode_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
   g_free (text);
   gst_buffer_unref (buf);
 
-  if (++self->received >= self->expected)
+  if (gst_nn_frame_collect_add (&self->collect))
     ret = flush_frame (self);
   return ret;
 
@@ -459,7 +442,7 @@ gst_nn_ctc_decode_change_state (GstElement * element,
       (element, transition);
 
   if (transition == GST_STATE_CHANGE_PAUSED_TO_READY) {
-    drop_frame (self);
+    gst_nn_frame_collect_clear (&self->collect);
     gst_nn_frame_out_reset (&self->out);
     g_strfreev (self->classes);
     self->classes = NULL;
@@ -527,7 +510,7 @@ gst_nn_ctc_decode_finalize (GObject * object)
   g_free (self->keys_path);
   g_free (self->location);
   g_strfreev (self->classes);
-  drop_frame (self);
+  gst_nn_frame_collect_clear (&self->collect);
   gst_nn_frame_out_reset (&self->out);
   G_OBJECT_CLASS (gst_nn_ctc_decode_parent_class)->finalize (object);
 }

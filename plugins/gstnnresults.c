@@ -250,3 +250,49 @@ gst_nn_results_close_file (FILE ** file)
     fclose (*file);
   *file = NULL;
 }
+
+gboolean
+gst_nn_frame_collect_is_new (const GstNnFrameCollect * c,
+    const GstNnFrameMeta * fm)
+{
+  return c->src != fm->frame;
+}
+
+void
+gst_nn_frame_collect_start (GstNnFrameCollect * c, const GstNnFrameMeta * fm)
+{
+  gst_nn_frame_collect_clear (c);
+  c->src = gst_buffer_ref (fm->frame);
+  c->frame = gst_buffer_copy (fm->frame);
+  c->info = fm->info;
+  c->expected = fm->n_rois < 0 ? 1 : fm->n_rois;
+  c->received = 0;
+}
+
+gboolean
+gst_nn_frame_collect_add (GstNnFrameCollect * c)
+{
+  return ++c->received >= c->expected;
+}
+
+GstBuffer *
+gst_nn_frame_collect_take (GstNnFrameCollect * c, GstDebugCategory * cat,
+    GstObject * element)
+{
+  GstBuffer *frame = c->frame;
+
+  if (frame != NULL && c->received < c->expected)
+    GST_CAT_WARNING_OBJECT (cat, element, "frame %" GST_TIME_FORMAT
+        " pushed with %d of %d regions read",
+        GST_TIME_ARGS (GST_BUFFER_PTS (frame)), c->received, c->expected);
+  c->frame = NULL;
+  gst_clear_buffer (&c->src);
+  return frame;
+}
+
+void
+gst_nn_frame_collect_clear (GstNnFrameCollect * c)
+{
+  gst_clear_buffer (&c->frame);
+  gst_clear_buffer (&c->src);
+}

@@ -25,6 +25,7 @@
 
 #include <stdio.h>
 
+#include "gstnnframemeta.h"
 #include "gstnntensorcaps.h"
 #include "nngeometry.h"
 
@@ -86,6 +87,36 @@ typedef gboolean (*GstNnResultsSetCaps) (GstElement * element,
     GstCaps * caps);
 gboolean gst_nn_results_sink_event (GstNnFrameOut * out, GstPad * pad,
     GstObject * parent, GstEvent * event, GstNnResultsSetCaps set_caps);
+
+/* One frame's results being assembled from per-region tensors (nncrop's
+ * GstNnFrameMeta: frame, n_rois, roi_id): a writable copy of the frame
+ * that the results are written into, pushed once every region arrived,
+ * when the next frame's first region arrives, or at EOS. */
+typedef struct {
+  GstBuffer *src;               /* the source frame: identity; owned ref */
+  GstBuffer *frame;             /* its writable copy; owned */
+  GstVideoInfo info;
+  gint expected, received;
+} GstNnFrameCollect;
+
+/* TRUE when @fm belongs to another frame than the one being assembled:
+ * the caller pushes the current one (gst_nn_frame_collect_take()) and
+ * then calls gst_nn_frame_collect_start(). */
+gboolean gst_nn_frame_collect_is_new (const GstNnFrameCollect * c,
+    const GstNnFrameMeta * fm);
+/* Start assembling @fm's frame (n_rois < 0, a whole frame, counts as one
+ * region). */
+void gst_nn_frame_collect_start (GstNnFrameCollect * c,
+    const GstNnFrameMeta * fm);
+/* Count one region read; TRUE when all of the frame's regions arrived. */
+gboolean gst_nn_frame_collect_add (GstNnFrameCollect * c);
+/* The assembled frame (caller owns it; NULL when none), with a warning in
+ * the caller's debug category when regions are missing; the collector is
+ * empty afterwards. */
+GstBuffer *gst_nn_frame_collect_take (GstNnFrameCollect * c,
+    GstDebugCategory * cat, GstObject * element);
+/* Drop the frame being assembled (flushes, READY). */
+void gst_nn_frame_collect_clear (GstNnFrameCollect * c);
 
 /* The results file of a `location` property: "-" is stdout, NULL or ""
  * none (*file stays NULL).  FALSE after posting an OPEN_WRITE error. */

@@ -17,7 +17,8 @@ packages="build-essential meson ninja-build pkg-config git
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
   python3 python3-onnx python3-numpy libonnx-testdata
   gstreamer1.0-x libpango1.0-dev libcairo2-dev fonts-wqy-microhei
-  python3-gi gir1.2-gstreamer-1.0 gir1.2-gst-plugins-base-1.0"
+  python3-gi gir1.2-gstreamer-1.0 gir1.2-gst-plugins-base-1.0
+  tesseract-ocr tesseract-ocr-eng"
 
 missing=""
 for p in $packages; do

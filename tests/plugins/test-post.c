@@ -473,7 +473,7 @@ GST_START_TEST (test_crop_width_per_box)
   const gfloat *t;
   gint width;
 
-  /* defaults: a width per box, multiple of 32, long boxes narrowed by 0.5 */
+  /* defaults: a width per box at its true aspect ratio, multiple of 32 */
   g_object_get (h->element, "width", &width, NULL);
   fail_unless_equals_int (width, 0);
   gst_buffer_map (frame, &map, GST_MAP_WRITE);
@@ -483,7 +483,7 @@ GST_START_TEST (test_crop_width_per_box)
   gst_buffer_unmap (frame, &map);
   /* 100 x 40: 120 wide at height 48 (short: kept), padded to 128 */
   add_text_roi (frame, 0, 50, 30, 100, 40);
-  /* 380 x 20: 912 wide at height 48, narrowed to 456, padded to 480 */
+  /* 380 x 20: 912 wide at height 48, padded to 928 (never narrowed) */
   add_text_roi (frame, 1, 10, 75, 380, 20);
   gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=400,"
       "height=100,framerate=0/1");
@@ -499,17 +499,56 @@ GST_START_TEST (test_crop_width_per_box)
   gst_buffer_unmap (out, &map);
   gst_buffer_unref (out);
   out = gst_harness_pull (h);
-  fail_unless_equals_uint64 (gst_buffer_get_size (out), 3 * 48 * 480 * 4);
+  fail_unless_equals_uint64 (gst_buffer_get_size (out), 3 * 48 * 928 * 4);
   gst_buffer_unref (out);
-  /* the caps followed the widths: the last ones say 480 */
-  fail_unless_equals_int (crop_caps_width (h), 480);
+  /* the caps followed the widths: the last ones say 928 */
+  fail_unless_equals_int (crop_caps_width (h), 928);
 
   /* a frame without regions: a placeholder of the current width */
   gst_harness_push (h, make_rgb_frame (&info, 400, 100, 0));
   out = gst_harness_pull (h);
+  fail_unless_equals_uint64 (gst_buffer_get_size (out), 3 * 48 * 928 * 4);
+  gst_buffer_unref (out);
+  fail_unless_equals_int (crop_caps_width (h), 928);
+  gst_harness_teardown (h);
+
+  /* width-scale 0.5 narrows long boxes (not below 4 x 48): 456 -> 480 */
+  h = gst_harness_new ("nncrop");
+  g_object_set (h->element, "width-scale", 0.5, NULL);
+  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=400,"
+      "height=100,framerate=0/1");
+  frame = make_rgb_frame (&info, 400, 100, 0);
+  add_text_roi (frame, 0, 10, 75, 380, 20);
+  gst_harness_push (h, frame);
+  out = gst_harness_pull (h);
   fail_unless_equals_uint64 (gst_buffer_get_size (out), 3 * 48 * 480 * 4);
   gst_buffer_unref (out);
-  fail_unless_equals_int (crop_caps_width (h), 480);
+  gst_harness_teardown (h);
+
+  /* margin 0.5: the 100 x 40 box grows to 100 x 80 (above and below
+   * only), 60 wide at height 48 -> 64; the white box fills the middle
+   * half, black above and below */
+  h = gst_harness_new ("nncrop");
+  g_object_set (h->element, "margin", 0.5, NULL);
+  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=400,"
+      "height=100,framerate=0/1");
+  frame = make_rgb_frame (&info, 400, 100, 0);
+  gst_buffer_map (frame, &map, GST_MAP_WRITE);
+  for (gint y = 30; y < 70; y++)
+    memset (map.data + y * GST_VIDEO_INFO_PLANE_STRIDE (&info, 0) + 50 * 3,
+        255, 100 * 3);
+  gst_buffer_unmap (frame, &map);
+  add_text_roi (frame, 0, 50, 30, 100, 40);
+  gst_harness_push (h, frame);
+  out = gst_harness_pull (h);
+  fail_unless_equals_uint64 (gst_buffer_get_size (out), 3 * 48 * 64 * 4);
+  gst_buffer_map (out, &map, GST_MAP_READ);
+  t = (const gfloat *) map.data;
+  fail_unless (fabs (t[2 * 64 + 30] + 1.0f) < 1e-5);
+  fail_unless (fabs (t[24 * 64 + 30] - 1.0f) < 1e-5);
+  fail_unless (fabs (t[45 * 64 + 30] + 1.0f) < 1e-5);
+  gst_buffer_unmap (out, &map);
+  gst_buffer_unref (out);
   gst_harness_teardown (h);
 
   /* max-width squeezes, width-scale 1 keeps the aspect ratio */
@@ -672,6 +711,107 @@ GST_START_TEST (test_classdecode)
   gst_buffer_unref (out);
   gst_buffer_unref (frame);
   gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* one score vector per region (nncrop's tensors): each region's class goes
+ * into its own ROI, the frame comes out once, after its last region; a
+ * frame without regions (placeholder) comes out too */
+GST_START_TEST (test_classdecode_regions)
+{
+  GstHarness *h = gst_harness_new_parse ("nnclassdecode labels=0,180");
+  GstVideoInfo info;
+  GstBuffer *frame = make_rgb_frame (&info, 200, 100, 0), *empty, *buf, *out;
+  const gfloat up[2] = { 0.97f, 0.03f }, down[2] = { 0.02f, 0.98f };
+  GstStructure *s;
+
+  add_text_roi (frame, 0, 10, 10, 80, 20);
+  add_text_roi (frame, 1, 10, 50, 80, 20);
+  GST_BUFFER_PTS (frame) = 7;
+  gst_harness_set_src_caps_str (h, "other/tensors,format=static,"
+      "num_tensors=1,types=float32,dimensions=(string)2:1,framerate=0/1");
+  buf = float_buffer (up, 2);
+  add_frame_meta (buf, frame, &info, 2, 0, 0);
+  fail_unless_equals_int (gst_harness_push (h, buf), GST_FLOW_OK);
+  fail_unless_equals_int (gst_harness_buffers_received (h), 0);
+  buf = float_buffer (down, 2);
+  add_frame_meta (buf, frame, &info, 2, 1, 1);
+  fail_unless_equals_int (gst_harness_push (h, buf), GST_FLOW_OK);
+  out = gst_harness_pull (h);
+  fail_unless_equals_uint64 (GST_BUFFER_PTS (out), 7);
+  fail_unless_equals_int (count_rois (out), 2);
+  s = gst_video_region_of_interest_meta_get_param (roi_by_id (out, 0),
+      "nnpipe/class");
+  fail_unless (s != NULL);
+  fail_unless_equals_string (gst_structure_get_string (s, "label"), "0");
+  s = gst_video_region_of_interest_meta_get_param (roi_by_id (out, 1),
+      "nnpipe/class");
+  fail_unless (s != NULL);
+  fail_unless_equals_string (gst_structure_get_string (s, "label"), "180");
+  /* the text structure is still there for the recogniser's crop */
+  fail_unless (gst_video_region_of_interest_meta_get_param (roi_by_id (out,
+              1), "nnpipe/text") != NULL);
+  gst_buffer_unref (out);
+
+  empty = make_rgb_frame (&info, 200, 100, 0);
+  GST_BUFFER_PTS (empty) = 8;
+  buf = float_buffer (up, 2);
+  add_frame_meta (buf, empty, &info, 0, 0, -1);
+  fail_unless_equals_int (gst_harness_push (h, buf), GST_FLOW_OK);
+  out = gst_harness_pull (h);
+  fail_unless_equals_uint64 (GST_BUFFER_PTS (out), 8);
+  fail_unless_equals_int (count_rois (out), 0);
+  gst_buffer_unref (out);
+  fail_unless_equals_int (gst_harness_buffers_received (h), 2);
+  gst_buffer_unref (frame);
+  gst_buffer_unref (empty);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* nncrop turns a region labelled 180 by the direction classifier: a box
+ * white on its left half, black on its right reads black first; below
+ * flip-threshold (or with flip-label empty) it is not turned */
+static gfloat
+crop_first_column (const gchar * launch, gdouble score)
+{
+  GstHarness *h = gst_harness_new_parse (launch);
+  GstVideoInfo info;
+  GstBuffer *frame = make_rgb_frame (&info, 200, 100, 0), *out;
+  GstMapInfo map;
+  gfloat v;
+
+  gst_buffer_map (frame, &map, GST_MAP_WRITE);
+  for (gint y = 20; y < 68; y++)
+    memset (map.data + y * GST_VIDEO_INFO_PLANE_STRIDE (&info, 0) + 20 * 3,
+        255, 48 * 3);
+  gst_buffer_unmap (frame, &map);
+  add_text_roi (frame, 0, 20, 20, 96, 48);
+  gst_video_region_of_interest_meta_add_param (roi_by_id (frame, 0),
+      gst_structure_new ("nnpipe/class", "label", G_TYPE_STRING, "180",
+          "class-id", G_TYPE_INT, 1, "score", G_TYPE_DOUBLE, score, NULL));
+  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=200,"
+      "height=100,framerate=0/1");
+  fail_unless_equals_int (gst_harness_push (h, frame), GST_FLOW_OK);
+  out = gst_harness_pull (h);
+  fail_unless_equals_uint64 (gst_buffer_get_size (out), 3 * 48 * 96 * 4);
+  gst_buffer_map (out, &map, GST_MAP_READ);
+  v = ((const gfloat *) map.data)[24 * 96 + 2];
+  gst_buffer_unmap (out, &map);
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+  return v;
+}
+
+GST_START_TEST (test_crop_flips)
+{
+  /* normalised: white 1, black -1 */
+  fail_unless (crop_first_column ("nncrop", 0.99) < -0.99f);
+  fail_unless (crop_first_column ("nncrop", 0.5) > 0.99f);
+  fail_unless (crop_first_column ("nncrop flip-threshold=0.4", 0.5) < -0.99f);
+  fail_unless (crop_first_column ("nncrop flip-label=\"\"", 0.99) > 0.99f);
 }
 
 GST_END_TEST;
@@ -1001,6 +1141,8 @@ post_suite (void)
   tcase_add_test (tc, test_ctcdecode);
   tcase_add_test (tc, test_ctcdecode_keys_mismatch);
   tcase_add_test (tc, test_classdecode);
+  tcase_add_test (tc, test_classdecode_regions);
+  tcase_add_test (tc, test_crop_flips);
   tcase_add_test (tc, test_overlay_draws);
   tcase_add_test (tc, test_overlay_text);
   tcase_add_test (tc, test_overlay_cjk);
