@@ -16,6 +16,7 @@ set -eu
 
 me=ocr-file.sh
 . "$(dirname "$0")/common.sh"
+nnp_help "$@"
 max=${NNP_OCR_MAX_SIZE:-960}
 
 if [ $# -lt 1 ] || [ ! -f "$1" ]; then
