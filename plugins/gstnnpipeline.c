@@ -667,16 +667,9 @@ load_model_locked (GstNnPipeline * self, GError ** error)
       g_free (plan_path);
       return FALSE;
     }
+    /* nnp_plan_load() resolved a relative model against the plan's folder */
     g_free (path);
-    if (plan->model && !g_path_is_absolute (plan->model)
-        && !g_file_test (plan->model, G_FILE_TEST_EXISTS)) {
-      gchar *dir = g_path_get_dirname (plan_path);
-
-      path = g_build_filename (dir, plan->model, NULL);
-      g_free (dir);
-    } else {
-      path = g_strdup (plan->model);
-    }
+    path = g_strdup (plan->model);
     nnp_plan_free (plan);
   }
   g_free (plan_path);

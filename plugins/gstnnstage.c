@@ -935,17 +935,10 @@ gst_nn_stage_start (GstBaseTransform * trans)
     goto bad_stage;
 
   if ((path == NULL || *path == '\0') && plan && plan->model) {
-    /* the plan's model, relative to the plan file when not found as is */
+    /* the plan's model (nnp_plan_load() resolved a relative one against
+     * the plan file's folder) */
     g_free (path);
-    if (plan_path && !g_path_is_absolute (plan->model)
-        && !g_file_test (plan->model, G_FILE_TEST_EXISTS)) {
-      gchar *dir = g_path_get_dirname (plan_path);
-
-      path = g_build_filename (dir, plan->model, NULL);
-      g_free (dir);
-    } else {
-      path = g_strdup (plan->model);
-    }
+    path = g_strdup (plan->model);
   }
   if (path == NULL || *path == '\0')
     goto no_model;
