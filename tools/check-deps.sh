@@ -65,9 +65,12 @@ element   decodebin                                  gstreamer1.0-plugins-base
 element   appsrc                                     gstreamer1.0-plugins-base
 element   videoflip                                  gstreamer1.0-plugins-good
 element   pngenc                                     gstreamer1.0-plugins-good
+# decodebin's decoders for pipelines/ocr-file.sh (PNG, JPEG, MP4 with H.264)
 element   pngdec                                     gstreamer1.0-plugins-good
 element   jpegdec                                    gstreamer1.0-plugins-good
 element   multifilesink                              gstreamer1.0-plugins-good
+element   qtdemux                                    gstreamer1.0-plugins-good
+element   avdec_h264                                 gstreamer1.0-libav
 element   textoverlay                                gstreamer1.0-x
 file      /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf  fonts-dejavu-core
 cmd       python3                                    python3
