@@ -468,15 +468,14 @@ model_path_from_file (const char *model, const char *plan_path)
 gboolean
 nnp_plan_save (const NnpPlan *plan, const char *path, GError **error)
 {
-  g_autoptr (NnpPlan) copy = nnp_plan_copy (plan);
-  g_autofree char *json = NULL;
+  g_autofree char *model = NULL, *json = NULL;
+  NnpPlan as_written = *plan;   /* shallow: only "model" differs, nothing is freed */
 
-  if (copy->model && *copy->model) {
-    char *model = model_path_for_file (copy->model, path);
-    g_free (copy->model);
-    copy->model = model;
+  if (plan->model && *plan->model) {
+    model = model_path_for_file (plan->model, path);
+    as_written.model = model;
   }
-  json = nnp_plan_to_json (copy);
+  json = nnp_plan_to_json (&as_written);
   return g_file_set_contents (path, json, -1, error);
 }
 
