@@ -77,6 +77,7 @@ cmd       python3                                    python3
 cmd       /usr/bin/python3                           python3
 py        numpy                                      python3-numpy
 py        onnx                                       python3-onnx
+# PyGObject: reading nnpipe results from Python (docs)
 py        gi                                         python3-gi
 gir       Gst-1.0                                    gir1.2-gstreamer-1.0
 file      /usr/share/libonnx-testdata/data/node      libonnx-testdata
