@@ -23,6 +23,8 @@
 # the figure is also given against the FMA peak measured by fma-peak.c).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/pipelines/common.sh"
+nnp_help "$@"
 build=${1:-$top/build}
 models=${NNP_MODELS_DIR:-$top/.cache/models}
 rounds=${ROUNDS:-5}

@@ -25,6 +25,7 @@ set -eu
 
 me=pipeline.sh
 . "$(dirname "$0")/../pipelines/common.sh"
+nnp_help "$@"
 model=$models/ch_PP-OCRv4_det_infer.onnx
 frames=${1:-30}
 size=${2:-640}

@@ -32,6 +32,7 @@ set -eu
 
 me=classify.sh
 . "$(dirname "$0")/common.sh"
+nnp_help "$@"
 text=${1:-Hello World 123}
 angle=${2:-0}
 out=${3:-classify.png}

@@ -1,7 +1,7 @@
 # Sourced by the pipelines/*.sh scripts (and benchmarks/pipeline.sh): where
 # the build tree, the plugin and the models are, and the checks every
 # script makes before its gst-launch line.  Set `me` (the script's name,
-# for messages) before sourcing.
+# for messages) before sourcing, and call `nnp_help "$@"` right after.
 #
 # Environment: NNP_BUILD_DIR (build tree holding plugins/, default build),
 # NNP_MODELS_DIR (default .cache/models, filled by tools/fetch-models.sh).
@@ -9,6 +9,16 @@
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${NNP_BUILD_DIR:-$root/build}
 models=${NNP_MODELS_DIR:-$root/.cache/models}
+
+# nnp_help "$@": with -h or --help as the first argument, print the
+# script's header comment (its usage) on stdout and exit 0
+nnp_help () {
+  case ${1:-} in
+    -h|--help)
+      sed -n -e '1{/^#!/d;}' -e '/^#/!q' -e 's/^# \{0,1\}//p' "$0"
+      exit 0 ;;
+  esac
+}
 
 # nnp_need_models FILE...: exit 2 unless every file is in $models
 nnp_need_models () {

@@ -40,6 +40,7 @@ set -eu
 
 me=ocr-file.sh
 . "$(dirname "$0")/common.sh"
+nnp_help "$@"
 max=${NNP_OCR_MAX_SIZE:-960}
 upscale=${NNP_OCR_MAX_UPSCALE:-1.5}
 

@@ -29,6 +29,7 @@ set -eu
 
 me=ocr-opencl.sh
 . "$(dirname "$0")/common.sh"
+nnp_help "$@"
 text=${1:-Hello World 123}
 out=${2:-ocr.png}
 

@@ -39,6 +39,7 @@ set -eu
 
 me=ocr.sh
 . "$(dirname "$0")/common.sh"
+nnp_help "$@"
 text=${1:-Hello World 123}
 out=${2:-ocr.png}
 

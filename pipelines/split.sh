@@ -23,6 +23,7 @@ set -eu
 
 me=split.sh
 . "$(dirname "$0")/common.sh"
+nnp_help "$@"
 model=$models/ch_PP-OCRv4_det_infer.onnx
 stages=${1:-2}
 devices=${2:-cpu:1,cpu:1}

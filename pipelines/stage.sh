@@ -23,6 +23,7 @@ set -eu
 
 me=stage.sh
 . "$(dirname "$0")/common.sh"
+nnp_help "$@"
 model=$models/ch_ppocr_mobile_v2.0_cls_infer.onnx
 out=${2:-stage-out.f32}
 size=110592    # 1 * 3 * 48 * 192 * sizeof (float)

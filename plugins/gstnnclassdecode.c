@@ -44,7 +44,7 @@
  *       draw-shadow=false draw-outline=false ! \
  *     videoflip video-direction=180 ! videoconvert ! video/x-raw,format=RGB ! \
  *     nnconvert mean=0.5 std=0.5 channel-order=bgr width=192 height=48 keep-frame=true ! \
- *     nnstage model=ch_ppocr_mobile_v2.0_cls_infer.onnx ! \
+ *     nnstage model=.cache/models/ch_ppocr_mobile_v2.0_cls_infer.onnx ! \
  *     nnclassdecode labels=0,180 location=- ! nnoverlay ! videoconvert ! \
  *     pngenc snapshot=true ! filesink location=classify.png
  * ]| runs PaddleOCR's text direction classifier on a text line turned upside

@@ -43,7 +43,7 @@
  *     video/x-raw,format=RGB ! \
  *     nnconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225 channel-order=bgr \
  *       width=960 height=960 keep-aspect-ratio=true multiple-of=32 keep-frame=true ! \
- *     nnstage model=ch_PP-OCRv4_det_infer.onnx ! ...
+ *     nnstage model=.cache/models/ch_PP-OCRv4_det_infer.onnx ! ...
  * ]| feeds the text detector (pipelines/ocr-file.sh): ImageNet normalisation
  * in BGR order, the frame scaled to fit 960x960 keeping its aspect ratio,
  * padded right and bottom to a multiple of 32, the original frame attached

@@ -46,8 +46,8 @@
  * ## Example launch lines
  * |[
  * ... ! nndbdecode ! nncrop channel-order=bgr ! \
- *     nnstage model=ch_PP-OCRv4_rec_infer.onnx ! \
- *     nnctcdecode keys=ppocr_keys_v1.txt location=- ! nnoverlay ! videoconvert ! \
+ *     nnstage model=.cache/models/ch_PP-OCRv4_rec_infer.onnx ! \
+ *     nnctcdecode keys=.cache/models/ppocr_keys_v1.txt location=- ! nnoverlay ! videoconvert ! \
  *     pngenc ! filesink location=ocr.png
  * ]| reads the text in the boxes found by nndbdecode, prints it and writes
  * the annotated frame (pipelines/ocr.sh).

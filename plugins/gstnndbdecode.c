@@ -38,9 +38,9 @@
  *     videoconvert ! video/x-raw,format=RGB ! \
  *     nnconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225 channel-order=bgr \
  *       keep-aspect-ratio=true multiple-of=32 keep-frame=true ! \
- *     nnstage model=ch_PP-OCRv4_det_infer.onnx ! nndbdecode ! nncrop channel-order=bgr ! \
- *     nnstage model=ch_PP-OCRv4_rec_infer.onnx ! \
- *     nnctcdecode keys=ppocr_keys_v1.txt location=- ! nnoverlay ! videoconvert ! \
+ *     nnstage model=.cache/models/ch_PP-OCRv4_det_infer.onnx ! nndbdecode ! nncrop channel-order=bgr ! \
+ *     nnstage model=.cache/models/ch_PP-OCRv4_rec_infer.onnx ! \
+ *     nnctcdecode keys=.cache/models/ppocr_keys_v1.txt location=- ! nnoverlay ! videoconvert ! \
  *     pngenc ! filesink location=ocr.png
  * ]| finds the text boxes of a rendered frame, reads them and writes the
  * annotated frame (pipelines/ocr.sh).  Ending the line with

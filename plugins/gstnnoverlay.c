@@ -25,7 +25,7 @@
  *
  * ## Example launch lines
  * |[
- * ... ! nnctcdecode keys=ppocr_keys_v1.txt location=- ! nnoverlay ! videoconvert ! \
+ * ... ! nnctcdecode keys=.cache/models/ppocr_keys_v1.txt location=- ! nnoverlay ! videoconvert ! \
  *     pngenc ! filesink location=ocr.png
  * ]| writes the annotated frame (pipelines/ocr.sh).
  */

@@ -41,7 +41,7 @@
  * gst-launch-1.0 -m videotestsrc num-buffers=30 pattern=ball ! \
  *     video/x-raw,format=RGB,width=640,height=640,framerate=30/1 ! \
  *     nnconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225 ! \
- *     nnpipeline model=ch_PP-OCRv4_det_infer.onnx stages=2 devices=cpu:1,cpu:1 \
+ *     nnpipeline model=.cache/models/ch_PP-OCRv4_det_infer.onnx stages=2 devices=cpu:1,cpu:1 \
  *       stats-interval=1000 ! fakesink
  * ]| runs the text detector as two single-thread stages and prints the plan
  * and stats messages (pipelines/split.sh).  `pipelines/split.sh 2 cpu,opencl`
@@ -52,7 +52,7 @@
  * |[
  * gst-launch-1.0 -m filesrc location=in.f32 blocksize=4915200 ! \
  *     other/tensors,format=static,num_tensors=1,types=float32,dimensions=640:640:3:1,framerate=0/1 ! \
- *     nnpipeline model=ch_PP-OCRv4_det_infer.onnx stages=2 devices=cpu:1,cpu:1 \
+ *     nnpipeline model=.cache/models/ch_PP-OCRv4_det_infer.onnx stages=2 devices=cpu:1,cpu:1 \
  *       stats-interval=1000 ! fakesink
  * ]| the same on raw 1x3x640x640 float32 tensors read from a file
  * (`NNP_INPUT=in.f32 pipelines/split.sh`).  With cuts=20,40 instead of
@@ -713,16 +713,9 @@ load_model_locked (GstNnPipeline * self, GError ** error)
       g_free (plan_path);
       return FALSE;
     }
+    /* nnp_plan_load() resolved a relative model against the plan's folder */
     g_free (path);
-    if (plan->model && !g_path_is_absolute (plan->model)
-        && !g_file_test (plan->model, G_FILE_TEST_EXISTS)) {
-      gchar *dir = g_path_get_dirname (plan_path);
-
-      path = g_build_filename (dir, plan->model, NULL);
-      g_free (dir);
-    } else {
-      path = g_strdup (plan->model);
-    }
+    path = g_strdup (plan->model);
     nnp_plan_free (plan);
   }
   g_free (plan_path);

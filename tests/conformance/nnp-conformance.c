@@ -18,7 +18,7 @@
  * in one case is reported as that case's failure and the run goes on.
  *
  * Closing line: "N passed, N failed, N skipped"; exit status 1 if any failed,
- * 77 (meson's "skipped") when no case was found.
+ * and when no case was found (a failure naming libonnx-testdata, not a skip).
  */
 #include <nnpipe/nnpipe.h>
 
@@ -719,11 +719,12 @@ main (int argc, char **argv)
   for (int i = 1; i < argc; i++)
     collect_cases (argv[i], cases);
   if (cases->len == 0) {
-    g_print ("no conformance cases found%s%s%s: skipped\n", opt_filter ? " matching '" : "",
+    g_print ("FAIL: no conformance cases found%s%s%s (the cases come from the Debian "
+             "package libonnx-testdata)\n", opt_filter ? " matching '" : "",
              opt_filter ? opt_filter : "", opt_filter ? "'" : "");
-    g_print ("0 passed, 0 failed, 0 skipped\n");
+    g_print ("0 passed, 1 failed, 0 skipped\n");
     g_free (opt_filter);
-    return 77;
+    return 1;
   }
 
   for (guint i = 0; i < cases->len; i++) {

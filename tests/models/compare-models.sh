@@ -2,11 +2,13 @@
 # models-vs-ort: the working models against ONNX Runtime on the same inputs.
 #
 # For each case: make an input (a rendered frame with text for the detector, a
-# rendered text line for the recognizer and classifier; the deterministic
-# pattern when GStreamer is missing), run `nnpipe run --input` and
-# `nnp-ort --input`, and compare every output: max abs error / max abs
-# reference <= 1e-4.  Exit 77 (skipped) when the models or ONNX Runtime are
-# not fetched (tools/fetch-models.sh).
+# rendered text line for the recognizer and classifier; the small models get
+# the deterministic pattern), run `nnpipe run --input` and `nnp-ort --input`,
+# and compare every output: max abs error / max abs reference <= 1e-4.
+# Fails (never skips) when the models or ONNX Runtime are not fetched
+# (tools/fetch-models.sh) or a dependency is missing (tools/check-deps.sh
+# names its Debian package); a frame that cannot be rendered is a failure,
+# not a fallback to another input.
 #
 # Usage: compare-models.sh [ocr|small]   (small: the tiny models in tests/data/,
 # always present; ocr: the working models, the default)
@@ -28,36 +30,36 @@ device=${NNP_TEST_DEVICE:-cpu}
 [ "$set_name" = small ] && models=$src/tests/data
 [ "$set_name" = small ] && work=$work-small
 
+if [ "$set_name" != small ]; then
+  sh "$src/tools/check-deps.sh" >/dev/null || { echo "FAIL: dependencies missing (above)"; exit 1; }
+fi
 for m in ch_PP-OCRv4_det_infer.onnx ch_PP-OCRv4_rec_infer.onnx ch_ppocr_mobile_v2.0_cls_infer.onnx; do
   [ "$set_name" = small ] && break
   if [ ! -f "$models/$m" ]; then
-    echo "models-vs-ort: $models/$m missing (run tools/fetch-models.sh): skipped"
-    exit 77
+    echo "FAIL: models-vs-ort: $models/$m missing: run tools/fetch-models.sh"
+    exit 1
   fi
 done
 mkdir -p "$(dirname "$work")"
 "$NNP_ORT" "$src/tests/data/small.onnx" --shape x=1,3,8,8 >/dev/null 2>"$work.ortprobe"
 if [ $? -eq 77 ]; then
-  echo "models-vs-ort: ONNX Runtime not available ($(cat "$work.ortprobe")): skipped"
+  echo "FAIL: models-vs-ort: ONNX Runtime not available ($(cat "$work.ortprobe")):" \
+    "run tools/fetch-models.sh"
   rm -f "$work.ortprobe"
-  exit 77
+  exit 1
 fi
 rm -f "$work.ortprobe"
 
 rm -rf "$work"
 mkdir -p "$work"
 
-have_gst=no
-command -v gst-launch-1.0 >/dev/null 2>&1 && have_gst=yes
-
-# render NAME W H PATTERN FONT TEXT MEANS STDS -> $work/NAME.raw (or empty: pattern input)
+# render NAME W H PATTERN FONT TEXT MEANS STDS -> $work/NAME.raw (errors in $work/NAME.render)
 render () {
   name=$1 w=$2 h=$3 pattern=$4 font=$5 text=$6 means=$7 stds=$8
-  [ $have_gst = yes ] || return 1
   gst-launch-1.0 -q videotestsrc num-buffers=1 pattern="$pattern" \
     ! textoverlay text="$text" font-desc="$font" valignment=center halignment=center \
     ! videoconvert ! video/x-raw,format=RGB,width="$w",height="$h" \
-    ! filesink location="$work/$name.rgb" >/dev/null 2>&1 || return 1
+    ! filesink location="$work/$name.rgb" >"$work/$name.render" 2>&1 || return 1
   "$RGB2TENSOR" "$work/$name.rgb" "$w" "$h" "$work/$name.raw" "$means" "$stds" || return 1
 }
 
@@ -72,12 +74,15 @@ check () {
   h=$(echo "$dims" | cut -d, -f3)
   w=$(echo "$dims" | cut -d, -f4)
   # shellcheck disable=SC2086
-  if [ "$pattern" != none ] && render "$name" "$w" "$h" "$pattern" "$font" "$text" $norm; then
+  if [ "$pattern" = none ]; then
+    input=""
+    what="pattern"
+  elif render "$name" "$w" "$h" "$pattern" "$font" "$text" $norm; then
     input="--input x=$work/$name.raw"
     what="rendered text"
   else
-    input=""
-    what="pattern"
+    echo "FAIL $name: could not render its input frame:"; sed 's/^/  /' "$work/$name.render"
+    failed=$((failed + 1)); return
   fi
   mkdir -p "$work/$name/nnpipe" "$work/$name/ort"
   # shellcheck disable=SC2086

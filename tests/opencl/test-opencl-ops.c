@@ -12,8 +12,8 @@
  * (bit-exact for non-float types).
  *
  * Per op: passed / failed / skipped (no kernel for that case).  Closing line
- * "N passed, N failed, N skipped" over nodes; exit 1 on any failure, 77 when
- * there is no OpenCL device or no case. */
+ * "N passed, N failed, N skipped" over nodes; exit 1 on any failure and when
+ * there is no OpenCL device (pocl-opencl-icd) or no case (libonnx-testdata). */
 #include <nnpipe/nnpipe.h>
 #include <nnpipe/device.h>
 
@@ -335,8 +335,9 @@ main (int argc, char **argv)
   }
   dev = nnp_ocl_device_open (opt_device ? opt_device : "opencl", &error);
   if (dev == NULL) {
-    printf ("SKIP: %s\n", error->message);
-    return 77;
+    printf ("FAIL: no OpenCL device (install the Debian package pocl-opencl-icd): %s\n",
+            error->message);
+    return 1;
   }
   printf ("device: %s\n", dev->name);
   skip_reasons = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
@@ -385,7 +386,9 @@ main (int argc, char **argv)
           total.skipped);
   g_hash_table_destroy (skip_reasons);
   nnp_ocl_device_unref (dev);
-  if (n_cases == 0)
-    return 77;
+  if (n_cases == 0) {
+    printf ("FAIL: no cases found (install the Debian package libonnx-testdata)\n");
+    return 1;
+  }
   return total.failed > 0 ? 1 : 0;
 }

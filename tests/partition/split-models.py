@@ -97,10 +97,9 @@ def main():
                      ("ch_PP-OCRv4_rec_infer.onnx", "x=1,3,48,64"),
                      ("ch_ppocr_mobile_v2.0_cls_infer.onnx", "x=1,3,48,192")):
         p = os.path.join(models, f)
-        if os.path.exists(p):
-            cases.append([p, shape])
-        else:
-            print("# skipping missing model", p)
+        cases.append([p, shape])
+        if not os.path.exists(p):
+            print("FAIL: missing model %s: run tools/fetch-models.sh" % p)
     fails = 0
     for c in cases:
         r = subprocess.run([binary] + c)

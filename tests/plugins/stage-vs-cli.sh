@@ -2,8 +2,8 @@
 # nnstage's output must be bit-identical to `nnpipe run` on the same input:
 #   1. the tiny dynamic conv model (make-models.py) at 20x10, through
 #      filesrc ! other/tensors ! nnstage ! filesink;
-#   2. pipelines/stage.sh (the direction classifier) when the models are
-#      fetched.
+#   2. pipelines/stage.sh (the direction classifier; its model missing is a
+#      failure: run tools/fetch-models.sh).
 # usage: stage-vs-cli.sh NNPIPE_CLI TEST_MODELS_DIR WORKDIR
 set -eu
 cli=$1
@@ -11,6 +11,7 @@ tmodels=$2
 work=$3
 root=$(cd "$(dirname "$0")/../.." && pwd)
 models=${NNP_MODELS_DIR:-$root/.cache/models}
+sh "$root/tools/check-deps.sh" >/dev/null || { echo "FAIL: dependencies missing (above)"; exit 1; }
 rm -rf "$work"
 mkdir -p "$work"
 cd "$work"
@@ -28,8 +29,8 @@ cmp conv-gst.f32 conv-cli/y.raw
 echo "ok: conv-relu-add 1x3x10x20: nnstage == nnpipe run ($(wc -c <conv-gst.f32) bytes)"
 
 if [ ! -f "$models/ch_ppocr_mobile_v2.0_cls_infer.onnx" ]; then
-  echo "skip: no classifier model in $models"
-  exit 0
+  echo "FAIL: no classifier model in $models: run tools/fetch-models.sh"
+  exit 1
 fi
 gst-launch-1.0 -q videotestsrc num-buffers=1 pattern=smpte ! \
   video/x-raw,format=RGB,width=192,height=48 ! \

@@ -16,14 +16,10 @@ nnp_test_ocr_model (const gchar * name)
   const gchar *src = g_getenv ("NNP_SOURCE_DIR");
   gchar *path;
 
-  if (src == NULL)
-    return NULL;
+  fail_unless (src != NULL, "NNP_SOURCE_DIR is not set");
   path = g_build_filename (src, ".cache", "models", name, NULL);
-  if (!g_file_test (path, G_FILE_TEST_EXISTS)) {
-    GST_WARNING ("%s not found: skipped", path);
-    g_free (path);
-    return NULL;
-  }
+  fail_unless (g_file_test (path, G_FILE_TEST_EXISTS),
+      "%s is missing: run tools/fetch-models.sh", path);
   return path;
 }
 

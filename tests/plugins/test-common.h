@@ -23,8 +23,9 @@ G_BEGIN_DECLS
 gchar *nnp_test_model_path (const gchar * name);
 
 /* NNP_SOURCE_DIR/.cache/models/name (PP-OCR models of
- * tools/fetch-models.sh), or NULL when it is not there (the caller
- * skips).  g_free(). */
+ * tools/fetch-models.sh); fails the test, naming tools/fetch-models.sh, when
+ * it is not there (never NULL: a missing model of ours is not a skip).
+ * g_free(). */
 gchar *nnp_test_ocr_model (const gchar * name);
 
 /* Loads path and specialises it for one 1x3xhxw float input named `input`

@@ -4,7 +4,7 @@
 # text must reach >= 95% character accuracy and equal what the CPU-only
 # pipelines/ocr.sh reads on the same frame.
 #
-# usage: test-ocr-opencl.sh SOURCE_DIR BUILD_DIR      (exit 77: skipped)
+# usage: test-ocr-opencl.sh SOURCE_DIR BUILD_DIR
 set -u
 
 . "$(dirname "$0")/ocr-common.sh"
@@ -18,7 +18,8 @@ while IFS= read -r text; do
   n=$((n + 1))
   if ! sh "$src/pipelines/ocr-opencl.sh" "$text" "$tmp/cl-$n.png" >"$tmp/cl" 2>"$tmp/err"; then
     if grep -q "OpenCL device .* is not available" "$tmp/err"; then
-      echo "SKIP: no OpenCL device:"; cat "$tmp/err"; exit 77
+      echo "FAIL: no OpenCL device (install the Debian package pocl-opencl-icd, tools/setup.sh):"
+      cat "$tmp/err"; exit 1
     fi
     echo "FAIL: ocr-opencl.sh '$text' failed:"; cat "$tmp/err"; fail=1; continue
   fi

@@ -9,7 +9,7 @@
 # small font (wrapped into two lines of 44 and 17 characters): nncrop must
 # not squeeze it into a fixed-width tensor.
 #
-# usage: test-ocr.sh SOURCE_DIR BUILD_DIR      (exit 77: skipped)
+# usage: test-ocr.sh SOURCE_DIR BUILD_DIR
 set -u
 
 . "$(dirname "$0")/ocr-common.sh"

@@ -11,10 +11,10 @@
 # whole-model file byte for byte (the same CPU kernels run either way), and
 # its first frame must equal `nnpipe run --input` on frame 0 (a model with
 # several outputs writes them one after the other in each frame, in graph
-# output order).  The OCR models are skipped when tools/fetch-models.sh has
-# not fetched them.
+# output order).  A missing dependency or OCR model is a failure naming
+# its Debian package or tools/fetch-models.sh.
 #
-# usage: test-split-launch.sh NNPIPE_CLI TEST_MODELS_DIR   (exit 77: skipped)
+# usage: test-split-launch.sh NNPIPE_CLI TEST_MODELS_DIR
 set -u
 
 cli=$1
@@ -22,11 +22,9 @@ tmodels=$2
 root=$(cd "$(dirname "$0")/../.." && pwd)
 models=${NNP_MODELS_DIR:-$root/.cache/models}
 python=/usr/bin/python3
-[ -x "$python" ] || python=python3
 frames=100
 
-command -v gst-launch-1.0 >/dev/null || { echo "SKIP: no gst-launch-1.0"; exit 77; }
-"$python" -c 'import numpy' 2>/dev/null || { echo "SKIP: no python3 numpy"; exit 77; }
+sh "$root/tools/check-deps.sh" >/dev/null || { echo "FAIL: dependencies missing (above)"; exit 1; }
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -106,14 +104,9 @@ PY
 }
 
 check two-out "$tmodels/two-out.onnx" 3 32 32
-if [ -f "$models/ch_ppocr_mobile_v2.0_cls_infer.onnx" ]; then
-  check cls "$models/ch_ppocr_mobile_v2.0_cls_infer.onnx" 3 48 192
-else
-  echo "skip: $models/ch_ppocr_mobile_v2.0_cls_infer.onnx missing (tools/fetch-models.sh)"
-fi
-if [ -f "$models/ch_PP-OCRv4_rec_infer.onnx" ]; then
-  check rec "$models/ch_PP-OCRv4_rec_infer.onnx" 3 48 160
-else
-  echo "skip: $models/ch_PP-OCRv4_rec_infer.onnx missing (tools/fetch-models.sh)"
-fi
+for m in ch_ppocr_mobile_v2.0_cls_infer.onnx ch_PP-OCRv4_rec_infer.onnx; do
+  [ -f "$models/$m" ] || { echo "FAIL: $models/$m missing: run tools/fetch-models.sh"; fail=1; }
+done
+[ $fail = 0 ] && check cls "$models/ch_ppocr_mobile_v2.0_cls_infer.onnx" 3 48 192
+[ $fail = 0 ] && check rec "$models/ch_PP-OCRv4_rec_infer.onnx" 3 48 160
 exit $fail

@@ -4,21 +4,22 @@
 #   1. videotestsrc ! nnconvert ! nnpipeline stages=2 devices=cpu:1,cpu:1;
 #   2. NNP_INPUT=raw file (filesrc ! other/tensors caps ! nnpipeline),
 #      3 stages;
-#   3. devices=cpu,opencl when an OpenCL device opens: the plan puts stage
-#      0 on the CPU and stage 1 on OpenCL (the partitioner's OpenCL costs).
+#   3. devices=cpu,opencl: the plan puts stage 0 on the CPU and stage 1 on
+#      OpenCL (the partitioner's OpenCL costs); no OpenCL device is a
+#      failure naming pocl-opencl-icd.
 # Each run must post an nnpipeline-plan message with the stage count and a
 # final nnpipeline-stats message with frames-in == frames-out.
 #
-# usage: test-split-sh.sh SOURCE_DIR BUILD_DIR      (exit 77: skipped)
+# usage: test-split-sh.sh SOURCE_DIR BUILD_DIR
 set -u
 
 src=$1
 build=$2
 models=${NNP_MODELS_DIR:-$src/.cache/models}
 
+sh "$src/tools/check-deps.sh" >/dev/null || { echo "FAIL: dependencies missing (above)"; exit 1; }
 [ -f "$models/ch_PP-OCRv4_det_infer.onnx" ] ||
-  { echo "SKIP: $models/ch_PP-OCRv4_det_infer.onnx missing (tools/fetch-models.sh)"; exit 77; }
-command -v gst-launch-1.0 >/dev/null || { echo "SKIP: no gst-launch-1.0"; exit 77; }
+  { echo "FAIL: $models/ch_PP-OCRv4_det_infer.onnx missing: run tools/fetch-models.sh"; exit 1; }
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -63,7 +64,8 @@ if sh "$src/pipelines/split.sh" 2 cpu,opencl 2 64 >"$tmp/out" 2>&1; then
     fi
   fi
 elif grep -q "device 'opencl' is not available" "$tmp/out"; then
-  echo "skip: split.sh 2 cpu,opencl: no OpenCL device"
+  echo "FAIL: split.sh 2 cpu,opencl: no OpenCL device (install the Debian package pocl-opencl-icd)"
+  fail=1
 else
   echo "FAIL: split.sh 2 cpu,opencl 2 64:"; tail -5 "$tmp/out"; fail=1
 fi

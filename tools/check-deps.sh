@@ -1,0 +1,235 @@
+#!/bin/sh
+# Check that everything nnpipe's build, tests, pipelines and benchmarks use
+# from outside the project is there, and name the Debian package (or the
+# fetch script) for each missing piece.  The table below is the ONE list of
+# Debian packages: tools/setup.sh installs `tools/check-deps.sh --packages`.
+#
+#   tools/check-deps.sh               check every item; exit 1 listing each missing
+#                                     one with its Debian package
+#   tools/check-deps.sh --packages    print the Debian packages (one per line)
+#   tools/check-deps.sh --self-check  scan pipelines/, tests/, benchmarks/ and tools/
+#                                     for gst-launch elements, `command -v` tools,
+#                                     meson find_program()s and Python imports;
+#                                     exit 1 naming each one the table lacks
+#                                     (meson test check-deps-coverage runs this)
+#
+# Called by tools/setup.sh after installing and fetching, and by tools/test.sh
+# before testing: a test never skips because a dependency of ours is missing
+# (tests/README.md).  To add a dependency, add a line to the table: its kind,
+# what is checked and the Debian package that provides it.
+#
+# Environment: NNP_CACHE (where tools/fetch-models.sh puts its files, default
+# .cache), NNP_CHECK_DEPS_VERBOSE=1 (--self-check lists what it found).
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/pipelines/common.sh"
+nnp_help "$@"
+cache=${NNP_CACHE:-$top/.cache}
+
+# kind: cmd (a program on PATH or an absolute path), pc (a pkg-config module),
+# element (a GStreamer element), py (a Python module of /usr/bin/python3),
+# gir (a GObject-introspection namespace for Python), file (a path),
+# fetched (a path under NNP_CACHE, from tools/fetch-models.sh).
+# Remedy: a Debian package, or "fetch" (tools/fetch-models.sh).  A package
+# with no probe of its own is listed as "deb - PACKAGE".
+table () {
+  cat <<'EOF'
+# kind    what                                       remedy
+cmd       cc                                         build-essential
+cmd       meson                                      meson
+cmd       ninja                                      ninja-build
+cmd       pkg-config                                 pkg-config
+cmd       git                                        git
+pc        glib-2.0                                   libglib2.0-dev
+pc        libcjson                                   libcjson-dev
+pc        gstreamer-1.0                              libgstreamer1.0-dev
+pc        gstreamer-check-1.0                        libgstreamer1.0-dev
+pc        gstreamer-base-1.0                         libgstreamer1.0-dev
+pc        gstreamer-video-1.0                        libgstreamer-plugins-base1.0-dev
+pc        gstreamer-app-1.0                          libgstreamer-plugins-base1.0-dev
+pc        OpenCL                                     ocl-icd-opencl-dev
+file      /usr/include/CL/cl.h                       opencl-headers
+file      /etc/OpenCL/vendors/pocl.icd               pocl-opencl-icd
+cmd       clinfo                                     clinfo
+cmd       gst-launch-1.0                             gstreamer1.0-tools
+cmd       gst-inspect-1.0                            gstreamer1.0-tools
+element   filesrc                                    libgstreamer1.0-0
+element   filesink                                   libgstreamer1.0-0
+element   fakesink                                   libgstreamer1.0-0
+element   queue                                      libgstreamer1.0-0
+element   capsfilter                                 libgstreamer1.0-0
+element   videotestsrc                               gstreamer1.0-plugins-base
+element   videoconvert                               gstreamer1.0-plugins-base
+element   videoscale                                 gstreamer1.0-plugins-base
+element   decodebin                                  gstreamer1.0-plugins-base
+element   appsrc                                     gstreamer1.0-plugins-base
+element   videoflip                                  gstreamer1.0-plugins-good
+element   pngenc                                     gstreamer1.0-plugins-good
+# decodebin's decoders for pipelines/ocr-file.sh (PNG, JPEG, MP4 with H.264)
+element   pngdec                                     gstreamer1.0-plugins-good
+element   jpegdec                                    gstreamer1.0-plugins-good
+element   multifilesink                              gstreamer1.0-plugins-good
+element   qtdemux                                    gstreamer1.0-plugins-good
+element   avdec_h264                                 gstreamer1.0-libav
+element   textoverlay                                gstreamer1.0-x
+# annotated video out of pipelines/ocr-file.sh, the video test's input
+element   jpegenc                                    gstreamer1.0-plugins-good
+element   avimux                                     gstreamer1.0-plugins-good
+element   vp8enc                                     gstreamer1.0-plugins-good
+element   webmmux                                    gstreamer1.0-plugins-good
+element   matroskamux                                gstreamer1.0-plugins-good
+element   multifilesrc                               gstreamer1.0-plugins-good
+cmd       gst-typefind-1.0                           gstreamer1.0-tools
+# nnoverlay draws its labels with Pango on Cairo; a CJK-capable font
+pc        pangocairo                                 libpango1.0-dev
+pc        cairo                                      libcairo2-dev
+file      /usr/share/fonts/truetype/wqy/wqy-microhei.ttc  fonts-wqy-microhei
+# the OCR peer of benchmarks/ocr-real.sh
+cmd       tesseract                                  tesseract-ocr
+file      /usr/share/tesseract-ocr/5/tessdata/eng.traineddata  tesseract-ocr-eng
+file      /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf  fonts-dejavu-core
+cmd       python3                                    python3
+cmd       /usr/bin/python3                           python3
+py        numpy                                      python3-numpy
+py        onnx                                       python3-onnx
+# PyGObject: reading nnpipe results from Python (docs)
+py        gi                                         python3-gi
+gir       Gst-1.0                                    gir1.2-gstreamer-1.0
+gir       GstVideo-1.0                               gir1.2-gst-plugins-base-1.0
+file      /usr/share/libonnx-testdata/data/node      libonnx-testdata
+cmd       npm                                        npm
+cmd       /usr/bin/time                              time
+fetched   models/ch_PP-OCRv4_det_infer.onnx          fetch
+fetched   models/ch_PP-OCRv4_rec_infer.onnx          fetch
+fetched   models/ch_ppocr_mobile_v2.0_cls_infer.onnx fetch
+fetched   models/ppocr_keys_v1.txt                   fetch
+fetched   ort/libonnxruntime.so.1                    fetch
+EOF
+}
+
+rows () { table | sed -e '/^#/d' -e '/^[[:space:]]*$/d'; }
+
+# Is `what` of `kind` there?
+probe () {
+  case $1 in
+    cmd) command -v "$2" >/dev/null 2>&1 ;;
+    pc) pkg-config --exists "$2" 2>/dev/null ;;
+    element) gst-inspect-1.0 --exists "$2" 2>/dev/null ;;
+    py) /usr/bin/python3 -c "import $2" 2>/dev/null ;;
+    gir) /usr/bin/python3 -c "import gi; gi.require_version('${2%-*}', '${2##*-}'); \
+from gi.repository import ${2%-*}" 2>/dev/null ;;
+    file) [ -e "$2" ] ;;
+    fetched) [ -e "$cache/$2" ] ;;
+    deb) dpkg-query -W -f='${Status}' "$3" 2>/dev/null | grep -q "install ok installed" ;;
+    *) echo "check-deps: unknown kind '$1' in the table" >&2; return 1 ;;
+  esac
+}
+
+check () {
+  missing=0
+  rows > "$tmp/rows"
+  while read -r kind what remedy; do
+    probe "$kind" "$what" "$remedy" && continue
+    missing=$((missing + 1))
+    case $remedy in
+      fetch) echo "check-deps: MISSING $kind $cache/$what: run tools/fetch-models.sh" >&2 ;;
+      *) echo "check-deps: MISSING $kind $what: install the Debian package $remedy" >&2
+         echo "$remedy" >> "$tmp/pkgs" ;;
+    esac
+  done < "$tmp/rows"
+  if [ "$missing" -gt 0 ]; then
+    if [ -s "$tmp/pkgs" ]; then
+      echo "check-deps: $missing missing; as root: apt-get install --no-install-recommends" \
+        "$(sort -u "$tmp/pkgs" | tr '\n' ' ')(or run tools/setup.sh)" >&2
+    else
+      echo "check-deps: $missing missing (run tools/fetch-models.sh)" >&2
+    fi
+    return 1
+  fi
+  echo "check-deps: all $(wc -l < "$tmp/rows" | tr -d ' ') dependencies present"
+}
+
+# scan FILE...: print "kind name file" for what the files use: the elements
+# of gst-launch-1.0 lines (comments included: they are documented lines),
+# `command -v` tools, meson find_program()s and Python imports
+scan () {
+  for f in "$@"; do
+    case $f in
+      *.py) sed -n -e 's/^[[:space:]]*import[[:space:]]\{1,\}\([A-Za-z_][A-Za-z0-9_]*\).*/py \1/p' \
+              -e 's/^[[:space:]]*from[[:space:]]\{1,\}\([A-Za-z_][A-Za-z0-9_]*\).* import .*/py \1/p' "$f" ;;
+      *meson.build) sed -n "s/.*find_program('\([^']*\)'.*/cmd \1/p" "$f" ;;
+      *) awk '
+        { line = $0; sub(/^[[:space:]]*#[[:space:]]?/, "", line) }
+        /\\$/ { sub(/\\$/, "", line); acc = acc " " line; next }
+        { acc = acc " " line; logical(acc); acc = "" }
+        END { if (acc != "") logical(acc) }
+        function logical(s,   i, n, seg, tok, k, first, w, t) {
+          while (match(s, /command -v [A-Za-z0-9_.\/-]+/)) {
+            w = substr(s, RSTART + 11, RLENGTH - 11)
+            print "cmd " w; s = substr(s, RSTART + RLENGTH)
+          }
+          # gst-launch-1.0 as a command, not in prose
+          if (!match(s, /(^|[;&|(!]|exec|then|do|=[^ \t]*)[ \t]*gst-launch-1\.0[ \t]/)) return
+          s = substr(s, RSTART + RLENGTH)
+          n = split(s, seg, "!")
+          for (k = 1; k <= n; k++) {
+            split(seg[k], tok, " ")
+            first = 1
+            while (k == 1 && tok[first] ~ /^-/) first++
+            t = tok[first]; gsub(/"/, "", t)
+            if (t ~ /^[a-z][a-z0-9_]*$/) print "element " t
+            delete tok
+          }
+        }' "$f" ;;
+    esac | sed "s|\$| $f|"
+  done
+}
+
+# the stdlib modules of python3, our own elements (GST_ELEMENT_REGISTER_DEFINE
+# in plugins/) and the shell built-ins are not in the table
+ours () {
+  sed -n 's/.*GST_ELEMENT_REGISTER_DEFINE *([a-z0-9_]*, *"\([a-z0-9_]*\)".*/\1/p' "$top"/plugins/*.c
+}
+
+self_check () {
+  rows | awk '{ print $1 " " $2 }' > "$tmp/known"
+  ours | sed 's/^/element /' >> "$tmp/known"
+  for c in sh cc; do echo "cmd $c"; done >> "$tmp/known"
+  /usr/bin/python3 -c 'import sys; print("\n".join("py " + m for m in sys.stdlib_module_names))' \
+    >> "$tmp/known" 2>/dev/null || { echo "check-deps: --self-check needs /usr/bin/python3 (Debian package python3)" >&2; return 1; }
+  files=$(find "$top/pipelines" "$top/benchmarks" "$top/tools" "$top/tests" \
+            \( -name '*.sh' -o -name '*.py' -o -name meson.build \) -type f \
+            ! -path "$top/tools/check-deps.sh" | sort)
+  # shellcheck disable=SC2086
+  scan $files | sort -u > "$tmp/used"
+  # the scanner must see what we know is there, and catch what is not
+  printf '%s\n' 'gst-launch-1.0 -q videotestsrc ! \' '#  nosuchelement a=1 ! "video/x-raw" ! fakesink' \
+    'command -v nosuchtool >/dev/null' > "$tmp/probe.sh"
+  probe_out=$(scan "$tmp/probe.sh" | awk '{ print $1 " " $2 }' | LC_ALL=C sort | tr '\n' ' ')
+  if [ "$probe_out" != "cmd nosuchtool element fakesink element nosuchelement element videotestsrc " ]; then
+    echo "check-deps: the scanner is broken: it read '$probe_out' from a known sample" >&2
+    return 1
+  fi
+  for must in "element textoverlay" "element videotestsrc" "element nnstage" "py numpy"; do
+    grep -q "^$must " "$tmp/used" || { echo "check-deps: the scan found no '$must' in the scripts" >&2; return 1; }
+  done
+  bad=0
+  while read -r kind name file; do
+    grep -qx "$kind $name" "$tmp/known" && continue
+    echo "check-deps: $kind '$name' (used in ${file#"$top"/}) is not in tools/check-deps.sh's table:" \
+      "add it with its Debian package" >&2
+    bad=$((bad + 1))
+  done < "$tmp/used"
+  [ -z "${NNP_CHECK_DEPS_VERBOSE:-}" ] || awk '{ print "check-deps: uses " $1 " " $2 }' "$tmp/used" | sort -u
+  [ "$bad" = 0 ] || return 1
+  echo "check-deps: self-check: $(wc -l < "$tmp/used" | tr -d ' ') uses in $(echo "$files" | wc -l | tr -d ' ') files, all in the table"
+}
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+case ${1:-} in
+  --packages) rows | awk '$3 != "fetch" { print $3 }' | awk '!seen[$0]++' ;;
+  --self-check) self_check ;;
+  '') check ;;
+  *) echo "usage: $0 [--packages|--self-check|--help]" >&2; exit 2 ;;
+esac
