@@ -15,13 +15,11 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 nnp_help "$@"
 build=${NNP_BUILD_DIR:-$top/build}
 
-packages=$("$top/tools/check-deps.sh" --packages)
-missing=""
-for p in $packages; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
-done
+# the packages of what is absent (tools/check-deps.sh's table is the list)
+missing=$("$top/tools/check-deps.sh" --missing-packages | tr '\n' ' ')
+missing=${missing% }
 if [ -n "$missing" ]; then
-  echo "setup: installing$missing"
+  echo "setup: installing $missing"
   SUDO=""
   [ "$(id -u)" = 0 ] || SUDO=sudo
   $SUDO apt-get update -qq
