@@ -12,18 +12,20 @@
 # The scoring rule is in tests/ocr-real/eval.py.  -v prints every line not
 # read exactly.
 set -eu
-root=$(cd "$(dirname "$0")/.." && pwd)
-eval="python3 $root/tests/ocr-real/eval.py --jobs 2 $*"
+me=ocr-real.sh
+. "$(dirname "$0")/../pipelines/common.sh"
+nnp_help "$@"
+eval="/usr/bin/python3 $root/tests/ocr-real/eval.py --jobs 2 $*"
 
 echo "== nnpipe (pipelines/ocr-file.sh)"
 $eval --cmd "sh $root/pipelines/ocr-file.sh {image} {out}"
 
-if command -v tesseract >/dev/null; then
-  echo "== tesseract $(tesseract --version 2>&1 | head -1 | cut -d' ' -f2) (--psm 3, eng)"
-  $eval --cmd "tesseract {image} - -l eng --psm 3 2>/dev/null"
-else
-  echo "== tesseract: not installed (apt-get install tesseract-ocr tesseract-ocr-eng)"
-fi
+command -v tesseract >/dev/null || {
+  echo "$me: tesseract is missing: install the Debian packages tesseract-ocr tesseract-ocr-eng (tools/setup.sh)" >&2
+  exit 1
+}
+echo "== tesseract $(tesseract --version 2>&1 | head -1 | cut -d' ' -f2) (--psm 3, eng)"
+$eval --cmd "tesseract {image} - -l eng --psm 3 2>/dev/null"
 
 if [ -n "${NNP_GUTENYE_DIR:-}" ]; then
   echo "== @gutenye/ocr-node"
