@@ -227,19 +227,69 @@ json_opt_number (const cJSON *o, const char *key, double dflt)
   return cJSON_IsNumber (v) ? v->valuedouble : dflt;
 }
 
+/* The optional integer `key` of o (dflt when absent) in *out, when it is a
+ * whole number in lo..hi.  The double is checked before it is converted
+ * (1e13 or inf must not reach an int).  FALSE, error naming `what`.`key`. */
+static gboolean
+json_opt_int (const cJSON *o, const char *key, gint64 dflt, gint64 lo, gint64 hi, gint64 *out,
+              const char *what, GError **error)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive (o, key);
+  double d;
+
+  if (v == NULL) {
+    *out = dflt;
+    return TRUE;
+  }
+  d = cJSON_IsNumber (v) ? v->valuedouble : NAN;
+  if (!(d >= (double) lo && d <= (double) hi) || d != floor (d)) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "%s\"%s\" must be an integer in %"
+                 G_GINT64_FORMAT "..%" G_GINT64_FORMAT, what, key, lo, hi);
+    return FALSE;
+  }
+  *out = (gint64) d;
+  return TRUE;
+}
+
+/* Up to 20 bytes of text from `where` in a buffer ending at `end` (NULL: at
+ * its NUL), printable ASCII only, for a one-line parse error message.  Never
+ * reads past the buffer: a length-delimited buffer need not end with a NUL. */
+static char *
+json_error_snippet (const char *where, const char *end)
+{
+  GString *s = g_string_new (NULL);
+
+  for (int i = 0; i < 20 && (end == NULL || where + i < end) && where[i] != '\0'; i++)
+    g_string_append_c (s, g_ascii_isprint (where[i]) ? where[i] : '?');
+  if (s->len == 0)
+    g_string_append (s, "<end of input>");
+  return g_string_free (s, FALSE);
+}
+
 NnpPlan *
 nnp_plan_from_json (const char *json, gssize length, GError **error)
 {
   cJSON *root, *it, *stages, *shapes;
   const cJSON *v;
+  const char *parse_end = NULL;
   NnpPlan *plan = NULL;
+  gint64 num;
   int k = 0;
 
   g_return_val_if_fail (json != NULL, NULL);
-  root = length < 0 ? cJSON_Parse (json) : cJSON_ParseWithLength (json, length);
+  /* the parse end comes back with this call (cJSON_GetErrorPtr () is a global) */
+  if (length < 0)
+    root = cJSON_ParseWithOpts (json, &parse_end, FALSE);
+  else if (length > 0)
+    root = cJSON_ParseWithLengthOpts (json, (size_t) length, &parse_end, FALSE);
+  else
+    root = NULL;                    /* cJSON reads a byte of an empty buffer */
   if (root == NULL) {
-    const char *where = cJSON_GetErrorPtr ();
-    g_autofree char *near = where ? g_strndup (where, 20) : g_strdup ("?");
+    const char *end = length < 0 ? NULL : json + length;
+    g_autofree char *near = NULL;
+    if (parse_end == NULL || parse_end < json || (end != NULL && parse_end > end))
+      parse_end = end != NULL ? end : json;
+    near = json_error_snippet (parse_end, end);
     g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "plan: malformed JSON near '%s'", near);
     return NULL;
   }
@@ -271,7 +321,9 @@ nnp_plan_from_json (const char *json, gssize length, GError **error)
   v = cJSON_GetObjectItemCaseSensitive (root, "cost");
   plan->cost = cJSON_IsString (v) ? g_strdup (v->valuestring) : NULL;
   plan->predicted_bottleneck_ms = json_opt_number (root, "predicted_bottleneck_ms", -1.0);
-  plan->bottleneck_stage = (int) json_opt_number (root, "bottleneck_stage", -1.0);
+  if (!json_opt_int (root, "bottleneck_stage", -1, -1, G_MAXINT32, &num, "plan: ", error))
+    goto fail;
+  plan->bottleneck_stage = (int) num;
 
   shapes = cJSON_GetObjectItemCaseSensitive (root, "shapes");
   if (shapes && !cJSON_IsObject (shapes)) {
@@ -288,9 +340,12 @@ nnp_plan_from_json (const char *json, gssize length, GError **error)
       goto fail;
     }
     cJSON_ArrayForEach (d, it) {
-      if (!cJSON_IsNumber (d) || d->valuedouble < 0 || d->valuedouble != floor (d->valuedouble)) {
+      /* checked as a double first: 1e300 or inf must not reach int64_t */
+      if (!cJSON_IsNumber (d) || !(d->valuedouble >= 0 && d->valuedouble <= (double) G_MAXINT32)
+          || d->valuedouble != floor (d->valuedouble)) {
         g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-                     "plan: shape of '%s': dims must be non-negative integers", it->string);
+                     "plan: shape of '%s': dims must be integers in 0..%d", it->string,
+                     G_MAXINT32);
         goto fail;
       }
       s.dims[s.rank++] = (int64_t) d->valuedouble;
@@ -319,13 +374,11 @@ nnp_plan_from_json (const char *json, gssize length, GError **error)
                    "string", k);
       goto fail;
     }
-    s = nnp_plan_add_stage (plan, dev ? dev->valuestring : "cpu",
-                            (int) json_opt_number (it, "threads", 1), NULL, 0);
-    if (json_opt_number (it, "threads", 1) < 1 || json_opt_number (it, "threads", 1) > 1024) {
-      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "plan: stage %d: \"threads\" must be in "
-                   "1..1024", k);
+    g_free (what);
+    what = g_strdup_printf ("plan: stage %d: ", k);
+    if (!json_opt_int (it, "threads", 1, 1, 1024, &num, what, error))
       goto fail;
-    }
+    s = nnp_plan_add_stage (plan, dev ? dev->valuestring : "cpu", (int) num, NULL, 0);
     v = cJSON_GetObjectItemCaseSensitive (it, "cpus");
     if (v) {
       const cJSON *c;
@@ -336,11 +389,13 @@ nnp_plan_from_json (const char *json, gssize length, GError **error)
       }
       s->cpus = g_new0 (int, MAX (cJSON_GetArraySize (v), 1));
       cJSON_ArrayForEach (c, v) {
-        if (!cJSON_IsNumber (c) || c->valueint < 0) {
-          g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "plan: stage %d: bad cpu number", k);
+        if (!cJSON_IsNumber (c) || !(c->valuedouble >= 0 && c->valuedouble <= 65535)
+            || c->valuedouble != floor (c->valuedouble)) {
+          g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "plan: stage %d: bad cpu number (an "
+                       "integer in 0..65535)", k);
           goto fail;
         }
-        s->cpus[s->n_cpus++] = c->valueint;
+        s->cpus[s->n_cpus++] = (int) c->valuedouble;
       }
     }
     nodes = cJSON_GetObjectItemCaseSensitive (it, "nodes");
@@ -362,7 +417,11 @@ nnp_plan_from_json (const char *json, gssize length, GError **error)
     s->predicted_ms = json_opt_number (it, "predicted_ms", -1.0);
     s->compute_ms = json_opt_number (it, "compute_ms", -1.0);
     s->transfer_ms = json_opt_number (it, "transfer_ms", -1.0);
-    s->out_bytes = (gint64) json_opt_number (it, "out_bytes", -1.0);
+    g_free (what);
+    what = g_strdup_printf ("plan: stage %d: ", k);
+    if (!json_opt_int (it, "out_bytes", -1, -1, G_GINT64_CONSTANT (1) << 52, &num, what, error))
+      goto fail;
+    s->out_bytes = num;
     s->cut_ms = json_opt_number (it, "cut_ms", -1.0);
     k++;
   }

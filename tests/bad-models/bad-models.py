@@ -330,6 +330,48 @@ def main():
         [vi("x", [1, 3, 8, 8])], [vi("y", [1, 3, 8, 8])])
     r.check("cycle", r.write("cycle.onnx", m.SerializeToString()), ["cycle.onnx", "cyc_"])
 
+    # Resize with scales no output dim can hold (issue 14, F2): the error names
+    # the Resize and its scale, not the next node, and nothing converts an
+    # infinite or huge double to an integer (the asan build has UBSan's
+    # float-cast-overflow).  The Slice after it is the issue's model.
+    roi = numpy_helper.from_array(np.zeros((0,), np.float32), "roi")
+    starts = numpy_helper.from_array(np.array([0], np.int64), "starts")
+    ends = numpy_helper.from_array(np.array([4], np.int64), "ends")
+    axes = numpy_helper.from_array(np.array([3], np.int64), "axes")
+    for label, scale, words in (("inf", np.inf, ["scales[2] = inf"]),
+                                ("minus-inf", -np.inf, ["scales[2] = -inf"]),
+                                ("nan", np.nan, ["scales[2]", "nan"]),
+                                ("1e30", 1e30, ["scales[2] = 1e+30"]),
+                                ("1e10", 1e10, ["scales[2] = 1e+10", "dim 2 of the output"]),
+                                ("zero", 0.0, ["scales[2] = 0"])):
+        sc = numpy_helper.from_array(np.array([1, 1, scale, 1], np.float32), "scales")
+        m = one_node_model(
+            [helper.make_node("Resize", ["x", "roi", "scales"], ["up"], name="up_resize",
+                              mode="nearest"),
+             helper.make_node("Slice", ["up", "starts", "ends", "axes"], ["y"], name="sl")],
+            [vi("x", [1, 3, 8, 8])], [vi("y", None)], [roi, sc, starts, ends, axes])
+        r.check(f"resize-scale-{label}", r.write(f"resize-{label}.onnx", m.SerializeToString()),
+                ["'up_resize'", "Resize"] + words)
+    # tf_crop_and_resize with an infinite roi: the coordinates would become indices
+    sc = numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")
+    roi_inf = numpy_helper.from_array(np.array([0, 0, 0, 0, 1, 1, np.inf, 1], np.float32), "roi")
+    m = one_node_model(
+        [helper.make_node("Resize", ["x", "roi", "scales"], ["y"], name="crop_resize",
+                          mode="linear", coordinate_transformation_mode="tf_crop_and_resize")],
+        [vi("x", [1, 3, 8, 8])], [vi("y", None)], [roi_inf, sc])
+    r.check("resize-roi-inf", r.write("resize-roi-inf.onnx", m.SerializeToString()),
+            ["'crop_resize'", "roi[6] = inf"])
+    # Pad (opset 2) of an int32 tensor with a value no int32 holds
+    pad_model = helper.make_model(helper.make_graph(
+        [helper.make_node("Cast", ["x"], ["xi"], name="to_int", to=TensorProto.INT32),
+         helper.make_node("Pad", ["xi"], ["y"], name="pad_big", pads=[0, 0, 1, 1, 0, 0, 1, 1],
+                          value=1e20)],
+        "bad", [vi("x", [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.INT32, None)]),
+        producer_name="nnpipe-tests", opset_imports=[helper.make_opsetid("", 10)])
+    r.check("pad-value-1e20-int32", r.write("pad-big.onnx", pad_model.SerializeToString()),
+            ["'pad_big'", "value 1e+20", "int32"])
+
     # A --shape that does not fit the model's static dims.
     r.check("wrong-input-shape", good_path, ["x"], shape="x=1,3,8")
 
