@@ -591,8 +591,9 @@ nnp_op_resize_infer (NnpGraph *graph, NnpNode *node, GError **error)
     }
     for (int i = 0; i < n_axes; i++) {
       int a = axes[i];
-      if (sizes[i] < 0) {
-        nnp_node_set_error (error, NNP_ERROR_INVALID, node, "sizes[%d] is negative", i);
+      if (sizes[i] < 0 || sizes[i] > G_MAXINT32) {
+        nnp_node_set_error (error, NNP_ERROR_INVALID, node, "sizes[%d] = %" G_GINT64_FORMAT
+                            " is outside 0..%d", i, sizes[i], G_MAXINT32);
         return FALSE;
       }
       p->out[a] = sizes[i];

@@ -220,11 +220,22 @@ json_strv (const cJSON *a, const char *what, char ***out, int *n, GError **error
   return TRUE;
 }
 
-static double
-json_opt_number (const cJSON *o, const char *key, double dflt)
+/* The optional number `key` of o in *out (dflt when absent or not a
+ * number); FALSE, error naming `what`.`key`, when it is not finite (1e400
+ * parses as inf, which JSON cannot write back). */
+static gboolean
+json_opt_number (const cJSON *o, const char *key, double dflt, double *out, const char *what,
+                 GError **error)
 {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive (o, key);
-  return cJSON_IsNumber (v) ? v->valuedouble : dflt;
+
+  *out = cJSON_IsNumber (v) ? v->valuedouble : dflt;
+  if (!isfinite (*out)) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "%s\"%s\" must be a finite number", what,
+                 key);
+    return FALSE;
+  }
+  return TRUE;
 }
 
 /* The optional integer `key` of o (dflt when absent) in *out, when it is a
@@ -251,6 +262,30 @@ json_opt_int (const cJSON *o, const char *key, gint64 dflt, gint64 lo, gint64 hi
   return TRUE;
 }
 
+/* The first key or string value in `item` (recursively) holding a control
+ * character, or NULL.  Names go into one-line error messages and logs: a
+ * plan cannot smuggle a newline into them. */
+static const char *
+json_find_control_chars (const cJSON *item)
+{
+  for (; item != NULL; item = item->next) {
+    const char *bad = NULL;
+    if (item->string != NULL)
+      for (const char *c = item->string; *c && !bad; c++)
+        if ((guchar) *c < 0x20 || *c == 0x7f)
+          bad = item->string;
+    if (!bad && cJSON_IsString (item) && item->valuestring != NULL)
+      for (const char *c = item->valuestring; *c && !bad; c++)
+        if ((guchar) *c < 0x20 || *c == 0x7f)
+          bad = item->valuestring;
+    if (!bad && item->child != NULL)
+      bad = json_find_control_chars (item->child);
+    if (bad)
+      return bad;
+  }
+  return NULL;
+}
+
 /* Up to 20 bytes of text from `where` in a buffer ending at `end` (NULL: at
  * its NUL), printable ASCII only, for a one-line parse error message.  Never
  * reads past the buffer: a length-delimited buffer need not end with a NUL. */
@@ -271,7 +306,7 @@ nnp_plan_from_json (const char *json, gssize length, GError **error)
 {
   cJSON *root, *it, *stages, *shapes;
   const cJSON *v;
-  const char *parse_end = NULL;
+  const char *parse_end = NULL, *bad_str;
   NnpPlan *plan = NULL;
   gint64 num;
   int k = 0;
@@ -297,6 +332,12 @@ nnp_plan_from_json (const char *json, gssize length, GError **error)
     g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "plan: expected a JSON object");
     goto fail;
   }
+  if ((bad_str = json_find_control_chars (root->child)) != NULL) {
+    g_autofree char *near = json_error_snippet (bad_str, NULL);
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "plan: a string or key holds a control "
+                 "character (near '%s')", near);
+    goto fail;
+  }
   v = cJSON_GetObjectItemCaseSensitive (root, "version");
   if (v && (!cJSON_IsNumber (v) || v->valueint != 1)) {
     g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "plan: unsupported version (expected 1)");
@@ -320,7 +361,9 @@ nnp_plan_from_json (const char *json, gssize length, GError **error)
   plan->method = cJSON_IsString (v) ? g_strdup (v->valuestring) : NULL;
   v = cJSON_GetObjectItemCaseSensitive (root, "cost");
   plan->cost = cJSON_IsString (v) ? g_strdup (v->valuestring) : NULL;
-  plan->predicted_bottleneck_ms = json_opt_number (root, "predicted_bottleneck_ms", -1.0);
+  if (!json_opt_number (root, "predicted_bottleneck_ms", -1.0, &plan->predicted_bottleneck_ms,
+                        "plan: ", error))
+    goto fail;
   if (!json_opt_int (root, "bottleneck_stage", -1, -1, G_MAXINT32, &num, "plan: ", error))
     goto fail;
   plan->bottleneck_stage = (int) num;
@@ -401,6 +444,7 @@ nnp_plan_from_json (const char *json, gssize length, GError **error)
     nodes = cJSON_GetObjectItemCaseSensitive (it, "nodes");
     g_strfreev (s->nodes);
     s->nodes = NULL;
+    g_free (what);
     what = g_strdup_printf ("plan: stage %d: \"nodes\"", k);
     if (!json_strv (nodes, what, &s->nodes, &s->n_nodes, error))
       goto fail;
@@ -414,15 +458,16 @@ nnp_plan_from_json (const char *json, gssize length, GError **error)
     what = g_strdup_printf ("plan: stage %d: \"outputs\"", k);
     if (v && !json_strv (v, what, &s->outputs, &s->n_outputs, error))
       goto fail;
-    s->predicted_ms = json_opt_number (it, "predicted_ms", -1.0);
-    s->compute_ms = json_opt_number (it, "compute_ms", -1.0);
-    s->transfer_ms = json_opt_number (it, "transfer_ms", -1.0);
     g_free (what);
     what = g_strdup_printf ("plan: stage %d: ", k);
+    if (!json_opt_number (it, "predicted_ms", -1.0, &s->predicted_ms, what, error)
+        || !json_opt_number (it, "compute_ms", -1.0, &s->compute_ms, what, error)
+        || !json_opt_number (it, "transfer_ms", -1.0, &s->transfer_ms, what, error)
+        || !json_opt_number (it, "cut_ms", -1.0, &s->cut_ms, what, error))
+      goto fail;
     if (!json_opt_int (it, "out_bytes", -1, -1, G_GINT64_CONSTANT (1) << 52, &num, what, error))
       goto fail;
     s->out_bytes = num;
-    s->cut_ms = json_opt_number (it, "cut_ms", -1.0);
     k++;
   }
   cJSON_Delete (root);

@@ -352,6 +352,16 @@ def main():
             [vi("x", [1, 3, 8, 8])], [vi("y", None)], [roi, sc, starts, ends, axes])
         r.check(f"resize-scale-{label}", r.write(f"resize-{label}.onnx", m.SerializeToString()),
                 ["'up_resize'", "Resize"] + words)
+    # sizes: beyond int32 is an error; an empty output with a huge other dim
+    # runs (no per-axis tables for it: found by tests/fuzz/ fuzz-onnx-run)
+    for label, sizes, words in (("sizes-2^40", [1, 3, 2 ** 40, 8], ["sizes[2] = 1099511627776"]),
+                                ("empty-huge", [1, 0, 2 ** 31 - 1, 8], None)):
+        sz = numpy_helper.from_array(np.array(sizes, np.int64), "sz")
+        m = one_node_model(
+            [helper.make_node("Resize", ["x", "", "", "sz"], ["y"], name="sized", mode="linear")],
+            [vi("x", [1, 3, 8, 8])], [vi("y", None)], [sz])
+        r.check(f"resize-{label}", r.write(f"resize-{label}.onnx", m.SerializeToString()),
+                ["'sized'"] + (words or []), may_succeed=words is None)
     # tf_crop_and_resize with an infinite roi: the coordinates would become indices
     sc = numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")
     roi_inf = numpy_helper.from_array(np.array([0, 0, 0, 0, 1, 1, np.inf, 1], np.float32), "roi")

@@ -376,6 +376,8 @@ test_plan_numbers (void)
     { HEAD "{\"nodes\":[\"A\"]}],\"bottleneck_stage\":-1e400}", "\"bottleneck_stage\" must be an integer" },
     { HEAD "{\"nodes\":[\"A\"],\"out_bytes\":1e300}]}", "stage 0: \"out_bytes\" must be an integer" },
     { HEAD "{\"nodes\":[\"A\"],\"cpus\":[1e13]}]}", "stage 0: bad cpu number" },
+    { HEAD "{\"nodes\":[\"A\"],\"cut_ms\":1e999}]}", "stage 0: \"cut_ms\" must be a finite number" },
+    { HEAD "{\"nodes\":[\"A\"]}],\"predicted_bottleneck_ms\":-1e999}", "plan: \"predicted_bottleneck_ms\" must be a finite" },
     { HEAD "{\"nodes\":[\"A\"],\"cpus\":[-1]}]}", "stage 0: bad cpu number" },
     { "{\"model\":\"m\",\"shapes\":{\"x\":[1,1e300]},\"stages\":[{\"nodes\":[]}]}", "shape of 'x': dims must be integers" },
     { "{\"model\":\"m\",\"shapes\":{\"x\":[1e400]},\"stages\":[{\"nodes\":[]}]}", "shape of 'x': dims must be integers" },
@@ -383,6 +385,10 @@ test_plan_numbers (void)
 
   for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
     expect_rejected (g, bad[i][0], bad[i][1]);
+  /* names go into one-line messages: no control characters (found by fuzz-plan-json) */
+  expect_rejected (g, HEAD "{\"nodes\":[\"A\\n\"]}]}", "holds a control character (near 'A?')");
+  expect_rejected (g, "{\"model\":\"m\",\"shapes\":{\"x\\u0001\":[1]},\"stages\":[{\"nodes\":[]}]}",
+                   "holds a control character");
   /* in range they still load */
   {
     NnpPlan *plan = plan_of (HEAD "{\"threads\":1024,\"cpus\":[0,3],\"out_bytes\":4096,"
