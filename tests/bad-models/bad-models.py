@@ -371,6 +371,16 @@ def main():
         [vi("x", [1, 3, 8, 8])], [vi("y", None)], [roi_inf, sc])
     r.check("resize-roi-inf", r.write("resize-roi-inf.onnx", m.SerializeToString()),
             ["'crop_resize'", "roi[6] = inf"])
+    # Conv with a stride or dilation no shape arithmetic can take (found by
+    # tests/fuzz/ fuzz-onnx-run: int64 overflow choosing the algorithm)
+    wc = numpy_helper.from_array(np.ones((4, 3, 3, 3), np.float32), "wc")
+    for label, attrs in (("stride-2^58", {"strides": [1, 2 ** 58]}),
+                         ("dilation-2^40", {"dilations": [2 ** 40, 1]})):
+        m = one_node_model(
+            [helper.make_node("Conv", ["x", "wc"], ["y"], name="conv_huge", **attrs)],
+            [vi("x", [1, 3, 8, 8])], [vi("y", None)], [wc])
+        r.check(f"conv-{label}", r.write(f"conv-{label}.onnx", m.SerializeToString()),
+                ["'conv_huge'", "at most 2147483647"])
     # Pad (opset 2) of an int32 tensor with a value no int32 holds
     pad_model = helper.make_model(helper.make_graph(
         [helper.make_node("Cast", ["x"], ["xi"], name="to_int", to=TensorProto.INT32),
