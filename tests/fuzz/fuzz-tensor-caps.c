@@ -98,7 +98,10 @@ set_field (GstStructure *s, const char *field, const char *typed)
     }
     case 'r': {
       char *end = NULL;
-      gint64 a = g_ascii_strtoll (val, &end, 10), b = a + 1;
+      gint64 a = g_ascii_strtoll (val, &end, 10), b;
+      if (a < G_MININT32 || a >= G_MAXINT32)
+        return;
+      b = a + 1;
       if (end && *end == '-')
         b = g_ascii_strtoll (end + 1, NULL, 10);
       if (a < G_MININT32 || b > G_MAXINT32 || a >= b)

@@ -109,7 +109,7 @@ build_state (const NnpResizeParams *p)
     }
     s->pass[k] = !identity;
   }
-  if (s->taps == 0 && r > 0) {
+  if (s->taps == 0 && r > 0 && !empty) {
     const int64_t *idx = s->idx[r - 1];
     int64_t in = p->in[r - 1], out = p->out[r - 1];
     s->last_kind = LAST_GENERIC;
