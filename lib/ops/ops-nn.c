@@ -722,7 +722,15 @@ nnp_op_pad_infer (NnpGraph *graph, NnpNode *node, GError **error)
   }
   out_shape = x->shape;
   for (int i = 0; i < rank; i++) {
-    int64_t in = x->shape.dims[i], out = in + begin[i] + end[i];
+    int64_t in = x->shape.dims[i], out;
+    /* pads come from the model: their sum with the dim may overflow int64 */
+    if (__builtin_add_overflow (in, begin[i], &out) || __builtin_add_overflow (out, end[i], &out)
+        || out > G_MAXINT32) {
+      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "pads %" G_GINT64_FORMAT " and %"
+                          G_GINT64_FORMAT " make dim %d larger than %d", begin[i], end[i], i,
+                          G_MAXINT32);
+      return FALSE;
+    }
     if (out < 0) {
       nnp_node_set_error (error, NNP_ERROR_INVALID, node, "pads crop dim %d (%" G_GINT64_FORMAT
                           ") below zero", i, in);

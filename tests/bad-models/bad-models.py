@@ -381,6 +381,12 @@ def main():
             [vi("x", [1, 3, 8, 8])], [vi("y", None)], [wc])
         r.check(f"conv-{label}", r.write(f"conv-{label}.onnx", m.SerializeToString()),
                 ["'conv_huge'", "at most 2147483647"])
+    # Pad whose pads overflow int64 with the dim (found by fuzz-onnx-run)
+    pads = numpy_helper.from_array(np.array([0, 0, 0, 2 ** 62, 0, 0, 0, 2 ** 62], np.int64), "pads")
+    m = one_node_model([helper.make_node("Pad", ["x", "pads"], ["y"], name="pad_huge")],
+                       [vi("x", [1, 3, 8, 8])], [vi("y", None)], [pads])
+    r.check("pad-2^62", r.write("pad-huge.onnx", m.SerializeToString()),
+            ["'pad_huge'", "larger than 2147483647"])
     # Pad (opset 2) of an int32 tensor with a value no int32 holds
     pad_model = helper.make_model(helper.make_graph(
         [helper.make_node("Cast", ["x"], ["xi"], name="to_int", to=TensorProto.INT32),
