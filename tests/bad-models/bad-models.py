@@ -381,6 +381,12 @@ def main():
             [vi("x", [1, 3, 8, 8])], [vi("y", None)], [wc])
         r.check(f"conv-{label}", r.write(f"conv-{label}.onnx", m.SerializeToString()),
                 ["'conv_huge'", "at most 2147483647"])
+    # a required input given as "" (found by fuzz-onnx-run: Resize read it as NULL)
+    sz = numpy_helper.from_array(np.array([1, 3, 4, 4], np.int64), "sz")
+    m = one_node_model([helper.make_node("Resize", ["", "x", "", "sz"], ["y"], name="no_x")],
+                       [vi("x", [1, 3, 8, 8])], [vi("y", None)], [sz])
+    r.check("required-input-omitted", r.write("omitted.onnx", m.SerializeToString()),
+            ["'no_x'", "input 0 is required but omitted"])
     # Pad whose pads overflow int64 with the dim (found by fuzz-onnx-run)
     pads = numpy_helper.from_array(np.array([0, 0, 0, 2 ** 62, 0, 0, 0, 2 ** 62], np.int64), "pads")
     m = one_node_model([helper.make_node("Pad", ["x", "pads"], ["y"], name="pad_huge")],
