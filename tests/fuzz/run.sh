@@ -62,7 +62,8 @@ for name in $harnesses; do
       "$work/corpus" "$seeds" >"$log" 2>&1
   rc=$?
   end=$(date +%s)
-  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | awk '{s+=$1} END {print s+0}')
+  # (printed again with a report at exit: take the largest, not the sum)
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | awk '$1>m {m=$1} END {print m+0}')
   if [ "$jobs" -gt 1 ] && [ "$execs" = 0 ]; then
     # -fork prints "#N ... exec/s" progress lines instead of final stats
     execs=$(sed -n 's/^#\([0-9]*\).*/\1/p' "$log" | tail -n 1)
