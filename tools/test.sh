@@ -87,7 +87,7 @@ TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$top/tests/ts
   meson test -C "$tsan" --logbase tsan --print-errorlogs --timeout-multiplier 4 \
     --wrapper "$top/tests/tsan/preload.sh $tsan/tests/tsan/libnnp-tsan-glib-locks.so" \
     tsan-glib-locks tsan-glib-locks-unseen tensor graph model stage threadpool partition \
-    plugin-tensorcaps plugin-nnconvert plugin-post plugin-nnstage plugin-robustness \
+    plugin-tensorcaps plugin-nnconvert plugin-post plugin-nnstage \
     || status=1
 phase "tsan tests"
 # (with --wrapper meson names the log after the wrapper)
