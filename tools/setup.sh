@@ -15,7 +15,8 @@ packages="build-essential meson ninja-build pkg-config git
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-tools
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
-  python3 python3-onnx python3-numpy libonnx-testdata"
+  python3 python3-onnx python3-numpy libonnx-testdata
+  clang libclang-rt-14-dev python3-gi gir1.2-gstreamer-1.0"
 
 missing=""
 for p in $packages; do
