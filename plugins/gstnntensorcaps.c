@@ -191,8 +191,11 @@ split_list (const gchar * str, guint n, const gchar * field, GError ** error)
   guint len = g_strv_length (parts);
 
   if (len != n) {
+    /* escaped: a caps string may hold a newline, messages are one line */
+    gchar *esc = g_strescape (str, NULL);
     g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
-        "%s \"%s\" lists %u tensors, num_tensors is %u", field, str, len, n);
+        "%s \"%s\" lists %u tensors, num_tensors is %u", field, esc, len, n);
+    g_free (esc);
     g_strfreev (parts);
     return NULL;
   }
@@ -251,9 +254,10 @@ gst_nn_tensors_info_from_structure (GstNnTensorsInfo * info,
     format = gst_structure_get_string (s, "format");
     if (gst_structure_has_field (s, "format")
         && (format == NULL || strcmp (format, "static") != 0)) {
+      gchar *esc = format ? g_strescape (format, NULL) : g_strdup ("(not fixed)");
       g_set_error (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED,
-          "other/tensors format %s is not supported (only static)",
-          format ? format : "(not fixed)");
+          "other/tensors format %s is not supported (only static)", esc);
+      g_free (esc);
       return FALSE;
     }
     if (!gst_structure_get_int (s, "num_tensors", &n)) {
@@ -288,15 +292,18 @@ gst_nn_tensors_info_from_structure (GstNnTensorsInfo * info,
 
     t->dtype = nnp_dtype_from_name (type_parts[i]);
     if (t->dtype == NNP_DTYPE_UNDEFINED || nnp_dtype_size (t->dtype) == 0) {
+      gchar *esc = g_strescape (type_parts[i], NULL);
       g_set_error (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED,
-          "tensor %d: unknown type \"%s\"", i, type_parts[i]);
+          "tensor %d: unknown type \"%s\"", i, esc);
+      g_free (esc);
       goto done;
     }
     if (!gst_nn_dims_from_string (dim_parts[i], &t->shape)) {
+      gchar *esc = g_strescape (dim_parts[i], NULL);
       g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
           "tensor %d: bad dimension \"%s\" (want positive integers "
-          "separated by ':', innermost first, at most %d)", i, dim_parts[i],
-          NNP_MAX_RANK);
+          "separated by ':', innermost first, at most %d)", i, esc, NNP_MAX_RANK);
+      g_free (esc);
       goto done;
     }
   }

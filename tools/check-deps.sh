@@ -94,6 +94,9 @@ file      /usr/share/fonts/truetype/wqy/wqy-microhei.ttc  fonts-wqy-microhei
 cmd       tesseract                                  tesseract-ocr
 file      /usr/share/tesseract-ocr/5/tessdata/eng.traineddata  tesseract-ocr-eng
 file      /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf  fonts-dejavu-core
+# the libFuzzer harnesses (tests/fuzz/, tools/test.sh's fuzz smoke) build with clang
+cmd       clang                                      clang
+file      /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a  libclang-rt-14-dev
 cmd       python3                                    python3
 cmd       /usr/bin/python3                           python3
 py        numpy                                      python3-numpy

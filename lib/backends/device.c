@@ -27,7 +27,9 @@ struct _NnpDevice {
 static NnpDevice cpu_device = { -1, NNP_DEVICE_CPU, (char *) "cpu" };
 
 static GMutex lock;
+#ifdef NNP_HAVE_OPENCL
 static GHashTable *devices;      /* NnpOclDevice* -> NnpDevice* (borrowed) */
+#endif
 static guint64 n_to_device, n_to_host, bytes_to_device, bytes_to_host, n_weights;
 
 void

@@ -342,8 +342,8 @@ nnp_stage_new (NnpGraph *graph, const int *nodes, int n_nodes, const NnpStageOpt
   for (int s = 0; s < n_nodes; s++)
     stage->steps[s].skip = plan.skip[s];
   stage->arena_bytes = plan.arena_bytes;
-  if (stage->arena_bytes > 0
-      && posix_memalign ((void **) &stage->arena, NNP_MEM_ALIGN, stage->arena_bytes) != 0) {
+  /* at least one block: views of empty values point into it, not at NULL + 0 */
+  if (posix_memalign ((void **) &stage->arena, NNP_MEM_ALIGN, MAX (stage->arena_bytes, 1)) != 0) {
     g_set_error (error, NNP_ERROR, NNP_ERROR_FAILED,
                  "out of memory allocating a %" G_GSIZE_FORMAT "-byte arena", stage->arena_bytes);
     stage->arena = NULL;

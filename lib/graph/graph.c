@@ -556,4 +556,8 @@ nnp_node_set_error (GError **error, NnpErrorCode code, const NnpNode *node, cons
   msg = g_strdup_vprintf (format, args);
   va_end (args);
   g_set_error (error, NNP_ERROR, code, "node '%s' (%s): %s", node->name, node->op_type, msg);
+  /* names and attribute strings come from the model: keep the message one line */
+  for (char *c = (*error)->message; *c; c++)
+    if ((guchar) *c < 0x20 || *c == 0x7f)
+      *c = '?';
 }

@@ -62,6 +62,11 @@ nnp_op_infer (NnpGraph *graph, NnpNode *node, GError **error)
   }
   for (int k = 0; k < n_in; k++) {
     NnpValue *v = nnp_node_input (graph, node, k);
+    if (v == NULL && k < def->min_inputs) {
+      /* an empty name in a required position (ops read it unchecked) */
+      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "input %d is required but omitted", k);
+      return FALSE;
+    }
     if (v == NULL)
       continue;
     if (v->dtype == NNP_DTYPE_UNDEFINED || !nnp_shape_is_static (&v->shape)) {

@@ -173,6 +173,15 @@ conv_common (NnpGraph *graph, NnpNode *node, gboolean transpose, ConvAttrs *a,
       !get_auto_pad (node, &a->auto_pad, error))
     return FALSE;
   for (int i = 0; i < n; i++) {
+    /* bounded so that the shape arithmetic below cannot overflow int64 */
+    if (a->strides[i] > G_MAXINT32 || a->dil[i] > G_MAXINT32 || a->kernel[i] > G_MAXINT32
+        || a->pads[i] > G_MAXINT32 || a->pads[i] < -G_MAXINT32
+        || a->pads[n + i] > G_MAXINT32 || a->pads[n + i] < -G_MAXINT32
+        || x->shape.dims[2 + i] > G_MAXINT32) {
+      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "axis %d: input dim, kernel, stride, "
+                          "dilation and pads must be at most %d", i, G_MAXINT32);
+      return FALSE;
+    }
     if (a->strides[i] < 1 || a->dil[i] < 1 || a->kernel[i] < 1) {
       nnp_node_set_error (error, NNP_ERROR_INVALID, node, "axis %d: kernel %" G_GINT64_FORMAT
                           ", stride %" G_GINT64_FORMAT " and dilation %" G_GINT64_FORMAT
@@ -287,10 +296,12 @@ nnp_op_conv_infer (NnpGraph *graph, NnpNode *node, GError **error)
            p.pads_begin[0] == 0 && p.pads_begin[1] == 0 && p.pads_begin[2] == 0 &&
            p.pads_end[0] == 0 && p.pads_end[1] == 0 && p.pads_end[2] == 0)
     p.algo = NNP_CONV_ALGO_GEMM;
-  else if (n <= 2 &&
-           (p.in_channels / p.group) * (p.strides[1] * p.out_dims[1] +
-                                        (p.kernel[1] - 1) * p.dilations[1] + p.strides[1]) *
-           (p.strides[2] * p.out_dims[2] + (p.kernel[2] - 1) * p.dilations[2] + 16 * p.strides[2])
+  else if (n <= 2 &&   /* in double: the product of huge attributes overflows int64 */
+           (double) (p.in_channels / p.group) *
+           ((double) p.strides[1] * (double) p.out_dims[1] +
+            (double) (p.kernel[1] - 1) * (double) p.dilations[1] + (double) p.strides[1]) *
+           ((double) p.strides[2] * (double) p.out_dims[2] +
+            (double) (p.kernel[2] - 1) * (double) p.dilations[2] + 16.0 * (double) p.strides[2])
            < G_MAXINT32 / 2)
     p.algo = NNP_CONV_ALGO_DIRECT;   /* any stride: stride phases, see cpu-conv.c */
   else

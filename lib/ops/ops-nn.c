@@ -541,6 +541,14 @@ nnp_op_resize_infer (NnpGraph *graph, NnpNode *node, GError **error)
                           2 * n_axes);
       return FALSE;
     }
+    for (int i = 0; i < 2 * n_axes; i++) {
+      /* roi feeds coordinates that become indices: finite and sane only */
+      if (!(fabs (roi[i]) <= 1e6)) {
+        nnp_node_set_error (error, NNP_ERROR_INVALID, node, "roi[%d] = %g is not a finite "
+                            "number in -1e6..1e6", i, roi[i]);
+        return FALSE;
+      }
+    }
     for (int i = 0; i < n_axes; i++) {
       p->roi_start[axes[i]] = roi[i];
       p->roi_end[axes[i]] = roi[n_axes + i];
@@ -556,14 +564,22 @@ nnp_op_resize_infer (NnpGraph *graph, NnpNode *node, GError **error)
     }
     for (int i = 0; i < n_axes; i++) {
       int a = axes[i];
-      double extent = p->roi_end[a] - p->roi_start[a];
-      if (!(scales[i] > 0.0)) {
-        nnp_node_set_error (error, NNP_ERROR_INVALID, node, "scales[%d] = %g is not positive",
-                            i, scales[i]);
+      double extent = p->roi_end[a] - p->roi_start[a], out;
+      if (!(scales[i] > 0.0) || !isfinite (scales[i])) {
+        nnp_node_set_error (error, NNP_ERROR_INVALID, node, "scales[%d] = %g is not a finite "
+                            "positive number", i, scales[i]);
+        return FALSE;
+      }
+      /* the output dim is checked as a double before it becomes an integer */
+      out = floor ((double) p->in[a] * extent * scales[i]);
+      if (!(out >= 0.0 && out <= (double) G_MAXINT32)) {
+        nnp_node_set_error (error, NNP_ERROR_INVALID, node, "scales[%d] = %g makes dim %d of "
+                            "the output %g (%" G_GINT64_FORMAT " x %g), outside 0..%d", i, scales[i], a,
+                            out, p->in[a], scales[i] * extent, G_MAXINT32);
         return FALSE;
       }
       p->scale[a] = scales[i];
-      p->out[a] = (int64_t) floor ((double) p->in[a] * extent * scales[i]);
+      p->out[a] = (int64_t) out;
     }
   } else {
     if (!nnp_node_const_ints (graph, node, 3, &sizes, &n, error))
@@ -575,8 +591,9 @@ nnp_op_resize_infer (NnpGraph *graph, NnpNode *node, GError **error)
     }
     for (int i = 0; i < n_axes; i++) {
       int a = axes[i];
-      if (sizes[i] < 0) {
-        nnp_node_set_error (error, NNP_ERROR_INVALID, node, "sizes[%d] is negative", i);
+      if (sizes[i] < 0 || sizes[i] > G_MAXINT32) {
+        nnp_node_set_error (error, NNP_ERROR_INVALID, node, "sizes[%d] = %" G_GINT64_FORMAT
+                            " is outside 0..%d", i, sizes[i], G_MAXINT32);
         return FALSE;
       }
       p->out[a] = sizes[i];
@@ -596,26 +613,34 @@ nnp_op_resize_infer (NnpGraph *graph, NnpNode *node, GError **error)
 
 /* -------------------------------------------------------------------- pad */
 
-/* Store `value` converted to dtype into bytes; FALSE for dtypes we cannot. */
+/* Store `value` converted to dtype into bytes; FALSE for dtypes we cannot
+ * and for values an integer dtype cannot hold (checked as a double first:
+ * converting NaN or an out-of-range value to an integer is undefined). */
 static gboolean
 pad_value_bytes (NnpDType dtype, double value, guint8 *bytes)
 {
   memset (bytes, 0, 8);
 #define STORE(T) do { T v_ = (T) value; memcpy (bytes, &v_, sizeof (T)); } while (0)
+#define STORE_INT(T, LO, HI) do { \
+    if (!(value >= (double) (LO) && value < (double) (HI) + 1.0)) \
+      return FALSE; \
+    STORE (T); \
+  } while (0)
   switch (dtype) {
     case NNP_DTYPE_FLOAT32: STORE (float); return TRUE;
     case NNP_DTYPE_FLOAT64: STORE (double); return TRUE;
-    case NNP_DTYPE_UINT8: STORE (guint8); return TRUE;
-    case NNP_DTYPE_INT8: STORE (gint8); return TRUE;
-    case NNP_DTYPE_UINT16: STORE (guint16); return TRUE;
-    case NNP_DTYPE_INT16: STORE (gint16); return TRUE;
-    case NNP_DTYPE_INT32: STORE (gint32); return TRUE;
-    case NNP_DTYPE_INT64: STORE (gint64); return TRUE;
-    case NNP_DTYPE_UINT32: STORE (guint32); return TRUE;
-    case NNP_DTYPE_UINT64: STORE (guint64); return TRUE;
+    case NNP_DTYPE_UINT8: STORE_INT (guint8, 0, G_MAXUINT8); return TRUE;
+    case NNP_DTYPE_INT8: STORE_INT (gint8, G_MININT8, G_MAXINT8); return TRUE;
+    case NNP_DTYPE_UINT16: STORE_INT (guint16, 0, G_MAXUINT16); return TRUE;
+    case NNP_DTYPE_INT16: STORE_INT (gint16, G_MININT16, G_MAXINT16); return TRUE;
+    case NNP_DTYPE_INT32: STORE_INT (gint32, G_MININT32, G_MAXINT32); return TRUE;
+    case NNP_DTYPE_INT64: STORE_INT (gint64, G_MININT64, G_MAXINT64); return TRUE;
+    case NNP_DTYPE_UINT32: STORE_INT (guint32, 0, G_MAXUINT32); return TRUE;
+    case NNP_DTYPE_UINT64: STORE_INT (guint64, 0, G_MAXUINT64); return TRUE;
     case NNP_DTYPE_BOOL: bytes[0] = value != 0.0; return TRUE;
     default: return value == 0.0;
   }
+#undef STORE_INT
 #undef STORE
 }
 
@@ -652,8 +677,9 @@ nnp_op_pad_infer (NnpGraph *graph, NnpNode *node, GError **error)
     if (pads == NULL)
       pads = nnp_node_attr_ints (node, "pads", &n);
     if (!pad_value_bytes (x->dtype, nnp_node_attr_float (node, "value", 0.f), p->value)) {
-      nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "a non-zero value for dtype %s "
-                          "is not supported", nnp_dtype_name (x->dtype));
+      nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "value %g is not supported for "
+                          "dtype %s", nnp_node_attr_float (node, "value", 0.f),
+                          nnp_dtype_name (x->dtype));
       return FALSE;
     }
   } else {
@@ -696,7 +722,15 @@ nnp_op_pad_infer (NnpGraph *graph, NnpNode *node, GError **error)
   }
   out_shape = x->shape;
   for (int i = 0; i < rank; i++) {
-    int64_t in = x->shape.dims[i], out = in + begin[i] + end[i];
+    int64_t in = x->shape.dims[i], out;
+    /* pads come from the model: their sum with the dim may overflow int64 */
+    if (__builtin_add_overflow (in, begin[i], &out) || __builtin_add_overflow (out, end[i], &out)
+        || out > G_MAXINT32) {
+      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "pads %" G_GINT64_FORMAT " and %"
+                          G_GINT64_FORMAT " make dim %d larger than %d", begin[i], end[i], i,
+                          G_MAXINT32);
+      return FALSE;
+    }
     if (out < 0) {
       nnp_node_set_error (error, NNP_ERROR_INVALID, node, "pads crop dim %d (%" G_GINT64_FORMAT
                           ") below zero", i, in);

@@ -49,11 +49,26 @@ nnp_resize_map_coord (const NnpResizeParams *p, int k, int64_t x, gboolean *outs
   return xf;
 }
 
+/* xo limited to [-4, in + 4] (NaN to -4) before it is converted to an
+ * integer: every index is clamped into the input, and beyond that all taps
+ * read the same edge pixel (weights summing to 1, or all 0 with
+ * exclude_outside), so the result does not change. */
+static double
+clamp_coord (const NnpResizeParams *p, int k, double xo)
+{
+  double hi = (double) p->in[k] + 4.0;
+  return xo >= -4.0 ? (xo <= hi ? xo : hi) : -4.0;
+}
+
 int64_t
 nnp_resize_nearest_index (const NnpResizeParams *p, int k, double xo)
 {
-  double fl = floor (xo), ratio = xo - fl;
+  double fl, ratio;
   int64_t i;
+
+  xo = clamp_coord (p, k, xo);
+  fl = floor (xo);
+  ratio = xo - fl;
 
   if (ratio == 0.0) {
     i = (int64_t) fl;
@@ -81,9 +96,14 @@ nnp_resize_nearest_index (const NnpResizeParams *p, int k, double xo)
 void
 nnp_resize_interp_taps (const NnpResizeParams *p, int k, double xo, int taps, int64_t *idx, float *w)
 {
-  double fl = floor (xo), t = xo - fl, c[4];
-  int64_t base = (int64_t) fl;
+  double fl, t, c[4];
+  int64_t base;
   double sum = 0.0;
+
+  xo = clamp_coord (p, k, xo);
+  fl = floor (xo);
+  t = xo - fl;
+  base = (int64_t) fl;
 
   if (t == 0.0) {                   /* prefer the pixel on the left: t in (0, 1] */
     base--;

@@ -221,11 +221,85 @@ json_strv (const cJSON *a, const char *what, char ***out, int *n, GError **error
   return TRUE;
 }
 
-static double
-json_opt_number (const cJSON *o, const char *key, double dflt)
+/* The optional number `key` of o in *out (dflt when absent or not a
+ * number); FALSE, error naming `what`.`key`, when it is not finite (1e400
+ * parses as inf, which JSON cannot write back). */
+static gboolean
+json_opt_number (const cJSON *o, const char *key, double dflt, double *out, const char *what,
+                 GError **error)
 {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive (o, key);
-  return cJSON_IsNumber (v) ? v->valuedouble : dflt;
+
+  *out = cJSON_IsNumber (v) ? v->valuedouble : dflt;
+  if (!isfinite (*out)) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "%s\"%s\" must be a finite number", what,
+                 key);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* The optional integer `key` of o (dflt when absent) in *out, when it is a
+ * whole number in lo..hi.  The double is checked before it is converted
+ * (1e13 or inf must not reach an int).  FALSE, error naming `what`.`key`. */
+static gboolean
+json_opt_int (const cJSON *o, const char *key, gint64 dflt, gint64 lo, gint64 hi, gint64 *out,
+              const char *what, GError **error)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive (o, key);
+  double d;
+
+  if (v == NULL) {
+    *out = dflt;
+    return TRUE;
+  }
+  d = cJSON_IsNumber (v) ? v->valuedouble : NAN;
+  if (!(d >= (double) lo && d <= (double) hi) || d != floor (d)) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "%s\"%s\" must be an integer in %"
+                 G_GINT64_FORMAT "..%" G_GINT64_FORMAT, what, key, lo, hi);
+    return FALSE;
+  }
+  *out = (gint64) d;
+  return TRUE;
+}
+
+/* The first key or string value in `item` (recursively) holding a control
+ * character, or NULL.  Names go into one-line error messages and logs: a
+ * plan cannot smuggle a newline into them. */
+static const char *
+json_find_control_chars (const cJSON *item)
+{
+  for (; item != NULL; item = item->next) {
+    const char *bad = NULL;
+    if (item->string != NULL)
+      for (const char *c = item->string; *c && !bad; c++)
+        if ((guchar) *c < 0x20 || *c == 0x7f)
+          bad = item->string;
+    if (!bad && cJSON_IsString (item) && item->valuestring != NULL)
+      for (const char *c = item->valuestring; *c && !bad; c++)
+        if ((guchar) *c < 0x20 || *c == 0x7f)
+          bad = item->valuestring;
+    if (!bad && item->child != NULL)
+      bad = json_find_control_chars (item->child);
+    if (bad)
+      return bad;
+  }
+  return NULL;
+}
+
+/* Up to 20 bytes of text from `where` in a buffer ending at `end` (NULL: at
+ * its NUL), printable ASCII only, for a one-line parse error message.  Never
+ * reads past the buffer: a length-delimited buffer need not end with a NUL. */
+static char *
+json_error_snippet (const char *where, const char *end)
+{
+  GString *s = g_string_new (NULL);
+
+  for (int i = 0; i < 20 && (end == NULL || where + i < end) && where[i] != '\0'; i++)
+    g_string_append_c (s, g_ascii_isprint (where[i]) ? where[i] : '?');
+  if (s->len == 0)
+    g_string_append (s, "<end of input>");
+  return g_string_free (s, FALSE);
 }
 
 NnpPlan *
@@ -233,19 +307,36 @@ nnp_plan_from_json (const char *json, gssize length, GError **error)
 {
   cJSON *root, *it, *stages, *shapes;
   const cJSON *v;
+  const char *parse_end = NULL, *bad_str;
   NnpPlan *plan = NULL;
+  gint64 num;
   int k = 0;
 
   g_return_val_if_fail (json != NULL, NULL);
-  root = length < 0 ? cJSON_Parse (json) : cJSON_ParseWithLength (json, length);
+  /* the parse end comes back with this call (cJSON_GetErrorPtr () is a global) */
+  if (length < 0)
+    root = cJSON_ParseWithOpts (json, &parse_end, FALSE);
+  else if (length > 0)
+    root = cJSON_ParseWithLengthOpts (json, (size_t) length, &parse_end, FALSE);
+  else
+    root = NULL;                    /* cJSON reads a byte of an empty buffer */
   if (root == NULL) {
-    const char *where = cJSON_GetErrorPtr ();
-    g_autofree char *near = where ? g_strndup (where, 20) : g_strdup ("?");
+    const char *end = length < 0 ? NULL : json + length;
+    g_autofree char *near = NULL;
+    if (parse_end == NULL || parse_end < json || (end != NULL && parse_end > end))
+      parse_end = end != NULL ? end : json;
+    near = json_error_snippet (parse_end, end);
     g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "plan: malformed JSON near '%s'", near);
     return NULL;
   }
   if (!cJSON_IsObject (root)) {
     g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "plan: expected a JSON object");
+    goto fail;
+  }
+  if ((bad_str = json_find_control_chars (root->child)) != NULL) {
+    g_autofree char *near = json_error_snippet (bad_str, NULL);
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "plan: a string or key holds a control "
+                 "character (near '%s')", near);
     goto fail;
   }
   v = cJSON_GetObjectItemCaseSensitive (root, "version");
@@ -271,8 +362,12 @@ nnp_plan_from_json (const char *json, gssize length, GError **error)
   plan->method = cJSON_IsString (v) ? g_strdup (v->valuestring) : NULL;
   v = cJSON_GetObjectItemCaseSensitive (root, "cost");
   plan->cost = cJSON_IsString (v) ? g_strdup (v->valuestring) : NULL;
-  plan->predicted_bottleneck_ms = json_opt_number (root, "predicted_bottleneck_ms", -1.0);
-  plan->bottleneck_stage = (int) json_opt_number (root, "bottleneck_stage", -1.0);
+  if (!json_opt_number (root, "predicted_bottleneck_ms", -1.0, &plan->predicted_bottleneck_ms,
+                        "plan: ", error))
+    goto fail;
+  if (!json_opt_int (root, "bottleneck_stage", -1, -1, G_MAXINT32, &num, "plan: ", error))
+    goto fail;
+  plan->bottleneck_stage = (int) num;
 
   shapes = cJSON_GetObjectItemCaseSensitive (root, "shapes");
   if (shapes && !cJSON_IsObject (shapes)) {
@@ -289,9 +384,12 @@ nnp_plan_from_json (const char *json, gssize length, GError **error)
       goto fail;
     }
     cJSON_ArrayForEach (d, it) {
-      if (!cJSON_IsNumber (d) || d->valuedouble < 0 || d->valuedouble != floor (d->valuedouble)) {
+      /* checked as a double first: 1e300 or inf must not reach int64_t */
+      if (!cJSON_IsNumber (d) || !(d->valuedouble >= 0 && d->valuedouble <= (double) G_MAXINT32)
+          || d->valuedouble != floor (d->valuedouble)) {
         g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-                     "plan: shape of '%s': dims must be non-negative integers", it->string);
+                     "plan: shape of '%s': dims must be integers in 0..%d", it->string,
+                     G_MAXINT32);
         goto fail;
       }
       s.dims[s.rank++] = (int64_t) d->valuedouble;
@@ -320,17 +418,16 @@ nnp_plan_from_json (const char *json, gssize length, GError **error)
                    "string", k);
       goto fail;
     }
-    if (json_opt_number (it, "threads", 1) < 1 || json_opt_number (it, "threads", 1) > 1024) {
-      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "plan: stage %d: \"threads\" must be in "
-                   "1..1024", k);
+    g_free (what);
+    what = g_strdup_printf ("plan: stage %d: ", k);
+    if (!json_opt_int (it, "threads", 1, 1, 1024, &num, what, error))
       goto fail;
-    }
     {
       /* the device syntax of every element and the CLI (device.h):
        * "cpu:2" is the CPU with 2 threads */
       g_autofree char *device = NULL;
       GError *derr = NULL;
-      int threads = 0, want = (int) json_opt_number (it, "threads", 1);
+      int threads = 0, want = (int) num;
 
       if (!nnp_device_spec_parse (dev ? dev->valuestring : "cpu", &device, &threads, &derr)) {
         /* kept as written: resolving the plan says the device is not
@@ -355,16 +452,19 @@ nnp_plan_from_json (const char *json, gssize length, GError **error)
       }
       s->cpus = g_new0 (int, MAX (cJSON_GetArraySize (v), 1));
       cJSON_ArrayForEach (c, v) {
-        if (!cJSON_IsNumber (c) || c->valueint < 0) {
-          g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "plan: stage %d: bad cpu number", k);
+        if (!cJSON_IsNumber (c) || !(c->valuedouble >= 0 && c->valuedouble <= 65535)
+            || c->valuedouble != floor (c->valuedouble)) {
+          g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "plan: stage %d: bad cpu number (an "
+                       "integer in 0..65535)", k);
           goto fail;
         }
-        s->cpus[s->n_cpus++] = c->valueint;
+        s->cpus[s->n_cpus++] = (int) c->valuedouble;
       }
     }
     nodes = cJSON_GetObjectItemCaseSensitive (it, "nodes");
     g_strfreev (s->nodes);
     s->nodes = NULL;
+    g_free (what);
     what = g_strdup_printf ("plan: stage %d: \"nodes\"", k);
     if (!json_strv (nodes, what, &s->nodes, &s->n_nodes, error))
       goto fail;
@@ -378,11 +478,16 @@ nnp_plan_from_json (const char *json, gssize length, GError **error)
     what = g_strdup_printf ("plan: stage %d: \"outputs\"", k);
     if (v && !json_strv (v, what, &s->outputs, &s->n_outputs, error))
       goto fail;
-    s->predicted_ms = json_opt_number (it, "predicted_ms", -1.0);
-    s->compute_ms = json_opt_number (it, "compute_ms", -1.0);
-    s->transfer_ms = json_opt_number (it, "transfer_ms", -1.0);
-    s->out_bytes = (gint64) json_opt_number (it, "out_bytes", -1.0);
-    s->cut_ms = json_opt_number (it, "cut_ms", -1.0);
+    g_free (what);
+    what = g_strdup_printf ("plan: stage %d: ", k);
+    if (!json_opt_number (it, "predicted_ms", -1.0, &s->predicted_ms, what, error)
+        || !json_opt_number (it, "compute_ms", -1.0, &s->compute_ms, what, error)
+        || !json_opt_number (it, "transfer_ms", -1.0, &s->transfer_ms, what, error)
+        || !json_opt_number (it, "cut_ms", -1.0, &s->cut_ms, what, error))
+      goto fail;
+    if (!json_opt_int (it, "out_bytes", -1, -1, G_GINT64_CONSTANT (1) << 52, &num, what, error))
+      goto fail;
+    s->out_bytes = num;
     k++;
   }
   cJSON_Delete (root);

@@ -330,6 +330,88 @@ def main():
         [vi("x", [1, 3, 8, 8])], [vi("y", [1, 3, 8, 8])])
     r.check("cycle", r.write("cycle.onnx", m.SerializeToString()), ["cycle.onnx", "cyc_"])
 
+    # Resize with scales no output dim can hold (issue 14, F2): the error names
+    # the Resize and its scale, not the next node, and nothing converts an
+    # infinite or huge double to an integer (the asan build has UBSan's
+    # float-cast-overflow).  The Slice after it is the issue's model.
+    roi = numpy_helper.from_array(np.zeros((0,), np.float32), "roi")
+    starts = numpy_helper.from_array(np.array([0], np.int64), "starts")
+    ends = numpy_helper.from_array(np.array([4], np.int64), "ends")
+    axes = numpy_helper.from_array(np.array([3], np.int64), "axes")
+    for label, scale, words in (("inf", np.inf, ["scales[2] = inf"]),
+                                ("minus-inf", -np.inf, ["scales[2] = -inf"]),
+                                ("nan", np.nan, ["scales[2]", "nan"]),
+                                ("1e30", 1e30, ["scales[2] = 1e+30"]),
+                                ("1e10", 1e10, ["scales[2] = 1e+10", "dim 2 of the output"]),
+                                ("zero", 0.0, ["scales[2] = 0"])):
+        sc = numpy_helper.from_array(np.array([1, 1, scale, 1], np.float32), "scales")
+        m = one_node_model(
+            [helper.make_node("Resize", ["x", "roi", "scales"], ["up"], name="up_resize",
+                              mode="nearest"),
+             helper.make_node("Slice", ["up", "starts", "ends", "axes"], ["y"], name="sl")],
+            [vi("x", [1, 3, 8, 8])], [vi("y", None)], [roi, sc, starts, ends, axes])
+        r.check(f"resize-scale-{label}", r.write(f"resize-{label}.onnx", m.SerializeToString()),
+                ["'up_resize'", "Resize"] + words)
+    # sizes: beyond int32 is an error; an empty output with a huge other dim
+    # runs (no per-axis tables for it: found by tests/fuzz/ fuzz-onnx-run)
+    for label, sizes, words in (("sizes-2^40", [1, 3, 2 ** 40, 8], ["sizes[2] = 1099511627776"]),
+                                ("empty-huge", [1, 0, 2 ** 31 - 1, 8], None)):
+        sz = numpy_helper.from_array(np.array(sizes, np.int64), "sz")
+        m = one_node_model(
+            [helper.make_node("Resize", ["x", "", "", "sz"], ["y"], name="sized", mode="linear")],
+            [vi("x", [1, 3, 8, 8])], [vi("y", None)], [sz])
+        r.check(f"resize-{label}", r.write(f"resize-{label}.onnx", m.SerializeToString()),
+                ["'sized'"] + (words or []), may_succeed=words is None)
+    # tf_crop_and_resize with an infinite roi: the coordinates would become indices
+    sc = numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")
+    roi_inf = numpy_helper.from_array(np.array([0, 0, 0, 0, 1, 1, np.inf, 1], np.float32), "roi")
+    m = one_node_model(
+        [helper.make_node("Resize", ["x", "roi", "scales"], ["y"], name="crop_resize",
+                          mode="linear", coordinate_transformation_mode="tf_crop_and_resize")],
+        [vi("x", [1, 3, 8, 8])], [vi("y", None)], [roi_inf, sc])
+    r.check("resize-roi-inf", r.write("resize-roi-inf.onnx", m.SerializeToString()),
+            ["'crop_resize'", "roi[6] = inf"])
+    # Conv with a stride or dilation no shape arithmetic can take (found by
+    # tests/fuzz/ fuzz-onnx-run: int64 overflow choosing the algorithm)
+    wc = numpy_helper.from_array(np.ones((4, 3, 3, 3), np.float32), "wc")
+    for label, attrs in (("stride-2^58", {"strides": [1, 2 ** 58]}),
+                         ("dilation-2^40", {"dilations": [2 ** 40, 1]})):
+        m = one_node_model(
+            [helper.make_node("Conv", ["x", "wc"], ["y"], name="conv_huge", **attrs)],
+            [vi("x", [1, 3, 8, 8])], [vi("y", None)], [wc])
+        r.check(f"conv-{label}", r.write(f"conv-{label}.onnx", m.SerializeToString()),
+                ["'conv_huge'", "at most 2147483647"])
+    # a required input given as "" (found by fuzz-onnx-run: Resize read it as NULL)
+    sz = numpy_helper.from_array(np.array([1, 3, 4, 4], np.int64), "sz")
+    m = one_node_model([helper.make_node("Resize", ["", "x", "", "sz"], ["y"], name="no_x")],
+                       [vi("x", [1, 3, 8, 8])], [vi("y", None)], [sz])
+    r.check("required-input-omitted", r.write("omitted.onnx", m.SerializeToString()),
+            ["'no_x'", "input 0 is required but omitted"])
+    # a control character in an attribute string stays out of the one-line message
+    # (the loader already refuses one in a name)
+    m = one_node_model([helper.make_node("Resize", ["x", "", "sz"], ["y"], name="nl_attr",
+                                         coordinate_transformation_mode="bad\nmode")],
+                       [vi("x", [1, 3, 8, 8])], [vi("y", None)],
+                       [numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "sz")])
+    r.check("newline-in-attribute", r.write("newline-attr.onnx", m.SerializeToString()),
+            ["'nl_attr'", "bad?mode"])
+    # Pad whose pads overflow int64 with the dim (found by fuzz-onnx-run)
+    pads = numpy_helper.from_array(np.array([0, 0, 0, 2 ** 62, 0, 0, 0, 2 ** 62], np.int64), "pads")
+    m = one_node_model([helper.make_node("Pad", ["x", "pads"], ["y"], name="pad_huge")],
+                       [vi("x", [1, 3, 8, 8])], [vi("y", None)], [pads])
+    r.check("pad-2^62", r.write("pad-huge.onnx", m.SerializeToString()),
+            ["'pad_huge'", "larger than 2147483647"])
+    # Pad (opset 2) of an int32 tensor with a value no int32 holds
+    pad_model = helper.make_model(helper.make_graph(
+        [helper.make_node("Cast", ["x"], ["xi"], name="to_int", to=TensorProto.INT32),
+         helper.make_node("Pad", ["xi"], ["y"], name="pad_big", pads=[0, 0, 1, 1, 0, 0, 1, 1],
+                          value=1e20)],
+        "bad", [vi("x", [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.INT32, None)]),
+        producer_name="nnpipe-tests", opset_imports=[helper.make_opsetid("", 10)])
+    r.check("pad-value-1e20-int32", r.write("pad-big.onnx", pad_model.SerializeToString()),
+            ["'pad_big'", "value 1e+20", "int32"])
+
     # A --shape that does not fit the model's static dims.
     r.check("wrong-input-shape", good_path, ["x"], shape="x=1,3,8")
 

@@ -14,40 +14,13 @@
  * and a NULL result; anything else (a crash, an ASan report, a result and an
  * error together) is a bug.  Meant to run under AddressSanitizer (suite
  * 'asan').  Prints counts and exits 1 on a contract violation. */
-#include <nnpipe/nnpipe.h>
+#include "../fuzz/fuzz-common.h"
 
 #include <string.h>
 
 static int opt_iterations = 2000;
 static int opt_seed = 1;
 static gboolean opt_no_run = FALSE;
-
-typedef struct {
-  int loaded, load_failed, specialized, ran, run_failed, violations;
-} Counts;
-
-static gboolean
-check_error (const char *where, int iteration, gboolean ok, GError *error, Counts *c)
-{
-  if (ok && error != NULL) {
-    g_print ("iteration %d: %s succeeded but set an error: %s\n", iteration, where,
-             error->message);
-    c->violations++;
-    return FALSE;
-  }
-  if (!ok && error == NULL) {
-    g_print ("iteration %d: %s failed without an error\n", iteration, where);
-    c->violations++;
-    return FALSE;
-  }
-  if (!ok && (error->message[0] == '\0' || strchr (error->message, '\n') != NULL)) {
-    g_print ("iteration %d: %s: error message is not one line: '%s'\n", iteration, where,
-             error->message);
-    c->violations++;
-    return FALSE;
-  }
-  return TRUE;
-}
 
 static void
 mutate (GRand *rng, GByteArray *data)
@@ -98,77 +71,6 @@ mutate (GRand *rng, GByteArray *data)
   }
 }
 
-/* Specialise with small concrete input shapes and run once if cheap enough. */
-static void
-try_run (NnpModel *model, int iteration, Counts *c)
-{
-  NnpGraph *graph = nnp_model_get_graph (model);
-  g_autofree NnpInputShape *shapes = g_new0 (NnpInputShape, MAX (graph->inputs->len, 1));
-  g_autoptr (GError) error = NULL;
-  g_autoptr (NnpGraph) sg = NULL;
-  g_autoptr (GPtrArray) ins = NULL, outs = NULL;
-  NnpStageOptions opts = { .device = "cpu", .threads = 1 };
-  NnpStage *stage;
-  double total = 0;
-  gboolean ok;
-
-  for (guint i = 0; i < graph->inputs->len; i++) {
-    const NnpValue *v = nnp_graph_value (graph, g_array_index (graph->inputs, int, i));
-    if (v->shape.rank < 0 || v->shape.rank > 4)
-      return;
-    shapes[i].name = v->name;
-    shapes[i].shape = v->shape;
-    for (int d = 0; d < v->shape.rank; d++) {
-      if (shapes[i].shape.dims[d] < 0)
-        shapes[i].shape.dims[d] = d == 0 ? 1 : 8;
-      if (shapes[i].shape.dims[d] > 64)
-        return;
-    }
-  }
-  sg = nnp_model_specialize (model, shapes, graph->inputs->len, NNP_SPECIALIZE_DEFAULT, &error);
-  if (!check_error ("specialize", iteration, sg != NULL, error, c) || sg == NULL)
-    return;
-  c->specialized++;
-  for (guint i = 0; i < sg->values->len; i++) {
-    const NnpValue *v = nnp_graph_value (sg, i);
-    int64_t n = nnp_shape_numel (&v->shape);
-    if (v->constant == NULL && n > 0)
-      total += (double) n;
-  }
-  if (total > 4e6 || sg->nodes->len == 0)
-    return;
-  stage = nnp_stage_new (sg, NULL, 0, &opts, &error);
-  if (!check_error ("stage_new", iteration, stage != NULL, error, c) || stage == NULL)
-    return;
-
-  ins = g_ptr_array_new_with_free_func ((GDestroyNotify) nnp_tensor_unref);
-  outs = g_ptr_array_new_with_free_func ((GDestroyNotify) nnp_tensor_unref);
-  for (int i = 0; i < nnp_stage_get_n_inputs (stage); i++) {
-    const NnpValue *v = nnp_stage_get_input (stage, i);
-    NnpTensor *t = nnp_tensor_new (v->dtype, &v->shape, &error);
-    if (!check_error ("input tensor", iteration, t != NULL, error, c) || t == NULL)
-      goto out;
-    nnp_tensor_fill_pattern (t, (guint32) i);
-    g_ptr_array_add (ins, t);
-  }
-  for (int i = 0; i < nnp_stage_get_n_outputs (stage); i++) {
-    NnpTensor *t = nnp_stage_new_output (stage, i, &error);
-    if (!check_error ("output tensor", iteration, t != NULL, error, c) || t == NULL)
-      goto out;
-    g_ptr_array_add (outs, t);
-  }
-  ok = nnp_stage_run (stage, (NnpTensor *const *) ins->pdata, (NnpTensor *const *) outs->pdata,
-                      &error);
-  if (check_error ("run", iteration, ok, error, c)) {
-    if (ok)
-      c->ran++;
-    else
-      c->run_failed++;
-  }
-out:
-  nnp_stage_free (stage);
-}
-
 int
 main (int argc, char **argv)
 {
@@ -183,7 +85,7 @@ main (int argc, char **argv)
       NULL },
     { NULL }
   };
-  Counts c = { 0 };
+  NnpFuzzCounts c = { 0 };
   GRand *rng;
 
   ctx = g_option_context_new ("MODEL... - fuzz the ONNX loader with damaged copies");
@@ -248,7 +150,7 @@ main (int argc, char **argv)
     if (g_str_has_suffix (argv[it % models->len + 1], ".pb")) {
       char *name = NULL;
       NnpTensor *t = nnp_tensor_from_onnx_bytes (data->data, data->len, &name, &err);
-      if (check_error ("tensor", it, t != NULL, err, &c)) {
+      if (nnp_fuzz_check_error ("tensor", it, t != NULL, err, &c)) {
         if (t != NULL)
           c.loaded++;
         else
@@ -260,11 +162,11 @@ main (int argc, char **argv)
       continue;
     }
     model = nnp_model_load_from_bytes (data->data, data->len, "fuzzed.onnx", &err);
-    if (check_error ("load", it, model != NULL, err, &c)) {
+    if (nnp_fuzz_check_error ("load", it, model != NULL, err, &c)) {
       if (model != NULL) {
         c.loaded++;
         if (!opt_no_run)
-          try_run (model, it, &c);
+          nnp_fuzz_try_run (model, it, 4e6, 2e9, &c);
       } else {
         c.load_failed++;
         if (strstr (err->message, "fuzzed.onnx") == NULL) {

@@ -272,7 +272,7 @@ test_malformed_plans (void)
                    "{\"nodes\":[\"B\",\"D\",\"E\"],\"inputs\":[\"c\",\"x\"]}]}",
                    "stage 1: inputs are not stage 0's outputs in the same order");
   expect_rejected (g, "{\"model\":\"m\",\"shapes\":{\"x\":[1,-2]},\"stages\":[{\"nodes\":[]}]}",
-                   "dims must be non-negative integers");
+                   "dims must be integers in 0..");
 
   /* manual splits */
   {
@@ -307,6 +307,99 @@ test_malformed_plans (void)
   g_assert_cmpstr (plan->stages[0].outputs[0], ==, "x");   /* graph input first */
   g_assert_cmpstr (plan->stages[0].outputs[1], ==, "c");
   nnp_plan_free (plan);
+}
+
+/* F1 (issue 14): a length-delimited buffer is read within its length only;
+ * the copy sits at the very end of a heap block so AddressSanitizer sees
+ * any byte read past it.  The message stays one printable line. */
+static void
+expect_malformed_buffer (const char *text, gsize len, const char *near)
+{
+  g_autoptr (GError) error = NULL;
+  char *block = g_malloc (len + 8);
+  char *buf = block + 8;
+  NnpPlan *plan;
+
+  memcpy (buf, text, len);          /* no NUL after it */
+  plan = nnp_plan_from_json (buf, (gssize) len, &error);
+  g_assert_null (plan);
+  g_assert_error (error, NNP_ERROR, NNP_ERROR_PLAN);
+  g_assert_nonnull (strstr (error->message, "malformed JSON"));
+  if (strstr (error->message, near) == NULL)
+    g_error ("'%.*s': expected '%s' in '%s'", (int) len, text, near, error->message);
+  g_assert_null (strchr (error->message, '\n'));
+  g_free (block);
+}
+
+static void
+test_plan_json_buffers (void)
+{
+  expect_malformed_buffer ("", 0, "near '<end of input>'");
+  expect_malformed_buffer ("{", 1, "malformed JSON");
+  expect_malformed_buffer ("{\"model\": ", 10, "malformed JSON");
+  expect_malformed_buffer ("{\"model\": ", 9, "malformed JSON");
+  expect_malformed_buffer ("{\"model\":\"m.onnx", 16, "malformed JSON");
+  expect_malformed_buffer ("{\"model\" ] 0123456789012345678901234567890", 41, "] 012345678901234567'");
+  /* control bytes in the snippet do not break the one-line message */
+  expect_malformed_buffer ("{\n\n\x01\x02 x", 7, "malformed JSON");
+  /* a NUL inside the length ends the text the snippet shows */
+  expect_malformed_buffer ("{\"a\" x\0yyyy", 11, "x'");
+  /* a valid plan in a buffer without a NUL */
+  {
+    static const char ok[] = HEAD "{\"nodes\":[\"A\"]}]}";
+    g_autoptr (GError) error = NULL;
+    char *buf = g_malloc (sizeof ok - 1);
+    NnpPlan *plan;
+    memcpy (buf, ok, sizeof ok - 1);
+    plan = nnp_plan_from_json (buf, sizeof ok - 1, &error);
+    g_assert_no_error (error);
+    g_assert_cmpint (plan->n_stages, ==, 1);
+    nnp_plan_free (plan);
+    g_free (buf);
+  }
+}
+
+/* F3 (issue 14): plan numbers are checked as doubles before they become
+ * integers; 1e13 or 1e400 (inf) is an error naming the field, not UB. */
+static void
+test_plan_numbers (void)
+{
+  g_autoptr (NnpGraph) g = diamond ();
+  static const char *const bad[][2] = {
+    { HEAD "{\"threads\":1e13,\"nodes\":[\"A\"]}]}", "stage 0: \"threads\" must be an integer in 1..1024" },
+    { HEAD "{\"threads\":-1e13,\"nodes\":[\"A\"]}]}", "\"threads\" must be an integer" },
+    { HEAD "{\"threads\":1e400,\"nodes\":[\"A\"]}]}", "\"threads\" must be an integer" },
+    { HEAD "{\"threads\":2.5,\"nodes\":[\"A\"]}]}", "\"threads\" must be an integer" },
+    { HEAD "{\"threads\":\"4\",\"nodes\":[\"A\"]}]}", "\"threads\" must be an integer" },
+    { HEAD "{\"threads\":0,\"nodes\":[\"A\"]}]}", "\"threads\" must be an integer in 1..1024" },
+    { HEAD "{\"nodes\":[\"A\"]}],\"bottleneck_stage\":1e13}", "plan: \"bottleneck_stage\" must be an integer" },
+    { HEAD "{\"nodes\":[\"A\"]}],\"bottleneck_stage\":-1e400}", "\"bottleneck_stage\" must be an integer" },
+    { HEAD "{\"nodes\":[\"A\"],\"out_bytes\":1e300}]}", "stage 0: \"out_bytes\" must be an integer" },
+    { HEAD "{\"nodes\":[\"A\"],\"cpus\":[1e13]}]}", "stage 0: bad cpu number" },
+    { HEAD "{\"nodes\":[\"A\"],\"cut_ms\":1e999}]}", "stage 0: \"cut_ms\" must be a finite number" },
+    { HEAD "{\"nodes\":[\"A\"]}],\"predicted_bottleneck_ms\":-1e999}", "plan: \"predicted_bottleneck_ms\" must be a finite" },
+    { HEAD "{\"nodes\":[\"A\"],\"cpus\":[-1]}]}", "stage 0: bad cpu number" },
+    { "{\"model\":\"m\",\"shapes\":{\"x\":[1,1e300]},\"stages\":[{\"nodes\":[]}]}", "shape of 'x': dims must be integers" },
+    { "{\"model\":\"m\",\"shapes\":{\"x\":[1e400]},\"stages\":[{\"nodes\":[]}]}", "shape of 'x': dims must be integers" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    expect_rejected (g, bad[i][0], bad[i][1]);
+  /* names go into one-line messages: no control characters (found by fuzz-plan-json) */
+  expect_rejected (g, HEAD "{\"nodes\":[\"A\\n\"]}]}", "holds a control character (near 'A?')");
+  expect_rejected (g, "{\"model\":\"m\",\"shapes\":{\"x\\u0001\":[1]},\"stages\":[{\"nodes\":[]}]}",
+                   "holds a control character");
+  /* in range they still load */
+  {
+    NnpPlan *plan = plan_of (HEAD "{\"threads\":1024,\"cpus\":[0,3],\"out_bytes\":4096,"
+                             "\"nodes\":[\"A\"]}],\"bottleneck_stage\":0}");
+    g_assert_cmpint (plan->stages[0].threads, ==, 1024);
+    g_assert_cmpint (plan->stages[0].n_cpus, ==, 2);
+    g_assert_cmpint (plan->stages[0].cpus[1], ==, 3);
+    g_assert_cmpint (plan->stages[0].out_bytes, ==, 4096);
+    g_assert_cmpint (plan->bottleneck_stage, ==, 0);
+    nnp_plan_free (plan);
+  }
 }
 
 static void
@@ -784,6 +877,8 @@ main (int argc, char **argv)
   g_test_add_func ("/partition/dp-vs-brute-force", test_dp_vs_brute_force);
   g_test_add_func ("/partition/malformed-plans", test_malformed_plans);
   g_test_add_func ("/partition/json-round-trip", test_json_round_trip);
+  g_test_add_func ("/partition/plan-json-buffers", test_plan_json_buffers);
+  g_test_add_func ("/partition/plan-numbers", test_plan_numbers);
   g_test_add_func ("/partition/pass-through", test_pass_through);
   g_test_add_func ("/partition/unsupported-never-placed", test_unsupported_never_placed);
   g_test_add_func ("/partition/transfer-steers-cut", test_transfer_steers_cut);

@@ -224,6 +224,27 @@ GST_START_TEST (test_errors)
   msg = parse_error ("video/x-raw, format=(string)RGB");
   fail_unless (strstr (msg, "video/x-raw") != NULL, "%s", msg);
   g_free (msg);
+
+  /* control characters in a field stay out of the one-line message
+   * (found by tests/fuzz/ fuzz-tensor-caps) */
+  {
+    GstNnTensorsInfo info;
+    GError *error = NULL;
+    const gchar *bad[][2] = {
+      { "dimensions", "4:1\n1" }, { "types", "float\r32" }, { "format", "sta\ntic" },
+      { "dimensions", "4:1,\n2" } };
+    for (guint i = 0; i < G_N_ELEMENTS (bad); i++) {
+      GstStructure *st = gst_structure_new ("other/tensors", "format", G_TYPE_STRING,
+          "static", "num_tensors", G_TYPE_INT, 1, "types", G_TYPE_STRING, "float32",
+          "dimensions", G_TYPE_STRING, "4:1", NULL);
+      gst_structure_set (st, bad[i][0], G_TYPE_STRING, bad[i][1], NULL);
+      fail_if (gst_nn_tensors_info_from_structure (&info, st, &error));
+      fail_unless (strchr (error->message, '\n') == NULL
+          && strchr (error->message, '\r') == NULL, "%s", error->message);
+      g_clear_error (&error);
+      gst_structure_free (st);
+    }
+  }
 }
 
 GST_END_TEST;

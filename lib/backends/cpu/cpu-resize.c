@@ -50,15 +50,27 @@ resize_free_state (gpointer data)
   g_free (s);
 }
 
+/* An empty output needs no tables, scratch or work (its other dims may
+ * still be huge). */
+static gboolean
+output_is_empty (const NnpResizeParams *p)
+{
+  for (int k = 0; k < p->rank; k++)
+    if (p->out[k] == 0)
+      return TRUE;
+  return FALSE;
+}
+
 static ResizeState *
 build_state (const NnpResizeParams *p)
 {
   ResizeState *s = g_new0 (ResizeState, 1);
   int r = p->rank;
+  gboolean empty = output_is_empty (p);
 
   s->taps = p->mode == NNP_RESIZE_NEAREST ? 0 : p->mode == NNP_RESIZE_LINEAR ? 2 : 4;
   for (int k = 0; k < r; k++) {
-    int64_t n = p->out[k];
+    int64_t n = empty ? 0 : p->out[k];
     int T = MAX (s->taps, 1);
     gboolean identity = p->out[k] == p->in[k];
     s->idx[k] = g_new0 (int64_t, MAX (n * T, 1));
@@ -97,7 +109,7 @@ build_state (const NnpResizeParams *p)
     }
     s->pass[k] = !identity;
   }
-  if (s->taps == 0 && r > 0) {
+  if (s->taps == 0 && r > 0 && !empty) {
     const int64_t *idx = s->idx[r - 1];
     int64_t in = p->in[r - 1], out = p->out[r - 1];
     s->last_kind = LAST_GENERIC;
@@ -346,7 +358,7 @@ resize_workspace (const NnpGraph *graph, const NnpNode *node)
   const NnpResizeParams *p = node->params;
   int axes[NNP_MAX_RANK], n;
 
-  if (p->mode == NNP_RESIZE_NEAREST)
+  if (p->mode == NNP_RESIZE_NEAREST || output_is_empty (p))
     return 0;
   n = interp_pass_axes (p, axes);
   /* two buffers, each rounded up to 64 bytes */
@@ -405,6 +417,8 @@ resize_run (const NnpCpuCall *call, GError **error)
     nnp_node_set_error (error, NNP_ERROR_FAILED, call->node, "kernel state was not prepared");
     return FALSE;
   }
+  if (output_is_empty (p))
+    return TRUE;
   if (p->mode == NNP_RESIZE_NEAREST)
     resize_nearest (call, p, s);
   else

@@ -1,0 +1,218 @@
+/* libnnp-tsan-glib-locks.so: GLib's GMutex, GCond, GRecMutex and GRWLock on
+ * pthreads, for the ThreadSanitizer job (tools/test.sh, LD_PRELOADed).
+ *
+ * GLib implements these locks with futexes, which ThreadSanitizer cannot see:
+ * every access ordered only by a GLib lock would be reported as a race.
+ * Preloaded, these definitions win over libglib's for every caller outside
+ * libglib itself (our code, GStreamer: GST_OBJECT_LOCK, pad stream locks,
+ * GstTask, GstBus...); TSan intercepts the pthread calls underneath.  Calls
+ * from inside libglib (bound at link time with -Bsymbolic-functions) keep
+ * GLib's own futex locks, on locks only GLib touches.
+ *
+ * Each GLib lock is a pointer-sized union: its first pointer holds a
+ * pthread object allocated on first use (a zero-filled static lock works, as
+ * in GLib), installed with a compare-and-swap.  _clear frees it. */
+#define _GNU_SOURCE
+#include <glib.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+static void
+die (const char *what, int err)
+{
+  g_printerr ("glib-locks (tsan interposer): %s failed: %d\n", what, err);
+  abort ();
+}
+
+/* The pthread object behind `slot`, created by `make` on first use. */
+static void *
+get_impl (gpointer *slot, void *(*make) (void), void (*destroy) (void *))
+{
+  void *impl = __atomic_load_n (slot, __ATOMIC_ACQUIRE);
+
+  if (impl == NULL) {
+    void *fresh = make ();
+    void *expected = NULL;
+    if (__atomic_compare_exchange_n (slot, &expected, fresh, FALSE, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE))
+      impl = fresh;
+    else {
+      destroy (fresh);
+      impl = expected;
+    }
+  }
+  return impl;
+}
+
+static void
+free_impl (gpointer *slot, void (*destroy) (void *))
+{
+  void *impl = __atomic_exchange_n (slot, NULL, __ATOMIC_ACQ_REL);
+  if (impl != NULL)
+    destroy (impl);
+}
+
+/* ------------------------------------------------------------ mutexes */
+
+static void *
+make_mutex_kind (int kind)
+{
+  pthread_mutex_t *m = malloc (sizeof *m);
+  pthread_mutexattr_t attr;
+  int err;
+
+  if (m == NULL)
+    die ("malloc", ENOMEM);
+  pthread_mutexattr_init (&attr);
+  pthread_mutexattr_settype (&attr, kind);
+  err = pthread_mutex_init (m, &attr);
+  pthread_mutexattr_destroy (&attr);
+  if (err != 0)
+    die ("pthread_mutex_init", err);
+  return m;
+}
+
+static void *
+make_mutex (void)
+{
+  return make_mutex_kind (PTHREAD_MUTEX_NORMAL);
+}
+
+static void *
+make_rec_mutex (void)
+{
+  return make_mutex_kind (PTHREAD_MUTEX_RECURSIVE);
+}
+
+static void
+destroy_mutex (void *m)
+{
+  pthread_mutex_destroy (m);
+  free (m);
+}
+
+#define MUTEX_API(Type, prefix, make) \
+  void prefix##_init (Type *l) { l->p = NULL; } \
+  void prefix##_clear (Type *l) { free_impl (&l->p, destroy_mutex); } \
+  void prefix##_lock (Type *l) \
+  { \
+    int err = pthread_mutex_lock (get_impl (&l->p, make, destroy_mutex)); \
+    if (err != 0) \
+      die (#prefix "_lock", err); \
+  } \
+  void prefix##_unlock (Type *l) \
+  { \
+    int err = pthread_mutex_unlock (get_impl (&l->p, make, destroy_mutex)); \
+    if (err != 0) \
+      die (#prefix "_unlock", err); \
+  } \
+  gboolean prefix##_trylock (Type *l) \
+  { \
+    return pthread_mutex_trylock (get_impl (&l->p, make, destroy_mutex)) == 0; \
+  }
+
+MUTEX_API (GMutex, g_mutex, make_mutex)
+MUTEX_API (GRecMutex, g_rec_mutex, make_rec_mutex)
+
+/* ------------------------------------------------------------ GCond */
+
+static void *
+make_cond (void)
+{
+  pthread_cond_t *c = malloc (sizeof *c);
+  pthread_condattr_t attr;
+  int err;
+
+  if (c == NULL)
+    die ("malloc", ENOMEM);
+  pthread_condattr_init (&attr);
+  pthread_condattr_setclock (&attr, CLOCK_MONOTONIC);   /* g_get_monotonic_time () */
+  err = pthread_cond_init (c, &attr);
+  pthread_condattr_destroy (&attr);
+  if (err != 0)
+    die ("pthread_cond_init", err);
+  return c;
+}
+
+static void
+destroy_cond (void *c)
+{
+  pthread_cond_destroy (c);
+  free (c);
+}
+
+void g_cond_init (GCond *cond) { cond->p = NULL; }
+void g_cond_clear (GCond *cond) { free_impl (&cond->p, destroy_cond); }
+
+void
+g_cond_wait (GCond *cond, GMutex *mutex)
+{
+  int err = pthread_cond_wait (get_impl (&cond->p, make_cond, destroy_cond),
+                               get_impl (&mutex->p, make_mutex, destroy_mutex));
+  if (err != 0)
+    die ("g_cond_wait", err);
+}
+
+gboolean
+g_cond_wait_until (GCond *cond, GMutex *mutex, gint64 end_time)
+{
+  struct timespec ts;
+  int err;
+
+  ts.tv_sec = end_time / G_USEC_PER_SEC;
+  ts.tv_nsec = (end_time % G_USEC_PER_SEC) * 1000;
+  err = pthread_cond_timedwait (get_impl (&cond->p, make_cond, destroy_cond),
+                                get_impl (&mutex->p, make_mutex, destroy_mutex), &ts);
+  if (err != 0 && err != ETIMEDOUT)
+    die ("g_cond_wait_until", err);
+  return err == 0;
+}
+
+void
+g_cond_signal (GCond *cond)
+{
+  pthread_cond_signal (get_impl (&cond->p, make_cond, destroy_cond));
+}
+
+void
+g_cond_broadcast (GCond *cond)
+{
+  pthread_cond_broadcast (get_impl (&cond->p, make_cond, destroy_cond));
+}
+
+/* ------------------------------------------------------------ GRWLock */
+
+static void *
+make_rwlock (void)
+{
+  pthread_rwlock_t *l = malloc (sizeof *l);
+  int err;
+
+  if (l == NULL)
+    die ("malloc", ENOMEM);
+  err = pthread_rwlock_init (l, NULL);
+  if (err != 0)
+    die ("pthread_rwlock_init", err);
+  return l;
+}
+
+static void
+destroy_rwlock (void *l)
+{
+  pthread_rwlock_destroy (l);
+  free (l);
+}
+
+#define RW(l) ((pthread_rwlock_t *) get_impl (&(l)->p, make_rwlock, destroy_rwlock))
+
+void g_rw_lock_init (GRWLock *l) { l->p = NULL; }
+void g_rw_lock_clear (GRWLock *l) { free_impl (&l->p, destroy_rwlock); }
+void g_rw_lock_writer_lock (GRWLock *l) { pthread_rwlock_wrlock (RW (l)); }
+gboolean g_rw_lock_writer_trylock (GRWLock *l) { return pthread_rwlock_trywrlock (RW (l)) == 0; }
+void g_rw_lock_writer_unlock (GRWLock *l) { pthread_rwlock_unlock (RW (l)); }
+void g_rw_lock_reader_lock (GRWLock *l) { pthread_rwlock_rdlock (RW (l)); }
+gboolean g_rw_lock_reader_trylock (GRWLock *l) { return pthread_rwlock_tryrdlock (RW (l)) == 0; }
+void g_rw_lock_reader_unlock (GRWLock *l) { pthread_rwlock_unlock (RW (l)); }
