@@ -175,7 +175,9 @@ scan () {
     case $f in
       *.py) sed -n -e 's/^[[:space:]]*import[[:space:]]\{1,\}\([A-Za-z_][A-Za-z0-9_]*\).*/py \1/p' \
               -e 's/^[[:space:]]*from[[:space:]]\{1,\}\([A-Za-z_][A-Za-z0-9_]*\).* import .*/py \1/p' "$f" ;;
-      *meson.build) sed -n "s/.*find_program('\([^']*\)'.*/cmd \1/p" "$f" ;;
+      # find_program() of a file beside the meson.build is ours, not a dependency
+      *meson.build) sed -n "s/.*find_program('\([^']*\)'.*/cmd \1/p" "$f" |
+                      while read -r k c; do [ -e "$(dirname "$f")/$c" ] || echo "$k $c"; done ;;
       *) awk '
         { line = $0; sub(/^[[:space:]]*#[[:space:]]?/, "", line) }
         /\\$/ { sub(/\\$/, "", line); acc = acc " " line; next }
