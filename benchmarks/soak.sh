@@ -23,6 +23,7 @@ set -eu
 
 me=soak.sh
 . "$(dirname "$0")/../pipelines/common.sh"
+nnp_help "$@"
 [ $# -eq 1 ] || { sed -n '2,22p' "$0"; exit 2; }
 nnp_need_models ch_PP-OCRv4_det_infer.onnx ch_PP-OCRv4_rec_infer.onnx ppocr_keys_v1.txt
 nnp_use_plugin
