@@ -61,6 +61,8 @@ static const char usage_text[] =
   "  --memory-limit MIB       per-stage memory limit\n"
   "  --max-ideals N           ideal-lattice cap of the optimal DP (default 200000)\n"
   "  -o FILE                  write the plan\n"
+  "  --export DIR             write each stage as an ONNX model DIR/stage-K.onnx\n"
+  "  --plan FILE              with --export: export that plan's stages instead of splitting\n"
   "\n"
   "Run 'nnpipe COMMAND --help' for the options of one command.\n";
 
