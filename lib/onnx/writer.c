@@ -203,26 +203,60 @@ put_float_attr (GByteArray *attrs, const char *name, float f)
   nnp_wire_put_message (attrs, NODE_ATTRIBUTE, m);
 }
 
-/* HardSwish as ONNX (x -> y); before opset 14 as x * HardSigmoid(x, 1/6, 1/2). */
-static void
-put_hard_swish (Writer *w, const char *node, const char *x, const char *y)
+/* Clip(x, lo, hi) -> y: bounds as inputs from opset 11, attributes before. */
+static gboolean
+put_clip (Writer *w, const char *node, const char *x, const char *y, float lo, float hi,
+          GError **error)
+{
+  g_autofree char *name = g_strconcat (node, ".clip", NULL);
+
+  if (w->graph->opset < 11) {
+    g_autoptr (GByteArray) attrs = g_byte_array_new ();
+    put_float_attr (attrs, "min", lo);
+    put_float_attr (attrs, "max", hi);
+    put_node (w, name, "Clip", "", &x, 1, &y, 1, attrs);
+  } else {
+    g_autofree char *b0 = g_strconcat (node, ".clip_min", NULL);
+    g_autofree char *b1 = g_strconcat (node, ".clip_max", NULL);
+    const char *in[3] = { x, put_scalar (w, b0, lo, error), NULL };
+    if (in[1] == NULL || !(in[2] = put_scalar (w, b1, hi, error)))
+      return FALSE;
+    put_node (w, name, "Clip", "", in, 3, &y, 1, NULL);
+  }
+  return TRUE;
+}
+
+/* HardSwish as ONNX (x -> y); before opset 14 written out the way Paddle
+ * exports it (and our fusion pass recognises): x * Clip(x + 3, 0, 6) / 6. */
+static gboolean
+put_hard_swish (Writer *w, const char *node, const char *x, const char *y, GError **error)
 {
   g_autofree char *n0 = g_strconcat (node, ".hard_swish", NULL);
 
   if (w->graph->opset >= 14) {
     put_node (w, n0, "HardSwish", "", &x, 1, &y, 1, NULL);
   } else {
-    g_autoptr (GByteArray) attrs = g_byte_array_new ();
-    g_autofree char *base = g_strconcat (x, ".hsig", NULL);
+    g_autofree char *b0 = g_strconcat (x, ".plus3", NULL);
+    g_autofree char *b1 = g_strconcat (x, ".relu6", NULL);
+    g_autofree char *b2 = g_strconcat (x, ".times_relu6", NULL);
+    g_autofree char *b3 = g_strconcat (node, ".three", NULL);
+    g_autofree char *b4 = g_strconcat (node, ".six", NULL);
     g_autofree char *n1 = g_strconcat (node, ".hard_swish_mul", NULL);
-    const char *hs = fresh_name (w, base);
-    const char *in[2] = { x, hs };
+    g_autofree char *n2 = g_strconcat (node, ".hard_swish_div", NULL);
+    const char *a = fresh_name (w, b0), *c = fresh_name (w, b1), *m = fresh_name (w, b2);
+    const char *three = put_scalar (w, b3, 3.f, error);
+    const char *six = three ? put_scalar (w, b4, 6.f, error) : NULL;
+    const char *add_in[2] = { x, three }, *mul_in[2] = { x, c }, *div_in[2] = { m, six };
 
-    put_float_attr (attrs, "alpha", 1.f / 6.f);
-    put_float_attr (attrs, "beta", 0.5f);
-    put_node (w, n0, "HardSigmoid", "", &x, 1, &hs, 1, attrs);
-    put_node (w, n1, "Mul", "", in, 2, &y, 1, NULL);
+    if (six == NULL)
+      return FALSE;
+    put_node (w, n0, "Add", "", add_in, 2, &a, 1, NULL);
+    if (!put_clip (w, node, a, c, 0.f, 6.f, error))
+      return FALSE;
+    put_node (w, n1, "Mul", "", mul_in, 2, &m, 1, NULL);
+    put_node (w, n2, "Div", "", div_in, 2, &y, 1, NULL);
   }
+  return TRUE;
 }
 
 /* The fused activation of `node` as ONNX nodes reading x, writing y. */
@@ -249,22 +283,9 @@ put_activation (Writer *w, const NnpNode *node, const char *x, const char *y, GE
       put_node (w, name, "HardSigmoid", "", &x, 1, &y, 1, attrs);
       return TRUE;
     case NNP_ACT_HARD_SWISH:
-      put_hard_swish (w, node->name, x, y);
-      return TRUE;
+      return put_hard_swish (w, node->name, x, y, error);
     case NNP_ACT_CLIP:
-      if (w->graph->opset < 11) {
-        put_float_attr (attrs, "min", node->act_alpha);
-        put_float_attr (attrs, "max", node->act_beta);
-        put_node (w, name, "Clip", "", &x, 1, &y, 1, attrs);
-      } else {
-        g_autofree char *b0 = g_strconcat (node->name, ".clip_min", NULL);
-        g_autofree char *b1 = g_strconcat (node->name, ".clip_max", NULL);
-        const char *in[3] = { x, put_scalar (w, b0, node->act_alpha, error), NULL };
-        if (in[1] == NULL || !(in[2] = put_scalar (w, b1, node->act_beta, error)))
-          return FALSE;
-        put_node (w, name, "Clip", "", in, 3, &y, 1, NULL);
-      }
-      return TRUE;
+      return put_clip (w, node->name, x, y, node->act_alpha, node->act_beta, error);
     case NNP_ACT_HARD_SWISH_AFFINE: {
       g_autofree char *b0 = g_strconcat (y, ".hard_swish", NULL);
       g_autofree char *b1 = g_strconcat (y, ".scaled", NULL);
@@ -276,9 +297,8 @@ put_activation (Writer *w, const NnpNode *node, const char *x, const char *y, GE
       const char *alpha = put_scalar (w, b2, node->act_alpha, error);
       const char *beta = alpha ? put_scalar (w, b3, node->act_beta, error) : NULL;
       const char *mul_in[2] = { hs, alpha }, *add_in[2] = { sc, beta };
-      if (beta == NULL)
+      if (beta == NULL || !put_hard_swish (w, node->name, x, hs, error))
         return FALSE;
-      put_hard_swish (w, node->name, x, hs);
       put_node (w, n1, "Mul", "", mul_in, 2, &sc, 1, NULL);
       put_node (w, n2, "Add", "", add_in, 2, &y, 1, NULL);
       return TRUE;
