@@ -187,7 +187,7 @@ put_node (Writer *w, const char *name, const char *op_type, const char *domain,
   nnp_wire_put_string (m, NODE_OP_TYPE, op_type);
   if (attrs)
     g_byte_array_append (m, attrs->data, attrs->len);
-  if (domain && *domain)
+  if (domain && *domain && strcmp (domain, "ai.onnx") != 0)  /* "ai.onnx" is "" */
     nnp_wire_put_string (m, NODE_DOMAIN, domain);
   nnp_wire_put_message (w->g, GRAPH_NODE, m);
 }
@@ -356,6 +356,13 @@ put_graph_node (Writer *w, const NnpNode *node, GError **error)
   return act_out == NULL || put_activation (w, node, out[0], act_out, error);
 }
 
+static gint
+cmp_node_index (gconstpointer a, gconstpointer b)
+{
+  const NnpNode *x = *(const NnpNode *const *) a, *y = *(const NnpNode *const *) b;
+  return (x->index > y->index) - (x->index < y->index);
+}
+
 /* IR version for an opset (onnx/docs/Versioning.md), or the model's when higher. */
 static int64_t
 ir_version_for (int opset, int64_t model_ir)
@@ -373,6 +380,7 @@ put_model (GByteArray *out, const NnpPlan *plan, int k, NnpModel *model, const N
   Writer w = { 0 };
   g_autoptr (GByteArray) opset = g_byte_array_new ();
   g_autoptr (GHashTable) domains = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autoptr (GPtrArray) nodes = g_ptr_array_new ();
   g_autofree char *gname = NULL, *doc = NULL;
   gboolean ok = FALSE;
 
@@ -384,6 +392,7 @@ put_model (GByteArray *out, const NnpPlan *plan, int k, NnpModel *model, const N
 
   gname = g_strdup_printf ("%s_stage%d", graph->name ? graph->name : "model", k);
   nnp_wire_put_string (w.g, GRAPH_NAME, gname);
+  /* ONNX wants nodes in topological order: the graph's order */
   for (int i = 0; i < s->n_nodes; i++) {
     const NnpNode *node = nnp_graph_find_node (graph, s->nodes[i]);
     if (node == NULL) {
@@ -391,6 +400,11 @@ put_model (GByteArray *out, const NnpPlan *plan, int k, NnpModel *model, const N
                    s->nodes[i]);
       goto out;
     }
+    g_ptr_array_add (nodes, (gpointer) node);
+  }
+  g_ptr_array_sort (nodes, cmp_node_index);
+  for (guint i = 0; i < nodes->len; i++) {
+    const NnpNode *node = g_ptr_array_index (nodes, i);
     if (node->domain && *node->domain && strcmp (node->domain, "ai.onnx") != 0)
       g_hash_table_add (domains, node->domain);
     if (!put_graph_node (&w, node, error))

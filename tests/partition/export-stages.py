@@ -150,6 +150,14 @@ def main():
         fused_model(path, opset)
         for stages in (2, 3):
             check_case("fused%d-%d" % (opset, stages), path, "x=1,3,12,12", stages)
+    # a hand-edited plan listing a stage's nodes out of order: the file is still sorted
+    plan = json.load(open(os.path.join(WORK, "fused14-2", "plan.json")))
+    plan["stages"][1]["nodes"].reverse()
+    plan["model"] = os.path.join(WORK, "fused14.onnx")
+    rev = os.path.join(WORK, "reversed.json")
+    json.dump(plan, open(rev, "w"))
+    run([NNPIPE, "split", plan["model"], "--plan", rev, "--export", os.path.join(WORK, "rev")])
+    onnx.checker.check_model(onnx.load(os.path.join(WORK, "rev", "stage-1.onnx")), full_check=True)
     small_plan = check_case("small", os.path.join(SRC, "tests", "data", "small.onnx"),
                             "x=1,3,8,8", 2)
     det = os.path.join(MODELS, "ch_PP-OCRv4_det_infer.onnx")
@@ -174,6 +182,9 @@ def main():
     assert "made for another model" in p.stderr, p.stderr
     assert not os.path.exists(os.path.join(WORK, "x")), "exported despite the wrong plan"
     print("plan for another model:", p.stderr.strip())
+    # --plan alone is a usage error (it only says what to export)
+    p = run([NNPIPE, "split", det, "--plan", small_plan], expect_ok=False)
+    assert p.returncode == 2 and "--plan needs --export" in p.stderr, p.stderr
     # the same plan with its own model exports
     run([NNPIPE, "split", os.path.join(SRC, "tests", "data", "small.onnx"), "--plan", small_plan,
          "--export", os.path.join(WORK, "again")])
