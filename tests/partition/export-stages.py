@@ -176,6 +176,14 @@ def main():
             expect_ok=False)
     assert "cannot create export directory" in p.stderr and "sub" in p.stderr, p.stderr
     print("unwritable export directory:", p.stderr.strip())
+    # bad input: a stage file that cannot be written (a directory has its name; tests run
+    # as root in CI, so a chmod'ed directory would not stop the write)
+    blocked = os.path.join(WORK, "blocked")
+    os.makedirs(os.path.join(blocked, "stage-0.onnx"))
+    p = run([NNPIPE, "split", os.path.join(SRC, "tests", "data", "small.onnx"), "--plan",
+             small_plan, "--export", blocked], expect_ok=False)
+    assert "cannot write stage 0" in p.stderr and "stage-0.onnx" in p.stderr, p.stderr
+    print("unwritable stage file:", p.stderr.strip())
     # bad input: a plan made for another model
     p = run([NNPIPE, "split", det, "--plan", small_plan, "--export", os.path.join(WORK, "x")],
             expect_ok=False)
