@@ -61,6 +61,10 @@ static const char usage_text[] =
   "  --memory-limit MIB       per-stage memory limit\n"
   "  --max-ideals N           ideal-lattice cap of the optimal DP (default 200000)\n"
   "  -o FILE                  write the plan\n"
+  "  --export DIR             write each stage as an ONNX model DIR/stage-K.onnx\n"
+  "  --plan FILE              with --export: export that plan's stages instead of splitting\n"
+  "  --export DIR             write each stage as an ONNX model DIR/stage-K.onnx\n"
+  "  --plan FILE              with --export: export that plan's stages instead of splitting\n"
   "\n"
   "Run 'nnpipe COMMAND --help' for the options of one command.\n";
 
@@ -566,6 +570,7 @@ cmd_run (int argc, char **argv)
   NnpStage *stage = NULL;
   NnpTensor **inputs = NULL, **outputs = NULL;
   NnpStageOptions opts = { 0 };
+  g_autoptr (GArray) io_ids = NULL;
 
   if (!parse_options ("run", entries, &argc, &argv, &path)
       || !parse_shape_args (shape_strv, &sa)) {
@@ -637,6 +642,21 @@ cmd_run (int argc, char **argv)
     if (nnp_log_get_threshold () < NNP_LOG_INFO)
       nnp_log_set_threshold (NNP_LOG_INFO);
   }
+  /* the stage is the model: every graph input (also one no node reads) and
+   * every non-constant graph output (also one that is a graph input, as in
+   * stages written by split --export) */
+  io_ids = g_array_new (FALSE, FALSE, sizeof (int));
+  for (int pass = 0; pass < 2; pass++) {
+    GArray *ids = pass == 0 ? graph->inputs : graph->outputs;
+    for (guint i = 0; i < ids->len; i++)
+      if (!nnp_graph_value (graph, g_array_index (ids, int, i))->constant)
+        g_array_append_val (io_ids, g_array_index (ids, int, i));
+    if (pass == 0)
+      opts.n_inputs = io_ids->len;
+  }
+  opts.inputs = (const int *) io_ids->data;
+  opts.outputs = (const int *) io_ids->data + opts.n_inputs;
+  opts.n_outputs = io_ids->len - opts.n_inputs;
   stage = nnp_stage_new (graph, NULL, 0, &opts, &err);
   if (stage == NULL) {
     print_error ("%s", err->message);

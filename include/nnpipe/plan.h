@@ -136,6 +136,18 @@ gboolean nnp_plan_resolve (NnpPlan *plan, const NnpGraph *graph, GError **error)
  * cpus taken from the plan.  Free with nnp_stage_free(). */
 NnpStage *nnp_plan_stage_new (const NnpPlan *plan, int k, NnpGraph *graph, GError **error);
 
+/* Write stage k of a resolved plan as a standalone ONNX model at `path`:
+ * the stage's nodes of graph (the nnp_plan_specialize() graph of `model`),
+ * fused activations written back as ONNX nodes, the constants they read as
+ * initializers, the stage's boundary values as graph inputs / outputs (same
+ * names and order, static shapes).  NNP_ERROR_PLAN when the plan's digest is
+ * not the model's, NNP_ERROR_IO when the file cannot be written. */
+gboolean nnp_plan_export_stage (const NnpPlan *plan, int k, NnpModel *model,
+                                const NnpGraph *graph, const char *path, GError **error);
+/* Every stage: DIR/stage-K.onnx (DIR is created when missing). */
+gboolean nnp_plan_export (const NnpPlan *plan, NnpModel *model, const NnpGraph *graph,
+                          const char *dir, GError **error);
+
 /* ------------------------------------------------------------ devices */
 
 typedef struct {
