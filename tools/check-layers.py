@@ -1,0 +1,328 @@
+#!/usr/bin/env python3
+"""Check the include layering of libnnpipe and the plugin (issue 11).
+
+  tools/check-layers.py [--list] [SOURCE_ROOT]
+
+Reads every #include line (and the functions each file defines and calls) of
+lib/, plugins/ and include/nnpipe/, then checks:
+
+ 1. Layers, by the directory of the including file and of the included header
+    (docs/architecture.md, "Layers"):
+      include/nnpipe/ (public)  includes only include/nnpipe/ and system headers
+      lib/graph, lib/ops        include nothing from lib/backends, lib/exec, lib/partition
+      lib/backends              includes nothing from lib/exec, lib/partition
+      lib/ (all of it)          includes nothing from plugins/ and no <gst/...>
+ 2. No loops between files: file A calls a function defined in file B (so it
+    includes B's header) and B, directly or through other files, calls one
+    defined in A.  A header counts as part of the .c file of the same stem.
+    Only functions with external linkage count (static ones are private).
+ 3. Every quoted #include names a header that exists.
+
+Known violations that need the backend interface (issue 11) are on ALLOWED
+below, each with its reason; the list may only shrink: an entry that no longer
+matches anything is an error too, so a fixed violation is taken off the list.
+--list prints every file-to-file call edge (A -> B: symbols) and exits 0.
+Exits 1 naming each violation, 0 when the tree is clean.
+"""
+import os
+import re
+import sys
+
+# ------------------------------------------------------------------ the rules
+
+# layer of a path (relative to the source root) -> layers it must not include
+FORBIDDEN = {
+    "graph": {"backends", "exec", "partition", "plugins"},
+    "ops": {"backends", "exec", "partition", "plugins"},
+    "backends": {"exec", "partition", "plugins"},
+    "exec": {"partition", "plugins"},
+    "onnx": {"backends", "exec", "partition", "plugins"},
+    "partition": {"plugins"},
+    "core": {"plugins"},
+    "public": {"graph", "ops", "backends", "exec", "partition", "onnx", "core", "plugins"},
+}
+
+# Known violations, each "A -> B" (include edge: A includes header B; call
+# edge: A calls a function defined in B).  Needs NnpBackend, issue 11: the
+# backend interface removes them (nothing outside lib/backends/<name>/ names a
+# backend; the executor calls backends through the table).  Shrink only.
+ALLOWED = {
+    # layer: graph/specialize.c folds constants by calling the CPU kernels
+    # directly (fold_node); needs NnpBackend (issue 11): fold through the CPU
+    # backend's table entry.
+    ("lib/graph/specialize.c", "lib/backends/cpu/cpu.h"):
+        "needs NnpBackend, issue 11: constant folding calls the CPU kernel",
+    # layer: the CPU kernels take the executor's thread pool; needs NnpBackend
+    # (issue 11): the pool becomes a backend-neutral utility or the CPU
+    # backend's own.
+    ("lib/backends/cpu/cpu.h", "lib/exec/threadpool.h"):
+        "needs NnpBackend, issue 11: CPU kernels run on the exec thread pool",
+    ("lib/backends/cpu/cpu-gemm.h", "lib/exec/threadpool.h"):
+        "needs NnpBackend, issue 11: CPU kernels run on the exec thread pool",
+    # layer: the OpenCL executor reuses the CPU executor's memory planner.
+    ("lib/backends/opencl/ocl-exec.c", "lib/exec/memplan.h"):
+        "needs NnpBackend, issue 11: the OpenCL executor uses exec's memory plan",
+    # loops: device.c dispatches to OpenCL by name and the OpenCL files call
+    # back into device.c (tensor wrapping, copy counters).
+    ("lib/backends/device.c", "lib/backends/opencl/ocl-buffer.c"):
+        "needs NnpBackend, issue 11: device.c switches on OpenCL",
+    ("lib/backends/device.c", "lib/backends/opencl/ocl-device.c"):
+        "needs NnpBackend, issue 11: device.c switches on OpenCL",
+    ("lib/backends/device.c", "lib/backends/opencl/ocl-kernels.c"):
+        "needs NnpBackend, issue 11: device.c switches on OpenCL",
+    # loops: exec <-> backends.  stage.c calls both backends' executors and
+    # the OpenCL executor calls back into the stage/exec helpers.
+    ("lib/backends/opencl/ocl-exec.c", "lib/exec/memplan.c"):
+        "needs NnpBackend, issue 11: the OpenCL executor uses exec's memory plan",
+}
+
+# ------------------------------------------------------------------ parsing
+
+INCLUDE_RE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
+# GNU style: the function name starts a line, its type is on the line above.
+DEF_RE = re.compile(r'^([a-z_][a-z0-9_]*)\s*\(', re.M)
+IDENT_RE = re.compile(r'\b[A-Za-z_][A-Za-z0-9_]*\b')
+
+
+def strip_comments_and_strings(text):
+    out = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            out.append("\n" * text.count("\n", i, j))
+            i = j
+        elif text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif c == '"' or c == "'":
+            j = i + 1
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            out.append(c + c)
+            i = j + 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def layer_of(rel):
+    parts = rel.split("/")
+    if parts[0] == "include":
+        return "public"
+    if parts[0] == "plugins":
+        return "plugins"
+    if parts[0] == "lib":
+        return parts[1] if len(parts) > 2 else "core"
+    return None
+
+
+def collect(root):
+    files = []
+    for top in ("lib", "plugins", os.path.join("include", "nnpipe")):
+        for dirpath, dirnames, filenames in os.walk(os.path.join(root, top)):
+            dirnames.sort()
+            for f in sorted(filenames):
+                if f.endswith((".c", ".h", ".inc")):
+                    files.append(os.path.relpath(os.path.join(dirpath, f), root))
+    return files
+
+
+def resolve(root, rel, kind, name):
+    """Path (relative to root) of an included header, None for system ones."""
+    here = os.path.dirname(rel)
+    if kind == "<":
+        if name.startswith("nnpipe/"):
+            return os.path.join("include", name)
+        return None
+    for base in (here, "lib", "include", "plugins"):
+        cand = os.path.normpath(os.path.join(base, name))
+        if os.path.isfile(os.path.join(root, cand)):
+            return cand
+    return "?" + name
+
+
+def unit_of(rel, existing):
+    """The .c file a header belongs to (same stem, same folder), else itself."""
+    if rel.endswith(".h"):
+        c = rel[:-2] + ".c"
+        if c in existing:
+            return c
+    return rel
+
+
+def generated(root, rel, name):
+    """Headers the build generates (not in the source tree): named in the
+    meson.build of the folder they would be in.  config.h is the usual
+    optional HAVE_CONFIG_H header (guarded, never generated here)."""
+    if name == "config.h":
+        return True
+    base = os.path.join(os.path.dirname(rel), name)
+    for cand in (base, os.path.join("lib", name)):
+        build = os.path.join(os.path.dirname(os.path.join(root, cand)), "meson.build")
+        if os.path.isfile(build):
+            with open(build) as f:
+                if os.path.basename(name) in f.read():
+                    return True
+    return False
+
+
+def main(argv):
+    list_edges = "--list" in argv
+    args = [a for a in argv[1:] if not a.startswith("--")]
+    root = args[0] if args else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    root = os.path.abspath(root)
+
+    files = collect(root)
+    existing = set(files)
+    errors = []
+    used_allow = set()
+
+    text = {}
+    for rel in files:
+        with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
+            text[rel] = f.read()
+
+    # 1 + 3: includes and layers
+    for rel in files:
+        src_layer = layer_of(rel)
+        for m in INCLUDE_RE.finditer(strip_comments_and_strings_keep_includes(text[rel])):
+            kind, name = m.group(1), m.group(2)
+            if kind == "<" and name.startswith("gst/") and rel.startswith("lib/"):
+                errors.append("%s: includes <%s>: libnnpipe has no GStreamer in it" % (rel, name))
+                continue
+            dep = resolve(root, rel, kind, name)
+            if dep is None:
+                continue
+            if dep.startswith("?"):
+                if not generated(root, rel, name):
+                    errors.append("%s: includes \"%s\", which does not exist" % (rel, name))
+                continue
+            dst_layer = layer_of(dep)
+            if dst_layer in FORBIDDEN.get(src_layer, ()):
+                key = (rel, dep)
+                if key in ALLOWED:
+                    used_allow.add(key)
+                else:
+                    errors.append("%s includes %s: the %s layer may not include from %s"
+                                  % (rel, dep, src_layer, dst_layer))
+
+    # 2: call edges between files and loops
+    defined = {}   # symbol -> unit defining it
+    for rel in files:
+        if not rel.endswith(".c"):
+            continue
+        body = strip_comments_and_strings(text[rel])
+        lines = body.split("\n")
+        for i, line in enumerate(lines):
+            m = DEF_RE.match(line)
+            if not m or i == 0:
+                continue
+            prev = lines[i - 1].strip()
+            if not prev or prev.endswith((";", "{", "}", ",")) or prev.startswith("#"):
+                continue
+            if re.search(r'\bstatic\b', prev) or line.rstrip().endswith(";"):
+                continue
+            defined.setdefault(m.group(1), rel)
+
+    edges = {}     # unit -> {unit -> set(symbols)}
+    for rel in files:
+        src = unit_of(rel, existing)
+        body = strip_comments_and_strings(text[rel])
+        for ident in set(IDENT_RE.findall(body)):
+            dst = defined.get(ident)
+            if dst and dst != src:
+                edges.setdefault(src, {}).setdefault(dst, set()).add(ident)
+
+    if list_edges:
+        for a in sorted(edges):
+            for b in sorted(edges[a]):
+                print("%s -> %s: %s" % (a, b, " ".join(sorted(edges[a][b]))))
+        return 0
+
+    graph = {}
+    for a, outs in edges.items():
+        for b in outs:
+            if (a, b) in ALLOWED:
+                used_allow.add((a, b))
+                continue
+            graph.setdefault(a, set()).add(b)
+    for scc in strongly_connected(graph):
+        if len(scc) < 2:
+            continue
+        members = sorted(scc)
+        detail = []
+        for a in members:
+            for b in sorted(graph.get(a, ())):
+                if b in scc:
+                    detail.append("  %s -> %s (%s)" % (a, b, ", ".join(sorted(edges[a][b])[:4])))
+        errors.append("loop between %s:\n%s" % (", ".join(members), "\n".join(detail)))
+
+    for key in sorted(set(ALLOWED) - used_allow):
+        errors.append("allow-list entry %s -> %s matches nothing any more: take it off ALLOWED "
+                      "in tools/check-layers.py" % key)
+
+    for e in errors:
+        print("check-layers: " + e)
+    n_allowed = len(used_allow)
+    print("check-layers: %d files, %d violation(s), %d allowed (needs NnpBackend, issue 11)"
+          % (len(files), len(errors), n_allowed))
+    return 1 if errors else 0
+
+
+def strip_comments_and_strings_keep_includes(text):
+    """Comments out, strings kept (include names are strings)."""
+    return re.sub(r'/\*.*?\*/', lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
+
+
+def strongly_connected(graph):
+    """Tarjan's algorithm, iterative; returns a list of sets."""
+    index, low, on_stack, stack, out = {}, {}, set(), [], []
+    counter = [0]
+    nodes = set(graph)
+    for outs in graph.values():
+        nodes |= outs
+    for start in sorted(nodes):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph.get(start, ()))))]
+        index[start] = low[start] = counter[0]
+        counter[0] += 1
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            v, it = work[-1]
+            advanced = False
+            for w in it:
+                if w not in index:
+                    index[w] = low[w] = counter[0]
+                    counter[0] += 1
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(sorted(graph.get(w, ())))))
+                    advanced = True
+                    break
+                if w in on_stack:
+                    low[v] = min(low[v], index[w])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = set()
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    comp.add(w)
+                    if w == v:
+                        break
+                out.append(comp)
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
