@@ -52,28 +52,6 @@ ALLOWED = {
     # backend's table entry.
     ("lib/graph/specialize.c", "lib/backends/cpu/cpu.h"):
         "needs NnpBackend, issue 11: constant folding calls the CPU kernel",
-    # layer: the CPU kernels take the executor's thread pool; needs NnpBackend
-    # (issue 11): the pool becomes a backend-neutral utility or the CPU
-    # backend's own.
-    ("lib/backends/cpu/cpu.h", "lib/exec/threadpool.h"):
-        "needs NnpBackend, issue 11: CPU kernels run on the exec thread pool",
-    ("lib/backends/cpu/cpu-gemm.h", "lib/exec/threadpool.h"):
-        "needs NnpBackend, issue 11: CPU kernels run on the exec thread pool",
-    # layer: the OpenCL executor reuses the CPU executor's memory planner.
-    ("lib/backends/opencl/ocl-exec.c", "lib/exec/memplan.h"):
-        "needs NnpBackend, issue 11: the OpenCL executor uses exec's memory plan",
-    # loops: device.c dispatches to OpenCL by name and the OpenCL files call
-    # back into device.c (tensor wrapping, copy counters).
-    ("lib/backends/device.c", "lib/backends/opencl/ocl-buffer.c"):
-        "needs NnpBackend, issue 11: device.c switches on OpenCL",
-    ("lib/backends/device.c", "lib/backends/opencl/ocl-device.c"):
-        "needs NnpBackend, issue 11: device.c switches on OpenCL",
-    ("lib/backends/device.c", "lib/backends/opencl/ocl-kernels.c"):
-        "needs NnpBackend, issue 11: device.c switches on OpenCL",
-    # loops: exec <-> backends.  stage.c calls both backends' executors and
-    # the OpenCL executor calls back into the stage/exec helpers.
-    ("lib/backends/opencl/ocl-exec.c", "lib/exec/memplan.c"):
-        "needs NnpBackend, issue 11: the OpenCL executor uses exec's memory plan",
 }
 
 # ------------------------------------------------------------------ parsing
