@@ -12,7 +12,9 @@
 # The scoring rule is in tests/ocr-real/eval.py.  -v prints every line not
 # read exactly.
 set -eu
-root=$(cd "$(dirname "$0")/.." && pwd)
+me=ocr-real.sh
+. "$(dirname "$0")/../pipelines/common.sh"
+nnp_help "$@"
 eval="python3 $root/tests/ocr-real/eval.py --jobs 2 $*"
 
 echo "== nnpipe (pipelines/ocr-file.sh)"

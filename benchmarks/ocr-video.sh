@@ -41,6 +41,7 @@ set -eu
 
 me=ocr-video.sh
 . "$(dirname "$0")/../pipelines/common.sh"
+nnp_help "$@"
 frames=${1:-100}
 lines=${2:-3}
 rounds=${ROUNDS:-3}

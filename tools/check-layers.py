@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Check the include layering of libnnpipe and the plugin (issue 11).
 
-  tools/check-layers.py [--list] [SOURCE_ROOT]
+  tools/check-layers.py [--list | --self-test] [SOURCE_ROOT]
 
 Reads every #include line (and the functions each file defines and calls) of
 lib/, plugins/ and include/nnpipe/, then checks:
@@ -21,7 +21,8 @@ lib/, plugins/ and include/nnpipe/, then checks:
 Known violations that need the backend interface (issue 11) are on ALLOWED
 below, each with its reason; the list may only shrink: an entry that no longer
 matches anything is an error too, so a fixed violation is taken off the list.
---list prints every file-to-file call edge (A -> B: symbols) and exits 0.
+--list prints every file-to-file call edge (A -> B: symbols) and exits 0;
+--self-test checks the checker on a small tree with one of each violation.
 Exits 1 naming each violation, 0 when the tree is clean.
 """
 import os
@@ -149,20 +150,67 @@ def generated(root, rel, name):
 
 
 def main(argv):
-    list_edges = "--list" in argv
     args = [a for a in argv[1:] if not a.startswith("--")]
     root = args[0] if args else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
     root = os.path.abspath(root)
+    if "--self-test" in argv:
+        return self_test()
+    if "--list" in argv:
+        for a, b, syms in call_edges(root):
+            print("%s -> %s: %s" % (a, b, " ".join(sorted(syms))))
+        return 0
+    errors, n_files, n_allowed = check(root, ALLOWED)
+    for e in errors:
+        print("check-layers: " + e)
+    print("check-layers: %d files, %d violation(s), %d allowed (needs NnpBackend, issue 11)"
+          % (n_files, len(errors), n_allowed))
+    return 1 if errors else 0
 
+
+def read_tree(root):
     files = collect(root)
-    existing = set(files)
-    errors = []
-    used_allow = set()
-
     text = {}
     for rel in files:
         with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
             text[rel] = f.read()
+    return files, text
+
+
+def call_edges(root):
+    """(A, B, symbols): file A calls functions defined in file B."""
+    files, text = read_tree(root)
+    existing = set(files)
+    defined = {}   # symbol -> unit defining it
+    for rel in files:
+        if not rel.endswith(".c"):
+            continue
+        lines = strip_comments_and_strings(text[rel]).split("\n")
+        for i, line in enumerate(lines):
+            m = DEF_RE.match(line)
+            if not m or i == 0:
+                continue
+            prev = lines[i - 1].strip()
+            if not prev or prev.endswith((";", "{", "}", ",")) or prev.startswith("#"):
+                continue
+            if re.search(r'\bstatic\b', prev) or line.rstrip().endswith(";"):
+                continue
+            defined.setdefault(m.group(1), rel)
+    edges = {}     # unit -> {unit -> set(symbols)}
+    for rel in files:
+        src = unit_of(rel, existing)
+        body = strip_comments_and_strings(text[rel])
+        for ident in set(IDENT_RE.findall(body)):
+            dst = defined.get(ident)
+            if dst and dst != src:
+                edges.setdefault(src, {}).setdefault(dst, set()).add(ident)
+    return [(a, b, edges[a][b]) for a in sorted(edges) for b in sorted(edges[a])]
+
+
+def check(root, allowed):
+    """Violations (strings), files read, allow-list entries used."""
+    files, text = read_tree(root)
+    errors = []
+    used_allow = set()
 
     # 1 + 3: includes and layers
     for rel in files:
@@ -182,49 +230,21 @@ def main(argv):
             dst_layer = layer_of(dep)
             if dst_layer in FORBIDDEN.get(src_layer, ()):
                 key = (rel, dep)
-                if key in ALLOWED:
+                if key in allowed:
                     used_allow.add(key)
                 else:
                     errors.append("%s includes %s: the %s layer may not include from %s"
                                   % (rel, dep, src_layer, dst_layer))
 
     # 2: call edges between files and loops
-    defined = {}   # symbol -> unit defining it
-    for rel in files:
-        if not rel.endswith(".c"):
-            continue
-        body = strip_comments_and_strings(text[rel])
-        lines = body.split("\n")
-        for i, line in enumerate(lines):
-            m = DEF_RE.match(line)
-            if not m or i == 0:
-                continue
-            prev = lines[i - 1].strip()
-            if not prev or prev.endswith((";", "{", "}", ",")) or prev.startswith("#"):
-                continue
-            if re.search(r'\bstatic\b', prev) or line.rstrip().endswith(";"):
-                continue
-            defined.setdefault(m.group(1), rel)
-
-    edges = {}     # unit -> {unit -> set(symbols)}
-    for rel in files:
-        src = unit_of(rel, existing)
-        body = strip_comments_and_strings(text[rel])
-        for ident in set(IDENT_RE.findall(body)):
-            dst = defined.get(ident)
-            if dst and dst != src:
-                edges.setdefault(src, {}).setdefault(dst, set()).add(ident)
-
-    if list_edges:
-        for a in sorted(edges):
-            for b in sorted(edges[a]):
-                print("%s -> %s: %s" % (a, b, " ".join(sorted(edges[a][b]))))
-        return 0
+    edges = {}
+    for a, b, syms in call_edges(root):
+        edges.setdefault(a, {})[b] = syms
 
     graph = {}
     for a, outs in edges.items():
         for b in outs:
-            if (a, b) in ALLOWED:
+            if (a, b) in allowed:
                 used_allow.add((a, b))
                 continue
             graph.setdefault(a, set()).add(b)
@@ -239,16 +259,59 @@ def main(argv):
                     detail.append("  %s -> %s (%s)" % (a, b, ", ".join(sorted(edges[a][b])[:4])))
         errors.append("loop between %s:\n%s" % (", ".join(members), "\n".join(detail)))
 
-    for key in sorted(set(ALLOWED) - used_allow):
+    for key in sorted(set(allowed) - used_allow):
         errors.append("allow-list entry %s -> %s matches nothing any more: take it off ALLOWED "
                       "in tools/check-layers.py" % key)
+    return errors, len(files), len(used_allow)
 
-    for e in errors:
-        print("check-layers: " + e)
-    n_allowed = len(used_allow)
-    print("check-layers: %d files, %d violation(s), %d allowed (needs NnpBackend, issue 11)"
-          % (len(files), len(errors), n_allowed))
-    return 1 if errors else 0
+
+def self_test():
+    """The checker finds what it should, on a small tree written here."""
+    import tempfile
+    tree = {
+        "include/nnpipe/pub.h": '#include "../../lib/exec/x.h"\n',
+        "lib/graph/g.c": '#include "backends/cpu/k.h"\n#include "missing.h"\n'
+                         'void\ng_fn (void)\n{\n  k_fn ();\n}\n',
+        "lib/backends/cpu/k.h": '#include "exec/x.h"\nvoid k_fn (void);\n',
+        "lib/backends/cpu/k.c": '#include "backends/cpu/k.h"\n'
+                                'void\nk_fn (void)\n{\n  g_fn ();\n}\n'
+                                'static void\nk_private (void)\n{\n}\n',
+        "lib/exec/x.h": "#pragma once\n",
+        "lib/ok.c": '#include <gst/gst.h>\nstatic int\nk_private (void)\n{\n  return 0;\n}\n',
+        "plugins/a.c": 'void\na_fn (void)\n{\n  b_fn ();\n}\n',
+        "plugins/b.c": 'void\nb_fn (void)\n{\n  a_fn ();\n}\n',
+    }
+    expect = [
+        "include/nnpipe/pub.h includes lib/exec/x.h: the public layer may not include from exec",
+        "lib/graph/g.c includes lib/backends/cpu/k.h: the graph layer",
+        "includes \"missing.h\", which does not exist",
+        "lib/backends/cpu/k.h includes lib/exec/x.h: the backends layer",
+        "lib/ok.c: includes <gst/gst.h>",
+        "loop between lib/backends/cpu/k.c, lib/graph/g.c",
+        "loop between plugins/a.c, plugins/b.c",
+        "allow-list entry lib/x.c -> lib/y.c matches nothing",
+    ]
+    with tempfile.TemporaryDirectory() as root:
+        for rel, body in tree.items():
+            os.makedirs(os.path.dirname(os.path.join(root, rel)), exist_ok=True)
+            with open(os.path.join(root, rel), "w") as f:
+                f.write(body)
+        errors, _, _ = check(root, {("lib/x.c", "lib/y.c"): "stale"})
+        allowed_errors, _, used = check(root, {("lib/graph/g.c", "lib/backends/cpu/k.h"): "test"})
+    ok = True
+    for e in expect:
+        if not any(e in got for got in errors):
+            print("check-layers self-test: not found: %s" % e)
+            ok = False
+    if len(errors) != len(expect):
+        print("check-layers self-test: %d violations, expected %d:\n  %s"
+              % (len(errors), len(expect), "\n  ".join(errors)))
+        ok = False
+    if used != 1 or any("the graph layer" in e for e in allowed_errors):
+        print("check-layers self-test: the allow-list entry was not honoured")
+        ok = False
+    print("check-layers self-test: %s" % ("ok" if ok else "FAILED"))
+    return 0 if ok else 1
 
 
 def strip_comments_and_strings_keep_includes(text):
