@@ -61,13 +61,6 @@ gst_nn_stage_device_spec_locked (GstNnStage * self, gint * threads_out,
   return spec;
 }
 
-gboolean
-gst_nn_stage_spec_is_opencl (const gchar * spec)
-{
-  return spec != NULL && g_ascii_strncasecmp (spec, "opencl", 6) == 0
-      && (spec[6] == '\0' || spec[6] == ':');
-}
-
 /* The memory features the stage offers on either pad (takes caps, returns
  * new caps): on OpenCL every structure in device memory first, then the
  * same in system memory; on the CPU system memory only. */

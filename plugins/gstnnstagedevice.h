@@ -14,8 +14,6 @@ G_BEGIN_DECLS
  * object lock held. */
 gchar *gst_nn_stage_device_spec_locked (GstNnStage * self, gint * threads_out,
     GError ** error);
-/* Whether a device spec names an OpenCL device. */
-gboolean gst_nn_stage_spec_is_opencl (const gchar * spec);
 
 /* The device of the stage (the plan stage's, else the properties'): sets
  * dev_spec, use_cl and cl_device.  FALSE after posting an error. */

@@ -16,11 +16,17 @@
 #endif
 
 #include "gstnnstagepart.h"
-#include "gstnnstagedevice.h"
 
 #include <string.h>
 
 #define GST_CAT_DEFAULT gst_nn_stage_debug
+
+gboolean
+gst_nn_stage_spec_is_opencl (const gchar * spec)
+{
+  return spec != NULL && g_ascii_strncasecmp (spec, "opencl", 6) == 0
+      && (spec[6] == '\0' || spec[6] == ':');
+}
 
 /* A copy of plan that the partitioner can resolve when the plan names an
  * OpenCL device this machine cannot open: nnp_plan_resolve() refuses

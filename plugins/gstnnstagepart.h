@@ -40,6 +40,9 @@ GstCaps *gst_nn_stage_filter_model_inputs (GstNnStage * self, GstCaps * caps);
  * bad plan or node list fails at start. */
 gboolean gst_nn_stage_check_part_locked (GstNnStage * self, GError ** error);
 
+/* Whether a device spec names an OpenCL device. */
+gboolean gst_nn_stage_spec_is_opencl (const gchar * spec);
+
 /* Stage k of a resolved plan on a device. */
 NnpStage *gst_nn_stage_plan_stage_new (const NnpPlan * plan, gint k,
     NnpGraph * graph, const gchar * device, GError ** error);

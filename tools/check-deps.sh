@@ -46,6 +46,8 @@ cmd       meson                                      meson
 cmd       ninja                                      ninja-build
 cmd       pkg-config                                 pkg-config
 cmd       git                                        git
+# tools/format.sh (the style files .clang-format, plugins/.clang-format)
+cmd       clang-format                               clang-format
 pc        glib-2.0                                   libglib2.0-dev
 pc        libcjson                                   libcjson-dev
 pc        gstreamer-1.0                              libgstreamer1.0-dev

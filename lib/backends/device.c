@@ -7,7 +7,6 @@
 #include <nnpipe/device.h>
 #include <nnpipe/log.h>
 
-#include "backends/device-private.h"
 #include "backends/cpu/cpu.h"
 #ifdef NNP_HAVE_OPENCL
 #include "backends/opencl/opencl.h"
@@ -30,42 +29,6 @@ static GMutex lock;
 #ifdef NNP_HAVE_OPENCL
 static GHashTable *devices;      /* NnpOclDevice* -> NnpDevice* (borrowed) */
 #endif
-static guint64 n_to_device, n_to_host, bytes_to_device, bytes_to_host, n_weights;
-
-void
-nnp_device_count_copy (gboolean to_device, gsize bytes)
-{
-  g_mutex_lock (&lock);
-  if (to_device) {
-    n_to_device++;
-    bytes_to_device += bytes;
-  } else {
-    n_to_host++;
-    bytes_to_host += bytes;
-  }
-  g_mutex_unlock (&lock);
-}
-
-void
-nnp_device_count_weight_upload (void)
-{
-  g_mutex_lock (&lock);
-  n_weights++;
-  g_mutex_unlock (&lock);
-}
-
-void
-nnp_device_get_copy_counts (NnpCopyCounts *counts)
-{
-  g_return_if_fail (counts != NULL);
-  g_mutex_lock (&lock);
-  counts->to_device = n_to_device;
-  counts->to_host = n_to_host;
-  counts->to_device_bytes = bytes_to_device;
-  counts->to_host_bytes = bytes_to_host;
-  counts->weight_uploads = n_weights;
-  g_mutex_unlock (&lock);
-}
 
 #define MAX_SPEC_THREADS 1024
 

@@ -22,8 +22,8 @@
 #include <nnpipe/log.h>
 
 #include "backends/cpu/cpu.h"
-#include "exec/memplan.h"
-#include "exec/threadpool.h"
+#include "backends/memplan.h"
+#include "backends/cpu/threadpool.h"
 #ifdef NNP_HAVE_OPENCL
 #include "backends/opencl/opencl.h"
 #endif

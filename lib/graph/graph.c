@@ -4,6 +4,31 @@
 #include <stdarg.h>
 #include <string.h>
 
+/* ONNX op type of each NnpOpType (op-list.h); lib/ops/op-table.c holds the
+ * rest of each op's definition. */
+static const char *const op_names[] = {
+#define NNP_OP(ID, id, onnx, ...) [NNP_OP_##ID] = onnx,
+#include <nnpipe/op-list.h>
+#undef NNP_OP
+};
+G_STATIC_ASSERT (G_N_ELEMENTS (op_names) == NNP_OP_COUNT);
+
+const char *
+nnp_op_name (NnpOpType op)
+{
+  if ((int) op < 0 || op >= NNP_OP_COUNT)
+    return "Unknown";
+  return op_names[op];
+}
+
+NnpOpType
+nnp_op_from_onnx (const char *op_type)
+{
+  for (int i = 0; op_type && i < NNP_OP_COUNT; i++)
+    if (strcmp (op_names[i], op_type) == 0)
+      return (NnpOpType) i;
+  return NNP_OP_UNKNOWN;
+}
 
 static void
 attr_clear (NnpAttr *attr)

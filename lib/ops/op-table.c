@@ -1,5 +1,7 @@
 /* libnnpipe: the op table (generated from op-list.h) and helpers shared by
- * the ops' infer functions. */
+ * the ops' infer functions.  The op names (nnp_op_name, nnp_op_from_onnx)
+ * live with the graph IR in lib/graph/graph.c: the graph layer does not call
+ * into lib/ops (tools/check-layers.py). */
 #include "ops/ops.h"
 
 #include <string.h>
@@ -18,22 +20,6 @@ nnp_op_def (NnpOpType op)
   if ((int) op < 0 || op >= NNP_OP_COUNT)
     return NULL;
   return &op_defs[op];
-}
-
-const char *
-nnp_op_name (NnpOpType op)
-{
-  const NnpOpDef *def = nnp_op_def (op);
-  return def ? def->onnx_name : "Unknown";
-}
-
-NnpOpType
-nnp_op_from_onnx (const char *op_type)
-{
-  for (int i = 0; op_type && i < NNP_OP_COUNT; i++)
-    if (strcmp (op_defs[i].onnx_name, op_type) == 0)
-      return (NnpOpType) i;
-  return NNP_OP_UNKNOWN;
 }
 
 gboolean

@@ -1,6 +1,6 @@
-/* Unit tests: the stage thread pool (lib/exec/threadpool.h). */
+/* Unit tests: the stage thread pool (lib/backends/cpu/threadpool.h). */
 #include <nnpipe/nnpipe.h>
-#include "exec/threadpool.h"
+#include "backends/cpu/threadpool.h"
 
 typedef struct {
   gint *hits;          /* per index, atomically incremented */

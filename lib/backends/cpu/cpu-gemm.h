@@ -17,7 +17,7 @@
 
 #include <glib.h>
 #include <nnpipe/graph.h>
-#include "exec/threadpool.h"
+#include "backends/cpu/threadpool.h"
 
 G_BEGIN_DECLS
 

@@ -14,7 +14,7 @@
 
 #include <nnpipe/graph.h>
 #include <nnpipe/error.h>
-#include "exec/threadpool.h"
+#include "backends/cpu/threadpool.h"
 
 G_BEGIN_DECLS
 

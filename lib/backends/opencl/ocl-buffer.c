@@ -4,7 +4,7 @@
  * are counted process-wide; tests read the counts through
  * nnp_device_get_copy_counts() to prove where copies happen. */
 #include "backends/opencl/opencl.h"
-#include "backends/device-private.h"
+#include "backends/copy-counts.h"
 
 #include <nnpipe/log.h>
 

@@ -18,7 +18,7 @@
  * tells whether the run failed (then the node's `report` names the error).
  * Stages without such nodes pay nothing. */
 #include "backends/opencl/opencl.h"
-#include "exec/memplan.h"
+#include "backends/memplan.h"
 
 #include <nnpipe/log.h>
 

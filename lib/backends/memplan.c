@@ -3,7 +3,7 @@
  * Greedy by size with best fit: blocks are placed largest first; each goes
  * into the smallest gap between already-placed blocks whose lifetimes
  * overlap with it, or after the highest of them when no gap fits. */
-#include "exec/memplan.h"
+#include "backends/memplan.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* libnnpipe internal: device bookkeeping shared by the backends (device.c). */
+/* libnnpipe internal: copy counters the backends bump (copy-counts.c). */
 #pragma once
 
 #include <nnpipe/device.h>

@@ -11,7 +11,7 @@
  * `active` to drain before the next job may overwrite the fields.
  *
  * Nothing is allocated per nnp_parallel_for call. */
-#include "exec/threadpool.h"
+#include "backends/cpu/threadpool.h"
 
 #include <nnpipe/stage.h>
 
