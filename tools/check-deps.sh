@@ -7,6 +7,12 @@
 #   tools/check-deps.sh               check every item; exit 1 listing each missing
 #                                     one with its Debian package
 #   tools/check-deps.sh --packages    print the Debian packages (one per line)
+#   tools/check-deps.sh --missing-packages
+#                                     print the packages still to install: those of
+#                                     the items that are absent, unless dpkg has the
+#                                     package already (an item that is there by other
+#                                     means, e.g. npm from a Node.js distribution, needs
+#                                     no package)
 #   tools/check-deps.sh --self-check  scan pipelines/, tests/, benchmarks/ and tools/
 #                                     for gst-launch elements, `command -v` tools,
 #                                     meson find_program()s and Python imports;
@@ -53,6 +59,8 @@ file      /etc/OpenCL/vendors/pocl.icd               pocl-opencl-icd
 cmd       clinfo                                     clinfo
 cmd       gst-launch-1.0                             gstreamer1.0-tools
 cmd       gst-inspect-1.0                            gstreamer1.0-tools
+# benchmarks/pictures.sh: the SVGs of docs/img rendered in a real browser
+cmd       chromium                                   chromium
 element   filesrc                                    libgstreamer1.0-0
 element   filesink                                   libgstreamer1.0-0
 element   fakesink                                   libgstreamer1.0-0
@@ -149,6 +157,15 @@ check () {
   echo "check-deps: all $(wc -l < "$tmp/rows" | tr -d ' ') dependencies present"
 }
 
+missing_packages () {
+  rows | while read -r kind what remedy; do
+    [ "$remedy" = fetch ] && continue
+    probe "$kind" "$what" "$remedy" && continue
+    dpkg-query -W -f='${Status}' "$remedy" 2>/dev/null | grep -q "install ok installed" && continue
+    echo "$remedy"
+  done | awk '!seen[$0]++'
+}
+
 # scan FILE...: print "kind name file" for what the files use: the elements
 # of gst-launch-1.0 lines (comments included: they are documented lines),
 # `command -v` tools, meson find_program()s and Python imports
@@ -229,7 +246,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 case ${1:-} in
   --packages) rows | awk '$3 != "fetch" { print $3 }' | awk '!seen[$0]++' ;;
+  --missing-packages) missing_packages ;;
   --self-check) self_check ;;
   '') check ;;
-  *) echo "usage: $0 [--packages|--self-check|--help]" >&2; exit 2 ;;
+  *) echo "usage: $0 [--packages|--missing-packages|--self-check|--help]" >&2; exit 2 ;;
 esac

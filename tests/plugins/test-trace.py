@@ -138,21 +138,32 @@ st = spans(json.load(open(run_trace)))
 check(len(st) == 2 and all(len(v) == 4 for v in st.values()),
       "nnpipe run --plan under NNP_TRACE: 2 stages x 4 runs")
 
-# 4. the plan picture
-plan = json.load(open(plan_path))
-root = ET.parse(path("plan.svg")).getroot()
-boxes = [g for g in root.iter(SVG + "g") if g.get("class") == "node"]
-n_nodes = sum(len(s["nodes"]) for s in plan["stages"])
-check(len(boxes) == n_nodes, "plan.svg: %d boxes for %d nodes" % (len(boxes), n_nodes))
-for k, s in enumerate(plan["stages"]):
-    check(sum(1 for g in boxes if g.get("data-stage") == str(k)) == len(s["nodes"]),
-          "plan.svg: stage %d has its %d nodes" % (k, len(s["nodes"])))
-labels = sorted(t.text.split(":")[0] for t in root.iter(SVG + "text")
-                if t.get("class") == "cut-label")
-crossing = sorted(set(v for s in plan["stages"][:-1] for v in s["outputs"]) - set(plan["shapes"]))
-check(labels == crossing and len(labels) > 0, "plan.svg: cut labels %s = %s" % (labels, crossing))
-check(all("B" in t.text for t in root.iter(SVG + "text") if t.get("class") == "cut-label"),
-      "plan.svg: cut labels give bytes")
+# 4. the plan picture (two-out: a graph output made in stage 0 crosses the cut)
+def check_plan_svg(plan_path, svg_path):
+    plan = json.load(open(plan_path))
+    root = ET.parse(svg_path).getroot()
+    name = os.path.basename(svg_path)
+    boxes = [g for g in root.iter(SVG + "g") if g.get("class") == "node"]
+    n_nodes = sum(len(s["nodes"]) for s in plan["stages"])
+    check(len(boxes) == n_nodes, "%s: %d boxes for %d nodes" % (name, len(boxes), n_nodes))
+    for k, s in enumerate(plan["stages"]):
+        check(sum(1 for g in boxes if g.get("data-stage") == str(k)) == len(s["nodes"]),
+              "%s: stage %d has its %d nodes" % (name, k, len(s["nodes"])))
+    cut = [t.text for t in root.iter(SVG + "text") if t.get("class") == "cut-label"]
+    labels = sorted(t.split(":")[0] for t in cut)
+    crossing = sorted(set(v for s in plan["stages"][:-1] for v in s["outputs"])
+                      - set(plan["shapes"]))
+    check(labels == crossing and len(labels) > 0,
+          "%s: cut labels %s = %s" % (name, labels, crossing))
+    check(all(t.split(":")[1].split()[1] in ("B", "KiB", "MiB") for t in cut),
+          "%s: cut labels give bytes" % name)
+
+
+check_plan_svg(plan_path, path("plan.svg"))
+for m, stages in (("two-out", "3"), ("residual", "3")):
+    run([cli, "split", os.path.join(models, m + ".onnx"), "--shape", "x=1,3,16,16",
+         "--stages", stages, "--estimate", "-o", path(m + ".json"), "--svg", path(m + ".svg")])
+    check_plan_svg(path(m + ".json"), path(m + ".svg"))
 
 # 5. errors
 p = launch(["nnpipeline", "model=" + model, "stages=2", "trace=" + path("no/such/dir/t.json")],
