@@ -269,7 +269,12 @@ cmp_events (gconstpointer a, gconstpointer b)
 {
   const TraceEvent *x = a, *y = b;
 
-  return x->ts < y->ts ? -1 : x->ts > y->ts;
+  /* ties (same microsecond): by track, then frame, so a track stays in order */
+  if (x->ts != y->ts)
+    return x->ts < y->ts ? -1 : 1;
+  if (x->track != y->track)
+    return x->track < y->track ? -1 : 1;
+  return x->value < y->value ? -1 : x->value > y->value;
 }
 
 gboolean
