@@ -19,9 +19,9 @@
 # .cache/models).
 set -eu
 
-root=$(cd "$(dirname "$0")/.." && pwd)
-build=${NNP_BUILD_DIR:-$root/build}
-models=${NNP_MODELS_DIR:-$root/.cache/models}
+me=pictures.sh
+. "$(dirname "$0")/../pipelines/common.sh"
+nnp_help "$@"
 out=${1:-$root/docs/img}
 frames=${2:-20}
 stages=${3:-2}
