@@ -1273,9 +1273,7 @@ gst_nn_stage_get_property (GObject * object, guint prop_id, GValue * value,
       g_value_set_string (value, self->plan_path);
       break;
     case PROP_TRACE:
-      GST_OBJECT_LOCK (self);
       g_value_set_string (value, self->trace_path);
-      GST_OBJECT_UNLOCK (self);
       break;
     case PROP_STAGE:
       g_value_set_int (value, self->stage_index);
