@@ -70,6 +70,7 @@
 
 #include <nnpipe/model.h>
 #include <nnpipe/plan.h>
+#include <nnpipe/trace.h>
 
 #include <string.h>
 
@@ -86,6 +87,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_nn_pipeline_debug);
 #define DEFAULT_PIN FALSE
 #define DEFAULT_FALLBACK FALSE
 #define DEFAULT_STAGE_LOAD NULL
+#define DEFAULT_TRACE NULL
 
 #define MAX_STAGES 64
 
@@ -102,6 +104,7 @@ enum
   PROP_PIN,
   PROP_FALLBACK,
   PROP_STAGE_LOAD,
+  PROP_TRACE,
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -131,6 +134,7 @@ struct _GstNnPipeline
   gboolean pin;
   gboolean fallback;
   gchar *stage_load;
+  gchar *trace_path;
 
   /* stream state (build_lock), between READY -> PAUSED and back */
   GMutex build_lock;
@@ -140,6 +144,8 @@ struct _GstNnPipeline
   GPtrArray *stage_elems;       /* nnstage GstElement* (refs) */
   GPtrArray *queues;            /* queue GstElement* (refs) */
   gchar *built_key;             /* input caps the stages were built for */
+  NnpTrace *trace;              /* owned ref, NULL when not tracing: the
+                                 * queues' levels; the stages hold their own */
 
   GstCaps *refused_caps;        /* input caps whose error was posted (ref,
                                  * build_lock): posted once, not on every
@@ -173,6 +179,44 @@ GST_ELEMENT_REGISTER_DEFINE (nnpipeline, "nnpipeline", GST_RANK_NONE,
 
 /* ------------------------------------------------------------------------ */
 /* Building the stages */
+
+/* Trace of one queue's level: buffers in minus buffers out, counted by
+ * probes on its pads (no lock, no property read on the streaming path). */
+typedef struct
+{
+  NnpTrace *trace;              /* not owned: closed after the queues are gone */
+  gint counter;
+  gint level;                   /* atomic */
+} QueueTrace;
+
+static GstPadProbeReturn
+queue_trace_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  QueueTrace *qt = user_data;
+  gint delta = GST_PAD_IS_SINK (pad) ? 1 : -1;
+  gint level = g_atomic_int_add (&qt->level, delta) + delta;
+
+  nnp_trace_counter (qt->trace, qt->counter, level, nnp_trace_now ());
+  return GST_PAD_PROBE_OK;
+}
+
+static void
+queue_trace_attach (GstNnPipeline * self, GstElement * queue)
+{
+  QueueTrace *qt = g_new0 (QueueTrace, 1);
+  GstPad *sink = gst_element_get_static_pad (queue, "sink");
+  GstPad *src = gst_element_get_static_pad (queue, "src");
+
+  qt->trace = self->trace;
+  qt->counter = nnp_trace_add_counter (self->trace, GST_OBJECT_NAME (queue));
+  /* qt lives as long as the queue: freed with its src pad probe */
+  gst_pad_add_probe (sink, GST_PAD_PROBE_TYPE_BUFFER, queue_trace_probe, qt,
+      NULL);
+  gst_pad_add_probe (src, GST_PAD_PROBE_TYPE_BUFFER, queue_trace_probe, qt,
+      g_free);
+  gst_object_unref (sink);
+  gst_object_unref (src);
+}
 
 /* Parse "10,20" (indices) or "conv_3,conv_9" (names): *all_ints tells. */
 static gchar **
@@ -626,6 +670,8 @@ build_locked (GstNnPipeline * self, const GstNnTensorsInfo * info,
 
     g_object_set (stage, "name", name, "model", self->model_file,
         "plan-object", self->plan, "stage", k, "fallback", fallback, NULL);
+    if (self->trace)
+      g_object_set (stage, "trace", nnp_trace_get_path (self->trace), NULL);
     g_free (name);
     gst_bin_add (GST_BIN (self), stage);
     g_ptr_array_add (self->stage_elems, gst_object_ref (stage));
@@ -638,6 +684,8 @@ build_locked (GstNnPipeline * self, const GstNnTensorsInfo * info,
       g_free (name);
       gst_bin_add (GST_BIN (self), queue);
       g_ptr_array_add (self->queues, gst_object_ref (queue));
+      if (self->trace)
+        queue_trace_attach (self, queue);
       gst_element_link_pads (prev, "src", queue, "sink");
       gst_element_link_pads (queue, "src", stage, "sink");
     }
@@ -1151,6 +1199,31 @@ check_properties (GstNnPipeline * self, GError ** error)
   return ok;
 }
 
+/* Open the trace of the 'trace' property or NNP_TRACE, if any (build_lock). */
+static gboolean
+trace_open_locked (GstNnPipeline * self, GError ** error)
+{
+  gchar *path;
+
+  GST_OBJECT_LOCK (self);
+  path = g_strdup (self->trace_path ? self->trace_path : nnp_trace_env_path ());
+  GST_OBJECT_UNLOCK (self);
+  if (path && self->trace == NULL)
+    self->trace = nnp_trace_open (path, 0, error);
+  g_free (path);
+  return path == NULL || self->trace != NULL;
+}
+
+/* Close it (after the stages and queues are gone): the last of the trace's
+ * users writes the file (build_lock). */
+static gboolean
+trace_close_locked (GstNnPipeline * self, GError ** error)
+{
+  if (self->trace == NULL)
+    return TRUE;
+  return nnp_trace_close (g_steal_pointer (&self->trace), error);
+}
+
 static GstStateChangeReturn
 gst_nn_pipeline_change_state (GstElement * element, GstStateChange transition)
 {
@@ -1171,7 +1244,9 @@ gst_nn_pipeline_change_state (GstElement * element, GstStateChange transition)
       memset (self->last_busy, 0, sizeof (self->last_busy));
       g_mutex_unlock (&self->stats_lock);
       g_mutex_lock (&self->build_lock);
-      ok = load_model_locked (self, &err);
+      ok = trace_open_locked (self, &err);
+      if (ok)
+        ok = load_model_locked (self, &err);
       /* static input shapes: build now, caps queries then reach the stages */
       if (ok)
         ok = build_locked (self, NULL, FALSE, &err);
@@ -1200,7 +1275,10 @@ gst_nn_pipeline_change_state (GstElement * element, GstStateChange transition)
       g_mutex_lock (&self->build_lock);
       teardown_locked (self);
       g_clear_pointer (&self->model, nnp_model_unref);
+      ok = trace_close_locked (self, &err);
       g_mutex_unlock (&self->build_lock);
+      if (!ok)
+        goto trace_failed;
       break;
     default:
       break;
@@ -1208,6 +1286,12 @@ gst_nn_pipeline_change_state (GstElement * element, GstStateChange transition)
   return ret;
 
   /* ERRORS */
+trace_failed:
+  {
+    GST_ELEMENT_ERROR (self, RESOURCE, WRITE, ("%s", err->message), (NULL));
+    g_clear_error (&err);
+    return GST_STATE_CHANGE_FAILURE;
+  }
 bad_property:
   {
     GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", err->message),
@@ -1223,6 +1307,7 @@ build_failed:
     g_mutex_lock (&self->build_lock);
     teardown_locked (self);
     g_clear_pointer (&self->model, nnp_model_unref);
+    trace_close_locked (self, NULL);
     g_mutex_unlock (&self->build_lock);
     return GST_STATE_CHANGE_FAILURE;
   }
@@ -1261,7 +1346,6 @@ gst_nn_pipeline_set_property (GObject * object, guint prop_id,
       break;
     case PROP_CUTS:
       g_free (self->cuts);
-  g_free (self->stage_load);
       self->cuts = g_value_dup_string (value);
       break;
     case PROP_STATS_INTERVAL:
@@ -1276,6 +1360,10 @@ gst_nn_pipeline_set_property (GObject * object, guint prop_id,
     case PROP_STAGE_LOAD:
       g_free (self->stage_load);
       self->stage_load = g_value_dup_string (value);
+      break;
+    case PROP_TRACE:
+      g_free (self->trace_path);
+      self->trace_path = g_value_dup_string (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1322,6 +1410,9 @@ gst_nn_pipeline_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_STAGE_LOAD:
       g_value_set_string (value, self->stage_load);
       break;
+    case PROP_TRACE:
+      g_value_set_string (value, self->trace_path);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1349,6 +1440,8 @@ gst_nn_pipeline_finalize (GObject * object)
   g_free (self->devices);
   g_free (self->plan_path);
   g_free (self->cuts);
+  g_free (self->stage_load);
+  g_free (self->trace_path);
   g_mutex_clear (&self->build_lock);
   g_mutex_clear (&self->stats_lock);
   g_mutex_clear (&self->post_lock);
@@ -1499,6 +1592,21 @@ gst_nn_pipeline_class_init (GstNnPipelineClass * klass)
       g_param_spec_string ("stage-load", "Stage load",
           "Automatic split: other work on each stage's core, as fractions of "
           "the model's time (\"0,0.6\")", DEFAULT_STAGE_LOAD,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstNnPipeline:trace:
+   *
+   * Record which stage ran which frame when, and the level of every queue
+   * between stages, into one Chrome trace-event JSON file (Perfetto,
+   * chrome://tracing, `nnpipe timeline FILE -o timeline.svg`), written when
+   * the element goes back to READY.  Unset: $NNP_TRACE, if set.
+   */
+  g_object_class_install_property (gobject_class, PROP_TRACE,
+      g_param_spec_string ("trace", "Trace",
+          "Write a Chrome trace-event JSON file of the stages' runs and the "
+          "queue levels (default: $NNP_TRACE)", DEFAULT_TRACE,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
 

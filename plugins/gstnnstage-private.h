@@ -8,6 +8,7 @@
 #include <nnpipe/model.h>
 #include <nnpipe/plan.h>
 #include <nnpipe/stage.h>
+#include <nnpipe/trace.h>
 
 #include "gstnnstage.h"
 #include "gstnntensorcaps.h"
@@ -97,6 +98,12 @@ struct _GstNnStage
   gint64 run_start;             /* monotonic us the current run began, 0
                                  * when none: busy-time counts it too, so
                                  * busy over an interval never exceeds it */
+  /* trace (include/nnpipe/trace.h): path under the object lock; the
+   * trace itself opened in start(), written to in transform(), closed in stop() */
+  gchar *trace_path;
+  NnpTrace *trace;
+  gint trace_track;
+  guint64 trace_frame;
   guint props_gen;              /* bumped by every property write */
   guint stages_built;           /* stages prepared since start */
 };

@@ -89,6 +89,7 @@ GST_DEBUG_CATEGORY (gst_nn_stage_debug);
 #define DEFAULT_DEVICE_INDEX -1
 #define DEFAULT_DEVICE_NAME NULL
 #define DEFAULT_FALLBACK FALSE
+#define DEFAULT_TRACE NULL
 
 #define MAX_THREADS 256
 
@@ -109,6 +110,7 @@ enum
   PROP_DEVICE_NAME,
   PROP_FALLBACK,
   PROP_STAGES_BUILT,
+  PROP_TRACE,
 };
 
 /* device memory first: an OpenCL stage prefers it (see transform_caps) */
@@ -789,6 +791,8 @@ gst_nn_stage_transform (GstBaseTransform * trans, GstBuffer * inbuf,
       "device memory)", GST_TIME_ARGS (GST_BUFFER_PTS (inbuf)),
       (t1 - t0) / 1000.0, n_dev);
   record_run_time (self, (GstClockTime) (t1 - t0) * GST_USECOND);
+  if (self->trace)
+    nnp_trace_span (self->trace, self->trace_track, (gint64) self->trace_frame++, t0, t1);
   return GST_FLOW_OK;
 
   /* ERRORS */
@@ -871,6 +875,34 @@ gst_nn_stage_query (GstBaseTransform * trans, GstPadDirection direction,
     gst_query_set_latency (query, live, min, max);
   }
   return ret;
+}
+
+/* Open the trace named by the 'trace' property or NNP_TRACE (none: no trace). */
+static gboolean
+trace_open (GstNnStage * self, gint stage_index, GError ** error)
+{
+  gchar *path, *track;
+
+  GST_OBJECT_LOCK (self);
+  path = g_strdup (self->trace_path ? self->trace_path : nnp_trace_env_path ());
+  track = g_strdup_printf ("%s (%s)", GST_OBJECT_NAME (self),
+      self->dev_spec ? self->dev_spec : self->device);
+  GST_OBJECT_UNLOCK (self);
+  if (path)
+    self->trace = nnp_trace_open (path, 0, error);
+  g_free (path);
+  if (path && self->trace == NULL) {
+    g_free (track);
+    return FALSE;
+  }
+  if (self->trace == NULL) {
+    g_free (track);
+    return TRUE;
+  }
+  self->trace_track = nnp_trace_add_track (self->trace, track, stage_index);
+  self->trace_frame = 0;
+  g_free (track);
+  return TRUE;
 }
 
 static gboolean
@@ -1003,6 +1035,8 @@ gst_nn_stage_start (GstBaseTransform * trans)
 
   GST_INFO_OBJECT (self, "model %s loaded (digest %s)", path,
       nnp_model_get_digest (model));
+  if (!trace_open (self, stage_index, &err))
+    goto trace_failed;
   g_free (path);
   g_free (plan_path);
   g_free (plan_name);
@@ -1024,6 +1058,12 @@ plan_failed:
     GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
         ("Invalid plan \"%s\": %s", plan_path, err->message),
         ("%s", err->message));
+    goto fail;
+  }
+trace_failed:
+  {
+    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_WRITE, ("%s", err->message),
+        ("property 'trace' or NNP_TRACE"));
     goto fail;
   }
 plan_and_nodes:
@@ -1088,7 +1128,16 @@ static gboolean
 gst_nn_stage_stop (GstBaseTransform * trans)
 {
   GstNnStage *self = GST_NN_STAGE (trans);
+  GError *err = NULL;
 
+  if (self->trace) {
+    GST_INFO_OBJECT (self, "trace: %" G_GUINT64_FORMAT " frames, %u dropped events",
+        self->trace_frame, nnp_trace_get_n_dropped (self->trace));
+    if (!nnp_trace_close (g_steal_pointer (&self->trace), &err)) {
+      GST_ELEMENT_ERROR (self, RESOURCE, WRITE, ("%s", err->message), (NULL));
+      g_clear_error (&err);
+    }
+  }
   stage_cache_clear (self);
   gst_nn_tensors_info_init (&self->in_info);
   gst_nn_tensors_info_init (&self->out_info);
@@ -1157,6 +1206,9 @@ gst_nn_stage_set_property (GObject * object, guint prop_id,
     case PROP_PLAN:
       set_string (self, &self->plan_path, value);
       break;
+    case PROP_TRACE:
+      set_string (self, &self->trace_path, value);
+      break;
     case PROP_STAGE:
       GST_OBJECT_LOCK (self);
       self->stage_index = g_value_get_int (value);
@@ -1220,6 +1272,9 @@ gst_nn_stage_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_PLAN:
       g_value_set_string (value, self->plan_path);
       break;
+    case PROP_TRACE:
+      g_value_set_string (value, self->trace_path);
+      break;
     case PROP_STAGE:
       g_value_set_int (value, self->stage_index);
       break;
@@ -1275,6 +1330,7 @@ gst_nn_stage_finalize (GObject * object)
   g_free (self->model_name);
   g_free (self->model_path);
   g_free (self->plan_path);
+  g_free (self->trace_path);
   g_free (self->nodes);
   g_free (self->cpus);
   g_free (self->device_name);
@@ -1435,6 +1491,22 @@ gst_nn_stage_class_init (GstNnStageClass * klass)
       g_param_spec_string ("plan", "Plan",
           "Path of a plan file (JSON): run one stage of it (see 'stage')",
           DEFAULT_PLAN,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstNnStage:trace:
+   *
+   * Record when this stage ran which frame into a Chrome trace-event JSON
+   * file (opens in Perfetto and chrome://tracing; `nnpipe timeline FILE`
+   * draws it).  Stages given the same file share it; the file is written
+   * when the last of them stops.  Unset: the environment variable
+   * NNP_TRACE, if set, names the file.  See docs/pipeline.md.
+   */
+  g_object_class_install_property (gobject_class, PROP_TRACE,
+      g_param_spec_string ("trace", "Trace",
+          "Write a Chrome trace-event JSON file of the stage's runs (default: $NNP_TRACE)",
+          DEFAULT_TRACE,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
 

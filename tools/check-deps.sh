@@ -61,6 +61,8 @@ file      /etc/OpenCL/vendors/pocl.icd               pocl-opencl-icd
 cmd       clinfo                                     clinfo
 cmd       gst-launch-1.0                             gstreamer1.0-tools
 cmd       gst-inspect-1.0                            gstreamer1.0-tools
+# benchmarks/pictures.sh: the SVGs of docs/img rendered in a real browser
+cmd       chromium                                   chromium
 element   filesrc                                    libgstreamer1.0-0
 element   filesink                                   libgstreamer1.0-0
 element   fakesink                                   libgstreamer1.0-0

@@ -4,7 +4,8 @@
  *   nnpipe run MODEL [--shape NAME=D0,..] [--input NAME=FILE.raw] [--output-dir DIR]
  *                    [--threads N] [--cpus 0,1] [--repeat K] [--device cpu|opencl[:N]]
  *                    [--no-fusion] [--profile] [--plan FILE]
- *   nnpipe split MODEL [--stages N|auto] [--devices LIST] ... [-o FILE]
+ *   nnpipe split MODEL [--stages N|auto] [--devices LIST] ... [-o FILE] [--svg FILE]
+ *   nnpipe timeline TRACE.json -o timeline.svg
  *
  * Errors: one line "nnpipe: <message>" on stderr; exit 1 (2 for usage errors). */
 #include <nnpipe/nnpipe.h>
@@ -32,6 +33,8 @@ static const char usage_text[] =
   "  run MODEL          run the model on a device (--device, default the CPU) and print\n"
   "                     checksums of the outputs\n"
   "  split MODEL        split the model into pipeline stages, write a plan (JSON)\n"
+  "  timeline TRACE     draw a trace (nnpipeline trace=FILE or NNP_TRACE=FILE) as an\n"
+  "                     SVG timeline: -o FILE.svg (docs/pipeline.md)\n"
   "  help               this text\n"
   "\n"
   "Options of inspect and run:\n"
@@ -63,8 +66,8 @@ static const char usage_text[] =
   "  -o FILE                  write the plan\n"
   "  --export DIR             write each stage as an ONNX model DIR/stage-K.onnx\n"
   "  --plan FILE              with --export: export that plan's stages instead of splitting\n"
-  "  --export DIR             write each stage as an ONNX model DIR/stage-K.onnx\n"
-  "  --plan FILE              with --export: export that plan's stages instead of splitting\n"
+  "  --svg FILE               draw the plan: the graph coloured by stage and device,\n"
+  "                           the tensors crossing each cut and their bytes\n"
   "\n"
   "Run 'nnpipe COMMAND --help' for the options of one command.\n";
 
@@ -531,6 +534,7 @@ profile_log_handler (const char *category, NnpLogLevel level, const char *file, 
     fprintf (stderr, "%s: %s\n", category, message);
 }
 
+#include "nnpipe-svg.inc"
 #include "nnpipe-split.inc"
 
 static int
@@ -794,6 +798,8 @@ main (int argc, char **argv)
     return cmd_run (argc, argv);
   if (strcmp (cmd, "split") == 0)
     return cmd_split (argc, argv);
+  if (strcmp (cmd, "timeline") == 0)
+    return cmd_timeline (argc, argv);
   print_error ("unknown command '%s' (see 'nnpipe help')", cmd);
   return EXIT_USAGE;
 }
