@@ -703,6 +703,7 @@ test_transfer_steers_cut (void)
 }
 
 /* ------------------------------------------------------------ OpenCL */
+#ifdef NNP_TEST_OPENCL
 
 /* x [1,3,12,12] -> Conv(3x3, 8) -> Clip(min = lo, a graph input: bounds computed at
  * run time, CPU only) -> Conv(1x1, 8) -> Sigmoid -> Add(clip) -> GlobalAveragePool -> y */
@@ -869,6 +870,7 @@ test_opencl_split (void)
   }
   nnp_cost_model_free (cm);
 }
+#endif
 
 int
 main (int argc, char **argv)
@@ -883,6 +885,8 @@ main (int argc, char **argv)
   g_test_add_func ("/partition/unsupported-never-placed", test_unsupported_never_placed);
   g_test_add_func ("/partition/transfer-steers-cut", test_transfer_steers_cut);
   g_test_add_func ("/partition/stage-load", test_stage_load);
+#ifdef NNP_TEST_OPENCL
   g_test_add_func ("/partition/opencl-split", test_opencl_split);
+#endif
   return g_test_run ();
 }
