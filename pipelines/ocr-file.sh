@@ -109,7 +109,7 @@ set -- "$@" \
     width="$max" height="$max" keep-aspect-ratio=true multiple-of=32 \
     max-upscale="$upscale" pad-to-size=false keep-frame=true ! \
   $detector "model=$models/ch_PP-OCRv4_det_infer.onnx" ! \
-  nndbdecode threshold=0.2 !
+  nndbdecode threshold=0.2 unclip-ratio=2.0 !
 # the text direction classifier (NNP_OCR_CLS=0: left out): regions it
 # labels 180 are turned before recognition
 if [ "$cls" = 1 ]; then
@@ -118,7 +118,7 @@ if [ "$cls" = 1 ]; then
     nnclassdecode labels=0,180 !
 fi
 set -- "$@" \
-  nncrop channel-order=bgr margin=0.1 ! \
+  nncrop channel-order=bgr ! \
   nnstage "model=$models/ch_PP-OCRv4_rec_infer.onnx" ! \
   nnctcdecode "keys=$models/ppocr_keys_v1.txt"
 

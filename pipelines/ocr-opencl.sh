@@ -21,8 +21,9 @@
 #     videoconvert ! video/x-raw,format=RGB ! \
 #     nnconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225 channel-order=bgr \
 #       keep-aspect-ratio=true multiple-of=32 keep-frame=true ! \
-#     nnstage model=ch_PP-OCRv4_det_infer.onnx device=opencl ! nndbdecode ! \
-#     nncrop channel-order=bgr margin=0.1 ! nnstage model=ch_PP-OCRv4_rec_infer.onnx device=cpu ! \
+#     nnstage model=ch_PP-OCRv4_det_infer.onnx device=opencl ! \
+#     nndbdecode threshold=0.2 unclip-ratio=2.0 ! \
+#     nncrop channel-order=bgr ! nnstage model=ch_PP-OCRv4_rec_infer.onnx device=cpu ! \
 #     nnctcdecode keys=ppocr_keys_v1.txt location=- ! nnoverlay ! videoconvert ! \
 #     pngenc ! filesink location=ocr.png
 set -eu
@@ -63,8 +64,8 @@ exec gst-launch-1.0 -q \
     keep-aspect-ratio=true multiple-of=32 keep-frame=true ! \
   nnstage "model=$models/ch_PP-OCRv4_det_infer.onnx" device=opencl $devprop \
     fallback="${NNP_OCL_FALLBACK:-false}" ! \
-  nndbdecode ! \
-  nncrop channel-order=bgr margin=0.1 ! \
+  nndbdecode threshold=0.2 unclip-ratio=2.0 ! \
+  nncrop channel-order=bgr ! \
   nnstage "model=$models/ch_PP-OCRv4_rec_infer.onnx" device=cpu ! \
   nnctcdecode "keys=$models/ppocr_keys_v1.txt" location=- ! \
   nnoverlay ! videoconvert ! pngenc ! $sink "location=$location"

@@ -101,9 +101,11 @@ def main():
         ('capsfilter', {'caps': Gst.Caps.from_string('video/x-raw,format=RGB')}),
         ('nnconvert', {'mean': '0.485,0.456,0.406', 'std': '0.229,0.224,0.225',
                        'channel-order': 'bgr', 'width': 960, 'height': 960,
-                       'keep-aspect-ratio': True, 'multiple-of': 32, 'keep-frame': True}),
+                       'keep-aspect-ratio': True, 'multiple-of': 32, 'keep-frame': True,
+                       'max-upscale': 1.5, 'pad-to-size': False}),
         ('nnstage', {'model': os.path.join(models, 'ch_PP-OCRv4_det_infer.onnx')}),
-        ('nndbdecode', {}),
+        # as pipelines/ocr-file.sh (docs/ocr.md: why these values)
+        ('nndbdecode', {'threshold': 0.2, 'unclip-ratio': 2.0}),
         ('nncrop', {'channel-order': 'bgr'}),
         ('nnstage', {'model': os.path.join(models, 'ch_PP-OCRv4_rec_infer.onnx')}),
         ('nnctcdecode', {'keys': os.path.join(models, 'ppocr_keys_v1.txt')}),

@@ -28,10 +28,10 @@
 #     videoconvert ! video/x-raw,format=RGB ! \
 #     nnconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225 channel-order=bgr \
 #       keep-aspect-ratio=true multiple-of=32 keep-frame=true ! \
-#     nnstage model=ch_PP-OCRv4_det_infer.onnx ! nndbdecode threshold=0.2 ! \
+#     nnstage model=ch_PP-OCRv4_det_infer.onnx ! nndbdecode threshold=0.2 unclip-ratio=2.0 ! \
 #     nncrop channel-order=bgr max-width=480 margin=0.1 ! \
 #     nnstage model=ch_ppocr_mobile_v2.0_cls_infer.onnx ! nnclassdecode labels=0,180 ! \
-#     nncrop channel-order=bgr margin=0.1 ! \
+#     nncrop channel-order=bgr ! \
 #     nnstage model=ch_PP-OCRv4_rec_infer.onnx ! \
 #     nnctcdecode keys=ppocr_keys_v1.txt location=- ! nnoverlay ! videoconvert ! \
 #     pngenc ! filesink location=ocr.png
@@ -75,8 +75,8 @@ exec gst-launch-1.0 -q \
   nnconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225 channel-order=bgr \
     keep-aspect-ratio=true multiple-of=32 keep-frame=true ! \
   nnstage "model=$models/ch_PP-OCRv4_det_infer.onnx" ! \
-  nndbdecode threshold=0.2 ! "$@" \
-  nncrop channel-order=bgr margin=0.1 ! \
+  nndbdecode threshold=0.2 unclip-ratio=2.0 ! "$@" \
+  nncrop channel-order=bgr ! \
   nnstage "model=$models/ch_PP-OCRv4_rec_infer.onnx" ! \
   nnctcdecode "keys=$models/ppocr_keys_v1.txt" location=- ! \
   nnoverlay ! videoconvert ! pngenc ! $sink "location=$location"

@@ -59,6 +59,26 @@ for text in "Upside down 42" "Hello nnpipe 2026!"; do
     echo "FAIL: '$text' upside down read '$got'"; fail=1
   fi
 done
+# spaces on JPEG-compressed frames: rendered lines with spaces, saved as
+# JPEG (quality 85 and 75, jpegenc's default and below), read exactly
+# through pipelines/ocr-file.sh (tight crops of compressed text lost the
+# spaces: nndbdecode unclip-ratio=2.0, docs/ocr.md)
+for spec in "Sans 32|Last frame 789|85" "Serif 28|Fourth line ABC|85" \
+    "Sans Bold 24|Second frame here|85" "Sans 32|Hello video 2026|75"; do
+  font=${spec%%|*}; rest=${spec#*|}; text=${rest%|*}; q=${rest#*|}
+  gst-launch-1.0 -q videotestsrc num-buffers=1 pattern=white ! \
+    video/x-raw,width=640,height=480 ! \
+    textoverlay "text=$text" "font-desc=$font" color=0xff000000 \
+      draw-shadow=false draw-outline=false valignment=center halignment=center ! \
+    videoconvert ! jpegenc quality=$q ! filesink "location=$tmp/s.jpg" ||
+    { echo "FAIL: could not render '$text' as JPEG"; fail=1; continue; }
+  got=$(sh "$src/pipelines/ocr-file.sh" "$tmp/s.jpg" - | cut -f1 | paste -sd'|')
+  if [ "$got" = "$text" ]; then
+    echo "ok  : '$text' ($font, JPEG quality $q)"
+  else
+    echo "FAIL: '$text' ($font, JPEG quality $q) read '$got'"; fail=1
+  fi
+done
 # frames in == frames out through the whole chain, classifier included
 n=$(NNP_OCR_FRAMES=3 sh "$src/pipelines/ocr.sh" "Three frames" "$tmp/f.png" |
   grep -c '^Three frames	')
