@@ -383,8 +383,9 @@ resize_interp (const NnpCpuCall *call, const NnpResizeParams *p, const ResizeSta
   if (nnp_tensor_numel (call->outputs[0]) == 0)
     return;
   half = (interp_scratch_elems (p, axes, n) * sizeof (float) + 63) & ~(gsize) 63;
+  /* one pass needs no scratch (call->scratch may be NULL: no arithmetic on it) */
   bufs[0] = call->scratch;
-  bufs[1] = (float *) ((guint8 *) call->scratch + half);
+  bufs[1] = n > 1 ? (float *) ((guint8 *) call->scratch + half) : NULL;
   memcpy (cur, p->in, sizeof (cur));
   for (int i = 0; i < n; i++) {
     int k = axes[i];
