@@ -30,8 +30,11 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ $# -ge 1 ] || { sed -n '2,20p' "$0"; exit 2; }
+# the CI smoke is reproducible: a fixed libFuzzer seed (NNP_FUZZ_SEED, default
+# 1) from the seed corpus; long runs take a random seed unless one is given
+seed_arg=${NNP_FUZZ_SEED:+-seed=$NNP_FUZZ_SEED}
 case $1 in
-  smoke) seconds=${NNP_FUZZ_SECONDS:-45} ;;
+  smoke) seconds=${NNP_FUZZ_SECONDS:-45}; seed_arg=-seed=${NNP_FUZZ_SEED:-1} ;;
   *h) seconds=$(( ${1%h} * 3600 )) ;;
   *s) seconds=${1%s} ;;
   *) seconds=$1 ;;
@@ -57,7 +60,7 @@ for name in $harnesses; do
   UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
   GST_REGISTRY_FORK=no GST_PLUGIN_SYSTEM_PATH_1_0= GST_PLUGIN_PATH_1_0= \
     "$exe" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
-      -print_final_stats=1 -artifact_prefix="$work/" \
+      -print_final_stats=1 -artifact_prefix="$work/" $seed_arg \
       $( [ "$jobs" -gt 1 ] && echo "-fork=$jobs -ignore_crashes=0" ) \
       "$work/corpus" "$seeds" >"$log" 2>&1
   rc=$?
