@@ -95,6 +95,17 @@ plan_broadcast (NnpBroadcast *bc, const NnpShape *const *shapes, int n, const Nn
   bc->n_inputs = n;
   bc->numel = nnp_shape_numel (out);
 
+  if (bc->numel <= 1) {
+    /* empty, or one element: a flat loop (every input has numel elements).
+     * Checked before the strides: with an empty output an input may hold
+     * dims whose product overflows (found by fuzz-onnx-run) */
+    bc->kind = NNP_BCAST_SAME;
+    bc->rank = 1;
+    bc->dims[0] = bc->numel;
+    for (int i = 0; i < n; i++)
+      bc->strides[i][0] = 1;
+    return;
+  }
   /* element strides of every input seen from the output (0 = broadcast),
    * dropping output dims of size 1 */
   for (int d = 0; d < rank; d++) {
@@ -113,15 +124,6 @@ plan_broadcast (NnpBroadcast *bc, const NnpShape *const *shapes, int n, const Nn
       strides[i][r] = st;
     }
     r++;
-  }
-  if (bc->numel <= 1) {
-    /* empty, or one element: a flat loop (every input has numel elements) */
-    bc->kind = NNP_BCAST_SAME;
-    bc->rank = 1;
-    bc->dims[0] = bc->numel;
-    for (int i = 0; i < n; i++)
-      bc->strides[i][0] = 1;
-    return;
   }
   /* merge dim k into the previous one when every input is contiguous across */
   for (int k = 0; k < r; k++) {
