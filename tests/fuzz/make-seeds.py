@@ -81,6 +81,11 @@ def seeds():
          n("Sigmoid", ["n"], ["sg"]),
          n("Split", ["sg"], ["y", "z"], axis=2)],
         [const("s", [1, 2]), const("bb", [0, 1]), const("mu", [0.5, 0]), const("var", [1, 2])])
+    # NaN into Exp / Sigmoid: their range-reduced exp must not convert NaN to int
+    yield "nan-exp-sigmoid", model(
+        [n("Sqrt", ["k"], ["s"]), n("Add", ["x", "s"], ["a"]), n("Exp", ["a"], ["e"]),
+         n("Sigmoid", ["e"], ["y"])],
+        [const("k", [-1.0])])
 
 
 def main():

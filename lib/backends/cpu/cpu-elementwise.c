@@ -613,7 +613,9 @@ exp_clamped (float x)
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.f;
   memcpy (&bits, &p, sizeof (bits));
-  bits += (gint32) fn * (1 << 23);
+  /* NaN (the clamp keeps it) must not reach the int conversion (undefined):
+   * shift by 0, p is NaN already (found by fuzz-onnx-run) */
+  bits += (gint32) (fn == fn ? fn : 0.f) * (1 << 23);
   memcpy (&p, &bits, sizeof (p));
   return p;
 }
