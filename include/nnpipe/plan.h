@@ -135,6 +135,12 @@ gboolean nnp_plan_resolve (NnpPlan *plan, const NnpGraph *graph, GError **error)
  * graph): node names and boundary lists are mapped to ids, device / threads /
  * cpus taken from the plan.  Free with nnp_stage_free(). */
 NnpStage *nnp_plan_stage_new (const NnpPlan *plan, int k, NnpGraph *graph, GError **error);
+/* The same on another device than the plan stage's (NULL: the plan's): the
+ * plan is validated with its own devices, the stage prepared on `device`
+ * (NnpPart's fallback to the CPU and a stage whose device is chosen by the
+ * element, not the plan). */
+NnpStage *nnp_plan_stage_new_on (const NnpPlan *plan, int k, NnpGraph *graph,
+                                 const char *device, GError **error);
 
 /* Write stage k of a resolved plan as a standalone ONNX model at `path`:
  * the stage's nodes of graph (the nnp_plan_specialize() graph of `model`),

@@ -1041,6 +1041,13 @@ value_ids_of (const NnpGraph *graph, char **names, int n)
 NnpStage *
 nnp_plan_stage_new (const NnpPlan *plan, int k, NnpGraph *graph, GError **error)
 {
+  return nnp_plan_stage_new_on (plan, k, graph, NULL, error);
+}
+
+NnpStage *
+nnp_plan_stage_new_on (const NnpPlan *plan, int k, NnpGraph *graph, const char *device,
+                       GError **error)
+{
   const NnpPlanStage *s;
   g_autofree int *nodes = NULL, *in = NULL, *out = NULL;
   NnpStageOptions opts = { 0 };
@@ -1067,7 +1074,7 @@ nnp_plan_stage_new (const NnpPlan *plan, int k, NnpGraph *graph, GError **error)
     nodes[i] = nnp_graph_find_node (graph, s->nodes[i])->index;
   in = value_ids_of (graph, s->inputs, s->n_inputs);
   out = value_ids_of (graph, s->outputs, s->n_outputs);
-  opts.device = s->device;
+  opts.device = device ? device : s->device;
   opts.threads = s->threads;
   opts.cpus = s->cpus;
   opts.n_cpus = s->n_cpus;
