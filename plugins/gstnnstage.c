@@ -19,9 +19,12 @@
  * The output caps come from shape inference on the input caps, so models
  * with dynamic sizes (text detectors, recognisers) run at whatever size is
  * negotiated, and a caps change builds a new stage.  The stages of the last
- * 4 distinct input shapes are kept prepared (each with its own arena, so up
- * to 4 times one stage's memory) and reused when those shapes come back
- * (#GstNnStage:stages-built counts the stages built).  Caps queries offer
+ * #GstNnStage:shape-cache (4) distinct input shapes are kept prepared (each
+ * with its own arena) and reused when those shapes come back
+ * (#GstNnStage:stages-built counts the stages built).  The element is
+ * thin: caps -> model input shapes -> NnpPart (include/nnpipe/part.h:
+ * the part of the model it runs, specialised and prepared per shape set)
+ * -> NnpStage, and a buffer is mapped and run.  Caps queries offer
  * only what the model's inputs accept; a CAPS event that does not fit the
  * model fails with an error naming what the model expects and what it got.
  *
@@ -59,12 +62,14 @@
 #include "gstnnstage.h"
 #include "gstnnstage-private.h"
 #include "gstnnstagedevice.h"
-#include "gstnnstagepart.h"
 #include "gstnnclmemory.h"
+#include "gstnnmodelcaps.h"
 #include "gstnntensorcaps.h"
+#include "gstnntensormap.h"
 #include "gstnntensorpool.h"
 
 #include <nnpipe/model.h>
+#include <nnpipe/part.h>
 #include <nnpipe/plan.h>
 #include <nnpipe/stage.h>
 
@@ -72,9 +77,10 @@
 #include <string.h>
 
 /* The element: properties, caps, allocation, the per-buffer path and the
- * LATENCY query.  What part of the model runs, and at which shapes, lives
- * in gstnnstagepart.c; the device, memory:OpenCL and mapping buffers in
- * gstnnstagedevice.c.  The instance struct is in gstnnstage-private.h. */
+ * LATENCY query.  What part of the model runs, and at which shapes, is an
+ * NnpPart of libnnpipe; caps <-> model inputs are gstnnmodelcaps.c; the
+ * device and memory:OpenCL gstnnstagedevice.c.  The instance struct is in
+ * gstnnstage-private.h. */
 
 GST_DEBUG_CATEGORY (gst_nn_stage_debug);
 #define GST_CAT_DEFAULT gst_nn_stage_debug
@@ -90,6 +96,7 @@ GST_DEBUG_CATEGORY (gst_nn_stage_debug);
 #define DEFAULT_DEVICE_NAME NULL
 #define DEFAULT_FALLBACK FALSE
 #define DEFAULT_TRACE NULL
+#define DEFAULT_SHAPE_CACHE NNP_PART_DEFAULT_CACHE_SIZE
 
 #define MAX_THREADS 256
 
@@ -111,6 +118,7 @@ enum
   PROP_FALLBACK,
   PROP_STAGES_BUILT,
   PROP_TRACE,
+  PROP_SHAPE_CACHE,
 };
 
 /* device memory first: an OpenCL stage prefers it (see transform_caps) */
@@ -134,17 +142,260 @@ G_DEFINE_TYPE (GstNnStage, gst_nn_stage, GST_TYPE_BASE_TRANSFORM);
 GST_ELEMENT_REGISTER_DEFINE (nnstage, "nnstage", GST_RANK_NONE,
     GST_TYPE_NN_STAGE);
 
+/* ------------------------------------------------------------------------ */
+/* caps -> shapes -> part: the specialisation of the part for input tensors.
+ *
+ * A later part's inputs (a plan stage > 0, a node range) are intermediate
+ * tensors that do not say what the model's input sizes are: the part tries
+ * the caps as model inputs, then the shapes the stage upstream used (a
+ * custom query every nnstage answers with its part's recent shapes keys),
+ * then what NnpPart knows (the plan's shapes, the model's static ones, the
+ * shapes it last used), until its inputs are what the caps describe. */
+
+#define SHAPES_QUERY_NAME "nnp-model-input-shapes"
+
+/* Whether a part's inputs are the caps tensors (NnpPartInputsFunc). */
+static gboolean
+inputs_fit (const NnpValue * const *values, gint n, gpointer data)
+{
+  const GstNnTensorsInfo *info = data;
+
+  if ((guint) n != info->n_tensors)
+    return FALSE;
+  for (gint i = 0; i < n; i++) {
+    const GstNnTensorInfo *t = &info->tensors[i];
+    NnpShape shape;
+
+    if (t->dtype != values[i]->dtype
+        || !gst_nn_shape_fit_rank (&t->shape, values[i]->shape.rank, &shape)
+        || !nnp_shape_equal (&shape, &values[i]->shape))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+/* Ask upstream for the model input shapes keys it used (newest first). */
+static gchar **
+query_upstream_keys (GstNnStage * self, const gchar * digest)
+{
+  GstStructure *s = gst_structure_new (SHAPES_QUERY_NAME,
+      "digest", G_TYPE_STRING, digest, NULL);
+  GstQuery *q = gst_query_new_custom (GST_QUERY_CUSTOM, s);
+  gchar **ret = NULL;
+
+  if (gst_pad_peer_query (GST_BASE_TRANSFORM_SINK_PAD (self), q)) {
+    const gchar *keys = gst_structure_get_string (gst_query_get_structure (q),
+        "shapes");
+
+    if (keys && *keys)
+      ret = g_strsplit (keys, "|", -1);
+  }
+  gst_query_unref (q);
+  return ret;
+}
+
+/* Answer that query for a later nnstage of the same model. */
+static gboolean
+answer_shapes_query (GstNnStage * self, GstQuery * query)
+{
+  const GstStructure *s = gst_query_get_structure (query);
+  gchar **keys = NULL, *joined;
+
+  if (s == NULL || !gst_structure_has_name (s, SHAPES_QUERY_NAME))
+    return FALSE;
+  g_mutex_lock (&self->lock);
+  if (self->part && g_strcmp0 (gst_structure_get_string (s, "digest"),
+          nnp_model_get_digest (self->model)) == 0)
+    keys = nnp_part_get_keys (self->part);
+  g_mutex_unlock (&self->lock);
+  if (keys == NULL || keys[0] == NULL) {
+    g_strfreev (keys);
+    return FALSE;
+  }
+  joined = g_strjoinv ("|", keys);
+  gst_structure_set (gst_query_writable_structure (query), "shapes",
+      G_TYPE_STRING, joined, NULL);
+  g_free (joined);
+  g_strfreev (keys);
+  return TRUE;
+}
+
+/* The whole model at the shapes the caps give.  Call with the lock held. */
+static NnpPartSpec *
+whole_spec_locked (GstNnStage * self, const GstNnTensorsInfo * in,
+    GError ** error)
+{
+  NnpInputShape shapes[GST_NN_TENSORS_MAX];
+  NnpPartSpec *spec;
+  GError *err = NULL;
+  gchar *key, *prefix, *got;
+
+  if (!gst_nn_model_match_inputs (self->model, self->model_name, in, shapes,
+          error))
+    return NULL;
+  spec = nnp_part_reshape (self->part, shapes, (gint) in->n_tensors, &err);
+  if (spec)
+    return spec;
+  /* say it in caps words: "for dimensions=..." */
+  key = nnp_shapes_key (shapes, (gint) in->n_tensors, FALSE);
+  prefix = g_strdup_printf ("model %s: shape inference failed for input "
+      "shapes %s: ", self->model_name, key);
+  got = gst_nn_tensors_info_to_string (in);
+  g_set_error (error, NNP_ERROR, err->code, "model %s: shape inference failed "
+      "for dimensions=%s: %s", self->model_name, got,
+      g_str_has_prefix (err->message, prefix) ? err->message + strlen (prefix)
+      : err->message);
+  g_free (got);
+  g_free (prefix);
+  g_free (key);
+  g_clear_error (&err);
+  return NULL;
+}
+
+/* A later part: find the model input shapes (see above).  Call with the
+ * lock held; upstream: keys the stage upstream answered. */
+static NnpPartSpec *
+part_spec_locked (GstNnStage * self, const GstNnTensorsInfo * in,
+    gchar ** upstream, GError ** error)
+{
+  NnpInputShape shapes[GST_NN_TENSORS_MAX];
+  GPtrArray *cands = g_ptr_array_new_with_free_func (g_free);
+  GPtrArray *srcs = g_ptr_array_new ();
+  NnpPartSpec *spec;
+  gchar *got;
+
+  if (gst_nn_model_match_inputs (self->model, self->model_name, in, shapes,
+          NULL)) {
+    g_ptr_array_add (cands, nnp_shapes_key (shapes, (gint) in->n_tensors,
+            FALSE));
+    g_ptr_array_add (srcs, (gpointer) "the caps");
+  }
+  for (guint i = 0; upstream && upstream[i]; i++) {
+    g_ptr_array_add (cands, g_strdup (upstream[i]));
+    g_ptr_array_add (srcs, (gpointer) "upstream");
+  }
+  g_ptr_array_add (cands, NULL);
+  g_ptr_array_add (srcs, NULL);
+  got = gst_nn_tensors_info_to_string (in);
+  spec = nnp_part_find (self->part, (const gchar * const *) cands->pdata,
+      (const gchar * const *) srcs->pdata, inputs_fit, (gpointer) in, got,
+      error);
+  if (spec)
+    GST_DEBUG_OBJECT (self, "%s: model input shapes %s", self->part_name,
+        nnp_part_spec_get_key (spec));
+  g_free (got);
+  g_ptr_array_unref (cands);
+  g_ptr_array_unref (srcs);
+  return spec;
+}
+
+/* The specialisation for input tensors (new ref), or NULL with an error.
+ * The last answer is kept: caps queries ask the same again and again. */
+static NnpPartSpec *
+infer_spec (GstNnStage * self, const GstNnTensorsInfo * in, GError ** error)
+{
+  NnpPartSpec *spec = NULL;
+  gchar **upstream = NULL;
+  GError *err = NULL;
+
+  g_mutex_lock (&self->lock);
+  if (self->part && !self->whole && !(self->last_valid
+          && gst_nn_tensors_info_is_equal (&self->last_in, in))) {
+    gchar *digest = g_strdup (nnp_model_get_digest (self->model));
+
+    g_mutex_unlock (&self->lock);
+    upstream = query_upstream_keys (self, digest);
+    g_free (digest);
+    g_mutex_lock (&self->lock);
+  }
+  if (self->part == NULL) {
+    g_set_error (&err, NNP_ERROR, NNP_ERROR_FAILED, "no model loaded");
+  } else if (self->last_valid
+      && gst_nn_tensors_info_is_equal (&self->last_in, in)) {
+    spec = self->last_spec ? nnp_part_spec_ref (self->last_spec) : NULL;
+    err = spec ? NULL : g_error_copy (self->last_error);
+  } else {
+    spec = self->whole ? whole_spec_locked (self, in, &err) :
+        part_spec_locked (self, in, upstream, &err);
+    self->last_valid = TRUE;
+    self->last_in = *in;
+    g_clear_pointer (&self->last_spec, nnp_part_spec_unref);
+    g_clear_error (&self->last_error);
+    self->last_spec = spec ? nnp_part_spec_ref (spec) : NULL;
+    self->last_error = err ? g_error_copy (err) : NULL;
+  }
+  g_mutex_unlock (&self->lock);
+  g_strfreev (upstream);
+  if (err)
+    g_propagate_error (error, err);
+  return spec;
+}
+
+/* Output info for input info; spec_out (may be NULL) gets the
+ * specialisation (new ref). */
+static gboolean
+infer_info (GstNnStage * self, const GstNnTensorsInfo * in,
+    GstNnTensorsInfo * out, NnpPartSpec ** spec_out, GError ** error)
+{
+  NnpPartSpec *spec = infer_spec (self, in, error);
+  const NnpValue *outs[GST_NN_TENSORS_MAX];
+  guint n;
+  gchar *what;
+  gboolean ok;
+
+  if (spec == NULL)
+    return FALSE;
+  n = (guint) nnp_part_spec_get_n_outputs (spec);
+  for (guint i = 0; i < MIN (n, GST_NN_TENSORS_MAX); i++)
+    outs[i] = nnp_part_spec_get_output (spec, (gint) i);
+  what = self->whole ? g_strdup_printf ("model %s", self->model_name) :
+      g_strdup_printf ("model %s, %s", self->model_name, self->part_name);
+  ok = gst_nn_values_to_info (what, outs, n, out, error);
+  g_free (what);
+  out->fps_n = in->fps_n;
+  out->fps_d = in->fps_d;
+  if (ok && spec_out)
+    *spec_out = nnp_part_spec_ref (spec);
+  nnp_part_spec_unref (spec);
+  return ok;
+}
+
+/* Whether tensors fit the model's declared inputs (count, types, ranks,
+ * fixed dims), without shape inference. */
+static gboolean
+inputs_match_model (GstNnStage * self, const GstNnTensorsInfo * info)
+{
+  NnpInputShape shapes[GST_NN_TENSORS_MAX];
+  gboolean ret;
+
+  g_mutex_lock (&self->lock);
+  ret = self->model != NULL && gst_nn_model_match_inputs (self->model,
+      self->model_name, info, shapes, NULL);
+  g_mutex_unlock (&self->lock);
+  return ret;
+}
+
+/* Whether the part takes the model's inputs (the whole model, a first
+ * part): its sink caps are the model's. */
+static gboolean
+takes_model_inputs (GstNnStage * self)
+{
+  gboolean ret;
+
+  g_mutex_lock (&self->lock);
+  ret = self->part == NULL || nnp_part_takes_model_inputs (self->part);
+  g_mutex_unlock (&self->lock);
+  return ret;
+}
+
 static GstCaps *
 model_input_caps (GstNnStage * self, const GValue * framerate)
 {
   GstCaps *caps;
 
   g_mutex_lock (&self->lock);
-  if (self->model == NULL) {
-    g_mutex_unlock (&self->lock);
-    return gst_static_pad_template_get_caps (&sink_template);
-  }
-  caps = gst_nn_stage_graph_input_caps (nnp_model_get_graph (self->model), framerate);
+  caps = self->model ? gst_nn_model_input_caps (self->model, framerate) :
+      gst_static_pad_template_get_caps (&sink_template);
   g_mutex_unlock (&self->lock);
   return caps;
 }
@@ -164,9 +415,9 @@ output_structure (GstNnStage * self, const GstStructure * s)
   GError *err = NULL;
 
   if (gst_nn_tensors_info_from_structure (&in, s, NULL)) {
-    if (gst_nn_stage_infer (self, &in, &out, NULL, NULL, NULL, &err)) {
+    if (infer_info (self, &in, &out, NULL, &err)) {
       ret = gst_nn_tensors_info_to_structure (&out);
-    } else if ((!self->part || self->part_first) && !gst_nn_stage_inputs_match (self, &in)) {
+    } else if (takes_model_inputs (self) && !inputs_match_model (self, &in)) {
       GST_DEBUG_OBJECT (self, "%s", err->message);
       g_clear_error (&err);
       return NULL;
@@ -197,9 +448,9 @@ gst_nn_stage_transform_caps (GstBaseTransform * trans,
 
   g_mutex_lock (&self->lock);
   have_model = self->model != NULL;
-  /* a first part takes the model's inputs: its sink caps are the model's */
-  part = self->part && !self->part_first;
   g_mutex_unlock (&self->lock);
+  /* a first part takes the model's inputs: its sink caps are the model's */
+  part = !takes_model_inputs (self);
 
   if (!have_model || (part && direction == GST_PAD_SRC)) {
     /* a later part's inputs are checked on the CAPS event */
@@ -243,8 +494,12 @@ gst_nn_stage_transform_caps (GstBaseTransform * trans,
     /* upstream offers candidates: drop fixed ones the model cannot take
      * (e.g. 1 channel for a model that wants 3), which the caps above
      * cannot say when the model's sizes are dynamic */
-    if (have_model && !part && direction == GST_PAD_SRC)
-      f = gst_nn_stage_filter_model_inputs (self, filter);
+    if (have_model && !part && direction == GST_PAD_SRC) {
+      g_mutex_lock (&self->lock);
+      f = gst_nn_model_filter_inputs (GST_OBJECT (self), self->model,
+          self->model_name, filter);
+      g_mutex_unlock (&self->lock);
+    }
     tmp = gst_caps_intersect_full (f, ret, GST_CAPS_INTERSECT_FIRST);
     if (f != filter)
       gst_caps_unref (f);
@@ -345,7 +600,7 @@ gst_nn_stage_sink_event (GstBaseTransform * trans, GstEvent * event)
       return FALSE;
     }
     ok = gst_nn_tensors_info_from_caps (&in, caps, &err)
-        && gst_nn_stage_infer (self, &in, &out, NULL, NULL, NULL, &err);
+        && infer_info (self, &in, &out, NULL, &err);
     if (!ok) {
       gchar *str = gst_caps_to_string (caps);
 
@@ -362,97 +617,39 @@ gst_nn_stage_sink_event (GstBaseTransform * trans, GstEvent * event)
       (trans, event);
 }
 
-/* A prepared stage and the shapes it was built for. */
-typedef struct
+/* The part from the properties, on dev_spec (start(), and set_caps() after
+ * a property write).  Call with the lock held. */
+static NnpPart *
+make_part_locked (GstNnStage * self, GError ** error)
 {
-  GstNnTensorsInfo in, out;
-  NnpStage *stage;              /* owned */
-  gboolean stage_on_cl;
-} GstNnCachedStage;
+  NnpPartOptions o = { 0 };
+  gchar *nodes, *cpus_str;
+  gint spec_threads = 0, *cpus = NULL, n_cpus = 0;
+  NnpPart *part;
 
-static void
-cached_stage_free (gpointer data)
-{
-  GstNnCachedStage *c = data;
+  GST_OBJECT_LOCK (self);
+  g_free (gst_nn_stage_device_spec_locked (self, &spec_threads, NULL));
+  o.threads = spec_threads > 0 ? spec_threads : self->threads;
+  o.stage = self->stage_index;
+  o.fallback = self->fallback;
+  o.cache_size = self->shape_cache;
+  nodes = self->plan ? NULL : g_strdup (self->nodes);
+  cpus_str = g_strdup (self->cpus);
+  self->part_gen = self->props_gen;
+  GST_OBJECT_UNLOCK (self);
 
-  nnp_stage_free (c->stage);
-  g_free (c);
-}
-
-/* Drop every cached stage (streaming thread, or no streaming). */
-static void
-stage_cache_clear (GstNnStage * self)
-{
-  self->stage = NULL;
-  g_ptr_array_set_size (self->stage_cache, 0);
-}
-
-/* Make the cached stage for in -> out the current one (moved to the front);
- * FALSE when there is none. */
-static gboolean
-stage_cache_use (GstNnStage * self, const GstNnTensorsInfo * in,
-    const GstNnTensorsInfo * out)
-{
-  for (guint i = 0; i < self->stage_cache->len; i++) {
-    GstNnCachedStage *c = g_ptr_array_index (self->stage_cache, i);
-
-    if (!gst_nn_tensors_info_is_equal (&c->in, in)
-        || !gst_nn_tensors_info_is_equal (&c->out, out))
-      continue;
-    if (i > 0) {
-      g_ptr_array_steal_index (self->stage_cache, i);
-      g_ptr_array_insert (self->stage_cache, 0, c);
-    }
-    self->stage = c->stage;
-    self->stage_on_cl = c->stage_on_cl;
-    return TRUE;
-  }
-  return FALSE;
-}
-
-/* Keep a new stage (owned) as the current one, dropping the least
- * recently used beyond STAGE_CACHE_SIZE. */
-static void
-stage_cache_add (GstNnStage * self, const GstNnTensorsInfo * in,
-    const GstNnTensorsInfo * out, NnpStage * stage)
-{
-  GstNnCachedStage *c = g_new0 (GstNnCachedStage, 1);
-
-  c->in = *in;
-  c->out = *out;
-  c->stage = stage;
-  c->stage_on_cl = self->stage_on_cl;
-  g_ptr_array_insert (self->stage_cache, 0, c);
-  while (self->stage_cache->len > STAGE_CACHE_SIZE)
-    g_ptr_array_remove_index (self->stage_cache, self->stage_cache->len - 1);
-  self->stage = stage;
-}
-
-static gboolean
-check_stage (GstNnStage * self, NnpStage * stage,
-    const GstNnTensorsInfo * in, const GstNnTensorsInfo * out, GError ** error)
-{
-  if ((guint) nnp_stage_get_n_inputs (stage) != in->n_tensors
-      || (guint) nnp_stage_get_n_outputs (stage) != out->n_tensors) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-        "model %s: stage has %d inputs and %d outputs, caps have %u and %u",
-        self->model_name, nnp_stage_get_n_inputs (stage),
-        nnp_stage_get_n_outputs (stage), in->n_tensors, out->n_tensors);
-    return FALSE;
-  }
-  for (guint i = 0; i < out->n_tensors; i++) {
-    const NnpValue *v = nnp_stage_get_output (stage, (int) i);
-
-    if (v->dtype != out->tensors[i].dtype
-        || nnp_shape_numel (&v->shape) !=
-        nnp_shape_numel (&out->tensors[i].shape)) {
-      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-          "model %s: stage output %u ('%s') does not match the output caps",
-          self->model_name, i, v->name);
-      return FALSE;
-    }
-  }
-  return TRUE;
+  nnp_cpus_parse (cpus_str, &cpus, &n_cpus, NULL);      /* checked at start */
+  o.plan = self->plan;
+  o.nodes = nodes && *nodes ? nodes : NULL;
+  o.name = self->part_name;
+  o.device = self->dev_spec;
+  o.cpus = cpus;
+  o.n_cpus = n_cpus;
+  part = nnp_part_new (self->model, &o, error);
+  g_free (cpus);
+  g_free (cpus_str);
+  g_free (nodes);
+  return part;
 }
 
 static gboolean
@@ -461,48 +658,36 @@ gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
 {
   GstNnStage *self = GST_NN_STAGE (trans);
   GstNnTensorsInfo in, out, want;
-  NnpStageOptions opts = { 0 };
-  NnpGraph *graph = NULL;
-  NnpPlan *plan = NULL;
+  NnpPartSpec *spec = NULL;
   NnpStage *stage;
-  gint *cpus = NULL;
-  gint n_cpus = 0;
-  gchar *cpus_str;
-  GError *err = NULL;
+  GError *err = NULL, *why = NULL;
+  guint built;
   gint64 t0;
-  gint k = 0;
-  guint gen;
 
   if (!gst_nn_tensors_info_from_caps (&in, incaps, &err)
       || !gst_nn_tensors_info_from_caps (&out, outcaps, &err))
-    goto invalid_caps;
-
+    goto refused;
   self->out_device = gst_nn_caps_has_cl_memory (outcaps, 0);
-  if (self->stage && gst_nn_tensors_info_is_equal (&in, &self->in_info)
-      && gst_nn_tensors_info_is_equal (&out, &self->out_info)) {
-    GST_DEBUG_OBJECT (self, "same shapes, keeping the stage");
-    self->in_info = in;
-    self->out_info = out;
-    return TRUE;
-  }
 
-  /* a property changed since the cached stages were built: forget them */
-  GST_OBJECT_LOCK (self);
-  gen = self->props_gen;
-  GST_OBJECT_UNLOCK (self);
-  if (gen != self->stage_cache_gen) {
-    stage_cache_clear (self);
-    self->stage_cache_gen = gen;
-  }
-  if (stage_cache_use (self, &in, &out)) {
-    GST_DEBUG_OBJECT (self, "shapes seen before, reusing their stage");
-    self->in_info = in;
-    self->out_info = out;
-    return TRUE;
-  }
+  /* a property changed since the part was made: a new part */
+  g_mutex_lock (&self->lock);
+  if (self->part && self->part_gen != self->props_gen) {
+    NnpPart *part = make_part_locked (self, &err);
 
-  if (!gst_nn_stage_infer (self, &in, &want, &graph, &plan, &k, &err))
-    goto no_shapes;
+    if (part) {
+      nnp_part_free (self->part);
+      self->part = part;
+      self->last_valid = FALSE;
+      g_clear_pointer (&self->spec, nnp_part_spec_unref);
+      self->stage = NULL;
+    }
+  }
+  g_mutex_unlock (&self->lock);
+  if (err)
+    goto refused;
+
+  if (!infer_info (self, &in, &want, &spec, &err))
+    goto refused;
   if (!gst_nn_tensors_info_is_equal (&want, &out)) {
     gchar *w = gst_nn_tensors_info_to_string (&want);
     gchar *g = gst_nn_tensors_info_to_string (&out);
@@ -512,84 +697,64 @@ gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
         g);
     g_free (w);
     g_free (g);
-    goto no_shapes;
+    goto refused;
   }
-
-  GST_OBJECT_LOCK (self);
-  opts.device = self->dev_spec ? self->dev_spec : "cpu";
-  opts.threads = self->dev_threads;
-  cpus_str = g_strdup (self->cpus);
-  GST_OBJECT_UNLOCK (self);
-
-  nnp_cpus_parse (cpus_str, &cpus, &n_cpus, NULL);      /* checked at start */
-  g_free (cpus_str);
-  opts.cpus = cpus;
-  opts.n_cpus = n_cpus;
 
   t0 = g_get_monotonic_time ();
-  if (plan) {
-    /* the plan's device (dev_spec, set at start), threads and pinning */
-    opts.threads = plan->stages[k].threads;
+  built = nnp_part_get_n_stages_built (self->part);
+  stage = nnp_part_prepare (self->part, spec, &why, &err);
+  if (why) {
+    GST_ELEMENT_WARNING (self, RESOURCE, FAILED,
+        ("model %s: OpenCL device '%s' (%s) cannot run the stage, running it "
+            "on the CPU instead: %s", self->model_name, self->dev_spec,
+            nnp_device_get_name (self->cl_device), why->message),
+        ("fallback=true"));
+    g_clear_error (&why);
   }
-  stage = gst_nn_stage_make_stage (self, plan, k, graph, &opts, &err);
-  g_free (cpus);
-  nnp_graph_unref (graph);
   if (stage == NULL)
     goto no_stage;
-  if (!check_stage (self, stage, &in, &out, &err)) {
-    nnp_stage_free (stage);
-    goto no_stage;
-  }
 
-  stage_cache_add (self, &in, &out, stage);
+  g_clear_pointer (&self->spec, nnp_part_spec_unref);
+  self->spec = spec;
+  self->stage = stage;
+  self->stage_on_cl = self->use_cl && !nnp_part_spec_fell_back (spec);
   self->in_info = in;
   self->out_info = out;
+  if (nnp_part_get_n_stages_built (self->part) == built) {
+    GST_DEBUG_OBJECT (self, "shapes seen before, reusing their stage");
+    return TRUE;
+  }
   GST_OBJECT_LOCK (self);
   self->stages_built++;
   GST_OBJECT_UNLOCK (self);
-
   {
     gchar *is = gst_nn_tensors_info_to_string (&in);
     gchar *os = gst_nn_tensors_info_to_string (&out);
+    gint n_nodes = 0;
+    const gchar *const *nodes = nnp_part_spec_get_nodes (spec, &n_nodes);
 
-    GST_INFO_OBJECT (self, "model %s: stage for %s -> %s on %s, %d threads, "
-        "arena %" G_GSIZE_FORMAT " bytes, built in %.1f ms, output in %s "
-        "memory", self->model_name, is, os,
-        nnp_device_get_name (nnp_stage_get_device (stage)),
-        MAX (opts.threads, 1),
+    GST_INFO_OBJECT (self, "model %s, %s: stage for %s -> %s on %s, %d "
+        "nodes ('%s' .. '%s'), arena %" G_GSIZE_FORMAT " bytes, built in "
+        "%.1f ms, output in %s memory", self->model_name, self->part_name, is,
+        os, nnp_device_get_name (nnp_stage_get_device (stage)), n_nodes,
+        nodes ? nodes[0] : "", nodes ? nodes[n_nodes - 1] : "",
         nnp_stage_get_arena_bytes (stage),
         (g_get_monotonic_time () - t0) / 1000.0,
         self->out_device ? "device" : "host");
     g_free (is);
     g_free (os);
   }
-  if (plan)
-    GST_INFO_OBJECT (self, "%s: %d nodes, '%s' .. '%s'", self->part_name,
-        plan->stages[k].n_nodes, plan->stages[k].nodes[0],
-        plan->stages[k].nodes[plan->stages[k].n_nodes - 1]);
-  g_clear_pointer (&plan, nnp_plan_free);
   return TRUE;
 
   /* ERRORS (each posted once: sink_event refuses these caps from now on) */
-invalid_caps:
+refused:
   {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("%s", err->message),
         ("input caps %" GST_PTR_FORMAT ", output caps %" GST_PTR_FORMAT,
             incaps, outcaps));
     gst_caps_replace (&self->refused_caps, incaps);
     g_clear_error (&err);
-    return FALSE;
-  }
-no_shapes:
-  {
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("%s", err->message),
-        ("input caps %" GST_PTR_FORMAT ", output caps %" GST_PTR_FORMAT,
-            incaps, outcaps));
-    gst_caps_replace (&self->refused_caps, incaps);
-    g_clear_error (&err);
-    if (graph)
-      nnp_graph_unref (graph);
-    g_clear_pointer (&plan, nnp_plan_free);
+    g_clear_pointer (&spec, nnp_part_spec_unref);
     return FALSE;
   }
 no_stage:
@@ -603,10 +768,10 @@ no_stage:
     else
       GST_ELEMENT_ERROR (self, LIBRARY, INIT,
           ("model %s: could not prepare a %s stage: %s", self->model_name,
-              opts.device, err->message), ("%s", err->message));
+              self->dev_spec, err->message), ("%s", err->message));
     gst_caps_replace (&self->refused_caps, incaps);
     g_clear_error (&err);
-    g_clear_pointer (&plan, nnp_plan_free);
+    nnp_part_spec_unref (spec);
     return FALSE;
   }
 }
@@ -849,7 +1014,7 @@ gst_nn_stage_query (GstBaseTransform * trans, GstPadDirection direction,
     return TRUE;
 
   if (direction == GST_PAD_SRC && GST_QUERY_TYPE (query) == GST_QUERY_CUSTOM
-      && gst_nn_stage_handle_shapes_query (self, query))
+      && answer_shapes_query (self, query))
     return TRUE;
 
   ret = GST_BASE_TRANSFORM_CLASS (gst_nn_stage_parent_class)->query (trans,
@@ -905,16 +1070,31 @@ trace_open (GstNnStage * self, gint stage_index, GError ** error)
   return TRUE;
 }
 
+/* Forget the model and the part (stop(), a failed start()).  Call with
+ * the lock held. */
+static void
+forget_part_locked (GstNnStage * self)
+{
+  self->last_valid = FALSE;
+  g_clear_pointer (&self->last_spec, nnp_part_spec_unref);
+  g_clear_error (&self->last_error);
+  g_clear_pointer (&self->part, nnp_part_free);
+  g_clear_pointer (&self->model, nnp_model_unref);
+  g_clear_pointer (&self->plan, nnp_plan_free);
+  g_clear_pointer (&self->model_name, g_free);
+  g_clear_pointer (&self->part_name, g_free);
+}
+
 static gboolean
 gst_nn_stage_start (GstBaseTransform * trans)
 {
   GstNnStage *self = GST_NN_STAGE (trans);
   NnpModel *model = NULL;
   NnpPlan *plan = NULL;
+  NnpPart *part;
   gchar *path, *plan_path, *nodes, *cpus_str, *plan_name = NULL, *spec;
   gint stage_index, threads, spec_threads = 0, *cpus = NULL, n_cpus = 0;
   GError *err = NULL;
-  gboolean ok = TRUE;
 
   /* the properties first: a bad value fails here, naming it */
   GST_OBJECT_LOCK (self);
@@ -937,7 +1117,6 @@ gst_nn_stage_start (GstBaseTransform * trans)
   }
   g_clear_pointer (&cpus, g_free);
   g_free (cpus_str);
-  self->dev_threads = spec_threads > 0 ? spec_threads : threads;
 
   GST_OBJECT_LOCK (self);
   self->stages_built = 0;
@@ -945,8 +1124,6 @@ gst_nn_stage_start (GstBaseTransform * trans)
   plan_path = g_strdup (self->plan_path);
   nodes = g_strdup (self->nodes);
   stage_index = self->stage_index;
-  threads = self->dev_threads;
-  cpus_str = g_strdup (self->cpus);
   if (self->plan_object)
     plan = nnp_plan_copy (self->plan_object);
   GST_OBJECT_UNLOCK (self);
@@ -960,8 +1137,6 @@ gst_nn_stage_start (GstBaseTransform * trans)
     plan = nnp_plan_load (plan_path, &err);
     if (plan == NULL)
       goto plan_failed;
-  } else {
-    plan_name = NULL;
   }
   if (plan && nodes)
     goto plan_and_nodes;
@@ -985,63 +1160,45 @@ gst_nn_stage_start (GstBaseTransform * trans)
     goto wrong_model;
 
   g_mutex_lock (&self->lock);
-  g_clear_pointer (&self->model, nnp_model_unref);
-  g_free (self->model_name);
+  forget_part_locked (self);
   self->model = model;
-  self->model_name = g_path_get_basename (path);
-  self->spec_valid = FALSE;
-  g_clear_pointer (&self->plan, nnp_plan_free);
   self->plan = plan;
-  self->part = plan != NULL || nodes != NULL;
-  self->part_stage = stage_index;
-  /* a plan's first stage takes the model's inputs in model order (plan.h) */
-  self->part_first = plan != NULL && stage_index == 0;
-  g_free (self->part_name);
+  self->model_name = g_path_get_basename (path);
+  self->whole = plan == NULL && nodes == NULL;
   if (plan)
     self->part_name = g_strdup_printf ("stage %d of %s", stage_index,
         plan_name);
-  else
+  else if (nodes)
     self->part_name = g_strdup_printf ("nodes \"%s\"", nodes);
-  self->spec_flags = plan && plan->no_fusion ? NNP_SPECIALIZE_NO_FUSION :
-      NNP_SPECIALIZE_DEFAULT;
-  self->part_threads = threads;
-  g_array_set_size (self->part_cpus, 0);
-  if (nnp_cpus_parse (cpus_str, &cpus, &n_cpus, NULL))
-    g_array_append_vals (self->part_cpus, cpus, n_cpus);
-  g_clear_pointer (&cpus, g_free);
-  g_hash_table_remove_all (self->graphs);
-  g_ptr_array_set_size (self->recent_keys, 0);
-  ok = !self->part || gst_nn_stage_check_part_locked (self, &err);
-  if (!ok) {
-    /* forget it all: the element stays in READY */
-    g_clear_pointer (&self->model, nnp_model_unref);
-    g_clear_pointer (&self->plan, nnp_plan_free);
-    g_hash_table_remove_all (self->graphs);
-    self->part = FALSE;
-    self->part_first = FALSE;
-    model = NULL;
-    plan = NULL;
-  }
+  else
+    self->part_name = g_strdup ("the whole model");
   g_mutex_unlock (&self->lock);
-  if (!ok)
+  /* the model and plan are ours now; stop() or the next start frees them */
+  model = NULL;
+  plan = NULL;
+
+  if (!gst_nn_stage_open_device (self, stage_index))
+    goto fail;
+
+  /* the part, checked where its shapes are known (a bad plan or node list
+   * fails here, naming the node) */
+  g_mutex_lock (&self->lock);
+  part = make_part_locked (self, &err);
+  self->part = part;
+  if (part == NULL)
+    forget_part_locked (self);  /* the element stays in READY */
+  g_mutex_unlock (&self->lock);
+  if (part == NULL)
     goto bad_part;
 
-  if (!gst_nn_stage_open_device (self, stage_index)) {
-    /* the model and plan are ours now; stop() or the next start frees them */
-    model = NULL;
-    plan = NULL;
-    goto fail;
-  }
-
-  GST_INFO_OBJECT (self, "model %s loaded (digest %s)", path,
-      nnp_model_get_digest (model));
+  GST_INFO_OBJECT (self, "model %s loaded (digest %s), %s on %s", path,
+      nnp_model_get_digest (self->model), self->part_name, self->dev_spec);
   if (!trace_open (self, stage_index, &err))
     goto trace_failed;
   g_free (path);
   g_free (plan_path);
   g_free (plan_name);
   g_free (nodes);
-  g_free (cpus_str);
   return TRUE;
 
   /* ERRORS */
@@ -1118,7 +1275,6 @@ fail:
     g_free (plan_path);
     g_free (plan_name);
     g_free (nodes);
-    g_free (cpus_str);
     return FALSE;
   }
 }
@@ -1138,7 +1294,8 @@ gst_nn_stage_stop (GstBaseTransform * trans)
       g_clear_error (&err);
     }
   }
-  stage_cache_clear (self);
+  self->stage = NULL;
+  g_clear_pointer (&self->spec, nnp_part_spec_unref);
   gst_nn_tensors_info_init (&self->in_info);
   gst_nn_tensors_info_init (&self->out_info);
   gst_caps_replace (&self->refused_caps, NULL);
@@ -1147,18 +1304,7 @@ gst_nn_stage_stop (GstBaseTransform * trans)
   g_clear_pointer (&self->cl_device, nnp_device_unref);
 
   g_mutex_lock (&self->lock);
-  self->spec_valid = FALSE;
-  g_clear_pointer (&self->spec_graph, nnp_graph_unref);
-  g_clear_pointer (&self->spec_plan, nnp_plan_free);
-  g_clear_error (&self->spec_error);
-  g_clear_pointer (&self->model, nnp_model_unref);
-  g_clear_pointer (&self->model_name, g_free);
-  g_clear_pointer (&self->plan, nnp_plan_free);
-  g_clear_pointer (&self->part_name, g_free);
-  self->part = FALSE;
-  self->part_first = FALSE;
-  g_hash_table_remove_all (self->graphs);
-  g_ptr_array_set_size (self->recent_keys, 0);
+  forget_part_locked (self);
   g_mutex_unlock (&self->lock);
 
   GST_OBJECT_LOCK (self);
@@ -1230,6 +1376,16 @@ gst_nn_stage_set_property (GObject * object, guint prop_id,
       self->fallback = g_value_get_boolean (value);
       GST_OBJECT_UNLOCK (self);
       break;
+    case PROP_SHAPE_CACHE:
+      /* resizes the running part's cache: its stages stay */
+      GST_OBJECT_LOCK (self);
+      self->shape_cache = g_value_get_int (value);
+      GST_OBJECT_UNLOCK (self);
+      g_mutex_lock (&self->lock);
+      if (self->part)
+        nnp_part_set_cache_size (self->part, g_value_get_int (value));
+      g_mutex_unlock (&self->lock);
+      return;
     case PROP_PLAN_OBJECT:{
       const NnpPlan *plan = g_value_get_pointer (value);
 
@@ -1243,7 +1399,7 @@ gst_nn_stage_set_property (GObject * object, guint prop_id,
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       return;
   }
-  /* every writable property selects the stage: drop the cached ones */
+  /* every other writable property selects the part: a new one */
   GST_OBJECT_LOCK (self);
   self->props_gen++;
   GST_OBJECT_UNLOCK (self);
@@ -1293,6 +1449,9 @@ gst_nn_stage_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_STAGES_BUILT:
       g_value_set_uint (value, self->stages_built);
       break;
+    case PROP_SHAPE_CACHE:
+      g_value_set_int (value, self->shape_cache);
+      break;
     case PROP_DEVICE_INDEX:
       g_value_set_int (value, self->device_index);
       break;
@@ -1314,20 +1473,10 @@ gst_nn_stage_finalize (GObject * object)
 {
   GstNnStage *self = GST_NN_STAGE (object);
 
-  stage_cache_clear (self);
-  g_ptr_array_unref (self->stage_cache);
+  g_clear_pointer (&self->spec, nnp_part_spec_unref);
   gst_caps_replace (&self->refused_caps, NULL);
-  g_clear_pointer (&self->spec_graph, nnp_graph_unref);
-  g_clear_pointer (&self->spec_plan, nnp_plan_free);
-  g_clear_error (&self->spec_error);
-  g_clear_pointer (&self->model, nnp_model_unref);
-  g_clear_pointer (&self->plan, nnp_plan_free);
+  forget_part_locked (self);
   g_clear_pointer (&self->plan_object, nnp_plan_free);
-  g_hash_table_unref (self->graphs);
-  g_ptr_array_unref (self->recent_keys);
-  g_array_unref (self->part_cpus);
-  g_free (self->part_name);
-  g_free (self->model_name);
   g_free (self->model_path);
   g_free (self->plan_path);
   g_free (self->trace_path);
@@ -1579,12 +1728,28 @@ gst_nn_stage_class_init (GstNnStageClass * klass)
    *
    * Stages prepared (model specialised, kernels and weights packed) since
    * the element last started: one per distinct input shape while those
-   * stay among the last 4 negotiated (a debugging aid).
+   * stay among the last #GstNnStage:shape-cache negotiated (a debugging aid).
    */
   g_object_class_install_property (gobject_class, PROP_STAGES_BUILT,
       g_param_spec_uint ("stages-built", "Stages built",
           "Stages prepared since the element last started", 0, G_MAXUINT, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * GstNnStage:shape-cache:
+   *
+   * How many input shape sets keep their specialised model and prepared
+   * stage (least recently used dropped first; each stage has its own
+   * arena).  A dynamic model whose sizes change every buffer (a text
+   * recogniser after nncrop) rebuilds no stage while its sizes stay among
+   * the last shape-cache ones.  May be changed while running.
+   */
+  g_object_class_install_property (gobject_class, PROP_SHAPE_CACHE,
+      g_param_spec_int ("shape-cache", "Shape cache",
+          "Input shape sets whose prepared stages are kept (LRU)", 1, 256,
+          DEFAULT_SHAPE_CACHE,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
@@ -1624,11 +1789,7 @@ gst_nn_stage_init (GstNnStage * self)
   self->device_index = DEFAULT_DEVICE_INDEX;
   self->device_name = g_strdup (DEFAULT_DEVICE_NAME);
   self->fallback = DEFAULT_FALLBACK;
-  self->graphs = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
-      (GDestroyNotify) nnp_graph_unref);
-  self->recent_keys = g_ptr_array_new_with_free_func (g_free);
-  self->stage_cache = g_ptr_array_new_with_free_func (cached_stage_free);
-  self->part_cpus = g_array_new (FALSE, FALSE, sizeof (gint));
+  self->shape_cache = DEFAULT_SHAPE_CACHE;
   gst_nn_tensors_info_init (&self->in_info);
   gst_nn_tensors_info_init (&self->out_info);
 }

@@ -595,9 +595,16 @@ nnp_part_find (NnpPart *part, const char *const *candidates, const char *const *
   char *key;
 
   g_return_val_if_fail (part != NULL && fits != NULL, NULL);
-  for (int i = 0; candidates && candidates[i]; i++)
-    add_candidate (keys, from, g_strdup (candidates[i]),
-                   sources && sources[i] ? sources[i] : "the caller");
+  for (int i = 0; candidates && candidates[i]; i++) {
+    int max = nnp_model_real_inputs (part->model, NULL, 0), n = 0;
+    NnpInputShape *shapes = g_newa (NnpInputShape, MAX (max, 1));
+
+    /* in the part's own form, so that the same shapes are tried once */
+    key = nnp_shapes_key_parse (part->model, candidates[i], shapes, max, &n, NULL) ?
+        nnp_shapes_key (shapes, n, (part->flags & NNP_SPECIALIZE_NO_FUSION) != 0) :
+        g_strdup (candidates[i]);
+    add_candidate (keys, from, key, sources && sources[i] ? sources[i] : "the caller");
+  }
   if ((key = known_shapes_key (part, TRUE)))
     add_candidate (keys, from, key, "the plan");
   if ((key = known_shapes_key (part, FALSE)))
