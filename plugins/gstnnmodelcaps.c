@@ -15,6 +15,8 @@
 
 #include <nnpipe/part.h>
 
+#include <string.h>
+
 GST_DEBUG_CATEGORY_EXTERN (gst_nn_stage_debug);
 #define GST_CAT_DEFAULT gst_nn_stage_debug
 
@@ -268,4 +270,169 @@ gst_nn_stage_model_sink_caps_filtered (NnpModel * model, GstCaps * filter)
     gst_caps_unref (any);
   }
   return ret;
+}
+
+/* ------------------------------------------------------------------------ */
+/* caps -> shapes -> part (see gstnnmodelcaps.h) */
+
+#define SHAPES_QUERY_NAME "nnp-model-input-shapes"
+
+/* Whether a part's inputs are the caps tensors (NnpPartInputsFunc). */
+static gboolean
+inputs_fit (const NnpValue * const *values, gint n, gpointer data)
+{
+  const GstNnTensorsInfo *info = data;
+
+  if ((guint) n != info->n_tensors)
+    return FALSE;
+  for (gint i = 0; i < n; i++) {
+    const GstNnTensorInfo *t = &info->tensors[i];
+    NnpShape shape;
+
+    if (t->dtype != values[i]->dtype
+        || !gst_nn_shape_fit_rank (&t->shape, values[i]->shape.rank, &shape)
+        || !nnp_shape_equal (&shape, &values[i]->shape))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+/* Ask upstream for the model input shapes keys it used (newest first). */
+gchar **
+gst_nn_shapes_query_upstream (GstPad * sinkpad, const gchar * digest)
+{
+  GstStructure *s = gst_structure_new (SHAPES_QUERY_NAME,
+      "digest", G_TYPE_STRING, digest, NULL);
+  GstQuery *q = gst_query_new_custom (GST_QUERY_CUSTOM, s);
+  gchar **ret = NULL;
+
+  if (gst_pad_peer_query (sinkpad, q)) {
+    const gchar *keys = gst_structure_get_string (gst_query_get_structure (q),
+        "shapes");
+
+    if (keys && *keys)
+      ret = g_strsplit (keys, "|", -1);
+  }
+  gst_query_unref (q);
+  return ret;
+}
+
+gboolean
+gst_nn_shapes_query_answer (GstQuery * query, NnpPart * part)
+{
+  const GstStructure *s = gst_query_get_structure (query);
+  gchar **keys = NULL, *joined;
+
+  if (s == NULL || !gst_structure_has_name (s, SHAPES_QUERY_NAME))
+    return FALSE;
+  if (g_strcmp0 (gst_structure_get_string (s, "digest"),
+          nnp_model_get_digest (nnp_part_get_model (part))) == 0)
+    keys = nnp_part_get_keys (part);
+  if (keys == NULL || keys[0] == NULL) {
+    g_strfreev (keys);
+    return FALSE;
+  }
+  joined = g_strjoinv ("|", keys);
+  gst_structure_set (gst_query_writable_structure (query), "shapes",
+      G_TYPE_STRING, joined, NULL);
+  g_free (joined);
+  g_strfreev (keys);
+  return TRUE;
+}
+
+/* The whole model at the shapes the caps give. */
+static NnpPartSpec *
+whole_spec (NnpPart * part, const gchar * model_name,
+    const GstNnTensorsInfo * in, GError ** error)
+{
+  NnpInputShape shapes[GST_NN_TENSORS_MAX];
+  NnpPartSpec *spec;
+  GError *err = NULL;
+  gchar *key, *prefix, *got;
+
+  if (!gst_nn_model_match_inputs (nnp_part_get_model (part), model_name, in, shapes,
+          error))
+    return NULL;
+  spec = nnp_part_reshape (part, shapes, (gint) in->n_tensors, &err);
+  if (spec)
+    return spec;
+  /* say it in caps words: "for dimensions=..." */
+  key = nnp_shapes_key (shapes, (gint) in->n_tensors, FALSE);
+  prefix = g_strdup_printf ("model %s: shape inference failed for input "
+      "shapes %s: ", model_name, key);
+  got = gst_nn_tensors_info_to_string (in);
+  g_set_error (error, NNP_ERROR, err->code, "model %s: shape inference failed "
+      "for dimensions=%s: %s", model_name, got,
+      g_str_has_prefix (err->message, prefix) ? err->message + strlen (prefix)
+      : err->message);
+  g_free (got);
+  g_free (prefix);
+  g_free (key);
+  g_clear_error (&err);
+  return NULL;
+}
+
+/* A part: find the model input shapes (see gstnnmodelcaps.h). */
+static NnpPartSpec *
+part_spec (NnpPart * part, const gchar * model_name,
+    const GstNnTensorsInfo * in, gchar ** upstream, GError ** error)
+{
+  NnpInputShape shapes[GST_NN_TENSORS_MAX];
+  GPtrArray *cands = g_ptr_array_new_with_free_func (g_free);
+  GPtrArray *srcs = g_ptr_array_new ();
+  NnpPartSpec *spec;
+  gchar *got;
+
+  if (gst_nn_model_match_inputs (nnp_part_get_model (part), model_name, in, shapes,
+          NULL)) {
+    g_ptr_array_add (cands, nnp_shapes_key (shapes, (gint) in->n_tensors,
+            FALSE));
+    g_ptr_array_add (srcs, (gpointer) "the caps");
+  }
+  for (guint i = 0; upstream && upstream[i]; i++) {
+    g_ptr_array_add (cands, g_strdup (upstream[i]));
+    g_ptr_array_add (srcs, (gpointer) "upstream");
+  }
+  g_ptr_array_add (cands, NULL);
+  g_ptr_array_add (srcs, NULL);
+  got = gst_nn_tensors_info_to_string (in);
+  spec = nnp_part_find (part, (const gchar * const *) cands->pdata,
+      (const gchar * const *) srcs->pdata, inputs_fit, (gpointer) in, got,
+      error);
+  g_free (got);
+  g_ptr_array_unref (cands);
+  g_ptr_array_unref (srcs);
+  return spec;
+}
+
+NnpPartSpec *
+gst_nn_part_spec_for_info (NnpPart * part, gboolean whole,
+    const GstNnTensorsInfo * in, gchar ** upstream, GError ** error)
+{
+  gchar *name = g_path_get_basename (nnp_model_get_name (nnp_part_get_model
+          (part)));
+  NnpPartSpec *spec = whole ? whole_spec (part, name, in, error) :
+      part_spec (part, name, in, upstream, error);
+
+  g_free (name);
+  return spec;
+}
+
+gboolean
+gst_nn_part_spec_outputs_info (NnpPartSpec * spec, const gchar * part_name,
+    NnpModel * model, GstNnTensorsInfo * out, GError ** error)
+{
+  const NnpValue *outs[GST_NN_TENSORS_MAX];
+  guint n = (guint) nnp_part_spec_get_n_outputs (spec);
+  gchar *name = g_path_get_basename (nnp_model_get_name (model));
+  gchar *what = part_name ? g_strdup_printf ("model %s, %s", name, part_name)
+      : g_strdup_printf ("model %s", name);
+  gboolean ok;
+
+  for (guint i = 0; i < MIN (n, GST_NN_TENSORS_MAX); i++)
+    outs[i] = nnp_part_spec_get_output (spec, (gint) i);
+  ok = gst_nn_values_to_info (what, outs, n, out, error);
+  g_free (what);
+  g_free (name);
+  return ok;
 }

@@ -5,6 +5,7 @@
 
 #include <gst/gst.h>
 #include <nnpipe/model.h>
+#include <nnpipe/part.h>
 
 #include "gstnntensorcaps.h"
 
@@ -50,5 +51,30 @@ GstCaps *gst_nn_stage_model_sink_caps_filtered (NnpModel * model,
 gboolean gst_nn_stage_match_model_inputs (NnpModel * model,
     const GstNnTensorsInfo * info, NnpInputShape * shapes, guint * n_shapes,
     GError ** error);
+
+/* caps -> shapes -> part: the specialisation of an NnpPart for caps
+ * tensors `in` (new ref).  whole: the part is the whole model and the caps
+ * are its inputs.  Else a later part's inputs (a plan stage > 0, a node
+ * range) are intermediate tensors that do not say what the model's input
+ * sizes are: the part tries the caps as model inputs, then the keys the
+ * stage upstream answered (upstream, may be NULL), then what NnpPart knows
+ * (the plan's shapes, the model's static ones, the shapes it last used),
+ * until its inputs are what the caps describe (nnp_part_find()). */
+NnpPartSpec *gst_nn_part_spec_for_info (NnpPart * part, gboolean whole,
+    const GstNnTensorsInfo * in, gchar ** upstream, GError ** error);
+/* The caps tensors of a specialisation's outputs; messages name the model
+ * and part_name (NULL: the whole model). */
+gboolean gst_nn_part_spec_outputs_info (NnpPartSpec * spec,
+    const gchar * part_name, NnpModel * model, GstNnTensorsInfo * out,
+    GError ** error);
+
+/* The custom query ("nnp-model-input-shapes") a later stage of a model
+ * sends upstream for the model input shapes the stage before it used:
+ * their keys (nnp_shapes_key(), newest first; g_strfreev) or NULL when no
+ * stage of the model with that digest answered. */
+gchar **gst_nn_shapes_query_upstream (GstPad * sinkpad, const gchar * digest);
+/* Answer it with the keys of part (nnp_part_get_keys()) when part runs the
+ * model asked about.  TRUE when answered. */
+gboolean gst_nn_shapes_query_answer (GstQuery * query, NnpPart * part);
 
 G_END_DECLS

@@ -10,15 +10,13 @@
 #include <nnpipe/plan.h>
 #include <nnpipe/trace.h>
 
+#include "gstnnrunstats.h"
 #include "gstnnstage.h"
 #include "gstnntensorcaps.h"
 
 G_BEGIN_DECLS
 
 GST_DEBUG_CATEGORY_EXTERN (gst_nn_stage_debug);
-
-/* processing-time samples kept for the LATENCY query */
-#define LATENCY_WINDOW 16
 
 struct _GstNnStage
 {
@@ -66,20 +64,8 @@ struct _GstNnStage
                                  * upstream retries the same CAPS event on
                                  * every buffer, the error is posted once */
 
-  /* measured processing time (object lock) */
-  GstClockTime run_times[LATENCY_WINDOW];
-  guint n_run_times, run_time_pos;
-  GstClockTime reported_latency;
-  guint64 busy_ns, frames;      /* accumulated processing time, buffers */
-  gint64 run_start;             /* monotonic us the current run began, 0
-                                 * when none: busy-time counts it too, so
-                                 * busy over an interval never exceeds it */
-  guint stages_built;           /* stages prepared since start */
-  /* trace (include/nnpipe/trace.h): opened in start(), written to in
-   * transform(), closed in stop() */
-  NnpTrace *trace;
-  gint trace_track;
-  guint64 trace_frame;
+  guint stages_built;           /* stages prepared since start (object lock) */
+  GstNnRunStats stats;          /* busy time, frames, latency, trace */
 };
 
 G_END_DECLS

@@ -64,6 +64,7 @@
 #include "gstnnstagedevice.h"
 #include "gstnnclmemory.h"
 #include "gstnnmodelcaps.h"
+#include "gstnnrunstats.h"
 #include "gstnntensorcaps.h"
 #include "gstnntensormap.h"
 #include "gstnntensorpool.h"
@@ -142,151 +143,16 @@ G_DEFINE_TYPE (GstNnStage, gst_nn_stage, GST_TYPE_BASE_TRANSFORM);
 GST_ELEMENT_REGISTER_DEFINE (nnstage, "nnstage", GST_RANK_NONE,
     GST_TYPE_NN_STAGE);
 
-/* ------------------------------------------------------------------------ */
-/* caps -> shapes -> part: the specialisation of the part for input tensors.
- *
- * A later part's inputs (a plan stage > 0, a node range) are intermediate
- * tensors that do not say what the model's input sizes are: the part tries
- * the caps as model inputs, then the shapes the stage upstream used (a
- * custom query every nnstage answers with its part's recent shapes keys),
- * then what NnpPart knows (the plan's shapes, the model's static ones, the
- * shapes it last used), until its inputs are what the caps describe. */
-
-#define SHAPES_QUERY_NAME "nnp-model-input-shapes"
-
-/* Whether a part's inputs are the caps tensors (NnpPartInputsFunc). */
+/* Answer the shapes query of a later nnstage of the same model. */
 static gboolean
-inputs_fit (const NnpValue * const *values, gint n, gpointer data)
+gst_nn_stage_answer_shapes_query (GstNnStage * self, GstQuery * query)
 {
-  const GstNnTensorsInfo *info = data;
+  gboolean ret;
 
-  if ((guint) n != info->n_tensors)
-    return FALSE;
-  for (gint i = 0; i < n; i++) {
-    const GstNnTensorInfo *t = &info->tensors[i];
-    NnpShape shape;
-
-    if (t->dtype != values[i]->dtype
-        || !gst_nn_shape_fit_rank (&t->shape, values[i]->shape.rank, &shape)
-        || !nnp_shape_equal (&shape, &values[i]->shape))
-      return FALSE;
-  }
-  return TRUE;
-}
-
-/* Ask upstream for the model input shapes keys it used (newest first). */
-static gchar **
-query_upstream_keys (GstNnStage * self, const gchar * digest)
-{
-  GstStructure *s = gst_structure_new (SHAPES_QUERY_NAME,
-      "digest", G_TYPE_STRING, digest, NULL);
-  GstQuery *q = gst_query_new_custom (GST_QUERY_CUSTOM, s);
-  gchar **ret = NULL;
-
-  if (gst_pad_peer_query (GST_BASE_TRANSFORM_SINK_PAD (self), q)) {
-    const gchar *keys = gst_structure_get_string (gst_query_get_structure (q),
-        "shapes");
-
-    if (keys && *keys)
-      ret = g_strsplit (keys, "|", -1);
-  }
-  gst_query_unref (q);
-  return ret;
-}
-
-/* Answer that query for a later nnstage of the same model. */
-static gboolean
-answer_shapes_query (GstNnStage * self, GstQuery * query)
-{
-  const GstStructure *s = gst_query_get_structure (query);
-  gchar **keys = NULL, *joined;
-
-  if (s == NULL || !gst_structure_has_name (s, SHAPES_QUERY_NAME))
-    return FALSE;
   g_mutex_lock (&self->lock);
-  if (self->part && g_strcmp0 (gst_structure_get_string (s, "digest"),
-          nnp_model_get_digest (self->model)) == 0)
-    keys = nnp_part_get_keys (self->part);
+  ret = self->part && gst_nn_shapes_query_answer (query, self->part);
   g_mutex_unlock (&self->lock);
-  if (keys == NULL || keys[0] == NULL) {
-    g_strfreev (keys);
-    return FALSE;
-  }
-  joined = g_strjoinv ("|", keys);
-  gst_structure_set (gst_query_writable_structure (query), "shapes",
-      G_TYPE_STRING, joined, NULL);
-  g_free (joined);
-  g_strfreev (keys);
-  return TRUE;
-}
-
-/* The whole model at the shapes the caps give.  Call with the lock held. */
-static NnpPartSpec *
-whole_spec_locked (GstNnStage * self, const GstNnTensorsInfo * in,
-    GError ** error)
-{
-  NnpInputShape shapes[GST_NN_TENSORS_MAX];
-  NnpPartSpec *spec;
-  GError *err = NULL;
-  gchar *key, *prefix, *got;
-
-  if (!gst_nn_model_match_inputs (self->model, self->model_name, in, shapes,
-          error))
-    return NULL;
-  spec = nnp_part_reshape (self->part, shapes, (gint) in->n_tensors, &err);
-  if (spec)
-    return spec;
-  /* say it in caps words: "for dimensions=..." */
-  key = nnp_shapes_key (shapes, (gint) in->n_tensors, FALSE);
-  prefix = g_strdup_printf ("model %s: shape inference failed for input "
-      "shapes %s: ", self->model_name, key);
-  got = gst_nn_tensors_info_to_string (in);
-  g_set_error (error, NNP_ERROR, err->code, "model %s: shape inference failed "
-      "for dimensions=%s: %s", self->model_name, got,
-      g_str_has_prefix (err->message, prefix) ? err->message + strlen (prefix)
-      : err->message);
-  g_free (got);
-  g_free (prefix);
-  g_free (key);
-  g_clear_error (&err);
-  return NULL;
-}
-
-/* A later part: find the model input shapes (see above).  Call with the
- * lock held; upstream: keys the stage upstream answered. */
-static NnpPartSpec *
-part_spec_locked (GstNnStage * self, const GstNnTensorsInfo * in,
-    gchar ** upstream, GError ** error)
-{
-  NnpInputShape shapes[GST_NN_TENSORS_MAX];
-  GPtrArray *cands = g_ptr_array_new_with_free_func (g_free);
-  GPtrArray *srcs = g_ptr_array_new ();
-  NnpPartSpec *spec;
-  gchar *got;
-
-  if (gst_nn_model_match_inputs (self->model, self->model_name, in, shapes,
-          NULL)) {
-    g_ptr_array_add (cands, nnp_shapes_key (shapes, (gint) in->n_tensors,
-            FALSE));
-    g_ptr_array_add (srcs, (gpointer) "the caps");
-  }
-  for (guint i = 0; upstream && upstream[i]; i++) {
-    g_ptr_array_add (cands, g_strdup (upstream[i]));
-    g_ptr_array_add (srcs, (gpointer) "upstream");
-  }
-  g_ptr_array_add (cands, NULL);
-  g_ptr_array_add (srcs, NULL);
-  got = gst_nn_tensors_info_to_string (in);
-  spec = nnp_part_find (self->part, (const gchar * const *) cands->pdata,
-      (const gchar * const *) srcs->pdata, inputs_fit, (gpointer) in, got,
-      error);
-  if (spec)
-    GST_DEBUG_OBJECT (self, "%s: model input shapes %s", self->part_name,
-        nnp_part_spec_get_key (spec));
-  g_free (got);
-  g_ptr_array_unref (cands);
-  g_ptr_array_unref (srcs);
-  return spec;
+  return ret;
 }
 
 /* The specialisation for input tensors (new ref), or NULL with an error.
@@ -304,7 +170,8 @@ infer_spec (GstNnStage * self, const GstNnTensorsInfo * in, GError ** error)
     gchar *digest = g_strdup (nnp_model_get_digest (self->model));
 
     g_mutex_unlock (&self->lock);
-    upstream = query_upstream_keys (self, digest);
+    upstream = gst_nn_shapes_query_upstream (GST_BASE_TRANSFORM_SINK_PAD
+        (self), digest);
     g_free (digest);
     g_mutex_lock (&self->lock);
   }
@@ -315,8 +182,11 @@ infer_spec (GstNnStage * self, const GstNnTensorsInfo * in, GError ** error)
     spec = self->last_spec ? nnp_part_spec_ref (self->last_spec) : NULL;
     err = spec ? NULL : g_error_copy (self->last_error);
   } else {
-    spec = self->whole ? whole_spec_locked (self, in, &err) :
-        part_spec_locked (self, in, upstream, &err);
+    spec = gst_nn_part_spec_for_info (self->part, self->whole, in, upstream,
+        &err);
+    if (spec)
+      GST_DEBUG_OBJECT (self, "%s: model input shapes %s", self->part_name,
+          nnp_part_spec_get_key (spec));
     self->last_valid = TRUE;
     self->last_in = *in;
     g_clear_pointer (&self->last_spec, nnp_part_spec_unref);
@@ -338,20 +208,12 @@ infer_info (GstNnStage * self, const GstNnTensorsInfo * in,
     GstNnTensorsInfo * out, NnpPartSpec ** spec_out, GError ** error)
 {
   NnpPartSpec *spec = infer_spec (self, in, error);
-  const NnpValue *outs[GST_NN_TENSORS_MAX];
-  guint n;
-  gchar *what;
   gboolean ok;
 
   if (spec == NULL)
     return FALSE;
-  n = (guint) nnp_part_spec_get_n_outputs (spec);
-  for (guint i = 0; i < MIN (n, GST_NN_TENSORS_MAX); i++)
-    outs[i] = nnp_part_spec_get_output (spec, (gint) i);
-  what = self->whole ? g_strdup_printf ("model %s", self->model_name) :
-      g_strdup_printf ("model %s, %s", self->model_name, self->part_name);
-  ok = gst_nn_values_to_info (what, outs, n, out, error);
-  g_free (what);
+  ok = gst_nn_part_spec_outputs_info (spec, self->whole ? NULL :
+      self->part_name, nnp_part_get_model (self->part), out, error);
   out->fps_n = in->fps_n;
   out->fps_d = in->fps_d;
   if (ok && spec_out)
@@ -821,58 +683,6 @@ gst_nn_stage_decide_allocation (GstBaseTransform * trans, GstQuery * query)
       (trans, query);
 }
 
-static GstClockTime
-median_run_time_locked (GstNnStage * self)
-{
-  GstClockTime v[LATENCY_WINDOW];
-  guint n = self->n_run_times;
-
-  if (n == 0)
-    return 0;
-  memcpy (v, self->run_times, n * sizeof (GstClockTime));
-  /* insertion sort: n <= 16 */
-  for (guint i = 1; i < n; i++) {
-    GstClockTime x = v[i];
-    guint j = i;
-
-    while (j > 0 && v[j - 1] > x) {
-      v[j] = v[j - 1];
-      j--;
-    }
-    v[j] = x;
-  }
-  return v[n / 2];
-}
-
-/* Record one run; tell the pipeline when the latency estimate grows. */
-static void
-record_run_time (GstNnStage * self, GstClockTime t)
-{
-  GstClockTime median;
-  gboolean post;
-
-  GST_OBJECT_LOCK (self);
-  self->busy_ns += t;
-  self->run_start = 0;
-  self->frames++;
-  self->run_times[self->run_time_pos] = t;
-  self->run_time_pos = (self->run_time_pos + 1) % LATENCY_WINDOW;
-  if (self->n_run_times < LATENCY_WINDOW)
-    self->n_run_times++;
-  median = median_run_time_locked (self);
-  post = median > self->reported_latency + self->reported_latency / 4;
-  if (post)
-    self->reported_latency = median;
-  GST_OBJECT_UNLOCK (self);
-
-  if (post) {
-    GST_DEBUG_OBJECT (self, "processing time now %" GST_TIME_FORMAT,
-        GST_TIME_ARGS (median));
-    gst_element_post_message (GST_ELEMENT (self),
-        gst_message_new_latency (GST_OBJECT (self)));
-  }
-}
-
 static GstFlowReturn
 gst_nn_stage_transform (GstBaseTransform * trans, GstBuffer * inbuf,
     GstBuffer * outbuf)
@@ -923,16 +733,14 @@ gst_nn_stage_transform (GstBaseTransform * trans, GstBuffer * inbuf,
           out_map.data[i], NULL, NULL);
   }
 
-  t0 = g_get_monotonic_time ();
-  GST_OBJECT_LOCK (self);
-  self->run_start = t0;
-  GST_OBJECT_UNLOCK (self);
+  t0 = gst_nn_run_stats_begin (&self->stats);
   if (n_dev > 0)
     ok = nnp_stage_run_device (self->stage, inputs, dev_in, outputs, dev_out,
         &err);
   else
     ok = nnp_stage_run (self->stage, inputs, outputs, &err);
   t1 = g_get_monotonic_time ();
+  gst_nn_run_stats_end (&self->stats, GST_ELEMENT (self), t0, t1, ok);
 
   for (guint i = 0; i < n_in; i++) {
     g_clear_pointer (&inputs[i], nnp_tensor_unref);
@@ -945,19 +753,12 @@ gst_nn_stage_transform (GstBaseTransform * trans, GstBuffer * inbuf,
   gst_nn_tensors_unmap (&out_map);
   gst_nn_tensors_unmap (&in_map);
 
-  if (!ok) {
-    GST_OBJECT_LOCK (self);
-    self->run_start = 0;
-    GST_OBJECT_UNLOCK (self);
+  if (!ok)
     goto run_failed;
-  }
 
   GST_LOG_OBJECT (self, "ran %" GST_TIME_FORMAT " in %.2f ms (%u tensors in "
       "device memory)", GST_TIME_ARGS (GST_BUFFER_PTS (inbuf)),
       (t1 - t0) / 1000.0, n_dev);
-  record_run_time (self, (GstClockTime) (t1 - t0) * GST_USECOND);
-  if (self->trace)
-    nnp_trace_span (self->trace, self->trace_track, (gint64) self->trace_frame++, t0, t1);
   return GST_FLOW_OK;
 
   /* ERRORS */
@@ -1014,60 +815,16 @@ gst_nn_stage_query (GstBaseTransform * trans, GstPadDirection direction,
     return TRUE;
 
   if (direction == GST_PAD_SRC && GST_QUERY_TYPE (query) == GST_QUERY_CUSTOM
-      && answer_shapes_query (self, query))
+      && gst_nn_stage_answer_shapes_query (self, query))
     return TRUE;
 
   ret = GST_BASE_TRANSFORM_CLASS (gst_nn_stage_parent_class)->query (trans,
       direction, query);
 
   if (ret && direction == GST_PAD_SRC
-      && GST_QUERY_TYPE (query) == GST_QUERY_LATENCY) {
-    gboolean live;
-    GstClockTime min, max, ours;
-
-    gst_query_parse_latency (query, &live, &min, &max);
-    GST_OBJECT_LOCK (self);
-    ours = median_run_time_locked (self);
-    self->reported_latency = ours;
-    GST_OBJECT_UNLOCK (self);
-
-    min += ours;
-    if (GST_CLOCK_TIME_IS_VALID (max))
-      max += ours;
-    GST_DEBUG_OBJECT (self, "latency: adding %" GST_TIME_FORMAT
-        " processing time, min %" GST_TIME_FORMAT " max %" GST_TIME_FORMAT,
-        GST_TIME_ARGS (ours), GST_TIME_ARGS (min), GST_TIME_ARGS (max));
-    gst_query_set_latency (query, live, min, max);
-  }
+      && GST_QUERY_TYPE (query) == GST_QUERY_LATENCY)
+    gst_nn_run_stats_add_latency (&self->stats, GST_OBJECT (self), query);
   return ret;
-}
-
-/* Open the trace named by the 'trace' property or NNP_TRACE (none: no trace). */
-static gboolean
-trace_open (GstNnStage * self, gint stage_index, GError ** error)
-{
-  gchar *path, *track;
-
-  GST_OBJECT_LOCK (self);
-  path = g_strdup (self->trace_path ? self->trace_path : nnp_trace_env_path ());
-  track = g_strdup_printf ("%s (%s)", GST_OBJECT_NAME (self),
-      self->dev_spec ? self->dev_spec : self->device);
-  GST_OBJECT_UNLOCK (self);
-  if (path)
-    self->trace = nnp_trace_open (path, 0, error);
-  g_free (path);
-  if (path && self->trace == NULL) {
-    g_free (track);
-    return FALSE;
-  }
-  if (self->trace == NULL) {
-    g_free (track);
-    return TRUE;
-  }
-  self->trace_track = nnp_trace_add_track (self->trace, track, stage_index);
-  self->trace_frame = 0;
-  g_free (track);
-  return TRUE;
 }
 
 /* Forget the model and the part (stop(), a failed start()).  Call with
@@ -1093,6 +850,8 @@ gst_nn_stage_start (GstBaseTransform * trans)
   NnpPlan *plan = NULL;
   NnpPart *part;
   gchar *path, *plan_path, *nodes, *cpus_str, *plan_name = NULL, *spec;
+  gchar *trace, *track;
+  gboolean ok;
   gint stage_index, threads, spec_threads = 0, *cpus = NULL, n_cpus = 0;
   GError *err = NULL;
 
@@ -1193,7 +952,15 @@ gst_nn_stage_start (GstBaseTransform * trans)
 
   GST_INFO_OBJECT (self, "model %s loaded (digest %s), %s on %s", path,
       nnp_model_get_digest (self->model), self->part_name, self->dev_spec);
-  if (!trace_open (self, stage_index, &err))
+  GST_OBJECT_LOCK (self);
+  trace = g_strdup (self->trace_path);
+  track = g_strdup_printf ("%s (%s)", GST_OBJECT_NAME (self), self->dev_spec);
+  GST_OBJECT_UNLOCK (self);
+  ok = gst_nn_run_stats_open_trace (&self->stats, trace, track, stage_index,
+      &err);
+  g_free (trace);
+  g_free (track);
+  if (!ok)
     goto trace_failed;
   g_free (path);
   g_free (plan_path);
@@ -1286,13 +1053,9 @@ gst_nn_stage_stop (GstBaseTransform * trans)
   GstNnStage *self = GST_NN_STAGE (trans);
   GError *err = NULL;
 
-  if (self->trace) {
-    GST_INFO_OBJECT (self, "trace: %" G_GUINT64_FORMAT " frames, %u dropped events",
-        self->trace_frame, nnp_trace_get_n_dropped (self->trace));
-    if (!nnp_trace_close (g_steal_pointer (&self->trace), &err)) {
-      GST_ELEMENT_ERROR (self, RESOURCE, WRITE, ("%s", err->message), (NULL));
-      g_clear_error (&err);
-    }
+  if (!gst_nn_run_stats_reset (&self->stats, GST_OBJECT (self), &err)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, WRITE, ("%s", err->message), (NULL));
+    g_clear_error (&err);
   }
   self->stage = NULL;
   g_clear_pointer (&self->spec, nnp_part_spec_unref);
@@ -1306,13 +1069,6 @@ gst_nn_stage_stop (GstBaseTransform * trans)
   g_mutex_lock (&self->lock);
   forget_part_locked (self);
   g_mutex_unlock (&self->lock);
-
-  GST_OBJECT_LOCK (self);
-  self->n_run_times = self->run_time_pos = 0;
-  self->reported_latency = 0;
-  self->busy_ns = self->frames = 0;
-  self->run_start = 0;
-  GST_OBJECT_UNLOCK (self);
   return TRUE;
 }
 
@@ -1439,12 +1195,10 @@ gst_nn_stage_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_BUSY_TIME:
       /* with the run in progress, if any */
-      g_value_set_uint64 (value, self->busy_ns + (self->run_start ?
-              (guint64) (g_get_monotonic_time () - self->run_start) *
-              GST_USECOND : 0));
+      g_value_set_uint64 (value, gst_nn_run_stats_busy_ns (&self->stats));
       break;
     case PROP_FRAMES:
-      g_value_set_uint64 (value, self->frames);
+      g_value_set_uint64 (value, gst_nn_run_stats_frames (&self->stats));
       break;
     case PROP_STAGES_BUILT:
       g_value_set_uint (value, self->stages_built);
@@ -1487,6 +1241,7 @@ gst_nn_stage_finalize (GObject * object)
   g_free (self->dev_spec);
   g_clear_pointer (&self->cl_device, nnp_device_unref);
   g_mutex_clear (&self->lock);
+  gst_nn_run_stats_clear (&self->stats);
 
   G_OBJECT_CLASS (gst_nn_stage_parent_class)->finalize (object);
 }
@@ -1790,6 +1545,7 @@ gst_nn_stage_init (GstNnStage * self)
   self->device_name = g_strdup (DEFAULT_DEVICE_NAME);
   self->fallback = DEFAULT_FALLBACK;
   self->shape_cache = DEFAULT_SHAPE_CACHE;
+  gst_nn_run_stats_init (&self->stats);
   gst_nn_tensors_info_init (&self->in_info);
   gst_nn_tensors_info_init (&self->out_info);
 }
