@@ -185,11 +185,8 @@ typedef enum {
 
 typedef struct _NnpCostModel NnpCostModel;
 
-/* Cache key of a set of input shapes: "x=1x3x640x640" (+ "-nofusion"). New string. */
-char *nnp_shapes_key (const NnpInputShape *shapes, int n_shapes, gboolean no_fusion);
-
-/* A cost model for a specialised graph.  `digest` and `shapes_key` (e.g.
- * "x=1x3x640x640") key the on-disk profile cache:
+/* A cost model for a specialised graph.  `digest` and `shapes_key`
+ * (nnp_shapes_key() of model.h, e.g. "x=1x3x640x640") key the on-disk profile cache:
  *   $XDG_CACHE_HOME/nnpipe/profiles/<digest>-<device>-t<threads>-<shapes_key>.json
  * (NNP_PROFILE_DIR overrides the directory).  Keeps a ref to graph. */
 NnpCostModel *nnp_cost_model_new (NnpGraph *graph, const char *digest, const char *shapes_key,
