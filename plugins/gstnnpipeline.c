@@ -89,7 +89,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_nn_pipeline_debug);
 #define DEFAULT_STAGE_LOAD NULL
 #define DEFAULT_TRACE NULL
 
-#define MAX_STAGES 64
+#define MAX_STAGES NNP_PLAN_MAX_STAGES
 
 enum
 {
@@ -218,47 +218,6 @@ queue_trace_attach (GstNnPipeline * self, GstElement * queue)
   gst_object_unref (src);
 }
 
-/* Parse "10,20" (indices) or "conv_3,conv_9" (names): *all_ints tells. */
-static gchar **
-parse_cuts (const gchar * str, gint ** ints, gint * n, gboolean * all_ints)
-{
-  gchar **parts = g_strsplit (str, ",", -1);
-  guint len = g_strv_length (parts);
-
-  *ints = g_new0 (gint, MAX (len, 1));
-  *n = 0;
-  *all_ints = TRUE;
-  for (guint i = 0; i < len; i++) {
-    gchar *p = g_strstrip (parts[i]), *end = NULL;
-    gint64 v;
-
-    if (*p == '\0')
-      continue;
-    v = g_ascii_strtoll (p, &end, 10);
-    if (end == p || *end != '\0' || v < 0 || v > G_MAXINT)
-      *all_ints = FALSE;
-    else
-      (*ints)[*n] = (gint) v;
-    (*n)++;
-  }
-  return parts;
-}
-
-/* Model input shapes as "x=1x3x48x160" (new string). */
-static gchar *
-shapes_string (const NnpInputShape * shapes, guint n)
-{
-  GString *s = g_string_new (NULL);
-
-  for (guint i = 0; i < n; i++) {
-    gchar *d = nnp_shape_to_string (&shapes[i].shape);
-
-    g_string_append_printf (s, "%s%s=%s", i ? "," : "", shapes[i].name, d);
-    g_free (d);
-  }
-  return g_string_free (s, FALSE);
-}
-
 /* Bytes a stage hands to the next one (its outputs). */
 static gint64
 stage_out_bytes (NnpGraph * graph, const NnpPlanStage * st)
@@ -274,244 +233,57 @@ stage_out_bytes (NnpGraph * graph, const NnpPlanStage * st)
   return bytes;
 }
 
-static gboolean
-is_opencl (const gchar * device)
-{
-  return device != NULL && g_ascii_strncasecmp (device, "opencl", 6) == 0
-      && (device[6] == '\0' || device[6] == ':');
-}
-
-/* fallback=true: the device list with every OpenCL item this machine
- * cannot open ("opencl", "opencl:N", "opencl:NAME") replaced by "cpu" (one
- * thread), each announced with a warning.  The list itself is parsed by
- * nnp_device_specs_parse() as for `nnpipe split --devices`.  New string. */
-static gchar *
-fallback_devices (GstNnPipeline * self, const gchar * devices)
-{
-  gchar **items = g_strsplit (devices, ",", -1);
-  GString *out = g_string_new (NULL);
-
-  for (guint i = 0; items[i]; i++) {
-    const gchar *item = g_strstrip (items[i]);
-
-    if (is_opencl (item) && !nnp_device_available (item)) {
-      GST_ELEMENT_WARNING (self, RESOURCE, NOT_FOUND,
-          ("OpenCL device '%s' is not available, planning its stage on the "
-              "CPU instead", item), ("devices=%s, fallback=true", devices));
-      item = "cpu";
-    }
-    g_string_append_printf (out, "%s%s", i ? "," : "", item);
-  }
-  g_strfreev (items);
-  return g_string_free (out, FALSE);
-}
-
-/* fallback=true: a plan's stages on an OpenCL device this machine cannot
- * open run on the CPU (one thread), with a warning. */
+/* fallback=true: each OpenCL device replaced by the CPU, as a warning. */
 static void
-fallback_plan (GstNnPipeline * self, NnpPlan * plan)
+plan_notice (int stage, const char *message, gpointer user_data)
 {
-  for (gint k = 0; k < plan->n_stages; k++) {
-    NnpPlanStage *st = &plan->stages[k];
+  GstNnPipeline *self = GST_NN_PIPELINE (user_data);
 
-    if (is_opencl (st->device) && !nnp_device_available (st->device)) {
-      GST_ELEMENT_WARNING (self, RESOURCE, NOT_FOUND,
-          ("OpenCL device '%s' is not available, running stage %d on the "
-              "CPU instead", st->device, k), ("plan, fallback=true"));
-      g_free (st->device);
-      st->device = g_strdup ("cpu");
-      st->threads = 1;
-    }
-  }
+  GST_ELEMENT_WARNING (self, RESOURCE, NOT_FOUND, ("%s", message),
+      ("fallback=true"));
 }
 
-/* Compute (or load) the plan for these model input shapes.  New plan or
+/* Compute (or load) the plan for these model input shapes: the request is
+ * the properties, the policy is nnp_plan_make()'s (the same as `nnpipe
+ * split`).  New plan (and *graph, the specialised graph it refers to) or
  * NULL with error.  Call with build_lock held. */
 static NnpPlan *
 make_plan (GstNnPipeline * self, const NnpInputShape * shapes, guint n_shapes,
-    NnpGraph * graph, GError ** error)
+    NnpGraph ** graph, GError ** error)
 {
-  gchar *stages_str, *devices, *plan_path, *cuts, *stage_load;
-  gboolean pin, fallback;
-  gdouble *load = NULL;
-  gint n_load = 0;
-  NnpDeviceSpec *specs = NULL;
-  NnpCostModel *cm = NULL;
-  NnpPlan *plan = NULL;
-  gint n_specs = 0, n_stages = 0;
-  const gchar *digest = nnp_model_get_digest (self->model);
-  gchar *key = shapes_string (shapes, n_shapes);
+  NnpPlanRequest req = { 0 };
+  gchar *stages, *devices, *plan_path, *cuts, *stage_load;
+  NnpPlan *plan;
 
   GST_OBJECT_LOCK (self);
-  stages_str = g_strdup (self->stages);
+  stages = g_strdup (self->stages);
   devices = g_strdup (self->devices);
   plan_path = g_strdup (self->plan_path);
   cuts = g_strdup (self->cuts);
-  pin = self->pin;
-  fallback = self->fallback;
   stage_load = g_strdup (self->stage_load);
+  req.pin = self->pin;
+  req.fallback = self->fallback;
   GST_OBJECT_UNLOCK (self);
 
-  if (stage_load && *stage_load
-      && !(load = nnp_stage_load_parse (stage_load, &n_load, error)))
-    goto out;
+  req.model_path = self->model_file;
+  req.plan_path = plan_path;
+  /* checked by check_properties() at start */
+  if (stages && g_ascii_strcasecmp (stages, "auto") != 0)
+    req.n_stages = (gint) g_ascii_strtoll (stages, NULL, 10);
+  req.devices = devices;
+  req.cuts = cuts;
+  req.stage_load = stage_load;
+  req.cost = NNP_COST_AUTO;
+  req.notice = plan_notice;
+  req.notice_data = self;
+  plan = nnp_plan_make (self->model, shapes, (int) n_shapes, &req, graph,
+      error);
 
-  if (stages_str && g_ascii_strcasecmp (stages_str, "auto") != 0)
-    n_stages = (gint) g_ascii_strtoll (stages_str, NULL, 10);
-
-  if (plan_path && *plan_path) {
-    plan = nnp_plan_load (plan_path, error);
-    if (plan == NULL)
-      goto out;
-    if (plan->digest && *plan->digest
-        && g_ascii_strcasecmp (plan->digest, digest) != 0) {
-      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-          "plan %s was made for another model than %s (digest %s, the "
-          "model's is %s)", plan_path, self->model_file, plan->digest, digest);
-      g_clear_pointer (&plan, nnp_plan_free);
-      goto out;
-    }
-    if (plan->no_fusion) {
-      graph = nnp_model_specialize (self->model, shapes, (int) n_shapes,
-          NNP_SPECIALIZE_NO_FUSION, error);
-      if (graph == NULL) {
-        g_clear_pointer (&plan, nnp_plan_free);
-        goto out;
-      }
-    } else {
-      nnp_graph_ref (graph);
-    }
-    /* the stages start at the shapes negotiated */
-    for (guint i = 0; i < n_shapes; i++)
-      nnp_plan_set_shape (plan, shapes[i].name, &shapes[i].shape);
-    if (fallback)
-      fallback_plan (self, plan);
-    if (!nnp_plan_resolve (plan, graph, error)) {
-      g_clear_pointer (&plan, nnp_plan_free);
-      nnp_graph_unref (graph);
-      goto out;
-    }
-    if (plan->predicted_bottleneck_ms < 0) {
-      cm = nnp_cost_model_new (graph, digest, key, NNP_COST_AUTO);
-      nnp_plan_predict (plan, graph, cm);
-    }
-    nnp_graph_unref (graph);
-    goto out;
-  }
-
-  if (devices && *devices) {
-    /* the same syntax as `nnpipe split --devices` (one parser): OpenCL
-     * stages are planned on the OpenCL device with its own costs */
-    if (fallback) {
-      gchar *usable = fallback_devices (self, devices);
-
-      specs = nnp_device_specs_parse (usable, &n_specs, error);
-      g_free (usable);
-    } else {
-      specs = nnp_device_specs_parse (devices, &n_specs, error);
-    }
-    if (specs == NULL)
-      goto out;
-  } else {
-    /* one single-thread CPU stage per stage (auto: per core) */
-    gint n = n_stages > 0 ? n_stages : MAX ((gint) g_get_num_processors (), 2);
-    GString *d = g_string_new (NULL);
-
-    if (cuts && *cuts && n_stages <= 0) {
-      gint *ints, nc;
-      gboolean all;
-
-      g_strfreev (parse_cuts (cuts, &ints, &nc, &all));
-      g_free (ints);
-      n = nc + 1;
-    }
-    for (gint i = 0; i < MIN (n, MAX_STAGES); i++)
-      g_string_append_printf (d, "%scpu:1", i ? "," : "");
-    specs = nnp_device_specs_parse (d->str, &n_specs, error);
-    g_string_free (d, TRUE);
-    if (specs == NULL)
-      goto out;
-  }
-
-  cm = nnp_cost_model_new (graph, digest, key, NNP_COST_AUTO);
-
-  if (cuts && *cuts) {
-    gint *ints, nc;
-    gboolean all;
-    gchar **names = parse_cuts (cuts, &ints, &nc, &all);
-
-    if (n_stages > 0 && nc + 1 != n_stages) {
-      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-          "cuts \"%s\" make %d stages, stages=%d", cuts, nc + 1, n_stages);
-    } else if (all) {
-      plan = nnp_plan_new_from_cuts (self->model_file, digest, shapes,
-          (int) n_shapes, graph, ints, nc, specs, n_specs, cm, error);
-    } else {
-      GPtrArray *v = g_ptr_array_new ();
-
-      /* indices mixed with names: indices name the node there */
-      for (guint i = 0; names[i]; i++) {
-        const gchar *name = g_strstrip (names[i]);
-        gchar *end = NULL;
-        gint64 idx;
-
-        if (*name == '\0')
-          continue;
-        idx = g_ascii_strtoll (name, &end, 10);
-        if (end != name && *end == '\0' && idx >= 0
-            && idx < (gint64) graph->nodes->len
-            && nnp_graph_find_node (graph, name) == NULL)
-          name = nnp_graph_node (graph, (int) idx)->name;
-        g_ptr_array_add (v, (gpointer) name);
-      }
-      plan = nnp_plan_new_from_cut_names (self->model_file, digest, shapes,
-          (int) n_shapes, graph, (const char *const *) v->pdata, (int) v->len,
-          specs, n_specs, cm, error);
-      g_ptr_array_unref (v);
-    }
-    g_free (ints);
-    g_strfreev (names);
-  } else {
-    NnpSplitOptions opts = { 0 };
-
-    opts.devices = specs;
-    opts.n_devices = n_specs;
-    opts.n_stages = n_stages;
-    opts.stage_load = load;
-    opts.n_stage_load = n_load;
-    plan = nnp_plan_new_auto (self->model_file, digest, shapes, (int) n_shapes,
-        graph, &opts, cm, error);
-  }
-
-out:
-  if (plan && pin) {
-    /* consecutive cores for the stages the plan does not pin */
-    gint n_cores = MAX ((gint) g_get_num_processors (), 1), next = 0;
-
-    for (gint k = 0; k < plan->n_stages; k++) {
-      NnpPlanStage *st = &plan->stages[k];
-
-      if (st->n_cpus > 0) {
-        next = st->cpus[st->n_cpus - 1] + 1;
-        continue;
-      }
-      st->cpus = g_new0 (int, MAX (st->threads, 1));
-      st->n_cpus = MAX (st->threads, 1);
-      for (gint t = 0; t < st->n_cpus; t++)
-        st->cpus[t] = (next++) % n_cores;
-    }
-  }
-  if (specs)
-    nnp_device_specs_free (specs, n_specs);
-  if (cm)
-    nnp_cost_model_free (cm);
-  g_free (key);
-  g_free (load);
-  g_free (stage_load);
-  g_free (stages_str);
+  g_free (stages);
   g_free (devices);
   g_free (plan_path);
   g_free (cuts);
+  g_free (stage_load);
   return plan;
 }
 
@@ -640,24 +412,10 @@ build_locked (GstNnPipeline * self, const GstNnTensorsInfo * info,
     }
   }
 
-  graph = nnp_model_specialize (self->model, shapes, (int) n_shapes,
-      NNP_SPECIALIZE_DEFAULT, error);
-  if (graph == NULL)
+  self->plan = make_plan (self, shapes, n_shapes, &graph, error);
+  if (self->plan == NULL)
     return FALSE;
-  self->plan = make_plan (self, shapes, n_shapes, graph, error);
-  if (self->plan == NULL) {
-    nnp_graph_unref (graph);
-    return FALSE;
-  }
-  if (self->plan->n_stages < 1 || self->plan->n_stages > MAX_STAGES) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-        "the plan has %d stages, nnpipeline runs 1 to %d",
-        self->plan->n_stages, MAX_STAGES);
-    g_clear_pointer (&self->plan, nnp_plan_free);
-    nnp_graph_unref (graph);
-    return FALSE;
-  }
-  key = shapes_string (shapes, n_shapes);
+  key = nnp_shapes_key (shapes, (int) n_shapes, NNP_SPECIALIZE_DEFAULT);
 
   GST_OBJECT_LOCK (self);
   queue_size = self->queue_size;
