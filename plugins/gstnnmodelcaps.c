@@ -357,7 +357,8 @@ whole_spec (NnpPart * part, const gchar * model_name,
   if (spec)
     return spec;
   /* say it in caps words: "for dimensions=..." */
-  key = nnp_shapes_key (shapes, (gint) in->n_tensors, FALSE);
+  key = nnp_shapes_key (shapes, (gint) in->n_tensors,
+      NNP_SPECIALIZE_DEFAULT);
   prefix = g_strdup_printf ("model %s: shape inference failed for input "
       "shapes %s: ", model_name, key);
   got = gst_nn_tensors_info_to_string (in);
@@ -386,7 +387,7 @@ part_spec (NnpPart * part, const gchar * model_name,
   if (gst_nn_model_match_inputs (nnp_part_get_model (part), model_name, in, shapes,
           NULL)) {
     g_ptr_array_add (cands, nnp_shapes_key (shapes, (gint) in->n_tensors,
-            FALSE));
+            NNP_SPECIALIZE_DEFAULT));
     g_ptr_array_add (srcs, (gpointer) "the caps");
   }
   for (guint i = 0; upstream && upstream[i]; i++) {

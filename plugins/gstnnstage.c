@@ -914,9 +914,8 @@ gst_nn_stage_start (GstBaseTransform * trans)
   model = nnp_model_load (path, &err);
   if (model == NULL)
     goto load_failed;
-  if (plan && plan->digest && *plan->digest
-      && g_ascii_strcasecmp (plan->digest, nnp_model_get_digest (model)) != 0)
-    goto wrong_model;
+  if (plan && !nnp_plan_check_model (plan, model, plan_name, &err))
+    goto bad_part;
 
   g_mutex_lock (&self->lock);
   forget_part_locked (self);
@@ -1017,14 +1016,6 @@ load_failed:
     else
       GST_ELEMENT_ERROR (self, STREAM, DECODE,
           ("Could not load model \"%s\"", path), ("%s", err->message));
-    goto fail;
-  }
-wrong_model:
-  {
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-        ("%s was made for another model than \"%s\" (digest %s, the model's "
-            "is %s)", plan_name, path, plan->digest,
-            nnp_model_get_digest (model)), (NULL));
     goto fail;
   }
 bad_part:

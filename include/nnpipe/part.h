@@ -6,7 +6,7 @@
  * model input shapes, a specialisation (NnpPartSpec): the model specialised
  * for those shapes, the part's nodes and boundary on it and, when asked,
  * the prepared NnpStage.  The part keeps the cache_size most recently used
- * specialisations (LRU), keyed by nnp_shapes_key() of plan.h: a shape set
+ * specialisations (LRU), keyed by nnp_shapes_key() of model.h: a shape set
  * seen again is a cache hit, not a new stage.
  *
  * Lifecycle (XNNPACK's create -> reshape -> setup -> run):
@@ -103,14 +103,6 @@ guint nnp_part_get_n_stages_built (NnpPart *part);
  * fills at most max of them into inputs (may be NULL) and returns how many
  * there are. */
 int nnp_model_real_inputs (NnpModel *model, const NnpValue **inputs, int max);
-
-/* Parse a key of nnp_shapes_key() ("x=1x3x48x160,y=1x4", an optional
- * "-nofusion" suffix is ignored) into shapes of model's real inputs, in
- * model order: shapes[i].name points into the model's graph; max is the
- * room in shapes.  NNP_ERROR_INVALID naming the key when it is not a key of
- * this model's inputs. */
-gboolean nnp_shapes_key_parse (NnpModel *model, const char *key, NnpInputShape *shapes,
-                               int max, int *n_shapes, GError **error);
 
 /* The specialisation at these model input shapes (every real input, in any
  * order; see nnp_model_specialize()), from the cache or made now.  New ref

@@ -44,7 +44,7 @@ struct _NnpPart
 };
 
 /* ------------------------------------------------------------------------ */
-/* Model inputs and shapes keys */
+/* Model inputs */
 
 int
 nnp_model_real_inputs (NnpModel *model, const NnpValue **inputs, int max)
@@ -62,75 +62,6 @@ nnp_model_real_inputs (NnpModel *model, const NnpValue **inputs, int max)
     n++;
   }
   return n;
-}
-
-/* Dims "1x3x48x160" or "scalar" up to end into shape. */
-static gboolean
-parse_dims (const char *s, const char *end, NnpShape *shape)
-{
-  g_autofree char *text = g_strndup (s, end - s);
-  g_auto (GStrv) dims = NULL;
-  guint rank;
-
-  memset (shape, 0, sizeof (*shape));
-  if (strcmp (text, "scalar") == 0)
-    return TRUE;
-  dims = g_strsplit (text, "x", -1);
-  rank = g_strv_length (dims);
-  if (rank < 1 || rank > NNP_MAX_RANK)
-    return FALSE;
-  for (guint d = 0; d < rank; d++) {
-    char *e = NULL;
-    gint64 v = g_ascii_strtoll (dims[d], &e, 10);
-
-    if (e == dims[d] || *e != '\0' || v < 0)
-      return FALSE;
-    shape->dims[d] = v;
-  }
-  shape->rank = (int) rank;
-  return TRUE;
-}
-
-gboolean
-nnp_shapes_key_parse (NnpModel *model, const char *key, NnpInputShape *shapes, int max,
-                      int *n_shapes, GError **error)
-{
-  int n = nnp_model_real_inputs (model, NULL, 0);
-  const NnpValue **inputs = g_newa (const NnpValue *, MAX (n, 1));
-  const char *p = key;
-  size_t len;
-
-  g_return_val_if_fail (model != NULL && key != NULL && n_shapes != NULL, FALSE);
-  nnp_model_real_inputs (model, inputs, n);
-  len = strlen (key);
-  if (g_str_has_suffix (key, "-nofusion"))
-    len -= strlen ("-nofusion");
-  if (n > max)
-    goto bad;
-  if (n == 0 && (len != strlen ("static") || strncmp (key, "static", len) != 0))
-    goto bad;
-  /* "name=dims,name=dims": names may hold any character, dims never a ',' */
-  for (int i = 0; i < n; i++) {
-    size_t name_len = strlen (inputs[i]->name);
-    const char *end;
-
-    if ((size_t) (key + len - p) <= name_len || strncmp (p, inputs[i]->name, name_len) != 0
-        || p[name_len] != '=')
-      goto bad;
-    p += name_len + 1;
-    end = i + 1 < n ? memchr (p, ',', key + len - p) : key + len;
-    if (end == NULL || !parse_dims (p, end, &shapes[i].shape))
-      goto bad;
-    shapes[i].name = inputs[i]->name;
-    p = i + 1 < n ? end + 1 : end;
-  }
-  *n_shapes = n;
-  return TRUE;
-
-bad:
-  g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "%s: invalid input shapes \"%s\"",
-               nnp_model_get_name (model), key);
-  return FALSE;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -491,7 +422,7 @@ reshape (NnpPart *part, const NnpInputShape *shapes, int n_shapes, gboolean keep
   sorted = g_newa (NnpInputShape, MAX (n, 1));
   if (!sort_shapes (part, shapes, n_shapes, sorted, n, error))
     return NULL;
-  key = nnp_shapes_key (sorted, n, (part->flags & NNP_SPECIALIZE_NO_FUSION) != 0);
+  key = nnp_shapes_key (sorted, n, part->flags);
   g_mutex_lock (&part->lock);
   spec = reshape_locked (part, sorted, n, key, keep, error);
   g_mutex_unlock (&part->lock);
@@ -513,7 +444,7 @@ reshape_key (NnpPart *part, const char *key, gboolean keep, GError **error)
   g_return_val_if_fail (part != NULL && key != NULL, NULL);
   max = nnp_model_real_inputs (part->model, NULL, 0);
   shapes = g_newa (NnpInputShape, MAX (max, 1));
-  if (!nnp_shapes_key_parse (part->model, key, shapes, max, &n, error))
+  if (!nnp_shapes_from_key (nnp_model_get_graph (part->model), key, shapes, max, &n, NULL, error))
     return NULL;
   return reshape (part, shapes, n, keep, error);
 }
@@ -564,7 +495,7 @@ known_shapes_key (NnpPart *part, gboolean from_plan)
   }
   if (from_plan && part->plan == NULL)
     return NULL;
-  return nnp_shapes_key (shapes, n, (part->flags & NNP_SPECIALIZE_NO_FUSION) != 0);
+  return nnp_shapes_key (shapes, n, part->flags);
 }
 
 /* "the stage's 2 inputs are 'x' float32 1x3x8x8, ..." */
@@ -600,8 +531,9 @@ nnp_part_find (NnpPart *part, const char *const *candidates, const char *const *
     NnpInputShape *shapes = g_newa (NnpInputShape, MAX (max, 1));
 
     /* in the part's own form, so that the same shapes are tried once */
-    key = nnp_shapes_key_parse (part->model, candidates[i], shapes, max, &n, NULL) ?
-        nnp_shapes_key (shapes, n, (part->flags & NNP_SPECIALIZE_NO_FUSION) != 0) :
+    key = nnp_shapes_from_key (nnp_model_get_graph (part->model), candidates[i], shapes, max, &n, NULL,
+                             NULL) ?
+        nnp_shapes_key (shapes, n, part->flags) :
         g_strdup (candidates[i]);
     add_candidate (keys, from, key, sources && sources[i] ? sources[i] : "the caller");
   }
