@@ -1,5 +1,5 @@
 /* GStreamer nnpipe plugin: nnstage, the instance struct shared by the
- * element's files (gstnnstage.c, gstnnstagedevice.c).  Not for other
+ * element's files (gstnnstage.c, gstnnstagecaps.c, gstnnstagedevice.c).  Not for other
  * elements: they use gstnnstage.h. */
 #pragma once
 
@@ -67,5 +67,27 @@ struct _GstNnStage
   guint stages_built;           /* stages prepared since start (object lock) */
   GstNnRunStats stats;          /* busy time, frames, latency, trace */
 };
+
+/* gstnnstagecaps.c: negotiation (the base class vfuncs and what start(),
+ * stop() and query() need of it) */
+gboolean gst_nn_stage_answer_shapes_query (GstNnStage * self, GstQuery * query);
+NnpPart *gst_nn_stage_make_part_locked (GstNnStage * self, GError ** error);
+void gst_nn_stage_forget_part_locked (GstNnStage * self);
+GstCaps *gst_nn_stage_transform_caps (GstBaseTransform * trans,
+    GstPadDirection direction, GstCaps * caps, GstCaps * filter);
+GstCaps *gst_nn_stage_fixate_caps (GstBaseTransform * trans,
+    GstPadDirection direction, GstCaps * caps, GstCaps * othercaps);
+gboolean gst_nn_stage_get_unit_size (GstBaseTransform * trans, GstCaps * caps,
+    gsize * size);
+gboolean gst_nn_stage_accept_caps (GstBaseTransform * trans,
+    GstPadDirection direction, GstCaps * caps);
+gboolean gst_nn_stage_sink_event (GstBaseTransform * trans, GstEvent * event);
+gboolean gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
+    GstCaps * outcaps);
+gboolean gst_nn_stage_decide_allocation (GstBaseTransform * trans,
+    GstQuery * query);
+/* the base class, for the vfuncs above */
+#define GST_NN_STAGE_PARENT_CLASS(obj) \
+    GST_BASE_TRANSFORM_CLASS (g_type_class_peek_parent (G_OBJECT_GET_CLASS (obj)))
 
 G_END_DECLS
