@@ -222,7 +222,7 @@ gst_nn_tensors_unmap (GstNnTensorsMap * tm)
  * stay NULL and are mapped. */
 guint
 gst_nn_stage_device_tensors (GstNnStage * self, GstBuffer * buffer, gboolean output,
-    NnpDeviceTensor ** tensors, gboolean * mask)
+    NnpTensor ** tensors, gboolean * mask)
 {
   guint n = output ? self->out_info.n_tensors : self->in_info.n_tensors;
   NnpDevice *dev = nnp_stage_get_device (self->stage);

@@ -32,7 +32,7 @@ NnpStage *gst_nn_stage_make_stage (GstNnStage * self, const NnpPlan * plan,
  * memory the stage can use in place; mask[i] set for those.  Returns how
  * many. */
 guint gst_nn_stage_device_tensors (GstNnStage * self, GstBuffer * buffer,
-    gboolean output, NnpDeviceTensor ** tensors, gboolean * mask);
+    gboolean output, NnpTensor ** tensors, gboolean * mask);
 
 /* Map the n tensors of a buffer: one memory each, or (from a plain source
  * such as filesrc) one block holding them all back to back. */
