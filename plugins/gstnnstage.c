@@ -150,8 +150,6 @@ gst_nn_stage_transform (GstBaseTransform * trans, GstBuffer * inbuf,
   GstNnStage *self = GST_NN_STAGE (trans);
   NnpTensor *inputs[GST_NN_TENSORS_MAX] = { NULL };
   NnpTensor *outputs[GST_NN_TENSORS_MAX] = { NULL };
-  NnpDeviceTensor *dev_in[GST_NN_TENSORS_MAX] = { NULL };
-  NnpDeviceTensor *dev_out[GST_NN_TENSORS_MAX] = { NULL };
   gboolean in_mask[GST_NN_TENSORS_MAX], out_mask[GST_NN_TENSORS_MAX];
   GstNnTensorsMap in_map, out_map;
   GError *err = NULL;
@@ -164,9 +162,10 @@ gst_nn_stage_transform (GstBaseTransform * trans, GstBuffer * inbuf,
   n_in = self->in_info.n_tensors;
   n_out = self->out_info.n_tensors;
 
-  /* device memory is used in place, the rest mapped */
-  n_dev = gst_nn_stage_device_tensors (self, inbuf, FALSE, dev_in, in_mask);
-  n_dev += gst_nn_stage_device_tensors (self, outbuf, TRUE, dev_out, out_mask);
+  /* device memory is used in place (tensors in device memory), the rest
+   * mapped */
+  n_dev = gst_nn_stage_device_tensors (self, inbuf, FALSE, inputs, in_mask);
+  n_dev += gst_nn_stage_device_tensors (self, outbuf, TRUE, outputs, out_mask);
 
   if (!gst_nn_tensors_map (&in_map, inbuf, &self->in_info, in_mask, GST_MAP_READ,
           &err))
@@ -194,22 +193,14 @@ gst_nn_stage_transform (GstBaseTransform * trans, GstBuffer * inbuf,
   }
 
   t0 = gst_nn_run_stats_begin (&self->stats);
-  if (n_dev > 0)
-    ok = nnp_stage_run_device (self->stage, inputs, dev_in, outputs, dev_out,
-        &err);
-  else
-    ok = nnp_stage_run (self->stage, inputs, outputs, &err);
+  ok = nnp_stage_run (self->stage, inputs, outputs, &err);
   t1 = g_get_monotonic_time ();
   gst_nn_run_stats_end (&self->stats, GST_ELEMENT (self), t0, t1, ok);
 
-  for (guint i = 0; i < n_in; i++) {
+  for (guint i = 0; i < n_in; i++)
     g_clear_pointer (&inputs[i], nnp_tensor_unref);
-    g_clear_pointer (&dev_in[i], nnp_device_tensor_unref);
-  }
-  for (guint i = 0; i < n_out; i++) {
+  for (guint i = 0; i < n_out; i++)
     g_clear_pointer (&outputs[i], nnp_tensor_unref);
-    g_clear_pointer (&dev_out[i], nnp_device_tensor_unref);
-  }
   gst_nn_tensors_unmap (&out_map);
   gst_nn_tensors_unmap (&in_map);
 
@@ -231,8 +222,8 @@ not_negotiated:
 bad_input:
   {
     for (guint i = 0; i < GST_NN_TENSORS_MAX; i++) {
-      g_clear_pointer (&dev_in[i], nnp_device_tensor_unref);
-      g_clear_pointer (&dev_out[i], nnp_device_tensor_unref);
+      g_clear_pointer (&inputs[i], nnp_tensor_unref);
+      g_clear_pointer (&outputs[i], nnp_tensor_unref);
     }
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
         ("model %s: invalid input buffer", self->model_name),
@@ -243,8 +234,8 @@ bad_input:
 bad_output:
   {
     for (guint i = 0; i < GST_NN_TENSORS_MAX; i++) {
-      g_clear_pointer (&dev_in[i], nnp_device_tensor_unref);
-      g_clear_pointer (&dev_out[i], nnp_device_tensor_unref);
+      g_clear_pointer (&inputs[i], nnp_tensor_unref);
+      g_clear_pointer (&outputs[i], nnp_tensor_unref);
     }
     GST_ELEMENT_ERROR (self, STREAM, FAILED,
         ("model %s: invalid output buffer", self->model_name),

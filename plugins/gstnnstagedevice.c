@@ -97,7 +97,7 @@ gst_nn_stage_offer_features (GstNnStage * self, GstCaps * caps)
  * stay NULL and are mapped. */
 guint
 gst_nn_stage_device_tensors (GstNnStage * self, GstBuffer * buffer, gboolean output,
-    NnpDeviceTensor ** tensors, gboolean * mask)
+    NnpTensor ** tensors, gboolean * mask)
 {
   guint n = output ? self->out_info.n_tensors : self->in_info.n_tensors;
   NnpDevice *dev = nnp_stage_get_device (self->stage);

@@ -30,6 +30,6 @@ GstCaps *gst_nn_stage_offer_features (GstNnStage * self, GstCaps * caps);
  * memory the stage can use in place; mask[i] set for those.  Returns how
  * many. */
 guint gst_nn_stage_device_tensors (GstNnStage * self, GstBuffer * buffer,
-    gboolean output, NnpDeviceTensor ** tensors, gboolean * mask);
+    gboolean output, NnpTensor ** tensors, gboolean * mask);
 
 G_END_DECLS

@@ -2,7 +2,7 @@
  *
  *   copy -> set input shapes -> infer every node in topological order,
  *   folding nodes whose outputs are constants (Constant, Shape, ...) or whose
- *   inputs are all constants (run through the CPU kernel) -> remove folded
+ *   inputs are all constants (run on the host backend) -> remove folded
  *   and dead nodes -> check every shape is static -> fuse (unless
  *   NNP_SPECIALIZE_NO_FUSION) and re-infer the fused nodes. */
 #include <nnpipe/model.h>
@@ -10,7 +10,7 @@
 
 #include "graph/passes.h"
 #include "ops/ops.h"
-#include "backends/cpu/cpu.h"
+#include "backend.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -206,27 +206,19 @@ set_input_shapes (NnpGraph *graph, const NnpInputShape *shapes, int n_shapes, GE
   return TRUE;
 }
 
-static void
-aligned_free (gpointer p)
-{
-  free (p);
-}
-
-/* Run a node whose inputs are all constants through its CPU kernel and
- * store its outputs as constants.  FALSE (error set) when it cannot. */
+/* Run a node whose inputs are all constants on the host backend
+ * (lib/backend.h) and store its outputs as constants.  FALSE (error set)
+ * when it cannot. */
 static gboolean
 fold_node (NnpGraph *graph, NnpNode *node, GError **error)
 {
-  const NnpCpuKernel *kernel = nnp_cpu_kernel (node->op);
+  const NnpBackend *host = nnp_backend_host ();
   g_autofree NnpTensor **in = g_new0 (NnpTensor *, MAX (node->n_inputs, 1));
   g_autofree NnpTensor **out = g_new0 (NnpTensor *, MAX (node->n_outputs, 1));
-  gpointer state = NULL, scratch = NULL;
-  gsize ws = 0;
   gboolean ok = FALSE;
-  NnpCpuCall call;
 
-  if (kernel == NULL || kernel->run == NULL) {
-    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "no CPU kernel");
+  if (host == NULL || !host->supports_node (NULL, graph, node, NULL)) {
+    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "no host kernel to fold it");
     return FALSE;
   }
   for (int k = 0; k < node->n_inputs; k++) {
@@ -241,26 +233,7 @@ fold_node (NnpGraph *graph, NnpNode *node, GError **error)
     if (out[k] == NULL)
       goto done;
   }
-  if (kernel->prepare) {
-    state = kernel->prepare (graph, node, error);
-    if (state == NULL)
-      goto done;
-  }
-  if (kernel->workspace)
-    ws = kernel->workspace (graph, node);
-  if (ws > 0 && posix_memalign (&scratch, 64, (ws + 63) / 64 * 64) != 0) {
-    nnp_node_set_error (error, NNP_ERROR_FAILED, node, "out of memory (%" G_GSIZE_FORMAT
-                        " bytes of scratch)", ws);
-    goto done;
-  }
-  call.graph = graph;
-  call.node = node;
-  call.inputs = in;
-  call.outputs = out;
-  call.pool = NULL;
-  call.scratch = scratch;
-  call.state = state;
-  if (!kernel->run (&call, error))
+  if (!host->run_node (graph, node, in, out, error))
     goto done;
   for (int k = 0; k < node->n_outputs; k++) {
     NnpValue *v = nnp_node_output (graph, node, k);
@@ -273,10 +246,6 @@ fold_node (NnpGraph *graph, NnpNode *node, GError **error)
   ok = TRUE;
 
 done:
-  if (state && kernel->free_state)
-    kernel->free_state (state);
-  if (scratch)
-    aligned_free (scratch);
   for (int k = 0; k < node->n_outputs; k++)
     if (out[k])
       nnp_tensor_unref (out[k]);

@@ -293,7 +293,7 @@ test_prepare_and_fallback (void)
   g_assert_error (why, NNP_ERROR, NNP_ERROR_DEVICE);
   g_clear_error (&why);
   g_assert_true (nnp_part_spec_fell_back (spec));
-  g_assert_cmpint (nnp_device_get_kind (nnp_stage_get_device (a)), ==, NNP_DEVICE_CPU);
+  g_assert_cmpstr (nnp_device_get_backend (nnp_stage_get_device (a)), ==, "cpu");
   nnp_part_spec_unref (spec);
 }
 
