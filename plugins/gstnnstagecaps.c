@@ -109,8 +109,12 @@ infer_info (GstNnStage * self, const GstNnTensorsInfo * in,
 
   if (spec == NULL)
     return FALSE;
-  ok = gst_nn_part_spec_outputs_info (spec, self->whole ? NULL :
-      self->part_name, nnp_part_get_model (self->part), out, error);
+  g_mutex_lock (&self->lock);
+  if (self->model == NULL)
+    g_set_error (error, NNP_ERROR, NNP_ERROR_FAILED, "no model loaded");
+  ok = self->model && gst_nn_part_spec_outputs_info (spec, self->whole ? NULL
+      : self->part_name, self->model, out, error);
+  g_mutex_unlock (&self->lock);
   out->fps_n = in->fps_n;
   out->fps_d = in->fps_d;
   if (ok && spec_out)
