@@ -204,10 +204,18 @@ nnp_tensor_copy (const NnpTensor *tensor)
   NnpTensor *t;
 
   g_return_val_if_fail (tensor != NULL, NULL);
+  g_return_val_if_fail (tensor->device == NULL, NULL);
   t = nnp_tensor_new (tensor->dtype, &tensor->shape, NULL);
   if (t && tensor->nbytes)
     memcpy (t->data, tensor->data, tensor->nbytes);
   return t;
+}
+
+gboolean
+nnp_tensor_is_host (const NnpTensor *tensor)
+{
+  g_return_val_if_fail (tensor != NULL, FALSE);
+  return tensor->device == NULL;
 }
 
 int64_t

@@ -22,7 +22,7 @@ typedef struct
 {
   GstMemory mem;
 
-  NnpDeviceTensor *tensor;      /* owned ref */
+  NnpTensor *tensor;      /* owned ref */
 
   GMutex lock;                  /* host copy */
   guint8 *host;                 /* g_aligned_alloc'ed, or NULL */
@@ -45,7 +45,7 @@ G_DEFINE_TYPE_WITH_CODE (GstNnClAllocator, gst_nn_cl_allocator,
 
 static GstNnClMemory *
 cl_memory_new (GstAllocator * allocator, GstMemory * parent,
-    NnpDeviceTensor * tensor)
+    NnpTensor * tensor)
 {
   GstNnClMemory *m = g_new0 (GstNnClMemory, 1);
 
@@ -62,13 +62,13 @@ gst_nn_cl_allocator_alloc (GstAllocator * allocator, gsize size,
     GstAllocationParams * params)
 {
   GstNnClAllocator *self = GST_NN_CL_ALLOCATOR (allocator);
-  NnpDeviceTensor *tensor;
+  NnpTensor *tensor;
   NnpShape shape = { 0 };
   GError *err = NULL;
 
   shape.rank = 1;
   shape.dims[0] = (int64_t) MAX (size, 1);
-  tensor = nnp_device_tensor_new (self->device, NNP_DTYPE_UINT8, &shape, &err);
+  tensor = nnp_tensor_new_on (self->device, NNP_DTYPE_UINT8, &shape, &err);
   if (tensor == NULL) {
     GST_WARNING_OBJECT (self, "could not allocate %" G_GSIZE_FORMAT
         " bytes on %s: %s", size, nnp_device_get_name (self->device),
@@ -84,7 +84,7 @@ gst_nn_cl_allocator_free (GstAllocator * allocator, GstMemory * mem)
 {
   GstNnClMemory *m = (GstNnClMemory *) mem;
 
-  nnp_device_tensor_unref (m->tensor);
+  nnp_tensor_unref (m->tensor);
   g_aligned_free (m->host);
   g_mutex_clear (&m->lock);
   g_free (m);
@@ -100,7 +100,7 @@ download_locked (GstNnClMemory * m)
 
   host = nnp_tensor_new_wrapped (m->tensor->dtype, &m->tensor->shape, m->host,
       NULL, NULL);
-  ok = nnp_device_tensor_download (m->tensor, host, &err);
+  ok = nnp_tensor_copy_into (host, m->tensor, &err);
   nnp_tensor_unref (host);
   if (!ok) {
     GST_ERROR ("could not read %" G_GSIZE_FORMAT " bytes back from %s: %s",
@@ -120,7 +120,7 @@ upload_locked (GstNnClMemory * m)
 
   host = nnp_tensor_new_wrapped (m->tensor->dtype, &m->tensor->shape, m->host,
       NULL, NULL);
-  ok = nnp_device_tensor_upload (m->tensor, host, &err);
+  ok = nnp_tensor_copy_into (m->tensor, host, &err);
   nnp_tensor_unref (host);
   if (!ok) {
     GST_ERROR ("could not write %" G_GSIZE_FORMAT " bytes to %s: %s",
@@ -256,7 +256,7 @@ gst_nn_cl_allocator_get_device (GstNnClAllocator * allocator)
 
 GstMemory *
 gst_nn_cl_memory_new_wrapped (GstAllocator * allocator,
-    NnpDeviceTensor * tensor)
+    NnpTensor * tensor)
 {
   g_return_val_if_fail (GST_IS_NN_CL_ALLOCATOR (allocator), NULL);
   g_return_val_if_fail (tensor != NULL, NULL);
@@ -264,7 +264,7 @@ gst_nn_cl_memory_new_wrapped (GstAllocator * allocator,
       GST_NN_CL_ALLOCATOR (allocator)->device, NULL);
 
   return GST_MEMORY_CAST (cl_memory_new (allocator, NULL,
-          nnp_device_tensor_ref (tensor)));
+          nnp_tensor_ref (tensor)));
 }
 
 gboolean
@@ -281,12 +281,12 @@ gst_nn_cl_memory_get_device (GstMemory * mem)
   return ((GstNnClMemory *) mem)->tensor->device;
 }
 
-NnpDeviceTensor *
+NnpTensor *
 gst_nn_cl_memory_get_tensor (GstMemory * mem, NnpDType dtype,
     const NnpShape * shape, gboolean write)
 {
   GstNnClMemory *m;
-  NnpDeviceTensor *t;
+  NnpTensor *t;
   gint64 numel;
 
   g_return_val_if_fail (gst_is_nn_cl_memory (mem), NULL);
@@ -305,14 +305,20 @@ gst_nn_cl_memory_get_tensor (GstMemory * mem, NnpDType dtype,
   g_mutex_unlock (&m->lock);
 
   if (t->dtype == dtype && nnp_shape_equal (&t->shape, shape))
-    return nnp_device_tensor_ref (t);
+    return nnp_tensor_ref (t);
   /* a typed view of the same cl_mem */
-  return nnp_device_tensor_new_wrapped (t->device, dtype, shape, t->handle,
+  return nnp_tensor_new_device_wrapped (t->device, dtype, shape, t->handle,
       t->offset, NULL, NULL);
 }
 
 /* ------------------------------------------------------------------------ */
 /* Context sharing */
+
+static gboolean
+device_is_opencl (NnpDevice * device)
+{
+  return g_strcmp0 (nnp_device_get_backend (device), "opencl") == 0;
+}
 
 GstContext *
 gst_nn_cl_device_context_new (NnpDevice * device, const gchar * spec)
@@ -326,9 +332,9 @@ gst_nn_cl_device_context_new (NnpDevice * device, const gchar * spec)
   gst_structure_set (s, "device", GST_TYPE_NN_CL_DEVICE, device,
       "spec", G_TYPE_STRING, spec ? spec : "opencl",
       "name", G_TYPE_STRING, nnp_device_get_name (device),
-      "cl-context", G_TYPE_POINTER, nnp_device_get_cl_context (device),
-      "cl-queue", G_TYPE_POINTER, nnp_device_get_cl_queue (device),
-      "cl-device-id", G_TYPE_POINTER, nnp_device_get_cl_device_id (device),
+      "cl-context", G_TYPE_POINTER, nnp_device_get_native (device, "cl_context"),
+      "cl-queue", G_TYPE_POINTER, nnp_device_get_native (device, "cl_command_queue"),
+      "cl-device-id", G_TYPE_POINTER, nnp_device_get_native (device, "cl_device_id"),
       NULL);
   return context;
 }
@@ -356,7 +362,7 @@ device_acceptable (NnpDevice * device, const gchar * spec)
   NnpDevice *want;
   gboolean ok;
 
-  if (nnp_device_get_kind (device) != NNP_DEVICE_OPENCL)
+  if (!device_is_opencl (device))
     return FALSE;
   if (spec == NULL || g_ascii_strcasecmp (spec, "opencl") == 0)
     return TRUE;
@@ -399,7 +405,7 @@ gst_nn_cl_handle_context_query (GstElement * element, GstQuery * query,
 
   g_type_ensure (GST_TYPE_NN_CL_ALLOCATOR);     /* the debug category */
   if (GST_QUERY_TYPE (query) != GST_QUERY_CONTEXT || device == NULL
-      || nnp_device_get_kind (device) != NNP_DEVICE_OPENCL)
+      || !device_is_opencl (device))
     return FALSE;
   if (!gst_query_parse_context_type (query, &type)
       || g_strcmp0 (type, GST_NN_CL_DEVICE_CONTEXT_TYPE) != 0)
@@ -414,9 +420,9 @@ gst_nn_cl_handle_context_query (GstElement * element, GstQuery * query,
     gst_structure_set (s, "device", GST_TYPE_NN_CL_DEVICE, device,
         "spec", G_TYPE_STRING, spec ? spec : "opencl",
         "name", G_TYPE_STRING, nnp_device_get_name (device),
-        "cl-context", G_TYPE_POINTER, nnp_device_get_cl_context (device),
-        "cl-queue", G_TYPE_POINTER, nnp_device_get_cl_queue (device),
-        "cl-device-id", G_TYPE_POINTER, nnp_device_get_cl_device_id (device),
+        "cl-context", G_TYPE_POINTER, nnp_device_get_native (device, "cl_context"),
+        "cl-queue", G_TYPE_POINTER, nnp_device_get_native (device, "cl_command_queue"),
+        "cl-device-id", G_TYPE_POINTER, nnp_device_get_native (device, "cl_device_id"),
         NULL);
   } else {
     context = gst_nn_cl_device_context_new (device, spec);
@@ -499,7 +505,7 @@ gst_nn_cl_ensure_element_device (GstElement * element, const gchar * spec,
     *device = nnp_device_open (spec ? spec : "opencl", error);
     if (*device == NULL)
       return FALSE;
-    if (nnp_device_get_kind (*device) != NNP_DEVICE_OPENCL) {
+    if (!device_is_opencl (*device)) {
       g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE,
           "device '%s' is not an OpenCL device", spec);
       g_clear_pointer (device, nnp_device_unref);

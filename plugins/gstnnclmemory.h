@@ -1,6 +1,6 @@
 /* GStreamer nnpipe plugin: OpenCL device memory for other/tensors buffers.
  *
- * A GstNnClMemory wraps one NnpDeviceTensor (a cl_mem and an offset) of an
+ * A GstNnClMemory wraps one NnpTensor (a cl_mem and an offset) of an
  * nnpipe OpenCL device.  Buffers of it travel between elements under the
  * caps feature "memory:OpenCL":
  *
@@ -57,7 +57,7 @@ NnpDevice *gst_nn_cl_allocator_get_device (GstNnClAllocator * allocator);
 /* Wrap a device tensor (a reference is taken) in a new memory of allocator,
  * whose device must be the tensor's.  Caller owns the memory. */
 GstMemory *gst_nn_cl_memory_new_wrapped (GstAllocator * allocator,
-    NnpDeviceTensor * tensor);
+    NnpTensor * tensor);
 
 gboolean gst_is_nn_cl_memory (GstMemory * mem);
 /* Whether the i-th structure of caps has the memory:OpenCL feature. */
@@ -69,7 +69,7 @@ NnpDevice *gst_nn_cl_memory_get_device (GstMemory * mem);
  * wrapped view of the same cl_mem), NULL when the sizes differ.  Device
  * code that writes the tensor must pass write=TRUE: it drops the memory's
  * host copy, which would be stale.  Must not be called while mapped. */
-NnpDeviceTensor *gst_nn_cl_memory_get_tensor (GstMemory * mem, NnpDType dtype,
+NnpTensor *gst_nn_cl_memory_get_tensor (GstMemory * mem, NnpDType dtype,
     const NnpShape * shape, gboolean write);
 
 /* Contexts (see above).  New context holding device, non-persistent. */

@@ -19,9 +19,12 @@
  * The output caps come from shape inference on the input caps, so models
  * with dynamic sizes (text detectors, recognisers) run at whatever size is
  * negotiated, and a caps change builds a new stage.  The stages of the last
- * 4 distinct input shapes are kept prepared (each with its own arena, so up
- * to 4 times one stage's memory) and reused when those shapes come back
- * (#GstNnStage:stages-built counts the stages built).  Caps queries offer
+ * #GstNnStage:shape-cache (4) distinct input shapes are kept prepared (each
+ * with its own arena) and reused when those shapes come back
+ * (#GstNnStage:stages-built counts the stages built).  The element is
+ * thin: caps -> model input shapes -> NnpPart (include/nnpipe/part.h:
+ * the part of the model it runs, specialised and prepared per shape set)
+ * -> NnpStage, and a buffer is mapped and run.  Caps queries offer
  * only what the model's inputs accept; a CAPS event that does not fit the
  * model fails with an error naming what the model expects and what it got.
  *
@@ -59,22 +62,26 @@
 #include "gstnnstage.h"
 #include "gstnnstage-private.h"
 #include "gstnnstagedevice.h"
-#include "gstnnstagepart.h"
 #include "gstnnclmemory.h"
+#include "gstnnmodelcaps.h"
+#include "gstnnrunstats.h"
 #include "gstnntensorcaps.h"
-#include "gstnntensorpool.h"
+#include "gstnntensormap.h"
 
 #include <nnpipe/model.h>
+#include <nnpipe/part.h>
 #include <nnpipe/plan.h>
 #include <nnpipe/stage.h>
 
 #include <stdlib.h>
 #include <string.h>
 
-/* The element: properties, caps, allocation, the per-buffer path and the
- * LATENCY query.  What part of the model runs, and at which shapes, lives
- * in gstnnstagepart.c; the device, memory:OpenCL and mapping buffers in
- * gstnnstagedevice.c.  The instance struct is in gstnnstage-private.h. */
+/* The element: properties, start/stop, the per-buffer path and queries.
+ * What part of the model runs, and at which shapes, is an NnpPart of
+ * libnnpipe; negotiation (caps -> shapes -> part -> stage) is
+ * gstnnstagecaps.c, caps <-> model inputs the shared gstnnmodelcaps.c, the
+ * device and memory:OpenCL gstnnstagedevice.c.  The instance struct is in
+ * gstnnstage-private.h. */
 
 GST_DEBUG_CATEGORY (gst_nn_stage_debug);
 #define GST_CAT_DEFAULT gst_nn_stage_debug
@@ -90,6 +97,7 @@ GST_DEBUG_CATEGORY (gst_nn_stage_debug);
 #define DEFAULT_DEVICE_NAME NULL
 #define DEFAULT_FALLBACK FALSE
 #define DEFAULT_TRACE NULL
+#define DEFAULT_SHAPE_CACHE NNP_PART_DEFAULT_CACHE_SIZE
 
 #define MAX_THREADS 256
 
@@ -111,6 +119,7 @@ enum
   PROP_FALLBACK,
   PROP_STAGES_BUILT,
   PROP_TRACE,
+  PROP_SHAPE_CACHE,
 };
 
 /* device memory first: an OpenCL stage prefers it (see transform_caps) */
@@ -134,580 +143,6 @@ G_DEFINE_TYPE (GstNnStage, gst_nn_stage, GST_TYPE_BASE_TRANSFORM);
 GST_ELEMENT_REGISTER_DEFINE (nnstage, "nnstage", GST_RANK_NONE,
     GST_TYPE_NN_STAGE);
 
-static GstCaps *
-model_input_caps (GstNnStage * self, const GValue * framerate)
-{
-  GstCaps *caps;
-
-  g_mutex_lock (&self->lock);
-  if (self->model == NULL) {
-    g_mutex_unlock (&self->lock);
-    return gst_static_pad_template_get_caps (&sink_template);
-  }
-  caps = gst_nn_stage_graph_input_caps (nnp_model_get_graph (self->model), framerate);
-  g_mutex_unlock (&self->lock);
-  return caps;
-}
-
-/* Output caps for one input structure: exact when it is fixed, else any
- * tensors.  NULL when fixed caps do not fit the model's declared inputs.
- * Fixed caps that fit them but fail shape inference (a detector's size
- * that is not a multiple of 32) give any tensors: the CAPS event then
- * fails with an error saying why, where a refusal here would only make
- * upstream report "not-negotiated". */
-static GstStructure *
-output_structure (GstNnStage * self, const GstStructure * s)
-{
-  const GValue *framerate = gst_structure_get_value (s, "framerate");
-  GstNnTensorsInfo in, out;
-  GstStructure *ret;
-  GError *err = NULL;
-
-  if (gst_nn_tensors_info_from_structure (&in, s, NULL)) {
-    if (gst_nn_stage_infer (self, &in, &out, NULL, NULL, NULL, &err)) {
-      ret = gst_nn_tensors_info_to_structure (&out);
-    } else if ((!self->part || self->part_first) && !gst_nn_stage_inputs_match (self, &in)) {
-      GST_DEBUG_OBJECT (self, "%s", err->message);
-      g_clear_error (&err);
-      return NULL;
-    } else {
-      GST_DEBUG_OBJECT (self, "%s (left to the CAPS event)", err->message);
-      g_clear_error (&err);
-      ret = gst_structure_new (GST_NN_TENSORS_MEDIA_TYPE,
-          "format", G_TYPE_STRING, "static", NULL);
-    }
-  } else {
-    ret = gst_structure_new (GST_NN_TENSORS_MEDIA_TYPE,
-        "format", G_TYPE_STRING, "static", NULL);
-  }
-  if (framerate)
-    gst_structure_set_value (ret, "framerate", framerate);
-  else
-    gst_structure_remove_field (ret, "framerate");
-  return ret;
-}
-
-static GstCaps *
-gst_nn_stage_transform_caps (GstBaseTransform * trans,
-    GstPadDirection direction, GstCaps * caps, GstCaps * filter)
-{
-  GstNnStage *self = GST_NN_STAGE (trans);
-  GstCaps *ret;
-  gboolean have_model, part = FALSE;
-
-  g_mutex_lock (&self->lock);
-  have_model = self->model != NULL;
-  /* a first part takes the model's inputs: its sink caps are the model's */
-  part = self->part && !self->part_first;
-  g_mutex_unlock (&self->lock);
-
-  if (!have_model || (part && direction == GST_PAD_SRC)) {
-    /* a later part's inputs are checked on the CAPS event */
-    /* before start(): anything our templates allow */
-    ret = gst_pad_get_pad_template_caps (direction == GST_PAD_SINK ?
-        GST_BASE_TRANSFORM_SRC_PAD (trans) : GST_BASE_TRANSFORM_SINK_PAD (trans));
-  } else if (direction == GST_PAD_SINK) {
-    ret = gst_caps_new_empty ();
-    for (guint i = 0; i < gst_caps_get_size (caps); i++) {
-      GstStructure *s = output_structure (self, gst_caps_get_structure (caps,
-              i));
-
-      if (s)
-        ret = gst_caps_merge_structure (ret, s);
-    }
-    /* none fits the model: any tensors, so that upstream sends its caps
-     * and the CAPS event fails with an error naming what the model expects
-     * and what it got (an empty answer would only make upstream fail with
-     * a bare "not-negotiated") */
-    if (gst_caps_is_empty (ret) && !gst_caps_is_empty (caps)) {
-      gst_caps_unref (ret);
-      ret = gst_pad_get_pad_template_caps (GST_BASE_TRANSFORM_SRC_PAD (trans));
-    }
-  } else {
-    ret = gst_caps_new_empty ();
-    for (guint i = 0; i < gst_caps_get_size (caps); i++) {
-      const GstStructure *s = gst_caps_get_structure (caps, i);
-
-      ret = gst_caps_merge (ret, model_input_caps (self,
-              gst_structure_get_value (s, "framerate")));
-    }
-    if (gst_caps_get_size (caps) == 0 && gst_caps_is_any (caps))
-      ret = gst_caps_merge (ret, model_input_caps (self, NULL));
-  }
-
-  ret = gst_nn_stage_offer_features (self, ret);
-
-  if (filter) {
-    GstCaps *f = filter, *tmp;
-
-    /* upstream offers candidates: drop fixed ones the model cannot take
-     * (e.g. 1 channel for a model that wants 3), which the caps above
-     * cannot say when the model's sizes are dynamic */
-    if (have_model && !part && direction == GST_PAD_SRC)
-      f = gst_nn_stage_filter_model_inputs (self, filter);
-    tmp = gst_caps_intersect_full (f, ret, GST_CAPS_INTERSECT_FIRST);
-    if (f != filter)
-      gst_caps_unref (f);
-    gst_caps_unref (ret);
-    ret = tmp;
-    /* nothing upstream offers fits the model: answer with its own offer,
-     * so that it sends its caps and the CAPS event fails with an error
-     * naming what the model expects and what it got (an empty answer
-     * would only make upstream fail with a bare "not-negotiated") */
-    if (have_model && !part && direction == GST_PAD_SRC
-        && gst_caps_is_empty (ret) && !gst_caps_is_empty (filter)) {
-      GstCaps *tmpl =
-          gst_pad_get_pad_template_caps (GST_BASE_TRANSFORM_SINK_PAD (trans));
-
-      gst_caps_unref (ret);
-      ret = gst_caps_intersect_full (filter, tmpl, GST_CAPS_INTERSECT_FIRST);
-      gst_caps_unref (tmpl);
-      GST_DEBUG_OBJECT (self, "no offer fits the model, answering %"
-          GST_PTR_FORMAT " (the CAPS event says why)", ret);
-    }
-  }
-
-  GST_DEBUG_OBJECT (self, "%s: %" GST_PTR_FORMAT " -> %" GST_PTR_FORMAT,
-      direction == GST_PAD_SINK ? "sink->src" : "src->sink", caps, ret);
-  return ret;
-}
-
-static GstCaps *
-gst_nn_stage_fixate_caps (GstBaseTransform * trans, GstPadDirection direction,
-    GstCaps * caps, GstCaps * othercaps)
-{
-  GstCaps *ret = gst_nn_tensors_caps_fixate (othercaps);
-
-  GST_DEBUG_OBJECT (trans, "fixated to %" GST_PTR_FORMAT, ret);
-  return ret;
-}
-
-static gboolean
-gst_nn_stage_get_unit_size (GstBaseTransform * trans, GstCaps * caps,
-    gsize * size)
-{
-  GstNnTensorsInfo info;
-
-  if (!gst_nn_tensors_info_from_caps (&info, caps, NULL))
-    return FALSE;
-  *size = gst_nn_tensors_info_get_size (&info);
-  return *size > 0;
-}
-
-/* Accept any tensor caps our template allows: whether they fit the model is
- * checked on the CAPS event, which fails with an error naming what the
- * model expects and what it got (an accept-caps refusal would only say
- * "not negotiated").  Upstream elements that can choose learn the model's
- * inputs from caps queries (transform_caps). */
-static gboolean
-gst_nn_stage_accept_caps (GstBaseTransform * trans, GstPadDirection direction,
-    GstCaps * caps)
-{
-  GstCaps *tmpl;
-  gboolean ret;
-
-  if (direction != GST_PAD_SINK)
-    return GST_BASE_TRANSFORM_CLASS (gst_nn_stage_parent_class)->accept_caps
-        (trans, direction, caps);
-
-  tmpl = gst_pad_get_pad_template_caps (GST_BASE_TRANSFORM_SINK_PAD (trans));
-  ret = gst_caps_can_intersect (tmpl, caps);
-  gst_caps_unref (tmpl);
-  /* device memory only on an OpenCL stage */
-  for (guint i = 0; ret && !GST_NN_STAGE (trans)->use_cl
-      && i < gst_caps_get_size (caps); i++)
-    if (gst_nn_caps_has_cl_memory (caps, i))
-      ret = FALSE;
-  GST_DEBUG_OBJECT (trans, "accept caps %" GST_PTR_FORMAT ": %d", caps, ret);
-  return ret;
-}
-
-/* Post the reason fixed input caps do not fit the model, before the base
- * class refuses them (it only says "not negotiated").  Upstream sends the
- * refused CAPS event again with every buffer it tries: the error is posted
- * for the first one only. */
-static gboolean
-gst_nn_stage_sink_event (GstBaseTransform * trans, GstEvent * event)
-{
-  GstNnStage *self = GST_NN_STAGE (trans);
-
-  if (GST_EVENT_TYPE (event) == GST_EVENT_CAPS) {
-    GstCaps *caps;
-    GstNnTensorsInfo in, out;
-    GError *err = NULL;
-    gboolean ok;
-
-    gst_event_parse_caps (event, &caps);
-    if (self->refused_caps && gst_caps_is_equal (caps, self->refused_caps)) {
-      GST_DEBUG_OBJECT (self, "caps refused before (error posted then): %"
-          GST_PTR_FORMAT, caps);
-      gst_event_unref (event);
-      return FALSE;
-    }
-    ok = gst_nn_tensors_info_from_caps (&in, caps, &err)
-        && gst_nn_stage_infer (self, &in, &out, NULL, NULL, NULL, &err);
-    if (!ok) {
-      gchar *str = gst_caps_to_string (caps);
-
-      GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("%s", err->message),
-          ("input caps %s", str));
-      gst_caps_replace (&self->refused_caps, caps);
-      g_free (str);
-      g_clear_error (&err);
-      gst_event_unref (event);
-      return FALSE;
-    }
-  }
-  return GST_BASE_TRANSFORM_CLASS (gst_nn_stage_parent_class)->sink_event
-      (trans, event);
-}
-
-/* A prepared stage and the shapes it was built for. */
-typedef struct
-{
-  GstNnTensorsInfo in, out;
-  NnpStage *stage;              /* owned */
-  gboolean stage_on_cl;
-} GstNnCachedStage;
-
-static void
-cached_stage_free (gpointer data)
-{
-  GstNnCachedStage *c = data;
-
-  nnp_stage_free (c->stage);
-  g_free (c);
-}
-
-/* Drop every cached stage (streaming thread, or no streaming). */
-static void
-stage_cache_clear (GstNnStage * self)
-{
-  self->stage = NULL;
-  g_ptr_array_set_size (self->stage_cache, 0);
-}
-
-/* Make the cached stage for in -> out the current one (moved to the front);
- * FALSE when there is none. */
-static gboolean
-stage_cache_use (GstNnStage * self, const GstNnTensorsInfo * in,
-    const GstNnTensorsInfo * out)
-{
-  for (guint i = 0; i < self->stage_cache->len; i++) {
-    GstNnCachedStage *c = g_ptr_array_index (self->stage_cache, i);
-
-    if (!gst_nn_tensors_info_is_equal (&c->in, in)
-        || !gst_nn_tensors_info_is_equal (&c->out, out))
-      continue;
-    if (i > 0) {
-      g_ptr_array_steal_index (self->stage_cache, i);
-      g_ptr_array_insert (self->stage_cache, 0, c);
-    }
-    self->stage = c->stage;
-    self->stage_on_cl = c->stage_on_cl;
-    return TRUE;
-  }
-  return FALSE;
-}
-
-/* Keep a new stage (owned) as the current one, dropping the least
- * recently used beyond STAGE_CACHE_SIZE. */
-static void
-stage_cache_add (GstNnStage * self, const GstNnTensorsInfo * in,
-    const GstNnTensorsInfo * out, NnpStage * stage)
-{
-  GstNnCachedStage *c = g_new0 (GstNnCachedStage, 1);
-
-  c->in = *in;
-  c->out = *out;
-  c->stage = stage;
-  c->stage_on_cl = self->stage_on_cl;
-  g_ptr_array_insert (self->stage_cache, 0, c);
-  while (self->stage_cache->len > STAGE_CACHE_SIZE)
-    g_ptr_array_remove_index (self->stage_cache, self->stage_cache->len - 1);
-  self->stage = stage;
-}
-
-static gboolean
-check_stage (GstNnStage * self, NnpStage * stage,
-    const GstNnTensorsInfo * in, const GstNnTensorsInfo * out, GError ** error)
-{
-  if ((guint) nnp_stage_get_n_inputs (stage) != in->n_tensors
-      || (guint) nnp_stage_get_n_outputs (stage) != out->n_tensors) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-        "model %s: stage has %d inputs and %d outputs, caps have %u and %u",
-        self->model_name, nnp_stage_get_n_inputs (stage),
-        nnp_stage_get_n_outputs (stage), in->n_tensors, out->n_tensors);
-    return FALSE;
-  }
-  for (guint i = 0; i < out->n_tensors; i++) {
-    const NnpValue *v = nnp_stage_get_output (stage, (int) i);
-
-    if (v->dtype != out->tensors[i].dtype
-        || nnp_shape_numel (&v->shape) !=
-        nnp_shape_numel (&out->tensors[i].shape)) {
-      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-          "model %s: stage output %u ('%s') does not match the output caps",
-          self->model_name, i, v->name);
-      return FALSE;
-    }
-  }
-  return TRUE;
-}
-
-static gboolean
-gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
-    GstCaps * outcaps)
-{
-  GstNnStage *self = GST_NN_STAGE (trans);
-  GstNnTensorsInfo in, out, want;
-  NnpStageOptions opts = { 0 };
-  NnpGraph *graph = NULL;
-  NnpPlan *plan = NULL;
-  NnpStage *stage;
-  gint *cpus = NULL;
-  gint n_cpus = 0;
-  gchar *cpus_str;
-  GError *err = NULL;
-  gint64 t0;
-  gint k = 0;
-  guint gen;
-
-  if (!gst_nn_tensors_info_from_caps (&in, incaps, &err)
-      || !gst_nn_tensors_info_from_caps (&out, outcaps, &err))
-    goto invalid_caps;
-
-  self->out_device = gst_nn_caps_has_cl_memory (outcaps, 0);
-  if (self->stage && gst_nn_tensors_info_is_equal (&in, &self->in_info)
-      && gst_nn_tensors_info_is_equal (&out, &self->out_info)) {
-    GST_DEBUG_OBJECT (self, "same shapes, keeping the stage");
-    self->in_info = in;
-    self->out_info = out;
-    return TRUE;
-  }
-
-  /* a property changed since the cached stages were built: forget them */
-  GST_OBJECT_LOCK (self);
-  gen = self->props_gen;
-  GST_OBJECT_UNLOCK (self);
-  if (gen != self->stage_cache_gen) {
-    stage_cache_clear (self);
-    self->stage_cache_gen = gen;
-  }
-  if (stage_cache_use (self, &in, &out)) {
-    GST_DEBUG_OBJECT (self, "shapes seen before, reusing their stage");
-    self->in_info = in;
-    self->out_info = out;
-    return TRUE;
-  }
-
-  if (!gst_nn_stage_infer (self, &in, &want, &graph, &plan, &k, &err))
-    goto no_shapes;
-  if (!gst_nn_tensors_info_is_equal (&want, &out)) {
-    gchar *w = gst_nn_tensors_info_to_string (&want);
-    gchar *g = gst_nn_tensors_info_to_string (&out);
-
-    g_set_error (&err, NNP_ERROR, NNP_ERROR_INVALID,
-        "model %s: outputs are %s, output caps say %s", self->model_name, w,
-        g);
-    g_free (w);
-    g_free (g);
-    goto no_shapes;
-  }
-
-  GST_OBJECT_LOCK (self);
-  opts.device = self->dev_spec ? self->dev_spec : "cpu";
-  opts.threads = self->dev_threads;
-  cpus_str = g_strdup (self->cpus);
-  GST_OBJECT_UNLOCK (self);
-
-  nnp_cpus_parse (cpus_str, &cpus, &n_cpus, NULL);      /* checked at start */
-  g_free (cpus_str);
-  opts.cpus = cpus;
-  opts.n_cpus = n_cpus;
-
-  t0 = g_get_monotonic_time ();
-  if (plan) {
-    /* the plan's device (dev_spec, set at start), threads and pinning */
-    opts.threads = plan->stages[k].threads;
-  }
-  stage = gst_nn_stage_make_stage (self, plan, k, graph, &opts, &err);
-  g_free (cpus);
-  nnp_graph_unref (graph);
-  if (stage == NULL)
-    goto no_stage;
-  if (!check_stage (self, stage, &in, &out, &err)) {
-    nnp_stage_free (stage);
-    goto no_stage;
-  }
-
-  stage_cache_add (self, &in, &out, stage);
-  self->in_info = in;
-  self->out_info = out;
-  GST_OBJECT_LOCK (self);
-  self->stages_built++;
-  GST_OBJECT_UNLOCK (self);
-
-  {
-    gchar *is = gst_nn_tensors_info_to_string (&in);
-    gchar *os = gst_nn_tensors_info_to_string (&out);
-
-    GST_INFO_OBJECT (self, "model %s: stage for %s -> %s on %s, %d threads, "
-        "arena %" G_GSIZE_FORMAT " bytes, built in %.1f ms, output in %s "
-        "memory", self->model_name, is, os,
-        nnp_device_get_name (nnp_stage_get_device (stage)),
-        MAX (opts.threads, 1),
-        nnp_stage_get_arena_bytes (stage),
-        (g_get_monotonic_time () - t0) / 1000.0,
-        self->out_device ? "device" : "host");
-    g_free (is);
-    g_free (os);
-  }
-  if (plan)
-    GST_INFO_OBJECT (self, "%s: %d nodes, '%s' .. '%s'", self->part_name,
-        plan->stages[k].n_nodes, plan->stages[k].nodes[0],
-        plan->stages[k].nodes[plan->stages[k].n_nodes - 1]);
-  g_clear_pointer (&plan, nnp_plan_free);
-  return TRUE;
-
-  /* ERRORS (each posted once: sink_event refuses these caps from now on) */
-invalid_caps:
-  {
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("%s", err->message),
-        ("input caps %" GST_PTR_FORMAT ", output caps %" GST_PTR_FORMAT,
-            incaps, outcaps));
-    gst_caps_replace (&self->refused_caps, incaps);
-    g_clear_error (&err);
-    return FALSE;
-  }
-no_shapes:
-  {
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("%s", err->message),
-        ("input caps %" GST_PTR_FORMAT ", output caps %" GST_PTR_FORMAT,
-            incaps, outcaps));
-    gst_caps_replace (&self->refused_caps, incaps);
-    g_clear_error (&err);
-    if (graph)
-      nnp_graph_unref (graph);
-    g_clear_pointer (&plan, nnp_plan_free);
-    return FALSE;
-  }
-no_stage:
-  {
-    if (self->use_cl)
-      GST_ELEMENT_ERROR (self, LIBRARY, INIT,
-          ("model %s: could not prepare the stage on OpenCL device '%s' "
-              "(%s): %s", self->model_name, self->dev_spec,
-              nnp_device_get_name (self->cl_device), err->message),
-          ("%s (set fallback=true to run on the CPU instead)", err->message));
-    else
-      GST_ELEMENT_ERROR (self, LIBRARY, INIT,
-          ("model %s: could not prepare a %s stage: %s", self->model_name,
-              opts.device, err->message), ("%s", err->message));
-    gst_caps_replace (&self->refused_caps, incaps);
-    g_clear_error (&err);
-    g_clear_pointer (&plan, nnp_plan_free);
-    return FALSE;
-  }
-}
-
-/* Buffers carry one memory per tensor: use our pool, whatever downstream
- * offers; in device memory (memory:OpenCL caps) its allocator is one of
- * the stage's OpenCL device. */
-static gboolean
-gst_nn_stage_decide_allocation (GstBaseTransform * trans, GstQuery * query)
-{
-  GstNnStage *self = GST_NN_STAGE (trans);
-  GstCaps *outcaps;
-  GstNnTensorsInfo info;
-  GstBufferPool *pool;
-  guint min = 0;
-
-  gst_query_parse_allocation (query, &outcaps, NULL);
-  if (outcaps == NULL || !gst_nn_tensors_info_from_caps (&info, outcaps, NULL))
-    return FALSE;
-
-  /* keep downstream's minimum; no maximum */
-  if (gst_query_get_n_allocation_pools (query) > 0)
-    gst_query_parse_nth_allocation_pool (query, 0, NULL, NULL, &min, NULL);
-  while (gst_query_get_n_allocation_pools (query) > 0)
-    gst_query_remove_nth_allocation_pool (query, 0);
-
-  pool = gst_nn_tensor_pool_new ();
-  gst_query_add_allocation_pool (query, pool,
-      (guint) gst_nn_tensors_info_get_size (&info), min, 0);
-  gst_object_unref (pool);
-
-  if (self->out_device) {
-    GstAllocator *allocator;
-    GstAllocationParams params;
-
-    if (self->cl_device == NULL)
-      return FALSE;
-    allocator = gst_nn_cl_allocator_new (self->cl_device);
-    gst_allocation_params_init (&params);
-    while (gst_query_get_n_allocation_params (query) > 0)
-      gst_query_remove_nth_allocation_param (query, 0);
-    gst_query_add_allocation_param (query, allocator, &params);
-    gst_object_unref (allocator);
-  }
-
-  return GST_BASE_TRANSFORM_CLASS (gst_nn_stage_parent_class)->decide_allocation
-      (trans, query);
-}
-
-static GstClockTime
-median_run_time_locked (GstNnStage * self)
-{
-  GstClockTime v[LATENCY_WINDOW];
-  guint n = self->n_run_times;
-
-  if (n == 0)
-    return 0;
-  memcpy (v, self->run_times, n * sizeof (GstClockTime));
-  /* insertion sort: n <= 16 */
-  for (guint i = 1; i < n; i++) {
-    GstClockTime x = v[i];
-    guint j = i;
-
-    while (j > 0 && v[j - 1] > x) {
-      v[j] = v[j - 1];
-      j--;
-    }
-    v[j] = x;
-  }
-  return v[n / 2];
-}
-
-/* Record one run; tell the pipeline when the latency estimate grows. */
-static void
-record_run_time (GstNnStage * self, GstClockTime t)
-{
-  GstClockTime median;
-  gboolean post;
-
-  GST_OBJECT_LOCK (self);
-  self->busy_ns += t;
-  self->run_start = 0;
-  self->frames++;
-  self->run_times[self->run_time_pos] = t;
-  self->run_time_pos = (self->run_time_pos + 1) % LATENCY_WINDOW;
-  if (self->n_run_times < LATENCY_WINDOW)
-    self->n_run_times++;
-  median = median_run_time_locked (self);
-  post = median > self->reported_latency + self->reported_latency / 4;
-  if (post)
-    self->reported_latency = median;
-  GST_OBJECT_UNLOCK (self);
-
-  if (post) {
-    GST_DEBUG_OBJECT (self, "processing time now %" GST_TIME_FORMAT,
-        GST_TIME_ARGS (median));
-    gst_element_post_message (GST_ELEMENT (self),
-        gst_message_new_latency (GST_OBJECT (self)));
-  }
-}
-
 static GstFlowReturn
 gst_nn_stage_transform (GstBaseTransform * trans, GstBuffer * inbuf,
     GstBuffer * outbuf)
@@ -715,8 +150,6 @@ gst_nn_stage_transform (GstBaseTransform * trans, GstBuffer * inbuf,
   GstNnStage *self = GST_NN_STAGE (trans);
   NnpTensor *inputs[GST_NN_TENSORS_MAX] = { NULL };
   NnpTensor *outputs[GST_NN_TENSORS_MAX] = { NULL };
-  NnpDeviceTensor *dev_in[GST_NN_TENSORS_MAX] = { NULL };
-  NnpDeviceTensor *dev_out[GST_NN_TENSORS_MAX] = { NULL };
   gboolean in_mask[GST_NN_TENSORS_MAX], out_mask[GST_NN_TENSORS_MAX];
   GstNnTensorsMap in_map, out_map;
   GError *err = NULL;
@@ -729,9 +162,10 @@ gst_nn_stage_transform (GstBaseTransform * trans, GstBuffer * inbuf,
   n_in = self->in_info.n_tensors;
   n_out = self->out_info.n_tensors;
 
-  /* device memory is used in place, the rest mapped */
-  n_dev = gst_nn_stage_device_tensors (self, inbuf, FALSE, dev_in, in_mask);
-  n_dev += gst_nn_stage_device_tensors (self, outbuf, TRUE, dev_out, out_mask);
+  /* device memory is used in place (tensors in device memory), the rest
+   * mapped */
+  n_dev = gst_nn_stage_device_tensors (self, inbuf, FALSE, inputs, in_mask);
+  n_dev += gst_nn_stage_device_tensors (self, outbuf, TRUE, outputs, out_mask);
 
   if (!gst_nn_tensors_map (&in_map, inbuf, &self->in_info, in_mask, GST_MAP_READ,
           &err))
@@ -758,41 +192,24 @@ gst_nn_stage_transform (GstBaseTransform * trans, GstBuffer * inbuf,
           out_map.data[i], NULL, NULL);
   }
 
-  t0 = g_get_monotonic_time ();
-  GST_OBJECT_LOCK (self);
-  self->run_start = t0;
-  GST_OBJECT_UNLOCK (self);
-  if (n_dev > 0)
-    ok = nnp_stage_run_device (self->stage, inputs, dev_in, outputs, dev_out,
-        &err);
-  else
-    ok = nnp_stage_run (self->stage, inputs, outputs, &err);
+  t0 = gst_nn_run_stats_begin (&self->stats);
+  ok = nnp_stage_run (self->stage, inputs, outputs, &err);
   t1 = g_get_monotonic_time ();
+  gst_nn_run_stats_end (&self->stats, GST_ELEMENT (self), t0, t1, ok);
 
-  for (guint i = 0; i < n_in; i++) {
+  for (guint i = 0; i < n_in; i++)
     g_clear_pointer (&inputs[i], nnp_tensor_unref);
-    g_clear_pointer (&dev_in[i], nnp_device_tensor_unref);
-  }
-  for (guint i = 0; i < n_out; i++) {
+  for (guint i = 0; i < n_out; i++)
     g_clear_pointer (&outputs[i], nnp_tensor_unref);
-    g_clear_pointer (&dev_out[i], nnp_device_tensor_unref);
-  }
   gst_nn_tensors_unmap (&out_map);
   gst_nn_tensors_unmap (&in_map);
 
-  if (!ok) {
-    GST_OBJECT_LOCK (self);
-    self->run_start = 0;
-    GST_OBJECT_UNLOCK (self);
+  if (!ok)
     goto run_failed;
-  }
 
   GST_LOG_OBJECT (self, "ran %" GST_TIME_FORMAT " in %.2f ms (%u tensors in "
       "device memory)", GST_TIME_ARGS (GST_BUFFER_PTS (inbuf)),
       (t1 - t0) / 1000.0, n_dev);
-  record_run_time (self, (GstClockTime) (t1 - t0) * GST_USECOND);
-  if (self->trace)
-    nnp_trace_span (self->trace, self->trace_track, (gint64) self->trace_frame++, t0, t1);
   return GST_FLOW_OK;
 
   /* ERRORS */
@@ -805,8 +222,8 @@ not_negotiated:
 bad_input:
   {
     for (guint i = 0; i < GST_NN_TENSORS_MAX; i++) {
-      g_clear_pointer (&dev_in[i], nnp_device_tensor_unref);
-      g_clear_pointer (&dev_out[i], nnp_device_tensor_unref);
+      g_clear_pointer (&inputs[i], nnp_tensor_unref);
+      g_clear_pointer (&outputs[i], nnp_tensor_unref);
     }
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
         ("model %s: invalid input buffer", self->model_name),
@@ -817,8 +234,8 @@ bad_input:
 bad_output:
   {
     for (guint i = 0; i < GST_NN_TENSORS_MAX; i++) {
-      g_clear_pointer (&dev_in[i], nnp_device_tensor_unref);
-      g_clear_pointer (&dev_out[i], nnp_device_tensor_unref);
+      g_clear_pointer (&inputs[i], nnp_tensor_unref);
+      g_clear_pointer (&outputs[i], nnp_tensor_unref);
     }
     GST_ELEMENT_ERROR (self, STREAM, FAILED,
         ("model %s: invalid output buffer", self->model_name),
@@ -849,60 +266,16 @@ gst_nn_stage_query (GstBaseTransform * trans, GstPadDirection direction,
     return TRUE;
 
   if (direction == GST_PAD_SRC && GST_QUERY_TYPE (query) == GST_QUERY_CUSTOM
-      && gst_nn_stage_handle_shapes_query (self, query))
+      && gst_nn_stage_answer_shapes_query (self, query))
     return TRUE;
 
   ret = GST_BASE_TRANSFORM_CLASS (gst_nn_stage_parent_class)->query (trans,
       direction, query);
 
   if (ret && direction == GST_PAD_SRC
-      && GST_QUERY_TYPE (query) == GST_QUERY_LATENCY) {
-    gboolean live;
-    GstClockTime min, max, ours;
-
-    gst_query_parse_latency (query, &live, &min, &max);
-    GST_OBJECT_LOCK (self);
-    ours = median_run_time_locked (self);
-    self->reported_latency = ours;
-    GST_OBJECT_UNLOCK (self);
-
-    min += ours;
-    if (GST_CLOCK_TIME_IS_VALID (max))
-      max += ours;
-    GST_DEBUG_OBJECT (self, "latency: adding %" GST_TIME_FORMAT
-        " processing time, min %" GST_TIME_FORMAT " max %" GST_TIME_FORMAT,
-        GST_TIME_ARGS (ours), GST_TIME_ARGS (min), GST_TIME_ARGS (max));
-    gst_query_set_latency (query, live, min, max);
-  }
+      && GST_QUERY_TYPE (query) == GST_QUERY_LATENCY)
+    gst_nn_run_stats_add_latency (&self->stats, GST_OBJECT (self), query);
   return ret;
-}
-
-/* Open the trace named by the 'trace' property or NNP_TRACE (none: no trace). */
-static gboolean
-trace_open (GstNnStage * self, gint stage_index, GError ** error)
-{
-  gchar *path, *track;
-
-  GST_OBJECT_LOCK (self);
-  path = g_strdup (self->trace_path ? self->trace_path : nnp_trace_env_path ());
-  track = g_strdup_printf ("%s (%s)", GST_OBJECT_NAME (self),
-      self->dev_spec ? self->dev_spec : self->device);
-  GST_OBJECT_UNLOCK (self);
-  if (path)
-    self->trace = nnp_trace_open (path, 0, error);
-  g_free (path);
-  if (path && self->trace == NULL) {
-    g_free (track);
-    return FALSE;
-  }
-  if (self->trace == NULL) {
-    g_free (track);
-    return TRUE;
-  }
-  self->trace_track = nnp_trace_add_track (self->trace, track, stage_index);
-  self->trace_frame = 0;
-  g_free (track);
-  return TRUE;
 }
 
 static gboolean
@@ -911,10 +284,12 @@ gst_nn_stage_start (GstBaseTransform * trans)
   GstNnStage *self = GST_NN_STAGE (trans);
   NnpModel *model = NULL;
   NnpPlan *plan = NULL;
+  NnpPart *part;
   gchar *path, *plan_path, *nodes, *cpus_str, *plan_name = NULL, *spec;
+  gchar *trace, *track;
+  gboolean ok;
   gint stage_index, threads, spec_threads = 0, *cpus = NULL, n_cpus = 0;
   GError *err = NULL;
-  gboolean ok = TRUE;
 
   /* the properties first: a bad value fails here, naming it */
   GST_OBJECT_LOCK (self);
@@ -937,7 +312,6 @@ gst_nn_stage_start (GstBaseTransform * trans)
   }
   g_clear_pointer (&cpus, g_free);
   g_free (cpus_str);
-  self->dev_threads = spec_threads > 0 ? spec_threads : threads;
 
   GST_OBJECT_LOCK (self);
   self->stages_built = 0;
@@ -945,8 +319,6 @@ gst_nn_stage_start (GstBaseTransform * trans)
   plan_path = g_strdup (self->plan_path);
   nodes = g_strdup (self->nodes);
   stage_index = self->stage_index;
-  threads = self->dev_threads;
-  cpus_str = g_strdup (self->cpus);
   if (self->plan_object)
     plan = nnp_plan_copy (self->plan_object);
   GST_OBJECT_UNLOCK (self);
@@ -960,8 +332,6 @@ gst_nn_stage_start (GstBaseTransform * trans)
     plan = nnp_plan_load (plan_path, &err);
     if (plan == NULL)
       goto plan_failed;
-  } else {
-    plan_name = NULL;
   }
   if (plan && nodes)
     goto plan_and_nodes;
@@ -980,68 +350,57 @@ gst_nn_stage_start (GstBaseTransform * trans)
   model = nnp_model_load (path, &err);
   if (model == NULL)
     goto load_failed;
-  if (plan && plan->digest && *plan->digest
-      && g_ascii_strcasecmp (plan->digest, nnp_model_get_digest (model)) != 0)
-    goto wrong_model;
+  if (plan && !nnp_plan_check_model (plan, model, plan_name, &err))
+    goto bad_part;
 
   g_mutex_lock (&self->lock);
-  g_clear_pointer (&self->model, nnp_model_unref);
-  g_free (self->model_name);
+  gst_nn_stage_forget_part_locked (self);
   self->model = model;
-  self->model_name = g_path_get_basename (path);
-  self->spec_valid = FALSE;
-  g_clear_pointer (&self->plan, nnp_plan_free);
   self->plan = plan;
-  self->part = plan != NULL || nodes != NULL;
-  self->part_stage = stage_index;
-  /* a plan's first stage takes the model's inputs in model order (plan.h) */
-  self->part_first = plan != NULL && stage_index == 0;
-  g_free (self->part_name);
+  self->model_name = g_path_get_basename (path);
+  self->whole = plan == NULL && nodes == NULL;
   if (plan)
     self->part_name = g_strdup_printf ("stage %d of %s", stage_index,
         plan_name);
-  else
+  else if (nodes)
     self->part_name = g_strdup_printf ("nodes \"%s\"", nodes);
-  self->spec_flags = plan && plan->no_fusion ? NNP_SPECIALIZE_NO_FUSION :
-      NNP_SPECIALIZE_DEFAULT;
-  self->part_threads = threads;
-  g_array_set_size (self->part_cpus, 0);
-  if (nnp_cpus_parse (cpus_str, &cpus, &n_cpus, NULL))
-    g_array_append_vals (self->part_cpus, cpus, n_cpus);
-  g_clear_pointer (&cpus, g_free);
-  g_hash_table_remove_all (self->graphs);
-  g_ptr_array_set_size (self->recent_keys, 0);
-  ok = !self->part || gst_nn_stage_check_part_locked (self, &err);
-  if (!ok) {
-    /* forget it all: the element stays in READY */
-    g_clear_pointer (&self->model, nnp_model_unref);
-    g_clear_pointer (&self->plan, nnp_plan_free);
-    g_hash_table_remove_all (self->graphs);
-    self->part = FALSE;
-    self->part_first = FALSE;
-    model = NULL;
-    plan = NULL;
-  }
+  else
+    self->part_name = g_strdup ("the whole model");
   g_mutex_unlock (&self->lock);
-  if (!ok)
+  /* the model and plan are ours now; stop() or the next start frees them */
+  model = NULL;
+  plan = NULL;
+
+  if (!gst_nn_stage_open_device (self, stage_index))
+    goto fail;
+
+  /* the part, checked where its shapes are known (a bad plan or node list
+   * fails here, naming the node) */
+  g_mutex_lock (&self->lock);
+  part = gst_nn_stage_make_part_locked (self, &err);
+  self->part = part;
+  if (part == NULL)
+    gst_nn_stage_forget_part_locked (self);  /* the element stays in READY */
+  g_mutex_unlock (&self->lock);
+  if (part == NULL)
     goto bad_part;
 
-  if (!gst_nn_stage_open_device (self, stage_index)) {
-    /* the model and plan are ours now; stop() or the next start frees them */
-    model = NULL;
-    plan = NULL;
-    goto fail;
-  }
-
-  GST_INFO_OBJECT (self, "model %s loaded (digest %s)", path,
-      nnp_model_get_digest (model));
-  if (!trace_open (self, stage_index, &err))
+  GST_INFO_OBJECT (self, "model %s loaded (digest %s), %s on %s", path,
+      nnp_model_get_digest (self->model), self->part_name, self->dev_spec);
+  GST_OBJECT_LOCK (self);
+  trace = g_strdup (self->trace_path);
+  track = g_strdup_printf ("%s (%s)", GST_OBJECT_NAME (self), self->dev_spec);
+  GST_OBJECT_UNLOCK (self);
+  ok = gst_nn_run_stats_open_trace (&self->stats, trace, track, stage_index,
+      &err);
+  g_free (trace);
+  g_free (track);
+  if (!ok)
     goto trace_failed;
   g_free (path);
   g_free (plan_path);
   g_free (plan_name);
   g_free (nodes);
-  g_free (cpus_str);
   return TRUE;
 
   /* ERRORS */
@@ -1095,14 +454,6 @@ load_failed:
           ("Could not load model \"%s\"", path), ("%s", err->message));
     goto fail;
   }
-wrong_model:
-  {
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-        ("%s was made for another model than \"%s\" (digest %s, the model's "
-            "is %s)", plan_name, path, plan->digest,
-            nnp_model_get_digest (model)), (NULL));
-    goto fail;
-  }
 bad_part:
   {
     GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", err->message),
@@ -1118,7 +469,6 @@ fail:
     g_free (plan_path);
     g_free (plan_name);
     g_free (nodes);
-    g_free (cpus_str);
     return FALSE;
   }
 }
@@ -1130,15 +480,12 @@ gst_nn_stage_stop (GstBaseTransform * trans)
   GstNnStage *self = GST_NN_STAGE (trans);
   GError *err = NULL;
 
-  if (self->trace) {
-    GST_INFO_OBJECT (self, "trace: %" G_GUINT64_FORMAT " frames, %u dropped events",
-        self->trace_frame, nnp_trace_get_n_dropped (self->trace));
-    if (!nnp_trace_close (g_steal_pointer (&self->trace), &err)) {
-      GST_ELEMENT_ERROR (self, RESOURCE, WRITE, ("%s", err->message), (NULL));
-      g_clear_error (&err);
-    }
+  if (!gst_nn_run_stats_reset (&self->stats, GST_OBJECT (self), &err)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, WRITE, ("%s", err->message), (NULL));
+    g_clear_error (&err);
   }
-  stage_cache_clear (self);
+  self->stage = NULL;
+  g_clear_pointer (&self->spec, nnp_part_spec_unref);
   gst_nn_tensors_info_init (&self->in_info);
   gst_nn_tensors_info_init (&self->out_info);
   gst_caps_replace (&self->refused_caps, NULL);
@@ -1147,26 +494,8 @@ gst_nn_stage_stop (GstBaseTransform * trans)
   g_clear_pointer (&self->cl_device, nnp_device_unref);
 
   g_mutex_lock (&self->lock);
-  self->spec_valid = FALSE;
-  g_clear_pointer (&self->spec_graph, nnp_graph_unref);
-  g_clear_pointer (&self->spec_plan, nnp_plan_free);
-  g_clear_error (&self->spec_error);
-  g_clear_pointer (&self->model, nnp_model_unref);
-  g_clear_pointer (&self->model_name, g_free);
-  g_clear_pointer (&self->plan, nnp_plan_free);
-  g_clear_pointer (&self->part_name, g_free);
-  self->part = FALSE;
-  self->part_first = FALSE;
-  g_hash_table_remove_all (self->graphs);
-  g_ptr_array_set_size (self->recent_keys, 0);
+  gst_nn_stage_forget_part_locked (self);
   g_mutex_unlock (&self->lock);
-
-  GST_OBJECT_LOCK (self);
-  self->n_run_times = self->run_time_pos = 0;
-  self->reported_latency = 0;
-  self->busy_ns = self->frames = 0;
-  self->run_start = 0;
-  GST_OBJECT_UNLOCK (self);
   return TRUE;
 }
 
@@ -1230,6 +559,16 @@ gst_nn_stage_set_property (GObject * object, guint prop_id,
       self->fallback = g_value_get_boolean (value);
       GST_OBJECT_UNLOCK (self);
       break;
+    case PROP_SHAPE_CACHE:
+      /* resizes the running part's cache: its stages stay */
+      GST_OBJECT_LOCK (self);
+      self->shape_cache = g_value_get_int (value);
+      GST_OBJECT_UNLOCK (self);
+      g_mutex_lock (&self->lock);
+      if (self->part)
+        nnp_part_set_cache_size (self->part, g_value_get_int (value));
+      g_mutex_unlock (&self->lock);
+      return;
     case PROP_PLAN_OBJECT:{
       const NnpPlan *plan = g_value_get_pointer (value);
 
@@ -1243,7 +582,7 @@ gst_nn_stage_set_property (GObject * object, guint prop_id,
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       return;
   }
-  /* every writable property selects the stage: drop the cached ones */
+  /* every other writable property selects the part: a new one */
   GST_OBJECT_LOCK (self);
   self->props_gen++;
   GST_OBJECT_UNLOCK (self);
@@ -1283,15 +622,16 @@ gst_nn_stage_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_BUSY_TIME:
       /* with the run in progress, if any */
-      g_value_set_uint64 (value, self->busy_ns + (self->run_start ?
-              (guint64) (g_get_monotonic_time () - self->run_start) *
-              GST_USECOND : 0));
+      g_value_set_uint64 (value, gst_nn_run_stats_busy_ns (&self->stats));
       break;
     case PROP_FRAMES:
-      g_value_set_uint64 (value, self->frames);
+      g_value_set_uint64 (value, gst_nn_run_stats_frames (&self->stats));
       break;
     case PROP_STAGES_BUILT:
       g_value_set_uint (value, self->stages_built);
+      break;
+    case PROP_SHAPE_CACHE:
+      g_value_set_int (value, self->shape_cache);
       break;
     case PROP_DEVICE_INDEX:
       g_value_set_int (value, self->device_index);
@@ -1314,20 +654,10 @@ gst_nn_stage_finalize (GObject * object)
 {
   GstNnStage *self = GST_NN_STAGE (object);
 
-  stage_cache_clear (self);
-  g_ptr_array_unref (self->stage_cache);
+  g_clear_pointer (&self->spec, nnp_part_spec_unref);
   gst_caps_replace (&self->refused_caps, NULL);
-  g_clear_pointer (&self->spec_graph, nnp_graph_unref);
-  g_clear_pointer (&self->spec_plan, nnp_plan_free);
-  g_clear_error (&self->spec_error);
-  g_clear_pointer (&self->model, nnp_model_unref);
-  g_clear_pointer (&self->plan, nnp_plan_free);
+  gst_nn_stage_forget_part_locked (self);
   g_clear_pointer (&self->plan_object, nnp_plan_free);
-  g_hash_table_unref (self->graphs);
-  g_ptr_array_unref (self->recent_keys);
-  g_array_unref (self->part_cpus);
-  g_free (self->part_name);
-  g_free (self->model_name);
   g_free (self->model_path);
   g_free (self->plan_path);
   g_free (self->trace_path);
@@ -1338,6 +668,7 @@ gst_nn_stage_finalize (GObject * object)
   g_free (self->dev_spec);
   g_clear_pointer (&self->cl_device, nnp_device_unref);
   g_mutex_clear (&self->lock);
+  gst_nn_run_stats_clear (&self->stats);
 
   G_OBJECT_CLASS (gst_nn_stage_parent_class)->finalize (object);
 }
@@ -1579,12 +910,28 @@ gst_nn_stage_class_init (GstNnStageClass * klass)
    *
    * Stages prepared (model specialised, kernels and weights packed) since
    * the element last started: one per distinct input shape while those
-   * stay among the last 4 negotiated (a debugging aid).
+   * stay among the last #GstNnStage:shape-cache negotiated (a debugging aid).
    */
   g_object_class_install_property (gobject_class, PROP_STAGES_BUILT,
       g_param_spec_uint ("stages-built", "Stages built",
           "Stages prepared since the element last started", 0, G_MAXUINT, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * GstNnStage:shape-cache:
+   *
+   * How many input shape sets keep their specialised model and prepared
+   * stage (least recently used dropped first; each stage has its own
+   * arena).  A dynamic model whose sizes change every buffer (a text
+   * recogniser after nncrop) rebuilds no stage while its sizes stay among
+   * the last shape-cache ones.  May be changed while running.
+   */
+  g_object_class_install_property (gobject_class, PROP_SHAPE_CACHE,
+      g_param_spec_int ("shape-cache", "Shape cache",
+          "Input shape sets whose prepared stages are kept (LRU)", 1, 256,
+          DEFAULT_SHAPE_CACHE,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
@@ -1624,11 +971,8 @@ gst_nn_stage_init (GstNnStage * self)
   self->device_index = DEFAULT_DEVICE_INDEX;
   self->device_name = g_strdup (DEFAULT_DEVICE_NAME);
   self->fallback = DEFAULT_FALLBACK;
-  self->graphs = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
-      (GDestroyNotify) nnp_graph_unref);
-  self->recent_keys = g_ptr_array_new_with_free_func (g_free);
-  self->stage_cache = g_ptr_array_new_with_free_func (cached_stage_free);
-  self->part_cpus = g_array_new (FALSE, FALSE, sizeof (gint));
+  self->shape_cache = DEFAULT_SHAPE_CACHE;
+  gst_nn_run_stats_init (&self->stats);
   gst_nn_tensors_info_init (&self->in_info);
   gst_nn_tensors_info_init (&self->out_info);
 }

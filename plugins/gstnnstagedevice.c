@@ -7,20 +7,26 @@
  */
 
 /* nnstage: the device it runs on (an OpenCL device shared through
- * GstContext, or the CPU), memory:OpenCL caps, the fallback to the CPU,
- * device memory used in place and mapping buffers to tensors. */
+ * GstContext, or the CPU), memory:OpenCL caps, the fallback to the CPU
+ * when the device is missing, device memory used in place. */
 
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
 #include "gstnnstagedevice.h"
-#include "gstnnstagepart.h"
 #include "gstnnclmemory.h"
 
 #include <string.h>
 
 #define GST_CAT_DEFAULT gst_nn_stage_debug
+
+gboolean
+gst_nn_stage_spec_is_opencl (const gchar * spec)
+{
+  return spec != NULL && g_ascii_strncasecmp (spec, "opencl", 6) == 0
+      && (spec[6] == '\0' || spec[6] == ':');
+}
 
 gchar *
 gst_nn_stage_device_spec_locked (GstNnStage * self, gint * threads_out,
@@ -85,144 +91,13 @@ gst_nn_stage_offer_features (GstNnStage * self, GstCaps * caps)
   return gst_caps_merge (cl, sys);
 }
 
-/* The stage on opts->device, or with #GstNnStage:fallback on the CPU when
- * the OpenCL device cannot run it (a program that does not build, an op
- * without kernel, out of memory): a warning names the device and why. */
-NnpStage *
-gst_nn_stage_make_stage (GstNnStage * self, const NnpPlan * plan, gint k, NnpGraph * graph,
-    NnpStageOptions * opts, GError ** error)
-{
-  GError *err = NULL;
-  NnpStage *stage;
-  gboolean fallback;
-
-  stage = plan ? gst_nn_stage_plan_stage_new (plan, k, graph, opts->device, &err) :
-      nnp_stage_new (graph, NULL, 0, opts, &err);
-  self->stage_on_cl = stage != NULL && self->use_cl;
-  if (stage || !self->use_cl)
-    goto done;
-
-  GST_OBJECT_LOCK (self);
-  fallback = self->fallback;
-  GST_OBJECT_UNLOCK (self);
-  if (!fallback || !(g_error_matches (err, NNP_ERROR, NNP_ERROR_DEVICE)
-          || g_error_matches (err, NNP_ERROR, NNP_ERROR_UNSUPPORTED)))
-    goto done;
-
-  GST_ELEMENT_WARNING (self, RESOURCE, FAILED,
-      ("model %s: OpenCL device '%s' (%s) cannot run the stage, running it "
-          "on the CPU instead: %s", self->model_name, self->dev_spec,
-          nnp_device_get_name (self->cl_device), err->message),
-      ("fallback=true"));
-  g_clear_error (&err);
-  opts->device = "cpu";
-  stage = plan ? gst_nn_stage_plan_stage_new (plan, k, graph, "cpu", &err) :
-      nnp_stage_new (graph, NULL, 0, opts, &err);
-
-done:
-  if (err)
-    g_propagate_error (error, err);
-  return stage;
-}
-
-/* skip: tensors not to map (in device memory), NULL for none; only when
- * the buffer has one memory per tensor. */
-gboolean
-gst_nn_tensors_map (GstNnTensorsMap * tm, GstBuffer * buffer, const GstNnTensorsInfo * info,
-    const gboolean * skip, GstMapFlags flags, GError ** error)
-{
-  guint n = info->n_tensors;
-  gsize total = gst_nn_tensors_info_get_size (info);
-
-  memset (tm, 0, sizeof (*tm));
-  tm->buffer = buffer;
-
-  if (gst_buffer_n_memory (buffer) == n) {
-    for (guint i = 0; i < n; i++) {
-      gsize want = gst_nn_tensor_info_get_size (&info->tensors[i]);
-      GstMemory *mem = gst_buffer_peek_memory (buffer, i);
-
-      if (gst_memory_get_sizes (mem, NULL, NULL) != want)
-        break;
-      tm->n = i + 1;
-      if (skip && skip[i])
-        continue;
-      if (!gst_memory_map (mem, &tm->maps[i], flags)) {
-        g_set_error (error, NNP_ERROR, NNP_ERROR_FAILED,
-            "could not map tensor %u", i);
-        for (guint j = 0; j < i; j++)
-          if (!(skip && skip[j]))
-            gst_memory_unmap (gst_buffer_peek_memory (buffer, j),
-                &tm->maps[j]);
-        tm->n = 0;
-        return FALSE;
-      }
-      tm->data[i] = tm->maps[i].data;
-    }
-    if (tm->n == n) {
-      if (skip)
-        memcpy (tm->skip, skip, n * sizeof (gboolean));
-      return TRUE;
-    }
-    /* sizes differ: try as one block */
-    for (guint i = 0; i < tm->n; i++)
-      if (!(skip && skip[i]))
-        gst_memory_unmap (gst_buffer_peek_memory (buffer, i), &tm->maps[i]);
-    tm->n = 0;
-  }
-
-  if (gst_buffer_get_size (buffer) != total) {
-    GString *sizes = g_string_new (NULL);
-
-    for (guint i = 0; i < gst_buffer_n_memory (buffer); i++)
-      g_string_append_printf (sizes, "%s%" G_GSIZE_FORMAT, i ? "+" : "",
-          gst_memory_get_sizes (gst_buffer_peek_memory (buffer, i), NULL,
-              NULL));
-    g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
-        "buffer has %u memories of %s bytes, the caps want %u tensors of "
-        "%" G_GSIZE_FORMAT " bytes in all", gst_buffer_n_memory (buffer),
-        sizes->str, n, total);
-    g_string_free (sizes, TRUE);
-    return FALSE;
-  }
-  if (!gst_buffer_map (buffer, &tm->maps[0], flags)) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_FAILED, "could not map buffer");
-    return FALSE;
-  }
-  tm->whole = TRUE;
-  {
-    gsize off = 0;
-
-    for (guint i = 0; i < n; i++) {
-      tm->data[i] = tm->maps[0].data + off;
-      off += gst_nn_tensor_info_get_size (&info->tensors[i]);
-    }
-  }
-  return TRUE;
-}
-
-void
-gst_nn_tensors_unmap (GstNnTensorsMap * tm)
-{
-  if (tm->whole) {
-    gst_buffer_unmap (tm->buffer, &tm->maps[0]);
-  } else {
-    for (guint i = 0; i < tm->n; i++)
-      if (!tm->skip[i])
-        gst_memory_unmap (gst_buffer_peek_memory (tm->buffer, i),
-            &tm->maps[i]);
-  }
-  tm->n = 0;
-  tm->whole = FALSE;
-}
-
 /* Device tensors for the memories of buffer that are OpenCL memory the
  * stage can use as they are: on an OpenCL stage those of its device, on a
  * CPU stage (fallback) any (the library copies them, once each).  Others
  * stay NULL and are mapped. */
 guint
 gst_nn_stage_device_tensors (GstNnStage * self, GstBuffer * buffer, gboolean output,
-    NnpDeviceTensor ** tensors, gboolean * mask)
+    NnpTensor ** tensors, gboolean * mask)
 {
   guint n = output ? self->out_info.n_tensors : self->in_info.n_tensors;
   NnpDevice *dev = nnp_stage_get_device (self->stage);

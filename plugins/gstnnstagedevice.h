@@ -6,6 +6,9 @@
 
 G_BEGIN_DECLS
 
+/* Whether a device spec names an OpenCL device. */
+gboolean gst_nn_stage_spec_is_opencl (const gchar * spec);
+
 /* The device spec of the properties (#GstNnStage:device in the syntax of
  * nnp_device_spec_parse(), refined by device-index / device-name): "cpu",
  * "opencl", "opencl:N", "opencl:NAME" (new string); threads_out (may be
@@ -23,32 +26,10 @@ gboolean gst_nn_stage_open_device (GstNnStage * self, gint stage_index);
  * new caps). */
 GstCaps *gst_nn_stage_offer_features (GstNnStage * self, GstCaps * caps);
 
-/* The stage on opts->device, or with fallback on the CPU (with a warning)
- * when the OpenCL device cannot run it.  plan NULL: the whole graph. */
-NnpStage *gst_nn_stage_make_stage (GstNnStage * self, const NnpPlan * plan,
-    gint k, NnpGraph * graph, NnpStageOptions * opts, GError ** error);
-
 /* Device tensors (new refs) for the memories of buffer that are OpenCL
  * memory the stage can use in place; mask[i] set for those.  Returns how
  * many. */
 guint gst_nn_stage_device_tensors (GstNnStage * self, GstBuffer * buffer,
-    gboolean output, NnpDeviceTensor ** tensors, gboolean * mask);
-
-/* Map the n tensors of a buffer: one memory each, or (from a plain source
- * such as filesrc) one block holding them all back to back. */
-typedef struct
-{
-  GstBuffer *buffer;
-  gboolean whole;
-  guint n;
-  GstMapInfo maps[GST_NN_TENSORS_MAX];
-  guint8 *data[GST_NN_TENSORS_MAX];
-  gboolean skip[GST_NN_TENSORS_MAX];    /* not mapped (device memory) */
-} GstNnTensorsMap;
-
-gboolean gst_nn_tensors_map (GstNnTensorsMap * tm, GstBuffer * buffer,
-    const GstNnTensorsInfo * info, const gboolean * skip, GstMapFlags flags,
-    GError ** error);
-void gst_nn_tensors_unmap (GstNnTensorsMap * tm);
+    gboolean output, NnpTensor ** tensors, gboolean * mask);
 
 G_END_DECLS

@@ -17,10 +17,15 @@ lib/, plugins/ and include/nnpipe/, then checks:
     defined in A.  A header counts as part of the .c file of the same stem.
     Only functions with external linkage count (static ones are private).
  3. Every quoted #include names a header that exists.
+ 4. A backend's folder is private: only lib/backends/<name>/ includes headers
+    of lib/backends/<name>/ (the rest of the library goes through the table
+    of lib/backend.h; lib/backends/registry.c names backends by their table
+    only, with an extern declaration).
 
-Known violations that need the backend interface (issue 11) are on ALLOWED
-below, each with its reason; the list may only shrink: an entry that no longer
-matches anything is an error too, so a fixed violation is taken off the list.
+Known violations are on ALLOWED below, each with its reason; the list may
+only shrink: an entry that no longer matches anything is an error too, so a
+fixed violation is taken off the list.  It is empty since the backend
+interface of issue 11 (NnpBackend).
 --list prints every file-to-file call edge (A -> B: symbols) and exits 0;
 --self-test checks the checker on a small tree with one of each violation.
 Exits 1 naming each violation, 0 when the tree is clean.
@@ -44,16 +49,17 @@ FORBIDDEN = {
 }
 
 # Known violations, each "A -> B" (include edge: A includes header B; call
-# edge: A calls a function defined in B).  Needs NnpBackend, issue 11: the
-# backend interface removes them (nothing outside lib/backends/<name>/ names a
-# backend; the executor calls backends through the table).  Shrink only.
-ALLOWED = {
-    # layer: graph/specialize.c folds constants by calling the CPU kernels
-    # directly (fold_node); needs NnpBackend (issue 11): fold through the CPU
-    # backend's table entry.
-    ("lib/graph/specialize.c", "lib/backends/cpu/cpu.h"):
-        "needs NnpBackend, issue 11: constant folding calls the CPU kernel",
-}
+# edge: A calls a function defined in B), mapped to the reason.  Shrink only.
+ALLOWED = {}
+
+
+def backend_folder(rel):
+    """"cpu" for lib/backends/cpu/..., else None."""
+    parts = rel.split("/")
+    if len(parts) > 3 and parts[0] == "lib" and parts[1] == "backends":
+        return parts[2]
+    return None
+
 
 # ------------------------------------------------------------------ parsing
 
@@ -162,7 +168,7 @@ def main(argv):
     errors, n_files, n_allowed = check(root, ALLOWED)
     for e in errors:
         print("check-layers: " + e)
-    print("check-layers: %d files, %d violation(s), %d allowed (needs NnpBackend, issue 11)"
+    print("check-layers: %d files, %d violation(s), %d allowed"
           % (n_files, len(errors), n_allowed))
     return 1 if errors else 0
 
@@ -228,13 +234,20 @@ def check(root, allowed):
                     errors.append("%s: includes \"%s\", which does not exist" % (rel, name))
                 continue
             dst_layer = layer_of(dep)
+            key = (rel, dep)
             if dst_layer in FORBIDDEN.get(src_layer, ()):
-                key = (rel, dep)
                 if key in allowed:
                     used_allow.add(key)
                 else:
                     errors.append("%s includes %s: the %s layer may not include from %s"
                                   % (rel, dep, src_layer, dst_layer))
+            elif backend_folder(dep) and backend_folder(dep) != backend_folder(rel):
+                if key in allowed:
+                    used_allow.add(key)
+                else:
+                    errors.append("%s includes %s: only lib/backends/%s/ may name the %s backend "
+                                  "(go through lib/backend.h)"
+                                  % (rel, dep, backend_folder(dep), backend_folder(dep)))
 
     # 2: call edges between files and loops
     edges = {}
@@ -277,6 +290,7 @@ def self_test():
                                 'void\nk_fn (void)\n{\n  g_fn ();\n}\n'
                                 'static void\nk_private (void)\n{\n}\n',
         "lib/exec/x.h": "#pragma once\n",
+        "lib/exec/s.c": '#include "backends/cpu/k.h"\n',
         "lib/ok.c": '#include <gst/gst.h>\nstatic int\nk_private (void)\n{\n  return 0;\n}\n',
         "plugins/a.c": 'void\na_fn (void)\n{\n  b_fn ();\n}\n',
         "plugins/b.c": 'void\nb_fn (void)\n{\n  a_fn ();\n}\n',
@@ -286,6 +300,7 @@ def self_test():
         "lib/graph/g.c includes lib/backends/cpu/k.h: the graph layer",
         "includes \"missing.h\", which does not exist",
         "lib/backends/cpu/k.h includes lib/exec/x.h: the backends layer",
+        "lib/exec/s.c includes lib/backends/cpu/k.h: only lib/backends/cpu/ may name",
         "lib/ok.c: includes <gst/gst.h>",
         "loop between lib/backends/cpu/k.c, lib/graph/g.c",
         "loop between plugins/a.c, plugins/b.c",

@@ -1,6 +1,7 @@
-/* nnpipe: devices and device-resident tensors.
+/* nnpipe: devices and tensors in device memory.
  *
- * A device is named by a spec string:
+ * A device is named by a spec string, "BACKEND" or "BACKEND:ARG", where
+ * BACKEND is a registered backend (lib/backends/registry.c):
  *   "cpu"                 the CPU backend (always there)
  *   "opencl"              the first OpenCL device (GPU first, then any)
  *   "opencl:N"            the N-th OpenCL device, counting every device of every
@@ -14,12 +15,12 @@
  * weights uploaded to the device (each constant tensor is uploaded once per
  * device).  Devices are refcounted and thread-safe.
  *
- * An NnpDeviceTensor is a tensor whose storage is device memory (for OpenCL:
- * a cl_mem and a byte offset into it).  Stages on an OpenCL device read and
- * write them without host copies (nnp_stage_run_device() in stage.h), so two
- * consecutive OpenCL stages exchange device tensors and nothing crosses to the
- * host.  Host <-> device copies of activations are counted process-wide
- * (nnp_device_get_copy_counts()); weight uploads are not counted there. */
+ * A tensor (tensor.h) lives in host memory or in a device's memory.  Stages
+ * use tensors of their own device in place (nnp_stage_run() in stage.h), so
+ * two consecutive OpenCL stages exchange device tensors and nothing crosses
+ * to the host.  Host <-> device copies of activations are counted
+ * process-wide (nnp_device_get_copy_counts()); weight uploads are not
+ * counted there. */
 #pragma once
 
 #include <glib.h>
@@ -29,12 +30,7 @@
 
 G_BEGIN_DECLS
 
-typedef enum {
-  NNP_DEVICE_CPU = 0,
-  NNP_DEVICE_OPENCL = 1,
-} NnpDeviceKind;
-
-typedef struct _NnpDevice NnpDevice;
+/* NnpDevice is declared in tensor.h (a tensor names the device it lives on). */
 
 /* The one device syntax of every element (nnstage device=, nnpipeline
  * devices=), the CLI (`nnpipe run --device`, `nnpipe split --devices`) and
@@ -58,7 +54,11 @@ NnpDevice *nnp_device_open (const char *spec, GError **error);
 NnpDevice *nnp_device_ref (NnpDevice *device);
 void nnp_device_unref (NnpDevice *device);
 
-NnpDeviceKind nnp_device_get_kind (NnpDevice *device);
+/* The device's backend: "cpu", "opencl" (the first word of its spec). */
+const char *nnp_device_get_backend (NnpDevice *device);
+/* TRUE when the device works on host memory (the CPU): its tensors are
+ * host tensors. */
+gboolean nnp_device_is_host (NnpDevice *device);
 /* "cpu" or e.g. "opencl:0 (NVIDIA H100 80GB HBM3, NVIDIA CUDA)"; owned by the device. */
 const char *nnp_device_get_name (NnpDevice *device);
 
@@ -69,49 +69,31 @@ const char *nnp_device_get_name (NnpDevice *device);
 gboolean nnp_device_supports_node (NnpDevice *device, const NnpGraph *graph,
                                    const NnpNode *node, char **why);
 
-/* OpenCL handles for sharing the device with other OpenCL code (a GstContext):
- * cl_context, cl_command_queue (in-order) and cl_device_id.  Borrowed: valid
- * while the device is referenced; retain them to keep them longer.  NULL for
- * the CPU. */
-gpointer nnp_device_get_cl_context (NnpDevice *device);
-gpointer nnp_device_get_cl_queue (NnpDevice *device);
-gpointer nnp_device_get_cl_device_id (NnpDevice *device);
+/* A native handle of the device for sharing it with other code (a
+ * GstContext), by name; borrowed: valid while the device is referenced
+ * (retain it to keep it longer).  NULL when the device's backend has no
+ * such handle (the CPU has none).  OpenCL: "cl_context", "cl_command_queue"
+ * (in-order) and "cl_device_id". */
+gpointer nnp_device_get_native (NnpDevice *device, const char *what);
 
-/* A tensor in device memory.  Refcounted, thread-safe to ref/unref.  The
- * public fields are read-only. */
-typedef struct _NnpDeviceTensor NnpDeviceTensor;
-struct _NnpDeviceTensor {
-  NnpDType dtype;
-  NnpShape shape;
-  gsize nbytes;          /* numel * dtype size */
-  NnpDevice *device;     /* owned ref */
-  gpointer handle;       /* OpenCL: the cl_mem (retained by the tensor) */
-  gsize offset;          /* byte offset of element 0 in handle; a multiple of the
-                          * dtype size */
-
-  /*< private >*/
-  gint ref_count;
-  GDestroyNotify release;
-  gpointer release_data;
-};
-
-/* New device tensor owning a fresh allocation (contents undefined). */
-NnpDeviceTensor *nnp_device_tensor_new (NnpDevice *device, NnpDType dtype,
-                                        const NnpShape *shape, GError **error);
-/* Wrap existing device memory (OpenCL: a cl_mem of the device's context, not
- * copied).  The tensor retains `handle` (clRetainMemObject) and releases it on
- * the last unref, then calls release(release_data) if given.  The buffer must
- * hold offset + nbytes bytes. */
-NnpDeviceTensor *nnp_device_tensor_new_wrapped (NnpDevice *device, NnpDType dtype,
-                                                const NnpShape *shape, gpointer handle,
-                                                gsize offset, GDestroyNotify release,
-                                                gpointer release_data);
-NnpDeviceTensor *nnp_device_tensor_ref (NnpDeviceTensor *tensor);
-void nnp_device_tensor_unref (NnpDeviceTensor *tensor);
-/* Blocking copies between a host tensor and a device tensor of the same
- * dtype and shape (each counts as one copy). */
-gboolean nnp_device_tensor_upload (NnpDeviceTensor *dst, const NnpTensor *src, GError **error);
-gboolean nnp_device_tensor_download (NnpDeviceTensor *src, NnpTensor *dst, GError **error);
+/* A new tensor in the device's memory (contents undefined); on a host
+ * device a zero-filled host tensor (nnp_tensor_new()). */
+NnpTensor *nnp_tensor_new_on (NnpDevice *device, NnpDType dtype, const NnpShape *shape,
+                              GError **error);
+/* Wrap an existing buffer of the device's backend (OpenCL: a cl_mem of the
+ * device's context), not copied.  The tensor holds `handle` (OpenCL:
+ * clRetainMemObject) and lets it go on the last unref, then calls
+ * release(release_data) if given.  The buffer must hold offset + nbytes
+ * bytes; offset must be a multiple of the dtype size.  Not for host
+ * devices (use nnp_tensor_new_wrapped()). */
+NnpTensor *nnp_tensor_new_device_wrapped (NnpDevice *device, NnpDType dtype,
+                                          const NnpShape *shape, gpointer handle, gsize offset,
+                                          GDestroyNotify release, gpointer release_data);
+/* Blocking copy of src's contents into dst, of the same dtype and shape,
+ * wherever each lives: host -> host (memcpy), host -> device and device ->
+ * host (one counted copy), device -> same device (a device copy), device ->
+ * other device (through the host: two counted copies). */
+gboolean nnp_tensor_copy_into (NnpTensor *dst, const NnpTensor *src, GError **error);
 
 /* Process-wide counts of activation copies between host and any device
  * (stage boundaries, uploads/downloads above).  Weight uploads are counted
@@ -125,6 +107,5 @@ typedef struct {
 void nnp_device_get_copy_counts (NnpCopyCounts *counts);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (NnpDevice, nnp_device_unref)
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (NnpDeviceTensor, nnp_device_tensor_unref)
 
 G_END_DECLS

@@ -25,7 +25,7 @@ G_BEGIN_DECLS
 typedef struct _NnpStage NnpStage;
 
 typedef struct {
-  const char *device;    /* "cpu" (default when NULL); later "opencl", "opencl:N" */
+  const char *device;    /* a device spec (device.h); NULL = "cpu" */
   int threads;           /* intra-op threads owned by this stage; <= 0 means 1 */
   const int *cpus;       /* optional: pin thread i to cpus[i % n_cpus] */
   int n_cpus;
@@ -64,34 +64,27 @@ const NnpValue *nnp_stage_get_output (NnpStage *stage, int i);
 /* Bytes of the activation arena (the memory plan's peak). */
 gsize nnp_stage_get_arena_bytes (NnpStage *stage);
 
-/* Run once.  inputs[i] must match input i's dtype and shape; outputs[i] must
- * be tensors of output i's dtype and shape (the caller allocates them, e.g.
- * with nnp_stage_new_output()).  Safe to call from any one thread at a time. */
+/* Run once.  inputs[i] must be a tensor of input i's dtype and shape,
+ * outputs[i] one of output i's (the caller allocates them, e.g. with
+ * nnp_stage_new_output() or nnp_stage_new_device_output()).  A tensor may
+ * live in host memory or in a device's memory (tensor.h): one in the memory
+ * of the stage's device is used in place, any other crosses once (one
+ * counted copy; two between two devices).  So an OpenCL stage copies host
+ * inputs up and host outputs back, a CPU stage copies device inputs down
+ * and device outputs up, and two stages of one OpenCL device exchange
+ * device tensors without a copy.  Outputs are complete when this returns.
+ * Safe to call from any one thread at a time. */
 gboolean nnp_stage_run (NnpStage *stage, NnpTensor *const *inputs, NnpTensor *const *outputs,
                         GError **error);
-/* Convenience: a new tensor for output i. */
+/* Convenience: a new host tensor for output i. */
 NnpTensor *nnp_stage_new_output (NnpStage *stage, int i, GError **error);
 
-/* Devices (see device.h and docs/opencl.md).  options->device "opencl",
- * "opencl:N" or "opencl:NAME" runs the stage on an OpenCL device: values
- * inside the stage live in device memory; nnp_stage_run() copies host inputs
- * to the device and outputs back (one copy per boundary tensor).
- *
- * The stage's device (borrowed; valid while the stage lives). */
+/* The stage's device (borrowed; valid while the stage lives), from
+ * options->device ("cpu", "opencl", "opencl:N", "opencl:NAME": device.h and
+ * docs/opencl.md). */
 NnpDevice *nnp_stage_get_device (NnpStage *stage);
-/* A new device tensor for output i on the stage's device; NULL with
- * NNP_ERROR_DEVICE on a CPU stage. */
-NnpDeviceTensor *nnp_stage_new_device_output (NnpStage *stage, int i, GError **error);
-/* Run with boundary tensors in host or device memory: for each input i
- * exactly one of inputs[i] / device_inputs[i] is non-NULL (likewise for
- * outputs); an array may be NULL when all are of the other kind.  On an
- * OpenCL stage device tensors of the same device are used in place (no
- * copy); on a CPU stage device inputs are downloaded and device outputs
- * uploaded (one counted copy each).  Device outputs are complete when this
- * returns.  Same threading rule as nnp_stage_run(). */
-gboolean nnp_stage_run_device (NnpStage *stage, NnpTensor *const *inputs,
-                               NnpDeviceTensor *const *device_inputs,
-                               NnpTensor *const *outputs,
-                               NnpDeviceTensor *const *device_outputs, GError **error);
+/* A new tensor for output i in the memory of the stage's device (host memory
+ * on the CPU). */
+NnpTensor *nnp_stage_new_device_output (NnpStage *stage, int i, GError **error);
 
 G_END_DECLS

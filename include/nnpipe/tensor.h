@@ -50,15 +50,30 @@ gboolean nnp_shape_is_static (const NnpShape *shape);
 /* "1x3x640x640", "?x3x?x?" for unknown dims, "scalar" for rank 0.  Free with g_free(). */
 char *nnp_shape_to_string (const NnpShape *shape);
 
-/* A tensor: dtype + shape + host storage.  Refcounted and thread-safe to
- * ref/unref.  `data` is 64-byte aligned when nnpipe allocated it; tensors
- * wrapping foreign memory have whatever alignment the caller gave. */
+typedef struct _NnpDevice NnpDevice;   /* include/nnpipe/device.h */
+
+/* A tensor: dtype + shape + storage, which lives in host memory or in a
+ * device's memory (a buffer of the device's backend).  Refcounted and
+ * thread-safe to ref/unref.
+ *
+ * Host tensor (device == NULL): `data` holds nbytes bytes, 64-byte aligned
+ * when nnpipe allocated it (wrapped foreign memory has whatever alignment
+ * the caller gave).
+ * Device tensor (device != NULL, see device.h): `data` is NULL; the bytes
+ * are at byte `offset` of the backend buffer `handle` (OpenCL: a cl_mem),
+ * which the tensor holds until its last unref.  Move contents between the
+ * two with nnp_tensor_copy_into(); a stage (stage.h) takes either kind.
+ * The public fields are read-only. */
 typedef struct _NnpTensor NnpTensor;
 struct _NnpTensor {
   NnpDType dtype;
   NnpShape shape;
-  void *data;      /* nbytes of host memory; may be NULL when nbytes == 0 */
+  void *data;      /* host memory of nbytes; NULL in device memory or when nbytes == 0 */
   gsize nbytes;    /* numel * dtype size */
+  NnpDevice *device;   /* owned ref; NULL: host memory */
+  gpointer handle;     /* device memory: the backend's buffer (held by the tensor) */
+  gsize offset;        /* device memory: byte offset of element 0 in handle, a multiple
+                        * of the dtype size */
 
   /*< private >*/
   gint ref_count;
@@ -76,8 +91,11 @@ NnpTensor *nnp_tensor_new_wrapped (NnpDType dtype, const NnpShape *shape, void *
                                    GDestroyNotify release, gpointer release_data);
 NnpTensor *nnp_tensor_ref (NnpTensor *tensor);
 void nnp_tensor_unref (NnpTensor *tensor);
-/* Deep copy into new owned storage. */
+/* Deep copy of a host tensor into new owned host storage (for any tensor:
+ * nnp_tensor_new() + nnp_tensor_copy_into()). */
 NnpTensor *nnp_tensor_copy (const NnpTensor *tensor);
+/* TRUE when the tensor's storage is host memory (`data`). */
+gboolean nnp_tensor_is_host (const NnpTensor *tensor);
 int64_t nnp_tensor_numel (const NnpTensor *tensor);
 
 /* Fill a tensor with a deterministic pattern (test inputs, `nnpipe run`

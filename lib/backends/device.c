@@ -1,78 +1,93 @@
-/* libnnpipe: devices and device tensors (include/nnpipe/device.h), the
- * backend-neutral front of lib/backends/cpu and lib/backends/opencl.
+/* libnnpipe: devices and tensors in device memory (include/nnpipe/device.h),
+ * the backend-neutral front of the backends (lib/backend.h).
  *
- * One NnpDevice per physical device: "cpu" is a static object, each OpenCL
- * device gets one NnpDevice wrapping the backend's shared NnpOclDevice,
- * kept in a registry while referenced. */
+ * One NnpDevice per backend context, i.e. per physical device: a spec is
+ * parsed here (the backend is its first word), the backend opens or shares
+ * its context, and the registry below maps that context to one NnpDevice
+ * while it is referenced.  Devices of a host backend (the CPU) live for the
+ * process.  Nothing here knows a particular backend. */
 #include <nnpipe/device.h>
 #include <nnpipe/log.h>
 
-#include "backends/cpu/cpu.h"
-#ifdef NNP_HAVE_OPENCL
-#include "backends/opencl/opencl.h"
-#endif
+#include "backend.h"
+#include "backends/copy-counts.h"
 
 #include <string.h>
 
 struct _NnpDevice {
-  gint ref_count;                /* < 0: static (cpu) */
-  NnpDeviceKind kind;
+  gint ref_count;                /* < 0: lives for the process (host backends) */
+  const NnpBackend *backend;
+  gpointer ctx;                  /* the backend's context (a reference, closed at the end) */
   char *name;
-#ifdef NNP_HAVE_OPENCL
-  NnpOclDevice *ocl;             /* owned ref */
-#endif
 };
 
-static NnpDevice cpu_device = { -1, NNP_DEVICE_CPU, (char *) "cpu" };
-
 static GMutex lock;
-#ifdef NNP_HAVE_OPENCL
-static GHashTable *devices;      /* NnpOclDevice* -> NnpDevice* (borrowed) */
-#endif
+static GHashTable *devices;      /* ctx -> NnpDevice* (borrowed) */
 
 #define MAX_SPEC_THREADS 1024
+
+/* "cpu, cpu:THREADS (1..1024), opencl, opencl:N or opencl:NAME" */
+static char *
+spec_help (void)
+{
+  GString *s = g_string_new (NULL);
+
+  for (int i = 0; i < nnp_backend_count (); i++) {
+    const NnpBackend *b = nnp_backend_get (i);
+    if (i)
+      g_string_append (s, ", ");
+    if (b->spec_help)
+      g_string_append (s, b->spec_help);
+    else
+      g_string_append (s, b->name);
+  }
+  return g_string_free (s, FALSE);
+}
 
 gboolean
 nnp_device_spec_parse (const char *text, char **device_out, int *threads_out, GError **error)
 {
   g_autofree char *item = g_strstrip (g_strdup (text ? text : ""));
+  g_autofree char *help = NULL;
   char *colon = strchr (item, ':');
+  const NnpBackend *backend;
+  char *device;
   int threads = 0;
-  gboolean known;
 
-  if (g_ascii_strncasecmp (item, "opencl", 6) == 0 && (item[6] == '\0' || item[6] == ':')) {
+  if (colon)
+    *colon = '\0';
+  backend = nnp_backend_find (item);
+  if (backend == NULL)
+    goto malformed;
+  if (colon && backend->spec_threads) {
+    char *end = NULL;
+    gint64 t = g_ascii_strtoll (colon + 1, &end, 10);
+
+    if (end == colon + 1 || *end != '\0' || t < 1 || t > MAX_SPEC_THREADS)
+      goto malformed;
+    threads = (int) t;
+    device = g_strdup (backend->name);
+  } else if (colon) {
     /* "opencl:N" / "opencl:NAME": the whole item names the device */
-    if (item[6] == ':' && item[7] == '\0')
+    if (colon[1] == '\0')
       goto malformed;
-    memcpy (item, "opencl", 6);
+    device = g_strconcat (backend->name, ":", colon + 1, NULL);
   } else {
-    if (colon) {
-      char *end = NULL;
-      gint64 t = g_ascii_strtoll (colon + 1, &end, 10);
-
-      if (end == colon + 1 || *end != '\0' || t < 1 || t > MAX_SPEC_THREADS)
-        goto malformed;
-      threads = (int) t;
-      *colon = '\0';
-    }
-    if (g_ascii_strcasecmp (item, "cpu") != 0)
-      goto malformed;
-    strcpy (item, "cpu");
+    device = g_strdup (backend->name);
   }
   if (device_out)
-    *device_out = g_strdup (item);
+    *device_out = device;
+  else
+    g_free (device);
   if (threads_out)
     *threads_out = threads;
   return TRUE;
 
 malformed:
   /* a device kind we do not know, or a known one written wrong */
-  if (colon)
-    *colon = '\0';
-  known = g_ascii_strcasecmp (item, "cpu") == 0 || g_ascii_strncasecmp (item, "opencl", 6) == 0;
-  g_set_error (error, NNP_ERROR, known ? NNP_ERROR_INVALID : NNP_ERROR_DEVICE,
-               "invalid device '%s': expected cpu, cpu:THREADS (1..%d), opencl, opencl:N or "
-               "opencl:NAME", text ? text : "", MAX_SPEC_THREADS);
+  help = spec_help ();
+  g_set_error (error, NNP_ERROR, backend ? NNP_ERROR_INVALID : NNP_ERROR_DEVICE,
+               "invalid device '%s': expected %s", text ? text : "", help);
   return FALSE;
 }
 
@@ -80,50 +95,47 @@ NnpDevice *
 nnp_device_open (const char *spec, GError **error)
 {
   g_autofree char *device = NULL;
+  g_autofree char *name = NULL;
+  const NnpBackend *backend;
+  gpointer ctx;
+  NnpDevice *dev;
   int threads = 0;
 
-  if (spec == NULL)
-    return &cpu_device;
-  if (!nnp_device_spec_parse (spec, &device, &threads, error))
+  if (!nnp_device_spec_parse (spec ? spec : "cpu", &device, &threads, error))
     return NULL;
   if (threads > 0) {
     g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE, "device '%s': a thread count is not a "
                  "device (give it as the threads of the stage)", spec);
     return NULL;
   }
-  if (strcmp (device, "cpu") == 0)
-    return &cpu_device;
   {
-#ifdef NNP_HAVE_OPENCL
-    NnpOclDevice *ocl = nnp_ocl_device_open (device, error);
-    NnpDevice *dev;
-
-    if (ocl == NULL)
-      return NULL;
-    g_mutex_lock (&lock);
-    if (devices == NULL)
-      devices = g_hash_table_new (g_direct_hash, g_direct_equal);
-    dev = g_hash_table_lookup (devices, ocl);
-    if (dev) {
-      dev->ref_count++;
-      g_mutex_unlock (&lock);
-      nnp_ocl_device_unref (ocl);
-      return dev;
-    }
-    dev = g_new0 (NnpDevice, 1);
-    dev->ref_count = 1;
-    dev->kind = NNP_DEVICE_OPENCL;
-    dev->ocl = ocl;
-    dev->name = g_strdup (ocl->name);
-    g_hash_table_insert (devices, ocl, dev);
-    g_mutex_unlock (&lock);
-    return dev;
-#else
-    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE,
-                 "device '%s': libnnpipe was built without OpenCL", spec);
-    return NULL;
-#endif
+    char *colon = strchr (device, ':');
+    g_autofree char *bname = colon ? g_strndup (device, colon - device) : g_strdup (device);
+    backend = nnp_backend_find (bname);
   }
+  ctx = backend->open (device, &name, error);
+  if (ctx == NULL)
+    return NULL;
+  g_mutex_lock (&lock);
+  if (devices == NULL)
+    devices = g_hash_table_new (g_direct_hash, g_direct_equal);
+  dev = g_hash_table_lookup (devices, ctx);
+  if (dev) {
+    if (dev->ref_count > 0)
+      dev->ref_count++;
+    g_mutex_unlock (&lock);
+    backend->close (ctx);        /* the device holds its own reference */
+    return dev;
+  }
+  dev = g_new0 (NnpDevice, 1);
+  dev->ref_count = backend->host ? -1 : 1;
+  dev->backend = backend;
+  dev->ctx = ctx;
+  dev->name = name ? g_steal_pointer (&name) : g_strdup (backend->name);
+  g_hash_table_insert (devices, ctx, dev);
+  g_mutex_unlock (&lock);
+  NNP_DEBUG ("nnp-device", "opened %s", dev->name);
+  return dev;
 }
 
 NnpDevice *
@@ -148,22 +160,34 @@ nnp_device_unref (NnpDevice *device)
     g_mutex_unlock (&lock);
     return;
   }
-#ifdef NNP_HAVE_OPENCL
-  g_hash_table_remove (devices, device->ocl);
-#endif
+  g_hash_table_remove (devices, device->ctx);
   g_mutex_unlock (&lock);
-#ifdef NNP_HAVE_OPENCL
-  nnp_ocl_device_unref (device->ocl);
-#endif
+  device->backend->close (device->ctx);
   g_free (device->name);
   g_free (device);
 }
 
-NnpDeviceKind
-nnp_device_get_kind (NnpDevice *device)
+const NnpBackend *
+nnp_device_get_backend_table (NnpDevice *device, gpointer *ctx)
 {
-  g_return_val_if_fail (device != NULL, NNP_DEVICE_CPU);
-  return device->kind;
+  g_return_val_if_fail (device != NULL, NULL);
+  if (ctx)
+    *ctx = device->ctx;
+  return device->backend;
+}
+
+const char *
+nnp_device_get_backend (NnpDevice *device)
+{
+  g_return_val_if_fail (device != NULL, NULL);
+  return device->backend->name;
+}
+
+gboolean
+nnp_device_is_host (NnpDevice *device)
+{
+  g_return_val_if_fail (device != NULL, TRUE);
+  return device->backend->host;
 }
 
 const char *
@@ -180,187 +204,137 @@ nnp_device_supports_node (NnpDevice *device, const NnpGraph *graph, const NnpNod
   g_return_val_if_fail (device != NULL && graph != NULL && node != NULL, FALSE);
   if (why)
     *why = NULL;
-#ifdef NNP_HAVE_OPENCL
-  if (device->kind == NNP_DEVICE_OPENCL)
-    return nnp_ocl_supports_node (graph, node, why);
-#endif
-  {
-    const NnpCpuKernel *k = nnp_cpu_kernel (node->op);
-    if (k == NULL || k->run == NULL) {
-      if (why)
-        *why = g_strdup_printf ("%s: no CPU kernel", node->op_type);
-      return FALSE;
-    }
-  }
-  return TRUE;
-}
-
-#ifdef NNP_HAVE_OPENCL
-NnpOclDevice *
-nnp_device_get_ocl (NnpDevice *device)
-{
-  return device && device->kind == NNP_DEVICE_OPENCL ? device->ocl : NULL;
-}
-#endif
-
-/* One field of the OpenCL device behind `device`, NULL on the CPU. */
-#ifdef NNP_HAVE_OPENCL
-#define CL_FIELD(d, field) ((d)->kind == NNP_DEVICE_OPENCL ? (gpointer) (d)->ocl->field : NULL)
-#else
-#define CL_FIELD(d, field) NULL
-#endif
-
-gpointer
-nnp_device_get_cl_context (NnpDevice *device)
-{
-  g_return_val_if_fail (device != NULL, NULL);
-  return CL_FIELD (device, context);
+  return device->backend->supports_node (device->ctx, graph, node, why);
 }
 
 gpointer
-nnp_device_get_cl_queue (NnpDevice *device)
+nnp_device_get_native (NnpDevice *device, const char *what)
 {
-  g_return_val_if_fail (device != NULL, NULL);
-  return CL_FIELD (device, queue);
-}
-
-gpointer
-nnp_device_get_cl_device_id (NnpDevice *device)
-{
-  g_return_val_if_fail (device != NULL, NULL);
-  return CL_FIELD (device, device);
+  g_return_val_if_fail (device != NULL && what != NULL, NULL);
+  return device->backend->native ? device->backend->native (device->ctx, what) : NULL;
 }
 
 /* ------------------------------------------------------------------ */
-/* Device tensors */
+/* Tensors in device memory */
 
-static gboolean
-tensor_size (NnpDType dtype, const NnpShape *shape, gsize *nbytes, GError **error)
+typedef struct {
+  NnpDevice *device;             /* owned ref */
+  gpointer handle;               /* a reference of the backend's buffer */
+  GDestroyNotify release;        /* the caller's, or NULL */
+  gpointer release_data;
+} DeviceStorage;
+
+static void
+device_storage_release (gpointer data)
 {
-  int64_t n = nnp_shape_numel (shape);
-  gsize esize = nnp_dtype_size (dtype);
+  DeviceStorage *s = data;
 
-  if (n < 0 || esize == 0 || (n > 0 && (guint64) n > G_MAXSIZE / esize)) {
-    g_autofree char *s = nnp_shape_to_string (shape);
-    g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "cannot make a %s %s device tensor",
-                 nnp_dtype_name (dtype), s);
-    return FALSE;
-  }
-  *nbytes = (gsize) n * esize;
-  return TRUE;
+  s->device->backend->buffer_unref (s->handle);
+  if (s->release)
+    s->release (s->release_data);
+  nnp_device_unref (s->device);
+  g_free (s);
 }
 
-NnpDeviceTensor *
-nnp_device_tensor_new (NnpDevice *device, NnpDType dtype, const NnpShape *shape, GError **error)
-{
-  gsize nbytes;
-
-  g_return_val_if_fail (device != NULL && shape != NULL, NULL);
-  if (!tensor_size (dtype, shape, &nbytes, error))
-    return NULL;
-#ifdef NNP_HAVE_OPENCL
-  if (device->kind == NNP_DEVICE_OPENCL) {
-    cl_mem mem = nnp_ocl_alloc (device->ocl, nbytes, "a device tensor", error);
-    NnpDeviceTensor *t;
-    if (mem == NULL)
-      return NULL;
-    t = nnp_device_tensor_new_wrapped (device, dtype, shape, mem, 0, NULL, NULL);
-    clReleaseMemObject (mem);     /* the tensor holds its own reference */
-    return t;
-  }
-#endif
-  g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE, "%s has no device memory: use NnpTensor",
-               device->name);
-  return NULL;
-}
-
-NnpDeviceTensor *
-nnp_device_tensor_new_wrapped (NnpDevice *device, NnpDType dtype, const NnpShape *shape,
+NnpTensor *
+nnp_tensor_new_device_wrapped (NnpDevice *device, NnpDType dtype, const NnpShape *shape,
                                gpointer handle, gsize offset, GDestroyNotify release,
                                gpointer release_data)
 {
-  NnpDeviceTensor *t;
-  gsize nbytes;
+  DeviceStorage *s;
+  NnpTensor *t;
 
   g_return_val_if_fail (device != NULL && shape != NULL && handle != NULL, NULL);
-  g_return_val_if_fail (device->kind == NNP_DEVICE_OPENCL, NULL);
-  g_return_val_if_fail (tensor_size (dtype, shape, &nbytes, NULL), NULL);
-  t = g_new0 (NnpDeviceTensor, 1);
-  t->dtype = dtype;
-  t->shape = *shape;
-  t->nbytes = nbytes;
-  t->device = nnp_device_ref (device);
+  g_return_val_if_fail (!device->backend->host, NULL);
+  g_return_val_if_fail (nnp_shape_is_static (shape) && nnp_dtype_size (dtype) > 0, NULL);
+  g_return_val_if_fail (offset % nnp_dtype_size (dtype) == 0, NULL);
+  s = g_new0 (DeviceStorage, 1);
+  s->device = nnp_device_ref (device);
+  s->handle = handle;
+  s->release = release;
+  s->release_data = release_data;
+  device->backend->buffer_ref (handle);
+  t = nnp_tensor_new_wrapped (dtype, shape, NULL, device_storage_release, s);
+  t->device = device;            /* the storage holds the reference */
   t->handle = handle;
   t->offset = offset;
-  t->ref_count = 1;
-  t->release = release;
-  t->release_data = release_data;
-#ifdef NNP_HAVE_OPENCL
-  clRetainMemObject ((cl_mem) handle);
-#endif
   return t;
 }
 
-NnpDeviceTensor *
-nnp_device_tensor_ref (NnpDeviceTensor *tensor)
+NnpTensor *
+nnp_tensor_new_on (NnpDevice *device, NnpDType dtype, const NnpShape *shape, GError **error)
 {
-  g_return_val_if_fail (tensor != NULL, NULL);
-  g_atomic_int_inc (&tensor->ref_count);
-  return tensor;
+  int64_t n;
+  gsize esize, nbytes;
+  gpointer buffer;
+  NnpTensor *t;
+
+  g_return_val_if_fail (device != NULL && shape != NULL, NULL);
+  if (device->backend->host)
+    return nnp_tensor_new (dtype, shape, error);
+  n = nnp_shape_numel (shape);
+  esize = nnp_dtype_size (dtype);
+  if (n < 0 || esize == 0 || (n > 0 && (guint64) n > G_MAXSIZE / esize)) {
+    g_autofree char *str = nnp_shape_to_string (shape);
+    g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "cannot make a %s %s tensor on %s",
+                 nnp_dtype_name (dtype), str, device->name);
+    return NULL;
+  }
+  nbytes = (gsize) n * esize;
+  buffer = device->backend->buffer_alloc (device->ctx, MAX (nbytes, 1), error);
+  if (buffer == NULL)
+    return NULL;
+  t = nnp_tensor_new_device_wrapped (device, dtype, shape, buffer, 0, NULL, NULL);
+  device->backend->buffer_unref (buffer);   /* the tensor holds its own reference */
+  return t;
 }
 
-void
-nnp_device_tensor_unref (NnpDeviceTensor *tensor)
+gboolean
+nnp_tensor_copy_into (NnpTensor *dst, const NnpTensor *src, GError **error)
 {
-  if (tensor == NULL || !g_atomic_int_dec_and_test (&tensor->ref_count))
-    return;
-#ifdef NNP_HAVE_OPENCL
-  clReleaseMemObject ((cl_mem) tensor->handle);
-#endif
-  if (tensor->release)
-    tensor->release (tensor->release_data);
-  nnp_device_unref (tensor->device);
-  g_free (tensor);
-}
-
-static gboolean
-check_pair (const NnpDeviceTensor *d, const NnpTensor *h, GError **error)
-{
-  if (d->dtype != h->dtype || !nnp_shape_equal (&d->shape, &h->shape)
-      || (h->data == NULL && h->nbytes > 0)) {
-    g_autofree char *ds = nnp_shape_to_string (&d->shape);
-    g_autofree char *hs = nnp_shape_to_string (&h->shape);
-    g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "device tensor %s %s vs host tensor %s %s",
-                 nnp_dtype_name (d->dtype), ds, nnp_dtype_name (h->dtype), hs);
+  g_return_val_if_fail (dst != NULL && src != NULL, FALSE);
+  if (dst->dtype != src->dtype || !nnp_shape_equal (&dst->shape, &src->shape)
+      || (dst->device == NULL && dst->data == NULL && dst->nbytes > 0)
+      || (src->device == NULL && src->data == NULL && src->nbytes > 0)) {
+    g_autofree char *ds = nnp_shape_to_string (&dst->shape);
+    g_autofree char *ss = nnp_shape_to_string (&src->shape);
+    g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "copy of a %s %s tensor into a %s %s one",
+                 nnp_dtype_name (src->dtype), ss, nnp_dtype_name (dst->dtype), ds);
     return FALSE;
   }
-  return TRUE;
-}
-
-gboolean
-nnp_device_tensor_upload (NnpDeviceTensor *dst, const NnpTensor *src, GError **error)
-{
-  g_return_val_if_fail (dst != NULL && src != NULL, FALSE);
-  if (!check_pair (dst, src, error))
-    return FALSE;
-#ifdef NNP_HAVE_OPENCL
-  return nnp_ocl_write (dst->device->ocl, dst->handle, dst->offset, src->data, src->nbytes, TRUE,
-                        error);
-#else
-  return FALSE;
-#endif
-}
-
-gboolean
-nnp_device_tensor_download (NnpDeviceTensor *src, NnpTensor *dst, GError **error)
-{
-  g_return_val_if_fail (dst != NULL && src != NULL, FALSE);
-  if (!check_pair (src, dst, error))
-    return FALSE;
-#ifdef NNP_HAVE_OPENCL
-  return nnp_ocl_read (src->device->ocl, src->handle, src->offset, dst->data, dst->nbytes, TRUE,
-                       error);
-#else
-  return FALSE;
-#endif
+  if (src->nbytes == 0)
+    return TRUE;
+  if (src->device == NULL && dst->device == NULL) {
+    if (dst->data != src->data)
+      memcpy (dst->data, src->data, src->nbytes);
+    return TRUE;
+  }
+  if (src->device == NULL) {
+    const NnpBackend *b = dst->device->backend;
+    if (!b->buffer_write (dst->device->ctx, dst->handle, dst->offset, src->data, src->nbytes,
+                          error))
+      return FALSE;
+    nnp_device_count_copy (TRUE, src->nbytes);
+    return TRUE;
+  }
+  if (dst->device == NULL) {
+    const NnpBackend *b = src->device->backend;
+    if (!b->buffer_read (src->device->ctx, src->handle, src->offset, dst->data, src->nbytes,
+                         error))
+      return FALSE;
+    nnp_device_count_copy (FALSE, src->nbytes);
+    return TRUE;
+  }
+  if (src->device == dst->device && src->device->backend->buffer_copy) {
+    if (src->handle == dst->handle && src->offset == dst->offset)
+      return TRUE;
+    return src->device->backend->buffer_copy (src->device->ctx, src->handle, src->offset,
+                                              dst->handle, dst->offset, src->nbytes, error);
+  }
+  {
+    /* two devices (or no device copy): through the host */
+    g_autoptr (NnpTensor) host = nnp_tensor_new (src->dtype, &src->shape, error);
+    return host != NULL && nnp_tensor_copy_into (host, src, error)
+        && nnp_tensor_copy_into (dst, host, error);
+  }
 }

@@ -1,5 +1,5 @@
 /* libnnpipe internal: static memory planning of a stage's activations,
- * shared by the CPU stage (stage.c) and the OpenCL executor (ocl-exec.c).
+ * shared by the CPU executor (cpu/cpu-exec.c) and the OpenCL one (opencl/ocl-exec.c).
  *
  * Each block is one buffer live over the closed step interval [first, last].
  * nnp_mem_plan() assigns byte offsets in one arena so that blocks whose

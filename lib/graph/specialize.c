@@ -2,7 +2,7 @@
  *
  *   copy -> set input shapes -> infer every node in topological order,
  *   folding nodes whose outputs are constants (Constant, Shape, ...) or whose
- *   inputs are all constants (run through the CPU kernel) -> remove folded
+ *   inputs are all constants (run on the host backend) -> remove folded
  *   and dead nodes -> check every shape is static -> fuse (unless
  *   NNP_SPECIALIZE_NO_FUSION) and re-infer the fused nodes. */
 #include <nnpipe/model.h>
@@ -10,7 +10,7 @@
 
 #include "graph/passes.h"
 #include "ops/ops.h"
-#include "backends/cpu/cpu.h"
+#include "backend.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +36,92 @@ nnp_model_specialize (NnpModel *model, const NnpInputShape *shapes, int n_shapes
   if (graph == NULL && error && *error)
     g_prefix_error (error, "%s: ", nnp_model_get_name (model));
   return graph;
+}
+
+char *
+nnp_shapes_key (const NnpInputShape *shapes, int n_shapes, NnpSpecializeFlags flags)
+{
+  GString *s = g_string_new (NULL);
+
+  for (int i = 0; i < n_shapes; i++) {
+    g_autofree char *d = nnp_shape_to_string (&shapes[i].shape);
+    g_string_append_printf (s, "%s%s=%s", i ? "," : "", shapes[i].name, d);
+  }
+  if (n_shapes == 0)
+    g_string_append (s, "static");
+  if (flags & NNP_SPECIALIZE_NO_FUSION)
+    g_string_append (s, "-nofusion");
+  return g_string_free (s, FALSE);
+}
+
+/* One "1x3x48x160" (or "scalar") of a key into *shape; FALSE when malformed. */
+static gboolean
+shape_from_text (const char *text, NnpShape *shape)
+{
+  g_auto (GStrv) dims = NULL;
+  int rank;
+
+  if (strcmp (text, "scalar") == 0)
+    return nnp_shape_set (shape, 0, NULL);
+  dims = g_strsplit (text, "x", -1);
+  rank = (int) g_strv_length (dims);
+  if (rank < 1 || rank > NNP_MAX_RANK)
+    return FALSE;
+  shape->rank = rank;
+  for (int d = 0; d < rank; d++) {
+    char *end = NULL;
+    gint64 v = g_ascii_strtoll (dims[d], &end, 10);
+
+    if (end == dims[d] || *end != '\0' || dims[d][0] == '-' || v < 0)
+      return FALSE;
+    shape->dims[d] = v;
+  }
+  return TRUE;
+}
+
+gboolean
+nnp_shapes_from_key (const NnpGraph *graph, const char *key, NnpInputShape *shapes,
+                     int max_shapes, int *n_shapes, NnpSpecializeFlags *flags, GError **error)
+{
+  g_autofree char *text = NULL;
+  g_auto (GStrv) items = NULL;
+  gsize len;
+  int n = 0;
+
+  g_return_val_if_fail (graph != NULL && key != NULL && n_shapes != NULL, FALSE);
+  text = g_strdup (key);
+  len = strlen (text);
+  if (flags)
+    *flags = NNP_SPECIALIZE_DEFAULT;
+  if (len >= 9 && strcmp (text + len - 9, "-nofusion") == 0) {
+    text[len - 9] = '\0';
+    if (flags)
+      *flags = NNP_SPECIALIZE_NO_FUSION;
+  }
+  if (strcmp (text, "static") != 0) {
+    items = g_strsplit (text, ",", -1);
+    for (; items[n]; n++) {
+      char *eq = strrchr (items[n], '=');
+      const NnpValue *v = NULL;
+
+      if (eq)
+        *eq = '\0';
+      for (guint i = 0; eq && i < graph->inputs->len && v == NULL; i++) {
+        const NnpValue *in = nnp_graph_value (graph, g_array_index (graph->inputs, int, i));
+        if (!in->constant && strcmp (in->name, items[n]) == 0)
+          v = in;
+      }
+      if (eq == NULL || v == NULL || n >= max_shapes || !shape_from_text (eq + 1, &shapes[n].shape)) {
+        g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
+                     "shapes key '%s': item %d is not NAME=D0xD1x... of a graph input "
+                     "(or more than %d items)", key, n, max_shapes);
+        return FALSE;
+      }
+      shapes[n].name = v->name;
+    }
+  }
+  *n_shapes = n;
+  return TRUE;
 }
 
 static char *
@@ -120,27 +206,19 @@ set_input_shapes (NnpGraph *graph, const NnpInputShape *shapes, int n_shapes, GE
   return TRUE;
 }
 
-static void
-aligned_free (gpointer p)
-{
-  free (p);
-}
-
-/* Run a node whose inputs are all constants through its CPU kernel and
- * store its outputs as constants.  FALSE (error set) when it cannot. */
+/* Run a node whose inputs are all constants on the host backend
+ * (lib/backend.h) and store its outputs as constants.  FALSE (error set)
+ * when it cannot. */
 static gboolean
 fold_node (NnpGraph *graph, NnpNode *node, GError **error)
 {
-  const NnpCpuKernel *kernel = nnp_cpu_kernel (node->op);
+  const NnpBackend *host = nnp_backend_host ();
   g_autofree NnpTensor **in = g_new0 (NnpTensor *, MAX (node->n_inputs, 1));
   g_autofree NnpTensor **out = g_new0 (NnpTensor *, MAX (node->n_outputs, 1));
-  gpointer state = NULL, scratch = NULL;
-  gsize ws = 0;
   gboolean ok = FALSE;
-  NnpCpuCall call;
 
-  if (kernel == NULL || kernel->run == NULL) {
-    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "no CPU kernel");
+  if (host == NULL || !host->supports_node (NULL, graph, node, NULL)) {
+    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "no host kernel to fold it");
     return FALSE;
   }
   for (int k = 0; k < node->n_inputs; k++) {
@@ -155,26 +233,7 @@ fold_node (NnpGraph *graph, NnpNode *node, GError **error)
     if (out[k] == NULL)
       goto done;
   }
-  if (kernel->prepare) {
-    state = kernel->prepare (graph, node, error);
-    if (state == NULL)
-      goto done;
-  }
-  if (kernel->workspace)
-    ws = kernel->workspace (graph, node);
-  if (ws > 0 && posix_memalign (&scratch, 64, (ws + 63) / 64 * 64) != 0) {
-    nnp_node_set_error (error, NNP_ERROR_FAILED, node, "out of memory (%" G_GSIZE_FORMAT
-                        " bytes of scratch)", ws);
-    goto done;
-  }
-  call.graph = graph;
-  call.node = node;
-  call.inputs = in;
-  call.outputs = out;
-  call.pool = NULL;
-  call.scratch = scratch;
-  call.state = state;
-  if (!kernel->run (&call, error))
+  if (!host->run_node (graph, node, in, out, error))
     goto done;
   for (int k = 0; k < node->n_outputs; k++) {
     NnpValue *v = nnp_node_output (graph, node, k);
@@ -187,10 +246,6 @@ fold_node (NnpGraph *graph, NnpNode *node, GError **error)
   ok = TRUE;
 
 done:
-  if (state && kernel->free_state)
-    kernel->free_state (state);
-  if (scratch)
-    aligned_free (scratch);
   for (int k = 0; k < node->n_outputs; k++)
     if (out[k])
       nnp_tensor_unref (out[k]);

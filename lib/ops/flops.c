@@ -121,3 +121,19 @@ nnp_node_flops (const NnpGraph *graph, const NnpNode *node)
       return y;
   }
 }
+
+double
+nnp_node_io_bytes (const NnpGraph *graph, const NnpNode *node)
+{
+  double bytes = 0.;
+
+  for (int q = 0; q < node->n_inputs; q++) {
+    const NnpValue *v = nnp_node_input (graph, node, q);
+    bytes += numel (v) * (v ? nnp_dtype_size (v->dtype) : 0);
+  }
+  for (int q = 0; q < node->n_outputs; q++) {
+    const NnpValue *v = nnp_node_output (graph, node, q);
+    bytes += numel (v) * (v ? nnp_dtype_size (v->dtype) : 0);
+  }
+  return bytes;
+}

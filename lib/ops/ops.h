@@ -61,4 +61,9 @@ gboolean nnp_node_const_ints (const NnpGraph *graph, const NnpNode *node, int in
 /* Normalise an axis in [-rank, rank) to [0, rank); FALSE when out of range. */
 gboolean nnp_normalize_axis (int64_t axis, int rank, int *out);
 
+/* Bytes a node reads and writes (every input and output tensor once), from
+ * inferred shapes (flops.c): the streaming term of the backends' cost
+ * estimates. */
+double nnp_node_io_bytes (const NnpGraph *graph, const NnpNode *node);
+
 G_END_DECLS

@@ -26,7 +26,7 @@
 #include <nnpipe/device.h>
 #include <nnpipe/log.h>
 
-#include "backends/cpu/cpu.h"
+#include "backend.h"
 #include "partition/partition.h"
 
 #include <cjson/cJSON.h>
@@ -37,16 +37,9 @@
 
 #define CAT "nnp-partition"
 
-/* analytical fallback for the CPU, per thread */
-#define CPU_GFLOPS_PER_THREAD 40.0
-#define CPU_BYTES_PER_MS 2.0e7          /* 20 GB/s of streamed tensor bytes */
-#define NODE_OVERHEAD_MS 0.002
+#define NODE_FALLBACK_MS 1.0          /* a backend without an estimate */
 #define XFER_BUFFER_MS 0.030            /* per buffer through a queue */
 #define XFER_TENSOR_MS 0.003            /* per tensor in it */
-/* analytical fallback for an OpenCL device (a mid-range GPU), before calibration */
-#define OCL_GFLOPS 2000.0
-#define OCL_BYTES_PER_MS 2.0e8          /* 200 GB/s */
-#define OCL_NODE_OVERHEAD_MS 0.010      /* one or two kernel launches */
 #define LINK_PROBE_BYTES (4u << 20)
 
 /* ------------------------------------------------------------ devices */
@@ -69,8 +62,6 @@ nnp_partition_open_device (const char *spec, GError **error)
   g_autofree char *key = g_ascii_strdown (spec ? spec : "cpu", -1);
   OpenedDevice *o;
 
-  if (strcmp (key, "cpu") == 0)
-    return nnp_device_open ("cpu", error);   /* static object */
   g_mutex_lock (&opened_lock);
   if (opened == NULL)
     opened = g_hash_table_new (g_str_hash, g_str_equal);
@@ -121,13 +112,16 @@ nnp_device_spec_supports (const char *device, const NnpGraph *graph, const NnpNo
 gboolean
 nnp_device_supports (const char *device, const NnpNode *node)
 {
-  const NnpCpuKernel *k;
+  NnpDevice *dev;
+  const NnpBackend *backend;
+  gpointer ctx;
 
   g_return_val_if_fail (node != NULL, FALSE);
-  if (device == NULL || g_ascii_strcasecmp (device, "cpu") != 0)
+  dev = device ? nnp_partition_open_device (device, NULL) : NULL;
+  if (dev == NULL || !nnp_device_is_host (dev))
     return FALSE;   /* other devices need the graph: nnp_device_spec_supports() */
-  k = nnp_cpu_kernel (node->op);
-  return k != NULL && k->run != NULL;
+  backend = nnp_device_get_backend_table (dev, &ctx);
+  return backend->supports_node (ctx, NULL, node, NULL);
 }
 
 void
@@ -187,22 +181,6 @@ nnp_device_specs_parse (const char *text, int *n, GError **error)
   }
   *n = count;
   return specs;
-}
-
-char *
-nnp_shapes_key (const NnpInputShape *shapes, int n_shapes, gboolean no_fusion)
-{
-  GString *s = g_string_new (NULL);
-
-  for (int i = 0; i < n_shapes; i++) {
-    g_autofree char *d = nnp_shape_to_string (&shapes[i].shape);
-    g_string_append_printf (s, "%s%s=%s", i ? "," : "", shapes[i].name, d);
-  }
-  if (n_shapes == 0)
-    g_string_append (s, "static");
-  if (no_fusion)
-    g_string_append (s, "-nofusion");
-  return g_string_free (s, FALSE);
 }
 
 /* ------------------------------------------------------------ memcpy bandwidth */
@@ -305,23 +283,15 @@ nnp_cost_model_free (NnpCostModel *cm)
   g_free (cm);
 }
 
-static gboolean
-spec_is_cpu (const NnpDeviceSpec *dev)
-{
-  return dev->device == NULL || g_ascii_strcasecmp (dev->device, "cpu") == 0;
-}
-
-/* "cpu-t2", or the device's name made file-safe + "-t1" ("opencl" and
- * "opencl:0" share a key when they are the same device).  NULL when the
- * device cannot be opened. */
+/* The device's name made file-safe + "-t" threads: "cpu-t2",
+ * "opencl_0__NVIDIA...-t1" ("opencl" and "opencl:0" share a key when they
+ * are the same device).  NULL when the device cannot be opened. */
 static char *
 dev_key (const NnpDeviceSpec *dev)
 {
   NnpDevice *device;
   char *key;
 
-  if (spec_is_cpu (dev))
-    return g_strdup_printf ("cpu-t%d", MAX (dev->threads, 1));
   device = nnp_partition_open_device (dev->device, NULL);
   if (device == NULL)
     return NULL;
@@ -332,53 +302,31 @@ dev_key (const NnpDeviceSpec *dev)
   return key;
 }
 
+/* The backend's analytical time of a node on an opened device. */
 static double
-value_bytes (const NnpValue *v)
+estimate_node_ms (NnpDevice *device, const NnpGraph *graph, const NnpNode *node,
+                  const NnpDeviceSpec *dev)
 {
-  int64_t n = nnp_shape_numel (&v->shape);
-  return n > 0 ? (double) n * nnp_dtype_size (v->dtype) : 0.0;
-}
+  const NnpBackend *backend = nnp_device_get_backend_table (device, NULL);
 
-static double
-estimate_node_ms (const NnpGraph *graph, const NnpNode *node, const NnpDeviceSpec *dev)
-{
-  double flops = nnp_node_flops (graph, node), bytes = 0;
-  double t = MAX (dev->threads, 1);
-  double eff = t > 1 ? 0.9 * t : 1.0;
-
-  for (int q = 0; q < node->n_inputs; q++) {
-    NnpValue *v = nnp_node_input (graph, node, q);
-    if (v)
-      bytes += value_bytes (v);
-  }
-  for (int q = 0; q < node->n_outputs; q++) {
-    NnpValue *v = nnp_node_output (graph, node, q);
-    if (v)
-      bytes += value_bytes (v);
-  }
-  if (!spec_is_cpu (dev))
-    return OCL_NODE_OVERHEAD_MS + flops / (OCL_GFLOPS * 1e6) + bytes / OCL_BYTES_PER_MS;
-  return NODE_OVERHEAD_MS + flops / (CPU_GFLOPS_PER_THREAD * eff * 1e6)
-      + bytes / (CPU_BYTES_PER_MS * MIN (eff, 2.0));
+  if (backend->estimate_node_ms == NULL)
+    return NODE_FALLBACK_MS;
+  return backend->estimate_node_ms (graph, node, MAX (dev->threads, 1));
 }
 
 static void
-unref_tensors (NnpTensor **t, NnpDeviceTensor **dt, int n)
+unref_tensors (NnpTensor **t, int n)
 {
-  for (int q = 0; q < n; q++) {
+  for (int q = 0; q < n; q++)
     if (t && t[q])
       nnp_tensor_unref (t[q]);
-    if (dt && dt[q])
-      nnp_device_tensor_unref (dt[q]);
-  }
   g_free (t);
-  g_free (dt);
 }
 
 /* Median ms of node i alone, or a negative value when it cannot run alone.
- * On a device other than the CPU, inputs and outputs are device tensors
- * (uploaded once before timing), so only the kernels are timed;
- * nnp_stage_run_device() returns when the queue is finished. */
+ * Inputs and outputs live in the stage device's memory (uploaded once
+ * before timing), so only the kernels are timed; nnp_stage_run() returns
+ * when the outputs are complete. */
 static double
 profile_node (NnpGraph *graph, int i, const NnpDeviceSpec *dev)
 {
@@ -387,8 +335,6 @@ profile_node (NnpGraph *graph, int i, const NnpDeviceSpec *dev)
   g_autoptr (GError) err = NULL;
   int n_in, n_out, reps;
   NnpTensor **in = NULL, **out = NULL;
-  NnpDeviceTensor **din = NULL, **dout = NULL;
-  gboolean on_device;
   double result = -1.0, t[9];
   gint64 t0;
 
@@ -399,58 +345,42 @@ profile_node (NnpGraph *graph, int i, const NnpDeviceSpec *dev)
     NNP_DEBUG (CAT, "profile: node %d on %s: %s", i, dev->device, err->message);
     return -1.0;
   }
-  on_device = nnp_device_get_kind (nnp_stage_get_device (stage)) != NNP_DEVICE_CPU;
   n_in = nnp_stage_get_n_inputs (stage);
   n_out = nnp_stage_get_n_outputs (stage);
   in = g_new0 (NnpTensor *, MAX (n_in, 1));
   out = g_new0 (NnpTensor *, MAX (n_out, 1));
-  if (on_device) {
-    din = g_new0 (NnpDeviceTensor *, MAX (n_in, 1));
-    dout = g_new0 (NnpDeviceTensor *, MAX (n_out, 1));
-  }
   for (int q = 0; q < n_in; q++) {
     const NnpValue *v = nnp_stage_get_input (stage, q);
-    in[q] = nnp_tensor_new (v->dtype, &v->shape, NULL);
-    if (in[q] == NULL)
+    g_autoptr (NnpTensor) host = nnp_tensor_new (v->dtype, &v->shape, NULL);
+    if (host == NULL)
       goto out;
-    nnp_tensor_fill_pattern (in[q], (guint32) q);
-    if (on_device) {
-      din[q] = nnp_device_tensor_new (nnp_stage_get_device (stage), v->dtype, &v->shape, NULL);
-      if (din[q] == NULL || !nnp_device_tensor_upload (din[q], in[q], NULL))
-        goto out;
-    }
-  }
-  for (int q = 0; q < n_out; q++) {
-    if (on_device) {
-      if ((dout[q] = nnp_stage_new_device_output (stage, q, NULL)) == NULL)
-        goto out;
-    } else if ((out[q] = nnp_stage_new_output (stage, q, NULL)) == NULL) {
+    nnp_tensor_fill_pattern (host, (guint32) q);
+    in[q] = nnp_tensor_new_on (nnp_stage_get_device (stage), v->dtype, &v->shape, NULL);
+    if (in[q] == NULL || !nnp_tensor_copy_into (in[q], host, NULL))
       goto out;
-    }
   }
+  for (int q = 0; q < n_out; q++)
+    if ((out[q] = nnp_stage_new_device_output (stage, q, NULL)) == NULL)
+      goto out;
   /* warm-up (programs built, weights uploaded / packed) */
   t0 = g_get_monotonic_time ();
-  if (on_device ? !nnp_stage_run_device (stage, NULL, din, NULL, dout, &err)
-                : !nnp_stage_run (stage, in, out, &err)) {
+  if (!nnp_stage_run (stage, in, out, &err)) {
     NNP_DEBUG (CAT, "profile: node %d on %s: %s", i, dev->device, err->message);
     goto out;
   }
   /* keep profiling short: fewer repeats for slow nodes */
   reps = (g_get_monotonic_time () - t0) > 50000 ? 3 : 9;
   for (int r = 0; r < reps; r++) {
-    gboolean ok;
     t0 = g_get_monotonic_time ();
-    ok = on_device ? nnp_stage_run_device (stage, NULL, din, NULL, dout, NULL)
-                   : nnp_stage_run (stage, in, out, NULL);
-    if (!ok)
+    if (!nnp_stage_run (stage, in, out, NULL))
       goto out;
     t[r] = (g_get_monotonic_time () - t0) / 1000.0;
   }
   result = median (t, reps);
 
 out:
-  unref_tensors (in, din, n_in);
-  unref_tensors (out, dout, n_out);
+  unref_tensors (in, n_in);
+  unref_tensors (out, n_out);
   nnp_stage_free (stage);
   return result;
 }
@@ -586,7 +516,7 @@ nnp_cost_model_prepare (NnpCostModel *cm, const NnpDeviceSpec *dev, GError **err
   key = dev_key (dev);
   if (g_hash_table_contains (cm->devs, key))
     return TRUE;
-  is_cpu = nnp_device_get_kind (device) == NNP_DEVICE_CPU;
+  is_cpu = nnp_device_is_host (device);
   n = cm->graph->nodes->len;
   d = g_new0 (DevCost, 1);
   d->n = n;
@@ -595,7 +525,7 @@ nnp_cost_model_prepare (NnpCostModel *cm, const NnpDeviceSpec *dev, GError **err
   for (guint i = 0; i < n; i++) {
     const NnpNode *node = nnp_graph_node (cm->graph, i);
     if (nnp_device_supports_node (device, cm->graph, node, &d->why[i])) {
-      d->ms[i] = estimate_node_ms (cm->graph, node, dev);
+      d->ms[i] = estimate_node_ms (device, cm->graph, node, dev);
     } else {
       d->ms[i] = INFINITY;
       if (d->why[i] == NULL)
@@ -701,19 +631,17 @@ time_copies (NnpDevice *device, gsize bytes, gboolean up)
 {
   NnpShape shape = { 1, { (int64_t) (bytes / 4) } };
   g_autoptr (NnpTensor) host = nnp_tensor_new (NNP_DTYPE_FLOAT32, &shape, NULL);
-  g_autoptr (NnpDeviceTensor) dt = nnp_device_tensor_new (device, NNP_DTYPE_FLOAT32, &shape,
-                                                          NULL);
+  g_autoptr (NnpTensor) dt = nnp_tensor_new_on (device, NNP_DTYPE_FLOAT32, &shape, NULL);
   double t[5];
 
   if (host == NULL || dt == NULL)
     return -1.0;
   nnp_tensor_fill_pattern (host, 7);
-  if (!nnp_device_tensor_upload (dt, host, NULL))   /* warm-up: first touch */
+  if (!nnp_tensor_copy_into (dt, host, NULL))   /* warm-up: first touch */
     return -1.0;
   for (int r = 0; r < 5; r++) {
     gint64 t0 = g_get_monotonic_time ();
-    gboolean ok = up ? nnp_device_tensor_upload (dt, host, NULL)
-                     : nnp_device_tensor_download (dt, host, NULL);
+    gboolean ok = up ? nnp_tensor_copy_into (dt, host, NULL) : nnp_tensor_copy_into (host, dt, NULL);
     if (!ok)
       return -1.0;
     t[r] = (g_get_monotonic_time () - t0) / 1000.0;
@@ -762,10 +690,8 @@ accel_of (const NnpDeviceSpec *dev)
 {
   NnpDevice *d;
 
-  if (spec_is_cpu (dev))
-    return NULL;
   d = nnp_partition_open_device (dev->device, NULL);
-  return d && nnp_device_get_kind (d) != NNP_DEVICE_CPU ? d : NULL;
+  return d && !nnp_device_is_host (d) ? d : NULL;
 }
 
 void

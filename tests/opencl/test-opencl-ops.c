@@ -206,7 +206,7 @@ run_node (NnpOclDevice *dev, NnpGraph *sg, int idx, NnpTensor **values, const ch
       printf ("SKIP %s: node '%s': %s\n", case_name, node->name, why);
   } else {
     NnpOclExec *exec = nnp_ocl_exec_new (dev, sg, &idx, 1, in_ids, n_in, out_ids, n_out, &error);
-    gboolean good = exec != NULL && nnp_ocl_exec_run (exec, ins, NULL, ocl_out, NULL, &error);
+    gboolean good = exec != NULL && nnp_ocl_exec_run (exec, ins, ocl_out, &error);
     g_autofree char *msg = NULL;
 
     if (!good)

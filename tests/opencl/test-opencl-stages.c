@@ -115,7 +115,7 @@ test_whole_model (void)
 
   fixture_init (&f);
   s = stage_on (&f, NULL, 0, device_spec);
-  g_assert_cmpint (nnp_device_get_kind (nnp_stage_get_device (s)), ==, NNP_DEVICE_OPENCL);
+  g_assert_cmpstr (nnp_device_get_backend (nnp_stage_get_device (s)), ==, "opencl");
   nnp_device_get_copy_counts (&c0);
   outs = tu_run_stage (s, &f.x);
   nnp_device_get_copy_counts (&c1);
@@ -134,7 +134,7 @@ test_opencl_to_opencl (void)
   Fixture f;
   g_autoptr (GError) error = NULL;
   NnpStage *a, *b;
-  NnpDeviceTensor *mid[2] = { NULL, NULL };
+  NnpTensor *mid[2] = { NULL, NULL };
   NnpTensor *y;
   NnpCopyCounts c0, c1;
 
@@ -149,25 +149,25 @@ test_opencl_to_opencl (void)
   }
   /* b's inputs in a's output order */
   if (nnp_stage_get_input (b, 0)->id != nnp_stage_get_output (a, 0)->id) {
-    NnpDeviceTensor *t = mid[0];
+    NnpTensor *t = mid[0];
     mid[0] = mid[1];
     mid[1] = t;
   }
   y = nnp_stage_new_output (b, 0, &error);
 
   for (int run = 0; run < 3; run++) {
-    NnpDeviceTensor *a_out[2];
+    NnpTensor *a_out[2];
     /* a_out in a's order */
     a_out[0] = nnp_stage_get_output (a, 0)->id == nnp_stage_get_input (b, 0)->id ? mid[0] : mid[1];
     a_out[1] = a_out[0] == mid[0] ? mid[1] : mid[0];
     nnp_device_get_copy_counts (&c0);
-    g_assert_true (nnp_stage_run_device (a, &f.x, NULL, NULL, a_out, &error));
+    g_assert_true (nnp_stage_run (a, &f.x, a_out, &error));
     g_assert_no_error (error);
     nnp_device_get_copy_counts (&c1);
     g_assert_cmpuint (c1.to_device - c0.to_device, ==, 1);   /* x */
     g_assert_cmpuint (c1.to_host - c0.to_host, ==, 0);       /* nothing comes back */
     c0 = c1;
-    g_assert_true (nnp_stage_run_device (b, NULL, mid, &y, NULL, &error));
+    g_assert_true (nnp_stage_run (b, mid, &y, &error));
     g_assert_no_error (error);
     nnp_device_get_copy_counts (&c1);
     g_assert_cmpuint (c1.to_device - c0.to_device, ==, 0);   /* r and c stay on the device */
@@ -176,7 +176,7 @@ test_opencl_to_opencl (void)
   }
   nnp_tensor_unref (y);
   for (int i = 0; i < 2; i++)
-    nnp_device_tensor_unref (mid[i]);
+    nnp_tensor_unref (mid[i]);
   nnp_stage_free (a);
   nnp_stage_free (b);
   fixture_clear (&f);
@@ -224,8 +224,8 @@ test_opencl_to_cpu (void)
   Fixture f;
   g_autoptr (GError) error = NULL;
   NnpStage *a, *b;
-  NnpDeviceTensor *mid[2];
-  NnpDeviceTensor *bin[2];
+  NnpTensor *mid[2];
+  NnpTensor *bin[2];
   NnpTensor *y;
   NnpCopyCounts c0, c1;
 
@@ -234,13 +234,13 @@ test_opencl_to_cpu (void)
   b = stage_on (&f, f.second, 2, "cpu");
   for (int i = 0; i < 2; i++)
     mid[i] = nnp_stage_new_device_output (a, i, &error);
-  g_assert_true (nnp_stage_run_device (a, &f.x, NULL, NULL, mid, &error));
+  g_assert_true (nnp_stage_run (a, &f.x, mid, &error));
   g_assert_no_error (error);
   for (int i = 0; i < 2; i++)
     bin[i] = nnp_stage_get_output (a, 0)->id == nnp_stage_get_input (b, i)->id ? mid[0] : mid[1];
   y = nnp_stage_new_output (b, 0, &error);
   nnp_device_get_copy_counts (&c0);
-  g_assert_true (nnp_stage_run_device (b, NULL, bin, &y, NULL, &error));
+  g_assert_true (nnp_stage_run (b, bin, &y, &error));
   g_assert_no_error (error);
   nnp_device_get_copy_counts (&c1);
   g_assert_cmpuint (c1.to_host - c0.to_host, ==, 2);          /* r and c down once each */
@@ -248,7 +248,7 @@ test_opencl_to_cpu (void)
   check_close (y, f.want);
   nnp_tensor_unref (y);
   for (int i = 0; i < 2; i++)
-    nnp_device_tensor_unref (mid[i]);
+    nnp_tensor_unref (mid[i]);
   nnp_stage_free (a);
   nnp_stage_free (b);
   fixture_clear (&f);
@@ -273,7 +273,7 @@ test_device_errors (void)
   d2 = nnp_device_open (device_spec, &error);
   g_assert_no_error (error);
   g_assert_true (d1 == d2);
-  g_assert_nonnull (nnp_device_get_cl_queue (d1));
+  g_assert_nonnull (nnp_device_get_native (d1, "cl_command_queue"));
   nnp_device_unref (d1);
   nnp_device_unref (d2);
 }
@@ -378,7 +378,7 @@ test_gather_runtime_indices (void)
       g_assert_no_error (error);
       os = nnp_stage_new (sg, NULL, 0, &ocl, &error);
       g_assert_no_error (error);
-      g_assert_cmpint (nnp_device_get_kind (nnp_stage_get_device (os)), ==, NNP_DEVICE_OPENCL);
+      g_assert_cmpstr (nnp_device_get_backend (nnp_stage_get_device (os)), ==, "opencl");
       /* good, bad, good again: a failed run leaves nothing behind */
       for (int round = 0; round < 2; round++) {
         for (int b = 0; b < 3; b++) {

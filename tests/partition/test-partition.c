@@ -464,9 +464,8 @@ run_plan_and_whole (NnpGraph *g, NnpPlan *plan, int n_in, GPtrArray **ref, GPtrA
     GPtrArray *next;
     g_assert_no_error (error);
     if (plan->stages[k].device)
-      g_assert_cmpint (nnp_device_get_kind (nnp_stage_get_device (st)), ==,
-                       strcmp (plan->stages[k].device, "cpu") == 0 ? NNP_DEVICE_CPU
-                                                                   : NNP_DEVICE_OPENCL);
+      g_assert_cmpstr (nnp_device_get_backend (nnp_stage_get_device (st)), ==,
+                       strcmp (plan->stages[k].device, "cpu") == 0 ? "cpu" : "opencl");
     next = tu_run_stage (st, k == 0 ? in : (NnpTensor *const *) cur->pdata);
     if (cur)
       g_ptr_array_unref (cur);

@@ -220,6 +220,41 @@ GST_START_TEST (test_stage_cache)
 
 GST_END_TEST;
 
+GST_START_TEST (test_shape_cache)
+{
+  /* three shapes in turn: with shape-cache=2 each comes back after being
+   * dropped (a stage built every time), with 3 they all stay; raising the
+   * property while running keeps the stages already built */
+  static const gchar *caps[3] = { CONV_CAPS (8, 6), CONV_CAPS (10, 5),
+    CONV_CAPS (4, 4)
+  };
+  static const gint w[3] = { 8, 10, 4 }, hgt[3] = { 6, 5, 4 };
+  GstHarness *h = stage_harness ("conv-relu-add.onnx", NULL);
+  gint shape_cache = 0;
+
+  g_object_get (h->element, "shape-cache", &shape_cache, NULL);
+  fail_unless_equals_int (shape_cache, 4);
+  g_object_set (h->element, "shape-cache", 2, NULL);
+  for (gint round = 0; round < 12; round++) {
+    gint k = round % 3;
+    GstBuffer *out;
+
+    if (round == 6)
+      g_object_set (h->element, "shape-cache", 3, NULL);
+    gst_harness_set_src_caps_str (h, caps[k]);
+    out = gst_harness_push_and_pull (h,
+        nnp_test_random_buffer ((gsize) w[k] * hgt[k] * 3, (guint) round));
+    fail_unless (out != NULL);
+    gst_buffer_unref (out);
+    /* rounds 0-5 miss every time; 6-8 build the one dropped last, then
+     * all three stay */
+    fail_unless_equals_int (stages_built (h), MIN (round + 1, 7));
+  }
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_negotiate_upstream)
 {
   /* upstream asks what the model takes: exact caps for a static model */
@@ -700,6 +735,7 @@ nnstage_suite (void)
 
   tcase_add_test (tc, test_negotiate_downstream);
   tcase_add_test (tc, test_stage_cache);
+  tcase_add_test (tc, test_shape_cache);
   tcase_add_test (tc, test_negotiate_upstream);
   tcase_add_test (tc, test_negotiate_with_nnconvert);
   tcase_add_test (tc, test_singular_caps);

@@ -7,8 +7,8 @@
  *     nnp_mem_plan() (liveness-based reuse); Reshape-like nodes between two
  *     intermediates share their input's block and are skipped;
  *   - boundary values: a staging block of the arena, used when the caller
- *     passes a host tensor (one copy per crossing), or the caller's device
- *     tensor itself (no copy).
+ *     passes a host tensor (one copy per crossing), or the caller's tensor
+ *     in this device's memory itself (no copy).
  * nnp_ocl_exec_run() points boundary locations at the run's tensors and
  * enqueues every node on the device's in-order queue.
  *
@@ -189,21 +189,17 @@ nnp_ocl_exec_get_arena_bytes (NnpOclExec *exec)
   return exec->arena_bytes;
 }
 
-/* One of host h / device t must be given; a device tensor must be on this
- * device with the value's type and shape. */
+/* Check the caller's tensor for boundary value `id` (host memory, or this
+ * device's: a cl_mem of its context); with `locate`, point the value at the
+ * device tensor, or at its staging block for host data. */
 static gboolean
-check_boundary (NnpOclExec *exec, const char *what, const NnpValue *v, const NnpTensor *h,
-                const NnpDeviceTensor *t, GError **error)
+bind_boundary (NnpOclExec *exec, const char *what, int id, const NnpTensor *t,
+               gboolean locate, GError **error)
 {
-  if (t == NULL && h == NULL) {
+  const NnpValue *v = nnp_graph_value (exec->graph, id);
+
+  if (t == NULL) {
     g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "%s '%s': no tensor given", what, v->name);
-    return FALSE;
-  }
-  if (t == NULL)
-    return TRUE;
-  if (nnp_device_get_ocl (t->device) != exec->dev) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE, "%s '%s': device tensor is on %s, the "
-                 "stage on %s", what, v->name, nnp_device_get_name (t->device), exec->dev->name);
     return FALSE;
   }
   if (t->dtype != v->dtype || !nnp_shape_equal (&t->shape, &v->shape)
@@ -215,22 +211,11 @@ check_boundary (NnpOclExec *exec, const char *what, const NnpValue *v, const Nnp
                  nnp_dtype_name (t->dtype), got, t->offset);
     return FALSE;
   }
-  return TRUE;
-}
-
-/* Check the caller's tensor for boundary value `id`; with `locate`, point
- * the value at the device tensor, or at its staging block for host data. */
-static gboolean
-bind_boundary (NnpOclExec *exec, const char *what, int id, const NnpTensor *h,
-               const NnpDeviceTensor *d, gboolean locate, GError **error)
-{
-  if (!check_boundary (exec, what, nnp_graph_value (exec->graph, id), h, d, error))
-    return FALSE;
   if (!locate)
     return TRUE;
-  if (d) {
-    exec->loc[id].mem = d->handle;
-    exec->loc[id].offset = d->offset;
+  if (t->device) {
+    exec->loc[id].mem = t->handle;
+    exec->loc[id].offset = t->offset;
   } else {
     exec->loc[id] = exec->staging[id];
   }
@@ -285,8 +270,8 @@ status_check (NnpOclExec *exec, GError **error)
 }
 
 gboolean
-nnp_ocl_exec_run (NnpOclExec *exec, NnpTensor *const *host_in, NnpDeviceTensor *const *dev_in,
-                  NnpTensor *const *host_out, NnpDeviceTensor *const *dev_out, GError **error)
+nnp_ocl_exec_run (NnpOclExec *exec, NnpTensor *const *inputs, NnpTensor *const *outputs,
+                  GError **error)
 {
   NnpOclDevice *dev = exec->dev;
   NnpGraph *graph = exec->graph;
@@ -295,19 +280,18 @@ nnp_ocl_exec_run (NnpOclExec *exec, NnpTensor *const *host_in, NnpDeviceTensor *
   /* boundary locations; host inputs go up once */
   for (int i = 0; i < exec->n_inputs; i++) {
     int id = exec->inputs[i];
-    NnpDeviceTensor *d = dev_in ? dev_in[i] : NULL;
-    NnpTensor *h = host_in ? host_in[i] : NULL;
+    NnpTensor *t = inputs[i];
 
-    if (!bind_boundary (exec, "input", id, h, d, TRUE, error))
+    if (!bind_boundary (exec, "input", id, t, TRUE, error))
       return FALSE;
-    if (d == NULL
-        && !nnp_ocl_write (dev, exec->loc[id].mem, exec->loc[id].offset, h->data, h->nbytes,
+    if (t->device == NULL
+        && !nnp_ocl_write (dev, exec->loc[id].mem, exec->loc[id].offset, t->data, t->nbytes,
                            TRUE, error))
       return FALSE;
   }
   for (int i = 0; i < exec->n_outputs; i++)
-    if (!bind_boundary (exec, "output", exec->outputs[i], host_out ? host_out[i] : NULL,
-                        dev_out ? dev_out[i] : NULL, exec->forward_from[i] < 0, error))
+    if (exec->forward_from[i] < 0
+        && !bind_boundary (exec, "output", exec->outputs[i], outputs[i], TRUE, error))
       return FALSE;
   if (!status_reset (exec, error))
     return FALSE;
@@ -350,40 +334,16 @@ nnp_ocl_exec_run (NnpOclExec *exec, NnpTensor *const *host_in, NnpDeviceTensor *
   if (!status_check (exec, error))
     return FALSE;
 
-  /* outputs: forwarded values, host read-backs */
+  /* outputs: host read-backs (forwarded values are the stage's to copy) */
   for (int i = 0; i < exec->n_outputs; i++) {
     int id = exec->outputs[i];
     const NnpValue *v = nnp_graph_value (graph, id);
-    NnpDeviceTensor *d = dev_out ? dev_out[i] : NULL;
-    NnpTensor *h = host_out ? host_out[i] : NULL;
-    int f = exec->forward_from[i];
-    gsize bytes = nnp_value_bytes (v);
+    NnpTensor *t = outputs[i];
 
-    if (f >= 0) {
-      NnpTensor *hin = host_in ? host_in[f] : NULL;
-      NnpDeviceTensor *din = dev_in ? dev_in[f] : NULL;
-      if (d == NULL && din == NULL) {
-        if (bytes > 0)
-          memcpy (h->data, hin->data, bytes);
-      } else if (d == NULL) {
-        if (!nnp_ocl_read (dev, din->handle, din->offset, h->data, bytes, TRUE, error))
-          return FALSE;
-      } else if (din == NULL) {
-        if (!nnp_ocl_write (dev, d->handle, d->offset, hin->data, bytes, TRUE, error))
-          return FALSE;
-      } else if (bytes > 0 && (din->handle != d->handle || din->offset != d->offset)) {
-        err = clEnqueueCopyBuffer (dev->queue, din->handle, d->handle, din->offset, d->offset,
-                                   bytes, 0, NULL, NULL);
-        if (err != CL_SUCCESS) {
-          nnp_ocl_set_error (error, dev, err, "forwarding '%s'", v->name);
-          return FALSE;
-        }
-      }
+    if (exec->forward_from[i] >= 0 || t->device != NULL)
       continue;
-    }
-    if (d == NULL
-        && !nnp_ocl_read (dev, exec->loc[id].mem, exec->loc[id].offset, h->data, bytes, TRUE,
-                          error)) {
+    if (!nnp_ocl_read (dev, exec->loc[id].mem, exec->loc[id].offset, t->data,
+                       nnp_value_bytes (v), TRUE, error)) {
       g_prefix_error (error, "output '%s': ", v->name);
       return FALSE;
     }

@@ -3,7 +3,7 @@
  * once, Transpose/Slice/Expand, Concat/Split, Gather.  As
  * lib/backends/cpu/cpu-shape.c. */
 #include "backends/opencl/ocl-ops.h"
-#include "backends/cpu/cpu.h"
+#include "backend.h"
 #include "ops/shape-params.h"
 
 /* Host mirror of the kernels' CopyP (4-byte fields only). */
@@ -67,7 +67,7 @@ const NnpOclKernel nnp_ocl_kernel_squeeze = ALIAS_KERNEL;
 const NnpOclKernel nnp_ocl_kernel_unsqueeze = ALIAS_KERNEL;
 
 /* Shape, Range, ConstantOfShape: outputs that do not depend on input data,
- * computed once on the host by the CPU kernel and uploaded. */
+ * computed once on the host backend (lib/backend.h: run_node) and uploaded. */
 typedef struct {
   NnpOclState base;              /* tables[0]: the output */
   gsize nbytes;
@@ -78,10 +78,9 @@ made_prepare (NnpOclDevice *dev, const NnpGraph *graph, const NnpNode *node, GEr
 {
   MadeState *s = nnp_ocl_state_new (dev, node, sizeof (MadeState), NULL, NULL, NULL, error);
   const NnpValue *y = nnp_node_output (graph, node, 0);
-  const NnpCpuKernel *cpu = nnp_cpu_kernel (node->op);
+  const NnpBackend *host = nnp_backend_host ();
   g_autoptr (NnpTensor) out = NULL;
   g_autofree NnpTensor **ins = NULL;
-  NnpCpuCall cc = { 0 };
   gboolean ok;
 
   if (s == NULL)
@@ -95,12 +94,8 @@ made_prepare (NnpOclDevice *dev, const NnpGraph *graph, const NnpNode *node, GEr
       ins[k] = v->constant ? nnp_tensor_ref (v->constant)
                            : nnp_tensor_new_wrapped (v->dtype, &v->shape, NULL, NULL, NULL);
   }
-  cc.graph = graph;
-  cc.node = node;
-  cc.inputs = ins;
-  cc.outputs = &out;
-  ok = out != NULL && cpu && cpu->run && cpu->workspace == NULL && cpu->prepare == NULL
-       && cpu->run (&cc, error);
+  ok = out != NULL && host != NULL && host->supports_node (NULL, graph, node, NULL)
+       && host->run_node (graph, node, ins, &out, error);
   for (int k = 0; k < node->n_inputs; k++)
     if (ins[k])
       nnp_tensor_unref (ins[k]);

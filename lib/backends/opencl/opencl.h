@@ -137,22 +137,18 @@ gboolean nnp_ocl_supports_node (const NnpGraph *graph, const NnpNode *node, char
 
 /* Executor (ocl-exec.c): nodes[0..n) (in topological order) of a specialised
  * graph on one device.  inputs/outputs are the boundary value ids (as a
- * stage's).  At run time each boundary value is given either as a host tensor
- * (copied once) or as a device tensor of the same device (used in place). */
+ * stage's).  At run time each boundary value is a tensor in host memory
+ * (copied once) or in this device's memory (used in place); forwarded
+ * outputs (an output that is also an input) are left to the caller (may be
+ * NULL). */
 typedef struct _NnpOclExec NnpOclExec;
 NnpOclExec *nnp_ocl_exec_new (NnpOclDevice *dev, NnpGraph *graph, const int *nodes,
                               int n_nodes, const int *inputs, int n_inputs,
                               const int *outputs, int n_outputs, GError **error);
 void nnp_ocl_exec_free (NnpOclExec *exec);
 gsize nnp_ocl_exec_get_arena_bytes (NnpOclExec *exec);
-/* Per boundary value exactly one of host_x[i] / dev_x[i] is non-NULL (an array
- * may be NULL: all of the other kind).  Returns when the outputs are ready
- * (device outputs: the queue is finished too). */
-gboolean nnp_ocl_exec_run (NnpOclExec *exec, NnpTensor *const *host_in,
-                           NnpDeviceTensor *const *dev_in, NnpTensor *const *host_out,
-                           NnpDeviceTensor *const *dev_out, GError **error);
-
-/* Public NnpDevice glue (device.c) */
-NnpOclDevice *nnp_device_get_ocl (NnpDevice *device);
+/* Returns when the outputs are ready (and the queue is finished). */
+gboolean nnp_ocl_exec_run (NnpOclExec *exec, NnpTensor *const *inputs,
+                           NnpTensor *const *outputs, GError **error);
 
 G_END_DECLS

@@ -1,0 +1,388 @@
+/* CPU backend: a prepared list of nodes run on the host (the CPU stage of
+ * lib/exec/stage.c, through the table in cpu-backend.c).
+ *
+ * Everything is decided in nnp_cpu_exec_new():
+ *   - per node: the CPU kernel, its prepared state (packed weights) and the
+ *     NnpCpuCall with pre-built input/output tensor views;
+ *   - a static memory plan: every intermediate value lives at a fixed offset
+ *     of one 64-byte-aligned arena (memplan.c); Reshape-like nodes whose
+ *     input and output are both intermediates share one buffer and are
+ *     skipped at run time; one scratch area (the largest workspace) is shared
+ *     by all nodes;
+ *   - the thread pool (owned by the stage).
+ * nnp_cpu_exec_run() then only points the boundary views at the caller's
+ * tensors and calls the kernels in order: no allocation, no lookup.
+ *
+ * Profiling (opt-in): with NNP_PROFILE set in the environment when the
+ * stage is created, each kernel call is timed and nnp_cpu_exec_free() logs a
+ * per-kind time table and the slowest nodes at INFO level in category
+ * "nnp-profile" (`nnpipe run --profile` prints it). */
+#include "backends/cpu/cpu-exec.h"
+#include "backends/memplan.h"
+#include "backends/cpu/threadpool.h"
+#include "ops/conv-params.h"
+
+#include <nnpipe/log.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct {
+  const NnpNode *node;
+  const NnpCpuKernel *kernel;
+  gpointer state;
+  NnpTensor **in;        /* node->n_inputs views (borrowed from exec->views) */
+  NnpTensor **out;       /* node->n_outputs views */
+  NnpCpuCall call;
+  gboolean skip;         /* output aliases the input: nothing to do */
+} Step;
+
+struct _NnpCpuExec {
+  NnpGraph *graph;       /* owned ref */
+  int n_steps;
+  Step *steps;
+
+  int n_inputs, n_outputs;
+  NnpTensor **input_views;        /* borrowed from views */
+  NnpTensor **output_views;       /* borrowed from views; NULL for a forwarded value */
+
+  NnpTensor **views;              /* per value id (graph->values->len), owned refs or NULL */
+  guint8 *arena;
+  gsize arena_bytes;
+  void *scratch;
+  gsize scratch_bytes;
+  NnpThreadPool *pool;
+
+  gboolean profile;               /* NNP_PROFILE was set at creation */
+  int prof_runs;
+  gint64 *prof_ns;                /* per step: total nanoseconds over prof_runs */
+};
+
+static void
+aligned_free (gpointer p)
+{
+  free (p);
+}
+
+NnpCpuExec *
+nnp_cpu_exec_new (const NnpBackendStageInfo *info, GError **error)
+{
+  NnpGraph *graph = info->graph;
+  const int *order = info->nodes;
+  int n_nodes = info->n_nodes;
+  guint n_values = graph->values->len;
+  g_autofree NnpValueRole *role = g_new (NnpValueRole, MAX (n_values, 1));
+  g_autofree int *forward_from = g_new (int, MAX (info->n_outputs, 1));
+  NnpValuePlan plan = { 0 };
+  NnpCpuExec *stage;
+
+  stage = g_new0 (NnpCpuExec, 1);
+  stage->graph = nnp_graph_ref (graph);
+  stage->views = g_new0 (NnpTensor *, MAX (n_values, 1));
+  stage->n_inputs = info->n_inputs;
+  stage->n_outputs = info->n_outputs;
+
+  /* roles; boundary views: data pointers are set by nnp_cpu_exec_run() */
+  nnp_value_roles (graph, order, n_nodes, info->inputs, info->n_inputs, info->outputs,
+                   info->n_outputs, role, forward_from);
+  stage->input_views = g_new0 (NnpTensor *, MAX (stage->n_inputs, 1));
+  stage->output_views = g_new0 (NnpTensor *, MAX (stage->n_outputs, 1));
+  for (int i = 0; i < stage->n_inputs; i++) {
+    NnpValue *v = nnp_graph_value (graph, info->inputs[i]);
+    stage->views[v->id] = nnp_tensor_new_wrapped (v->dtype, &v->shape, NULL, NULL, NULL);
+    stage->input_views[i] = stage->views[v->id];
+  }
+  for (int i = 0; i < stage->n_outputs; i++) {
+    NnpValue *v = nnp_graph_value (graph, info->outputs[i]);
+    if (forward_from[i] >= 0)
+      continue;
+    stage->views[v->id] = nnp_tensor_new_wrapped (v->dtype, &v->shape, NULL, NULL, NULL);
+    stage->output_views[i] = stage->views[v->id];
+  }
+
+  /* steps: kernels and prepared state */
+  stage->n_steps = n_nodes;
+  stage->steps = g_new0 (Step, MAX (n_nodes, 1));
+  stage->profile = g_getenv ("NNP_PROFILE") != NULL;
+  if (stage->profile)
+    stage->prof_ns = g_new0 (gint64, MAX (n_nodes, 1));
+  for (int s = 0; s < n_nodes; s++) {
+    Step *step = &stage->steps[s];
+    const NnpNode *node = nnp_graph_node (graph, order[s]);
+    GError *err = NULL;
+
+    step->node = node;
+    step->kernel = nnp_cpu_kernel (node->op);
+    if (step->kernel == NULL || step->kernel->run == NULL) {
+      nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "op '%s' is not supported on cpu",
+                          node->op_type);
+      goto fail;
+    }
+    if (step->kernel->prepare) {
+      step->state = step->kernel->prepare (graph, node, &err);
+      if (err) {
+        g_propagate_error (error, err);
+        goto fail;
+      }
+    }
+    if (step->kernel->workspace)
+      stage->scratch_bytes = MAX (stage->scratch_bytes, step->kernel->workspace (graph, node));
+  }
+
+  /* buffers: internal values, Reshape-like outputs sharing their input's */
+  nnp_value_plan_init (&plan, graph, order, n_nodes, role, FALSE);
+  for (int s = 0; s < n_nodes; s++)
+    stage->steps[s].skip = plan.skip[s];
+  stage->arena_bytes = plan.arena_bytes;
+  /* at least one block: views of empty values point into it, not at NULL + 0 */
+  if (posix_memalign ((void **) &stage->arena, NNP_MEM_ALIGN, MAX (stage->arena_bytes, 1)) != 0) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_FAILED,
+                 "out of memory allocating a %" G_GSIZE_FORMAT "-byte arena", stage->arena_bytes);
+    stage->arena = NULL;
+    goto fail;
+  }
+  if (stage->scratch_bytes > 0
+      && posix_memalign (&stage->scratch, NNP_MEM_ALIGN,
+                         (stage->scratch_bytes + NNP_MEM_ALIGN - 1) / NNP_MEM_ALIGN
+                         * NNP_MEM_ALIGN) != 0) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_FAILED,
+                 "out of memory allocating %" G_GSIZE_FORMAT " bytes of scratch",
+                 stage->scratch_bytes);
+    stage->scratch = NULL;
+    goto fail;
+  }
+
+  /* views of internal values and constants */
+  for (guint id = 0; id < n_values; id++) {
+    NnpValue *v = nnp_graph_value (graph, id);
+    if (role[id] == NNP_ROLE_CONST) {
+      stage->views[id] = nnp_tensor_ref (v->constant);
+    } else if (role[id] == NNP_ROLE_INTERNAL) {
+      const NnpMemBlock *b = nnp_value_plan_block (&plan, id);
+      stage->views[id] = nnp_tensor_new_wrapped (v->dtype, &v->shape, stage->arena + b->offset,
+                                                 NULL, NULL);
+      NNP_DEBUG ("nnp-exec", "  %-40s %10" G_GSIZE_FORMAT " bytes at %10" G_GSIZE_FORMAT
+                 " steps %d..%d%s", v->name, nnp_value_bytes (v), b->offset, b->first, b->last,
+                 plan.buffer[id] != (int) id ? " (alias)" : "");
+    }
+  }
+
+  /* pre-built calls */
+  for (int s = 0; s < n_nodes; s++) {
+    Step *step = &stage->steps[s];
+    const NnpNode *node = step->node;
+
+    step->in = g_new0 (NnpTensor *, MAX (node->n_inputs, 1));
+    step->out = g_new0 (NnpTensor *, MAX (node->n_outputs, 1));
+    for (int k = 0; k < node->n_inputs; k++)
+      step->in[k] = node->inputs[k] >= 0 ? stage->views[node->inputs[k]] : NULL;
+    for (int k = 0; k < node->n_outputs; k++)
+      step->out[k] = node->outputs[k] >= 0 ? stage->views[node->outputs[k]] : NULL;
+    step->call.graph = graph;
+    step->call.node = node;
+    step->call.inputs = step->in;
+    step->call.outputs = step->out;
+    step->call.scratch = stage->scratch;
+    step->call.state = step->state;
+  }
+
+  if (info->threads > 1 || info->n_cpus > 0) {
+    stage->pool = nnp_thread_pool_new (MAX (info->threads, 1), info->cpus, info->n_cpus, error);
+    if (stage->pool == NULL)
+      goto fail;
+  }
+  for (int s = 0; s < n_nodes; s++)
+    stage->steps[s].call.pool = stage->pool;
+
+  NNP_DEBUG ("nnp-exec", "cpu: %d nodes, %d inputs, %d outputs, %d buffers, arena %"
+             G_GSIZE_FORMAT " bytes, scratch %" G_GSIZE_FORMAT " bytes, %d threads", n_nodes,
+             stage->n_inputs, stage->n_outputs, plan.n_blocks, stage->arena_bytes,
+             stage->scratch_bytes, nnp_thread_pool_get_n_threads (stage->pool));
+  nnp_value_plan_clear (&plan);
+  return stage;
+
+fail:
+  nnp_value_plan_clear (&plan);
+  nnp_cpu_exec_free (stage);
+  return NULL;
+}
+
+/* ---------------------------------------------------------------- profile */
+
+static gint64
+now_ns (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (gint64) ts.tv_sec * G_GINT64_CONSTANT (1000000000) + ts.tv_nsec;
+}
+
+/* "Conv 3x3 s1 direct"-style kind of a node (newly allocated). */
+static char *
+profile_kind (const NnpNode *node)
+{
+  static const char *const algo_names[] = { "gemm", "im2col", "depthwise", "direct" };
+  const NnpConvParams *p = node->params;
+
+  if ((node->op == NNP_OP_CONV || node->op == NNP_OP_CONV_TRANSPOSE) && p != NULL) {
+    const char *algo = node->op == NNP_OP_CONV_TRANSPOSE ? "gemm+col2im" :
+                       (int) p->algo < (int) G_N_ELEMENTS (algo_names) ? algo_names[p->algo] : "?";
+    return g_strdup_printf ("%s %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " s%" G_GINT64_FORMAT
+                            " %s", node->op_type, p->kernel[1], p->kernel[2], p->strides[2], algo);
+  }
+  return g_strdup (node->op_type);
+}
+
+typedef struct {
+  char *kind;
+  gint64 ns;
+  double flops;
+  int count;
+} ProfRow;
+
+static int
+cmp_prof_row (const void *a, const void *b)
+{
+  const ProfRow *x = a, *y = b;
+
+  return x->ns < y->ns ? 1 : (x->ns > y->ns ? -1 : 0);
+}
+
+static int
+cmp_step_time (const void *a, const void *b, gpointer data)
+{
+  const gint64 *ns = data;
+  int x = *(const int *) a, y = *(const int *) b;
+
+  return ns[x] < ns[y] ? 1 : (ns[x] > ns[y] ? -1 : 0);
+}
+
+static void
+log_profile (NnpCpuExec *stage)
+{
+  g_autoptr (GHashTable) index = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autofree ProfRow *rows = g_new0 (ProfRow, MAX (stage->n_steps, 1));
+  g_autofree int *order = g_new (int, MAX (stage->n_steps, 1));
+  int n_rows = 0;
+  gint64 total = 0;
+  double runs = stage->prof_runs;
+
+  for (int s = 0; s < stage->n_steps; s++) {
+    char *kind = profile_kind (stage->steps[s].node);
+    gpointer found;
+    int r;
+
+    if (g_hash_table_lookup_extended (index, kind, NULL, &found)) {
+      r = GPOINTER_TO_INT (found);
+      g_free (kind);
+    } else {
+      r = n_rows++;
+      rows[r].kind = kind;
+      g_hash_table_insert (index, kind, GINT_TO_POINTER (r));
+    }
+    rows[r].ns += stage->prof_ns[s];
+    rows[r].flops += nnp_node_flops (stage->graph, stage->steps[s].node);
+    rows[r].count++;
+    total += stage->prof_ns[s];
+    order[s] = s;
+  }
+  qsort (rows, n_rows, sizeof (ProfRow), cmp_prof_row);
+  NNP_INFO ("nnp-profile", "%d runs, %.3f ms per run in %d kernel calls", stage->prof_runs,
+            total / runs / 1e6, stage->n_steps);
+  NNP_INFO ("nnp-profile", "%-32s %6s %10s %6s %9s", "kind", "nodes", "ms/run", "%", "GFLOP/s");
+  for (int r = 0; r < n_rows; r++) {
+    NNP_INFO ("nnp-profile", "%-32s %6d %10.3f %6.1f %9.1f", rows[r].kind, rows[r].count,
+              rows[r].ns / runs / 1e6, total > 0 ? 100.0 * rows[r].ns / total : 0.0,
+              rows[r].ns > 0 ? rows[r].flops * runs / rows[r].ns : 0.0);
+    g_free (rows[r].kind);
+  }
+  g_qsort_with_data (order, stage->n_steps, sizeof (int), cmp_step_time, stage->prof_ns);
+  NNP_INFO ("nnp-profile", "slowest nodes:");
+  for (int i = 0; i < MIN (stage->n_steps, 25); i++) {
+    const Step *step = &stage->steps[order[i]];
+    const NnpValue *out = step->node->n_outputs > 0 && step->node->outputs[0] >= 0 ?
+                          nnp_graph_value (stage->graph, step->node->outputs[0]) : NULL;
+    g_autofree char *kind = profile_kind (step->node);
+    g_autofree char *shape = out ? nnp_shape_to_string (&out->shape) : g_strdup ("-");
+    double ns = stage->prof_ns[order[i]];
+    NNP_INFO ("nnp-profile", "  %8.3f ms %7.1f GFLOP/s  %-20s %-32s -> %s", ns / runs / 1e6,
+              ns > 0 ? nnp_node_flops (stage->graph, step->node) * runs / ns : 0.0,
+              step->node->name, kind, shape);
+  }
+}
+
+void
+nnp_cpu_exec_free (NnpCpuExec *stage)
+{
+  if (stage == NULL)
+    return;
+  if (stage->profile && stage->prof_runs > 0)
+    log_profile (stage);
+  g_free (stage->prof_ns);
+  nnp_thread_pool_free (stage->pool);
+  for (int s = 0; stage->steps && s < stage->n_steps; s++) {
+    Step *step = &stage->steps[s];
+    if (step->state && step->kernel && step->kernel->free_state)
+      step->kernel->free_state (step->state);
+    g_free (step->in);
+    g_free (step->out);
+  }
+  g_free (stage->steps);
+  if (stage->views) {
+    for (guint id = 0; id < stage->graph->values->len; id++)
+      if (stage->views[id])
+        nnp_tensor_unref (stage->views[id]);
+    g_free (stage->views);
+  }
+  g_free (stage->input_views);
+  g_free (stage->output_views);
+  if (stage->arena)
+    aligned_free (stage->arena);
+  if (stage->scratch)
+    aligned_free (stage->scratch);
+  nnp_graph_unref (stage->graph);
+  g_free (stage);
+}
+
+gsize
+nnp_cpu_exec_get_arena_bytes (NnpCpuExec *stage)
+{
+  g_return_val_if_fail (stage != NULL, 0);
+  return stage->arena_bytes;
+}
+
+gboolean
+nnp_cpu_exec_run (NnpCpuExec *stage, NnpTensor *const *inputs, NnpTensor *const *outputs,
+                  GError **error)
+{
+  for (int i = 0; i < stage->n_inputs; i++)
+    stage->input_views[i]->data = inputs[i]->data;
+  for (int i = 0; i < stage->n_outputs; i++)
+    if (stage->output_views[i])
+      stage->output_views[i]->data = outputs[i]->data;
+
+  if (G_UNLIKELY (stage->profile)) {
+    for (int s = 0; s < stage->n_steps; s++) {
+      Step *step = &stage->steps[s];
+      gint64 t0;
+      if (step->skip)
+        continue;
+      t0 = now_ns ();
+      if (!step->kernel->run (&step->call, error))
+        return FALSE;
+      stage->prof_ns[s] += now_ns () - t0;
+    }
+    stage->prof_runs++;
+  } else {
+    for (int s = 0; s < stage->n_steps; s++) {
+      Step *step = &stage->steps[s];
+      if (step->skip)
+        continue;
+      if (!step->kernel->run (&step->call, error))
+        return FALSE;
+    }
+  }
+  return TRUE;
+}

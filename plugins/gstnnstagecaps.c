@@ -1,0 +1,585 @@
+/* GStreamer nnpipe plugin: nnstage
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2.1 of the License, or (at your option) any later version.
+ */
+
+/* nnstage, negotiation: caps -> model input shapes -> the part's
+ * specialisation (NnpPart, include/nnpipe/part.h) -> its stage, the caps
+ * queries that tell upstream what the model takes, the errors that say why
+ * caps do not fit, and allocation.  The per-buffer path is gstnnstage.c. */
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstnnstage-private.h"
+#include "gstnnstagedevice.h"
+#include "gstnnclmemory.h"
+#include "gstnnmodelcaps.h"
+#include "gstnntensorpool.h"
+
+#include <string.h>
+
+#define GST_CAT_DEFAULT gst_nn_stage_debug
+
+/* Forget the model and the part (stop(), a failed start()).  Call with
+ * the lock held. */
+void
+gst_nn_stage_forget_part_locked (GstNnStage * self)
+{
+  self->last_valid = FALSE;
+  g_clear_pointer (&self->last_spec, nnp_part_spec_unref);
+  g_clear_error (&self->last_error);
+  g_clear_pointer (&self->part, nnp_part_free);
+  g_clear_pointer (&self->model, nnp_model_unref);
+  g_clear_pointer (&self->plan, nnp_plan_free);
+  g_clear_pointer (&self->model_name, g_free);
+  g_clear_pointer (&self->part_name, g_free);
+}
+
+/* Answer the shapes query of a later nnstage of the same model. */
+gboolean
+gst_nn_stage_answer_shapes_query (GstNnStage * self, GstQuery * query)
+{
+  gboolean ret;
+
+  g_mutex_lock (&self->lock);
+  ret = self->part && gst_nn_shapes_query_answer (query, self->part);
+  g_mutex_unlock (&self->lock);
+  return ret;
+}
+
+/* The specialisation for input tensors (new ref), or NULL with an error.
+ * The last answer is kept: caps queries ask the same again and again. */
+static NnpPartSpec *
+infer_spec (GstNnStage * self, const GstNnTensorsInfo * in, GError ** error)
+{
+  NnpPartSpec *spec = NULL;
+  gchar **upstream = NULL;
+  GError *err = NULL;
+
+  g_mutex_lock (&self->lock);
+  if (self->part && !self->whole && !(self->last_valid
+          && gst_nn_tensors_info_is_equal (&self->last_in, in))) {
+    gchar *digest = g_strdup (nnp_model_get_digest (self->model));
+
+    g_mutex_unlock (&self->lock);
+    upstream = gst_nn_shapes_query_upstream (GST_BASE_TRANSFORM_SINK_PAD
+        (self), digest);
+    g_free (digest);
+    g_mutex_lock (&self->lock);
+  }
+  if (self->part == NULL) {
+    g_set_error (&err, NNP_ERROR, NNP_ERROR_FAILED, "no model loaded");
+  } else if (self->last_valid
+      && gst_nn_tensors_info_is_equal (&self->last_in, in)) {
+    spec = self->last_spec ? nnp_part_spec_ref (self->last_spec) : NULL;
+    err = spec ? NULL : g_error_copy (self->last_error);
+  } else {
+    spec = gst_nn_part_spec_for_info (self->part, self->whole, in, upstream,
+        &err);
+    if (spec)
+      GST_DEBUG_OBJECT (self, "%s: model input shapes %s", self->part_name,
+          nnp_part_spec_get_key (spec));
+    self->last_valid = TRUE;
+    self->last_in = *in;
+    g_clear_pointer (&self->last_spec, nnp_part_spec_unref);
+    g_clear_error (&self->last_error);
+    self->last_spec = spec ? nnp_part_spec_ref (spec) : NULL;
+    self->last_error = err ? g_error_copy (err) : NULL;
+  }
+  g_mutex_unlock (&self->lock);
+  g_strfreev (upstream);
+  if (err)
+    g_propagate_error (error, err);
+  return spec;
+}
+
+/* Output info for input info; spec_out (may be NULL) gets the
+ * specialisation (new ref). */
+static gboolean
+infer_info (GstNnStage * self, const GstNnTensorsInfo * in,
+    GstNnTensorsInfo * out, NnpPartSpec ** spec_out, GError ** error)
+{
+  NnpPartSpec *spec = infer_spec (self, in, error);
+  gboolean ok;
+
+  if (spec == NULL)
+    return FALSE;
+  g_mutex_lock (&self->lock);
+  if (self->model == NULL)
+    g_set_error (error, NNP_ERROR, NNP_ERROR_FAILED, "no model loaded");
+  ok = self->model && gst_nn_part_spec_outputs_info (spec, self->whole ? NULL
+      : self->part_name, self->model, out, error);
+  g_mutex_unlock (&self->lock);
+  out->fps_n = in->fps_n;
+  out->fps_d = in->fps_d;
+  if (ok && spec_out)
+    *spec_out = nnp_part_spec_ref (spec);
+  nnp_part_spec_unref (spec);
+  return ok;
+}
+
+/* Whether tensors fit the model's declared inputs (count, types, ranks,
+ * fixed dims), without shape inference. */
+static gboolean
+inputs_match_model (GstNnStage * self, const GstNnTensorsInfo * info)
+{
+  NnpInputShape shapes[GST_NN_TENSORS_MAX];
+  gboolean ret;
+
+  g_mutex_lock (&self->lock);
+  ret = self->model != NULL && gst_nn_model_match_inputs (self->model,
+      self->model_name, info, shapes, NULL);
+  g_mutex_unlock (&self->lock);
+  return ret;
+}
+
+/* Whether the part takes the model's inputs (the whole model, a first
+ * part): its sink caps are the model's. */
+static gboolean
+takes_model_inputs (GstNnStage * self)
+{
+  gboolean ret;
+
+  g_mutex_lock (&self->lock);
+  ret = self->part == NULL || nnp_part_takes_model_inputs (self->part);
+  g_mutex_unlock (&self->lock);
+  return ret;
+}
+
+static GstCaps *
+model_input_caps (GstNnStage * self, const GValue * framerate)
+{
+  GstCaps *caps;
+
+  g_mutex_lock (&self->lock);
+  caps = self->model ? gst_nn_model_input_caps (self->model, framerate) :
+      gst_pad_get_pad_template_caps (GST_BASE_TRANSFORM_SINK_PAD (self));
+  g_mutex_unlock (&self->lock);
+  return caps;
+}
+
+/* Output caps for one input structure: exact when it is fixed, else any
+ * tensors.  NULL when fixed caps do not fit the model's declared inputs.
+ * Fixed caps that fit them but fail shape inference (a detector's size
+ * that is not a multiple of 32) give any tensors: the CAPS event then
+ * fails with an error saying why, where a refusal here would only make
+ * upstream report "not-negotiated". */
+static GstStructure *
+output_structure (GstNnStage * self, const GstStructure * s)
+{
+  const GValue *framerate = gst_structure_get_value (s, "framerate");
+  GstNnTensorsInfo in, out;
+  GstStructure *ret;
+  GError *err = NULL;
+
+  if (gst_nn_tensors_info_from_structure (&in, s, NULL)) {
+    if (infer_info (self, &in, &out, NULL, &err)) {
+      ret = gst_nn_tensors_info_to_structure (&out);
+    } else if (takes_model_inputs (self) && !inputs_match_model (self, &in)) {
+      GST_DEBUG_OBJECT (self, "%s", err->message);
+      g_clear_error (&err);
+      return NULL;
+    } else {
+      GST_DEBUG_OBJECT (self, "%s (left to the CAPS event)", err->message);
+      g_clear_error (&err);
+      ret = gst_structure_new (GST_NN_TENSORS_MEDIA_TYPE,
+          "format", G_TYPE_STRING, "static", NULL);
+    }
+  } else {
+    ret = gst_structure_new (GST_NN_TENSORS_MEDIA_TYPE,
+        "format", G_TYPE_STRING, "static", NULL);
+  }
+  if (framerate)
+    gst_structure_set_value (ret, "framerate", framerate);
+  else
+    gst_structure_remove_field (ret, "framerate");
+  return ret;
+}
+
+GstCaps *
+gst_nn_stage_transform_caps (GstBaseTransform * trans,
+    GstPadDirection direction, GstCaps * caps, GstCaps * filter)
+{
+  GstNnStage *self = GST_NN_STAGE (trans);
+  GstCaps *ret;
+  gboolean have_model, part = FALSE;
+
+  g_mutex_lock (&self->lock);
+  have_model = self->model != NULL;
+  g_mutex_unlock (&self->lock);
+  /* a first part takes the model's inputs: its sink caps are the model's */
+  part = !takes_model_inputs (self);
+
+  if (!have_model || (part && direction == GST_PAD_SRC)) {
+    /* a later part's inputs are checked on the CAPS event */
+    /* before start(): anything our templates allow */
+    ret = gst_pad_get_pad_template_caps (direction == GST_PAD_SINK ?
+        GST_BASE_TRANSFORM_SRC_PAD (trans) : GST_BASE_TRANSFORM_SINK_PAD (trans));
+  } else if (direction == GST_PAD_SINK) {
+    ret = gst_caps_new_empty ();
+    for (guint i = 0; i < gst_caps_get_size (caps); i++) {
+      GstStructure *s = output_structure (self, gst_caps_get_structure (caps,
+              i));
+
+      if (s)
+        ret = gst_caps_merge_structure (ret, s);
+    }
+    /* none fits the model: any tensors, so that upstream sends its caps
+     * and the CAPS event fails with an error naming what the model expects
+     * and what it got (an empty answer would only make upstream fail with
+     * a bare "not-negotiated") */
+    if (gst_caps_is_empty (ret) && !gst_caps_is_empty (caps)) {
+      gst_caps_unref (ret);
+      ret = gst_pad_get_pad_template_caps (GST_BASE_TRANSFORM_SRC_PAD (trans));
+    }
+  } else {
+    ret = gst_caps_new_empty ();
+    for (guint i = 0; i < gst_caps_get_size (caps); i++) {
+      const GstStructure *s = gst_caps_get_structure (caps, i);
+
+      ret = gst_caps_merge (ret, model_input_caps (self,
+              gst_structure_get_value (s, "framerate")));
+    }
+    if (gst_caps_get_size (caps) == 0 && gst_caps_is_any (caps))
+      ret = gst_caps_merge (ret, model_input_caps (self, NULL));
+  }
+
+  ret = gst_nn_stage_offer_features (self, ret);
+
+  if (filter) {
+    GstCaps *f = filter, *tmp;
+
+    /* upstream offers candidates: drop fixed ones the model cannot take
+     * (e.g. 1 channel for a model that wants 3), which the caps above
+     * cannot say when the model's sizes are dynamic */
+    if (have_model && !part && direction == GST_PAD_SRC) {
+      g_mutex_lock (&self->lock);
+      f = gst_nn_model_filter_inputs (GST_OBJECT (self), self->model,
+          self->model_name, filter);
+      g_mutex_unlock (&self->lock);
+    }
+    tmp = gst_caps_intersect_full (f, ret, GST_CAPS_INTERSECT_FIRST);
+    if (f != filter)
+      gst_caps_unref (f);
+    gst_caps_unref (ret);
+    ret = tmp;
+    /* nothing upstream offers fits the model: answer with its own offer,
+     * so that it sends its caps and the CAPS event fails with an error
+     * naming what the model expects and what it got (an empty answer
+     * would only make upstream fail with a bare "not-negotiated") */
+    if (have_model && !part && direction == GST_PAD_SRC
+        && gst_caps_is_empty (ret) && !gst_caps_is_empty (filter)) {
+      GstCaps *tmpl =
+          gst_pad_get_pad_template_caps (GST_BASE_TRANSFORM_SINK_PAD (trans));
+
+      gst_caps_unref (ret);
+      ret = gst_caps_intersect_full (filter, tmpl, GST_CAPS_INTERSECT_FIRST);
+      gst_caps_unref (tmpl);
+      GST_DEBUG_OBJECT (self, "no offer fits the model, answering %"
+          GST_PTR_FORMAT " (the CAPS event says why)", ret);
+    }
+  }
+
+  GST_DEBUG_OBJECT (self, "%s: %" GST_PTR_FORMAT " -> %" GST_PTR_FORMAT,
+      direction == GST_PAD_SINK ? "sink->src" : "src->sink", caps, ret);
+  return ret;
+}
+
+GstCaps *
+gst_nn_stage_fixate_caps (GstBaseTransform * trans, GstPadDirection direction,
+    GstCaps * caps, GstCaps * othercaps)
+{
+  GstCaps *ret = gst_nn_tensors_caps_fixate (othercaps);
+
+  GST_DEBUG_OBJECT (trans, "fixated to %" GST_PTR_FORMAT, ret);
+  return ret;
+}
+
+gboolean
+gst_nn_stage_get_unit_size (GstBaseTransform * trans, GstCaps * caps,
+    gsize * size)
+{
+  GstNnTensorsInfo info;
+
+  if (!gst_nn_tensors_info_from_caps (&info, caps, NULL))
+    return FALSE;
+  *size = gst_nn_tensors_info_get_size (&info);
+  return *size > 0;
+}
+
+/* Accept any tensor caps our template allows: whether they fit the model is
+ * checked on the CAPS event, which fails with an error naming what the
+ * model expects and what it got (an accept-caps refusal would only say
+ * "not negotiated").  Upstream elements that can choose learn the model's
+ * inputs from caps queries (transform_caps). */
+gboolean
+gst_nn_stage_accept_caps (GstBaseTransform * trans, GstPadDirection direction,
+    GstCaps * caps)
+{
+  GstCaps *tmpl;
+  gboolean ret;
+
+  if (direction != GST_PAD_SINK)
+    return GST_NN_STAGE_PARENT_CLASS (trans)->accept_caps
+        (trans, direction, caps);
+
+  tmpl = gst_pad_get_pad_template_caps (GST_BASE_TRANSFORM_SINK_PAD (trans));
+  ret = gst_caps_can_intersect (tmpl, caps);
+  gst_caps_unref (tmpl);
+  /* device memory only on an OpenCL stage */
+  for (guint i = 0; ret && !GST_NN_STAGE (trans)->use_cl
+      && i < gst_caps_get_size (caps); i++)
+    if (gst_nn_caps_has_cl_memory (caps, i))
+      ret = FALSE;
+  GST_DEBUG_OBJECT (trans, "accept caps %" GST_PTR_FORMAT ": %d", caps, ret);
+  return ret;
+}
+
+/* Post the reason fixed input caps do not fit the model, before the base
+ * class refuses them (it only says "not negotiated").  Upstream sends the
+ * refused CAPS event again with every buffer it tries: the error is posted
+ * for the first one only. */
+gboolean
+gst_nn_stage_sink_event (GstBaseTransform * trans, GstEvent * event)
+{
+  GstNnStage *self = GST_NN_STAGE (trans);
+
+  if (GST_EVENT_TYPE (event) == GST_EVENT_CAPS) {
+    GstCaps *caps;
+    GstNnTensorsInfo in, out;
+    GError *err = NULL;
+    gboolean ok;
+
+    gst_event_parse_caps (event, &caps);
+    if (self->refused_caps && gst_caps_is_equal (caps, self->refused_caps)) {
+      GST_DEBUG_OBJECT (self, "caps refused before (error posted then): %"
+          GST_PTR_FORMAT, caps);
+      gst_event_unref (event);
+      return FALSE;
+    }
+    ok = gst_nn_tensors_info_from_caps (&in, caps, &err)
+        && infer_info (self, &in, &out, NULL, &err);
+    if (!ok) {
+      gchar *str = gst_caps_to_string (caps);
+
+      GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("%s", err->message),
+          ("input caps %s", str));
+      gst_caps_replace (&self->refused_caps, caps);
+      g_free (str);
+      g_clear_error (&err);
+      gst_event_unref (event);
+      return FALSE;
+    }
+  }
+  return GST_NN_STAGE_PARENT_CLASS (trans)->sink_event
+      (trans, event);
+}
+
+/* The part from the properties, on dev_spec (start(), and set_caps() after
+ * a property write).  Call with the lock held. */
+NnpPart *
+gst_nn_stage_make_part_locked (GstNnStage * self, GError ** error)
+{
+  NnpPartOptions o = { 0 };
+  gchar *nodes, *cpus_str;
+  gint spec_threads = 0, *cpus = NULL, n_cpus = 0;
+  NnpPart *part;
+
+  GST_OBJECT_LOCK (self);
+  g_free (gst_nn_stage_device_spec_locked (self, &spec_threads, NULL));
+  o.threads = spec_threads > 0 ? spec_threads : self->threads;
+  o.stage = self->stage_index;
+  o.fallback = self->fallback;
+  o.cache_size = self->shape_cache;
+  nodes = self->plan ? NULL : g_strdup (self->nodes);
+  cpus_str = g_strdup (self->cpus);
+  self->part_gen = self->props_gen;
+  GST_OBJECT_UNLOCK (self);
+
+  nnp_cpus_parse (cpus_str, &cpus, &n_cpus, NULL);      /* checked at start */
+  o.plan = self->plan;
+  o.nodes = nodes && *nodes ? nodes : NULL;
+  o.name = self->part_name;
+  o.device = self->dev_spec;
+  o.cpus = cpus;
+  o.n_cpus = n_cpus;
+  part = nnp_part_new (self->model, &o, error);
+  g_free (cpus);
+  g_free (cpus_str);
+  g_free (nodes);
+  return part;
+}
+
+gboolean
+gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
+    GstCaps * outcaps)
+{
+  GstNnStage *self = GST_NN_STAGE (trans);
+  GstNnTensorsInfo in, out, want;
+  NnpPartSpec *spec = NULL;
+  NnpStage *stage;
+  GError *err = NULL, *why = NULL;
+  guint built;
+  gint64 t0;
+
+  if (!gst_nn_tensors_info_from_caps (&in, incaps, &err)
+      || !gst_nn_tensors_info_from_caps (&out, outcaps, &err))
+    goto refused;
+  self->out_device = gst_nn_caps_has_cl_memory (outcaps, 0);
+
+  /* a property changed since the part was made: a new part */
+  g_mutex_lock (&self->lock);
+  if (self->part && self->part_gen != self->props_gen) {
+    NnpPart *part = gst_nn_stage_make_part_locked (self, &err);
+
+    if (part) {
+      nnp_part_free (self->part);
+      self->part = part;
+      self->last_valid = FALSE;
+      g_clear_pointer (&self->spec, nnp_part_spec_unref);
+      self->stage = NULL;
+    }
+  }
+  g_mutex_unlock (&self->lock);
+  if (err)
+    goto refused;
+
+  if (!infer_info (self, &in, &want, &spec, &err))
+    goto refused;
+  if (!gst_nn_tensors_info_is_equal (&want, &out)) {
+    gchar *w = gst_nn_tensors_info_to_string (&want);
+    gchar *g = gst_nn_tensors_info_to_string (&out);
+
+    g_set_error (&err, NNP_ERROR, NNP_ERROR_INVALID,
+        "model %s: outputs are %s, output caps say %s", self->model_name, w,
+        g);
+    g_free (w);
+    g_free (g);
+    goto refused;
+  }
+
+  t0 = g_get_monotonic_time ();
+  built = nnp_part_get_n_stages_built (self->part);
+  stage = nnp_part_prepare (self->part, spec, &why, &err);
+  if (why) {
+    GST_ELEMENT_WARNING (self, RESOURCE, FAILED,
+        ("model %s: OpenCL device '%s' (%s) cannot run the stage, running it "
+            "on the CPU instead: %s", self->model_name, self->dev_spec,
+            nnp_device_get_name (self->cl_device), why->message),
+        ("fallback=true"));
+    g_clear_error (&why);
+  }
+  if (stage == NULL)
+    goto no_stage;
+
+  g_clear_pointer (&self->spec, nnp_part_spec_unref);
+  self->spec = spec;
+  self->stage = stage;
+  self->stage_on_cl = self->use_cl && !nnp_part_spec_fell_back (spec);
+  self->in_info = in;
+  self->out_info = out;
+  if (nnp_part_get_n_stages_built (self->part) == built) {
+    GST_DEBUG_OBJECT (self, "shapes seen before, reusing their stage");
+    return TRUE;
+  }
+  GST_OBJECT_LOCK (self);
+  self->stages_built++;
+  GST_OBJECT_UNLOCK (self);
+  {
+    gchar *is = gst_nn_tensors_info_to_string (&in);
+    gchar *os = gst_nn_tensors_info_to_string (&out);
+    gint n_nodes = 0;
+    const gchar *const *nodes = nnp_part_spec_get_nodes (spec, &n_nodes);
+
+    GST_INFO_OBJECT (self, "model %s, %s: stage for %s -> %s on %s, %d "
+        "nodes ('%s' .. '%s'), arena %" G_GSIZE_FORMAT " bytes, built in "
+        "%.1f ms, output in %s memory", self->model_name, self->part_name, is,
+        os, nnp_device_get_name (nnp_stage_get_device (stage)), n_nodes,
+        nodes ? nodes[0] : "", nodes ? nodes[n_nodes - 1] : "",
+        nnp_stage_get_arena_bytes (stage),
+        (g_get_monotonic_time () - t0) / 1000.0,
+        self->out_device ? "device" : "host");
+    g_free (is);
+    g_free (os);
+  }
+  return TRUE;
+
+  /* ERRORS (each posted once: sink_event refuses these caps from now on) */
+refused:
+  {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("%s", err->message),
+        ("input caps %" GST_PTR_FORMAT ", output caps %" GST_PTR_FORMAT,
+            incaps, outcaps));
+    gst_caps_replace (&self->refused_caps, incaps);
+    g_clear_error (&err);
+    g_clear_pointer (&spec, nnp_part_spec_unref);
+    return FALSE;
+  }
+no_stage:
+  {
+    if (self->use_cl)
+      GST_ELEMENT_ERROR (self, LIBRARY, INIT,
+          ("model %s: could not prepare the stage on OpenCL device '%s' "
+              "(%s): %s", self->model_name, self->dev_spec,
+              nnp_device_get_name (self->cl_device), err->message),
+          ("%s (set fallback=true to run on the CPU instead)", err->message));
+    else
+      GST_ELEMENT_ERROR (self, LIBRARY, INIT,
+          ("model %s: could not prepare a %s stage: %s", self->model_name,
+              self->dev_spec, err->message), ("%s", err->message));
+    gst_caps_replace (&self->refused_caps, incaps);
+    g_clear_error (&err);
+    nnp_part_spec_unref (spec);
+    return FALSE;
+  }
+}
+
+/* Buffers carry one memory per tensor: use our pool, whatever downstream
+ * offers; in device memory (memory:OpenCL caps) its allocator is one of
+ * the stage's OpenCL device. */
+gboolean
+gst_nn_stage_decide_allocation (GstBaseTransform * trans, GstQuery * query)
+{
+  GstNnStage *self = GST_NN_STAGE (trans);
+  GstCaps *outcaps;
+  GstNnTensorsInfo info;
+  GstBufferPool *pool;
+  guint min = 0;
+
+  gst_query_parse_allocation (query, &outcaps, NULL);
+  if (outcaps == NULL || !gst_nn_tensors_info_from_caps (&info, outcaps, NULL))
+    return FALSE;
+
+  /* keep downstream's minimum; no maximum */
+  if (gst_query_get_n_allocation_pools (query) > 0)
+    gst_query_parse_nth_allocation_pool (query, 0, NULL, NULL, &min, NULL);
+  while (gst_query_get_n_allocation_pools (query) > 0)
+    gst_query_remove_nth_allocation_pool (query, 0);
+
+  pool = gst_nn_tensor_pool_new ();
+  gst_query_add_allocation_pool (query, pool,
+      (guint) gst_nn_tensors_info_get_size (&info), min, 0);
+  gst_object_unref (pool);
+
+  if (self->out_device) {
+    GstAllocator *allocator;
+    GstAllocationParams params;
+
+    if (self->cl_device == NULL)
+      return FALSE;
+    allocator = gst_nn_cl_allocator_new (self->cl_device);
+    gst_allocation_params_init (&params);
+    while (gst_query_get_n_allocation_params (query) > 0)
+      gst_query_remove_nth_allocation_param (query, 0);
+    gst_query_add_allocation_param (query, allocator, &params);
+    gst_object_unref (allocator);
+  }
+
+  return GST_NN_STAGE_PARENT_CLASS (trans)->decide_allocation
+      (trans, query);
+}

@@ -1,0 +1,430 @@
+/* Unit tests: the backend registry (lib/backend.h) and a third backend
+ * added without touching the library.
+ *
+ * "testmem" is a device backend written here: its device memory is host
+ * memory it allocates itself (refcounted blocks), it runs Relu only, and it
+ * counts the host copies it makes, as a device backend must.  Registering
+ * it is all it takes for device specs, nnp_device_open(), tensors in its
+ * memory, nnp_tensor_copy_into() and nnp_stage_run() to work with it. */
+#include "test-util.h"
+
+#include "backend.h"
+#include "backends/copy-counts.h"
+
+#include <string.h>
+
+/* ---------------------------------------------------------------- testmem */
+
+typedef struct {
+  gint ref_count;
+  gsize bytes;
+  guint8 *mem;
+} Block;
+
+static int testmem_context;
+
+static gpointer
+tm_open (const char *spec, char **name_out, GError **error)
+{
+  if (strcmp (spec, "testmem") != 0) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE, "testmem: no device '%s'", spec);
+    return NULL;
+  }
+  *name_out = g_strdup ("testmem (host memory posing as a device)");
+  return &testmem_context;
+}
+
+static void
+tm_close (gpointer ctx)
+{
+  g_assert_true (ctx == &testmem_context);
+}
+
+static gboolean
+tm_supports_node (gpointer ctx, const NnpGraph *graph, const NnpNode *node, char **why)
+{
+  if (node->op == NNP_OP_RELU)
+    return TRUE;
+  if (why)
+    *why = g_strdup_printf ("%s: testmem runs Relu only", node->op_type);
+  return FALSE;
+}
+
+typedef struct {
+  int in_id, out_id;
+  gsize n;                       /* floats */
+} TmStage;
+
+static gpointer
+tm_stage_new (gpointer ctx, const NnpBackendStageInfo *info, GError **error)
+{
+  TmStage *s;
+
+  if (info->n_nodes != 1 || info->n_inputs != 1 || info->n_outputs != 1) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED, "testmem: one Relu per stage");
+    return NULL;
+  }
+  s = g_new0 (TmStage, 1);
+  s->in_id = info->inputs[0];
+  s->out_id = info->outputs[0];
+  s->n = (gsize) nnp_shape_numel (&nnp_graph_value (info->graph, s->in_id)->shape);
+  return s;
+}
+
+/* Where a tensor's floats are: its host data, or in a block of ours. */
+static float *
+tm_floats (NnpTensor *t)
+{
+  if (t->device == NULL)
+    return t->data;
+  g_assert_cmpstr (nnp_device_get_backend (t->device), ==, "testmem");
+  return (float *) (((Block *) t->handle)->mem + t->offset);
+}
+
+static gboolean
+tm_stage_run (gpointer stage, NnpTensor *const *inputs, NnpTensor *const *outputs,
+              GError **error)
+{
+  TmStage *s = stage;
+  const float *x = tm_floats (inputs[0]);
+  float *y = tm_floats (outputs[0]);
+
+  /* host boundary tensors cross to "the device" and back: one copy each */
+  if (inputs[0]->device == NULL)
+    nnp_device_count_copy (TRUE, inputs[0]->nbytes);
+  if (outputs[0]->device == NULL)
+    nnp_device_count_copy (FALSE, outputs[0]->nbytes);
+  for (gsize i = 0; i < s->n; i++)
+    y[i] = x[i] > 0.f ? x[i] : 0.f;
+  return TRUE;
+}
+
+static void
+tm_stage_free (gpointer stage)
+{
+  g_free (stage);
+}
+
+static gpointer
+tm_buffer_alloc (gpointer ctx, gsize bytes, GError **error)
+{
+  Block *b = g_new0 (Block, 1);
+
+  b->ref_count = 1;
+  b->bytes = bytes;
+  b->mem = g_malloc0 (bytes);
+  return b;
+}
+
+static void
+tm_buffer_ref (gpointer buffer)
+{
+  g_atomic_int_inc (&((Block *) buffer)->ref_count);
+}
+
+static void
+tm_buffer_unref (gpointer buffer)
+{
+  Block *b = buffer;
+
+  if (g_atomic_int_dec_and_test (&b->ref_count)) {
+    g_free (b->mem);
+    g_free (b);
+  }
+}
+
+static gboolean
+tm_buffer_write (gpointer ctx, gpointer buffer, gsize offset, const void *src, gsize bytes,
+                 GError **error)
+{
+  Block *b = buffer;
+
+  g_assert_cmpuint (offset + bytes, <=, b->bytes);
+  memcpy (b->mem + offset, src, bytes);
+  return TRUE;
+}
+
+static gboolean
+tm_buffer_read (gpointer ctx, gpointer buffer, gsize offset, void *dst, gsize bytes,
+                GError **error)
+{
+  Block *b = buffer;
+
+  g_assert_cmpuint (offset + bytes, <=, b->bytes);
+  memcpy (dst, b->mem + offset, bytes);
+  return TRUE;
+}
+
+static const NnpBackend testmem_backend = {
+  .name = "testmem",
+  .spec_help = "testmem",
+  .open = tm_open,
+  .close = tm_close,
+  .supports_node = tm_supports_node,
+  .stage_new = tm_stage_new,
+  .stage_run = tm_stage_run,
+  .stage_free = tm_stage_free,
+  .buffer_alloc = tm_buffer_alloc,
+  .buffer_ref = tm_buffer_ref,
+  .buffer_unref = tm_buffer_unref,
+  .buffer_write = tm_buffer_write,
+  .buffer_read = tm_buffer_read,
+};
+
+/* A table missing a required function (stage_run). */
+static const NnpBackend broken_backend = {
+  .name = "broken",
+  .open = tm_open,
+  .close = tm_close,
+  .supports_node = tm_supports_node,
+  .stage_new = tm_stage_new,
+  .stage_free = tm_stage_free,
+};
+
+/* ---------------------------------------------------------------- tests */
+
+static void
+test_registry (void)
+{
+  int n = nnp_backend_count ();
+
+  g_assert_cmpint (n, >=, 1);
+  /* the CPU is always there, first, and is the host backend */
+  g_assert_cmpstr (nnp_backend_get (0)->name, ==, "cpu");
+  g_assert_true (nnp_backend_host () == nnp_backend_get (0));
+  g_assert_true (nnp_backend_find ("CPU") == nnp_backend_get (0));
+  g_assert_null (nnp_backend_find ("nosuch"));
+#ifdef NNP_TEST_OPENCL
+  g_assert_nonnull (nnp_backend_find ("opencl"));
+  g_assert_false (nnp_backend_find ("opencl")->host);
+#endif
+  for (int i = 0; i < n; i++) {
+    const NnpBackend *b = nnp_backend_get (i);
+    g_autoptr (GError) error = NULL;
+    g_autofree char *device = NULL;
+
+    g_assert_nonnull (b->name);
+    g_assert_null (strchr (b->name, ':'));
+    g_assert_true (nnp_backend_find (b->name) == b);
+    g_assert_nonnull (b->open);
+    g_assert_nonnull (b->supports_node);
+    g_assert_nonnull (b->stage_new);
+    g_assert_nonnull (b->stage_run);
+    g_assert_nonnull (b->stage_free);
+    if (b->host)
+      g_assert_nonnull (b->run_node);
+    else
+      g_assert_true (b->buffer_alloc && b->buffer_ref && b->buffer_unref && b->buffer_write
+                     && b->buffer_read);
+    /* every backend's name is a device spec of the one grammar */
+    g_assert_true (nnp_device_spec_parse (b->name, &device, NULL, &error));
+    g_assert_no_error (error);
+    g_assert_cmpstr (device, ==, b->name);
+  }
+}
+
+static void
+test_register (void)
+{
+  int n = nnp_backend_count ();
+
+  g_assert_false (nnp_backend_register (&broken_backend));
+  g_assert_true (nnp_backend_register (&testmem_backend));
+  g_assert_false (nnp_backend_register (&testmem_backend));   /* the name is taken */
+  g_assert_cmpint (nnp_backend_count (), ==, n + 1);
+  g_assert_true (nnp_backend_find ("TestMem") == &testmem_backend);
+  g_assert_null (nnp_backend_find ("broken"));
+  g_assert_false (nnp_backend_host () == &testmem_backend);
+}
+
+static void
+test_spec (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *device = NULL;
+  int threads = -1;
+
+  g_assert_true (nnp_device_spec_parse (" TestMem ", &device, &threads, &error));
+  g_assert_cmpstr (device, ==, "testmem");
+  g_assert_cmpint (threads, ==, 0);
+  g_clear_pointer (&device, g_free);
+  /* "NAME:ARG" names a device of a backend without threads */
+  g_assert_true (nnp_device_spec_parse ("testmem:7", &device, &threads, &error));
+  g_assert_cmpstr (device, ==, "testmem:7");
+  g_assert_cmpint (threads, ==, 0);
+  g_assert_false (nnp_device_spec_parse ("testmem:", NULL, NULL, &error));
+  g_assert_error (error, NNP_ERROR, NNP_ERROR_INVALID);
+  g_clear_error (&error);
+  /* an unknown backend: the message lists every registered one */
+  g_assert_false (nnp_device_spec_parse ("tpu9", NULL, NULL, &error));
+  g_assert_error (error, NNP_ERROR, NNP_ERROR_DEVICE);
+  g_assert_nonnull (strstr (error->message, "cpu:THREADS"));
+  g_assert_nonnull (strstr (error->message, "testmem"));
+  g_clear_error (&error);
+  /* the backend's own open refuses what it does not have */
+  g_assert_null (nnp_device_open ("testmem:7", &error));
+  g_assert_error (error, NNP_ERROR, NNP_ERROR_DEVICE);
+  g_assert_nonnull (strstr (error->message, "no device 'testmem:7'"));
+}
+
+static void
+test_device_tensors (void)
+{
+  g_autoptr (GError) error = NULL;
+  NnpDevice *d = nnp_device_open ("testmem", &error);
+  NnpDevice *d2 = nnp_device_open ("TESTMEM", &error);
+  const int64_t dims[] = { 2, 3 };
+  const float values[] = { -1, 2, -3, 4, -5, 6 };
+  g_autoptr (NnpTensor) host = tu_tensor_f32 (2, dims, values);
+  g_autoptr (NnpTensor) back = tu_tensor_f32 (2, dims, values);
+  g_autoptr (NnpTensor) dev = NULL, dev2 = NULL;
+  NnpCopyCounts c0, c1;
+
+  g_assert_no_error (error);
+  g_assert_true (d == d2);                          /* one device object */
+  nnp_device_unref (d2);
+  g_assert_cmpstr (nnp_device_get_backend (d), ==, "testmem");
+  g_assert_false (nnp_device_is_host (d));
+  g_assert_nonnull (strstr (nnp_device_get_name (d), "posing as a device"));
+  g_assert_null (nnp_device_get_native (d, "cl_context"));
+
+  dev = nnp_tensor_new_on (d, NNP_DTYPE_FLOAT32, &host->shape, &error);
+  g_assert_no_error (error);
+  g_assert_false (nnp_tensor_is_host (dev));
+  g_assert_true (dev->device == d);
+  g_assert_null (dev->data);
+  g_assert_cmpuint (dev->nbytes, ==, sizeof values);
+  dev2 = nnp_tensor_new_on (d, NNP_DTYPE_FLOAT32, &host->shape, &error);
+
+  memset (back->data, 0, back->nbytes);
+  nnp_device_get_copy_counts (&c0);
+  g_assert_true (nnp_tensor_copy_into (dev, host, &error));     /* up: counted */
+  g_assert_true (nnp_tensor_copy_into (dev2, dev, &error));     /* same device, no copy
+                                                                 * function: via the host */
+  g_assert_true (nnp_tensor_copy_into (back, dev2, &error));    /* down: counted */
+  g_assert_no_error (error);
+  nnp_device_get_copy_counts (&c1);
+  g_assert_cmpmem (back->data, back->nbytes, values, sizeof values);
+  g_assert_cmpuint (c1.to_device - c0.to_device, ==, 2);
+  g_assert_cmpuint (c1.to_host - c0.to_host, ==, 2);
+  g_assert_cmpuint (c1.to_device_bytes - c0.to_device_bytes, ==, 2 * sizeof values);
+
+  /* a shape mismatch is an error, not a partial copy */
+  {
+    const int64_t other[] = { 3, 2 };
+    g_autoptr (NnpTensor) wrong = tu_tensor_f32 (2, other, values);
+    g_assert_false (nnp_tensor_copy_into (dev, wrong, &error));
+    g_assert_error (error, NNP_ERROR, NNP_ERROR_INVALID);
+  }
+  g_clear_pointer (&dev, nnp_tensor_unref);
+  g_clear_pointer (&dev2, nnp_tensor_unref);
+  nnp_device_unref (d);
+}
+
+static NnpGraph *
+relu_graph (const char *op)
+{
+  g_autoptr (NnpGraph) g = nnp_graph_new ("relu", 13);
+  const int64_t dims[] = { 2, 3 };
+
+  tu_add_input (g, "x", NNP_DTYPE_FLOAT32, 2, dims);
+  tu_add_node (g, "act", op, L ("x"), L ("y"));
+  tu_add_output (g, "y");
+  return tu_specialize (g, NNP_SPECIALIZE_NO_FUSION);
+}
+
+static void
+test_stages (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (NnpGraph) sg = relu_graph ("Relu");
+  const int64_t dims[] = { 2, 3 };
+  const float values[] = { -1, 2, -3, 4, -5, 6 }, want[] = { 0, 2, 0, 4, 0, 6 };
+  g_autoptr (NnpTensor) x = tu_tensor_f32 (2, dims, values);
+  g_autoptr (NnpTensor) y = tu_tensor_f32 (2, dims, values);
+  g_autoptr (NnpTensor) dx = NULL, dy = NULL;
+  NnpStageOptions tm = { .device = "testmem" }, cpu = { .device = "cpu" };
+  NnpStage *ts = nnp_stage_new (sg, NULL, 0, &tm, &error);
+  NnpStage *cs;
+  NnpCopyCounts c0, c1;
+
+  g_assert_no_error (error);
+  g_assert_cmpstr (nnp_device_get_backend (nnp_stage_get_device (ts)), ==, "testmem");
+  cs = nnp_stage_new (sg, NULL, 0, &cpu, &error);
+  g_assert_no_error (error);
+
+  /* host tensors on the testmem stage: the backend copies them (counted) */
+  nnp_device_get_copy_counts (&c0);
+  g_assert_true (nnp_stage_run (ts, &x, &y, &error));
+  nnp_device_get_copy_counts (&c1);
+  g_assert_cmpmem (y->data, y->nbytes, want, sizeof want);
+  g_assert_cmpuint (c1.to_device - c0.to_device, ==, 1);
+  g_assert_cmpuint (c1.to_host - c0.to_host, ==, 1);
+
+  /* its own tensors: used in place, no copy */
+  dx = nnp_tensor_new_on (nnp_stage_get_device (ts), NNP_DTYPE_FLOAT32, &x->shape, &error);
+  dy = nnp_stage_new_device_output (ts, 0, &error);
+  g_assert_no_error (error);
+  g_assert_true (dy->device == nnp_stage_get_device (ts));
+  g_assert_true (nnp_tensor_copy_into (dx, x, &error));
+  nnp_device_get_copy_counts (&c0);
+  g_assert_true (nnp_stage_run (ts, &dx, &dy, &error));
+  nnp_device_get_copy_counts (&c1);
+  g_assert_cmpuint (c1.to_device - c0.to_device, ==, 0);
+  g_assert_cmpuint (c1.to_host - c0.to_host, ==, 0);
+
+  /* testmem tensors on a CPU stage: down once, up once, through the host */
+  memset (y->data, 0, y->nbytes);
+  nnp_device_get_copy_counts (&c0);
+  g_assert_true (nnp_stage_run (cs, &dx, &dy, &error));
+  g_assert_no_error (error);
+  nnp_device_get_copy_counts (&c1);
+  g_assert_cmpuint (c1.to_host - c0.to_host, ==, 1);
+  g_assert_cmpuint (c1.to_device - c0.to_device, ==, 1);
+  g_assert_true (nnp_tensor_copy_into (y, dy, &error));
+  g_assert_cmpmem (y->data, y->nbytes, want, sizeof want);
+
+  /* a wrong tensor is an error naming the value */
+  {
+    const int64_t other[] = { 6 };
+    g_autoptr (NnpTensor) bad = tu_tensor_f32 (1, other, values);
+    g_assert_false (nnp_stage_run (ts, &bad, &dy, &error));
+    g_assert_error (error, NNP_ERROR, NNP_ERROR_INVALID);
+    g_assert_nonnull (strstr (error->message, "input 'x'"));
+    g_clear_error (&error);
+  }
+  nnp_stage_free (ts);
+  nnp_stage_free (cs);
+}
+
+static void
+test_unsupported (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (NnpGraph) sg = relu_graph ("Sigmoid");
+  NnpStageOptions tm = { .device = "testmem" };
+  char *why = NULL;
+  NnpDevice *d = nnp_device_open ("testmem", &error);
+
+  g_assert_false (nnp_device_supports_node (d, sg, nnp_graph_node (sg, 0), &why));
+  g_assert_cmpstr (why, ==, "Sigmoid: testmem runs Relu only");
+  g_free (why);
+  nnp_device_unref (d);
+  g_assert_null (nnp_stage_new (sg, NULL, 0, &tm, &error));
+  g_assert_error (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED);
+  g_assert_nonnull (strstr (error->message, "testmem runs Relu only"));
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  /* in order: testmem is registered by the second */
+  g_test_add_func ("/backend/registry", test_registry);
+  g_test_add_func ("/backend/register", test_register);
+  g_test_add_func ("/backend/spec", test_spec);
+  g_test_add_func ("/backend/device-tensors", test_device_tensors);
+  g_test_add_func ("/backend/stages", test_stages);
+  g_test_add_func ("/backend/unsupported", test_unsupported);
+  return g_test_run ();
+}
