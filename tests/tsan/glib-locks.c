@@ -144,8 +144,24 @@ destroy_cond (void *c)
   free (c);
 }
 
+/* g_cond_clear() comes after the last signal by contract, and callers
+ * order the two with a reference count: GstElement's state GCond is
+ * signalled by the thread that changes the state and cleared by whichever
+ * thread drops the last reference, through GObject's atomic refcount, which
+ * TSan cannot see (libgobject is not instrumented).  So every signal
+ * releases the cond and the clear acquires it; TSan still sees every other
+ * access to what the cond guards through the mutex. */
+void __tsan_acquire (void *addr);
+void __tsan_release (void *addr);
+
 void g_cond_init (GCond *cond) { cond->p = NULL; }
-void g_cond_clear (GCond *cond) { free_impl (&cond->p, destroy_cond); }
+
+void
+g_cond_clear (GCond *cond)
+{
+  __tsan_acquire (cond);
+  free_impl (&cond->p, destroy_cond);
+}
 
 void
 g_cond_wait (GCond *cond, GMutex *mutex)
@@ -175,12 +191,14 @@ void
 g_cond_signal (GCond *cond)
 {
   pthread_cond_signal (get_impl (&cond->p, make_cond, destroy_cond));
+  __tsan_release (cond);
 }
 
 void
 g_cond_broadcast (GCond *cond)
 {
   pthread_cond_broadcast (get_impl (&cond->p, make_cond, destroy_cond));
+  __tsan_release (cond);
 }
 
 /* ------------------------------------------------------------ GRWLock */
@@ -226,9 +244,6 @@ void g_rw_lock_reader_unlock (GRWLock *l) { pthread_rwlock_unlock (RW (l)); }
  * the push, an acquire on it after a pop that got an item) and call GLib's
  * functions for the work.  Calls from inside libglib (GThreadPool) keep
  * GLib's functions (tsan.supp: g_queue_pop_tail). */
-void __tsan_acquire (void *addr);
-void __tsan_release (void *addr);
-
 #include <dlfcn.h>
 
 static void *
