@@ -332,6 +332,7 @@ gboolean
 gst_nn_pipeline_load_model_locked (GstNnPipeline * self, GError ** error)
 {
   gchar *path, *plan_path;
+  NnpModel *model;
 
   GST_OBJECT_LOCK (self);
   path = g_strdup (self->model_path);
@@ -358,8 +359,11 @@ gst_nn_pipeline_load_model_locked (GstNnPipeline * self, GError ** error)
     g_free (path);
     return FALSE;
   }
-  self->model = nnp_model_load (path, error);
-  if (self->model == NULL) {
+  model = nnp_model_load (path, error);
+  GST_OBJECT_LOCK (self);
+  self->model = model;
+  GST_OBJECT_UNLOCK (self);
+  if (model == NULL) {
     g_free (path);
     return FALSE;
   }

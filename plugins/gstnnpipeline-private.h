@@ -45,7 +45,8 @@ struct _GstNnPipeline
 
   /* stream state (build_lock), between READY -> PAUSED and back */
   GMutex build_lock;
-  NnpModel *model;              /* owned ref */
+  NnpModel *model;              /* owned ref; also under the object lock
+                                 * (the caps query reads it) */
   gchar *model_file;            /* path the model was loaded from */
   NnpPlan *plan;                /* owned, NULL until built */
   GPtrArray *stage_elems;       /* nnstage GstElement* (refs) */
@@ -58,7 +59,7 @@ struct _GstNnPipeline
                                  * build_lock): posted once, not on every
                                  * retry of the same CAPS event */
 
-  /* statistics (stats_lock).  post_stats runs on the clock thread and, at
+  /* statistics (stats_lock).  post_stats runs on the stats thread and, at
    * EOS, on a streaming thread holding stream locks: it must never take
    * build_lock (a state change holds build_lock while inner elements stop,
    * which takes their stream locks).  So the stages and queues it reads are
@@ -71,7 +72,9 @@ struct _GstNnPipeline
   GPtrArray *stats_queues;      /* queue GstElement* (refs) */
   gboolean final_posted;        /* the final=true message is out: no
                                  * periodic one after it */
-  GstClockID stats_id;
+  GThread *ticker;              /* the periodic messages' thread, or NULL */
+  GCond ticker_cond;            /* wakes it up to stop */
+  gint64 tick_period;           /* us */
   gint64 last_tick;             /* monotonic us */
   guint64 last_busy[MAX_STAGES];
   guint64 last_frames;

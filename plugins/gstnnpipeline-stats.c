@@ -185,18 +185,43 @@ post_stats (GstNnPipeline * self, gboolean final)
   g_mutex_unlock (&self->post_lock);
 }
 
-static gboolean
-stats_tick (GstClock * clock, GstClockTime time, GstClockID id,
-    gpointer user_data)
+/* The periodic messages: a thread of our own (not the system clock's
+ * thread: stopping must wait for a tick in progress, and TSan must see it
+ * do so).  It runs while self->ticker is this thread; each period it posts
+ * one message.  gst_nn_pipeline_stats_stop() joins it, so when that
+ * returns no periodic message is being or will be posted. */
+static gpointer
+stats_ticker (gpointer user_data)
 {
-  post_stats (GST_NN_PIPELINE (user_data), FALSE);
-  return TRUE;
+  GstNnPipeline *self = GST_NN_PIPELINE (user_data);
+  GThread *me = g_thread_self ();
+  gint64 next;
+
+  g_mutex_lock (&self->stats_lock);
+  next = g_get_monotonic_time () + self->tick_period;
+  while (self->ticker == me) {
+    gint64 now;
+
+    if (g_cond_wait_until (&self->ticker_cond, &self->stats_lock, next))
+      continue;                 /* woken up: stopped (or spurious) */
+    if (self->ticker != me)
+      break;
+    g_mutex_unlock (&self->stats_lock);
+    post_stats (self, FALSE);
+    g_mutex_lock (&self->stats_lock);
+    /* periodic; a period missed (a slow post) is skipped, not caught up */
+    now = g_get_monotonic_time ();
+    next += self->tick_period;
+    if (next <= now)
+      next = now + self->tick_period;
+  }
+  g_mutex_unlock (&self->stats_lock);
+  return NULL;
 }
 
 void
 gst_nn_pipeline_stats_start (GstNnPipeline * self)
 {
-  GstClock *clock;
   guint interval;
 
   GST_OBJECT_LOCK (self);
@@ -205,11 +230,9 @@ gst_nn_pipeline_stats_start (GstNnPipeline * self)
   if (interval == 0)
     return;
 
-  clock = gst_system_clock_obtain ();
   g_mutex_lock (&self->post_lock);
   g_mutex_lock (&self->stats_lock);
-  if (self->stats_id == NULL) {
-    GstClockTime period = interval * GST_MSECOND;
+  if (self->ticker == NULL) {
     GstElement *stage_refs[MAX_STAGES], *queue_refs[MAX_STAGES];
     StatsSample sample;
 
@@ -227,29 +250,32 @@ gst_nn_pipeline_stats_start (GstNnPipeline * self)
     self->last_frames = sample.n_stages ?
         sample.frames[sample.n_stages - 1] : 0;
     self->last_tick = before;
-    self->stats_id = gst_clock_new_periodic_id (clock,
-        gst_clock_get_time (clock) + period, period);
-    gst_clock_id_wait_async (self->stats_id, stats_tick, gst_object_ref (self),
-        (GDestroyNotify) gst_object_unref);
+    self->tick_period = (gint64) interval * 1000;
+    /* the thread does not hold a ref: it never outlives a stats_stop(),
+     * which PLAYING -> PAUSED, EOS and finalize call */
+    self->ticker = g_thread_new ("nnpipeline-stats", stats_ticker, self);
   }
   g_mutex_unlock (&self->stats_lock);
   g_mutex_unlock (&self->post_lock);
-  gst_object_unref (clock);
 }
 
 void
 gst_nn_pipeline_stats_stop (GstNnPipeline * self)
 {
-  GstClockID id;
+  GThread *ticker;
 
   g_mutex_lock (&self->stats_lock);
-  id = self->stats_id;
-  self->stats_id = NULL;
+  ticker = self->ticker;
+  self->ticker = NULL;
+  g_cond_broadcast (&self->ticker_cond);
   g_mutex_unlock (&self->stats_lock);
-  if (id) {
-    gst_clock_id_unschedule (id);
-    gst_clock_id_unref (id);
-  }
+  if (ticker == NULL)
+    return;
+  if (ticker == g_thread_self ())
+    g_thread_unref (ticker);    /* a tick's message stopped the stats (a sync
+                                 * bus handler): the loop ends after it */
+  else
+    g_thread_join (ticker);
 }
 
 GstPadProbeReturn

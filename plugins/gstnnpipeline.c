@@ -181,6 +181,7 @@ gst_nn_pipeline_pad_query (GstPad * pad, GstObject * parent, GstQuery * query)
   GstNnPipeline *self = GST_NN_PIPELINE (parent);
   GstPad *target = gst_ghost_pad_get_target (GST_GHOST_PAD (pad));
   GstCaps *caps = NULL, *filter, *tmpl;
+  NnpModel *model;
 
   if (target) {
     gst_object_unref (target);
@@ -190,10 +191,14 @@ gst_nn_pipeline_pad_query (GstPad * pad, GstObject * parent, GstQuery * query)
   switch (GST_QUERY_TYPE (query)) {
     case GST_QUERY_CAPS:
       gst_query_parse_caps (query, &filter);
-      g_mutex_lock (&self->build_lock);
-      if (pad == self->sinkpad && self->model)
-        caps = gst_nn_stage_model_sink_caps_filtered (self->model, filter);
-      g_mutex_unlock (&self->build_lock);
+      /* the object lock, not build_lock: queries come from streaming
+       * threads, and a build holds build_lock while it starts elements */
+      GST_OBJECT_LOCK (self);
+      model = self->model ? nnp_model_ref (self->model) : NULL;
+      GST_OBJECT_UNLOCK (self);
+      if (pad == self->sinkpad && model)
+        caps = gst_nn_stage_model_sink_caps_filtered (model, filter);
+      g_clear_pointer (&model, nnp_model_unref);
       if (caps == NULL)
         caps = gst_pad_get_pad_template_caps (pad);
       else
@@ -273,6 +278,20 @@ check_properties (GstNnPipeline * self, GError ** error)
   return ok;
 }
 
+/* self->model is written under build_lock and the object lock (the caps
+ * query reads it under the object lock alone). */
+static void
+gst_nn_pipeline_drop_model (GstNnPipeline * self)
+{
+  NnpModel *model;
+
+  GST_OBJECT_LOCK (self);
+  model = g_steal_pointer (&self->model);
+  GST_OBJECT_UNLOCK (self);
+  if (model)
+    nnp_model_unref (model);
+}
+
 static GstStateChangeReturn
 gst_nn_pipeline_change_state (GstElement * element, GstStateChange transition)
 {
@@ -317,7 +336,7 @@ gst_nn_pipeline_change_state (GstElement * element, GstStateChange transition)
       gst_nn_pipeline_stats_stop (self);
       g_mutex_lock (&self->build_lock);
       gst_nn_pipeline_teardown_locked (self);
-      g_clear_pointer (&self->model, nnp_model_unref);
+      gst_nn_pipeline_drop_model (self);
       ok = gst_nn_pipeline_trace_close_locked (self, &err);
       g_mutex_unlock (&self->build_lock);
       if (!ok)
@@ -349,7 +368,7 @@ build_failed:
     g_clear_error (&err);
     g_mutex_lock (&self->build_lock);
     gst_nn_pipeline_teardown_locked (self);
-    g_clear_pointer (&self->model, nnp_model_unref);
+    gst_nn_pipeline_drop_model (self);
     gst_nn_pipeline_trace_close_locked (self, NULL);
     g_mutex_unlock (&self->build_lock);
     return GST_STATE_CHANGE_FAILURE;
@@ -488,6 +507,7 @@ gst_nn_pipeline_finalize (GObject * object)
   g_mutex_clear (&self->build_lock);
   g_mutex_clear (&self->stats_lock);
   g_mutex_clear (&self->post_lock);
+  g_cond_clear (&self->ticker_cond);
 
   G_OBJECT_CLASS (gst_nn_pipeline_parent_class)->finalize (object);
 }
@@ -672,6 +692,7 @@ gst_nn_pipeline_init (GstNnPipeline * self)
   g_mutex_init (&self->build_lock);
   g_mutex_init (&self->stats_lock);
   g_mutex_init (&self->post_lock);
+  g_cond_init (&self->ticker_cond);
   self->stats_stages = g_ptr_array_new_with_free_func (gst_object_unref);
   self->stats_queues = g_ptr_array_new_with_free_func (gst_object_unref);
   self->stages = g_strdup (DEFAULT_STAGES);

@@ -649,6 +649,11 @@ GST_START_TEST (test_state_cycles)
   gst_object_unref (src);
   gst_object_unref (stage);
   gst_object_unref (bus);
+  /* a streaming thread that has stopped may still be handing its last
+   * stream-status message to the bin for a moment (seen under TSan): wait
+   * for that reference to go, up to 5 s; a leaked one stays and fails */
+  for (gint i = 0; i < 500 && GST_OBJECT_REFCOUNT_VALUE (pipeline) > 1; i++)
+    g_usleep (10000);
   ASSERT_OBJECT_REFCOUNT (pipeline, "pipeline", 1);
   gst_object_unref (pipeline);
   g_free (desc);

@@ -1,5 +1,6 @@
 /* tsan-glib-locks: counters shared by threads under GMutex, GRecMutex,
- * GRWLock and a GCond handoff.  Under ThreadSanitizer with
+ * GRWLock, a GCond handoff and buffers handed over through a GAsyncQueue
+ * (as GstHarness hands a streaming thread's output to the test).  Under ThreadSanitizer with
  * libnnp-tsan-glib-locks.so preloaded there is no report; without it
  * (test tsan-glib-locks-unseen, should_fail) TSan reports the accesses as
  * races, because GLib's futex locks are invisible to it: proof that the
@@ -49,12 +50,54 @@ worker (gpointer data)
   return NULL;
 }
 
+/* Fill buffers and hand them over: the popper reads what the pusher wrote
+ * with no other synchronisation than the queue. */
+static gpointer
+producer (gpointer data)
+{
+  GAsyncQueue *q = data;
+
+  for (int i = 0; i < 200; i++) {
+    int *buf = g_new (int, 64);
+
+    for (int k = 0; k < 64; k++)
+      buf[k] = i + k;
+    g_async_queue_push (q, buf);
+  }
+  return NULL;
+}
+
+static int
+consume (GAsyncQueue *q)
+{
+  int sum = 0;
+
+  for (int i = 0; i < 200; i++) {
+    int *buf = i % 2 ? g_async_queue_pop (q) : g_async_queue_timeout_pop (q, G_USEC_PER_SEC * 10);
+
+    if (buf == NULL)
+      return -1;
+    sum += buf[63] - buf[0];
+    g_free (buf);
+  }
+  return sum;
+}
+
 int
 main (void)
 {
   GThread *a = g_thread_new ("a", worker, GINT_TO_POINTER (0));
   GThread *b = g_thread_new ("b", worker, GINT_TO_POINTER (1));
+  GAsyncQueue *q = g_async_queue_new ();
+  GThread *p = g_thread_new ("producer", producer, q);
+  int sum = consume (q);
 
+  g_thread_join (p);
+  g_async_queue_unref (q);
+  if (sum != 200 * 63) {
+    g_printerr ("wrong queue sum: %d\n", sum);
+    return 1;
+  }
   g_thread_join (a);
   g_thread_join (b);
   if (counter != 2 * ROUNDS || rec_counter != 2 * ROUNDS || rw_counter != 2 * ROUNDS
