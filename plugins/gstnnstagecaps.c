@@ -496,14 +496,16 @@ gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
     gint n_nodes = 0;
     const gchar *const *nodes = nnp_part_spec_get_nodes (spec, &n_nodes);
 
-    GST_INFO_OBJECT (self, "model %s, %s: stage for %s -> %s on %s, %d "
-        "nodes ('%s' .. '%s'), arena %" G_GSIZE_FORMAT " bytes, built in "
-        "%.1f ms, output in %s memory", self->model_name, self->part_name, is,
-        os, nnp_device_get_name (nnp_stage_get_device (stage)), n_nodes,
-        nodes ? nodes[0] : "", nodes ? nodes[n_nodes - 1] : "",
+    GST_INFO_OBJECT (self, "model %s, %s: stage for %s -> %s on %s, arena %"
+        G_GSIZE_FORMAT " bytes, built in %.1f ms, output in %s memory",
+        self->model_name, self->part_name, is, os,
+        nnp_device_get_name (nnp_stage_get_device (stage)),
         nnp_stage_get_arena_bytes (stage),
         (g_get_monotonic_time () - t0) / 1000.0,
         self->out_device ? "device" : "host");
+    if (nodes && n_nodes > 0)
+      GST_INFO_OBJECT (self, "%s: %d nodes, '%s' .. '%s'", self->part_name,
+          n_nodes, nodes[0], nodes[n_nodes - 1]);
     g_free (is);
     g_free (os);
   }
