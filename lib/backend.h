@@ -117,5 +117,10 @@ gboolean nnp_backend_register (const NnpBackend *backend);
 /* Device glue for backends and the executor (device.c). */
 /* The backend of a device and its context (borrowed). */
 const NnpBackend *nnp_device_get_backend_table (NnpDevice *device, gpointer *ctx);
+/* The device of a spec, opened once and kept open for the process (so
+ * availability checks and profiling do not open and close contexts again
+ * and again); a failed open is remembered and its error repeated.
+ * Borrowed. */
+NnpDevice *nnp_device_open_kept (const char *spec, GError **error);
 
 G_END_DECLS

@@ -138,6 +138,45 @@ nnp_device_open (const char *spec, GError **error)
   return dev;
 }
 
+/* Devices opened by nnp_device_open_kept(), by spec: kept open for the
+ * life of the process.  A failed open is remembered too (its message), so a
+ * missing platform is probed once. */
+typedef struct {
+  NnpDevice *device;   /* owned ref, NULL when the open failed */
+  char *error;         /* the open error */
+} KeptDevice;
+
+static GMutex kept_lock;
+static GHashTable *kept;   /* spec (lower case) -> KeptDevice* */
+
+NnpDevice *
+nnp_device_open_kept (const char *spec, GError **error)
+{
+  g_autofree char *key = g_ascii_strdown (spec ? spec : "cpu", -1);
+  KeptDevice *k;
+
+  g_mutex_lock (&kept_lock);
+  if (kept == NULL)
+    kept = g_hash_table_new (g_str_hash, g_str_equal);
+  k = g_hash_table_lookup (kept, key);
+  if (k == NULL) {
+    GError *err = NULL;
+    k = g_new0 (KeptDevice, 1);
+    k->device = nnp_device_open (spec ? spec : "cpu", &err);
+    if (k->device == NULL) {
+      k->error = g_strdup (err->message);
+      g_error_free (err);
+    } else {
+      NNP_DEBUG ("nnp-device", "device '%s' = %s (kept open)", key, k->device->name);
+    }
+    g_hash_table_insert (kept, g_steal_pointer (&key), k);
+  }
+  g_mutex_unlock (&kept_lock);
+  if (k->device == NULL)
+    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE, "%s", k->error);
+  return k->device;
+}
+
 NnpDevice *
 nnp_device_ref (NnpDevice *device)
 {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <nnpipe/graph.h>
+#include "onnx/wire.h"
 
 G_BEGIN_DECLS
 
@@ -21,5 +22,18 @@ void nnp_onnx_model_info_clear (NnpOnnxModelInfo *info);
  * keeps no pointer into data: weights are copied into NnpTensors. */
 NnpGraph *nnp_onnx_parse_model (const guint8 *data, gsize size, const char *graph_name,
                                 NnpOnnxModelInfo *info, GError **error);
+
+/* TensorProto (tensor-proto.c).  Parse the TensorProto in `msg` (a LEN field
+ * read from parent).  With placeholder_ok, a tensor of a dtype nnpipe cannot
+ * hold (string, bfloat16...) becomes a data-less placeholder carrying that
+ * dtype code (ops reject it when used); otherwise that is
+ * NNP_ERROR_UNSUPPORTED.  *name_out (may be NULL) receives the tensor's name
+ * (owned).  `what` names the tensor in errors. */
+NnpTensor *nnp_onnx_parse_tensor (const NnpWireReader *parent, const NnpWireField *msg,
+                                  gboolean placeholder_ok, const char *what, char **name_out,
+                                  GError **error);
+/* ONNX data type names ("float32", "bfloat16", ...), also for the codes
+ * NnpDType does not cover; "unknown" past the table. */
+const char *nnp_onnx_dtype_name (int64_t code);
 
 G_END_DECLS

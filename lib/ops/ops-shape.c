@@ -1,6 +1,7 @@
-/* libnnpipe: shape inference for the shape / data-movement ops (Constant,
- * Identity, Dropout, Shape, Reshape, Flatten, Squeeze, Unsqueeze, Transpose,
- * Concat, Split, Slice, Gather, Expand, ConstantOfShape, Range).
+/* libnnpipe: shape inference for the shape / data-movement ops (Identity,
+ * Dropout, Shape, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Concat,
+ * Split, Slice, Gather, Expand; the ops that make tensors, Constant,
+ * ConstantOfShape and Range, are in ops-make.c).
  *
  * All of them are dtype-generic (byte copies).  Inputs that decide an output
  * shape must be constants at infer time; everything the kernels need is
@@ -89,8 +90,9 @@ input_esize (const NnpNode *node, const NnpValue *v, int k, gsize *esize, GError
   return TRUE;
 }
 
-static void
-set_output (NnpGraph *graph, NnpNode *node, int k, NnpDType dtype, const NnpShape *shape)
+void
+nnp_op_set_output (NnpGraph *graph, NnpNode *node, int k, NnpDType dtype,
+                   const NnpShape *shape)
 {
   NnpValue *v = nnp_node_output (graph, node, k);
 
@@ -100,9 +102,23 @@ set_output (NnpGraph *graph, NnpNode *node, int k, NnpDType dtype, const NnpShap
   v->shape = *shape;
 }
 
+NnpTensor *
+nnp_op_new_1d (NnpDType dtype, int n, const void *data, gsize esize)
+{
+  NnpShape shape;
+  int64_t dim = n;
+  NnpTensor *t;
+
+  nnp_shape_set (&shape, 1, &dim);
+  t = nnp_tensor_new (dtype, &shape, NULL);
+  if (t && n > 0)
+    memcpy (t->data, data, (gsize) n * esize);
+  return t;
+}
+
 /* Replace a value's constant; takes the reference `t`. */
-static void
-set_constant (NnpValue *v, NnpTensor *t)
+void
+nnp_op_set_constant (NnpValue *v, NnpTensor *t)
 {
   if (v->constant)
     nnp_tensor_unref (v->constant);
@@ -186,9 +202,9 @@ get_axes (const NnpGraph *graph, const NnpNode *node, int input, const char *att
 }
 
 /* Shape-like int list to an NnpShape: every entry >= 0, rank <= NNP_MAX_RANK. */
-static gboolean
-ints_to_shape (const NnpNode *node, const char *what, const int64_t *v, int n, NnpShape *shape,
-               GError **error)
+gboolean
+nnp_op_ints_to_shape (const NnpNode *node, const char *what, const int64_t *v, int n,
+                      NnpShape *shape, GError **error)
 {
   if (n > NNP_MAX_RANK) {
     nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "%s has %d dims, at most %d are "
@@ -222,93 +238,7 @@ reshape_like (NnpGraph *graph, NnpNode *node, const NnpShape *shape, GError **er
   g_free (node->params);
   node->params = NULL;
   node->params_size = 0;
-  set_output (graph, node, 0, x->dtype, shape);
-  return TRUE;
-}
-
-/* ---------------------------------------------------------------- Constant */
-
-static NnpTensor *
-new_1d (NnpDType dtype, int n, const void *data, gsize esize)
-{
-  NnpShape shape;
-  int64_t dim = n;
-  NnpTensor *t;
-
-  nnp_shape_set (&shape, 1, &dim);
-  t = nnp_tensor_new (dtype, &shape, NULL);
-  if (t && n > 0)
-    memcpy (t->data, data, (gsize) n * esize);
-  return t;
-}
-
-static NnpTensor *
-new_scalar (NnpDType dtype, const void *data, gsize esize)
-{
-  NnpShape shape;
-  NnpTensor *t;
-
-  nnp_shape_set (&shape, 0, NULL);
-  t = nnp_tensor_new (dtype, &shape, NULL);
-  if (t)
-    memcpy (t->data, data, esize);
-  return t;
-}
-
-gboolean
-nnp_op_constant_infer (NnpGraph *graph, NnpNode *node, GError **error)
-{
-  NnpValue *out = nnp_node_output (graph, node, 0);
-  NnpTensor *t = NULL;
-  const NnpAttr *a;
-
-  if ((a = nnp_node_get_attr (node, "value")) != NULL) {
-    if (a->type != NNP_ATTR_TENSOR || a->t == NULL) {
-      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "attribute 'value' is not a tensor");
-      return FALSE;
-    }
-    if (nnp_dtype_size (a->t->dtype) == 0) {
-      nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "value of dtype %s is not "
-                          "supported", nnp_dtype_name (a->t->dtype));
-      return FALSE;
-    }
-    if (!nnp_shape_is_static (&a->t->shape)) {
-      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "value has no static shape");
-      return FALSE;
-    }
-    t = nnp_tensor_ref (a->t);
-  } else if ((a = nnp_node_get_attr (node, "value_float")) != NULL && a->type == NNP_ATTR_FLOAT) {
-    t = new_scalar (NNP_DTYPE_FLOAT32, &a->f, sizeof (float));
-  } else if ((a = nnp_node_get_attr (node, "value_floats")) != NULL
-             && a->type == NNP_ATTR_FLOATS) {
-    t = new_1d (NNP_DTYPE_FLOAT32, a->n, a->floats, sizeof (float));
-  } else if ((a = nnp_node_get_attr (node, "value_int")) != NULL && a->type == NNP_ATTR_INT) {
-    t = new_scalar (NNP_DTYPE_INT64, &a->i, sizeof (int64_t));
-  } else if ((a = nnp_node_get_attr (node, "value_ints")) != NULL && a->type == NNP_ATTR_INTS) {
-    t = new_1d (NNP_DTYPE_INT64, a->n, a->ints, sizeof (int64_t));
-  } else if (nnp_node_get_attr (node, "value_string") || nnp_node_get_attr (node, "value_strings")
-             || nnp_node_get_attr (node, "sparse_value")) {
-    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "string and sparse constants are "
-                        "not supported");
-    return FALSE;
-  } else {
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "has no value attribute");
-    return FALSE;
-  }
-  if (t == NULL) {
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "cannot build the value tensor");
-    return FALSE;
-  }
-  g_free (node->params);
-  node->params = NULL;
-  node->params_size = 0;
-  if (out == NULL) {
-    nnp_tensor_unref (t);
-    return TRUE;
-  }
-  out->dtype = t->dtype;
-  out->shape = t->shape;
-  set_constant (out, t);
+  nnp_op_set_output (graph, node, 0, x->dtype, shape);
   return TRUE;
 }
 
@@ -375,9 +305,9 @@ nnp_op_dropout_infer (NnpGraph *graph, NnpNode *node, GError **error)
       break;
     }
   }
-  set_output (graph, node, 0, x->dtype, &x->shape);
+  nnp_op_set_output (graph, node, 0, x->dtype, &x->shape);
   if (mask)
-    set_output (graph, node, 1, mask_dtype, &x->shape);
+    nnp_op_set_output (graph, node, 1, mask_dtype, &x->shape);
   return TRUE;
 }
 
@@ -407,10 +337,10 @@ nnp_op_shape_infer (NnpGraph *graph, NnpNode *node, GError **error)
   p->start = (int) start;
   p->end = (int) MAX (end, start);
   nnp_shape_set (&shape, 1, &n);
-  set_output (graph, node, 0, NNP_DTYPE_INT64, &shape);
+  nnp_op_set_output (graph, node, 0, NNP_DTYPE_INT64, &shape);
   if (out) {
-    NnpTensor *t = new_1d (NNP_DTYPE_INT64, (int) n, x->shape.dims + start, sizeof (int64_t));
-    set_constant (out, t);
+    NnpTensor *t = nnp_op_new_1d (NNP_DTYPE_INT64, (int) n, x->shape.dims + start, sizeof (int64_t));
+    nnp_op_set_constant (out, t);
   }
   return TRUE;
 }
@@ -638,7 +568,7 @@ nnp_op_transpose_infer (NnpGraph *graph, NnpNode *node, GError **error)
   p = NNP_NODE_NEW_PARAMS (node, NnpCopyParams);
   nnp_strided_copy_init (&p->copy, esize, rank, dims, strides, 0);
   nnp_shape_set (&shape, rank, dims);
-  set_output (graph, node, 0, x->dtype, &shape);
+  nnp_op_set_output (graph, node, 0, x->dtype, &shape);
   return TRUE;
 }
 
@@ -713,7 +643,7 @@ nnp_op_concat_infer (NnpGraph *graph, NnpNode *node, GError **error)
     p->part_row[i] = x->shape.dims[axis] * inner;
     p->whole_row += p->part_row[i];
   }
-  set_output (graph, node, 0, x0->dtype, &shape);
+  nnp_op_set_output (graph, node, 0, x0->dtype, &shape);
   return TRUE;
 }
 
@@ -798,7 +728,7 @@ nnp_op_split_infer (NnpGraph *graph, NnpNode *node, GError **error)
     NnpShape shape = x->shape;
     shape.dims[axis] = sizes[i];
     p->part_row[i] = sizes[i] * inner;
-    set_output (graph, node, i, x->dtype, &shape);
+    nnp_op_set_output (graph, node, i, x->dtype, &shape);
   }
   return TRUE;
 }
@@ -906,7 +836,7 @@ nnp_op_slice_infer (NnpGraph *graph, NnpNode *node, GError **error)
   }
   p = NNP_NODE_NEW_PARAMS (node, NnpCopyParams);
   nnp_strided_copy_init (&p->copy, esize, rank, shape.dims, strides, offset);
-  set_output (graph, node, 0, x->dtype, &shape);
+  nnp_op_set_output (graph, node, 0, x->dtype, &shape);
   return TRUE;
 }
 
@@ -961,7 +891,7 @@ nnp_op_gather_infer (NnpGraph *graph, NnpNode *node, GError **error)
   p->axis_dim = x->shape.dims[axis];
   p->inner_bytes = dims_product (&x->shape, axis + 1, rank) * (int64_t) esize;
   p->n_indices = nnp_shape_numel (&idx->shape);
-  set_output (graph, node, 0, x->dtype, &shape);
+  nnp_op_set_output (graph, node, 0, x->dtype, &shape);
   return TRUE;
 }
 
@@ -983,7 +913,7 @@ nnp_op_expand_infer (NnpGraph *graph, NnpNode *node, GError **error)
     return FALSE;
   if (!nnp_node_const_ints (graph, node, 1, &req, &n, error))
     return FALSE;
-  if (!ints_to_shape (node, "shape", req, n, &want, error))
+  if (!nnp_op_ints_to_shape (node, "shape", req, n, &want, error))
     return FALSE;
   shapes[0] = &x->shape;
   shapes[1] = &want;
@@ -1003,155 +933,6 @@ nnp_op_expand_infer (NnpGraph *graph, NnpNode *node, GError **error)
   }
   p = NNP_NODE_NEW_PARAMS (node, NnpCopyParams);
   nnp_strided_copy_init (&p->copy, esize, shape.rank, shape.dims, strides, 0);
-  set_output (graph, node, 0, x->dtype, &shape);
-  return TRUE;
-}
-
-/* ---------------------------------------------------------------- ConstantOfShape */
-
-gboolean
-nnp_op_constant_of_shape_infer (NnpGraph *graph, NnpNode *node, GError **error)
-{
-  const NnpAttr *value = nnp_node_get_attr (node, "value");
-  g_autofree int64_t *req = NULL;
-  NnpDType dtype = NNP_DTYPE_FLOAT32;
-  NnpFillParams *p;
-  NnpShape shape;
-  int n;
-
-  if (!nnp_node_const_ints (graph, node, 0, &req, &n, error))
-    return FALSE;
-  if (!ints_to_shape (node, "shape", req, n, &shape, error))
-    return FALSE;
-  if (value != NULL) {
-    gsize esize;
-    if (value->type != NNP_ATTR_TENSOR || value->t == NULL) {
-      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "attribute 'value' is not a tensor");
-      return FALSE;
-    }
-    esize = nnp_dtype_size (value->t->dtype);
-    if (esize == 0 || esize > 8) {
-      nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "value of dtype %s is not "
-                          "supported", nnp_dtype_name (value->t->dtype));
-      return FALSE;
-    }
-    if (nnp_tensor_numel (value->t) != 1) {
-      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "value must have one element, has %"
-                          G_GINT64_FORMAT, nnp_tensor_numel (value->t));
-      return FALSE;
-    }
-    dtype = value->t->dtype;
-  }
-  p = NNP_NODE_NEW_PARAMS (node, NnpFillParams);
-  p->esize = (int64_t) nnp_dtype_size (dtype);
-  if (value != NULL)
-    memcpy (p->value, value->t->data, p->esize);
-  set_output (graph, node, 0, dtype, &shape);
-  return TRUE;
-}
-
-/* ---------------------------------------------------------------- Range */
-
-static gboolean
-range_scalar (const NnpGraph *graph, const NnpNode *node, int k, NnpDType dtype,
-              double *f, int64_t *i, GError **error)
-{
-  NnpValue *v = nnp_node_input (graph, node, k);
-  const NnpTensor *t = v->constant;
-
-  if (t == NULL) {
-    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "input %d ('%s') must be a "
-                        "constant (data-dependent shapes are not supported)", k, v->name);
-    return FALSE;
-  }
-  if (t->dtype != dtype || nnp_tensor_numel (t) != 1) {
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "input %d ('%s') must be a %s scalar",
-                        k, v->name, nnp_dtype_name (dtype));
-    return FALSE;
-  }
-  switch (dtype) {
-    case NNP_DTYPE_FLOAT32:
-      *f = *(const float *) t->data;
-      break;
-    case NNP_DTYPE_FLOAT64:
-      *f = *(const double *) t->data;
-      break;
-    case NNP_DTYPE_INT16:
-      *i = *(const int16_t *) t->data;
-      break;
-    case NNP_DTYPE_INT32:
-      *i = *(const int32_t *) t->data;
-      break;
-    default:
-      *i = *(const int64_t *) t->data;
-      break;
-  }
-  return TRUE;
-}
-
-gboolean
-nnp_op_range_infer (NnpGraph *graph, NnpNode *node, GError **error)
-{
-  NnpDType dtype = nnp_node_input (graph, node, 0)->dtype;
-  double fs = 0, fl = 0, fd = 0;
-  int64_t is = 0, il = 0, id = 0, count;
-  NnpRangeParams *p;
-  NnpShape shape;
-
-  if (dtype != NNP_DTYPE_FLOAT32 && dtype != NNP_DTYPE_FLOAT64 && dtype != NNP_DTYPE_INT16
-      && dtype != NNP_DTYPE_INT32 && dtype != NNP_DTYPE_INT64) {
-    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "dtype %s is not supported",
-                        nnp_dtype_name (dtype));
-    return FALSE;
-  }
-  if (!range_scalar (graph, node, 0, dtype, &fs, &is, error)
-      || !range_scalar (graph, node, 1, dtype, &fl, &il, error)
-      || !range_scalar (graph, node, 2, dtype, &fd, &id, error))
-    return FALSE;
-
-  if (dtype == NNP_DTYPE_FLOAT32 || dtype == NNP_DTYPE_FLOAT64) {
-    double c;
-    if (fd == 0 || !isfinite (fs) || !isfinite (fl) || !isfinite (fd)) {
-      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "start, limit and delta must be "
-                          "finite and delta non-zero");
-      return FALSE;
-    }
-    if (dtype == NNP_DTYPE_FLOAT32)
-      c = ceilf (((float) fl - (float) fs) / (float) fd);
-    else
-      c = ceil ((fl - fs) / fd);
-    if (c > (double) G_MAXINT32) {
-      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "output of %g elements is too large",
-                          c);
-      return FALSE;
-    }
-    count = c > 0 ? (int64_t) c : 0;
-  } else {
-    if (id == 0) {
-      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "delta is 0");
-      return FALSE;
-    }
-    /* unsigned differences: exact even when limit - start overflows int64 */
-    if (id > 0 && il > is)
-      count = (int64_t) (((guint64) il - (guint64) is - 1) / (guint64) id + 1);
-    else if (id < 0 && is > il)
-      count = (int64_t) (((guint64) is - (guint64) il - 1) / (0 - (guint64) id) + 1);
-    else
-      count = 0;
-    if (count > G_MAXINT32) {
-      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "output of %" G_GINT64_FORMAT
-                          " elements is too large", count);
-      return FALSE;
-    }
-  }
-  p = NNP_NODE_NEW_PARAMS (node, NnpRangeParams);
-  p->dtype = dtype;
-  p->count = count;
-  p->istart = is;
-  p->idelta = id;
-  p->fstart = fs;
-  p->fdelta = fd;
-  nnp_shape_set (&shape, 1, &count);
-  set_output (graph, node, 0, dtype, &shape);
+  nnp_op_set_output (graph, node, 0, x->dtype, &shape);
   return TRUE;
 }

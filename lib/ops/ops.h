@@ -61,6 +61,19 @@ gboolean nnp_node_const_ints (const NnpGraph *graph, const NnpNode *node, int in
 /* Normalise an axis in [-rank, rank) to [0, rank); FALSE when out of range. */
 gboolean nnp_normalize_axis (int64_t axis, int rank, int *out);
 
+/* Helpers of the shape ops (ops-shape.c), shared with ops-make.c. */
+/* Set dtype and shape of output k (nothing when it is omitted). */
+void nnp_op_set_output (NnpGraph *graph, NnpNode *node, int k, NnpDType dtype,
+                        const NnpShape *shape);
+/* Replace a value's constant; takes the reference `t`. */
+void nnp_op_set_constant (NnpValue *v, NnpTensor *t);
+/* A new 1-D tensor of n elements copied from data (NULL on failure). */
+NnpTensor *nnp_op_new_1d (NnpDType dtype, int n, const void *data, gsize esize);
+/* Shape-like int list to an NnpShape: every entry >= 0, rank <= NNP_MAX_RANK;
+ * FALSE with the node's error naming `what` otherwise. */
+gboolean nnp_op_ints_to_shape (const NnpNode *node, const char *what, const int64_t *v, int n,
+                               NnpShape *shape, GError **error);
+
 /* Bytes a node reads and writes (every input and output tensor once), from
  * inferred shapes (flops.c): the streaming term of the backends' cost
  * estimates. */

@@ -44,44 +44,14 @@
 
 /* ------------------------------------------------------------ devices */
 
-/* Devices the partitioner opened, by spec: kept open for the life of the
- * process so that availability checks, profiling and validation do not
- * create and destroy OpenCL contexts again and again.  A failed open is
- * remembered too (its message), so a missing platform is probed once. */
-typedef struct {
-  NnpDevice *device;   /* owned ref, NULL when the open failed */
-  char *error;         /* the open error */
-} OpenedDevice;
-
-static GMutex opened_lock;
-static GHashTable *opened;   /* spec (lower case) -> OpenedDevice* */
-
+/* The partitioner's devices are kept open for the process (the device
+ * layer's nnp_device_open_kept(): availability checks, profiling and
+ * validation do not create and destroy contexts again and again, and a
+ * failed open is probed once). */
 NnpDevice *
 nnp_partition_open_device (const char *spec, GError **error)
 {
-  g_autofree char *key = g_ascii_strdown (spec ? spec : "cpu", -1);
-  OpenedDevice *o;
-
-  g_mutex_lock (&opened_lock);
-  if (opened == NULL)
-    opened = g_hash_table_new (g_str_hash, g_str_equal);
-  o = g_hash_table_lookup (opened, key);
-  if (o == NULL) {
-    GError *err = NULL;
-    o = g_new0 (OpenedDevice, 1);
-    o->device = nnp_device_open (spec, &err);
-    if (o->device == NULL) {
-      o->error = g_strdup (err->message);
-      g_error_free (err);
-    } else {
-      NNP_DEBUG (CAT, "device '%s' = %s", spec, nnp_device_get_name (o->device));
-    }
-    g_hash_table_insert (opened, g_steal_pointer (&key), o);
-  }
-  g_mutex_unlock (&opened_lock);
-  if (o->device == NULL)
-    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE, "%s", o->error);
-  return o->device;
+  return nnp_device_open_kept (spec, error);
 }
 
 gboolean
