@@ -358,6 +358,22 @@ server_unref (GstNnServer * s)
   g_free (s);
 }
 
+/* Tell the application (nnpipe serve logs them): an element message
+ * "nnserver-client" from nnserversrc with event (connected, refused, left),
+ * id, peer and reason. */
+static void
+post_client_event (GstNnServer * s, Client * c, const gchar * event,
+    const gchar * reason)
+{
+  if (!GST_IS_ELEMENT (s->owner))
+    return;
+  gst_element_post_message (GST_ELEMENT (s->owner),
+      gst_message_new_element (GST_OBJECT (s->owner),
+          gst_structure_new ("nnserver-client", "event", G_TYPE_STRING, event,
+              "id", G_TYPE_UINT64, c->id, "peer", G_TYPE_STRING, c->peer,
+              "reason", G_TYPE_STRING, reason ? reason : "", NULL)));
+}
+
 /* Check a HELLO: NULL when welcome, else the reason (g_free). */
 static gchar *
 check_hello (GstNnServer * s, const NnpRemoteHello * h)
@@ -446,6 +462,7 @@ serve_client (GstNnServer * s, Client * c)
   g_clear_pointer (&payload, g_aligned_free);
   GST_INFO_OBJECT (s->owner, "client %" G_GUINT64_FORMAT " (%s) connected",
       c->id, c->peer);
+  post_client_event (s, c, "connected", NULL);
 
   for (;;) {
     if (!nnp_remote_recv (in, s->config.max_payload, &h, &payload,
@@ -531,12 +548,14 @@ refuse:
   GST_WARNING_OBJECT (s->owner, "client %" G_GUINT64_FORMAT " (%s) refused: "
       "%s", c->id, c->peer, why);
   client_send_error (c, why);
+  post_client_event (s, c, "refused", why);
   g_free (why);
   g_clear_pointer (&payload, g_aligned_free);
   return;
 closed:
   GST_INFO_OBJECT (s->owner, "client %" G_GUINT64_FORMAT " (%s) left: %s",
       c->id, c->peer, err ? err->message : "stopping");
+  post_client_event (s, c, "left", err ? err->message : "stopping");
   g_clear_error (&err);
   g_clear_pointer (&payload, g_aligned_free);
 }
@@ -574,6 +593,7 @@ on_run (GThreadedSocketService * service, GSocketConnection * connection,
             c->cancellable, &err)) {
       GST_WARNING_OBJECT (s->owner, "client %s: TLS handshake failed: %s",
           c->peer, err->message);
+      post_client_event (s, c, "refused", err->message);
       g_clear_error (&err);
       g_clear_object (&tls);
       client_unref (c);
