@@ -88,6 +88,8 @@ enum
   PROP_BANDWIDTH,
   PROP_RECONNECTS,
   PROP_SERVER,
+  PROP_BUSY_TIME,
+  PROP_FRAMES,
 };
 
 /* a frame waiting for its result, or a serialized event behind frames */
@@ -143,6 +145,9 @@ struct _GstNnRemote
   gdouble bandwidth;
   guint reconnects;
   gboolean connected_once;
+  gint64 busy_since;            /* monotonic us when frames went in flight, or 0 */
+  guint64 busy_ns;              /* time with frames in flight, before busy_since */
+  guint64 frames;               /* results pushed */
 
   GMutex write_lock;            /* one writer on the connection */
 };
@@ -586,7 +591,11 @@ handle_result (GstNnRemote * self, guint64 seq, guint8 * payload,
     goto bad_order;
   }
   g_queue_pop_head (&self->pending);
-  self->n_frames--;
+  if (--self->n_frames == 0 && self->busy_since) {
+    self->busy_ns += (g_get_monotonic_time () - self->busy_since) * 1000;
+    self->busy_since = 0;
+  }
+  self->frames++;
   self->pushing++;
   g_cond_broadcast (&self->cond);
   g_mutex_unlock (&self->lock);
@@ -754,7 +763,8 @@ gst_nn_remote_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
   p->caps_str = gst_caps_to_string (self->in_caps);
   p->shapes = g_strdup (self->in_shapes ? self->in_shapes : "");
   g_queue_push_tail (&self->pending, p);
-  self->n_frames++;
+  if (self->n_frames++ == 0)
+    self->busy_since = g_get_monotonic_time ();
   g_mutex_unlock (&self->lock);
   send_pending (self);
   return GST_FLOW_OK;
@@ -822,6 +832,7 @@ gst_nn_remote_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
       g_mutex_lock (&self->lock);
       g_queue_clear_full (&self->pending, (GDestroyNotify) pending_free);
       self->n_frames = 0;
+      self->busy_since = 0;
       self->flushing = FALSE;
       self->src_ret = GST_FLOW_OK;
       g_mutex_unlock (&self->lock);
@@ -1004,6 +1015,9 @@ gst_nn_remote_reset (GstNnRemote * self)
   self->src_ret = GST_FLOW_OK;
   self->connected_once = FALSE;
   self->reconnects = 0;
+  self->busy_since = 0;
+  self->busy_ns = 0;
+  self->frames = 0;
   g_mutex_unlock (&self->lock);
   gst_clear_caps (&self->in_caps);
   g_clear_pointer (&self->in_shapes, g_free);
@@ -1200,6 +1214,17 @@ gst_nn_remote_get_property (GObject * object, guint prop_id, GValue * value,
       g_value_set_string (value, self->server);
       g_mutex_unlock (&self->lock);
       break;
+    case PROP_BUSY_TIME:
+      g_mutex_lock (&self->lock);
+      g_value_set_uint64 (value, self->busy_ns + (self->busy_since ?
+              (g_get_monotonic_time () - self->busy_since) * 1000 : 0));
+      g_mutex_unlock (&self->lock);
+      break;
+    case PROP_FRAMES:
+      g_mutex_lock (&self->lock);
+      g_value_set_uint64 (value, self->frames);
+      g_mutex_unlock (&self->lock);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1317,6 +1342,15 @@ gst_nn_remote_class_init (GstNnRemoteClass * klass)
   g_object_class_install_property (gobject_class, PROP_SERVER,
       g_param_spec_string ("server", "Server",
           "The server connected to now, \"host:port (device)\"", NULL, ro));
+
+  /* the names of nnstage's: nnpipeline's stats read them */
+  g_object_class_install_property (gobject_class, PROP_BUSY_TIME,
+      g_param_spec_uint64 ("busy-time", "Busy time",
+          "Nanoseconds with at least one frame at the server since start", 0,
+          G_MAXUINT64, 0, ro));
+  g_object_class_install_property (gobject_class, PROP_FRAMES,
+      g_param_spec_uint64 ("frames", "Frames", "Results pushed since start",
+          0, G_MAXUINT64, 0, ro));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
