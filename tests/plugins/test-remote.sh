@@ -8,7 +8,8 @@
 #   2. two clients at once on one server;
 #   3. bad peers (garbage, wrong protocol version, wrong digest, oversized
 #      length, a wrong token) get a clear ERROR while a good client streams
-#      on undisturbed; nnremote against a garbage server, a server of another
+#      on undisturbed; a COST query is answered for the served part; 100
+#      connect/disconnect cycles leave the server's RSS flat; nnremote against a garbage server, a server of another
 #      part, and no server at all fails naming the reason and the hosts;
 #   4. kill -9 of the server mid-stream with a second one listed in hosts:
 #      every frame arrives once, in order;
@@ -106,7 +107,7 @@ check "nnpipeline devices=cpu:1,remote://" "$tmp/pipeline.raw"
 kill "$srv_pid"
 
 start_server nodes --nodes 40..83
-nodes_port=$srv_port
+nodes_port=$srv_port nodes_pid=$srv_pid
 client () {  # client OUT EXTRA-PROPERTIES...
   o=$1
   shift
@@ -174,6 +175,92 @@ expect_error "wrong version" "version: ERROR protocol version 9" "$tmp/bad.log"
 expect_error "wrong digest" "digest: ERROR model digest mismatch" "$tmp/bad.log"
 expect_error "oversized length" "oversized: ERROR .*over the limit" "$tmp/bad.log"
 check "good client beside the bad peers" "$tmp/good.raw"
+
+# a well-behaved peer: HELLO with the model's digest, a COST query for the
+# served part, then 100 connect/disconnect cycles: the server's RSS is flat
+"$python" - "$nodes_port" "$model" "$nodes_pid" >"$tmp/cost.log" 2>&1 <<'PY'
+import hashlib, socket, struct, sys
+port, model, pid = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+digest = hashlib.sha256(open(model, 'rb').read()).hexdigest()
+
+def s(text):
+    b = text.encode()
+    return struct.pack('<I', len(b)) + b
+
+def msg(t, seq, p):
+    return struct.pack('<4sHBBQII', b'NNPR', 1, t, 0, seq, len(p), 0) + p
+
+def read(c, n):
+    b = b''
+    while len(b) < n:
+        chunk = c.recv(n - len(b))
+        if not chunk:
+            raise EOFError('closed')
+        b += chunk
+    return b
+
+def recv(c):
+    h = read(c, 24)
+    t, seq, n = h[6], struct.unpack('<Q', h[8:16])[0], struct.unpack('<I', h[16:20])[0]
+    return t, seq, read(c, n)
+
+def hello(c):
+    p = struct.pack('<I', 1) + s(digest) + b'\x01' + s('40..83') + struct.pack('<I', 0) + s('')
+    c.sendall(msg(1, 0, p))
+    t, _, _ = recv(c)
+    assert t == 2, 'HELLO answered with type %d' % t
+
+c = socket.create_connection(('127.0.0.1', port), timeout=60)
+hello(c)
+c.sendall(msg(8, 42, b'\x01' + s('40..83') + struct.pack('<I', 0) + s('x=1,3,48,192')))
+t, seq, p = recv(c)
+assert t == 9 and seq == 42, 'COST answered with type %d seq %d' % (t, seq)
+n = struct.unpack('<I', p[:4])[0]
+dev = p[4:4 + n].decode()
+pos = 4 + n
+count = struct.unpack('<I', p[pos:pos + 4])[0]
+pos += 4
+total = 0.0
+for i in range(count):
+    ln = struct.unpack('<I', p[pos:pos + 4])[0]
+    pos += 4 + ln
+    ms = struct.unpack('<d', p[pos:pos + 8])[0]
+    pos += 8
+    assert ms >= 0
+    total += ms
+print('cost: device %s, %d nodes, %.3f ms' % (dev, count, total))
+c.close()
+
+def rss():
+    for line in open('/proc/%s/status' % pid):
+        if line.startswith('VmRSS:'):
+            return int(line.split()[1])
+
+def cycles(k):
+    for _ in range(k):
+        c = socket.create_connection(('127.0.0.1', port), timeout=60)
+        hello(c)
+        c.sendall(msg(6, 1, b''))
+        assert recv(c)[0] == 7
+        c.close()
+
+cycles(20)
+before = rss()
+cycles(100)
+after = rss()
+print('rss: %d kB before, %d kB after 100 cycles (%+d kB)' % (before, after, after - before))
+PY
+if grep -q "^cost: device cpu:1, 44 nodes" "$tmp/cost.log"; then
+  echo "ok  : COST query: $(grep '^cost:' "$tmp/cost.log")"
+else
+  echo "FAIL: COST query:"; cat "$tmp/cost.log"; fail=1
+fi
+grow=$(sed -n 's/^rss: .*(\([-+0-9]*\) kB)/\1/p' "$tmp/cost.log")
+if [ -n "$grow" ] && [ "$grow" -lt 2048 ]; then
+  echo "ok  : 100 connect/disconnect cycles: $(grep '^rss:' "$tmp/cost.log")"
+else
+  echo "FAIL: server RSS after 100 cycles:"; cat "$tmp/cost.log"; fail=1
+fi
 
 # nnremote against: the wrong part, a garbage server, no server at all
 client "$tmp/x.raw" "port=$nodes_port" nodes=40..82 2>"$tmp/err" && fail=1
