@@ -23,7 +23,27 @@ typedef struct {
   GIOStream *stream;            /* the socket connection or its TLS wrapper, owned */
   GMutex write_lock;            /* one message at a time on the stream */
   GCancellable *cancellable;    /* cancelled when the server stops */
+  /* results wait here for the client's writer thread, so a client that
+   * does not read them stalls nobody: past MAX_RESULTS_QUEUED it is dropped */
+  GAsyncQueue *results;         /* Result* */
+  GThread *writer;
 } Client;
+
+#define MAX_RESULTS_QUEUED 16
+
+typedef struct {
+  guint64 seq;
+  gchar *caps;
+  GstBuffer *buffer;            /* NULL: the writer stops */
+} Result;
+
+static void
+result_free (Result * r)
+{
+  g_free (r->caps);
+  gst_clear_buffer (&r->buffer);
+  g_free (r);
+}
 
 struct _GstNnServer {
   gint ref_count;
@@ -296,6 +316,8 @@ client_unref (Client * c)
     return;
   g_clear_object (&c->stream);
   g_clear_object (&c->cancellable);
+  if (c->results)
+    g_async_queue_unref (c->results);
   g_mutex_clear (&c->write_lock);
   g_free (c->peer);
   g_free (c);
@@ -560,6 +582,45 @@ closed:
   g_clear_pointer (&payload, g_aligned_free);
 }
 
+/* The client's writer thread: sends its results in order. */
+static gpointer
+client_writer (gpointer data)
+{
+  Client *c = data;
+  Result *r;
+
+  while ((r = g_async_queue_pop (c->results)) != NULL && r->buffer != NULL) {
+    NnpRemoteTensor tensors[NNP_REMOTE_MAX_TENSORS];
+    GstMapInfo maps[NNP_REMOTE_MAX_TENSORS];
+    GstCaps *caps = gst_caps_from_string (r->caps);
+    GError *err = NULL;
+    gint n = 0, n_maps = 0;
+    gboolean ok = FALSE;
+
+    if (caps && gst_nn_remote_tensors_map (r->buffer, caps, tensors, &n, maps,
+            &n_maps, &err)) {
+      g_mutex_lock (&c->write_lock);
+      ok = nnp_remote_send_frame (g_io_stream_get_output_stream (c->stream),
+          NNP_REMOTE_RESULT, r->seq, r->caps, "", n, tensors, c->cancellable,
+          &err);
+      g_mutex_unlock (&c->write_lock);
+      gst_nn_remote_tensors_unmap (r->buffer, maps, n_maps);
+    }
+    if (!ok) {
+      GST_INFO ("client %" G_GUINT64_FORMAT ": result %" G_GUINT64_FORMAT
+          " not sent: %s", c->id, r->seq, err ? err->message : "bad caps");
+      /* its reader thread sees the cancellation and drops it */
+      g_cancellable_cancel (c->cancellable);
+    }
+    g_clear_error (&err);
+    gst_clear_caps (&caps);
+    result_free (r);
+  }
+  if (r)
+    result_free (r);
+  return NULL;
+}
+
 static gboolean
 on_run (GThreadedSocketService * service, GSocketConnection * connection,
     GObject * source_object, gpointer user_data)
@@ -611,6 +672,8 @@ on_run (GThreadedSocketService * service, GSocketConnection * connection,
     goto done;
   }
   c->id = ++s->next_id;
+  c->results = g_async_queue_new ();
+  c->writer = g_thread_new ("nnserver-writer", client_writer, c);
   g_hash_table_insert (s->clients, &c->id, client_ref (c));
   g_mutex_unlock (&s->lock);
 
@@ -619,6 +682,11 @@ on_run (GThreadedSocketService * service, GSocketConnection * connection,
   g_mutex_lock (&s->lock);
   g_hash_table_remove (s->clients, &c->id);
   g_mutex_unlock (&s->lock);
+  /* no more results are queued for it: stop the writer */
+  g_cancellable_cancel (c->cancellable);
+  g_async_queue_push (c->results, g_new0 (Result, 1));
+  g_thread_join (c->writer);
+  c->writer = NULL;
 done:
   g_io_stream_close (c->stream, NULL, NULL);
   client_unref (c);
@@ -809,13 +877,8 @@ gboolean
 gst_nn_server_send_result (guint port, guint64 client_id, guint64 seq,
     const gchar * caps, GstBuffer * buffer)
 {
-  NnpRemoteTensor tensors[NNP_REMOTE_MAX_TENSORS];
-  GstMapInfo maps[NNP_REMOTE_MAX_TENSORS];
   GstNnServer *s = NULL;
   Client *c = NULL;
-  GstCaps *gcaps;
-  GError *err = NULL;
-  gint n = 0, n_maps = 0;
   gboolean ok = FALSE;
 
   ensure_debug ();
@@ -829,34 +892,29 @@ gst_nn_server_send_result (guint port, guint64 client_id, guint64 seq,
     return FALSE;
   g_mutex_lock (&s->lock);
   c = g_hash_table_lookup (s->clients, &client_id);
-  if (c)
-    client_ref (c);
+  if (c) {
+    if (g_async_queue_length (c->results) < MAX_RESULTS_QUEUED) {
+      Result *r = g_new0 (Result, 1);
+
+      r->seq = seq;
+      r->caps = g_strdup (caps);
+      r->buffer = gst_buffer_ref (buffer);
+      g_async_queue_push (c->results, r);
+      ok = TRUE;
+    } else {
+      client_ref (c);
+    }
+  }
   g_mutex_unlock (&s->lock);
   if (c == NULL) {
     GST_DEBUG ("client %" G_GUINT64_FORMAT " is gone, result %" G_GUINT64_FORMAT
         " dropped", client_id, seq);
-    server_unref (s);
-    return FALSE;
-  }
-  gcaps = gst_caps_from_string (caps);
-  if (gcaps && gst_nn_remote_tensors_map (buffer, gcaps, tensors, &n, maps,
-          &n_maps, &err)) {
-    g_mutex_lock (&c->write_lock);
-    ok = nnp_remote_send_frame (g_io_stream_get_output_stream (c->stream),
-        NNP_REMOTE_RESULT, seq, caps, "", n, tensors, c->cancellable, &err);
-    g_mutex_unlock (&c->write_lock);
-    gst_nn_remote_tensors_unmap (buffer, maps, n_maps);
-  }
-  if (!ok) {
-    GST_INFO_OBJECT (s->owner, "client %" G_GUINT64_FORMAT ": result %"
-        G_GUINT64_FORMAT " not sent: %s", client_id, seq,
-        err ? err->message : "bad caps");
-    /* the client's thread sees the closed stream and drops it */
+  } else if (!ok) {
+    GST_WARNING_OBJECT (s->owner, "client %" G_GUINT64_FORMAT " does not read "
+        "its results (%d waiting): dropped", client_id, MAX_RESULTS_QUEUED);
     g_cancellable_cancel (c->cancellable);
+    client_unref (c);
   }
-  g_clear_error (&err);
-  gst_clear_caps (&gcaps);
-  client_unref (c);
   server_unref (s);
   return ok;
 }
