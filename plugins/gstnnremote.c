@@ -356,8 +356,9 @@ connect_one (GstNnRemote * self, const gchar * addr, guint timeout_ms,
       goto failed;
     }
     *device = msg;
-    /* from now on a slow server is backpressure, not a failure */
-    g_socket_set_timeout (sock, 0);
+    /* from now on: no progress at all for `timeout` (no result while frames
+     * wait, a send that cannot go on) means a hung server */
+    g_socket_set_timeout (sock, MAX (1, (self->timeout + 999) / 1000));
   } else {
     g_aligned_free (payload);
     g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE,
@@ -682,6 +683,27 @@ gst_nn_remote_loop (GstNnRemote * self)
             G_IO_ERROR_CANCELLED)) {
       g_error_free (err);
       gst_pad_pause_task (self->srcpad);
+      return;
+    }
+    if (g_error_matches (err, G_IO_ERROR, G_IO_ERROR_TIMED_OUT)) {
+      guint waiting;
+
+      g_mutex_lock (&self->lock);
+      waiting = self->n_frames;
+      g_mutex_unlock (&self->lock);
+      /* idle: nothing was due (a TLS stream is not read on after a timeout) */
+      if (waiting == 0 && !self->tls) {
+        g_error_free (err);
+        return;
+      }
+      if (waiting > 0) {
+        GST_WARNING_OBJECT (self, "%s: no result for %u ms with %u frames "
+            "waiting, trying the next server", self->addrs[self->cur_addr],
+            self->timeout, waiting);
+        self->cur_addr = (self->cur_addr + 1) % self->n_addrs;
+      }
+      g_error_free (err);
+      drop_conn (self, gen);
       return;
     }
     if (g_error_matches (err, NNP_ERROR, NNP_ERROR_PARSE)

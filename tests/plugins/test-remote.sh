@@ -12,7 +12,8 @@
 #      connect/disconnect cycles leave the server's RSS flat; nnremote against a garbage server, a server of another
 #      part, and no server at all fails naming the reason and the hosts;
 #   4. kill -9 of the server mid-stream with a second one listed in hosts:
-#      every frame arrives once, in order;
+#      every frame arrives once, in order; a server that never answers is
+#      left for the next one after `timeout`;
 #   5. TLS: a client trusting the server's certificate gets exact results,
 #      one trusting another certificate is refused.
 # A missing dependency or model is a failure naming its package or
@@ -302,6 +303,41 @@ else
   echo "FAIL: the second server saw no client:"; cat "$tmp/b.log"; fail=1
 fi
 check "kill -9 mid-stream" "$tmp/killed.raw"
+
+# a server that takes frames and never answers: after `timeout` the client
+# moves to the next one
+"$python" - "$tmp/silent.port" <<'PY' &
+import socket, struct, sys
+s = socket.socket()
+s.bind(('127.0.0.1', 0))
+s.listen(1)
+open(sys.argv[1], 'w').write(str(s.getsockname()[1]))
+c, _ = s.accept()
+
+def read(n):
+    b = b''
+    while len(b) < n:
+        chunk = c.recv(n - len(b))
+        if not chunk:
+            sys.exit(0)
+        b += chunk
+    return b
+
+while True:
+    h = read(24)
+    t, seq, n = h[6], struct.unpack('<Q', h[8:16])[0], struct.unpack('<I', h[16:20])[0]
+    read(n)
+    reply = {1: (2, b'\x03\0\0\0cpu'), 6: (7, struct.pack('<Q', n))}.get(t)
+    if reply:
+        c.sendall(struct.pack('<4sHBBQII', b'NNPR', 1, reply[0], 0, seq, len(reply[1]), 0) +
+                  reply[1])
+PY
+spid=$!
+pids="$pids $spid"
+for _ in $(seq 50); do [ -s "$tmp/silent.port" ] && break; sleep 0.1; done
+client "$tmp/silent.raw" "hosts=127.0.0.1:$(cat "$tmp/silent.port")|127.0.0.1:$srv_port" \
+  timeout=1000 2>"$tmp/err" || { cat "$tmp/err"; fail=1; }
+check "a silent server, then a good one (timeout=1000)" "$tmp/silent.raw"
 
 # ---- 5. TLS
 for n in server other; do
