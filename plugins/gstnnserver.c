@@ -16,48 +16,51 @@ GST_DEBUG_CATEGORY_STATIC (gst_nn_server_debug);
 #define GST_CAT_DEFAULT gst_nn_server_debug
 
 /* one connected client; refs: the server's table and its connection thread */
-typedef struct {
+typedef struct
+{
   gint ref_count;
   guint64 id;
-  gchar *peer;                  /* "127.0.0.1:41234" */
-  GIOStream *stream;            /* the socket connection or its TLS wrapper, owned */
-  GMutex write_lock;            /* one message at a time on the stream */
-  GCancellable *cancellable;    /* cancelled when the server stops */
+  gchar *peer;       /* "127.0.0.1:41234" */
+  GIOStream *stream; /* the socket connection or its TLS wrapper, owned */
+  GMutex write_lock; /* one message at a time on the stream */
+  GCancellable *cancellable; /* cancelled when the server stops */
   /* results wait here for the client's writer thread, so a client that
    * does not read them stalls nobody: past MAX_RESULTS_QUEUED it is dropped */
-  GAsyncQueue *results;         /* Result* */
+  GAsyncQueue *results; /* Result* */
   GThread *writer;
 } Client;
 
 #define MAX_RESULTS_QUEUED 16
 
-typedef struct {
+typedef struct
+{
   guint64 seq;
   gchar *caps;
-  GstBuffer *buffer;            /* NULL: the writer stops */
+  GstBuffer *buffer; /* NULL: the writer stops */
 } Result;
 
 static void
-result_free (Result * r)
+result_free (Result *r)
 {
   g_free (r->caps);
   gst_clear_buffer (&r->buffer);
   g_free (r);
 }
 
-struct _GstNnServer {
+struct _GstNnServer
+{
   gint ref_count;
-  GstNnServerConfig config;     /* owned copies */
-  GObject *owner;               /* the nnserversrc, for logs (not a ref) */
+  GstNnServerConfig config; /* owned copies */
+  GObject *owner;           /* the nnserversrc, for logs (not a ref) */
   GSocketService *service;
-  GTlsCertificate *cert;        /* or NULL */
-  guint port;                   /* the bound port */
+  GTlsCertificate *cert; /* or NULL */
+  guint port;            /* the bound port */
 
   GMutex lock;
   GCond cond;
-  GHashTable *clients;          /* id -> Client (ref) */
+  GHashTable *clients; /* id -> Client (ref) */
   guint64 next_id;
-  GQueue queue;                 /* GstNnServerFrame, at most max_queue */
+  GQueue queue; /* GstNnServerFrame, at most max_queue */
   gboolean flushing, stopped;
 };
 
@@ -93,7 +96,7 @@ gst_nn_server_meta_api_get_type (void)
 }
 
 static gboolean
-gst_nn_server_meta_init (GstMeta * meta, gpointer params, GstBuffer * buffer)
+gst_nn_server_meta_init (GstMeta *meta, gpointer params, GstBuffer *buffer)
 {
   GstNnServerMeta *m = (GstNnServerMeta *) meta;
 
@@ -102,15 +105,14 @@ gst_nn_server_meta_init (GstMeta * meta, gpointer params, GstBuffer * buffer)
 }
 
 static gboolean
-gst_nn_server_meta_transform (GstBuffer * dest, GstMeta * meta,
-    GstBuffer * buffer, GQuark type, gpointer data)
+gst_nn_server_meta_transform (GstBuffer *dest, GstMeta *meta, GstBuffer *buffer,
+    GQuark type, gpointer data)
 {
   GstNnServerMeta *src = (GstNnServerMeta *) meta;
 
   if (!GST_META_TRANSFORM_IS_COPY (type))
     return FALSE;
-  return gst_buffer_add_nn_server_meta (dest, src->client_id,
-      src->seq) != NULL;
+  return gst_buffer_add_nn_server_meta (dest, src->client_id, src->seq) != NULL;
 }
 
 const GstMetaInfo *
@@ -118,17 +120,17 @@ gst_nn_server_meta_get_info (void)
 {
   static const GstMetaInfo *info = NULL;
 
-  if (g_once_init_enter ((GstMetaInfo **) & info)) {
+  if (g_once_init_enter ((GstMetaInfo **) &info)) {
     const GstMetaInfo *mi = gst_meta_register (GST_NN_SERVER_META_API_TYPE,
-        "GstNnServerMeta", sizeof (GstNnServerMeta),
-        gst_nn_server_meta_init, NULL, gst_nn_server_meta_transform);
-    g_once_init_leave ((GstMetaInfo **) & info, (GstMetaInfo *) mi);
+        "GstNnServerMeta", sizeof (GstNnServerMeta), gst_nn_server_meta_init,
+        NULL, gst_nn_server_meta_transform);
+    g_once_init_leave ((GstMetaInfo **) &info, (GstMetaInfo *) mi);
   }
   return info;
 }
 
 GstNnServerMeta *
-gst_buffer_add_nn_server_meta (GstBuffer * buffer, guint64 client_id,
+gst_buffer_add_nn_server_meta (GstBuffer *buffer, guint64 client_id,
     guint64 seq)
 {
   GstNnServerMeta *m = (GstNnServerMeta *) gst_buffer_add_meta (buffer,
@@ -142,7 +144,7 @@ gst_buffer_add_nn_server_meta (GstBuffer * buffer, guint64 client_id,
 /* ------------------------------------------------------------ frames <-> buffers */
 
 void
-gst_nn_server_frame_free (GstNnServerFrame * frame)
+gst_nn_server_frame_free (GstNnServerFrame *frame)
 {
   if (frame == NULL)
     return;
@@ -153,7 +155,7 @@ gst_nn_server_frame_free (GstNnServerFrame * frame)
 }
 
 GstBuffer *
-gst_nn_remote_frame_to_buffer (const NnpRemoteFrame * frame, guint8 * payload,
+gst_nn_remote_frame_to_buffer (const NnpRemoteFrame *frame, guint8 *payload,
     gsize payload_size)
 {
   /* the payload lives as long as any of the memories wrapping it */
@@ -165,8 +167,8 @@ gst_nn_remote_frame_to_buffer (const NnpRemoteFrame * frame, guint8 * payload,
     const NnpRemoteTensor *t = &frame->tensors[i];
 
     gst_buffer_append_memory (buf,
-        gst_memory_new_wrapped (GST_MEMORY_FLAG_READONLY, payload,
-            payload_size, t->offset, t->nbytes, g_bytes_ref (holder),
+        gst_memory_new_wrapped (GST_MEMORY_FLAG_READONLY, payload, payload_size,
+            t->offset, t->nbytes, g_bytes_ref (holder),
             (GDestroyNotify) g_bytes_unref));
   }
   g_bytes_unref (holder);
@@ -174,7 +176,7 @@ gst_nn_remote_frame_to_buffer (const NnpRemoteFrame * frame, guint8 * payload,
 }
 
 GstCaps *
-gst_nn_remote_frame_caps (const NnpRemoteFrame * frame, GError ** error)
+gst_nn_remote_frame_caps (const NnpRemoteFrame *frame, GError **error)
 {
   GstNnTensorsInfo info;
   GstCaps *caps = gst_caps_from_string (frame->caps);
@@ -208,9 +210,9 @@ mismatch:
 }
 
 gboolean
-gst_nn_remote_tensors_map (GstBuffer * buffer, GstCaps * caps,
-    NnpRemoteTensor * tensors, gint * n_tensors, GstMapInfo * maps,
-    gint * n_maps, GError ** error)
+gst_nn_remote_tensors_map (GstBuffer *buffer, GstCaps *caps,
+    NnpRemoteTensor *tensors, gint *n_tensors, GstMapInfo *maps, gint *n_maps,
+    GError **error)
 {
   GstNnTensorsInfo info;
   guint n_mem = gst_buffer_n_memory (buffer);
@@ -222,12 +224,13 @@ gst_nn_remote_tensors_map (GstBuffer * buffer, GstCaps * caps,
   total = gst_nn_tensors_info_get_size (&info);
   per_memory = n_mem == info.n_tensors;
   for (guint i = 0; per_memory && i < n_mem; i++)
-    per_memory = gst_buffer_peek_memory (buffer, i)->size ==
-        gst_nn_tensor_info_get_size (&info.tensors[i]);
+    per_memory = gst_buffer_peek_memory (buffer, i)->size
+        == gst_nn_tensor_info_get_size (&info.tensors[i]);
   if (!per_memory && gst_buffer_get_size (buffer) != total) {
     g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
         "buffer of %" G_GSIZE_FORMAT " bytes for tensors of %" G_GSIZE_FORMAT
-        " bytes", gst_buffer_get_size (buffer), total);
+        " bytes",
+        gst_buffer_get_size (buffer), total);
     return FALSE;
   }
   if (!per_memory) {
@@ -262,8 +265,7 @@ map_failed:
 }
 
 void
-gst_nn_remote_tensors_unmap (GstBuffer * buffer, GstMapInfo * maps,
-    gint n_maps)
+gst_nn_remote_tensors_unmap (GstBuffer *buffer, GstMapInfo *maps, gint n_maps)
 {
   if (n_maps < 0) {
     gst_buffer_unmap (buffer, &maps[0]);
@@ -276,8 +278,8 @@ gst_nn_remote_tensors_unmap (GstBuffer * buffer, GstMapInfo * maps,
 /* ------------------------------------------------------------ parts */
 
 gchar *
-gst_nn_server_part_key (guint8 part_kind, const gchar * part, guint stage,
-    GError ** error)
+gst_nn_server_part_key (guint8 part_kind, const gchar *part, guint stage,
+    GError **error)
 {
   NnpPlan *plan;
   gchar *key;
@@ -303,14 +305,14 @@ gst_nn_server_part_key (guint8 part_kind, const gchar * part, guint stage,
 /* ------------------------------------------------------------ clients */
 
 static Client *
-client_ref (Client * c)
+client_ref (Client *c)
 {
   g_atomic_int_inc (&c->ref_count);
   return c;
 }
 
 static void
-client_unref (Client * c)
+client_unref (Client *c)
 {
   if (!g_atomic_int_dec_and_test (&c->ref_count))
     return;
@@ -324,8 +326,8 @@ client_unref (Client * c)
 }
 
 static gboolean
-client_send (Client * c, NnpRemoteType type, guint64 seq,
-    const guint8 * payload, gsize size, GError ** error)
+client_send (Client *c, NnpRemoteType type, guint64 seq, const guint8 *payload,
+    gsize size, GError **error)
 {
   gboolean ok;
 
@@ -337,7 +339,7 @@ client_send (Client * c, NnpRemoteType type, guint64 seq,
 }
 
 static void
-client_send_error (Client * c, const gchar * message)
+client_send_error (Client *c, const gchar *message)
 {
   gsize size;
   guint8 *p = nnp_remote_string_encode (message, &size);
@@ -347,14 +349,14 @@ client_send_error (Client * c, const gchar * message)
 }
 
 static GstNnServer *
-server_ref (GstNnServer * s)
+server_ref (GstNnServer *s)
 {
   g_atomic_int_inc (&s->ref_count);
   return s;
 }
 
-static void
-config_clear (GstNnServerConfig * c)
+void
+gst_nn_server_config_clear (GstNnServerConfig *c)
 {
   g_free (c->host);
   g_free (c->tls_cert_file);
@@ -367,14 +369,14 @@ config_clear (GstNnServerConfig * c)
 }
 
 static void
-server_unref (GstNnServer * s)
+server_unref (GstNnServer *s)
 {
   if (!g_atomic_int_dec_and_test (&s->ref_count))
     return;
   g_queue_clear_full (&s->queue, (GDestroyNotify) gst_nn_server_frame_free);
   g_hash_table_unref (s->clients);
   g_clear_object (&s->cert);
-  config_clear (&s->config);
+  gst_nn_server_config_clear (&s->config);
   g_mutex_clear (&s->lock);
   g_cond_clear (&s->cond);
   g_free (s);
@@ -384,8 +386,8 @@ server_unref (GstNnServer * s)
  * "nnserver-client" from nnserversrc with event (connected, refused, left),
  * id, peer and reason. */
 static void
-post_client_event (GstNnServer * s, Client * c, const gchar * event,
-    const gchar * reason)
+post_client_event (GstNnServer *s, Client *c, const gchar *event,
+    const gchar *reason)
 {
   if (!GST_IS_ELEMENT (s->owner))
     return;
@@ -398,7 +400,7 @@ post_client_event (GstNnServer * s, Client * c, const gchar * event,
 
 /* Check a HELLO: NULL when welcome, else the reason (g_free). */
 static gchar *
-check_hello (GstNnServer * s, const NnpRemoteHello * h)
+check_hello (GstNnServer *s, const NnpRemoteHello *h)
 {
   GError *err = NULL;
   gchar *key, *why = NULL;
@@ -409,7 +411,8 @@ check_hello (GstNnServer * s, const NnpRemoteHello * h)
   if (s->config.digest && s->config.digest[0]
       && g_ascii_strcasecmp (s->config.digest, h->digest) != 0)
     return g_strdup_printf ("model digest mismatch: the client runs model "
-        "%.64s, this server serves %s", h->digest, s->config.digest);
+                            "%.64s, this server serves %s",
+        h->digest, s->config.digest);
   if (s->config.part == NULL)
     return NULL;
   key = gst_nn_server_part_key (h->part_kind, h->part, h->stage, &err);
@@ -418,7 +421,8 @@ check_hello (GstNnServer * s, const NnpRemoteHello * h)
     g_error_free (err);
   } else if (strcmp (key, s->config.part) != 0) {
     why = g_strdup_printf ("part mismatch: the client asks for nodes "
-        "'%.200s', this server runs '%.200s'", key[0] ? key : "(whole model)",
+                           "'%.200s', this server runs '%.200s'",
+        key[0] ? key : "(whole model)",
         s->config.part[0] ? s->config.part : "(whole model)");
   }
   g_free (key);
@@ -427,7 +431,7 @@ check_hello (GstNnServer * s, const NnpRemoteHello * h)
 
 /* Queue a frame; blocks while the queue is full.  FALSE when stopping. */
 static gboolean
-server_push (GstNnServer * s, Client * c, GstNnServerFrame * f)
+server_push (GstNnServer *s, Client *c, GstNnServerFrame *f)
 {
   g_mutex_lock (&s->lock);
   while (!s->stopped && !g_cancellable_is_cancelled (c->cancellable)
@@ -446,7 +450,7 @@ server_push (GstNnServer * s, Client * c, GstNnServerFrame * f)
 
 /* The conversation with one client, after the TLS handshake. */
 static void
-serve_client (GstNnServer * s, Client * c)
+serve_client (GstNnServer *s, Client *c)
 {
   GInputStream *in = g_io_stream_get_input_stream (c->stream);
   NnpRemoteHeader h;
@@ -455,8 +459,8 @@ serve_client (GstNnServer * s, Client * c)
   gchar *why = NULL;
 
   /* HELLO first */
-  if (!nnp_remote_recv (in, MIN (s->config.max_payload, 4u << 20), &h,
-          &payload, c->cancellable, &err))
+  if (!nnp_remote_recv (in, MIN (s->config.max_payload, 4u << 20), &h, &payload,
+          c->cancellable, &err))
     goto bad_peer;
   if (h.type != NNP_REMOTE_HELLO) {
     why = g_strdup_printf ("expected HELLO, got %s",
@@ -473,8 +477,8 @@ serve_client (GstNnServer * s, Client * c)
     nnp_remote_hello_clear (&hello);
     if (why)
       goto refuse;
-    ok = nnp_remote_string_encode (s->config.device ? s->config.device :
-        "cpu", &size);
+    ok = nnp_remote_string_encode (s->config.device ? s->config.device : "cpu",
+        &size);
     if (!client_send (c, NNP_REMOTE_HELLO_OK, h.seq, ok, size, &err)) {
       g_free (ok);
       goto bad_peer;
@@ -491,7 +495,7 @@ serve_client (GstNnServer * s, Client * c)
             c->cancellable, &err))
       goto closed;
     switch (h.type) {
-      case NNP_REMOTE_FRAME:{
+      case NNP_REMOTE_FRAME: {
         NnpRemoteFrame frame;
         GstNnServerFrame *f;
         GstCaps *caps;
@@ -516,7 +520,7 @@ serve_client (GstNnServer * s, Client * c)
           goto closed;
         break;
       }
-      case NNP_REMOTE_PING:{
+      case NNP_REMOTE_PING: {
         guint8 n[8];
         guint64 len = GUINT64_TO_LE ((guint64) h.length);
 
@@ -525,7 +529,7 @@ serve_client (GstNnServer * s, Client * c)
           goto closed;
         break;
       }
-      case NNP_REMOTE_COST:{
+      case NNP_REMOTE_COST: {
         NnpRemoteCostQuery q;
         NnpRemoteCostReply r;
         gsize size;
@@ -567,8 +571,10 @@ bad_peer:
   why = g_strdup (err->message);
   g_clear_error (&err);
 refuse:
-  GST_WARNING_OBJECT (s->owner, "client %" G_GUINT64_FORMAT " (%s) refused: "
-      "%s", c->id, c->peer, why);
+  GST_WARNING_OBJECT (s->owner,
+      "client %" G_GUINT64_FORMAT " (%s) refused: "
+      "%s",
+      c->id, c->peer, why);
   client_send_error (c, why);
   post_client_event (s, c, "refused", why);
   g_free (why);
@@ -597,7 +603,8 @@ client_writer (gpointer data)
     gint n = 0, n_maps = 0;
     gboolean ok = FALSE;
 
-    if (caps && gst_nn_remote_tensors_map (r->buffer, caps, tensors, &n, maps,
+    if (caps
+        && gst_nn_remote_tensors_map (r->buffer, caps, tensors, &n, maps,
             &n_maps, &err)) {
       g_mutex_lock (&c->write_lock);
       ok = nnp_remote_send_frame (g_io_stream_get_output_stream (c->stream),
@@ -608,7 +615,8 @@ client_writer (gpointer data)
     }
     if (!ok) {
       GST_INFO ("client %" G_GUINT64_FORMAT ": result %" G_GUINT64_FORMAT
-          " not sent: %s", c->id, r->seq, err ? err->message : "bad caps");
+                " not sent: %s",
+          c->id, r->seq, err ? err->message : "bad caps");
       /* its reader thread sees the cancellation and drops it */
       g_cancellable_cancel (c->cancellable);
     }
@@ -622,8 +630,8 @@ client_writer (gpointer data)
 }
 
 static gboolean
-on_run (GThreadedSocketService * service, GSocketConnection * connection,
-    GObject * source_object, gpointer user_data)
+on_run (GThreadedSocketService *service, GSocketConnection *connection,
+    GObject *source_object, gpointer user_data)
 {
   GstNnServer *s = server_ref (user_data);
   Client *c = g_new0 (Client, 1);
@@ -635,8 +643,8 @@ on_run (GThreadedSocketService * service, GSocketConnection * connection,
   c->cancellable = g_cancellable_new ();
   addr = g_socket_connection_get_remote_address (connection, NULL);
   if (G_IS_INET_SOCKET_ADDRESS (addr)) {
-    gchar *ip = g_inet_address_to_string (g_inet_socket_address_get_address
-        (G_INET_SOCKET_ADDRESS (addr)));
+    gchar *ip = g_inet_address_to_string (
+        g_inet_socket_address_get_address (G_INET_SOCKET_ADDRESS (addr)));
     c->peer = g_strdup_printf ("%s:%u", ip,
         g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (addr)));
     g_free (ip);
@@ -644,14 +652,15 @@ on_run (GThreadedSocketService * service, GSocketConnection * connection,
     c->peer = g_strdup ("?");
   }
   g_clear_object (&addr);
-  g_socket_set_option (g_socket_connection_get_socket (connection),
-      IPPROTO_TCP, TCP_NODELAY, 1, NULL);
+  g_socket_set_option (g_socket_connection_get_socket (connection), IPPROTO_TCP,
+      TCP_NODELAY, 1, NULL);
 
   if (s->cert) {
-    GIOStream *tls = g_tls_server_connection_new (G_IO_STREAM (connection),
-        s->cert, &err);
-    if (tls == NULL || !g_tls_connection_handshake (G_TLS_CONNECTION (tls),
-            c->cancellable, &err)) {
+    GIOStream *tls =
+        g_tls_server_connection_new (G_IO_STREAM (connection), s->cert, &err);
+    if (tls == NULL
+        || !g_tls_connection_handshake (G_TLS_CONNECTION (tls), c->cancellable,
+            &err)) {
       GST_WARNING_OBJECT (s->owner, "client %s: TLS handshake failed: %s",
           c->peer, err->message);
       post_client_event (s, c, "refused", err->message);
@@ -697,8 +706,8 @@ done:
 /* ------------------------------------------------------------ lifetime */
 
 GstNnServer *
-gst_nn_server_start (const GstNnServerConfig * config, GObject * owner,
-    GError ** error)
+gst_nn_server_start (const GstNnServerConfig *config, GObject *owner,
+    GError **error)
 {
   GstNnServer *s;
   GInetAddress *ia;
@@ -727,13 +736,12 @@ gst_nn_server_start (const GstNnServerConfig * config, GObject * owner,
   s->config.max_queue = config->max_queue;
 
   if (s->config.tls_cert_file && s->config.tls_cert_file[0]) {
-    s->cert = s->config.tls_key_file && s->config.tls_key_file[0] ?
-        g_tls_certificate_new_from_files (s->config.tls_cert_file,
-        s->config.tls_key_file, error) :
-        g_tls_certificate_new_from_file (s->config.tls_cert_file, error);
+    s->cert = s->config.tls_key_file && s->config.tls_key_file[0]
+        ? g_tls_certificate_new_from_files (s->config.tls_cert_file,
+            s->config.tls_key_file, error)
+        : g_tls_certificate_new_from_file (s->config.tls_cert_file, error);
     if (s->cert == NULL) {
-      g_prefix_error (error, "TLS certificate '%s': ",
-          s->config.tls_cert_file);
+      g_prefix_error (error, "TLS certificate '%s': ", s->config.tls_cert_file);
       goto fail;
     }
   }
@@ -795,11 +803,11 @@ cancel_client (gpointer key, gpointer value, gpointer data)
 }
 
 void
-gst_nn_server_stop (GstNnServer * s)
+gst_nn_server_stop (GstNnServer *s)
 {
   g_mutex_lock (&registry_lock);
-  if (registry && g_hash_table_lookup (registry,
-          GUINT_TO_POINTER (s->port)) == s)
+  if (registry
+      && g_hash_table_lookup (registry, GUINT_TO_POINTER (s->port)) == s)
     g_hash_table_remove (registry, GUINT_TO_POINTER (s->port));
   g_mutex_unlock (&registry_lock);
 
@@ -815,13 +823,13 @@ gst_nn_server_stop (GstNnServer * s)
 }
 
 guint
-gst_nn_server_get_port (GstNnServer * s)
+gst_nn_server_get_port (GstNnServer *s)
 {
   return s->port;
 }
 
 guint
-gst_nn_server_get_n_clients (GstNnServer * s)
+gst_nn_server_get_n_clients (GstNnServer *s)
 {
   guint n;
 
@@ -832,8 +840,8 @@ gst_nn_server_get_n_clients (GstNnServer * s)
 }
 
 void
-gst_nn_server_drop_client (GstNnServer * s, guint64 client_id,
-    const gchar * message)
+gst_nn_server_drop_client (GstNnServer *s, guint64 client_id,
+    const gchar *message)
 {
   Client *c;
 
@@ -850,7 +858,7 @@ gst_nn_server_drop_client (GstNnServer * s, guint64 client_id,
 }
 
 GstNnServerFrame *
-gst_nn_server_pop (GstNnServer * s)
+gst_nn_server_pop (GstNnServer *s)
 {
   GstNnServerFrame *f = NULL;
 
@@ -865,7 +873,7 @@ gst_nn_server_pop (GstNnServer * s)
 }
 
 void
-gst_nn_server_set_flushing (GstNnServer * s, gboolean flushing)
+gst_nn_server_set_flushing (GstNnServer *s, gboolean flushing)
 {
   g_mutex_lock (&s->lock);
   s->flushing = flushing;
@@ -875,7 +883,7 @@ gst_nn_server_set_flushing (GstNnServer * s, gboolean flushing)
 
 gboolean
 gst_nn_server_send_result (guint port, guint64 client_id, guint64 seq,
-    const gchar * caps, GstBuffer * buffer)
+    const gchar *caps, GstBuffer *buffer)
 {
   GstNnServer *s = NULL;
   Client *c = NULL;
@@ -908,10 +916,13 @@ gst_nn_server_send_result (guint port, guint64 client_id, guint64 seq,
   g_mutex_unlock (&s->lock);
   if (c == NULL) {
     GST_DEBUG ("client %" G_GUINT64_FORMAT " is gone, result %" G_GUINT64_FORMAT
-        " dropped", client_id, seq);
+               " dropped",
+        client_id, seq);
   } else if (!ok) {
-    GST_WARNING_OBJECT (s->owner, "client %" G_GUINT64_FORMAT " does not read "
-        "its results (%d waiting): dropped", client_id, MAX_RESULTS_QUEUED);
+    GST_WARNING_OBJECT (s->owner,
+        "client %" G_GUINT64_FORMAT " does not read "
+        "its results (%d waiting): dropped",
+        client_id, MAX_RESULTS_QUEUED);
     g_cancellable_cancel (c->cancellable);
     client_unref (c);
   }

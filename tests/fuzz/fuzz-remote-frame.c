@@ -49,8 +49,8 @@ frame_round_trip (const NnpRemoteFrame *f)
   guint8 *head, *buf;
 
   memcpy (t, f->tensors, sizeof t);
-  head = nnp_remote_frame_encode_head (NNP_REMOTE_RESULT, 7, f->caps, f->shapes, f->n_tensors,
-                                       t, &head_size, &payload_size, &error);
+  head = nnp_remote_frame_encode_head (NNP_REMOTE_RESULT, 7, f->caps, f->shapes, f->n_tensors, t,
+                                       &head_size, &payload_size, &error);
   if (head == NULL)
     violation ("a parsed frame does not encode");
   buf = g_malloc0 (payload_size);
@@ -69,7 +69,8 @@ frame_round_trip (const NnpRemoteFrame *f)
         || again.tensors[i].nbytes != f->tensors[i].nbytes
         || again.tensors[i].shape.rank != f->tensors[i].shape.rank
         || memcmp (again.tensors[i].shape.dims, f->tensors[i].shape.dims,
-                   sizeof (int64_t) * (gsize) f->tensors[i].shape.rank) != 0
+                   sizeof (int64_t) * (gsize) f->tensors[i].shape.rank)
+               != 0
         || memcmp (again.tensors[i].data, f->tensors[i].data, f->tensors[i].nbytes) != 0)
       violation ("a re-encoded tensor differs");
   }
