@@ -28,6 +28,7 @@ typedef struct
    * does not read them stalls nobody: past MAX_RESULTS_QUEUED it is dropped */
   GAsyncQueue *results; /* Result* */
   GThread *writer;
+  GstNnServer *ep; /* the part it talks to (listener lock), or NULL */
 } Client;
 
 #define MAX_RESULTS_QUEUED 16
@@ -47,24 +48,44 @@ result_free (Result *r)
   g_free (r);
 }
 
-struct _GstNnServer
+/* The listening socket of a port, shared by the nnserversrc elements that
+ * serve parts on it (the first one made it: its config counts). */
+typedef struct _Listener Listener;
+struct _Listener
 {
   gint ref_count;
   GstNnServerConfig config; /* owned copies */
-  GObject *owner;           /* the nnserversrc, for logs (not a ref) */
+  GObject *owner;           /* the first nnserversrc, for logs (not a ref) */
   GSocketService *service;
   GTlsCertificate *cert; /* or NULL */
   guint port;            /* the bound port */
 
-  GMutex lock;
+  GMutex lock; /* all below, and every endpoint's fields */
   GCond cond;
   GHashTable *clients; /* id -> Client (ref) */
   guint64 next_id;
+  GPtrArray *endpoints; /* GstNnServer* (not refs), the first one first */
+  gboolean stopped;
+
+  GMutex part_lock; /* one part request at a time */
+  GstNnServerPartFunc part_func;
+  gpointer part_data;
+};
+
+/* What one nnserversrc holds: the frames of the clients of one part. */
+struct _GstNnServer
+{
+  Listener *l; /* ref */
+  gchar *key;  /* the part served, NULL = any */
+  GObject *owner;
+  guint max_queue;
   GQueue queue; /* GstNnServerFrame, at most max_queue */
   gboolean flushing, stopped;
 };
 
-/* port -> GstNnServer (no ref: removed by gst_nn_server_stop) */
+#define MAX_ENDPOINTS 16
+
+/* port -> Listener (no ref: removed when its first endpoint stops) */
 static GMutex registry_lock;
 static GHashTable *registry;
 
@@ -348,8 +369,8 @@ client_send_error (Client *c, const gchar *message)
   g_free (p);
 }
 
-static GstNnServer *
-server_ref (GstNnServer *s)
+static Listener *
+server_ref (Listener *s)
 {
   g_atomic_int_inc (&s->ref_count);
   return s;
@@ -369,12 +390,13 @@ gst_nn_server_config_clear (GstNnServerConfig *c)
 }
 
 static void
-server_unref (GstNnServer *s)
+server_unref (Listener *s)
 {
   if (!g_atomic_int_dec_and_test (&s->ref_count))
     return;
-  g_queue_clear_full (&s->queue, (GDestroyNotify) gst_nn_server_frame_free);
   g_hash_table_unref (s->clients);
+  g_ptr_array_unref (s->endpoints);
+  g_mutex_clear (&s->part_lock);
   g_clear_object (&s->cert);
   gst_nn_server_config_clear (&s->config);
   g_mutex_clear (&s->lock);
@@ -386,7 +408,7 @@ server_unref (GstNnServer *s)
  * "nnserver-client" from nnserversrc with event (connected, refused, left),
  * id, peer and reason. */
 static void
-post_client_event (GstNnServer *s, Client *c, const gchar *event,
+post_client_event (Listener *s, Client *c, const gchar *event,
     const gchar *reason)
 {
   if (!GST_IS_ELEMENT (s->owner))
@@ -398,9 +420,63 @@ post_client_event (GstNnServer *s, Client *c, const gchar *event,
               "reason", G_TYPE_STRING, reason ? reason : "", NULL)));
 }
 
-/* Check a HELLO: NULL when welcome, else the reason (g_free). */
+/* The endpoint serving key (or any part), NULL if none.  Listener lock held. */
+static GstNnServer *
+find_endpoint_locked (Listener *s, const gchar *key)
+{
+  GstNnServer *any = NULL;
+
+  for (guint i = 0; i < s->endpoints->len; i++) {
+    GstNnServer *ep = g_ptr_array_index (s->endpoints, i);
+
+    if (ep->stopped)
+      continue;
+    if (ep->key == NULL && any == NULL)
+      any = ep;
+    else if (ep->key && strcmp (ep->key, key) == 0)
+      return ep;
+  }
+  return any;
+}
+
+/* Give the client the endpoint of its part; when none serves it, ask the
+ * application (nnpipe serve builds a pipeline for the part).  FALSE when no
+ * endpoint serves it. */
+static gboolean
+attach_client (Listener *s, Client *c, const NnpRemoteHello *h,
+    const gchar *key)
+{
+  GstNnServer *ep;
+  gboolean asked = FALSE;
+
+  for (;;) {
+    g_mutex_lock (&s->lock);
+    ep = find_endpoint_locked (s, key);
+    c->ep = ep;
+    g_mutex_unlock (&s->lock);
+    if (ep || asked || s->part_func == NULL)
+      break;
+    g_mutex_lock (&s->part_lock);
+    g_mutex_lock (&s->lock);
+    ep = find_endpoint_locked (s, key);
+    g_mutex_unlock (&s->lock);
+    if (ep == NULL && s->endpoints->len < MAX_ENDPOINTS) {
+      GST_INFO_OBJECT (s->owner,
+          "client %" G_GUINT64_FORMAT " asks for part "
+          "'%.200s': asking the application",
+          c->id, key);
+      s->part_func (h->part_kind, h->part, h->stage, key, s->part_data);
+    }
+    g_mutex_unlock (&s->part_lock);
+    asked = TRUE;
+  }
+  return ep != NULL;
+}
+
+/* Check a HELLO and attach the client to its part: NULL when welcome, else
+ * the reason (g_free). */
 static gchar *
-check_hello (GstNnServer *s, const NnpRemoteHello *h)
+check_hello (Listener *s, Client *c, const NnpRemoteHello *h)
 {
   GError *err = NULL;
   gchar *key, *why = NULL;
@@ -413,36 +489,38 @@ check_hello (GstNnServer *s, const NnpRemoteHello *h)
     return g_strdup_printf ("model digest mismatch: the client runs model "
                             "%.64s, this server serves %s",
         h->digest, s->config.digest);
-  if (s->config.part == NULL)
-    return NULL;
   key = gst_nn_server_part_key (h->part_kind, h->part, h->stage, &err);
   if (key == NULL) {
     why = g_strdup_printf ("bad part: %s", err->message);
     g_error_free (err);
-  } else if (strcmp (key, s->config.part) != 0) {
+    return why;
+  }
+  if (!attach_client (s, c, h, key))
     why = g_strdup_printf ("part mismatch: the client asks for nodes "
                            "'%.200s', this server runs '%.200s'",
         key[0] ? key : "(whole model)",
-        s->config.part[0] ? s->config.part : "(whole model)");
-  }
+        s->config.part ? (s->config.part[0] ? s->config.part : "(whole model)")
+                       : "(any)");
   g_free (key);
   return why;
 }
 
 /* Queue a frame; blocks while the queue is full.  FALSE when stopping. */
 static gboolean
-server_push (GstNnServer *s, Client *c, GstNnServerFrame *f)
+server_push (Listener *s, Client *c, GstNnServerFrame *f)
 {
   g_mutex_lock (&s->lock);
-  while (!s->stopped && !g_cancellable_is_cancelled (c->cancellable)
-      && g_queue_get_length (&s->queue) >= MAX (s->config.max_queue, 1))
+  while (!s->stopped && !g_cancellable_is_cancelled (c->cancellable) && c->ep
+      && !c->ep->stopped
+      && g_queue_get_length (&c->ep->queue) >= MAX (c->ep->max_queue, 1))
     g_cond_wait (&s->cond, &s->lock);
-  if (s->stopped || g_cancellable_is_cancelled (c->cancellable)) {
+  if (s->stopped || g_cancellable_is_cancelled (c->cancellable) || c->ep == NULL
+      || c->ep->stopped) {
     g_mutex_unlock (&s->lock);
     gst_nn_server_frame_free (f);
     return FALSE;
   }
-  g_queue_push_tail (&s->queue, f);
+  g_queue_push_tail (&c->ep->queue, f);
   g_cond_broadcast (&s->cond);
   g_mutex_unlock (&s->lock);
   return TRUE;
@@ -450,7 +528,7 @@ server_push (GstNnServer *s, Client *c, GstNnServerFrame *f)
 
 /* The conversation with one client, after the TLS handshake. */
 static void
-serve_client (GstNnServer *s, Client *c)
+serve_client (Listener *s, Client *c)
 {
   GInputStream *in = g_io_stream_get_input_stream (c->stream);
   NnpRemoteHeader h;
@@ -473,7 +551,7 @@ serve_client (GstNnServer *s, Client *c)
 
     if (!nnp_remote_hello_parse (payload, h.length, &hello, &err))
       goto bad_peer;
-    why = check_hello (s, &hello);
+    why = check_hello (s, c, &hello);
     nnp_remote_hello_clear (&hello);
     if (why)
       goto refuse;
@@ -633,7 +711,7 @@ static gboolean
 on_run (GThreadedSocketService *service, GSocketConnection *connection,
     GObject *source_object, gpointer user_data)
 {
-  GstNnServer *s = server_ref (user_data);
+  Listener *s = server_ref (user_data);
   Client *c = g_new0 (Client, 1);
   GSocketAddress *addr;
   GError *err = NULL;
@@ -705,22 +783,86 @@ done:
 
 /* ------------------------------------------------------------ lifetime */
 
+static GstNnServer *
+endpoint_new (Listener *l, const GstNnServerConfig *config, GObject *owner)
+{
+  GstNnServer *ep = g_new0 (GstNnServer, 1);
+
+  ep->l = server_ref (l);
+  ep->key = g_strdup (config->part);
+  ep->owner = owner;
+  ep->max_queue = config->max_queue;
+  g_queue_init (&ep->queue);
+  g_ptr_array_add (l->endpoints, ep);
+  return ep;
+}
+
+/* Join the listener of config->port: serve another part on it. */
+static GstNnServer *
+join (Listener *l, const GstNnServerConfig *config, GObject *owner,
+    GError **error)
+{
+  GstNnServer *ep = NULL;
+
+  g_mutex_lock (&l->lock);
+  for (guint i = 0; i < l->endpoints->len; i++) {
+    GstNnServer *o = g_ptr_array_index (l->endpoints, i);
+    if (!o->stopped && g_strcmp0 (o->key, config->part) == 0) {
+      g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
+          "port %u already "
+          "serves part '%.200s' in this process",
+          l->port, config->part ? config->part : "(any)");
+      g_mutex_unlock (&l->lock);
+      return NULL;
+    }
+  }
+  if (l->stopped || l->endpoints->len >= MAX_ENDPOINTS)
+    g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
+        "port %u serves %d "
+        "parts already",
+        l->port, MAX_ENDPOINTS);
+  else
+    ep = endpoint_new (l, config, owner);
+  g_mutex_unlock (&l->lock);
+  if (ep)
+    GST_INFO_OBJECT (owner, "serving part '%.200s' on port %u",
+        config->part ? config->part : "(any)", l->port);
+  return ep;
+}
+
 GstNnServer *
 gst_nn_server_start (const GstNnServerConfig *config, GObject *owner,
     GError **error)
 {
-  GstNnServer *s;
+  Listener *s;
+  GstNnServer *ep;
   GInetAddress *ia;
   GSocketAddress *sa, *bound = NULL;
   gboolean ok;
 
   ensure_debug ();
-  s = g_new0 (GstNnServer, 1);
+  if (config->port != 0) {
+    Listener *l = NULL;
+
+    g_mutex_lock (&registry_lock);
+    if (registry)
+      l = g_hash_table_lookup (registry, GUINT_TO_POINTER (config->port));
+    if (l)
+      server_ref (l);
+    g_mutex_unlock (&registry_lock);
+    if (l) {
+      ep = join (l, config, owner, error);
+      server_unref (l);
+      return ep;
+    }
+  }
+  s = g_new0 (Listener, 1);
   s->ref_count = 1;
   s->owner = owner;
   g_mutex_init (&s->lock);
+  g_mutex_init (&s->part_lock);
   g_cond_init (&s->cond);
-  g_queue_init (&s->queue);
+  s->endpoints = g_ptr_array_new ();
   s->clients = g_hash_table_new_full (g_int64_hash, g_int64_equal, NULL,
       (GDestroyNotify) client_unref);
   s->config.host = g_strdup (config->host ? config->host : "127.0.0.1");
@@ -778,11 +920,13 @@ gst_nn_server_start (const GstNnServerConfig *config, GObject *owner,
   g_hash_table_insert (registry, GUINT_TO_POINTER (s->port), s);
   g_mutex_unlock (&registry_lock);
 
+  ep = endpoint_new (s, config, owner);
+  server_unref (s); /* the endpoint holds it */
   g_signal_connect (s->service, "run", G_CALLBACK (on_run), s);
   g_socket_service_start (s->service);
   GST_INFO_OBJECT (owner, "listening on %s:%u%s", s->config.host, s->port,
       s->cert ? " (TLS)" : "");
-  return s;
+  return ep;
 
 fail:
   if (s->service) {
@@ -799,57 +943,88 @@ cancel_client (gpointer key, gpointer value, gpointer data)
   Client *c = value;
 
   /* wakes its thread blocked in a read; that thread closes the stream */
-  g_cancellable_cancel (c->cancellable);
+  if (data == NULL || c->ep == data) {
+    c->ep = NULL;
+    g_cancellable_cancel (c->cancellable);
+  }
 }
 
 void
-gst_nn_server_stop (GstNnServer *s)
+gst_nn_server_stop (GstNnServer *ep)
 {
-  g_mutex_lock (&registry_lock);
-  if (registry
-      && g_hash_table_lookup (registry, GUINT_TO_POINTER (s->port)) == s)
-    g_hash_table_remove (registry, GUINT_TO_POINTER (s->port));
-  g_mutex_unlock (&registry_lock);
+  Listener *s = ep->l;
+  gboolean first;
 
-  g_socket_service_stop (s->service);
-  g_socket_listener_close (G_SOCKET_LISTENER (s->service));
   g_mutex_lock (&s->lock);
-  s->stopped = TRUE;
-  g_hash_table_foreach (s->clients, cancel_client, NULL);
+  first = g_ptr_array_index (s->endpoints, 0) == ep;
+  ep->stopped = TRUE;
+  g_ptr_array_remove (s->endpoints, ep);
+  /* its clients go (they reconnect and ask again); the first one's stop
+   * closes the port */
+  g_hash_table_foreach (s->clients, cancel_client, first ? NULL : ep);
+  if (first)
+    s->stopped = TRUE;
   g_cond_broadcast (&s->cond);
   g_mutex_unlock (&s->lock);
-  g_clear_object (&s->service);
+
+  if (first) {
+    g_mutex_lock (&registry_lock);
+    if (registry
+        && g_hash_table_lookup (registry, GUINT_TO_POINTER (s->port)) == s)
+      g_hash_table_remove (registry, GUINT_TO_POINTER (s->port));
+    g_mutex_unlock (&registry_lock);
+    g_socket_service_stop (s->service);
+    g_socket_listener_close (G_SOCKET_LISTENER (s->service));
+    g_clear_object (&s->service);
+  }
+  g_queue_clear_full (&ep->queue, (GDestroyNotify) gst_nn_server_frame_free);
+  g_free (ep->key);
+  g_free (ep);
   server_unref (s);
 }
 
-guint
-gst_nn_server_get_port (GstNnServer *s)
+void
+gst_nn_server_set_part_func (GstNnServer *ep, GstNnServerPartFunc func,
+    gpointer data)
 {
-  return s->port;
+  g_mutex_lock (&ep->l->part_lock);
+  ep->l->part_func = func;
+  ep->l->part_data = data;
+  g_mutex_unlock (&ep->l->part_lock);
 }
 
 guint
-gst_nn_server_get_n_clients (GstNnServer *s)
+gst_nn_server_get_port (GstNnServer *ep)
 {
-  guint n;
+  return ep->l->port;
+}
 
-  g_mutex_lock (&s->lock);
-  n = g_hash_table_size (s->clients);
-  g_mutex_unlock (&s->lock);
+guint
+gst_nn_server_get_n_clients (GstNnServer *ep)
+{
+  GHashTableIter it;
+  gpointer value;
+  guint n = 0;
+
+  g_mutex_lock (&ep->l->lock);
+  g_hash_table_iter_init (&it, ep->l->clients);
+  while (g_hash_table_iter_next (&it, NULL, &value))
+    n += ((Client *) value)->ep == ep ? 1 : 0;
+  g_mutex_unlock (&ep->l->lock);
   return n;
 }
 
 void
-gst_nn_server_drop_client (GstNnServer *s, guint64 client_id,
+gst_nn_server_drop_client (GstNnServer *ep, guint64 client_id,
     const gchar *message)
 {
   Client *c;
 
-  g_mutex_lock (&s->lock);
-  c = g_hash_table_lookup (s->clients, &client_id);
+  g_mutex_lock (&ep->l->lock);
+  c = g_hash_table_lookup (ep->l->clients, &client_id);
   if (c)
     client_ref (c);
-  g_mutex_unlock (&s->lock);
+  g_mutex_unlock (&ep->l->lock);
   if (c == NULL)
     return;
   client_send_error (c, message);
@@ -858,34 +1033,35 @@ gst_nn_server_drop_client (GstNnServer *s, guint64 client_id,
 }
 
 GstNnServerFrame *
-gst_nn_server_pop (GstNnServer *s)
+gst_nn_server_pop (GstNnServer *ep)
 {
+  Listener *s = ep->l;
   GstNnServerFrame *f = NULL;
 
   g_mutex_lock (&s->lock);
-  while (!s->flushing && !s->stopped && g_queue_is_empty (&s->queue))
+  while (!ep->flushing && !s->stopped && g_queue_is_empty (&ep->queue))
     g_cond_wait (&s->cond, &s->lock);
-  if (!s->flushing && !s->stopped)
-    f = g_queue_pop_head (&s->queue);
+  if (!ep->flushing && !s->stopped)
+    f = g_queue_pop_head (&ep->queue);
   g_cond_broadcast (&s->cond);
   g_mutex_unlock (&s->lock);
   return f;
 }
 
 void
-gst_nn_server_set_flushing (GstNnServer *s, gboolean flushing)
+gst_nn_server_set_flushing (GstNnServer *ep, gboolean flushing)
 {
-  g_mutex_lock (&s->lock);
-  s->flushing = flushing;
-  g_cond_broadcast (&s->cond);
-  g_mutex_unlock (&s->lock);
+  g_mutex_lock (&ep->l->lock);
+  ep->flushing = flushing;
+  g_cond_broadcast (&ep->l->cond);
+  g_mutex_unlock (&ep->l->lock);
 }
 
 gboolean
 gst_nn_server_send_result (guint port, guint64 client_id, guint64 seq,
     const gchar *caps, GstBuffer *buffer)
 {
-  GstNnServer *s = NULL;
+  Listener *s = NULL;
   Client *c = NULL;
   gboolean ok = FALSE;
 

@@ -11,7 +11,9 @@
  * that sent the frame.  A client that sends anything malformed gets an ERROR
  * naming the problem and is dropped; the others are not affected.
  * Servers are found by port: nnserversrc port=P creates it, nnserversink
- * port=P finds it. */
+ * port=P finds it.  Further nnserversrc elements of the same process and
+ * port join it, each serving another part (the first one's listening
+ * settings count); a client goes to the one serving the part it names. */
 #pragma once
 
 #include <gst/gst.h>
@@ -53,13 +55,23 @@ typedef struct
 void gst_nn_server_frame_free (GstNnServerFrame *frame);
 
 /* Create the server of config->port and start listening (error: address in
- * use, bad certificate...).  Registered by its port until released. */
+ * use, bad certificate...), or join the one of this process listening on
+ * config->port to serve another part.  The result is what one nnserversrc
+ * holds: the frames of the clients of its part. */
 GstNnServer *gst_nn_server_start (const GstNnServerConfig *config,
     GObject *owner, GError **error);
-/* Stop listening, drop every client, unregister; frees the server once the
- * client threads are gone. */
+/* Drop the part and its clients; the first one's stop closes the port
+ * (every client goes). */
 void gst_nn_server_stop (GstNnServer *server);
 guint gst_nn_server_get_port (GstNnServer *server);
+
+/* Called (from a client's thread) when a client asks for a part nobody
+ * serves: the application may start an nnserversrc for `key` on this port
+ * before returning (nnpipe serve builds a pipeline for it). */
+typedef void (*GstNnServerPartFunc) (guint8 part_kind, const gchar *part,
+    guint stage, const gchar *key, gpointer data);
+void gst_nn_server_set_part_func (GstNnServer *server, GstNnServerPartFunc func,
+    gpointer data);
 guint gst_nn_server_get_n_clients (GstNnServer *server);
 
 /* Next frame (blocks); NULL when unlocked (flushing) or stopped. */

@@ -78,6 +78,13 @@ struct _GstNnServerSrc
   gchar *shapes;       /* its model input shapes (object lock) */
 };
 
+enum
+{
+  SIGNAL_PART_REQUESTED,
+  LAST_SIGNAL
+};
+static guint signals[LAST_SIGNAL];
+
 G_DEFINE_TYPE (GstNnServerSrc, gst_nn_server_src, GST_TYPE_PUSH_SRC);
 GST_ELEMENT_REGISTER_DEFINE (nnserversrc, "nnserversrc", GST_RANK_NONE,
     GST_TYPE_NN_SERVER_SRC);
@@ -195,6 +202,14 @@ gst_nn_server_src_get_property (GObject *object, guint prop_id, GValue *value,
   GST_OBJECT_UNLOCK (self);
 }
 
+static void
+part_requested (guint8 part_kind, const gchar *part, guint stage,
+    const gchar *key, gpointer data)
+{
+  g_signal_emit (data, signals[SIGNAL_PART_REQUESTED], 0, (guint) part_kind,
+      part, stage, key);
+}
+
 static gboolean
 gst_nn_server_src_start (GstBaseSrc *src)
 {
@@ -233,6 +248,9 @@ gst_nn_server_src_start (GstBaseSrc *src)
   GST_OBJECT_LOCK (self);
   self->server = server;
   GST_OBJECT_UNLOCK (self);
+  if (g_signal_has_handler_pending (self, signals[SIGNAL_PART_REQUESTED], 0,
+          FALSE))
+    gst_nn_server_set_part_func (server, part_requested, self);
   gst_nn_server_config_clear (&config);
   return TRUE;
 
@@ -444,6 +462,24 @@ gst_nn_server_src_class_init (GstNnServerSrcClass *klass)
   g_object_class_install_property (gobject_class, PROP_CLIENTS,
       g_param_spec_uint ("clients", "Clients", "Clients connected now", 0,
           G_MAXUINT, 0, ro));
+
+  /**
+   * GstNnServerSrc::part-requested:
+   * @src: the nnserversrc
+   * @part_kind: 0 whole model, 1 a nodes= list, 2 a plan stage
+   * @part: the nodes= list or the plan (JSON)
+   * @stage: the plan's stage
+   * @key: the part as node names (the part property of an nnserversrc
+   *   serving it)
+   *
+   * A client asks for a part no nnserversrc of this port serves (emitted
+   * from the client's thread; only when a handler is connected before
+   * start).  The handler may start a pipeline with `nnserversrc port=P
+   * part=KEY` before it returns; the client then talks to it.
+   */
+  signals[SIGNAL_PART_REQUESTED] = g_signal_new ("part-requested",
+      G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+      G_TYPE_NONE, 4, G_TYPE_UINT, G_TYPE_STRING, G_TYPE_UINT, G_TYPE_STRING);
 
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class,

@@ -4,7 +4,8 @@
 # byte for byte with the whole model run locally:
 #   1. nnpipeline devices=cpu:1,remote://... (stage 1 on `nnpipe serve
 #      --plan P --stage 1`) and nnstage nodes=0..39 ! nnremote nodes=40..83
-#      (on `nnpipe serve --nodes 40..83`), 120 frames each;
+#      (on `nnpipe serve --nodes 40..83`), 120 frames each; a server without
+#      a part serves the plan stage, the node range and the whole model;
 #   2. two clients at once on one server;
 #   3. bad peers (garbage, wrong protocol version, wrong digest, oversized
 #      length, a wrong token) get a clear ERROR while a good client streams
@@ -118,6 +119,26 @@ client () {  # client OUT EXTRA-PROPERTIES...
 }
 client "$tmp/nodes.raw" "port=$nodes_port" in-flight=4 2>"$tmp/err" || { cat "$tmp/err"; fail=1; }
 check "nnstage nodes=0..39 ! nnremote nodes=40..83" "$tmp/nodes.raw"
+
+# a server without --plan/--nodes serves whichever part its clients name
+start_server any
+any_pid=$srv_pid
+# shellcheck disable=SC2086
+gst-launch-1.0 -q $src ! nnpipeline "model=$model" "devices=cpu:1,remote://127.0.0.1:$srv_port" \
+  ! filesink "location=$tmp/any1.raw" 2>"$tmp/err" || { cat "$tmp/err"; fail=1; }
+check "any part: a plan stage" "$tmp/any1.raw"
+client "$tmp/any2.raw" "port=$srv_port" 2>"$tmp/err" || { cat "$tmp/err"; fail=1; }
+check "any part: nodes=40..83" "$tmp/any2.raw"
+# shellcheck disable=SC2086
+gst-launch-1.0 -q $src ! nnremote "model=$model" "port=$srv_port" ! \
+  filesink "location=$tmp/any3.raw" 2>"$tmp/err" || { cat "$tmp/err"; fail=1; }
+check "any part: the whole model" "$tmp/any3.raw"
+if [ "$(grep -c '^part .* started' "$tmp/any.log")" -eq 2 ]; then
+  echo "ok  : any part: two parts started on demand"
+else
+  echo "FAIL: any part: not two parts started:"; cat "$tmp/any.log"; fail=1
+fi
+kill "$any_pid"
 
 # ---- 2. two clients at once
 client "$tmp/c1.raw" "port=$nodes_port" 2>"$tmp/err1" &
