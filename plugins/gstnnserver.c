@@ -485,10 +485,16 @@ check_hello (Listener *s, Client *c, const NnpRemoteHello *h)
       && g_strcmp0 (s->config.token, h->token) != 0)
     return g_strdup ("authentication failed: wrong or missing token");
   if (s->config.digest && s->config.digest[0]
-      && g_ascii_strcasecmp (s->config.digest, h->digest) != 0)
-    return g_strdup_printf ("model digest mismatch: the client runs model "
-                            "%.64s, this server serves %s",
-        h->digest, s->config.digest);
+      && g_ascii_strcasecmp (s->config.digest, h->digest) != 0) {
+    /* the client's text as C escapes: one line */
+    gchar *shown = g_strescape (h->digest, NULL);
+
+    why = g_strdup_printf ("model digest mismatch: the client runs model "
+                           "%.64s, this server serves %s",
+        shown, s->config.digest);
+    g_free (shown);
+    return why;
+  }
   key = gst_nn_server_part_key (h->part_kind, h->part, h->stage, &err);
   if (key == NULL) {
     why = g_strdup_printf ("bad part: %s", err->message);

@@ -739,20 +739,22 @@ nnp_remote_address_parse (const char *text, char **host, guint16 *port, GError *
     colon = strrchr (text, ':');
     h1 = colon;
   }
-  if (colon == NULL || h1 == h0) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
-                 "invalid address '%s': expected HOST:PORT or [IPV6]:PORT", text);
-    return FALSE;
-  }
+  if (colon == NULL || h1 == h0)
+    goto malformed;
   p = g_ascii_strtoull (colon + 1, &end, 10);
   while (end && g_ascii_isspace (*end))
     end++;
-  if (end == colon + 1 || (end && *end) || p < 1 || p > 65535) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
-                 "invalid address '%s': the port must be 1..65535", text);
-    return FALSE;
-  }
+  if (end == colon + 1 || (end && *end) || p < 1 || p > 65535)
+    goto malformed;
   *host = g_strndup (h0, h1 - h0);
   *port = (guint16) p;
   return TRUE;
+
+malformed : {
+  /* the text as C escapes: one line whatever it holds */
+  g_autofree char *shown = g_strescape (text, NULL);
+  g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
+               "invalid address '%.200s': expected HOST:PORT or [IPV6]:PORT, PORT 1..65535", shown);
+  return FALSE;
+}
 }
