@@ -501,12 +501,16 @@ check_hello (Listener *s, Client *c, const NnpRemoteHello *h)
     g_error_free (err);
     return why;
   }
-  if (!attach_client (s, c, h, key))
+  if (!attach_client (s, c, h, key)) {
+    gchar *shown = g_strescape (key, NULL);
+
     why = g_strdup_printf ("part mismatch: the client asks for nodes "
                            "'%.200s', this server runs '%.200s'",
-        key[0] ? key : "(whole model)",
+        shown[0] ? shown : "(whole model)",
         s->config.part ? (s->config.part[0] ? s->config.part : "(whole model)")
                        : "(any)");
+    g_free (shown);
+  }
   g_free (key);
   return why;
 }

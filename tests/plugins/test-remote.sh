@@ -10,8 +10,9 @@
 #   3. bad peers (garbage, wrong protocol version, wrong digest, oversized
 #      length, a wrong token) get a clear ERROR while a good client streams
 #      on undisturbed; a COST query is answered for the served part; 100
-#      connect/disconnect cycles leave the server's RSS flat; nnremote against a garbage server, a server of another
-#      part, and no server at all fails naming the reason and the hosts;
+#      connect/disconnect cycles leave the server's RSS flat; nnremote
+#      against a garbage server, a server of another part, and no server at
+#      all fails naming the reason and the hosts;
 #   4. kill -9 of the server mid-stream with a second one listed in hosts:
 #      every frame arrives once, in order; a server that never answers is
 #      left for the next one after `timeout`;
@@ -133,10 +134,17 @@ check "any part: nodes=40..83" "$tmp/any2.raw"
 gst-launch-1.0 -q $src ! nnremote "model=$model" "port=$srv_port" ! \
   filesink "location=$tmp/any3.raw" 2>"$tmp/err" || { cat "$tmp/err"; fail=1; }
 check "any part: the whole model" "$tmp/any3.raw"
-if [ "$(grep -c '^part .* started' "$tmp/any.log")" -eq 2 ]; then
-  echo "ok  : any part: two parts started on demand"
+# a part the model does not have: refused, the server goes on
+client "$tmp/x.raw" "port=$srv_port" nodes=40..999 2>"$tmp/err" && fail=1
+expect_error "any part: a part that does not start" "part mismatch" "$tmp/err"
+client "$tmp/any4.raw" "port=$srv_port" 2>"$tmp/err" || { cat "$tmp/err"; fail=1; }
+check "any part: a client after the refused part" "$tmp/any4.raw"
+# the plan stage, 40..83, and 40..999 (stopped at its first frame, refused after)
+if [ "$(grep -c '^part .* started' "$tmp/any.log")" -eq 3 ] &&
+    grep -q '^part stopped: .*40\.\.999' "$tmp/any.log"; then
+  echo "ok  : any part: three parts started on demand, the bad one stopped"
 else
-  echo "FAIL: any part: not two parts started:"; cat "$tmp/any.log"; fail=1
+  echo "FAIL: any part: not three parts started, the bad one stopped:"; cat "$tmp/any.log"; fail=1
 fi
 kill "$any_pid"
 
@@ -315,7 +323,9 @@ gst-launch-1.0 -q $src ! identity sleep-time=10000 ! nnstage "model=$model" node
   nnremote "model=$model" nodes=40..83 "hosts=127.0.0.1:$porta|127.0.0.1:$srv_port" \
   in-flight=4 ! filesink "location=$tmp/killed.raw" 2>"$tmp/errk" &
 ck=$!
-sleep 0.6
+# mid-stream: once the client talks to the first server (frames take 10 ms)
+for _ in $(seq 100); do grep -q "connected" "$tmp/a.log" && break; sleep 0.1; done
+sleep 0.4
 kill -9 "$pa"
 wait $ck || { cat "$tmp/errk"; fail=1; }
 if grep -q "connected" "$tmp/b.log"; then
