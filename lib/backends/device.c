@@ -8,6 +8,7 @@
  * process.  Nothing here knows a particular backend. */
 #include <nnpipe/device.h>
 #include <nnpipe/log.h>
+#include <nnpipe/remote.h>
 
 #include "backend.h"
 #include "backends/copy-counts.h"
@@ -54,6 +55,27 @@ nnp_device_spec_parse (const char *text, char **device_out, int *threads_out, GE
   char *device;
   int threads = 0;
 
+  if (g_ascii_strncasecmp (item, "remote://", 9) == 0) {
+    /* a stage on an nnpipe server: "remote://HOST:PORT[|HOST:PORT...]" (docs/remote.md) */
+    g_auto (GStrv) hosts = g_strsplit (item + 9, "|", 64);
+    for (int i = 0; hosts[i] != NULL; i++) {
+      g_autofree char *host = NULL;
+      guint16 port;
+      GError *err = NULL;
+      if (!nnp_remote_address_parse (hosts[i], &host, &port, &err)) {
+        g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "invalid device '%s': %s", text,
+                     err->message);
+        g_error_free (err);
+        return FALSE;
+      }
+    }
+    memcpy (item, "remote://", 9);
+    if (device_out)
+      *device_out = g_strdup (item);
+    if (threads_out)
+      *threads_out = 0;
+    return TRUE;
+  }
   if (colon)
     *colon = '\0';
   backend = nnp_backend_find (item);
@@ -87,7 +109,7 @@ malformed:
   /* a device kind we do not know, or a known one written wrong */
   help = spec_help ();
   g_set_error (error, NNP_ERROR, backend ? NNP_ERROR_INVALID : NNP_ERROR_DEVICE,
-               "invalid device '%s': expected %s", text ? text : "", help);
+               "invalid device '%s': expected %s or remote://HOST:PORT", text ? text : "", help);
   return FALSE;
 }
 
@@ -106,6 +128,11 @@ nnp_device_open (const char *spec, GError **error)
   if (threads > 0) {
     g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE, "device '%s': a thread count is not a "
                  "device (give it as the threads of the stage)", spec);
+    return NULL;
+  }
+  if (g_str_has_prefix (device, "remote://")) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE, "device '%s' is a remote stage: it runs "
+                 "in an nnremote element (nnpipeline builds one), not in this process", spec);
     return NULL;
   }
   {
