@@ -149,7 +149,7 @@ set -- $(thread_cpu)
 det_ms=$2
 awk -v c="$chain_ms" -v d="$det_ms" -v n="$frames" 'BEGIN {
   printf "CPU per frame: serial chain %.1f ms = detector side %.1f ms + recogniser side %.1f ms (%.2fx the detector)\n",
-    c / n, d / n, (c - d) / n, d > 0 ? (c - d) / d : 0 }'
+    c / n, d / n, (c - d) / n, (d > 0) ? (c - d) / d : 0 }'
 tracer=""
 : > "$tmp/serial"; : > "$tmp/queue"; : > "$tmp/pipelined"
 r=0
