@@ -29,13 +29,10 @@
 # limit_side_len; smaller frames are scaled up by at most
 # NNP_OCR_MAX_UPSCALE, default 1.5; the detector input is padded only to
 # a multiple of 32; measured on tests/data/ocr-real, docs/ocr.md),
-# NNP_OCR_PIPELINE (video only: 1, the default, splits the detector in two
-# stages on two cores with a queue, its second part sharing the second core
-# with the recogniser; 0 runs the chain in one thread, as for an image),
-# NNP_OCR_REC_LOAD (the time of what follows the detector per frame, the
-# recogniser above all, as a fraction of the detector's, for that split;
-# default 1.0, as benchmarks/ocr-video.sh measured for two lines of text in
-# 640x480).
+# NNP_OCR_PIPELINE (video only: 1, the default, runs the chain pipelined
+# on two cores: the detector and the recogniser each split in two
+# one-thread stages, a queue between them; 0 runs the chain in one thread,
+# as for an image).
 set -eu
 
 me=ocr-file.sh
@@ -90,16 +87,21 @@ fi
 # The gst-launch line is built in "$@", source end first.
 set -- -q filesrc "location=$file" ! decodebin ! videoconvert ! video/x-raw,format=RGB !
 
-# The detector: on a video, pipelined (NNP_OCR_PIPELINE=1): split in two
-# one-thread stages with a queue between them (nnpipeline), the second
-# stage sharing its core and thread with everything after it (the
-# recogniser above all): stage-load tells the split that this work weighs
-# NNP_OCR_REC_LOAD times the detector, so the second stage gets that much
-# less of the detector (docs/ocr.md, benchmarks/ocr-video.sh).
+# On a video, pipelined (NNP_OCR_PIPELINE=1): the detector and the
+# recogniser each split in two one-thread stages (nnpipeline), a queue of
+# two frames between them: four threads, none with more than about half of
+# the chain's work whatever the number and width of the text lines, that
+# the scheduler balances over two cores (docs/ocr.md,
+# benchmarks/ocr-video.sh).  The recogniser's stages re-specialise for
+# every new crop width (cheap: the weights are folded and packed once).
 if [ $video = 1 ] && [ "${NNP_OCR_PIPELINE:-1}" = 1 ]; then
-  detector="nnpipeline stages=2 devices=cpu:1,cpu:1 stats-interval=0 stage-load=0,${NNP_OCR_REC_LOAD:-1.0}"
+  detector="nnpipeline stages=2 devices=cpu:1,cpu:1 stats-interval=0"
+  between="queue max-size-buffers=2 !"
+  recogniser="nnpipeline stages=2 devices=cpu:1,cpu:1 stats-interval=0"
 else
   detector="nnstage"
+  between=""
+  recogniser="nnstage"
 fi
 
 # detector -> boxes -> crops -> recogniser -> text
@@ -108,7 +110,7 @@ set -- "$@" \
   nnconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225 channel-order=bgr \
     width="$max" height="$max" keep-aspect-ratio=true multiple-of=32 \
     max-upscale="$upscale" pad-to-size=false keep-frame=true ! \
-  $detector "model=$models/ch_PP-OCRv4_det_infer.onnx" ! \
+  $detector "model=$models/ch_PP-OCRv4_det_infer.onnx" ! $between \
   nndbdecode threshold=0.2 unclip-ratio=2.0 !
 # the text direction classifier (NNP_OCR_CLS=0: left out): regions it
 # labels 180 are turned before recognition
@@ -117,9 +119,10 @@ if [ "$cls" = 1 ]; then
     nnstage "model=$models/ch_ppocr_mobile_v2.0_cls_infer.onnx" ! \
     nnclassdecode labels=0,180 !
 fi
+# shellcheck disable=SC2086
 set -- "$@" \
   nncrop channel-order=bgr ! \
-  nnstage "model=$models/ch_PP-OCRv4_rec_infer.onnx" ! \
+  $recogniser "model=$models/ch_PP-OCRv4_rec_infer.onnx" ! \
   nnctcdecode "keys=$models/ppocr_keys_v1.txt"
 
 # the lines on stdout (unless the JSON goes there)

@@ -130,12 +130,14 @@ struct _NnpGraph {
   gint ref_count;
   GHashTable *by_name; /* char* name -> NnpValue* */
   GHashTable *node_by_name; /* char* name -> NnpNode* */
+  gpointer derived;    /* NnpDerivedCache*, owned ref or NULL; shared with copies (derived.h) */
 };
 
 NnpGraph *nnp_graph_new (const char *name, int opset);
 NnpGraph *nnp_graph_ref (NnpGraph *graph);
 void nnp_graph_unref (NnpGraph *graph);
-/* Deep copy (constants are shared by reference: they are immutable). */
+/* Deep copy (constants are shared by reference: they are immutable; so is the
+ * cache of weight-derived data, lib/graph/derived.h). */
 NnpGraph *nnp_graph_copy (const NnpGraph *graph);
 
 /* Value of that name, created (dtype UNDEFINED, rank -1) when absent. */

@@ -12,6 +12,7 @@
 #include <nnpipe/graph.h>
 #include <nnpipe/log.h>
 
+#include "graph/derived.h"
 #include "graph/passes.h"
 
 #include <math.h>
@@ -53,69 +54,138 @@ new_constant_value (NnpGraph *graph, const char *base, NnpTensor *t)
   return v;
 }
 
+/* Folded weights and bias of conv_channel_affine(): a value of the
+ * derived-data cache (derived.h), or owned by the caller when the weights
+ * are not stable sources. */
+typedef struct {
+  NnpTensor *w, *b;
+} Affine;
+
+static void
+affine_free (gpointer data)
+{
+  Affine *a = data;
+
+  nnp_tensor_unref (a->w);
+  nnp_tensor_unref (a->b);
+  g_free (a);
+}
+
+typedef struct {
+  NnpOpType op;
+  const NnpShape *wshape;
+  const float *w, *b, *s, *t;
+  int64_t c_out, per, c_in, cog, cig;
+} AffineJob;
+
+static gpointer
+affine_make (gpointer data)
+{
+  const AffineJob *j = data;
+  NnpShape bshape = { .rank = 1, .dims = { j->c_out } };
+  NnpTensor *nw = nnp_tensor_new (NNP_DTYPE_FLOAT32, j->wshape, NULL);
+  NnpTensor *nb = nnp_tensor_new (NNP_DTYPE_FLOAT32, &bshape, NULL);
+  float *dw, *db;
+  Affine *a;
+
+  if (nw == NULL || nb == NULL) {
+    nnp_tensor_unref (nw);
+    nnp_tensor_unref (nb);
+    return NULL;
+  }
+  dw = nw->data;
+  db = nb->data;
+  if (j->op == NNP_OP_CONV) {
+    for (int64_t c = 0; c < j->c_out; c++)
+      for (int64_t i = 0; i < j->per; i++)
+        dw[c * j->per + i] = j->w[c * j->per + i] * j->s[c];
+  } else {
+    for (int64_t ci = 0; ci < j->c_in; ci++)
+      for (int64_t q = 0; q < j->cog; q++) {
+        int64_t oc = (ci / j->cig) * j->cog + q;
+        int64_t base = (ci * j->cog + q) * j->per;
+        for (int64_t i = 0; i < j->per; i++)
+          dw[base + i] = j->w[base + i] * j->s[oc];
+      }
+  }
+  for (int64_t c = 0; c < j->c_out; c++)
+    db[c] = (j->b ? j->b[c] : 0.f) * j->s[c] + j->t[c];
+  a = g_new (Affine, 1);
+  a->w = nw;
+  a->b = nb;
+  return a;
+}
+
 /* Make `conv` (Conv / ConvTranspose with constant W, optional constant B)
  * compute s[c] * y + t[c] per output channel c instead of y: new constant
  * weight and bias values.  FALSE (graph unchanged) when the weights are not
- * foldable. */
+ * foldable.  The new weights depend on W, B, s and t only: they are made
+ * once per model and shared by its specialisations (derived.h). */
 static gboolean
 conv_channel_affine (NnpGraph *graph, NnpNode *conv, int64_t c_out, const float *s,
                      const float *t)
 {
   NnpValue *wv = nnp_node_input (graph, conv, 1);
   NnpValue *bv = nnp_node_input (graph, conv, 2);
-  const float *w, *b = NULL;
-  int64_t per, c_in = 0, group = 1, cog = 0, cig = 0;
+  NnpDerivedCache *cache = nnp_graph_get_derived (graph);
+  AffineJob job = { 0 };
+  NnpTensor *sources[2];
+  g_autofree guint8 *params = NULL;
+  gsize params_size;
+  Affine *a;
   NnpTensor *nw, *nb;
   g_autofree char *wname = NULL, *bname = NULL;
 
-  if (wv == NULL || wv->shape.rank < 2 || !(w = const_floats (wv, -1)))
+  if (wv == NULL || wv->shape.rank < 2 || !(job.w = const_floats (wv, -1)))
     return FALSE;
-  if (bv && !(b = const_floats (bv, c_out)))
+  if (bv && !(job.b = const_floats (bv, c_out)))
     return FALSE;
-  per = 1;
+  job.op = conv->op;
+  job.wshape = &wv->shape;
+  job.s = s;
+  job.t = t;
+  job.c_out = c_out;
+  job.per = 1;
   for (int d = 2; d < wv->shape.rank; d++)
-    per *= wv->shape.dims[d];
+    job.per *= wv->shape.dims[d];
   if (conv->op == NNP_OP_CONV) {
     if (wv->shape.dims[0] != c_out)
       return FALSE;
-    per *= wv->shape.dims[1];
+    job.per *= wv->shape.dims[1];
   } else {
-    group = nnp_node_attr_int (conv, "group", 1);
-    c_in = wv->shape.dims[0];
-    cog = wv->shape.dims[1];
-    if (group <= 0 || c_in % group != 0 || cog * group != c_out)
+    int64_t group = nnp_node_attr_int (conv, "group", 1);
+    job.c_in = wv->shape.dims[0];
+    job.cog = wv->shape.dims[1];
+    if (group <= 0 || job.c_in % group != 0 || job.cog * group != c_out)
       return FALSE;
-    cig = c_in / group;
+    job.cig = job.c_in / group;
   }
 
-  nw = nnp_tensor_new (NNP_DTYPE_FLOAT32, &wv->shape, NULL);
+  /* key: W, B (by identity), the op, c_out, group and the exact s and t */
+  sources[0] = wv->constant;
+  sources[1] = bv ? bv->constant : NULL;
+  params_size = 3 * sizeof (int64_t) + 2 * (gsize) c_out * sizeof (float);
+  params = g_malloc (params_size);
   {
-    NnpShape bshape = { .rank = 1, .dims = { c_out } };
-    nb = nnp_tensor_new (NNP_DTYPE_FLOAT32, &bshape, NULL);
+    int64_t head[3] = { conv->op, c_out, job.cig };
+    memcpy (params, head, sizeof (head));
+    memcpy (params + sizeof (head), s, c_out * sizeof (float));
+    memcpy (params + sizeof (head) + c_out * sizeof (float), t, c_out * sizeof (float));
   }
-  if (nw == NULL || nb == NULL) {
-    nnp_tensor_unref (nw);
-    nnp_tensor_unref (nb);
-    return FALSE;
-  }
-  {
-    float *dw = nw->data, *db = nb->data;
-
-    if (conv->op == NNP_OP_CONV) {
-      for (int64_t c = 0; c < c_out; c++)
-        for (int64_t i = 0; i < per; i++)
-          dw[c * per + i] = w[c * per + i] * s[c];
-    } else {
-      for (int64_t ci = 0; ci < c_in; ci++)
-        for (int64_t j = 0; j < cog; j++) {
-          int64_t oc = (ci / cig) * cog + j;
-          int64_t base = (ci * cog + j) * per;
-          for (int64_t i = 0; i < per; i++)
-            dw[base + i] = w[base + i] * s[oc];
-        }
-    }
-    for (int64_t c = 0; c < c_out; c++)
-      db[c] = (b ? b[c] : 0.f) * s[c] + t[c];
+  a = nnp_derived_get (cache, "conv-channel-affine", sources, bv ? 2 : 1, params, params_size,
+                       affine_make, &job, affine_free);
+  if (a) {
+    nnp_derived_cache_add_stable (cache, a->w);
+    nnp_derived_cache_add_stable (cache, a->b);
+    nw = nnp_tensor_ref (a->w);
+    nb = nnp_tensor_ref (a->b);
+  } else {
+    /* not from stable weights: this graph's own copy */
+    if (!(a = affine_make (&job)))
+      return FALSE;
+    nw = g_steal_pointer (&a->w);
+    nb = g_steal_pointer (&a->b);
+    g_free (a);
   }
 
   wname = g_strdup_printf ("%s.folded_weight", conv->name);

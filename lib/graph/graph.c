@@ -1,6 +1,8 @@
 /* libnnpipe: the graph IR (see include/nnpipe/graph.h). */
 #include <nnpipe/graph.h>
 
+#include "graph/derived.h"
+
 #include <stdarg.h>
 #include <string.h>
 
@@ -121,6 +123,7 @@ nnp_graph_unref (NnpGraph *graph)
   g_ptr_array_unref (graph->values);
   g_array_unref (graph->inputs);
   g_array_unref (graph->outputs);
+  nnp_derived_cache_unref (graph->derived);
   g_free (graph->name);
   g_free (graph);
 }
@@ -129,6 +132,8 @@ NnpGraph *
 nnp_graph_copy (const NnpGraph *graph)
 {
   NnpGraph *copy = nnp_graph_new (graph->name, graph->opset);
+
+  copy->derived = nnp_derived_cache_ref (nnp_graph_get_derived (graph));
 
   for (guint i = 0; i < graph->values->len; i++) {
     const NnpValue *v = g_ptr_array_index (graph->values, i);

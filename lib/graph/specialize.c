@@ -4,10 +4,15 @@
  *   folding nodes whose outputs are constants (Constant, Shape, ...) or whose
  *   inputs are all constants (run on the host backend) -> remove folded
  *   and dead nodes -> check every shape is static -> fuse (unless
- *   NNP_SPECIALIZE_NO_FUSION) and re-infer the fused nodes. */
+ *   NNP_SPECIALIZE_NO_FUSION) and re-infer the fused nodes.
+ *
+ * The copy shares the source's cache of weight-derived data (derived.h):
+ * fused weights here and packed weights in the CPU kernels' prepare are
+ * made by the first specialisation and found by every later one. */
 #include <nnpipe/model.h>
 #include <nnpipe/log.h>
 
+#include "graph/derived.h"
 #include "graph/passes.h"
 #include "ops/ops.h"
 #include "backend.h"
@@ -376,6 +381,9 @@ nnp_graph_specialize (const NnpGraph *graph, const NnpInputShape *shapes, int n_
   g_return_val_if_fail (graph != NULL, NULL);
   g_return_val_if_fail (n_shapes == 0 || shapes != NULL, NULL);
 
+  /* the source's weights are stable sources of the cache its copies share:
+   * what is derived from them is computed once per model (derived.h) */
+  nnp_derived_cache_add_graph (nnp_graph_get_derived (graph), graph);
   g = nnp_graph_copy (graph);
   if (!nnp_graph_sort (g, error))
     return NULL;

@@ -20,6 +20,7 @@
 #include "backends/cpu/cpu-act.h"
 #include "backends/cpu/cpu-conv.h"
 #include "ops/conv-params.h"
+#include "graph/derived.h"
 
 #include <nnpipe/log.h>
 
@@ -100,7 +101,7 @@ nnp_cpu_conv_state_free (gpointer data)
 
   if (st == NULL)
     return;
-  g_aligned_free (st->packed);
+  g_aligned_free (st->own_packed);
   g_free (st->koff);
   g_free (st);
 }
@@ -137,36 +138,67 @@ group_a (const NnpConvParams *p, gboolean transpose, const float *w, int64_t g,
   }
 }
 
+typedef struct {
+  const NnpConvParams *p;
+  const float *w;
+  gboolean transpose;
+  int64_t m, k;
+} PackJob;
+
+/* All groups' packed weights (g_aligned_free) */
+static gpointer
+pack_weights (gpointer data)
+{
+  const PackJob *j = data;
+  gsize group_floats = nnp_sgemm_packed_a_size (j->m, j->k);
+  float *packed = g_aligned_alloc (group_floats * j->p->group, sizeof (float), 64);
+
+  for (int64_t g = 0; g < j->p->group; g++) {
+    const float *a;
+    int64_t rs, cs;
+    group_a (j->p, j->transpose, j->w, g, &a, &rs, &cs);
+    nnp_sgemm_pack_a (j->m, j->k, a, rs, cs, 1.f, packed + g * group_floats);
+  }
+  return packed;
+}
+
 gpointer
 nnp_cpu_conv_prepare_common (const NnpGraph *graph, const NnpNode *node, gboolean transpose)
 {
   const NnpConvParams *p = node->params;
   NnpValue *wv = nnp_node_input (graph, node, 1);
   ConvState *st;
-  int64_t m, k;
+  PackJob job;
 
   if (p == NULL || wv == NULL || wv->constant == NULL)
     return NULL;
   if (!transpose && p->algo == NNP_CONV_ALGO_DEPTHWISE)
     return NULL;
-  nnp_cpu_conv_group_mk (p, transpose, &m, &k);
+  job.p = p;
+  job.w = wv->constant->data;
+  job.transpose = transpose;
+  nnp_cpu_conv_group_mk (p, transpose, &job.m, &job.k);
   st = g_new0 (ConvState, 1);
-  st->group_floats = nnp_sgemm_packed_a_size (m, k);
-  st->packed = g_aligned_alloc (st->group_floats * p->group, sizeof (float), 64);
-  for (int64_t g = 0; g < p->group; g++) {
-    const float *a;
-    int64_t rs, cs;
-    group_a (p, transpose, wv->constant->data, g, &a, &rs, &cs);
-    nnp_sgemm_pack_a (m, k, a, rs, cs, 1.f, st->packed + g * st->group_floats);
+  st->group_floats = nnp_sgemm_packed_a_size (job.m, job.k);
+  /* the packing depends on the weights alone: once per model, shared by
+   * every specialisation (lib/graph/derived.h); a weight that is not one
+   * of the model's gets this state's own copy */
+  {
+    int64_t key[4] = { transpose, job.m, job.k, p->group };
+    st->packed = nnp_derived_get (nnp_graph_get_derived (graph), "conv-packed-a",
+                                  &wv->constant, 1, key, sizeof (key), pack_weights, &job,
+                                  g_aligned_free);
   }
-  if ((transpose || p->algo == NNP_CONV_ALGO_GEMM) && k * vol3 (p->in_dims) < G_MAXINT32) {
-    st->koff = g_new (int32_t, MAX (k, 1));
-    for (int64_t q = 0; q < k; q++)
+  if (st->packed == NULL)
+    st->packed = st->own_packed = pack_weights (&job);
+  if ((transpose || p->algo == NNP_CONV_ALGO_GEMM) && job.k * vol3 (p->in_dims) < G_MAXINT32) {
+    st->koff = g_new (int32_t, MAX (job.k, 1));
+    for (int64_t q = 0; q < job.k; q++)
       st->koff[q] = (int32_t) (q * vol3 (p->in_dims));
   }
   NNP_DEBUG ("nnp-cpu", "%s: packed %" G_GINT64_FORMAT " group(s) of %" G_GINT64_FORMAT "x%"
-             G_GINT64_FORMAT " weights (%s kernel)", node->name, p->group, m, k,
-             nnp_sgemm_kernel_name ());
+             G_GINT64_FORMAT " weights (%s kernel%s)", node->name, p->group, job.m, job.k,
+             nnp_sgemm_kernel_name (), st->own_packed ? "" : ", shared");
   return st;
 }
 

@@ -30,7 +30,9 @@ void nnp_cpu_run_in_slots (NnpThreadPool *pool, int64_t n_tasks, void *scratch,
 
 /* Per-node state of both kernels: constant weights packed once. */
 typedef struct {
-  float *packed;       /* group g at packed + g * group_floats */
+  const float *packed; /* group g at packed + g * group_floats: own_packed, or borrowed from
+                        * the graph's derived-data cache (lives as long as the graph) */
+  float *own_packed;   /* owned, or NULL */
   gsize group_floats;
   int32_t *koff;       /* Conv GEMM (1x1) algo and ConvTranspose: B row offsets q * HW for
                         * the indirect GEMM, or NULL */

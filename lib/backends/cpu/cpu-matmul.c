@@ -4,9 +4,11 @@
 #include "backends/cpu/cpu.h"
 #include "backends/cpu/cpu-gemm.h"
 #include "ops/conv-params.h"
+#include "graph/derived.h"
 
 typedef struct {
-  float *packed_b;
+  const float *packed_b;  /* own_packed, or borrowed from the graph's derived-data cache */
+  float *own_packed;      /* owned, or NULL */
 } MatState;
 
 static void
@@ -16,17 +18,40 @@ mat_state_free (gpointer data)
 
   if (st == NULL)
     return;
-  g_aligned_free (st->packed_b);
+  g_aligned_free (st->own_packed);
   g_free (st);
 }
 
+typedef struct {
+  const float *b;
+  int64_t k, n, rs, cs;
+} PackJob;
+
+static gpointer
+pack_b (gpointer data)
+{
+  const PackJob *j = data;
+  float *packed = g_aligned_alloc (nnp_sgemm_packed_b_size (j->k, j->n), sizeof (float), 64);
+
+  nnp_sgemm_pack_b (j->k, j->n, j->b, j->rs, j->cs, 1.f, packed);
+  return packed;
+}
+
+/* The constant B packed: once per model, shared by every specialisation
+ * (lib/graph/derived.h); a B that is not one of the model's weights gets
+ * this state's own copy. */
 static MatState *
-pack_b_state (const float *b, int64_t k, int64_t n, int64_t rs, int64_t cs)
+pack_b_state (const NnpGraph *graph, NnpTensor *b, int64_t k, int64_t n, int64_t rs,
+              int64_t cs)
 {
   MatState *st = g_new0 (MatState, 1);
+  PackJob job = { b->data, k, n, rs, cs };
+  int64_t key[4] = { k, n, rs, cs };
 
-  st->packed_b = g_aligned_alloc (nnp_sgemm_packed_b_size (k, n), sizeof (float), 64);
-  nnp_sgemm_pack_b (k, n, b, rs, cs, 1.f, st->packed_b);
+  st->packed_b = nnp_derived_get (nnp_graph_get_derived (graph), "packed-b", &b, 1, key,
+                                  sizeof (key), pack_b, &job, g_aligned_free);
+  if (st->packed_b == NULL)
+    st->packed_b = st->own_packed = pack_b (&job);
   return st;
 }
 
@@ -81,7 +106,7 @@ mat_mul_prepare (const NnpGraph *graph, const NnpNode *node, GError **error)
 
   if (p == NULL || bv == NULL || bv->constant == NULL || !b_is_single (p))
     return NULL;
-  return pack_b_state (bv->constant->data, p->k, p->n, p->n, 1);
+  return pack_b_state (graph, bv->constant, p->k, p->n, p->n, 1);
 }
 
 static gboolean
@@ -140,7 +165,7 @@ gemm_prepare (const NnpGraph *graph, const NnpNode *node, GError **error)
 
   if (p == NULL || bv == NULL || bv->constant == NULL)
     return NULL;
-  return pack_b_state (bv->constant->data, p->k, p->n, p->trans_b ? 1 : p->n,
+  return pack_b_state (graph, bv->constant, p->k, p->n, p->trans_b ? 1 : p->n,
                        p->trans_b ? p->k : 1);
 }
 
