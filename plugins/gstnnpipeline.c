@@ -66,12 +66,14 @@
 
 #include "gstnnpipeline.h"
 #include "gstnnstage.h"
+#include "gstnnstreams.h"
 #include "gstnntensorcaps.h"
 
 #include <nnpipe/model.h>
 #include <nnpipe/plan.h>
 #include <nnpipe/trace.h>
 
+#include <stdio.h>
 #include <string.h>
 
 GST_DEBUG_CATEGORY_STATIC (gst_nn_pipeline_debug);
@@ -117,11 +119,23 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_ALWAYS,
     GST_STATIC_CAPS (GST_NN_TENSORS_CAPS_TEMPLATE));
 
+/* several streams through the same stages (gstnnstreams.c) */
+static GstStaticPadTemplate stream_sink_template =
+GST_STATIC_PAD_TEMPLATE ("sink_%u", GST_PAD_SINK, GST_PAD_REQUEST,
+    GST_STATIC_CAPS (GST_NN_TENSORS_CAPS_TEMPLATE_ANY));
+
+static GstStaticPadTemplate stream_src_template =
+GST_STATIC_PAD_TEMPLATE ("src_%u", GST_PAD_SRC, GST_PAD_SOMETIMES,
+    GST_STATIC_CAPS (GST_NN_TENSORS_CAPS_TEMPLATE));
+
 struct _GstNnPipeline
 {
   GstBin parent;
 
   GstPad *sinkpad, *srcpad;     /* ghost pads (owned by the element) */
+  GstNnStreams *streams;        /* owned; NULL until a sink_%u is requested:
+                                 * then the stages run between its mux and
+                                 * demux and sink/src stay unlinked */
 
   /* properties (object lock) */
   gchar *model_path;
@@ -697,8 +711,12 @@ build_locked (GstNnPipeline * self, const GstNnTensorsInfo * info,
         (self->stage_elems, 0), "sink");
     GstPad *last = gst_element_get_static_pad (prev, "src");
 
-    gst_ghost_pad_set_target (GST_GHOST_PAD (self->srcpad), last);
-    gst_ghost_pad_set_target (GST_GHOST_PAD (self->sinkpad), first);
+    if (self->streams) {
+      gst_nn_streams_attach (self->streams, first, last);
+    } else {
+      gst_ghost_pad_set_target (GST_GHOST_PAD (self->srcpad), last);
+      gst_ghost_pad_set_target (GST_GHOST_PAD (self->sinkpad), first);
+    }
     gst_object_unref (first);
     gst_object_unref (last);
   }
@@ -1314,6 +1332,121 @@ build_failed:
 }
 
 /* ------------------------------------------------------------------------ */
+/* Request pads: several streams (gstnnstreams.c) */
+
+/* A stream's caps: the first ones build the stages; every stream's must
+ * fit the model (a stream whose caps do not is refused alone). */
+static gboolean
+streams_accept_caps (gpointer user_data, GstCaps * caps, GError ** stream_error)
+{
+  GstNnPipeline *self = GST_NN_PIPELINE (user_data);
+  NnpInputShape shapes[GST_NN_TENSORS_MAX];
+  GstNnTensorsInfo info;
+  guint n_shapes = 0;
+  GError *err = NULL;
+  gboolean ok;
+
+  g_mutex_lock (&self->build_lock);
+  if (self->model == NULL) {
+    g_set_error (stream_error, NNP_ERROR, NNP_ERROR_FAILED, "no model loaded");
+    ok = FALSE;
+  } else if (!gst_nn_tensors_info_from_caps (&info, caps, stream_error)
+      || !gst_nn_stage_match_model_inputs (self->model, &info, shapes,
+          &n_shapes, stream_error)) {
+    ok = FALSE;
+  } else if (self->plan == NULL) {
+    ok = build_locked (self, &info, TRUE, &err);
+  } else {
+    ok = TRUE;
+  }
+  g_mutex_unlock (&self->build_lock);
+  if (err)
+    goto build_failed;
+  return ok;
+
+  /* ERRORS */
+build_failed:
+  {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("%s", err->message),
+        ("input caps %" GST_PTR_FORMAT, caps));
+    g_clear_error (&err);
+    return FALSE;
+  }
+}
+
+static GstCaps *
+streams_query_caps (gpointer user_data, GstCaps * filter)
+{
+  GstNnPipeline *self = GST_NN_PIPELINE (user_data);
+  GstCaps *caps = NULL;
+
+  g_mutex_lock (&self->build_lock);
+  if (self->model)
+    caps = gst_nn_stage_model_sink_caps_filtered (self->model, filter);
+  g_mutex_unlock (&self->build_lock);
+  return caps;
+}
+
+static GstPad *
+gst_nn_pipeline_request_new_pad (GstElement * element, GstPadTemplate * templ,
+    const gchar * name, const GstCaps * caps)
+{
+  GstNnPipeline *self = GST_NN_PIPELINE (element);
+  GstPadTemplate *src_templ;
+  GstPad *pad;
+  guint index = 0;
+
+  g_mutex_lock (&self->build_lock);
+  if (self->streams == NULL) {
+    static const GstNnStreamsHooks hooks = { streams_accept_caps,
+      streams_query_caps
+    };
+
+    if (self->plan) {
+      /* the stages are linked to sink/src: streams need them rebuilt */
+      g_mutex_unlock (&self->build_lock);
+      GST_WARNING_OBJECT (self, "request pads must be asked for before the "
+          "stages are built (in NULL or READY)");
+      return NULL;
+    }
+    self->streams = gst_nn_streams_new (GST_BIN (self), &hooks, self);
+    gst_pad_add_probe (gst_nn_streams_chain_in (self->streams),
+        GST_PAD_PROBE_TYPE_BUFFER, sink_probe, self, NULL);
+    gst_pad_add_probe (gst_nn_streams_chain_out (self->streams),
+        GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM |
+        GST_PAD_PROBE_TYPE_EVENT_FLUSH, src_probe, self, NULL);
+  }
+  if (name == NULL || sscanf (name, "sink_%u", &index) != 1) {
+    /* the lowest free number */
+    for (index = 0; index < G_MAXUINT; index++) {
+      gchar *n = g_strdup_printf ("sink_%u", index);
+      GstPad *p = gst_element_get_static_pad (element, n);
+
+      g_free (n);
+      if (p == NULL)
+        break;
+      gst_object_unref (p);
+    }
+  }
+  src_templ = gst_element_class_get_pad_template (GST_ELEMENT_GET_CLASS
+      (element), "src_%u");
+  pad = gst_nn_streams_request (self->streams, index, templ, src_templ);
+  g_mutex_unlock (&self->build_lock);
+  if (pad == NULL)
+    GST_WARNING_OBJECT (self, "pad %s exists already", name);
+  return pad;
+}
+
+static void
+gst_nn_pipeline_release_pad (GstElement * element, GstPad * pad)
+{
+  GstNnPipeline *self = GST_NN_PIPELINE (element);
+
+  if (self->streams)
+    gst_nn_streams_release (self->streams, pad);
+}
+
+/* ------------------------------------------------------------------------ */
 /* GObject */
 
 static void
@@ -1426,6 +1559,7 @@ gst_nn_pipeline_finalize (GObject * object)
   GstNnPipeline *self = GST_NN_PIPELINE (object);
 
   stats_stop (self);
+  g_clear_pointer (&self->streams, gst_nn_streams_free);
   g_ptr_array_unref (self->stage_elems);
   g_ptr_array_unref (self->queues);
   g_ptr_array_unref (self->stats_stages);
@@ -1612,6 +1746,10 @@ gst_nn_pipeline_class_init (GstNnPipelineClass * klass)
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
+  gst_element_class_add_static_pad_template (element_class,
+      &stream_sink_template);
+  gst_element_class_add_static_pad_template (element_class,
+      &stream_src_template);
   gst_element_class_set_static_metadata (element_class,
       "Neural network pipeline", "Filter/Tensor",
       "Runs an ONNX model as a pipeline of device-bound stages",
@@ -1619,6 +1757,9 @@ gst_nn_pipeline_class_init (GstNnPipelineClass * klass)
 
   element_class->change_state =
       GST_DEBUG_FUNCPTR (gst_nn_pipeline_change_state);
+  element_class->request_new_pad =
+      GST_DEBUG_FUNCPTR (gst_nn_pipeline_request_new_pad);
+  element_class->release_pad = GST_DEBUG_FUNCPTR (gst_nn_pipeline_release_pad);
 }
 
 static void
