@@ -65,6 +65,7 @@
 #endif
 
 #include "gstnnpipeline.h"
+#include "gstnnreplicas.h"
 #include "gstnnstage.h"
 #include "gstnnstreams.h"
 #include "gstnntensorcaps.h"
@@ -90,6 +91,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_nn_pipeline_debug);
 #define DEFAULT_FALLBACK FALSE
 #define DEFAULT_STAGE_LOAD NULL
 #define DEFAULT_TRACE NULL
+#define DEFAULT_MAX_REPLICAS 1
 
 #define MAX_STAGES 64
 
@@ -107,6 +109,7 @@ enum
   PROP_FALLBACK,
   PROP_STAGE_LOAD,
   PROP_TRACE,
+  PROP_MAX_REPLICAS,
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -149,6 +152,7 @@ struct _GstNnPipeline
   gboolean fallback;
   gchar *stage_load;
   gchar *trace_path;
+  guint max_replicas;
 
   /* stream state (build_lock), between READY -> PAUSED and back */
   GMutex build_lock;
@@ -347,6 +351,7 @@ make_plan (GstNnPipeline * self, const NnpInputShape * shapes, guint n_shapes,
 {
   gchar *stages_str, *devices, *plan_path, *cuts, *stage_load;
   gboolean pin, fallback;
+  guint max_replicas;
   gdouble *load = NULL;
   gint n_load = 0;
   NnpDeviceSpec *specs = NULL;
@@ -364,6 +369,7 @@ make_plan (GstNnPipeline * self, const NnpInputShape * shapes, guint n_shapes,
   pin = self->pin;
   fallback = self->fallback;
   stage_load = g_strdup (self->stage_load);
+  max_replicas = self->max_replicas;
   GST_OBJECT_UNLOCK (self);
 
   if (stage_load && *stage_load
@@ -493,6 +499,7 @@ make_plan (GstNnPipeline * self, const NnpInputShape * shapes, guint n_shapes,
     opts.n_stages = n_stages;
     opts.stage_load = load;
     opts.n_stage_load = n_load;
+    opts.max_replicas = (int) max_replicas;
     plan = nnp_plan_new_auto (self->model_file, digest, shapes, (int) n_shapes,
         graph, &opts, cm, error);
   }
@@ -551,6 +558,7 @@ post_plan (GstNnPipeline * self, NnpGraph * graph, const gchar * shapes)
         "index", G_TYPE_INT, k,
         "device", G_TYPE_STRING, st->device,
         "threads", G_TYPE_INT, st->threads,
+        "replicas", G_TYPE_INT, MAX (st->replicas, 1),
         "cpus", G_TYPE_STRING, cpus->str,
         "nodes", G_TYPE_INT, st->n_nodes,
         "first-node", G_TYPE_STRING, st->n_nodes ? st->nodes[0] : "",
@@ -618,6 +626,27 @@ teardown_locked (GstNnPipeline * self)
   g_mutex_unlock (&self->stats_lock);
 }
 
+typedef struct
+{
+  GstNnPipeline *self;
+  gint k;
+  gboolean fallback;
+} MakeStage;
+
+/* The nnstage of stage k (or of one of its replicas).  Floating ref. */
+static GstElement *
+make_stage (gpointer user_data, guint r)
+{
+  MakeStage *ms = user_data;
+  GstElement *stage = gst_element_factory_make ("nnstage", NULL);
+
+  g_object_set (stage, "model", ms->self->model_file, "plan-object",
+      ms->self->plan, "stage", ms->k, "fallback", ms->fallback, NULL);
+  if (ms->self->trace)
+    g_object_set (stage, "trace", nnp_trace_get_path (ms->self->trace), NULL);
+  return stage;
+}
+
 /* Specialise, plan and create the stages for these inputs (NULL: the
  * model's static declared shapes).  sync: bring the new elements to the
  * bin's state (when built while streaming).  Call with build_lock held. */
@@ -679,13 +708,18 @@ build_locked (GstNnPipeline * self, const GstNnTensorsInfo * info,
   GST_OBJECT_UNLOCK (self);
 
   for (gint k = 0; k < self->plan->n_stages; k++) {
-    GstElement *stage = gst_element_factory_make ("nnstage", NULL);
+    GstElement *stage;
     gchar *name = g_strdup_printf ("stage%d", k);
+    MakeStage ms = { self, k, fallback };
 
-    g_object_set (stage, "name", name, "model", self->model_file,
-        "plan-object", self->plan, "stage", k, "fallback", fallback, NULL);
-    if (self->trace)
-      g_object_set (stage, "trace", nnp_trace_get_path (self->trace), NULL);
+    if (self->plan->stages[k].replicas > 1) {
+      /* K copies fed in turn, outputs in order (gstnnreplicas.c) */
+      stage = gst_nn_replicas_new (name, self->plan->stages[k].replicas,
+          make_stage, &ms);
+    } else {
+      stage = make_stage (&ms, 0);
+      g_object_set (stage, "name", name, NULL);
+    }
     g_free (name);
     gst_bin_add (GST_BIN (self), stage);
     g_ptr_array_add (self->stage_elems, gst_object_ref (stage));
@@ -1203,13 +1237,17 @@ check_properties (GstNnPipeline * self, GError ** error)
     items = g_strsplit (devices, ",", -1);
   for (guint i = 0; ok && items && items[i]; i++) {
     GError *err = NULL;
+    gchar *device = NULL;
+    gint replicas;
 
-    if (!nnp_device_spec_parse (items[i], NULL, NULL, &err)) {
+    if (!nnp_device_item_split_replicas (items[i], &device, &replicas, &err)
+        || !nnp_device_spec_parse (device, NULL, NULL, &err)) {
       g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "invalid value \"%s\" "
           "for property 'devices': item %u: %s", devices, i, err->message);
       g_error_free (err);
       ok = FALSE;
     }
+    g_free (device);
   }
   g_strfreev (items);
   g_free (stages);
@@ -1498,6 +1536,9 @@ gst_nn_pipeline_set_property (GObject * object, guint prop_id,
       g_free (self->trace_path);
       self->trace_path = g_value_dup_string (value);
       break;
+    case PROP_MAX_REPLICAS:
+      self->max_replicas = g_value_get_uint (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1545,6 +1586,9 @@ gst_nn_pipeline_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_TRACE:
       g_value_set_string (value, self->trace_path);
+      break;
+    case PROP_MAX_REPLICAS:
+      g_value_set_uint (value, self->max_replicas);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1744,6 +1788,23 @@ gst_nn_pipeline_class_init (GstNnPipelineClass * klass)
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
 
+  /**
+   * GstNnPipeline:max-replicas:
+   *
+   * Automatic split (stages=auto): also consider running a stage as up to
+   * this many replicas (copies taking frames in turn), made of neighbouring
+   * identical items of #GstNnPipeline:devices ("cpu:1,cpu:1" may become one
+   * stage "cpu:1*2"), and keep the best predicted throughput.  A stage is
+   * also replicated when the device list says so ("cpu:1,cpu:1*2") or the
+   * plan file has "replicas".  1 = never by itself.
+   */
+  g_object_class_install_property (gobject_class, PROP_MAX_REPLICAS,
+      g_param_spec_uint ("max-replicas", "Max replicas",
+          "stages=auto: consider replicated stages of up to this many copies "
+          "(1 = none)", 1, 64, DEFAULT_MAX_REPLICAS,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_add_static_pad_template (element_class,
@@ -1777,6 +1838,7 @@ gst_nn_pipeline_init (GstNnPipeline * self)
   self->stats_interval = DEFAULT_STATS_INTERVAL;
   self->pin = DEFAULT_PIN;
   self->fallback = DEFAULT_FALLBACK;
+  self->max_replicas = DEFAULT_MAX_REPLICAS;
   self->stage_elems = g_ptr_array_new_with_free_func (gst_object_unref);
   self->queues = g_ptr_array_new_with_free_func (gst_object_unref);
 

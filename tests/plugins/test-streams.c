@@ -397,6 +397,109 @@ GST_START_TEST (test_streams_sizes)
 
 GST_END_TEST;
 
+/* Frames each nnstage inside the replicated stage `name` of p ran. */
+static void
+replica_frames (GstElement * p, const gchar * name, guint want_replicas)
+{
+  GstElement *rep = gst_bin_get_by_name (GST_BIN (p), name);
+  GstIterator *it;
+  GValue v = G_VALUE_INIT;
+  guint n = 0;
+  guint64 total = 0;
+
+  fail_unless (rep != NULL && GST_IS_BIN (rep), "no replicated %s", name);
+  it = gst_bin_iterate_elements (GST_BIN (rep));
+  while (gst_iterator_next (it, &v) == GST_ITERATOR_OK) {
+    GstElement *e = g_value_get_object (&v);
+    GstElementFactory *f = gst_element_get_factory (e);
+
+    if (f && g_strcmp0 (GST_OBJECT_NAME (f), "nnstage") == 0) {
+      guint64 frames = 0;
+
+      g_object_get (e, "frames", &frames, NULL);
+      fail_unless (frames > 0, "%s: replica %s ran no frame", name,
+          GST_OBJECT_NAME (e));
+      total += frames;
+      n++;
+    }
+    g_value_unset (&v);
+  }
+  gst_iterator_free (it);
+  fail_unless_equals_int (n, want_replicas);
+  g_object_get (rep, "frames", &total, NULL);
+  fail_unless (total > 0);
+  gst_object_unref (rep);
+}
+
+/* Replicated stages: outputs identical to the whole model's, in order. */
+static void
+check_replicas (const gchar * model_name, const gchar * stages,
+    const gchar * devices, const gchar * replicated, guint replicas)
+{
+  gchar *model = nnp_test_model_path (model_name);
+  GstElement *p = nnp_test_make ("nnpipeline", "model", model, "stages",
+      stages, "devices", devices, "stats-interval", 0, NULL);
+  GstHarness *h;
+  Feed f;
+  GPtrArray *ref, *got;
+  gchar *caps, *what = g_strdup_printf ("%s devices=%s", model_name, devices);
+  guint n = 60;
+
+  init_feeds (&f, 1, n);
+  gst_object_ref_sink (p);
+  h = gst_harness_new_with_element (p, "sink", "src");
+  caps = nnp_test_tensor_caps (3, f.h_px, f.w_px);
+  gst_harness_set_src_caps_str (h, caps);
+  g_free (caps);
+  ref = reference (model, &f, n);
+  got = g_ptr_array_new_with_free_func ((GDestroyNotify) gst_buffer_unref);
+  nnp_test_push_frames (h, n_floats (&f), f.seed, 0, n);
+  nnp_test_pull_frames (h, 0, n, got);
+  nnp_test_finish_eos (h);
+  for (guint i = 0; i < n; i++) {
+    GstBuffer *b = g_ptr_array_index (got, i);
+
+    fail_unless_equals_uint64 (GST_BUFFER_PTS (b), i * NNP_TEST_FRAME_DURATION);
+    assert_same (g_ptr_array_index (ref, i), b, what, i);
+  }
+  replica_frames (p, replicated, replicas);
+  g_ptr_array_unref (ref);
+  g_ptr_array_unref (got);
+  gst_harness_teardown (h);
+  gst_object_unref (p);
+  g_free (model);
+  g_free (what);
+}
+
+GST_START_TEST (test_replicas)
+{
+  check_replicas ("residual.onnx", "2", "cpu:1,cpu:1*2", "stage1", 2);
+  check_replicas ("unet.onnx", "2", "cpu:1*2,cpu:1", "stage0", 2);
+  check_replicas ("two-out.onnx", "1", "cpu:1*3", "stage0", 3);
+}
+
+GST_END_TEST;
+
+/* Replicas with several streams: each stream still equals its own run. */
+GST_START_TEST (test_streams_replicas)
+{
+  gchar *model = nnp_test_model_path ("residual.onnx");
+  Feed feeds[3];
+  guint expect[3] = { FRAMES, FRAMES + 5, FRAMES };
+  GstBus *bus;
+  GstElement *p;
+
+  init_feeds (feeds, 3, FRAMES);
+  feeds[1].n = FRAMES + 5;
+  run_streams (model, "cpu:1,cpu:1*2", feeds, 3, expect, &bus, &p);
+  no_error (bus);
+  replica_frames (p, "stage1", 2);
+  finish (p, bus, feeds, 3);
+  g_free (model);
+}
+
+GST_END_TEST;
+
 static Suite *
 streams_suite (void)
 {
@@ -408,6 +511,8 @@ streams_suite (void)
   tcase_add_test (tc, test_stream_errors);
   tcase_add_test (tc, test_stream_bad_caps);
   tcase_add_test (tc, test_streams_sizes);
+  tcase_add_test (tc, test_replicas);
+  tcase_add_test (tc, test_streams_replicas);
   return s;
 }
 
