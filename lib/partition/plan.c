@@ -1491,11 +1491,14 @@ nnp_plan_to_table (const NnpPlan *plan)
   for (int k = 0; k < plan->n_stages; k++) {
     const NnpPlanStage *st = &plan->stages[k];
     g_autofree char *range = NULL, *ob = human_bytes (k + 1 < plan->n_stages ? st->out_bytes : 0);
+    /* "1 x2": one thread, two replicas */
+    g_autofree char *thr = st->replicas > 1 ? g_strdup_printf ("%d x%d", st->threads, st->replicas)
+                                            : g_strdup_printf ("%d", st->threads);
     const char *first = st->n_nodes > 0 ? st->nodes[0] : "-";
     const char *last = st->n_nodes > 0 ? st->nodes[st->n_nodes - 1] : "-";
     range = g_strdup_printf ("%.22s .. %.22s", first, last);
-    g_string_append_printf (s, "%-5d %-*s %-7d %6d  %-48s %11.3f %11.3f %11.3f %12s %7d%s\n", k,
-                            w, st->device, st->threads, st->n_nodes, range, st->compute_ms,
+    g_string_append_printf (s, "%-5d %-*s %-7s %6d  %-48s %11.3f %11.3f %11.3f %12s %7d%s\n", k,
+                            w, st->device, thr, st->n_nodes, range, st->compute_ms,
                             st->transfer_ms, st->predicted_ms, ob,
                             k + 1 < plan->n_stages ? st->n_outputs : 0,
                             k == plan->bottleneck_stage ? "  <- bottleneck" : "");
