@@ -55,6 +55,20 @@ typedef enum {
 NnpGraph *nnp_model_specialize (NnpModel *model, const NnpInputShape *shapes, int n_shapes,
                                 NnpSpecializeFlags flags, GError **error);
 
+/* The one key of a set of input shapes (+ specialisation flags), used for
+ * every cache keyed by shapes (profiles, plans, specialised graphs):
+ * "x=1x3x640x640,y=1x4" in the given order (nnp_shape_to_string() of each),
+ * "static" for none, "-nofusion" appended with NNP_SPECIALIZE_NO_FUSION.
+ * New string (g_free). */
+char *nnp_shapes_key (const NnpInputShape *shapes, int n_shapes, NnpSpecializeFlags flags);
+/* Parse a key back: at most max_shapes shapes; each name must be a
+ * non-constant input of graph (shapes[i].name points into graph); *flags
+ * (when not NULL) gets NNP_SPECIALIZE_NO_FUSION for a "-nofusion" key.
+ * FALSE + NNP_ERROR_INVALID naming the bad item. */
+gboolean nnp_shapes_from_key (const NnpGraph *graph, const char *key, NnpInputShape *shapes,
+                              int max_shapes, int *n_shapes, NnpSpecializeFlags *flags,
+                              GError **error);
+
 /* The same on any graph (used by tests that build graphs by hand). */
 NnpGraph *nnp_graph_specialize (const NnpGraph *graph, const NnpInputShape *shapes,
                                 int n_shapes, NnpSpecializeFlags flags, GError **error);

@@ -194,11 +194,8 @@ typedef enum {
 
 typedef struct _NnpCostModel NnpCostModel;
 
-/* Cache key of a set of input shapes: "x=1x3x640x640" (+ "-nofusion"). New string. */
-char *nnp_shapes_key (const NnpInputShape *shapes, int n_shapes, gboolean no_fusion);
-
-/* A cost model for a specialised graph.  `digest` and `shapes_key` (e.g.
- * "x=1x3x640x640") key the on-disk profile cache:
+/* A cost model for a specialised graph.  `digest` and `shapes_key`
+ * (nnp_shapes_key() of model.h, e.g. "x=1x3x640x640") key the on-disk profile cache:
  *   $XDG_CACHE_HOME/nnpipe/profiles/<digest>-<device>-t<threads>-<shapes_key>.json
  * (NNP_PROFILE_DIR overrides the directory).  Keeps a ref to graph. */
 NnpCostModel *nnp_cost_model_new (NnpGraph *graph, const char *digest, const char *shapes_key,
@@ -269,6 +266,56 @@ NnpPlan *nnp_plan_new_from_cut_names (const char *model_path, const char *digest
 NnpPlan *nnp_plan_new_auto (const char *model_path, const char *digest,
                             const NnpInputShape *shapes, int n_shapes, NnpGraph *graph,
                             const NnpSplitOptions *options, NnpCostModel *cm, GError **error);
+
+/* ------------------------------------------------------------ one planning call */
+
+#define NNP_PLAN_MAX_STAGES 64
+
+/* Called once for each OpenCL device that fallback replaces by the CPU:
+ * `stage` is the stage index (plan file) or -1 (an item of the device list),
+ * `message` says what and why. */
+typedef void (*NnpPlanNoticeFunc) (int stage, const char *message, gpointer user_data);
+
+/* What to plan: everything `nnpipe split` and nnpipeline accept. */
+typedef struct {
+  const char *model_path;  /* path written into the plan; NULL = nnp_model_get_name() */
+  const char *plan_path;   /* load this plan file instead of splitting (its model path
+                            * relative to the file, digest checked, its shapes replaced
+                            * by `shapes` when given); n_stages, devices, cuts,
+                            * stage_load, cost, memory_limit, max_ideals, flags unused */
+  int n_stages;            /* 0 = auto */
+  const char *devices;     /* nnp_device_specs_parse() list; NULL or "" = "cpu:1" for
+                            * every stage (auto: up to one per core, at least 2) */
+  const char *cuts;        /* manual split where stages start: "10,20" (node indices),
+                            * "conv_3,conv_9" (names) or both (an index names the node
+                            * at that index unless a node has that name); NULL = auto */
+  const char *stage_load;  /* nnp_stage_load_parse() list for the auto split, or NULL */
+  gboolean pin;            /* stages the plan does not pin: consecutive cores */
+  gboolean fallback;       /* an OpenCL device this machine cannot open -> "cpu:1" */
+  NnpCostMode cost;
+  gint64 memory_limit;     /* bytes per stage, 0 = none (auto split) */
+  int max_ideals;          /* 0 = default (auto split) */
+  int max_replicas;        /* NnpSplitOptions.max_replicas (auto split), 0 = none */
+  NnpSpecializeFlags flags; /* NO_FUSION: plan on the unfused graph */
+  NnpPlanNoticeFunc notice; /* fallback notices, or NULL */
+  gpointer notice_data;
+} NnpPlanRequest;
+
+/* The one planning call of the CLI and nnpipeline: from a plan file or by
+ * splitting `model` specialised for `shapes` (n_shapes = 0: the plan file's
+ * shapes or the model's static ones) as `req` asks.  The plan is resolved
+ * and predicted.  *graph_out (when not NULL) gets the specialised graph the
+ * plan refers to (caller owns the ref).  NULL + NNP_ERROR_PLAN (request,
+ * plan file, digest), NNP_ERROR_DEVICE (a device is missing without
+ * fallback) or the loader's / specialiser's error. */
+NnpPlan *nnp_plan_make (NnpModel *model, const NnpInputShape *shapes, int n_shapes,
+                        const NnpPlanRequest *req, NnpGraph **graph_out, GError **error);
+
+/* The digest check, written once: FALSE + NNP_ERROR_PLAN when the plan names
+ * a digest that is not the model's (plan_name: how the message calls the
+ * plan, e.g. its path; NULL = "plan"). */
+gboolean nnp_plan_check_model (const NnpPlan *plan, NnpModel *model, const char *plan_name,
+                               GError **error);
 
 /* Human-readable table of a plan (new string). */
 char *nnp_plan_to_table (const NnpPlan *plan);

@@ -38,6 +38,92 @@ nnp_model_specialize (NnpModel *model, const NnpInputShape *shapes, int n_shapes
   return graph;
 }
 
+char *
+nnp_shapes_key (const NnpInputShape *shapes, int n_shapes, NnpSpecializeFlags flags)
+{
+  GString *s = g_string_new (NULL);
+
+  for (int i = 0; i < n_shapes; i++) {
+    g_autofree char *d = nnp_shape_to_string (&shapes[i].shape);
+    g_string_append_printf (s, "%s%s=%s", i ? "," : "", shapes[i].name, d);
+  }
+  if (n_shapes == 0)
+    g_string_append (s, "static");
+  if (flags & NNP_SPECIALIZE_NO_FUSION)
+    g_string_append (s, "-nofusion");
+  return g_string_free (s, FALSE);
+}
+
+/* One "1x3x48x160" (or "scalar") of a key into *shape; FALSE when malformed. */
+static gboolean
+shape_from_text (const char *text, NnpShape *shape)
+{
+  g_auto (GStrv) dims = NULL;
+  int rank;
+
+  if (strcmp (text, "scalar") == 0)
+    return nnp_shape_set (shape, 0, NULL);
+  dims = g_strsplit (text, "x", -1);
+  rank = (int) g_strv_length (dims);
+  if (rank < 1 || rank > NNP_MAX_RANK)
+    return FALSE;
+  shape->rank = rank;
+  for (int d = 0; d < rank; d++) {
+    char *end = NULL;
+    gint64 v = g_ascii_strtoll (dims[d], &end, 10);
+
+    if (end == dims[d] || *end != '\0' || dims[d][0] == '-' || v < 0)
+      return FALSE;
+    shape->dims[d] = v;
+  }
+  return TRUE;
+}
+
+gboolean
+nnp_shapes_from_key (const NnpGraph *graph, const char *key, NnpInputShape *shapes,
+                     int max_shapes, int *n_shapes, NnpSpecializeFlags *flags, GError **error)
+{
+  g_autofree char *text = NULL;
+  g_auto (GStrv) items = NULL;
+  gsize len;
+  int n = 0;
+
+  g_return_val_if_fail (graph != NULL && key != NULL && n_shapes != NULL, FALSE);
+  text = g_strdup (key);
+  len = strlen (text);
+  if (flags)
+    *flags = NNP_SPECIALIZE_DEFAULT;
+  if (len >= 9 && strcmp (text + len - 9, "-nofusion") == 0) {
+    text[len - 9] = '\0';
+    if (flags)
+      *flags = NNP_SPECIALIZE_NO_FUSION;
+  }
+  if (strcmp (text, "static") != 0) {
+    items = g_strsplit (text, ",", -1);
+    for (; items[n]; n++) {
+      char *eq = strrchr (items[n], '=');
+      const NnpValue *v = NULL;
+
+      if (eq)
+        *eq = '\0';
+      for (guint i = 0; eq && i < graph->inputs->len && v == NULL; i++) {
+        const NnpValue *in = nnp_graph_value (graph, g_array_index (graph->inputs, int, i));
+        if (!in->constant && strcmp (in->name, items[n]) == 0)
+          v = in;
+      }
+      if (eq == NULL || v == NULL || n >= max_shapes || !shape_from_text (eq + 1, &shapes[n].shape)) {
+        g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
+                     "shapes key '%s': item %d is not NAME=D0xD1x... of a graph input "
+                     "(or more than %d items)", key, n, max_shapes);
+        return FALSE;
+      }
+      shapes[n].name = v->name;
+    }
+  }
+  *n_shapes = n;
+  return TRUE;
+}
+
 static char *
 input_list (const NnpGraph *graph)
 {

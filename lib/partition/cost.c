@@ -192,22 +192,6 @@ nnp_device_specs_parse (const char *text, int *n, GError **error)
   return specs;
 }
 
-char *
-nnp_shapes_key (const NnpInputShape *shapes, int n_shapes, gboolean no_fusion)
-{
-  GString *s = g_string_new (NULL);
-
-  for (int i = 0; i < n_shapes; i++) {
-    g_autofree char *d = nnp_shape_to_string (&shapes[i].shape);
-    g_string_append_printf (s, "%s%s=%s", i ? "," : "", shapes[i].name, d);
-  }
-  if (n_shapes == 0)
-    g_string_append (s, "static");
-  if (no_fusion)
-    g_string_append (s, "-nofusion");
-  return g_string_free (s, FALSE);
-}
-
 /* ------------------------------------------------------------ memcpy bandwidth */
 
 static int

@@ -633,6 +633,22 @@ nnp_plan_load (const char *path, GError **error)
   return plan;
 }
 
+gboolean
+nnp_plan_check_model (const NnpPlan *plan, NnpModel *model, const char *plan_name,
+                      GError **error)
+{
+  const char *digest = nnp_model_get_digest (model);
+
+  if (plan->digest == NULL || *plan->digest == '\0'
+      || g_ascii_strcasecmp (plan->digest, digest) == 0)
+    return TRUE;
+  g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
+               "%s was made for another model than '%s' (digest %.12s..., the model's "
+               "%.12s...)", plan_name ? plan_name : "plan", nnp_model_get_name (model),
+               plan->digest, digest);
+  return FALSE;
+}
+
 NnpGraph *
 nnp_plan_specialize (const NnpPlan *plan, const char *base_dir, NnpModel **model_out,
                      GError **error)
@@ -651,11 +667,7 @@ nnp_plan_specialize (const NnpPlan *plan, const char *base_dir, NnpModel **model
   }
   if (model == NULL)
     return NULL;
-  if (plan->digest && *plan->digest
-      && g_ascii_strcasecmp (plan->digest, nnp_model_get_digest (model)) != 0) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-                 "plan: model '%s' has digest %.12s..., the plan was made for %.12s...",
-                 plan->model, nnp_model_get_digest (model), plan->digest);
+  if (!nnp_plan_check_model (plan, model, NULL, error)) {
     nnp_model_unref (model);
     return NULL;
   }

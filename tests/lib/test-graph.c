@@ -133,6 +133,56 @@ test_unique_names_and_copy (void)
   g_assert_cmpstr (nnp_graph_node (copy, 1)->name, ==, b->name);
 }
 
+/* The one shapes key: format, and parsed back to the same shapes. */
+static void
+test_shapes_key (void)
+{
+  g_autoptr (NnpGraph) g = nnp_graph_new ("two-inputs", 13);
+  g_autoptr (GError) error = NULL;
+  NnpInputShape in[2], back[4];
+  NnpSpecializeFlags flags = NNP_SPECIALIZE_DEFAULT;
+  int n = -1;
+  char *key;
+
+  tu_add_input (g, "x", NNP_DTYPE_FLOAT32, 2, dims_1x4);
+  tu_add_input (g, "img", NNP_DTYPE_FLOAT32, 2, dims_1x4);
+  tu_add_node (g, "a", "Add", L ("x", "img"), L ("y"));
+  tu_add_output (g, "y");
+  in[0].name = "img";
+  nnp_shape_set (&in[0].shape, 4, (const int64_t[]) { 1, 3, 48, 160 });
+  in[1].name = "x";
+  nnp_shape_set (&in[1].shape, 0, NULL);
+
+  key = nnp_shapes_key (in, 2, NNP_SPECIALIZE_NO_FUSION);
+  g_assert_cmpstr (key, ==, "img=1x3x48x160,x=scalar-nofusion");
+  g_assert_true (nnp_shapes_from_key (g, key, back, 4, &n, &flags, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (n, ==, 2);
+  g_assert_cmpint (flags, ==, NNP_SPECIALIZE_NO_FUSION);
+  g_assert_cmpstr (back[0].name, ==, "img");
+  g_assert_true (nnp_shape_equal (&back[0].shape, &in[0].shape));
+  g_assert_cmpstr (back[1].name, ==, "x");
+  g_assert_cmpint (back[1].shape.rank, ==, 0);
+  g_free (key);
+
+  key = nnp_shapes_key (NULL, 0, NNP_SPECIALIZE_DEFAULT);
+  g_assert_cmpstr (key, ==, "static");
+  g_assert_true (nnp_shapes_from_key (g, key, back, 4, &n, NULL, &error));
+  g_assert_cmpint (n, ==, 0);
+  g_free (key);
+
+  /* not an input, a bad dimension, too many items: errors naming the key */
+  g_assert_false (nnp_shapes_from_key (g, "y=1x4", back, 4, &n, NULL, &error));
+  g_assert_error (error, NNP_ERROR, NNP_ERROR_INVALID);
+  g_assert_nonnull (strstr (error->message, "'y=1x4'"));
+  g_clear_error (&error);
+  g_assert_false (nnp_shapes_from_key (g, "x=1x-4", back, 4, &n, NULL, &error));
+  g_assert_error (error, NNP_ERROR, NNP_ERROR_INVALID);
+  g_clear_error (&error);
+  g_assert_false (nnp_shapes_from_key (g, "x=1x4,img=1x4", back, 1, &n, NULL, &error));
+  g_assert_error (error, NNP_ERROR, NNP_ERROR_INVALID);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -143,5 +193,6 @@ main (int argc, char **argv)
   g_test_add_func ("/graph/missing-input", test_missing_input);
   g_test_add_func ("/graph/double-producer", test_double_producer);
   g_test_add_func ("/graph/unique-names-and-copy", test_unique_names_and_copy);
+  g_test_add_func ("/graph/shapes-key", test_shapes_key);
   return g_test_run ();
 }

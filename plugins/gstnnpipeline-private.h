@@ -1,0 +1,116 @@
+/* GStreamer nnpipe plugin: nnpipeline, what its files share (private)
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2.1 of the License, or (at your option) any later version.
+ */
+
+/* gstnnpipeline.c: the element (properties, ghost pads, state changes);
+ * gstnnpipeline-build.c: the plan and the inner stages and queues;
+ * gstnnpipeline-stats.c: the nnpipeline-stats messages. */
+#pragma once
+
+#include "gstnnpipeline.h"
+#include "gstnnstreams.h"
+#include "gstnntensorcaps.h"
+
+#include <nnpipe/model.h>
+#include <nnpipe/plan.h>
+#include <nnpipe/trace.h>
+
+G_BEGIN_DECLS
+
+GST_DEBUG_CATEGORY_EXTERN (gst_nn_pipeline_debug);
+
+#define MAX_STAGES NNP_PLAN_MAX_STAGES
+
+struct _GstNnPipeline
+{
+  GstBin parent;
+
+  GstPad *sinkpad, *srcpad;     /* ghost pads (owned by the element) */
+  GstNnStreams *streams;        /* owned; NULL until a sink_%u is requested:
+                                 * then the stages run between its mux and
+                                 * demux and sink/src stay unlinked
+                                 * (gstnnpipeline-streams.c) */
+
+  /* properties (object lock) */
+  gchar *model_path;
+  gchar *stages;
+  gchar *devices;
+  gchar *plan_path;
+  guint queue_size;
+  gchar *cuts;
+  guint stats_interval;
+  gboolean pin;
+  gboolean fallback;
+  gchar *stage_load;
+  gchar *trace_path;
+  guint max_replicas;
+
+  /* stream state (build_lock), between READY -> PAUSED and back */
+  GMutex build_lock;
+  NnpModel *model;              /* owned ref */
+  gchar *model_file;            /* path the model was loaded from */
+  NnpPlan *plan;                /* owned, NULL until built */
+  GPtrArray *stage_elems;       /* nnstage GstElement* (refs) */
+  GPtrArray *queues;            /* queue GstElement* (refs) */
+  gchar *built_key;             /* input caps the stages were built for */
+  NnpTrace *trace;              /* owned ref, NULL when not tracing: the
+                                 * queues' levels; the stages hold their own */
+
+  GstCaps *refused_caps;        /* input caps whose error was posted (ref,
+                                 * build_lock): posted once, not on every
+                                 * retry of the same CAPS event */
+
+  /* statistics (stats_lock).  post_stats runs on the clock thread and, at
+   * EOS, on a streaming thread holding stream locks: it must never take
+   * build_lock (a state change holds build_lock while inner elements stop,
+   * which takes their stream locks).  So the stages and queues it reads are
+   * its own references, set by build_locked() and dropped by
+   * teardown_locked() under stats_lock. */
+  GMutex stats_lock;
+  GMutex post_lock;             /* one post_stats at a time, so that the
+                                 * messages leave in order */
+  GPtrArray *stats_stages;      /* nnstage GstElement* (refs) */
+  GPtrArray *stats_queues;      /* queue GstElement* (refs) */
+  gboolean final_posted;        /* the final=true message is out: no
+                                 * periodic one after it */
+  GstClockID stats_id;
+  gint64 last_tick;             /* monotonic us */
+  guint64 last_busy[MAX_STAGES];
+  guint64 last_frames;
+  guint64 frames_in, frames_out;
+  gint64 first_in;              /* monotonic us of the first input buffer, 0 */
+  gint64 first_out, last_out;   /* monotonic us of the first and last output buffers */
+};
+
+/* gstnnpipeline-build.c (build_lock held by the caller) */
+gboolean gst_nn_pipeline_load_model_locked (GstNnPipeline * self, GError ** error);
+gboolean gst_nn_pipeline_build_locked (GstNnPipeline * self,
+    const GstNnTensorsInfo * info, gboolean sync, GError ** error);
+void gst_nn_pipeline_teardown_locked (GstNnPipeline * self);
+gboolean gst_nn_pipeline_trace_open_locked (GstNnPipeline * self, GError ** error);
+gboolean gst_nn_pipeline_trace_close_locked (GstNnPipeline * self, GError ** error);
+
+/* gstnnpipeline-streams.c: request pads sink_%u / src_%u */
+GstPad *gst_nn_pipeline_request_new_pad (GstElement * element,
+    GstPadTemplate * templ, const gchar * name, const GstCaps * caps);
+void gst_nn_pipeline_release_pad (GstElement * element, GstPad * pad);
+
+/* gstnnpipeline-stats.c (never takes build_lock) */
+/* Zero the counters (READY -> PAUSED). */
+void gst_nn_pipeline_stats_reset (GstNnPipeline * self);
+/* The stages and queues the stats read: references of their own, so that
+ * a post never needs build_lock (NULL, NULL: none). */
+void gst_nn_pipeline_stats_set_elements (GstNnPipeline * self,
+    GPtrArray * stages, GPtrArray * queues);
+void gst_nn_pipeline_stats_start (GstNnPipeline * self);
+void gst_nn_pipeline_stats_stop (GstNnPipeline * self);
+GstPadProbeReturn gst_nn_pipeline_stats_sink_probe (GstPad * pad,
+    GstPadProbeInfo * info, gpointer user_data);
+GstPadProbeReturn gst_nn_pipeline_stats_src_probe (GstPad * pad,
+    GstPadProbeInfo * info, gpointer user_data);
+
+G_END_DECLS

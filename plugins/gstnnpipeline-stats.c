@@ -1,0 +1,304 @@
+/* GStreamer nnpipe plugin: nnpipeline, statistics
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2.1 of the License, or (at your option) any later version.
+ */
+
+/* The nnpipeline-stats messages: a periodic one on the system clock's
+ * thread every stats-interval ms, a final one at EOS from the streaming
+ * thread.  The counters are under stats_lock; nothing here takes
+ * build_lock. */
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstnnpipeline-private.h"
+
+#include <string.h>
+
+#define GST_CAT_DEFAULT gst_nn_pipeline_debug
+
+void
+gst_nn_pipeline_stats_reset (GstNnPipeline * self)
+{
+  g_mutex_lock (&self->stats_lock);
+  self->final_posted = FALSE;
+  self->frames_in = self->frames_out = 0;
+  self->first_in = self->first_out = self->last_out = 0;
+  self->last_frames = 0;
+  memset (self->last_busy, 0, sizeof (self->last_busy));
+  g_mutex_unlock (&self->stats_lock);
+}
+
+void
+gst_nn_pipeline_stats_set_elements (GstNnPipeline * self, GPtrArray * stages,
+    GPtrArray * queues)
+{
+  g_mutex_lock (&self->stats_lock);
+  g_ptr_array_set_size (self->stats_stages, 0);
+  g_ptr_array_set_size (self->stats_queues, 0);
+  for (guint i = 0; stages && i < stages->len; i++)
+    g_ptr_array_add (self->stats_stages,
+        gst_object_ref (g_ptr_array_index (stages, i)));
+  for (guint i = 0; queues && i < queues->len; i++)
+    g_ptr_array_add (self->stats_queues,
+        gst_object_ref (g_ptr_array_index (queues, i)));
+  g_mutex_unlock (&self->stats_lock);
+}
+
+/* The stages' busy time and frames and the queues' fill, read without
+ * stats_lock (the elements take their own locks). */
+typedef struct
+{
+  guint n_stages, n_queues;
+  guint64 busy[MAX_STAGES], frames[MAX_STAGES];
+  guint levels[MAX_STAGES];
+} StatsSample;
+
+/* Take references to the stages and queues (stats_lock held by caller). */
+static void
+stats_elements_locked (GstNnPipeline * self, GstElement ** stages,
+    GstElement ** queues, StatsSample * sample)
+{
+  sample->n_stages = MIN (self->stats_stages->len, MAX_STAGES);
+  sample->n_queues = MIN (self->stats_queues->len, MAX_STAGES);
+  for (guint k = 0; k < sample->n_stages; k++)
+    stages[k] = gst_object_ref (g_ptr_array_index (self->stats_stages, k));
+  for (guint i = 0; i < sample->n_queues; i++)
+    queues[i] = gst_object_ref (g_ptr_array_index (self->stats_queues, i));
+}
+
+/* Read the elements and drop the references. */
+static void
+stats_read (GstElement ** stages, GstElement ** queues, StatsSample * sample)
+{
+  for (guint k = 0; k < sample->n_stages; k++) {
+    g_object_get (stages[k], "busy-time", &sample->busy[k], "frames",
+        &sample->frames[k], NULL);
+    gst_object_unref (stages[k]);
+  }
+  for (guint i = 0; i < sample->n_queues; i++) {
+    g_object_get (queues[i], "current-level-buffers", &sample->levels[i],
+        NULL);
+    gst_object_unref (queues[i]);
+  }
+}
+
+/* Post an nnpipeline-stats message: periodic (the interval since the last
+ * one) or final (the whole run, once, at EOS).  Called from the clock
+ * thread and from a streaming thread: takes post_lock and stats_lock,
+ * never build_lock (see the struct). */
+static void
+post_stats (GstNnPipeline * self, gboolean final)
+{
+  GstElement *stage_refs[MAX_STAGES], *queue_refs[MAX_STAGES];
+  GValue stages = G_VALUE_INIT, queues = G_VALUE_INIT;
+  StatsSample sample;
+  GstStructure *s;
+  gint64 before, now, dt;
+  guint64 frames = 0;
+  gdouble worst = -1.0;
+  gint bottleneck = -1;
+
+  g_mutex_lock (&self->post_lock);
+  g_mutex_lock (&self->stats_lock);
+  if (self->final_posted || self->stats_stages->len == 0) {
+    g_mutex_unlock (&self->stats_lock);
+    g_mutex_unlock (&self->post_lock);
+    return;
+  }
+  if (final)
+    self->final_posted = TRUE;
+  stats_elements_locked (self, stage_refs, queue_refs, &sample);
+  g_mutex_unlock (&self->stats_lock);
+
+  /* busy time grows at most as fast as the clock: over [the previous read's
+   * start, this read's end] no stage can be more than 100 % busy */
+  before = g_get_monotonic_time ();
+  stats_read (stage_refs, queue_refs, &sample);
+  now = g_get_monotonic_time ();
+
+  g_value_init (&stages, GST_TYPE_ARRAY);
+  g_value_init (&queues, GST_TYPE_ARRAY);
+  g_mutex_lock (&self->stats_lock);
+  dt = final ? now - self->first_in : now - self->last_tick;
+  if (dt <= 0)
+    dt = 1;
+  for (guint k = 0; k < sample.n_stages; k++) {
+    guint64 busy = sample.busy[k], f = sample.frames[k];
+    gdouble pct;
+    GValue v = G_VALUE_INIT;
+    GstStructure *ss;
+
+    pct = final ? busy / 1000.0 / dt * 100.0 :
+        (busy - MIN (busy, self->last_busy[k])) / 1000.0 / dt * 100.0;
+    self->last_busy[k] = busy;
+    if (pct > worst) {
+      worst = pct;
+      bottleneck = (gint) k;
+    }
+    if (k == sample.n_stages - 1)
+      frames = f;
+    ss = gst_structure_new ("stage", "index", G_TYPE_INT, (gint) k,
+        "busy-percent", G_TYPE_DOUBLE, pct,
+        "busy-ms", G_TYPE_DOUBLE, busy / 1e6,
+        "frames", G_TYPE_UINT64, f,
+        "ms-per-frame", G_TYPE_DOUBLE, f ? busy / 1e6 / f : 0.0, NULL);
+    g_value_init (&v, GST_TYPE_STRUCTURE);
+    gst_value_set_structure (&v, ss);
+    gst_structure_free (ss);
+    gst_value_array_append_and_take_value (&stages, &v);
+  }
+  for (guint i = 0; i < sample.n_queues; i++) {
+    GValue v = G_VALUE_INIT;
+
+    g_value_init (&v, G_TYPE_UINT);
+    g_value_set_uint (&v, sample.levels[i]);
+    gst_value_array_append_and_take_value (&queues, &v);
+  }
+
+  s = gst_structure_new ("nnpipeline-stats",
+      "final", G_TYPE_BOOLEAN, final,
+      "elapsed-ms", G_TYPE_DOUBLE, dt / 1000.0,
+      "frames-in", G_TYPE_UINT64, self->frames_in,
+      "frames-out", G_TYPE_UINT64, self->frames_out,
+      "fps", G_TYPE_DOUBLE, final ? self->frames_out * 1e6 / dt :
+      (frames - MIN (frames, self->last_frames)) * 1e6 / dt,
+      "bottleneck-stage", G_TYPE_INT, bottleneck, NULL);
+  /* steady-state rate: frames between the first and the last output, so the
+   * time the first frame takes to fill the pipeline is not counted */
+  if (final && self->frames_out > 1 && self->last_out > self->first_out)
+    gst_structure_set (s, "steady-fps", G_TYPE_DOUBLE,
+        (self->frames_out - 1) * 1e6 / (self->last_out - self->first_out), NULL);
+  self->last_frames = frames;
+  self->last_tick = before;
+  g_mutex_unlock (&self->stats_lock);
+
+  gst_structure_take_value (s, "stages", &stages);
+  gst_structure_take_value (s, "queues", &queues);
+  GST_DEBUG_OBJECT (self, "%" GST_PTR_FORMAT, s);
+  gst_element_post_message (GST_ELEMENT (self),
+      gst_message_new_element (GST_OBJECT (self), s));
+  g_mutex_unlock (&self->post_lock);
+}
+
+static gboolean
+stats_tick (GstClock * clock, GstClockTime time, GstClockID id,
+    gpointer user_data)
+{
+  post_stats (GST_NN_PIPELINE (user_data), FALSE);
+  return TRUE;
+}
+
+void
+gst_nn_pipeline_stats_start (GstNnPipeline * self)
+{
+  GstClock *clock;
+  guint interval;
+
+  GST_OBJECT_LOCK (self);
+  interval = self->stats_interval;
+  GST_OBJECT_UNLOCK (self);
+  if (interval == 0)
+    return;
+
+  clock = gst_system_clock_obtain ();
+  g_mutex_lock (&self->post_lock);
+  g_mutex_lock (&self->stats_lock);
+  if (self->stats_id == NULL) {
+    GstClockTime period = interval * GST_MSECOND;
+    GstElement *stage_refs[MAX_STAGES], *queue_refs[MAX_STAGES];
+    StatsSample sample;
+
+    /* the first interval starts now: work done before (prerolling in
+     * PAUSED, an earlier PLAYING) is not counted in it */
+    gint64 before;
+
+    stats_elements_locked (self, stage_refs, queue_refs, &sample);
+    g_mutex_unlock (&self->stats_lock);
+    before = g_get_monotonic_time ();
+    stats_read (stage_refs, queue_refs, &sample);
+    g_mutex_lock (&self->stats_lock);
+    for (guint k = 0; k < sample.n_stages; k++)
+      self->last_busy[k] = sample.busy[k];
+    self->last_frames = sample.n_stages ?
+        sample.frames[sample.n_stages - 1] : 0;
+    self->last_tick = before;
+    self->stats_id = gst_clock_new_periodic_id (clock,
+        gst_clock_get_time (clock) + period, period);
+    gst_clock_id_wait_async (self->stats_id, stats_tick, gst_object_ref (self),
+        (GDestroyNotify) gst_object_unref);
+  }
+  g_mutex_unlock (&self->stats_lock);
+  g_mutex_unlock (&self->post_lock);
+  gst_object_unref (clock);
+}
+
+void
+gst_nn_pipeline_stats_stop (GstNnPipeline * self)
+{
+  GstClockID id;
+
+  g_mutex_lock (&self->stats_lock);
+  id = self->stats_id;
+  self->stats_id = NULL;
+  g_mutex_unlock (&self->stats_lock);
+  if (id) {
+    gst_clock_id_unschedule (id);
+    gst_clock_id_unref (id);
+  }
+}
+
+GstPadProbeReturn
+gst_nn_pipeline_stats_sink_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  GstNnPipeline *self = GST_NN_PIPELINE (user_data);
+
+  g_mutex_lock (&self->stats_lock);
+  if (self->frames_in++ == 0)
+    self->first_in = g_get_monotonic_time ();
+  g_mutex_unlock (&self->stats_lock);
+  return GST_PAD_PROBE_OK;
+}
+
+GstPadProbeReturn
+gst_nn_pipeline_stats_src_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  GstNnPipeline *self = GST_NN_PIPELINE (user_data);
+
+  if (info->type & GST_PAD_PROBE_TYPE_BUFFER) {
+    gint64 now = g_get_monotonic_time ();
+
+    g_mutex_lock (&self->stats_lock);
+    if (self->frames_out++ == 0)
+      self->first_out = now;
+    self->last_out = now;
+    g_mutex_unlock (&self->stats_lock);
+  } else if (GST_IS_EVENT (info->data)
+      && GST_EVENT_TYPE (GST_EVENT (info->data)) == GST_EVENT_EOS) {
+    /* no periodic message after the final one */
+    gst_nn_pipeline_stats_stop (self);
+    post_stats (self, TRUE);
+  } else if (GST_IS_EVENT (info->data)
+      && GST_EVENT_TYPE (GST_EVENT (info->data)) == GST_EVENT_FLUSH_STOP) {
+    /* a flushing seek after EOS: the stream goes on, and so do the stats */
+    gboolean playing;
+
+    g_mutex_lock (&self->post_lock);
+    g_mutex_lock (&self->stats_lock);
+    self->final_posted = FALSE;
+    g_mutex_unlock (&self->stats_lock);
+    g_mutex_unlock (&self->post_lock);
+    GST_OBJECT_LOCK (self);
+    playing = GST_STATE (self) == GST_STATE_PLAYING
+        && GST_STATE_PENDING (self) == GST_STATE_VOID_PENDING;
+    GST_OBJECT_UNLOCK (self);
+    if (playing)
+      gst_nn_pipeline_stats_start (self);
+  }
+  return GST_PAD_PROBE_OK;
+}
+
