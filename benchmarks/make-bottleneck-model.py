@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A model whose bottleneck is one node no split can divide (issue 13 item 2).
 
-    make-bottleneck-model.py OUT.onnx [CHANNELS [SIZE]]
+    make-bottleneck-model.py OUT.onnx [CHANNELS [SIZE]] [--stamp FILE]
 
 x: float32 1x3xSIZExSIZE -> y: 1x8xSIZExSIZE.  A 3x3 Conv+Relu to CHANNELS
 channels, one big 3x3 Conv CHANNELS -> CHANNELS + Relu (about 9/10 of the
@@ -10,6 +10,7 @@ cut inside the big Conv, so splitting caps at its time; replicas of the
 stage holding it (devices=cpu:1*2) do not.  Weights are seeded (numpy), so
 every run builds the same model.  Needs python3-onnx and python3-numpy.
 """
+import os
 import sys
 
 import numpy as np
@@ -18,9 +19,16 @@ from onnx import TensorProto, helper, numpy_helper
 
 
 def main():
-    out = sys.argv[1]
-    ch = int(sys.argv[2]) if len(sys.argv) > 2 else 96
-    size = int(sys.argv[3]) if len(sys.argv) > 3 else 96
+    args = sys.argv[1:]
+    stamp = None
+    if "--stamp" in args:
+        i = args.index("--stamp")
+        stamp = args[i + 1]
+        del args[i:i + 2]
+    out = args[0]
+    ch = int(args[1]) if len(args) > 1 else 96
+    size = int(args[2]) if len(args) > 2 else 96
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     rng = np.random.default_rng(13)
     inits, nodes = [], []
 
@@ -50,6 +58,10 @@ def main():
                           opset_imports=[helper.make_opsetid("", 11)])
     onnx.checker.check_model(m)
     onnx.save(m, out)
+    if stamp:
+        # the build system's stamp (tests/plugins/meson.build)
+        with open(stamp, "w") as f:
+            f.write(out + "\n")
 
 
 if __name__ == "__main__":

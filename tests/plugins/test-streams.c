@@ -13,7 +13,11 @@
  *   outputs right (the stages re-specialise between frames);
  * - replicas: `devices=cpu:1,cpu:1*2` runs stage 1 on two replicas; the
  *   outputs are identical to the whole model's and in order, and both
- *   replicas did work. */
+ *   replicas did work;
+ * - max-replicas=2 on a model whose bottleneck is one big Conv
+ *   (benchmarks/make-bottleneck-model.py): the partitioner replicates the
+ *   stage holding it (plan message), outputs still the whole model's;
+ *   without max-replicas nothing is replicated. */
 #include "test-common.h"
 
 #include <math.h>
@@ -480,6 +484,91 @@ GST_START_TEST (test_replicas)
 
 GST_END_TEST;
 
+/* The replicas of the stages of the nnpipeline-plan message on bus. */
+static gint
+plan_replicas (GstBus * bus, gint * n_stages)
+{
+  GstMessage *m;
+  gint total = 0;
+
+  while ((m = gst_bus_pop_filtered (bus, GST_MESSAGE_ELEMENT))) {
+    const GstStructure *s = gst_message_get_structure (m);
+
+    if (gst_structure_has_name (s, "nnpipeline-plan")) {
+      const GValue *stages = gst_structure_get_value (s, "stages");
+
+      *n_stages = (gint) gst_value_array_get_size (stages);
+      for (gint k = 0; k < *n_stages; k++) {
+        const GstStructure *st =
+            gst_value_get_structure (gst_value_array_get_value (stages, k));
+        gint r = 0;
+
+        fail_unless (gst_structure_get_int (st, "replicas", &r));
+        total += r;
+      }
+      gst_message_unref (m);
+      return total;
+    }
+    gst_message_unref (m);
+  }
+  fail ("no nnpipeline-plan message");
+  return 0;
+}
+
+static void
+check_max_replicas (guint max_replicas, gint want_replicas)
+{
+  gchar *model = nnp_test_model_path ("bottleneck.onnx");
+  GstElement *p = nnp_test_make ("nnpipeline", "model", model, "devices",
+      "cpu:1,cpu:1", "max-replicas", max_replicas, "stats-interval", 0, NULL);
+  GstBus *bus = gst_bus_new ();
+  GstHarness *h;
+  Feed f;
+  GPtrArray *ref, *got;
+  gchar *caps;
+  guint n = 20;
+  gint n_stages = 0, replicas;
+
+  init_feeds (&f, 1, n);
+  gst_object_ref_sink (p);
+  gst_element_set_bus (p, bus);
+  h = gst_harness_new_with_element (p, "sink", "src");
+  caps = nnp_test_tensor_caps (3, f.h_px, f.w_px);
+  gst_harness_set_src_caps_str (h, caps);
+  g_free (caps);
+  ref = reference (model, &f, n);
+  got = g_ptr_array_new_with_free_func ((GDestroyNotify) gst_buffer_unref);
+  nnp_test_push_frames (h, n_floats (&f), f.seed, 0, n);
+  nnp_test_pull_frames (h, 0, n, got);
+  nnp_test_finish_eos (h);
+  for (guint i = 0; i < n; i++)
+    assert_same (g_ptr_array_index (ref, i), g_ptr_array_index (got, i),
+        "max-replicas", i);
+  replicas = plan_replicas (bus, &n_stages);
+  /* with replicas: one stage of 2 on the two cores (the big Conv cannot be
+   * split); without: no stage replicated */
+  fail_unless (replicas - n_stages == want_replicas - 1, "max-replicas=%u: "
+      "%d stages, %d replicas in all", max_replicas, n_stages, replicas);
+  if (want_replicas > 1)
+    replica_frames (p, "stage0", want_replicas);
+  no_error (bus);
+  g_ptr_array_unref (ref);
+  g_ptr_array_unref (got);
+  gst_harness_teardown (h);
+  gst_element_set_bus (p, NULL);
+  gst_object_unref (bus);
+  gst_object_unref (p);
+  g_free (model);
+}
+
+GST_START_TEST (test_max_replicas)
+{
+  check_max_replicas (2, 2);
+  check_max_replicas (1, 1);
+}
+
+GST_END_TEST;
+
 /* Replicas with several streams: each stream still equals its own run. */
 GST_START_TEST (test_streams_replicas)
 {
@@ -513,6 +602,7 @@ streams_suite (void)
   tcase_add_test (tc, test_streams_sizes);
   tcase_add_test (tc, test_replicas);
   tcase_add_test (tc, test_streams_replicas);
+  tcase_add_test (tc, test_max_replicas);
   return s;
 }
 
