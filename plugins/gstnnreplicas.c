@@ -17,8 +17,6 @@
 
 #include "gstnnreplicas.h"
 
-#include <string.h>
-
 GST_DEBUG_CATEGORY_STATIC (gst_nn_replicas_debug);
 #define GST_CAT_DEFAULT gst_nn_replicas_debug
 
@@ -56,7 +54,6 @@ struct _GstNnReplicas
   GQueue *owed;                 /* per replica: sequence numbers, in order */
   GHashTable *pending;          /* sequence number -> Item */
   guint64 next_seq, next_out;
-  guint64 *done;                /* frames per replica */
   gboolean flushing;
   GstFlowReturn last_flow;      /* downstream's last non-OK return */
 
@@ -199,7 +196,6 @@ reorder_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
     goto not_owed;
   seq = g_queue_pop_head (&self->owed[r]);
   self->in_flight[r]--;
-  self->done[r]++;
   g_hash_table_insert (self->pending, seq, it);
   g_cond_broadcast (&self->cond);
   g_mutex_unlock (&self->lock);
@@ -422,7 +418,6 @@ gst_nn_replicas_finalize (GObject * object)
     g_queue_clear (&self->owed[r]);
   g_free (self->owed);
   g_free (self->in_flight);
-  g_free (self->done);
   g_free (self->disp_src);
   g_free (self->reo_sink);
   gst_caps_replace (&self->out_caps, NULL);
@@ -478,7 +473,6 @@ gst_nn_replicas_new (const gchar * name, guint replicas,
   self = g_object_new (GST_TYPE_NN_REPLICAS, "name", name, NULL);
   self->n = replicas;
   self->in_flight = g_new0 (guint, replicas);
-  self->done = g_new0 (guint64, replicas);
   self->owed = g_new0 (GQueue, replicas);
   self->disp_src = g_new0 (GstPad *, replicas);
   self->reo_sink = g_new0 (GstPad *, replicas);
@@ -535,16 +529,4 @@ gst_nn_replicas_new (const gchar * name, guint replicas,
   ghost = gst_ghost_pad_new ("src", self->reo_src);
   gst_element_add_pad (GST_ELEMENT (self), ghost);
   return GST_ELEMENT (self);
-}
-
-guint64 *
-gst_nn_replicas_frames (GstNnReplicas * self, guint * n_out)
-{
-  guint64 *out = g_new0 (guint64, self->n);
-
-  g_mutex_lock (&self->lock);
-  memcpy (out, self->done, sizeof (guint64) * self->n);
-  g_mutex_unlock (&self->lock);
-  *n_out = self->n;
-  return out;
 }

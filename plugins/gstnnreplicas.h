@@ -29,8 +29,4 @@ GstElement *gst_nn_replicas_new (const gchar * name, guint replicas,
     GstElement * (*make_stage) (gpointer user_data, guint r),
     gpointer user_data);
 
-/* Frames each replica ran (for tests and stats); n_out gets the count.
- * g_free(). */
-guint64 *gst_nn_replicas_frames (GstNnReplicas * self, guint * n_out);
-
 G_END_DECLS

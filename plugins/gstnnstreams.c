@@ -44,7 +44,7 @@ typedef struct
   /* lock */
   GstCaps *in_caps;             /* accepted caps (ref), NULL before */
   gboolean ended;               /* EOS received or the stream failed */
-  gboolean released;
+  gboolean released;            /* lock and out_lock to write */
   guint64 frames_in, frames_out;
 
   /* out_lock */
@@ -826,6 +826,8 @@ gst_nn_streams_release (GstNnStreams * sn, GstPad * sink_ghost)
 {
   Stream *st = NULL;
 
+  /* released is read by deliveries (out_lock) and the FIFO side (lock) */
+  g_mutex_lock (&sn->out_lock);
   g_mutex_lock (&sn->lock);
   for (guint i = 0; i < sn->streams->len && st == NULL; i++) {
     Stream *s = g_ptr_array_index (sn->streams, i);
@@ -836,6 +838,7 @@ gst_nn_streams_release (GstNnStreams * sn, GstPad * sink_ghost)
   if (st)
     st->released = TRUE;
   g_mutex_unlock (&sn->lock);
+  g_mutex_unlock (&sn->out_lock);
   if (st == NULL)
     return;
   gst_element_remove_pad (GST_ELEMENT (sn->bin), st->sink_ghost);

@@ -233,10 +233,11 @@ typedef struct {
    * n_stage_load carry none; NULL = none. */
   const double *stage_load;
   int n_stage_load;
-  /* With n_stages = 0 (auto): also try running a stage as up to this many
-   * replicas, merging neighbouring identical devices of the list into one
-   * replicated stage (cpu:1,cpu:1 -> one stage cpu:1*2), and keep the best
-   * predicted throughput (lib/partition/replicas.c).  0 or 1 = never. */
+  /* With n_stages = 0 (auto), for nnp_plan_make(): also try running a stage
+   * as up to this many replicas, merging neighbouring identical devices of
+   * the list into one replicated stage (cpu:1,cpu:1 -> one stage cpu:1*2),
+   * and keep the best predicted throughput (lib/partition/replicas-search.c).
+   * 0 or 1 = never; nnp_plan_new_auto() itself ignores it. */
   int max_replicas;
 } NnpSplitOptions;
 

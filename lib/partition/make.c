@@ -10,10 +10,13 @@
  *     (device list items and plan-file stages alike), with a notice;
  *   - cuts: node indices, node names or both, checked against n_stages;
  *   - the planner: cuts -> nnp_plan_new_from_cuts / _cut_names, else
- *     nnp_plan_new_auto with stage_load, memory limit and ideal cap;
+ *     nnp_plan_new_auto with stage_load, memory limit and ideal cap (through
+ *     nnp_plan_new_auto_replicated: max_replicas);
  *   - pinning of the stages the plan does not pin to consecutive cores. */
 #include <nnpipe/plan.h>
 #include <nnpipe/model.h>
+
+#include "partition/partition.h"
 
 #include <string.h>
 
@@ -250,7 +253,8 @@ plan_split (NnpModel *model, const NnpInputShape *shapes, int n_shapes,
     o.max_replicas = req->max_replicas;
     o.stage_load = load;
     o.n_stage_load = n_load;
-    plan = nnp_plan_new_auto (path, digest, shapes, n_shapes, graph, &o, cm, error);
+    /* nnp_plan_new_auto(), and with max_replicas replicated stages too */
+    plan = nnp_plan_new_auto_replicated (path, digest, shapes, n_shapes, graph, &o, cm, error);
   }
   if (plan)
     plan->no_fusion = (req->flags & NNP_SPECIALIZE_NO_FUSION) != 0;

@@ -81,8 +81,10 @@ NnpDevice *nnp_partition_open_device (const char *spec, GError **error);
 void nnp_split_scale_replicas (const NnpDeviceSpec *devs, int n_stages, int n_nodes,
                                double *node_ms, NnpXferCost *out, NnpXferCost *in,
                                NnpXferCost *graph_in, NnpXferCost *graph_out);
-/* replicas.c: nnp_plan_new_auto() over every grouping of neighbouring
- * identical devices into replicated stages (options->max_replicas). */
+/* replicas-search.c: nnp_plan_new_auto(), and with options->max_replicas > 1
+ * and n_stages = 0 also over every grouping of neighbouring identical
+ * devices into replicated stages; the best predicted bottleneck (a
+ * replicated plan must be 5 % better). */
 NnpPlan *nnp_plan_new_auto_replicated (const char *model_path, const char *digest,
                                        const NnpInputShape *shapes, int n_shapes, NnpGraph *graph,
                                        const NnpSplitOptions *options, NnpCostModel *cm,

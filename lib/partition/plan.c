@@ -1360,9 +1360,6 @@ nnp_plan_new_auto (const char *model_path, const char *digest, const NnpInputSha
   double best_b = INFINITY;
 
   g_return_val_if_fail (graph != NULL && options != NULL && cm != NULL, NULL);
-  if (options->max_replicas > 1 && options->n_stages == 0)
-    return nnp_plan_new_auto_replicated (model_path, digest, shapes, n_shapes, graph, options,
-                                         cm, error);
   devices = options->n_devices > 0 ? options->devices : &cpu1;
   n_devices = MAX (options->n_devices, 1);
   if (options->n_stages > 0) {
