@@ -341,21 +341,27 @@ demux_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
   return TRUE;
 }
 
+/* Template caps `str` cut to filter (may be NULL).  New ref. */
+static GstCaps *
+template_caps (const gchar * str, GstCaps * filter)
+{
+  GstCaps *tmpl = gst_caps_from_string (str), *caps;
+
+  if (filter == NULL)
+    return tmpl;
+  caps = gst_caps_intersect_full (filter, tmpl, GST_CAPS_INTERSECT_FIRST);
+  gst_caps_unref (tmpl);
+  return caps;
+}
+
 static gboolean
 demux_sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
 {
   if (GST_QUERY_TYPE (query) == GST_QUERY_CAPS) {
-    GstCaps *caps = gst_caps_from_string (GST_NN_TENSORS_CAPS_TEMPLATE);
-    GstCaps *filter;
+    GstCaps *caps, *filter;
 
     gst_query_parse_caps (query, &filter);
-    if (filter) {
-      GstCaps *tmp = gst_caps_intersect_full (filter, caps,
-          GST_CAPS_INTERSECT_FIRST);
-
-      gst_caps_unref (caps);
-      caps = tmp;
-    }
+    caps = template_caps (GST_NN_TENSORS_CAPS_TEMPLATE, filter);
     gst_query_set_caps_result (query, caps);
     gst_caps_unref (caps);
     return TRUE;
@@ -652,13 +658,8 @@ mux_sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
       } else {
         caps = sn->hooks.query_caps (sn->user_data, filter);
       }
-      if (caps == NULL) {
-        GstCaps *tmpl = gst_caps_from_string (GST_NN_TENSORS_CAPS_TEMPLATE_ANY);
-
-        caps = filter ? gst_caps_intersect_full (filter, tmpl,
-            GST_CAPS_INTERSECT_FIRST) : gst_caps_ref (tmpl);
-        gst_caps_unref (tmpl);
-      }
+      if (caps == NULL)
+        caps = template_caps (GST_NN_TENSORS_CAPS_TEMPLATE_ANY, filter);
       gst_query_set_caps_result (query, caps);
       gst_caps_unref (caps);
       return TRUE;

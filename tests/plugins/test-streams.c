@@ -197,23 +197,33 @@ start_feed (GstElement * p, Feed * f)
   g_free (src);
 }
 
-/* Run feeds[] at once; expect[i] frames out of stream i. */
+/* Push the started feeds[] from a thread each; expect[i] frames out of
+ * stream i. */
 static void
-run_streams (const gchar * model, const gchar * devices, Feed * feeds,
-    guint n, const guint * expect, GstBus ** bus_out, GstElement ** p_out)
+feed_and_check (const gchar * model, Feed * feeds, guint n,
+    const guint * expect)
 {
-  GstBus *bus;
-  GstElement *p = make_pipeline (model, devices, &bus);
   GThread *threads[N_STREAMS];
 
-  for (guint i = 0; i < n; i++)
-    start_feed (p, &feeds[i]);
   for (guint i = 0; i < n; i++)
     threads[i] = g_thread_new ("feed", feed_thread, &feeds[i]);
   for (guint i = 0; i < n; i++)
     g_thread_join (threads[i]);
   for (guint i = 0; i < n; i++)
     check_stream (model, &feeds[i], expect[i]);
+}
+
+/* Run feeds[] at once through a new nnpipeline. */
+static void
+run_streams (const gchar * model, const gchar * devices, Feed * feeds,
+    guint n, const guint * expect, GstBus ** bus_out, GstElement ** p_out)
+{
+  GstBus *bus;
+  GstElement *p = make_pipeline (model, devices, &bus);
+
+  for (guint i = 0; i < n; i++)
+    start_feed (p, &feeds[i]);
+  feed_and_check (model, feeds, n, expect);
   *bus_out = bus;
   *p_out = p;
 }
@@ -331,7 +341,6 @@ GST_START_TEST (test_stream_bad_caps)
   GstBus *bus;
   GstElement *p = make_pipeline (model, NULL, &bus);
   GstHarness *bad;
-  GThread *threads[2];
   GError *err;
   GstEvent *ev;
   gchar *caps = nnp_test_tensor_caps (1, 16, 16);
@@ -367,12 +376,7 @@ GST_START_TEST (test_stream_bad_caps)
     gst_event_unref (ev);
   }
   start_feed (p, &feeds[1]);
-  for (guint i = 0; i < 2; i++)
-    threads[i] = g_thread_new ("feed", feed_thread, &feeds[i]);
-  for (guint i = 0; i < 2; i++)
-    g_thread_join (threads[i]);
-  for (guint i = 0; i < 2; i++)
-    check_stream (model, &feeds[i], expect[i]);
+  feed_and_check (model, feeds, 2, expect);
   no_error (bus);
   gst_harness_teardown (bad);
   finish (p, bus, feeds, 2);
