@@ -60,6 +60,8 @@ typedef struct
   GstClockTime pts, dts, duration;
   guint64 offset, offset_end;
   gboolean drop;                /* flushed: the frame is dropped */
+  gboolean after_chain_eos;     /* the last stream's EOS: waits for the
+                                 * stages' EOS (the final statistics) */
 } Entry;
 
 struct _GstNnStreams
@@ -75,6 +77,7 @@ struct _GstNnStreams
   GMutex out_lock;              /* deliveries to the streams' outputs */
   GQueue fifo;                  /* Entry* */
   GPtrArray *streams;           /* Stream*, owned */
+  gboolean chain_eos_out;       /* the stages' EOS reached the demux */
 
   /* in_lock */
   gboolean chain_started;
@@ -138,6 +141,7 @@ streams_reset (GstNnStreams * sn)
   }
   sn->chain_started = FALSE;
   sn->chain_eos = FALSE;
+  sn->chain_eos_out = FALSE;
   gst_caps_replace (&sn->chain_in_caps, NULL);
   gst_caps_replace (&sn->chain_out_caps, NULL);
   g_mutex_unlock (&sn->lock);
@@ -251,7 +255,8 @@ drain_events (GstNnStreams * sn)
 
     g_mutex_lock (&sn->lock);
     e = g_queue_peek_head (&sn->fifo);
-    if (e == NULL || e->event == NULL) {
+    if (e == NULL || e->event == NULL || (e->after_chain_eos
+            && !sn->chain_eos_out)) {
       g_mutex_unlock (&sn->lock);
       return;
     }
@@ -328,8 +333,12 @@ demux_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
       break;
     }
     case GST_EVENT_EOS:
-      /* every stream ended: their EOS went out through the FIFO */
+      /* every stream ended; nnpipeline's probe before this posted the final
+       * statistics: the last stream's EOS may go now */
       g_mutex_lock (&sn->out_lock);
+      g_mutex_lock (&sn->lock);
+      sn->chain_eos_out = TRUE;
+      g_mutex_unlock (&sn->lock);
       drain_events (sn);
       g_mutex_unlock (&sn->out_lock);
       break;
@@ -421,14 +430,12 @@ chain_start_locked (GstNnStreams * sn)
   return TRUE;
 }
 
-/* Every stream ended (none left to wait for): EOS into the chain, once.
- * in_lock held. */
-static void
-chain_eos_locked (GstNnStreams * sn)
+/* Is every stream (not released) ended?  lock held. */
+static gboolean
+all_ended_locked (GstNnStreams * sn)
 {
   gboolean all = TRUE, any = FALSE;
 
-  g_mutex_lock (&sn->lock);
   for (guint i = 0; i < sn->streams->len; i++) {
     Stream *st = g_ptr_array_index (sn->streams, i);
 
@@ -437,16 +444,57 @@ chain_eos_locked (GstNnStreams * sn)
     any = TRUE;
     all = all && st->ended;
   }
-  g_mutex_unlock (&sn->lock);
-  if (!any || !all || sn->chain_eos)
+  return any && all;
+}
+
+/* Did frames go into the stages, so that their EOS will come out?  in_lock
+ * held. */
+static gboolean
+chain_running_locked (GstNnStreams * sn)
+{
+  return sn->chain_started && sn->chain_in_caps != NULL && !sn->chain_eos;
+}
+
+/* Every stream ended: EOS into the stages, once.  in_lock held. */
+static void
+chain_eos_locked (GstNnStreams * sn)
+{
+  gboolean running = chain_running_locked (sn);
+
+  if (sn->chain_eos)
     return;
   sn->chain_eos = TRUE;
-  if (!sn->chain_started || sn->chain_in_caps == NULL) {
-    /* no frame went in: nothing waits for the chain's EOS */
-    return;
-  }
+  if (!running)
+    return;                     /* no frame went in: nothing waits for it */
   GST_DEBUG ("every stream ended: EOS into the stages");
   gst_pad_push_event (sn->mux_src, gst_event_new_eos ());
+}
+
+/* st ended (its EOS, or it failed): its EOS goes into the FIFO behind its
+ * frames in flight.  The last stream's also sends EOS into the stages and
+ * waits for it at the demux, so that nnpipeline's final statistics are
+ * posted before the last stream ends (and with it the pipeline). */
+static void
+stream_end (GstNnStreams * sn, Stream * st, GstEvent * eos)
+{
+  Entry *e = g_new0 (Entry, 1);
+  gboolean all;
+
+  e->stream = st;
+  e->event = eos;
+  g_mutex_lock (&sn->in_lock);
+  g_mutex_lock (&sn->lock);
+  st->ended = TRUE;
+  all = all_ended_locked (sn);
+  e->after_chain_eos = all && chain_running_locked (sn);
+  g_queue_push_tail (&sn->fifo, e);
+  g_mutex_unlock (&sn->lock);
+  if (all)
+    chain_eos_locked (sn);
+  g_mutex_unlock (&sn->in_lock);
+  g_mutex_lock (&sn->out_lock);
+  drain_events (sn);
+  g_mutex_unlock (&sn->out_lock);
 }
 
 /* A stream that cannot go on: a warning naming it, its EOS behind its
@@ -458,16 +506,12 @@ stream_fail (GstNnStreams * sn, Stream * st, const gchar * why)
 
   g_mutex_lock (&sn->lock);
   was_ended = st->ended;
-  st->ended = TRUE;
   g_mutex_unlock (&sn->lock);
   if (!was_ended) {
     GST_ELEMENT_WARNING (sn->bin, STREAM, FAILED,
         ("stream %u (pad sink_%u) stopped: %s; the other streams go on",
             st->index, st->index, why), (NULL));
-    queue_event (sn, st, gst_event_new_eos ());
-    g_mutex_lock (&sn->in_lock);
-    chain_eos_locked (sn);
-    g_mutex_unlock (&sn->in_lock);
+    stream_end (sn, st, gst_event_new_eos ());
   }
 }
 
@@ -624,13 +668,9 @@ mux_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
         gst_event_unref (event);
         return TRUE;
       }
-      st->ended = TRUE;
       g_mutex_unlock (&sn->lock);
       GST_DEBUG_OBJECT (pad, "stream %u ended", st->index);
-      queue_event (sn, st, event);
-      g_mutex_lock (&sn->in_lock);
-      chain_eos_locked (sn);
-      g_mutex_unlock (&sn->in_lock);
+      stream_end (sn, st, event);
       return TRUE;
     default:
       if (!GST_EVENT_IS_SERIALIZED (event))
@@ -826,6 +866,7 @@ void
 gst_nn_streams_release (GstNnStreams * sn, GstPad * sink_ghost)
 {
   Stream *st = NULL;
+  gboolean all;
 
   /* released is read by deliveries (out_lock) and the FIFO side (lock) */
   g_mutex_lock (&sn->out_lock);
@@ -847,7 +888,12 @@ gst_nn_streams_release (GstNnStreams * sn, GstPad * sink_ghost)
   /* the pads of the mux and demux stay (their Stream too, marked
    * released) until the element goes: frames in flight still find them */
   g_mutex_lock (&sn->in_lock);
-  chain_eos_locked (sn);
+  g_mutex_lock (&sn->lock);
+  all = all_ended_locked (sn);
+  g_mutex_unlock (&sn->lock);
+  /* (the EOS may reach the demux in this thread: lock is not held) */
+  if (all)
+    chain_eos_locked (sn);
   g_mutex_unlock (&sn->in_lock);
 }
 

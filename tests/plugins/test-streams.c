@@ -255,6 +255,30 @@ no_error (GstBus * bus)
   }
 }
 
+/* frames-out of the final nnpipeline-stats message on bus (posted before the
+ * last stream's EOS left). */
+static guint64
+final_frames (GstBus * bus)
+{
+  GstMessage *m;
+
+  while ((m = gst_bus_pop_filtered (bus, GST_MESSAGE_ELEMENT))) {
+    const GstStructure *s = gst_message_get_structure (m);
+    gboolean final = FALSE;
+    guint64 out = 0;
+
+    if (gst_structure_has_name (s, "nnpipeline-stats")
+        && gst_structure_get_boolean (s, "final", &final) && final) {
+      fail_unless (gst_structure_get_uint64 (s, "frames-out", &out));
+      gst_message_unref (m);
+      return out;
+    }
+    gst_message_unref (m);
+  }
+  fail ("no final nnpipeline-stats message");
+  return 0;
+}
+
 static void
 init_feeds (Feed * feeds, guint n, guint frames)
 {
@@ -283,6 +307,8 @@ GST_START_TEST (test_four_streams)
     expect[i] = feeds[i].n;
   }
   run_streams (model, NULL, feeds, N_STREAMS, expect, &bus, &p);
+  /* the stages' statistics cover every stream */
+  fail_unless_equals_uint64 (final_frames (bus), 4 * FRAMES + 3 * 6);
   no_error (bus);
   finish (p, bus, feeds, N_STREAMS);
   g_free (model);
@@ -439,6 +465,47 @@ replica_frames (GstElement * p, const gchar * name, guint want_replicas)
   gst_object_unref (rep);
 }
 
+/* The output of h held back for a while, so that frames pile up in the
+ * replicas whatever the machine's load: the dispatcher then has to use
+ * every replica (with output flowing, one fast replica may be idle each
+ * time a frame comes, and rightly gets them all). */
+typedef struct
+{
+  GstPad *pad;
+  gulong id;
+} Hold;
+
+static GstPadProbeReturn
+hold_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  return GST_PAD_PROBE_OK;
+}
+
+static gpointer
+release_thread (gpointer data)
+{
+  Hold *hold = data;
+
+  g_usleep (300 * 1000);
+  gst_pad_remove_probe (hold->pad, hold->id);
+  return NULL;
+}
+
+/* Push frames 0..n-1 of f into h with its output held for 300 ms. */
+static void
+push_held (GstHarness * h, Feed * f, guint n)
+{
+  Hold hold;
+  GThread *t;
+
+  hold.pad = h->sinkpad;
+  hold.id = gst_pad_add_probe (h->sinkpad, GST_PAD_PROBE_TYPE_BLOCK |
+      GST_PAD_PROBE_TYPE_BUFFER, hold_probe, NULL, NULL);
+  t = g_thread_new ("release", release_thread, &hold);
+  nnp_test_push_frames (h, n_floats (f), f->seed, 0, n);
+  g_thread_join (t);
+}
+
 /* Replicated stages: outputs identical to the whole model's, in order. */
 static void
 check_replicas (const gchar * model_name, const gchar * stages,
@@ -461,7 +528,7 @@ check_replicas (const gchar * model_name, const gchar * stages,
   g_free (caps);
   ref = reference (model, &f, n);
   got = g_ptr_array_new_with_free_func ((GDestroyNotify) gst_buffer_unref);
-  nnp_test_push_frames (h, n_floats (&f), f.seed, 0, n);
+  push_held (h, &f, n);
   nnp_test_pull_frames (h, 0, n, got);
   nnp_test_finish_eos (h);
   for (guint i = 0; i < n; i++) {
@@ -542,7 +609,7 @@ check_max_replicas (guint max_replicas, gint want_replicas)
   g_free (caps);
   ref = reference (model, &f, n);
   got = g_ptr_array_new_with_free_func ((GDestroyNotify) gst_buffer_unref);
-  nnp_test_push_frames (h, n_floats (&f), f.seed, 0, n);
+  push_held (h, &f, n);
   nnp_test_pull_frames (h, 0, n, got);
   nnp_test_finish_eos (h);
   for (guint i = 0; i < n; i++)
