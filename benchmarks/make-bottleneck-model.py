@@ -20,6 +20,9 @@ from onnx import TensorProto, helper, numpy_helper
 
 def main():
     args = sys.argv[1:]
+    if not args or args[0] in ("-h", "--help"):
+        print(__doc__.strip())
+        sys.exit(0 if args else 2)
     stamp = None
     if "--stamp" in args:
         i = args.index("--stamp")
