@@ -15,6 +15,7 @@
 #endif
 
 #include "gstnnpipeline-private.h"
+#include "gstnnreplicas.h"
 #include "gstnnstage.h"
 
 #define GST_CAT_DEFAULT gst_nn_pipeline_debug
@@ -102,6 +103,7 @@ make_plan (GstNnPipeline * self, const NnpInputShape * shapes, guint n_shapes,
   stage_load = g_strdup (self->stage_load);
   req.pin = self->pin;
   req.fallback = self->fallback;
+  req.max_replicas = (int) self->max_replicas;
   GST_OBJECT_UNLOCK (self);
 
   req.model_path = self->model_file;
@@ -148,6 +150,7 @@ post_plan (GstNnPipeline * self, NnpGraph * graph, const gchar * shapes)
         "index", G_TYPE_INT, k,
         "device", G_TYPE_STRING, st->device,
         "threads", G_TYPE_INT, st->threads,
+        "replicas", G_TYPE_INT, MAX (st->replicas, 1),
         "cpus", G_TYPE_STRING, cpus->str,
         "nodes", G_TYPE_INT, st->n_nodes,
         "first-node", G_TYPE_STRING, st->n_nodes ? st->nodes[0] : "",
@@ -212,6 +215,35 @@ gst_nn_pipeline_teardown_locked (GstNnPipeline * self)
   gst_nn_pipeline_stats_set_elements (self, NULL, NULL);
 }
 
+typedef struct
+{
+  GstNnPipeline *self;
+  gint k;
+  gboolean fallback;
+} MakeStage;
+
+/* The nnstage of stage k (or of one of its replicas).  Floating ref. */
+static GstElement *
+make_stage (gpointer user_data, guint r)
+{
+  MakeStage *ms = user_data;
+  const gchar *device = ms->self->plan->stages[ms->k].device;
+  /* a remote:// device: the stage runs on a server (docs/remote.md) */
+  gboolean remote = g_str_has_prefix (device, "remote://");
+  GstElement *stage = gst_element_factory_make (remote ? "nnremote" :
+      "nnstage", NULL);
+
+  g_object_set (stage, "model", ms->self->model_file, "plan-object",
+      ms->self->plan, "stage", ms->k, NULL);
+  if (remote)
+    g_object_set (stage, "hosts", device, NULL);
+  else
+    g_object_set (stage, "fallback", ms->fallback, NULL);
+  if (ms->self->trace && !remote)
+    g_object_set (stage, "trace", nnp_trace_get_path (ms->self->trace), NULL);
+  return stage;
+}
+
 /* Specialise, plan and create the stages for these inputs (NULL: the
  * model's static declared shapes).  sync: bring the new elements to the
  * bin's state (when built while streaming).  Call with build_lock held. */
@@ -259,21 +291,18 @@ gst_nn_pipeline_build_locked (GstNnPipeline * self, const GstNnTensorsInfo * inf
   GST_OBJECT_UNLOCK (self);
 
   for (gint k = 0; k < self->plan->n_stages; k++) {
-    /* a remote:// device: the stage runs on a server (docs/remote.md) */
-    gboolean remote = g_str_has_prefix (self->plan->stages[k].device,
-        "remote://");
-    GstElement *stage = gst_element_factory_make (remote ? "nnremote" :
-        "nnstage", NULL);
+    GstElement *stage;
     gchar *name = g_strdup_printf ("stage%d", k);
+    MakeStage ms = { self, k, fallback };
 
-    g_object_set (stage, "name", name, "model", self->model_file,
-        "plan-object", self->plan, "stage", k, NULL);
-    if (remote)
-      g_object_set (stage, "hosts", self->plan->stages[k].device, NULL);
-    else
-      g_object_set (stage, "fallback", fallback, NULL);
-    if (self->trace && !remote)
-      g_object_set (stage, "trace", nnp_trace_get_path (self->trace), NULL);
+    if (self->plan->stages[k].replicas > 1) {
+      /* K copies fed in turn, outputs in order (gstnnreplicas.c) */
+      stage = gst_nn_replicas_new (name, self->plan->stages[k].replicas,
+          make_stage, &ms);
+    } else {
+      stage = make_stage (&ms, 0);
+      g_object_set (stage, "name", name, NULL);
+    }
     g_free (name);
     gst_bin_add (GST_BIN (self), stage);
     g_ptr_array_add (self->stage_elems, gst_object_ref (stage));
@@ -299,8 +328,12 @@ gst_nn_pipeline_build_locked (GstNnPipeline * self, const GstNnTensorsInfo * inf
         (self->stage_elems, 0), "sink");
     GstPad *last = gst_element_get_static_pad (prev, "src");
 
-    gst_ghost_pad_set_target (GST_GHOST_PAD (self->srcpad), last);
-    gst_ghost_pad_set_target (GST_GHOST_PAD (self->sinkpad), first);
+    if (self->streams) {
+      gst_nn_streams_attach (self->streams, first, last);
+    } else {
+      gst_ghost_pad_set_target (GST_GHOST_PAD (self->srcpad), last);
+      gst_ghost_pad_set_target (GST_GHOST_PAD (self->sinkpad), first);
+    }
     gst_object_unref (first);
     gst_object_unref (last);
   }

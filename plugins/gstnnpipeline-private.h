@@ -12,6 +12,7 @@
 #pragma once
 
 #include "gstnnpipeline.h"
+#include "gstnnstreams.h"
 #include "gstnntensorcaps.h"
 
 #include <nnpipe/model.h>
@@ -29,6 +30,10 @@ struct _GstNnPipeline
   GstBin parent;
 
   GstPad *sinkpad, *srcpad;     /* ghost pads (owned by the element) */
+  GstNnStreams *streams;        /* owned; NULL until a sink_%u is requested:
+                                 * then the stages run between its mux and
+                                 * demux and sink/src stay unlinked
+                                 * (gstnnpipeline-streams.c) */
 
   /* properties (object lock) */
   gchar *model_path;
@@ -42,6 +47,7 @@ struct _GstNnPipeline
   gboolean fallback;
   gchar *stage_load;
   gchar *trace_path;
+  guint max_replicas;
 
   /* stream state (build_lock), between READY -> PAUSED and back */
   GMutex build_lock;
@@ -90,6 +96,11 @@ gboolean gst_nn_pipeline_build_locked (GstNnPipeline * self,
 void gst_nn_pipeline_teardown_locked (GstNnPipeline * self);
 gboolean gst_nn_pipeline_trace_open_locked (GstNnPipeline * self, GError ** error);
 gboolean gst_nn_pipeline_trace_close_locked (GstNnPipeline * self, GError ** error);
+
+/* gstnnpipeline-streams.c: request pads sink_%u / src_%u */
+GstPad *gst_nn_pipeline_request_new_pad (GstElement * element,
+    GstPadTemplate * templ, const gchar * name, const GstCaps * caps);
+void gst_nn_pipeline_release_pad (GstElement * element, GstPad * pad);
 
 /* gstnnpipeline-stats.c (never takes build_lock) */
 /* Zero the counters (READY -> PAUSED). */

@@ -82,6 +82,7 @@ GST_DEBUG_CATEGORY (gst_nn_pipeline_debug);
 #define DEFAULT_FALLBACK FALSE
 #define DEFAULT_STAGE_LOAD NULL
 #define DEFAULT_TRACE NULL
+#define DEFAULT_MAX_REPLICAS 1
 
 enum
 {
@@ -97,6 +98,7 @@ enum
   PROP_FALLBACK,
   PROP_STAGE_LOAD,
   PROP_TRACE,
+  PROP_MAX_REPLICAS,
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -107,6 +109,15 @@ static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC,
     GST_PAD_ALWAYS,
+    GST_STATIC_CAPS (GST_NN_TENSORS_CAPS_TEMPLATE));
+
+/* several streams through the same stages (gstnnpipeline-streams.c) */
+static GstStaticPadTemplate stream_sink_template =
+GST_STATIC_PAD_TEMPLATE ("sink_%u", GST_PAD_SINK, GST_PAD_REQUEST,
+    GST_STATIC_CAPS (GST_NN_TENSORS_CAPS_TEMPLATE_ANY));
+
+static GstStaticPadTemplate stream_src_template =
+GST_STATIC_PAD_TEMPLATE ("src_%u", GST_PAD_SRC, GST_PAD_SOMETIMES,
     GST_STATIC_CAPS (GST_NN_TENSORS_CAPS_TEMPLATE));
 
 G_DEFINE_TYPE (GstNnPipeline, gst_nn_pipeline, GST_TYPE_BIN);
@@ -264,13 +275,17 @@ check_properties (GstNnPipeline * self, GError ** error)
     items = g_strsplit (devices, ",", -1);
   for (guint i = 0; ok && items && items[i]; i++) {
     GError *err = NULL;
+    gchar *device = NULL;
+    gint replicas;
 
-    if (!nnp_device_spec_parse (items[i], NULL, NULL, &err)) {
+    if (!nnp_device_item_split_replicas (items[i], &device, &replicas, &err)
+        || !nnp_device_spec_parse (device, NULL, NULL, &err)) {
       g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "invalid value \"%s\" "
           "for property 'devices': item %u: %s", devices, i, err->message);
       g_error_free (err);
       ok = FALSE;
     }
+    g_free (device);
   }
   g_strfreev (items);
   g_free (stages);
@@ -427,6 +442,9 @@ gst_nn_pipeline_set_property (GObject * object, guint prop_id,
       g_free (self->trace_path);
       self->trace_path = g_value_dup_string (value);
       break;
+    case PROP_MAX_REPLICAS:
+      self->max_replicas = g_value_get_uint (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -475,6 +493,9 @@ gst_nn_pipeline_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_TRACE:
       g_value_set_string (value, self->trace_path);
       break;
+    case PROP_MAX_REPLICAS:
+      g_value_set_uint (value, self->max_replicas);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -488,6 +509,7 @@ gst_nn_pipeline_finalize (GObject * object)
   GstNnPipeline *self = GST_NN_PIPELINE (object);
 
   gst_nn_pipeline_stats_stop (self);
+  g_clear_pointer (&self->streams, gst_nn_streams_free);
   g_ptr_array_unref (self->stage_elems);
   g_ptr_array_unref (self->queues);
   g_ptr_array_unref (self->stats_stages);
@@ -673,8 +695,29 @@ gst_nn_pipeline_class_init (GstNnPipelineClass * klass)
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
 
+  /**
+   * GstNnPipeline:max-replicas:
+   *
+   * Automatic split (stages=auto): also consider running a stage as up to
+   * this many replicas (copies taking frames in turn), made of neighbouring
+   * identical items of #GstNnPipeline:devices ("cpu:1,cpu:1" may become one
+   * stage "cpu:1*2"), and keep the best predicted throughput.  A stage is
+   * also replicated when the device list says so ("cpu:1,cpu:1*2") or the
+   * plan file has "replicas".  1 = never by itself.
+   */
+  g_object_class_install_property (gobject_class, PROP_MAX_REPLICAS,
+      g_param_spec_uint ("max-replicas", "Max replicas",
+          "stages=auto: consider replicated stages of up to this many copies "
+          "(1 = none)", 1, 64, DEFAULT_MAX_REPLICAS,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
+  gst_element_class_add_static_pad_template (element_class,
+      &stream_sink_template);
+  gst_element_class_add_static_pad_template (element_class,
+      &stream_src_template);
   gst_element_class_set_static_metadata (element_class,
       "Neural network pipeline", "Filter/Tensor",
       "Runs an ONNX model as a pipeline of device-bound stages",
@@ -682,6 +725,9 @@ gst_nn_pipeline_class_init (GstNnPipelineClass * klass)
 
   element_class->change_state =
       GST_DEBUG_FUNCPTR (gst_nn_pipeline_change_state);
+  element_class->request_new_pad =
+      GST_DEBUG_FUNCPTR (gst_nn_pipeline_request_new_pad);
+  element_class->release_pad = GST_DEBUG_FUNCPTR (gst_nn_pipeline_release_pad);
 }
 
 static void
@@ -700,6 +746,7 @@ gst_nn_pipeline_init (GstNnPipeline * self)
   self->stats_interval = DEFAULT_STATS_INTERVAL;
   self->pin = DEFAULT_PIN;
   self->fallback = DEFAULT_FALLBACK;
+  self->max_replicas = DEFAULT_MAX_REPLICAS;
   self->stage_elems = g_ptr_array_new_with_free_func (gst_object_unref);
   self->queues = g_ptr_array_new_with_free_func (gst_object_unref);
 

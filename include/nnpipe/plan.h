@@ -71,6 +71,9 @@ typedef struct {
   double cut_ms;       /* predicted transfer ms of cut k (this stage -> the next, what
                         * the sender and the receiver pay for it); < 0 when unknown
                         * or for the last stage */
+  int replicas;        /* copies of the stage taking frames in turn (JSON "replicas",
+                        * 1..64; 0 is read as 1); predicted_ms, compute_ms and
+                        * transfer_ms are then per frame of the K together */
 } NnpPlanStage;
 
 typedef struct {
@@ -159,6 +162,7 @@ gboolean nnp_plan_export (const NnpPlan *plan, NnpModel *model, const NnpGraph *
 typedef struct {
   char *device;   /* "cpu", "opencl", "opencl:N", "opencl:NAME" (device.h) */
   int threads;    /* >= 1 (CPU threads; 1 for OpenCL) */
+  int replicas;   /* "cpu:1*2": the stage runs as 2 replicas (0 is read as 1) */
 } NnpDeviceSpec;
 
 /* Parse "cpu:1,opencl,cpu:2" ("cpu:N" = N threads, default 1; "opencl:X"
@@ -168,6 +172,11 @@ typedef struct {
  * NNP_ERROR_PLAN when malformed.  Devices named here are opened once and
  * kept open for the process by the partitioner. */
 NnpDeviceSpec *nnp_device_specs_parse (const char *text, int *n, GError **error);
+/* One device list item "DEVICE" or "DEVICE*K" (K replicas, 1..64): *device
+ * gets DEVICE (g_free), *replicas K (1 without "*").  NNP_ERROR_PLAN naming
+ * the item when K is malformed. */
+gboolean nnp_device_item_split_replicas (const char *item, char **device, int *replicas,
+                                         GError **error);
 void nnp_device_specs_free (NnpDeviceSpec *specs, int n);
 /* TRUE when this build and machine can run stages on the device ("cpu",
  * "opencl...": opens it once). */
@@ -230,6 +239,12 @@ typedef struct {
    * n_stage_load carry none; NULL = none. */
   const double *stage_load;
   int n_stage_load;
+  /* With n_stages = 0 (auto), for nnp_plan_make(): also try running a stage
+   * as up to this many replicas, merging neighbouring identical devices of
+   * the list into one replicated stage (cpu:1,cpu:1 -> one stage cpu:1*2),
+   * and keep the best predicted throughput (lib/partition/replicas-search.c).
+   * 0 or 1 = never; nnp_plan_new_auto() itself ignores it. */
+  int max_replicas;
 } NnpSplitOptions;
 
 /* Parse a stage-load list "0,0.6" (numbers >= 0, comma-separated) for
@@ -287,6 +302,7 @@ typedef struct {
   NnpCostMode cost;
   gint64 memory_limit;     /* bytes per stage, 0 = none (auto split) */
   int max_ideals;          /* 0 = default (auto split) */
+  int max_replicas;        /* NnpSplitOptions.max_replicas (auto split), 0 = none */
   NnpSpecializeFlags flags; /* NO_FUSION: plan on the unfused graph */
   NnpPlanNoticeFunc notice; /* fallback notices, or NULL */
   gpointer notice_data;

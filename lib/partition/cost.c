@@ -124,7 +124,8 @@ nnp_device_specs_parse (const char *text, int *n, GError **error)
   for (int i = 0; i < count; i++) {
     char *item = g_strstrip (parts[i]);
     g_autofree char *device = NULL;
-    int threads = 0;
+    g_autofree char *base = NULL;
+    int threads = 0, replicas = 1;
     GError *err = NULL;
 
     if (*item == '\0') {
@@ -132,8 +133,9 @@ nnp_device_specs_parse (const char *text, int *n, GError **error)
       nnp_device_specs_free (specs, count);
       return NULL;
     }
-    /* one syntax with nnstage device= and plans (device.h) */
-    if (!nnp_device_spec_parse (item, &device, &threads, &err)) {
+    /* one syntax with nnstage device= and plans (device.h), "*K" replicas */
+    if (!nnp_device_item_split_replicas (item, &base, &replicas, &err)
+        || !nnp_device_spec_parse (base, &device, &threads, &err)) {
       /* an unknown device stays NNP_ERROR_DEVICE, a malformed item is a plan error */
       g_set_error (error, NNP_ERROR, err->code == NNP_ERROR_DEVICE ? NNP_ERROR_DEVICE
                                                                    : NNP_ERROR_PLAN,
@@ -151,6 +153,7 @@ nnp_device_specs_parse (const char *text, int *n, GError **error)
     }
     specs[i].device = g_steal_pointer (&device);
     specs[i].threads = MAX (threads, 1);
+    specs[i].replicas = replicas;
   }
   *n = count;
   return specs;

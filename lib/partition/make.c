@@ -10,10 +10,13 @@
  *     (device list items and plan-file stages alike), with a notice;
  *   - cuts: node indices, node names or both, checked against n_stages;
  *   - the planner: cuts -> nnp_plan_new_from_cuts / _cut_names, else
- *     nnp_plan_new_auto with stage_load, memory limit and ideal cap;
+ *     nnp_plan_new_auto with stage_load, memory limit and ideal cap (through
+ *     nnp_plan_new_auto_replicated: max_replicas);
  *   - pinning of the stages the plan does not pin to consecutive cores. */
 #include <nnpipe/plan.h>
 #include <nnpipe/model.h>
+
+#include "partition/partition.h"
 
 #include <string.h>
 
@@ -61,12 +64,17 @@ request_devices (const NnpPlanRequest *req, int n_cuts, int *n_specs, GError **e
     items = g_strsplit (req->devices, ",", -1);
     for (int i = 0; items[i]; i++) {
       const char *item = g_strstrip (items[i]);
-      g_autofree char *device = NULL;
+      g_autofree char *device = NULL, *base = NULL;
+      int replicas = 1;
 
-      /* a malformed item is left for nnp_device_specs_parse() to name */
-      if (nnp_device_spec_parse (item, &device, NULL, NULL) && falls_back (req, device, -1))
-        item = "cpu:1";
+      /* a malformed item is left for nnp_device_specs_parse() to name; a
+       * replicated one ("opencl*2") falls back with its replicas */
+      if (nnp_device_item_split_replicas (item, &base, &replicas, NULL)
+          && nnp_device_spec_parse (base, &device, NULL, NULL) && falls_back (req, device, -1))
+        item = replicas > 1 ? "cpu:1*" : "cpu:1";
       g_string_append_printf (list, "%s%s", i ? "," : "", item);
+      if (g_str_equal (item, "cpu:1*"))
+        g_string_append_printf (list, "%d", replicas);
     }
   }
   specs = nnp_device_specs_parse (list->str, n_specs, error);
@@ -242,9 +250,11 @@ plan_split (NnpModel *model, const NnpInputShape *shapes, int n_shapes,
     o.n_stages = req->n_stages;
     o.memory_limit = req->memory_limit;
     o.max_ideals = req->max_ideals;
+    o.max_replicas = req->max_replicas;
     o.stage_load = load;
     o.n_stage_load = n_load;
-    plan = nnp_plan_new_auto (path, digest, shapes, n_shapes, graph, &o, cm, error);
+    /* nnp_plan_new_auto(), and with max_replicas replicated stages too */
+    plan = nnp_plan_new_auto_replicated (path, digest, shapes, n_shapes, graph, &o, cm, error);
   }
   if (plan)
     plan->no_fusion = (req->flags & NNP_SPECIALIZE_NO_FUSION) != 0;

@@ -75,4 +75,19 @@ const char *nnp_cost_model_why (NnpCostModel *cm, const NnpDeviceSpec *dev, int 
  * (borrowed: do not unref).  NULL + NNP_ERROR_DEVICE when unavailable. */
 NnpDevice *nnp_partition_open_device (const char *spec, GError **error);
 
+/* replicas.c: a stage of K replicas takes frames in turn, so per frame it
+ * costs 1/K of one replica: scale node_ms[k * n + i], what stage k pays at
+ * its cuts (out[k], in[k - 1]) and at the graph's ends by 1/devs[k].replicas. */
+void nnp_split_scale_replicas (const NnpDeviceSpec *devs, int n_stages, int n_nodes,
+                               double *node_ms, NnpXferCost *out, NnpXferCost *in,
+                               NnpXferCost *graph_in, NnpXferCost *graph_out);
+/* replicas-search.c: nnp_plan_new_auto(), and with options->max_replicas > 1
+ * and n_stages = 0 also over every grouping of neighbouring identical
+ * devices into replicated stages; the best predicted bottleneck (a
+ * replicated plan must be 5 % better). */
+NnpPlan *nnp_plan_new_auto_replicated (const char *model_path, const char *digest,
+                                       const NnpInputShape *shapes, int n_shapes, NnpGraph *graph,
+                                       const NnpSplitOptions *options, NnpCostModel *cm,
+                                       GError **error);
+
 G_END_DECLS

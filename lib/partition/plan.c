@@ -81,6 +81,7 @@ nnp_plan_add_stage (NnpPlan *plan, const char *device, int threads, const char *
   s->predicted_ms = s->compute_ms = s->transfer_ms = -1.0;
   s->out_bytes = -1;
   s->cut_ms = -1.0;
+  s->replicas = 1;
   return s;
 }
 
@@ -171,6 +172,8 @@ nnp_plan_to_json (const NnpPlan *plan)
     cJSON *o = cJSON_CreateObject ();
     cJSON_AddStringToObject (o, "device", s->device ? s->device : "cpu");
     cJSON_AddNumberToObject (o, "threads", s->threads);
+    if (s->replicas > 1)
+      cJSON_AddNumberToObject (o, "replicas", s->replicas);
     if (s->n_cpus > 0)
       cJSON_AddItemToObject (o, "cpus", cJSON_CreateIntArray (s->cpus, s->n_cpus));
     cJSON_AddItemToObject (o, "nodes", strv_to_json (s->nodes));
@@ -442,6 +445,9 @@ nnp_plan_from_json (const char *json, gssize length, GError **error)
       }
       s = nnp_plan_add_stage (plan, device, threads > 0 ? threads : want, NULL, 0);
     }
+    if (!json_opt_int (it, "replicas", 1, 1, 64, &num, what, error))
+      goto fail;
+    s->replicas = (int) num;
     v = cJSON_GetObjectItemCaseSensitive (it, "cpus");
     if (v) {
       const cJSON *c;
@@ -1199,6 +1205,8 @@ problem_init (Problem *pb, const NnpGraph *graph, NnpCostModel *cm, const NnpDev
     nnp_cost_model_graph_xfer_params (cm, &devs[0], &pb->graph_in, &unused);
     nnp_cost_model_graph_xfer_params (cm, &devs[n_stages - 1], &unused, &pb->graph_out);
   }
+  nnp_split_scale_replicas (devs, n_stages, n, pb->node_ms, pb->out, pb->in, &pb->graph_in,
+                            &pb->graph_out);
   pb->p.n_stages = n_stages;
   pb->p.n_nodes = n;
   pb->p.node_ms = pb->node_ms;
@@ -1228,6 +1236,7 @@ nnp_plan_predict (NnpPlan *plan, const NnpGraph *graph, NnpCostModel *cm)
   for (int k = 0; k < ns; k++) {
     devs[k].device = plan->stages[k].device;
     devs[k].threads = plan->stages[k].threads;
+    devs[k].replicas = plan->stages[k].replicas;
     profiled &= strcmp (nnp_cost_model_source (cm, &devs[k]), "profile") == 0;
   }
   problem_init (&pb, graph, cm, devs, ns);
@@ -1281,7 +1290,7 @@ plan_from_stage_of (const char *model_path, const char *digest, const NnpInputSh
     for (int i = 0; i < n; i++)
       if (stage_of[i] == k)
         names[m++] = nnp_graph_node (graph, i)->name;
-    nnp_plan_add_stage (plan, d->device, d->threads, names, m);
+    nnp_plan_add_stage (plan, d->device, d->threads, names, m)->replicas = MAX (d->replicas, 1);
   }
   if (!nnp_plan_resolve (plan, graph, error)) {
     nnp_plan_free (plan);
@@ -1498,11 +1507,14 @@ nnp_plan_to_table (const NnpPlan *plan)
   for (int k = 0; k < plan->n_stages; k++) {
     const NnpPlanStage *st = &plan->stages[k];
     g_autofree char *range = NULL, *ob = human_bytes (k + 1 < plan->n_stages ? st->out_bytes : 0);
+    /* "1 x2": one thread, two replicas */
+    g_autofree char *thr = st->replicas > 1 ? g_strdup_printf ("%d x%d", st->threads, st->replicas)
+                                            : g_strdup_printf ("%d", st->threads);
     const char *first = st->n_nodes > 0 ? st->nodes[0] : "-";
     const char *last = st->n_nodes > 0 ? st->nodes[st->n_nodes - 1] : "-";
     range = g_strdup_printf ("%.22s .. %.22s", first, last);
-    g_string_append_printf (s, "%-5d %-*s %-7d %6d  %-48s %11.3f %11.3f %11.3f %12s %7d%s\n", k,
-                            w, st->device, st->threads, st->n_nodes, range, st->compute_ms,
+    g_string_append_printf (s, "%-5d %-*s %-7s %6d  %-48s %11.3f %11.3f %11.3f %12s %7d%s\n", k,
+                            w, st->device, thr, st->n_nodes, range, st->compute_ms,
                             st->transfer_ms, st->predicted_ms, ob,
                             k + 1 < plan->n_stages ? st->n_outputs : 0,
                             k == plan->bottleneck_stage ? "  <- bottleneck" : "");

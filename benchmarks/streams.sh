@@ -1,0 +1,160 @@
+#!/bin/sh
+# Many streams through one nnpipeline, and replicated stages (issue 13).
+#
+#   benchmarks/streams.sh [FRAMES [SIZE]]    (default 20 frames per stream, 640)
+#
+# 1. Four detector streams (ch_PP-OCRv4_det, 1x3xSIZExSIZE, four different
+#    videotestsrc patterns converted once to raw tensor files) on the same
+#    cores, three ways:
+#      shared    one process, one nnpipeline stages=2 devices=cpu:1,cpu:1
+#                with request pads sink_0..3 / src_0..3 (frames interleave)
+#      separate  four processes, each its own nnpipeline (same properties)
+#      in-proc   one process, four nnpipelines (same properties)
+#    Figures: frames/s over the wall time of the whole run (4 x FRAMES frames,
+#    model loading included: every configuration pays it once per nnpipeline)
+#    and peak RSS (/usr/bin/time; separate: the sum of the four processes).
+#    Every run must deliver 4 x FRAMES frames (nnpipeline's final stats).
+# 2. Replicas: benchmarks/make-bottleneck-model.py (one big Conv, ~9/10 of
+#    the model, that no split can divide) at 1x3x96x96, REP_FRAMES frames
+#    (default 40) through nnpipeline: the whole model on one thread, on two
+#    threads, 2 stages (the split caps at the big Conv), the whole model as 2
+#    replicas (cpu:1*2), 2 stages with the second as 2 replicas
+#    (cpu:1,cpu:1*2), and stages=auto max-replicas=2 (the partitioner
+#    chooses).  Figure: the median over ROUNDS (default 3) of the final
+#    steady-fps (frames between the first and the last output).
+#
+# Environment: NNP_BUILD_DIR, NNP_MODELS_DIR (pipelines/common.sh), ROUNDS,
+# REP_FRAMES, SKIP_STREAMS=1 / SKIP_REPLICAS=1 to run one part.
+set -eu
+
+me=streams.sh
+. "$(dirname "$0")/../pipelines/common.sh"
+nnp_help "$@"
+model=$models/ch_PP-OCRv4_det_infer.onnx
+frames=${1:-20}
+size=${2:-640}
+rounds=${ROUNDS:-3}
+rep_frames=${REP_FRAMES:-40}
+nnp_need_models "$(basename "$model")"
+nnp_use_plugin
+command -v /usr/bin/time > /dev/null || { echo "$me: needs /usr/bin/time (Debian package time)" >&2; exit 1; }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+# frames-out of the final nnpipeline-stats messages in a log, summed
+frames_out () {
+  sed -n 's/.*nnpipeline-stats, final=(boolean)true.*frames-out=(guint64)\([0-9]*\).*/\1/p' "$1" |
+    awk '{ s += $1 } END { print s + 0 }'
+}
+steady_fps () {
+  sed -n 's/.*nnpipeline-stats, final=(boolean)true.*steady-fps=(double)\([0-9.e+-]*\).*/\1/p' "$1"
+}
+now () { date +%s.%N; }
+
+if [ "${SKIP_STREAMS:-0}" != 1 ]; then
+  bytes=$((3 * size * size * 4))
+  caps="other/tensors,format=static,num_tensors=1,types=float32,dimensions=$size:$size:3:1,framerate=30/1"
+  i=0
+  for pattern in ball snow smpte circular; do
+    gst-launch-1.0 -q videotestsrc num-buffers="$frames" pattern="$pattern" ! \
+      video/x-raw,format=RGB,width="$size",height="$size",framerate=30/1 ! \
+      nnconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225 ! \
+      filesink location="$tmp/in$i.raw"
+    i=$((i + 1))
+  done
+  src () { echo "filesrc location=$tmp/in$1.raw blocksize=$bytes ! $caps ! queue"; }
+  props="model=$model stages=2 devices=cpu:1,cpu:1 stats-interval=0"
+
+  shared="nnpipeline name=p $props"
+  inproc=""
+  for i in 0 1 2 3; do
+    shared="$shared $(src $i) ! p.sink_$i p.src_$i ! fakesink"
+    inproc="$inproc $(src $i) ! nnpipeline $props ! fakesink"
+  done
+
+  echo "4 detector streams 1x3x${size}x${size}, $frames frames each, $(nproc) cores; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+  # warm-up (profile cache, page cache)
+  gst-launch-1.0 -q $(src 0) ! nnpipeline $props ! fakesink > /dev/null
+  printf '%-10s %10s %10s %12s %8s\n' config "frames/s" "wall s" "peak RSS MiB" frames
+  for c in shared separate inproc; do
+    t0=$(now)
+    case $c in
+      shared)
+        # shellcheck disable=SC2086
+        /usr/bin/time -f %M -o "$tmp/rss.shared" gst-launch-1.0 -m $shared > "$tmp/log.shared" 2>&1
+        rss=$(cat "$tmp/rss.shared"); n=$(frames_out "$tmp/log.shared") ;;
+      inproc)
+        # shellcheck disable=SC2086
+        /usr/bin/time -f %M -o "$tmp/rss.inproc" gst-launch-1.0 -m $inproc > "$tmp/log.inproc" 2>&1
+        rss=$(cat "$tmp/rss.inproc"); n=$(frames_out "$tmp/log.inproc") ;;
+      separate)
+        for i in 0 1 2 3; do
+          # shellcheck disable=SC2046
+          /usr/bin/time -f %M -o "$tmp/rss.sep$i" gst-launch-1.0 -m $(src $i) ! nnpipeline $props ! \
+            fakesink > "$tmp/log.sep$i" 2>&1 &
+        done
+        wait
+        rss=$(cat "$tmp"/rss.sep? | awk '{ s += $1 } END { print s }')
+        cat "$tmp"/log.sep? > "$tmp/log.separate"
+        n=$(frames_out "$tmp/log.separate") ;;
+    esac
+    t1=$(now)
+    if [ "$n" -ne $((4 * frames)) ]; then
+      echo "$me: $c delivered $n frames, expected $((4 * frames))" >&2
+      exit 1
+    fi
+    awk -v c="$c" -v n="$n" -v t0="$t0" -v t1="$t1" -v rss="$rss" 'BEGIN {
+      printf "%-10s %10.2f %10.2f %12.1f %8d\n", c, n / (t1 - t0), t1 - t0, rss / 1024, n }'
+  done
+fi
+
+if [ "${SKIP_REPLICAS:-0}" != 1 ]; then
+  /usr/bin/python3 "$(dirname "$0")/make-bottleneck-model.py" "$tmp/bn.onnx" 96 96
+  rbytes=$((3 * 96 * 96 * 4))
+  gst-launch-1.0 -q videotestsrc num-buffers="$rep_frames" pattern=ball ! \
+    video/x-raw,format=RGB,width=96,height=96,framerate=30/1 ! nnconvert ! \
+    filesink location="$tmp/bn.raw"
+  # run NAME PROPS -> steady frames/s
+  run () {
+    gst-launch-1.0 -m filesrc location="$tmp/bn.raw" blocksize="$rbytes" ! \
+      "other/tensors,format=static,num_tensors=1,types=float32,dimensions=96:96:3:1,framerate=30/1" ! \
+      queue ! nnpipeline model="$tmp/bn.onnx" stats-interval=0 $2 ! fakesink > "$tmp/rlog.$1" 2>&1
+    [ "$(frames_out "$tmp/rlog.$1")" -eq "$rep_frames" ] || {
+      echo "$me: $1 did not deliver $rep_frames frames" >&2; exit 1; }
+    steady_fps "$tmp/rlog.$1"
+  }
+  configs="one two split rep2 split-rep auto"
+  props_of () {
+    case $1 in
+      one) echo "stages=1 devices=cpu:1" ;;
+      two) echo "stages=1 devices=cpu:2" ;;
+      split) echo "stages=2 devices=cpu:1,cpu:1" ;;
+      rep2) echo "stages=1 devices=cpu:1*2" ;;
+      split-rep) echo "stages=2 devices=cpu:1,cpu:1*2" ;;
+      auto) echo "stages=auto devices=cpu:1,cpu:1 max-replicas=2" ;;
+    esac
+  }
+  echo "replicas: bottleneck model 1x3x96x96 (one big Conv), $rep_frames frames, $rounds rounds (medians); load: $(cut -d' ' -f1-3 /proc/loadavg)"
+  run warm "$(props_of one)" > /dev/null
+  for c in $configs; do : > "$tmp/r.$c"; done
+  r=0
+  while [ "$r" -lt "$rounds" ]; do
+    # rotate the order so that no configuration always runs first
+    order=$(echo $configs | tr ' ' '\n' | awk -v r="$r" '{ a[NR] = $0 } END {
+      for (i = 0; i < NR; i++) print a[(i + r) % NR + 1] }')
+    for c in $order; do
+      run "$c" "$(props_of "$c")" >> "$tmp/r.$c"
+    done
+    r=$((r + 1))
+  done
+  one=$(nnp_median < "$tmp/r.one")
+  printf '%-10s %-42s %10s %8s  %s\n' config properties "frames/s" "vs one" runs
+  for c in $configs; do
+    m=$(nnp_median < "$tmp/r.$c")
+    awk -v c="$c" -v p="$(props_of "$c")" -v m="$m" -v one="$one" -v runs="$(tr '\n' ' ' < "$tmp/r.$c")" \
+      'BEGIN { printf "%-10s %-42s %10.2f %7.2fx  %s\n", c, p, m, m / one, runs }'
+  done
+  sed -n 's/.*nnpipeline-plan.*n-stages=(int)\([0-9]*\).*/auto chose \1 stage(s)/p' "$tmp/rlog.auto"
+  grep -o 'replicas\\=\\(int\\)[0-9]*' "$tmp/rlog.auto" | sed 's/.*)/  replicas /'
+fi

@@ -1,0 +1,32 @@
+/* GStreamer nnpipe plugin: one stage of a plan run as K replicas.
+ *
+ * An internal bin (not registered) that nnpipeline puts where a plan stage
+ * has "replicas": K > 1:
+ *
+ *   sink -> dispatch -> queue ! nnstage (replica 0) -> reorder -> src
+ *                    -> queue ! nnstage (replica 1) ->
+ *
+ * The dispatcher gives each frame a sequence number and hands it to the
+ * first idle replica (fewest frames in flight, at most 2 each: one running,
+ * one waiting); the reorder pushes outputs in sequence order.  Events do not
+ * go through the replicas: sticky ones are stored on every replica's pad (sent
+ * with its next frame), and the dispatcher puts each serialized event in the
+ * sequence itself, so it leaves after the frames before it and before those
+ * after it.  Outputs carry the caps their replica's stage gave.  Properties
+ * busy-time and frames (read-only) sum the replicas', as nnstage's. */
+#pragma once
+
+#include <gst/gst.h>
+
+G_BEGIN_DECLS
+
+#define GST_TYPE_NN_REPLICAS (gst_nn_replicas_get_type ())
+G_DECLARE_FINAL_TYPE (GstNnReplicas, gst_nn_replicas, GST, NN_REPLICAS, GstBin)
+
+/* A bin of `replicas` nnstage elements, each made by make_stage (r) (a
+ * floating nnstage, configured by the caller), with pads sink and src. */
+GstElement *gst_nn_replicas_new (const gchar * name, guint replicas,
+    GstElement * (*make_stage) (gpointer user_data, guint r),
+    gpointer user_data);
+
+G_END_DECLS

@@ -1,0 +1,939 @@
+/* GStreamer nnpipe plugin: several streams through one nnpipeline.
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2.1 of the License, or (at your option) any later version.
+ *
+ * Inside nnpipeline with request pads:
+ *
+ *   sink_0 -\                                          /- mq -> src_0
+ *   sink_1 --> streammux -> stage0 ! queue ! stageN -> streamdemux -> mq -> src_1
+ *   sink_2 -/                                          \- mq -> src_2
+ *
+ * The mux pushes one stream's frame at a time into the chain (the calling
+ * streaming thread, under in_lock) and appends {stream, timestamps} to a
+ * FIFO; the demux pops the FIFO for each frame leaving the last stage.  A
+ * stream's serialized events (stream-start, segment, tags, EOS, custom)
+ * do not travel through the stages: they go into the FIFO behind the
+ * stream's frames in flight and are delivered to src_N in that order.
+ * The chain gets one stream-start and segment of its own, a CAPS event
+ * whenever the next frame's stream has other caps than the last one, and
+ * EOS once every stream ended (so nnpipeline's final statistics come).
+ */
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstnnstreams.h"
+#include "gstnntensorcaps.h"
+
+GST_DEBUG_CATEGORY_STATIC (gst_nn_streams_debug);
+#define GST_CAT_DEFAULT gst_nn_streams_debug
+
+/* One stream: a sink_N / src_N pair. */
+typedef struct
+{
+  guint index;
+  GstPad *sink_ghost, *src_ghost;       /* on the bin (owned by it) */
+  GstPad *mux_sink;             /* mux's sink pad (owned by the mux) */
+  GstPad *demux_src;            /* demux's src pad (owned by the demux) */
+  GstPad *mq_sink;              /* multiqueue request pad (ref) */
+
+  /* lock */
+  GstCaps *in_caps;             /* accepted caps (ref), NULL before */
+  gboolean ended;               /* EOS received or the stream failed */
+  gboolean released;            /* lock and out_lock to write */
+  guint64 frames_in, frames_out;
+
+  /* out_lock */
+  GstCaps *out_caps;            /* caps last pushed on demux_src (ref) */
+  GQueue held;                  /* sticky events waiting for the first caps */
+} Stream;
+
+/* A FIFO entry: a frame in the chain or an event behind it. */
+typedef struct
+{
+  Stream *stream;
+  GstEvent *event;              /* owned; NULL: a frame */
+  GstClockTime pts, dts, duration;
+  guint64 offset, offset_end;
+  gboolean drop;                /* flushed: the frame is dropped */
+  gboolean after_chain_eos;     /* the last stream's EOS: waits for the
+                                 * stages' EOS (the final statistics) */
+} Entry;
+
+struct _GstNnStreams
+{
+  GstBin *bin;                  /* not owned */
+  GstNnStreamsHooks hooks;
+  gpointer user_data;
+  GstElement *mux, *demux, *mq; /* refs (the bin owns them too) */
+  GstPad *mux_src, *demux_sink; /* borrowed from mux, demux */
+
+  GMutex lock;                  /* fifo, streams, the flags of Stream */
+  GMutex in_lock;               /* pushes into the chain, chain_* below */
+  GMutex out_lock;              /* deliveries to the streams' outputs */
+  GQueue fifo;                  /* Entry* */
+  GPtrArray *streams;           /* Stream*, owned */
+  gboolean chain_eos_out;       /* the stages' EOS reached the demux */
+
+  /* in_lock */
+  gboolean chain_started;
+  GstCaps *chain_in_caps;       /* ref */
+  gboolean chain_eos;
+  /* out_lock */
+  GstCaps *chain_out_caps;      /* ref: caps out of the last stage */
+};
+
+/* ------------------------------------------------------------------------ */
+/* The two internal elements */
+
+#define GST_TYPE_NN_STREAM_MUX (gst_nn_stream_mux_get_type ())
+G_DECLARE_FINAL_TYPE (GstNnStreamMux, gst_nn_stream_mux, GST, NN_STREAM_MUX,
+    GstElement);
+#define GST_TYPE_NN_STREAM_DEMUX (gst_nn_stream_demux_get_type ())
+G_DECLARE_FINAL_TYPE (GstNnStreamDemux, gst_nn_stream_demux, GST,
+    NN_STREAM_DEMUX, GstElement);
+
+struct _GstNnStreamMux
+{
+  GstElement parent;
+  GstNnStreams *streams;        /* not owned */
+};
+
+struct _GstNnStreamDemux
+{
+  GstElement parent;
+  GstNnStreams *streams;        /* not owned */
+};
+
+G_DEFINE_TYPE (GstNnStreamMux, gst_nn_stream_mux, GST_TYPE_ELEMENT);
+G_DEFINE_TYPE (GstNnStreamDemux, gst_nn_stream_demux, GST_TYPE_ELEMENT);
+
+static void
+entry_free (Entry * e)
+{
+  if (e->event)
+    gst_event_unref (e->event);
+  g_free (e);
+}
+
+/* Forget the stream state (start and stop). */
+static void
+streams_reset (GstNnStreams * sn)
+{
+  g_mutex_lock (&sn->in_lock);
+  g_mutex_lock (&sn->out_lock);
+  g_mutex_lock (&sn->lock);
+  g_queue_clear_full (&sn->fifo, (GDestroyNotify) entry_free);
+  for (guint i = 0; i < sn->streams->len; i++) {
+    Stream *st = g_ptr_array_index (sn->streams, i);
+
+    if (st == NULL)
+      continue;
+    gst_caps_replace (&st->in_caps, NULL);
+    gst_caps_replace (&st->out_caps, NULL);
+    g_queue_clear_full (&st->held, (GDestroyNotify) gst_event_unref);
+    st->ended = FALSE;
+    st->frames_in = st->frames_out = 0;
+  }
+  sn->chain_started = FALSE;
+  sn->chain_eos = FALSE;
+  sn->chain_eos_out = FALSE;
+  gst_caps_replace (&sn->chain_in_caps, NULL);
+  gst_caps_replace (&sn->chain_out_caps, NULL);
+  g_mutex_unlock (&sn->lock);
+  g_mutex_unlock (&sn->out_lock);
+  g_mutex_unlock (&sn->in_lock);
+}
+
+static GstStateChangeReturn
+gst_nn_stream_mux_change_state (GstElement * element,
+    GstStateChange transition)
+{
+  GstNnStreamMux *self = GST_NN_STREAM_MUX (element);
+  GstStateChangeReturn ret;
+
+  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED && self->streams)
+    streams_reset (self->streams);
+  ret = GST_ELEMENT_CLASS (gst_nn_stream_mux_parent_class)->change_state
+      (element, transition);
+  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY && self->streams)
+    streams_reset (self->streams);
+  return ret;
+}
+
+static void
+gst_nn_stream_mux_class_init (GstNnStreamMuxClass * klass)
+{
+  GST_ELEMENT_CLASS (klass)->change_state = gst_nn_stream_mux_change_state;
+}
+
+static void
+gst_nn_stream_mux_init (GstNnStreamMux * self)
+{
+}
+
+static void
+gst_nn_stream_demux_class_init (GstNnStreamDemuxClass * klass)
+{
+}
+
+static void
+gst_nn_stream_demux_init (GstNnStreamDemux * self)
+{
+}
+
+/* ------------------------------------------------------------------------ */
+/* Output side: deliveries to src_N (out_lock held) */
+
+static gboolean
+is_held_type (GstEvent * event)
+{
+  /* sticky events after caps in a pad's order: they wait for the first
+   * caps on src_N, so caps never follow a segment there */
+  return GST_EVENT_TYPE (event) != GST_EVENT_STREAM_START
+      && GST_EVENT_TYPE (event) != GST_EVENT_EOS;
+}
+
+static void
+deliver_event (Stream * st, GstEvent * event)
+{
+  if (st->released) {
+    gst_event_unref (event);
+    return;
+  }
+  if (st->out_caps == NULL && is_held_type (event)) {
+    g_queue_push_tail (&st->held, event);
+    return;
+  }
+  if (GST_EVENT_TYPE (event) == GST_EVENT_EOS) {
+    GstEvent *e;
+
+    /* a stream that ended before its first frame: its segment still goes
+     * out before EOS */
+    while ((e = g_queue_pop_head (&st->held)))
+      gst_pad_push_event (st->demux_src, e);
+  }
+  GST_DEBUG ("stream %u: %" GST_PTR_FORMAT, st->index, event);
+  gst_pad_push_event (st->demux_src, event);
+}
+
+static GstFlowReturn
+deliver_buffer (GstNnStreams * sn, Stream * st, GstBuffer * buf)
+{
+  GstEvent *e;
+  GstFlowReturn ret;
+
+  if (st->released) {
+    gst_buffer_unref (buf);
+    return GST_FLOW_OK;
+  }
+  if (sn->chain_out_caps && (st->out_caps == NULL
+          || !gst_caps_is_equal (st->out_caps, sn->chain_out_caps))) {
+    gst_caps_replace (&st->out_caps, sn->chain_out_caps);
+    gst_pad_push_event (st->demux_src, gst_event_new_caps (st->out_caps));
+  }
+  while ((e = g_queue_pop_head (&st->held)))
+    gst_pad_push_event (st->demux_src, e);
+  ret = gst_pad_push (st->demux_src, buf);
+  if (ret != GST_FLOW_OK)
+    GST_DEBUG ("stream %u: downstream returned %s", st->index,
+        gst_flow_get_name (ret));
+  return ret;
+}
+
+/* Deliver the events at the head of the FIFO (those behind no frame in
+ * flight).  out_lock held. */
+static void
+drain_events (GstNnStreams * sn)
+{
+  for (;;) {
+    Entry *e;
+
+    g_mutex_lock (&sn->lock);
+    e = g_queue_peek_head (&sn->fifo);
+    if (e == NULL || e->event == NULL || (e->after_chain_eos
+            && !sn->chain_eos_out)) {
+      g_mutex_unlock (&sn->lock);
+      return;
+    }
+    g_queue_pop_head (&sn->fifo);
+    g_mutex_unlock (&sn->lock);
+    deliver_event (e->stream, g_steal_pointer (&e->event));
+    entry_free (e);
+  }
+}
+
+static GstFlowReturn
+demux_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
+{
+  GstNnStreams *sn = GST_NN_STREAM_DEMUX (parent)->streams;
+  Entry *e;
+  GstFlowReturn ret;
+
+  g_mutex_lock (&sn->out_lock);
+  drain_events (sn);
+  g_mutex_lock (&sn->lock);
+  e = g_queue_pop_head (&sn->fifo);
+  if (e)
+    e->stream->frames_out++;
+  g_mutex_unlock (&sn->lock);
+  if (e == NULL)
+    goto no_input;
+
+  buf = gst_buffer_make_writable (buf);
+  GST_BUFFER_PTS (buf) = e->pts;
+  GST_BUFFER_DTS (buf) = e->dts;
+  GST_BUFFER_DURATION (buf) = e->duration;
+  GST_BUFFER_OFFSET (buf) = e->offset;
+  GST_BUFFER_OFFSET_END (buf) = e->offset_end;
+  if (e->drop) {
+    gst_buffer_unref (buf);
+    ret = GST_FLOW_OK;
+  } else {
+    ret = deliver_buffer (sn, e->stream, buf);
+  }
+  entry_free (e);
+  drain_events (sn);
+  g_mutex_unlock (&sn->out_lock);
+
+  /* one stream's downstream stopping (not linked, EOS, flushing, an error
+   * there, posted by that element) does not stop the chain for the others */
+  (void) ret;
+  return GST_FLOW_OK;
+
+  /* ERRORS */
+no_input:
+  {
+    g_mutex_unlock (&sn->out_lock);
+    gst_buffer_unref (buf);
+    GST_ELEMENT_ERROR (sn->bin, STREAM, FAILED,
+        ("a frame left the last stage that no stream put in"),
+        ("the stages must give one output per input, in order"));
+    return GST_FLOW_ERROR;
+  }
+}
+
+static gboolean
+demux_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
+{
+  GstNnStreams *sn = GST_NN_STREAM_DEMUX (parent)->streams;
+
+  switch (GST_EVENT_TYPE (event)) {
+    case GST_EVENT_CAPS:{
+      GstCaps *caps;
+
+      gst_event_parse_caps (event, &caps);
+      g_mutex_lock (&sn->out_lock);
+      gst_caps_replace (&sn->chain_out_caps, caps);
+      g_mutex_unlock (&sn->out_lock);
+      break;
+    }
+    case GST_EVENT_EOS:
+      /* every stream ended; nnpipeline's probe before this posted the final
+       * statistics: the last stream's EOS may go now */
+      g_mutex_lock (&sn->out_lock);
+      g_mutex_lock (&sn->lock);
+      sn->chain_eos_out = TRUE;
+      g_mutex_unlock (&sn->lock);
+      drain_events (sn);
+      g_mutex_unlock (&sn->out_lock);
+      break;
+    default:
+      /* the chain's own stream-start, segment, flushes */
+      break;
+  }
+  gst_event_unref (event);
+  return TRUE;
+}
+
+/* Template caps `str` cut to filter (may be NULL).  New ref. */
+static GstCaps *
+template_caps (const gchar * str, GstCaps * filter)
+{
+  GstCaps *tmpl = gst_caps_from_string (str), *caps;
+
+  if (filter == NULL)
+    return tmpl;
+  caps = gst_caps_intersect_full (filter, tmpl, GST_CAPS_INTERSECT_FIRST);
+  gst_caps_unref (tmpl);
+  return caps;
+}
+
+static gboolean
+demux_sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
+{
+  if (GST_QUERY_TYPE (query) == GST_QUERY_CAPS) {
+    GstCaps *caps, *filter;
+
+    gst_query_parse_caps (query, &filter);
+    caps = template_caps (GST_NN_TENSORS_CAPS_TEMPLATE, filter);
+    gst_query_set_caps_result (query, caps);
+    gst_caps_unref (caps);
+    return TRUE;
+  }
+  if (GST_QUERY_TYPE (query) == GST_QUERY_ACCEPT_CAPS) {
+    gst_query_set_accept_caps_result (query, TRUE);
+    return TRUE;
+  }
+  return FALSE;
+}
+
+/* Queries on src_N from downstream: the last stage's caps. */
+static gboolean
+demux_src_query (GstPad * pad, GstObject * parent, GstQuery * query)
+{
+  GstNnStreams *sn = GST_NN_STREAM_DEMUX (parent)->streams;
+
+  if (GST_QUERY_TYPE (query) == GST_QUERY_CAPS)
+    return gst_pad_peer_query (sn->demux_sink, query);
+  return gst_pad_query_default (pad, parent, query);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Input side */
+
+/* Append an event of st to the FIFO and deliver what can go now. */
+static void
+queue_event (GstNnStreams * sn, Stream * st, GstEvent * event)
+{
+  Entry *e = g_new0 (Entry, 1);
+
+  e->stream = st;
+  e->event = event;
+  g_mutex_lock (&sn->out_lock);
+  g_mutex_lock (&sn->lock);
+  g_queue_push_tail (&sn->fifo, e);
+  g_mutex_unlock (&sn->lock);
+  drain_events (sn);
+  g_mutex_unlock (&sn->out_lock);
+}
+
+/* The stream's events so far are in the chain: start it (in_lock held). */
+static gboolean
+chain_start_locked (GstNnStreams * sn)
+{
+  gchar *id;
+
+  if (sn->chain_started)
+    return TRUE;
+  id = g_strdup_printf ("nnpipeline-streams-%p", (gpointer) sn);
+  gst_pad_push_event (sn->mux_src, gst_event_new_stream_start (id));
+  g_free (id);
+  sn->chain_started = TRUE;
+  gst_caps_replace (&sn->chain_in_caps, NULL);
+  /* caps come before the segment: pushed by the first frame */
+  sn->chain_eos = FALSE;
+  return TRUE;
+}
+
+/* Is every stream (not released) ended?  lock held. */
+static gboolean
+all_ended_locked (GstNnStreams * sn)
+{
+  gboolean all = TRUE, any = FALSE;
+
+  for (guint i = 0; i < sn->streams->len; i++) {
+    Stream *st = g_ptr_array_index (sn->streams, i);
+
+    if (st == NULL || st->released)
+      continue;
+    any = TRUE;
+    all = all && st->ended;
+  }
+  return any && all;
+}
+
+/* Did frames go into the stages, so that their EOS will come out?  in_lock
+ * held. */
+static gboolean
+chain_running_locked (GstNnStreams * sn)
+{
+  return sn->chain_started && sn->chain_in_caps != NULL && !sn->chain_eos;
+}
+
+/* Every stream ended: EOS into the stages, once.  in_lock held. */
+static void
+chain_eos_locked (GstNnStreams * sn)
+{
+  gboolean running = chain_running_locked (sn);
+
+  if (sn->chain_eos)
+    return;
+  sn->chain_eos = TRUE;
+  if (!running)
+    return;                     /* no frame went in: nothing waits for it */
+  GST_DEBUG ("every stream ended: EOS into the stages");
+  gst_pad_push_event (sn->mux_src, gst_event_new_eos ());
+}
+
+/* st ended (its EOS, or it failed): its EOS goes into the FIFO behind its
+ * frames in flight.  The last stream's also sends EOS into the stages and
+ * waits for it at the demux, so that nnpipeline's final statistics are
+ * posted before the last stream ends (and with it the pipeline). */
+static void
+stream_end (GstNnStreams * sn, Stream * st, GstEvent * eos)
+{
+  Entry *e = g_new0 (Entry, 1);
+  gboolean all;
+
+  e->stream = st;
+  e->event = eos;
+  g_mutex_lock (&sn->in_lock);
+  g_mutex_lock (&sn->lock);
+  st->ended = TRUE;
+  all = all_ended_locked (sn);
+  e->after_chain_eos = all && chain_running_locked (sn);
+  g_queue_push_tail (&sn->fifo, e);
+  g_mutex_unlock (&sn->lock);
+  if (all)
+    chain_eos_locked (sn);
+  g_mutex_unlock (&sn->in_lock);
+  g_mutex_lock (&sn->out_lock);
+  drain_events (sn);
+  g_mutex_unlock (&sn->out_lock);
+}
+
+/* A stream that cannot go on: a warning naming it, its EOS behind its
+ * frames in flight, the others untouched. */
+static void
+stream_fail (GstNnStreams * sn, Stream * st, const gchar * why)
+{
+  gboolean was_ended;
+
+  g_mutex_lock (&sn->lock);
+  was_ended = st->ended;
+  g_mutex_unlock (&sn->lock);
+  if (!was_ended) {
+    GST_ELEMENT_WARNING (sn->bin, STREAM, FAILED,
+        ("stream %u (pad sink_%u) stopped: %s; the other streams go on",
+            st->index, st->index, why), (NULL));
+    stream_end (sn, st, gst_event_new_eos ());
+  }
+}
+
+static GstFlowReturn
+mux_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
+{
+  GstNnStreams *sn = GST_NN_STREAM_MUX (parent)->streams;
+  Stream *st = gst_pad_get_element_private (pad);
+  GstNnTensorsInfo info;
+  GstCaps *caps;
+  Entry *e;
+  gsize want, got;
+  GstFlowReturn ret;
+
+  g_mutex_lock (&sn->lock);
+  if (st->ended) {
+    g_mutex_unlock (&sn->lock);
+    gst_buffer_unref (buf);
+    return GST_FLOW_EOS;
+  }
+  caps = st->in_caps ? gst_caps_ref (st->in_caps) : NULL;
+  g_mutex_unlock (&sn->lock);
+  if (caps == NULL)
+    goto not_negotiated;
+  /* a frame of the wrong size would fail a stage, and with it every
+   * stream: it ends its own stream here */
+  if (!gst_nn_tensors_info_from_caps (&info, caps, NULL))
+    info.n_tensors = 0;
+  want = gst_nn_tensors_info_get_size (&info);
+  got = gst_buffer_get_size (buf);
+  if (want > 0 && got != want)
+    goto wrong_size;
+
+  g_mutex_lock (&sn->in_lock);
+  if (sn->chain_eos) {
+    /* every stream had ended; a frame now is from a stream that ended */
+    g_mutex_unlock (&sn->in_lock);
+    gst_caps_unref (caps);
+    gst_buffer_unref (buf);
+    return GST_FLOW_EOS;
+  }
+  chain_start_locked (sn);
+  if (sn->chain_in_caps == NULL || !gst_caps_is_equal (sn->chain_in_caps,
+          caps)) {
+    gboolean first = sn->chain_in_caps == NULL;
+
+    gst_caps_replace (&sn->chain_in_caps, caps);
+    if (!gst_pad_push_event (sn->mux_src, gst_event_new_caps (caps))) {
+      gst_caps_replace (&sn->chain_in_caps, NULL);
+      g_mutex_unlock (&sn->in_lock);
+      gst_caps_unref (caps);
+      gst_buffer_unref (buf);
+      return GST_FLOW_NOT_NEGOTIATED;
+    }
+    if (first) {
+      GstSegment segment;
+
+      gst_segment_init (&segment, GST_FORMAT_TIME);
+      gst_pad_push_event (sn->mux_src, gst_event_new_segment (&segment));
+    }
+  }
+  gst_caps_unref (caps);
+
+  e = g_new0 (Entry, 1);
+  e->stream = st;
+  e->pts = GST_BUFFER_PTS (buf);
+  e->dts = GST_BUFFER_DTS (buf);
+  e->duration = GST_BUFFER_DURATION (buf);
+  e->offset = GST_BUFFER_OFFSET (buf);
+  e->offset_end = GST_BUFFER_OFFSET_END (buf);
+  g_mutex_lock (&sn->lock);
+  g_queue_push_tail (&sn->fifo, e);
+  st->frames_in++;
+  g_mutex_unlock (&sn->lock);
+  ret = gst_pad_push (sn->mux_src, buf);
+  g_mutex_unlock (&sn->in_lock);
+  return ret;
+
+  /* ERRORS */
+not_negotiated:
+  {
+    gst_buffer_unref (buf);
+    GST_WARNING_OBJECT (pad, "frame before caps");
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+wrong_size:
+  {
+    gchar *why = g_strdup_printf ("a frame of %" G_GSIZE_FORMAT " bytes, its "
+        "caps say %" G_GSIZE_FORMAT, got, want);
+
+    gst_caps_unref (caps);
+    gst_buffer_unref (buf);
+    stream_fail (sn, st, why);
+    g_free (why);
+    return GST_FLOW_ERROR;
+  }
+}
+
+static gboolean
+mux_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
+{
+  GstNnStreams *sn = GST_NN_STREAM_MUX (parent)->streams;
+  Stream *st = gst_pad_get_element_private (pad);
+
+  switch (GST_EVENT_TYPE (event)) {
+    case GST_EVENT_CAPS:{
+      GstCaps *caps;
+      GError *err = NULL;
+
+      gst_event_parse_caps (event, &caps);
+      if (!sn->hooks.accept_caps (sn->user_data, caps, &err)) {
+        if (err) {
+          stream_fail (sn, st, err->message);
+          g_error_free (err);
+        }
+        gst_event_unref (event);
+        return FALSE;
+      }
+      g_mutex_lock (&sn->lock);
+      gst_caps_replace (&st->in_caps, caps);
+      g_mutex_unlock (&sn->lock);
+      gst_event_unref (event);
+      return TRUE;
+    }
+    case GST_EVENT_FLUSH_START:
+      return gst_pad_push_event (st->demux_src, event);
+    case GST_EVENT_FLUSH_STOP:
+      /* this stream's frames still in the stages are dropped on the way
+       * out, its events there forgotten */
+      g_mutex_lock (&sn->out_lock);
+      g_mutex_lock (&sn->lock);
+      for (GList * l = sn->fifo.head; l;) {
+        GList *next = l->next;
+        Entry *e = l->data;
+
+        if (e->stream == st && e->event) {
+          g_queue_delete_link (&sn->fifo, l);
+          entry_free (e);
+        } else if (e->stream == st) {
+          e->drop = TRUE;
+        }
+        l = next;
+      }
+      st->ended = FALSE;
+      g_mutex_unlock (&sn->lock);
+      g_queue_clear_full (&st->held, (GDestroyNotify) gst_event_unref);
+      g_mutex_unlock (&sn->out_lock);
+      return gst_pad_push_event (st->demux_src, event);
+    case GST_EVENT_EOS:
+      g_mutex_lock (&sn->lock);
+      if (st->ended) {
+        /* failed before: its EOS is out */
+        g_mutex_unlock (&sn->lock);
+        gst_event_unref (event);
+        return TRUE;
+      }
+      g_mutex_unlock (&sn->lock);
+      GST_DEBUG_OBJECT (pad, "stream %u ended", st->index);
+      stream_end (sn, st, event);
+      return TRUE;
+    default:
+      if (!GST_EVENT_IS_SERIALIZED (event))
+        return gst_pad_push_event (st->demux_src, event);
+      queue_event (sn, st, event);
+      return TRUE;
+  }
+}
+
+static gboolean
+mux_sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
+{
+  GstNnStreams *sn = GST_NN_STREAM_MUX (parent)->streams;
+
+  switch (GST_QUERY_TYPE (query)) {
+    case GST_QUERY_CAPS:{
+      GstCaps *filter, *caps = NULL;
+      GstPad *peer = gst_pad_get_peer (sn->mux_src);
+
+      gst_query_parse_caps (query, &filter);
+      if (peer) {
+        /* the first stage answers as a whole-model nnstage */
+        caps = gst_pad_query_caps (peer, filter);
+        gst_object_unref (peer);
+      } else {
+        caps = sn->hooks.query_caps (sn->user_data, filter);
+      }
+      if (caps == NULL)
+        caps = template_caps (GST_NN_TENSORS_CAPS_TEMPLATE_ANY, filter);
+      gst_query_set_caps_result (query, caps);
+      gst_caps_unref (caps);
+      return TRUE;
+    }
+    case GST_QUERY_ACCEPT_CAPS:{
+      GstCaps *caps, *tmpl =
+          gst_caps_from_string (GST_NN_TENSORS_CAPS_TEMPLATE_ANY);
+
+      gst_query_parse_accept_caps (query, &caps);
+      gst_query_set_accept_caps_result (query, gst_caps_can_intersect (tmpl,
+              caps));
+      gst_caps_unref (tmpl);
+      return TRUE;
+    }
+    case GST_QUERY_ALLOCATION:
+      return FALSE;
+    default:
+      return gst_pad_query_default (pad, parent, query);
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* API */
+
+GstNnStreams *
+gst_nn_streams_new (GstBin * bin, const GstNnStreamsHooks * hooks,
+    gpointer user_data)
+{
+  GstNnStreams *sn = g_new0 (GstNnStreams, 1);
+
+  GST_DEBUG_CATEGORY_INIT (gst_nn_streams_debug, "nnstreams", 0,
+      "nnpipeline streams (request pads)");
+  sn->bin = bin;
+  sn->hooks = *hooks;
+  sn->user_data = user_data;
+  g_mutex_init (&sn->lock);
+  g_mutex_init (&sn->in_lock);
+  g_mutex_init (&sn->out_lock);
+  g_queue_init (&sn->fifo);
+  sn->streams = g_ptr_array_new ();
+
+  sn->mux = g_object_new (GST_TYPE_NN_STREAM_MUX, "name", "streammux", NULL);
+  sn->demux = g_object_new (GST_TYPE_NN_STREAM_DEMUX, "name", "streamdemux",
+      NULL);
+  sn->mq = gst_element_factory_make ("multiqueue", "streamqueue");
+  GST_NN_STREAM_MUX (sn->mux)->streams = sn;
+  GST_NN_STREAM_DEMUX (sn->demux)->streams = sn;
+  /* outputs wait here for their stream's downstream; a full queue grows
+   * while another one is empty (multiqueue), so a sink prerolling on one
+   * stream never keeps the others from their first frame */
+  g_object_set (sn->mq, "max-size-buffers", 4, "max-size-bytes", 0,
+      "max-size-time", (guint64) 0, NULL);
+
+  sn->mux_src = gst_pad_new ("src", GST_PAD_SRC);
+  gst_element_add_pad (sn->mux, sn->mux_src);
+  sn->demux_sink = gst_pad_new ("sink", GST_PAD_SINK);
+  gst_pad_set_chain_function (sn->demux_sink, demux_chain);
+  gst_pad_set_event_function (sn->demux_sink, demux_sink_event);
+  gst_pad_set_query_function (sn->demux_sink, demux_sink_query);
+  gst_element_add_pad (sn->demux, sn->demux_sink);
+
+  gst_object_ref (sn->mux);
+  gst_object_ref (sn->demux);
+  gst_object_ref (sn->mq);
+  gst_bin_add_many (bin, sn->mux, sn->demux, sn->mq, NULL);
+  return sn;
+}
+
+void
+gst_nn_streams_free (GstNnStreams * sn)
+{
+  if (sn == NULL)
+    return;
+  g_queue_clear_full (&sn->fifo, (GDestroyNotify) entry_free);
+  for (guint i = 0; i < sn->streams->len; i++) {
+    Stream *st = g_ptr_array_index (sn->streams, i);
+
+    if (st == NULL)
+      continue;
+    gst_caps_replace (&st->in_caps, NULL);
+    gst_caps_replace (&st->out_caps, NULL);
+    g_queue_clear_full (&st->held, (GDestroyNotify) gst_event_unref);
+    gst_clear_object (&st->mq_sink);
+    g_free (st);
+  }
+  g_ptr_array_unref (sn->streams);
+  gst_caps_replace (&sn->chain_in_caps, NULL);
+  gst_caps_replace (&sn->chain_out_caps, NULL);
+  GST_NN_STREAM_MUX (sn->mux)->streams = NULL;
+  GST_NN_STREAM_DEMUX (sn->demux)->streams = NULL;
+  gst_object_unref (sn->mux);
+  gst_object_unref (sn->demux);
+  gst_object_unref (sn->mq);
+  g_mutex_clear (&sn->lock);
+  g_mutex_clear (&sn->in_lock);
+  g_mutex_clear (&sn->out_lock);
+  g_free (sn);
+}
+
+GstPad *
+gst_nn_streams_request (GstNnStreams * sn, guint index,
+    GstPadTemplate * sink_templ, GstPadTemplate * src_templ)
+{
+  Stream *st;
+  gchar *name;
+  GstPad *mq_src;
+
+  if (index < sn->streams->len && g_ptr_array_index (sn->streams, index))
+    return NULL;
+  st = g_new0 (Stream, 1);
+  st->index = index;
+  g_queue_init (&st->held);
+
+  name = g_strdup_printf ("sink_%u", index);
+  st->mux_sink = gst_pad_new (name, GST_PAD_SINK);
+  gst_pad_set_element_private (st->mux_sink, st);
+  gst_pad_set_chain_function (st->mux_sink, mux_chain);
+  gst_pad_set_event_function (st->mux_sink, mux_sink_event);
+  gst_pad_set_query_function (st->mux_sink, mux_sink_query);
+  GST_PAD_SET_PROXY_ALLOCATION (st->mux_sink);
+  gst_element_add_pad (sn->mux, st->mux_sink);
+  st->mq_sink = gst_element_request_pad_simple (sn->mq, name);
+  g_free (name);
+
+  name = g_strdup_printf ("src_%u", index);
+  st->demux_src = gst_pad_new (name, GST_PAD_SRC);
+  gst_pad_set_query_function (st->demux_src, demux_src_query);
+  gst_pad_use_fixed_caps (st->demux_src);
+  gst_element_add_pad (sn->demux, st->demux_src);
+  gst_pad_link (st->demux_src, st->mq_sink);
+  /* the multiqueue's src pad has the same number as its sink pad */
+  {
+    GstIterator *it = gst_pad_iterate_internal_links (st->mq_sink);
+    GValue v = G_VALUE_INIT;
+
+    mq_src = NULL;
+    if (gst_iterator_next (it, &v) == GST_ITERATOR_OK) {
+      mq_src = g_value_dup_object (&v);
+      g_value_unset (&v);
+    }
+    gst_iterator_free (it);
+  }
+  st->src_ghost = gst_ghost_pad_new_from_template (name, mq_src, src_templ);
+  gst_object_unref (mq_src);
+  g_free (name);
+
+  name = g_strdup_printf ("sink_%u", index);
+  st->sink_ghost = gst_ghost_pad_new_from_template (name, st->mux_sink,
+      sink_templ);
+  g_free (name);
+
+  g_mutex_lock (&sn->lock);
+  if (index >= sn->streams->len)
+    g_ptr_array_set_size (sn->streams, index + 1);
+  g_ptr_array_index (sn->streams, index) = st;
+  g_mutex_unlock (&sn->lock);
+
+  gst_element_add_pad (GST_ELEMENT (sn->bin), st->src_ghost);
+  gst_element_add_pad (GST_ELEMENT (sn->bin), st->sink_ghost);
+  return st->sink_ghost;
+}
+
+void
+gst_nn_streams_release (GstNnStreams * sn, GstPad * sink_ghost)
+{
+  Stream *st = NULL;
+  gboolean all;
+
+  /* released is read by deliveries (out_lock) and the FIFO side (lock) */
+  g_mutex_lock (&sn->out_lock);
+  g_mutex_lock (&sn->lock);
+  for (guint i = 0; i < sn->streams->len && st == NULL; i++) {
+    Stream *s = g_ptr_array_index (sn->streams, i);
+
+    if (s && s->sink_ghost == sink_ghost)
+      st = s;
+  }
+  if (st)
+    st->released = TRUE;
+  g_mutex_unlock (&sn->lock);
+  g_mutex_unlock (&sn->out_lock);
+  if (st == NULL)
+    return;
+  gst_element_remove_pad (GST_ELEMENT (sn->bin), st->sink_ghost);
+  gst_element_remove_pad (GST_ELEMENT (sn->bin), st->src_ghost);
+  /* the pads of the mux and demux stay (their Stream too, marked
+   * released) until the element goes: frames in flight still find them */
+  g_mutex_lock (&sn->in_lock);
+  g_mutex_lock (&sn->lock);
+  all = all_ended_locked (sn);
+  g_mutex_unlock (&sn->lock);
+  /* (the EOS may reach the demux in this thread: lock is not held) */
+  if (all)
+    chain_eos_locked (sn);
+  g_mutex_unlock (&sn->in_lock);
+}
+
+guint
+gst_nn_streams_count (GstNnStreams * sn)
+{
+  guint n = 0;
+
+  g_mutex_lock (&sn->lock);
+  for (guint i = 0; i < sn->streams->len; i++) {
+    Stream *st = g_ptr_array_index (sn->streams, i);
+
+    if (st && !st->released)
+      n++;
+  }
+  g_mutex_unlock (&sn->lock);
+  return n;
+}
+
+gboolean
+gst_nn_streams_attach (GstNnStreams * sn, GstPad * first_sink,
+    GstPad * last_src)
+{
+  g_mutex_lock (&sn->in_lock);
+  /* new stages: they need the chain's stream-start, caps and segment */
+  sn->chain_started = FALSE;
+  gst_caps_replace (&sn->chain_in_caps, NULL);
+  g_mutex_unlock (&sn->in_lock);
+  return GST_PAD_LINK_SUCCESSFUL (gst_pad_link (sn->mux_src, first_sink))
+      && GST_PAD_LINK_SUCCESSFUL (gst_pad_link (last_src, sn->demux_sink));
+}
+
+GstPad *
+gst_nn_streams_chain_in (GstNnStreams * sn)
+{
+  return sn->mux_src;
+}
+
+GstPad *
+gst_nn_streams_chain_out (GstNnStreams * sn)
+{
+  return sn->demux_sink;
+}

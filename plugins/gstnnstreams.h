@@ -1,0 +1,62 @@
+/* GStreamer nnpipe plugin: several streams through one nnpipeline.
+ *
+ * nnpipeline's request pads sink_%u / src_%u.  Inside the bin a mux takes
+ * the frames of every stream, one at a time, into the one chain of stages
+ * (frames interleave: weights once per process and device) and a demux
+ * after the last stage hands each output frame back to its stream: a FIFO
+ * records which stream each frame in the chain belongs to (the chain keeps
+ * the order: every stage, queue and replica reorder gives one output per
+ * input, in order), with its timestamps, so outputs leave on src_N in the
+ * stream's order with its own PTS/DTS/duration, caps, segment and EOS.  A
+ * multiqueue per output keeps one stream's downstream (a sink prerolling)
+ * from stalling the others.
+ *
+ * The element types here are internal (not registered): nnpipeline makes
+ * them with g_object_new(). */
+#pragma once
+
+#include <gst/gst.h>
+
+G_BEGIN_DECLS
+
+typedef struct _GstNnStreams GstNnStreams;
+
+typedef struct
+{
+  /* CAPS of a stream: build the stages (first caps) or check the caps fit
+   * the model.  TRUE: accepted.  FALSE with *stream_error set: this stream
+   * cannot run (the others go on); FALSE without it: a fault of the whole
+   * element, already posted as an error. */
+  gboolean (*accept_caps) (gpointer user_data, GstCaps * caps,
+      GError ** stream_error);
+  /* CAPS query of a stream's sink pad before the stages exist: the model's
+   * input caps (new ref, NULL: template). */
+  GstCaps *(*query_caps) (gpointer user_data, GstCaps * filter);
+} GstNnStreamsHooks;
+
+/* Made with the first request pad: adds the mux, demux and multiqueue to
+ * bin (which owns them).  Owned by the caller, hooks are called with
+ * user_data (not owned, must outlive the streams). */
+GstNnStreams *gst_nn_streams_new (GstBin * bin, const GstNnStreamsHooks * hooks,
+    gpointer user_data);
+void gst_nn_streams_free (GstNnStreams * streams);
+
+/* A new stream `index` (from the requested name "sink_%u"): the ghost pads
+ * sink_N and src_N of bin, made from the templates, added to bin.  NULL
+ * when the index is taken. */
+GstPad *gst_nn_streams_request (GstNnStreams * streams, guint index,
+    GstPadTemplate * sink_templ, GstPadTemplate * src_templ);
+/* Its sink ghost pad was released: remove both ghost pads. */
+void gst_nn_streams_release (GstNnStreams * streams, GstPad * sink_ghost);
+/* Number of streams requested. */
+guint gst_nn_streams_count (GstNnStreams * streams);
+
+/* The stages are built: mux -> first's sink pad, last's src pad -> demux. */
+gboolean gst_nn_streams_attach (GstNnStreams * streams, GstPad * first_sink,
+    GstPad * last_src);
+/* The chain's ends, for nnpipeline's probes (frames in and out, EOS of
+ * the chain when every stream ended).  Borrowed. */
+GstPad *gst_nn_streams_chain_in (GstNnStreams * streams);
+GstPad *gst_nn_streams_chain_out (GstNnStreams * streams);
+
+G_END_DECLS

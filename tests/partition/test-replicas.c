@@ -1,0 +1,149 @@
+/* Replicated stages in the partitioner (issue 13 item 2): "DEVICE*K" in a
+ * device list, "replicas" in plan JSON, and the 1/K cost of a stage of K
+ * replicas steering the split: a chain with one heavy node that no split
+ * can divide gets it on the replicated stage, at half the bottleneck. */
+#include "../lib/test-util.h"
+#include "partition/partition.h"
+
+#include <math.h>
+#include <string.h>
+
+/* x -> n0 -> v0 -> ... -> n{n-1} -> y (Relu) */
+static NnpGraph *
+chain (int n)
+{
+  NnpGraph *g = nnp_graph_new ("chain", 13);
+  int64_t dims[1] = { 4 };
+  g_autoptr (GError) error = NULL;
+
+  tu_add_input (g, "x", NNP_DTYPE_FLOAT32, 1, dims);
+  for (int i = 0; i < n; i++) {
+    g_autofree char *name = g_strdup_printf ("n%d", i);
+    g_autofree char *in = i ? g_strdup_printf ("v%d", i - 1) : g_strdup ("x");
+    g_autofree char *out = g_strdup_printf ("v%d", i);
+    tu_add_node (g, name, "Relu", L (in), L (out));
+  }
+  {
+    g_autofree char *last = g_strdup_printf ("v%d", n - 1);
+    tu_add_output (g, last);
+  }
+  g_assert_true (nnp_graph_sort (g, &error));
+  nnp_graph_update_uses (g);
+  return g;
+}
+
+static void
+test_device_list (void)
+{
+  static const char *bad[] = { "cpu:1*0", "cpu*x", "cpu:1*65", "cpu:1*", "cpu*2*" };
+  int n = 0;
+  NnpDeviceSpec *specs = nnp_device_specs_parse ("cpu:1, cpu:1*2 ,cpu:2 * 3", &n, NULL);
+
+  g_assert_nonnull (specs);
+  g_assert_cmpint (n, ==, 3);
+  g_assert_cmpint (specs[0].replicas, ==, 1);
+  g_assert_cmpint (specs[1].replicas, ==, 2);
+  g_assert_cmpint (specs[1].threads, ==, 1);
+  g_assert_cmpint (specs[2].replicas, ==, 3);
+  g_assert_cmpint (specs[2].threads, ==, 2);
+  g_assert_cmpstr (specs[2].device, ==, "cpu");
+  nnp_device_specs_free (specs, n);
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++) {
+    g_autoptr (GError) error = NULL;
+    g_autofree char *list = g_strdup_printf ("cpu,%s", bad[i]);
+
+    g_assert_null (nnp_device_specs_parse (list, &n, &error));
+    g_assert_error (error, NNP_ERROR, NNP_ERROR_PLAN);
+    g_assert_nonnull (strstr (error->message, "device list item 1"));
+    g_assert_nonnull (strstr (error->message, "replicas"));
+  }
+}
+
+static void
+test_plan_json (void)
+{
+  NnpPlan *plan = nnp_plan_new ("m.onnx", NULL), *back;
+  const char *nodes[] = { "a" };
+  g_autofree char *json = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *bad = NULL;
+
+  nnp_plan_add_stage (plan, "cpu", 1, nodes, 1);
+  g_assert_cmpint (plan->stages[0].replicas, ==, 1);
+  nnp_plan_add_stage (plan, "cpu", 1, nodes, 1)->replicas = 3;
+  json = nnp_plan_to_json (plan);
+  g_assert_nonnull (strstr (json, "\"replicas\""));
+  back = nnp_plan_from_json (json, -1, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (back->stages[0].replicas, ==, 1);
+  g_assert_cmpint (back->stages[1].replicas, ==, 3);
+  nnp_plan_free (back);
+  back = nnp_plan_copy (plan);
+  g_assert_cmpint (back->stages[1].replicas, ==, 3);
+  nnp_plan_free (back);
+
+  bad = g_strdup ("{\"version\": 1, \"model\": \"m.onnx\", \"stages\": [{\"device\": \"cpu\", "
+                  "\"replicas\": 0, \"nodes\": [\"a\"]}]}");
+  g_assert_null (nnp_plan_from_json (bad, -1, &error));
+  g_assert_error (error, NNP_ERROR, NNP_ERROR_PLAN);
+  g_assert_nonnull (strstr (error->message, "replicas"));
+  nnp_plan_free (plan);
+}
+
+/* n2 takes 8 ms, the others 1: two single stages cannot do better than
+ * 10 ms (n0..n2 | n3..n5); with the second stage on 2 replicas, n2..n5 there
+ * cost (8 + 3) / 2 = 5.5 ms and n0, n1 2 ms before: bottleneck 5.5. */
+static void
+test_heavy_node (void)
+{
+  g_autoptr (NnpGraph) g = chain (6);
+  guint nv = g->values->len;
+  g_autofree double *bytes = g_new0 (double, nv);
+  double ms[12], b, total[2];
+  int stage_of[6];
+  NnpDeviceSpec devs[2] = { { (char *) "cpu", 1, 1 }, { (char *) "cpu", 1, 2 } };
+  NnpXferCost out[2] = { { 0.2, 0, 0 } }, in[2] = { { 0.1, 0, 0 } }, gin = { 0.4, 0, 0 },
+      gout = { 0.6, 0, 0 };
+  NnpSplitProblem p = { 0 };
+  const char *method = NULL;
+  g_autoptr (GError) error = NULL;
+
+  for (int s = 0; s < 2; s++)
+    for (int i = 0; i < 6; i++)
+      ms[s * 6 + i] = i == 2 ? 8.0 : 1.0;
+  p.n_stages = 2;
+  p.n_nodes = 6;
+  p.node_ms = ms;
+  p.value_bytes = bytes;
+  g_assert_true (nnp_split_solve (g, &p, stage_of, &b, &method, &error));
+  g_assert_cmpfloat_with_epsilon (b, 10.0, 1e-9);
+
+  nnp_split_scale_replicas (devs, 2, 6, ms, out, in, &gin, &gout);
+  /* stage 0 (one replica) untouched, stage 1 halved, and what it pays */
+  g_assert_cmpfloat (ms[2], ==, 8.0);
+  g_assert_cmpfloat (ms[6 + 2], ==, 4.0);
+  g_assert_cmpfloat (ms[6 + 0], ==, 0.5);
+  g_assert_cmpfloat (out[0].overhead_ms, ==, 0.2);
+  g_assert_cmpfloat (in[0].overhead_ms, ==, 0.05);
+  g_assert_cmpfloat (gin.overhead_ms, ==, 0.4);
+  g_assert_cmpfloat (gout.overhead_ms, ==, 0.3);
+
+  g_assert_true (nnp_split_solve (g, &p, stage_of, &b, &method, &error));
+  g_assert_no_error (error);
+  g_assert_cmpfloat_with_epsilon (b, 5.5, 1e-9);
+  for (int i = 0; i < 6; i++)
+    g_assert_cmpint (stage_of[i], ==, i < 2 ? 0 : 1);
+  nnp_split_evaluate (g, &p, stage_of, NULL, NULL, total, NULL);
+  g_assert_cmpfloat_with_epsilon (total[0], 2.0, 1e-9);
+  g_assert_cmpfloat_with_epsilon (total[1], 5.5, 1e-9);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/replicas/device-list", test_device_list);
+  g_test_add_func ("/replicas/plan-json", test_plan_json);
+  g_test_add_func ("/replicas/heavy-node", test_heavy_node);
+  return g_test_run ();
+}
