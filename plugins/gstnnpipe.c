@@ -24,6 +24,8 @@
 #include "gstnnclassdecode.h"
 #include "gstnnoverlay.h"
 #include "gstnnmetapublish.h"
+#include "gstnnserversrc.h"
+#include "gstnnremote.h"
 
 #ifndef PACKAGE
 #define PACKAGE "nnpipe"
@@ -99,6 +101,9 @@ plugin_init (GstPlugin * plugin)
   ret |= GST_ELEMENT_REGISTER (nnclassdecode, plugin);
   ret |= GST_ELEMENT_REGISTER (nnoverlay, plugin);
   ret |= GST_ELEMENT_REGISTER (nnmetapublish, plugin);
+  ret |= GST_ELEMENT_REGISTER (nnserversrc, plugin);
+  ret |= GST_ELEMENT_REGISTER (nnserversink, plugin);
+  ret |= GST_ELEMENT_REGISTER (nnremote, plugin);
 
   return ret;
 }

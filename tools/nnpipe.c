@@ -6,6 +6,8 @@
  *                    [--no-fusion] [--profile] [--plan FILE]
  *   nnpipe split MODEL [--stages N|auto] [--devices LIST] ... [-o FILE] [--svg FILE]
  *   nnpipe timeline TRACE.json -o timeline.svg
+ *   nnpipe serve MODEL [--listen ADDR:PORT] [--device D] [--plan P --stage K | --nodes A..B]
+ *                [--tls-cert F --tls-key F] [--token T]
  *
  * Errors: one line "nnpipe: <message>" on stderr; exit 1 (2 for usage errors). */
 #include <nnpipe/nnpipe.h>
@@ -13,6 +15,8 @@
 #include <nnpipe/stage.h>
 #include <nnpipe/tensor.h>
 #include <nnpipe/graph.h>
+#include <nnpipe/plan.h>
+#include <nnpipe/remote.h>
 
 #include <cjson/cJSON.h>
 #include <glib/gstdio.h>
@@ -35,6 +39,10 @@ static const char usage_text[] =
   "  split MODEL        split the model into pipeline stages, write a plan (JSON)\n"
   "  timeline TRACE     draw a trace (nnpipeline trace=FILE or NNP_TRACE=FILE) as an\n"
   "                     SVG timeline: -o FILE.svg (docs/pipeline.md)\n"
+  "  serve MODEL        serve a part of the model to remote nnremote clients\n"
+  "                     (docs/remote.md): --listen ADDR:PORT (127.0.0.1:7000),\n"
+  "                     --device D, --plan P --stage K or --nodes A..B (default the\n"
+  "                     whole model), --tls-cert F --tls-key F, --token T, --max-queue N\n"
   "  help               this text\n"
   "\n"
   "Options of inspect and run:\n"
@@ -536,6 +544,9 @@ profile_log_handler (const char *category, NnpLogLevel level, const char *file, 
 
 #include "nnpipe-svg.inc"
 #include "nnpipe-split.inc"
+#ifdef NNP_HAVE_GST
+#include "nnpipe-serve.inc"
+#endif
 
 static int
 cmd_run (int argc, char **argv)
@@ -800,6 +811,14 @@ main (int argc, char **argv)
     return cmd_split (argc, argv);
   if (strcmp (cmd, "timeline") == 0)
     return cmd_timeline (argc, argv);
+  if (strcmp (cmd, "serve") == 0) {
+#ifdef NNP_HAVE_GST
+    return cmd_serve (argc, argv);
+#else
+    print_error ("serve: this nnpipe was built without GStreamer (-Dplugin=disabled)");
+    return 1;
+#endif
+  }
   print_error ("unknown command '%s' (see 'nnpipe help')", cmd);
   return EXIT_USAGE;
 }
