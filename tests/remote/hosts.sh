@@ -7,6 +7,7 @@
 #                               # trap tears everything down (always)
 #   hosts_rate 1 20mbit         # tc tbf on host 1's link, both directions
 #   hosts_exec 1 0 nnpipe serve ...   # run on host 1, pinned to core 0 (taskset)
+#   hosts_spawn 1 0 log nnpipe serve ...   # the same in the background: $HOSTS_PID
 #   hosts_client taskset -c 1 gst-launch-1.0 ...   # run on the client host
 #   hosts_addr 1                # host 1's address (10.N.1.2), the client's
 #                               # end of that link is 10.N.1.1
@@ -105,6 +106,19 @@ hosts_exec () {
   else
     ip netns exec "${HOSTS_TAG}h$i" taskset -c "$core" "$@"
   fi
+}
+
+# hosts_spawn I CORE LOG CMD...: CMD on host I pinned to CORE ("-" = not
+# pinned) in the background, stdout and stderr to LOG; HOSTS_PID is its pid
+# (the command's own: `kill -9 $HOSTS_PID` kills it, not a shell around it)
+hosts_spawn () {
+  i=${1:?hosts_spawn I CORE LOG CMD}; core=${2:?}; log=${3:?}; shift 3
+  if [ "$core" = - ]; then
+    (exec ip netns exec "${HOSTS_TAG}h$i" "$@" > "$log" 2>&1) &
+  else
+    (exec ip netns exec "${HOSTS_TAG}h$i" taskset -c "$core" "$@" > "$log" 2>&1) &
+  fi
+  HOSTS_PID=$!
 }
 
 # hosts_client CMD...: CMD on the client host
