@@ -24,7 +24,10 @@ import asyncio
 import signal
 import sys
 
-CHUNK = 256 * 1024
+CHUNK = 1 << 20
+# stream buffers: big enough that a read returns what the socket holds and a
+# write does not wait for drain at every chunk
+BUFFER = 4 << 20
 
 
 def hostport(text, default_host=None):
@@ -98,12 +101,14 @@ class Direction:
 async def serve_one(client_r, client_w, args):
     peer = client_w.get_extra_info('peername')
     try:
-        target_r, target_w = await asyncio.open_connection(*args.target)
+        target_r, target_w = await asyncio.open_connection(*args.target, limit=BUFFER)
     except OSError as e:
         print(f"delay-proxy: {peer}: cannot connect to {args.target[0]}:{args.target[1]}: {e}",
               file=sys.stderr, flush=True)
         client_w.close()
         return
+    for w in (client_w, target_w):
+        w.transport.set_write_buffer_limits(high=BUFFER)
     up = Direction(client_r, target_w, args.up / 1000.0, args.max_queued)
     down = Direction(target_r, client_w, args.down / 1000.0, args.max_queued)
     tasks = [asyncio.ensure_future(t) for t in (up.read(), up.write(), down.read(), down.write())]
@@ -122,7 +127,8 @@ async def serve_one(client_r, client_w, args):
 
 
 async def main(args):
-    server = await asyncio.start_server(lambda r, w: serve_one(r, w, args), *args.listen)
+    server = await asyncio.start_server(lambda r, w: serve_one(r, w, args), *args.listen,
+                                        limit=BUFFER)
     host, port = server.sockets[0].getsockname()[:2]
     print(f"delay-proxy: listening on {host}:{port} -> {args.target[0]}:{args.target[1]}, "
           f"+{args.up:g} ms up, +{args.down:g} ms down", flush=True)

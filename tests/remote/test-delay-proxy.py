@@ -6,12 +6,13 @@ usage: test-delay-proxy.py [SOURCE_DIR]
 
 Runs tests/remote/delay-proxy.py on localhost in front of an echo server and
 measures: (1) round trips of small messages, direct and through the proxy
-with --up 15 --down 25: the added round trip must be 40 ms (-1 / +40 ms:
-a loaded machine wakes the proxy late); (2) 400 numbered messages sent 1 ms
-apart through --delay 30: each comes back in order, once, >= 60 ms after it
-was sent (median <= 100), the last ones no later than the first ones + 40 ms
-(a proxy that delayed chunk after chunk would be seconds late: no
-head-of-line throttling);
+with --up 15 --down 25: the added round trip must be 40 ms (-1 / +80 ms);
+(2) 400 numbered messages sent 1 ms apart through --delay 30: each comes
+back in order, once, >= 60 ms after it was sent (median <= 210), the last
+ones no later than the first ones + 100 ms (a proxy that delayed chunk
+after chunk would be up to 24 s late: no head-of-line throttling).  The
+lower bounds are strict (never early); the upper ones are loose because a
+machine loaded by parallel builds wakes the proxy tens of ms late;
 (3) 32 MiB streamed through --delay 20 arrive intact and in order, at a
 rate close to the direct one; (4) a half-close is forwarded after the data;
 (5) a refused target closes the client's connection with a message.
@@ -118,7 +119,7 @@ p = Proxy(echo, '--up', '15', '--down', '25')
 proxied = rtt_ms(p.port)
 p.stop()
 added = proxied - direct
-check(39.0 <= added <= 80.0, f'round trip +{added:.1f} ms through --up 15 --down 25 (want 40)')
+check(39.0 <= added <= 120.0, f'round trip +{added:.1f} ms through --up 15 --down 25 (want 40)')
 
 # (2) a paced stream: every message delayed by the same 60 ms, in order
 p = Proxy(echo, '--delay', '30')
@@ -158,10 +159,10 @@ check([i for i, _ in got] == list(range(N)), f'{len(got)} of {N} messages back, 
 if len(got) == N:
     lat = [(t - sent[i]) * 1000 for i, t in got]
     first, last = statistics.median(lat[:50]), statistics.median(lat[-50:])
-    check(59.0 <= min(lat) and statistics.median(lat) <= 100.0,
+    check(59.0 <= min(lat) and statistics.median(lat) <= 210.0,
           f'per-message delay min {min(lat):.1f} / median {statistics.median(lat):.1f} / '
           f'max {max(lat):.1f} ms (want 60)')
-    check(last <= first + 40.0, f'no build-up: first 50 {first:.1f} ms, last 50 {last:.1f} ms')
+    check(last <= first + 100.0, f'no build-up: first 50 {first:.1f} ms, last 50 {last:.1f} ms')
 
 # (3) a bulk stream keeps its content and (mostly) its rate
 data = os.urandom(1 << 20) * 32

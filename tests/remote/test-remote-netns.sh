@@ -16,9 +16,9 @@
 #             kill -9 of host 1's server mid-stream: every frame once, in
 #             order, bit-exact, and the client says it reconnected
 #   latency   through tests/remote/delay-proxy.py (+10 ms each way = 20 ms
-#             round trip) with in-flight=8: frames/s printed against the
-#             undelayed run; asserted loosely here (>= 50 %), the 90 % target
-#             is benchmarks/remote.sh's
+#             round trip) with in-flight=8: frames/s printed against the same
+#             proxy with no delay; asserted loosely here (>= 60 %), the 90 %
+#             target is benchmarks/remote.sh's
 # Needs root (network namespaces); fails with the reason otherwise.
 set -u
 src=$(cd "${1:?usage: test-remote-netns.sh SOURCE_DIR BUILD_DIR}" && pwd)
@@ -106,24 +106,27 @@ check_run "kill -9 of host 1's server mid-stream, failover to host 2" "$j"
 grep -q "connected" "$tmp/serve2.log" && ok "host 2 took over: $(grep connected "$tmp/serve2.log" | head -n 1)" ||
   bad "host 2's server saw no client: $(cat "$tmp/serve2.log")"
 
-# --- latency: +10 ms each way through the proxy, in-flight 8; the server on
-# core 1, the client on core 0
+# --- latency: +10 ms each way through the proxy against the same proxy with
+# no delay (both runs pay the proxy's copies: the ratio is the latency's
+# cost), in-flight 8; the server on core 1, the client on core 0
 serve 1 1
-hosts_client "$py" "$src/tests/remote/delay-proxy.py" --listen "127.0.0.1:$((port + 1))" \
-  --target "$a1:$port" --delay 10 > "$tmp/proxy.log" 2>&1 &
+for d in 0 10; do
+  hosts_client "$py" "$src/tests/remote/delay-proxy.py" --listen "127.0.0.1:$((port + 1 + d))" \
+    --target "$a1:$port" --delay "$d" > "$tmp/proxy$d.log" 2>&1 &
+done
 t=0
-until grep -q listening "$tmp/proxy.log"; do
-  t=$((t + 1)); [ $t -lt 100 ] || { bad "the proxy did not start: $(cat "$tmp/proxy.log")"; exit 1; }
+until grep -q listening "$tmp/proxy0.log" && grep -q listening "$tmp/proxy10.log"; do
+  t=$((t + 1)); [ $t -lt 100 ] || { bad "the proxies did not start: $(cat "$tmp"/proxy*.log)"; exit 1; }
   sleep 0.1
 done
-j0=$(hosts_client taskset -c 0 "$py" "$count" "$source ! $stage0 ! $remote hosts=$a1:$port in-flight=8 ! fakesink name=out")
-check_run "no added latency, in-flight 8" "$j0"
-j1=$(hosts_client taskset -c 0 "$py" "$count" "$source ! $stage0 ! $remote hosts=127.0.0.1:$((port + 1)) in-flight=8 ! fakesink name=out")
-check_run "+20 ms round trip, in-flight 8" "$j1"
+j0=$(hosts_client taskset -c 0 "$py" "$count" "$source ! $stage0 ! $remote hosts=127.0.0.1:$((port + 1)) in-flight=8 ! fakesink name=out")
+check_run "through the proxy, no delay, in-flight 8" "$j0"
+j1=$(hosts_client taskset -c 0 "$py" "$count" "$source ! $stage0 ! $remote hosts=127.0.0.1:$((port + 11)) in-flight=8 ! fakesink name=out")
+check_run "through the proxy, +20 ms round trip, in-flight 8" "$j1"
 f0=$(field "$j0" steady_fps); f1=$(field "$j1" steady_fps)
-if [ -n "$f0" ] && [ -n "$f1" ] && awk -v a="$f0" -v b="$f1" 'BEGIN { exit !(b >= 0.5 * a) }'; then
+if [ -n "$f0" ] && [ -n "$f1" ] && awk -v a="$f0" -v b="$f1" 'BEGIN { exit !(b >= 0.6 * a) }'; then
   ok "+20 ms round trip: $f1 frames/s = $(awk -v a="$f0" -v b="$f1" 'BEGIN { printf "%.2f", b / a }') x undelayed ($f0)"
 else
-  bad "+20 ms round trip: '$f1' frames/s against '$f0' undelayed (want >= 0.5x here)"
+  bad "+20 ms round trip: '$f1' frames/s against '$f0' undelayed (want >= 0.6x here)"
 fi
 exit $fail
