@@ -165,6 +165,19 @@ nnp_device_specs_parse (const char *text, int *n, GError **error)
       nnp_device_specs_free (specs, count);
       return NULL;
     }
+    if (g_ascii_strncasecmp (item, "remote://", 9) == 0) {
+      /* a stage on another host (docs/remote.md): its node costs and link
+       * come from its server (nnp_remote_prepare_cost_model()) */
+      if (item[9] == '\0') {
+        g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
+                     "device list item %d: remote:// needs HOST:PORT", i);
+        nnp_device_specs_free (specs, count);
+        return NULL;
+      }
+      specs[i].device = g_strdup (item);
+      specs[i].threads = 1;
+      continue;
+    }
     /* one syntax with nnstage device= and plans (device.h) */
     if (!nnp_device_spec_parse (item, &device, &threads, &err)) {
       /* an unknown device stays NNP_ERROR_DEVICE, a malformed item is a plan error */

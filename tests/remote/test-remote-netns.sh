@@ -19,6 +19,9 @@
 #             round trip) with in-flight=8: frames/s printed against the same
 #             proxy with no delay; asserted loosely here (>= 60 %), the 90 %
 #             target is benchmarks/remote.sh's
+#   split     nnpipe split --devices cpu:1,remote://host2: with a fast link
+#             the compute-balanced cut, with host 2's link at 8 mbit (tc tbf,
+#             measured at connect) a cut where fewer bytes cross
 # Needs root (network namespaces); fails with the reason otherwise.
 set -u
 src=$(cd "${1:?usage: test-remote-netns.sh SOURCE_DIR BUILD_DIR}" && pwd)
@@ -128,5 +131,46 @@ if [ -n "$f0" ] && [ -n "$f1" ] && awk -v a="$f0" -v b="$f1" 'BEGIN { exit !(b >
   ok "+20 ms round trip: $f1 frames/s = $(awk -v a="$f0" -v b="$f1" 'BEGIN { printf "%.2f", b / a }') x undelayed ($f0)"
 else
   bad "+20 ms round trip: '$f1' frames/s against '$f0' undelayed (want >= 0.6x here)"
+fi
+# --- the link-aware split (issue 12 item 5): host 2 serves the whole model
+# (it answers the HELLO and COST of nnpipe split), costs estimated on both
+# sides (an empty profile cache) so that they agree.  A fast what-if link
+# (--link 100GB/0.01ms: bytes nearly free) gives the compute-balanced cut of cpu:1,cpu:1;
+# host 2's link limited to 8 mbit (tc tbf), measured by nnpipe split at
+# connect (~1 MB/s), moves the cut to where fewer bytes cross.
+export NNP_PROFILE_DIR="$tmp/profiles"
+kill -9 "$server_pid2" 2>/dev/null
+hosts_spawn 2 1 "$tmp/serve2w.log" env NNP_PROFILE_DIR="$tmp/profiles" "$nnpipe" serve "$model" \
+  --listen "$a2:$port"
+t=0
+until grep -q listening "$tmp/serve2w.log"; do
+  t=$((t + 1)); [ $t -lt 100 ] || { bad "host 2's whole-model server did not start: $(cat "$tmp/serve2w.log")"; exit 1; }
+  sleep 0.1
+done
+# split NAME ARGS...: nnpipe split from the client host -> plan NAME.json
+split () {
+  name=$1; shift
+  hosts_client "$nnpipe" split "$model" --shape "x=1,3,$size,$size" --stages 2 --estimate \
+    -o "$tmp/$name.json" "$@" > "$tmp/$name.txt" 2>&1 || { bad "nnpipe split $*: $(cat "$tmp/$name.txt")"; return 1; }
+}
+# cut NAME: "nodes-of-stage-0 bytes-crossing-cut-0"
+cut () { "$py" -c "import json, sys; p = json.load(open(sys.argv[1])); s = p['stages'][0]; print(len(s['nodes']), s['out_bytes'], p['predicted_bottleneck_ms'])" "$tmp/$1.json"; }
+split local --devices cpu:1,cpu:1
+split fast --devices "cpu:1,remote://$a2:$port" --link 100GB/0.01ms/8
+hosts_rate 2 8mbit
+split slow --devices "cpu:1,remote://$a2:$port"
+hosts_rate 2 off
+if [ -f "$tmp/local.json" ] && [ -f "$tmp/fast.json" ] && [ -f "$tmp/slow.json" ]; then
+  set -- $(cut local) $(cut fast) $(cut slow)
+  measured=$(sed -n 's/.*link \([0-9.]*\) Mbit\/s.*measured.*/\1/p' "$tmp/slow.txt")
+  # near-ties between cuts are broken by the measured memcpy rate: compare
+  # the predicted bottlenecks, not the node counts
+  awk -v a="$3" -v b="$6" 'BEGIN { exit !(b <= 1.05 * a) }' &&
+    ok "fast link: a compute-balanced cut (stage 0 = $4 nodes, $5 bytes cross, bottleneck $6 ms; cpu:1,cpu:1: $1 nodes, $3 ms)" ||
+    bad "fast link: bottleneck $6 ms (stage 0 = $4 nodes) against $3 ms for cpu:1,cpu:1 ($1 nodes)"
+  [ "$8" -lt "$5" ] && ok "8 mbit link (measured $measured Mbit/s): the cut moves to $8 bytes (stage 0 = $7 nodes, bottleneck $9 ms)" ||
+    bad "8 mbit link (measured $measured Mbit/s): $8 bytes cross (stage 0 = $7 nodes), not fewer than $5"
+  awk -v m="${measured:-0}" 'BEGIN { exit !(m >= 4 && m <= 16) }' && ok "the probe measured the tbf link: $measured Mbit/s (8 set)" ||
+    bad "the probe measured '$measured' Mbit/s on an 8 mbit link"
 fi
 exit $fail
