@@ -665,12 +665,20 @@ build_locked (GstNnPipeline * self, const GstNnTensorsInfo * info,
   GST_OBJECT_UNLOCK (self);
 
   for (gint k = 0; k < self->plan->n_stages; k++) {
-    GstElement *stage = gst_element_factory_make ("nnstage", NULL);
+    /* a remote:// device: the stage runs on a server (docs/remote.md) */
+    gboolean remote = g_str_has_prefix (self->plan->stages[k].device,
+        "remote://");
+    GstElement *stage = gst_element_factory_make (remote ? "nnremote" :
+        "nnstage", NULL);
     gchar *name = g_strdup_printf ("stage%d", k);
 
     g_object_set (stage, "name", name, "model", self->model_file,
-        "plan-object", self->plan, "stage", k, "fallback", fallback, NULL);
-    if (self->trace)
+        "plan-object", self->plan, "stage", k, NULL);
+    if (remote)
+      g_object_set (stage, "hosts", self->plan->stages[k].device, NULL);
+    else
+      g_object_set (stage, "fallback", fallback, NULL);
+    if (self->trace && !remote)
       g_object_set (stage, "trace", nnp_trace_get_path (self->trace), NULL);
     g_free (name);
     gst_bin_add (GST_BIN (self), stage);

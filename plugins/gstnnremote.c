@@ -88,17 +88,20 @@ enum
   PROP_BANDWIDTH,
   PROP_RECONNECTS,
   PROP_SERVER,
+  PROP_BUSY_TIME,
+  PROP_FRAMES,
 };
 
 /* a frame waiting for its result, or a serialized event behind frames */
-typedef struct {
+typedef struct
+{
   guint64 seq;
-  GstBuffer *buffer;            /* the input (metas, timestamps; re-sent) */
-  GstCaps *caps;                /* its caps */
+  GstBuffer *buffer; /* the input (metas, timestamps; re-sent) */
+  GstCaps *caps;     /* its caps */
   gchar *caps_str;
-  gchar *shapes;                /* model input shapes upstream named, or "" */
-  guint64 sent_gen;             /* connection generation it was sent on */
-  GstEvent *event;              /* or an event (buffer NULL) */
+  gchar *shapes;    /* model input shapes upstream named, or "" */
+  guint64 sent_gen; /* connection generation it was sent on */
+  GstEvent *event;  /* or an event (buffer NULL) */
 } Pending;
 
 struct _GstNnRemote
@@ -117,49 +120,52 @@ struct _GstNnRemote
   gint stage;
 
   /* from start to stop */
-  gchar **addrs;                /* "host:port" */
+  gchar **addrs; /* "host:port" */
   gint n_addrs, cur_addr;
-  guint8 *hello;                /* encoded HELLO */
+  guint8 *hello; /* encoded HELLO */
   gsize hello_size;
   GCancellable *cancellable;
 
-  GMutex lock;                  /* everything below */
+  GMutex lock; /* everything below */
   GCond cond;
-  GQueue pending;               /* Pending, in seq order */
-  guint n_frames;               /* frames in `pending` */
+  GQueue pending; /* Pending, in seq order */
+  guint n_frames; /* frames in `pending` */
   guint64 next_seq;
-  GIOStream *conn;              /* current connection or NULL */
-  guint64 gen;                  /* bumped at each connection */
+  GIOStream *conn; /* current connection or NULL */
+  guint64 gen;     /* bumped at each connection */
   gboolean flushing, stopping, failed;
-  gint pushing;                 /* results being pushed by the task */
+  gint pushing; /* results being pushed by the task */
   GstFlowReturn src_ret;
-  GstCaps *in_caps;             /* streaming thread */
-  gchar *in_shapes;             /* model input shapes upstream named for them */
-  gchar *model_digest;          /* the digest sent in HELLO */
-  GstCaps *out_caps;            /* task */
-  GstEvent *held_segment;       /* a segment waiting for the first caps */
-  gchar *server;                /* "host:port (device)" of the connection */
+  GstCaps *in_caps;       /* streaming thread */
+  gchar *in_shapes;       /* model input shapes upstream named for them */
+  gchar *model_digest;    /* the digest sent in HELLO */
+  GstCaps *out_caps;      /* task */
+  GstEvent *held_segment; /* a segment waiting for the first caps */
+  gchar *server;          /* "host:port (device)" of the connection */
   guint64 rtt_us;
   gdouble bandwidth;
   guint reconnects;
   gboolean connected_once;
+  gint64 busy_since; /* monotonic us when frames went in flight, or 0 */
+  guint64 busy_ns;   /* time with frames in flight, before busy_since */
+  guint64 frames;    /* results pushed */
 
-  GMutex write_lock;            /* one writer on the connection */
+  GMutex write_lock; /* one writer on the connection */
 };
 
 G_DEFINE_TYPE (GstNnRemote, gst_nn_remote, GST_TYPE_ELEMENT);
 GST_ELEMENT_REGISTER_DEFINE (nnremote, "nnremote", GST_RANK_NONE,
     GST_TYPE_NN_REMOTE);
 
-static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
-    GST_PAD_SINK, GST_PAD_ALWAYS,
-    GST_STATIC_CAPS (GST_NN_TENSORS_CAPS_TEMPLATE));
-static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
-    GST_PAD_SRC, GST_PAD_ALWAYS,
-    GST_STATIC_CAPS (GST_NN_TENSORS_CAPS_TEMPLATE));
+static GstStaticPadTemplate sink_template =
+    GST_STATIC_PAD_TEMPLATE ("sink", GST_PAD_SINK, GST_PAD_ALWAYS,
+        GST_STATIC_CAPS (GST_NN_TENSORS_CAPS_TEMPLATE));
+static GstStaticPadTemplate src_template =
+    GST_STATIC_PAD_TEMPLATE ("src", GST_PAD_SRC, GST_PAD_ALWAYS,
+        GST_STATIC_CAPS (GST_NN_TENSORS_CAPS_TEMPLATE));
 
 static void
-pending_free (Pending * p)
+pending_free (Pending *p)
 {
   gst_clear_buffer (&p->buffer);
   gst_clear_caps (&p->caps);
@@ -174,7 +180,7 @@ pending_free (Pending * p)
 
 /* Drop connection generation gen (if still current): the task reconnects. */
 static void
-drop_conn (GstNnRemote * self, guint64 gen)
+drop_conn (GstNnRemote *self, guint64 gen)
 {
   GIOStream *conn = NULL;
 
@@ -192,7 +198,7 @@ drop_conn (GstNnRemote * self, guint64 gen)
 
 /* Send every frame not sent on the current connection, in order. */
 static void
-send_pending (GstNnRemote * self)
+send_pending (GstNnRemote *self)
 {
   GPtrArray *todo = g_ptr_array_new ();
   GIOStream *conn = NULL;
@@ -204,7 +210,7 @@ send_pending (GstNnRemote * self)
   gen = self->gen;
   if (self->conn) {
     conn = g_object_ref (self->conn);
-    for (GList * l = self->pending.head; l; l = l->next) {
+    for (GList *l = self->pending.head; l; l = l->next) {
       Pending *p = l->data;
       if (p->buffer && p->sent_gen != gen) {
         Pending *copy = g_new0 (Pending, 1);
@@ -230,8 +236,8 @@ send_pending (GstNnRemote * self)
             &n_maps, &err))
       break;
     nnp_remote_send_frame (g_io_stream_get_output_stream (conn),
-        NNP_REMOTE_FRAME, p->seq, p->caps_str, p->shapes, n, tensors, self->cancellable,
-        &err);
+        NNP_REMOTE_FRAME, p->seq, p->caps_str, p->shapes, n, tensors,
+        self->cancellable, &err);
     gst_nn_remote_tensors_unmap (p->buffer, maps, n_maps);
   }
   g_mutex_unlock (&self->write_lock);
@@ -249,7 +255,7 @@ send_pending (GstNnRemote * self)
 
 /* Post a fatal error once and wake everybody. */
 static void
-fail (GstNnRemote * self, const gchar * text, const gchar * detail)
+fail (GstNnRemote *self, const gchar *text, const gchar *detail)
 {
   g_mutex_lock (&self->lock);
   if (self->failed || self->stopping) {
@@ -265,8 +271,8 @@ fail (GstNnRemote * self, const gchar * text, const gchar * detail)
 /* Connect to addr, TLS, HELLO.  The stream, or NULL + error; *fatal set
  * when the peer answered but refused or is not an nnpipe server. */
 static GIOStream *
-connect_one (GstNnRemote * self, const gchar * addr, guint timeout_ms,
-    gchar ** device, gboolean * fatal, GError ** error)
+connect_one (GstNnRemote *self, const gchar *addr, guint timeout_ms,
+    gchar **device, gboolean *fatal, GError **error)
 {
   GSocketClient *client = g_socket_client_new ();
   GSocketConnection *sc;
@@ -309,7 +315,8 @@ connect_one (GstNnRemote * self, const gchar * addr, guint timeout_ms,
         g_object_unref (db);
       }
     }
-    if (tls == NULL || !g_tls_connection_handshake (G_TLS_CONNECTION (tls),
+    if (tls == NULL
+        || !g_tls_connection_handshake (G_TLS_CONNECTION (tls),
             self->cancellable, error)) {
       g_prefix_error (error, "TLS: ");
       g_clear_object (&tls);
@@ -326,8 +333,8 @@ connect_one (GstNnRemote * self, const gchar * addr, guint timeout_ms,
   g_free (host);
 
   if (!nnp_remote_send (g_io_stream_get_output_stream (stream),
-          NNP_REMOTE_HELLO, 0, self->hello, self->hello_size,
-          self->cancellable, error))
+          NNP_REMOTE_HELLO, 0, self->hello, self->hello_size, self->cancellable,
+          error))
     goto failed;
   if (!nnp_remote_recv (g_io_stream_get_input_stream (stream), 1u << 20, &h,
           &payload, self->cancellable, error)) {
@@ -351,12 +358,13 @@ connect_one (GstNnRemote * self, const gchar * addr, guint timeout_ms,
       goto failed;
     }
     *device = msg;
-    /* from now on a slow server is backpressure, not a failure */
-    g_socket_set_timeout (sock, 0);
+    /* from now on: no progress at all for `timeout` (no result while frames
+     * wait, a send that cannot go on) means a hung server */
+    g_socket_set_timeout (sock, MAX (1, (self->timeout + 999) / 1000));
   } else {
     g_aligned_free (payload);
-    g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE,
-        "answered HELLO with %s", nnp_remote_type_name (h.type));
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE, "answered HELLO with %s",
+        nnp_remote_type_name (h.type));
     *fatal = TRUE;
     goto failed;
   }
@@ -370,7 +378,7 @@ failed:
 
 /* PING round trips on a fresh connection: RTT, then bandwidth. */
 static void
-probe (GstNnRemote * self, GIOStream * stream)
+probe (GstNnRemote *self, GIOStream *stream)
 {
   GInputStream *in = g_io_stream_get_input_stream (stream);
   GOutputStream *out = g_io_stream_get_output_stream (stream);
@@ -404,14 +412,15 @@ out:
 
 /* Wait up to ms, waking early when stopping.  FALSE when stopping. */
 static gboolean
-backoff_wait (GstNnRemote * self, guint ms)
+backoff_wait (GstNnRemote *self, guint ms)
 {
   gint64 until = g_get_monotonic_time () + ms * G_TIME_SPAN_MILLISECOND;
   gboolean go;
 
   g_mutex_lock (&self->lock);
   while (!self->stopping && !self->flushing
-      && g_cond_wait_until (&self->cond, &self->lock, until));
+      && g_cond_wait_until (&self->cond, &self->lock, until))
+    ;
   go = !self->stopping;
   g_mutex_unlock (&self->lock);
   return go;
@@ -419,10 +428,10 @@ backoff_wait (GstNnRemote * self, guint ms)
 
 /* Connect to the current host or the next ones until timeout. */
 static gboolean
-connect_any (GstNnRemote * self)
+connect_any (GstNnRemote *self)
 {
-  gint64 deadline = g_get_monotonic_time () +
-      (gint64) self->timeout * G_TIME_SPAN_MILLISECOND;
+  gint64 deadline = g_get_monotonic_time ()
+      + (gint64) self->timeout * G_TIME_SPAN_MILLISECOND;
   gchar **reasons = g_new0 (gchar *, self->n_addrs + 1);
   guint delay = 50;
   gboolean ok = FALSE;
@@ -441,8 +450,8 @@ connect_any (GstNnRemote * self)
       stream = connect_one (self, self->addrs[i], (guint) MAX (left, 1000),
           &device, &fatal, &err);
       if (stream == NULL) {
-        if (self->stopping || g_error_matches (err, G_IO_ERROR,
-                G_IO_ERROR_CANCELLED)) {
+        if (self->stopping
+            || g_error_matches (err, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
           g_clear_error (&err);
           goto out;
         }
@@ -507,7 +516,7 @@ out:
 
 /* Push an event item, holding a segment back until there are caps. */
 static void
-push_event (GstNnRemote * self, GstEvent * event)
+push_event (GstNnRemote *self, GstEvent *event)
 {
   if (GST_EVENT_TYPE (event) == GST_EVENT_SEGMENT && self->out_caps == NULL) {
     gst_event_replace (&self->held_segment, event);
@@ -523,7 +532,7 @@ push_event (GstNnRemote * self, GstEvent * event)
 
 /* Push the events now at the head of the queue (task or drained sink). */
 static void
-push_head_events (GstNnRemote * self)
+push_head_events (GstNnRemote *self)
 {
   for (;;) {
     Pending *p;
@@ -548,8 +557,7 @@ push_head_events (GstNnRemote * self)
 }
 
 static void
-handle_result (GstNnRemote * self, guint64 seq, guint8 * payload,
-    gsize size)
+handle_result (GstNnRemote *self, guint64 seq, guint8 *payload, gsize size)
 {
   NnpRemoteFrame frame;
   GError *err = NULL;
@@ -580,13 +588,18 @@ handle_result (GstNnRemote * self, guint64 seq, guint8 * payload,
   if (seq != p->seq) {
     guint64 want = p->seq;
     g_mutex_unlock (&self->lock);
-    err = g_error_new (NNP_ERROR, NNP_ERROR_PARSE, "result for frame %"
-        G_GUINT64_FORMAT " where frame %" G_GUINT64_FORMAT " was next", seq,
-        want);
+    err = g_error_new (NNP_ERROR, NNP_ERROR_PARSE,
+        "result for frame %" G_GUINT64_FORMAT " where frame %" G_GUINT64_FORMAT
+        " was next",
+        seq, want);
     goto bad_order;
   }
   g_queue_pop_head (&self->pending);
-  self->n_frames--;
+  if (--self->n_frames == 0 && self->busy_since) {
+    self->busy_ns += (g_get_monotonic_time () - self->busy_since) * 1000;
+    self->busy_since = 0;
+  }
+  self->frames++;
   self->pushing++;
   g_cond_broadcast (&self->cond);
   g_mutex_unlock (&self->lock);
@@ -631,19 +644,18 @@ bad_order:
   nnp_remote_frame_clear (&frame);
   gst_caps_unref (caps);
   g_aligned_free (payload);
-bad_result:
-  {
-    gchar *text = g_strdup_printf ("Server %s sent a bad result.",
-        self->addrs[self->cur_addr]);
-    fail (self, text, err->message);
-    g_free (text);
-    g_error_free (err);
-    gst_pad_pause_task (self->srcpad);
-  }
+bad_result : {
+  gchar *text = g_strdup_printf ("Server %s sent a bad result.",
+      self->addrs[self->cur_addr]);
+  fail (self, text, err->message);
+  g_free (text);
+  g_error_free (err);
+  gst_pad_pause_task (self->srcpad);
+}
 }
 
 static void
-gst_nn_remote_loop (GstNnRemote * self)
+gst_nn_remote_loop (GstNnRemote *self)
 {
   GIOStream *conn;
   NnpRemoteHeader h;
@@ -666,13 +678,35 @@ gst_nn_remote_loop (GstNnRemote * self)
       gst_pad_pause_task (self->srcpad);
     return;
   }
-  if (!nnp_remote_recv (g_io_stream_get_input_stream (conn),
-          self->max_payload, &h, &payload, self->cancellable, &err)) {
+  if (!nnp_remote_recv (g_io_stream_get_input_stream (conn), self->max_payload,
+          &h, &payload, self->cancellable, &err)) {
     g_object_unref (conn);
-    if (self->stopping || g_error_matches (err, G_IO_ERROR,
-            G_IO_ERROR_CANCELLED)) {
+    if (self->stopping
+        || g_error_matches (err, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
       g_error_free (err);
       gst_pad_pause_task (self->srcpad);
+      return;
+    }
+    if (g_error_matches (err, G_IO_ERROR, G_IO_ERROR_TIMED_OUT)) {
+      guint waiting;
+
+      g_mutex_lock (&self->lock);
+      waiting = self->n_frames;
+      g_mutex_unlock (&self->lock);
+      /* idle: nothing was due (a TLS stream is not read on after a timeout) */
+      if (waiting == 0 && !self->tls) {
+        g_error_free (err);
+        return;
+      }
+      if (waiting > 0) {
+        GST_WARNING_OBJECT (self,
+            "%s: no result for %u ms with %u frames "
+            "waiting, trying the next server",
+            self->addrs[self->cur_addr], self->timeout, waiting);
+        self->cur_addr = (self->cur_addr + 1) % self->n_addrs;
+      }
+      g_error_free (err);
+      drop_conn (self, gen);
       return;
     }
     if (g_error_matches (err, NNP_ERROR, NNP_ERROR_PARSE)
@@ -697,10 +731,10 @@ gst_nn_remote_loop (GstNnRemote * self)
     case NNP_REMOTE_RESULT:
       handle_result (self, h.seq, payload, h.length);
       return;
-    case NNP_REMOTE_ERROR:{
+    case NNP_REMOTE_ERROR: {
       gchar *msg = nnp_remote_string_parse (payload, h.length, NULL);
-      gchar *text = g_strdup_printf ("Server %s failed.",
-          self->addrs[self->cur_addr]);
+      gchar *text =
+          g_strdup_printf ("Server %s failed.", self->addrs[self->cur_addr]);
       fail (self, text, msg ? msg : "(malformed ERROR message)");
       g_free (text);
       g_free (msg);
@@ -709,7 +743,7 @@ gst_nn_remote_loop (GstNnRemote * self)
     }
     case NNP_REMOTE_PONG:
       break;
-    default:{
+    default: {
       gchar *text = g_strdup_printf ("Server %s sent an unexpected %s.",
           self->addrs[self->cur_addr], nnp_remote_type_name (h.type));
       fail (self, text, "protocol error");
@@ -724,7 +758,7 @@ gst_nn_remote_loop (GstNnRemote * self)
 /* ------------------------------------------------------------ sink pad */
 
 static GstFlowReturn
-gst_nn_remote_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
+gst_nn_remote_chain (GstPad *pad, GstObject *parent, GstBuffer *buffer)
 {
   GstNnRemote *self = GST_NN_REMOTE (parent);
   GstFlowReturn ret = GST_FLOW_OK;
@@ -754,28 +788,28 @@ gst_nn_remote_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
   p->caps_str = gst_caps_to_string (self->in_caps);
   p->shapes = g_strdup (self->in_shapes ? self->in_shapes : "");
   g_queue_push_tail (&self->pending, p);
-  self->n_frames++;
+  if (self->n_frames++ == 0)
+    self->busy_since = g_get_monotonic_time ();
   g_mutex_unlock (&self->lock);
   send_pending (self);
   return GST_FLOW_OK;
 
   /* ERRORS */
-not_negotiated:
-  {
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("No caps before a buffer."),
-        (NULL));
-    gst_buffer_unref (buffer);
-    return GST_FLOW_NOT_NEGOTIATED;
-  }
+not_negotiated : {
+  GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("No caps before a buffer."),
+      (NULL));
+  gst_buffer_unref (buffer);
+  return GST_FLOW_NOT_NEGOTIATED;
+}
 }
 
 static gboolean
-gst_nn_remote_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
+gst_nn_remote_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
 {
   GstNnRemote *self = GST_NN_REMOTE (parent);
 
   switch (GST_EVENT_TYPE (event)) {
-    case GST_EVENT_CAPS:{
+    case GST_EVENT_CAPS: {
       GstCaps *caps;
       GstNnTensorsInfo info;
       GError *err = NULL;
@@ -800,13 +834,15 @@ gst_nn_remote_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
 
         g_clear_pointer (&self->in_shapes, g_free);
         if (gst_pad_peer_query (self->sinkpad, q))
-          keys = gst_structure_get_string (gst_query_get_structure (q),
-              "shapes");
+          keys =
+              gst_structure_get_string (gst_query_get_structure (q), "shapes");
         /* the most recent first: the one the caps come from */
         if (keys && keys[0])
           self->in_shapes = g_strndup (keys, strcspn (keys, "|"));
-        GST_DEBUG_OBJECT (self, "caps %" GST_PTR_FORMAT ", model input shapes "
-            "%s", caps, self->in_shapes ? self->in_shapes : "(none)");
+        GST_DEBUG_OBJECT (self,
+            "caps %" GST_PTR_FORMAT ", model input shapes "
+            "%s",
+            caps, self->in_shapes ? self->in_shapes : "(none)");
         gst_query_unref (q);
       }
       gst_event_unref (event);
@@ -822,6 +858,7 @@ gst_nn_remote_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
       g_mutex_lock (&self->lock);
       g_queue_clear_full (&self->pending, (GDestroyNotify) pending_free);
       self->n_frames = 0;
+      self->busy_since = 0;
       self->flushing = FALSE;
       self->src_ret = GST_FLOW_OK;
       g_mutex_unlock (&self->lock);
@@ -849,16 +886,16 @@ gst_nn_remote_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
 }
 
 static gboolean
-gst_nn_remote_sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
+gst_nn_remote_sink_query (GstPad *pad, GstObject *parent, GstQuery *query)
 {
   switch (GST_QUERY_TYPE (query)) {
-    case GST_QUERY_CAPS:{
+    case GST_QUERY_CAPS: {
       GstCaps *filter, *caps = gst_pad_get_pad_template_caps (pad);
 
       gst_query_parse_caps (query, &filter);
       if (filter) {
-        GstCaps *c = gst_caps_intersect_full (filter, caps,
-            GST_CAPS_INTERSECT_FIRST);
+        GstCaps *c =
+            gst_caps_intersect_full (filter, caps, GST_CAPS_INTERSECT_FIRST);
         gst_caps_unref (caps);
         caps = c;
       }
@@ -874,7 +911,7 @@ gst_nn_remote_sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
 /* ------------------------------------------------------------ states */
 
 static gboolean
-gst_nn_remote_prepare (GstNnRemote * self)
+gst_nn_remote_prepare (GstNnRemote *self)
 {
   NnpRemoteHello hello = { 0 };
   GError *err = NULL;
@@ -882,8 +919,9 @@ gst_nn_remote_prepare (GstNnRemote * self)
   NnpPlan *plan = NULL;
 
   GST_OBJECT_LOCK (self);
-  list = self->hosts && self->hosts[0] ? g_strdup (self->hosts) :
-      g_strdup_printf ("%s:%u", self->host, self->port);
+  list = self->hosts && self->hosts[0]
+      ? g_strdup (self->hosts)
+      : g_strdup_printf ("%s:%u", self->host, self->port);
   digest = g_strdup (self->digest);
   if (self->plan)
     plan = nnp_plan_copy (self->plan);
@@ -958,30 +996,27 @@ gst_nn_remote_prepare (GstNnRemote * self)
   return TRUE;
 
   /* ERRORS */
-bad_plan:
-  {
-    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ, ("Cannot load the plan."),
-        ("%s", err->message));
-    goto fail;
-  }
-bad_model:
-  {
-    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ, ("Cannot load the model."),
-        ("%s", err->message));
-    goto fail;
-  }
-bad_hosts:
-  {
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("Invalid hosts '%s'.", list),
-        ("%s", err ? err->message : "no host"));
-    goto fail;
-  }
-bad_stage:
-  {
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("Invalid stage %d.",
-            self->stage), ("the plan has %d stages", plan->n_stages));
-    goto fail;
-  }
+bad_plan : {
+  GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ, ("Cannot load the plan."),
+      ("%s", err->message));
+  goto fail;
+}
+bad_model : {
+  GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ, ("Cannot load the model."),
+      ("%s", err->message));
+  goto fail;
+}
+bad_hosts : {
+  GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("Invalid hosts '%s'.", list),
+      ("%s", err ? err->message : "no host"));
+  goto fail;
+}
+bad_stage : {
+  GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+      ("Invalid stage %d.", self->stage),
+      ("the plan has %d stages", plan->n_stages));
+  goto fail;
+}
 fail:
   g_clear_error (&err);
   g_free (digest);
@@ -992,7 +1027,7 @@ fail:
 }
 
 static void
-gst_nn_remote_reset (GstNnRemote * self)
+gst_nn_remote_reset (GstNnRemote *self)
 {
   g_mutex_lock (&self->lock);
   g_queue_clear_full (&self->pending, (GDestroyNotify) pending_free);
@@ -1004,6 +1039,9 @@ gst_nn_remote_reset (GstNnRemote * self)
   self->src_ret = GST_FLOW_OK;
   self->connected_once = FALSE;
   self->reconnects = 0;
+  self->busy_since = 0;
+  self->busy_ns = 0;
+  self->frames = 0;
   g_mutex_unlock (&self->lock);
   gst_clear_caps (&self->in_caps);
   g_clear_pointer (&self->in_shapes, g_free);
@@ -1012,7 +1050,7 @@ gst_nn_remote_reset (GstNnRemote * self)
 }
 
 static GstStateChangeReturn
-gst_nn_remote_change_state (GstElement * element, GstStateChange transition)
+gst_nn_remote_change_state (GstElement *element, GstStateChange transition)
 {
   GstNnRemote *self = GST_NN_REMOTE (element);
   GstStateChangeReturn ret;
@@ -1039,8 +1077,8 @@ gst_nn_remote_change_state (GstElement * element, GstStateChange transition)
       break;
   }
 
-  ret = GST_ELEMENT_CLASS (gst_nn_remote_parent_class)->change_state (element,
-      transition);
+  ret = GST_ELEMENT_CLASS (gst_nn_remote_parent_class)
+            ->change_state (element, transition);
   if (ret == GST_STATE_CHANGE_FAILURE)
     return ret;
 
@@ -1062,8 +1100,8 @@ gst_nn_remote_change_state (GstElement * element, GstStateChange transition)
 /* ------------------------------------------------------------ properties */
 
 static void
-gst_nn_remote_set_property (GObject * object, guint prop_id,
-    const GValue * value, GParamSpec * pspec)
+gst_nn_remote_set_property (GObject *object, guint prop_id, const GValue *value,
+    GParamSpec *pspec)
 {
   GstNnRemote *self = GST_NN_REMOTE (object);
   gchar **str = NULL;
@@ -1106,7 +1144,7 @@ gst_nn_remote_set_property (GObject * object, guint prop_id,
     case PROP_PLAN:
       str = &self->plan_path;
       break;
-    case PROP_PLAN_OBJECT:{
+    case PROP_PLAN_OBJECT: {
       const NnpPlan *plan = g_value_get_pointer (value);
       if (self->plan)
         nnp_plan_free (self->plan);
@@ -1131,8 +1169,8 @@ gst_nn_remote_set_property (GObject * object, guint prop_id,
 }
 
 static void
-gst_nn_remote_get_property (GObject * object, guint prop_id, GValue * value,
-    GParamSpec * pspec)
+gst_nn_remote_get_property (GObject *object, guint prop_id, GValue *value,
+    GParamSpec *pspec)
 {
   GstNnRemote *self = GST_NN_REMOTE (object);
 
@@ -1200,6 +1238,20 @@ gst_nn_remote_get_property (GObject * object, guint prop_id, GValue * value,
       g_value_set_string (value, self->server);
       g_mutex_unlock (&self->lock);
       break;
+    case PROP_BUSY_TIME:
+      g_mutex_lock (&self->lock);
+      g_value_set_uint64 (value,
+          self->busy_ns
+              + (self->busy_since
+                      ? (g_get_monotonic_time () - self->busy_since) * 1000
+                      : 0));
+      g_mutex_unlock (&self->lock);
+      break;
+    case PROP_FRAMES:
+      g_mutex_lock (&self->lock);
+      g_value_set_uint64 (value, self->frames);
+      g_mutex_unlock (&self->lock);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1208,7 +1260,7 @@ gst_nn_remote_get_property (GObject * object, guint prop_id, GValue * value,
 }
 
 static void
-gst_nn_remote_finalize (GObject * object)
+gst_nn_remote_finalize (GObject *object)
 {
   GstNnRemote *self = GST_NN_REMOTE (object);
 
@@ -1235,12 +1287,12 @@ gst_nn_remote_finalize (GObject * object)
 }
 
 static void
-gst_nn_remote_class_init (GstNnRemoteClass * klass)
+gst_nn_remote_class_init (GstNnRemoteClass *klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
-  const GParamFlags rw = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-      GST_PARAM_MUTABLE_READY;
+  const GParamFlags rw =
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY;
   const GParamFlags ro = G_PARAM_READABLE | G_PARAM_STATIC_STRINGS;
 
   GST_DEBUG_CATEGORY_INIT (gst_nn_remote_debug, "nnremote", 0,
@@ -1259,7 +1311,8 @@ gst_nn_remote_class_init (GstNnRemoteClass * klass)
   g_object_class_install_property (gobject_class, PROP_HOSTS,
       g_param_spec_string ("hosts", "Hosts",
           "Servers to try in turn, \"a:7000|b:7000\" (a leading remote:// is "
-          "allowed); overrides host and port", NULL, rw));
+          "allowed); overrides host and port",
+          NULL, rw));
   g_object_class_install_property (gobject_class, PROP_IN_FLIGHT,
       g_param_spec_uint ("in-flight", "In flight",
           "Frames sent and not yet answered, at most", 1, 1024,
@@ -1267,14 +1320,16 @@ gst_nn_remote_class_init (GstNnRemoteClass * klass)
   g_object_class_install_property (gobject_class, PROP_TIMEOUT,
       g_param_spec_uint ("timeout", "Timeout",
           "Milliseconds to find a server (at start and after a connection "
-          "breaks) before failing", 1, G_MAXUINT, DEFAULT_TIMEOUT, rw));
+          "breaks) before failing",
+          1, G_MAXUINT, DEFAULT_TIMEOUT, rw));
   g_object_class_install_property (gobject_class, PROP_TLS,
       g_param_spec_boolean ("tls", "TLS",
           "Talk TLS, checking the server's certificate", FALSE, rw));
   g_object_class_install_property (gobject_class, PROP_TLS_CA,
       g_param_spec_string ("tls-ca-file", "TLS CA file",
           "PEM file of the certificate authorities to trust (default: the "
-          "system's)", NULL, rw));
+          "system's)",
+          NULL, rw));
   g_object_class_install_property (gobject_class, PROP_TOKEN,
       g_param_spec_string ("token", "Token", "Shared secret for the server",
           NULL, rw));
@@ -1287,15 +1342,15 @@ gst_nn_remote_class_init (GstNnRemoteClass * klass)
   g_object_class_install_property (gobject_class, PROP_NODES,
       g_param_spec_string ("nodes", "Nodes",
           "The part to run remotely, as nnstage nodes= (\"a,b\", "
-          "\"first..last\"); none: the whole model", NULL, rw));
+          "\"first..last\"); none: the whole model",
+          NULL, rw));
   g_object_class_install_property (gobject_class, PROP_PLAN,
       g_param_spec_string ("plan", "Plan",
           "Plan file whose stage runs remotely", NULL, rw));
   g_object_class_install_property (gobject_class, PROP_PLAN_OBJECT,
       g_param_spec_pointer ("plan-object", "Plan object",
           "An NnpPlan (copied) instead of a plan file (used by nnpipeline)",
-          G_PARAM_WRITABLE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
+          G_PARAM_WRITABLE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_STAGE,
       g_param_spec_int ("stage", "Stage", "Stage of the plan to run remotely",
           0, 1024, 0, rw));
@@ -1305,8 +1360,8 @@ gst_nn_remote_class_init (GstNnRemoteClass * klass)
           DEFAULT_MAX_PAYLOAD, rw));
   g_object_class_install_property (gobject_class, PROP_RTT,
       g_param_spec_uint64 ("rtt", "RTT",
-          "Round-trip time measured at the first connection (microseconds)",
-          0, G_MAXUINT64, 0, ro));
+          "Round-trip time measured at the first connection (microseconds)", 0,
+          G_MAXUINT64, 0, ro));
   g_object_class_install_property (gobject_class, PROP_BANDWIDTH,
       g_param_spec_double ("bandwidth", "Bandwidth",
           "Bytes per second measured at the first connection", 0, G_MAXDOUBLE,
@@ -1318,16 +1373,25 @@ gst_nn_remote_class_init (GstNnRemoteClass * klass)
       g_param_spec_string ("server", "Server",
           "The server connected to now, \"host:port (device)\"", NULL, ro));
 
+  /* the names of nnstage's: nnpipeline's stats read them */
+  g_object_class_install_property (gobject_class, PROP_BUSY_TIME,
+      g_param_spec_uint64 ("busy-time", "Busy time",
+          "Nanoseconds with at least one frame at the server since start", 0,
+          G_MAXUINT64, 0, ro));
+  g_object_class_install_property (gobject_class, PROP_FRAMES,
+      g_param_spec_uint64 ("frames", "Frames", "Results pushed since start", 0,
+          G_MAXUINT64, 0, ro));
+
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
-  gst_element_class_set_static_metadata (element_class,
-      "nnpipe remote stage", "Filter/Network",
-      "Runs a stage of a model on an nnpipe server", "nnpipe");
+  gst_element_class_set_static_metadata (element_class, "nnpipe remote stage",
+      "Filter/Network", "Runs a stage of a model on an nnpipe server",
+      "nnpipe");
   element_class->change_state = GST_DEBUG_FUNCPTR (gst_nn_remote_change_state);
 }
 
 static void
-gst_nn_remote_init (GstNnRemote * self)
+gst_nn_remote_init (GstNnRemote *self)
 {
   self->sinkpad = gst_pad_new_from_static_template (&sink_template, "sink");
   gst_pad_set_chain_function (self->sinkpad,

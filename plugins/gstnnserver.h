@@ -11,7 +11,9 @@
  * that sent the frame.  A client that sends anything malformed gets an ERROR
  * naming the problem and is dropped; the others are not affected.
  * Servers are found by port: nnserversrc port=P creates it, nnserversink
- * port=P finds it. */
+ * port=P finds it.  Further nnserversrc elements of the same process and
+ * port join it, each serving another part (the first one's listening
+ * settings count); a client goes to the one serving the part it names. */
 #pragma once
 
 #include <gst/gst.h>
@@ -21,53 +23,69 @@ G_BEGIN_DECLS
 
 typedef struct _GstNnServer GstNnServer;
 
-typedef struct {
-  gchar *host;          /* address to listen on ("127.0.0.1", "0.0.0.0", "::") */
-  guint port;           /* 0 = any free port (see gst_nn_server_get_port) */
+typedef struct
+{
+  gchar *host; /* address to listen on ("127.0.0.1", "0.0.0.0", "::") */
+  guint port;  /* 0 = any free port (see gst_nn_server_get_port) */
   gchar *tls_cert_file; /* PEM certificate (+ key) or NULL for plain TCP */
   gchar *tls_key_file;  /* PEM key or NULL (then in the certificate file) */
   gchar *token;         /* shared secret a HELLO must carry, or NULL */
   gchar *digest;        /* model digest a HELLO must name, or NULL (any) */
-  gchar *part;          /* the part served (a node list key, see gst_nn_server_part_key), NULL = any */
-  gchar *model;         /* model file for COST answers, or NULL */
-  gchar *device;        /* device spec for COST answers */
-  guint max_payload;    /* bytes; larger messages are refused before allocation */
-  guint max_queue;      /* frames queued for the pipeline (backpressure beyond) */
+  gchar *
+      part; /* the part served (a node list key, see gst_nn_server_part_key), NULL = any */
+  gchar *model;      /* model file for COST answers, or NULL */
+  gchar *device;     /* device spec for COST answers */
+  guint max_payload; /* bytes; larger messages are refused before allocation */
+  guint max_queue;   /* frames queued for the pipeline (backpressure beyond) */
 } GstNnServerConfig;
 
+/* Free the strings of a config. */
+void gst_nn_server_config_clear (GstNnServerConfig *config);
+
 /* One frame from a client, ready to become a buffer. */
-typedef struct {
+typedef struct
+{
   guint64 client_id;
   guint64 seq;
-  GstCaps *caps;                /* owned */
-  gchar *shapes;                /* model input shapes the client names, owned */
-  GstBuffer *buffer;            /* owned: one memory per tensor, wrapping the payload */
+  GstCaps *caps;     /* owned */
+  gchar *shapes;     /* model input shapes the client names, owned */
+  GstBuffer *buffer; /* owned: one memory per tensor, wrapping the payload */
 } GstNnServerFrame;
 
-void gst_nn_server_frame_free (GstNnServerFrame * frame);
+void gst_nn_server_frame_free (GstNnServerFrame *frame);
 
 /* Create the server of config->port and start listening (error: address in
- * use, bad certificate...).  Registered by its port until released. */
-GstNnServer *gst_nn_server_start (const GstNnServerConfig * config,
-    GObject * owner, GError ** error);
-/* Stop listening, drop every client, unregister; frees the server once the
- * client threads are gone. */
-void gst_nn_server_stop (GstNnServer * server);
-guint gst_nn_server_get_port (GstNnServer * server);
-guint gst_nn_server_get_n_clients (GstNnServer * server);
+ * use, bad certificate...), or join the one of this process listening on
+ * config->port to serve another part.  The result is what one nnserversrc
+ * holds: the frames of the clients of its part. */
+GstNnServer *gst_nn_server_start (const GstNnServerConfig *config,
+    GObject *owner, GError **error);
+/* Drop the part and its clients; the first one's stop closes the port
+ * (every client goes). */
+void gst_nn_server_stop (GstNnServer *server);
+guint gst_nn_server_get_port (GstNnServer *server);
+
+/* Called (from a client's thread) when a client asks for a part nobody
+ * serves: the application may start an nnserversrc for `key` on this port
+ * before returning (nnpipe serve builds a pipeline for it). */
+typedef void (*GstNnServerPartFunc) (guint8 part_kind, const gchar *part,
+    guint stage, const gchar *key, gpointer data);
+void gst_nn_server_set_part_func (GstNnServer *server, GstNnServerPartFunc func,
+    gpointer data);
+guint gst_nn_server_get_n_clients (GstNnServer *server);
 
 /* Next frame (blocks); NULL when unlocked (flushing) or stopped. */
-GstNnServerFrame *gst_nn_server_pop (GstNnServer * server);
-void gst_nn_server_set_flushing (GstNnServer * server, gboolean flushing);
+GstNnServerFrame *gst_nn_server_pop (GstNnServer *server);
+void gst_nn_server_set_flushing (GstNnServer *server, gboolean flushing);
 
 /* Send ERROR(message) to client_id and drop it (no-op when gone). */
-void gst_nn_server_drop_client (GstNnServer * server, guint64 client_id,
-    const gchar * message);
+void gst_nn_server_drop_client (GstNnServer *server, guint64 client_id,
+    const gchar *message);
 
 /* Send a RESULT to client_id on the server listening on port.  FALSE (not
  * an error for the pipeline) when the client is gone. */
-gboolean gst_nn_server_send_result (guint port, guint64 client_id,
-    guint64 seq, const gchar * caps, GstBuffer * buffer);
+gboolean gst_nn_server_send_result (guint port, guint64 client_id, guint64 seq,
+    const gchar *caps, GstBuffer *buffer);
 
 /* The custom query nnstage asks upstream for the model input shapes (see
  * gstnnstagepart.c); a "shapes" string field holds the answer. */
@@ -76,11 +94,12 @@ gboolean gst_nn_server_send_result (guint port, guint64 client_id,
 /* The served-part key a HELLO is compared with: "" for the whole model, the
  * node list for NODES, the plan stage's node names joined by ',' for PLAN.
  * NULL + error for a plan that does not parse or has no such stage. */
-gchar *gst_nn_server_part_key (guint8 part_kind, const gchar * part,
-    guint stage, GError ** error);
+gchar *gst_nn_server_part_key (guint8 part_kind, const gchar *part, guint stage,
+    GError **error);
 
 /* GstNnServerMeta: which client and frame a buffer answers. */
-typedef struct {
+typedef struct
+{
   GstMeta meta;
   guint64 client_id;
   guint64 seq;
@@ -91,24 +110,23 @@ const GstMetaInfo *gst_nn_server_meta_get_info (void);
 #define GST_NN_SERVER_META_API_TYPE (gst_nn_server_meta_api_get_type ())
 #define gst_buffer_get_nn_server_meta(b) \
   ((GstNnServerMeta *) gst_buffer_get_meta ((b), GST_NN_SERVER_META_API_TYPE))
-GstNnServerMeta *gst_buffer_add_nn_server_meta (GstBuffer * buffer,
+GstNnServerMeta *gst_buffer_add_nn_server_meta (GstBuffer *buffer,
     guint64 client_id, guint64 seq);
 
 /* Wrap the tensors of a parsed FRAME/RESULT as a buffer (one memory per
  * tensor, no copy): takes payload (g_aligned_free'd with the last memory). */
-GstBuffer *gst_nn_remote_frame_to_buffer (const NnpRemoteFrame * frame,
-    guint8 * payload, gsize payload_size);
+GstBuffer *gst_nn_remote_frame_to_buffer (const NnpRemoteFrame *frame,
+    guint8 *payload, gsize payload_size);
 /* Check a parsed frame's caps string against its tensors; the caps (new
  * ref) or NULL + error. */
-GstCaps *gst_nn_remote_frame_caps (const NnpRemoteFrame * frame,
-    GError ** error);
+GstCaps *gst_nn_remote_frame_caps (const NnpRemoteFrame *frame, GError **error);
 /* Describe the tensors of buffer (with fixed other/tensors caps) for
  * nnp_remote_send_frame(): maps each memory into maps[] (unmap with
  * gst_nn_remote_tensors_unmap).  FALSE + error when the sizes do not fit. */
-gboolean gst_nn_remote_tensors_map (GstBuffer * buffer, GstCaps * caps,
-    NnpRemoteTensor * tensors, gint * n_tensors, GstMapInfo * maps,
-    gint * n_maps, GError ** error);
-void gst_nn_remote_tensors_unmap (GstBuffer * buffer, GstMapInfo * maps,
+gboolean gst_nn_remote_tensors_map (GstBuffer *buffer, GstCaps *caps,
+    NnpRemoteTensor *tensors, gint *n_tensors, GstMapInfo *maps, gint *n_maps,
+    GError **error);
+void gst_nn_remote_tensors_unmap (GstBuffer *buffer, GstMapInfo *maps,
     gint n_maps);
 
 G_END_DECLS

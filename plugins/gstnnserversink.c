@@ -49,22 +49,22 @@ struct _GstNnServerSink
 {
   GstBaseSink parent;
 
-  guint port;                   /* property (object lock) */
-  gchar *caps;                  /* current caps as a string (streaming thread) */
-  gsize results;                /* sent (atomic) */
+  guint port;    /* property (object lock) */
+  gchar *caps;   /* current caps as a string (streaming thread) */
+  gsize results; /* sent (atomic) */
 };
 
 G_DEFINE_TYPE (GstNnServerSink, gst_nn_server_sink, GST_TYPE_BASE_SINK);
 GST_ELEMENT_REGISTER_DEFINE (nnserversink, "nnserversink", GST_RANK_NONE,
     GST_TYPE_NN_SERVER_SINK);
 
-static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
-    GST_PAD_SINK, GST_PAD_ALWAYS,
-    GST_STATIC_CAPS (GST_NN_TENSORS_CAPS_TEMPLATE));
+static GstStaticPadTemplate sink_template =
+    GST_STATIC_PAD_TEMPLATE ("sink", GST_PAD_SINK, GST_PAD_ALWAYS,
+        GST_STATIC_CAPS (GST_NN_TENSORS_CAPS_TEMPLATE));
 
 static void
-gst_nn_server_sink_set_property (GObject * object, guint prop_id,
-    const GValue * value, GParamSpec * pspec)
+gst_nn_server_sink_set_property (GObject *object, guint prop_id,
+    const GValue *value, GParamSpec *pspec)
 {
   GstNnServerSink *self = GST_NN_SERVER_SINK (object);
 
@@ -81,8 +81,8 @@ gst_nn_server_sink_set_property (GObject * object, guint prop_id,
 }
 
 static void
-gst_nn_server_sink_get_property (GObject * object, guint prop_id,
-    GValue * value, GParamSpec * pspec)
+gst_nn_server_sink_get_property (GObject *object, guint prop_id, GValue *value,
+    GParamSpec *pspec)
 {
   GstNnServerSink *self = GST_NN_SERVER_SINK (object);
 
@@ -93,7 +93,8 @@ gst_nn_server_sink_get_property (GObject * object, guint prop_id,
       GST_OBJECT_UNLOCK (self);
       break;
     case PROP_RESULTS:
-      g_value_set_uint64 (value, (guint64) g_atomic_pointer_get (&self->results));
+      g_value_set_uint64 (value,
+          (guint64) g_atomic_pointer_get (&self->results));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -102,7 +103,7 @@ gst_nn_server_sink_get_property (GObject * object, guint prop_id,
 }
 
 static gboolean
-gst_nn_server_sink_set_caps (GstBaseSink * sink, GstCaps * caps)
+gst_nn_server_sink_set_caps (GstBaseSink *sink, GstCaps *caps)
 {
   GstNnServerSink *self = GST_NN_SERVER_SINK (sink);
   GstNnTensorsInfo info;
@@ -115,17 +116,16 @@ gst_nn_server_sink_set_caps (GstBaseSink * sink, GstCaps * caps)
   return TRUE;
 
   /* ERRORS */
-bad_caps:
-  {
-    GST_ELEMENT_ERROR (self, STREAM, FORMAT, ("Invalid tensor caps."),
-        ("%s", err->message));
-    g_clear_error (&err);
-    return FALSE;
-  }
+bad_caps : {
+  GST_ELEMENT_ERROR (self, STREAM, FORMAT, ("Invalid tensor caps."),
+      ("%s", err->message));
+  g_clear_error (&err);
+  return FALSE;
+}
 }
 
 static GstFlowReturn
-gst_nn_server_sink_render (GstBaseSink * sink, GstBuffer * buffer)
+gst_nn_server_sink_render (GstBaseSink *sink, GstBuffer *buffer)
 {
   GstNnServerSink *self = GST_NN_SERVER_SINK (sink);
   GstNnServerMeta *meta = gst_buffer_get_nn_server_meta (buffer);
@@ -138,29 +138,27 @@ gst_nn_server_sink_render (GstBaseSink * sink, GstBuffer * buffer)
   GST_OBJECT_LOCK (self);
   port = self->port;
   GST_OBJECT_UNLOCK (self);
-  if (gst_nn_server_send_result (port, meta->client_id, meta->seq,
-          self->caps, buffer))
+  if (gst_nn_server_send_result (port, meta->client_id, meta->seq, self->caps,
+          buffer))
     g_atomic_pointer_add (&self->results, 1);
   return GST_FLOW_OK;
 
   /* ERRORS */
-no_meta:
-  {
-    GST_ELEMENT_ERROR (self, STREAM, FAILED,
-        ("A buffer that did not come from nnserversrc."),
-        ("no GstNnServerMeta on %" GST_PTR_FORMAT, buffer));
-    return GST_FLOW_ERROR;
-  }
-no_caps:
-  {
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("No caps before a buffer."),
-        (NULL));
-    return GST_FLOW_NOT_NEGOTIATED;
-  }
+no_meta : {
+  GST_ELEMENT_ERROR (self, STREAM, FAILED,
+      ("A buffer that did not come from nnserversrc."),
+      ("no GstNnServerMeta on %" GST_PTR_FORMAT, buffer));
+  return GST_FLOW_ERROR;
+}
+no_caps : {
+  GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("No caps before a buffer."),
+      (NULL));
+  return GST_FLOW_NOT_NEGOTIATED;
+}
 }
 
 static gboolean
-gst_nn_server_sink_stop (GstBaseSink * sink)
+gst_nn_server_sink_stop (GstBaseSink *sink)
 {
   GstNnServerSink *self = GST_NN_SERVER_SINK (sink);
 
@@ -169,7 +167,7 @@ gst_nn_server_sink_stop (GstBaseSink * sink)
 }
 
 static void
-gst_nn_server_sink_finalize (GObject * object)
+gst_nn_server_sink_finalize (GObject *object)
 {
   GstNnServerSink *self = GST_NN_SERVER_SINK (object);
 
@@ -178,7 +176,7 @@ gst_nn_server_sink_finalize (GObject * object)
 }
 
 static void
-gst_nn_server_sink_class_init (GstNnServerSinkClass * klass)
+gst_nn_server_sink_class_init (GstNnServerSinkClass *klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
@@ -194,17 +192,19 @@ gst_nn_server_sink_class_init (GstNnServerSinkClass * klass)
   g_object_class_install_property (gobject_class, PROP_PORT,
       g_param_spec_uint ("port", "Port",
           "Port of the nnserversrc whose clients get the results", 0, 65535,
-          DEFAULT_PORT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
+          DEFAULT_PORT,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_RESULTS,
-      g_param_spec_uint64 ("results", "Results", "Results sent", 0,
-          G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+      g_param_spec_uint64 ("results", "Results", "Results sent", 0, G_MAXUINT64,
+          0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_set_static_metadata (element_class,
       "nnpipe remote-stage server sink", "Sink/Network",
       "Sends results back to the nnremote client of each frame (with "
-      "nnserversrc)", "nnpipe");
+      "nnserversrc)",
+      "nnpipe");
 
   base_class->set_caps = GST_DEBUG_FUNCPTR (gst_nn_server_sink_set_caps);
   base_class->render = GST_DEBUG_FUNCPTR (gst_nn_server_sink_render);
@@ -212,7 +212,7 @@ gst_nn_server_sink_class_init (GstNnServerSinkClass * klass)
 }
 
 static void
-gst_nn_server_sink_init (GstNnServerSink * self)
+gst_nn_server_sink_init (GstNnServerSink *self)
 {
   self->port = DEFAULT_PORT;
   gst_base_sink_set_sync (GST_BASE_SINK (self), FALSE);

@@ -73,22 +73,29 @@ struct _GstNnServerSrc
   gchar *tls_cert, *tls_key, *token, *model, *digest, *part, *device;
   guint max_payload, max_queue;
 
-  GstNnServer *server;          /* owned; from start to stop */
-  GstCaps *caps;                /* caps of the last pushed frame */
-  gchar *shapes;                /* its model input shapes (object lock) */
+  GstNnServer *server; /* owned; from start to stop */
+  GstCaps *caps;       /* caps of the last pushed frame */
+  gchar *shapes;       /* its model input shapes (object lock) */
 };
+
+enum
+{
+  SIGNAL_PART_REQUESTED,
+  LAST_SIGNAL
+};
+static guint signals[LAST_SIGNAL];
 
 G_DEFINE_TYPE (GstNnServerSrc, gst_nn_server_src, GST_TYPE_PUSH_SRC);
 GST_ELEMENT_REGISTER_DEFINE (nnserversrc, "nnserversrc", GST_RANK_NONE,
     GST_TYPE_NN_SERVER_SRC);
 
-static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
-    GST_PAD_SRC, GST_PAD_ALWAYS,
-    GST_STATIC_CAPS (GST_NN_TENSORS_CAPS_TEMPLATE));
+static GstStaticPadTemplate src_template =
+    GST_STATIC_PAD_TEMPLATE ("src", GST_PAD_SRC, GST_PAD_ALWAYS,
+        GST_STATIC_CAPS (GST_NN_TENSORS_CAPS_TEMPLATE));
 
 static void
-gst_nn_server_src_set_property (GObject * object, guint prop_id,
-    const GValue * value, GParamSpec * pspec)
+gst_nn_server_src_set_property (GObject *object, guint prop_id,
+    const GValue *value, GParamSpec *pspec)
 {
   GstNnServerSrc *self = GST_NN_SERVER_SRC (object);
   gchar **str = NULL;
@@ -140,8 +147,8 @@ gst_nn_server_src_set_property (GObject * object, guint prop_id,
 }
 
 static void
-gst_nn_server_src_get_property (GObject * object, guint prop_id,
-    GValue * value, GParamSpec * pspec)
+gst_nn_server_src_get_property (GObject *object, guint prop_id, GValue *value,
+    GParamSpec *pspec)
 {
   GstNnServerSrc *self = GST_NN_SERVER_SRC (object);
 
@@ -154,8 +161,8 @@ gst_nn_server_src_get_property (GObject * object, guint prop_id,
       g_value_set_uint (value, self->port);
       break;
     case PROP_CURRENT_PORT:
-      g_value_set_uint (value, self->server ?
-          gst_nn_server_get_port (self->server) : 0);
+      g_value_set_uint (value,
+          self->server ? gst_nn_server_get_port (self->server) : 0);
       break;
     case PROP_TLS_CERTIFICATE:
       g_value_set_string (value, self->tls_cert);
@@ -185,8 +192,8 @@ gst_nn_server_src_get_property (GObject * object, guint prop_id,
       g_value_set_uint (value, self->max_queue);
       break;
     case PROP_CLIENTS:
-      g_value_set_uint (value, self->server ?
-          gst_nn_server_get_n_clients (self->server) : 0);
+      g_value_set_uint (value,
+          self->server ? gst_nn_server_get_n_clients (self->server) : 0);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -195,8 +202,16 @@ gst_nn_server_src_get_property (GObject * object, guint prop_id,
   GST_OBJECT_UNLOCK (self);
 }
 
+static void
+part_requested (guint8 part_kind, const gchar *part, guint stage,
+    const gchar *key, gpointer data)
+{
+  g_signal_emit (data, signals[SIGNAL_PART_REQUESTED], 0, (guint) part_kind,
+      part, stage, key);
+}
+
 static gboolean
-gst_nn_server_src_start (GstBaseSrc * src)
+gst_nn_server_src_start (GstBaseSrc *src)
 {
   GstNnServerSrc *self = GST_NN_SERVER_SRC (src);
   GstNnServerConfig config = { 0 };
@@ -233,44 +248,31 @@ gst_nn_server_src_start (GstBaseSrc * src)
   GST_OBJECT_LOCK (self);
   self->server = server;
   GST_OBJECT_UNLOCK (self);
-  g_free (config.host);
-  g_free (config.tls_cert_file);
-  g_free (config.tls_key_file);
-  g_free (config.token);
-  g_free (config.digest);
-  g_free (config.part);
-  g_free (config.model);
-  g_free (config.device);
+  if (g_signal_has_handler_pending (self, signals[SIGNAL_PART_REQUESTED], 0,
+          FALSE))
+    gst_nn_server_set_part_func (server, part_requested, self);
+  gst_nn_server_config_clear (&config);
   return TRUE;
 
   /* ERRORS */
-no_model:
-  {
-    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ,
-        ("Cannot load the model '%s'.", config.model), ("%s", err->message));
-    goto fail;
-  }
-no_server:
-  {
-    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ,
-        ("Cannot start the server."), ("%s", err->message));
-    goto fail;
-  }
+no_model : {
+  GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ,
+      ("Cannot load the model '%s'.", config.model), ("%s", err->message));
+  goto fail;
+}
+no_server : {
+  GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ, ("Cannot start the server."),
+      ("%s", err->message));
+  goto fail;
+}
 fail:
   g_clear_error (&err);
-  g_free (config.host);
-  g_free (config.tls_cert_file);
-  g_free (config.tls_key_file);
-  g_free (config.token);
-  g_free (config.digest);
-  g_free (config.part);
-  g_free (config.model);
-  g_free (config.device);
+  gst_nn_server_config_clear (&config);
   return FALSE;
 }
 
 static gboolean
-gst_nn_server_src_stop (GstBaseSrc * src)
+gst_nn_server_src_stop (GstBaseSrc *src)
 {
   GstNnServerSrc *self = GST_NN_SERVER_SRC (src);
   GstNnServer *server;
@@ -289,7 +291,7 @@ gst_nn_server_src_stop (GstBaseSrc * src)
 /* A later part asks which model input shapes the tensors come from: the
  * client's, sent with the frame being pushed. */
 static gboolean
-gst_nn_server_src_query (GstBaseSrc * src, GstQuery * query)
+gst_nn_server_src_query (GstBaseSrc *src, GstQuery *query)
 {
   GstNnServerSrc *self = GST_NN_SERVER_SRC (src);
   const GstStructure *s = gst_query_get_structure (query);
@@ -306,12 +308,12 @@ gst_nn_server_src_query (GstBaseSrc * src, GstQuery * query)
     GST_OBJECT_UNLOCK (self);
     return answered;
   }
-  return GST_BASE_SRC_CLASS (gst_nn_server_src_parent_class)->query (src,
-      query);
+  return GST_BASE_SRC_CLASS (gst_nn_server_src_parent_class)
+      ->query (src, query);
 }
 
 static gboolean
-gst_nn_server_src_unlock (GstBaseSrc * src)
+gst_nn_server_src_unlock (GstBaseSrc *src)
 {
   GstNnServerSrc *self = GST_NN_SERVER_SRC (src);
 
@@ -321,7 +323,7 @@ gst_nn_server_src_unlock (GstBaseSrc * src)
 }
 
 static gboolean
-gst_nn_server_src_unlock_stop (GstBaseSrc * src)
+gst_nn_server_src_unlock_stop (GstBaseSrc *src)
 {
   GstNnServerSrc *self = GST_NN_SERVER_SRC (src);
 
@@ -332,13 +334,13 @@ gst_nn_server_src_unlock_stop (GstBaseSrc * src)
 
 /* The caps come with the frames (create sets them): nothing to choose here. */
 static gboolean
-gst_nn_server_src_negotiate (GstBaseSrc * src)
+gst_nn_server_src_negotiate (GstBaseSrc *src)
 {
   return TRUE;
 }
 
 static GstFlowReturn
-gst_nn_server_src_create (GstPushSrc * src, GstBuffer ** buf)
+gst_nn_server_src_create (GstPushSrc *src, GstBuffer **buf)
 {
   GstNnServerSrc *self = GST_NN_SERVER_SRC (src);
   GstNnServerFrame *f = gst_nn_server_pop (self->server);
@@ -354,7 +356,8 @@ gst_nn_server_src_create (GstPushSrc * src, GstBuffer ** buf)
     GST_DEBUG_OBJECT (self, "caps %" GST_PTR_FORMAT, f->caps);
     if (!gst_base_src_set_caps (GST_BASE_SRC (self), f->caps)) {
       gchar *msg = g_strdup_printf ("the served stage refuses the frame caps "
-          "%" GST_PTR_FORMAT, f->caps);
+                                    "%" GST_PTR_FORMAT,
+          f->caps);
 
       /* the client would wait for a result that cannot come: drop it */
       GST_WARNING_OBJECT (self, "client %" G_GUINT64_FORMAT ": %s",
@@ -373,7 +376,7 @@ gst_nn_server_src_create (GstPushSrc * src, GstBuffer ** buf)
 }
 
 static void
-gst_nn_server_src_finalize (GObject * object)
+gst_nn_server_src_finalize (GObject *object)
 {
   GstNnServerSrc *self = GST_NN_SERVER_SRC (object);
 
@@ -390,14 +393,14 @@ gst_nn_server_src_finalize (GObject * object)
 }
 
 static void
-gst_nn_server_src_class_init (GstNnServerSrcClass * klass)
+gst_nn_server_src_class_init (GstNnServerSrcClass *klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
   GstBaseSrcClass *base_class = GST_BASE_SRC_CLASS (klass);
   GstPushSrcClass *push_class = GST_PUSH_SRC_CLASS (klass);
-  const GParamFlags rw = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-      GST_PARAM_MUTABLE_READY;
+  const GParamFlags rw =
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY;
   const GParamFlags ro = G_PARAM_READABLE | G_PARAM_STATIC_STRINGS;
 
   GST_DEBUG_CATEGORY_INIT (gst_nn_server_src_debug, "nnserversrc", 0,
@@ -420,7 +423,8 @@ gst_nn_server_src_class_init (GstNnServerSrcClass * klass)
   g_object_class_install_property (gobject_class, PROP_TLS_CERTIFICATE,
       g_param_spec_string ("tls-certificate", "TLS certificate",
           "PEM file with the server certificate (and the key unless tls-key "
-          "is set); clients then talk TLS", NULL, rw));
+          "is set); clients then talk TLS",
+          NULL, rw));
   g_object_class_install_property (gobject_class, PROP_TLS_KEY,
       g_param_spec_string ("tls-key", "TLS key",
           "PEM file with the certificate's private key", NULL, rw));
@@ -430,7 +434,8 @@ gst_nn_server_src_class_init (GstNnServerSrcClass * klass)
   g_object_class_install_property (gobject_class, PROP_MODEL,
       g_param_spec_string ("model", "Model",
           "ONNX model served: clients must name its digest; answers COST "
-          "queries", NULL, rw));
+          "queries",
+          NULL, rw));
   g_object_class_install_property (gobject_class, PROP_DIGEST,
       g_param_spec_string ("digest", "Digest",
           "Model digest (SHA-256, hex) clients must name (default: model's)",
@@ -447,20 +452,39 @@ gst_nn_server_src_class_init (GstNnServerSrcClass * klass)
   g_object_class_install_property (gobject_class, PROP_MAX_PAYLOAD,
       g_param_spec_uint ("max-payload", "Max payload",
           "Largest message accepted (bytes); larger ones are refused before "
-          "allocation", 1024, G_MAXUINT32, DEFAULT_MAX_PAYLOAD, rw));
+          "allocation",
+          1024, G_MAXUINT32, DEFAULT_MAX_PAYLOAD, rw));
   g_object_class_install_property (gobject_class, PROP_MAX_QUEUE,
       g_param_spec_uint ("max-queue", "Max queue",
           "Frames of all clients queued for the pipeline; beyond it clients "
-          "wait (TCP backpressure)", 1, 1024, DEFAULT_MAX_QUEUE, rw));
+          "wait (TCP backpressure)",
+          1, 1024, DEFAULT_MAX_QUEUE, rw));
   g_object_class_install_property (gobject_class, PROP_CLIENTS,
       g_param_spec_uint ("clients", "Clients", "Clients connected now", 0,
           G_MAXUINT, 0, ro));
 
+  /**
+   * GstNnServerSrc::part-requested:
+   * @src: the nnserversrc
+   * @part_kind: 0 whole model, 1 a nodes= list, 2 a plan stage
+   * @part: the nodes= list or the plan (JSON)
+   * @stage: the plan's stage
+   * @key: the part as node names (the part property of an nnserversrc
+   *   serving it)
+   *
+   * A client asks for a part no nnserversrc of this port serves (emitted
+   * from the client's thread; only when a handler is connected before
+   * start).  The handler may start a pipeline with `nnserversrc port=P
+   * part=KEY` before it returns; the client then talks to it.
+   */
+  signals[SIGNAL_PART_REQUESTED] = g_signal_new ("part-requested",
+      G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+      G_TYPE_NONE, 4, G_TYPE_UINT, G_TYPE_STRING, G_TYPE_UINT, G_TYPE_STRING);
+
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class,
       "nnpipe remote-stage server source", "Source/Network",
-      "Receives tensors from nnremote clients (with nnserversink)",
-      "nnpipe");
+      "Receives tensors from nnremote clients (with nnserversink)", "nnpipe");
 
   base_class->start = GST_DEBUG_FUNCPTR (gst_nn_server_src_start);
   base_class->stop = GST_DEBUG_FUNCPTR (gst_nn_server_src_stop);
@@ -472,7 +496,7 @@ gst_nn_server_src_class_init (GstNnServerSrcClass * klass)
 }
 
 static void
-gst_nn_server_src_init (GstNnServerSrc * self)
+gst_nn_server_src_init (GstNnServerSrc *self)
 {
   self->host = g_strdup (DEFAULT_HOST);
   self->port = DEFAULT_PORT;

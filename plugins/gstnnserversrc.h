@@ -14,8 +14,8 @@ G_DECLARE_FINAL_TYPE (GstNnServerSrc, gst_nn_server_src, GST, NN_SERVER_SRC,
     GstPushSrc)
 
 #define GST_TYPE_NN_SERVER_SINK (gst_nn_server_sink_get_type ())
-G_DECLARE_FINAL_TYPE (GstNnServerSink, gst_nn_server_sink, GST,
-    NN_SERVER_SINK, GstBaseSink)
+G_DECLARE_FINAL_TYPE (GstNnServerSink, gst_nn_server_sink, GST, NN_SERVER_SINK,
+    GstBaseSink)
 
 GST_ELEMENT_REGISTER_DECLARE (nnserversrc);
 GST_ELEMENT_REGISTER_DECLARE (nnserversink);

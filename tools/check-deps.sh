@@ -67,6 +67,7 @@ element   filesrc                                    libgstreamer1.0-0
 element   filesink                                   libgstreamer1.0-0
 element   fakesink                                   libgstreamer1.0-0
 element   queue                                      libgstreamer1.0-0
+element   identity                                   libgstreamer1.0-0
 element   capsfilter                                 libgstreamer1.0-0
 element   videotestsrc                               gstreamer1.0-plugins-base
 element   videoconvert                               gstreamer1.0-plugins-base
@@ -101,6 +102,9 @@ file      /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf  fonts-dejavu-core
 # the libFuzzer harnesses (tests/fuzz/, tools/test.sh's fuzz smoke) build with clang
 cmd       clang                                      clang
 file      /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a  libclang-rt-14-dev
+# remote stages (docs/remote.md): TLS for GIO, certificates in tests/plugins/test-remote.sh
+deb       -                                          glib-networking
+cmd       openssl                                    openssl
 cmd       python3                                    python3
 cmd       /usr/bin/python3                           python3
 py        numpy                                      python3-numpy

@@ -7,6 +7,9 @@
  *                         platform in platform order (as `clinfo -l` lists them)
  *   "opencl:NAME"         the first OpenCL device whose name or platform name
  *                         contains NAME (case-insensitive), e.g. "opencl:H100"
+ *   "remote://H:P[|H:P]"  a stage on an nnpipe server (docs/remote.md): nnpipeline
+ *                         runs it in an nnremote element; nnp_device_open() refuses it,
+ *                         the partitioner plans it like a CPU stage
  *
  * nnp_device_open() returns one shared object per physical device: every
  * stage (and every element) of a process that opens "opencl:0" shares one

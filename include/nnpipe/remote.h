@@ -63,24 +63,24 @@ typedef struct {
 /* Parse NNP_REMOTE_HEADER_SIZE bytes.  Checks the magic, the version (a
  * different one: NNP_ERROR_UNSUPPORTED "protocol version 7, this side speaks
  * 1"), the type, the reserved fields and length <= max_payload. */
-gboolean nnp_remote_header_parse (const guint8 *data, guint32 max_payload,
-                                  NnpRemoteHeader *header, GError **error);
+gboolean nnp_remote_header_parse (const guint8 *data, guint32 max_payload, NnpRemoteHeader *header,
+                                  GError **error);
 void nnp_remote_header_write (guint8 *out, NnpRemoteType type, guint64 seq, guint32 length);
 
 /* Which part of the model a client asks for. */
 typedef enum {
-  NNP_REMOTE_PART_WHOLE = 0,  /* the whole model */
-  NNP_REMOTE_PART_NODES = 1,  /* part = an nnstage nodes= string ("a,b,c", "first..last") */
-  NNP_REMOTE_PART_PLAN = 2,   /* part = a plan (JSON), stage = the stage to run */
+  NNP_REMOTE_PART_WHOLE = 0, /* the whole model */
+  NNP_REMOTE_PART_NODES = 1, /* part = an nnstage nodes= string ("a,b,c", "first..last") */
+  NNP_REMOTE_PART_PLAN = 2,  /* part = a plan (JSON), stage = the stage to run */
 } NnpRemotePartKind;
 
 typedef struct {
-  guint32 version;     /* NNP_REMOTE_VERSION of the client */
-  char *digest;        /* SHA-256 of the model file, hex */
-  guint8 part_kind;    /* NnpRemotePartKind */
-  char *part;          /* "" for WHOLE */
-  guint32 stage;       /* PLAN: the stage index */
-  char *token;         /* shared secret, "" for none */
+  guint32 version;  /* NNP_REMOTE_VERSION of the client */
+  char *digest;     /* SHA-256 of the model file, hex */
+  guint8 part_kind; /* NnpRemotePartKind */
+  char *part;       /* "" for WHOLE */
+  guint32 stage;    /* PLAN: the stage index */
+  char *token;      /* shared secret, "" for none */
 } NnpRemoteHello;
 
 /* Encoded payload (g_free), length in *size. */
@@ -93,18 +93,18 @@ void nnp_remote_hello_clear (NnpRemoteHello *hello);
  * payload (borrowed) at a multiple of NNP_REMOTE_ALIGN bytes from its start. */
 typedef struct {
   NnpDType dtype;
-  NnpShape shape;     /* ONNX order, every dim known */
-  gsize nbytes;       /* numel * dtype size */
-  gsize offset;       /* of the data in the payload */
+  NnpShape shape; /* ONNX order, every dim known */
+  gsize nbytes;   /* numel * dtype size */
+  gsize offset;   /* of the data in the payload */
   const guint8 *data;
 } NnpRemoteTensor;
 
 typedef struct {
-  char *caps;         /* the GStreamer caps of the tensors (other/tensors), owned */
-  char *shapes;       /* the model input shapes the tensors come from, as nnstage's
+  char *caps;    /* the GStreamer caps of the tensors (other/tensors), owned */
+  char *shapes;  /* the model input shapes the tensors come from, as nnstage's
                        * shapes query answers them ("1x3x48x160;1x4"), or "";
                        * owned.  A later part needs them to specialise the model */
-  int n_tensors;      /* 1..NNP_REMOTE_MAX_TENSORS */
+  int n_tensors; /* 1..NNP_REMOTE_MAX_TENSORS */
   NnpRemoteTensor tensors[NNP_REMOTE_MAX_TENSORS];
 } NnpRemoteFrame;
 
@@ -125,10 +125,10 @@ guint8 *nnp_remote_frame_encode_head (NnpRemoteType type, guint64 seq, const cha
                                       gsize *head_size, guint32 *payload_size, GError **error);
 
 typedef struct {
-  guint8 part_kind;   /* as in HELLO */
+  guint8 part_kind; /* as in HELLO */
   char *part;
   guint32 stage;
-  char *shapes;       /* input shapes, "x=1,3,640,640;y=1,4" ("" = the model's static ones) */
+  char *shapes; /* input shapes, "x=1,3,640,640;y=1,4" ("" = the model's static ones) */
 } NnpRemoteCostQuery;
 
 guint8 *nnp_remote_cost_query_encode (const NnpRemoteCostQuery *query, gsize *size);
@@ -137,10 +137,10 @@ gboolean nnp_remote_cost_query_parse (const guint8 *data, gsize size, NnpRemoteC
 void nnp_remote_cost_query_clear (NnpRemoteCostQuery *query);
 
 typedef struct {
-  char *device;       /* the server's device ("cpu:1") */
+  char *device; /* the server's device ("cpu:1") */
   int n_nodes;
-  char **names;       /* node names of the specialised graph, in topological order */
-  double *ms;         /* predicted milliseconds of each node on the server's device */
+  char **names; /* node names of the specialised graph, in topological order */
+  double *ms;   /* predicted milliseconds of each node on the server's device */
 } NnpRemoteCostReply;
 
 guint8 *nnp_remote_cost_reply_encode (const NnpRemoteCostReply *reply, gsize *size);
@@ -160,8 +160,9 @@ gboolean nnp_remote_send (GOutputStream *out, NnpRemoteType type, guint64 seq,
                           GError **error);
 /* Write a FRAME or RESULT without copying the tensors' data. */
 gboolean nnp_remote_send_frame (GOutputStream *out, NnpRemoteType type, guint64 seq,
-                                const char *caps, const char *shapes, int n_tensors, NnpRemoteTensor *tensors,
-                                GCancellable *cancellable, GError **error);
+                                const char *caps, const char *shapes, int n_tensors,
+                                NnpRemoteTensor *tensors, GCancellable *cancellable,
+                                GError **error);
 /* Read one message.  The payload (NNP_REMOTE_ALIGN-aligned, free with
  * g_aligned_free(); NULL when empty) is allocated only after the header has
  * been checked against max_payload.  A connection closed before a header:

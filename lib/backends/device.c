@@ -6,6 +6,7 @@
  * kept in a registry while referenced. */
 #include <nnpipe/device.h>
 #include <nnpipe/log.h>
+#include <nnpipe/remote.h>
 
 #include "backends/cpu/cpu.h"
 #ifdef NNP_HAVE_OPENCL
@@ -40,6 +41,27 @@ nnp_device_spec_parse (const char *text, char **device_out, int *threads_out, GE
   int threads = 0;
   gboolean known;
 
+  if (g_ascii_strncasecmp (item, "remote://", 9) == 0) {
+    /* a stage on an nnpipe server: "remote://HOST:PORT[|HOST:PORT...]" (docs/remote.md) */
+    g_auto (GStrv) hosts = g_strsplit (item + 9, "|", 64);
+    for (int i = 0; hosts[i] != NULL; i++) {
+      g_autofree char *host = NULL;
+      guint16 port;
+      GError *err = NULL;
+      if (!nnp_remote_address_parse (hosts[i], &host, &port, &err)) {
+        g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "invalid device '%s': %s", text,
+                     err->message);
+        g_error_free (err);
+        return FALSE;
+      }
+    }
+    memcpy (item, "remote://", 9);
+    if (device_out)
+      *device_out = g_strdup (item);
+    if (threads_out)
+      *threads_out = 0;
+    return TRUE;
+  }
   if (g_ascii_strncasecmp (item, "opencl", 6) == 0 && (item[6] == '\0' || item[6] == ':')) {
     /* "opencl:N" / "opencl:NAME": the whole item names the device */
     if (item[6] == ':' && item[7] == '\0')
@@ -71,8 +93,8 @@ malformed:
     *colon = '\0';
   known = g_ascii_strcasecmp (item, "cpu") == 0 || g_ascii_strncasecmp (item, "opencl", 6) == 0;
   g_set_error (error, NNP_ERROR, known ? NNP_ERROR_INVALID : NNP_ERROR_DEVICE,
-               "invalid device '%s': expected cpu, cpu:THREADS (1..%d), opencl, opencl:N or "
-               "opencl:NAME", text ? text : "", MAX_SPEC_THREADS);
+               "invalid device '%s': expected cpu, cpu:THREADS (1..%d), opencl, opencl:N, "
+               "opencl:NAME or remote://HOST:PORT", text ? text : "", MAX_SPEC_THREADS);
   return FALSE;
 }
 
@@ -93,6 +115,11 @@ nnp_device_open (const char *spec, GError **error)
   }
   if (strcmp (device, "cpu") == 0)
     return &cpu_device;
+  if (g_str_has_prefix (device, "remote://")) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE, "device '%s' is a remote stage: it runs "
+                 "in an nnremote element (nnpipeline builds one), not in this process", spec);
+    return NULL;
+  }
   {
 #ifdef NNP_HAVE_OPENCL
     NnpOclDevice *ocl = nnp_ocl_device_open (device, error);

@@ -69,7 +69,8 @@ nnp_partition_open_device (const char *spec, GError **error)
   g_autofree char *key = g_ascii_strdown (spec ? spec : "cpu", -1);
   OpenedDevice *o;
 
-  if (strcmp (key, "cpu") == 0)
+  /* a remote stage is planned as a CPU stage here (its costs: docs/remote.md) */
+  if (strcmp (key, "cpu") == 0 || g_str_has_prefix (key, "remote://"))
     return nnp_device_open ("cpu", error);   /* static object */
   g_mutex_lock (&opened_lock);
   if (opened == NULL)

@@ -27,8 +27,8 @@ parse_shapes (const char *text, char ***parts, int *n, GError **error)
     if (item[0] == '\0')
       continue;
     if (eq == NULL || eq == item) {
-      g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
-                   "input shape '%s': expected NAME=D0,D1,...", item);
+      g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "input shape '%s': expected NAME=D0,D1,...",
+                   item);
       g_free (shapes);
       return NULL;
     }
@@ -49,8 +49,8 @@ parse_shapes (const char *text, char ***parts, int *n, GError **error)
       gint64 v = g_ascii_strtoll (dims[d], &end, 10);
       if (end == dims[d] || *end != '\0' || v < 1 || v > (1 << 24)) {
         g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
-                     "input shape of '%s': dimension '%s' is not an integer in 1..16777216",
-                     item, dims[d]);
+                     "input shape of '%s': dimension '%s' is not an integer in 1..16777216", item,
+                     dims[d]);
         g_strfreev (dims);
         g_free (shapes);
         return NULL;
@@ -133,9 +133,8 @@ select_part (const NnpRemoteCostQuery *q, const NnpGraph *graph, gboolean *sel, 
 }
 
 gboolean
-nnp_remote_cost_answer (const char *model_path, const char *device,
-                        const NnpRemoteCostQuery *query, NnpRemoteCostReply *reply,
-                        GError **error)
+nnp_remote_cost_answer (const char *model_path, const char *device, const NnpRemoteCostQuery *query,
+                        NnpRemoteCostReply *reply, GError **error)
 {
   g_autoptr (NnpModel) model = NULL;
   NnpGraph *graph = NULL;

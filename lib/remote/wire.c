@@ -96,8 +96,8 @@ w_finish (GByteArray *b, gsize *size)
 typedef struct {
   const guint8 *data;
   gsize size, pos;
-  const char *what;   /* "HELLO", ... for messages */
-  GError *error;      /* the first failure */
+  const char *what; /* "HELLO", ... for messages */
+  GError *error;    /* the first failure */
 } NnpRd;
 
 static void
@@ -110,8 +110,7 @@ rd_init (NnpRd *r, const guint8 *data, gsize size, const char *what)
   r->error = NULL;
 }
 
-static void G_GNUC_PRINTF (2, 3)
-rd_fail (NnpRd *r, const char *fmt, ...)
+static void G_GNUC_PRINTF (2, 3) rd_fail (NnpRd *r, const char *fmt, ...)
 {
   va_list ap;
   char *msg;
@@ -121,8 +120,9 @@ rd_fail (NnpRd *r, const char *fmt, ...)
   va_start (ap, fmt);
   msg = g_strdup_vprintf (fmt, ap);
   va_end (ap);
-  r->error = g_error_new (NNP_ERROR, NNP_ERROR_PARSE, "malformed %s message at byte %"
-                          G_GSIZE_FORMAT ": %s", r->what, r->pos, msg);
+  r->error =
+      g_error_new (NNP_ERROR, NNP_ERROR_PARSE,
+                   "malformed %s message at byte %" G_GSIZE_FORMAT ": %s", r->what, r->pos, msg);
   g_free (msg);
 }
 
@@ -215,8 +215,8 @@ rd_end (NnpRd *r, GError **error)
 const char *
 nnp_remote_type_name (int type)
 {
-  static const char *const names[] = { NULL, "HELLO", "HELLO-OK", "ERROR", "FRAME", "RESULT",
-    "PING", "PONG", "COST", "COST-REPLY" };
+  static const char *const names[] = { NULL,     "HELLO", "HELLO-OK", "ERROR", "FRAME",
+                                       "RESULT", "PING",  "PONG",     "COST",  "COST-REPLY" };
 
   if (type >= 1 && type < (int) G_N_ELEMENTS (names))
     return names[type];
@@ -262,8 +262,8 @@ nnp_remote_header_parse (const guint8 *data, guint32 max_payload, NnpRemoteHeade
     return FALSE;
   }
   if (header->flags != 0 || get_u32 (data + 20) != 0) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE,
-                 "%s message with reserved header bits set", nnp_remote_type_name (header->type));
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE, "%s message with reserved header bits set",
+                 nnp_remote_type_name (header->type));
     return FALSE;
   }
   if (header->length > max_payload) {
@@ -276,6 +276,30 @@ nnp_remote_header_parse (const guint8 *data, guint32 max_payload, NnpRemoteHeade
 }
 
 /* ------------------------------------------------------------ strings, HELLO */
+
+/* The part of HELLO and COST: u8 kind, string part, u32 stage. */
+static void
+w_part (GByteArray *b, guint8 kind, const char *part, guint32 stage)
+{
+  w_u8 (b, kind);
+  w_str (b, part);
+  w_u32 (b, stage);
+}
+
+static void
+rd_part (NnpRd *r, guint8 *kind, char **part, guint32 *stage)
+{
+  *kind = rd_u8 (r, "part kind");
+  *part = rd_str (r, "part");
+  *stage = rd_u32 (r, "stage");
+  if (r->error)
+    return;
+  if (*kind > NNP_REMOTE_PART_PLAN)
+    rd_fail (r, "unknown part kind %u", *kind);
+  else if (*kind != NNP_REMOTE_PART_WHOLE && (*part)[0] == '\0')
+    rd_fail (r, "empty part for part kind %u", *kind);
+}
+
 
 guint8 *
 nnp_remote_string_encode (const char *text, gsize *size)
@@ -307,9 +331,7 @@ nnp_remote_hello_encode (const NnpRemoteHello *hello, gsize *size)
 
   w_u32 (b, hello->version);
   w_str (b, hello->digest);
-  w_u8 (b, hello->part_kind);
-  w_str (b, hello->part);
-  w_u32 (b, hello->stage);
+  w_part (b, hello->part_kind, hello->part, hello->stage);
   w_str (b, hello->token);
   return w_finish (b, size);
 }
@@ -322,22 +344,6 @@ nnp_remote_hello_clear (NnpRemoteHello *hello)
   g_clear_pointer (&hello->token, g_free);
 }
 
-static gboolean
-check_part (NnpRd *r, guint8 kind, const char *part)
-{
-  if (r->error)
-    return FALSE;
-  if (kind > NNP_REMOTE_PART_PLAN) {
-    rd_fail (r, "unknown part kind %u", kind);
-    return FALSE;
-  }
-  if (kind != NNP_REMOTE_PART_WHOLE && part[0] == '\0') {
-    rd_fail (r, "empty part for part kind %u", kind);
-    return FALSE;
-  }
-  return TRUE;
-}
-
 gboolean
 nnp_remote_hello_parse (const guint8 *data, gsize size, NnpRemoteHello *hello, GError **error)
 {
@@ -347,14 +353,11 @@ nnp_remote_hello_parse (const guint8 *data, gsize size, NnpRemoteHello *hello, G
   rd_init (&r, data, size, "HELLO");
   hello->version = rd_u32 (&r, "version");
   hello->digest = rd_str (&r, "digest");
-  hello->part_kind = rd_u8 (&r, "part kind");
-  hello->part = rd_str (&r, "part");
-  hello->stage = rd_u32 (&r, "stage");
+  rd_part (&r, &hello->part_kind, &hello->part, &hello->stage);
   hello->token = rd_str (&r, "token");
   if (!r.error && hello->version != NNP_REMOTE_VERSION)
     rd_fail (&r, "client speaks protocol version %u, this server %u", hello->version,
              NNP_REMOTE_VERSION);
-  check_part (&r, hello->part_kind, hello->part);
   if (!rd_end (&r, error)) {
     nnp_remote_hello_clear (hello);
     return FALSE;
@@ -369,9 +372,8 @@ nnp_remote_hello_parse (const guint8 *data, gsize size, NnpRemoteHello *hello, G
 #define MAX_DIM ((guint64) 1 << 40)
 
 guint8 *
-nnp_remote_frame_encode_head (NnpRemoteType type, guint64 seq, const char *caps,
-                              const char *shapes, int n_tensors,
-                              NnpRemoteTensor *tensors, gsize *head_size,
+nnp_remote_frame_encode_head (NnpRemoteType type, guint64 seq, const char *caps, const char *shapes,
+                              int n_tensors, NnpRemoteTensor *tensors, gsize *head_size,
                               guint32 *payload_size, GError **error)
 {
   GByteArray *b = g_byte_array_new ();
@@ -484,14 +486,17 @@ nnp_remote_frame_parse (const guint8 *data, gsize size, NnpRemoteFrame *frame, G
     if (r.error)
       break;
     if (nbytes != numel * esize) {
-      rd_fail (&r, "tensor %u: %" G_GUINT64_FORMAT " bytes for %" G_GUINT64_FORMAT
-               " elements of %" G_GSIZE_FORMAT " bytes", i, nbytes, numel, esize);
+      rd_fail (&r,
+               "tensor %u: %" G_GUINT64_FORMAT " bytes for %" G_GUINT64_FORMAT
+               " elements of %" G_GSIZE_FORMAT " bytes",
+               i, nbytes, numel, esize);
       break;
     }
     if (off % NNP_REMOTE_ALIGN != 0 || off > size || nbytes > size - off) {
-      rd_fail (&r, "tensor %u: data at %" G_GUINT64_FORMAT " + %" G_GUINT64_FORMAT
-               " bytes is not an aligned range of the %" G_GSIZE_FORMAT "-byte payload", i, off,
-               nbytes, size);
+      rd_fail (&r,
+               "tensor %u: data at %" G_GUINT64_FORMAT " + %" G_GUINT64_FORMAT
+               " bytes is not an aligned range of the %" G_GSIZE_FORMAT "-byte payload",
+               i, off, nbytes, size);
       break;
     }
     t->offset = off;
@@ -504,8 +509,10 @@ nnp_remote_frame_parse (const guint8 *data, gsize size, NnpRemoteFrame *frame, G
     for (guint32 i = 0; i < n; i++) {
       const NnpRemoteTensor *t = &frame->tensors[i];
       if (t->offset < data_end || t->offset - data_end >= NNP_REMOTE_ALIGN) {
-        rd_fail (&r, "tensor %u: data at %" G_GSIZE_FORMAT ", expected the next aligned offset"
-                 " after %" G_GSIZE_FORMAT, i, t->offset, data_end);
+        rd_fail (&r,
+                 "tensor %u: data at %" G_GSIZE_FORMAT ", expected the next aligned offset"
+                 " after %" G_GSIZE_FORMAT,
+                 i, t->offset, data_end);
         break;
       }
       data_end = t->offset + t->nbytes;
@@ -528,9 +535,7 @@ nnp_remote_cost_query_encode (const NnpRemoteCostQuery *query, gsize *size)
 {
   GByteArray *b = g_byte_array_new ();
 
-  w_u8 (b, query->part_kind);
-  w_str (b, query->part);
-  w_u32 (b, query->stage);
+  w_part (b, query->part_kind, query->part, query->stage);
   w_str (b, query->shapes);
   return w_finish (b, size);
 }
@@ -550,11 +555,8 @@ nnp_remote_cost_query_parse (const guint8 *data, gsize size, NnpRemoteCostQuery 
 
   memset (query, 0, sizeof *query);
   rd_init (&r, data, size, "COST");
-  query->part_kind = rd_u8 (&r, "part kind");
-  query->part = rd_str (&r, "part");
-  query->stage = rd_u32 (&r, "stage");
+  rd_part (&r, &query->part_kind, &query->part, &query->stage);
   query->shapes = rd_str (&r, "shapes");
-  check_part (&r, query->part_kind, query->part);
   if (!rd_end (&r, error)) {
     nnp_remote_cost_query_clear (query);
     return FALSE;
@@ -631,8 +633,9 @@ nnp_remote_send (GOutputStream *out, NnpRemoteType type, guint64 seq, const guin
   GOutputVector v[2] = { { hdr, sizeof hdr }, { payload, size } };
 
   if (size > G_MAXUINT32) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "a %s payload of %" G_GSIZE_FORMAT
-                 " bytes does not fit a message", nnp_remote_type_name (type), size);
+    g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
+                 "a %s payload of %" G_GSIZE_FORMAT " bytes does not fit a message",
+                 nnp_remote_type_name (type), size);
     return FALSE;
   }
   nnp_remote_header_write (hdr, type, seq, (guint32) size);
@@ -641,8 +644,8 @@ nnp_remote_send (GOutputStream *out, NnpRemoteType type, guint64 seq, const guin
 
 gboolean
 nnp_remote_send_frame (GOutputStream *out, NnpRemoteType type, guint64 seq, const char *caps,
-                       const char *shapes, int n_tensors, NnpRemoteTensor *tensors, GCancellable *cancellable,
-                       GError **error)
+                       const char *shapes, int n_tensors, NnpRemoteTensor *tensors,
+                       GCancellable *cancellable, GError **error)
 {
   static const guint8 zeros[NNP_REMOTE_ALIGN] = { 0 };
   GOutputVector v[1 + 2 * NNP_REMOTE_MAX_TENSORS];
@@ -674,8 +677,8 @@ nnp_remote_send_frame (GOutputStream *out, NnpRemoteType type, guint64 seq, cons
 }
 
 gboolean
-nnp_remote_recv (GInputStream *in, guint32 max_payload, NnpRemoteHeader *header,
-                 guint8 **payload, GCancellable *cancellable, GError **error)
+nnp_remote_recv (GInputStream *in, guint32 max_payload, NnpRemoteHeader *header, guint8 **payload,
+                 GCancellable *cancellable, GError **error)
 {
   guint8 hdr[NNP_REMOTE_HEADER_SIZE];
   gsize got = 0;
@@ -736,20 +739,22 @@ nnp_remote_address_parse (const char *text, char **host, guint16 *port, GError *
     colon = strrchr (text, ':');
     h1 = colon;
   }
-  if (colon == NULL || h1 == h0) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
-                 "invalid address '%s': expected HOST:PORT or [IPV6]:PORT", text);
-    return FALSE;
-  }
+  if (colon == NULL || h1 == h0)
+    goto malformed;
   p = g_ascii_strtoull (colon + 1, &end, 10);
   while (end && g_ascii_isspace (*end))
     end++;
-  if (end == colon + 1 || (end && *end) || p < 1 || p > 65535) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
-                 "invalid address '%s': the port must be 1..65535", text);
-    return FALSE;
-  }
+  if (end == colon + 1 || (end && *end) || p < 1 || p > 65535)
+    goto malformed;
   *host = g_strndup (h0, h1 - h0);
   *port = (guint16) p;
   return TRUE;
+
+malformed : {
+  /* the text as C escapes: one line whatever it holds */
+  g_autofree char *shown = g_strescape (text, NULL);
+  g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
+               "invalid address '%.200s': expected HOST:PORT or [IPV6]:PORT, PORT 1..65535", shown);
+  return FALSE;
+}
 }

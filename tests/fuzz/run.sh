@@ -5,7 +5,7 @@
 #
 # DURATION: seconds ("600"), hours ("2h") or "smoke" ($NNP_FUZZ_SECONDS,
 # default 45 s: what CI runs).  HARNESS: onnx-load, onnx-run, plan-json,
-# tensor-caps (default: all, one after the other; --jobs N runs N libFuzzer
+# tensor-caps, remote-frame (default: all, one after the other; --jobs N runs N libFuzzer
 # workers per harness).  DIR defaults to build-fuzz/, set up with:
 #
 #   CC=clang meson setup build-fuzz -Dfuzzing=enabled -Db_lundef=false \
@@ -40,7 +40,7 @@ case $1 in
   *) seconds=$1 ;;
 esac
 shift
-harnesses=${*:-onnx-load onnx-run plan-json tensor-caps}
+harnesses=${*:-onnx-load onnx-run plan-json tensor-caps remote-frame}
 
 status=0
 for name in $harnesses; do
