@@ -166,19 +166,6 @@ nnp_device_specs_parse (const char *text, int *n, GError **error)
       nnp_device_specs_free (specs, count);
       return NULL;
     }
-    if (g_ascii_strncasecmp (item, "remote://", 9) == 0) {
-      /* a stage on another host (docs/remote.md): its node costs and link
-       * come from its server (nnp_remote_prepare_cost_model()) */
-      if (item[9] == '\0') {
-        g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-                     "device list item %d: remote:// needs HOST:PORT", i);
-        nnp_device_specs_free (specs, count);
-        return NULL;
-      }
-      specs[i].device = g_strdup (item);
-      specs[i].threads = 1;
-      continue;
-    }
     /* one syntax with nnstage device= and plans (device.h) */
     if (!nnp_device_spec_parse (item, &device, &threads, &err)) {
       /* an unknown device stays NNP_ERROR_DEVICE, a malformed item is a plan error */
@@ -292,6 +279,20 @@ dev_cost_free (gpointer p)
   g_free (d);
 }
 
+static DevCost *
+dev_cost_copy (const DevCost *d)
+{
+  DevCost *c = g_new0 (DevCost, 1);
+
+  c->n = d->n;
+  c->ms = g_memdup2 (d->ms, sizeof (double) * MAX (d->n, 1));
+  c->why = g_new0 (char *, MAX (d->n, 1));
+  for (int i = 0; i < d->n; i++)
+    c->why[i] = g_strdup (d->why[i]);
+  c->profiled = d->profiled;
+  return c;
+}
+
 NnpCostModel *
 nnp_cost_model_new (NnpGraph *graph, const char *digest, const char *shapes_key,
                     NnpCostMode mode)
@@ -341,7 +342,10 @@ dev_key (const NnpDeviceSpec *dev)
 
   if (spec_is_cpu (dev))
     return g_strdup_printf ("cpu-t%d", MAX (dev->threads, 1));
-  device = nnp_partition_open_device (dev->device, NULL);
+  /* each remote server has its own costs (planned as the CPU until its COST
+   * answer is given: nnp_cost_model_set_node_costs()) */
+  device = g_ascii_strncasecmp (dev->device, "remote://", 9) == 0
+      ? NULL : nnp_partition_open_device (dev->device, NULL);
   key = g_strdup_printf ("%s-t%d", device ? nnp_device_get_name (device) : dev->device,
                          MAX (dev->threads, 1));
   for (char *p = key; *p; p++)
@@ -597,6 +601,16 @@ nnp_cost_model_prepare (NnpCostModel *cm, const NnpDeviceSpec *dev, GError **err
   key = dev_key (dev);
   if (key && g_hash_table_contains (cm->devs, key))
     return TRUE;   /* prepared, or costs given (nnp_cost_model_set_node_costs) */
+  if (dev->device && g_ascii_strncasecmp (dev->device, "remote://", 9) == 0) {
+    /* no answer from its server: planned as this host's CPU */
+    NnpDeviceSpec cpu = { (char *) "cpu", dev->threads };
+    g_autofree char *cpu_key = dev_key (&cpu);
+    if (!nnp_cost_model_prepare (cm, &cpu, error))
+      return FALSE;
+    g_hash_table_insert (cm->devs, g_steal_pointer (&key),
+                         dev_cost_copy (g_hash_table_lookup (cm->devs, cpu_key)));
+    return TRUE;
+  }
   device = nnp_partition_open_device (dev->device, &err);
   if (device == NULL) {
     g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE, "device '%s' is not available: %s",

@@ -796,9 +796,7 @@ check_plan (const NnpPlan *plan, const NnpGraph *graph, int **stage_of_out, GErr
   for (int k = 0; k < ns; k++) {
     const NnpPlanStage *s = &plan->stages[k];
     g_autoptr (GError) derr = NULL;
-    /* a remote stage's server checks its device and nodes (HELLO) */
-    gboolean remote = s->device && g_ascii_strncasecmp (s->device, "remote://", 9) == 0;
-    if (!remote && (s->device == NULL || nnp_partition_open_device (s->device, &derr) == NULL)) {
+    if (s->device == NULL || nnp_partition_open_device (s->device, &derr) == NULL) {
       g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE, "stage %d: device '%s' is not available: %s",
                    k, s->device ? s->device : "(null)", derr ? derr->message : "no device");
       return FALSE;
@@ -825,7 +823,7 @@ check_plan (const NnpPlan *plan, const NnpGraph *graph, int **stage_of_out, GErr
       }
       {
         g_autofree char *why = NULL;
-        if (!remote && !nnp_device_spec_supports (s->device, graph, node, &why)) {
+        if (!nnp_device_spec_supports (s->device, graph, node, &why)) {
           g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "stage %d: node '%s' (%s) is not "
                        "supported on device '%s': %s", k, node->name, node->op_type, s->device,
                        why ? why : "no kernel");

@@ -8,7 +8,8 @@ The pipeline (gst-launch syntax) must end in an element named "out" with a
 sink pad.  Prints one line of JSON: frames (buffers at "out" by EOS), in_order
 (every PTS greater than the one before), pts_unique, sha256 (of every
 buffer's bytes in arrival order: two runs that produce the same tensors
-bit-exactly have the same digest), steady_fps (frames after the first
+bit-exactly, in the same order, have the same digest; in_order is null when
+no buffer has a PTS), steady_fps (frames after the first
 --skip, default 5, over the time from the first of them to the last
 buffer), seconds (the whole run).  Exits 1 with the pipeline's error
 message on an error, 2 when EOS does not come within --timeout (default 300) s.
@@ -94,7 +95,9 @@ def main(argv):
     valid = [p for p in pts if p != Gst.CLOCK_TIME_NONE]
     res = {
         'frames': n,
-        'in_order': len(valid) == n and all(b > a for a, b in zip(valid, valid[1:])),
+        # null without timestamps (filesrc): then only the digest tells the order
+        'in_order': (len(valid) == n and all(b > a for a, b in zip(valid, valid[1:])))
+        if valid else None,
         'pts_unique': len(set(valid)) == len(valid),
         'sha256': digest.hexdigest(),
         'steady_fps': steady,
