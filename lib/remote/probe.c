@@ -187,6 +187,7 @@ nnp_remote_prepare_cost_model (NnpCostModel *cm, const NnpGraph *graph,
                                GError **error)
 {
   const char *address;
+  g_autofree char *first = NULL;
   NnpRemoteProbe probe;
   NnpLink link;
   g_autofree double *ms = NULL;
@@ -195,7 +196,9 @@ nnp_remote_prepare_cost_model (NnpCostModel *cm, const NnpGraph *graph,
 
   if (!nnp_remote_device_address (dev->device, &address))
     return TRUE;   /* a local device */
-  if (!nnp_remote_probe (address, digest, token, shapes, 0, &probe, error))
+  /* "a:7000|b:7000": the first host is the one the stage runs on */
+  first = g_strndup (address, strcspn (address, "|"));
+  if (!nnp_remote_probe (first, digest, token, shapes, 0, &probe, error))
     return FALSE;
   n = graph->nodes->len;
   ms = g_new (double, MAX (n, 1));
@@ -211,12 +214,12 @@ nnp_remote_prepare_cost_model (NnpCostModel *cm, const NnpGraph *graph,
   if (missing == (int) n) {
     g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE,
                  "server %s: its node costs name none of this graph's %u nodes (another "
-                 "specialisation?)", address, n);
+                 "specialisation?)", first, n);
     nnp_remote_probe_clear (&probe);
     return FALSE;
   }
   if (missing)
-    NNP_INFO (CAT, "%s: %d nodes without a cost: taken as not supported there", address,
+    NNP_INFO (CAT, "%s: %d nodes without a cost: taken as not supported there", first,
               missing);
   link.bytes_per_s = probe.bytes_per_s;
   link.rtt_ms = probe.rtt_ms;
