@@ -116,6 +116,11 @@ gir       GstVideo-1.0                               gir1.2-gst-plugins-base-1.0
 file      /usr/share/libonnx-testdata/data/node      libonnx-testdata
 cmd       npm                                        npm
 cmd       /usr/bin/time                              time
+# tests/remote/hosts.sh: test hosts = network namespaces + veth, tbf rates, pinned servers
+cmd       ip                                         iproute2
+cmd       tc                                         iproute2
+cmd       taskset                                    util-linux
+cmd       setpriv                                    util-linux
 fetched   models/ch_PP-OCRv4_det_infer.onnx          fetch
 fetched   models/ch_PP-OCRv4_rec_infer.onnx          fetch
 fetched   models/ch_ppocr_mobile_v2.0_cls_infer.onnx fetch

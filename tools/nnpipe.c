@@ -65,7 +65,8 @@ static const char usage_text[] =
   "Options of split:\n"
   "  --stages N|auto          number of stages (default auto)\n"
   "  --devices LIST           device of each stage, comma-separated: cpu[:THREADS] or\n"
-  "                           opencl[:N|:NAME] (default cpu:1; docs/partition.md)\n"
+  "                           opencl[:N|:NAME] or remote://HOST:PORT (default cpu:1;\n"
+  "                           docs/partition.md)\n"
   "  --cuts 10,20|NAME,...    manual split: topological indices or node names starting\n"
   "                           stages ([0,10) [10,20) [20,n))\n"
   "  --profile | --estimate   measure every node (cached) | analytical costs only\n"
@@ -76,6 +77,10 @@ static const char usage_text[] =
   "  --plan FILE              with --export: export that plan's stages instead of splitting\n"
   "  --svg FILE               draw the plan: the graph coloured by stage and device,\n"
   "                           the tensors crossing each cut and their bytes\n"
+  "  --link BW/RTT[/WINDOW]   link of the remote:// devices (e.g. 100mbit/20ms/4) instead\n"
+  "                           of the one measured at connect (docs/partition.md)\n"
+  "  --in-flight N            frames in flight to a remote device (default 4)\n"
+  "  --token T                shared secret of the remote servers\n"
   "\n"
   "Run 'nnpipe COMMAND --help' for the options of one command.\n";
 

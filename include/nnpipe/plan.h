@@ -223,6 +223,43 @@ double nnp_cost_model_transfer_ms (NnpCostModel *cm, const NnpDeviceSpec *src,
 /* "profile" when every node of the device was measured, else "estimate". */
 const char *nnp_cost_model_source (NnpCostModel *cm, const NnpDeviceSpec *dev);
 
+/* ------------------------------------------------------------ links (remote stages) */
+
+/* The network between this host and a device on another host (a remote
+ * stage): the bytes of a cut onto or off a stage on that device cross it.
+ * Cost of the remote stage j (docs/partition.md, "Remote stages: the link"):
+ *   compute_j + (bytes in + bytes out) / bytes_per_s + rtt / window
+ * an upper bound of its period, exact for window 1. */
+typedef struct {
+  double bytes_per_s;  /* bandwidth, each direction (> 0) */
+  double rtt_ms;       /* round-trip time (>= 0) */
+  int window;          /* frames in flight on the link (nnremote in-flight); >= 1 */
+} NnpLink;
+
+/* Parse "BANDWIDTH/RTT[/WINDOW]": bandwidth with tc's units (bit, kbit,
+ * mbit, gbit: bits per second) or in bytes per second (B, kB, MB, GB),
+ * decimal multiples ("125MB" = 125e6 B/s = "1gbit"); RTT with a unit (us,
+ * ms, s); WINDOW an integer >= 1 (default 1).  Examples: "100mbit/20ms/4",
+ * "1GB/0.1ms".  NNP_ERROR_PLAN naming the bad part. */
+gboolean nnp_link_parse (const char *text, NnpLink *link, GError **error);
+/* "100 Mbit/s, RTT 20 ms, window 4" (new string). */
+char *nnp_link_to_string (const NnpLink *link);
+
+/* Stages on `device` (the spec string as in a plan stage, e.g.
+ * "remote://host:7000") are reached over `link` (copied; NULL = local
+ * again): nnp_cost_model_xfer_params() and the graph transfer lines charge
+ * it, so splits and predictions made with this cost model weigh the bytes
+ * that cross the network. */
+void nnp_cost_model_set_link (NnpCostModel *cm, const char *device, const NnpLink *link);
+/* The link of a device, NULL when local (owned by cm). */
+const NnpLink *nnp_cost_model_get_link (NnpCostModel *cm, const char *device);
+/* Node times measured elsewhere (a remote server profiling on its own device
+ * answers a cost query): ms[i] for node i of the cost model's graph (n must
+ * be its node count; INFINITY = the device cannot run the node), taken as a
+ * profile of dev.  NNP_ERROR_PLAN when n or a value is wrong. */
+gboolean nnp_cost_model_set_node_costs (NnpCostModel *cm, const NnpDeviceSpec *dev,
+                                        const double *ms, int n, GError **error);
+
 /* ------------------------------------------------------------ splitting */
 
 typedef struct {
@@ -283,6 +320,15 @@ NnpPlan *nnp_plan_new_auto (const char *model_path, const char *digest,
  * `message` says what and why. */
 typedef void (*NnpPlanNoticeFunc) (int stage, const char *message, gpointer user_data);
 
+/* Called by nnp_plan_make() with the cost model of a split before it asks the
+ * devices for their costs: a caller fills in costs it knows better, e.g. the
+ * node costs and link of remote:// devices asked of their servers
+ * (nnp_remote_prepare_cost_model(), which the partitioner cannot call: it is
+ * in the layer above).  FALSE + error stops the planning. */
+typedef gboolean (*NnpPlanPrepareFunc) (NnpCostModel *cm, NnpGraph *graph,
+                                        const NnpDeviceSpec *devices, int n_devices,
+                                        gpointer user_data, GError **error);
+
 /* What to plan: everything `nnpipe split` and nnpipeline accept. */
 typedef struct {
   const char *model_path;  /* path written into the plan; NULL = nnp_model_get_name() */
@@ -306,6 +352,9 @@ typedef struct {
   NnpSpecializeFlags flags; /* NO_FUSION: plan on the unfused graph */
   NnpPlanNoticeFunc notice; /* fallback notices, or NULL */
   gpointer notice_data;
+  NnpPlanPrepareFunc prepare; /* automatic or cut split: called once the cost model
+                               * exists, before the devices' costs are prepared, or NULL */
+  gpointer prepare_data;
 } NnpPlanRequest;
 
 /* The one planning call of the CLI and nnpipeline: from a plan file or by

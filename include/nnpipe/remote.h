@@ -22,6 +22,7 @@
 
 #include <gio/gio.h>
 #include <glib.h>
+#include <nnpipe/plan.h>
 #include <nnpipe/tensor.h>
 
 G_BEGIN_DECLS
@@ -181,5 +182,38 @@ gboolean nnp_remote_address_parse (const char *text, char **host, guint16 *port,
 gboolean nnp_remote_cost_answer (const char *model_path, const char *device,
                                  const NnpRemoteCostQuery *query, NnpRemoteCostReply *reply,
                                  GError **error);
+
+/* ---- the link-aware partitioner's questions (lib/remote/probe.c) ---- */
+
+typedef struct {
+  char *server;              /* the server's HELLO_OK text (its device) */
+  double rtt_ms;             /* median of 5 empty PING round trips */
+  double bytes_per_s;        /* a PING of 256 KiB..16 MiB beyond one round trip */
+  NnpRemoteCostReply costs;  /* node costs of the whole model on the server's device */
+} NnpRemoteProbe;
+
+/* Connect to the server at `address` ("host:port"), say HELLO for the model
+ * of `digest` (whole part, `token` or NULL), measure the link and ask the
+ * node costs of the whole model at `shapes` ("x=1,3,640,640;..." or "" for
+ * the model's static shapes).  probe_bytes = 0: the bandwidth probe grows
+ * from 256 KiB (8x) until it takes 20 ms, up to 16 MiB.  NNP_ERROR_DEVICE
+ * when the server refuses (its reason), the socket's error when it cannot be
+ * reached.  Clear with nnp_remote_probe_clear(). */
+gboolean nnp_remote_probe (const char *address, const char *digest, const char *token,
+                           const char *shapes, gsize probe_bytes, NnpRemoteProbe *probe,
+                           GError **error);
+void nnp_remote_probe_clear (NnpRemoteProbe *probe);
+/* TRUE when a device spec names a remote device ("remote://host:port"),
+ * *address (when not NULL) = "host:port" inside `device`. */
+gboolean nnp_remote_device_address (const char *device, const char **address);
+/* For a remote device spec: probe its server (nnp_remote_probe) and give the
+ * cost model its link (window = frames in flight; link_override, when not
+ * NULL, replaces the measured link) and its node costs mapped by name onto
+ * `graph` (the cost model's graph; nodes the server did not cost: not
+ * supported there).  A local device: nothing, TRUE. */
+gboolean nnp_remote_prepare_cost_model (NnpCostModel *cm, const NnpGraph *graph,
+                                        const NnpDeviceSpec *dev, const char *digest,
+                                        const char *token, const char *shapes, int window,
+                                        const NnpLink *link_override, GError **error);
 
 G_END_DECLS

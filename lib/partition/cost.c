@@ -218,6 +218,7 @@ struct _NnpCostModel {
   char *shapes_key;
   NnpCostMode mode;
   GHashTable *devs;  /* dev_key -> DevCost* */
+  GHashTable *net_links; /* device spec (lower case) -> NnpLink*: remote stages */
 };
 
 static void
@@ -229,6 +230,20 @@ dev_cost_free (gpointer p)
   g_free (d->why);
   g_free (d->ms);
   g_free (d);
+}
+
+static DevCost *
+dev_cost_copy (const DevCost *d)
+{
+  DevCost *c = g_new0 (DevCost, 1);
+
+  c->n = d->n;
+  c->ms = g_memdup2 (d->ms, sizeof (double) * MAX (d->n, 1));
+  c->why = g_new0 (char *, MAX (d->n, 1));
+  for (int i = 0; i < d->n; i++)
+    c->why[i] = g_strdup (d->why[i]);
+  c->profiled = d->profiled;
+  return c;
 }
 
 NnpCostModel *
@@ -244,6 +259,7 @@ nnp_cost_model_new (NnpGraph *graph, const char *digest, const char *shapes_key,
   cm->shapes_key = g_strdup (shapes_key ? shapes_key : "static");
   cm->mode = mode;
   cm->devs = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, dev_cost_free);
+  cm->net_links = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   return cm;
 }
 
@@ -253,6 +269,7 @@ nnp_cost_model_free (NnpCostModel *cm)
   if (cm == NULL)
     return;
   g_hash_table_unref (cm->devs);
+  g_hash_table_unref (cm->net_links);
   nnp_graph_unref (cm->graph);
   g_free (cm->digest);
   g_free (cm->shapes_key);
@@ -261,17 +278,24 @@ nnp_cost_model_free (NnpCostModel *cm)
 
 /* The device's name made file-safe + "-t" threads: "cpu-t2",
  * "opencl_0__NVIDIA...-t1" ("opencl" and "opencl:0" share a key when they
- * are the same device).  NULL when the device cannot be opened. */
+ * are the same device); a remote device (planned as the CPU until its
+ * server's COST answer is given: nnp_cost_model_set_node_costs()) is keyed
+ * by its spec, so each server has its own costs.  NULL when the device
+ * cannot be opened. */
 static char *
 dev_key (const NnpDeviceSpec *dev)
 {
   NnpDevice *device;
   char *key;
 
-  device = nnp_partition_open_device (dev->device, NULL);
-  if (device == NULL)
-    return NULL;
-  key = g_strdup_printf ("%s-t%d", nnp_device_get_name (device), MAX (dev->threads, 1));
+  if (dev->device && g_ascii_strncasecmp (dev->device, "remote://", 9) == 0) {
+    key = g_strdup_printf ("%s-t%d", dev->device, MAX (dev->threads, 1));
+  } else {
+    device = nnp_partition_open_device (dev->device, NULL);
+    if (device == NULL)
+      return NULL;
+    key = g_strdup_printf ("%s-t%d", nnp_device_get_name (device), MAX (dev->threads, 1));
+  }
   for (char *p = key; *p; p++)
     if (!g_ascii_isalnum (*p) && *p != '-' && *p != '.' && *p != '_')
       *p = '_';
@@ -482,6 +506,19 @@ nnp_cost_model_prepare (NnpCostModel *cm, const NnpDeviceSpec *dev, GError **err
   int n_unsupported = 0;
 
   g_return_val_if_fail (cm != NULL && dev != NULL, FALSE);
+  key = dev_key (dev);
+  if (key && g_hash_table_contains (cm->devs, key))
+    return TRUE;   /* prepared, or costs given (nnp_cost_model_set_node_costs) */
+  if (dev->device && g_ascii_strncasecmp (dev->device, "remote://", 9) == 0) {
+    /* no answer from its server: planned as this host's CPU */
+    NnpDeviceSpec cpu = { (char *) "cpu", dev->threads };
+    g_autofree char *cpu_key = dev_key (&cpu);
+    if (!nnp_cost_model_prepare (cm, &cpu, error))
+      return FALSE;
+    g_hash_table_insert (cm->devs, g_steal_pointer (&key),
+                         dev_cost_copy (g_hash_table_lookup (cm->devs, cpu_key)));
+    return TRUE;
+  }
   device = nnp_partition_open_device (dev->device, &err);
   if (device == NULL) {
     g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE, "device '%s' is not available: %s",
@@ -489,9 +526,8 @@ nnp_cost_model_prepare (NnpCostModel *cm, const NnpDeviceSpec *dev, GError **err
     g_error_free (err);
     return FALSE;
   }
-  key = dev_key (dev);
-  if (g_hash_table_contains (cm->devs, key))
-    return TRUE;
+  if (key == NULL)
+    key = dev_key (dev);
   is_cpu = nnp_device_is_host (device);
   n = cm->graph->nodes->len;
   d = g_new0 (DevCost, 1);
@@ -676,12 +712,14 @@ nnp_cost_model_xfer_params (NnpCostModel *cm, const NnpDeviceSpec *src, const Nn
 {
   NnpDevice *a = accel_of (src), *b = accel_of (dst);
 
-  (void) cm;
   /* the sender always hands a buffer to a queue */
   *out = (NnpXferCost) { XFER_BUFFER_MS, XFER_TENSOR_MS, 0.0 };
   *in = (NnpXferCost) { 0.0, 0.0, 0.0 };
+  /* a remote stage's bytes cross its link (link.c) */
+  nnp_link_charge (nnp_cost_model_get_link (cm, dst->device),
+                   nnp_cost_model_get_link (cm, src->device), out, in);
   if (a == NULL && b == NULL) {
-    out->ms_per_byte = 1.0 / memcpy_bytes_per_ms ();
+    out->ms_per_byte += 1.0 / memcpy_bytes_per_ms ();
     return;
   }
   if (a != NULL && a == b)
@@ -689,12 +727,12 @@ nnp_cost_model_xfer_params (NnpCostModel *cm, const NnpDeviceSpec *src, const Nn
   if (a) {
     const Link *l = link_of (a);
     out->per_tensor_ms += l->down_ms;
-    out->ms_per_byte = l->down_ms_per_byte;
+    out->ms_per_byte += l->down_ms_per_byte;
   }
   if (b) {
     const Link *l = link_of (b);
-    in->per_tensor_ms = l->up_ms;
-    in->ms_per_byte = l->up_ms_per_byte;
+    in->per_tensor_ms += l->up_ms;
+    in->ms_per_byte += l->up_ms_per_byte;
   }
 }
 
@@ -703,8 +741,8 @@ nnp_cost_model_graph_xfer_params (NnpCostModel *cm, const NnpDeviceSpec *dev, Nn
                                   NnpXferCost *out)
 {
   NnpDevice *a = accel_of (dev);
+  const NnpLink *net = nnp_cost_model_get_link (cm, dev->device);
 
-  (void) cm;
   *in = (NnpXferCost) { 0.0, 0.0, 0.0 };
   *out = (NnpXferCost) { 0.0, 0.0, 0.0 };
   if (a) {
@@ -712,6 +750,9 @@ nnp_cost_model_graph_xfer_params (NnpCostModel *cm, const NnpDeviceSpec *dev, Nn
     *in = (NnpXferCost) { 0.0, l->up_ms, l->up_ms_per_byte };
     *out = (NnpXferCost) { 0.0, l->down_ms, l->down_ms_per_byte };
   }
+  /* a remote first stage receives the graph inputs over its link, a remote
+   * last stage sends the graph outputs back over it */
+  nnp_link_charge (net, net, out, in);
 }
 
 double
@@ -726,4 +767,68 @@ nnp_cost_model_transfer_ms (NnpCostModel *cm, const NnpDeviceSpec *src, const Nn
   nnp_cost_model_xfer_params (cm, src, dst, &out, &in);
   return out.overhead_ms + out.per_tensor_ms * n_tensors + out.ms_per_byte * bytes
       + in.overhead_ms + in.per_tensor_ms * n_tensors + in.ms_per_byte * bytes;
+}
+
+/* ------------------------------------------------------------ remote devices */
+
+void
+nnp_cost_model_set_link (NnpCostModel *cm, const char *device, const NnpLink *link)
+{
+  g_return_if_fail (cm != NULL && device != NULL);
+  if (link == NULL) {
+    g_autofree char *key = g_ascii_strdown (device, -1);
+    g_hash_table_remove (cm->net_links, key);
+    return;
+  }
+  g_return_if_fail (link->bytes_per_s > 0 && link->rtt_ms >= 0);
+  g_hash_table_insert (cm->net_links, g_ascii_strdown (device, -1), g_memdup2 (link, sizeof (*link)));
+  {
+    g_autofree char *text = nnp_link_to_string (link);
+    NNP_INFO (CAT, "%s: link %s", device, text);
+  }
+}
+
+const NnpLink *
+nnp_cost_model_get_link (NnpCostModel *cm, const char *device)
+{
+  g_autofree char *key = NULL;
+
+  if (cm == NULL || device == NULL || g_hash_table_size (cm->net_links) == 0)
+    return NULL;
+  key = g_ascii_strdown (device, -1);
+  return g_hash_table_lookup (cm->net_links, key);
+}
+
+gboolean
+nnp_cost_model_set_node_costs (NnpCostModel *cm, const NnpDeviceSpec *dev, const double *ms,
+                               int n, GError **error)
+{
+  DevCost *d;
+  char *key;
+
+  g_return_val_if_fail (cm != NULL && dev != NULL && dev->device != NULL, FALSE);
+  if (n < 0 || (guint) n != cm->graph->nodes->len || (n > 0 && ms == NULL)) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
+                 "node costs of '%s': %d values for a graph of %u nodes", dev->device, n,
+                 cm->graph->nodes->len);
+    return FALSE;
+  }
+  for (int i = 0; i < n; i++)
+    if (isnan (ms[i]) || ms[i] < 0) {
+      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
+                   "node costs of '%s': node %s: %g ms is not a time", dev->device,
+                   nnp_graph_node (cm->graph, i)->name, ms[i]);
+      return FALSE;
+    }
+  d = g_new0 (DevCost, 1);
+  d->n = n;
+  d->ms = g_memdup2 (ms, sizeof (double) * MAX (n, 1));
+  d->why = g_new0 (char *, MAX (n, 1));
+  for (int i = 0; i < n; i++)
+    if (!isfinite (ms[i]))
+      d->why[i] = g_strdup_printf ("not supported by %s", dev->device);
+  d->profiled = TRUE;
+  key = dev_key (dev);
+  g_hash_table_replace (cm->devs, key, d);
+  return TRUE;
 }

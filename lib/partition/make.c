@@ -227,6 +227,8 @@ plan_split (NnpModel *model, const NnpInputShape *shapes, int n_shapes,
     goto out;
   key = nnp_shapes_key (shapes, n_shapes, req->flags);
   cm = nnp_cost_model_new (graph, digest, key, req->cost);
+  if (req->prepare && !req->prepare (cm, graph, specs, n_specs, req->prepare_data, error))
+    goto out;
   for (int i = 0; i < n_specs; i++)
     if (!nnp_cost_model_prepare (cm, &specs[i], error))
       goto out;

@@ -69,6 +69,12 @@ void nnp_cost_model_xfer_params (NnpCostModel *cm, const NnpDeviceSpec *src,
  * downloads on an OpenCL device. */
 void nnp_cost_model_graph_xfer_params (NnpCostModel *cm, const NnpDeviceSpec *dev,
                                        NnpXferCost *in, NnpXferCost *out);
+/* link.c: add what a link costs to the lines of a cut: `off` = the link of
+ * the sending stage's device (its bytes leave over it: *out), `onto` = the
+ * receiving stage's (bytes arrive over it, once RTT / window per frame:
+ * *in); NULL = local. */
+void nnp_link_charge (const NnpLink *onto, const NnpLink *off, NnpXferCost *out,
+                      NnpXferCost *in);
 /* cost.c: why node `node` cannot run on dev (owned by the model), NULL when it can. */
 const char *nnp_cost_model_why (NnpCostModel *cm, const NnpDeviceSpec *dev, int node);
 /* cost.c: the device of a spec, opened once and kept open for the process
