@@ -18,6 +18,8 @@
 #include "gstnnreplicas.h"
 #include "gstnnstage.h"
 
+#include <nnpipe/remote.h>
+
 #define GST_CAT_DEFAULT gst_nn_pipeline_debug
 
 /* Trace of one queue's level: buffers in minus buffers out, counted by
@@ -83,6 +85,56 @@ plan_notice (int stage, const char *message, gpointer user_data)
       ("fallback=true"));
 }
 
+typedef struct
+{
+  GstNnPipeline *self;
+  const NnpInputShape *shapes;
+  guint n_shapes;
+} RemotePrepare;
+
+/* remote:// devices of a split: their node costs and link asked of their
+ * servers (an NnpPlanPrepareFunc, the probe of docs/remote.md).  A server
+ * that does not answer (not running yet) or refuses: the stage is planned
+ * with this host's CPU costs, said in a warning; the stage itself then
+ * connects (or fails) as usual. */
+static gboolean
+plan_prepare_remote (NnpCostModel * cm, NnpGraph * graph,
+    const NnpDeviceSpec * devs, int n_devs, gpointer user_data,
+    GError ** error)
+{
+  RemotePrepare *rp = user_data;
+  GString *query = NULL;
+
+  for (gint i = 0; i < n_devs; i++) {
+    GError *err = NULL;
+
+    if (!nnp_remote_device_address (devs[i].device, NULL))
+      continue;
+    if (query == NULL) {
+      /* "x=1,3,640,640;y=1,4": the shapes as a COST query names them */
+      query = g_string_new (NULL);
+      for (guint k = 0; k < rp->n_shapes; k++) {
+        g_string_append_printf (query, "%s%s=", k ? ";" : "",
+            rp->shapes[k].name);
+        for (gint d = 0; d < rp->shapes[k].shape.rank; d++)
+          g_string_append_printf (query, "%s%" G_GINT64_FORMAT, d ? "," : "",
+              (gint64) rp->shapes[k].shape.dims[d]);
+      }
+    }
+    if (!nnp_remote_prepare_cost_model (cm, graph, &devs[i],
+            nnp_model_get_digest (rp->self->model), NULL, query->str, 4, NULL,
+            &err)) {
+      GST_ELEMENT_WARNING (rp->self, RESOURCE, OPEN_READ,
+          ("%s: no costs from its server (%s): planned with this host's "
+              "CPU costs and no link", devs[i].device, err->message), (NULL));
+      g_clear_error (&err);
+    }
+  }
+  if (query)
+    g_string_free (query, TRUE);
+  return TRUE;
+}
+
 /* Compute (or load) the plan for these model input shapes: the request is
  * the properties, the policy is nnp_plan_make()'s (the same as `nnpipe
  * split`).  New plan (and *graph, the specialised graph it refers to) or
@@ -92,6 +144,7 @@ make_plan (GstNnPipeline * self, const NnpInputShape * shapes, guint n_shapes,
     NnpGraph ** graph, GError ** error)
 {
   NnpPlanRequest req = { 0 };
+  RemotePrepare rp = { self, shapes, n_shapes };
   gchar *stages, *devices, *plan_path, *cuts, *stage_load;
   NnpPlan *plan;
 
@@ -117,6 +170,8 @@ make_plan (GstNnPipeline * self, const NnpInputShape * shapes, guint n_shapes,
   req.cost = NNP_COST_AUTO;
   req.notice = plan_notice;
   req.notice_data = self;
+  req.prepare = plan_prepare_remote;
+  req.prepare_data = &rp;
   plan = nnp_plan_make (self->model, shapes, (int) n_shapes, &req, graph,
       error);
 
