@@ -221,7 +221,7 @@ scan () {
 # the stdlib modules of python3, our own elements (GST_ELEMENT_REGISTER_DEFINE
 # in plugins/) and the shell built-ins are not in the table
 ours () {
-  sed -n 's/.*GST_ELEMENT_REGISTER_DEFINE *([a-z0-9_]*, *"\([a-z0-9_]*\)".*/\1/p' "$top"/plugins/*.c
+  sed -n 's/.*GST_ELEMENT_REGISTER_DEFINE *([a-z0-9_]*, *"\([a-z0-9_]*\)".*/\1/p' "$top"/plugins/*.c "$top"/plugins/*/*.c
 }
 
 self_check () {

@@ -12,6 +12,7 @@ lib/, plugins/ and include/nnpipe/, then checks:
       lib/graph, lib/ops        include nothing from lib/backends, lib/exec, lib/partition
       lib/backends              includes nothing from lib/exec, lib/partition
       lib/ (all of it)          includes nothing from plugins/ and no <gst/...>
+      plugins/post/             includes nothing from the rest of plugins/, no <gst/...>
  2. No loops between files: file A calls a function defined in file B (so it
     includes B's header) and B, directly or through other files, calls one
     defined in A.  A header counts as part of the .c file of the same stem.
@@ -46,6 +47,8 @@ FORBIDDEN = {
     "partition": {"plugins"},
     "remote": {"plugins"},
     "core": {"plugins"},
+    # plugins/post/: post-processing algorithms, no GStreamer, no element code
+    "post": {"plugins"},
     "public": {"graph", "ops", "backends", "exec", "partition", "onnx", "remote", "core", "plugins"},
 }
 
@@ -100,7 +103,7 @@ def layer_of(rel):
     if parts[0] == "include":
         return "public"
     if parts[0] == "plugins":
-        return "plugins"
+        return "post" if len(parts) > 2 and parts[1] == "post" else "plugins"
     if parts[0] == "lib":
         return parts[1] if len(parts) > 2 else "core"
     return None
@@ -124,7 +127,8 @@ def resolve(root, rel, kind, name):
         if name.startswith("nnpipe/"):
             return os.path.join("include", name)
         return None
-    for base in (here, "lib", "include", "plugins"):
+    for base in (here, "lib", "include", "plugins", "plugins/elements", "plugins/common",
+                 "plugins/post"):
         cand = os.path.normpath(os.path.join(base, name))
         if os.path.isfile(os.path.join(root, cand)):
             return cand
@@ -226,6 +230,10 @@ def check(root, allowed):
             kind, name = m.group(1), m.group(2)
             if kind == "<" and name.startswith("gst/") and rel.startswith("lib/"):
                 errors.append("%s: includes <%s>: libnnpipe has no GStreamer in it" % (rel, name))
+                continue
+            if kind == "<" and name.startswith("gst/") and rel.startswith("plugins/post/"):
+                errors.append("%s: includes <%s>: plugins/post/ holds algorithms without "
+                              "GStreamer" % (rel, name))
                 continue
             dep = resolve(root, rel, kind, name)
             if dep is None:

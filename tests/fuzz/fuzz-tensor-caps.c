@@ -1,4 +1,4 @@
-/* libFuzzer harness: the other/tensors caps parser (plugins/gstnntensorcaps.c).
+/* libFuzzer harness: the other/tensors caps parser (plugins/common/gstnntensorcaps.c).
  *
  * The input describes one GstStructure, one line each:
  *   NAME                      first line: the structure name (other/tensors,

@@ -21,7 +21,7 @@
 
 #include <nnpipe/device.h>
 
-/* from plugins/gstnnclmemory.h (the plugin's types live in the plugin) */
+/* from plugins/common/gstnnclmemory.h (the plugin's types live in the plugin) */
 #define GST_CAPS_FEATURE_MEMORY_OPENCL "memory:OpenCL"
 #define GST_NN_CL_MEMORY_TYPE "NnpOpenCLMemory"
 #define GST_NN_CL_DEVICE_CONTEXT_TYPE "nnpipe.opencl.device"

@@ -1,4 +1,4 @@
-/* Tests of other/tensors caps <-> GstNnTensorsInfo (plugins/gstnntensorcaps.c):
+/* Tests of other/tensors caps <-> GstNnTensorsInfo (plugins/common/gstnntensorcaps.c):
  * NNStreamer's dimension order, round trips, the singular form, errors. */
 #include <gst/check/gstcheck.h>
 
