@@ -120,6 +120,7 @@ cmd       /usr/bin/time                              time
 cmd       ip                                         iproute2
 cmd       tc                                         iproute2
 cmd       taskset                                    util-linux
+cmd       nsenter                                    util-linux
 cmd       setpriv                                    util-linux
 fetched   models/ch_PP-OCRv4_det_infer.onnx          fetch
 fetched   models/ch_PP-OCRv4_rec_infer.onnx          fetch

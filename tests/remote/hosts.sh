@@ -35,12 +35,22 @@ hosts_fail () {
   exit 1
 }
 
+# Run a command in a namespace made by `ip netns add` (network namespace only:
+# `ip netns exec` and `ip -n` also make a private mount namespace and remount
+# /sys, which fails where / is not a mount point, e.g. in a chroot).
+hosts_in () {
+  _ns=$1
+  shift
+  nsenter --net="/run/netns/$_ns" "$@"
+}
+
 # hosts_up N: make the client namespace and N hosts (1..N)
 hosts_up () {
   n=${1:?hosts_up N}
   command -v ip >/dev/null 2>&1 || hosts_fail "no 'ip' command: install the Debian package iproute2"
   command -v tc >/dev/null 2>&1 || hosts_fail "no 'tc' command: install the Debian package iproute2"
   command -v taskset >/dev/null 2>&1 || hosts_fail "no 'taskset' command: install the Debian package util-linux"
+  command -v nsenter >/dev/null 2>&1 || hosts_fail "no 'nsenter' command: install the Debian package util-linux"
   [ "$(id -u)" = 0 ] || hosts_fail "network namespaces need root (CAP_NET_ADMIN); run the remote tests as root"
   HOSTS_TAG=nnp$$
   # a /16 per run: 10.(100..227).i.0/24, from the pid (namespaces are private:
@@ -52,7 +62,7 @@ hosts_up () {
   err=$(ip netns add "${HOSTS_TAG}c" 2>&1) ||
     hosts_fail "cannot create a network namespace (ip netns add): $err"
   HOSTS_N=$n
-  ip -n "${HOSTS_TAG}c" link set lo up || hosts_fail "cannot bring up lo in the client namespace"
+  hosts_in "${HOSTS_TAG}c" ip link set lo up || hosts_fail "cannot bring up lo in the client namespace"
   i=1
   while [ "$i" -le "$n" ]; do
     ns=${HOSTS_TAG}h$i
@@ -60,11 +70,11 @@ hosts_up () {
     err=$(ip link add "${HOSTS_TAG}c$i" netns "${HOSTS_TAG}c" type veth \
             peer name "${HOSTS_TAG}h$i" netns "$ns" 2>&1) ||
       hosts_fail "cannot create a veth pair for host $i: $err"
-    ip -n "${HOSTS_TAG}c" addr add "10.$HOSTS_NET.$i.1/24" dev "${HOSTS_TAG}c$i" &&
-      ip -n "$ns" addr add "10.$HOSTS_NET.$i.2/24" dev "${HOSTS_TAG}h$i" &&
-      ip -n "${HOSTS_TAG}c" link set "${HOSTS_TAG}c$i" up &&
-      ip -n "$ns" link set "${HOSTS_TAG}h$i" up &&
-      ip -n "$ns" link set lo up || hosts_fail "cannot configure host $i's link"
+    hosts_in "${HOSTS_TAG}c" ip addr add "10.$HOSTS_NET.$i.1/24" dev "${HOSTS_TAG}c$i" &&
+      hosts_in "$ns" ip addr add "10.$HOSTS_NET.$i.2/24" dev "${HOSTS_TAG}h$i" &&
+      hosts_in "${HOSTS_TAG}c" ip link set "${HOSTS_TAG}c$i" up &&
+      hosts_in "$ns" ip link set "${HOSTS_TAG}h$i" up &&
+      hosts_in "$ns" ip link set lo up || hosts_fail "cannot configure host $i's link"
     i=$((i + 1))
   done
   # the links are up when a host answers on its address (no ping here: a TCP
@@ -72,7 +82,7 @@ hosts_up () {
   i=1
   while [ "$i" -le "$n" ]; do
     t=0
-    until ip -n "${HOSTS_TAG}h$i" addr show "${HOSTS_TAG}h$i" | grep -q 'state UP\|LOWER_UP'; do
+    until hosts_in "${HOSTS_TAG}h$i" ip addr show "${HOSTS_TAG}h$i" | grep -q 'state UP\|LOWER_UP'; do
       t=$((t + 1)); [ $t -lt 50 ] || hosts_fail "host $i's link does not come up"
       sleep 0.1
     done
@@ -89,11 +99,11 @@ hosts_rate () {
   i=${1:?hosts_rate I RATE}; rate=${2:?hosts_rate I RATE}
   for end in "${HOSTS_TAG}c ${HOSTS_TAG}c$i" "${HOSTS_TAG}h$i ${HOSTS_TAG}h$i"; do
     set -- $end
-    tc -n "$1" qdisc del dev "$2" root 2>/dev/null
+    hosts_in "$1" tc qdisc del dev "$2" root 2>/dev/null
     [ "$rate" = off ] && continue
     # burst: 10 ms of the rate (at least 16 KiB) so the rate holds at the
     # kernel's timer granularity; a queue of 200 ms before drops
-    err=$(tc -n "$1" qdisc add dev "$2" root tbf rate "$rate" burst 64kb latency 200ms 2>&1) ||
+    err=$(hosts_in "$1" tc qdisc add dev "$2" root tbf rate "$rate" burst 64kb latency 200ms 2>&1) ||
       hosts_fail "tc tbf $rate on host $i's link: $err"
   done
 }
@@ -102,9 +112,9 @@ hosts_rate () {
 hosts_exec () {
   i=${1:?hosts_exec I CORE CMD}; core=${2:?hosts_exec I CORE CMD}; shift 2
   if [ "$core" = - ]; then
-    ip netns exec "${HOSTS_TAG}h$i" "$@"
+    hosts_in "${HOSTS_TAG}h$i" "$@"
   else
-    ip netns exec "${HOSTS_TAG}h$i" taskset -c "$core" "$@"
+    hosts_in "${HOSTS_TAG}h$i" taskset -c "$core" "$@"
   fi
 }
 
@@ -114,15 +124,15 @@ hosts_exec () {
 hosts_spawn () {
   i=${1:?hosts_spawn I CORE LOG CMD}; core=${2:?}; log=${3:?}; shift 3
   if [ "$core" = - ]; then
-    (exec ip netns exec "${HOSTS_TAG}h$i" "$@" > "$log" 2>&1) &
+    (exec nsenter --net="/run/netns/${HOSTS_TAG}h$i" "$@" > "$log" 2>&1) &
   else
-    (exec ip netns exec "${HOSTS_TAG}h$i" taskset -c "$core" "$@" > "$log" 2>&1) &
+    (exec nsenter --net="/run/netns/${HOSTS_TAG}h$i" taskset -c "$core" "$@" > "$log" 2>&1) &
   fi
   HOSTS_PID=$!
 }
 
 # hosts_client CMD...: CMD on the client host
-hosts_client () { ip netns exec "${HOSTS_TAG}c" "$@"; }
+hosts_client () { hosts_in "${HOSTS_TAG}c" "$@"; }
 
 hosts_on_exit () { HOSTS_EXIT="$HOSTS_EXIT
 $1"; }
