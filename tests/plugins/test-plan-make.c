@@ -42,8 +42,10 @@ static const Request requests[] = {
   {"cuts by index", "cuts=3,6", TRUE},
   {"cuts by name and index", "cuts=NODE3,6 stages=3", TRUE},
   {"threads and pin", "cuts=4 devices=cpu:2,cpu:1 pin=true", TRUE},
+#ifdef NNP_TEST_HAVE_OPENCL
   {"missing OpenCL device, fallback", "stages=2 devices=cpu:1,opencl:99 "
         "fallback=true", FALSE},
+#endif
   {"plan file from the CLI", "plan=PLAN", TRUE},
 };
 
