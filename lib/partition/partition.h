@@ -1,5 +1,6 @@
 /* libnnpipe internal: the splitting problem in plain arrays, shared by
- * split.c (solvers), plan.c (prediction) and the tests (synthetic costs). */
+ * split.c (solvers), plan-build.c (prediction) and the tests (synthetic
+ * costs); what the plan-*.c files share. */
 #pragma once
 
 #include <nnpipe/graph.h>
@@ -95,5 +96,11 @@ NnpPlan *nnp_plan_new_auto_replicated (const char *model_path, const char *diges
                                        const NnpInputShape *shapes, int n_shapes, NnpGraph *graph,
                                        const NnpSplitOptions *options, NnpCostModel *cm,
                                        GError **error);
+
+/* plan-check.c: everything nnp_plan_validate() checks; on success the stage
+ * of every node in *stage_of_out (newly allocated, graph->nodes->len), when
+ * not NULL. */
+gboolean nnp_plan_check_stage_of (const NnpPlan *plan, const NnpGraph *graph, int **stage_of_out,
+                                  GError **error);
 
 G_END_DECLS

@@ -1,6 +1,6 @@
 /* The search over replica counts (issue 13 item 2): nnp_plan_new_auto()
  * over every grouping of neighbouring identical devices of the list into
- * replicated stages, keeping the best predicted bottleneck.  Above plan.c
+ * replicated stages, keeping the best predicted bottleneck.  Above plan-build.c
  * (it calls the planner), below make.c (nnp_plan_make() calls it). */
 #include <nnpipe/plan.h>
 #include <nnpipe/log.h>

@@ -1,7 +1,7 @@
 #!/bin/sh
 # A plan written with `nnpipe split ... -o DIR/plan.json` loads from any
 # directory (issue 10): in a plan file a relative model path is relative to
-# the plan file's folder (lib/partition/plan.c, one rule for the CLI and the
+# the plan file's folder (lib/partition/plan-file.c, one rule for the CLI and the
 # elements).  From a working folder W, split ../models/unet.onnx into
 # W/out/sub/plan.json (and through a symbolic link to that folder); then,
 # from another folder, `nnpipe run --plan`, a chain of `nnstage plan=
