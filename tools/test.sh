@@ -92,9 +92,8 @@ logs="$logs $fuzz/meson-logs/testlog.json"
 # python) are left out.  nnpipeline's stats run on a thread of its own,
 # joined before the final message (issue 14 F4/F5, docs/reliability.md), and
 # its tests run here (plugin-nnpipeline without its PP-OCR and U-Net cases,
-# tests/plugins/meson.build).  plugin-plan-make is not in the list: this
-# build has no OpenCL backend and that test fails in a build without one
-# (a test bug to find: docs/reliability.md).
+# tests/plugins/meson.build).  This build has no OpenCL backend:
+# plugin-plan-make runs without its OpenCL fallback request.
 if [ ! -f "$tsan/build.ninja" ]; then
   meson setup "$tsan" "$top" -Db_sanitize=thread -Db_lundef=false -Dwerror=true \
     -Dopencl=disabled -Ddocs=disabled >/dev/null || exit 1
@@ -106,8 +105,8 @@ TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$top/tests/ts
   meson test -C "$tsan" --logbase tsan --print-errorlogs --timeout-multiplier 4 \
     --wrapper "$top/tests/tsan/preload.sh $tsan/tests/tsan/libnnp-tsan-glib-locks.so" \
     tsan-glib-locks tsan-glib-locks-unseen tensor graph model stage threadpool partition derived \
-    plugin-tensorcaps plugin-nnconvert plugin-post plugin-nnstage \
-    plugin-nnpipeline plugin-robustness plugin-torture \
+    plugin-tensorcaps plugin-nnconvert plugin-post plugin-post-output plugin-nnstage \
+    plugin-nnpipeline plugin-robustness plugin-plan-make plugin-torture \
     || status=1
 phase "tsan tests"
 # (with --wrapper meson names the log after the wrapper)

@@ -1,6 +1,11 @@
 /* Unit tests: the stage thread pool (lib/backends/cpu/threadpool.h). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include <nnpipe/nnpipe.h>
 #include "backends/cpu/threadpool.h"
+
+#include <sched.h>
 
 typedef struct {
   gint *hits;          /* per index, atomically incremented */
@@ -104,6 +109,60 @@ test_uses_all_threads (void)
   nnp_thread_pool_free (pool);
 }
 
+typedef struct {
+  cpu_set_t during;    /* the calling thread's cpus inside the job */
+  gint got;
+} CallerMask;
+
+static void
+note_caller_mask (gpointer data, gsize begin, gsize end, int thread)
+{
+  CallerMask *c = data;
+
+  if (thread == 0 && !g_atomic_int_get (&c->got)) {
+    g_assert_cmpint (sched_getaffinity (0, sizeof (c->during), &c->during), ==, 0);
+    g_atomic_int_set (&c->got, 1);
+  }
+}
+
+/* A pinned pool pins the calling thread between enter and leave only: after
+ * leave the thread has every cpu it had, and a pool pinned to another of
+ * them can still be made from it (a pinned stage run from a streaming
+ * thread used to leave that thread on one core for good). */
+static void
+test_pinned_caller_restored (void)
+{
+  g_autoptr (GError) error = NULL;
+  cpu_set_t before, after;
+  CallerMask c = { 0 };
+  NnpThreadPool *pool;
+  int first = -1, last = -1;
+
+  g_assert_cmpint (sched_getaffinity (0, sizeof (before), &before), ==, 0);
+  for (int i = 0; i < CPU_SETSIZE; i++)
+    if (CPU_ISSET (i, &before)) {
+      first = first < 0 ? i : first;
+      last = i;
+    }
+  g_assert_cmpint (last, >=, 0);
+  pool = nnp_thread_pool_new (1, &last, 1, &error);
+  g_assert_no_error (error);
+  nnp_thread_pool_enter (pool);
+  nnp_parallel_for (pool, 16, 1, note_caller_mask, &c);
+  nnp_thread_pool_leave (pool);
+  nnp_thread_pool_free (pool);
+  g_assert_true (c.got);
+  g_assert_cmpint (CPU_COUNT (&c.during), ==, 1);
+  g_assert_true (CPU_ISSET (last, &c.during));
+
+  g_assert_cmpint (sched_getaffinity (0, sizeof (after), &after), ==, 0);
+  g_assert_true (CPU_EQUAL (&before, &after));
+  pool = nnp_thread_pool_new (1, &first, 1, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (pool);
+  nnp_thread_pool_free (pool);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -111,5 +170,6 @@ main (int argc, char **argv)
   g_test_add_func ("/threadpool/parallel-for-covers", test_parallel_for_covers);
   g_test_add_func ("/threadpool/null-pool", test_null_pool);
   g_test_add_func ("/threadpool/uses-all-threads", test_uses_all_threads);
+  g_test_add_func ("/threadpool/pinned-caller-restored", test_pinned_caller_restored);
   return g_test_run ();
 }

@@ -12,7 +12,14 @@
  *   (cuts, plan files); for automatic splits, where each process measures
  *   its own memcpy bandwidth, the same stages and devices and a predicted
  *   bottleneck within 10 % (or the same node lists).
- * Profiles go to a fresh NNP_PROFILE_DIR, so every plan uses estimates. */
+ * Profiles go to a fresh NNP_PROFILE_DIR, so every plan uses estimates.
+ * The harness pushes from this thread, so the first stage runs on it: a
+ * pinned plan ("threads and pin", and the plan file after it) must leave
+ * the thread's cpus as they were (it used to leave it on one core, and the
+ * next pinned stage built here failed). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include "test-common.h"
 
 #include <glib/gstdio.h>
@@ -20,6 +27,7 @@
 #include <nnpipe/plan.h>
 
 #include <math.h>
+#include <sched.h>
 #include <string.h>
 
 #define H 32
@@ -156,6 +164,26 @@ plan_cli (const gchar * path, gchar ** props, const gchar * out)
   return plan;
 }
 
+/* The first error message on the bus, "element: text (debug)", or a
+ * placeholder (newly allocated). */
+static gchar *
+bus_error_text (GstBus * bus)
+{
+  GstMessage *msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  GError *err = NULL;
+  gchar *dbg = NULL, *text;
+
+  if (msg == NULL)
+    return g_strdup ("no error message");
+  gst_message_parse_error (msg, &err, &dbg);
+  text = g_strdup_printf ("%s: %s (%s)", GST_OBJECT_NAME (msg->src),
+      err->message, dbg ? dbg : "");
+  g_error_free (err);
+  g_free (dbg);
+  gst_message_unref (msg);
+  return text;
+}
+
 /* nnpipeline with the request: its nnpipeline-plan message (one frame
  * through it).  *warned: a fallback warning was posted. */
 static GstStructure *
@@ -168,6 +196,8 @@ plan_element (const gchar * path, gchar ** props, gboolean * warned)
   GstStructure *plan = NULL;
   GstHarness *h;
   GstMessage *msg;
+  GstFlowReturn flow;
+  GstBuffer *out;
 
   for (guint i = 0; props[i]; i++) {
     gchar **kv = g_strsplit (props[i], "=", 2);
@@ -178,8 +208,24 @@ plan_element (const gchar * path, gchar ** props, gboolean * warned)
   gst_element_set_bus (e, bus);
   h = nnp_test_harness_take (e);
   gst_harness_set_src_caps_str (h, caps);
-  gst_buffer_unref (gst_harness_push_and_pull (h,
-          nnp_test_random_frame (3 * H * W, 1, 0)));
+  /* the first stage runs in the push: its error is the flow return; a
+   * later stage's is a missing frame (the pull gives up after 60 s) */
+  flow = gst_harness_push (h, nnp_test_random_frame (3 * H * W, 1, 0));
+  if (flow != GST_FLOW_OK) {
+    gchar *why = bus_error_text (bus);
+
+    fail ("nnpipeline %s: push returned %s: %s", caps,
+        gst_flow_get_name (flow), why);
+    g_free (why);
+  }
+  out = gst_harness_pull (h);
+  if (out == NULL) {
+    gchar *why = bus_error_text (bus);
+
+    fail ("nnpipeline %s: no frame out: %s", caps, why);
+    g_free (why);
+  }
+  gst_buffer_unref (out);
   *warned = FALSE;
   while ((msg = gst_bus_pop (bus)) != NULL) {
     if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_WARNING)
@@ -306,6 +352,7 @@ GST_START_TEST (test_same_plan)
   NnpInputShape shape = { "x" };
   NnpGraph *g;
   gchar *node3;
+  cpu_set_t cpus_before, cpus_after;
 
   fail_unless (model != NULL, "%s", err ? err->message : "?");
   nnp_shape_set (&shape.shape, 4, (const int64_t[]) { 1, 3, H, W });
@@ -314,6 +361,7 @@ GST_START_TEST (test_same_plan)
       "fewer than 8 nodes");
   node3 = g_strdup (nnp_graph_node (g, 3)->name);
   nnp_graph_unref (g);
+  fail_unless (sched_getaffinity (0, sizeof (cpus_before), &cpus_before) == 0);
 
   for (guint r = 0; r < G_N_ELEMENTS (requests); r++) {
     gchar **props = request_props (&requests[r], node3, file_plan);
@@ -322,6 +370,10 @@ GST_START_TEST (test_same_plan)
     gboolean warned = FALSE;
     GstStructure *msg = plan_element (path, props, &warned);
 
+    fail_unless (sched_getaffinity (0, sizeof (cpus_after), &cpus_after) == 0
+        && CPU_EQUAL (&cpus_before, &cpus_after), "%s: the element left "
+        "this thread on %d of its %d cpus", requests[r].what,
+        CPU_COUNT (&cpus_after), CPU_COUNT (&cpus_before));
     fail_unless (cli != NULL, "%s: no CLI plan", requests[r].what);
     assert_message_is_plan (msg, here, requests[r].what);
     assert_cli_is_plan (cli, here, requests[r].exact, requests[r].what);

@@ -357,32 +357,35 @@ gboolean
 nnp_cpu_exec_run (NnpCpuExec *stage, NnpTensor *const *inputs, NnpTensor *const *outputs,
                   GError **error)
 {
+  gboolean ok = TRUE;
+
   for (int i = 0; i < stage->n_inputs; i++)
     stage->input_views[i]->data = inputs[i]->data;
   for (int i = 0; i < stage->n_outputs; i++)
     if (stage->output_views[i])
       stage->output_views[i]->data = outputs[i]->data;
 
+  /* a pinned stage pins the calling thread only while it runs */
+  nnp_thread_pool_enter (stage->pool);
   if (G_UNLIKELY (stage->profile)) {
-    for (int s = 0; s < stage->n_steps; s++) {
+    for (int s = 0; s < stage->n_steps && ok; s++) {
       Step *step = &stage->steps[s];
       gint64 t0;
       if (step->skip)
         continue;
       t0 = now_ns ();
-      if (!step->kernel->run (&step->call, error))
-        return FALSE;
+      ok = step->kernel->run (&step->call, error);
       stage->prof_ns[s] += now_ns () - t0;
     }
-    stage->prof_runs++;
+    stage->prof_runs += ok;
   } else {
-    for (int s = 0; s < stage->n_steps; s++) {
+    for (int s = 0; s < stage->n_steps && ok; s++) {
       Step *step = &stage->steps[s];
       if (step->skip)
         continue;
-      if (!step->kernel->run (&step->call, error))
-        return FALSE;
+      ok = step->kernel->run (&step->call, error);
     }
   }
-  return TRUE;
+  nnp_thread_pool_leave (stage->pool);
+  return ok;
 }

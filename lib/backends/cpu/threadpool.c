@@ -47,7 +47,10 @@ struct _NnpThreadPool {
   Worker *workers;       /* n_threads - 1 */
   int *cpus;             /* owned copy, or NULL */
   int n_cpus;
-  gboolean caller_pinned;
+  /* between nnp_thread_pool_enter() and _leave(): the calling thread's
+   * affinity before it was pinned to cpus[0] */
+  gboolean caller_saved;
+  cpu_set_t caller_mask;
 
   /* the current job (written by the caller while no worker may read it) */
   NnpParallelFunc fn;
@@ -259,6 +262,45 @@ nnp_thread_pool_free (NnpThreadPool *pool)
   g_free (pool);
 }
 
+/* The calling thread is a streaming thread the stage does not own (a
+ * queue's, an application's; GStreamer reuses task threads): pinned while
+ * the stage runs, given its affinity back after, so a pinned stage never
+ * leaves a thread pinned (issue 14: a pinned plan run from the test's own
+ * thread made the next stage built there see one core). */
+void
+nnp_thread_pool_enter (NnpThreadPool *pool)
+{
+  GError *err = NULL;
+
+  if (pool == NULL || pool->n_cpus == 0)
+    return;
+  g_return_if_fail (!pool->caller_saved);
+  if (sched_getaffinity (0, sizeof (pool->caller_mask), &pool->caller_mask) != 0) {
+    NNP_WARNING ("nnp-exec", "cannot read the calling thread's cpus: %s; not pinned",
+                 g_strerror (errno));
+    return;
+  }
+  pool->caller_saved = TRUE;
+  if (!pin_thread (pthread_self (), pool->cpus[0], 0, &err)) {
+    NNP_WARNING ("nnp-exec", "%s", err->message);
+    g_error_free (err);
+  }
+}
+
+void
+nnp_thread_pool_leave (NnpThreadPool *pool)
+{
+  int err;
+
+  if (pool == NULL || !pool->caller_saved)
+    return;
+  pool->caller_saved = FALSE;
+  err = pthread_setaffinity_np (pthread_self (), sizeof (pool->caller_mask), &pool->caller_mask);
+  if (err != 0)
+    NNP_WARNING ("nnp-exec", "cannot give the calling thread its cpus back: %s",
+                 g_strerror (err));
+}
+
 int
 nnp_thread_pool_get_n_threads (NnpThreadPool *pool)
 {
@@ -273,14 +315,6 @@ nnp_parallel_for (NnpThreadPool *pool, gsize n, gsize grain, NnpParallelFunc fn,
   g_return_if_fail (fn != NULL);
   if (n == 0)
     return;
-  if (pool && pool->n_cpus > 0 && !pool->caller_pinned) {
-    GError *err = NULL;
-    pool->caller_pinned = TRUE;
-    if (!pin_thread (pthread_self (), pool->cpus[0], 0, &err)) {
-      NNP_WARNING ("nnp-exec", "%s", err->message);
-      g_error_free (err);
-    }
-  }
   if (grain == 0)
     grain = 1;
   if (pool == NULL || pool->n_threads <= 1 || n <= grain) {
