@@ -17,6 +17,7 @@
 #endif
 
 #include "gstnnpipeline-private.h"
+#include "gstnnbatch.h"
 #include "gstnnstage.h"
 
 #include <stdio.h>
@@ -134,4 +135,21 @@ gst_nn_pipeline_release_pad (GstElement * element, GstPad * pad)
 
   if (self->streams)
     gst_nn_streams_release (self->streams, pad);
+}
+
+gboolean
+gst_nn_pipeline_streams_start_locked (GstNnPipeline * self, GError ** error)
+{
+  guint batch_size;
+  guint64 batch_timeout;
+
+  GST_OBJECT_LOCK (self);
+  batch_size = self->batch_size;
+  batch_timeout = self->batch_timeout;
+  GST_OBJECT_UNLOCK (self);
+  if (!gst_nn_batch_check_model (self->model, batch_size, error))
+    return FALSE;
+  if (self->streams)
+    gst_nn_streams_set_batching (self->streams, batch_size, batch_timeout);
+  return TRUE;
 }

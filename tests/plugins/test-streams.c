@@ -17,7 +17,14 @@
  * - max-replicas=2 on a model whose bottleneck is one big Conv
  *   (benchmarks/make-bottleneck-model.py): the partitioner replicates the
  *   stage holding it (plan message), outputs still the whole model's;
- *   without max-replicas nothing is replicated. */
+ *   without max-replicas nothing is replicated;
+ * - batching (batch-size, batch-timeout) on models with a dynamic batch
+ *   dim: 4 streams batched, each output bit for bit its own single-frame
+ *   run (Conv, pooling, Gemm, Softmax, two outputs of different ranks),
+ *   the stages ran fewer buffers than frames; streams ending early or one
+ *   slow stream: the others go on, counts at EOS; streams of two sizes go
+ *   in separate batches; a model with a fixed batch dim fails the start
+ *   naming its input. */
 #include "test-common.h"
 
 #include <math.h>
@@ -34,6 +41,7 @@ typedef struct
   guint32 seed;
   gint h_px, w_px;
   guint bad_frame;              /* push a wrong-size frame here (0: none) */
+  gulong delay_us;              /* sleep before each frame (a slow stream) */
   GstFlowReturn last;
 } Feed;
 
@@ -57,6 +65,8 @@ feed_thread (gpointer data)
   for (guint i = 0; i < f->n; i++) {
     GstBuffer *b;
 
+    if (f->delay_us)
+      g_usleep (f->delay_us);
     if (f->bad_frame && i == f->bad_frame)
       b = nnp_test_random_buffer (n_floats (f) - 1, f->seed + i);
     else
@@ -88,6 +98,10 @@ reference (const gchar * model, const Feed * f, guint n)
   return out;
 }
 
+/* Outputs must be the reference's bit for bit (batching), not within
+ * 1e-6. */
+static gboolean bit_exact;
+
 static void
 assert_same (GstBuffer * ref, GstBuffer * got, const gchar * what, guint i)
 {
@@ -103,6 +117,9 @@ assert_same (GstBuffer * ref, GstBuffer * got, const gchar * what, guint i)
     for (gsize k = 0; k < ma.size / sizeof (gfloat); k++) {
       gdouble d = fabs ((gdouble) fa[k] - fb[k]);
 
+      fail_unless (!bit_exact || fa[k] == fb[k], "%s frame %u value %"
+          G_GSIZE_FORMAT ": %.9g instead of %.9g (bit-exact expected)", what,
+          i, k, fb[k], fa[k]);
       fail_unless (d <= 1e-6 * MAX (fabs (fa[k]), fabs (fb[k])) + 1e-30,
           "%s frame %u value %" G_GSIZE_FORMAT ": %.9g instead of %.9g",
           what, i, k, fb[k], fa[k]);
@@ -660,6 +677,150 @@ GST_START_TEST (test_streams_replicas)
 
 GST_END_TEST;
 
+/* Buffers stage k of p ran (a batch counts once). */
+static guint64
+stage_buffers (GstElement * p, const gchar * stage)
+{
+  GstElement *e = gst_bin_get_by_name (GST_BIN (p), stage);
+  guint64 frames = 0;
+
+  fail_unless (e != NULL, "no %s", stage);
+  g_object_get (e, "frames", &frames, NULL);
+  gst_object_unref (e);
+  return frames;
+}
+
+/* Feeds through one nnpipeline with batch-size/batch-timeout; each stream's
+ * outputs bit for bit its own whole-model run, counted at EOS; returns the
+ * buffers stage0 ran. */
+static guint64
+run_batched (const gchar * model_name, const gchar * stages, guint batch,
+    guint64 timeout, Feed * feeds, guint n, const guint * expect)
+{
+  gchar *model = nnp_test_model_path (model_name);
+  GstBus *bus;
+  GstElement *p = make_pipeline (model, NULL, &bus);
+  guint64 total = 0, ran;
+
+  g_object_set (p, "stages", stages, "batch-size", batch, "batch-timeout",
+      timeout, NULL);
+  for (guint i = 0; i < n; i++) {
+    start_feed (p, &feeds[i]);
+    total += expect[i];
+  }
+  bit_exact = TRUE;
+  feed_and_check (model, feeds, n, expect);
+  bit_exact = FALSE;
+  /* the statistics count frames, not batches */
+  fail_unless_equals_uint64 (final_frames (bus), total);
+  no_error (bus);
+  ran = stage_buffers (p, "stage0");
+  fail_unless (ran <= total, "%" G_GUINT64_FORMAT " buffers for %"
+      G_GUINT64_FORMAT " frames", ran, total);
+  finish (p, bus, feeds, n);
+  g_free (model);
+  return ran;
+}
+
+GST_START_TEST (test_batch_four_streams)
+{
+  const gchar *models[] = { "residual-batch.onnx", "mlp-batch.onnx" };
+  const gchar *stages[] = { "2", "1" };
+
+  for (guint m = 0; m < G_N_ELEMENTS (models); m++) {
+    Feed feeds[N_STREAMS];
+    guint expect[N_STREAMS];
+    guint64 ran;
+
+    init_feeds (feeds, N_STREAMS, FRAMES);
+    for (guint i = 0; i < N_STREAMS; i++)
+      expect[i] = FRAMES;
+    /* a long timeout: batches leave when every stream has a frame in */
+    ran = run_batched (models[m], stages[m], 4, 10 * GST_SECOND, feeds,
+        N_STREAMS, expect);
+    /* 4 threads push at once: most batches hold several frames */
+    fail_unless (ran <= N_STREAMS * FRAMES / 2, "%s: %" G_GUINT64_FORMAT
+        " batches for %u frames", models[m], ran, N_STREAMS * FRAMES);
+  }
+}
+
+GST_END_TEST;
+
+/* Streams ending early (with a long timeout: the batch stops waiting for
+ * an ended stream) and a slow stream (a short timeout: the others do not
+ * wait for it long): all to the end, counted at EOS. */
+GST_START_TEST (test_batch_ends_and_slow)
+{
+  Feed feeds[N_STREAMS];
+  guint expect[N_STREAMS] = { FRAMES, 3, FRAMES, 12 };
+  guint slow[N_STREAMS] = { FRAMES, FRAMES, 8, FRAMES };
+  gint64 t0;
+
+  init_feeds (feeds, N_STREAMS, FRAMES);
+  feeds[1].n = 3;
+  feeds[3].n = 12;
+  run_batched ("residual-batch.onnx", "2", 4, 10 * GST_SECOND, feeds,
+      N_STREAMS, expect);
+
+  init_feeds (feeds, N_STREAMS, FRAMES);
+  feeds[2].n = 8;
+  feeds[2].delay_us = 200 * 1000;
+  t0 = g_get_monotonic_time ();
+  run_batched ("residual-batch.onnx", "2", 4, 5 * GST_MSECOND, feeds,
+      N_STREAMS, slow);
+  /* 1.6 s for the slow stream's 8 frames; the others did not take a
+   * 200 ms step per frame (30 frames: 6 s) */
+  fail_unless (g_get_monotonic_time () - t0 < 5 * G_USEC_PER_SEC,
+      "the slow stream stalled the others");
+}
+
+GST_END_TEST;
+
+/* Two sizes: frames of equal caps only share a batch. */
+GST_START_TEST (test_batch_sizes)
+{
+  Feed feeds[N_STREAMS];
+  guint expect[N_STREAMS] = { FRAMES, FRAMES, FRAMES, FRAMES };
+
+  init_feeds (feeds, N_STREAMS, FRAMES);
+  feeds[1].h_px = 24;
+  feeds[3].h_px = 24;
+  run_batched ("residual-batch.onnx", "2", 4, 20 * GST_MSECOND, feeds,
+      N_STREAMS, expect);
+}
+
+GST_END_TEST;
+
+/* batch-size > 1 on a fixed batch dim: the start fails naming the input. */
+GST_START_TEST (test_batch_fixed_dim)
+{
+  gchar *model = nnp_test_model_path ("residual.onnx");
+  GstBus *bus;
+  GstElement *p = make_pipeline (model, NULL, &bus);
+  GstPad *pad = gst_element_request_pad_simple (p, "sink_%u");
+  GError *err;
+
+  g_object_set (p, "batch-size", 4, NULL);
+  fail_unless (pad != NULL);
+  fail_unless_equals_int (gst_element_set_state (p, GST_STATE_PAUSED),
+      GST_STATE_CHANGE_FAILURE);
+  err = nnp_test_pop_message (bus, GST_MESSAGE_ERROR, NULL, "fixed dim");
+  fail_unless (strstr (err->message, "batch-size=4") != NULL
+      && strstr (err->message, "input 'x'") != NULL
+      && strstr (err->message, "fixed (1x3x?x?)") != NULL, "%s",
+      err->message);
+  g_error_free (err);
+  gst_element_set_state (p, GST_STATE_NULL);
+  gst_element_release_request_pad (p, pad);
+  gst_object_unref (pad);
+  gst_element_set_bus (p, NULL);
+  gst_object_unref (bus);
+  gst_object_unref (p);
+  g_free (model);
+}
+
+GST_END_TEST;
+
 static Suite *
 streams_suite (void)
 {
@@ -674,6 +835,10 @@ streams_suite (void)
   tcase_add_test (tc, test_replicas);
   tcase_add_test (tc, test_streams_replicas);
   tcase_add_test (tc, test_max_replicas);
+  tcase_add_test (tc, test_batch_four_streams);
+  tcase_add_test (tc, test_batch_ends_and_slow);
+  tcase_add_test (tc, test_batch_sizes);
+  tcase_add_test (tc, test_batch_fixed_dim);
   return s;
 }
 
