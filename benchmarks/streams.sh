@@ -8,6 +8,10 @@
 #    cores, three ways:
 #      shared    one process, one nnpipeline stages=2 devices=cpu:1,cpu:1
 #                with request pads sink_0..3 / src_0..3 (frames interleave)
+#      batched   the same with batch-size=4: the four streams' frames run as
+#                one 4x3xSIZExSIZE batch (the detector's batch dim is
+#                dynamic); its outputs are checked equal to shared's, byte
+#                for byte
 #      separate  four processes, each its own nnpipeline (same properties)
 #      in-proc   one process, four nnpipelines (same properties)
 #    Figures: frames/s over the wall time of the whole run (4 x FRAMES frames,
@@ -67,9 +71,11 @@ if [ "${SKIP_STREAMS:-0}" != 1 ]; then
   props="model=$model stages=2 devices=cpu:1,cpu:1 stats-interval=0"
 
   shared="nnpipeline name=p $props"
+  batched="nnpipeline name=p $props batch-size=4"
   inproc=""
   for i in 0 1 2 3; do
-    shared="$shared $(src $i) ! p.sink_$i p.src_$i ! fakesink"
+    shared="$shared $(src $i) ! p.sink_$i p.src_$i ! filesink location=$tmp/out.shared.$i"
+    batched="$batched $(src $i) ! p.sink_$i p.src_$i ! filesink location=$tmp/out.batched.$i"
     inproc="$inproc $(src $i) ! nnpipeline $props ! fakesink"
   done
 
@@ -77,13 +83,21 @@ if [ "${SKIP_STREAMS:-0}" != 1 ]; then
   # warm-up (profile cache, page cache)
   gst-launch-1.0 -q $(src 0) ! nnpipeline $props ! fakesink > /dev/null
   printf '%-10s %10s %10s %12s %8s\n' config "frames/s" "wall s" "peak RSS MiB" frames
-  for c in shared separate inproc; do
+  for c in shared batched separate inproc; do
     t0=$(now)
     case $c in
       shared)
         # shellcheck disable=SC2086
         /usr/bin/time -f %M -o "$tmp/rss.shared" gst-launch-1.0 -m $shared > "$tmp/log.shared" 2>&1
         rss=$(cat "$tmp/rss.shared"); n=$(frames_out "$tmp/log.shared") ;;
+      batched)
+        # shellcheck disable=SC2086
+        /usr/bin/time -f %M -o "$tmp/rss.batched" gst-launch-1.0 -m $batched > "$tmp/log.batched" 2>&1
+        rss=$(cat "$tmp/rss.batched"); n=$(frames_out "$tmp/log.batched")
+        for i in 0 1 2 3; do
+          cmp -s "$tmp/out.shared.$i" "$tmp/out.batched.$i" || {
+            echo "$me: stream $i: batched outputs differ from shared" >&2; exit 1; }
+        done ;;
       inproc)
         # shellcheck disable=SC2086
         /usr/bin/time -f %M -o "$tmp/rss.inproc" gst-launch-1.0 -m $inproc > "$tmp/log.inproc" 2>&1

@@ -138,7 +138,9 @@ pin_stages (NnpPlan *plan)
       next = st->cpus[st->n_cpus - 1] + 1;
       continue;
     }
-    st->n_cpus = MAX (st->threads, 1);
+    /* a replicated stage: each replica on cores of its own (nnpipeline
+     * gives replica r cpus [r * threads, (r + 1) * threads)) */
+    st->n_cpus = MAX (st->threads, 1) * MAX (st->replicas, 1);
     st->cpus = g_new0 (int, st->n_cpus);
     for (int t = 0; t < st->n_cpus; t++)
       st->cpus[t] = (next++) % n_cores;

@@ -18,6 +18,8 @@
  *   (benchmarks/make-bottleneck-model.py): the partitioner replicates the
  *   stage holding it (plan message), outputs still the whole model's;
  *   without max-replicas nothing is replicated;
+ * - pin=true with `cpu:1*2`: each replica's thread on a core of its own
+ *   (the threads' affinities in /proc), none pinned without pin;
  * - batching (batch-size, batch-timeout) on models with a dynamic batch
  *   dim: 4 streams batched, each output bit for bit its own single-frame
  *   run (Conv, pooling, Gemm, Softmax, two outputs of different ranks),
@@ -572,6 +574,85 @@ GST_START_TEST (test_replicas)
 
 GST_END_TEST;
 
+/* Cores that threads of this process are pinned to alone (a thread whose
+ * affinity is one core), as a bit mask. */
+static guint64
+single_core_threads (void)
+{
+  GDir *dir = g_dir_open ("/proc/self/task", 0, NULL);
+  const gchar *tid;
+  guint64 mask = 0;
+
+  fail_unless (dir != NULL);
+  while ((tid = g_dir_read_name (dir))) {
+    gchar *path = g_strdup_printf ("/proc/self/task/%s/status", tid);
+    const gchar *key = "Cpus_allowed_list:\t";
+    gchar *text = NULL, *line, *end;
+    gint64 core;
+
+    if (g_file_get_contents (path, &text, NULL, NULL)
+        && (line = strstr (text, key))) {
+      core = g_ascii_strtoll (line + strlen (key), &end, 10);
+      /* one core alone, not a list or range */
+      if (end != line + strlen (key) && *end == '\n' && core >= 0
+          && core < 64)
+        mask |= G_GUINT64_CONSTANT (1) << core;
+    }
+    g_free (text);
+    g_free (path);
+  }
+  g_dir_close (dir);
+  return mask;
+}
+
+/* pin=true: the replicas of `cpu:1*2` run on cores of their own; the
+ * outputs are still the whole model's, in order. */
+GST_START_TEST (test_replicas_pinned)
+{
+  gchar *model = nnp_test_model_path ("residual.onnx");
+  gint n_cores = MIN (g_get_num_processors (), 2);
+
+  for (gint pin = 0; pin <= 1; pin++) {
+    GstElement *p = nnp_test_make ("nnpipeline", "model", model, "stages",
+        "1", "devices", "cpu:1*2", "pin", pin, "stats-interval", 0, NULL);
+    GstHarness *h;
+    Feed f;
+    GPtrArray *ref, *got;
+    gchar *caps;
+    guint n = 20;
+    guint64 mask;
+
+    init_feeds (&f, 1, n);
+    gst_object_ref_sink (p);
+    fail_unless_equals_uint64 (single_core_threads (), 0);
+    h = gst_harness_new_with_element (p, "sink", "src");
+    caps = nnp_test_tensor_caps (3, f.h_px, f.w_px);
+    gst_harness_set_src_caps_str (h, caps);
+    g_free (caps);
+    ref = reference (model, &f, n);
+    got = g_ptr_array_new_with_free_func ((GDestroyNotify) gst_buffer_unref);
+    push_held (h, &f, n);
+    nnp_test_pull_frames (h, 0, n, got);
+    /* the replicas' threads are alive while the pipeline plays */
+    mask = single_core_threads ();
+    nnp_test_finish_eos (h);
+    for (guint i = 0; i < n; i++)
+      assert_same (g_ptr_array_index (ref, i), g_ptr_array_index (got, i),
+          "pinned replicas", i);
+    replica_frames (p, "stage0", 2);
+    /* pin: both cores of 0..1 (one on a 1-core machine); none without */
+    fail_unless_equals_uint64 (mask, pin ? (G_GUINT64_CONSTANT (1) << n_cores)
+        - 1 : 0);
+    g_ptr_array_unref (ref);
+    g_ptr_array_unref (got);
+    gst_harness_teardown (h);
+    gst_object_unref (p);
+  }
+  g_free (model);
+}
+
+GST_END_TEST;
+
 /* The replicas of the stages of the nnpipeline-plan message on bus. */
 static gint
 plan_replicas (GstBus * bus, gint * n_stages)
@@ -834,6 +915,7 @@ streams_suite (void)
   tcase_add_test (tc, test_streams_sizes);
   tcase_add_test (tc, test_replicas);
   tcase_add_test (tc, test_streams_replicas);
+  tcase_add_test (tc, test_replicas_pinned);
   tcase_add_test (tc, test_max_replicas);
   tcase_add_test (tc, test_batch_four_streams);
   tcase_add_test (tc, test_batch_ends_and_slow);
