@@ -1,6 +1,10 @@
 /* The search over replica counts (issue 13 item 2): nnp_plan_new_auto()
  * over every grouping of neighbouring identical devices of the list into
- * replicated stages, keeping the best predicted bottleneck.  Above plan.c
+ * replicated stages, keeping the best predicted bottleneck.  A list of n
+ * identical CPU items (cpu:T each) also gets the whole model on one stage
+ * of n x T intra-op threads (plain threading, its node times profiled at
+ * that thread count), so that the choice is never a plan predicted slower
+ * than it.  Above plan.c
  * (it calls the planner), below make.c (nnp_plan_make() calls it). */
 #include <nnpipe/plan.h>
 #include <nnpipe/log.h>
@@ -52,6 +56,56 @@ grouping (const NnpDeviceSpec *devices, int n, guint mask, int max_replicas, int
   return g;
 }
 
+/* Keep plan in *best when it predicts a bottleneck 5 % below *best's (the
+ * margin nnp_plan_new_auto asks of more stages); a plan is NULL with err
+ * set when it could not be made. */
+static void
+consider (NnpPlan **best, NnpPlan *plan, GError *err, const char *what, guint mask,
+          GError **error)
+{
+  if (plan == NULL) {
+    NNP_DEBUG (CAT, "%s (mask %#x): %s", what, mask, err->message);
+    g_error_free (err);
+    return;
+  }
+  NNP_INFO (CAT, "%s, %d stages (mask %#x): predicted bottleneck %.3f ms", what,
+            plan->n_stages, mask, plan->predicted_bottleneck_ms);
+  if (*best == NULL || plan->predicted_bottleneck_ms < (*best)->predicted_bottleneck_ms * 0.95) {
+    if (*best == NULL)
+      g_clear_error (error);
+    g_clear_pointer (best, nnp_plan_free);
+    *best = plan;
+  } else {
+    nnp_plan_free (plan);
+  }
+}
+
+/* The whole model on one CPU stage with the threads of all n identical
+ * unreplicated CPU items of the list; NULL (err set) when the list is not
+ * that. */
+static NnpPlan *
+all_threads (const char *model_path, const char *digest, const NnpInputShape *shapes,
+             int n_shapes, NnpGraph *graph, const NnpSplitOptions *plain,
+             const NnpDeviceSpec *devices, int n, NnpCostModel *cm, GError **err)
+{
+  NnpDeviceSpec all = devices[0];
+  NnpSplitOptions opts = *plain;
+
+  for (int i = 0; i < n; i++)
+    if (g_ascii_strcasecmp (devices[i].device, "cpu") != 0 || !same_device (&devices[0], &devices[i])) {
+      g_set_error (err, NNP_ERROR, NNP_ERROR_PLAN, "not a list of identical CPU items");
+      return NULL;
+    }
+  all.threads = MAX (devices[0].threads, 1) * n;
+  all.replicas = 1;
+  if (!nnp_cost_model_prepare (cm, &all, err))
+    return NULL;
+  opts.devices = &all;
+  opts.n_devices = 1;
+  opts.n_stages = 1;
+  return nnp_plan_new_auto (model_path, digest, shapes, n_shapes, graph, &opts, cm, err);
+}
+
 NnpPlan *
 nnp_plan_new_auto_replicated (const char *model_path, const char *digest,
                               const NnpInputShape *shapes, int n_shapes, NnpGraph *graph,
@@ -71,6 +125,13 @@ nnp_plan_new_auto_replicated (const char *model_path, const char *digest,
   best = nnp_plan_new_auto (model_path, digest, shapes, n_shapes, graph, &plain, cm, error);
   if (n > MAX_GROUPED_DEVICES || n < 2)
     return best;
+  {
+    GError *err = NULL;
+    NnpPlan *plan = all_threads (model_path, digest, shapes, n_shapes, graph, &plain, devices,
+                                 n, cm, &err);
+
+    consider (&best, plan, err, "intra-op threads", 0, error);
+  }
   for (guint mask = 0; mask < (1u << (n - 1)); mask++) {
     int ng = 0, replicated = 0;
     g_autofree NnpDeviceSpec *g = grouping (devices, n, mask, options->max_replicas, &ng,
@@ -85,22 +146,7 @@ nnp_plan_new_auto_replicated (const char *model_path, const char *digest,
     opts.n_devices = ng;
     opts.n_stages = ng;
     plan = nnp_plan_new_auto (model_path, digest, shapes, n_shapes, graph, &opts, cm, &err);
-    if (plan == NULL) {
-      NNP_DEBUG (CAT, "replicas, %d groups (mask %#x): %s", ng, mask, err->message);
-      g_error_free (err);
-      continue;
-    }
-    NNP_INFO (CAT, "replicas, %d stages (mask %#x): predicted bottleneck %.3f ms", ng, mask,
-              plan->predicted_bottleneck_ms);
-    if (best == NULL
-        || plan->predicted_bottleneck_ms < best->predicted_bottleneck_ms * 0.95) {
-      if (best == NULL)
-        g_clear_error (error);
-      g_clear_pointer (&best, nnp_plan_free);
-      best = plan;
-    } else {
-      nnp_plan_free (plan);
-    }
+    consider (&best, plan, err, "replicas", mask, error);
   }
   if (best)
     NNP_INFO (CAT, "auto with replicas: %d stages, predicted bottleneck %.3f ms",

@@ -1,7 +1,10 @@
 /* Replicated stages in the partitioner (issue 13 item 2): "DEVICE*K" in a
  * device list, "replicas" in plan JSON, and the 1/K cost of a stage of K
  * replicas steering the split: a chain with one heavy node that no split
- * can divide gets it on the replicated stage, at half the bottleneck. */
+ * can divide gets it on the replicated stage, at half the bottleneck; with
+ * max_replicas the search also weighs plain threading (the whole model on
+ * one stage with both items' threads) and keeps it unless a replicated or
+ * split plan predicts 5 % better. */
 #include "../lib/test-util.h"
 #include "partition/partition.h"
 
@@ -138,6 +141,67 @@ test_heavy_node (void)
   g_assert_cmpfloat_with_epsilon (total[1], 5.5, 1e-9);
 }
 
+/* chain(6) with node 2 heavy on cpu:1 (13 ms in all); on cpu:2 each node
+ * takes t2_factor of that.  The plan nnp_plan_new_auto_replicated() picks
+ * for "cpu:1,cpu:1" and max_replicas 2. */
+static NnpPlan *
+plan_with_threads (double t2_factor)
+{
+  g_autoptr (NnpGraph) g = chain (6);
+  NnpCostModel *cm = nnp_cost_model_new (g, "digest", "x=4", NNP_COST_ESTIMATE);
+  NnpDeviceSpec cpu1 = { (char *) "cpu", 1, 1 }, cpu2 = { (char *) "cpu", 2, 1 };
+  NnpDeviceSpec list[2] = { { (char *) "cpu", 1, 1 }, { (char *) "cpu", 1, 1 } };
+  NnpSplitOptions o = { 0 };
+  double ms1[6], ms2[6];
+  g_autoptr (GError) error = NULL;
+  NnpPlan *plan;
+
+  for (int i = 0; i < 6; i++) {
+    ms1[i] = i == 2 ? 8.0 : 1.0;
+    ms2[i] = ms1[i] * t2_factor;
+  }
+  g_assert_true (nnp_cost_model_set_node_costs (cm, &cpu1, ms1, 6, &error));
+  g_assert_true (nnp_cost_model_set_node_costs (cm, &cpu2, ms2, 6, &error));
+  o.devices = list;
+  o.n_devices = 2;
+  o.max_replicas = 2;
+  plan = nnp_plan_new_auto_replicated ("chain.onnx", "digest", NULL, 0, g, &o, cm, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (plan);
+  nnp_cost_model_free (cm);
+  return plan;
+}
+
+static void
+test_threads_candidate (void)
+{
+  NnpPlan *plan;
+
+  /* two threads halve every node: 6.5 ms, as 2 replicas would; the split
+   * cannot beat 8 ms: plain threading is kept */
+  plan = plan_with_threads (0.5);
+  g_assert_cmpint (plan->n_stages, ==, 1);
+  g_assert_cmpint (plan->stages[0].threads, ==, 2);
+  g_assert_cmpint (MAX (plan->stages[0].replicas, 1), ==, 1);
+  g_assert_cmpfloat (plan->predicted_bottleneck_ms, <, 6.5 * 1.05);
+  nnp_plan_free (plan);
+
+  /* two threads buy little (9.75 ms): the whole model as 2 one-thread
+   * replicas (6.5 ms) */
+  plan = plan_with_threads (0.75);
+  g_assert_cmpint (plan->n_stages, ==, 1);
+  g_assert_cmpint (plan->stages[0].threads, ==, 1);
+  g_assert_cmpint (plan->stages[0].replicas, ==, 2);
+  nnp_plan_free (plan);
+
+  /* two threads do not help at all: no plan is slower than 13 ms on
+   * cpu:2, and the replicas win */
+  plan = plan_with_threads (1.0);
+  g_assert_cmpint (plan->stages[0].replicas, ==, 2);
+  g_assert_cmpfloat (plan->predicted_bottleneck_ms, <, 13.0 * 0.95);
+  nnp_plan_free (plan);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -145,5 +209,6 @@ main (int argc, char **argv)
   g_test_add_func ("/replicas/device-list", test_device_list);
   g_test_add_func ("/replicas/plan-json", test_plan_json);
   g_test_add_func ("/replicas/heavy-node", test_heavy_node);
+  g_test_add_func ("/replicas/threads-candidate", test_threads_candidate);
   return g_test_run ();
 }
