@@ -895,13 +895,15 @@ batch_add (GstNnStreams * sn, Stream * st, GstCaps * caps, GstBuffer * buf)
   g_array_append_val (b->frames, p);
 
   while (!b->done) {
-    if (sn->stopping || st->flushing) {
-      if (b == sn->pending)
-        batch_remove_locked (sn, st);
+    if (b == sn->pending && (sn->stopping || st->flushing)) {
+      batch_remove_locked (sn, st);
       g_mutex_unlock (&sn->batch_lock);
       batch_unref (b);
       return GST_FLOW_FLUSHING;
     }
+    /* a batch on its way (flushing or not): wait for its push, so that
+     * its frames are in the FIFO before this stream's flush-stop, which
+     * drops them there */
     if (b == sn->pending && batch_ready_locked (sn)) {
       sn->pending = NULL;
       g_mutex_unlock (&sn->batch_lock);
@@ -914,7 +916,7 @@ batch_add (GstNnStreams * sn, Stream * st, GstCaps * caps, GstBuffer * buf)
     else
       g_cond_wait (&sn->batch_cond, &sn->batch_lock);
   }
-  ret = b->ret;
+  ret = sn->stopping || st->flushing ? GST_FLOW_FLUSHING : b->ret;
   g_mutex_unlock (&sn->batch_lock);
   batch_unref (b);
   return ret;

@@ -25,8 +25,8 @@
  *   run (Conv, pooling, Gemm, Softmax, two outputs of different ranks),
  *   the stages ran fewer buffers than frames; streams ending early or one
  *   slow stream: the others go on, counts at EOS; streams of two sizes go
- *   in separate batches; a model with a fixed batch dim fails the start
- *   naming its input. */
+ *   in separate batches; a flush takes a waiting frame out of its batch; a
+ *   model with a fixed batch dim fails the start naming its input. */
 #include "test-common.h"
 
 #include <math.h>
@@ -872,6 +872,68 @@ GST_START_TEST (test_batch_sizes)
 
 GST_END_TEST;
 
+typedef struct
+{
+  Feed *f;
+  GstFlowReturn ret;
+  gint done;
+} PushOne;
+
+static gpointer
+push_one_thread (gpointer data)
+{
+  PushOne *po = data;
+  GstBuffer *b = nnp_test_random_frame (n_floats (po->f), 999, 0);
+
+  GST_BUFFER_PTS (b) = stream_pts (po->f->index, 0);
+  po->ret = gst_harness_push (po->f->h, b);
+  g_atomic_int_set (&po->done, 1);
+  return NULL;
+}
+
+/* A frame waiting for its batch (stream 1 sends nothing yet, the timeout is
+ * long) leaves it on a flush of its stream (FLUSHING) and never comes out;
+ * both streams then run to the end. */
+GST_START_TEST (test_batch_flush)
+{
+  gchar *model = nnp_test_model_path ("residual-batch.onnx");
+  Feed feeds[2];
+  guint expect[2] = { FRAMES, FRAMES };
+  GstBus *bus;
+  GstElement *p = make_pipeline (model, NULL, &bus);
+  PushOne po = { &feeds[0], GST_FLOW_OK, 0 };
+  GstSegment segment;
+  GThread *t;
+
+  g_object_set (p, "batch-size", 2, "batch-timeout", 30 * GST_SECOND, NULL);
+  init_feeds (feeds, 2, FRAMES);
+  start_feed (p, &feeds[0]);
+  start_feed (p, &feeds[1]);
+  t = g_thread_new ("push-one", push_one_thread, &po);
+  g_usleep (300 * 1000);
+  fail_unless (!g_atomic_int_get (&po.done), "the frame did not wait for "
+      "its batch");
+  fail_unless (gst_harness_push_event (feeds[0].h,
+          gst_event_new_flush_start ()));
+  g_thread_join (t);
+  fail_unless_equals_int (po.ret, GST_FLOW_FLUSHING);
+  fail_unless (gst_harness_push_event (feeds[0].h,
+          gst_event_new_flush_stop (FALSE)));
+  gst_segment_init (&segment, GST_FORMAT_TIME);
+  segment.base = 0;
+  fail_unless (gst_harness_push_event (feeds[0].h,
+          gst_event_new_segment (&segment)));
+  bit_exact = TRUE;
+  feed_and_check (model, feeds, 2, expect);
+  bit_exact = FALSE;
+  fail_unless_equals_uint64 (final_frames (bus), 2 * FRAMES);
+  no_error (bus);
+  finish (p, bus, feeds, 2);
+  g_free (model);
+}
+
+GST_END_TEST;
+
 /* batch-size > 1 on a fixed batch dim: the start fails naming the input. */
 GST_START_TEST (test_batch_fixed_dim)
 {
@@ -921,6 +983,7 @@ streams_suite (void)
   tcase_add_test (tc, test_batch_ends_and_slow);
   tcase_add_test (tc, test_batch_sizes);
   tcase_add_test (tc, test_batch_fixed_dim);
+  tcase_add_test (tc, test_batch_flush);
   return s;
 }
 
