@@ -48,9 +48,26 @@ gst_nn_batch_check_model (NnpModel * model, guint batch_size, GError ** error)
   return TRUE;
 }
 
-/* info with each tensor's first dim times mul, divided by div. */
+guint
+gst_nn_batch_model_ranks (NnpModel * model, gint * ranks)
+{
+  NnpGraph *g = nnp_model_get_graph (model);    /* borrowed */
+  guint n = 0;
+
+  for (guint i = 0; i < g->inputs->len && n < GST_NN_TENSORS_MAX; i++) {
+    const NnpValue *v = nnp_graph_value (g, g_array_index (g->inputs, int, i));
+
+    if (v->constant == NULL)
+      ranks[n++] = v->shape.rank;
+  }
+  return n;
+}
+
+/* info with each tensor's first dim times mul, divided by div (tensor t
+ * first fitted to rank ranks[t], t < n_ranks). */
 static GstCaps *
-scale_dim0 (GstCaps * caps, guint mul, guint div, GError ** error)
+scale_dim0 (GstCaps * caps, guint mul, guint div, const gint * ranks,
+    guint n_ranks, GError ** error)
 {
   GstNnTensorsInfo info;
 
@@ -58,6 +75,12 @@ scale_dim0 (GstCaps * caps, guint mul, guint div, GError ** error)
     return NULL;
   for (guint t = 0; t < info.n_tensors; t++) {
     NnpShape *s = &info.tensors[t].shape;
+
+    if (t < n_ranks && ranks[t] > 0 && !gst_nn_shape_fit_rank (s, ranks[t], s)) {
+      g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
+          "tensor %u does not fit the model input's rank %d", t, ranks[t]);
+      return NULL;
+    }
 
     if (s->rank < 1 || (s->dims[0] * mul) % div != 0) {
       gchar *str = gst_nn_dims_to_string (s);
@@ -75,15 +98,16 @@ scale_dim0 (GstCaps * caps, guint mul, guint div, GError ** error)
 }
 
 GstCaps *
-gst_nn_batch_caps (GstCaps * frame_caps, guint n, GError ** error)
+gst_nn_batch_caps (GstCaps * frame_caps, guint n, const gint * ranks,
+    guint n_ranks, GError ** error)
 {
-  return scale_dim0 (frame_caps, n, 1, error);
+  return scale_dim0 (frame_caps, n, 1, ranks, n_ranks, error);
 }
 
 GstCaps *
 gst_nn_batch_frame_caps (GstCaps * batch_caps, guint n, GError ** error)
 {
-  return scale_dim0 (batch_caps, 1, n, error);
+  return scale_dim0 (batch_caps, 1, n, NULL, 0, error);
 }
 
 GstBuffer *

@@ -21,9 +21,16 @@ G_BEGIN_DECLS
 gboolean gst_nn_batch_check_model (NnpModel * model, guint batch_size,
     GError ** error);
 
+/* The ranks of the model's (non-constant) inputs, in order, into ranks[]
+ * (at most GST_NN_TENSORS_MAX); returns how many. */
+guint gst_nn_batch_model_ranks (NnpModel * model, gint * ranks);
+
 /* Caps of n frames of `frame_caps` on dim 0 (each tensor's first dim
- * times n).  New ref, NULL with error on caps that are no tensors. */
-GstCaps *gst_nn_batch_caps (GstCaps * frame_caps, guint n, GError ** error);
+ * times n), tensor t first brought to rank ranks[t] (t < n_ranks: caps may
+ * leave out outer 1s, "640:640:3" for 1x3x640x640).  New ref, NULL with
+ * error on caps that are no tensors or do not fit the ranks. */
+GstCaps *gst_nn_batch_caps (GstCaps * frame_caps, guint n, const gint * ranks,
+    guint n_ranks, GError ** error);
 
 /* Caps of one of the n frames of a batch (each tensor's first dim divided
  * by n).  New ref, NULL with error when a tensor has no dims or a first

@@ -149,7 +149,12 @@ gst_nn_pipeline_streams_start_locked (GstNnPipeline * self, GError ** error)
   GST_OBJECT_UNLOCK (self);
   if (!gst_nn_batch_check_model (self->model, batch_size, error))
     return FALSE;
-  if (self->streams)
-    gst_nn_streams_set_batching (self->streams, batch_size, batch_timeout);
+  if (self->streams) {
+    gint ranks[GST_NN_TENSORS_MAX];
+    guint n = gst_nn_batch_model_ranks (self->model, ranks);
+
+    gst_nn_streams_set_batching (self->streams, batch_size, batch_timeout,
+        ranks, n);
+  }
   return TRUE;
 }

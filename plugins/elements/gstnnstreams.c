@@ -31,6 +31,7 @@
 #include "gstnntensorcaps.h"
 
 #include <nnpipe/error.h>
+#include <string.h>
 
 GST_DEBUG_CATEGORY_STATIC (gst_nn_streams_debug);
 #define GST_CAT_DEFAULT gst_nn_streams_debug
@@ -108,6 +109,8 @@ struct _GstNnStreams
   GCond batch_cond;             /* a batch was pushed, a flush, stopping */
   guint batch_size;             /* 1: no batching */
   GstClockTime batch_timeout;
+  gint batch_ranks[GST_NN_TENSORS_MAX]; /* the model inputs' ranks */
+  guint n_batch_ranks;
   struct _Batch *pending;       /* owned ref, NULL when no frame waits */
   gboolean stopping;            /* PAUSED -> READY: waiting frames leave */
 };
@@ -707,7 +710,8 @@ push_frames (GstNnStreams * sn, GstCaps * caps, Pending * p, guint n)
   GstBuffer *buf;
   GstFlowReturn ret;
 
-  chain_caps = n > 1 ? gst_nn_batch_caps (caps, n, NULL) : gst_caps_ref (caps);
+  chain_caps = n > 1 ? gst_nn_batch_caps (caps, n, sn->batch_ranks,
+      sn->n_batch_ranks, NULL) : gst_caps_ref (caps);
   g_mutex_lock (&sn->in_lock);
   if (sn->chain_eos || chain_caps == NULL
       || !gst_nn_tensors_info_from_caps (&info, caps, NULL)) {
@@ -951,8 +955,18 @@ mux_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
   if (want > 0 && got != want)
     goto wrong_size;
 
-  if (sn->batch_size > 1)
+  if (sn->batch_size > 1) {
+    /* at the model's ranks ("16:16:3" and "16:16:3:1" are one shape and
+     * share batches) */
+    GstCaps *fitted = gst_nn_batch_caps (caps, 1, sn->batch_ranks,
+        sn->n_batch_ranks, NULL);
+
+    if (fitted) {
+      gst_caps_unref (caps);
+      caps = fitted;
+    }
     return batch_add (sn, st, caps, buf);
+  }
   {
     Pending p = { st, buf };
 
@@ -1327,11 +1341,13 @@ gst_nn_streams_chain_out (GstNnStreams * sn)
 
 void
 gst_nn_streams_set_batching (GstNnStreams * sn, guint batch_size,
-    GstClockTime batch_timeout)
+    GstClockTime batch_timeout, const gint * ranks, guint n_ranks)
 {
   g_mutex_lock (&sn->batch_lock);
   sn->batch_size = MAX (batch_size, 1);
   sn->batch_timeout = batch_timeout;
+  sn->n_batch_ranks = MIN (n_ranks, GST_NN_TENSORS_MAX);
+  memcpy (sn->batch_ranks, ranks, sn->n_batch_ranks * sizeof (gint));
   g_mutex_unlock (&sn->batch_lock);
 }
 
