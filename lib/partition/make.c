@@ -255,6 +255,10 @@ plan_split (NnpModel *model, const NnpInputShape *shapes, int n_shapes,
     o.memory_limit = req->memory_limit;
     o.max_ideals = req->max_ideals;
     o.max_replicas = req->max_replicas;
+    /* by measured throughput, unless only estimates were asked for (or
+     * NNP_PLAN_MEASURE=0) */
+    o.measure_whole = req->cost != NNP_COST_ESTIMATE
+        && g_strcmp0 (g_getenv ("NNP_PLAN_MEASURE"), "0") != 0;
     o.stage_load = load;
     o.n_stage_load = n_load;
     /* nnp_plan_new_auto(), and with max_replicas replicated stages too */

@@ -95,5 +95,10 @@ NnpPlan *nnp_plan_new_auto_replicated (const char *model_path, const char *diges
                                        const NnpInputShape *shapes, int n_shapes, NnpGraph *graph,
                                        const NnpSplitOptions *options, NnpCostModel *cm,
                                        GError **error);
+/* measure.c: frames per second of the whole graph as `copies` stages on
+ * dev, each on a thread of its own running `frames` frames (after a
+ * warm-up run), all at once.  0 with error when a stage fails. */
+double nnp_measure_whole_fps (NnpGraph *graph, const NnpDeviceSpec *dev, int copies, int frames,
+                              GError **error);
 
 G_END_DECLS

@@ -4,7 +4,9 @@
  * identical CPU items (cpu:T each) also gets the whole model on one stage
  * of n x T intra-op threads (plain threading, its node times profiled at
  * that thread count), so that the choice is never a plan predicted slower
- * than it.  Above plan.c
+ * than it; and when the choice is one stage (plain threading or the whole
+ * model replicated), options->measure_whole times both and keeps the
+ * faster (measure.c).  Above plan.c
  * (it calls the planner), below make.c (nnp_plan_make() calls it). */
 #include <nnpipe/plan.h>
 #include <nnpipe/log.h>
@@ -80,6 +82,16 @@ consider (NnpPlan **best, NnpPlan *plan, GError *err, const char *what, guint ma
   }
 }
 
+/* n identical unreplicated CPU items? */
+static gboolean
+identical_cpus (const NnpDeviceSpec *devices, int n)
+{
+  for (int i = 0; i < n; i++)
+    if (g_ascii_strcasecmp (devices[i].device, "cpu") != 0 || !same_device (&devices[0], &devices[i]))
+      return FALSE;
+  return TRUE;
+}
+
 /* The whole model on one CPU stage with the threads of all n identical
  * unreplicated CPU items of the list; NULL (err set) when the list is not
  * that. */
@@ -91,11 +103,10 @@ all_threads (const char *model_path, const char *digest, const NnpInputShape *sh
   NnpDeviceSpec all = devices[0];
   NnpSplitOptions opts = *plain;
 
-  for (int i = 0; i < n; i++)
-    if (g_ascii_strcasecmp (devices[i].device, "cpu") != 0 || !same_device (&devices[0], &devices[i])) {
-      g_set_error (err, NNP_ERROR, NNP_ERROR_PLAN, "not a list of identical CPU items");
-      return NULL;
-    }
+  if (!identical_cpus (devices, n)) {
+    g_set_error (err, NNP_ERROR, NNP_ERROR_PLAN, "not a list of identical CPU items");
+    return NULL;
+  }
   all.threads = MAX (devices[0].threads, 1) * n;
   all.replicas = 1;
   if (!nnp_cost_model_prepare (cm, &all, err))
@@ -104,6 +115,56 @@ all_threads (const char *model_path, const char *digest, const NnpInputShape *sh
   opts.n_devices = 1;
   opts.n_stages = 1;
   return nnp_plan_new_auto (model_path, digest, shapes, n_shapes, graph, &opts, cm, err);
+}
+
+/* best is one stage on n identical CPU items (n <= max_replicas): time the
+ * whole model as plain threading (one copy of n x T threads) and as n
+ * replicas of T threads, about 200 ms of frames each, and keep the faster
+ * as a one-stage plan.  On a failure the predicted choice stays. */
+static NnpPlan *
+measured_whole (NnpPlan *best, const char *model_path, const char *digest,
+                const NnpInputShape *shapes, int n_shapes, NnpGraph *graph,
+                const NnpSplitOptions *plain, const NnpDeviceSpec *devices, int n,
+                NnpCostModel *cm)
+{
+  NnpDeviceSpec threads = devices[0], reps = devices[0];
+  NnpSplitOptions opts = *plain;
+  GError *err = NULL;
+  double fps_t, fps_r = 0;
+  int frames;
+  gboolean want_reps, is_reps;
+  NnpPlan *plan;
+
+  threads.threads = MAX (devices[0].threads, 1) * n;
+  threads.replicas = 1;
+  reps.replicas = n;
+  frames = (int) CLAMP (200.0 / MAX (best->predicted_bottleneck_ms * n, 0.01), 2, 50);
+  fps_t = nnp_measure_whole_fps (graph, &threads, 1, frames * n, &err);
+  if (fps_t > 0)
+    fps_r = nnp_measure_whole_fps (graph, &reps, n, frames, &err);
+  if (err) {
+    NNP_INFO (CAT, "timing the whole model failed (%s): the predicted choice stays",
+              err->message);
+    g_error_free (err);
+    return best;
+  }
+  NNP_INFO (CAT, "measured: %s:%d %.2f frames/s, %s:%d*%d %.2f frames/s", threads.device,
+            threads.threads, fps_t, reps.device, MAX (reps.threads, 1), n, fps_r);
+  want_reps = fps_r > fps_t;
+  is_reps = best->stages[0].replicas > 1;
+  if (want_reps ? is_reps : !is_reps && best->stages[0].threads == threads.threads)
+    return best;
+  opts.devices = want_reps ? &reps : &threads;
+  opts.n_devices = 1;
+  opts.n_stages = 1;
+  plan = nnp_plan_new_auto (model_path, digest, shapes, n_shapes, graph, &opts, cm, &err);
+  if (plan == NULL) {
+    NNP_INFO (CAT, "the measured choice could not be planned (%s)", err->message);
+    g_error_free (err);
+    return best;
+  }
+  nnp_plan_free (best);
+  return plan;
 }
 
 NnpPlan *
@@ -148,6 +209,10 @@ nnp_plan_new_auto_replicated (const char *model_path, const char *digest,
     plan = nnp_plan_new_auto (model_path, digest, shapes, n_shapes, graph, &opts, cm, &err);
     consider (&best, plan, err, "replicas", mask, error);
   }
+  if (best && options->measure_whole && best->n_stages == 1 && n <= options->max_replicas
+      && identical_cpus (devices, n))
+    best = measured_whole (best, model_path, digest, shapes, n_shapes, graph, &plain, devices,
+                           n, cm);
   if (best)
     NNP_INFO (CAT, "auto with replicas: %d stages, predicted bottleneck %.3f ms",
               best->n_stages, best->predicted_bottleneck_ms);
