@@ -20,6 +20,12 @@
  * The chain gets one stream-start and segment of its own, a CAPS event
  * whenever the next frame's stream has other caps than the last one, and
  * EOS once every stream ended (so nnpipeline's final statistics come).
+ *
+ * With batch-size > 1 the mux collects frames of equal caps from several
+ * streams (batch_add()) and pushes them as one buffer concatenated on dim 0
+ * (gstnnbatch.c); their FIFO entries are neighbours and say how many frames
+ * the buffer holds, and the demux cuts the output back into one frame per
+ * entry.
  */
 
 #ifdef HAVE_CONFIG_H
