@@ -8,6 +8,10 @@
 #    cores, three ways:
 #      shared    one process, one nnpipeline stages=2 devices=cpu:1,cpu:1
 #                with request pads sink_0..3 / src_0..3 (frames interleave)
+#      batched   the same with batch-size=4: the four streams' frames run as
+#                one 4x3xSIZExSIZE batch (the detector's batch dim is
+#                dynamic); its outputs are checked equal to shared's, byte
+#                for byte
 #      separate  four processes, each its own nnpipeline (same properties)
 #      in-proc   one process, four nnpipelines (same properties)
 #    Figures: frames/s over the wall time of the whole run (4 x FRAMES frames,
@@ -19,12 +23,15 @@
 #    (default 40) through nnpipeline: the whole model on one thread, on two
 #    threads, 2 stages (the split caps at the big Conv), the whole model as 2
 #    replicas (cpu:1*2), 2 stages with the second as 2 replicas
-#    (cpu:1,cpu:1*2), and stages=auto max-replicas=2 (the partitioner
-#    chooses).  Figure: the median over ROUNDS (default 3) of the final
-#    steady-fps (frames between the first and the last output).
+#    (cpu:1,cpu:1*2), the 2 replicas pinned to a core each (pin=true), and
+#    stages=auto max-replicas=2 (the partitioner chooses).  Figure: the
+#    median over ROUNDS (default 3) of the final steady-fps (frames between
+#    the first and the last output).  REP_MODEL=det runs this part on the
+#    detector instead, at REP_SIZE (default 320) square.
 #
 # Environment: NNP_BUILD_DIR, NNP_MODELS_DIR (pipelines/common.sh), ROUNDS,
-# REP_FRAMES, SKIP_STREAMS=1 / SKIP_REPLICAS=1 to run one part.
+# REP_FRAMES, REP_MODEL, REP_SIZE, SKIP_STREAMS=1 / SKIP_REPLICAS=1 to run
+# one part.
 set -eu
 
 me=streams.sh
@@ -67,9 +74,11 @@ if [ "${SKIP_STREAMS:-0}" != 1 ]; then
   props="model=$model stages=2 devices=cpu:1,cpu:1 stats-interval=0"
 
   shared="nnpipeline name=p $props"
+  batched="nnpipeline name=p $props batch-size=4"
   inproc=""
   for i in 0 1 2 3; do
-    shared="$shared $(src $i) ! p.sink_$i p.src_$i ! fakesink"
+    shared="$shared $(src $i) ! p.sink_$i p.src_$i ! filesink location=$tmp/out.shared.$i"
+    batched="$batched $(src $i) ! p.sink_$i p.src_$i ! filesink location=$tmp/out.batched.$i"
     inproc="$inproc $(src $i) ! nnpipeline $props ! fakesink"
   done
 
@@ -77,13 +86,21 @@ if [ "${SKIP_STREAMS:-0}" != 1 ]; then
   # warm-up (profile cache, page cache)
   gst-launch-1.0 -q $(src 0) ! nnpipeline $props ! fakesink > /dev/null
   printf '%-10s %10s %10s %12s %8s\n' config "frames/s" "wall s" "peak RSS MiB" frames
-  for c in shared separate inproc; do
+  for c in shared batched separate inproc; do
     t0=$(now)
     case $c in
       shared)
         # shellcheck disable=SC2086
         /usr/bin/time -f %M -o "$tmp/rss.shared" gst-launch-1.0 -m $shared > "$tmp/log.shared" 2>&1
         rss=$(cat "$tmp/rss.shared"); n=$(frames_out "$tmp/log.shared") ;;
+      batched)
+        # shellcheck disable=SC2086
+        /usr/bin/time -f %M -o "$tmp/rss.batched" gst-launch-1.0 -m $batched > "$tmp/log.batched" 2>&1
+        rss=$(cat "$tmp/rss.batched"); n=$(frames_out "$tmp/log.batched")
+        for i in 0 1 2 3; do
+          cmp -s "$tmp/out.shared.$i" "$tmp/out.batched.$i" || {
+            echo "$me: stream $i: batched outputs differ from shared" >&2; exit 1; }
+        done ;;
       inproc)
         # shellcheck disable=SC2086
         /usr/bin/time -f %M -o "$tmp/rss.inproc" gst-launch-1.0 -m $inproc > "$tmp/log.inproc" 2>&1
@@ -110,32 +127,41 @@ if [ "${SKIP_STREAMS:-0}" != 1 ]; then
 fi
 
 if [ "${SKIP_REPLICAS:-0}" != 1 ]; then
-  /usr/bin/python3 "$(dirname "$0")/make-bottleneck-model.py" "$tmp/bn.onnx" 96 96
-  rbytes=$((3 * 96 * 96 * 4))
+  if [ "${REP_MODEL:-bottleneck}" = det ]; then
+    rs=${REP_SIZE:-320}
+    cp "$model" "$tmp/bn.onnx"
+    rep_name="detector 1x3x${rs}x${rs}"
+  else
+    rs=96
+    /usr/bin/python3 "$(dirname "$0")/make-bottleneck-model.py" "$tmp/bn.onnx" 96 96
+    rep_name="bottleneck model 1x3x96x96 (one big Conv)"
+  fi
+  rbytes=$((3 * rs * rs * 4))
   gst-launch-1.0 -q videotestsrc num-buffers="$rep_frames" pattern=ball ! \
-    video/x-raw,format=RGB,width=96,height=96,framerate=30/1 ! nnconvert ! \
+    video/x-raw,format=RGB,width="$rs",height="$rs",framerate=30/1 ! nnconvert ! \
     filesink location="$tmp/bn.raw"
   # run NAME PROPS -> steady frames/s
   run () {
     gst-launch-1.0 -m filesrc location="$tmp/bn.raw" blocksize="$rbytes" ! \
-      "other/tensors,format=static,num_tensors=1,types=float32,dimensions=96:96:3:1,framerate=30/1" ! \
+      "other/tensors,format=static,num_tensors=1,types=float32,dimensions=$rs:$rs:3:1,framerate=30/1" ! \
       queue ! nnpipeline model="$tmp/bn.onnx" stats-interval=0 $2 ! fakesink > "$tmp/rlog.$1" 2>&1
     [ "$(frames_out "$tmp/rlog.$1")" -eq "$rep_frames" ] || {
       echo "$me: $1 did not deliver $rep_frames frames" >&2; exit 1; }
     steady_fps "$tmp/rlog.$1"
   }
-  configs="one two split rep2 split-rep auto"
+  configs="one two split rep2 rep2-pin split-rep auto"
   props_of () {
     case $1 in
       one) echo "stages=1 devices=cpu:1" ;;
       two) echo "stages=1 devices=cpu:2" ;;
       split) echo "stages=2 devices=cpu:1,cpu:1" ;;
       rep2) echo "stages=1 devices=cpu:1*2" ;;
+      rep2-pin) echo "stages=1 devices=cpu:1*2 pin=true" ;;
       split-rep) echo "stages=2 devices=cpu:1,cpu:1*2" ;;
       auto) echo "stages=auto devices=cpu:1,cpu:1 max-replicas=2" ;;
     esac
   }
-  echo "replicas: bottleneck model 1x3x96x96 (one big Conv), $rep_frames frames, $rounds rounds (medians); load: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "replicas: $rep_name, $rep_frames frames, $rounds rounds (medians); load: $(cut -d' ' -f1-3 /proc/loadavg)"
   run warm "$(props_of one)" > /dev/null
   for c in $configs; do : > "$tmp/r.$c"; done
   r=0

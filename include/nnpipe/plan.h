@@ -282,6 +282,11 @@ typedef struct {
    * and keep the best predicted throughput (lib/partition/replicas-search.c).
    * 0 or 1 = never; nnp_plan_new_auto() itself ignores it. */
   int max_replicas;
+  /* With max_replicas > 1 and a list of n identical CPU items: when the
+   * choice is a one-stage plan, time the whole model as plain threading
+   * (one copy, n x T threads) against n one-copy-each replicas, a few
+   * frames each, and keep the faster (replicas-search.c). */
+  gboolean measure_whole;
 } NnpSplitOptions;
 
 /* Parse a stage-load list "0,0.6" (numbers >= 0, comma-separated) for

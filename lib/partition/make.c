@@ -138,7 +138,9 @@ pin_stages (NnpPlan *plan)
       next = st->cpus[st->n_cpus - 1] + 1;
       continue;
     }
-    st->n_cpus = MAX (st->threads, 1);
+    /* a replicated stage: each replica on cores of its own (nnpipeline
+     * gives replica r cpus [r * threads, (r + 1) * threads)) */
+    st->n_cpus = MAX (st->threads, 1) * MAX (st->replicas, 1);
     st->cpus = g_new0 (int, st->n_cpus);
     for (int t = 0; t < st->n_cpus; t++)
       st->cpus[t] = (next++) % n_cores;
@@ -253,6 +255,10 @@ plan_split (NnpModel *model, const NnpInputShape *shapes, int n_shapes,
     o.memory_limit = req->memory_limit;
     o.max_ideals = req->max_ideals;
     o.max_replicas = req->max_replicas;
+    /* by measured throughput, unless only estimates were asked for (or
+     * NNP_PLAN_MEASURE=0) */
+    o.measure_whole = req->cost != NNP_COST_ESTIMATE
+        && g_strcmp0 (g_getenv ("NNP_PLAN_MEASURE"), "0") != 0;
     o.stage_load = load;
     o.n_stage_load = n_load;
     /* nnp_plan_new_auto(), and with max_replicas replicated stages too */

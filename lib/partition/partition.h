@@ -96,6 +96,11 @@ NnpPlan *nnp_plan_new_auto_replicated (const char *model_path, const char *diges
                                        const NnpInputShape *shapes, int n_shapes, NnpGraph *graph,
                                        const NnpSplitOptions *options, NnpCostModel *cm,
                                        GError **error);
+/* measure.c: frames per second of the whole graph as `copies` stages on
+ * dev, each on a thread of its own running `frames` frames (after a
+ * warm-up run), all at once.  0 with error when a stage fails. */
+double nnp_measure_whole_fps (NnpGraph *graph, const NnpDeviceSpec *dev, int copies, int frames,
+                              GError **error);
 
 /* plan-check.c: everything nnp_plan_validate() checks; on success the stage
  * of every node in *stage_of_out (newly allocated, graph->nodes->len), when

@@ -19,6 +19,7 @@
 #include "gstnnstage.h"
 
 #include <nnpipe/remote.h>
+#include <string.h>
 
 #define GST_CAT_DEFAULT gst_nn_pipeline_debug
 
@@ -282,14 +283,28 @@ static GstElement *
 make_stage (gpointer user_data, guint r)
 {
   MakeStage *ms = user_data;
-  const gchar *device = ms->self->plan->stages[ms->k].device;
+  const NnpPlanStage *ps = &ms->self->plan->stages[ms->k];
+  const gchar *device = ps->device;
   /* a remote:// device: the stage runs on a server (docs/remote.md) */
   gboolean remote = g_str_has_prefix (device, "remote://");
   GstElement *stage = gst_element_factory_make (remote ? "nnremote" :
       "nnstage", NULL);
+  gint threads = MAX (ps->threads, 1);
+  NnpPlan *own = NULL;          /* owned: replica r's cores */
 
+  if (ps->replicas > 1 && ps->n_cpus >= threads * ps->replicas) {
+    /* a pinned replicated stage: replica r on cpus [r * threads, (r + 1) *
+     * threads) of the stage's (pin=true, or a plan file's list) */
+    NnpPlanStage *os;
+
+    own = nnp_plan_copy (ms->self->plan);
+    os = &own->stages[ms->k];
+    memmove (os->cpus, os->cpus + r * threads, threads * sizeof (int));
+    os->n_cpus = threads;
+  }
   g_object_set (stage, "model", ms->self->model_file, "plan-object",
-      ms->self->plan, "stage", ms->k, NULL);
+      own ? own : ms->self->plan, "stage", ms->k, NULL);
+  nnp_plan_free (own);          /* nnstage copied it */
   if (remote)
     g_object_set (stage, "hosts", device, NULL);
   else

@@ -48,6 +48,8 @@ struct _GstNnPipeline
   gchar *stage_load;
   gchar *trace_path;
   guint max_replicas;
+  guint batch_size;
+  guint64 batch_timeout;        /* ns */
 
   /* stream state (build_lock), between READY -> PAUSED and back */
   GMutex build_lock;
@@ -101,6 +103,10 @@ gboolean gst_nn_pipeline_trace_close_locked (GstNnPipeline * self, GError ** err
 GstPad *gst_nn_pipeline_request_new_pad (GstElement * element,
     GstPadTemplate * templ, const gchar * name, const GstCaps * caps);
 void gst_nn_pipeline_release_pad (GstElement * element, GstPad * pad);
+/* READY -> PAUSED, model loaded: batch-size checked against the model and
+ * handed to the streams. */
+gboolean gst_nn_pipeline_streams_start_locked (GstNnPipeline * self,
+    GError ** error);
 
 /* gstnnpipeline-stats.c (never takes build_lock) */
 /* Zero the counters (READY -> PAUSED). */

@@ -282,10 +282,13 @@ GstPadProbeReturn
 gst_nn_pipeline_stats_sink_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
 {
   GstNnPipeline *self = GST_NN_PIPELINE (user_data);
+  /* a batch of several streams' frames counts as its frames */
+  guint n = self->streams ? gst_nn_streams_in_frames (self->streams) : 1;
 
   g_mutex_lock (&self->stats_lock);
-  if (self->frames_in++ == 0)
+  if (self->frames_in == 0)
     self->first_in = g_get_monotonic_time ();
+  self->frames_in += n;
   g_mutex_unlock (&self->stats_lock);
   return GST_PAD_PROBE_OK;
 }
@@ -297,10 +300,12 @@ gst_nn_pipeline_stats_src_probe (GstPad * pad, GstPadProbeInfo * info, gpointer 
 
   if (info->type & GST_PAD_PROBE_TYPE_BUFFER) {
     gint64 now = g_get_monotonic_time ();
+    guint n = self->streams ? gst_nn_streams_out_frames (self->streams) : 1;
 
     g_mutex_lock (&self->stats_lock);
-    if (self->frames_out++ == 0)
+    if (self->frames_out == 0)
       self->first_out = now;
+    self->frames_out += n;
     self->last_out = now;
     g_mutex_unlock (&self->stats_lock);
   } else if (GST_IS_EVENT (info->data)

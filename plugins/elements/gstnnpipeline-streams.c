@@ -17,6 +17,7 @@
 #endif
 
 #include "gstnnpipeline-private.h"
+#include "gstnnbatch.h"
 #include "gstnnstage.h"
 
 #include <stdio.h>
@@ -76,6 +77,39 @@ streams_query_caps (gpointer user_data, GstCaps * filter)
   return caps;
 }
 
+/* batch-size and batch-timeout to the streams.  build_lock held, model
+ * loaded. */
+static void
+streams_set_batching_locked (GstNnPipeline * self)
+{
+  gint ranks[GST_NN_TENSORS_MAX];
+  guint n = gst_nn_batch_model_ranks (self->model, ranks);
+  guint batch_size;
+  guint64 batch_timeout;
+
+  GST_OBJECT_LOCK (self);
+  batch_size = self->batch_size;
+  batch_timeout = self->batch_timeout;
+  GST_OBJECT_UNLOCK (self);
+  gst_nn_streams_set_batching (self->streams, batch_size, batch_timeout,
+      ranks, n);
+}
+
+gboolean
+gst_nn_pipeline_streams_start_locked (GstNnPipeline * self, GError ** error)
+{
+  guint batch_size;
+
+  GST_OBJECT_LOCK (self);
+  batch_size = self->batch_size;
+  GST_OBJECT_UNLOCK (self);
+  if (!gst_nn_batch_check_model (self->model, batch_size, error))
+    return FALSE;
+  if (self->streams)
+    streams_set_batching_locked (self);
+  return TRUE;
+}
+
 GstPad *
 gst_nn_pipeline_request_new_pad (GstElement * element, GstPadTemplate * templ,
     const gchar * name, const GstCaps * caps)
@@ -99,6 +133,9 @@ gst_nn_pipeline_request_new_pad (GstElement * element, GstPadTemplate * templ,
       return NULL;
     }
     self->streams = gst_nn_streams_new (GST_BIN (self), &hooks, self);
+    /* asked for in PAUSED, before caps: the start's batch settings */
+    if (self->model)
+      streams_set_batching_locked (self);
     gst_pad_add_probe (gst_nn_streams_chain_in (self->streams),
         GST_PAD_PROBE_TYPE_BUFFER, gst_nn_pipeline_stats_sink_probe, self, NULL);
     gst_pad_add_probe (gst_nn_streams_chain_out (self->streams),
@@ -135,3 +172,4 @@ gst_nn_pipeline_release_pad (GstElement * element, GstPad * pad)
   if (self->streams)
     gst_nn_streams_release (self->streams, pad);
 }
+

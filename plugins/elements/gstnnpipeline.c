@@ -83,6 +83,8 @@ GST_DEBUG_CATEGORY (gst_nn_pipeline_debug);
 #define DEFAULT_STAGE_LOAD NULL
 #define DEFAULT_TRACE NULL
 #define DEFAULT_MAX_REPLICAS 1
+#define DEFAULT_BATCH_SIZE 1
+#define DEFAULT_BATCH_TIMEOUT (20 * GST_MSECOND)
 
 enum
 {
@@ -99,6 +101,8 @@ enum
   PROP_STAGE_LOAD,
   PROP_TRACE,
   PROP_MAX_REPLICAS,
+  PROP_BATCH_SIZE,
+  PROP_BATCH_TIMEOUT,
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -324,6 +328,8 @@ gst_nn_pipeline_change_state (GstElement * element, GstStateChange transition)
       ok = gst_nn_pipeline_trace_open_locked (self, &err);
       if (ok)
         ok = gst_nn_pipeline_load_model_locked (self, &err);
+      if (ok)
+        ok = gst_nn_pipeline_streams_start_locked (self, &err);
       /* static input shapes: build now, caps queries then reach the stages */
       if (ok)
         ok = gst_nn_pipeline_build_locked (self, NULL, FALSE, &err);
@@ -445,6 +451,12 @@ gst_nn_pipeline_set_property (GObject * object, guint prop_id,
     case PROP_MAX_REPLICAS:
       self->max_replicas = g_value_get_uint (value);
       break;
+    case PROP_BATCH_SIZE:
+      self->batch_size = g_value_get_uint (value);
+      break;
+    case PROP_BATCH_TIMEOUT:
+      self->batch_timeout = g_value_get_uint64 (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -495,6 +507,12 @@ gst_nn_pipeline_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_MAX_REPLICAS:
       g_value_set_uint (value, self->max_replicas);
+      break;
+    case PROP_BATCH_SIZE:
+      g_value_set_uint (value, self->batch_size);
+      break;
+    case PROP_BATCH_TIMEOUT:
+      g_value_set_uint64 (value, self->batch_timeout);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -712,6 +730,36 @@ gst_nn_pipeline_class_init (GstNnPipelineClass * klass)
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
 
+  /**
+   * GstNnPipeline:batch-size:
+   *
+   * Request pads (several streams): run up to this many frames of equal
+   * caps, from different streams, as one batch (concatenated on dim 0, the
+   * outputs cut back per frame).  Needs a dynamic first dim on every input
+   * of the model (a fixed one fails the start naming the input).  A batch
+   * leaves when full, when every running stream has a frame in it, or at
+   * #GstNnPipeline:batch-timeout.  1 = no batching (frames interleave).
+   */
+  g_object_class_install_property (gobject_class, PROP_BATCH_SIZE,
+      g_param_spec_uint ("batch-size", "Batch size",
+          "Request pads: frames of different streams run as one batch of up "
+          "to this many (dynamic batch dim only; 1 = none)", 1, 64,
+          DEFAULT_BATCH_SIZE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstNnPipeline:batch-timeout:
+   *
+   * Nanoseconds the first frame of a batch waits for the others; a partial
+   * batch leaves then, so a slow or stopped stream never stalls the rest.
+   */
+  g_object_class_install_property (gobject_class, PROP_BATCH_TIMEOUT,
+      g_param_spec_uint64 ("batch-timeout", "Batch timeout",
+          "Nanoseconds a batch waits to fill before it runs partial", 0,
+          G_MAXUINT64, DEFAULT_BATCH_TIMEOUT,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_add_static_pad_template (element_class,
@@ -743,6 +791,8 @@ gst_nn_pipeline_init (GstNnPipeline * self)
   self->stats_queues = g_ptr_array_new_with_free_func (gst_object_unref);
   self->stages = g_strdup (DEFAULT_STAGES);
   self->queue_size = DEFAULT_QUEUE_SIZE;
+  self->batch_size = DEFAULT_BATCH_SIZE;
+  self->batch_timeout = DEFAULT_BATCH_TIMEOUT;
   self->stats_interval = DEFAULT_STATS_INTERVAL;
   self->pin = DEFAULT_PIN;
   self->fallback = DEFAULT_FALLBACK;

@@ -20,6 +20,12 @@
  * The chain gets one stream-start and segment of its own, a CAPS event
  * whenever the next frame's stream has other caps than the last one, and
  * EOS once every stream ended (so nnpipeline's final statistics come).
+ *
+ * With batch-size > 1 the mux collects frames of equal caps from several
+ * streams (batch_add()) and pushes them as one buffer concatenated on dim 0
+ * (gstnnbatch.c); their FIFO entries are neighbours and say how many frames
+ * the buffer holds, and the demux cuts the output back into one frame per
+ * entry.
  */
 
 #ifdef HAVE_CONFIG_H
@@ -27,7 +33,11 @@
 #endif
 
 #include "gstnnstreams.h"
+#include "gstnnbatch.h"
 #include "gstnntensorcaps.h"
+
+#include <nnpipe/error.h>
+#include <string.h>
 
 GST_DEBUG_CATEGORY_STATIC (gst_nn_streams_debug);
 #define GST_CAT_DEFAULT gst_nn_streams_debug
@@ -47,6 +57,9 @@ typedef struct
   gboolean released;            /* lock and out_lock to write */
   guint64 frames_in, frames_out;
 
+  /* batch_lock */
+  gboolean flushing;            /* between flush-start and flush-stop */
+
   /* out_lock */
   GstCaps *out_caps;            /* caps last pushed on demux_src (ref) */
   GQueue held;                  /* sticky events waiting for the first caps */
@@ -59,6 +72,9 @@ typedef struct
   GstEvent *event;              /* owned; NULL: a frame */
   GstClockTime pts, dts, duration;
   guint64 offset, offset_end;
+  guint batch;                  /* frames in the chain buffer this one went
+                                 * in with (1: alone); the entries of one
+                                 * batch are neighbours in the FIFO */
   gboolean drop;                /* flushed: the frame is dropped */
   gboolean after_chain_eos;     /* the last stream's EOS: waits for the
                                  * stages' EOS (the final statistics) */
@@ -83,9 +99,43 @@ struct _GstNnStreams
   gboolean chain_started;
   GstCaps *chain_in_caps;       /* ref */
   gboolean chain_eos;
+  guint in_frames;              /* frames in the buffer being pushed */
   /* out_lock */
   GstCaps *chain_out_caps;      /* ref: caps out of the last stage */
+  GstCaps *frame_out_caps;      /* ref: one frame's part of them, for */
+  guint frame_out_n;            /* batches of this many frames */
+
+  /* batching (gstnnbatch.h): frames of several streams wait in `pending`
+   * until it holds batch_size frames, a frame of every stream still
+   * running, or its deadline passed; the thread that sees that pushes it.
+   * Each frame's streaming thread waits until its batch went through the
+   * stages' first element, so a stream has one frame in a batch at most
+   * and its events stay behind its frame. */
+  GMutex batch_lock;            /* the fields below, Stream.flushing */
+  GCond batch_cond;             /* a batch was pushed, a flush, stopping */
+  guint batch_size;             /* 1: no batching */
+  GstClockTime batch_timeout;
+  gint batch_ranks[GST_NN_TENSORS_MAX]; /* the model inputs' ranks */
+  guint n_batch_ranks;
+  struct _Batch *pending;       /* owned ref, NULL when no frame waits */
+  gboolean stopping;            /* PAUSED -> READY: waiting frames leave */
 };
+
+/* Frames of equal caps waiting to go into the chain as one buffer. */
+typedef struct
+{
+  Stream *stream;
+  GstBuffer *buf;               /* owned, NULL once taken */
+} Pending;
+
+typedef struct _Batch
+{
+  GstCaps *caps;                /* ref: every frame's caps */
+  GArray *frames;               /* Pending */
+  gint64 deadline;              /* monotonic us: it leaves then, full or not */
+  gboolean done;                /* pushed (batch_lock) */
+  GstFlowReturn ret;            /* of the push */
+} Batch;
 
 /* ------------------------------------------------------------------------ */
 /* The two internal elements */
@@ -120,10 +170,49 @@ entry_free (Entry * e)
   g_free (e);
 }
 
+static void
+batch_clear (Batch * b)
+{
+  for (guint i = 0; i < b->frames->len; i++) {
+    Pending *p = &g_array_index (b->frames, Pending, i);
+
+    if (p->buf)
+      gst_buffer_unref (p->buf);
+  }
+  g_array_unref (b->frames);
+  gst_caps_unref (b->caps);
+}
+
+static Batch *
+batch_new (GstCaps * caps, gint64 deadline)
+{
+  Batch *b = g_atomic_rc_box_new0 (Batch);
+
+  b->caps = gst_caps_ref (caps);
+  b->frames = g_array_new (FALSE, FALSE, sizeof (Pending));
+  b->deadline = deadline;
+  return b;
+}
+
+static void
+batch_unref (Batch * b)
+{
+  g_atomic_rc_box_release_full (b, (GDestroyNotify) batch_clear);
+}
+
 /* Forget the stream state (start and stop). */
 static void
 streams_reset (GstNnStreams * sn)
 {
+  g_mutex_lock (&sn->batch_lock);
+  g_clear_pointer (&sn->pending, batch_unref);
+  for (guint i = 0; i < sn->streams->len; i++) {
+    Stream *st = g_ptr_array_index (sn->streams, i);
+
+    if (st)
+      st->flushing = FALSE;
+  }
+  g_mutex_unlock (&sn->batch_lock);
   g_mutex_lock (&sn->in_lock);
   g_mutex_lock (&sn->out_lock);
   g_mutex_lock (&sn->lock);
@@ -144,9 +233,20 @@ streams_reset (GstNnStreams * sn)
   sn->chain_eos_out = FALSE;
   gst_caps_replace (&sn->chain_in_caps, NULL);
   gst_caps_replace (&sn->chain_out_caps, NULL);
+  gst_caps_replace (&sn->frame_out_caps, NULL);
   g_mutex_unlock (&sn->lock);
   g_mutex_unlock (&sn->out_lock);
   g_mutex_unlock (&sn->in_lock);
+}
+
+/* Frames waiting for a batch leave (with FLUSHING) or not. */
+static void
+batch_set_stopping (GstNnStreams * sn, gboolean stopping)
+{
+  g_mutex_lock (&sn->batch_lock);
+  sn->stopping = stopping;
+  g_cond_broadcast (&sn->batch_cond);
+  g_mutex_unlock (&sn->batch_lock);
 }
 
 static GstStateChangeReturn
@@ -156,8 +256,13 @@ gst_nn_stream_mux_change_state (GstElement * element,
   GstNnStreamMux *self = GST_NN_STREAM_MUX (element);
   GstStateChangeReturn ret;
 
-  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED && self->streams)
+  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED && self->streams) {
     streams_reset (self->streams);
+    batch_set_stopping (self->streams, FALSE);
+  }
+  /* before the pads deactivate: they wait for the streaming threads */
+  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY && self->streams)
+    batch_set_stopping (self->streams, TRUE);
   ret = GST_ELEMENT_CLASS (gst_nn_stream_mux_parent_class)->change_state
       (element, transition);
   if (transition == GST_STATE_CHANGE_PAUSED_TO_READY && self->streams)
@@ -221,8 +326,9 @@ deliver_event (Stream * st, GstEvent * event)
   gst_pad_push_event (st->demux_src, event);
 }
 
+/* buf of caps `caps` (NULL: none known) to st's output. */
 static GstFlowReturn
-deliver_buffer (GstNnStreams * sn, Stream * st, GstBuffer * buf)
+deliver_buffer (Stream * st, GstCaps * caps, GstBuffer * buf)
 {
   GstEvent *e;
   GstFlowReturn ret;
@@ -231,9 +337,9 @@ deliver_buffer (GstNnStreams * sn, Stream * st, GstBuffer * buf)
     gst_buffer_unref (buf);
     return GST_FLOW_OK;
   }
-  if (sn->chain_out_caps && (st->out_caps == NULL
-          || !gst_caps_is_equal (st->out_caps, sn->chain_out_caps))) {
-    gst_caps_replace (&st->out_caps, sn->chain_out_caps);
+  if (caps && (st->out_caps == NULL || !gst_caps_is_equal (st->out_caps,
+              caps))) {
+    gst_caps_replace (&st->out_caps, caps);
     gst_pad_push_event (st->demux_src, gst_event_new_caps (st->out_caps));
   }
   while ((e = g_queue_pop_head (&st->held)))
@@ -267,53 +373,133 @@ drain_events (GstNnStreams * sn)
   }
 }
 
-static GstFlowReturn
-demux_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
+/* The caps of one frame of a batch of n out of the stages (borrowed, in
+ * sn), *info the batch's.  out_lock held. */
+static GstCaps *
+frame_out_caps (GstNnStreams * sn, guint n, GstNnTensorsInfo * info,
+    GError ** error)
 {
-  GstNnStreams *sn = GST_NN_STREAM_DEMUX (parent)->streams;
-  Entry *e;
-  GstFlowReturn ret;
+  if (sn->chain_out_caps == NULL) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_FAILED,
+        "a batch left the stages before their caps");
+    return NULL;
+  }
+  if (!gst_nn_tensors_info_from_caps (info, sn->chain_out_caps, error))
+    return NULL;
+  if (sn->frame_out_caps == NULL || sn->frame_out_n != n) {
+    gst_caps_replace (&sn->frame_out_caps, NULL);
+    sn->frame_out_caps = gst_nn_batch_frame_caps (sn->chain_out_caps, n,
+        error);
+    sn->frame_out_n = n;
+  }
+  return sn->frame_out_caps;
+}
 
-  g_mutex_lock (&sn->out_lock);
+/* The next frame entry of the FIFO, popped (events before it are
+ * delivered first).  out_lock held. */
+static Entry *
+pop_frame (GstNnStreams * sn)
+{
+  Entry *e;
+
   drain_events (sn);
   g_mutex_lock (&sn->lock);
   e = g_queue_pop_head (&sn->fifo);
   if (e)
     e->stream->frames_out++;
   g_mutex_unlock (&sn->lock);
-  if (e == NULL)
-    goto no_input;
+  return e;
+}
 
+/* Frame buffer buf (owned) with entry e's timestamps to its stream. */
+static void
+deliver_frame (Entry * e, GstCaps * caps, GstBuffer * buf)
+{
   buf = gst_buffer_make_writable (buf);
   GST_BUFFER_PTS (buf) = e->pts;
   GST_BUFFER_DTS (buf) = e->dts;
   GST_BUFFER_DURATION (buf) = e->duration;
   GST_BUFFER_OFFSET (buf) = e->offset;
   GST_BUFFER_OFFSET_END (buf) = e->offset_end;
-  if (e->drop) {
-    gst_buffer_unref (buf);
-    ret = GST_FLOW_OK;
-  } else {
-    ret = deliver_buffer (sn, e->stream, buf);
-  }
-  entry_free (e);
-  drain_events (sn);
-  g_mutex_unlock (&sn->out_lock);
-
   /* one stream's downstream stopping (not linked, EOS, flushing, an error
    * there, posted by that element) does not stop the chain for the others */
-  (void) ret;
+  if (e->drop)
+    gst_buffer_unref (buf);
+  else
+    (void) deliver_buffer (e->stream, caps, buf);
+}
+
+static GstFlowReturn
+demux_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
+{
+  GstNnStreams *sn = GST_NN_STREAM_DEMUX (parent)->streams;
+  GstNnTensorsInfo info;
+  GstCaps *caps;
+  GError *err = NULL;
+  Entry *e;
+  guint n;
+
+  g_mutex_lock (&sn->out_lock);
+  e = pop_frame (sn);
+  if (e == NULL || e->event)
+    goto no_input;
+  n = MAX (e->batch, 1);
+  if (n == 1) {
+    deliver_frame (e, sn->chain_out_caps, buf);
+    entry_free (e);
+    drain_events (sn);
+    g_mutex_unlock (&sn->out_lock);
+    return GST_FLOW_OK;
+  }
+
+  /* a batch: frame r's rows go to the r-th entry's stream */
+  caps = frame_out_caps (sn, n, &info, &err);
+  if (caps == NULL)
+    goto bad_batch;
+  for (guint r = 0; r < n; r++) {
+    GstBuffer *frame;
+
+    if (r > 0 && ((e = pop_frame (sn)) == NULL || e->event))
+      goto no_input;
+    frame = gst_nn_batch_slice (buf, &info, n, r);
+    if (frame == NULL)
+      goto short_batch;
+    deliver_frame (e, caps, frame);
+    g_clear_pointer (&e, entry_free);
+  }
+  gst_buffer_unref (buf);
+  drain_events (sn);
+  g_mutex_unlock (&sn->out_lock);
   return GST_FLOW_OK;
 
   /* ERRORS */
 no_input:
   {
     g_mutex_unlock (&sn->out_lock);
+    g_clear_pointer (&e, entry_free);
     gst_buffer_unref (buf);
     GST_ELEMENT_ERROR (sn->bin, STREAM, FAILED,
         ("a frame left the last stage that no stream put in"),
         ("the stages must give one output per input, in order"));
     return GST_FLOW_ERROR;
+  }
+bad_batch:
+  {
+    g_mutex_unlock (&sn->out_lock);
+    entry_free (e);
+    gst_buffer_unref (buf);
+    GST_ELEMENT_ERROR (sn->bin, STREAM, FAILED,
+        ("cannot split a batch of %u frames back into frames: %s", n,
+            err->message), ("batch-size > 1 needs a model whose outputs "
+            "keep the batch dimension first"));
+    g_clear_error (&err);
+    return GST_FLOW_ERROR;
+  }
+short_batch:
+  {
+    g_set_error (&err, NNP_ERROR, NNP_ERROR_FAILED, "the batch buffer is "
+        "smaller than its caps say");
+    goto bad_batch;
   }
 }
 
@@ -470,6 +656,8 @@ chain_eos_locked (GstNnStreams * sn)
   gst_pad_push_event (sn->mux_src, gst_event_new_eos ());
 }
 
+static void batch_kick (GstNnStreams * sn);
+
 /* st ended (its EOS, or it failed): its EOS goes into the FIFO behind its
  * frames in flight.  The last stream's also sends EOS into the stages and
  * waits for it at the demux, so that nnpipeline's final statistics are
@@ -495,6 +683,8 @@ stream_end (GstNnStreams * sn, Stream * st, GstEvent * eos)
   g_mutex_lock (&sn->out_lock);
   drain_events (sn);
   g_mutex_unlock (&sn->out_lock);
+  /* the frames waiting for a batch may wait for this stream no more */
+  batch_kick (sn);
 }
 
 /* A stream that cannot go on: a warning naming it, its EOS behind its
@@ -515,6 +705,233 @@ stream_fail (GstNnStreams * sn, Stream * st, const gchar * why)
   }
 }
 
+/* Frames p[0..n-1] of caps `caps` (not owned) into the chain as one
+ * buffer (concatenated on dim 0 when n > 1), their entries into the FIFO.
+ * Takes the buffers. */
+static GstFlowReturn
+push_frames (GstNnStreams * sn, GstCaps * caps, Pending * p, guint n)
+{
+  GstNnTensorsInfo info;
+  GstCaps *chain_caps;
+  GstBuffer *buf;
+  GstFlowReturn ret;
+
+  chain_caps = n > 1 ? gst_nn_batch_caps (caps, n, sn->batch_ranks,
+      sn->n_batch_ranks, NULL) : gst_caps_ref (caps);
+  g_mutex_lock (&sn->in_lock);
+  if (sn->chain_eos || chain_caps == NULL
+      || !gst_nn_tensors_info_from_caps (&info, caps, NULL)) {
+    /* every stream had ended: a frame now is from a stream that ended (the
+     * caps were accepted before: they are tensors) */
+    g_mutex_unlock (&sn->in_lock);
+    for (guint r = 0; r < n; r++)
+      gst_clear_buffer (&p[r].buf);
+    if (chain_caps)
+      gst_caps_unref (chain_caps);
+    return GST_FLOW_EOS;
+  }
+  chain_start_locked (sn);
+  if (sn->chain_in_caps == NULL || !gst_caps_is_equal (sn->chain_in_caps,
+          chain_caps)) {
+    gboolean first = sn->chain_in_caps == NULL;
+
+    gst_caps_replace (&sn->chain_in_caps, chain_caps);
+    if (!gst_pad_push_event (sn->mux_src, gst_event_new_caps (chain_caps))) {
+      gst_caps_replace (&sn->chain_in_caps, NULL);
+      g_mutex_unlock (&sn->in_lock);
+      gst_caps_unref (chain_caps);
+      for (guint r = 0; r < n; r++)
+        gst_clear_buffer (&p[r].buf);
+      return GST_FLOW_NOT_NEGOTIATED;
+    }
+    if (first) {
+      GstSegment segment;
+
+      gst_segment_init (&segment, GST_FORMAT_TIME);
+      gst_pad_push_event (sn->mux_src, gst_event_new_segment (&segment));
+    }
+  }
+  gst_caps_unref (chain_caps);
+
+  g_mutex_lock (&sn->lock);
+  for (guint r = 0; r < n; r++) {
+    Entry *e = g_new0 (Entry, 1);
+    GstBuffer *b = p[r].buf;
+
+    e->stream = p[r].stream;
+    e->pts = GST_BUFFER_PTS (b);
+    e->dts = GST_BUFFER_DTS (b);
+    e->duration = GST_BUFFER_DURATION (b);
+    e->offset = GST_BUFFER_OFFSET (b);
+    e->offset_end = GST_BUFFER_OFFSET_END (b);
+    e->batch = n;
+    g_queue_push_tail (&sn->fifo, e);
+    p[r].stream->frames_in++;
+  }
+  g_mutex_unlock (&sn->lock);
+  if (n == 1) {
+    buf = g_steal_pointer (&p[0].buf);
+  } else {
+    GstBuffer **frames = g_new (GstBuffer *, n);
+
+    for (guint r = 0; r < n; r++)
+      frames[r] = p[r].buf;
+    buf = gst_nn_batch_concat (frames, n, &info);
+    g_free (frames);
+    gst_buffer_copy_into (buf, p[0].buf, GST_BUFFER_COPY_TIMESTAMPS, 0, -1);
+    for (guint r = 0; r < n; r++)
+      gst_clear_buffer (&p[r].buf);
+  }
+  sn->in_frames = n;
+  ret = gst_pad_push (sn->mux_src, buf);
+  g_mutex_unlock (&sn->in_lock);
+  return ret;
+}
+
+/* Streams still running (frames may come).  lock held. */
+static guint
+live_locked (GstNnStreams * sn)
+{
+  guint n = 0;
+
+  for (guint i = 0; i < sn->streams->len; i++) {
+    Stream *st = g_ptr_array_index (sn->streams, i);
+
+    if (st && !st->released && !st->ended)
+      n++;
+  }
+  return n;
+}
+
+/* Should the pending batch leave now?  batch_lock held. */
+static gboolean
+batch_ready_locked (GstNnStreams * sn)
+{
+  Batch *b = sn->pending;
+  guint live;
+
+  if (b == NULL)
+    return FALSE;
+  if (b->frames->len >= sn->batch_size
+      || g_get_monotonic_time () >= b->deadline)
+    return TRUE;
+  /* every stream still running has a frame in it: none would come */
+  g_mutex_lock (&sn->lock);
+  live = live_locked (sn);
+  g_mutex_unlock (&sn->lock);
+  return b->frames->len >= live;
+}
+
+/* Push batch b (taken out of sn->pending by the caller, its ref given),
+ * wake its frames' threads.  No lock held. */
+static void
+batch_send (GstNnStreams * sn, Batch * b)
+{
+  GstFlowReturn ret = push_frames (sn, b->caps, (Pending *) b->frames->data,
+      b->frames->len);
+
+  g_mutex_lock (&sn->batch_lock);
+  b->done = TRUE;
+  b->ret = ret;
+  g_cond_broadcast (&sn->batch_cond);
+  g_mutex_unlock (&sn->batch_lock);
+  batch_unref (b);
+}
+
+/* A stream ended: the pending batch may have all the frames it waits for
+ * now. */
+static void
+batch_kick (GstNnStreams * sn)
+{
+  Batch *b = NULL;
+
+  g_mutex_lock (&sn->batch_lock);
+  if (batch_ready_locked (sn))
+    b = g_steal_pointer (&sn->pending);
+  g_mutex_unlock (&sn->batch_lock);
+  if (b)
+    batch_send (sn, b);
+}
+
+/* st's frames leave the pending batch (a flush, stopping).  batch_lock
+ * held. */
+static void
+batch_remove_locked (GstNnStreams * sn, Stream * st)
+{
+  Batch *b = sn->pending;
+
+  for (guint i = b->frames->len; i > 0; i--) {
+    Pending *p = &g_array_index (b->frames, Pending, i - 1);
+
+    if (p->stream == st) {
+      gst_clear_buffer (&p->buf);
+      g_array_remove_index (b->frames, i - 1);
+    }
+  }
+  if (b->frames->len == 0)
+    g_clear_pointer (&sn->pending, batch_unref);
+}
+
+/* batch-size > 1: buf (of caps, both taken) waits in the pending batch
+ * until it leaves (batch_ready_locked()); this thread pushes it when it is
+ * the one that finds it ready.  Returns the push's result. */
+static GstFlowReturn
+batch_add (GstNnStreams * sn, Stream * st, GstCaps * caps, GstBuffer * buf)
+{
+  Pending p = { st, buf };
+  Batch *b;
+  GstFlowReturn ret;
+
+  g_mutex_lock (&sn->batch_lock);
+  while (sn->pending && !gst_caps_is_equal (sn->pending->caps, caps)) {
+    /* frames of another size go in a batch of their own: the pending one
+     * leaves first */
+    b = g_steal_pointer (&sn->pending);
+    g_mutex_unlock (&sn->batch_lock);
+    batch_send (sn, b);
+    g_mutex_lock (&sn->batch_lock);
+  }
+  if (sn->stopping || st->flushing) {
+    g_mutex_unlock (&sn->batch_lock);
+    gst_caps_unref (caps);
+    gst_buffer_unref (buf);
+    return GST_FLOW_FLUSHING;
+  }
+  if (sn->pending == NULL)
+    sn->pending = batch_new (caps, g_get_monotonic_time () +
+        (gint64) (sn->batch_timeout / 1000));
+  gst_caps_unref (caps);
+  b = g_atomic_rc_box_acquire (sn->pending);
+  g_array_append_val (b->frames, p);
+
+  while (!b->done) {
+    if (b == sn->pending && (sn->stopping || st->flushing)) {
+      batch_remove_locked (sn, st);
+      g_mutex_unlock (&sn->batch_lock);
+      batch_unref (b);
+      return GST_FLOW_FLUSHING;
+    }
+    /* a batch on its way (flushing or not): wait for its push, so that
+     * its frames are in the FIFO before this stream's flush-stop, which
+     * drops them there */
+    if (b == sn->pending && batch_ready_locked (sn)) {
+      sn->pending = NULL;
+      g_mutex_unlock (&sn->batch_lock);
+      batch_send (sn, b);       /* gives the ref pending had */
+      g_mutex_lock (&sn->batch_lock);
+      continue;
+    }
+    if (b == sn->pending)
+      g_cond_wait_until (&sn->batch_cond, &sn->batch_lock, b->deadline);
+    else
+      g_cond_wait (&sn->batch_cond, &sn->batch_lock);
+  }
+  ret = sn->stopping || st->flushing ? GST_FLOW_FLUSHING : b->ret;
+  g_mutex_unlock (&sn->batch_lock);
+  batch_unref (b);
+  return ret;
+}
+
 static GstFlowReturn
 mux_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
 {
@@ -522,7 +939,6 @@ mux_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
   Stream *st = gst_pad_get_element_private (pad);
   GstNnTensorsInfo info;
   GstCaps *caps;
-  Entry *e;
   gsize want, got;
   GstFlowReturn ret;
 
@@ -545,50 +961,25 @@ mux_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
   if (want > 0 && got != want)
     goto wrong_size;
 
-  g_mutex_lock (&sn->in_lock);
-  if (sn->chain_eos) {
-    /* every stream had ended; a frame now is from a stream that ended */
-    g_mutex_unlock (&sn->in_lock);
-    gst_caps_unref (caps);
-    gst_buffer_unref (buf);
-    return GST_FLOW_EOS;
-  }
-  chain_start_locked (sn);
-  if (sn->chain_in_caps == NULL || !gst_caps_is_equal (sn->chain_in_caps,
-          caps)) {
-    gboolean first = sn->chain_in_caps == NULL;
+  if (sn->batch_size > 1) {
+    /* at the model's ranks ("16:16:3" and "16:16:3:1" are one shape and
+     * share batches) */
+    GstCaps *fitted = gst_nn_batch_caps (caps, 1, sn->batch_ranks,
+        sn->n_batch_ranks, NULL);
 
-    gst_caps_replace (&sn->chain_in_caps, caps);
-    if (!gst_pad_push_event (sn->mux_src, gst_event_new_caps (caps))) {
-      gst_caps_replace (&sn->chain_in_caps, NULL);
-      g_mutex_unlock (&sn->in_lock);
+    if (fitted) {
       gst_caps_unref (caps);
-      gst_buffer_unref (buf);
-      return GST_FLOW_NOT_NEGOTIATED;
+      caps = fitted;
     }
-    if (first) {
-      GstSegment segment;
-
-      gst_segment_init (&segment, GST_FORMAT_TIME);
-      gst_pad_push_event (sn->mux_src, gst_event_new_segment (&segment));
-    }
+    return batch_add (sn, st, caps, buf);
   }
-  gst_caps_unref (caps);
+  {
+    Pending p = { st, buf };
 
-  e = g_new0 (Entry, 1);
-  e->stream = st;
-  e->pts = GST_BUFFER_PTS (buf);
-  e->dts = GST_BUFFER_DTS (buf);
-  e->duration = GST_BUFFER_DURATION (buf);
-  e->offset = GST_BUFFER_OFFSET (buf);
-  e->offset_end = GST_BUFFER_OFFSET_END (buf);
-  g_mutex_lock (&sn->lock);
-  g_queue_push_tail (&sn->fifo, e);
-  st->frames_in++;
-  g_mutex_unlock (&sn->lock);
-  ret = gst_pad_push (sn->mux_src, buf);
-  g_mutex_unlock (&sn->in_lock);
-  return ret;
+    ret = push_frames (sn, caps, &p, 1);
+    gst_caps_unref (caps);
+    return ret;
+  }
 
   /* ERRORS */
 not_negotiated:
@@ -637,6 +1028,11 @@ mux_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
       return TRUE;
     }
     case GST_EVENT_FLUSH_START:
+      /* a frame of this stream waiting for its batch leaves it */
+      g_mutex_lock (&sn->batch_lock);
+      st->flushing = TRUE;
+      g_cond_broadcast (&sn->batch_cond);
+      g_mutex_unlock (&sn->batch_lock);
       return gst_pad_push_event (st->demux_src, event);
     case GST_EVENT_FLUSH_STOP:
       /* this stream's frames still in the stages are dropped on the way
@@ -659,6 +1055,9 @@ mux_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
       g_mutex_unlock (&sn->lock);
       g_queue_clear_full (&st->held, (GDestroyNotify) gst_event_unref);
       g_mutex_unlock (&sn->out_lock);
+      g_mutex_lock (&sn->batch_lock);
+      st->flushing = FALSE;
+      g_mutex_unlock (&sn->batch_lock);
       return gst_pad_push_event (st->demux_src, event);
     case GST_EVENT_EOS:
       g_mutex_lock (&sn->lock);
@@ -738,6 +1137,9 @@ gst_nn_streams_new (GstBin * bin, const GstNnStreamsHooks * hooks,
   g_mutex_init (&sn->lock);
   g_mutex_init (&sn->in_lock);
   g_mutex_init (&sn->out_lock);
+  g_mutex_init (&sn->batch_lock);
+  g_cond_init (&sn->batch_cond);
+  sn->batch_size = 1;
   g_queue_init (&sn->fifo);
   sn->streams = g_ptr_array_new ();
 
@@ -788,6 +1190,8 @@ gst_nn_streams_free (GstNnStreams * sn)
   g_ptr_array_unref (sn->streams);
   gst_caps_replace (&sn->chain_in_caps, NULL);
   gst_caps_replace (&sn->chain_out_caps, NULL);
+  gst_caps_replace (&sn->frame_out_caps, NULL);
+  g_clear_pointer (&sn->pending, batch_unref);
   GST_NN_STREAM_MUX (sn->mux)->streams = NULL;
   GST_NN_STREAM_DEMUX (sn->demux)->streams = NULL;
   gst_object_unref (sn->mux);
@@ -796,6 +1200,8 @@ gst_nn_streams_free (GstNnStreams * sn)
   g_mutex_clear (&sn->lock);
   g_mutex_clear (&sn->in_lock);
   g_mutex_clear (&sn->out_lock);
+  g_mutex_clear (&sn->batch_lock);
+  g_cond_clear (&sn->batch_cond);
   g_free (sn);
 }
 
@@ -895,6 +1301,7 @@ gst_nn_streams_release (GstNnStreams * sn, GstPad * sink_ghost)
   if (all)
     chain_eos_locked (sn);
   g_mutex_unlock (&sn->in_lock);
+  batch_kick (sn);
 }
 
 guint
@@ -936,4 +1343,41 @@ GstPad *
 gst_nn_streams_chain_out (GstNnStreams * sn)
 {
   return sn->demux_sink;
+}
+
+void
+gst_nn_streams_set_batching (GstNnStreams * sn, guint batch_size,
+    GstClockTime batch_timeout, const gint * ranks, guint n_ranks)
+{
+  g_mutex_lock (&sn->batch_lock);
+  sn->batch_size = MAX (batch_size, 1);
+  sn->batch_timeout = batch_timeout;
+  sn->n_batch_ranks = MIN (n_ranks, GST_NN_TENSORS_MAX);
+  memcpy (sn->batch_ranks, ranks, sn->n_batch_ranks * sizeof (gint));
+  g_mutex_unlock (&sn->batch_lock);
+}
+
+guint
+gst_nn_streams_in_frames (GstNnStreams * sn)
+{
+  /* called from the push, in_lock held by this thread */
+  return MAX (sn->in_frames, 1);
+}
+
+guint
+gst_nn_streams_out_frames (GstNnStreams * sn)
+{
+  guint n = 1;
+
+  g_mutex_lock (&sn->lock);
+  for (GList * l = sn->fifo.head; l; l = l->next) {
+    Entry *e = l->data;
+
+    if (e->event == NULL) {
+      n = MAX (e->batch, 1);
+      break;
+    }
+  }
+  g_mutex_unlock (&sn->lock);
+  return n;
 }

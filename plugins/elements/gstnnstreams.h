@@ -59,4 +59,15 @@ gboolean gst_nn_streams_attach (GstNnStreams * streams, GstPad * first_sink,
 GstPad *gst_nn_streams_chain_in (GstNnStreams * streams);
 GstPad *gst_nn_streams_chain_out (GstNnStreams * streams);
 
+/* Frames of several streams as one batch (gstnnbatch.h): up to batch_size
+ * frames of equal caps, waiting at most batch_timeout (ns) for the batch
+ * to fill; 1: none (frames interleave).  ranks: the model inputs' ranks
+ * (gst_nn_batch_model_ranks()).  Set before PAUSED. */
+void gst_nn_streams_set_batching (GstNnStreams * streams, guint batch_size,
+    GstClockTime batch_timeout, const gint * ranks, guint n_ranks);
+/* For the probes on the chain's ends: how many frames the buffer going in
+ * (called from the push) and the next one coming out hold. */
+guint gst_nn_streams_in_frames (GstNnStreams * streams);
+guint gst_nn_streams_out_frames (GstNnStreams * streams);
+
 G_END_DECLS

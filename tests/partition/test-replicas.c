@@ -1,7 +1,11 @@
 /* Replicated stages in the partitioner (issue 13 item 2): "DEVICE*K" in a
  * device list, "replicas" in plan JSON, and the 1/K cost of a stage of K
  * replicas steering the split: a chain with one heavy node that no split
- * can divide gets it on the replicated stage, at half the bottleneck. */
+ * can divide gets it on the replicated stage, at half the bottleneck; with
+ * max_replicas the search also weighs plain threading (the whole model on
+ * one stage with both items' threads) and keeps it unless a replicated or
+ * split plan predicts 5 % better; with measure_whole a one-stage choice is
+ * timed both ways (plain threading, whole-model replicas) on a real graph. */
 #include "../lib/test-util.h"
 #include "partition/partition.h"
 
@@ -138,6 +142,137 @@ test_heavy_node (void)
   g_assert_cmpfloat_with_epsilon (total[1], 5.5, 1e-9);
 }
 
+/* chain(6) with node 2 heavy on cpu:1 (13 ms in all); on cpu:2 each node
+ * takes t2_factor of that.  The plan nnp_plan_new_auto_replicated() picks
+ * for "cpu:1,cpu:1" and max_replicas 2. */
+static NnpPlan *
+plan_with_threads (double t2_factor)
+{
+  g_autoptr (NnpGraph) g = chain (6);
+  NnpCostModel *cm = nnp_cost_model_new (g, "digest", "x=4", NNP_COST_ESTIMATE);
+  NnpDeviceSpec cpu1 = { (char *) "cpu", 1, 1 }, cpu2 = { (char *) "cpu", 2, 1 };
+  NnpDeviceSpec list[2] = { { (char *) "cpu", 1, 1 }, { (char *) "cpu", 1, 1 } };
+  NnpSplitOptions o = { 0 };
+  double ms1[6], ms2[6];
+  g_autoptr (GError) error = NULL;
+  NnpPlan *plan;
+
+  for (int i = 0; i < 6; i++) {
+    ms1[i] = i == 2 ? 8.0 : 1.0;
+    ms2[i] = ms1[i] * t2_factor;
+  }
+  g_assert_true (nnp_cost_model_set_node_costs (cm, &cpu1, ms1, 6, &error));
+  g_assert_true (nnp_cost_model_set_node_costs (cm, &cpu2, ms2, 6, &error));
+  o.devices = list;
+  o.n_devices = 2;
+  o.max_replicas = 2;
+  plan = nnp_plan_new_auto_replicated ("chain.onnx", "digest", NULL, 0, g, &o, cm, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (plan);
+  nnp_cost_model_free (cm);
+  return plan;
+}
+
+static void
+test_threads_candidate (void)
+{
+  NnpPlan *plan;
+
+  /* two threads halve every node: 6.5 ms, as 2 replicas would; the split
+   * cannot beat 8 ms: plain threading is kept */
+  plan = plan_with_threads (0.5);
+  g_assert_cmpint (plan->n_stages, ==, 1);
+  g_assert_cmpint (plan->stages[0].threads, ==, 2);
+  g_assert_cmpint (MAX (plan->stages[0].replicas, 1), ==, 1);
+  g_assert_cmpfloat (plan->predicted_bottleneck_ms, <, 6.5 * 1.05);
+  nnp_plan_free (plan);
+
+  /* two threads buy little (9.75 ms): the whole model as 2 one-thread
+   * replicas (6.5 ms) */
+  plan = plan_with_threads (0.75);
+  g_assert_cmpint (plan->n_stages, ==, 1);
+  g_assert_cmpint (plan->stages[0].threads, ==, 1);
+  g_assert_cmpint (plan->stages[0].replicas, ==, 2);
+  nnp_plan_free (plan);
+
+  /* two threads do not help at all: no plan is slower than 13 ms on
+   * cpu:2, and the replicas win */
+  plan = plan_with_threads (1.0);
+  g_assert_cmpint (plan->stages[0].replicas, ==, 2);
+  g_assert_cmpfloat (plan->predicted_bottleneck_ms, <, 13.0 * 0.95);
+  nnp_plan_free (plan);
+}
+
+/* x (1x64x64x64) -> 8 Relu: some real work per frame. */
+static NnpGraph *
+relu_chain (void)
+{
+  NnpGraph *g = nnp_graph_new ("relus", 13);
+  int64_t dims[4] = { 1, 64, 64, 64 };
+  g_autoptr (GError) error = NULL;
+
+  tu_add_input (g, "x", NNP_DTYPE_FLOAT32, 4, dims);
+  for (int i = 0; i < 8; i++) {
+    g_autofree char *name = g_strdup_printf ("r%d", i);
+    g_autofree char *in = i ? g_strdup_printf ("v%d", i - 1) : g_strdup ("x");
+    g_autofree char *out = g_strdup_printf ("v%d", i);
+    tu_add_node (g, name, "Relu", L (in), L (out));
+  }
+  tu_add_output (g, "v7");
+  g_assert_true (nnp_graph_sort (g, &error));
+  nnp_graph_update_uses (g);
+  {
+    /* shapes and dtypes everywhere, as a stage needs */
+    NnpGraph *spec = tu_specialize (g, NNP_SPECIALIZE_NO_FUSION);
+
+    nnp_graph_unref (g);
+    return spec;
+  }
+}
+
+static void
+test_measured_whole (void)
+{
+  g_autoptr (NnpGraph) g = relu_chain ();
+  NnpCostModel *cm = nnp_cost_model_new (g, "digest", "x=1x64x64x64", NNP_COST_ESTIMATE);
+  NnpDeviceSpec cpu1 = { (char *) "cpu", 1, 1 }, cpu2 = { (char *) "cpu", 2, 1 };
+  NnpDeviceSpec list[2] = { { (char *) "cpu", 1, 1 }, { (char *) "cpu", 1, 1 } };
+  NnpSplitOptions o = { 0 };
+  g_autoptr (GError) error = NULL;
+  double ms1[8], ms2[8];
+  NnpPlan *plan;
+  double fps;
+
+  /* the trial itself: frames run on both shapes of the whole model */
+  fps = nnp_measure_whole_fps (g, &cpu2, 1, 4, &error);
+  g_assert_no_error (error);
+  g_assert_cmpfloat (fps, >, 0);
+  fps = nnp_measure_whole_fps (g, &cpu1, 2, 2, &error);
+  g_assert_no_error (error);
+  g_assert_cmpfloat (fps, >, 0);
+
+  /* the search: costs (one heavy node no split divides, two threads
+   * halving it) make the predicted choice one stage; timed, it stays one
+   * stage on both items: 2 threads or 2 replicas, whichever ran faster */
+  for (int i = 0; i < 8; i++) {
+    ms1[i] = i == 7 ? 20.0 : 1.0;
+    ms2[i] = ms1[i] / 2;
+  }
+  g_assert_true (nnp_cost_model_set_node_costs (cm, &cpu1, ms1, 8, &error));
+  g_assert_true (nnp_cost_model_set_node_costs (cm, &cpu2, ms2, 8, &error));
+  o.devices = list;
+  o.n_devices = 2;
+  o.max_replicas = 2;
+  o.measure_whole = TRUE;
+  plan = nnp_plan_new_auto_replicated ("relus.onnx", "digest", NULL, 0, g, &o, cm, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (plan);
+  g_assert_cmpint (plan->n_stages, ==, 1);
+  g_assert_cmpint (plan->stages[0].threads * MAX (plan->stages[0].replicas, 1), ==, 2);
+  nnp_plan_free (plan);
+  nnp_cost_model_free (cm);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -145,5 +280,7 @@ main (int argc, char **argv)
   g_test_add_func ("/replicas/device-list", test_device_list);
   g_test_add_func ("/replicas/plan-json", test_plan_json);
   g_test_add_func ("/replicas/heavy-node", test_heavy_node);
+  g_test_add_func ("/replicas/threads-candidate", test_threads_candidate);
+  g_test_add_func ("/replicas/measured-whole", test_measured_whole);
   return g_test_run ();
 }

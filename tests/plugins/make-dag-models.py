@@ -52,8 +52,8 @@ def model(nodes, name, inputs, outputs, opset=11):
     return m
 
 
-def vin(name, c, h="h", w="w"):
-    return helper.make_tensor_value_info(name, TensorProto.FLOAT, [1, c, h, w])
+def vin(name, c, h="h", w="w", n=1):
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, [n, c, h, w])
 
 
 def residual():
@@ -98,10 +98,37 @@ def two_out():
                  [vin("early", 4), vin("late", 6, "h2", "w2")])
 
 
+def residual_batch():
+    """residual with a dynamic batch dim "n" (nnpipeline batch-size)"""
+    m = residual()
+    for v in list(m.graph.input) + list(m.graph.output):
+        v.type.tensor_type.shape.dim[0].dim_param = "n"
+    return m
+
+
+def mlp_batch():
+    """Conv, pooling, Flatten and Gemm (a matrix product whose rows are the
+    batch's frames) on a dynamic batch dim, two outputs"""
+    n = []
+    a = relu(n, "c1_relu", conv(n, "c1", "x", 3, 8))
+    n.append(helper.make_node("GlobalAveragePool", [a], ["gap"], name="gap"))
+    n.append(helper.make_node("Flatten", ["gap"], ["flat"], name="flat", axis=1))
+    w = (RNG.standard_normal((8, 5)) * 0.5).astype(np.float32)
+    b = (RNG.standard_normal((5,)) * 0.1).astype(np.float32)
+    n.append(const("fc_w", w))
+    n.append(const("fc_b", b))
+    n.append(helper.make_node("Gemm", ["flat", "fc_w", "fc_b"], ["logits"], name="fc"))
+    n.append(helper.make_node("Softmax", ["logits"], ["prob"], name="prob", axis=1))
+    return model(n, "mlp-batch", [vin("x", 3, n="n")],
+                 [vin("c1_relu", 8, n="n"),
+                  helper.make_tensor_value_info("prob", TensorProto.FLOAT, ["n", 5])])
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    for name, fn in [("residual", residual), ("unet", unet), ("two-out", two_out)]:
+    for name, fn in [("residual", residual), ("unet", unet), ("two-out", two_out),
+                     ("residual-batch", residual_batch), ("mlp-batch", mlp_batch)]:
         onnx.save(fn(), os.path.join(out, name + ".onnx"))
     if len(sys.argv) > 2:
         with open(sys.argv[2], "w") as f:
