@@ -175,7 +175,40 @@ median (double *x, int n)
   return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
 }
 
-/* Bytes per millisecond of a large memcpy (measured once per process). */
+/* Where profiles are cached: $NNP_PROFILE_DIR, else the user's cache. */
+static char *
+profile_dir (void)
+{
+  const char *dir_env = g_getenv ("NNP_PROFILE_DIR");
+
+  return dir_env ? g_strdup (dir_env)
+      : g_build_filename (g_get_user_cache_dir (), "nnpipe", "profiles", NULL);
+}
+
+static double
+memcpy_measure (void)
+{
+  const gsize size = 16u << 20;
+  guint8 *a = g_malloc (size), *b = g_malloc (size);
+  double t[5];
+
+  memset (a, 1, size);
+  memset (b, 2, size);
+  for (int r = 0; r < 5; r++) {
+    gint64 t0 = g_get_monotonic_time ();
+    memcpy (b, a, size);
+    a[r] = b[size - 1 - r];
+    t[r] = MAX ((g_get_monotonic_time () - t0) / 1000.0, 1e-3);
+  }
+  g_free (a);
+  g_free (b);
+  return size / median (t, 5);
+}
+
+/* Bytes per millisecond of a large memcpy: measured once per machine and
+ * kept beside the node profiles (memcpy.json), so that every process (the
+ * CLI, the elements) plans with the same copy cost whatever the load was
+ * when each started. */
 static double
 memcpy_bytes_per_ms (void)
 {
@@ -183,20 +216,28 @@ memcpy_bytes_per_ms (void)
   static double bw = 0;
 
   if (g_once_init_enter (&once)) {
-    const gsize size = 16u << 20;
-    guint8 *a = g_malloc (size), *b = g_malloc (size);
-    double t[5];
-    memset (a, 1, size);
-    memset (b, 2, size);
-    for (int r = 0; r < 5; r++) {
-      gint64 t0 = g_get_monotonic_time ();
-      memcpy (b, a, size);
-      a[r] = b[size - 1 - r];
-      t[r] = MAX ((g_get_monotonic_time () - t0) / 1000.0, 1e-3);
+    g_autofree char *dir = profile_dir ();
+    g_autofree char *path = g_build_filename (dir, "memcpy.json", NULL);
+    g_autofree char *text = NULL;
+    cJSON *root = NULL, *v;
+
+    if (g_file_get_contents (path, &text, NULL, NULL))
+      root = cJSON_Parse (text);
+    v = root ? cJSON_GetObjectItemCaseSensitive (root, "memcpy_bytes_per_ms")
+        : NULL;
+    if (cJSON_IsNumber (v) && isfinite (v->valuedouble) && v->valuedouble > 0) {
+      bw = v->valuedouble;
+    } else {
+      g_autofree char *out = NULL;
+
+      bw = memcpy_measure ();
+      out = g_strdup_printf ("{\n  \"version\": 1,\n  "
+          "\"memcpy_bytes_per_ms\": %.1f\n}\n", bw);
+      if (g_mkdir_with_parents (dir, 0755) != 0
+          || !g_file_set_contents (path, out, -1, NULL))
+        NNP_DEBUG (CAT, "cannot write %s", path);
     }
-    bw = size / median (t, 5);
-    g_free (a);
-    g_free (b);
+    cJSON_Delete (root);
     NNP_DEBUG (CAT, "memcpy bandwidth %.2f GB/s", bw / 1e6);
     g_once_init_leave (&once, 1);
   }
@@ -388,9 +429,7 @@ out:
 static char *
 cache_path (NnpCostModel *cm, const NnpDeviceSpec *dev)
 {
-  const char *dir_env = g_getenv ("NNP_PROFILE_DIR");
-  g_autofree char *dir = dir_env ? g_strdup (dir_env)
-      : g_build_filename (g_get_user_cache_dir (), "nnpipe", "profiles", NULL);
+  g_autofree char *dir = profile_dir ();
   g_autofree char *key = dev_key (dev);
   g_autofree char *shapes = g_strdup (cm->shapes_key);
   g_autofree char *file = NULL;
