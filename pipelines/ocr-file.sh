@@ -93,7 +93,9 @@ set -- -q filesrc "location=$file" ! decodebin ! videoconvert ! video/x-raw,form
 # the chain from the detector to the text, all one-thread steps, runs as
 # NNP_OCR_COPIES copies taking frames in turn (nnparallel, results in
 # frame order; the copies share the models' weights): the fastest form on
-# two cores, benchmarks/ocr-video.sh and docs/ocr.md.
+# two cores by CPU time in benchmarks/ocr-video.sh (docs/ocr.md: 1.64x the
+# serial chain against 1.47x pipelined and 1.39x with one queue, measured
+# on a loaded machine).
 # Pipelined (NNP_OCR_PIPELINE=stages): the detector and the recogniser
 # each split in two one-thread stages (nnpipeline), a queue of two frames
 # between them: four threads the scheduler balances over the cores.  The
