@@ -16,8 +16,8 @@
 # The annotated video goes to OUTPUT (default ocr-file.webm), in a form
 # chosen by its extension: .webm (VP8 in WebM), .mkv (VP8 in Matroska),
 # .avi (Motion JPEG in AVI), .png (one PNG per frame: OUTPUT-00000.png,
-# OUTPUT-00001.png, ...).  OUTPUT "-" writes no annotated output.  The detector and the recogniser run pipelined:
-# see NNP_OCR_PIPELINE below and docs/ocr.md.
+# OUTPUT-00001.png, ...).  OUTPUT "-" writes no annotated output.  Frames are
+# read in parallel: see NNP_OCR_PIPELINE below and docs/ocr.md.
 #
 # --json FILE.jsonl also writes one JSON object per frame (frame, pts, and
 # each line's text, score, box, angle) to FILE ("-": standard output
@@ -29,10 +29,12 @@
 # limit_side_len; smaller frames are scaled up by at most
 # NNP_OCR_MAX_UPSCALE, default 1.5; the detector input is padded only to
 # a multiple of 32; measured on tests/data/ocr-real, docs/ocr.md),
-# NNP_OCR_PIPELINE (video only: 1, the default, runs the chain pipelined
-# on two cores: the detector and the recogniser each split in two
-# one-thread stages, a queue between them; 0 runs the chain in one thread,
-# as for an image).
+# NNP_OCR_PIPELINE (video only: 1 or parallel, the default, runs
+# NNP_OCR_COPIES copies of the whole one-thread chain, each taking frames
+# in turn (nnparallel; default: one per core, at most 4), results in frame
+# order; stages runs it pipelined instead: the detector and the recogniser
+# each split in two one-thread stages, a queue between them; 0 runs the
+# chain in one thread, as for an image).
 set -eu
 
 me=ocr-file.sh
@@ -87,43 +89,67 @@ fi
 # The gst-launch line is built in "$@", source end first.
 set -- -q filesrc "location=$file" ! decodebin ! videoconvert ! video/x-raw,format=RGB !
 
-# On a video, pipelined (NNP_OCR_PIPELINE=1): the detector and the
-# recogniser each split in two one-thread stages (nnpipeline), a queue of
-# two frames between them: four threads, none with more than about half of
-# the chain's work whatever the number and width of the text lines, that
-# the scheduler balances over two cores (docs/ocr.md,
-# benchmarks/ocr-video.sh).  The recogniser's stages re-specialise for
-# every new crop width (cheap: the weights are folded and packed once).
-if [ $video = 1 ] && [ "${NNP_OCR_PIPELINE:-1}" = 1 ]; then
+# On a video, in parallel (NNP_OCR_PIPELINE=1 or parallel, the default):
+# the chain from the detector to the text, all one-thread steps, runs as
+# NNP_OCR_COPIES copies taking frames in turn (nnparallel, results in
+# frame order; the copies share the models' weights): the fastest form on
+# two cores by CPU time in benchmarks/ocr-video.sh (docs/ocr.md: 1.64x the
+# serial chain against 1.47x pipelined and 1.39x with one queue, measured
+# on a loaded machine).
+# Pipelined (NNP_OCR_PIPELINE=stages): the detector and the recogniser
+# each split in two one-thread stages (nnpipeline), a queue of two frames
+# between them: four threads the scheduler balances over the cores.  The
+# recogniser's stages re-specialise for every new crop width (cheap: the
+# weights are folded and packed once).
+mode=${NNP_OCR_PIPELINE:-1}
+[ $video = 1 ] || mode=0
+case $mode in
+  0|1|parallel|stages) ;;
+  *) echo "$me: NNP_OCR_PIPELINE must be 1, parallel, stages or 0: $mode" >&2
+     exit 2 ;;
+esac
+copies=${NNP_OCR_COPIES:-$(nproc 2>/dev/null || echo 2)}
+case $copies in
+  ''|*[!0-9]*) echo "$me: NNP_OCR_COPIES must be a number: $copies" >&2; exit 2 ;;
+esac
+[ "${NNP_OCR_COPIES:-}" ] || [ "$copies" -le 4 ] || copies=4
+if [ "$mode" = stages ]; then
   detector="nnpipeline stages=2 devices=cpu:1,cpu:1 stats-interval=0"
   between="queue max-size-buffers=2 !"
   recogniser="nnpipeline stages=2 devices=cpu:1,cpu:1 stats-interval=0"
 else
-  detector="nnstage"
+  detector="nnstage threads=1"
   between=""
-  recogniser="nnstage"
+  recogniser="nnstage threads=1"
 fi
+[ "$mode" != 0 ] || { detector="nnstage"; recogniser="nnstage"; }
 
-# detector -> boxes -> crops -> recogniser -> text
-# shellcheck disable=SC2086
-set -- "$@" \
-  nnconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225 channel-order=bgr \
-    width="$max" height="$max" keep-aspect-ratio=true multiple-of=32 \
-    max-upscale="$upscale" pad-to-size=false keep-frame=true ! \
-  $detector "model=$models/ch_PP-OCRv4_det_infer.onnx" ! $between \
-  nndbdecode threshold=0.2 unclip-ratio=2.0 !
+# detector -> boxes -> crops -> recogniser -> text: the chain as one
+# gst-launch description, run in place or inside nnparallel; q quotes a
+# value for it (and for the shell's eval below: \ " $ ` escaped)
+q () { printf '"%s"' "$(printf '%s' "$1" | sed 's/["\\$`]/\\&/g')"; }
+chain="$detector model=$(q "$models/ch_PP-OCRv4_det_infer.onnx") ! $between \
+  nndbdecode threshold=0.2 unclip-ratio=2.0 !"
 # the text direction classifier (NNP_OCR_CLS=0: left out): regions it
 # labels 180 are turned before recognition
 if [ "$cls" = 1 ]; then
-  set -- "$@" nncrop channel-order=bgr max-width=480 margin=0.1 ! \
-    nnstage "model=$models/ch_ppocr_mobile_v2.0_cls_infer.onnx" ! \
-    nnclassdecode labels=0,180 !
+  cls_stage="nnstage"
+  case $mode in 1|parallel) cls_stage="nnstage threads=1" ;; esac
+  chain="$chain nncrop channel-order=bgr max-width=480 margin=0.1 ! \
+    $cls_stage model=$(q "$models/ch_ppocr_mobile_v2.0_cls_infer.onnx") ! \
+    nnclassdecode labels=0,180 !"
 fi
-# shellcheck disable=SC2086
+chain="$chain nncrop channel-order=bgr ! \
+  $recogniser model=$(q "$models/ch_PP-OCRv4_rec_infer.onnx") ! \
+  nnctcdecode keys=$(q "$models/ppocr_keys_v1.txt")"
 set -- "$@" \
-  nncrop channel-order=bgr ! \
-  $recogniser "model=$models/ch_PP-OCRv4_rec_infer.onnx" ! \
-  nnctcdecode "keys=$models/ppocr_keys_v1.txt"
+  nnconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225 channel-order=bgr \
+    width="$max" height="$max" keep-aspect-ratio=true multiple-of=32 \
+    max-upscale="$upscale" pad-to-size=false keep-frame=true !
+case $mode in
+  1|parallel) set -- "$@" nnparallel "copies=$copies" "chain=$(q "$chain")" ;;
+  *) eval "set -- \"\$@\" $chain" ;;
+esac
 
 # the lines on stdout (unless the JSON goes there)
 if [ "$json" != "-" ]; then

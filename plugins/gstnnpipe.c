@@ -26,6 +26,7 @@
 #include "gstnnmetapublish.h"
 #include "gstnnserversrc.h"
 #include "gstnnremote.h"
+#include "gstnnparallel.h"
 
 #ifndef PACKAGE
 #define PACKAGE "nnpipe"
@@ -104,6 +105,7 @@ plugin_init (GstPlugin * plugin)
   ret |= GST_ELEMENT_REGISTER (nnserversrc, plugin);
   ret |= GST_ELEMENT_REGISTER (nnserversink, plugin);
   ret |= GST_ELEMENT_REGISTER (nnremote, plugin);
+  ret |= GST_ELEMENT_REGISTER (nnparallel, plugin);
 
   return ret;
 }

@@ -83,6 +83,7 @@ element   multifilesink                              gstreamer1.0-plugins-good
 element   qtdemux                                    gstreamer1.0-plugins-good
 element   avdec_h264                                 gstreamer1.0-libav
 element   textoverlay                                gstreamer1.0-x
+element   timeoverlay                                gstreamer1.0-x
 # annotated video out of pipelines/ocr-file.sh, the video test's input
 element   jpegenc                                    gstreamer1.0-plugins-good
 element   avimux                                     gstreamer1.0-plugins-good

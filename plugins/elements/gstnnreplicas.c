@@ -54,6 +54,9 @@ struct _GstNnReplicas
   GQueue *owed;                 /* per replica: sequence numbers, in order */
   GHashTable *pending;          /* sequence number -> Item */
   guint64 next_seq, next_out;
+  GstEvent *eos;                /* EOS given to the replicas (ref), or NULL */
+  guint64 eos_seq;              /* its place in the sequence */
+  guint eos_left;               /* replicas whose EOS has not come out */
   gboolean flushing;
   GstFlowReturn last_flow;      /* downstream's last non-OK return */
 
@@ -111,6 +114,8 @@ reset_locked (GstNnReplicas * self)
     g_queue_clear (&self->owed[r]);
   }
   g_hash_table_remove_all (self->pending);
+  gst_clear_event (&self->eos);
+  self->eos_left = 0;
   self->next_seq = self->next_out = 0;
   self->last_flow = GST_FLOW_OK;
 }
@@ -218,13 +223,56 @@ not_owed:
   }
 }
 
+/* Replica r's EOS came out (or could not go in): the stream's EOS leaves,
+ * in its place, once every replica's has. */
+static void
+eos_out (GstNnReplicas * self, guint r)
+{
+  Item *it = NULL;
+
+  g_mutex_lock (&self->lock);
+  if (self->eos && --self->eos_left == 0) {
+    it = g_new0 (Item, 1);
+    it->event = g_steal_pointer (&self->eos);
+    g_hash_table_insert (self->pending,
+        GSIZE_TO_POINTER ((gsize) self->eos_seq), it);
+  }
+  g_mutex_unlock (&self->lock);
+  if (it)
+    push_ready (self);
+}
+
 static gboolean
 reorder_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
 {
+  GstNnReplicas *self = replicas_of (parent);
+  guint r = GPOINTER_TO_UINT (gst_pad_get_element_private (pad));
+  guint lost;
+
   /* the replicas' caps are stored on their pads (taken with each frame);
-   * the stream's events travel with the dispatcher's sequence numbers */
+   * the stream's events travel with the dispatcher's sequence numbers,
+   * but EOS goes through the replicas too: each frame given to a replica
+   * has come out before its EOS */
+  if (GST_EVENT_TYPE (event) == GST_EVENT_EOS) {
+    g_mutex_lock (&self->lock);
+    lost = g_queue_get_length (&self->owed[r]);
+    g_mutex_unlock (&self->lock);
+    if (lost > 0)
+      goto frames_lost;
+    eos_out (self, r);
+  }
   gst_event_unref (event);
   return TRUE;
+
+  /* ERRORS */
+frames_lost:
+  {
+    gst_event_unref (event);
+    GST_ELEMENT_ERROR (self, STREAM, FAILED,
+        ("replica %u gave no output for %u of the frames it was given (it "
+            "must give one frame out per frame in)", r, lost), (NULL));
+    return FALSE;
+  }
 }
 
 static gboolean
@@ -314,8 +362,21 @@ dispatch_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
   if (!GST_EVENT_IS_SERIALIZED (event))
     return gst_pad_push_event (self->reo_src, event);
 
+  if (GST_EVENT_TYPE (event) == GST_EVENT_EOS) {
+    /* through every replica (after its frames), out when all came out */
+    g_mutex_lock (&self->lock);
+    gst_event_replace (&self->eos, event);
+    self->eos_seq = self->next_seq++;
+    self->eos_left = self->n;
+    g_mutex_unlock (&self->lock);
+    for (guint r = 0; r < self->n; r++)
+      if (!gst_pad_push_event (self->disp_src[r], gst_event_ref (event)))
+        eos_out (self, r);
+    gst_event_unref (event);
+    return TRUE;
+  }
   /* the replicas get the sticky ones with their next frame */
-  if (GST_EVENT_IS_STICKY (event) && GST_EVENT_TYPE (event) != GST_EVENT_EOS)
+  if (GST_EVENT_IS_STICKY (event))
     for (guint r = 0; r < self->n; r++)
       gst_pad_store_sticky_event (self->disp_src[r], event);
   if (GST_EVENT_TYPE (event) == GST_EVENT_CAPS) {
@@ -421,6 +482,7 @@ gst_nn_replicas_finalize (GObject * object)
   g_free (self->disp_src);
   g_free (self->reo_sink);
   gst_caps_replace (&self->out_caps, NULL);
+  gst_clear_event (&self->eos);
   g_queue_clear_full (&self->held, (GDestroyNotify) gst_event_unref);
   g_mutex_clear (&self->lock);
   g_mutex_clear (&self->push_lock);

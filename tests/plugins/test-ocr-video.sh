@@ -5,8 +5,9 @@
 #  - every frame is reported: stdout lines "FRAME<TAB>PTS<TAB>TEXT..." for
 #    frames 0..5 with their own text; --json gives 6 JSON objects (parsed
 #    back) with frame 0..5, pts k * 200 ms and the frame's text;
-#  - the pipelined chain (default) and the serial one (NNP_OCR_PIPELINE=0)
-#    read the same;
+#  - the parallel chain (default: nnparallel), 3 copies, the pipelined
+#    stages form and the serial one (NNP_OCR_PIPELINE=0) read the same; a
+#    bad NNP_OCR_PIPELINE / NNP_OCR_COPIES is refused by name;
 #  - the annotated video has 6 frames, differs from the input; OUTPUT.png
 #    gives 6 PNGs; a still image still gives one PNG and one JSON object;
 #  - ocr-results.py (PyGObject pad probe + JSON) prints 6 frames.
@@ -131,6 +132,31 @@ if NNP_OCR_PIPELINE=0 sh "$src/pipelines/ocr-file.sh" --json "$tmp/serial.jsonl"
 else
   echo "FAIL: NNP_OCR_PIPELINE=0 ocr-file.sh on the video:"; cat "$tmp/err"; fail=1
 fi
+
+# the other forms on a video read the same as the serial chain: 3 copies
+# (nnparallel), the pipelined stages; a bad form is refused by name
+for form in "NNP_OCR_COPIES=3" "NNP_OCR_PIPELINE=stages"; do
+  if env "$form" sh "$src/pipelines/ocr-file.sh" "$tmp/in.avi" - > "$tmp/form.lines" \
+      2> "$tmp/err"; then
+    cut -f1,2,3 "$tmp/form.lines" > "$tmp/a"
+    if cmp -s "$tmp/a" "$tmp/b"; then
+      echo "ok  : $form reads as the serial chain"
+    else
+      echo "FAIL: $form and serial differ:"; diff "$tmp/a" "$tmp/b"; fail=1
+    fi
+  else
+    echo "FAIL: $form ocr-file.sh on the video:"; cat "$tmp/err"; fail=1
+  fi
+done
+for form in "NNP_OCR_PIPELINE=fast" "NNP_OCR_COPIES=two"; do
+  if env "$form" sh "$src/pipelines/ocr-file.sh" "$tmp/in.avi" - > /dev/null 2> "$tmp/err"; then
+    echo "FAIL: $form was accepted"; fail=1
+  elif grep -q "${form%%=*} must be" "$tmp/err"; then
+    echo "ok  : $form refused: $(cat "$tmp/err")"
+  else
+    echo "FAIL: $form: no message naming ${form%%=*}:"; cat "$tmp/err"; fail=1
+  fi
+done
 
 # JSON on stdout instead of the lines
 if sh "$src/pipelines/ocr-file.sh" --json - "$tmp/in.avi" - > "$tmp/stdout.jsonl" 2> "$tmp/err"; then
