@@ -608,7 +608,28 @@ single_core_threads (void)
   return mask;
 }
 
-/* pin=true: the replicas of `cpu:1*2` run on cores of their own; the
+/* A stage pins its thread only while it runs (nnp_thread_pool_enter/_leave),
+ * so the cores are seen by watching the threads while frames are in flight. */
+typedef struct
+{
+  gint stop;
+  guint64 mask;
+} Watch;
+
+static gpointer
+watch_thread (gpointer data)
+{
+  Watch *w = data;
+
+  while (!g_atomic_int_get (&w->stop)) {
+    w->mask |= single_core_threads ();
+    g_usleep (100);
+  }
+  return NULL;
+}
+
+/* pin=true: the replicas of `cpu:1*2` run on cores of their own
+ * (each while it runs); the
  * outputs are still the whole model's, in order. */
 GST_START_TEST (test_replicas_pinned)
 {
@@ -625,7 +646,12 @@ GST_START_TEST (test_replicas_pinned)
     guint n = 20;
     guint64 mask;
 
+    Watch w = { 0, 0 };
+    GThread *watcher;
+
     init_feeds (&f, 1, n);
+    /* frames big enough that a run lasts milliseconds */
+    f.h_px = f.w_px = 160;
     gst_object_ref_sink (p);
     fail_unless_equals_uint64 (single_core_threads (), 0);
     h = gst_harness_new_with_element (p, "sink", "src");
@@ -634,11 +660,15 @@ GST_START_TEST (test_replicas_pinned)
     g_free (caps);
     ref = reference (model, &f, n);
     got = g_ptr_array_new_with_free_func ((GDestroyNotify) gst_buffer_unref);
+    watcher = g_thread_new ("watch", watch_thread, &w);
     push_held (h, &f, n);
     nnp_test_pull_frames (h, 0, n, got);
-    /* the replicas' threads are alive while the pipeline plays */
-    mask = single_core_threads ();
+    g_atomic_int_set (&w.stop, 1);
+    g_thread_join (watcher);
+    mask = w.mask;
     nnp_test_finish_eos (h);
+    /* and no thread is left pinned once the frames are through */
+    fail_unless_equals_uint64 (single_core_threads (), 0);
     for (guint i = 0; i < n; i++)
       assert_same (g_ptr_array_index (ref, i), g_ptr_array_index (got, i),
           "pinned replicas", i);
