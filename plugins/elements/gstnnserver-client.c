@@ -5,6 +5,7 @@
 #endif
 
 #include "gstnnserver-private.h"
+#include "gstnnmodelcaps.h"
 #include "gstnntensorcaps.h"
 
 #include <nnpipe/nnpipe.h>
@@ -47,6 +48,10 @@ gst_nn_server_client_unref (Client *c)
     g_async_queue_unref (c->results);
   g_mutex_clear (&c->write_lock);
   g_free (c->peer);
+  g_free (c->part);
+  g_clear_pointer (&c->check, nnp_part_free);
+  gst_clear_caps (&c->caps_ok);
+  g_free (c->shapes_ok);
   g_free (c);
 }
 
@@ -204,6 +209,100 @@ server_push (Listener *s, Client *c, GstNnServerFrame *f)
   return TRUE;
 }
 
+/* The model of the served parts, loaded once (NULL: no model file, or it
+ * does not load: the stage alone judges the caps). */
+static NnpModel *
+listener_model (Listener *s)
+{
+  NnpModel *model = NULL;
+
+  g_mutex_lock (&s->lock);
+  if (s->model == NULL && !s->model_failed && s->config.model
+      && s->config.model[0]) {
+    GError *err = NULL;
+
+    s->model = nnp_model_load (s->config.model, &err);
+    if (s->model == NULL) {
+      GST_WARNING_OBJECT (s->owner, "no caps checks: %s", err->message);
+      g_error_free (err);
+      s->model_failed = TRUE;
+    }
+  }
+  if (s->model)
+    model = nnp_model_ref (s->model);
+  g_mutex_unlock (&s->lock);
+  return model;
+}
+
+/* Whether a client's frame fits its part of the model: the check the stage
+ * makes on its CAPS event, made here first, because a refusal there stops
+ * the stage for every client.  NULL when it fits (or nothing to check
+ * with), else the reason (g_free), naming what the part expects and what
+ * came. */
+static gchar *
+check_caps (Listener *s, Client *c, GstCaps *caps, const gchar *shapes)
+{
+  gchar *upstream[2] = { NULL, NULL };
+  GstNnTensorsInfo info;
+  NnpPartSpec *spec;
+  GError *err = NULL;
+  gchar *why, *str;
+
+  if (c->caps_ok && gst_caps_is_equal (caps, c->caps_ok)
+      && g_strcmp0 (shapes, c->shapes_ok) == 0)
+    return NULL;
+  if (c->check == NULL) {
+    NnpModel *model = listener_model (s);
+    NnpPartOptions o = { 0 };
+    NnpPlan *plan = NULL;
+
+    if (model == NULL)
+      return NULL;
+    /* only the shapes matter here, not the device the plan names */
+    o.device = "cpu";
+    if (c->part_kind == NNP_REMOTE_PART_PLAN) {
+      plan = nnp_plan_from_json (c->part, -1, NULL);
+      o.plan = plan;
+      o.stage = (int) c->part_stage;
+    } else if (c->part_kind == NNP_REMOTE_PART_NODES) {
+      o.nodes = c->part;
+    }
+    o.cache_size = 1;
+    c->check = (c->part_kind != NNP_REMOTE_PART_PLAN || plan)
+        ? nnp_part_new (model, &o, &err) : NULL;
+    if (plan)
+      nnp_plan_free (plan);
+    nnp_model_unref (model);
+    if (c->check == NULL) {
+      /* a part the model does not have: the stage reports it */
+      GST_DEBUG_OBJECT (s->owner, "client %" G_GUINT64_FORMAT ": no caps "
+          "check: %s", c->id, err ? err->message : "bad plan");
+      g_clear_error (&err);
+      return NULL;
+    }
+  }
+  if (!gst_nn_tensors_info_from_caps (&info, caps, &err))
+    goto refused;
+  upstream[0] = shapes && shapes[0] ? (gchar *) shapes : NULL;
+  spec = gst_nn_part_spec_for_info (c->check,
+      c->part_kind == NNP_REMOTE_PART_WHOLE, &info, upstream, &err);
+  if (spec == NULL)
+    goto refused;
+  nnp_part_spec_unref (spec);
+  gst_caps_replace (&c->caps_ok, caps);
+  g_free (c->shapes_ok);
+  c->shapes_ok = g_strdup (shapes);
+  return NULL;
+
+refused:
+  str = gst_caps_to_string (caps);
+  why = g_strdup_printf ("frame caps do not fit the served part: %s "
+      "(caps %.300s)", err->message, str);
+  g_free (str);
+  g_error_free (err);
+  return why;
+}
+
 /* The conversation with one client, after the TLS handshake. */
 static void
 serve_client (Listener *s, Client *c)
@@ -230,6 +329,9 @@ serve_client (Listener *s, Client *c)
     if (!nnp_remote_hello_parse (payload, h.length, &hello, &err))
       goto bad_peer;
     why = check_hello (s, c, &hello);
+    c->part_kind = hello.part_kind;
+    c->part = g_strdup (hello.part);
+    c->part_stage = hello.stage;
     nnp_remote_hello_clear (&hello);
     if (why)
       goto refuse;
@@ -262,6 +364,12 @@ serve_client (Listener *s, Client *c)
         if (caps == NULL) {
           nnp_remote_frame_clear (&frame);
           goto bad_peer;
+        }
+        why = check_caps (s, c, caps, frame.shapes);
+        if (why) {
+          gst_caps_unref (caps);
+          nnp_remote_frame_clear (&frame);
+          goto refuse;
         }
         f = g_new0 (GstNnServerFrame, 1);
         f->client_id = c->id;

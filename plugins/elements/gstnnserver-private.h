@@ -9,6 +9,9 @@
 
 #include "gstnnserver.h"
 
+#include <nnpipe/nnpipe.h>
+#include <nnpipe/part.h>
+
 G_BEGIN_DECLS
 
 GST_DEBUG_CATEGORY_EXTERN (gst_nn_server_debug);
@@ -27,6 +30,14 @@ typedef struct
   GAsyncQueue *results; /* Result* */
   GThread *writer;
   gint at_stage; /* its frames queued or at the stage (atomic) */
+  /* its part, from the HELLO, and what checks its frames' caps (reader
+   * thread only) */
+  guint8 part_kind;
+  gchar *part;
+  guint part_stage;
+  NnpPart *check;      /* or NULL: not made yet, or no model to check with */
+  GstCaps *caps_ok;    /* the last caps that fitted, with ... */
+  gchar *shapes_ok;    /* ... these model input shapes */
   GstNnServer *ep; /* the part it talks to (listener lock), or NULL */
 } Client;
 
@@ -57,6 +68,9 @@ struct _Listener
   guint64 next_id;
   GPtrArray *endpoints; /* GstNnServer* (not refs), the first one first */
   gboolean stopped;
+
+  NnpModel *model; /* config.model loaded for the caps checks (lock), or NULL */
+  gboolean model_failed;
 
   GMutex part_lock; /* one part request at a time */
   GstNnServerPartFunc part_func;

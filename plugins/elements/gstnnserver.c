@@ -159,6 +159,7 @@ gst_nn_server_listener_unref (Listener *s)
   g_ptr_array_unref (s->endpoints);
   g_mutex_clear (&s->part_lock);
   g_clear_object (&s->cert);
+  g_clear_pointer (&s->model, nnp_model_unref);
   gst_nn_server_config_clear (&s->config);
   g_mutex_clear (&s->lock);
   g_cond_clear (&s->cond);
