@@ -416,8 +416,8 @@ GST_DEBUG=nnremote:2 gst-launch-1.0 -q filesrc "location=$tmp/in.raw" blocksize=
 head -c $((nslow * out)) "$tmp/whole.raw" >"$tmp/slow.ref"
 if ! cmp -s "$tmp/slow.raw" "$tmp/slow.ref"; then
   echo "FAIL: slow stage: $(wc -c <"$tmp/slow.raw") bytes, not the $nslow frames of the whole model"; fail=1
-elif grep -q "hung\|reconnecting" "$tmp/err"; then
-  echo "FAIL: slow stage taken for a hung server:"; cat "$tmp/err"; fail=1
+elif grep -q "WARN" "$tmp/err"; then
+  echo "FAIL: slow stage taken for a hung server (a warning):"; cat "$tmp/err"; fail=1
 else
   echo "ok  : a stage of 600 ms a frame with timeout=250: $nslow frames, no reconnection"
 fi
