@@ -24,6 +24,18 @@
 #define PROBE_BYTES (1u << 20)
 
 void
+gst_nn_remote_pending_free (Pending *p)
+{
+  gst_clear_buffer (&p->buffer);
+  gst_clear_caps (&p->caps);
+  g_free (p->caps_str);
+  g_free (p->shapes);
+  if (p->event)
+    gst_event_unref (p->event);
+  g_free (p);
+}
+
+void
 gst_nn_remote_drop_conn (GstNnRemote *self, guint64 gen)
 {
   GIOStream *conn = NULL;

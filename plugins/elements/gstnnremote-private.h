@@ -82,7 +82,6 @@ struct _GstNnRemote
 };
 
 /* gstnnremote-window.c */
-void gst_nn_remote_pending_free (Pending *p);
 /* Push an event item downstream, holding a segment back until there are
  * caps (task, or the streaming thread when nothing waits). */
 void gst_nn_remote_push_event (GstNnRemote *self, GstEvent *event);
@@ -90,6 +89,7 @@ void gst_nn_remote_push_event (GstNnRemote *self, GstEvent *event);
 void gst_nn_remote_loop (GstNnRemote *self);
 
 /* gstnnremote-conn.c */
+void gst_nn_remote_pending_free (Pending *p);
 /* Send every frame not sent on the current connection, in order. */
 void gst_nn_remote_send_pending (GstNnRemote *self);
 /* Drop connection generation gen (if still current): the task reconnects. */

@@ -17,17 +17,6 @@
 
 #define GST_CAT_DEFAULT gst_nn_remote_debug
 
-void
-gst_nn_remote_pending_free (Pending *p)
-{
-  gst_clear_buffer (&p->buffer);
-  gst_clear_caps (&p->caps);
-  g_free (p->caps_str);
-  g_free (p->shapes);
-  if (p->event)
-    gst_event_unref (p->event);
-  g_free (p);
-}
 
 
 void

@@ -1,5 +1,6 @@
-/* GStreamer nnpipe plugin: the server, one client's conversation (see
- * gstnnserver-private.h, docs/remote.md). */
+/* GStreamer nnpipe plugin: the server, one client's conversation, and the
+ * meta, frames and part keys it uses (see gstnnserver-private.h,
+ * docs/remote.md). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -19,6 +20,145 @@
  * KEEPALIVE_MS: nnremote takes a server that sends nothing for its timeout
  * as hung, and a stage may be slower than that. */
 #define KEEPALIVE_MS 50
+
+/* ------------------------------------------------------------ meta */
+
+GType
+gst_nn_server_meta_api_get_type (void)
+{
+  static GType type = 0;
+  static const gchar *tags[] = { NULL };
+
+  if (g_once_init_enter (&type)) {
+    GType t = gst_meta_api_type_register ("GstNnServerMetaAPI", tags);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+static gboolean
+gst_nn_server_meta_init (GstMeta *meta, gpointer params, GstBuffer *buffer)
+{
+  GstNnServerMeta *m = (GstNnServerMeta *) meta;
+
+  m->client_id = m->seq = 0;
+  return TRUE;
+}
+
+static gboolean
+gst_nn_server_meta_transform (GstBuffer *dest, GstMeta *meta, GstBuffer *buffer,
+    GQuark type, gpointer data)
+{
+  GstNnServerMeta *src = (GstNnServerMeta *) meta;
+
+  if (!GST_META_TRANSFORM_IS_COPY (type))
+    return FALSE;
+  return gst_buffer_add_nn_server_meta (dest, src->client_id, src->seq) != NULL;
+}
+
+const GstMetaInfo *
+gst_nn_server_meta_get_info (void)
+{
+  static const GstMetaInfo *info = NULL;
+
+  if (g_once_init_enter ((GstMetaInfo **) &info)) {
+    const GstMetaInfo *mi = gst_meta_register (GST_NN_SERVER_META_API_TYPE,
+        "GstNnServerMeta", sizeof (GstNnServerMeta), gst_nn_server_meta_init,
+        NULL, gst_nn_server_meta_transform);
+    g_once_init_leave ((GstMetaInfo **) &info, (GstMetaInfo *) mi);
+  }
+  return info;
+}
+
+GstNnServerMeta *
+gst_buffer_add_nn_server_meta (GstBuffer *buffer, guint64 client_id,
+    guint64 seq)
+{
+  GstNnServerMeta *m = (GstNnServerMeta *) gst_buffer_add_meta (buffer,
+      gst_nn_server_meta_get_info (), NULL);
+
+  m->client_id = client_id;
+  m->seq = seq;
+  return m;
+}
+
+/* ------------------------------------------------------------ frames */
+
+void
+gst_nn_server_frame_free (GstNnServerFrame *frame)
+{
+  if (frame == NULL)
+    return;
+  gst_clear_caps (&frame->caps);
+  g_free (frame->shapes);
+  gst_clear_buffer (&frame->buffer);
+  g_free (frame);
+}
+
+/* ------------------------------------------------------------ parts */
+
+gchar *
+gst_nn_server_part_key (guint8 part_kind, const gchar *part, guint stage,
+    GError **error)
+{
+  NnpPlan *plan;
+  gchar *key;
+
+  if (part_kind == NNP_REMOTE_PART_WHOLE)
+    return g_strdup ("");
+  if (part_kind == NNP_REMOTE_PART_NODES)
+    return g_strdup (part);
+  plan = nnp_plan_from_json (part, -1, error);
+  if (plan == NULL)
+    return NULL;
+  if (stage >= (guint) plan->n_stages) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
+        "the plan has %d stages, no stage %u", plan->n_stages, stage);
+    nnp_plan_free (plan);
+    return NULL;
+  }
+  key = g_strjoinv (",", plan->stages[stage].nodes);
+  nnp_plan_free (plan);
+  return key;
+}
+
+Listener *
+gst_nn_server_listener_ref (Listener *s)
+{
+  g_atomic_int_inc (&s->ref_count);
+  return s;
+}
+
+void
+gst_nn_server_config_clear (GstNnServerConfig *c)
+{
+  g_free (c->host);
+  g_free (c->tls_cert_file);
+  g_free (c->tls_key_file);
+  g_free (c->token);
+  g_free (c->digest);
+  g_free (c->part);
+  g_free (c->model);
+  g_free (c->device);
+}
+
+void
+gst_nn_server_listener_unref (Listener *s)
+{
+  if (!g_atomic_int_dec_and_test (&s->ref_count))
+    return;
+  g_hash_table_unref (s->clients);
+  g_ptr_array_unref (s->endpoints);
+  g_mutex_clear (&s->part_lock);
+  g_clear_object (&s->cert);
+  g_clear_pointer (&s->model, nnp_model_unref);
+  gst_nn_server_config_clear (&s->config);
+  g_mutex_clear (&s->lock);
+  g_cond_clear (&s->cond);
+  g_free (s);
+}
+
+/* ------------------------------------------------------------ clients */
 
 void
 gst_nn_server_result_free (Result *r)

@@ -4,7 +4,10 @@
  *                         (endpoints), the API nnserversrc/sink use
  *   gstnnserver-client.c  one client's conversation: HELLO, its frames into
  *                         its part's queue (caps checked against the part),
- *                         PING/COST, its results and keepalives back */
+ *                         PING/COST, its results and keepalives back; and
+ *                         what it needs below it (the meta, frames, part
+ *                         keys, listener refs): gstnnserver.c builds on it,
+ *                         never the reverse (check-layers: no loops) */
 #pragma once
 
 #include "gstnnserver.h"
@@ -90,11 +93,9 @@ struct _GstNnServer
 
 #define MAX_ENDPOINTS 16
 
-/* gstnnserver.c */
+/* gstnnserver-client.c (gstnnserver.c builds on it, not the reverse) */
 Listener *gst_nn_server_listener_ref (Listener *s);
 void gst_nn_server_listener_unref (Listener *s);
-
-/* gstnnserver-client.c */
 Client *gst_nn_server_client_ref (Client *c);
 void gst_nn_server_client_unref (Client *c);
 /* Send ERROR(message) to the client (it is then dropped by the caller). */

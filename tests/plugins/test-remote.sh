@@ -143,13 +143,16 @@ expect_error "any part: a part that does not start" \
   "frame caps do not fit the served part: .*node index 999 out of range" "$tmp/err"
 client "$tmp/any4.raw" "port=$srv_port" 2>"$tmp/err" || { cat "$tmp/err"; fail=1; }
 check "any part: a client after the refused part" "$tmp/any4.raw"
-# the plan stage, 40..83, and 40..999 (its client refused, no stage error)
-if [ "$(grep -c '^part .* started' "$tmp/any.log")" -eq 3 ] &&
+# 40..83 and 40..999 started on demand (the plan stage too, unless the
+# link-aware plan nnpipeline made gave the server the whole model), the bad
+# one's client refused, no stage error
+if grep -q '^part 40\.\.83 started' "$tmp/any.log" &&
+    grep -q '^part 40\.\.999 started' "$tmp/any.log" &&
     grep -q 'refused: frame caps do not fit the served part: .*40\.\.999' "$tmp/any.log" &&
     ! grep -q '^part stopped' "$tmp/any.log"; then
-  echo "ok  : any part: three parts started on demand, the bad one's client refused"
+  echo "ok  : any part: parts started on demand, the bad one's client refused"
 else
-  echo "FAIL: any part: not three parts started, the bad one's client refused:"
+  echo "FAIL: any part: parts not started on demand, or the bad one's client not refused:"
   cat "$tmp/any.log"; fail=1
 fi
 kill "$any_pid"
