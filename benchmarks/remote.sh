@@ -5,7 +5,7 @@
 #   remote  stage 0 here (core 0), stage 1 on another host: `nnpipe serve` in a
 #           network namespace joined by veth, pinned to core 1; the client is
 #           nnremote with IN_FLIGHT frames in flight
-#   delay   the same through tests/remote/delay-proxy.py adding DELAY_MS each
+#   delay   the same through tests/remote/delay-proxy.c adding DELAY_MS each
 #           way (2 x DELAY_MS on the round trip; this kernel has no netem)
 #   proxy   the same through the proxy with no delay (what its copies cost)
 # Prints frames/s of each (median of ROUNDS runs, rotating order) and the
@@ -22,7 +22,7 @@
 # namespaces: tests/remote/hosts.sh).
 #
 # Environment: NNP_BUILD_DIR (default build), NNP_MODELS_DIR (default
-# .cache/models), ROUNDS (default 3), IN_FLIGHT (default 8), DELAY_MS
+# .cache/models), ROUNDS (default 3), IN_FLIGHT (default 4, nnremote's default), DELAY_MS
 # (default 10 each way), RATE (a tc tbf rate for the host's link, e.g.
 # 1gbit; default none: veth speed).
 set -eu
@@ -34,7 +34,7 @@ model=$models/ch_PP-OCRv4_det_infer.onnx
 frames=${1:-60}
 size=${2:-640}
 rounds=${ROUNDS:-3}
-inflight=${IN_FLIGHT:-8}
+inflight=${IN_FLIGHT:-4}
 delay=${DELAY_MS:-10}
 port=7000
 py=/usr/bin/python3
@@ -43,6 +43,7 @@ nnpipe=$build/tools/nnpipe
 nnp_need_models "$(basename "$model")"
 nnp_use_plugin
 [ -x "$nnpipe" ] || { echo "$me: no $nnpipe (build first)" >&2; exit 2; }
+[ -x "$build/tests/remote/delay-proxy" ] || { echo "$me: no $build/tests/remote/delay-proxy (build first)" >&2; exit 2; }
 
 tmp=$(mktemp -d)
 . "$root/tests/remote/hosts.sh"
@@ -68,7 +69,7 @@ hosts_spawn 1 1 "$tmp/serve.log" "$nnpipe" serve "$model" --listen "$addr:$port"
 # two proxies in the client's namespace to the server: no delay (what the
 # proxy's copies cost) and DELAY_MS each way
 for d in 0 "$delay"; do
-  hosts_client "$py" "$root/tests/remote/delay-proxy.py" --listen "127.0.0.1:$((port + 1 + d))" \
+  hosts_client "$build/tests/remote/delay-proxy" --listen "127.0.0.1:$((port + 1 + d))" \
     --target "$addr:$port" --delay "$d" > "$tmp/proxy$d.log" 2>&1 &
 done
 t=0

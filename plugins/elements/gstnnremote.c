@@ -31,6 +31,10 @@
  * 1 s) to the same host or the next of #GstNnRemote:hosts and re-sends the
  * frames that have no result yet: none is lost, duplicated or reordered.
  * No server within #GstNnRemote:timeout ms is an error naming the hosts.
+ * A server is hung, and left for the next host, when frames wait and no
+ * byte has come from it or been acknowledged by it for
+ * #GstNnRemote:timeout ms; a server computing a frame for longer than that
+ * is not hung: it sends keepalives meanwhile.
  *
  * ## Example launch line
  * |[
@@ -46,17 +50,13 @@
 #include "config.h"
 #endif
 
-#include "gstnnremote.h"
+#include "gstnnremote-private.h"
 #include "gstnnserver.h"
 #include "gstnntensorcaps.h"
 
-#include <nnpipe/nnpipe.h>
-#include <nnpipe/remote.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <string.h>
 
-GST_DEBUG_CATEGORY_STATIC (gst_nn_remote_debug);
+GST_DEBUG_CATEGORY (gst_nn_remote_debug);
 #define GST_CAT_DEFAULT gst_nn_remote_debug
 
 #define DEFAULT_HOST "127.0.0.1"
@@ -64,7 +64,6 @@ GST_DEBUG_CATEGORY_STATIC (gst_nn_remote_debug);
 #define DEFAULT_IN_FLIGHT 4
 #define DEFAULT_TIMEOUT 10000
 #define DEFAULT_MAX_PAYLOAD NNP_REMOTE_DEFAULT_MAX_PAYLOAD
-#define PROBE_BYTES (1u << 20)
 
 enum
 {
@@ -92,67 +91,6 @@ enum
   PROP_FRAMES,
 };
 
-/* a frame waiting for its result, or a serialized event behind frames */
-typedef struct
-{
-  guint64 seq;
-  GstBuffer *buffer; /* the input (metas, timestamps; re-sent) */
-  GstCaps *caps;     /* its caps */
-  gchar *caps_str;
-  gchar *shapes;    /* model input shapes upstream named, or "" */
-  guint64 sent_gen; /* connection generation it was sent on */
-  GstEvent *event;  /* or an event (buffer NULL) */
-} Pending;
-
-struct _GstNnRemote
-{
-  GstElement parent;
-  GstPad *sinkpad, *srcpad;
-
-  /* properties (object lock) */
-  gchar *host;
-  guint port;
-  gchar *hosts;
-  guint in_flight, timeout, max_payload;
-  gboolean tls;
-  gchar *tls_ca, *token, *model, *digest, *nodes, *plan_path;
-  NnpPlan *plan;
-  gint stage;
-
-  /* from start to stop */
-  gchar **addrs; /* "host:port" */
-  gint n_addrs, cur_addr;
-  guint8 *hello; /* encoded HELLO */
-  gsize hello_size;
-  GCancellable *cancellable;
-
-  GMutex lock; /* everything below */
-  GCond cond;
-  GQueue pending; /* Pending, in seq order */
-  guint n_frames; /* frames in `pending` */
-  guint64 next_seq;
-  GIOStream *conn; /* current connection or NULL */
-  guint64 gen;     /* bumped at each connection */
-  gboolean flushing, stopping, failed;
-  gint pushing; /* results being pushed by the task */
-  GstFlowReturn src_ret;
-  GstCaps *in_caps;       /* streaming thread */
-  gchar *in_shapes;       /* model input shapes upstream named for them */
-  gchar *model_digest;    /* the digest sent in HELLO */
-  GstCaps *out_caps;      /* task */
-  GstEvent *held_segment; /* a segment waiting for the first caps */
-  gchar *server;          /* "host:port (device)" of the connection */
-  guint64 rtt_us;
-  gdouble bandwidth;
-  guint reconnects;
-  gboolean connected_once;
-  gint64 busy_since; /* monotonic us when frames went in flight, or 0 */
-  guint64 busy_ns;   /* time with frames in flight, before busy_since */
-  guint64 frames;    /* results pushed */
-
-  GMutex write_lock; /* one writer on the connection */
-};
-
 G_DEFINE_TYPE (GstNnRemote, gst_nn_remote, GST_TYPE_ELEMENT);
 GST_ELEMENT_REGISTER_DEFINE (nnremote, "nnremote", GST_RANK_NONE,
     GST_TYPE_NN_REMOTE);
@@ -163,597 +101,6 @@ static GstStaticPadTemplate sink_template =
 static GstStaticPadTemplate src_template =
     GST_STATIC_PAD_TEMPLATE ("src", GST_PAD_SRC, GST_PAD_ALWAYS,
         GST_STATIC_CAPS (GST_NN_TENSORS_CAPS_TEMPLATE));
-
-static void
-pending_free (Pending *p)
-{
-  gst_clear_buffer (&p->buffer);
-  gst_clear_caps (&p->caps);
-  g_free (p->caps_str);
-  g_free (p->shapes);
-  if (p->event)
-    gst_event_unref (p->event);
-  g_free (p);
-}
-
-/* ------------------------------------------------------------ connection */
-
-/* Drop connection generation gen (if still current): the task reconnects. */
-static void
-drop_conn (GstNnRemote *self, guint64 gen)
-{
-  GIOStream *conn = NULL;
-
-  g_mutex_lock (&self->lock);
-  if (self->gen == gen && self->conn) {
-    conn = self->conn;
-    self->conn = NULL;
-  }
-  g_mutex_unlock (&self->lock);
-  if (conn) {
-    g_io_stream_close (conn, NULL, NULL);
-    g_object_unref (conn);
-  }
-}
-
-/* Send every frame not sent on the current connection, in order. */
-static void
-send_pending (GstNnRemote *self)
-{
-  GPtrArray *todo = g_ptr_array_new ();
-  GIOStream *conn = NULL;
-  GError *err = NULL;
-  guint64 gen;
-
-  g_mutex_lock (&self->write_lock);
-  g_mutex_lock (&self->lock);
-  gen = self->gen;
-  if (self->conn) {
-    conn = g_object_ref (self->conn);
-    for (GList *l = self->pending.head; l; l = l->next) {
-      Pending *p = l->data;
-      if (p->buffer && p->sent_gen != gen) {
-        Pending *copy = g_new0 (Pending, 1);
-        copy->seq = p->seq;
-        copy->buffer = gst_buffer_ref (p->buffer);
-        copy->caps = gst_caps_ref (p->caps);
-        copy->caps_str = g_strdup (p->caps_str);
-        copy->shapes = g_strdup (p->shapes);
-        p->sent_gen = gen;
-        g_ptr_array_add (todo, copy);
-      }
-    }
-  }
-  g_mutex_unlock (&self->lock);
-
-  for (guint i = 0; conn && i < todo->len && err == NULL; i++) {
-    Pending *p = todo->pdata[i];
-    NnpRemoteTensor tensors[NNP_REMOTE_MAX_TENSORS];
-    GstMapInfo maps[NNP_REMOTE_MAX_TENSORS];
-    gint n = 0, n_maps = 0;
-
-    if (!gst_nn_remote_tensors_map (p->buffer, p->caps, tensors, &n, maps,
-            &n_maps, &err))
-      break;
-    nnp_remote_send_frame (g_io_stream_get_output_stream (conn),
-        NNP_REMOTE_FRAME, p->seq, p->caps_str, p->shapes, n, tensors,
-        self->cancellable, &err);
-    gst_nn_remote_tensors_unmap (p->buffer, maps, n_maps);
-  }
-  g_mutex_unlock (&self->write_lock);
-  for (guint i = 0; i < todo->len; i++)
-    pending_free (todo->pdata[i]);
-  g_ptr_array_free (todo, TRUE);
-  if (err) {
-    GST_INFO_OBJECT (self, "sending failed: %s", err->message);
-    g_error_free (err);
-    /* the task sees the closed connection and reconnects */
-    drop_conn (self, gen);
-  }
-  g_clear_object (&conn);
-}
-
-/* Post a fatal error once and wake everybody. */
-static void
-fail (GstNnRemote *self, const gchar *text, const gchar *detail)
-{
-  g_mutex_lock (&self->lock);
-  if (self->failed || self->stopping) {
-    g_mutex_unlock (&self->lock);
-    return;
-  }
-  self->failed = TRUE;
-  g_cond_broadcast (&self->cond);
-  g_mutex_unlock (&self->lock);
-  GST_ELEMENT_ERROR (self, RESOURCE, FAILED, ("%s", text), ("%s", detail));
-}
-
-/* Connect to addr, TLS, HELLO.  The stream, or NULL + error; *fatal set
- * when the peer answered but refused or is not an nnpipe server. */
-static GIOStream *
-connect_one (GstNnRemote *self, const gchar *addr, guint timeout_ms,
-    gchar **device, gboolean *fatal, GError **error)
-{
-  GSocketClient *client = g_socket_client_new ();
-  GSocketConnection *sc;
-  GIOStream *stream;
-  NnpRemoteHeader h;
-  guint8 *payload = NULL;
-  GSocket *sock;
-  gchar *host = NULL, *msg;
-  guint16 port;
-
-  *fatal = FALSE;
-  if (!nnp_remote_address_parse (addr, &host, &port, error)) {
-    *fatal = TRUE;
-    g_object_unref (client);
-    return NULL;
-  }
-  g_socket_client_set_timeout (client, MAX (1, (timeout_ms + 999) / 1000));
-  sc = g_socket_client_connect_to_host (client, host, port, self->cancellable,
-      error);
-  g_object_unref (client);
-  if (sc == NULL) {
-    g_free (host);
-    return NULL;
-  }
-  sock = g_socket_connection_get_socket (sc);
-  g_socket_set_option (sock, IPPROTO_TCP, TCP_NODELAY, 1, NULL);
-  /* the handshake must not hang on a silent peer */
-  g_socket_set_timeout (sock, MAX (1, (timeout_ms + 999) / 1000));
-  if (self->tls) {
-    GSocketConnectable *id = g_network_address_new (host, port);
-    GIOStream *tls = g_tls_client_connection_new (G_IO_STREAM (sc), id, error);
-
-    g_object_unref (id);
-    if (tls && self->tls_ca && self->tls_ca[0]) {
-      GTlsDatabase *db = g_tls_file_database_new (self->tls_ca, error);
-      if (db == NULL)
-        g_clear_object (&tls);
-      else {
-        g_tls_connection_set_database (G_TLS_CONNECTION (tls), db);
-        g_object_unref (db);
-      }
-    }
-    if (tls == NULL
-        || !g_tls_connection_handshake (G_TLS_CONNECTION (tls),
-            self->cancellable, error)) {
-      g_prefix_error (error, "TLS: ");
-      g_clear_object (&tls);
-      g_object_unref (sc);
-      g_free (host);
-      *fatal = TRUE;
-      return NULL;
-    }
-    stream = tls;
-    g_object_unref (sc);
-  } else {
-    stream = G_IO_STREAM (sc);
-  }
-  g_free (host);
-
-  if (!nnp_remote_send (g_io_stream_get_output_stream (stream),
-          NNP_REMOTE_HELLO, 0, self->hello, self->hello_size, self->cancellable,
-          error))
-    goto failed;
-  if (!nnp_remote_recv (g_io_stream_get_input_stream (stream), 1u << 20, &h,
-          &payload, self->cancellable, error)) {
-    /* garbage, another protocol, another version: not worth retrying */
-    if (g_error_matches (*error, NNP_ERROR, NNP_ERROR_PARSE)
-        || g_error_matches (*error, NNP_ERROR, NNP_ERROR_UNSUPPORTED))
-      *fatal = TRUE;
-    goto failed;
-  }
-  if (h.type == NNP_REMOTE_ERROR || h.type == NNP_REMOTE_HELLO_OK) {
-    msg = nnp_remote_string_parse (payload, h.length, error);
-    g_aligned_free (payload);
-    if (msg == NULL) {
-      *fatal = TRUE;
-      goto failed;
-    }
-    if (h.type == NNP_REMOTE_ERROR) {
-      g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "refused: %s", msg);
-      g_free (msg);
-      *fatal = TRUE;
-      goto failed;
-    }
-    *device = msg;
-    /* from now on: no progress at all for `timeout` (no result while frames
-     * wait, a send that cannot go on) means a hung server */
-    g_socket_set_timeout (sock, MAX (1, (self->timeout + 999) / 1000));
-  } else {
-    g_aligned_free (payload);
-    g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE, "answered HELLO with %s",
-        nnp_remote_type_name (h.type));
-    *fatal = TRUE;
-    goto failed;
-  }
-  return stream;
-
-failed:
-  g_io_stream_close (stream, NULL, NULL);
-  g_object_unref (stream);
-  return NULL;
-}
-
-/* PING round trips on a fresh connection: RTT, then bandwidth. */
-static void
-probe (GstNnRemote *self, GIOStream *stream)
-{
-  GInputStream *in = g_io_stream_get_input_stream (stream);
-  GOutputStream *out = g_io_stream_get_output_stream (stream);
-  guint8 *big = g_malloc0 (PROBE_BYTES), *payload = NULL;
-  NnpRemoteHeader h;
-  gint64 t0, t1, t2;
-
-  t0 = g_get_monotonic_time ();
-  if (!nnp_remote_send (out, NNP_REMOTE_PING, 1, NULL, 0, NULL, NULL)
-      || !nnp_remote_recv (in, 64, &h, &payload, NULL, NULL)
-      || h.type != NNP_REMOTE_PONG)
-    goto out;
-  g_clear_pointer (&payload, g_aligned_free);
-  t1 = g_get_monotonic_time ();
-  if (!nnp_remote_send (out, NNP_REMOTE_PING, 2, big, PROBE_BYTES, NULL, NULL)
-      || !nnp_remote_recv (in, 64, &h, &payload, NULL, NULL)
-      || h.type != NNP_REMOTE_PONG)
-    goto out;
-  t2 = g_get_monotonic_time ();
-  g_mutex_lock (&self->lock);
-  self->rtt_us = (guint64) (t1 - t0);
-  /* the big ping's time beyond one round trip is the transfer */
-  self->bandwidth = PROBE_BYTES * 1e6 / MAX (1, (t2 - t1) - (t1 - t0));
-  g_mutex_unlock (&self->lock);
-  GST_INFO_OBJECT (self, "rtt %" G_GINT64_FORMAT " us, bandwidth %.1f MB/s",
-      t1 - t0, self->bandwidth / 1e6);
-out:
-  g_clear_pointer (&payload, g_aligned_free);
-  g_free (big);
-}
-
-/* Wait up to ms, waking early when stopping.  FALSE when stopping. */
-static gboolean
-backoff_wait (GstNnRemote *self, guint ms)
-{
-  gint64 until = g_get_monotonic_time () + ms * G_TIME_SPAN_MILLISECOND;
-  gboolean go;
-
-  g_mutex_lock (&self->lock);
-  while (!self->stopping && !self->flushing
-      && g_cond_wait_until (&self->cond, &self->lock, until))
-    ;
-  go = !self->stopping;
-  g_mutex_unlock (&self->lock);
-  return go;
-}
-
-/* Connect to the current host or the next ones until timeout. */
-static gboolean
-connect_any (GstNnRemote *self)
-{
-  gint64 deadline = g_get_monotonic_time ()
-      + (gint64) self->timeout * G_TIME_SPAN_MILLISECOND;
-  gchar **reasons = g_new0 (gchar *, self->n_addrs + 1);
-  guint delay = 50;
-  gboolean ok = FALSE;
-
-  for (;;) {
-    for (gint k = 0; k < self->n_addrs; k++) {
-      gint i = (self->cur_addr + k) % self->n_addrs;
-      gint64 left = (deadline - g_get_monotonic_time ()) / 1000;
-      GError *err = NULL;
-      gboolean fatal = FALSE;
-      gchar *device = NULL;
-      GIOStream *stream;
-
-      if (self->stopping)
-        goto out;
-      stream = connect_one (self, self->addrs[i], (guint) MAX (left, 1000),
-          &device, &fatal, &err);
-      if (stream == NULL) {
-        if (self->stopping
-            || g_error_matches (err, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
-          g_clear_error (&err);
-          goto out;
-        }
-        if (fatal) {
-          gchar *text = g_strdup_printf ("Server %s cannot run this stage.",
-              self->addrs[i]);
-          fail (self, text, err->message);
-          g_free (text);
-          g_error_free (err);
-          goto out;
-        }
-        g_free (reasons[i]);
-        reasons[i] = g_strdup (err->message);
-        GST_DEBUG_OBJECT (self, "%s: %s", self->addrs[i], err->message);
-        g_error_free (err);
-        continue;
-      }
-      if (!self->connected_once)
-        probe (self, stream);
-      g_mutex_lock (&self->lock);
-      if (self->connected_once)
-        self->reconnects++;
-      self->connected_once = TRUE;
-      self->conn = stream;
-      self->gen++;
-      self->cur_addr = i;
-      g_free (self->server);
-      self->server = g_strdup_printf ("%s (%s)", self->addrs[i], device);
-      g_mutex_unlock (&self->lock);
-      GST_INFO_OBJECT (self, "connected to %s, device %s", self->addrs[i],
-          device);
-      g_free (device);
-      ok = TRUE;
-      goto out;
-    }
-    if (g_get_monotonic_time () >= deadline) {
-      GString *s = g_string_new (NULL);
-      gchar *text;
-
-      for (gint i = 0; i < self->n_addrs; i++)
-        g_string_append_printf (s, "%s%s (%s)", i ? ", " : "", self->addrs[i],
-            reasons[i] ? reasons[i] : "not tried");
-      text = g_strdup_printf ("No nnpipe server reachable within %u ms: %s.",
-          self->timeout, s->str);
-      fail (self, text, s->str);
-      g_free (text);
-      g_string_free (s, TRUE);
-      goto out;
-    }
-    if (!backoff_wait (self, delay))
-      goto out;
-    delay = MIN (delay * 2, 1000);
-  }
-out:
-  g_strfreev (reasons);
-  if (ok)
-    send_pending (self);
-  return ok;
-}
-
-/* ------------------------------------------------------------ results */
-
-/* Push an event item, holding a segment back until there are caps. */
-static void
-push_event (GstNnRemote *self, GstEvent *event)
-{
-  if (GST_EVENT_TYPE (event) == GST_EVENT_SEGMENT && self->out_caps == NULL) {
-    gst_event_replace (&self->held_segment, event);
-    gst_event_unref (event);
-    return;
-  }
-  if (GST_EVENT_TYPE (event) == GST_EVENT_EOS && self->held_segment) {
-    gst_pad_push_event (self->srcpad, self->held_segment);
-    self->held_segment = NULL;
-  }
-  gst_pad_push_event (self->srcpad, event);
-}
-
-/* Push the events now at the head of the queue (task or drained sink). */
-static void
-push_head_events (GstNnRemote *self)
-{
-  for (;;) {
-    Pending *p;
-
-    g_mutex_lock (&self->lock);
-    p = g_queue_peek_head (&self->pending);
-    if (p == NULL || p->event == NULL) {
-      g_mutex_unlock (&self->lock);
-      return;
-    }
-    g_queue_pop_head (&self->pending);
-    self->pushing++;
-    g_mutex_unlock (&self->lock);
-    push_event (self, p->event);
-    p->event = NULL;
-    pending_free (p);
-    g_mutex_lock (&self->lock);
-    self->pushing--;
-    g_cond_broadcast (&self->cond);
-    g_mutex_unlock (&self->lock);
-  }
-}
-
-static void
-handle_result (GstNnRemote *self, guint64 seq, guint8 *payload, gsize size)
-{
-  NnpRemoteFrame frame;
-  GError *err = NULL;
-  GstCaps *caps;
-  GstBuffer *out;
-  Pending *p;
-  GstFlowReturn ret;
-
-  if (!nnp_remote_frame_parse (payload, size, &frame, &err)) {
-    g_aligned_free (payload);
-    goto bad_result;
-  }
-  caps = gst_nn_remote_frame_caps (&frame, &err);
-  if (caps == NULL) {
-    nnp_remote_frame_clear (&frame);
-    g_aligned_free (payload);
-    goto bad_result;
-  }
-
-  g_mutex_lock (&self->lock);
-  p = g_queue_peek_head (&self->pending);
-  if (p == NULL || seq < p->seq || self->flushing) {
-    /* a result of a flushed frame, or one answered before a reconnect */
-    g_mutex_unlock (&self->lock);
-    GST_DEBUG_OBJECT (self, "stale result %" G_GUINT64_FORMAT " dropped", seq);
-    goto drop;
-  }
-  if (seq != p->seq) {
-    guint64 want = p->seq;
-    g_mutex_unlock (&self->lock);
-    err = g_error_new (NNP_ERROR, NNP_ERROR_PARSE,
-        "result for frame %" G_GUINT64_FORMAT " where frame %" G_GUINT64_FORMAT
-        " was next",
-        seq, want);
-    goto bad_order;
-  }
-  g_queue_pop_head (&self->pending);
-  if (--self->n_frames == 0 && self->busy_since) {
-    self->busy_ns += (g_get_monotonic_time () - self->busy_since) * 1000;
-    self->busy_since = 0;
-  }
-  self->frames++;
-  self->pushing++;
-  g_cond_broadcast (&self->cond);
-  g_mutex_unlock (&self->lock);
-
-  out = gst_nn_remote_frame_to_buffer (&frame, payload, size);
-  nnp_remote_frame_clear (&frame);
-  gst_buffer_copy_into (out, p->buffer, GST_BUFFER_COPY_METADATA, 0, -1);
-  if (self->out_caps == NULL || !gst_caps_is_equal (self->out_caps, caps)) {
-    gst_pad_push_event (self->srcpad, gst_event_new_caps (caps));
-    gst_caps_replace (&self->out_caps, caps);
-    if (self->held_segment) {
-      gst_pad_push_event (self->srcpad, self->held_segment);
-      self->held_segment = NULL;
-    }
-  }
-  gst_caps_unref (caps);
-  pending_free (p);
-  ret = gst_pad_push (self->srcpad, out);
-
-  g_mutex_lock (&self->lock);
-  self->pushing--;
-  if (ret != GST_FLOW_OK)
-    self->src_ret = ret;
-  g_cond_broadcast (&self->cond);
-  g_mutex_unlock (&self->lock);
-  if (ret != GST_FLOW_OK && ret != GST_FLOW_FLUSHING) {
-    if (ret == GST_FLOW_NOT_LINKED || ret < GST_FLOW_EOS)
-      GST_ELEMENT_FLOW_ERROR (self, ret);
-    gst_pad_pause_task (self->srcpad);
-    return;
-  }
-  push_head_events (self);
-  return;
-
-drop:
-  nnp_remote_frame_clear (&frame);
-  gst_caps_unref (caps);
-  g_aligned_free (payload);
-  return;
-
-bad_order:
-  nnp_remote_frame_clear (&frame);
-  gst_caps_unref (caps);
-  g_aligned_free (payload);
-bad_result : {
-  gchar *text = g_strdup_printf ("Server %s sent a bad result.",
-      self->addrs[self->cur_addr]);
-  fail (self, text, err->message);
-  g_free (text);
-  g_error_free (err);
-  gst_pad_pause_task (self->srcpad);
-}
-}
-
-static void
-gst_nn_remote_loop (GstNnRemote *self)
-{
-  GIOStream *conn;
-  NnpRemoteHeader h;
-  guint8 *payload = NULL;
-  GError *err = NULL;
-  guint64 gen;
-
-  g_mutex_lock (&self->lock);
-  if (self->stopping || self->failed) {
-    g_mutex_unlock (&self->lock);
-    gst_pad_pause_task (self->srcpad);
-    return;
-  }
-  conn = self->conn ? g_object_ref (self->conn) : NULL;
-  gen = self->gen;
-  g_mutex_unlock (&self->lock);
-
-  if (conn == NULL) {
-    if (!connect_any (self))
-      gst_pad_pause_task (self->srcpad);
-    return;
-  }
-  if (!nnp_remote_recv (g_io_stream_get_input_stream (conn), self->max_payload,
-          &h, &payload, self->cancellable, &err)) {
-    g_object_unref (conn);
-    if (self->stopping
-        || g_error_matches (err, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
-      g_error_free (err);
-      gst_pad_pause_task (self->srcpad);
-      return;
-    }
-    if (g_error_matches (err, G_IO_ERROR, G_IO_ERROR_TIMED_OUT)) {
-      guint waiting;
-
-      g_mutex_lock (&self->lock);
-      waiting = self->n_frames;
-      g_mutex_unlock (&self->lock);
-      /* idle: nothing was due (a TLS stream is not read on after a timeout) */
-      if (waiting == 0 && !self->tls) {
-        g_error_free (err);
-        return;
-      }
-      if (waiting > 0) {
-        GST_WARNING_OBJECT (self,
-            "%s: no result for %u ms with %u frames "
-            "waiting, trying the next server",
-            self->addrs[self->cur_addr], self->timeout, waiting);
-        self->cur_addr = (self->cur_addr + 1) % self->n_addrs;
-      }
-      g_error_free (err);
-      drop_conn (self, gen);
-      return;
-    }
-    if (g_error_matches (err, NNP_ERROR, NNP_ERROR_PARSE)
-        || g_error_matches (err, NNP_ERROR, NNP_ERROR_UNSUPPORTED)) {
-      gchar *text = g_strdup_printf ("Server %s sent garbage.",
-          self->addrs[self->cur_addr]);
-      fail (self, text, err->message);
-      g_free (text);
-      g_error_free (err);
-      gst_pad_pause_task (self->srcpad);
-      return;
-    }
-    GST_WARNING_OBJECT (self, "connection to %s lost (%s), reconnecting",
-        self->addrs[self->cur_addr], err->message);
-    g_error_free (err);
-    drop_conn (self, gen);
-    return;
-  }
-  g_object_unref (conn);
-
-  switch (h.type) {
-    case NNP_REMOTE_RESULT:
-      handle_result (self, h.seq, payload, h.length);
-      return;
-    case NNP_REMOTE_ERROR: {
-      gchar *msg = nnp_remote_string_parse (payload, h.length, NULL);
-      gchar *text =
-          g_strdup_printf ("Server %s failed.", self->addrs[self->cur_addr]);
-      fail (self, text, msg ? msg : "(malformed ERROR message)");
-      g_free (text);
-      g_free (msg);
-      gst_pad_pause_task (self->srcpad);
-      break;
-    }
-    case NNP_REMOTE_PONG:
-      break;
-    default: {
-      gchar *text = g_strdup_printf ("Server %s sent an unexpected %s.",
-          self->addrs[self->cur_addr], nnp_remote_type_name (h.type));
-      fail (self, text, "protocol error");
-      g_free (text);
-      gst_pad_pause_task (self->srcpad);
-      break;
-    }
-  }
-  g_aligned_free (payload);
-}
 
 /* ------------------------------------------------------------ sink pad */
 
@@ -791,7 +138,7 @@ gst_nn_remote_chain (GstPad *pad, GstObject *parent, GstBuffer *buffer)
   if (self->n_frames++ == 0)
     self->busy_since = g_get_monotonic_time ();
   g_mutex_unlock (&self->lock);
-  send_pending (self);
+  gst_nn_remote_send_pending (self);
   return GST_FLOW_OK;
 
   /* ERRORS */
@@ -856,7 +203,7 @@ gst_nn_remote_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
       return gst_pad_push_event (self->srcpad, event);
     case GST_EVENT_FLUSH_STOP:
       g_mutex_lock (&self->lock);
-      g_queue_clear_full (&self->pending, (GDestroyNotify) pending_free);
+      g_queue_clear_full (&self->pending, (GDestroyNotify) gst_nn_remote_pending_free);
       self->n_frames = 0;
       self->busy_since = 0;
       self->flushing = FALSE;
@@ -873,7 +220,7 @@ gst_nn_remote_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
   g_mutex_lock (&self->lock);
   if (self->pending.length == 0 && self->pushing == 0) {
     g_mutex_unlock (&self->lock);
-    push_event (self, event);
+    gst_nn_remote_push_event (self, event);
     return TRUE;
   }
   {
@@ -946,25 +293,12 @@ gst_nn_remote_prepare (GstNnRemote *self)
   }
 
   /* "remote://a:7000|b:7000" or "a:7000|b:7000" */
-  if (g_str_has_prefix (list, "remote://"))
-    memmove (list, list + 9, strlen (list + 9) + 1);
   g_strfreev (self->addrs);
-  self->addrs = g_strsplit (list, "|", 64);
-  self->n_addrs = (gint) g_strv_length (self->addrs);
-  for (gint i = 0; i < self->n_addrs; i++) {
-    gchar *h = NULL;
-    guint16 port;
-
-    g_strstrip (self->addrs[i]);
-    if (g_str_has_prefix (self->addrs[i], "remote://"))
-      memmove (self->addrs[i], self->addrs[i] + 9,
-          strlen (self->addrs[i] + 9) + 1);
-    if (!nnp_remote_address_parse (self->addrs[i], &h, &port, &err))
-      goto bad_hosts;
-    g_free (h);
-  }
-  if (self->n_addrs == 0)
+  self->n_addrs = 0;
+  self->addrs = gst_nn_remote_hosts_parse (list, &err);
+  if (self->addrs == NULL)
     goto bad_hosts;
+  self->n_addrs = (gint) g_strv_length (self->addrs);
   self->cur_addr = 0;
 
   hello.version = NNP_REMOTE_VERSION;
@@ -1030,10 +364,13 @@ static void
 gst_nn_remote_reset (GstNnRemote *self)
 {
   g_mutex_lock (&self->lock);
-  g_queue_clear_full (&self->pending, (GDestroyNotify) pending_free);
+  g_queue_clear_full (&self->pending, (GDestroyNotify) gst_nn_remote_pending_free);
   self->n_frames = 0;
   self->next_seq = 0;
   g_clear_object (&self->conn);
+  g_clear_object (&self->sock);
+  g_clear_object (&self->conn_cancel);
+  self->hung_gen = 0;
   self->failed = FALSE;
   self->flushing = FALSE;
   self->src_ret = GST_FLOW_OK;
@@ -1069,9 +406,12 @@ gst_nn_remote_change_state (GstElement *element, GstStateChange transition)
     case GST_STATE_CHANGE_PAUSED_TO_READY:
       g_mutex_lock (&self->lock);
       self->stopping = TRUE;
+      if (self->conn_cancel)
+        g_cancellable_cancel (self->conn_cancel);
       g_cond_broadcast (&self->cond);
       g_mutex_unlock (&self->lock);
       g_cancellable_cancel (self->cancellable);
+      gst_nn_remote_watchdog_stop (self);
       break;
     default:
       break;
@@ -1084,6 +424,7 @@ gst_nn_remote_change_state (GstElement *element, GstStateChange transition)
 
   switch (transition) {
     case GST_STATE_CHANGE_READY_TO_PAUSED:
+      gst_nn_remote_watchdog_start (self);
       gst_pad_start_task (self->srcpad, (GstTaskFunction) gst_nn_remote_loop,
           self, NULL);
       break;
@@ -1320,7 +661,9 @@ gst_nn_remote_class_init (GstNnRemoteClass *klass)
   g_object_class_install_property (gobject_class, PROP_TIMEOUT,
       g_param_spec_uint ("timeout", "Timeout",
           "Milliseconds to find a server (at start and after a connection "
-          "breaks) before failing",
+          "breaks) before failing; also: a server with frames waiting that "
+          "sends and acknowledges nothing for this long is hung (a busy one "
+          "sends keepalives) and left for the next host",
           1, G_MAXUINT, DEFAULT_TIMEOUT, rw));
   g_object_class_install_property (gobject_class, PROP_TLS,
       g_param_spec_boolean ("tls", "TLS",

@@ -18,6 +18,7 @@
 
 #include <gst/gst.h>
 #include <nnpipe/remote.h>
+#include "gstnnremotecommon.h"
 
 G_BEGIN_DECLS
 
@@ -112,21 +113,5 @@ const GstMetaInfo *gst_nn_server_meta_get_info (void);
   ((GstNnServerMeta *) gst_buffer_get_meta ((b), GST_NN_SERVER_META_API_TYPE))
 GstNnServerMeta *gst_buffer_add_nn_server_meta (GstBuffer *buffer,
     guint64 client_id, guint64 seq);
-
-/* Wrap the tensors of a parsed FRAME/RESULT as a buffer (one memory per
- * tensor, no copy): takes payload (g_aligned_free'd with the last memory). */
-GstBuffer *gst_nn_remote_frame_to_buffer (const NnpRemoteFrame *frame,
-    guint8 *payload, gsize payload_size);
-/* Check a parsed frame's caps string against its tensors; the caps (new
- * ref) or NULL + error. */
-GstCaps *gst_nn_remote_frame_caps (const NnpRemoteFrame *frame, GError **error);
-/* Describe the tensors of buffer (with fixed other/tensors caps) for
- * nnp_remote_send_frame(): maps each memory into maps[] (unmap with
- * gst_nn_remote_tensors_unmap).  FALSE + error when the sizes do not fit. */
-gboolean gst_nn_remote_tensors_map (GstBuffer *buffer, GstCaps *caps,
-    NnpRemoteTensor *tensors, gint *n_tensors, GstMapInfo *maps, gint *n_maps,
-    GError **error);
-void gst_nn_remote_tensors_unmap (GstBuffer *buffer, GstMapInfo *maps,
-    gint n_maps);
 
 G_END_DECLS

@@ -23,7 +23,7 @@
 # Needs root (CAP_NET_ADMIN), iproute2 (ip, tc) and util-linux (taskset):
 # hosts_up fails with the reason when it cannot make the namespaces, it never
 # skips.  The kernel here has no netem: add latency with
-# tests/remote/delay-proxy.py.
+# tests/remote/delay-proxy.c (build/tests/remote/delay-proxy).
 
 HOSTS_N=0
 HOSTS_TAG=

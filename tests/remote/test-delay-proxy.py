@@ -2,9 +2,9 @@
 """tests/remote/test-delay-proxy.py: the delaying proxy adds the delay it is
 told, keeps order, and does not throttle a stream.
 
-usage: test-delay-proxy.py [SOURCE_DIR]
+usage: test-delay-proxy.py SOURCE_DIR PROXY
 
-Runs tests/remote/delay-proxy.py on localhost in front of an echo server and
+Runs PROXY (tests/remote/delay-proxy.c, built) on localhost in front of an echo server and
 measures: (1) round trips of small messages, direct and through the proxy
 with --up 15 --down 25: the added round trip must be 40 ms (-1 / +80 ms);
 (2) 400 numbered messages sent 1 ms apart through --delay 30: each comes
@@ -15,7 +15,10 @@ lower bounds are strict (never early); the upper ones are loose because a
 machine loaded by parallel builds wakes the proxy tens of ms late;
 (3) 32 MiB streamed through --delay 20 arrive intact and in order, at a
 rate close to the direct one; (4) a half-close is forwarded after the data;
-(5) a refused target closes the client's connection with a message.
+(5) a refused target closes the client's connection with a message;
+(6) the proxy's CPU time for 64 MiB moved (32 each way, delayed): a bound
+far above what the kernel's copies cost and below a copy loop paid per
+small chunk.
 """
 import os
 import socket
@@ -30,7 +33,9 @@ src = sys.argv[1] if len(sys.argv) > 1 and not sys.argv[1].startswith('-') else 
 if len(sys.argv) > 1 and sys.argv[1] in ('-h', '--help'):
     print(__doc__.strip())
     sys.exit(0)
-proxy_py = os.path.join(src, 'tests', 'remote', 'delay-proxy.py')
+if len(sys.argv) < 3:
+    raise SystemExit('usage: test-delay-proxy.py SOURCE_DIR PROXY')
+proxy_bin = sys.argv[2]
 failures = []
 
 
@@ -70,7 +75,7 @@ def echo_server():
 
 class Proxy:
     def __init__(self, target_port, *opts):
-        self.p = subprocess.Popen([sys.executable, proxy_py, '--listen', '127.0.0.1:0',
+        self.p = subprocess.Popen([proxy_bin, '--listen', '127.0.0.1:0',
                                    '--target', f'127.0.0.1:{target_port}', *opts],
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = self.p.stdout.readline()
@@ -190,17 +195,27 @@ def stream(port):
     return bytes(out), dt
 
 
+def cpu_s(pid):
+    f = open(f'/proc/{pid}/stat').read().rsplit(')', 1)[1].split()
+    return (int(f[11]) + int(f[12])) / os.sysconf('SC_CLK_TCK')
+
+
 _, t_direct = stream(echo)
 p = Proxy(echo, '--delay', '20')
+c0 = cpu_s(p.p.pid)
 out, t_proxy = stream(p.port)
+cpu = cpu_s(p.p.pid) - c0
 p.stop()
 check(out == data, f'32 MiB echoed through the proxy intact and in order ({len(out)} bytes), '
       'the half-close after them')
-# the proxy adds 40 ms to the stream's end and is a Python copy loop: allow
-# it 4x the direct time + 0.5 s, far below what a delay paid per chunk costs
-# (128 chunks x 40 ms = 5 s)
+# the proxy adds 40 ms to the stream's end and copies each byte twice more:
+# allow it 4x the direct time + 0.5 s, far below what a delay paid per
+# chunk costs (128 chunks x 40 ms = 5 s)
 check(t_proxy <= 4 * t_direct + 0.5,
       f'32 MiB in {t_proxy * 1000:.0f} ms through --delay 20 (direct {t_direct * 1000:.0f} ms)')
+# (6) 64 MiB through it cost ~0.05-0.1 s of CPU here (kernel copies); 1 s
+# means a copy loop in user space paying per chunk
+check(cpu <= 1.0, f'proxy CPU for 64 MiB moved: {cpu:.2f} s (<= 1 s)')
 
 # (5) a refused target: the client's connection is closed, the proxy says why
 dead = socket.socket()

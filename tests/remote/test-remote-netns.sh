@@ -15,7 +15,7 @@
 #   failover  the same with hosts="host1|host2", paced at 10 ms a frame, and a
 #             kill -9 of host 1's server mid-stream: every frame once, in
 #             order, bit-exact, and the client says it reconnected
-#   latency   through tests/remote/delay-proxy.py (+10 ms each way = 20 ms
+#   latency   through tests/remote/delay-proxy.c (+10 ms each way = 20 ms
 #             round trip) with in-flight=8: frames/s printed against the same
 #             proxy with no delay; asserted loosely here (>= 50 %: the machine may be shared), the 90 %
 #             target is benchmarks/remote.sh's
@@ -114,7 +114,7 @@ grep -q "connected" "$tmp/serve2.log" && ok "host 2 took over: $(grep connected 
 # cost), in-flight 8; the server on core 1, the client on core 0
 serve 1 1
 for d in 0 10; do
-  hosts_client "$py" "$src/tests/remote/delay-proxy.py" --listen "127.0.0.1:$((port + 1 + d))" \
+  hosts_client "$build/tests/remote/delay-proxy" --listen "127.0.0.1:$((port + 1 + d))" \
     --target "$a1:$port" --delay "$d" > "$tmp/proxy$d.log" 2>&1 &
 done
 t=0
