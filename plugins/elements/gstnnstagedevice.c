@@ -33,38 +33,20 @@ gchar *
 gst_nn_stage_device_spec_locked (GstNnStage * self, gint * threads_out,
     GError ** error)
 {
-  gchar *device = NULL, *spec;
-  gint threads = 0;
-  gboolean named;
+  gboolean named = (self->device_name && *self->device_name)
+      || self->device_index >= 0;
   GError *err = NULL;
+  gchar *spec;
 
-  /* one parser for every element, the CLI and plans (device.h) */
-  if (!nnp_device_spec_parse (self->device ? self->device : "cpu", &device,
-          &threads, &err)) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE,
-        "invalid value \"%s\" for property 'device': %s", self->device,
-        err->message);
+  /* one grammar for every element, the CLI and plans (device.h) */
+  spec = nnp_device_spec_select (self->device ? self->device : "cpu",
+      self->device_index, self->device_name, threads_out, &err);
+  if (spec == NULL) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE, "invalid value \"%s\" "
+        "for property 'device'%s: %s", self->device, named ? " with "
+        "device-index / device-name" : "", err->message);
     g_error_free (err);
-    return NULL;
   }
-  named = (self->device_name && *self->device_name) || self->device_index >= 0;
-  if (named && strcmp (device, "opencl") != 0) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE,
-        "device-index / device-name choose among OpenCL devices, but "
-        "device=\"%s\"%s", self->device, gst_nn_stage_spec_is_opencl (device) ?
-        " already names one" : "");
-    g_free (device);
-    return NULL;
-  }
-  if (self->device_name && *self->device_name)
-    spec = g_strdup_printf ("opencl:%s", self->device_name);
-  else if (self->device_index >= 0)
-    spec = g_strdup_printf ("opencl:%d", self->device_index);
-  else
-    spec = g_strdup (device);
-  g_free (device);
-  if (threads_out)
-    *threads_out = threads;
   return spec;
 }
 

@@ -4,7 +4,8 @@
  * file, its name in messages), plan and nodes refused together, a missing
  * stage, a digest that is not the model's, a missing or absent model file,
  * and a device that does not open: an error, or with fallback the CPU and
- * the reason.  tests/data/small.onnx: x [N,3,8,8] -> Conv, BN, Relu,
+ * the reason; device-index / device-name as a device spec
+ * (nnp_device_spec_select()).  tests/data/small.onnx: x [N,3,8,8] -> Conv, BN, Relu,
  * Reshape, Gemm, Softmax; small-constants.onnx is another model. */
 #include <nnpipe/nnpipe.h>
 #include <nnpipe/part.h>
@@ -225,6 +226,39 @@ test_open_device_fallback (void)
   g_rmdir (dir);
 }
 
+/* nnstage's device-index / device-name as a device spec. */
+static void
+test_device_select (void)
+{
+  GError *error = NULL;
+  int threads = -1;
+  char *spec;
+
+  spec = nnp_device_spec_select (" CPU:3 ", -1, NULL, &threads, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (spec, ==, "cpu");
+  g_assert_cmpint (threads, ==, 3);
+  g_free (spec);
+  spec = nnp_device_spec_select ("opencl", 2, "", NULL, &error);
+  g_assert_cmpstr (spec, ==, "opencl:2");
+  g_free (spec);
+  spec = nnp_device_spec_select ("opencl", 2, "H100", NULL, &error);
+  g_assert_cmpstr (spec, ==, "opencl:H100");      /* the name wins */
+  g_free (spec);
+
+  g_assert_null (nnp_device_spec_select ("cpu", 1, NULL, NULL, &error));
+  g_assert_error (error, NNP_ERROR, NNP_ERROR_DEVICE);
+  g_assert_nonnull (strstr (error->message, "'cpu'"));
+  g_clear_error (&error);
+  g_assert_null (nnp_device_spec_select ("opencl:1", -1, "x", NULL, &error));
+  g_assert_error (error, NNP_ERROR, NNP_ERROR_DEVICE);
+  g_assert_nonnull (strstr (error->message, "already names one"));
+  g_clear_error (&error);
+  g_assert_null (nnp_device_spec_select ("gpu", -1, NULL, NULL, &error));
+  g_assert_nonnull (strstr (error->message, "invalid device 'gpu'"));
+  g_clear_error (&error);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -234,5 +268,6 @@ main (int argc, char **argv)
   g_test_add_func ("/part-open/plan", test_open_plan);
   g_test_add_func ("/part-open/missing", test_open_missing);
   g_test_add_func ("/part-open/device-fallback", test_open_device_fallback);
+  g_test_add_func ("/part-open/device-select", test_device_select);
   return g_test_run ();
 }
