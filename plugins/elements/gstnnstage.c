@@ -77,10 +77,12 @@
 #include <string.h>
 
 /* The element: properties, start/stop, the per-buffer path and queries.
- * What part of the model runs, and at which shapes, is an NnpPart of
- * libnnpipe; negotiation (caps -> shapes -> part -> stage) is
- * gstnnstagecaps.c, caps <-> model inputs the shared gstnnmodelcaps.c, the
- * device and memory:OpenCL gstnnstagedevice.c.  The instance struct is in
+ * What part of the model runs, where and at which shapes, is an NnpPart of
+ * libnnpipe, made in one call (nnp_part_open(), which also chooses the
+ * device and applies the CPU fallback); negotiation (caps -> shapes ->
+ * part -> stage) is gstnnstagecaps.c, caps <-> model inputs the shared
+ * gstnnmodelcaps.c, properties -> device spec and part and the
+ * memory:OpenCL features gstnnstagedevice.c.  The instance struct is in
  * gstnnstage-private.h. */
 
 GST_DEBUG_CATEGORY (gst_nn_stage_debug);

@@ -78,9 +78,7 @@ infer_spec (GstNnStage * self, const GstNnTensorsInfo * in, GError ** error)
     spec = self->last_spec ? nnp_part_spec_ref (self->last_spec) : NULL;
     err = spec ? NULL : g_error_copy (self->last_error);
   } else {
-    spec = gst_nn_part_spec_for_info (self->part,
-        nnp_part_is_whole (self->part), in, upstream,
-        &err);
+    spec = gst_nn_part_spec_for_info (self->part, in, upstream, &err);
     if (spec)
       GST_DEBUG_OBJECT (self, "%s: model input shapes %s", self->part_name,
           nnp_part_spec_get_key (spec));
@@ -110,11 +108,10 @@ infer_info (GstNnStage * self, const GstNnTensorsInfo * in,
   if (spec == NULL)
     return FALSE;
   g_mutex_lock (&self->lock);
-  if (self->model == NULL)
+  if (self->part == NULL)
     g_set_error (error, NNP_ERROR, NNP_ERROR_FAILED, "no model loaded");
-  ok = self->model && gst_nn_part_spec_outputs_info (spec,
-      nnp_part_is_whole (self->part) ? NULL : self->part_name, self->model,
-      out, error);
+  ok = self->part && gst_nn_part_spec_outputs_info (self->part, spec, out,
+      error);
   g_mutex_unlock (&self->lock);
   out->fps_n = in->fps_n;
   out->fps_d = in->fps_d;
