@@ -387,6 +387,7 @@ gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   NnpPartSpec *spec = NULL;
   NnpStage *stage;
   GError *err = NULL, *why = NULL;
+  gboolean stale;
   guint built;
   gint64 t0;
 
@@ -397,7 +398,10 @@ gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
 
   /* a property changed since the part was made: a new part, on the
    * device start() chose */
-  if (self->part && self->part_gen != self->props_gen) {
+  GST_OBJECT_LOCK (self);
+  stale = self->part_gen != self->props_gen;
+  GST_OBJECT_UNLOCK (self);
+  if (self->part && stale) {
     NnpPart *part = gst_nn_stage_open_part (self, self->dev_spec, NULL, &err);
 
     if (part == NULL)
