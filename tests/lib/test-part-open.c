@@ -67,7 +67,7 @@ test_open_model (void)
   g_autofree char *path = data_path ("small.onnx");
   g_autoptr (NnpPart) part = NULL;
   GError *error = NULL, *why = NULL;
-  NnpPartOptions o = { .nodes = "" };        /* "" is no nodes */
+  NnpPartOptions o = { .nodes = "" }; /* "" is no nodes */
 
   part = nnp_part_open (path, "", &o, &why, &error);
   g_assert_no_error (error);
@@ -189,14 +189,14 @@ test_open_device_fallback (void)
   g_assert_no_error (error);
   g_assert_error (why, NNP_ERROR, NNP_ERROR_DEVICE);
   g_assert_nonnull (strstr (why->message, "device 'opencl:99' is not available, running on "
-                            "the CPU instead: "));
+                                          "the CPU instead: "));
   g_clear_error (&why);
   g_assert_cmpstr (nnp_part_get_device (p), ==, "cpu");
   spec = nnp_part_reshape (p, &shape, 1, &error);
   g_assert_no_error (error);
   stage = nnp_part_prepare (p, spec, &why, &error);
   g_assert_no_error (error);
-  g_assert_null (why);              /* on the CPU from the start: nothing to fall back */
+  g_assert_null (why); /* on the CPU from the start: nothing to fall back */
   g_assert_cmpstr (nnp_device_get_backend (nnp_stage_get_device (stage)), ==, "cpu");
   g_assert_false (nnp_part_spec_fell_back (spec));
   nnp_part_spec_unref (spec);
@@ -249,7 +249,7 @@ test_device_select (void)
   g_assert_cmpstr (spec, ==, "opencl:2");
   g_free (spec);
   spec = nnp_device_spec_select ("opencl", 2, "H100", NULL, &error);
-  g_assert_cmpstr (spec, ==, "opencl:H100");      /* the name wins */
+  g_assert_cmpstr (spec, ==, "opencl:H100"); /* the name wins */
   g_free (spec);
 
   g_assert_null (nnp_device_spec_select ("opencl:1", -1, "x", NULL, &error));
