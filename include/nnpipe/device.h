@@ -49,6 +49,16 @@ G_BEGIN_DECLS
 gboolean nnp_device_spec_parse (const char *text, char **device_out, int *threads_out,
                                 GError **error);
 
+/* A device spec refined by an index or a name (nnstage's device-index and
+ * device-name): name (not NULL or "") gives "BACKEND:NAME", index >= 0
+ * "BACKEND:INDEX", neither the spec of text as nnp_device_spec_parse()
+ * writes it (threads_out as there).  An index or a name needs text to be
+ * a bare backend that names its devices ("opencl"; not "cpu", not
+ * "opencl:1"): else NNP_ERROR_DEVICE saying so.  New string, or NULL with
+ * nnp_device_spec_parse()'s error. */
+char *nnp_device_spec_select (const char *text, int index, const char *name, int *threads_out,
+                              GError **error);
+
 /* Open (or return the shared) device for spec; NULL = "cpu".  Errors:
  * NNP_ERROR_DEVICE: unknown spec, "no OpenCL platform found", "OpenCL device
  * 'opencl:3' not found (2 devices: ...)", libnnpipe built without OpenCL.

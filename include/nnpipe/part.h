@@ -54,8 +54,12 @@ typedef struct {
   const NnpPlan *plan;
   int stage;
   const char *nodes;
-  /* For messages ("stage 1 of plan.json"); NULL: derived. */
+  /* For messages ("stage 1 of plan.json"); NULL: derived, "stage K of
+   * PLAN_NAME".  plan_name: how messages call the plan ("plan.json", "the
+   * pipeline's plan"); NULL: the plan file's name (nnp_part_open()), else
+   * "the plan". */
   const char *name;
+  const char *plan_name;
   /* Where it runs: a device spec of device.h.  NULL: the plan stage's
    * device, else "cpu".  threads <= 0 and cpus NULL: the plan stage's,
    * else 1 thread, not pinned. */
@@ -63,9 +67,9 @@ typedef struct {
   int threads;
   const int *cpus;
   int n_cpus;
-  /* A stage the device cannot prepare (NNP_ERROR_DEVICE or
-   * NNP_ERROR_UNSUPPORTED) is prepared on the CPU instead; see
-   * nnp_part_spec_get_stage(). */
+  /* The CPU fallback (nnp_fallback_applies()): a device that does not
+   * open (nnp_part_open()) or cannot prepare a stage (nnp_part_prepare())
+   * gives way to the CPU, and the part says why. */
   gboolean fallback;
   /* Specialisation flags of a part without a plan (a plan's no_fusion
    * decides for it). */
@@ -84,8 +88,41 @@ typedef struct {
 NnpPart *nnp_part_new (NnpModel *model, const NnpPartOptions *options, GError **error);
 void nnp_part_free (NnpPart *part);
 
+/* The part an element's properties name, in one call (nnstage's start):
+ * the plan is options->plan, else the plan file plan_path (NULL or "":
+ * none; a relative model path in it is relative to the file); the model
+ * is model_path, else the plan's (nnp_model_load(): once per process); the
+ * plan's digest is checked against the model, then nnp_part_new() makes
+ * the part ("" nodes: none) and its device is opened: the plan stage's
+ * device when the plan names one, else options->device, else "cpu".  A
+ * device that does not open fails, or with options->fallback
+ * (nnp_fallback_applies()) the part runs on the CPU and *fallback_reason
+ * (may be NULL) says so: "device 'opencl:9' is not available, running on
+ * the CPU instead: WHY".  Errors, naming the file or the setting:
+ * NNP_ERROR_IO "could not read model \"PATH\": ..." (and a plan file that
+ * cannot be read: "invalid plan \"PATH\": ..."); NNP_ERROR_PARSE,
+ * _UNSUPPORTED, _INVALID "could not load model \"PATH\": ..."; NNP_ERROR_PLAN
+ * "no model file given", a bad plan file, a digest mismatch, a missing
+ * stage, plan and nodes both set, a node list that does not fit;
+ * NNP_ERROR_DEVICE "device 'opencl:9' is not available: WHY". */
+NnpPart *nnp_part_open (const char *model_path, const char *plan_path,
+                        const NnpPartOptions *options, GError **fallback_reason,
+                        GError **error);
+
+/* The CPU fallback policy, written once for parts (nnp_part_open(),
+ * nnp_part_prepare()) and plans (nnp_plan_make()): whether work meant for
+ * `device` goes to the CPU after `err`, the error of opening the device or
+ * of preparing a stage on it.  TRUE when fallback is asked for, device is
+ * not the CPU and err is NNP_ERROR_DEVICE (missing or failed) or
+ * NNP_ERROR_UNSUPPORTED (an op, attribute or shape without kernel). */
+gboolean nnp_fallback_applies (const char *device, gboolean fallback, const GError *err);
+
 NnpModel *nnp_part_get_model (NnpPart *part);          /* borrowed */
 const char *nnp_part_get_name (NnpPart *part);         /* "stage 1 of plan.json" */
+/* The device spec the part's stages run on ("cpu" after nnp_part_open()'s
+ * fallback) and whether the part is the whole model (no plan, no nodes). */
+const char *nnp_part_get_device (NnpPart *part);
+gboolean nnp_part_is_whole (NnpPart *part);
 /* Whether the part's inputs are the model's inputs in model order (the
  * whole model, stage 0 of a plan, nodes with nothing before them at the
  * shapes checked by nnp_part_new()). */
@@ -154,11 +191,11 @@ const char *const *nnp_part_spec_get_nodes (NnpPartSpec *spec, int *n_nodes);
 
 /* The prepared stage of a specialisation of part (made on the first call
  * for spec, then the same; borrowed: valid while spec lives).  When the
- * part's device cannot prepare it (NNP_ERROR_DEVICE or
- * NNP_ERROR_UNSUPPORTED) and the part has fallback, it is prepared on the
- * CPU and *fallback_reason (may be NULL) gets why the device could not
- * (only on the call that made the stage).  Errors: those of
- * nnp_stage_new(). */
+ * part's device cannot prepare it and the fallback policy applies
+ * (nnp_fallback_applies()), it is prepared on the CPU and *fallback_reason
+ * (may be NULL; only on the call that made the stage) says so: "device
+ * 'opencl' (NAME) cannot run the stage, running it on the CPU instead:
+ * WHY", with the device's code.  Errors: those of nnp_stage_new(). */
 NnpStage *nnp_part_prepare (NnpPart *part, NnpPartSpec *spec, GError **fallback_reason,
                             GError **error);
 /* Whether spec's stage runs on the CPU instead of the part's device

@@ -113,6 +113,29 @@ malformed:
   return FALSE;
 }
 
+char *
+nnp_device_spec_select (const char *text, int index, const char *name, int *threads_out,
+                        GError **error)
+{
+  g_autofree char *device = NULL;
+  const NnpBackend *backend;
+
+  if (!nnp_device_spec_parse (text, &device, threads_out, error))
+    return NULL;
+  if ((name == NULL || *name == '\0') && index < 0)
+    return g_steal_pointer (&device);
+  backend = nnp_backend_find (device);
+  if (backend == NULL || backend->spec_threads || strchr (device, ':')) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE, "an index or name chooses among the "
+                 "devices of a backend that names them, but the device is '%s'%s", device,
+                 strchr (device, ':') ? ", which already names one" : "");
+    return NULL;
+  }
+  if (name && *name)
+    return g_strdup_printf ("%s:%s", backend->name, name);
+  return g_strdup_printf ("%s:%d", backend->name, index);
+}
+
 NnpDevice *
 nnp_device_open (const char *spec, GError **error)
 {

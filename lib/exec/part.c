@@ -4,7 +4,10 @@
  * at nnp_part_new(); a set of model input shapes makes a specialisation
  * (the model specialised there, the part resolved as a plan stage on it),
  * cached by nnp_shapes_key() in an LRU list; its stage is prepared on
- * first use, on the part's device or, with fallback, on the CPU. */
+ * first use, on the part's device or, with fallback, on the CPU.  The
+ * fallback policy (nnp_fallback_applies()) is here, once; nnp_part_open()
+ * is the whole of what an element does to get its part from its
+ * properties (files, digest, device). */
 #include <nnpipe/part.h>
 #include <nnpipe/device.h>
 
@@ -32,6 +35,7 @@ struct _NnpPart
   int stage;
   char *nodes;                  /* or NULL */
   char *device;                 /* device spec the stages run on */
+  NnpDevice *dev;               /* owned ref: device opened by nnp_part_open(), or NULL */
   int threads;
   int *cpus;                    /* owned or NULL (the plan stage's) */
   int n_cpus;
@@ -650,7 +654,21 @@ nnp_part_spec_fell_back (NnpPartSpec *spec)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Stages */
+/* Stages and the fallback policy */
+
+static gboolean
+is_cpu (const char *device)
+{
+  return device == NULL || g_ascii_strncasecmp (device, "cpu", 3) == 0;
+}
+
+gboolean
+nnp_fallback_applies (const char *device, gboolean fallback, const GError *err)
+{
+  return fallback && !is_cpu (device) && err != NULL
+      && (g_error_matches (err, NNP_ERROR, NNP_ERROR_DEVICE)
+          || g_error_matches (err, NNP_ERROR, NNP_ERROR_UNSUPPORTED));
+}
 
 static NnpStage *
 stage_new (NnpPart *part, NnpPartSpec *spec, const char *device, GError **error)
@@ -679,10 +697,11 @@ nnp_part_prepare (NnpPart *part, NnpPartSpec *spec, GError **fallback_reason, GE
     return spec->stage;
   }
   stage = stage_new (part, spec, part->device, &err);
-  if (stage == NULL && part->fallback && g_ascii_strncasecmp (part->device, "cpu", 3) != 0
-      && (g_error_matches (err, NNP_ERROR, NNP_ERROR_DEVICE)
-          || g_error_matches (err, NNP_ERROR, NNP_ERROR_UNSUPPORTED))) {
-    g_propagate_error (fallback_reason, g_steal_pointer (&err));
+  if (stage == NULL && nnp_fallback_applies (part->device, part->fallback, err)) {
+    g_set_error (fallback_reason, err->domain, err->code, "device '%s'%s%s%s cannot run the "
+                 "stage, running it on the CPU instead: %s", part->device,
+                 part->dev ? " (" : "", part->dev ? nnp_device_get_name (part->dev) : "",
+                 part->dev ? ")" : "", err->message);
     g_clear_error (&err);
     stage = stage_new (part, spec, "cpu", &err);
     spec->fell_back = stage != NULL;
@@ -715,7 +734,7 @@ nnp_part_new (NnpModel *model, const NnpPartOptions *options, GError **error)
   }
   if (o->plan && (o->stage < 0 || o->stage >= o->plan->n_stages)) {
     g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "%s has %d stages, there is no stage %d",
-                 o->name ? o->name : "the plan", o->plan->n_stages, o->stage);
+                 o->plan_name ? o->plan_name : "the plan", o->plan->n_stages, o->stage);
     return NULL;
   }
   part = g_new0 (NnpPart, 1);
@@ -728,7 +747,8 @@ nnp_part_new (NnpModel *model, const NnpPartOptions *options, GError **error)
   if (o->name)
     part->name = g_strdup (o->name);
   else if (o->plan)
-    part->name = g_strdup_printf ("stage %d of the plan", o->stage);
+    part->name = g_strdup_printf ("stage %d of %s", o->stage,
+                                  o->plan_name ? o->plan_name : "the plan");
   else if (o->nodes)
     part->name = g_strdup_printf ("nodes \"%s\"", o->nodes);
   else
@@ -779,6 +799,7 @@ nnp_part_free (NnpPart *part)
   g_free (part->name);
   g_free (part->nodes);
   g_free (part->device);
+  g_clear_pointer (&part->dev, nnp_device_unref);
   g_free (part->cpus);
   g_mutex_clear (&part->lock);
   g_free (part);
@@ -794,6 +815,18 @@ const char *
 nnp_part_get_name (NnpPart *part)
 {
   return part->name;
+}
+
+const char *
+nnp_part_get_device (NnpPart *part)
+{
+  return part->device;
+}
+
+gboolean
+nnp_part_is_whole (NnpPart *part)
+{
+  return part->plan == NULL && part->nodes == NULL;
 }
 
 gboolean
@@ -827,4 +860,83 @@ guint
 nnp_part_get_n_stages_built (NnpPart *part)
 {
   return part->n_built;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The part from an element's properties */
+
+/* The plan (owned) of options or plan_path, or NULL with *error unset for
+ * none; *name gets how messages call it. */
+static NnpPlan *
+open_plan (const NnpPartOptions *o, const char *plan_path, char **name, GError **error)
+{
+  NnpPlan *plan;
+
+  if (o->plan) {
+    *name = g_strdup (o->plan_name ? o->plan_name : "the plan");
+    return nnp_plan_copy (o->plan);
+  }
+  if (plan_path == NULL || *plan_path == '\0')
+    return NULL;
+  *name = o->plan_name ? g_strdup (o->plan_name) : g_path_get_basename (plan_path);
+  plan = nnp_plan_load (plan_path, error);
+  if (plan == NULL)
+    g_prefix_error (error, "invalid plan \"%s\": ", plan_path);
+  return plan;
+}
+
+NnpPart *
+nnp_part_open (const char *model_path, const char *plan_path, const NnpPartOptions *options,
+               GError **fallback_reason, GError **error)
+{
+  NnpPartOptions o = options ? *options : (NnpPartOptions) { 0 };
+  g_autoptr (NnpPlan) plan = NULL;
+  g_autoptr (NnpModel) model = NULL;
+  g_autofree char *plan_name = NULL;
+  GError *err = NULL;
+  NnpDevice *dev = NULL;
+  NnpPart *part;
+
+  plan = open_plan (&o, plan_path, &plan_name, &err);
+  if (err) {
+    g_propagate_error (error, err);
+    return NULL;
+  }
+  if ((model_path == NULL || *model_path == '\0') && plan)
+    model_path = plan->model;   /* nnp_plan_load() resolved it against the file's folder */
+  if (model_path == NULL || *model_path == '\0') {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "no model file given (neither a model "
+                 "path nor a plan naming one)");
+    return NULL;
+  }
+  model = nnp_model_load (model_path, &err);
+  if (model == NULL) {
+    g_propagate_prefixed_error (error, err, "could not %s model \"%s\": ",
+                                err->code == NNP_ERROR_IO ? "read" : "load", model_path);
+    return NULL;
+  }
+  if (plan && !nnp_plan_check_model (plan, model, plan_name, error))
+    return NULL;
+
+  o.plan = plan;
+  o.plan_name = plan_name;
+  if (o.nodes && *o.nodes == '\0')
+    o.nodes = NULL;
+  if (plan && o.stage >= 0 && o.stage < plan->n_stages && plan->stages[o.stage].device)
+    o.device = plan->stages[o.stage].device;
+  if (!is_cpu (o.device) && (dev = nnp_device_open (o.device, &err)) == NULL) {
+    if (!nnp_fallback_applies (o.device, o.fallback, err)) {
+      g_propagate_prefixed_error (error, err, "device '%s' is not available: ", o.device);
+      return NULL;
+    }
+    g_propagate_prefixed_error (fallback_reason, err, "device '%s' is not available, running "
+                                "on the CPU instead: ", o.device);
+    o.device = "cpu";
+  }
+  part = nnp_part_new (model, &o, error);
+  if (part)
+    part->dev = dev;
+  else if (dev)
+    nnp_device_unref (dev);
+  return part;
 }

@@ -15,6 +15,7 @@
  *   - pinning of the stages the plan does not pin to consecutive cores. */
 #include <nnpipe/plan.h>
 #include <nnpipe/model.h>
+#include <nnpipe/part.h>
 
 #include "partition/partition.h"
 
@@ -26,21 +27,24 @@ is_cpu (const char *device)
   return device == NULL || g_ascii_strcasecmp (device, "cpu") == 0;
 }
 
-/* The fallback policy, for one device of a list item or a plan stage:
- * TRUE when the device must be replaced by the CPU (a notice is sent). */
+/* The fallback policy (nnp_fallback_applies() of part.h, shared with
+ * NnpPart), for one device of a list item or a plan stage: TRUE when the
+ * device must be replaced by the CPU (a notice is sent). */
 static gboolean
 falls_back (const NnpPlanRequest *req, const char *device, int stage)
 {
+  g_autoptr (GError) err = NULL;
   g_autofree char *msg = NULL;
 
-  if (!req->fallback || is_cpu (device) || nnp_device_available (device))
+  if (!req->fallback || is_cpu (device) || nnp_partition_open_device (device, &err)
+      || !nnp_fallback_applies (device, req->fallback, err))
     return FALSE;
   if (stage >= 0)
     msg = g_strdup_printf ("device '%s' is not available, running stage %d on the CPU "
-                           "instead", device, stage);
+                           "instead: %s", device, stage, err->message);
   else
     msg = g_strdup_printf ("device '%s' is not available, planning its stage on the CPU "
-                           "instead", device);
+                           "instead: %s", device, err->message);
   if (req->notice)
     req->notice (stage, msg, req->notice_data);
   return TRUE;

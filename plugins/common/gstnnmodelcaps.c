@@ -407,12 +407,13 @@ part_spec (NnpPart * part, const gchar * model_name,
 }
 
 NnpPartSpec *
-gst_nn_part_spec_for_info (NnpPart * part, gboolean whole,
-    const GstNnTensorsInfo * in, gchar ** upstream, GError ** error)
+gst_nn_part_spec_for_info (NnpPart * part, const GstNnTensorsInfo * in,
+    gchar ** upstream, GError ** error)
 {
   gchar *name = g_path_get_basename (nnp_model_get_name (nnp_part_get_model
           (part)));
-  NnpPartSpec *spec = whole ? whole_spec (part, name, in, error) :
+  NnpPartSpec *spec = nnp_part_is_whole (part) ?
+      whole_spec (part, name, in, error) :
       part_spec (part, name, in, upstream, error);
 
   g_free (name);
@@ -420,14 +421,15 @@ gst_nn_part_spec_for_info (NnpPart * part, gboolean whole,
 }
 
 gboolean
-gst_nn_part_spec_outputs_info (NnpPartSpec * spec, const gchar * part_name,
-    NnpModel * model, GstNnTensorsInfo * out, GError ** error)
+gst_nn_part_spec_outputs_info (NnpPart * part, NnpPartSpec * spec,
+    GstNnTensorsInfo * out, GError ** error)
 {
   const NnpValue *outs[GST_NN_TENSORS_MAX];
   guint n = (guint) nnp_part_spec_get_n_outputs (spec);
-  gchar *name = g_path_get_basename (nnp_model_get_name (model));
-  gchar *what = part_name ? g_strdup_printf ("model %s, %s", name, part_name)
-      : g_strdup_printf ("model %s", name);
+  gchar *name = g_path_get_basename (nnp_model_get_name (nnp_part_get_model
+          (part)));
+  gchar *what = nnp_part_is_whole (part) ? g_strdup_printf ("model %s", name)
+      : g_strdup_printf ("model %s, %s", name, nnp_part_get_name (part));
   gboolean ok;
 
   for (guint i = 0; i < MIN (n, GST_NN_TENSORS_MAX); i++)

@@ -53,20 +53,19 @@ gboolean gst_nn_stage_match_model_inputs (NnpModel * model,
     GError ** error);
 
 /* caps -> shapes -> part: the specialisation of an NnpPart for caps
- * tensors `in` (new ref).  whole: the part is the whole model and the caps
+ * tensors `in` (new ref).  The whole model (nnp_part_is_whole()): the caps
  * are its inputs.  Else a later part's inputs (a plan stage > 0, a node
  * range) are intermediate tensors that do not say what the model's input
  * sizes are: the part tries the caps as model inputs, then the keys the
  * stage upstream answered (upstream, may be NULL), then what NnpPart knows
  * (the plan's shapes, the model's static ones, the shapes it last used),
  * until its inputs are what the caps describe (nnp_part_find()). */
-NnpPartSpec *gst_nn_part_spec_for_info (NnpPart * part, gboolean whole,
+NnpPartSpec *gst_nn_part_spec_for_info (NnpPart * part,
     const GstNnTensorsInfo * in, gchar ** upstream, GError ** error);
-/* The caps tensors of a specialisation's outputs; messages name the model
- * and part_name (NULL: the whole model). */
-gboolean gst_nn_part_spec_outputs_info (NnpPartSpec * spec,
-    const gchar * part_name, NnpModel * model, GstNnTensorsInfo * out,
-    GError ** error);
+/* The caps tensors of the outputs of a specialisation of part; messages
+ * name the model and, unless it is the whole model, the part. */
+gboolean gst_nn_part_spec_outputs_info (NnpPart * part, NnpPartSpec * spec,
+    GstNnTensorsInfo * out, GError ** error);
 
 /* The custom query ("nnp-model-input-shapes") a later stage of a model
  * sends upstream for the model input shapes the stage before it used:

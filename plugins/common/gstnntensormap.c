@@ -12,6 +12,7 @@
 #endif
 
 #include "gstnntensormap.h"
+#include "gstnnclmemory.h"
 
 #include <nnpipe/error.h>
 
@@ -91,9 +92,50 @@ gst_nn_tensors_map (GstNnTensorsMap * tm, GstBuffer * buffer, const GstNnTensors
   return TRUE;
 }
 
+gboolean
+gst_nn_tensors_map_stage (GstNnTensorsMap * tm, GstBuffer * buffer,
+    const GstNnTensorsInfo * info, NnpStage * stage, gboolean output,
+    gboolean same_device, GstMapFlags flags, GError ** error)
+{
+  NnpTensor *dev[GST_NN_TENSORS_MAX] = { NULL };
+  gboolean skip[GST_NN_TENSORS_MAX] = { FALSE };
+  guint n = info->n_tensors, n_device = 0;
+
+  /* device memory first: used in place, not mapped */
+  for (guint i = 0; gst_buffer_n_memory (buffer) == n && i < n; i++) {
+    GstMemory *mem = gst_buffer_peek_memory (buffer, i);
+    const NnpValue *v = output ? nnp_stage_get_output (stage, (int) i) :
+        nnp_stage_get_input (stage, (int) i);
+
+    if (!gst_is_nn_cl_memory (mem) || (same_device
+            && gst_nn_cl_memory_get_device (mem) != nnp_stage_get_device (stage)))
+      continue;
+    dev[i] = gst_nn_cl_memory_get_tensor (mem, v->dtype, &v->shape, output);
+    skip[i] = dev[i] != NULL;
+    n_device += skip[i];
+  }
+  if (!gst_nn_tensors_map (tm, buffer, info, skip, flags, error)) {
+    for (guint i = 0; i < n; i++)
+      g_clear_pointer (&dev[i], nnp_tensor_unref);
+    return FALSE;
+  }
+  /* wrap, no copy: the map outlives the tensors */
+  for (guint i = 0; i < n; i++) {
+    const NnpValue *v = output ? nnp_stage_get_output (stage, (int) i) :
+        nnp_stage_get_input (stage, (int) i);
+
+    tm->tensors[i] = dev[i] ? dev[i] : nnp_tensor_new_wrapped (v->dtype,
+        &v->shape, tm->data[i], NULL, NULL);
+  }
+  tm->n_device = n_device;
+  return TRUE;
+}
+
 void
 gst_nn_tensors_unmap (GstNnTensorsMap * tm)
 {
+  for (guint i = 0; i < GST_NN_TENSORS_MAX; i++)
+    g_clear_pointer (&tm->tensors[i], nnp_tensor_unref);
   if (tm->whole) {
     gst_buffer_unmap (tm->buffer, &tm->maps[0]);
   } else {

@@ -31,10 +31,10 @@ struct _GstNnStage
   guint props_gen;              /* bumped by every write of a property the
                                  * part is made from */
 
-  /* the device, between start() and stop(): dev_spec is what the stage
-   * runs on ("cpu", "opencl:1"); use_cl when that is an OpenCL device,
-   * which is then cl_device (shared through GstContext; also set by
-   * set_context).  Set in start() before negotiation. */
+  /* the device, between start() and stop(): dev_spec is what the part
+   * runs on ("cpu", "opencl:1": the library's choice, after fallback);
+   * use_cl when that is an OpenCL device, which is then cl_device (shared
+   * through GstContext; also set by set_context). */
   gchar *dev_spec;
   gboolean use_cl;
   NnpDevice *cl_device;         /* owned ref */
@@ -42,12 +42,11 @@ struct _GstNnStage
   /* what runs, between start() and stop(); transform_caps runs on any
    * thread (lock) */
   GMutex lock;
-  NnpModel *model;              /* owned ref */
-  NnpPlan *plan;                /* the plan file / plan-object (owned), or NULL */
+  NnpPart *part;                /* owned (nnp_part_open()): the model, plan,
+                                 * device, specialisations and stages */
+  NnpModel *model;              /* owned ref: the part's model */
   gchar *model_name;            /* file name, for messages */
   gchar *part_name;             /* "stage 1 of plan.json", for messages */
-  gboolean whole;               /* the whole model (no plan, no nodes) */
-  NnpPart *part;                /* owned: the part, its specialisations and stages */
   guint part_gen;               /* props_gen the part was made for */
   gboolean last_valid;          /* the answer for last_in (a memo: caps */
   GstNnTensorsInfo last_in;     /* queries repeat the same question) */
@@ -71,7 +70,6 @@ struct _GstNnStage
 /* gstnnstagecaps.c: negotiation (the base class vfuncs and what start(),
  * stop() and query() need of it) */
 gboolean gst_nn_stage_answer_shapes_query (GstNnStage * self, GstQuery * query);
-NnpPart *gst_nn_stage_make_part_locked (GstNnStage * self, GError ** error);
 void gst_nn_stage_forget_part_locked (GstNnStage * self);
 GstCaps *gst_nn_stage_transform_caps (GstBaseTransform * trans,
     GstPadDirection direction, GstCaps * caps, GstCaps * filter);

@@ -77,10 +77,12 @@
 #include <string.h>
 
 /* The element: properties, start/stop, the per-buffer path and queries.
- * What part of the model runs, and at which shapes, is an NnpPart of
- * libnnpipe; negotiation (caps -> shapes -> part -> stage) is
- * gstnnstagecaps.c, caps <-> model inputs the shared gstnnmodelcaps.c, the
- * device and memory:OpenCL gstnnstagedevice.c.  The instance struct is in
+ * What part of the model runs, where and at which shapes, is an NnpPart of
+ * libnnpipe, made in one call (nnp_part_open(), which also chooses the
+ * device and applies the CPU fallback); negotiation (caps -> shapes ->
+ * part -> stage) is gstnnstagecaps.c, caps <-> model inputs the shared
+ * gstnnmodelcaps.c, properties -> device spec and part and the
+ * memory:OpenCL features gstnnstagedevice.c.  The instance struct is in
  * gstnnstage-private.h. */
 
 GST_DEBUG_CATEGORY (gst_nn_stage_debug);
@@ -143,73 +145,40 @@ G_DEFINE_TYPE (GstNnStage, gst_nn_stage, GST_TYPE_BASE_TRANSFORM);
 GST_ELEMENT_REGISTER_DEFINE (nnstage, "nnstage", GST_RANK_NONE,
     GST_TYPE_NN_STAGE);
 
+/* Device memory is used in place, the rest mapped and wrapped: one call
+ * per side, then one run. */
 static GstFlowReturn
 gst_nn_stage_transform (GstBaseTransform * trans, GstBuffer * inbuf,
     GstBuffer * outbuf)
 {
   GstNnStage *self = GST_NN_STAGE (trans);
-  NnpTensor *inputs[GST_NN_TENSORS_MAX] = { NULL };
-  NnpTensor *outputs[GST_NN_TENSORS_MAX] = { NULL };
-  gboolean in_mask[GST_NN_TENSORS_MAX], out_mask[GST_NN_TENSORS_MAX];
   GstNnTensorsMap in_map, out_map;
   GError *err = NULL;
   gboolean ok;
   gint64 t0, t1;
-  guint n_in, n_out, n_dev;
 
   if (G_UNLIKELY (self->stage == NULL))
     goto not_negotiated;
-  n_in = self->in_info.n_tensors;
-  n_out = self->out_info.n_tensors;
-
-  /* device memory is used in place (tensors in device memory), the rest
-   * mapped */
-  n_dev = gst_nn_stage_device_tensors (self, inbuf, FALSE, inputs, in_mask);
-  n_dev += gst_nn_stage_device_tensors (self, outbuf, TRUE, outputs, out_mask);
-
-  if (!gst_nn_tensors_map (&in_map, inbuf, &self->in_info, in_mask, GST_MAP_READ,
-          &err))
+  if (!gst_nn_tensors_map_stage (&in_map, inbuf, &self->in_info, self->stage,
+          FALSE, self->stage_on_cl, GST_MAP_READ, &err))
     goto bad_input;
-  if (!gst_nn_tensors_map (&out_map, outbuf, &self->out_info, out_mask,
-          GST_MAP_WRITE, &err)) {
+  if (!gst_nn_tensors_map_stage (&out_map, outbuf, &self->out_info,
+          self->stage, TRUE, self->stage_on_cl, GST_MAP_WRITE, &err)) {
     gst_nn_tensors_unmap (&in_map);
     goto bad_output;
   }
 
-  /* wrap, no copy: the maps outlive the tensors */
-  for (guint i = 0; i < n_in; i++) {
-    const NnpValue *v = nnp_stage_get_input (self->stage, (int) i);
-
-    if (!in_mask[i])
-      inputs[i] = nnp_tensor_new_wrapped (v->dtype, &v->shape,
-          in_map.data[i], NULL, NULL);
-  }
-  for (guint i = 0; i < n_out; i++) {
-    const NnpValue *v = nnp_stage_get_output (self->stage, (int) i);
-
-    if (!out_mask[i])
-      outputs[i] = nnp_tensor_new_wrapped (v->dtype, &v->shape,
-          out_map.data[i], NULL, NULL);
-  }
-
   t0 = gst_nn_run_stats_begin (&self->stats);
-  ok = nnp_stage_run (self->stage, inputs, outputs, &err);
+  ok = nnp_stage_run (self->stage, in_map.tensors, out_map.tensors, &err);
   t1 = g_get_monotonic_time ();
   gst_nn_run_stats_end (&self->stats, GST_ELEMENT (self), t0, t1, ok);
-
-  for (guint i = 0; i < n_in; i++)
-    g_clear_pointer (&inputs[i], nnp_tensor_unref);
-  for (guint i = 0; i < n_out; i++)
-    g_clear_pointer (&outputs[i], nnp_tensor_unref);
-  gst_nn_tensors_unmap (&out_map);
-  gst_nn_tensors_unmap (&in_map);
-
-  if (!ok)
-    goto run_failed;
-
   GST_LOG_OBJECT (self, "ran %" GST_TIME_FORMAT " in %.2f ms (%u tensors in "
       "device memory)", GST_TIME_ARGS (GST_BUFFER_PTS (inbuf)),
-      (t1 - t0) / 1000.0, n_dev);
+      (t1 - t0) / 1000.0, in_map.n_device + out_map.n_device);
+  gst_nn_tensors_unmap (&out_map);
+  gst_nn_tensors_unmap (&in_map);
+  if (!ok)
+    goto run_failed;
   return GST_FLOW_OK;
 
   /* ERRORS */
@@ -221,10 +190,6 @@ not_negotiated:
   }
 bad_input:
   {
-    for (guint i = 0; i < GST_NN_TENSORS_MAX; i++) {
-      g_clear_pointer (&inputs[i], nnp_tensor_unref);
-      g_clear_pointer (&outputs[i], nnp_tensor_unref);
-    }
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
         ("model %s: invalid input buffer", self->model_name),
         ("%s", err->message));
@@ -233,10 +198,6 @@ bad_input:
   }
 bad_output:
   {
-    for (guint i = 0; i < GST_NN_TENSORS_MAX; i++) {
-      g_clear_pointer (&inputs[i], nnp_tensor_unref);
-      g_clear_pointer (&outputs[i], nnp_tensor_unref);
-    }
     GST_ELEMENT_ERROR (self, STREAM, FAILED,
         ("model %s: invalid output buffer", self->model_name),
         ("%s", err->message));
@@ -278,24 +239,26 @@ gst_nn_stage_query (GstBaseTransform * trans, GstPadDirection direction,
   return ret;
 }
 
+/* The properties are checked first (a bad value fails naming it), then
+ * the library makes the part and chooses its device (falling back to the
+ * CPU when told to: the element posts the library's reason), and an
+ * OpenCL device is shared with the neighbours through GstContext. */
 static gboolean
 gst_nn_stage_start (GstBaseTransform * trans)
 {
   GstNnStage *self = GST_NN_STAGE (trans);
-  NnpModel *model = NULL;
-  NnpPlan *plan = NULL;
-  NnpPart *part;
-  gchar *path, *plan_path, *nodes, *cpus_str, *plan_name = NULL, *spec;
-  gchar *trace, *track;
+  NnpPart *part = NULL;
+  NnpModel *model;
+  gchar *cpus_str, *spec, *trace, *track;
   gboolean ok;
-  gint stage_index, threads, spec_threads = 0, *cpus = NULL, n_cpus = 0;
-  GError *err = NULL;
+  gint threads, stage_index, spec_threads = 0, *cpus = NULL, n_cpus = 0;
+  GError *err = NULL, *why = NULL;
 
-  /* the properties first: a bad value fails here, naming it */
   GST_OBJECT_LOCK (self);
   spec = gst_nn_stage_device_spec_locked (self, &spec_threads, &err);
   threads = self->threads;
   cpus_str = g_strdup (self->cpus);
+  self->stages_built = 0;
   GST_OBJECT_UNLOCK (self);
   if (spec == NULL)
     goto bad_property;
@@ -313,83 +276,41 @@ gst_nn_stage_start (GstBaseTransform * trans)
   g_clear_pointer (&cpus, g_free);
   g_free (cpus_str);
 
-  GST_OBJECT_LOCK (self);
-  self->stages_built = 0;
-  path = g_strdup (self->model_path);
-  plan_path = g_strdup (self->plan_path);
-  nodes = g_strdup (self->nodes);
-  stage_index = self->stage_index;
-  if (self->plan_object)
-    plan = nnp_plan_copy (self->plan_object);
-  GST_OBJECT_UNLOCK (self);
-
-  if (nodes && *nodes == '\0')
-    g_clear_pointer (&nodes, g_free);
-  if (plan) {
-    plan_name = g_strdup ("the pipeline's plan");
-  } else if (plan_path && *plan_path) {
-    plan_name = g_path_get_basename (plan_path);
-    plan = nnp_plan_load (plan_path, &err);
-    if (plan == NULL)
-      goto plan_failed;
+  part = gst_nn_stage_open_part (self, NULL, &why, &err);
+  if (part == NULL)
+    goto open_failed;
+  if (why) {
+    GST_ELEMENT_WARNING (self, RESOURCE, NOT_FOUND, ("%s", why->message),
+        ("fallback=true"));
+    g_clear_error (&why);
   }
-  if (plan && nodes)
-    goto plan_and_nodes;
-  if (plan && (stage_index < 0 || stage_index >= plan->n_stages))
-    goto bad_stage;
 
-  if ((path == NULL || *path == '\0') && plan && plan->model) {
-    /* the plan's model (nnp_plan_load() resolved a relative one against
-     * the plan file's folder) */
-    g_free (path);
-    path = g_strdup (plan->model);
-  }
-  if (path == NULL || *path == '\0')
-    goto no_model;
-
-  model = nnp_model_load (path, &err);
-  if (model == NULL)
-    goto load_failed;
-  if (plan && !nnp_plan_check_model (plan, model, plan_name, &err))
-    goto bad_part;
-
+  model = nnp_part_get_model (part);
   g_mutex_lock (&self->lock);
   gst_nn_stage_forget_part_locked (self);
-  self->model = model;
-  self->plan = plan;
-  self->model_name = g_path_get_basename (path);
-  self->whole = plan == NULL && nodes == NULL;
-  if (plan)
-    self->part_name = g_strdup_printf ("stage %d of %s", stage_index,
-        plan_name);
-  else if (nodes)
-    self->part_name = g_strdup_printf ("nodes \"%s\"", nodes);
-  else
-    self->part_name = g_strdup ("the whole model");
-  g_mutex_unlock (&self->lock);
-  /* the model and plan are ours now; stop() or the next start frees them */
-  model = NULL;
-  plan = NULL;
-
-  if (!gst_nn_stage_open_device (self, stage_index))
-    goto fail;
-
-  /* the part, checked where its shapes are known (a bad plan or node list
-   * fails here, naming the node) */
-  g_mutex_lock (&self->lock);
-  part = gst_nn_stage_make_part_locked (self, &err);
   self->part = part;
-  if (part == NULL)
-    gst_nn_stage_forget_part_locked (self);  /* the element stays in READY */
+  self->model = nnp_model_ref (model);
+  self->model_name = g_path_get_basename (nnp_model_get_name (model));
+  self->part_name = g_strdup (nnp_part_get_name (part));
   g_mutex_unlock (&self->lock);
-  if (part == NULL)
-    goto bad_part;
 
-  GST_INFO_OBJECT (self, "model %s loaded (digest %s), %s on %s", path,
-      nnp_model_get_digest (self->model), self->part_name, self->dev_spec);
+  /* set_context (answering our NEED_CONTEXT) reads dev_spec */
+  g_free (self->dev_spec);
+  self->dev_spec = g_strdup (nnp_part_get_device (part));
+  self->use_cl = gst_nn_stage_spec_is_opencl (self->dev_spec);
+  if (!self->use_cl)
+    g_clear_pointer (&self->cl_device, nnp_device_unref);
+  else if (!gst_nn_cl_ensure_element_device (GST_ELEMENT (self),
+          self->dev_spec, &self->cl_device, &err))
+    goto no_device;
+
+  GST_INFO_OBJECT (self, "model %s loaded (digest %s), %s on %s",
+      nnp_model_get_name (model), nnp_model_get_digest (model),
+      self->part_name, self->dev_spec);
   GST_OBJECT_LOCK (self);
   trace = g_strdup (self->trace_path);
   track = g_strdup_printf ("%s (%s)", GST_OBJECT_NAME (self), self->dev_spec);
+  stage_index = self->stage_index;
   GST_OBJECT_UNLOCK (self);
   ok = gst_nn_run_stats_open_trace (&self->stats, trace, track, stage_index,
       &err);
@@ -397,10 +318,6 @@ gst_nn_stage_start (GstBaseTransform * trans)
   g_free (track);
   if (!ok)
     goto trace_failed;
-  g_free (path);
-  g_free (plan_path);
-  g_free (plan_name);
-  g_free (nodes);
   return TRUE;
 
   /* ERRORS */
@@ -412,11 +329,28 @@ bad_property:
     g_free (cpus_str);
     return FALSE;
   }
-plan_failed:
+open_failed:
   {
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-        ("Invalid plan \"%s\": %s", plan_path, err->message),
-        ("%s", err->message));
+    /* the library's message names the file, device or setting */
+    if (g_error_matches (err, NNP_ERROR, NNP_ERROR_IO))
+      GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ, ("%s", err->message),
+          (NULL));
+    else if (g_error_matches (err, NNP_ERROR, NNP_ERROR_DEVICE))
+      GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND, ("%s", err->message),
+          ("set fallback=true to run on the CPU instead"));
+    else if (g_error_matches (err, NNP_ERROR, NNP_ERROR_PLAN))
+      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", err->message),
+          ("properties 'model', 'plan', 'stage', 'nodes'"));
+    else
+      GST_ELEMENT_ERROR (self, STREAM, DECODE, ("%s", err->message), (NULL));
+    g_clear_error (&err);
+    return FALSE;
+  }
+no_device:
+  {
+    GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
+        ("device '%s' is not available: %s", self->dev_spec, err->message),
+        (NULL));
     goto fail;
   }
 trace_failed:
@@ -425,50 +359,12 @@ trace_failed:
         ("property 'trace' or NNP_TRACE"));
     goto fail;
   }
-plan_and_nodes:
-  {
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-        ("Both a plan and nodes are set"), ("set either 'plan' or 'nodes'"));
-    goto fail;
-  }
-bad_stage:
-  {
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-        ("%s has %d stages, there is no stage %d", plan_name, plan->n_stages,
-            stage_index), (NULL));
-    goto fail;
-  }
-no_model:
-  {
-    GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
-        ("No model file given"), ("set the 'model' property"));
-    goto fail;
-  }
-load_failed:
-  {
-    if (g_error_matches (err, NNP_ERROR, NNP_ERROR_IO))
-      GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ,
-          ("Could not read model \"%s\"", path), ("%s", err->message));
-    else
-      GST_ELEMENT_ERROR (self, STREAM, DECODE,
-          ("Could not load model \"%s\"", path), ("%s", err->message));
-    goto fail;
-  }
-bad_part:
-  {
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", err->message),
-        (NULL));
-    goto fail;
-  }
 fail:
   {
     g_clear_error (&err);
-    g_clear_pointer (&model, nnp_model_unref);
-    g_clear_pointer (&plan, nnp_plan_free);
-    g_free (path);
-    g_free (plan_path);
-    g_free (plan_name);
-    g_free (nodes);
+    g_mutex_lock (&self->lock);
+    gst_nn_stage_forget_part_locked (self);  /* the element stays in READY */
+    g_mutex_unlock (&self->lock);
     return FALSE;
   }
 }

@@ -35,7 +35,6 @@ gst_nn_stage_forget_part_locked (GstNnStage * self)
   g_clear_error (&self->last_error);
   g_clear_pointer (&self->part, nnp_part_free);
   g_clear_pointer (&self->model, nnp_model_unref);
-  g_clear_pointer (&self->plan, nnp_plan_free);
   g_clear_pointer (&self->model_name, g_free);
   g_clear_pointer (&self->part_name, g_free);
 }
@@ -62,7 +61,7 @@ infer_spec (GstNnStage * self, const GstNnTensorsInfo * in, GError ** error)
   GError *err = NULL;
 
   g_mutex_lock (&self->lock);
-  if (self->part && !self->whole && !(self->last_valid
+  if (self->part && !nnp_part_is_whole (self->part) && !(self->last_valid
           && gst_nn_tensors_info_is_equal (&self->last_in, in))) {
     gchar *digest = g_strdup (nnp_model_get_digest (self->model));
 
@@ -79,8 +78,7 @@ infer_spec (GstNnStage * self, const GstNnTensorsInfo * in, GError ** error)
     spec = self->last_spec ? nnp_part_spec_ref (self->last_spec) : NULL;
     err = spec ? NULL : g_error_copy (self->last_error);
   } else {
-    spec = gst_nn_part_spec_for_info (self->part, self->whole, in, upstream,
-        &err);
+    spec = gst_nn_part_spec_for_info (self->part, in, upstream, &err);
     if (spec)
       GST_DEBUG_OBJECT (self, "%s: model input shapes %s", self->part_name,
           nnp_part_spec_get_key (spec));
@@ -110,10 +108,10 @@ infer_info (GstNnStage * self, const GstNnTensorsInfo * in,
   if (spec == NULL)
     return FALSE;
   g_mutex_lock (&self->lock);
-  if (self->model == NULL)
+  if (self->part == NULL)
     g_set_error (error, NNP_ERROR, NNP_ERROR_FAILED, "no model loaded");
-  ok = self->model && gst_nn_part_spec_outputs_info (spec, self->whole ? NULL
-      : self->part_name, self->model, out, error);
+  ok = self->part && gst_nn_part_spec_outputs_info (self->part, spec, out,
+      error);
   g_mutex_unlock (&self->lock);
   out->fps_n = in->fps_n;
   out->fps_d = in->fps_d;
@@ -380,41 +378,6 @@ gst_nn_stage_sink_event (GstBaseTransform * trans, GstEvent * event)
       (trans, event);
 }
 
-/* The part from the properties, on dev_spec (start(), and set_caps() after
- * a property write).  Call with the lock held. */
-NnpPart *
-gst_nn_stage_make_part_locked (GstNnStage * self, GError ** error)
-{
-  NnpPartOptions o = { 0 };
-  gchar *nodes, *cpus_str;
-  gint spec_threads = 0, *cpus = NULL, n_cpus = 0;
-  NnpPart *part;
-
-  GST_OBJECT_LOCK (self);
-  g_free (gst_nn_stage_device_spec_locked (self, &spec_threads, NULL));
-  o.threads = spec_threads > 0 ? spec_threads : self->threads;
-  o.stage = self->stage_index;
-  o.fallback = self->fallback;
-  o.cache_size = self->shape_cache;
-  nodes = self->plan ? NULL : g_strdup (self->nodes);
-  cpus_str = g_strdup (self->cpus);
-  self->part_gen = self->props_gen;
-  GST_OBJECT_UNLOCK (self);
-
-  nnp_cpus_parse (cpus_str, &cpus, &n_cpus, NULL);      /* checked at start */
-  o.plan = self->plan;
-  o.nodes = nodes && *nodes ? nodes : NULL;
-  o.name = self->part_name;
-  o.device = self->dev_spec;
-  o.cpus = cpus;
-  o.n_cpus = n_cpus;
-  part = nnp_part_new (self->model, &o, error);
-  g_free (cpus);
-  g_free (cpus_str);
-  g_free (nodes);
-  return part;
-}
-
 gboolean
 gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
     GstCaps * outcaps)
@@ -424,6 +387,7 @@ gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   NnpPartSpec *spec = NULL;
   NnpStage *stage;
   GError *err = NULL, *why = NULL;
+  gboolean stale;
   guint built;
   gint64 t0;
 
@@ -432,22 +396,24 @@ gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
     goto refused;
   self->out_device = gst_nn_caps_has_cl_memory (outcaps, 0);
 
-  /* a property changed since the part was made: a new part */
-  g_mutex_lock (&self->lock);
-  if (self->part && self->part_gen != self->props_gen) {
-    NnpPart *part = gst_nn_stage_make_part_locked (self, &err);
+  /* a property changed since the part was made: a new part, on the
+   * device start() chose */
+  GST_OBJECT_LOCK (self);
+  stale = self->part_gen != self->props_gen;
+  GST_OBJECT_UNLOCK (self);
+  if (self->part && stale) {
+    NnpPart *part = gst_nn_stage_open_part (self, self->dev_spec, NULL, &err);
 
-    if (part) {
-      nnp_part_free (self->part);
-      self->part = part;
-      self->last_valid = FALSE;
-      g_clear_pointer (&self->spec, nnp_part_spec_unref);
-      self->stage = NULL;
-    }
+    if (part == NULL)
+      goto refused;
+    g_mutex_lock (&self->lock);
+    nnp_part_free (self->part);
+    self->part = part;
+    self->last_valid = FALSE;
+    g_mutex_unlock (&self->lock);
+    g_clear_pointer (&self->spec, nnp_part_spec_unref);
+    self->stage = NULL;
   }
-  g_mutex_unlock (&self->lock);
-  if (err)
-    goto refused;
 
   if (!infer_info (self, &in, &want, &spec, &err))
     goto refused;
@@ -467,11 +433,8 @@ gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   built = nnp_part_get_n_stages_built (self->part);
   stage = nnp_part_prepare (self->part, spec, &why, &err);
   if (why) {
-    GST_ELEMENT_WARNING (self, RESOURCE, FAILED,
-        ("model %s: OpenCL device '%s' (%s) cannot run the stage, running it "
-            "on the CPU instead: %s", self->model_name, self->dev_spec,
-            nnp_device_get_name (self->cl_device), why->message),
-        ("fallback=true"));
+    GST_ELEMENT_WARNING (self, RESOURCE, FAILED, ("model %s: %s",
+            self->model_name, why->message), ("fallback=true"));
     g_clear_error (&why);
   }
   if (stage == NULL)

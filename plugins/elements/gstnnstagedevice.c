@@ -6,9 +6,10 @@
  * version 2.1 of the License, or (at your option) any later version.
  */
 
-/* nnstage: the device it runs on (an OpenCL device shared through
- * GstContext, or the CPU), memory:OpenCL caps, the fallback to the CPU
- * when the device is missing, device memory used in place. */
+/* nnstage: its properties as one device spec and as the part they name
+ * (nnp_part_open(): which device runs it, and the fallback to the CPU, are
+ * the library's), memory:OpenCL caps.
+ * start() shares an OpenCL device through GstContext. */
 
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -32,38 +33,20 @@ gchar *
 gst_nn_stage_device_spec_locked (GstNnStage * self, gint * threads_out,
     GError ** error)
 {
-  gchar *device = NULL, *spec;
-  gint threads = 0;
-  gboolean named;
+  gboolean named = (self->device_name && *self->device_name)
+      || self->device_index >= 0;
   GError *err = NULL;
+  gchar *spec;
 
-  /* one parser for every element, the CLI and plans (device.h) */
-  if (!nnp_device_spec_parse (self->device ? self->device : "cpu", &device,
-          &threads, &err)) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE,
-        "invalid value \"%s\" for property 'device': %s", self->device,
-        err->message);
+  /* one grammar for every element, the CLI and plans (device.h) */
+  spec = nnp_device_spec_select (self->device ? self->device : "cpu",
+      self->device_index, self->device_name, threads_out, &err);
+  if (spec == NULL) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE, "invalid value \"%s\" "
+        "for property 'device'%s: %s", self->device, named ? " with "
+        "device-index / device-name" : "", err->message);
     g_error_free (err);
-    return NULL;
   }
-  named = (self->device_name && *self->device_name) || self->device_index >= 0;
-  if (named && strcmp (device, "opencl") != 0) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE,
-        "device-index / device-name choose among OpenCL devices, but "
-        "device=\"%s\"%s", self->device, gst_nn_stage_spec_is_opencl (device) ?
-        " already names one" : "");
-    g_free (device);
-    return NULL;
-  }
-  if (self->device_name && *self->device_name)
-    spec = g_strdup_printf ("opencl:%s", self->device_name);
-  else if (self->device_index >= 0)
-    spec = g_strdup_printf ("opencl:%d", self->device_index);
-  else
-    spec = g_strdup (device);
-  g_free (device);
-  if (threads_out)
-    *threads_out = threads;
   return spec;
 }
 
@@ -91,101 +74,50 @@ gst_nn_stage_offer_features (GstNnStage * self, GstCaps * caps)
   return gst_caps_merge (cl, sys);
 }
 
-/* Device tensors for the memories of buffer that are OpenCL memory the
- * stage can use as they are: on an OpenCL stage those of its device, on a
- * CPU stage (fallback) any (the library copies them, once each).  Others
- * stay NULL and are mapped. */
-guint
-gst_nn_stage_device_tensors (GstNnStage * self, GstBuffer * buffer, gboolean output,
-    NnpTensor ** tensors, gboolean * mask)
+/* The part the properties name (nnp_part_open(): plan, model, digest,
+ * stage or nodes, device and its fallback), on device when not NULL (the
+ * one start() chose: a property write while running remakes the part on
+ * it).  why (may be NULL) gets the library's fallback reason. */
+NnpPart *
+gst_nn_stage_open_part (GstNnStage * self, const gchar * device, GError ** why,
+    GError ** error)
 {
-  guint n = output ? self->out_info.n_tensors : self->in_info.n_tensors;
-  NnpDevice *dev = nnp_stage_get_device (self->stage);
-  guint found = 0;
-
-  memset (mask, 0, n * sizeof (gboolean));
-  if (gst_buffer_n_memory (buffer) != n)
-    return 0;
-  for (guint i = 0; i < n; i++) {
-    GstMemory *mem = gst_buffer_peek_memory (buffer, i);
-    const NnpValue *v = output ? nnp_stage_get_output (self->stage, (int) i) :
-        nnp_stage_get_input (self->stage, (int) i);
-
-    if (!gst_is_nn_cl_memory (mem))
-      continue;
-    if (self->stage_on_cl && gst_nn_cl_memory_get_device (mem) != dev)
-      continue;
-    tensors[i] = gst_nn_cl_memory_get_tensor (mem, v->dtype, &v->shape,
-        output);
-    if (tensors[i]) {
-      mask[i] = TRUE;
-      found++;
-    }
-  }
-  return found;
-}
-
-/* The device of the stage: the plan stage's, else the properties'.  An
- * OpenCL device is found or opened and shared through GstContext; when it
- * is missing, #GstNnStage:fallback runs the stage on the CPU with a
- * warning, else the element fails with an error naming the device. */
-gboolean
-gst_nn_stage_open_device (GstNnStage * self, gint stage_index)
-{
-  gchar *spec;
-  gboolean fallback;
-  GError *err = NULL;
+  NnpPartOptions o = { 0 };
+  gchar *path, *plan_path, *nodes, *cpus_str, *spec;
+  gint spec_threads = 0, *cpus = NULL, n_cpus = 0;
+  NnpPlan *plan = NULL;
+  NnpPart *part;
 
   GST_OBJECT_LOCK (self);
-  if (self->plan && stage_index < self->plan->n_stages
-      && self->plan->stages[stage_index].device)
-    spec = g_strdup (self->plan->stages[stage_index].device);
-  else
-    spec = gst_nn_stage_device_spec_locked (self, NULL, &err);
-  fallback = self->fallback;
+  spec = device ? g_strdup (device) :
+      gst_nn_stage_device_spec_locked (self, &spec_threads, NULL);
+  o.threads = spec_threads > 0 ? spec_threads : self->threads;
+  o.stage = self->stage_index;
+  o.fallback = self->fallback;
+  o.cache_size = self->shape_cache;
+  path = g_strdup (self->model_path);
+  plan_path = g_strdup (self->plan_path);
+  nodes = g_strdup (self->nodes);
+  cpus_str = g_strdup (self->cpus);
+  if (self->plan_object)
+    plan = nnp_plan_copy (self->plan_object);
+  self->part_gen = self->props_gen;
   GST_OBJECT_UNLOCK (self);
-  if (spec == NULL) {
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", err->message),
-        (NULL));
-    g_clear_error (&err);
-    return FALSE;
-  }
 
-  self->use_cl = FALSE;
-  if (!gst_nn_stage_spec_is_opencl (spec)) {
-    g_clear_pointer (&self->cl_device, nnp_device_unref);
-    g_free (self->dev_spec);
-    self->dev_spec = spec;
-    return TRUE;
-  }
-
-  /* set_context (answering our NEED_CONTEXT) reads it */
-  g_free (self->dev_spec);
-  self->dev_spec = g_strdup (spec);
-  if (gst_nn_cl_ensure_element_device (GST_ELEMENT (self), spec,
-          &self->cl_device, &err)) {
-    self->use_cl = TRUE;
-    g_free (self->dev_spec);
-    self->dev_spec = spec;
-    GST_INFO_OBJECT (self, "running on %s",
-        nnp_device_get_name (self->cl_device));
-    return TRUE;
-  }
-
-  if (fallback) {
-    GST_ELEMENT_WARNING (self, RESOURCE, NOT_FOUND,
-        ("OpenCL device '%s' is not available, running on the CPU instead: "
-            "%s", spec, err->message), ("fallback=true"));
-    g_clear_error (&err);
-    g_free (spec);
-    g_free (self->dev_spec);
-    self->dev_spec = g_strdup ("cpu");
-    return TRUE;
-  }
-  GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
-      ("OpenCL device '%s' is not available: %s", spec, err->message),
-      ("set fallback=true to run on the CPU instead"));
-  g_clear_error (&err);
+  nnp_cpus_parse (cpus_str, &cpus, &n_cpus, NULL);      /* checked at start */
+  o.plan = plan;
+  o.plan_name = plan ? "the pipeline's plan" : NULL;
+  o.nodes = nodes;
+  o.device = spec;
+  o.cpus = cpus;
+  o.n_cpus = n_cpus;
+  part = nnp_part_open (path, plan_path, &o, why, error);
+  g_clear_pointer (&plan, nnp_plan_free);
+  g_free (cpus);
+  g_free (cpus_str);
+  g_free (nodes);
+  g_free (plan_path);
+  g_free (path);
   g_free (spec);
-  return FALSE;
+  return part;
 }

@@ -18,18 +18,14 @@ gboolean gst_nn_stage_spec_is_opencl (const gchar * spec);
 gchar *gst_nn_stage_device_spec_locked (GstNnStage * self, gint * threads_out,
     GError ** error);
 
-/* The device of the stage (the plan stage's, else the properties'): sets
- * dev_spec, use_cl and cl_device.  FALSE after posting an error. */
-gboolean gst_nn_stage_open_device (GstNnStage * self, gint stage_index);
+/* The part the properties name (nnp_part_open()), on device when not NULL
+ * (the one start() chose, for set_caps() after a property write); why (may
+ * be NULL) gets the library's fallback reason. */
+NnpPart *gst_nn_stage_open_part (GstNnStage * self, const gchar * device,
+    GError ** why, GError ** error);
 
 /* The memory features the stage offers on either pad (takes caps, returns
  * new caps). */
 GstCaps *gst_nn_stage_offer_features (GstNnStage * self, GstCaps * caps);
-
-/* Device tensors (new refs) for the memories of buffer that are OpenCL
- * memory the stage can use in place; mask[i] set for those.  Returns how
- * many. */
-guint gst_nn_stage_device_tensors (GstNnStage * self, GstBuffer * buffer,
-    gboolean output, NnpTensor ** tensors, gboolean * mask);
 
 G_END_DECLS
