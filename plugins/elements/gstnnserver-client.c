@@ -424,8 +424,7 @@ check_caps (Listener *s, Client *c, GstCaps *caps, const gchar *shapes)
   if (!gst_nn_tensors_info_from_caps (&info, caps, &err))
     goto refused;
   upstream[0] = shapes && shapes[0] ? (gchar *) shapes : NULL;
-  spec = gst_nn_part_spec_for_info (c->check,
-      c->part_kind == NNP_REMOTE_PART_WHOLE, &info, upstream, &err);
+  spec = gst_nn_part_spec_for_info (c->check, &info, upstream, &err);
   if (spec == NULL)
     goto refused;
   nnp_part_spec_unref (spec);
