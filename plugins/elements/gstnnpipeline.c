@@ -320,6 +320,7 @@ gst_nn_pipeline_change_state (GstElement * element, GstStateChange transition)
       if (!check_properties (self, &err))
         goto bad_property;
       gst_nn_pipeline_stats_reset (self);
+      gst_nn_pipeline_rebalance_reset (self);
       g_mutex_lock (&self->build_lock);
       ok = gst_nn_pipeline_trace_open_locked (self, &err);
       if (ok)
@@ -333,6 +334,7 @@ gst_nn_pipeline_change_state (GstElement * element, GstStateChange transition)
       break;
     case GST_STATE_CHANGE_PAUSED_TO_PLAYING:
       gst_nn_pipeline_stats_start (self);
+      gst_nn_pipeline_rebalance_start (self);
       break;
     default:
       break;
@@ -346,9 +348,12 @@ gst_nn_pipeline_change_state (GstElement * element, GstStateChange transition)
   switch (transition) {
     case GST_STATE_CHANGE_PLAYING_TO_PAUSED:
       gst_nn_pipeline_stats_stop (self);
+      gst_nn_pipeline_rebalance_stop (self);
       break;
     case GST_STATE_CHANGE_PAUSED_TO_READY:
       gst_nn_pipeline_stats_stop (self);
+      gst_nn_pipeline_rebalance_stop (self);
+      gst_nn_pipeline_rebalance_reset (self);
       g_mutex_lock (&self->build_lock);
       gst_nn_pipeline_teardown_locked (self);
       gst_nn_pipeline_drop_model (self);
@@ -399,6 +404,8 @@ gst_nn_pipeline_set_property (GObject * object, guint prop_id,
 {
   GstNnPipeline *self = GST_NN_PIPELINE (object);
 
+  if (gst_nn_pipeline_rebalance_set_property (self, prop_id, value))
+    return;                     /* gstnnpipeline-rebalance.c's */
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
     case PROP_MODEL:
@@ -458,6 +465,8 @@ gst_nn_pipeline_get_property (GObject * object, guint prop_id, GValue * value,
 {
   GstNnPipeline *self = GST_NN_PIPELINE (object);
 
+  if (gst_nn_pipeline_rebalance_get_property (self, prop_id, value))
+    return;                     /* gstnnpipeline-rebalance.c's */
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
     case PROP_MODEL:
@@ -509,6 +518,7 @@ gst_nn_pipeline_finalize (GObject * object)
   GstNnPipeline *self = GST_NN_PIPELINE (object);
 
   gst_nn_pipeline_stats_stop (self);
+  gst_nn_pipeline_rebalance_finalize (self);
   g_clear_pointer (&self->streams, gst_nn_streams_free);
   g_ptr_array_unref (self->stage_elems);
   g_ptr_array_unref (self->queues);
@@ -711,6 +721,8 @@ gst_nn_pipeline_class_init (GstNnPipelineClass * klass)
           "(1 = none)", 1, 64, DEFAULT_MAX_REPLICAS,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
+  /* rebalance, rebalance-threshold, -interval, -sustain, debug-slowdown */
+  gst_nn_pipeline_rebalance_install_properties (gobject_class);
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
@@ -770,4 +782,6 @@ gst_nn_pipeline_init (GstNnPipeline * self)
       GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM | GST_PAD_PROBE_TYPE_EVENT_FLUSH,
       gst_nn_pipeline_stats_src_probe, self, NULL);
   gst_element_add_pad (GST_ELEMENT (self), self->srcpad);
+
+  gst_nn_pipeline_rebalance_init (self);
 }
