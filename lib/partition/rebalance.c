@@ -22,6 +22,14 @@ scale_costs (NnpCostModel *cm, NnpGraph *graph, const NnpDeviceSpec *devs, int n
   g_autofree double *ms = g_new0 (double, MAX (sc->n_nodes, 1));
 
   for (int d = 0; d < n_devs; d++) {
+    gboolean seen = FALSE;
+
+    /* a device listed twice (cpu:1,cpu:1) has one cost table: scale it once */
+    for (int e = 0; e < d && !seen; e++)
+      seen = g_strcmp0 (devs[e].device, devs[d].device) == 0
+          && devs[e].threads == devs[d].threads;
+    if (seen)
+      continue;
     if (!nnp_cost_model_prepare (cm, &devs[d], error))
       return FALSE;
     for (int i = 0; i < sc->n_nodes; i++)
