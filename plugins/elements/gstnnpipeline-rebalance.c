@@ -298,50 +298,48 @@ cannot_gain (const NnpPlan * plan, const gdouble * ms, guint n, gdouble thr)
   return worst <= thr * sum / n;
 }
 
-/* One window: measured ms per frame of each stage, then the planner. */
-static void
-monitor_window (GstNnPipeline * self, const Sample * a, const Sample * b,
-    guint * over)
+/* Measured ms per frame of each stage between samples a and b; FALSE when
+ * the stages changed in between or a stage finished too few frames. */
+static gboolean
+span_ms (const Sample * a, const Sample * b, gdouble * ms)
 {
-  GstNnPipelineRebalance *rb = self->rb;
-  gdouble ms[MAX_STAGES], thr;
-  guint sustain;
-  NnpModel *model = NULL;
-  NnpPlan *plan = NULL, *best;
-  NnpRebalance r;
-  GError *err = NULL;
-
-  if (a->gen != b->gen || a->n != b->n)
-    return;                     /* the stages changed within the window */
+  if (a->gen != b->gen || a->n != b->n || b->n == 0)
+    return FALSE;
   for (guint k = 0; k < b->n; k++) {
     guint64 df = b->frames[k] - MIN (b->frames[k], a->frames[k]);
     guint64 db = b->busy[k] - MIN (b->busy[k], a->busy[k]);
 
     if (df < MIN_WINDOW_FRAMES || db == 0)
-      return;                   /* too few frames to say */
+      return FALSE;
     ms[k] = db / 1e6 / df;
   }
-  GST_OBJECT_LOCK (self);
-  thr = rb->threshold;
-  sustain = rb->sustain;
-  GST_OBJECT_UNLOCK (self);
+  return TRUE;
+}
+
+/* The planner on these measurements: the better plan when its gain is over
+ * the threshold and it moves nodes, else NULL.  *r gets what was found. */
+static NnpPlan *
+better_plan (GstNnPipeline * self, guint gen, const gdouble * ms, guint n,
+    gdouble thr, NnpRebalance * r)
+{
+  GstNnPipelineRebalance *rb = self->rb;
+  NnpModel *model = NULL;
+  NnpPlan *plan = NULL, *best = NULL;
+  GError *err = NULL;
 
   g_mutex_lock (&rb->lock);
-  if (rb->plan && rb->gen == b->gen && rb->pending == NULL && !rb->refused
-      && (guint) rb->plan->n_stages == b->n) {
+  if (rb->plan && rb->gen == gen && rb->pending == NULL && !rb->refused
+      && (guint) rb->plan->n_stages == n) {
     plan = nnp_plan_copy (rb->plan);
     model = nnp_model_ref (rb->model);
   }
   g_mutex_unlock (&rb->lock);
   if (plan == NULL)
-    return;
-  if (b->n < 2 || cannot_gain (plan, ms, b->n, thr)) {
-    *over = 0;
+    return NULL;
+  if (n < 2 || cannot_gain (plan, ms, n, thr))
     goto done;
-  }
 
-  best = nnp_plan_rebalance (model, plan, ms, (int) b->n, NNP_COST_AUTO, &r,
-      &err);
+  best = nnp_plan_rebalance (model, plan, ms, (int) n, NNP_COST_AUTO, r, &err);
   if (best == NULL) {
     /* a plan the planner cannot redo (remote stages): said once */
     GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS, ("%s", err->message),
@@ -352,28 +350,86 @@ monitor_window (GstNnPipeline * self, const Sample * a, const Sample * b,
     g_mutex_unlock (&rb->lock);
     goto done;
   }
-  GST_DEBUG_OBJECT (self, "window: measured bottleneck %.2f ms, best plan "
-      "%.2f ms (x%.3f), %s", r.measured_bottleneck_ms, r.best_bottleneck_ms,
-      r.gain, r.changed ? "other cuts" : "same cuts");
-  if (r.changed && r.gain > thr)
-    (*over)++;
-  else
-    *over = 0;
-  if (*over >= sustain) {
-    *over = 0;
-    g_mutex_lock (&rb->lock);
-    if (rb->gen == b->gen && rb->pending == NULL) {
-      rb->pending = g_steal_pointer (&best);
-      rb->pending_why = r;
-    }
-    g_mutex_unlock (&rb->lock);
-    GST_INFO_OBJECT (self, "re-balancing at the next frame: expected gain "
-        "x%.3f", r.gain);
-  }
-  g_clear_pointer (&best, nnp_plan_free);
+  GST_DEBUG_OBJECT (self, "measured bottleneck %.2f ms, best plan %.2f ms "
+      "(x%.3f), %s", r->measured_bottleneck_ms, r->best_bottleneck_ms,
+      r->gain, r->changed ? "other cuts" : "same cuts");
+  if (!r->changed || !(r->gain > thr))
+    g_clear_pointer (&best, nnp_plan_free);
 done:
   nnp_plan_free (plan);
   nnp_model_unref (model);
+  return best;
+}
+
+typedef struct
+{
+  Sample last;                  /* the start of the window in progress */
+  gboolean have_last;
+  gboolean settling;            /* the stages are new: their first window
+                                 * (first frames, cold caches) is not used */
+  Sample streak;                /* the start of the windows over threshold */
+  guint over;                   /* how many in a row */
+} Monitor;
+
+/* One tick: the window since m->last, when it holds enough frames.  A
+ * switch needs `sustain` windows in a row whose best plan beats the
+ * measured bottleneck by the threshold; the plan switched to is then the
+ * one for the whole streak's measurements (less noise than one window). */
+static void
+monitor_tick (GstNnPipeline * self, Monitor * m, const Sample * now)
+{
+  GstNnPipelineRebalance *rb = self->rb;
+  gdouble ms[MAX_STAGES], thr;
+  guint sustain;
+  NnpRebalance r;
+  NnpPlan *best;
+
+  if (!m->have_last || m->last.gen != now->gen || m->last.n != now->n) {
+    m->last = *now;             /* new stages: start over */
+    m->have_last = TRUE;
+    m->settling = TRUE;
+    m->over = 0;
+    return;
+  }
+  if (!span_ms (&m->last, now, ms))
+    return;                     /* too few frames yet: the window grows */
+  if (m->settling) {
+    m->settling = FALSE;
+    m->last = *now;
+    return;
+  }
+  GST_OBJECT_LOCK (self);
+  thr = rb->threshold;
+  sustain = rb->sustain;
+  GST_OBJECT_UNLOCK (self);
+
+  best = better_plan (self, now->gen, ms, now->n, thr, &r);
+  if (best) {
+    if (m->over++ == 0)
+      m->streak = m->last;
+  } else {
+    m->over = 0;
+  }
+  g_clear_pointer (&best, nnp_plan_free);
+  m->last = *now;
+  if (m->over < sustain)
+    return;
+
+  m->over = 0;
+  if (!span_ms (&m->streak, now, ms))
+    return;
+  best = better_plan (self, now->gen, ms, now->n, thr, &r);
+  if (best == NULL)
+    return;
+  g_mutex_lock (&rb->lock);
+  if (rb->gen == now->gen && rb->pending == NULL) {
+    rb->pending = g_steal_pointer (&best);
+    rb->pending_why = r;
+  }
+  g_mutex_unlock (&rb->lock);
+  g_clear_pointer (&best, nnp_plan_free);
+  GST_INFO_OBJECT (self, "re-balancing at the next frame: expected gain "
+      "x%.3f", r.gain);
 }
 
 static gpointer
@@ -381,9 +437,8 @@ monitor_thread (gpointer user_data)
 {
   GstNnPipeline *self = GST_NN_PIPELINE (user_data);
   GstNnPipelineRebalance *rb = self->rb;
-  Sample last = { 0 }, now;
-  gboolean have_last = FALSE;
-  guint over = 0;
+  Monitor m = { 0 };
+  Sample now;
   gint64 period, next;
 
   GST_OBJECT_LOCK (self);
@@ -403,15 +458,10 @@ monitor_thread (gpointer user_data)
     GST_OBJECT_LOCK (self);
     enabled = rb->enabled && self->streams == NULL;
     GST_OBJECT_UNLOCK (self);
-    if (enabled && sample_read (self, &now)) {
-      if (have_last)
-        monitor_window (self, &last, &now, &over);
-      last = now;
-      have_last = TRUE;
-    } else {
-      have_last = FALSE;
-      over = 0;
-    }
+    if (enabled && sample_read (self, &now))
+      monitor_tick (self, &m, &now);
+    else
+      m.have_last = FALSE;
     g_mutex_lock (&rb->lock);
   }
   g_mutex_unlock (&rb->lock);
