@@ -591,11 +591,17 @@ post_rebalance (GstNnPipeline * self, const NnpPlan * old_plan,
 }
 
 /* TRUE when the switch must be given up: the pad is flushing (a state
- * change going down, a flushing seek) or the monitor was stopped. */
+ * change going down, a flushing seek) or the element is no longer going
+ * to PLAYING (a paused sink would hold the frames in flight: no drain). */
 static gboolean
 switch_cancelled (GstNnPipeline * self)
 {
-  return GST_PAD_IS_FLUSHING (self->sinkpad);
+  gboolean playing;
+
+  GST_OBJECT_LOCK (self);
+  playing = GST_STATE_TARGET (self) == GST_STATE_PLAYING;
+  GST_OBJECT_UNLOCK (self);
+  return !playing || GST_PAD_IS_FLUSHING (self->sinkpad);
 }
 
 /* The frames in flight out, build_lock, swap.  Called from the sink probe
@@ -706,6 +712,15 @@ gst_nn_pipeline_rebalance_sink_probe (GstPad * pad, GstPadProbeInfo * info,
   GstNnPipelineRebalance *rb = self->rb;
   gboolean pending;
 
+  if (info->type & GST_PAD_PROBE_TYPE_EVENT_FLUSH) {
+    /* a flushing seek: the frames in flight were dropped */
+    if (GST_EVENT_TYPE (GST_PAD_PROBE_INFO_EVENT (info)) == GST_EVENT_FLUSH_STOP) {
+      g_mutex_lock (&rb->lock);
+      rb->in = rb->out = 0;
+      g_mutex_unlock (&rb->lock);
+    }
+    return GST_PAD_PROBE_OK;
+  }
   g_mutex_lock (&rb->lock);
   pending = rb->pending != NULL;
   g_mutex_unlock (&rb->lock);
@@ -748,7 +763,8 @@ gst_nn_pipeline_rebalance_init (GstNnPipeline * self)
   rb->debug_slowdown = g_strdup (DEFAULT_DEBUG_SLOWDOWN);
   self->rb = rb;
   gst_pad_add_probe (self->sinkpad, GST_PAD_PROBE_TYPE_BUFFER |
-      GST_PAD_PROBE_TYPE_BUFFER_LIST, gst_nn_pipeline_rebalance_sink_probe,
+      GST_PAD_PROBE_TYPE_BUFFER_LIST | GST_PAD_PROBE_TYPE_EVENT_FLUSH,
+      gst_nn_pipeline_rebalance_sink_probe,
       self, NULL);
   gst_pad_add_probe (self->srcpad, GST_PAD_PROBE_TYPE_BUFFER |
       GST_PAD_PROBE_TYPE_BUFFER_LIST, gst_nn_pipeline_rebalance_src_probe,
