@@ -264,6 +264,8 @@ gst_nn_pipeline_teardown_locked (GstNnPipeline * self)
   g_ptr_array_set_size (self->stage_elems, 0);
   g_ptr_array_set_size (self->queues, 0);
   g_clear_pointer (&self->plan, nnp_plan_free);
+  g_clear_pointer (&self->graph, nnp_graph_unref);
+  g_clear_pointer (&self->next_plan, nnp_plan_free);
   g_clear_pointer (&self->built_key, g_free);
   gst_caps_replace (&self->refused_caps, NULL);
 
@@ -336,7 +338,7 @@ gst_nn_pipeline_build_locked (GstNnPipeline * self, const GstNnTensorsInfo * inf
   }
 
   /* a switch of gstnnpipeline-rebalance.c brings its plan */
-  self->plan = gst_nn_pipeline_rebalance_take_plan (self);
+  self->plan = g_steal_pointer (&self->next_plan);
   if (self->plan) {
     NnpInputShape *ps;
     gint n_ps = 0;
@@ -427,7 +429,7 @@ gst_nn_pipeline_build_locked (GstNnPipeline * self, const GstNnTensorsInfo * inf
   }
 
   gst_nn_pipeline_stats_set_elements (self, self->stage_elems, self->queues);
-  gst_nn_pipeline_rebalance_built (self, graph);
+  self->graph = nnp_graph_ref (graph);
 
   g_free (self->built_key);
   self->built_key = info ? gst_nn_tensors_info_to_string (info) :

@@ -67,6 +67,10 @@ struct _GstNnPipeline
                                  * (the caps query reads it) */
   gchar *model_file;            /* path the model was loaded from */
   NnpPlan *plan;                /* owned, NULL until built */
+  NnpGraph *graph;              /* owned ref: the specialised graph of plan */
+  NnpPlan *next_plan;           /* owned: the plan the next build takes
+                                 * instead of making one (a re-balancing
+                                 * switch, gstnnpipeline-rebalance.c) */
   GPtrArray *stage_elems;       /* nnstage GstElement* (refs) */
   GPtrArray *queues;            /* queue GstElement* (refs) */
   gchar *built_key;             /* input caps the stages were built for */
@@ -142,9 +146,7 @@ gboolean gst_nn_pipeline_rebalance_get_property (GstNnPipeline * self,
 void gst_nn_pipeline_rebalance_start (GstNnPipeline * self);
 void gst_nn_pipeline_rebalance_stop (GstNnPipeline * self);
 void gst_nn_pipeline_rebalance_reset (GstNnPipeline * self);
-/* build hooks (build_lock held): the plan a switch hands to the build (or
- * NULL: make one), and the stages built for self->plan on graph */
-NnpPlan *gst_nn_pipeline_rebalance_take_plan (GstNnPipeline * self);
-void gst_nn_pipeline_rebalance_built (GstNnPipeline * self, NnpGraph * graph);
+/* after each successful build (build_lock held): the stages are new */
+void gst_nn_pipeline_rebalance_built (GstNnPipeline * self);
 
 G_END_DECLS

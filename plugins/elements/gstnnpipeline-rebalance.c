@@ -68,7 +68,6 @@ struct _GstNnPipelineRebalance
   guint gen;                    /* bumped when the stages are rebuilt */
   NnpPlan *pending;             /* owned: the plan to switch to, or NULL */
   NnpRebalance pending_why;     /* what nnp_plan_rebalance() found for it */
-  NnpPlan *next;                /* owned: handed to the build (take_plan) */
   guint64 in, out;              /* buffers into and out of the stages */
   guint count;                  /* switches done since READY -> PAUSED */
   gboolean refused;             /* the plan cannot be re-balanced (said once) */
@@ -215,19 +214,8 @@ apply_slowdown (GstNnPipeline * self, GPtrArray * stages)
 /* ------------------------------------------------------------------------ */
 /* hooks of the build (build_lock held) */
 
-NnpPlan *
-gst_nn_pipeline_rebalance_take_plan (GstNnPipeline * self)
-{
-  NnpPlan *plan;
-
-  g_mutex_lock (&self->rb->lock);
-  plan = g_steal_pointer (&self->rb->next);
-  g_mutex_unlock (&self->rb->lock);
-  return plan;
-}
-
 void
-gst_nn_pipeline_rebalance_built (GstNnPipeline * self, NnpGraph * graph)
+gst_nn_pipeline_rebalance_built (GstNnPipeline * self)
 {
   GstNnPipelineRebalance *rb = self->rb;
 
@@ -235,9 +223,9 @@ gst_nn_pipeline_rebalance_built (GstNnPipeline * self, NnpGraph * graph)
   g_clear_pointer (&rb->plan, nnp_plan_free);
   g_clear_pointer (&rb->graph, nnp_graph_unref);
   g_clear_pointer (&rb->model, nnp_model_unref);
-  if (self->plan) {
+  if (self->plan && self->graph) {
     rb->plan = nnp_plan_copy (self->plan);
-    rb->graph = nnp_graph_ref (graph);
+    rb->graph = nnp_graph_ref (self->graph);
     rb->model = nnp_model_ref (self->model);
   }
   rb->gen++;
@@ -505,7 +493,6 @@ gst_nn_pipeline_rebalance_reset (GstNnPipeline * self)
 
   g_mutex_lock (&rb->lock);
   g_clear_pointer (&rb->pending, nnp_plan_free);
-  g_clear_pointer (&rb->next, nnp_plan_free);
   rb->in = rb->out = 0;
   rb->count = 0;
   rb->refused = FALSE;
@@ -659,14 +646,16 @@ do_switch (GstNnPipeline * self)
   g_mutex_lock (&rb->lock);
   old_plan = rb->plan ? nnp_plan_copy (rb->plan) : NULL;
   old_graph = rb->graph ? nnp_graph_ref (rb->graph) : NULL;
-  rb->next = plan;              /* taken by the build */
   g_mutex_unlock (&rb->lock);
 
   gst_nn_pipeline_teardown_locked (self);
+  self->next_plan = plan;       /* taken by the build */
   ok = gst_nn_pipeline_build_locked (self, &info, TRUE, &err);
+  g_clear_pointer (&self->next_plan, nnp_plan_free);  /* the build failed early */
+  if (ok)
+    gst_nn_pipeline_rebalance_built (self);
 
   g_mutex_lock (&rb->lock);
-  g_clear_pointer (&rb->next, nnp_plan_free);     /* when the build failed early */
   count = ++rb->count;
   new_graph = rb->graph ? nnp_graph_ref (rb->graph) : NULL;
   g_mutex_unlock (&rb->lock);

@@ -155,6 +155,8 @@ gst_nn_pipeline_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
       ok = FALSE;
     } else if (self->plan == NULL) {
       ok = gst_nn_pipeline_build_locked (self, &info, TRUE, &err);
+      if (ok)
+        gst_nn_pipeline_rebalance_built (self);
     } else {
       gchar *s = gst_nn_tensors_info_to_string (&info);
 
@@ -328,6 +330,8 @@ gst_nn_pipeline_change_state (GstElement * element, GstStateChange transition)
       /* static input shapes: build now, caps queries then reach the stages */
       if (ok)
         ok = gst_nn_pipeline_build_locked (self, NULL, FALSE, &err);
+      if (ok)
+        gst_nn_pipeline_rebalance_built (self);
       g_mutex_unlock (&self->build_lock);
       if (!ok)
         goto build_failed;

@@ -658,9 +658,7 @@ gst_nn_stage_get_property (GObject * object, guint prop_id, GValue * value,
       g_value_set_uint (value, self->stages_built);
       break;
     case PROP_DEBUG_SLOWDOWN:
-      GST_OBJECT_LOCK (self);
       g_value_set_double (value, self->debug_slowdown);
-      GST_OBJECT_UNLOCK (self);
       break;
     case PROP_SHAPE_CACHE:
       g_value_set_int (value, self->shape_cache);
