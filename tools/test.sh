@@ -107,7 +107,7 @@ TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$top/tests/ts
     --wrapper "$top/tests/tsan/preload.sh $tsan/tests/tsan/libnnp-tsan-glib-locks.so" \
     tsan-glib-locks tsan-glib-locks-unseen tensor graph model stage threadpool partition derived \
     plugin-tensorcaps plugin-nnconvert plugin-post plugin-nnstage \
-    plugin-nnpipeline plugin-robustness plugin-torture plugin-rebalance \
+    plugin-nnpipeline plugin-robustness plugin-torture \
     || status=1
 phase "tsan tests"
 # (with --wrapper meson names the log after the wrapper)
