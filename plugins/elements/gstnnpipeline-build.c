@@ -265,6 +265,8 @@ gst_nn_pipeline_teardown_locked (GstNnPipeline * self)
   g_ptr_array_set_size (self->stage_elems, 0);
   g_ptr_array_set_size (self->queues, 0);
   g_clear_pointer (&self->plan, nnp_plan_free);
+  g_clear_pointer (&self->graph, nnp_graph_unref);
+  g_clear_pointer (&self->next_plan, nnp_plan_free);
   g_clear_pointer (&self->built_key, g_free);
   gst_caps_replace (&self->refused_caps, NULL);
 
@@ -350,7 +352,23 @@ gst_nn_pipeline_build_locked (GstNnPipeline * self, const GstNnTensorsInfo * inf
     }
   }
 
-  self->plan = make_plan (self, shapes, n_shapes, &graph, error);
+  /* a switch of gstnnpipeline-rebalance.c brings its plan */
+  self->plan = g_steal_pointer (&self->next_plan);
+  if (self->plan) {
+    NnpInputShape *ps;
+    gint n_ps = 0;
+
+    ps = nnp_plan_get_input_shapes (self->plan, &n_ps);
+    graph = nnp_model_specialize (self->model, ps, n_ps, self->plan->no_fusion ?
+        NNP_SPECIALIZE_NO_FUSION : NNP_SPECIALIZE_DEFAULT, error);
+    g_free (ps);
+    if (graph == NULL) {
+      g_clear_pointer (&self->plan, nnp_plan_free);
+      return FALSE;
+    }
+  } else {
+    self->plan = make_plan (self, shapes, n_shapes, &graph, error);
+  }
   if (self->plan == NULL)
     return FALSE;
   key = nnp_shapes_key (shapes, (int) n_shapes, NNP_SPECIALIZE_DEFAULT);
@@ -426,6 +444,7 @@ gst_nn_pipeline_build_locked (GstNnPipeline * self, const GstNnTensorsInfo * inf
   }
 
   gst_nn_pipeline_stats_set_elements (self, self->stage_elems, self->queues);
+  self->graph = nnp_graph_ref (graph);
 
   g_free (self->built_key);
   self->built_key = info ? gst_nn_tensors_info_to_string (info) :

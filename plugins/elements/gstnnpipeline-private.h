@@ -25,6 +25,18 @@ GST_DEBUG_CATEGORY_EXTERN (gst_nn_pipeline_debug);
 
 #define MAX_STAGES NNP_PLAN_MAX_STAGES
 
+/* properties of gstnnpipeline-rebalance.c (after gstnnpipeline.c's) */
+enum
+{
+  PROP_REBALANCE = 100,
+  PROP_REBALANCE_THRESHOLD,
+  PROP_REBALANCE_INTERVAL,
+  PROP_REBALANCE_SUSTAIN,
+  PROP_DEBUG_SLOWDOWN,
+};
+
+typedef struct _GstNnPipelineRebalance GstNnPipelineRebalance;
+
 struct _GstNnPipeline
 {
   GstBin parent;
@@ -57,6 +69,10 @@ struct _GstNnPipeline
                                  * (the caps query reads it) */
   gchar *model_file;            /* path the model was loaded from */
   NnpPlan *plan;                /* owned, NULL until built */
+  NnpGraph *graph;              /* owned ref: the specialised graph of plan */
+  NnpPlan *next_plan;           /* owned: the plan the next build takes
+                                 * instead of making one (a re-balancing
+                                 * switch, gstnnpipeline-rebalance.c) */
   GPtrArray *stage_elems;       /* nnstage GstElement* (refs) */
   GPtrArray *queues;            /* queue GstElement* (refs) */
   gchar *built_key;             /* input caps the stages were built for */
@@ -89,6 +105,8 @@ struct _GstNnPipeline
   guint64 frames_in, frames_out;
   gint64 first_in;              /* monotonic us of the first input buffer, 0 */
   gint64 first_out, last_out;   /* monotonic us of the first and last output buffers */
+
+  GstNnPipelineRebalance *rb;   /* owned: re-balancing (gstnnpipeline-rebalance.c) */
 };
 
 /* gstnnpipeline-build.c (build_lock held by the caller) */
@@ -121,5 +139,20 @@ GstPadProbeReturn gst_nn_pipeline_stats_sink_probe (GstPad * pad,
     GstPadProbeInfo * info, gpointer user_data);
 GstPadProbeReturn gst_nn_pipeline_stats_src_probe (GstPad * pad,
     GstPadProbeInfo * info, gpointer user_data);
+
+/* gstnnpipeline-rebalance.c: re-balancing while PLAYING (never takes
+ * build_lock but in the switch, from the streaming thread) */
+void gst_nn_pipeline_rebalance_init (GstNnPipeline * self);
+void gst_nn_pipeline_rebalance_finalize (GstNnPipeline * self);
+void gst_nn_pipeline_rebalance_install_properties (GObjectClass * gobject_class);
+gboolean gst_nn_pipeline_rebalance_set_property (GstNnPipeline * self,
+    guint prop_id, const GValue * value);
+gboolean gst_nn_pipeline_rebalance_get_property (GstNnPipeline * self,
+    guint prop_id, GValue * value);
+void gst_nn_pipeline_rebalance_start (GstNnPipeline * self);
+void gst_nn_pipeline_rebalance_stop (GstNnPipeline * self);
+void gst_nn_pipeline_rebalance_reset (GstNnPipeline * self);
+/* after each successful build (build_lock held): the stages are new */
+void gst_nn_pipeline_rebalance_built (GstNnPipeline * self);
 
 G_END_DECLS

@@ -159,6 +159,8 @@ gst_nn_pipeline_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
       ok = FALSE;
     } else if (self->plan == NULL) {
       ok = gst_nn_pipeline_build_locked (self, &info, TRUE, &err);
+      if (ok)
+        gst_nn_pipeline_rebalance_built (self);
     } else {
       gchar *s = gst_nn_tensors_info_to_string (&info);
 
@@ -324,6 +326,7 @@ gst_nn_pipeline_change_state (GstElement * element, GstStateChange transition)
       if (!check_properties (self, &err))
         goto bad_property;
       gst_nn_pipeline_stats_reset (self);
+      gst_nn_pipeline_rebalance_reset (self);
       g_mutex_lock (&self->build_lock);
       ok = gst_nn_pipeline_trace_open_locked (self, &err);
       if (ok)
@@ -333,12 +336,15 @@ gst_nn_pipeline_change_state (GstElement * element, GstStateChange transition)
       /* static input shapes: build now, caps queries then reach the stages */
       if (ok)
         ok = gst_nn_pipeline_build_locked (self, NULL, FALSE, &err);
+      if (ok)
+        gst_nn_pipeline_rebalance_built (self);
       g_mutex_unlock (&self->build_lock);
       if (!ok)
         goto build_failed;
       break;
     case GST_STATE_CHANGE_PAUSED_TO_PLAYING:
       gst_nn_pipeline_stats_start (self);
+      gst_nn_pipeline_rebalance_start (self);
       break;
     default:
       break;
@@ -352,9 +358,12 @@ gst_nn_pipeline_change_state (GstElement * element, GstStateChange transition)
   switch (transition) {
     case GST_STATE_CHANGE_PLAYING_TO_PAUSED:
       gst_nn_pipeline_stats_stop (self);
+      gst_nn_pipeline_rebalance_stop (self);
       break;
     case GST_STATE_CHANGE_PAUSED_TO_READY:
       gst_nn_pipeline_stats_stop (self);
+      gst_nn_pipeline_rebalance_stop (self);
+      gst_nn_pipeline_rebalance_reset (self);
       g_mutex_lock (&self->build_lock);
       gst_nn_pipeline_teardown_locked (self);
       gst_nn_pipeline_drop_model (self);
@@ -405,6 +414,8 @@ gst_nn_pipeline_set_property (GObject * object, guint prop_id,
 {
   GstNnPipeline *self = GST_NN_PIPELINE (object);
 
+  if (gst_nn_pipeline_rebalance_set_property (self, prop_id, value))
+    return;                     /* gstnnpipeline-rebalance.c's */
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
     case PROP_MODEL:
@@ -470,6 +481,8 @@ gst_nn_pipeline_get_property (GObject * object, guint prop_id, GValue * value,
 {
   GstNnPipeline *self = GST_NN_PIPELINE (object);
 
+  if (gst_nn_pipeline_rebalance_get_property (self, prop_id, value))
+    return;                     /* gstnnpipeline-rebalance.c's */
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
     case PROP_MODEL:
@@ -527,6 +540,7 @@ gst_nn_pipeline_finalize (GObject * object)
   GstNnPipeline *self = GST_NN_PIPELINE (object);
 
   gst_nn_pipeline_stats_stop (self);
+  gst_nn_pipeline_rebalance_finalize (self);
   g_clear_pointer (&self->streams, gst_nn_streams_free);
   g_ptr_array_unref (self->stage_elems);
   g_ptr_array_unref (self->queues);
@@ -729,6 +743,8 @@ gst_nn_pipeline_class_init (GstNnPipelineClass * klass)
           "(1 = none)", 1, 64, DEFAULT_MAX_REPLICAS,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
+  /* rebalance, rebalance-threshold, -interval, -sustain, debug-slowdown */
+  gst_nn_pipeline_rebalance_install_properties (gobject_class);
 
   /**
    * GstNnPipeline:batch-size:
@@ -820,4 +836,6 @@ gst_nn_pipeline_init (GstNnPipeline * self)
       GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM | GST_PAD_PROBE_TYPE_EVENT_FLUSH,
       gst_nn_pipeline_stats_src_probe, self, NULL);
   gst_element_add_pad (GST_ELEMENT (self), self->srcpad);
+
+  gst_nn_pipeline_rebalance_init (self);
 }

@@ -28,6 +28,7 @@ struct _GstNnStage
   gint threads, stage_index, device_index, shape_cache;
   NnpPlan *plan_object;         /* owned copy (set by nnpipeline) */
   gboolean fallback;
+  gdouble debug_slowdown;       /* debug-slowdown FACTOR (0 = none) */
   guint props_gen;              /* bumped by every write of a property the
                                  * part is made from */
 

@@ -122,6 +122,7 @@ enum
   PROP_STAGES_BUILT,
   PROP_TRACE,
   PROP_SHAPE_CACHE,
+  PROP_DEBUG_SLOWDOWN,
 };
 
 /* device memory first: an OpenCL stage prefers it (see transform_caps) */
@@ -142,6 +143,25 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
 
 
 G_DEFINE_TYPE (GstNnStage, gst_nn_stage, GST_TYPE_BASE_TRANSFORM);
+
+/* debug-slowdown: after a run that began at t0, busy-wait FACTOR times its
+ * length, inside the busy time (a slowed core, deterministic whatever the
+ * machine's load: nnpipeline's re-balancing test). */
+static void
+gst_nn_stage_debug_slowdown (GstNnStage * self, gint64 t0)
+{
+  gdouble factor;
+  gint64 now, until;
+
+  GST_OBJECT_LOCK (self);
+  factor = self->debug_slowdown;
+  GST_OBJECT_UNLOCK (self);
+  if (factor <= 0.0)
+    return;
+  now = g_get_monotonic_time ();
+  until = now + (gint64) ((now - t0) * factor);
+  while (g_get_monotonic_time () < until);
+}
 GST_ELEMENT_REGISTER_DEFINE (nnstage, "nnstage", GST_RANK_NONE,
     GST_TYPE_NN_STAGE);
 
@@ -170,6 +190,7 @@ gst_nn_stage_transform (GstBaseTransform * trans, GstBuffer * inbuf,
 
   t0 = gst_nn_run_stats_begin (&self->stats);
   ok = nnp_stage_run (self->stage, in_map.tensors, out_map.tensors, &err);
+  gst_nn_stage_debug_slowdown (self, t0);
   t1 = g_get_monotonic_time ();
   gst_nn_run_stats_end (&self->stats, GST_ELEMENT (self), t0, t1, ok);
   GST_LOG_OBJECT (self, "ran %" GST_TIME_FORMAT " in %.2f ms (%u tensors in "
@@ -465,6 +486,12 @@ gst_nn_stage_set_property (GObject * object, guint prop_id,
         nnp_part_set_cache_size (self->part, g_value_get_int (value));
       g_mutex_unlock (&self->lock);
       return;
+    case PROP_DEBUG_SLOWDOWN:
+      /* changes no part: takes effect with the next frame */
+      GST_OBJECT_LOCK (self);
+      self->debug_slowdown = g_value_get_double (value);
+      GST_OBJECT_UNLOCK (self);
+      return;
     case PROP_PLAN_OBJECT:{
       const NnpPlan *plan = g_value_get_pointer (value);
 
@@ -525,6 +552,9 @@ gst_nn_stage_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_STAGES_BUILT:
       g_value_set_uint (value, self->stages_built);
+      break;
+    case PROP_DEBUG_SLOWDOWN:
+      g_value_set_double (value, self->debug_slowdown);
       break;
     case PROP_SHAPE_CACHE:
       g_value_set_int (value, self->shape_cache);
@@ -827,6 +857,20 @@ gst_nn_stage_class_init (GstNnStageClass * klass)
           "Input shape sets whose prepared stages are kept (LRU)", 1, 256,
           DEFAULT_SHAPE_CACHE,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+
+  /**
+   * GstNnStage:debug-slowdown:
+   *
+   * For tests and benchmarks: after each run, busy-wait this many times
+   * the run's length (0 = none), counted in busy-time: the stage behaves
+   * as if its core were FACTOR + 1 times slower.  May be changed while
+   * running.
+   */
+  g_object_class_install_property (gobject_class, PROP_DEBUG_SLOWDOWN,
+      g_param_spec_double ("debug-slowdown", "Debug slowdown",
+          "Busy-wait FACTOR x each run's time after it (testing)", 0.0, 100.0,
+          0.0, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);

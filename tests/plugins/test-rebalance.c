@@ -1,0 +1,380 @@
+/* nnpipeline rebalance=true (issue 13 item 3): a balanced 2-stage split of
+ * a chain of identical layers, one stage slowed while PLAYING
+ * (debug-slowdown): the nnpipeline-rebalance message comes with the slowed
+ * stage holding fewer nodes, and every frame leaves once, in order, equal
+ * (SHA-256 of the bytes) to the whole model's output for it.  Also the
+ * library call, nnp_plan_rebalance(), on made-up measurements. */
+#include "test-common.h"
+
+#include <gst/app/gstappsink.h>
+#include <gst/app/gstappsrc.h>
+#include <nnpipe/rebalance.h>
+
+#define C 16
+#define H 32
+#define W 32
+#define N_FLOATS (C * H * W)
+#define SEED 4000
+#define MAX_FRAMES 20000
+#define TAIL_FRAMES 200
+
+/* ------------------------------------------------------------------------ */
+/* the library call */
+
+static NnpPlan *
+chain_plan (NnpModel ** model_out)
+{
+  gchar *path = nnp_test_model_path ("chain.onnx");
+  NnpPlanRequest req = { 0 };
+  GError *err = NULL;
+  NnpModel *model = nnp_model_load (path, &err);
+  NnpPlan *plan;
+
+  fail_unless (model != NULL, "%s", err ? err->message : "");
+  req.n_stages = 2;
+  req.devices = "cpu:1,cpu:1";
+  req.cost = NNP_COST_ESTIMATE;
+  plan = nnp_plan_make (model, NULL, 0, &req, NULL, &err);
+  fail_unless (plan != NULL, "%s", err ? err->message : "");
+  /* identical layers: the split is even */
+  fail_unless_equals_int (plan->stages[0].n_nodes, plan->stages[1].n_nodes);
+  g_free (path);
+  *model_out = model;
+  return plan;
+}
+
+GST_START_TEST (test_library)
+{
+  NnpModel *model;
+  NnpPlan *plan = chain_plan (&model), *best;
+  NnpRebalance r;
+  GError *err = NULL;
+  gint half = plan->stages[0].n_nodes;
+  gdouble ms[2];
+
+  /* as predicted: the same cuts, no gain */
+  ms[0] = ms[1] = 1.0;
+  best = nnp_plan_rebalance (model, plan, ms, 2, NNP_COST_ESTIMATE, &r, &err);
+  fail_unless (best != NULL, "%s", err ? err->message : "");
+  fail_if (r.changed);
+  fail_unless (r.gain < 1.05, "gain %g", r.gain);
+  nnp_plan_free (best);
+
+  /* stage 1 three times its share: it gets fewer nodes, stage 0 more */
+  ms[0] = 1.0;
+  ms[1] = 3.0;
+  best = nnp_plan_rebalance (model, plan, ms, 2, NNP_COST_ESTIMATE, &r, &err);
+  fail_unless (best != NULL, "%s", err ? err->message : "");
+  fail_unless (r.changed);
+  fail_unless (best->stages[1].n_nodes < half && best->stages[0].n_nodes > half,
+      "%d + %d nodes", best->stages[0].n_nodes, best->stages[1].n_nodes);
+  fail_unless (r.factor[1] > 2.9 * r.factor[0]);
+  fail_unless_equals_float (r.measured_bottleneck_ms, 3.0);
+  fail_unless (r.gain > 1.3, "gain %g", r.gain);
+  fail_unless (r.best_bottleneck_ms < 3.0 / 1.3);
+  nnp_plan_free (best);
+
+  /* the other way round */
+  ms[0] = 3.0;
+  ms[1] = 1.0;
+  best = nnp_plan_rebalance (model, plan, ms, 2, NNP_COST_ESTIMATE, &r, &err);
+  fail_unless (best != NULL, "%s", err ? err->message : "");
+  fail_unless (best->stages[0].n_nodes < half);
+  nnp_plan_free (best);
+
+  /* measurements that do not fit the plan: an error naming the problem */
+  best = nnp_plan_rebalance (model, plan, ms, 3, NNP_COST_ESTIMATE, &r, &err);
+  fail_unless (best == NULL && err != NULL);
+  fail_unless (strstr (err->message, "3 stage times for a plan of 2 stages"),
+      "%s", err->message);
+  g_clear_error (&err);
+  ms[1] = 0.0;
+  best = nnp_plan_rebalance (model, plan, ms, 2, NNP_COST_ESTIMATE, &r, &err);
+  fail_unless (best == NULL && err != NULL);
+  fail_unless (strstr (err->message, "stage 1: 0 ms is not a measured time"),
+      "%s", err->message);
+  g_clear_error (&err);
+
+  nnp_plan_free (plan);
+  nnp_model_unref (model);
+}
+
+GST_END_TEST;
+
+/* ------------------------------------------------------------------------ */
+/* the element */
+
+typedef struct
+{
+  GMutex lock;
+  GPtrArray *sums;              /* gchar*: SHA-256 of each output frame */
+  GArray *pts;                  /* GstClockTime of each output frame */
+} Outputs;
+
+static gchar *
+buffer_sha256 (GstBuffer * buf)
+{
+  GstMapInfo map;
+  gchar *sum;
+
+  fail_unless (gst_buffer_map (buf, &map, GST_MAP_READ));
+  sum = g_compute_checksum_for_data (G_CHECKSUM_SHA256, map.data, map.size);
+  gst_buffer_unmap (buf, &map);
+  return sum;
+}
+
+static GstFlowReturn
+on_sample (GstAppSink * sink, gpointer user_data)
+{
+  Outputs *out = user_data;
+  GstSample *sample = gst_app_sink_pull_sample (sink);
+  GstBuffer *buf = gst_sample_get_buffer (sample);
+  GstClockTime pts = GST_BUFFER_PTS (buf);
+
+  g_mutex_lock (&out->lock);
+  g_ptr_array_add (out->sums, buffer_sha256 (buf));
+  g_array_append_val (out->pts, pts);
+  g_mutex_unlock (&out->lock);
+  gst_sample_unref (sample);
+  return GST_FLOW_OK;
+}
+
+/* The node counts of an nnpipeline-rebalance message's field. */
+static gint
+nodes_of (const GstStructure * s, const gchar * field, guint k)
+{
+  const GValue *a = gst_structure_get_value (s, field);
+
+  fail_unless (a != NULL && GST_VALUE_HOLDS_ARRAY (a), "no %s", field);
+  fail_unless (k < gst_value_array_get_size (a));
+  return g_value_get_int (gst_value_array_get_value (a, k));
+}
+
+/* Element messages and errors so far: errors fail the test; returns TRUE
+ * when a rebalance message moved nodes off `slowed` (after the slowdown). */
+static gboolean
+drain_bus (GstBus * bus, gint slowed, guint * n_rebalance, gint * last_nodes)
+{
+  GstMessage *msg;
+  gboolean moved = FALSE;
+
+  while ((msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ELEMENT |
+              GST_MESSAGE_ERROR))) {
+    if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
+      GError *err = NULL;
+
+      gst_message_parse_error (msg, &err, NULL);
+      fail ("error: %s", err->message);
+    } else if (gst_message_has_name (msg, "nnpipeline-rebalance")) {
+      const GstStructure *s = gst_message_get_structure (msg);
+      gint before = nodes_of (s, "old-nodes", MAX (slowed, 0));
+      gint after = nodes_of (s, "new-nodes", MAX (slowed, 0));
+      gdouble gain = 0, pause = -1;
+
+      (*n_rebalance)++;
+      fail_unless (gst_structure_get_double (s, "expected-gain", &gain));
+      fail_unless (gst_structure_get_double (s, "pause-ms", &pause));
+      fail_unless (gain > 1.0 && pause >= 0.0, "gain %g pause %g", gain,
+          pause);
+      fail_unless (gst_structure_get_string (s, "old-cuts") != NULL);
+      fail_unless (g_strcmp0 (gst_structure_get_string (s, "old-cuts"),
+              gst_structure_get_string (s, "new-cuts")) != 0);
+      {
+        gchar *text = gst_structure_to_string (s);
+
+        g_print ("%s\n", text);
+        g_free (text);
+      }
+      if (slowed >= 0 && after < before)
+        moved = TRUE;
+      if (slowed >= 0)
+        *last_nodes = after;
+    }
+    gst_message_unref (msg);
+  }
+  return moved;
+}
+
+static void
+push_frame (GstElement * src, guint i)
+{
+  fail_unless_equals_int (gst_app_src_push_buffer (GST_APP_SRC (src),
+          nnp_test_random_frame (N_FLOATS, SEED + i, i)), GST_FLOW_OK);
+}
+
+static void
+run_slowdown (gint slowed)
+{
+  gchar *path = nnp_test_model_path ("chain.onnx");
+  gchar *caps_str = nnp_test_tensor_caps (C, H, W);
+  gchar *slow = g_strdup_printf ("%s", slowed == 0 ? "3,0" : "0,3");
+  GstElement *pipe = gst_pipeline_new (NULL);
+  GstElement *src = nnp_test_make ("appsrc", "format", GST_FORMAT_TIME,
+      "block", TRUE, "max-bytes", (guint64) (4 * N_FLOATS * sizeof (gfloat)),
+      NULL);
+  GstElement *nnp = nnp_test_make ("nnpipeline", "model", path, "stages", "2",
+      "devices", "cpu:1,cpu:1", "rebalance", TRUE, "rebalance-interval", 100,
+      "rebalance-sustain", 2, "stats-interval", 0, NULL);
+  GstElement *sink = nnp_test_make ("appsink", "sync", FALSE, NULL);
+  GstAppSinkCallbacks cb = { 0 };
+  GstCaps *caps = gst_caps_from_string (caps_str);
+  GstHarness *ref;
+  GstBus *bus;
+  GstMessage *msg;
+  Outputs out;
+  guint n = 0, n_rebalance = 0, moved_at = 0, total;
+  gint last_nodes = -1;
+  gboolean moved = FALSE;
+
+  cb.new_sample = on_sample;
+  g_mutex_init (&out.lock);
+  out.sums = g_ptr_array_new_with_free_func (g_free);
+  out.pts = g_array_new (FALSE, FALSE, sizeof (GstClockTime));
+  g_object_set (src, "caps", caps, NULL);
+  gst_caps_unref (caps);
+  gst_app_sink_set_callbacks (GST_APP_SINK (sink), &cb, &out, NULL);
+  gst_bin_add_many (GST_BIN (pipe), src, nnp, sink, NULL);
+  fail_unless (gst_element_link_many (src, nnp, sink, NULL));
+  bus = gst_element_get_bus (pipe);
+  fail_unless (gst_element_set_state (pipe, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+
+  /* balanced at first; a few hundred frames as they are */
+  for (; n < 300; n++)
+    push_frame (src, n);
+  drain_bus (bus, -1, &n_rebalance, &last_nodes);
+  /* one core slowed: 4 times the stage's time */
+  g_object_set (nnp, "debug-slowdown", slow, NULL);
+  while (!moved && n < MAX_FRAMES) {
+    for (guint j = 0; j < 50; j++, n++)
+      push_frame (src, n);
+    moved = drain_bus (bus, slowed, &n_rebalance, &last_nodes);
+  }
+  fail_unless (moved, "no nnpipeline-rebalance moving nodes off stage %d in "
+      "%u frames", slowed, n);
+  moved_at = n;
+  /* frames through the new stages, then the end */
+  for (guint j = 0; j < TAIL_FRAMES; j++, n++)
+    push_frame (src, n);
+  fail_unless_equals_int (gst_app_src_end_of_stream (GST_APP_SRC (src)),
+      GST_FLOW_OK);
+  msg = gst_bus_timed_pop_filtered (bus, 120 * GST_SECOND,
+      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL, "no EOS");
+  fail_unless (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS);
+  gst_message_unref (msg);
+  drain_bus (bus, slowed, &n_rebalance, &last_nodes);
+  fail_unless (last_nodes >= 0 && last_nodes < 8,
+      "stage %d holds %d of 16 nodes at the end", slowed, last_nodes);
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  gst_object_unref (bus);
+  gst_object_unref (pipe);
+  g_print ("%u frames, %u re-balancings, moved at frame ~%u\n", n,
+      n_rebalance, moved_at);
+
+  /* every frame once, in order, bit-exact against the whole model */
+  total = n;
+  fail_unless_equals_int (out.sums->len, total);
+  ref = nnp_test_harness_take (nnp_test_make ("nnstage", "model", path,
+          NULL));
+  gst_harness_set_src_caps_str (ref, caps_str);
+  for (guint i = 0; i < total; i++) {
+    GstBuffer *o;
+    gchar *sum;
+
+    fail_unless_equals_uint64 (g_array_index (out.pts, GstClockTime, i),
+        (guint64) i * NNP_TEST_FRAME_DURATION);
+    fail_unless_equals_int (gst_harness_push (ref, nnp_test_random_frame
+            (N_FLOATS, SEED + i, i)), GST_FLOW_OK);
+    o = gst_harness_pull (ref);
+    sum = buffer_sha256 (o);
+    fail_unless_equals_string (g_ptr_array_index (out.sums, i), sum);
+    g_free (sum);
+    gst_buffer_unref (o);
+  }
+  gst_harness_teardown (ref);
+
+  g_ptr_array_unref (out.sums);
+  g_array_unref (out.pts);
+  g_mutex_clear (&out.lock);
+  g_free (slow);
+  g_free (caps_str);
+  g_free (path);
+}
+
+GST_START_TEST (test_slow_stage1)
+{
+  run_slowdown (1);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_slow_stage0)
+{
+  run_slowdown (0);
+}
+
+GST_END_TEST;
+
+/* rebalance=false (the default): the same slowdown moves nothing */
+GST_START_TEST (test_off)
+{
+  gchar *path = nnp_test_model_path ("chain.onnx");
+  gchar *caps_str = nnp_test_tensor_caps (C, H, W);
+  GstElement *pipe = gst_pipeline_new (NULL);
+  GstElement *src = nnp_test_make ("appsrc", "format", GST_FORMAT_TIME,
+      "block", TRUE, "max-bytes", (guint64) (4 * N_FLOATS * sizeof (gfloat)),
+      NULL);
+  GstElement *nnp = nnp_test_make ("nnpipeline", "model", path, "stages", "2",
+      "devices", "cpu:1,cpu:1", "rebalance-interval", 100,
+      "rebalance-sustain", 1, "stats-interval", 0, "debug-slowdown", "0,3",
+      NULL);
+  GstElement *sink = nnp_test_make ("fakesink", "sync", FALSE, NULL);
+  GstCaps *caps = gst_caps_from_string (caps_str);
+  GstBus *bus;
+  GstMessage *msg;
+  guint n_rebalance = 0;
+  gint last = -1;
+  gboolean on = TRUE;
+
+  g_object_get (nnp, "rebalance", &on, NULL);
+  fail_if (on, "rebalance is on by default");
+  g_object_set (src, "caps", caps, NULL);
+  gst_caps_unref (caps);
+  gst_bin_add_many (GST_BIN (pipe), src, nnp, sink, NULL);
+  fail_unless (gst_element_link_many (src, nnp, sink, NULL));
+  bus = gst_element_get_bus (pipe);
+  fail_unless (gst_element_set_state (pipe, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  for (guint i = 0; i < 600; i++)
+    push_frame (src, i);
+  gst_app_src_end_of_stream (GST_APP_SRC (src));
+  msg = gst_bus_timed_pop_filtered (bus, 120 * GST_SECOND,
+      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless (msg && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS);
+  gst_message_unref (msg);
+  drain_bus (bus, 1, &n_rebalance, &last);
+  fail_unless_equals_int (n_rebalance, 0);
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  gst_object_unref (bus);
+  gst_object_unref (pipe);
+  g_free (caps_str);
+  g_free (path);
+}
+
+GST_END_TEST;
+
+static Suite *
+rebalance_suite (void)
+{
+  TCase *tc;
+  Suite *s = nnp_test_suite_new ("nnpipeline-rebalance", 240, &tc);
+
+  tcase_add_test (tc, test_library);
+  tcase_add_test (tc, test_slow_stage1);
+  tcase_add_test (tc, test_slow_stage0);
+  tcase_add_test (tc, test_off);
+  return s;
+}
+
+GST_CHECK_MAIN (rebalance);
