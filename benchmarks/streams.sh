@@ -29,6 +29,9 @@
 #    the first and the last output).  REP_MODEL=det runs this part on the
 #    detector instead, at REP_SIZE (default 320) square.
 #
+#    Last row, the ceiling of frame-level parallelism here: two processes
+#    running the `one` configuration at once, their frames/s summed.
+#
 # Environment: NNP_BUILD_DIR, NNP_MODELS_DIR (pipelines/common.sh), ROUNDS,
 # REP_FRAMES, REP_MODEL, REP_SIZE, SKIP_STREAMS=1 / SKIP_REPLICAS=1 to run
 # one part.
@@ -149,7 +152,17 @@ if [ "${SKIP_REPLICAS:-0}" != 1 ]; then
       echo "$me: $1 did not deliver $rep_frames frames" >&2; exit 1; }
     steady_fps "$tmp/rlog.$1"
   }
-  configs="one two split rep2 rep2-pin split-rep auto"
+  # twoproc: the ceiling of frame-level parallelism on this machine, two
+  # processes each running the whole model on one thread at once (the sum of
+  # their frames/s): what two replicas could reach with nothing shared
+  twoproc () {
+    run twoproc-a "$(props_of one)" > "$tmp/tp.a" &
+    tp=$!
+    run twoproc-b "$(props_of one)" > "$tmp/tp.b"
+    wait "$tp" || exit 1
+    awk '{ s += $1 } END { printf "%.4f\n", s }' "$tmp/tp.a" "$tmp/tp.b"
+  }
+  configs="one two split rep2 rep2-pin split-rep auto twoproc"
   props_of () {
     case $1 in
       one) echo "stages=1 devices=cpu:1" ;;
@@ -159,6 +172,7 @@ if [ "${SKIP_REPLICAS:-0}" != 1 ]; then
       rep2-pin) echo "stages=1 devices=cpu:1*2 pin=true" ;;
       split-rep) echo "stages=2 devices=cpu:1,cpu:1*2" ;;
       auto) echo "stages=auto devices=cpu:1,cpu:1 max-replicas=2" ;;
+      twoproc) echo "2 processes x (stages=1 devices=cpu:1)" ;;
     esac
   }
   echo "replicas: $rep_name, $rep_frames frames, $rounds rounds (medians); load: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -170,7 +184,11 @@ if [ "${SKIP_REPLICAS:-0}" != 1 ]; then
     order=$(echo $configs | tr ' ' '\n' | awk -v r="$r" '{ a[NR] = $0 } END {
       for (i = 0; i < NR; i++) print a[(i + r) % NR + 1] }')
     for c in $order; do
-      run "$c" "$(props_of "$c")" >> "$tmp/r.$c"
+      if [ "$c" = twoproc ]; then
+        twoproc >> "$tmp/r.$c"
+      else
+        run "$c" "$(props_of "$c")" >> "$tmp/r.$c"
+      fi
     done
     r=$((r + 1))
   done
