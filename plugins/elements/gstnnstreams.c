@@ -32,138 +32,20 @@
 #include "config.h"
 #endif
 
-#include "gstnnstreams.h"
-#include "gstnnbatch.h"
+#include "gstnnstreams-private.h"
 #include "gstnntensorcaps.h"
 
 #include <nnpipe/error.h>
 #include <string.h>
 
-GST_DEBUG_CATEGORY_STATIC (gst_nn_streams_debug);
+GST_DEBUG_CATEGORY (gst_nn_streams_debug);
 #define GST_CAT_DEFAULT gst_nn_streams_debug
-
-/* One stream: a sink_N / src_N pair. */
-typedef struct
-{
-  guint index;
-  GstPad *sink_ghost, *src_ghost;       /* on the bin (owned by it) */
-  GstPad *mux_sink;             /* mux's sink pad (owned by the mux) */
-  GstPad *demux_src;            /* demux's src pad (owned by the demux) */
-  GstPad *mq_sink;              /* multiqueue request pad (ref) */
-
-  /* lock */
-  GstCaps *in_caps;             /* accepted caps (ref), NULL before */
-  gboolean ended;               /* EOS received or the stream failed */
-  gboolean released;            /* lock and out_lock to write */
-  guint64 frames_in, frames_out;
-
-  /* batch_lock */
-  gboolean flushing;            /* between flush-start and flush-stop */
-
-  /* out_lock */
-  GstCaps *out_caps;            /* caps last pushed on demux_src (ref) */
-  GQueue held;                  /* sticky events waiting for the first caps */
-} Stream;
-
-/* A FIFO entry: a frame in the chain or an event behind it. */
-typedef struct
-{
-  Stream *stream;
-  GstEvent *event;              /* owned; NULL: a frame */
-  GstClockTime pts, dts, duration;
-  guint64 offset, offset_end;
-  guint batch;                  /* frames in the chain buffer this one went
-                                 * in with (1: alone); the entries of one
-                                 * batch are neighbours in the FIFO */
-  gboolean drop;                /* flushed: the frame is dropped */
-  gboolean after_chain_eos;     /* the last stream's EOS: waits for the
-                                 * stages' EOS (the final statistics) */
-} Entry;
-
-struct _GstNnStreams
-{
-  GstBin *bin;                  /* not owned */
-  GstNnStreamsHooks hooks;
-  gpointer user_data;
-  GstElement *mux, *demux, *mq; /* refs (the bin owns them too) */
-  GstPad *mux_src, *demux_sink; /* borrowed from mux, demux */
-
-  GMutex lock;                  /* fifo, streams, the flags of Stream */
-  GMutex in_lock;               /* pushes into the chain, chain_* below */
-  GMutex out_lock;              /* deliveries to the streams' outputs */
-  GQueue fifo;                  /* Entry* */
-  GPtrArray *streams;           /* Stream*, owned */
-  gboolean chain_eos_out;       /* the stages' EOS reached the demux */
-
-  /* in_lock */
-  gboolean chain_started;
-  GstCaps *chain_in_caps;       /* ref */
-  gboolean chain_eos;
-  guint in_frames;              /* frames in the buffer being pushed */
-  /* out_lock */
-  GstCaps *chain_out_caps;      /* ref: caps out of the last stage */
-  GstCaps *frame_out_caps;      /* ref: one frame's part of them, for */
-  guint frame_out_n;            /* batches of this many frames */
-
-  /* batching (gstnnbatch.h): frames of several streams wait in `pending`
-   * until it holds batch_size frames, a frame of every stream still
-   * running, or its deadline passed; the thread that sees that pushes it.
-   * Each frame's streaming thread waits until its batch went through the
-   * stages' first element, so a stream has one frame in a batch at most
-   * and its events stay behind its frame. */
-  GMutex batch_lock;            /* the fields below, Stream.flushing */
-  GCond batch_cond;             /* a batch was pushed, a flush, stopping */
-  guint batch_size;             /* 1: no batching */
-  GstClockTime batch_timeout;
-  gint batch_ranks[GST_NN_TENSORS_MAX]; /* the model inputs' ranks */
-  guint n_batch_ranks;
-  struct _Batch *pending;       /* owned ref, NULL when no frame waits */
-  gboolean stopping;            /* PAUSED -> READY: waiting frames leave */
-};
-
-/* Frames of equal caps waiting to go into the chain as one buffer. */
-typedef struct
-{
-  Stream *stream;
-  GstBuffer *buf;               /* owned, NULL once taken */
-} Pending;
-
-typedef struct _Batch
-{
-  GstCaps *caps;                /* ref: every frame's caps */
-  GArray *frames;               /* Pending */
-  gint64 deadline;              /* monotonic us: it leaves then, full or not */
-  gboolean done;                /* pushed (batch_lock) */
-  GstFlowReturn ret;            /* of the push */
-} Batch;
-
-/* ------------------------------------------------------------------------ */
-/* The two internal elements */
-
-#define GST_TYPE_NN_STREAM_MUX (gst_nn_stream_mux_get_type ())
-G_DECLARE_FINAL_TYPE (GstNnStreamMux, gst_nn_stream_mux, GST, NN_STREAM_MUX,
-    GstElement);
-#define GST_TYPE_NN_STREAM_DEMUX (gst_nn_stream_demux_get_type ())
-G_DECLARE_FINAL_TYPE (GstNnStreamDemux, gst_nn_stream_demux, GST,
-    NN_STREAM_DEMUX, GstElement);
-
-struct _GstNnStreamMux
-{
-  GstElement parent;
-  GstNnStreams *streams;        /* not owned */
-};
-
-struct _GstNnStreamDemux
-{
-  GstElement parent;
-  GstNnStreams *streams;        /* not owned */
-};
 
 G_DEFINE_TYPE (GstNnStreamMux, gst_nn_stream_mux, GST_TYPE_ELEMENT);
 G_DEFINE_TYPE (GstNnStreamDemux, gst_nn_stream_demux, GST_TYPE_ELEMENT);
 
-static void
-entry_free (Entry * e)
+void
+gst_nn_streams_entry_free (Entry * e)
 {
   if (e->event)
     gst_event_unref (e->event);
@@ -216,7 +98,7 @@ streams_reset (GstNnStreams * sn)
   g_mutex_lock (&sn->in_lock);
   g_mutex_lock (&sn->out_lock);
   g_mutex_lock (&sn->lock);
-  g_queue_clear_full (&sn->fifo, (GDestroyNotify) entry_free);
+  g_queue_clear_full (&sn->fifo, (GDestroyNotify) gst_nn_streams_entry_free);
   for (guint i = 0; i < sn->streams->len; i++) {
     Stream *st = g_ptr_array_index (sn->streams, i);
 
@@ -292,294 +174,6 @@ gst_nn_stream_demux_init (GstNnStreamDemux * self)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Output side: deliveries to src_N (out_lock held) */
-
-static gboolean
-is_held_type (GstEvent * event)
-{
-  /* sticky events after caps in a pad's order: they wait for the first
-   * caps on src_N, so caps never follow a segment there */
-  return GST_EVENT_TYPE (event) != GST_EVENT_STREAM_START
-      && GST_EVENT_TYPE (event) != GST_EVENT_EOS;
-}
-
-static void
-deliver_event (Stream * st, GstEvent * event)
-{
-  if (st->released) {
-    gst_event_unref (event);
-    return;
-  }
-  if (st->out_caps == NULL && is_held_type (event)) {
-    g_queue_push_tail (&st->held, event);
-    return;
-  }
-  if (GST_EVENT_TYPE (event) == GST_EVENT_EOS) {
-    GstEvent *e;
-
-    /* a stream that ended before its first frame: its segment still goes
-     * out before EOS */
-    while ((e = g_queue_pop_head (&st->held)))
-      gst_pad_push_event (st->demux_src, e);
-  }
-  GST_DEBUG ("stream %u: %" GST_PTR_FORMAT, st->index, event);
-  gst_pad_push_event (st->demux_src, event);
-}
-
-/* buf of caps `caps` (NULL: none known) to st's output. */
-static GstFlowReturn
-deliver_buffer (Stream * st, GstCaps * caps, GstBuffer * buf)
-{
-  GstEvent *e;
-  GstFlowReturn ret;
-
-  if (st->released) {
-    gst_buffer_unref (buf);
-    return GST_FLOW_OK;
-  }
-  if (caps && (st->out_caps == NULL || !gst_caps_is_equal (st->out_caps,
-              caps))) {
-    gst_caps_replace (&st->out_caps, caps);
-    gst_pad_push_event (st->demux_src, gst_event_new_caps (st->out_caps));
-  }
-  while ((e = g_queue_pop_head (&st->held)))
-    gst_pad_push_event (st->demux_src, e);
-  ret = gst_pad_push (st->demux_src, buf);
-  if (ret != GST_FLOW_OK)
-    GST_DEBUG ("stream %u: downstream returned %s", st->index,
-        gst_flow_get_name (ret));
-  return ret;
-}
-
-/* Deliver the events at the head of the FIFO (those behind no frame in
- * flight).  out_lock held. */
-static void
-drain_events (GstNnStreams * sn)
-{
-  for (;;) {
-    Entry *e;
-
-    g_mutex_lock (&sn->lock);
-    e = g_queue_peek_head (&sn->fifo);
-    if (e == NULL || e->event == NULL || (e->after_chain_eos
-            && !sn->chain_eos_out)) {
-      g_mutex_unlock (&sn->lock);
-      return;
-    }
-    g_queue_pop_head (&sn->fifo);
-    g_mutex_unlock (&sn->lock);
-    deliver_event (e->stream, g_steal_pointer (&e->event));
-    entry_free (e);
-  }
-}
-
-/* The caps of one frame of a batch of n out of the stages (borrowed, in
- * sn), *info the batch's.  out_lock held. */
-static GstCaps *
-frame_out_caps (GstNnStreams * sn, guint n, GstNnTensorsInfo * info,
-    GError ** error)
-{
-  if (sn->chain_out_caps == NULL) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_FAILED,
-        "a batch left the stages before their caps");
-    return NULL;
-  }
-  if (!gst_nn_tensors_info_from_caps (info, sn->chain_out_caps, error))
-    return NULL;
-  if (sn->frame_out_caps == NULL || sn->frame_out_n != n) {
-    gst_caps_replace (&sn->frame_out_caps, NULL);
-    sn->frame_out_caps = gst_nn_batch_frame_caps (sn->chain_out_caps, n,
-        error);
-    sn->frame_out_n = n;
-  }
-  return sn->frame_out_caps;
-}
-
-/* The next frame entry of the FIFO, popped (events before it are
- * delivered first).  out_lock held. */
-static Entry *
-pop_frame (GstNnStreams * sn)
-{
-  Entry *e;
-
-  drain_events (sn);
-  g_mutex_lock (&sn->lock);
-  e = g_queue_pop_head (&sn->fifo);
-  if (e)
-    e->stream->frames_out++;
-  g_mutex_unlock (&sn->lock);
-  return e;
-}
-
-/* Frame buffer buf (owned) with entry e's timestamps to its stream. */
-static void
-deliver_frame (Entry * e, GstCaps * caps, GstBuffer * buf)
-{
-  buf = gst_buffer_make_writable (buf);
-  GST_BUFFER_PTS (buf) = e->pts;
-  GST_BUFFER_DTS (buf) = e->dts;
-  GST_BUFFER_DURATION (buf) = e->duration;
-  GST_BUFFER_OFFSET (buf) = e->offset;
-  GST_BUFFER_OFFSET_END (buf) = e->offset_end;
-  /* one stream's downstream stopping (not linked, EOS, flushing, an error
-   * there, posted by that element) does not stop the chain for the others */
-  if (e->drop)
-    gst_buffer_unref (buf);
-  else
-    (void) deliver_buffer (e->stream, caps, buf);
-}
-
-static GstFlowReturn
-demux_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
-{
-  GstNnStreams *sn = GST_NN_STREAM_DEMUX (parent)->streams;
-  GstNnTensorsInfo info;
-  GstCaps *caps;
-  GError *err = NULL;
-  Entry *e;
-  guint n;
-
-  g_mutex_lock (&sn->out_lock);
-  e = pop_frame (sn);
-  if (e == NULL || e->event)
-    goto no_input;
-  n = MAX (e->batch, 1);
-  if (n == 1) {
-    deliver_frame (e, sn->chain_out_caps, buf);
-    entry_free (e);
-    drain_events (sn);
-    g_mutex_unlock (&sn->out_lock);
-    return GST_FLOW_OK;
-  }
-
-  /* a batch: frame r's rows go to the r-th entry's stream */
-  caps = frame_out_caps (sn, n, &info, &err);
-  if (caps == NULL)
-    goto bad_batch;
-  for (guint r = 0; r < n; r++) {
-    GstBuffer *frame;
-
-    if (r > 0 && ((e = pop_frame (sn)) == NULL || e->event))
-      goto no_input;
-    frame = gst_nn_batch_slice (buf, &info, n, r);
-    if (frame == NULL)
-      goto short_batch;
-    deliver_frame (e, caps, frame);
-    g_clear_pointer (&e, entry_free);
-  }
-  gst_buffer_unref (buf);
-  drain_events (sn);
-  g_mutex_unlock (&sn->out_lock);
-  return GST_FLOW_OK;
-
-  /* ERRORS */
-no_input:
-  {
-    g_mutex_unlock (&sn->out_lock);
-    g_clear_pointer (&e, entry_free);
-    gst_buffer_unref (buf);
-    GST_ELEMENT_ERROR (sn->bin, STREAM, FAILED,
-        ("a frame left the last stage that no stream put in"),
-        ("the stages must give one output per input, in order"));
-    return GST_FLOW_ERROR;
-  }
-bad_batch:
-  {
-    g_mutex_unlock (&sn->out_lock);
-    entry_free (e);
-    gst_buffer_unref (buf);
-    GST_ELEMENT_ERROR (sn->bin, STREAM, FAILED,
-        ("cannot split a batch of %u frames back into frames: %s", n,
-            err->message), ("batch-size > 1 needs a model whose outputs "
-            "keep the batch dimension first"));
-    g_clear_error (&err);
-    return GST_FLOW_ERROR;
-  }
-short_batch:
-  {
-    g_set_error (&err, NNP_ERROR, NNP_ERROR_FAILED, "the batch buffer is "
-        "smaller than its caps say");
-    goto bad_batch;
-  }
-}
-
-static gboolean
-demux_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
-{
-  GstNnStreams *sn = GST_NN_STREAM_DEMUX (parent)->streams;
-
-  switch (GST_EVENT_TYPE (event)) {
-    case GST_EVENT_CAPS:{
-      GstCaps *caps;
-
-      gst_event_parse_caps (event, &caps);
-      g_mutex_lock (&sn->out_lock);
-      gst_caps_replace (&sn->chain_out_caps, caps);
-      g_mutex_unlock (&sn->out_lock);
-      break;
-    }
-    case GST_EVENT_EOS:
-      /* every stream ended; nnpipeline's probe before this posted the final
-       * statistics: the last stream's EOS may go now */
-      g_mutex_lock (&sn->out_lock);
-      g_mutex_lock (&sn->lock);
-      sn->chain_eos_out = TRUE;
-      g_mutex_unlock (&sn->lock);
-      drain_events (sn);
-      g_mutex_unlock (&sn->out_lock);
-      break;
-    default:
-      /* the chain's own stream-start, segment, flushes */
-      break;
-  }
-  gst_event_unref (event);
-  return TRUE;
-}
-
-/* Template caps `str` cut to filter (may be NULL).  New ref. */
-static GstCaps *
-template_caps (const gchar * str, GstCaps * filter)
-{
-  GstCaps *tmpl = gst_caps_from_string (str), *caps;
-
-  if (filter == NULL)
-    return tmpl;
-  caps = gst_caps_intersect_full (filter, tmpl, GST_CAPS_INTERSECT_FIRST);
-  gst_caps_unref (tmpl);
-  return caps;
-}
-
-static gboolean
-demux_sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
-{
-  if (GST_QUERY_TYPE (query) == GST_QUERY_CAPS) {
-    GstCaps *caps, *filter;
-
-    gst_query_parse_caps (query, &filter);
-    caps = template_caps (GST_NN_TENSORS_CAPS_TEMPLATE, filter);
-    gst_query_set_caps_result (query, caps);
-    gst_caps_unref (caps);
-    return TRUE;
-  }
-  if (GST_QUERY_TYPE (query) == GST_QUERY_ACCEPT_CAPS) {
-    gst_query_set_accept_caps_result (query, TRUE);
-    return TRUE;
-  }
-  return FALSE;
-}
-
-/* Queries on src_N from downstream: the last stage's caps. */
-static gboolean
-demux_src_query (GstPad * pad, GstObject * parent, GstQuery * query)
-{
-  GstNnStreams *sn = GST_NN_STREAM_DEMUX (parent)->streams;
-
-  if (GST_QUERY_TYPE (query) == GST_QUERY_CAPS)
-    return gst_pad_peer_query (sn->demux_sink, query);
-  return gst_pad_query_default (pad, parent, query);
-}
-
-/* ------------------------------------------------------------------------ */
 /* Input side */
 
 /* Append an event of st to the FIFO and deliver what can go now. */
@@ -594,7 +188,7 @@ queue_event (GstNnStreams * sn, Stream * st, GstEvent * event)
   g_mutex_lock (&sn->lock);
   g_queue_push_tail (&sn->fifo, e);
   g_mutex_unlock (&sn->lock);
-  drain_events (sn);
+  gst_nn_streams_drain_events (sn);
   g_mutex_unlock (&sn->out_lock);
 }
 
@@ -681,7 +275,7 @@ stream_end (GstNnStreams * sn, Stream * st, GstEvent * eos)
     chain_eos_locked (sn);
   g_mutex_unlock (&sn->in_lock);
   g_mutex_lock (&sn->out_lock);
-  drain_events (sn);
+  gst_nn_streams_drain_events (sn);
   g_mutex_unlock (&sn->out_lock);
   /* the frames waiting for a batch may wait for this stream no more */
   batch_kick (sn);
@@ -1045,7 +639,7 @@ mux_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
 
         if (e->stream == st && e->event) {
           g_queue_delete_link (&sn->fifo, l);
-          entry_free (e);
+          gst_nn_streams_entry_free (e);
         } else if (e->stream == st) {
           e->drop = TRUE;
         }
@@ -1098,7 +692,8 @@ mux_sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
         caps = sn->hooks.query_caps (sn->user_data, filter);
       }
       if (caps == NULL)
-        caps = template_caps (GST_NN_TENSORS_CAPS_TEMPLATE_ANY, filter);
+        caps = gst_nn_streams_template_caps (GST_NN_TENSORS_CAPS_TEMPLATE_ANY,
+            filter);
       gst_query_set_caps_result (query, caps);
       gst_caps_unref (caps);
       return TRUE;
@@ -1158,9 +753,9 @@ gst_nn_streams_new (GstBin * bin, const GstNnStreamsHooks * hooks,
   sn->mux_src = gst_pad_new ("src", GST_PAD_SRC);
   gst_element_add_pad (sn->mux, sn->mux_src);
   sn->demux_sink = gst_pad_new ("sink", GST_PAD_SINK);
-  gst_pad_set_chain_function (sn->demux_sink, demux_chain);
-  gst_pad_set_event_function (sn->demux_sink, demux_sink_event);
-  gst_pad_set_query_function (sn->demux_sink, demux_sink_query);
+  gst_pad_set_chain_function (sn->demux_sink, gst_nn_streams_demux_chain);
+  gst_pad_set_event_function (sn->demux_sink, gst_nn_streams_demux_sink_event);
+  gst_pad_set_query_function (sn->demux_sink, gst_nn_streams_demux_sink_query);
   gst_element_add_pad (sn->demux, sn->demux_sink);
 
   gst_object_ref (sn->mux);
@@ -1175,7 +770,7 @@ gst_nn_streams_free (GstNnStreams * sn)
 {
   if (sn == NULL)
     return;
-  g_queue_clear_full (&sn->fifo, (GDestroyNotify) entry_free);
+  g_queue_clear_full (&sn->fifo, (GDestroyNotify) gst_nn_streams_entry_free);
   for (guint i = 0; i < sn->streams->len; i++) {
     Stream *st = g_ptr_array_index (sn->streams, i);
 
@@ -1232,7 +827,8 @@ gst_nn_streams_request (GstNnStreams * sn, guint index,
 
   name = g_strdup_printf ("src_%u", index);
   st->demux_src = gst_pad_new (name, GST_PAD_SRC);
-  gst_pad_set_query_function (st->demux_src, demux_src_query);
+  gst_pad_set_query_function (st->demux_src, 
+      gst_nn_streams_demux_src_query);
   gst_pad_use_fixed_caps (st->demux_src);
   gst_element_add_pad (sn->demux, st->demux_src);
   gst_pad_link (st->demux_src, st->mq_sink);
