@@ -26,6 +26,16 @@
 /* ------------------------------------------------------------------------ */
 /* Output side: deliveries to src_N (out_lock held) */
 
+/* An entry of the FIFO of frames in flight (a frame or an event queued
+ * behind them): freed by whoever takes it out, on either side. */
+void
+gst_nn_streams_entry_free (Entry * e)
+{
+  if (e->event)
+    gst_event_unref (e->event);
+  g_free (e);
+}
+
 static gboolean
 is_held_type (GstEvent * event)
 {

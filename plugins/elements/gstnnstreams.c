@@ -44,14 +44,6 @@ GST_DEBUG_CATEGORY (gst_nn_streams_debug);
 G_DEFINE_TYPE (GstNnStreamMux, gst_nn_stream_mux, GST_TYPE_ELEMENT);
 G_DEFINE_TYPE (GstNnStreamDemux, gst_nn_stream_demux, GST_TYPE_ELEMENT);
 
-void
-gst_nn_streams_entry_free (Entry * e)
-{
-  if (e->event)
-    gst_event_unref (e->event);
-  g_free (e);
-}
-
 static void
 batch_clear (Batch * b)
 {
