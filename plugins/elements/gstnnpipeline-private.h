@@ -152,6 +152,9 @@ gboolean gst_nn_pipeline_rebalance_get_property (GstNnPipeline * self,
 void gst_nn_pipeline_rebalance_start (GstNnPipeline * self);
 void gst_nn_pipeline_rebalance_stop (GstNnPipeline * self);
 void gst_nn_pipeline_rebalance_reset (GstNnPipeline * self);
+/* debug-slowdown parses (check_properties, at start) */
+gboolean gst_nn_pipeline_rebalance_check (GstNnPipeline * self,
+    GError ** error);
 /* after each successful build (build_lock held): the stages are new */
 void gst_nn_pipeline_rebalance_built (GstNnPipeline * self);
 

@@ -185,30 +185,79 @@ gst_nn_pipeline_rebalance_get_property (GstNnPipeline * self, guint prop_id,
   return TRUE;
 }
 
+/* The factors of a debug-slowdown string ("0,3"): each item a number from 0
+ * to 100 (nnstage's range); NULL or "" is none.  FALSE with an error naming
+ * the property and the value otherwise. */
+static gboolean
+parse_slowdown (const gchar * str, GArray ** factors, GError ** error)
+{
+  gchar **items;
+  gboolean ok = TRUE;
+
+  *factors = g_array_new (FALSE, TRUE, sizeof (gdouble));
+  if (str == NULL || *str == '\0')
+    return TRUE;
+  items = g_strsplit (str, ",", -1);
+  for (guint k = 0; ok && items[k]; k++) {
+    gchar *end;
+    gdouble f = g_ascii_strtod (items[k], &end);
+
+    if (end == items[k] || *end != '\0' || !(f >= 0.0 && f <= 100.0)) {
+      g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "invalid value "
+          "\"%s\" for property 'debug-slowdown': item %u (\"%s\") is not a "
+          "factor from 0 to 100", str, k, items[k]);
+      ok = FALSE;
+    }
+    g_array_append_val (*factors, f);
+  }
+  g_strfreev (items);
+  if (!ok)
+    g_clear_pointer (factors, g_array_unref);
+  return ok;
+}
+
+gboolean
+gst_nn_pipeline_rebalance_check (GstNnPipeline * self, GError ** error)
+{
+  GArray *factors;
+  gboolean ok;
+
+  GST_OBJECT_LOCK (self);
+  ok = parse_slowdown (self->rb->debug_slowdown, &factors, error);
+  GST_OBJECT_UNLOCK (self);
+  if (factors)
+    g_array_unref (factors);
+  return ok;
+}
+
 /* Stage k's nnstage gets item k of debug-slowdown (0 past the list); a
- * replicated stage (a bin) is left alone.  stages: GstElement*. */
+ * replicated stage (a bin) is left alone.  stages: GstElement*.  A value
+ * that does not parse (set while PLAYING) is an element error and leaves
+ * the stages as they are; at start check_properties refused it already. */
 static void
 apply_slowdown (GstNnPipeline * self, GPtrArray * stages)
 {
-  gchar **items = NULL;
+  GArray *factors;
+  GError *err = NULL;
+  gboolean ok;
 
   GST_OBJECT_LOCK (self);
-  if (self->rb->debug_slowdown && *self->rb->debug_slowdown)
-    items = g_strsplit (self->rb->debug_slowdown, ",", -1);
+  ok = parse_slowdown (self->rb->debug_slowdown, &factors, &err);
   GST_OBJECT_UNLOCK (self);
+  if (!ok) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", err->message), (NULL));
+    g_error_free (err);
+    return;
+  }
   for (guint k = 0; stages && k < stages->len; k++) {
     GObject *stage = g_ptr_array_index (stages, k);
-    gdouble f = 0.0;
+    gdouble f = k < factors->len ? g_array_index (factors, gdouble, k) : 0.0;
 
-    if (items && k < g_strv_length (items))
-      f = g_ascii_strtod (items[k], NULL);
-    if (!(f >= 0.0 && f <= 100.0))
-      f = 0.0;
     if (g_object_class_find_property (G_OBJECT_GET_CLASS (stage),
             "debug-slowdown"))
       g_object_set (stage, "debug-slowdown", f, NULL);
   }
-  g_strfreev (items);
+  g_array_unref (factors);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -296,7 +296,7 @@ check_properties (GstNnPipeline * self, GError ** error)
   g_strfreev (items);
   g_free (stages);
   g_free (devices);
-  return ok;
+  return ok && gst_nn_pipeline_rebalance_check (self, error);
 }
 
 /* self->model is written under build_lock and the object lock (the caps

@@ -1,7 +1,7 @@
 /* Mistakes get clear errors at the default debug level (issue 10 item 5,
  * issue 14 F7):
  *
- * - a bad property value (nnpipeline stages/devices, nnstage cpus/device,
+ * - a bad property value (nnpipeline stages/devices/debug-slowdown, nnstage cpus/device,
  *   nncrop mean/std, nnclassdecode labels) fails the start (the state
  *   change to PAUSED fails) with one error naming the property and value;
  * - one device syntax: the same spec strings are accepted or refused by
@@ -140,6 +140,17 @@ GST_START_TEST (test_bad_properties)
 
     check_bad_property (d, "nnpipeline", "devices", "cpu,gpu");
     g_free (d);
+  }
+  {
+    const gchar *slow[] = { "abc", "0,-1", "0,101", "1x", "0,,1" };
+
+    for (guint i = 0; i < G_N_ELEMENTS (slow); i++) {
+      gchar *d = g_strdup_printf ("appsrc ! nnpipeline model=%s "
+          "debug-slowdown=\"%s\" ! fakesink", res, slow[i]);
+
+      check_bad_property (d, "nnpipeline", "debug-slowdown", slow[i]);
+      g_free (d);
+    }
   }
   {
     const gchar *cpus[] = { "abc", "0,,1", "3-1", "-2", "0-99999" };
