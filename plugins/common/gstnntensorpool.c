@@ -10,6 +10,27 @@
 GST_DEBUG_CATEGORY_STATIC (gst_nn_tensor_pool_debug);
 #define GST_CAT_DEFAULT gst_nn_tensor_pool_debug
 
+/* ThreadSanitizer cannot see the happens-before edges a buffer pool relies
+ * on: the reference count and the pool's lock-free queue are atomics inside
+ * uninstrumented libgstreamer, so a stage that read a buffer and dropped its
+ * reference and the stage that fills the same buffer after the next acquire
+ * look like a race on the tensor memory (the TSan job saw one between two
+ * nnstages).  Under TSan, release_buffer (run by whoever dropped the last
+ * reference) acquires what every unref released (tests/tsan/glib-locks.c
+ * releases the buffer on each unref) and releases it to the next
+ * acquire_buffer, keyed on the GstBuffer, which the pool reuses.  Nothing
+ * in other builds.  tests/tsan/test-tensor-pool.c shows TSan's report
+ * without them. */
+#if defined(__SANITIZE_THREAD__) && !defined(NNP_TSAN_POOL_UNSEEN)
+void __tsan_acquire (void *addr);
+void __tsan_release (void *addr);
+#define POOL_TSAN_RELEASE(b) (__tsan_acquire (b), __tsan_release (b))
+#define POOL_TSAN_ACQUIRE(b) __tsan_acquire (b)
+#else
+#define POOL_TSAN_RELEASE(b) ((void) (b))
+#define POOL_TSAN_ACQUIRE(b) ((void) (b))
+#endif
+
 /* tensors are 64-byte aligned, as libnnpipe's own allocations */
 #define TENSOR_ALIGN 63
 
@@ -28,14 +49,14 @@ G_DEFINE_TYPE_WITH_CODE (GstNnTensorPool, gst_nn_tensor_pool,
         "nnpipe tensor buffer pool"));
 
 static const gchar **
-gst_nn_tensor_pool_get_options (GstBufferPool * pool)
+gst_nn_tensor_pool_get_options (GstBufferPool *pool)
 {
   static const gchar *options[] = { NULL };
   return options;
 }
 
 static gboolean
-gst_nn_tensor_pool_set_config (GstBufferPool * pool, GstStructure * config)
+gst_nn_tensor_pool_set_config (GstBufferPool *pool, GstStructure *config)
 {
   GstNnTensorPool *self = GST_NN_TENSOR_POOL (pool);
   GstCaps *caps = NULL;
@@ -73,13 +94,13 @@ gst_nn_tensor_pool_set_config (GstBufferPool * pool, GstStructure * config)
   self->allocator = allocator ? gst_object_ref (allocator) : NULL;
   self->params = params;
 
-  return GST_BUFFER_POOL_CLASS (gst_nn_tensor_pool_parent_class)->set_config
-      (pool, config);
+  return GST_BUFFER_POOL_CLASS (gst_nn_tensor_pool_parent_class)
+      ->set_config (pool, config);
 }
 
 static GstBuffer *
-tensors_buffer_new (const GstNnTensorsInfo * info, GstAllocator * allocator,
-    GstAllocationParams * params)
+tensors_buffer_new (const GstNnTensorsInfo *info, GstAllocator *allocator,
+    GstAllocationParams *params)
 {
   GstBuffer *buf = gst_buffer_new ();
 
@@ -97,8 +118,8 @@ tensors_buffer_new (const GstNnTensorsInfo * info, GstAllocator * allocator,
 }
 
 static GstFlowReturn
-gst_nn_tensor_pool_alloc_buffer (GstBufferPool * pool, GstBuffer ** buffer,
-    GstBufferPoolAcquireParams * acquire_params)
+gst_nn_tensor_pool_alloc_buffer (GstBufferPool *pool, GstBuffer **buffer,
+    GstBufferPoolAcquireParams *acquire_params)
 {
   GstNnTensorPool *self = GST_NN_TENSOR_POOL (pool);
 
@@ -110,8 +131,28 @@ gst_nn_tensor_pool_alloc_buffer (GstBufferPool * pool, GstBuffer ** buffer,
   return GST_FLOW_OK;
 }
 
+static GstFlowReturn
+gst_nn_tensor_pool_acquire_buffer (GstBufferPool *pool, GstBuffer **buffer,
+    GstBufferPoolAcquireParams *params)
+{
+  GstFlowReturn ret = GST_BUFFER_POOL_CLASS (gst_nn_tensor_pool_parent_class)
+                          ->acquire_buffer (pool, buffer, params);
+
+  if (ret == GST_FLOW_OK)
+    POOL_TSAN_ACQUIRE (*buffer);
+  return ret;
+}
+
 static void
-gst_nn_tensor_pool_finalize (GObject * object)
+gst_nn_tensor_pool_release_buffer (GstBufferPool *pool, GstBuffer *buffer)
+{
+  POOL_TSAN_RELEASE (buffer);
+  GST_BUFFER_POOL_CLASS (gst_nn_tensor_pool_parent_class)
+      ->release_buffer (pool, buffer);
+}
+
+static void
+gst_nn_tensor_pool_finalize (GObject *object)
 {
   GstNnTensorPool *self = GST_NN_TENSOR_POOL (object);
 
@@ -120,7 +161,7 @@ gst_nn_tensor_pool_finalize (GObject * object)
 }
 
 static void
-gst_nn_tensor_pool_class_init (GstNnTensorPoolClass * klass)
+gst_nn_tensor_pool_class_init (GstNnTensorPoolClass *klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstBufferPoolClass *pool_class = GST_BUFFER_POOL_CLASS (klass);
@@ -128,11 +169,16 @@ gst_nn_tensor_pool_class_init (GstNnTensorPoolClass * klass)
   gobject_class->finalize = gst_nn_tensor_pool_finalize;
   pool_class->get_options = GST_DEBUG_FUNCPTR (gst_nn_tensor_pool_get_options);
   pool_class->set_config = GST_DEBUG_FUNCPTR (gst_nn_tensor_pool_set_config);
-  pool_class->alloc_buffer = GST_DEBUG_FUNCPTR (gst_nn_tensor_pool_alloc_buffer);
+  pool_class->alloc_buffer =
+      GST_DEBUG_FUNCPTR (gst_nn_tensor_pool_alloc_buffer);
+  pool_class->acquire_buffer =
+      GST_DEBUG_FUNCPTR (gst_nn_tensor_pool_acquire_buffer);
+  pool_class->release_buffer =
+      GST_DEBUG_FUNCPTR (gst_nn_tensor_pool_release_buffer);
 }
 
 static void
-gst_nn_tensor_pool_init (GstNnTensorPool * self)
+gst_nn_tensor_pool_init (GstNnTensorPool *self)
 {
   gst_nn_tensors_info_init (&self->info);
   gst_allocation_params_init (&self->params);
@@ -146,7 +192,7 @@ gst_nn_tensor_pool_new (void)
 }
 
 GstBuffer *
-gst_nn_tensors_buffer_new (const GstCaps * caps)
+gst_nn_tensors_buffer_new (const GstCaps *caps)
 {
   GstNnTensorsInfo info;
   GstAllocationParams params;

@@ -95,8 +95,14 @@ destroy_mutex (void *m)
 }
 
 #define MUTEX_API(Type, prefix, make) \
-  void prefix##_init (Type *l) { l->p = NULL; } \
-  void prefix##_clear (Type *l) { free_impl (&l->p, destroy_mutex); } \
+  void prefix##_init (Type *l) \
+  { \
+    l->p = NULL; \
+  } \
+  void prefix##_clear (Type *l) \
+  { \
+    free_impl (&l->p, destroy_mutex); \
+  } \
   void prefix##_lock (Type *l) \
   { \
     int err = pthread_mutex_lock (get_impl (&l->p, make, destroy_mutex)); \
@@ -129,7 +135,7 @@ make_cond (void)
   if (c == NULL)
     die ("malloc", ENOMEM);
   pthread_condattr_init (&attr);
-  pthread_condattr_setclock (&attr, CLOCK_MONOTONIC);   /* g_get_monotonic_time () */
+  pthread_condattr_setclock (&attr, CLOCK_MONOTONIC); /* g_get_monotonic_time () */
   err = pthread_cond_init (c, &attr);
   pthread_condattr_destroy (&attr);
   if (err != 0)
@@ -154,7 +160,11 @@ destroy_cond (void *c)
 void __tsan_acquire (void *addr);
 void __tsan_release (void *addr);
 
-void g_cond_init (GCond *cond) { cond->p = NULL; }
+void
+g_cond_init (GCond *cond)
+{
+  cond->p = NULL;
+}
 
 void
 g_cond_clear (GCond *cond)
@@ -226,14 +236,46 @@ destroy_rwlock (void *l)
 
 #define RW(l) ((pthread_rwlock_t *) get_impl (&(l)->p, make_rwlock, destroy_rwlock))
 
-void g_rw_lock_init (GRWLock *l) { l->p = NULL; }
-void g_rw_lock_clear (GRWLock *l) { free_impl (&l->p, destroy_rwlock); }
-void g_rw_lock_writer_lock (GRWLock *l) { pthread_rwlock_wrlock (RW (l)); }
-gboolean g_rw_lock_writer_trylock (GRWLock *l) { return pthread_rwlock_trywrlock (RW (l)) == 0; }
-void g_rw_lock_writer_unlock (GRWLock *l) { pthread_rwlock_unlock (RW (l)); }
-void g_rw_lock_reader_lock (GRWLock *l) { pthread_rwlock_rdlock (RW (l)); }
-gboolean g_rw_lock_reader_trylock (GRWLock *l) { return pthread_rwlock_tryrdlock (RW (l)) == 0; }
-void g_rw_lock_reader_unlock (GRWLock *l) { pthread_rwlock_unlock (RW (l)); }
+void
+g_rw_lock_init (GRWLock *l)
+{
+  l->p = NULL;
+}
+void
+g_rw_lock_clear (GRWLock *l)
+{
+  free_impl (&l->p, destroy_rwlock);
+}
+void
+g_rw_lock_writer_lock (GRWLock *l)
+{
+  pthread_rwlock_wrlock (RW (l));
+}
+gboolean
+g_rw_lock_writer_trylock (GRWLock *l)
+{
+  return pthread_rwlock_trywrlock (RW (l)) == 0;
+}
+void
+g_rw_lock_writer_unlock (GRWLock *l)
+{
+  pthread_rwlock_unlock (RW (l));
+}
+void
+g_rw_lock_reader_lock (GRWLock *l)
+{
+  pthread_rwlock_rdlock (RW (l));
+}
+gboolean
+g_rw_lock_reader_trylock (GRWLock *l)
+{
+  return pthread_rwlock_tryrdlock (RW (l)) == 0;
+}
+void
+g_rw_lock_reader_unlock (GRWLock *l)
+{
+  pthread_rwlock_unlock (RW (l));
+}
 
 /* ------------------------------------------------------------ GAsyncQueue */
 
@@ -302,4 +344,23 @@ g_async_queue_timeout_pop (GAsyncQueue *queue, guint64 timeout)
   if (item != NULL)
     __tsan_acquire (queue);
   return item;
+}
+
+/* ------------------------------------------------------------ GstMiniObject */
+
+/* A GstBuffer is shared by reference: a streaming thread reads an input
+ * tensor and drops its reference, another thread drops the last one and
+ * the memory is recycled (a buffer pool) or freed.  The reference count is
+ * an atomic inside uninstrumented libgstreamer, so TSan misses the edge
+ * from the first thread's reads to whatever the last one does next.  Every
+ * unref from outside libgstreamer releases the object here; whoever acts on
+ * the last drop acquires it (GstNnTensorPool's release_buffer, under TSan).
+ * gst_mini_object_unref is only resolved if a caller has libgstreamer. */
+void gst_mini_object_unref (void *mini_object);
+
+void
+gst_mini_object_unref (void *mini_object)
+{
+  __tsan_release (mini_object);
+  REAL (gst_mini_object_unref, void (*) (void *)) (mini_object);
 }
