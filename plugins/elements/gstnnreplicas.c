@@ -54,6 +54,7 @@ struct _GstNnReplicas
   GQueue *owed;                 /* per replica: sequence numbers, in order */
   GHashTable *pending;          /* sequence number -> Item */
   guint64 next_seq, next_out;
+  guint last;                   /* replica given the last frame */
   GstEvent *eos;                /* EOS given to the replicas (ref), or NULL */
   guint64 eos_seq;              /* its place in the sequence */
   guint eos_left;               /* replicas whose EOS has not come out */
@@ -117,6 +118,7 @@ reset_locked (GstNnReplicas * self)
   gst_clear_event (&self->eos);
   self->eos_left = 0;
   self->next_seq = self->next_out = 0;
+  self->last = self->n > 0 ? self->n - 1 : 0;       /* first frame: replica 0 */
   self->last_flow = GST_FLOW_OK;
 }
 
@@ -288,7 +290,10 @@ reorder_src_query (GstPad * pad, GstObject * parent, GstQuery * query)
 }
 
 /* ------------------------------------------------------------------------ */
-/* In: the first idle replica */
+/* In: the least busy replica; among equals, the first after the one that
+ * had the last frame (round robin), so a source slower than one replica
+ * still spreads its frames over every replica rather than feeding the
+ * first one only */
 
 static GstFlowReturn
 dispatch_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
@@ -301,14 +306,17 @@ dispatch_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
   for (;;) {
     if (self->flushing || self->last_flow != GST_FLOW_OK)
       goto stopped;
-    best = 0;
-    for (guint r = 1; r < self->n; r++)
+    best = (self->last + 1) % self->n;
+    for (guint i = 1; i < self->n; i++) {
+      guint r = (self->last + 1 + i) % self->n;
       if (self->in_flight[r] < self->in_flight[best])
         best = r;
+    }
     if (self->in_flight[best] < MAX_IN_FLIGHT)
       break;
     g_cond_wait (&self->cond, &self->lock);
   }
+  self->last = best;
   g_queue_push_tail (&self->owed[best],
       GSIZE_TO_POINTER ((gsize) self->next_seq++));
   self->in_flight[best]++;

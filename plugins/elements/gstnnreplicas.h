@@ -7,8 +7,8 @@
  *                    -> queue ! nnstage (replica 1) ->
  *
  * The dispatcher gives each frame a sequence number and hands it to the
- * first idle replica (fewest frames in flight, at most 2 each: one running,
- * one waiting); the reorder pushes outputs in sequence order.  A replica
+ * least busy replica (fewest frames in flight, at most 2 each: one running,
+ * one waiting; among equals round robin); the reorder pushes outputs in sequence order.  A replica
  * must give one frame out per frame in, in order.  Events do not go
  * through the replicas: sticky ones are stored on every replica's pad (sent
  * with its next frame), and the dispatcher puts each serialized event in the
