@@ -130,23 +130,39 @@ if [ "${SKIP_STREAMS:-0}" != 1 ]; then
 fi
 
 if [ "${SKIP_REPLICAS:-0}" != 1 ]; then
-  if [ "${REP_MODEL:-bottleneck}" = det ]; then
-    rs=${REP_SIZE:-320}
-    cp "$model" "$tmp/bn.onnx"
-    rep_name="detector 1x3x${rs}x${rs}"
-  else
-    rs=96
-    /usr/bin/python3 "$(dirname "$0")/make-bottleneck-model.py" "$tmp/bn.onnx" 96 96
-    rep_name="bottleneck model 1x3x96x96 (one big Conv)"
-  fi
-  rbytes=$((3 * rs * rs * 4))
+  case ${REP_MODEL:-bottleneck} in
+    det)
+      rh=${REP_SIZE:-320} rw=${REP_SIZE:-320}
+      cp "$model" "$tmp/bn.onnx" ;;
+    rec|cls)
+      # the recogniser reads one text line at height 48 (width: the line's),
+      # the direction classifier a 48x192 crop
+      [ "$REP_MODEL" = rec ] && def=320 || def=192
+      rh=48 rw=${REP_SIZE:-$def}
+      [ "$REP_MODEL" = rec ] && f=ch_PP-OCRv4_rec_infer.onnx || f=ch_ppocr_mobile_v2.0_cls_infer.onnx
+      nnp_need_models "$f"
+      cp "$models/$f" "$tmp/bn.onnx" ;;
+    bottleneck)
+      rh=96 rw=96
+      /usr/bin/python3 "$(dirname "$0")/make-bottleneck-model.py" "$tmp/bn.onnx" 96 96 ;;
+    *)
+      echo "$me: REP_MODEL=$REP_MODEL: not det, rec, cls or bottleneck" >&2
+      exit 2 ;;
+  esac
+  case ${REP_MODEL:-bottleneck} in
+    det) rep_name="detector 1x3x${rh}x${rw}" ;;
+    rec) rep_name="recogniser 1x3x${rh}x${rw}" ;;
+    cls) rep_name="direction classifier 1x3x${rh}x${rw}" ;;
+    *) rep_name="bottleneck model 1x3x96x96 (one big Conv)" ;;
+  esac
+  rbytes=$((3 * rh * rw * 4))
   gst-launch-1.0 -q videotestsrc num-buffers="$rep_frames" pattern=ball ! \
-    video/x-raw,format=RGB,width="$rs",height="$rs",framerate=30/1 ! nnconvert ! \
+    video/x-raw,format=RGB,width="$rw",height="$rh",framerate=30/1 ! nnconvert ! \
     filesink location="$tmp/bn.raw"
   # run NAME PROPS -> steady frames/s
   run () {
     gst-launch-1.0 -m filesrc location="$tmp/bn.raw" blocksize="$rbytes" ! \
-      "other/tensors,format=static,num_tensors=1,types=float32,dimensions=$rs:$rs:3:1,framerate=30/1" ! \
+      "other/tensors,format=static,num_tensors=1,types=float32,dimensions=$rw:$rh:3:1,framerate=30/1" ! \
       queue ! nnpipeline model="$tmp/bn.onnx" stats-interval=0 $2 ! fakesink > "$tmp/rlog.$1" 2>&1
     [ "$(frames_out "$tmp/rlog.$1")" -eq "$rep_frames" ] || {
       echo "$me: $1 did not deliver $rep_frames frames" >&2; exit 1; }
