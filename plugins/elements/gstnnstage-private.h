@@ -1,5 +1,5 @@
 /* GStreamer nnpipe plugin: nnstage, the instance struct shared by the
- * element's files (gstnnstage.c, gstnnstagecaps.c, gstnnstagedevice.c).  Not for other
+ * element's files (gstnnstage.c, gstnnstagecaps.c).  Not for other
  * elements: they use gstnnstage.h. */
 #pragma once
 
@@ -10,6 +10,7 @@
 #include <nnpipe/plan.h>
 #include <nnpipe/trace.h>
 
+#include "gstnnpartprops.h"
 #include "gstnnrunstats.h"
 #include "gstnnstage.h"
 #include "gstnntensorcaps.h"
@@ -22,15 +23,10 @@ struct _GstNnStage
 {
   GstBaseTransform parent;
 
-  /* properties (object lock) */
-  gchar *model_path, *device, *cpus, *plan_path, *nodes, *device_name;
-  gchar *trace_path;
-  gint threads, stage_index, device_index, shape_cache;
-  NnpPlan *plan_object;         /* owned copy (set by nnpipeline) */
-  gboolean fallback;
-  gdouble debug_slowdown;       /* debug-slowdown FACTOR (0 = none) */
-  guint props_gen;              /* bumped by every write of a property the
-                                 * part is made from */
+  /* properties (object lock): what part runs where (props.gen is bumped
+   * by every write: set_caps remakes the part), and nnstage's own */
+  GstNnPartProps props;
+  gint shape_cache;
 
   /* the device, between start() and stop(): dev_spec is what the part
    * runs on ("cpu", "opencl:1": the library's choice, after fallback);
@@ -44,15 +40,12 @@ struct _GstNnStage
    * thread (lock) */
   GMutex lock;
   NnpPart *part;                /* owned (nnp_part_open()): the model, plan,
-                                 * device, specialisations and stages */
+                                 * device, specialisations, stages and the
+                                 * memo of the last caps question */
   NnpModel *model;              /* owned ref: the part's model */
   gchar *model_name;            /* file name, for messages */
   gchar *part_name;             /* "stage 1 of plan.json", for messages */
-  guint part_gen;               /* props_gen the part was made for */
-  gboolean last_valid;          /* the answer for last_in (a memo: caps */
-  GstNnTensorsInfo last_in;     /* queries repeat the same question) */
-  NnpPartSpec *last_spec;       /* owned ref, or NULL with last_error */
-  GError *last_error;
+  guint part_gen;               /* props.gen the part was made from */
 
   /* negotiated state (streaming thread) */
   GstNnTensorsInfo in_info, out_info;
@@ -65,7 +58,8 @@ struct _GstNnStage
                                  * every buffer, the error is posted once */
 
   guint stages_built;           /* stages prepared since start (object lock) */
-  GstNnRunStats stats;          /* busy time, frames, latency, trace */
+  GstNnRunStats stats;          /* busy time, frames, latency, trace and
+                                 * debug-slowdown (their properties) */
 };
 
 /* gstnnstagecaps.c: negotiation (the base class vfuncs and what start(),

@@ -16,7 +16,6 @@
 #endif
 
 #include "gstnnstage-private.h"
-#include "gstnnstagedevice.h"
 #include "gstnnclmemory.h"
 #include "gstnnmodelcaps.h"
 #include "gstnntensorpool.h"
@@ -30,9 +29,6 @@
 void
 gst_nn_stage_forget_part_locked (GstNnStage * self)
 {
-  self->last_valid = FALSE;
-  g_clear_pointer (&self->last_spec, nnp_part_spec_unref);
-  g_clear_error (&self->last_error);
   g_clear_pointer (&self->part, nnp_part_free);
   g_clear_pointer (&self->model, nnp_model_unref);
   g_clear_pointer (&self->model_name, g_free);
@@ -51,48 +47,56 @@ gst_nn_stage_answer_shapes_query (GstNnStage * self, GstQuery * query)
   return ret;
 }
 
+/* The question of infer_spec(): caps tensors, the keys upstream used */
+typedef struct
+{
+  GstNnStage *self;
+  const GstNnTensorsInfo *in;
+  gchar **upstream;
+} Question;
+
+/* NnpPartAnswerFunc: caps -> shapes -> specialisation */
+static NnpPartSpec *
+answer (NnpPart * part, gpointer data, GError ** error)
+{
+  Question *q = data;
+  NnpPartSpec *spec = gst_nn_part_spec_for_info (part, q->in, q->upstream,
+      error);
+
+  if (spec)
+    GST_DEBUG_OBJECT (q->self, "%s: model input shapes %s",
+        nnp_part_get_name (part), nnp_part_spec_get_key (spec));
+  return spec;
+}
+
 /* The specialisation for input tensors (new ref), or NULL with an error.
- * The last answer is kept: caps queries ask the same again and again. */
+ * The part remembers the last answer (nnp_part_answer()): caps queries ask
+ * the same again and again.  A later part asks upstream which shapes it
+ * used, outside the lock. */
 static NnpPartSpec *
 infer_spec (GstNnStage * self, const GstNnTensorsInfo * in, GError ** error)
 {
+  gchar *question = gst_nn_tensors_info_to_string (in), *digest;
+  Question q = { self, in, NULL };
   NnpPartSpec *spec = NULL;
-  gchar **upstream = NULL;
-  GError *err = NULL;
 
   g_mutex_lock (&self->lock);
-  if (self->part && !nnp_part_is_whole (self->part) && !(self->last_valid
-          && gst_nn_tensors_info_is_equal (&self->last_in, in))) {
-    gchar *digest = g_strdup (nnp_model_get_digest (self->model));
-
+  if (self->part && !nnp_part_is_whole (self->part)
+      && !nnp_part_knows (self->part, question)) {
+    digest = g_strdup (nnp_model_get_digest (self->model));
     g_mutex_unlock (&self->lock);
-    upstream = gst_nn_shapes_query_upstream (GST_BASE_TRANSFORM_SINK_PAD
+    q.upstream = gst_nn_shapes_query_upstream (GST_BASE_TRANSFORM_SINK_PAD
         (self), digest);
     g_free (digest);
     g_mutex_lock (&self->lock);
   }
-  if (self->part == NULL) {
-    g_set_error (&err, NNP_ERROR, NNP_ERROR_FAILED, "no model loaded");
-  } else if (self->last_valid
-      && gst_nn_tensors_info_is_equal (&self->last_in, in)) {
-    spec = self->last_spec ? nnp_part_spec_ref (self->last_spec) : NULL;
-    err = spec ? NULL : g_error_copy (self->last_error);
-  } else {
-    spec = gst_nn_part_spec_for_info (self->part, in, upstream, &err);
-    if (spec)
-      GST_DEBUG_OBJECT (self, "%s: model input shapes %s", self->part_name,
-          nnp_part_spec_get_key (spec));
-    self->last_valid = TRUE;
-    self->last_in = *in;
-    g_clear_pointer (&self->last_spec, nnp_part_spec_unref);
-    g_clear_error (&self->last_error);
-    self->last_spec = spec ? nnp_part_spec_ref (spec) : NULL;
-    self->last_error = err ? g_error_copy (err) : NULL;
-  }
+  if (self->part == NULL)
+    g_set_error (error, NNP_ERROR, NNP_ERROR_FAILED, "no model loaded");
+  else
+    spec = nnp_part_answer (self->part, question, answer, &q, error);
   g_mutex_unlock (&self->lock);
-  g_strfreev (upstream);
-  if (err)
-    g_propagate_error (error, err);
+  g_strfreev (q.upstream);
+  g_free (question);
   return spec;
 }
 
@@ -247,7 +251,7 @@ gst_nn_stage_transform_caps (GstBaseTransform * trans,
       ret = gst_caps_merge (ret, model_input_caps (self, NULL));
   }
 
-  ret = gst_nn_stage_offer_features (self, ret);
+  ret = gst_nn_caps_offer_cl_memory (ret, self->use_cl);
 
   if (filter) {
     GstCaps *f = filter, *tmp;
@@ -388,6 +392,7 @@ gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   NnpStage *stage;
   GError *err = NULL, *why = NULL;
   gboolean stale;
+  gint cache_size;
   guint built;
   gint64 t0;
 
@@ -399,17 +404,18 @@ gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   /* a property changed since the part was made: a new part, on the
    * device start() chose */
   GST_OBJECT_LOCK (self);
-  stale = self->part_gen != self->props_gen;
+  stale = self->part_gen != self->props.gen;
+  cache_size = self->shape_cache;
   GST_OBJECT_UNLOCK (self);
   if (self->part && stale) {
-    NnpPart *part = gst_nn_stage_open_part (self, self->dev_spec, NULL, &err);
+    NnpPart *part = gst_nn_part_props_open (GST_OBJECT (self), &self->props,
+        self->dev_spec, cache_size, &self->part_gen, NULL, &err);
 
     if (part == NULL)
       goto refused;
     g_mutex_lock (&self->lock);
     nnp_part_free (self->part);
     self->part = part;
-    self->last_valid = FALSE;
     g_mutex_unlock (&self->lock);
     g_clear_pointer (&self->spec, nnp_part_spec_unref);
     self->stage = NULL;
