@@ -10,6 +10,7 @@
  * properties (files, digest, device). */
 #include <nnpipe/part.h>
 #include <nnpipe/device.h>
+#include <nnpipe/log.h>
 
 #include <string.h>
 
@@ -744,6 +745,7 @@ nnp_part_prepare (NnpPart *part, NnpPartSpec *spec, GError **fallback_reason, GE
 {
   GError *err = NULL;
   NnpStage *stage;
+  gint64 t0;
 
   g_return_val_if_fail (part != NULL && spec != NULL, NULL);
   g_mutex_lock (&part->lock);
@@ -751,6 +753,7 @@ nnp_part_prepare (NnpPart *part, NnpPartSpec *spec, GError **fallback_reason, GE
     g_mutex_unlock (&part->lock);
     return spec->stage;
   }
+  t0 = g_get_monotonic_time ();
   stage = stage_new (part, spec, part->device, &err);
   if (stage == NULL && nnp_fallback_applies (part->device, part->fallback, err)) {
     g_set_error (fallback_reason, err->domain, err->code, "device '%s'%s%s%s cannot run the "
@@ -762,8 +765,18 @@ nnp_part_prepare (NnpPart *part, NnpPartSpec *spec, GError **fallback_reason, GE
     spec->fell_back = stage != NULL;
   }
   if (stage) {
+    int n_nodes = 0;
+    const char *const *nodes = nnp_part_spec_get_nodes (spec, &n_nodes);
+
     spec->stage = stage;
     part->n_built++;
+    NNP_INFO ("nnp-exec", "model %s, %s: stage for model input shapes %s on %s, arena %zu bytes, "
+              "built in %.1f ms", part->model_name, part->name, spec->key,
+              nnp_device_get_name (nnp_stage_get_device (stage)), nnp_stage_get_arena_bytes (stage),
+              (g_get_monotonic_time () - t0) / 1000.0);
+    if (n_nodes > 0)
+      NNP_INFO ("nnp-exec", "%s: %d nodes, '%s' .. '%s'", part->name, n_nodes, nodes[0],
+                nodes[n_nodes - 1]);
   } else {
     g_propagate_error (error, err);
   }

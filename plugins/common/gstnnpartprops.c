@@ -358,3 +358,19 @@ gst_nn_part_props_open (GstObject *owner, GstNnPartProps *props,
   g_free (spec);
   return part;
 }
+
+void
+gst_nn_part_props_post_error (GstElement *element, const GError *err)
+{
+  if (g_error_matches (err, NNP_ERROR, NNP_ERROR_IO))
+    GST_ELEMENT_ERROR (element, RESOURCE, OPEN_READ, ("%s", err->message),
+        (NULL));
+  else if (g_error_matches (err, NNP_ERROR, NNP_ERROR_DEVICE))
+    GST_ELEMENT_ERROR (element, RESOURCE, NOT_FOUND, ("%s", err->message),
+        ("set fallback=true to run on the CPU instead"));
+  else if (g_error_matches (err, NNP_ERROR, NNP_ERROR_PLAN))
+    GST_ELEMENT_ERROR (element, RESOURCE, SETTINGS, ("%s", err->message),
+        ("properties 'model', 'plan', 'stage', 'nodes'"));
+  else
+    GST_ELEMENT_ERROR (element, STREAM, DECODE, ("%s", err->message), (NULL));
+}

@@ -62,23 +62,12 @@ struct _GstNnStage
                                  * debug-slowdown (their properties) */
 };
 
-/* gstnnstagecaps.c: negotiation (the base class vfuncs and what start(),
- * stop() and query() need of it) */
+/* gstnnstagecaps.c: negotiation (its base class vfuncs: transform_caps,
+ * fixate_caps, get_unit_size, accept_caps, sink_event, set_caps,
+ * decide_allocation) and what start(), stop() and query() need of it */
+void gst_nn_stage_caps_class_init (GstBaseTransformClass * trans_class);
 gboolean gst_nn_stage_answer_shapes_query (GstNnStage * self, GstQuery * query);
 void gst_nn_stage_forget_part_locked (GstNnStage * self);
-GstCaps *gst_nn_stage_transform_caps (GstBaseTransform * trans,
-    GstPadDirection direction, GstCaps * caps, GstCaps * filter);
-GstCaps *gst_nn_stage_fixate_caps (GstBaseTransform * trans,
-    GstPadDirection direction, GstCaps * caps, GstCaps * othercaps);
-gboolean gst_nn_stage_get_unit_size (GstBaseTransform * trans, GstCaps * caps,
-    gsize * size);
-gboolean gst_nn_stage_accept_caps (GstBaseTransform * trans,
-    GstPadDirection direction, GstCaps * caps);
-gboolean gst_nn_stage_sink_event (GstBaseTransform * trans, GstEvent * event);
-gboolean gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
-    GstCaps * outcaps);
-gboolean gst_nn_stage_decide_allocation (GstBaseTransform * trans,
-    GstQuery * query);
 /* the base class, for the vfuncs above */
 #define GST_NN_STAGE_PARENT_CLASS(obj) \
     GST_BASE_TRANSFORM_CLASS (g_type_class_peek_parent (G_OBJECT_GET_CLASS (obj)))

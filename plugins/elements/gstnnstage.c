@@ -130,6 +130,7 @@ gst_nn_stage_transform (GstBaseTransform * trans, GstBuffer * inbuf,
   GstNnStage *self = GST_NN_STAGE (trans);
   GstNnTensorsMap in_map, out_map;
   GError *err = NULL;
+  const gchar *what;
   gboolean ok;
   gint64 t0, t1;               /* monotonic us */
 
@@ -141,7 +142,8 @@ gst_nn_stage_transform (GstBaseTransform * trans, GstBuffer * inbuf,
   if (!gst_nn_tensors_map_stage (&out_map, outbuf, &self->out_info,
           self->stage, TRUE, self->stage_on_cl, GST_MAP_WRITE, &err)) {
     gst_nn_tensors_unmap (&in_map);
-    goto bad_output;
+    what = "invalid output buffer";
+    goto failed;
   }
 
   t0 = gst_nn_run_stats_begin (&self->stats);
@@ -152,8 +154,9 @@ gst_nn_stage_transform (GstBaseTransform * trans, GstBuffer * inbuf,
       (t1 - t0) / 1000.0, in_map.n_device + out_map.n_device);
   gst_nn_tensors_unmap (&out_map);
   gst_nn_tensors_unmap (&in_map);
+  what = "inference failed";
   if (!ok)
-    goto run_failed;
+    goto failed;
   return GST_FLOW_OK;
 
   /* ERRORS */
@@ -171,19 +174,10 @@ bad_input:
     g_clear_error (&err);
     return GST_FLOW_ERROR;
   }
-bad_output:
+failed:
   {
-    GST_ELEMENT_ERROR (self, STREAM, FAILED,
-        ("model %s: invalid output buffer", self->model_name),
-        ("%s", err->message));
-    g_clear_error (&err);
-    return GST_FLOW_ERROR;
-  }
-run_failed:
-  {
-    GST_ELEMENT_ERROR (self, STREAM, FAILED,
-        ("model %s: inference failed", self->model_name),
-        ("%s", err->message));
+    GST_ELEMENT_ERROR (self, STREAM, FAILED, ("model %s: %s", self->model_name,
+            what), ("%s", err->message));
     g_clear_error (&err);
     return GST_FLOW_ERROR;
   }
@@ -287,18 +281,7 @@ bad_property:
   }
 open_failed:
   {
-    /* the library's message names the file, device or setting */
-    if (g_error_matches (err, NNP_ERROR, NNP_ERROR_IO))
-      GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ, ("%s", err->message),
-          (NULL));
-    else if (g_error_matches (err, NNP_ERROR, NNP_ERROR_DEVICE))
-      GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND, ("%s", err->message),
-          ("set fallback=true to run on the CPU instead"));
-    else if (g_error_matches (err, NNP_ERROR, NNP_ERROR_PLAN))
-      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", err->message),
-          ("properties 'model', 'plan', 'stage', 'nodes'"));
-    else
-      GST_ELEMENT_ERROR (self, STREAM, DECODE, ("%s", err->message), (NULL));
+    gst_nn_part_props_post_error (GST_ELEMENT (self), err);
     g_clear_error (&err);
     return FALSE;
   }
@@ -486,14 +469,7 @@ gst_nn_stage_class_init (GstNnStageClass * klass)
 
   trans_class->start = GST_DEBUG_FUNCPTR (gst_nn_stage_start);
   trans_class->stop = GST_DEBUG_FUNCPTR (gst_nn_stage_stop);
-  trans_class->transform_caps = GST_DEBUG_FUNCPTR (gst_nn_stage_transform_caps);
-  trans_class->fixate_caps = GST_DEBUG_FUNCPTR (gst_nn_stage_fixate_caps);
-  trans_class->get_unit_size = GST_DEBUG_FUNCPTR (gst_nn_stage_get_unit_size);
-  trans_class->accept_caps = GST_DEBUG_FUNCPTR (gst_nn_stage_accept_caps);
-  trans_class->sink_event = GST_DEBUG_FUNCPTR (gst_nn_stage_sink_event);
-  trans_class->set_caps = GST_DEBUG_FUNCPTR (gst_nn_stage_set_caps);
-  trans_class->decide_allocation =
-      GST_DEBUG_FUNCPTR (gst_nn_stage_decide_allocation);
+  gst_nn_stage_caps_class_init (trans_class);  /* negotiation */
   trans_class->transform = GST_DEBUG_FUNCPTR (gst_nn_stage_transform);
   trans_class->query = GST_DEBUG_FUNCPTR (gst_nn_stage_query);
   trans_class->passthrough_on_same_caps = FALSE;
