@@ -642,6 +642,8 @@ nnp_part_answer (NnpPart *part, const char *question, NnpPartAnswerFunc answer,
   spec = answer (part, user_data, &err);
   if (spec == NULL && err == NULL)
     g_set_error (&err, NNP_ERROR, NNP_ERROR_FAILED, "no answer for %s", question);
+  NNP_DEBUG ("nnp-exec", "model %s, %s: %s -> %s", part->model_name, part->name, question,
+             spec ? spec->key : err->message);
   g_mutex_lock (&part->lock);
   g_free (part->memo_question);
   part->memo_question = g_strdup (question);

@@ -106,6 +106,6 @@ NnpPart *gst_nn_part_props_open (GstObject *owner, GstNnPartProps *props,
  * that fits its code (a file that cannot be read, a missing device, a
  * plan or node list that does not fit the properties, a model that does
  * not load); the library's message names the file, device or setting. */
-void gst_nn_part_props_post_error (GstElement * element, const GError * err);
+void gst_nn_part_props_post_error (GstElement *element, const GError *err);
 
 G_END_DECLS

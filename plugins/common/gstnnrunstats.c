@@ -53,10 +53,10 @@ gst_nn_run_stats_reset (GstNnRunStats * st, GstObject * obj, GError ** error)
 }
 
 gboolean
-gst_nn_run_stats_open_trace (GstNnRunStats * st, const gchar * track_name,
-    gint index, GError ** error)
+gst_nn_run_stats_open_trace (GstNnRunStats * st, GstObject * obj,
+    const gchar * where, gint index, GError ** error)
 {
-  gchar *path;
+  gchar *path, *track;
 
   g_mutex_lock (&st->lock);
   path = g_strdup (st->trace_path ? st->trace_path : nnp_trace_env_path ());
@@ -67,7 +67,9 @@ gst_nn_run_stats_open_trace (GstNnRunStats * st, const gchar * track_name,
   g_free (path);
   if (st->trace == NULL)
     return FALSE;
-  st->track = nnp_trace_add_track (st->trace, track_name, index);
+  track = g_strdup_printf ("%s (%s)", GST_OBJECT_NAME (obj), where);
+  st->track = nnp_trace_add_track (st->trace, track, index);
+  g_free (track);
   st->trace_frame = 0;
   return TRUE;
 }

@@ -62,9 +62,9 @@ void gst_nn_run_stats_clear (GstNnRunStats * st);
 gboolean gst_nn_run_stats_reset (GstNnRunStats * st, GstObject * obj,
     GError ** error);
 /* Open the trace the trace property names, or $NNP_TRACE when unset
- * (neither: no trace), with a track named track_name at sort index. */
-gboolean gst_nn_run_stats_open_trace (GstNnRunStats * st,
-    const gchar * track_name, gint index, GError ** error);
+ * (neither: no trace), with a track "OBJ_NAME (where)" at sort index. */
+gboolean gst_nn_run_stats_open_trace (GstNnRunStats * st, GstObject * obj,
+    const gchar * where, gint index, GError ** error);
 
 /* A run begins: returns its start (monotonic us). */
 gint64 gst_nn_run_stats_begin (GstNnRunStats * st);

@@ -3,12 +3,8 @@
  * elements: they use gstnnstage.h. */
 #pragma once
 
-#include <gst/gst.h>
 #include <gst/base/gstbasetransform.h>
-#include <nnpipe/model.h>
 #include <nnpipe/part.h>
-#include <nnpipe/plan.h>
-#include <nnpipe/trace.h>
 
 #include "gstnnpartprops.h"
 #include "gstnnrunstats.h"
@@ -42,9 +38,7 @@ struct _GstNnStage
   NnpPart *part;                /* owned (nnp_part_open()): the model, plan,
                                  * device, specialisations, stages and the
                                  * memo of the last caps question */
-  NnpModel *model;              /* owned ref: the part's model */
-  gchar *model_name;            /* file name, for messages */
-  gchar *part_name;             /* "stage 1 of plan.json", for messages */
+  gchar *model_name;            /* its model's file name, for messages */
   guint part_gen;               /* props.gen the part was made from */
 
   /* negotiated state (streaming thread) */
@@ -67,7 +61,7 @@ struct _GstNnStage
  * decide_allocation) and what start(), stop() and query() need of it */
 void gst_nn_stage_caps_class_init (GstBaseTransformClass * trans_class);
 gboolean gst_nn_stage_answer_shapes_query (GstNnStage * self, GstQuery * query);
-void gst_nn_stage_forget_part_locked (GstNnStage * self);
+void gst_nn_stage_set_part_locked (GstNnStage * self, NnpPart * part);
 /* the base class, for the vfuncs above */
 #define GST_NN_STAGE_PARENT_CLASS(obj) \
     GST_BASE_TRANSFORM_CLASS (g_type_class_peek_parent (G_OBJECT_GET_CLASS (obj)))

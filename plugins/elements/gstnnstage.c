@@ -61,22 +61,11 @@
 #include "config.h"
 #endif
 
-#include "gstnnstage.h"
 #include "gstnnstage-private.h"
 #include "gstnnclmemory.h"
-#include "gstnnmodelcaps.h"
-#include "gstnnpartprops.h"
-#include "gstnnrunstats.h"
-#include "gstnntensorcaps.h"
 #include "gstnntensormap.h"
 
-#include <nnpipe/model.h>
-#include <nnpipe/part.h>
-#include <nnpipe/plan.h>
 #include <nnpipe/stage.h>
-
-#include <stdlib.h>
-#include <string.h>
 
 /* The element: properties, start/stop, the per-buffer path and queries.
  * What part of the model runs, where and at which shapes, is an NnpPart of
@@ -218,8 +207,6 @@ gst_nn_stage_start (GstBaseTransform * trans)
   GstNnStage *self = GST_NN_STAGE (trans);
   NnpPart *part = NULL;
   NnpModel *model;
-  gchar *track;
-  gboolean ok;
   gint stage_index, cache_size;
   GError *err = NULL, *why = NULL;
 
@@ -241,11 +228,7 @@ gst_nn_stage_start (GstBaseTransform * trans)
 
   model = nnp_part_get_model (part);
   g_mutex_lock (&self->lock);
-  gst_nn_stage_forget_part_locked (self);
-  self->part = part;
-  self->model = nnp_model_ref (model);
-  self->model_name = g_path_get_basename (nnp_model_get_name (model));
-  self->part_name = g_strdup (nnp_part_get_name (part));
+  gst_nn_stage_set_part_locked (self, part);
   g_mutex_unlock (&self->lock);
 
   /* set_context (answering our NEED_CONTEXT) reads dev_spec */
@@ -260,14 +243,12 @@ gst_nn_stage_start (GstBaseTransform * trans)
 
   GST_INFO_OBJECT (self, "model %s loaded (digest %s), %s on %s",
       nnp_model_get_name (model), nnp_model_get_digest (model),
-      self->part_name, self->dev_spec);
+      nnp_part_get_name (part), self->dev_spec);
   GST_OBJECT_LOCK (self);
-  track = g_strdup_printf ("%s (%s)", GST_OBJECT_NAME (self), self->dev_spec);
   stage_index = self->props.stage;
   GST_OBJECT_UNLOCK (self);
-  ok = gst_nn_run_stats_open_trace (&self->stats, track, stage_index, &err);
-  g_free (track);
-  if (!ok)
+  if (!gst_nn_run_stats_open_trace (&self->stats, GST_OBJECT (self),
+          self->dev_spec, stage_index, &err))
     goto trace_failed;
   return TRUE;
 
@@ -302,13 +283,29 @@ fail:
   {
     g_clear_error (&err);
     g_mutex_lock (&self->lock);
-    gst_nn_stage_forget_part_locked (self);  /* the element stays in READY */
+    gst_nn_stage_set_part_locked (self, NULL);  /* the element stays in READY */
     g_mutex_unlock (&self->lock);
     return FALSE;
   }
 }
 
-/* Forget all stream state. */
+/* Forget all stream state (stop(), finalize()). */
+static void
+forget_state (GstNnStage * self)
+{
+  self->stage = NULL;
+  g_clear_pointer (&self->spec, nnp_part_spec_unref);
+  gst_nn_tensors_info_init (&self->in_info);
+  gst_nn_tensors_info_init (&self->out_info);
+  gst_caps_replace (&self->refused_caps, NULL);
+  self->stage_on_cl = self->out_device = self->use_cl = FALSE;
+  g_clear_pointer (&self->dev_spec, g_free);
+  g_clear_pointer (&self->cl_device, nnp_device_unref);
+  g_mutex_lock (&self->lock);
+  gst_nn_stage_set_part_locked (self, NULL);
+  g_mutex_unlock (&self->lock);
+}
+
 static gboolean
 gst_nn_stage_stop (GstBaseTransform * trans)
 {
@@ -319,18 +316,7 @@ gst_nn_stage_stop (GstBaseTransform * trans)
     GST_ELEMENT_ERROR (self, RESOURCE, WRITE, ("%s", err->message), (NULL));
     g_clear_error (&err);
   }
-  self->stage = NULL;
-  g_clear_pointer (&self->spec, nnp_part_spec_unref);
-  gst_nn_tensors_info_init (&self->in_info);
-  gst_nn_tensors_info_init (&self->out_info);
-  gst_caps_replace (&self->refused_caps, NULL);
-  self->stage_on_cl = self->out_device = self->use_cl = FALSE;
-  g_clear_pointer (&self->dev_spec, g_free);
-  g_clear_pointer (&self->cl_device, nnp_device_unref);
-
-  g_mutex_lock (&self->lock);
-  gst_nn_stage_forget_part_locked (self);
-  g_mutex_unlock (&self->lock);
+  forget_state (self);
   return TRUE;
 }
 
@@ -380,12 +366,8 @@ gst_nn_stage_finalize (GObject * object)
 {
   GstNnStage *self = GST_NN_STAGE (object);
 
-  g_clear_pointer (&self->spec, nnp_part_spec_unref);
-  gst_caps_replace (&self->refused_caps, NULL);
-  gst_nn_stage_forget_part_locked (self);
+  forget_state (self);
   gst_nn_part_props_clear (&self->props);
-  g_free (self->dev_spec);
-  g_clear_pointer (&self->cl_device, nnp_device_unref);
   g_mutex_clear (&self->lock);
   gst_nn_run_stats_clear (&self->stats);
 

@@ -20,19 +20,19 @@
 #include "gstnnmodelcaps.h"
 #include "gstnntensorpool.h"
 
-#include <string.h>
-
 #define GST_CAT_DEFAULT gst_nn_stage_debug
 
-/* Forget the model and the part (stop(), a failed start()).  Call with
- * the lock held. */
+/* Run part (taken) from now on: start(), a property written while
+ * running; or none (NULL): stop(), a failed start().  Lock held. */
 void
-gst_nn_stage_forget_part_locked (GstNnStage * self)
+gst_nn_stage_set_part_locked (GstNnStage * self, NnpPart * part)
 {
   g_clear_pointer (&self->part, nnp_part_free);
-  g_clear_pointer (&self->model, nnp_model_unref);
   g_clear_pointer (&self->model_name, g_free);
-  g_clear_pointer (&self->part_name, g_free);
+  self->part = part;
+  if (part)
+    self->model_name = g_path_get_basename (nnp_model_get_name
+        (nnp_part_get_model (part)));
 }
 
 /* Answer the shapes query of a later nnstage of the same model. */
@@ -47,26 +47,21 @@ gst_nn_stage_answer_shapes_query (GstNnStage * self, GstQuery * query)
   return ret;
 }
 
-/* The question of infer_spec(): caps tensors, the keys upstream used */
+/* The question of infer_info(): caps tensors, the keys upstream used */
 typedef struct
 {
-  GstNnStage *self;
   const GstNnTensorsInfo *in;
   gchar **upstream;
 } Question;
 
-/* NnpPartAnswerFunc: caps -> shapes -> specialisation */
+/* NnpPartAnswerFunc: caps -> shapes -> specialisation (the library logs
+ * the answer) */
 static NnpPartSpec *
 answer (NnpPart * part, gpointer data, GError ** error)
 {
   Question *q = data;
-  NnpPartSpec *spec = gst_nn_part_spec_for_info (part, q->in, q->upstream,
-      error);
 
-  if (spec)
-    GST_DEBUG_OBJECT (q->self, "%s: model input shapes %s",
-        nnp_part_get_name (part), nnp_part_spec_get_key (spec));
-  return spec;
+  return gst_nn_part_spec_for_info (part, q->in, q->upstream, error);
 }
 
 /* Caps tensors -> the specialisation (spec_out, may be NULL: new ref) and
@@ -78,14 +73,15 @@ infer_info (GstNnStage * self, const GstNnTensorsInfo * in,
     GstNnTensorsInfo * out, NnpPartSpec ** spec_out, GError ** error)
 {
   gchar *question = gst_nn_tensors_info_to_string (in), *digest;
-  Question q = { self, in, NULL };
+  Question q = { in, NULL };
   NnpPartSpec *spec = NULL;
   gboolean ok = FALSE;
 
   g_mutex_lock (&self->lock);
   if (self->part && !nnp_part_is_whole (self->part)
       && !nnp_part_knows (self->part, question)) {
-    digest = g_strdup (nnp_model_get_digest (self->model));
+    digest = g_strdup (nnp_model_get_digest (nnp_part_get_model
+            (self->part)));
     g_mutex_unlock (&self->lock);
     q.upstream = gst_nn_shapes_query_upstream (GST_BASE_TRANSFORM_SINK_PAD
         (self), digest);
@@ -115,7 +111,7 @@ get_model (GstNnStage * self, gchar ** name, gboolean * later)
   NnpModel *model;
 
   g_mutex_lock (&self->lock);
-  model = self->model ? nnp_model_ref (self->model) : NULL;
+  model = self->part ? nnp_model_ref (nnp_part_get_model (self->part)) : NULL;
   *name = g_strdup (self->model_name);
   *later = self->part && !nnp_part_takes_model_inputs (self->part);
   g_mutex_unlock (&self->lock);
@@ -355,8 +351,7 @@ gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
     if (part == NULL)
       goto refused;
     g_mutex_lock (&self->lock);
-    nnp_part_free (self->part);
-    self->part = part;
+    gst_nn_stage_set_part_locked (self, part);
     g_mutex_unlock (&self->lock);
     g_clear_pointer (&self->spec, nnp_part_spec_unref);
     self->stage = NULL;
@@ -400,7 +395,8 @@ gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   self->stages_built++;       /* the library logs the stage it built */
   GST_OBJECT_UNLOCK (self);
   GST_INFO_OBJECT (self, "model %s, %s: new stage for %s, output in %s "
-      "memory", self->model_name, self->part_name, nnp_part_spec_get_key (spec),
+      "memory", self->model_name, nnp_part_get_name (self->part),
+      nnp_part_spec_get_key (spec),
       self->out_device ? "device" : "host");
   return TRUE;
 
