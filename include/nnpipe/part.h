@@ -173,6 +173,24 @@ NnpPartSpec *nnp_part_find (NnpPart *part, const char *const *candidates,
  * (NULL-terminated, g_strfreev): what a stage downstream can try. */
 char **nnp_part_get_keys (NnpPart *part);
 
+/* A memo of the last question asked (GStreamer asks the same caps
+ * question again and again, from any thread): question is any string
+ * that names what the caller asks (its input tensors, e.g. "192:48:3:1
+ * (float32)"); when it is the last one asked, the answer is the last
+ * answer (the same spec, a new ref, or a copy of the same error) and
+ * answer() is not called; else answer (part, user_data, error), called
+ * without the part's lock, makes it and it is remembered.  A spec the
+ * memo holds stays valid when the cache drops it.  New ref or NULL (an
+ * answer() that sets no error gives NNP_ERROR_FAILED "no answer for
+ * QUESTION"). */
+typedef NnpPartSpec *(*NnpPartAnswerFunc) (NnpPart *part, gpointer user_data, GError **error);
+NnpPartSpec *nnp_part_answer (NnpPart *part, const char *question, NnpPartAnswerFunc answer,
+                              gpointer user_data, GError **error);
+/* Whether question is the one the memo answers (nnp_part_answer() would
+ * not call answer()): a caller that gathers candidates at a cost (a query
+ * upstream) asks this first. */
+gboolean nnp_part_knows (NnpPart *part, const char *question);
+
 NnpPartSpec *nnp_part_spec_ref (NnpPartSpec *spec);
 void nnp_part_spec_unref (NnpPartSpec *spec);
 /* The key (nnp_shapes_key()) and the specialised graph (borrowed). */

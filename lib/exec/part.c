@@ -10,6 +10,7 @@
  * properties (files, digest, device). */
 #include <nnpipe/part.h>
 #include <nnpipe/device.h>
+#include <nnpipe/log.h>
 
 #include <string.h>
 
@@ -45,6 +46,10 @@ struct _NnpPart
   int cache_size;
   GPtrArray *cache;             /* NnpPartSpec (ref), most recently used first */
   guint n_specialized, n_built;
+  /* the memo of nnp_part_answer(): the last question and its answer */
+  char *memo_question;          /* owned or NULL */
+  NnpPartSpec *memo_spec;       /* owned ref, or NULL with memo_error */
+  GError *memo_error;           /* owned or NULL */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -601,6 +606,59 @@ nnp_part_get_keys (NnpPart *part)
   return (char **) g_ptr_array_free (keys, FALSE);
 }
 
+/* ------------------------------------------------------------------------ */
+/* The memo of the last question */
+
+gboolean
+nnp_part_knows (NnpPart *part, const char *question)
+{
+  gboolean ret;
+
+  g_return_val_if_fail (part != NULL && question != NULL, FALSE);
+  g_mutex_lock (&part->lock);
+  ret = g_strcmp0 (part->memo_question, question) == 0;
+  g_mutex_unlock (&part->lock);
+  return ret;
+}
+
+NnpPartSpec *
+nnp_part_answer (NnpPart *part, const char *question, NnpPartAnswerFunc answer,
+                 gpointer user_data, GError **error)
+{
+  NnpPartSpec *spec = NULL;
+  GError *err = NULL;
+
+  g_return_val_if_fail (part != NULL && question != NULL && answer != NULL, NULL);
+  g_mutex_lock (&part->lock);
+  if (g_strcmp0 (part->memo_question, question) == 0) {
+    spec = part->memo_spec ? nnp_part_spec_ref (part->memo_spec) : NULL;
+    err = spec ? NULL : g_error_copy (part->memo_error);
+    g_mutex_unlock (&part->lock);
+    goto done;
+  }
+  g_mutex_unlock (&part->lock);
+
+  /* answered without the lock: answer() calls the part (reshape, find) */
+  spec = answer (part, user_data, &err);
+  if (spec == NULL && err == NULL)
+    g_set_error (&err, NNP_ERROR, NNP_ERROR_FAILED, "no answer for %s", question);
+  NNP_DEBUG ("nnp-exec", "model %s, %s: %s -> %s", part->model_name, part->name, question,
+             spec ? spec->key : err->message);
+  g_mutex_lock (&part->lock);
+  g_free (part->memo_question);
+  part->memo_question = g_strdup (question);
+  g_clear_pointer (&part->memo_spec, nnp_part_spec_unref);
+  g_clear_error (&part->memo_error);
+  part->memo_spec = spec ? nnp_part_spec_ref (spec) : NULL;
+  part->memo_error = err ? g_error_copy (err) : NULL;
+  g_mutex_unlock (&part->lock);
+
+done:
+  if (err)
+    g_propagate_error (error, err);
+  return spec;
+}
+
 const char *
 nnp_part_spec_get_key (NnpPartSpec *spec)
 {
@@ -689,6 +747,7 @@ nnp_part_prepare (NnpPart *part, NnpPartSpec *spec, GError **fallback_reason, GE
 {
   GError *err = NULL;
   NnpStage *stage;
+  gint64 t0;
 
   g_return_val_if_fail (part != NULL && spec != NULL, NULL);
   g_mutex_lock (&part->lock);
@@ -696,6 +755,7 @@ nnp_part_prepare (NnpPart *part, NnpPartSpec *spec, GError **fallback_reason, GE
     g_mutex_unlock (&part->lock);
     return spec->stage;
   }
+  t0 = g_get_monotonic_time ();
   stage = stage_new (part, spec, part->device, &err);
   if (stage == NULL && nnp_fallback_applies (part->device, part->fallback, err)) {
     g_set_error (fallback_reason, err->domain, err->code, "device '%s'%s%s%s cannot run the "
@@ -707,8 +767,18 @@ nnp_part_prepare (NnpPart *part, NnpPartSpec *spec, GError **fallback_reason, GE
     spec->fell_back = stage != NULL;
   }
   if (stage) {
+    int n_nodes = 0;
+    const char *const *nodes = nnp_part_spec_get_nodes (spec, &n_nodes);
+
     spec->stage = stage;
     part->n_built++;
+    NNP_INFO ("nnp-exec", "model %s, %s: stage for model input shapes %s on %s, arena %zu bytes, "
+              "built in %.1f ms", part->model_name, part->name, spec->key,
+              nnp_device_get_name (nnp_stage_get_device (stage)), nnp_stage_get_arena_bytes (stage),
+              (g_get_monotonic_time () - t0) / 1000.0);
+    if (n_nodes > 0)
+      NNP_INFO ("nnp-exec", "%s: %d nodes, '%s' .. '%s'", part->name, n_nodes, nodes[0],
+                nodes[n_nodes - 1]);
   } else {
     g_propagate_error (error, err);
   }
@@ -792,6 +862,9 @@ nnp_part_free (NnpPart *part)
 {
   if (part == NULL)
     return;
+  g_free (part->memo_question);
+  g_clear_pointer (&part->memo_spec, nnp_part_spec_unref);
+  g_clear_error (&part->memo_error);
   g_ptr_array_unref (part->cache);
   nnp_model_unref (part->model);
   nnp_plan_free (part->plan);

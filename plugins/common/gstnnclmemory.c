@@ -520,6 +520,34 @@ gst_nn_cl_ensure_element_device (GstElement * element, const gchar * spec,
   return TRUE;
 }
 
+GstCaps *
+gst_nn_caps_offer_cl_memory (GstCaps * caps, gboolean device)
+{
+  GstCaps *cl, *sys;
+
+  if (gst_caps_is_any (caps))
+    return caps;
+  cl = gst_caps_new_empty ();
+  sys = gst_caps_new_empty ();
+  for (guint i = 0; i < gst_caps_get_size (caps); i++) {
+    const GstStructure *s = gst_caps_get_structure (caps, i);
+
+    if (device)
+      cl = gst_caps_merge_structure_full (cl, gst_structure_copy (s),
+          gst_caps_features_new (GST_CAPS_FEATURE_MEMORY_OPENCL, NULL));
+    sys = gst_caps_merge_structure (sys, gst_structure_copy (s));
+  }
+  gst_caps_unref (caps);
+  return gst_caps_merge (cl, sys);
+}
+
+gboolean
+gst_nn_cl_spec_is_opencl (const gchar * spec)
+{
+  return spec != NULL && g_ascii_strncasecmp (spec, "opencl", 6) == 0
+      && (spec[6] == '\0' || spec[6] == ':');
+}
+
 gboolean
 gst_nn_caps_has_cl_memory (GstCaps * caps, guint i)
 {

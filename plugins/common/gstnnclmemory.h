@@ -62,6 +62,14 @@ GstMemory *gst_nn_cl_memory_new_wrapped (GstAllocator * allocator,
 gboolean gst_is_nn_cl_memory (GstMemory * mem);
 /* Whether the i-th structure of caps has the memory:OpenCL feature. */
 gboolean gst_nn_caps_has_cl_memory (GstCaps * caps, guint i);
+/* The memory features an element offers for caps (taken; new caps
+ * returned): with device, every structure in device memory
+ * (memory:OpenCL) first, then the same in system memory; without, system
+ * memory only.  ANY caps stay ANY. */
+GstCaps *gst_nn_caps_offer_cl_memory (GstCaps * caps, gboolean device);
+/* Whether a device spec ("opencl", "opencl:1", "cpu:2") names an OpenCL
+ * device. */
+gboolean gst_nn_cl_spec_is_opencl (const gchar * spec);
 /* The memory's device (borrowed). */
 NnpDevice *gst_nn_cl_memory_get_device (GstMemory * mem);
 /* The device tensor viewed as dtype/shape (same bytes): a new reference

@@ -244,31 +244,40 @@ gst_nn_model_filter_inputs (GstObject * obj, NnpModel * model,
 }
 
 GstCaps *
+gst_nn_model_answer_offer (GstObject * obj, NnpModel * model,
+    const gchar * model_name, GstCaps * filter, GstCaps * caps,
+    GstCaps * fallback)
+{
+  GstCaps *f = gst_nn_model_filter_inputs (obj, model, model_name, filter);
+  GstCaps *ret = gst_caps_intersect_full (f, caps, GST_CAPS_INTERSECT_FIRST);
+
+  gst_caps_unref (f);
+  if (gst_caps_is_empty (ret) && !gst_caps_is_empty (filter)) {
+    gst_caps_unref (ret);
+    ret = gst_caps_intersect_full (filter, fallback, GST_CAPS_INTERSECT_FIRST);
+    GST_DEBUG_OBJECT (obj, "no offer fits the model, answering %"
+        GST_PTR_FORMAT " (the CAPS event says why)", ret);
+  }
+  return ret;
+}
+
+GstCaps *
 gst_nn_stage_model_sink_caps_filtered (NnpModel * model, GstCaps * filter)
 {
-  GstCaps *caps, *f, *ret;
+  GstCaps *caps, *any, *ret;
   gchar *name;
 
   g_return_val_if_fail (model != NULL, NULL);
   caps = gst_nn_stage_model_sink_caps (model);
   if (filter == NULL)
     return caps;
+  /* nothing offered fits: the tensor caps of the offer (as nnstage) */
+  any = gst_caps_from_string (GST_NN_TENSORS_CAPS_TEMPLATE_ANY);
   name = g_path_get_basename (nnp_model_get_name (model));
-  f = gst_nn_model_filter_inputs (NULL, model, name, filter);
+  ret = gst_nn_model_answer_offer (NULL, model, name, filter, caps, any);
   g_free (name);
-  ret = gst_caps_intersect_full (f, caps, GST_CAPS_INTERSECT_FIRST);
-  gst_caps_unref (f);
+  gst_caps_unref (any);
   gst_caps_unref (caps);
-  if (gst_caps_is_empty (ret) && !gst_caps_is_empty (filter)) {
-    /* nothing offered fits: answer with the tensor caps of the offer, so
-     * that upstream sends them and the CAPS event fails with an error
-     * naming what the model expects (as nnstage's transform_caps) */
-    GstCaps *any = gst_caps_from_string (GST_NN_TENSORS_CAPS_TEMPLATE_ANY);
-
-    gst_caps_unref (ret);
-    ret = gst_caps_intersect_full (filter, any, GST_CAPS_INTERSECT_FIRST);
-    gst_caps_unref (any);
-  }
   return ret;
 }
 

@@ -34,6 +34,18 @@ GstCaps *gst_nn_model_filter_inputs (GstObject * obj, NnpModel * model,
 gboolean gst_nn_values_to_info (const gchar * what, const NnpValue * const *values,
     guint n, GstNnTensorsInfo * out, GError ** error);
 
+/* The answer to a caps query on the sink pad of an element that takes the
+ * model's inputs: filter (upstream's offer) less the fixed tensors the
+ * model refuses (gst_nn_model_filter_inputs()), intersected with caps
+ * (what the element offers).  When nothing offered fits, filter
+ * intersected with fallback (its template): upstream then sends its caps
+ * and the CAPS event fails with an error naming what the model expects and
+ * what it got (an empty answer would only make upstream fail with a bare
+ * "not-negotiated").  New caps; nothing taken. */
+GstCaps *gst_nn_model_answer_offer (GstObject * obj, NnpModel * model,
+    const gchar * model_name, GstCaps * filter, GstCaps * caps,
+    GstCaps * fallback);
+
 /* For nnpipeline, which looks like a whole-model nnstage from outside:
  * the sink caps of a whole-model nnstage for the model (new caps). */
 GstCaps *gst_nn_stage_model_sink_caps (NnpModel * model);

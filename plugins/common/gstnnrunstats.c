@@ -29,6 +29,7 @@ void
 gst_nn_run_stats_clear (GstNnRunStats * st)
 {
   gst_nn_run_stats_reset (st, NULL, NULL);
+  g_clear_pointer (&st->trace_path, g_free);
   g_mutex_clear (&st->lock);
 }
 
@@ -52,17 +53,23 @@ gst_nn_run_stats_reset (GstNnRunStats * st, GstObject * obj, GError ** error)
 }
 
 gboolean
-gst_nn_run_stats_open_trace (GstNnRunStats * st, const gchar * path,
-    const gchar * track_name, gint index, GError ** error)
+gst_nn_run_stats_open_trace (GstNnRunStats * st, GstObject * obj,
+    const gchar * where, gint index, GError ** error)
 {
-  if (path == NULL)
-    path = nnp_trace_env_path ();
+  gchar *path, *track;
+
+  g_mutex_lock (&st->lock);
+  path = g_strdup (st->trace_path ? st->trace_path : nnp_trace_env_path ());
+  g_mutex_unlock (&st->lock);
   if (path == NULL)
     return TRUE;
   st->trace = nnp_trace_open (path, 0, error);
+  g_free (path);
   if (st->trace == NULL)
     return FALSE;
-  st->track = nnp_trace_add_track (st->trace, track_name, index);
+  track = g_strdup_printf ("%s (%s)", GST_OBJECT_NAME (obj), where);
+  st->track = nnp_trace_add_track (st->trace, track, index);
+  g_free (track);
   st->trace_frame = 0;
   return TRUE;
 }
@@ -102,13 +109,20 @@ gst_nn_run_stats_begin (GstNnRunStats * st)
   return t0;
 }
 
-void
+gint64
 gst_nn_run_stats_end (GstNnRunStats * st, GstElement * element, gint64 t0,
-    gint64 t1, gboolean ok)
+    gboolean ok)
 {
-  GstClockTime t = (GstClockTime) (t1 - t0) * GST_USECOND, median = 0;
+  gint64 t1 = g_get_monotonic_time (), until;
+  GstClockTime t, median = 0;
   gboolean post = FALSE;
 
+  g_mutex_lock (&st->lock);
+  until = t1 + (gint64) ((t1 - t0) * st->slowdown);
+  g_mutex_unlock (&st->lock);
+  while (t1 < until)
+    t1 = g_get_monotonic_time ();
+  t = (GstClockTime) (t1 - t0) * GST_USECOND;
   g_mutex_lock (&st->lock);
   st->run_start = 0;
   if (ok) {
@@ -133,6 +147,7 @@ gst_nn_run_stats_end (GstNnRunStats * st, GstElement * element, gint64 t0,
     gst_element_post_message (element,
         gst_message_new_latency (GST_OBJECT (element)));
   }
+  return t1;
 }
 
 guint64
@@ -177,4 +192,93 @@ gst_nn_run_stats_add_latency (GstNnRunStats * st, GstObject * obj,
       "time, min %" GST_TIME_FORMAT " max %" GST_TIME_FORMAT,
       GST_TIME_ARGS (ours), GST_TIME_ARGS (min), GST_TIME_ARGS (max));
   gst_query_set_latency (query, live, min, max);
+}
+
+/* The properties (the element's docs, e.g. GstNnStage):
+ *
+ * trace: record when this stage ran which frame into a Chrome trace-event
+ *   JSON file (opens in Perfetto and chrome://tracing; `nnpipe timeline
+ *   FILE` draws it).  Stages given the same file share it; the file is
+ *   written when the last of them stops.  Unset: the environment variable
+ *   NNP_TRACE, if set, names the file.  See docs/pipeline.md.
+ * busy-time: nanoseconds spent running the model since the element
+ *   started, including the run in progress.
+ * frames: buffers processed since the element started.
+ * debug-slowdown: for tests and benchmarks: after each run, busy-wait this
+ *   many times the run's length (0 = none), counted in busy-time: the stage
+ *   behaves as if its core were FACTOR + 1 times slower.  May be changed
+ *   while running. */
+void
+gst_nn_run_stats_install (GObjectClass * klass, guint first_id)
+{
+  const GParamFlags ro = G_PARAM_READABLE | G_PARAM_STATIC_STRINGS;
+
+  g_object_class_install_property (klass,
+      first_id + GST_NN_RUN_STATS_PROP_TRACE, g_param_spec_string ("trace",
+          "Trace", "Write a Chrome trace-event JSON file of the stage's runs "
+          "(default: $NNP_TRACE)", NULL, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (klass,
+      first_id + GST_NN_RUN_STATS_PROP_BUSY_TIME,
+      g_param_spec_uint64 ("busy-time", "Busy time",
+          "Nanoseconds spent running the model since start", 0, G_MAXUINT64,
+          0, ro));
+  g_object_class_install_property (klass,
+      first_id + GST_NN_RUN_STATS_PROP_FRAMES, g_param_spec_uint64 ("frames",
+          "Frames", "Buffers processed since start", 0, G_MAXUINT64, 0, ro));
+  g_object_class_install_property (klass,
+      first_id + GST_NN_RUN_STATS_PROP_DEBUG_SLOWDOWN,
+      g_param_spec_double ("debug-slowdown", "Debug slowdown",
+          "Busy-wait FACTOR x each run's time after it (testing)", 0.0, 100.0,
+          0.0, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+}
+
+gboolean
+gst_nn_run_stats_set_property (GstNnRunStats * st, guint first_id,
+    guint prop_id, const GValue * value)
+{
+  g_mutex_lock (&st->lock);
+  switch (prop_id - first_id) {
+    case GST_NN_RUN_STATS_PROP_TRACE:
+      g_free (st->trace_path);
+      st->trace_path = g_value_dup_string (value);
+      break;
+    case GST_NN_RUN_STATS_PROP_DEBUG_SLOWDOWN:
+      /* takes effect with the next frame */
+      st->slowdown = g_value_get_double (value);
+      break;
+    default:
+      g_mutex_unlock (&st->lock);
+      return FALSE;
+  }
+  g_mutex_unlock (&st->lock);
+  return TRUE;
+}
+
+gboolean
+gst_nn_run_stats_get_property (GstNnRunStats * st, guint first_id,
+    guint prop_id, GValue * value)
+{
+  switch (prop_id - first_id) {
+    case GST_NN_RUN_STATS_PROP_TRACE:
+      g_mutex_lock (&st->lock);
+      g_value_set_string (value, st->trace_path);
+      g_mutex_unlock (&st->lock);
+      return TRUE;
+    case GST_NN_RUN_STATS_PROP_BUSY_TIME:
+      /* with the run in progress, if any */
+      g_value_set_uint64 (value, gst_nn_run_stats_busy_ns (st));
+      return TRUE;
+    case GST_NN_RUN_STATS_PROP_FRAMES:
+      g_value_set_uint64 (value, gst_nn_run_stats_frames (st));
+      return TRUE;
+    case GST_NN_RUN_STATS_PROP_DEBUG_SLOWDOWN:
+      g_mutex_lock (&st->lock);
+      g_value_set_double (value, st->slowdown);
+      g_mutex_unlock (&st->lock);
+      return TRUE;
+    default:
+      return FALSE;
+  }
 }

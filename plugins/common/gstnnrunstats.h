@@ -1,9 +1,11 @@
 /* GStreamer nnpipe plugin: what an element that runs stages measures
  * (gstnnrunstats.c): busy time and frames (its busy-time / frames
  * properties), the median processing time of the last runs (added to
- * LATENCY queries, a LATENCY message when it grows) and trace spans
- * (include/nnpipe/trace.h).  Used by nnstage; meant for any element that
- * runs a stage per buffer. */
+ * LATENCY queries, a LATENCY message when it grows), trace spans
+ * (include/nnpipe/trace.h) and the debug-slowdown of tests, and the
+ * properties that show and steer them (trace, busy-time, frames,
+ * debug-slowdown).  Used by nnstage; meant for any element that runs a
+ * stage per buffer. */
 #pragma once
 
 #include <gst/gst.h>
@@ -28,7 +30,30 @@ typedef struct
   NnpTrace *trace;
   gint track;
   guint64 trace_frame;
+  /* properties, kept by _reset() */
+  gchar *trace_path;            /* trace, or NULL */
+  gdouble slowdown;             /* debug-slowdown FACTOR (0 = none) */
 } GstNnRunStats;
+
+/* The properties, in this order from the element's first_id on. */
+enum
+{
+  GST_NN_RUN_STATS_PROP_TRACE,
+  GST_NN_RUN_STATS_PROP_BUSY_TIME,
+  GST_NN_RUN_STATS_PROP_FRAMES,
+  GST_NN_RUN_STATS_PROP_DEBUG_SLOWDOWN,
+  GST_NN_RUN_STATS_N_PROPS
+};
+
+/* Install the properties with ids first_id .. first_id +
+ * GST_NN_RUN_STATS_N_PROPS - 1. */
+void gst_nn_run_stats_install (GObjectClass * klass, guint first_id);
+/* set_property / get_property of prop_id: FALSE when it is not one of
+ * them (the element's own).  Any lock. */
+gboolean gst_nn_run_stats_set_property (GstNnRunStats * st, guint first_id,
+    guint prop_id, const GValue * value);
+gboolean gst_nn_run_stats_get_property (GstNnRunStats * st, guint first_id,
+    guint prop_id, GValue * value);
 
 void gst_nn_run_stats_init (GstNnRunStats * st);
 void gst_nn_run_stats_clear (GstNnRunStats * st);
@@ -36,18 +61,22 @@ void gst_nn_run_stats_clear (GstNnRunStats * st);
  * when the trace could not be written. */
 gboolean gst_nn_run_stats_reset (GstNnRunStats * st, GstObject * obj,
     GError ** error);
-/* Open the trace at path, or at $NNP_TRACE when path is NULL (neither: no
- * trace), with a track named track_name at sort index. */
-gboolean gst_nn_run_stats_open_trace (GstNnRunStats * st, const gchar * path,
-    const gchar * track_name, gint index, GError ** error);
+/* Open the trace the trace property names, or $NNP_TRACE when unset
+ * (neither: no trace), with a track "OBJ_NAME (where)" at sort index. */
+gboolean gst_nn_run_stats_open_trace (GstNnRunStats * st, GstObject * obj,
+    const gchar * where, gint index, GError ** error);
 
 /* A run begins: returns its start (monotonic us). */
 gint64 gst_nn_run_stats_begin (GstNnRunStats * st);
-/* The run that began at t0 ended at t1 (ok: it succeeded, so it counts):
- * a trace span, and a LATENCY message on element's bus when the median
- * grew by more than a quarter. */
-void gst_nn_run_stats_end (GstNnRunStats * st, GstElement * element,
-    gint64 t0, gint64 t1, gboolean ok);
+/* The run that began at t0 ends now (ok: it succeeded, so it counts): with
+ * a debug-slowdown FACTOR, first a busy-wait of FACTOR times its length
+ * (counted in the run: a slowed core, deterministic whatever the machine's
+ * load, for nnpipeline's re-balancing test); then a trace span, and a
+ * LATENCY message on element's bus when the median grew by more than a
+ * quarter.  Returns the end (monotonic us). */
+gint64 gst_nn_run_stats_end (GstNnRunStats * st, GstElement * element,
+    gint64 t0, gboolean ok);
+
 
 /* busy-time (ns, with the run in progress) and frames. */
 guint64 gst_nn_run_stats_busy_ns (GstNnRunStats * st);

@@ -6,6 +6,7 @@
 
 #include "gstnntensorpool.h"
 #include "gstnntensorcaps.h"
+#include "gstnnclmemory.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_nn_tensor_pool_debug);
 #define GST_CAT_DEFAULT gst_nn_tensor_pool_debug
@@ -204,4 +205,40 @@ gst_nn_tensors_buffer_new (const GstCaps *caps)
   gst_allocation_params_init (&params);
   params.align = TENSOR_ALIGN;
   return tensors_buffer_new (&info, NULL, &params);
+}
+
+gboolean
+gst_nn_tensor_pool_decide_allocation (GstQuery * query, NnpDevice * device)
+{
+  GstCaps *outcaps;
+  GstNnTensorsInfo info;
+  GstBufferPool *pool;
+  guint min = 0;
+
+  gst_query_parse_allocation (query, &outcaps, NULL);
+  if (outcaps == NULL || !gst_nn_tensors_info_from_caps (&info, outcaps, NULL))
+    return FALSE;
+
+  /* keep downstream's minimum; no maximum */
+  if (gst_query_get_n_allocation_pools (query) > 0)
+    gst_query_parse_nth_allocation_pool (query, 0, NULL, NULL, &min, NULL);
+  while (gst_query_get_n_allocation_pools (query) > 0)
+    gst_query_remove_nth_allocation_pool (query, 0);
+
+  pool = gst_nn_tensor_pool_new ();
+  gst_query_add_allocation_pool (query, pool,
+      (guint) gst_nn_tensors_info_get_size (&info), min, 0);
+  gst_object_unref (pool);
+
+  if (device) {
+    GstAllocator *allocator = gst_nn_cl_allocator_new (device);
+    GstAllocationParams params;
+
+    gst_allocation_params_init (&params);
+    while (gst_query_get_n_allocation_params (query) > 0)
+      gst_query_remove_nth_allocation_param (query, 0);
+    gst_query_add_allocation_param (query, allocator, &params);
+    gst_object_unref (allocator);
+  }
+  return TRUE;
 }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <gst/gst.h>
+#include <nnpipe/device.h>
 
 G_BEGIN_DECLS
 
@@ -20,5 +21,14 @@ GstBufferPool *gst_nn_tensor_pool_new (void);
 /* A new buffer for fixed tensor caps, one memory per tensor, allocated
  * without a pool (caller owns it); NULL when the caps are not valid. */
 GstBuffer *gst_nn_tensors_buffer_new (const GstCaps * caps);
+
+/* decide_allocation of an element that makes tensor buffers: buffers
+ * carry one memory per tensor, so a tensor pool, whatever downstream
+ * offers (its minimum kept, no maximum); with device (may be NULL:
+ * system memory), memories in its device memory (memory:OpenCL caps):
+ * its allocator (gstnnclmemory.h).  FALSE when the query's caps are not
+ * fixed tensor caps. */
+gboolean gst_nn_tensor_pool_decide_allocation (GstQuery * query,
+    NnpDevice * device);
 
 G_END_DECLS

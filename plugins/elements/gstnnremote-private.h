@@ -7,6 +7,7 @@
 #pragma once
 
 #include "gstnnremote.h"
+#include "gstnnpartprops.h"
 #include "gstnnremotecommon.h"
 
 #include <nnpipe/nnpipe.h>
@@ -39,9 +40,8 @@ struct _GstNnRemote
   gchar *hosts;
   guint in_flight, timeout, max_payload;
   gboolean tls;
-  gchar *tls_ca, *token, *model, *digest, *nodes, *plan_path;
-  NnpPlan *plan;
-  gint stage;
+  gchar *tls_ca, *token, *digest;
+  GstNnPartProps part; /* model, plan, plan-object, stage, nodes */
 
   /* from start to stop */
   gchar **addrs; /* "host:port" */

@@ -65,10 +65,10 @@ GST_DEBUG_CATEGORY (gst_nn_remote_debug);
 #define DEFAULT_TIMEOUT 10000
 #define DEFAULT_MAX_PAYLOAD NNP_REMOTE_DEFAULT_MAX_PAYLOAD
 
+/* after the part's properties (gstnnpartprops.h) */
 enum
 {
-  PROP_0,
-  PROP_HOST,
+  PROP_HOST = GST_NN_PART_PROP_LAST,
   PROP_PORT,
   PROP_HOSTS,
   PROP_IN_FLIGHT,
@@ -76,12 +76,7 @@ enum
   PROP_TLS,
   PROP_TLS_CA,
   PROP_TOKEN,
-  PROP_MODEL,
   PROP_DIGEST,
-  PROP_NODES,
-  PROP_PLAN,
-  PROP_PLAN_OBJECT,
-  PROP_STAGE,
   PROP_MAX_PAYLOAD,
   PROP_RTT,
   PROP_BANDWIDTH,
@@ -270,17 +265,17 @@ gst_nn_remote_prepare (GstNnRemote *self)
       ? g_strdup (self->hosts)
       : g_strdup_printf ("%s:%u", self->host, self->port);
   digest = g_strdup (self->digest);
-  if (self->plan)
-    plan = nnp_plan_copy (self->plan);
+  if (self->part.plan)
+    plan = nnp_plan_copy (self->part.plan);
   GST_OBJECT_UNLOCK (self);
 
-  if (plan == NULL && self->plan_path && self->plan_path[0]) {
-    plan = nnp_plan_load (self->plan_path, &err);
+  if (plan == NULL && self->part.plan_path && self->part.plan_path[0]) {
+    plan = nnp_plan_load (self->part.plan_path, &err);
     if (plan == NULL)
       goto bad_plan;
   }
-  if (!(digest && digest[0]) && self->model && self->model[0]) {
-    NnpModel *model = nnp_model_load (self->model, &err);
+  if (!(digest && digest[0]) && self->part.model && self->part.model[0]) {
+    NnpModel *model = nnp_model_load (self->part.model, &err);
     if (model == NULL)
       goto bad_model;
     g_free (digest);
@@ -307,14 +302,14 @@ gst_nn_remote_prepare (GstNnRemote *self)
   self->model_digest = g_strdup (hello.digest);
   hello.token = self->token ? self->token : (gchar *) "";
   if (plan) {
-    if (self->stage < 0 || self->stage >= plan->n_stages)
+    if (self->part.stage < 0 || self->part.stage >= plan->n_stages)
       goto bad_stage;
     hello.part_kind = NNP_REMOTE_PART_PLAN;
     part = nnp_plan_to_json (plan);
-    hello.stage = (guint32) self->stage;
-  } else if (self->nodes && self->nodes[0]) {
+    hello.stage = (guint32) self->part.stage;
+  } else if (self->part.nodes && self->part.nodes[0]) {
     hello.part_kind = NNP_REMOTE_PART_NODES;
-    part = g_strdup (self->nodes);
+    part = g_strdup (self->part.nodes);
   } else {
     hello.part_kind = NNP_REMOTE_PART_WHOLE;
     part = g_strdup ("");
@@ -347,7 +342,7 @@ bad_hosts : {
 }
 bad_stage : {
   GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-      ("Invalid stage %d.", self->stage),
+      ("Invalid stage %d.", self->part.stage),
       ("the plan has %d stages", plan->n_stages));
   goto fail;
 }
@@ -448,7 +443,11 @@ gst_nn_remote_set_property (GObject *object, guint prop_id, const GValue *value,
   gchar **str = NULL;
 
   GST_OBJECT_LOCK (self);
+  if (gst_nn_part_props_set (&self->part, prop_id, value))
+    prop_id = 0;
   switch (prop_id) {
+    case 0:
+      break;
     case PROP_HOST:
       str = &self->host;
       break;
@@ -473,27 +472,8 @@ gst_nn_remote_set_property (GObject *object, guint prop_id, const GValue *value,
     case PROP_TOKEN:
       str = &self->token;
       break;
-    case PROP_MODEL:
-      str = &self->model;
-      break;
     case PROP_DIGEST:
       str = &self->digest;
-      break;
-    case PROP_NODES:
-      str = &self->nodes;
-      break;
-    case PROP_PLAN:
-      str = &self->plan_path;
-      break;
-    case PROP_PLAN_OBJECT: {
-      const NnpPlan *plan = g_value_get_pointer (value);
-      if (self->plan)
-        nnp_plan_free (self->plan);
-      self->plan = plan ? nnp_plan_copy (plan) : NULL;
-      break;
-    }
-    case PROP_STAGE:
-      self->stage = g_value_get_int (value);
       break;
     case PROP_MAX_PAYLOAD:
       self->max_payload = g_value_get_uint (value);
@@ -516,7 +496,11 @@ gst_nn_remote_get_property (GObject *object, guint prop_id, GValue *value,
   GstNnRemote *self = GST_NN_REMOTE (object);
 
   GST_OBJECT_LOCK (self);
+  if (gst_nn_part_props_get (&self->part, prop_id, value))
+    prop_id = 0;
   switch (prop_id) {
+    case 0:
+      break;
     case PROP_HOST:
       g_value_set_string (value, self->host);
       break;
@@ -541,20 +525,8 @@ gst_nn_remote_get_property (GObject *object, guint prop_id, GValue *value,
     case PROP_TOKEN:
       g_value_set_string (value, self->token);
       break;
-    case PROP_MODEL:
-      g_value_set_string (value, self->model);
-      break;
     case PROP_DIGEST:
       g_value_set_string (value, self->digest);
-      break;
-    case PROP_NODES:
-      g_value_set_string (value, self->nodes);
-      break;
-    case PROP_PLAN:
-      g_value_set_string (value, self->plan_path);
-      break;
-    case PROP_STAGE:
-      g_value_set_int (value, self->stage);
       break;
     case PROP_MAX_PAYLOAD:
       g_value_set_uint (value, self->max_payload);
@@ -610,12 +582,8 @@ gst_nn_remote_finalize (GObject *object)
   g_free (self->hosts);
   g_free (self->tls_ca);
   g_free (self->token);
-  g_free (self->model);
   g_free (self->digest);
-  g_free (self->nodes);
-  g_free (self->plan_path);
-  if (self->plan)
-    nnp_plan_free (self->plan);
+  gst_nn_part_props_clear (&self->part);
   g_strfreev (self->addrs);
   g_free (self->hello);
   g_free (self->model_digest);
@@ -626,6 +594,17 @@ gst_nn_remote_finalize (GObject *object)
   g_cond_clear (&self->cond);
   G_OBJECT_CLASS (gst_nn_remote_parent_class)->finalize (object);
 }
+
+/* the part's properties, in nnremote's words */
+static const gchar *const part_blurbs[GST_NN_PART_PROP_LAST] = {
+  [GST_NN_PART_PROP_MODEL] = "The ONNX model (its digest is sent to the "
+                             "server)",
+  [GST_NN_PART_PROP_NODES] = "The part to run remotely, as nnstage nodes= "
+                             "(\"a,b\", \"first..last\"); none: the whole "
+                             "model",
+  [GST_NN_PART_PROP_PLAN] = "Plan file whose stage runs remotely",
+  [GST_NN_PART_PROP_STAGE] = "Stage of the plan to run remotely",
+};
 
 static void
 gst_nn_remote_class_init (GstNnRemoteClass *klass)
@@ -676,27 +655,12 @@ gst_nn_remote_class_init (GstNnRemoteClass *klass)
   g_object_class_install_property (gobject_class, PROP_TOKEN,
       g_param_spec_string ("token", "Token", "Shared secret for the server",
           NULL, rw));
-  g_object_class_install_property (gobject_class, PROP_MODEL,
-      g_param_spec_string ("model", "Model",
-          "The ONNX model (its digest is sent to the server)", NULL, rw));
+  /* the part, selected as nnstage selects it (gstnnpartprops.h) */
+  gst_nn_part_props_install (gobject_class, GST_NN_PART_PROPS_PART,
+      part_blurbs);
   g_object_class_install_property (gobject_class, PROP_DIGEST,
       g_param_spec_string ("digest", "Digest",
           "Model digest (SHA-256 hex) instead of model", NULL, rw));
-  g_object_class_install_property (gobject_class, PROP_NODES,
-      g_param_spec_string ("nodes", "Nodes",
-          "The part to run remotely, as nnstage nodes= (\"a,b\", "
-          "\"first..last\"); none: the whole model",
-          NULL, rw));
-  g_object_class_install_property (gobject_class, PROP_PLAN,
-      g_param_spec_string ("plan", "Plan",
-          "Plan file whose stage runs remotely", NULL, rw));
-  g_object_class_install_property (gobject_class, PROP_PLAN_OBJECT,
-      g_param_spec_pointer ("plan-object", "Plan object",
-          "An NnpPlan (copied) instead of a plan file (used by nnpipeline)",
-          G_PARAM_WRITABLE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
-  g_object_class_install_property (gobject_class, PROP_STAGE,
-      g_param_spec_int ("stage", "Stage", "Stage of the plan to run remotely",
-          0, 1024, 0, rw));
   g_object_class_install_property (gobject_class, PROP_MAX_PAYLOAD,
       g_param_spec_uint ("max-payload", "Max payload",
           "Largest result accepted (bytes)", 1024, G_MAXUINT32,
@@ -753,6 +717,7 @@ gst_nn_remote_init (GstNnRemote *self)
   self->in_flight = DEFAULT_IN_FLIGHT;
   self->timeout = DEFAULT_TIMEOUT;
   self->max_payload = DEFAULT_MAX_PAYLOAD;
+  gst_nn_part_props_init (&self->part);
   g_mutex_init (&self->lock);
   g_mutex_init (&self->write_lock);
   g_cond_init (&self->cond);

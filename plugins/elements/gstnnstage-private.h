@@ -1,15 +1,12 @@
 /* GStreamer nnpipe plugin: nnstage, the instance struct shared by the
- * element's files (gstnnstage.c, gstnnstagecaps.c, gstnnstagedevice.c).  Not for other
+ * element's files (gstnnstage.c, gstnnstagecaps.c).  Not for other
  * elements: they use gstnnstage.h. */
 #pragma once
 
-#include <gst/gst.h>
 #include <gst/base/gstbasetransform.h>
-#include <nnpipe/model.h>
 #include <nnpipe/part.h>
-#include <nnpipe/plan.h>
-#include <nnpipe/trace.h>
 
+#include "gstnnpartprops.h"
 #include "gstnnrunstats.h"
 #include "gstnnstage.h"
 #include "gstnntensorcaps.h"
@@ -22,15 +19,10 @@ struct _GstNnStage
 {
   GstBaseTransform parent;
 
-  /* properties (object lock) */
-  gchar *model_path, *device, *cpus, *plan_path, *nodes, *device_name;
-  gchar *trace_path;
-  gint threads, stage_index, device_index, shape_cache;
-  NnpPlan *plan_object;         /* owned copy (set by nnpipeline) */
-  gboolean fallback;
-  gdouble debug_slowdown;       /* debug-slowdown FACTOR (0 = none) */
-  guint props_gen;              /* bumped by every write of a property the
-                                 * part is made from */
+  /* properties (object lock): what part runs where (props.gen is bumped
+   * by every write: set_caps remakes the part), and nnstage's own */
+  GstNnPartProps props;
+  gint shape_cache;
 
   /* the device, between start() and stop(): dev_spec is what the part
    * runs on ("cpu", "opencl:1": the library's choice, after fallback);
@@ -44,15 +36,10 @@ struct _GstNnStage
    * thread (lock) */
   GMutex lock;
   NnpPart *part;                /* owned (nnp_part_open()): the model, plan,
-                                 * device, specialisations and stages */
-  NnpModel *model;              /* owned ref: the part's model */
-  gchar *model_name;            /* file name, for messages */
-  gchar *part_name;             /* "stage 1 of plan.json", for messages */
-  guint part_gen;               /* props_gen the part was made for */
-  gboolean last_valid;          /* the answer for last_in (a memo: caps */
-  GstNnTensorsInfo last_in;     /* queries repeat the same question) */
-  NnpPartSpec *last_spec;       /* owned ref, or NULL with last_error */
-  GError *last_error;
+                                 * device, specialisations, stages and the
+                                 * memo of the last caps question */
+  gchar *model_name;            /* its model's file name, for messages */
+  guint part_gen;               /* props.gen the part was made from */
 
   /* negotiated state (streaming thread) */
   GstNnTensorsInfo in_info, out_info;
@@ -65,26 +52,16 @@ struct _GstNnStage
                                  * every buffer, the error is posted once */
 
   guint stages_built;           /* stages prepared since start (object lock) */
-  GstNnRunStats stats;          /* busy time, frames, latency, trace */
+  GstNnRunStats stats;          /* busy time, frames, latency, trace and
+                                 * debug-slowdown (their properties) */
 };
 
-/* gstnnstagecaps.c: negotiation (the base class vfuncs and what start(),
- * stop() and query() need of it) */
+/* gstnnstagecaps.c: negotiation (its base class vfuncs: transform_caps,
+ * fixate_caps, get_unit_size, accept_caps, sink_event, set_caps,
+ * decide_allocation) and what start(), stop() and query() need of it */
+void gst_nn_stage_caps_class_init (GstBaseTransformClass * trans_class);
 gboolean gst_nn_stage_answer_shapes_query (GstNnStage * self, GstQuery * query);
-void gst_nn_stage_forget_part_locked (GstNnStage * self);
-GstCaps *gst_nn_stage_transform_caps (GstBaseTransform * trans,
-    GstPadDirection direction, GstCaps * caps, GstCaps * filter);
-GstCaps *gst_nn_stage_fixate_caps (GstBaseTransform * trans,
-    GstPadDirection direction, GstCaps * caps, GstCaps * othercaps);
-gboolean gst_nn_stage_get_unit_size (GstBaseTransform * trans, GstCaps * caps,
-    gsize * size);
-gboolean gst_nn_stage_accept_caps (GstBaseTransform * trans,
-    GstPadDirection direction, GstCaps * caps);
-gboolean gst_nn_stage_sink_event (GstBaseTransform * trans, GstEvent * event);
-gboolean gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
-    GstCaps * outcaps);
-gboolean gst_nn_stage_decide_allocation (GstBaseTransform * trans,
-    GstQuery * query);
+void gst_nn_stage_set_part_locked (GstNnStage * self, NnpPart * part);
 /* the base class, for the vfuncs above */
 #define GST_NN_STAGE_PARENT_CLASS(obj) \
     GST_BASE_TRANSFORM_CLASS (g_type_class_peek_parent (G_OBJECT_GET_CLASS (obj)))

@@ -34,7 +34,9 @@
  * #GstNnStage:plan with #GstNnStage:stage, or #GstNnStage:nodes, run one
  * part of the model (docs/pipeline.md); #GstNnStage:device runs the stage
  * on the CPU or an OpenCL device (#GstNnStage:device-index,
- * #GstNnStage:device-name, #GstNnStage:fallback; docs/opencl.md).
+ * #GstNnStage:device-name, #GstNnStage:fallback; docs/opencl.md).  These
+ * properties select the part the same way in nnremote: they are installed
+ * and documented once, in plugins/common/gstnnpartprops.c.
  * Timestamps and metas pass through; LATENCY queries add the measured
  * processing time (median of the last buffers).
  *
@@ -59,70 +61,33 @@
 #include "config.h"
 #endif
 
-#include "gstnnstage.h"
 #include "gstnnstage-private.h"
-#include "gstnnstagedevice.h"
 #include "gstnnclmemory.h"
-#include "gstnnmodelcaps.h"
-#include "gstnnrunstats.h"
-#include "gstnntensorcaps.h"
 #include "gstnntensormap.h"
 
-#include <nnpipe/model.h>
-#include <nnpipe/part.h>
-#include <nnpipe/plan.h>
 #include <nnpipe/stage.h>
-
-#include <stdlib.h>
-#include <string.h>
 
 /* The element: properties, start/stop, the per-buffer path and queries.
  * What part of the model runs, where and at which shapes, is an NnpPart of
  * libnnpipe, made in one call (nnp_part_open(), which also chooses the
  * device and applies the CPU fallback); negotiation (caps -> shapes ->
  * part -> stage) is gstnnstagecaps.c, caps <-> model inputs the shared
- * gstnnmodelcaps.c, properties -> device spec and part and the
- * memory:OpenCL features gstnnstagedevice.c.  The instance struct is in
+ * gstnnmodelcaps.c, the properties that name the part (and the part they
+ * name) the shared gstnnpartprops.c.  The instance struct is in
  * gstnnstage-private.h. */
 
 GST_DEBUG_CATEGORY (gst_nn_stage_debug);
 #define GST_CAT_DEFAULT gst_nn_stage_debug
 
-#define DEFAULT_MODEL NULL
-#define DEFAULT_DEVICE "cpu"
-#define DEFAULT_THREADS 1
-#define DEFAULT_CPUS NULL
-#define DEFAULT_PLAN NULL
-#define DEFAULT_STAGE 0
-#define DEFAULT_NODES NULL
-#define DEFAULT_DEVICE_INDEX -1
-#define DEFAULT_DEVICE_NAME NULL
-#define DEFAULT_FALLBACK FALSE
-#define DEFAULT_TRACE NULL
 #define DEFAULT_SHAPE_CACHE NNP_PART_DEFAULT_CACHE_SIZE
 
-#define MAX_THREADS 256
-
+/* after the part's properties (gstnnpartprops.h) and the run statistics'
+ * (trace, busy-time, frames, debug-slowdown: gstnnrunstats.h) */
+#define PROP_STATS GST_NN_PART_PROP_LAST
 enum
 {
-  PROP_0,
-  PROP_MODEL,
-  PROP_DEVICE,
-  PROP_THREADS,
-  PROP_CPUS,
-  PROP_PLAN,
-  PROP_STAGE,
-  PROP_NODES,
-  PROP_PLAN_OBJECT,
-  PROP_BUSY_TIME,
-  PROP_FRAMES,
-  PROP_DEVICE_INDEX,
-  PROP_DEVICE_NAME,
-  PROP_FALLBACK,
-  PROP_STAGES_BUILT,
-  PROP_TRACE,
+  PROP_STAGES_BUILT = PROP_STATS + GST_NN_RUN_STATS_N_PROPS,
   PROP_SHAPE_CACHE,
-  PROP_DEBUG_SLOWDOWN,
 };
 
 /* device memory first: an OpenCL stage prefers it (see transform_caps) */
@@ -140,28 +105,8 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_ALWAYS,
     GST_STATIC_CAPS (CL_TENSORS_CAPS "; " GST_NN_TENSORS_CAPS_TEMPLATE));
 
-
-
 G_DEFINE_TYPE (GstNnStage, gst_nn_stage, GST_TYPE_BASE_TRANSFORM);
 
-/* debug-slowdown: after a run that began at t0, busy-wait FACTOR times its
- * length, inside the busy time (a slowed core, deterministic whatever the
- * machine's load: nnpipeline's re-balancing test). */
-static void
-gst_nn_stage_debug_slowdown (GstNnStage * self, gint64 t0)
-{
-  gdouble factor;
-  gint64 now, until;
-
-  GST_OBJECT_LOCK (self);
-  factor = self->debug_slowdown;
-  GST_OBJECT_UNLOCK (self);
-  if (factor <= 0.0)
-    return;
-  now = g_get_monotonic_time ();
-  until = now + (gint64) ((now - t0) * factor);
-  while (g_get_monotonic_time () < until);
-}
 GST_ELEMENT_REGISTER_DEFINE (nnstage, "nnstage", GST_RANK_NONE,
     GST_TYPE_NN_STAGE);
 
@@ -174,8 +119,9 @@ gst_nn_stage_transform (GstBaseTransform * trans, GstBuffer * inbuf,
   GstNnStage *self = GST_NN_STAGE (trans);
   GstNnTensorsMap in_map, out_map;
   GError *err = NULL;
+  const gchar *what;
   gboolean ok;
-  gint64 t0, t1;
+  gint64 t0, t1;               /* monotonic us */
 
   if (G_UNLIKELY (self->stage == NULL))
     goto not_negotiated;
@@ -185,21 +131,21 @@ gst_nn_stage_transform (GstBaseTransform * trans, GstBuffer * inbuf,
   if (!gst_nn_tensors_map_stage (&out_map, outbuf, &self->out_info,
           self->stage, TRUE, self->stage_on_cl, GST_MAP_WRITE, &err)) {
     gst_nn_tensors_unmap (&in_map);
-    goto bad_output;
+    what = "invalid output buffer";
+    goto failed;
   }
 
   t0 = gst_nn_run_stats_begin (&self->stats);
   ok = nnp_stage_run (self->stage, in_map.tensors, out_map.tensors, &err);
-  gst_nn_stage_debug_slowdown (self, t0);
-  t1 = g_get_monotonic_time ();
-  gst_nn_run_stats_end (&self->stats, GST_ELEMENT (self), t0, t1, ok);
+  t1 = gst_nn_run_stats_end (&self->stats, GST_ELEMENT (self), t0, ok);
   GST_LOG_OBJECT (self, "ran %" GST_TIME_FORMAT " in %.2f ms (%u tensors in "
       "device memory)", GST_TIME_ARGS (GST_BUFFER_PTS (inbuf)),
       (t1 - t0) / 1000.0, in_map.n_device + out_map.n_device);
   gst_nn_tensors_unmap (&out_map);
   gst_nn_tensors_unmap (&in_map);
+  what = "inference failed";
   if (!ok)
-    goto run_failed;
+    goto failed;
   return GST_FLOW_OK;
 
   /* ERRORS */
@@ -217,19 +163,10 @@ bad_input:
     g_clear_error (&err);
     return GST_FLOW_ERROR;
   }
-bad_output:
+failed:
   {
-    GST_ELEMENT_ERROR (self, STREAM, FAILED,
-        ("model %s: invalid output buffer", self->model_name),
-        ("%s", err->message));
-    g_clear_error (&err);
-    return GST_FLOW_ERROR;
-  }
-run_failed:
-  {
-    GST_ELEMENT_ERROR (self, STREAM, FAILED,
-        ("model %s: inference failed", self->model_name),
-        ("%s", err->message));
+    GST_ELEMENT_ERROR (self, STREAM, FAILED, ("model %s: %s", self->model_name,
+            what), ("%s", err->message));
     g_clear_error (&err);
     return GST_FLOW_ERROR;
   }
@@ -270,34 +207,17 @@ gst_nn_stage_start (GstBaseTransform * trans)
   GstNnStage *self = GST_NN_STAGE (trans);
   NnpPart *part = NULL;
   NnpModel *model;
-  gchar *cpus_str, *spec, *trace, *track;
-  gboolean ok;
-  gint threads, stage_index, spec_threads = 0, *cpus = NULL, n_cpus = 0;
+  gint stage_index, cache_size;
   GError *err = NULL, *why = NULL;
 
   GST_OBJECT_LOCK (self);
-  spec = gst_nn_stage_device_spec_locked (self, &spec_threads, &err);
-  threads = self->threads;
-  cpus_str = g_strdup (self->cpus);
   self->stages_built = 0;
+  cache_size = self->shape_cache;
   GST_OBJECT_UNLOCK (self);
-  if (spec == NULL)
+  if (!gst_nn_part_props_check (GST_OBJECT (self), &self->props, &err))
     goto bad_property;
-  g_free (spec);
-  if (spec_threads > 0 && threads != DEFAULT_THREADS && threads != spec_threads) {
-    g_set_error (&err, NNP_ERROR, NNP_ERROR_INVALID, "property 'device' says %d "
-        "threads, property 'threads' says %d", spec_threads, threads);
-    goto bad_property;
-  }
-  if (!nnp_cpus_parse (cpus_str, &cpus, &n_cpus, &err)) {
-    g_prefix_error (&err, "invalid value \"%s\" for property 'cpus': ",
-        cpus_str);
-    goto bad_property;
-  }
-  g_clear_pointer (&cpus, g_free);
-  g_free (cpus_str);
-
-  part = gst_nn_stage_open_part (self, NULL, &why, &err);
+  part = gst_nn_part_props_open (GST_OBJECT (self), &self->props, NULL,
+      cache_size, &self->part_gen, &why, &err);
   if (part == NULL)
     goto open_failed;
   if (why) {
@@ -308,17 +228,13 @@ gst_nn_stage_start (GstBaseTransform * trans)
 
   model = nnp_part_get_model (part);
   g_mutex_lock (&self->lock);
-  gst_nn_stage_forget_part_locked (self);
-  self->part = part;
-  self->model = nnp_model_ref (model);
-  self->model_name = g_path_get_basename (nnp_model_get_name (model));
-  self->part_name = g_strdup (nnp_part_get_name (part));
+  gst_nn_stage_set_part_locked (self, part);
   g_mutex_unlock (&self->lock);
 
   /* set_context (answering our NEED_CONTEXT) reads dev_spec */
   g_free (self->dev_spec);
   self->dev_spec = g_strdup (nnp_part_get_device (part));
-  self->use_cl = gst_nn_stage_spec_is_opencl (self->dev_spec);
+  self->use_cl = gst_nn_cl_spec_is_opencl (self->dev_spec);
   if (!self->use_cl)
     g_clear_pointer (&self->cl_device, nnp_device_unref);
   else if (!gst_nn_cl_ensure_element_device (GST_ELEMENT (self),
@@ -327,17 +243,12 @@ gst_nn_stage_start (GstBaseTransform * trans)
 
   GST_INFO_OBJECT (self, "model %s loaded (digest %s), %s on %s",
       nnp_model_get_name (model), nnp_model_get_digest (model),
-      self->part_name, self->dev_spec);
+      nnp_part_get_name (part), self->dev_spec);
   GST_OBJECT_LOCK (self);
-  trace = g_strdup (self->trace_path);
-  track = g_strdup_printf ("%s (%s)", GST_OBJECT_NAME (self), self->dev_spec);
-  stage_index = self->stage_index;
+  stage_index = self->props.stage;
   GST_OBJECT_UNLOCK (self);
-  ok = gst_nn_run_stats_open_trace (&self->stats, trace, track, stage_index,
-      &err);
-  g_free (trace);
-  g_free (track);
-  if (!ok)
+  if (!gst_nn_run_stats_open_trace (&self->stats, GST_OBJECT (self),
+          self->dev_spec, stage_index, &err))
     goto trace_failed;
   return TRUE;
 
@@ -347,23 +258,11 @@ bad_property:
     GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", err->message),
         (NULL));
     g_clear_error (&err);
-    g_free (cpus_str);
     return FALSE;
   }
 open_failed:
   {
-    /* the library's message names the file, device or setting */
-    if (g_error_matches (err, NNP_ERROR, NNP_ERROR_IO))
-      GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ, ("%s", err->message),
-          (NULL));
-    else if (g_error_matches (err, NNP_ERROR, NNP_ERROR_DEVICE))
-      GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND, ("%s", err->message),
-          ("set fallback=true to run on the CPU instead"));
-    else if (g_error_matches (err, NNP_ERROR, NNP_ERROR_PLAN))
-      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", err->message),
-          ("properties 'model', 'plan', 'stage', 'nodes'"));
-    else
-      GST_ELEMENT_ERROR (self, STREAM, DECODE, ("%s", err->message), (NULL));
+    gst_nn_part_props_post_error (GST_ELEMENT (self), err);
     g_clear_error (&err);
     return FALSE;
   }
@@ -384,13 +283,29 @@ fail:
   {
     g_clear_error (&err);
     g_mutex_lock (&self->lock);
-    gst_nn_stage_forget_part_locked (self);  /* the element stays in READY */
+    gst_nn_stage_set_part_locked (self, NULL);  /* the element stays in READY */
     g_mutex_unlock (&self->lock);
     return FALSE;
   }
 }
 
-/* Forget all stream state. */
+/* Forget all stream state (stop(), finalize()). */
+static void
+forget_state (GstNnStage * self)
+{
+  self->stage = NULL;
+  g_clear_pointer (&self->spec, nnp_part_spec_unref);
+  gst_nn_tensors_info_init (&self->in_info);
+  gst_nn_tensors_info_init (&self->out_info);
+  gst_caps_replace (&self->refused_caps, NULL);
+  self->stage_on_cl = self->out_device = self->use_cl = FALSE;
+  g_clear_pointer (&self->dev_spec, g_free);
+  g_clear_pointer (&self->cl_device, nnp_device_unref);
+  g_mutex_lock (&self->lock);
+  gst_nn_stage_set_part_locked (self, NULL);
+  g_mutex_unlock (&self->lock);
+}
+
 static gboolean
 gst_nn_stage_stop (GstBaseTransform * trans)
 {
@@ -401,29 +316,8 @@ gst_nn_stage_stop (GstBaseTransform * trans)
     GST_ELEMENT_ERROR (self, RESOURCE, WRITE, ("%s", err->message), (NULL));
     g_clear_error (&err);
   }
-  self->stage = NULL;
-  g_clear_pointer (&self->spec, nnp_part_spec_unref);
-  gst_nn_tensors_info_init (&self->in_info);
-  gst_nn_tensors_info_init (&self->out_info);
-  gst_caps_replace (&self->refused_caps, NULL);
-  self->stage_on_cl = self->out_device = self->use_cl = FALSE;
-  g_clear_pointer (&self->dev_spec, g_free);
-  g_clear_pointer (&self->cl_device, nnp_device_unref);
-
-  g_mutex_lock (&self->lock);
-  gst_nn_stage_forget_part_locked (self);
-  g_mutex_unlock (&self->lock);
+  forget_state (self);
   return TRUE;
-}
-
-/* A string property, under the object lock. */
-static void
-set_string (GstNnStage * self, gchar ** field, const GValue * value)
-{
-  GST_OBJECT_LOCK (self);
-  g_free (*field);
-  *field = g_value_dup_string (value);
-  GST_OBJECT_UNLOCK (self);
 }
 
 static void
@@ -432,83 +326,21 @@ gst_nn_stage_set_property (GObject * object, guint prop_id,
 {
   GstNnStage *self = GST_NN_STAGE (object);
 
-  switch (prop_id) {
-    case PROP_MODEL:
-      set_string (self, &self->model_path, value);
-      break;
-    case PROP_DEVICE:
-      /* checked at start (an error there names the property) */
-      set_string (self, &self->device, value);
-      break;
-    case PROP_THREADS:
-      GST_OBJECT_LOCK (self);
-      self->threads = g_value_get_int (value);
-      GST_OBJECT_UNLOCK (self);
-      break;
-    case PROP_CPUS:
-      /* checked at start (an error there names the property) */
-      set_string (self, &self->cpus, value);
-      break;
-    case PROP_PLAN:
-      set_string (self, &self->plan_path, value);
-      break;
-    case PROP_TRACE:
-      set_string (self, &self->trace_path, value);
-      break;
-    case PROP_STAGE:
-      GST_OBJECT_LOCK (self);
-      self->stage_index = g_value_get_int (value);
-      GST_OBJECT_UNLOCK (self);
-      break;
-    case PROP_NODES:
-      set_string (self, &self->nodes, value);
-      break;
-    case PROP_DEVICE_INDEX:
-      GST_OBJECT_LOCK (self);
-      self->device_index = g_value_get_int (value);
-      GST_OBJECT_UNLOCK (self);
-      break;
-    case PROP_DEVICE_NAME:
-      set_string (self, &self->device_name, value);
-      break;
-    case PROP_FALLBACK:
-      GST_OBJECT_LOCK (self);
-      self->fallback = g_value_get_boolean (value);
-      GST_OBJECT_UNLOCK (self);
-      break;
-    case PROP_SHAPE_CACHE:
-      /* resizes the running part's cache: its stages stay */
-      GST_OBJECT_LOCK (self);
-      self->shape_cache = g_value_get_int (value);
-      GST_OBJECT_UNLOCK (self);
-      g_mutex_lock (&self->lock);
-      if (self->part)
-        nnp_part_set_cache_size (self->part, g_value_get_int (value));
-      g_mutex_unlock (&self->lock);
-      return;
-    case PROP_DEBUG_SLOWDOWN:
-      /* changes no part: takes effect with the next frame */
-      GST_OBJECT_LOCK (self);
-      self->debug_slowdown = g_value_get_double (value);
-      GST_OBJECT_UNLOCK (self);
-      return;
-    case PROP_PLAN_OBJECT:{
-      const NnpPlan *plan = g_value_get_pointer (value);
-
-      GST_OBJECT_LOCK (self);
-      g_clear_pointer (&self->plan_object, nnp_plan_free);
-      self->plan_object = plan ? nnp_plan_copy (plan) : NULL;
-      GST_OBJECT_UNLOCK (self);
-      break;
-    }
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      return;
-  }
-  /* every other writable property selects the part: a new one */
   GST_OBJECT_LOCK (self);
-  self->props_gen++;
+  /* the part's properties bump props.gen: set_caps makes a new part */
+  if (prop_id == PROP_SHAPE_CACHE)
+    self->shape_cache = g_value_get_int (value);
+  else if (!gst_nn_part_props_set (&self->props, prop_id, value)
+      && !gst_nn_run_stats_set_property (&self->stats, PROP_STATS, prop_id,
+          value))
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
   GST_OBJECT_UNLOCK (self);
+
+  /* shape-cache resizes the running part's cache: its stages stay */
+  g_mutex_lock (&self->lock);
+  if (prop_id == PROP_SHAPE_CACHE && self->part)
+    nnp_part_set_cache_size (self->part, g_value_get_int (value));
+  g_mutex_unlock (&self->lock);
 }
 
 static void
@@ -518,60 +350,14 @@ gst_nn_stage_get_property (GObject * object, guint prop_id, GValue * value,
   GstNnStage *self = GST_NN_STAGE (object);
 
   GST_OBJECT_LOCK (self);
-  switch (prop_id) {
-    case PROP_MODEL:
-      g_value_set_string (value, self->model_path);
-      break;
-    case PROP_DEVICE:
-      g_value_set_string (value, self->device);
-      break;
-    case PROP_THREADS:
-      g_value_set_int (value, self->threads);
-      break;
-    case PROP_CPUS:
-      g_value_set_string (value, self->cpus);
-      break;
-    case PROP_PLAN:
-      g_value_set_string (value, self->plan_path);
-      break;
-    case PROP_TRACE:
-      g_value_set_string (value, self->trace_path);
-      break;
-    case PROP_STAGE:
-      g_value_set_int (value, self->stage_index);
-      break;
-    case PROP_NODES:
-      g_value_set_string (value, self->nodes);
-      break;
-    case PROP_BUSY_TIME:
-      /* with the run in progress, if any */
-      g_value_set_uint64 (value, gst_nn_run_stats_busy_ns (&self->stats));
-      break;
-    case PROP_FRAMES:
-      g_value_set_uint64 (value, gst_nn_run_stats_frames (&self->stats));
-      break;
-    case PROP_STAGES_BUILT:
-      g_value_set_uint (value, self->stages_built);
-      break;
-    case PROP_DEBUG_SLOWDOWN:
-      g_value_set_double (value, self->debug_slowdown);
-      break;
-    case PROP_SHAPE_CACHE:
-      g_value_set_int (value, self->shape_cache);
-      break;
-    case PROP_DEVICE_INDEX:
-      g_value_set_int (value, self->device_index);
-      break;
-    case PROP_DEVICE_NAME:
-      g_value_set_string (value, self->device_name);
-      break;
-    case PROP_FALLBACK:
-      g_value_set_boolean (value, self->fallback);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      break;
-  }
+  if (prop_id == PROP_STAGES_BUILT)
+    g_value_set_uint (value, self->stages_built);
+  else if (prop_id == PROP_SHAPE_CACHE)
+    g_value_set_int (value, self->shape_cache);
+  else if (!gst_nn_part_props_get (&self->props, prop_id, value)
+      && !gst_nn_run_stats_get_property (&self->stats, PROP_STATS, prop_id,
+          value))
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
   GST_OBJECT_UNLOCK (self);
 }
 
@@ -580,19 +366,8 @@ gst_nn_stage_finalize (GObject * object)
 {
   GstNnStage *self = GST_NN_STAGE (object);
 
-  g_clear_pointer (&self->spec, nnp_part_spec_unref);
-  gst_caps_replace (&self->refused_caps, NULL);
-  gst_nn_stage_forget_part_locked (self);
-  g_clear_pointer (&self->plan_object, nnp_plan_free);
-  g_free (self->model_path);
-  g_free (self->plan_path);
-  g_free (self->trace_path);
-  g_free (self->nodes);
-  g_free (self->cpus);
-  g_free (self->device_name);
-  g_free (self->device);
-  g_free (self->dev_spec);
-  g_clear_pointer (&self->cl_device, nnp_device_unref);
+  forget_state (self);
+  gst_nn_part_props_clear (&self->props);
   g_mutex_clear (&self->lock);
   gst_nn_run_stats_clear (&self->stats);
 
@@ -608,9 +383,9 @@ gst_nn_stage_set_context (GstElement * element, GstContext * context)
 
   GST_OBJECT_LOCK (self);
   spec = self->dev_spec ? g_strdup (self->dev_spec) :
-      gst_nn_stage_device_spec_locked (self, NULL, NULL);
+      gst_nn_part_props_device_spec (&self->props, NULL, NULL);
   GST_OBJECT_UNLOCK (self);
-  if (spec && gst_nn_stage_spec_is_opencl (spec))
+  if (spec && gst_nn_cl_spec_is_opencl (spec))
     gst_nn_cl_handle_set_context (element, context, spec, &self->cl_device);
   g_free (spec);
 
@@ -632,204 +407,10 @@ gst_nn_stage_class_init (GstNnStageClass * klass)
   gobject_class->get_property = gst_nn_stage_get_property;
   gobject_class->finalize = gst_nn_stage_finalize;
 
-  /**
-   * GstNnStage:model:
-   *
-   * Path of the ONNX model file.  Loaded when the element starts (READY ->
-   * PAUSED), once per process for all elements naming the same file.
-   */
-  g_object_class_install_property (gobject_class, PROP_MODEL,
-      g_param_spec_string ("model", "Model",
-          "Path of the ONNX model file (loaded once per process)",
-          DEFAULT_MODEL,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
+  gst_nn_part_props_install (gobject_class,
+      GST_NN_PART_PROPS_PART | GST_NN_PART_PROPS_DEVICE, NULL);
 
-  /**
-   * GstNnStage:device:
-   *
-   * The device the stage runs on, in the syntax of nnpipeline's devices,
-   * `nnpipe split --devices` and plans (nnp_device_spec_parse()): `cpu`,
-   * `cpu:THREADS` (the same as #GstNnStage:threads), `opencl` (the first
-   * GPU, else the first OpenCL device; #GstNnStage:device-index or
-   * #GstNnStage:device-name choose another), `opencl:N` or `opencl:NAME`.
-   * A malformed value fails the start with an error naming it.  On
-   * OpenCL the stage's tensors live in device memory; its output stays
-   * there (caps feature memory:OpenCL) when downstream accepts it, and
-   * input in device memory of the same device is used in place.  A stage
-   * of a plan runs on the plan's device instead.
-   */
-  g_object_class_install_property (gobject_class, PROP_DEVICE,
-      g_param_spec_string ("device", "Device",
-          "The device the stage runs on: cpu, cpu:THREADS, opencl, opencl:N "
-          "or opencl:NAME", DEFAULT_DEVICE,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-
-  /**
-   * GstNnStage:device-index:
-   *
-   * With device=opencl: the N-th OpenCL device, counting the devices of
-   * every platform in platform order (as `clinfo -l` lists them); -1 = the
-   * first GPU, else the first device.
-   */
-  g_object_class_install_property (gobject_class, PROP_DEVICE_INDEX,
-      g_param_spec_int ("device-index", "Device index",
-          "With device=opencl: index of the OpenCL device (-1 = first GPU, "
-          "else first device)", -1, G_MAXINT, DEFAULT_DEVICE_INDEX,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-
-  /**
-   * GstNnStage:device-name:
-   *
-   * With device=opencl: the first OpenCL device whose device or platform
-   * name contains this (case-insensitive), e.g. "H100" or "portable".
-   * Takes precedence over #GstNnStage:device-index.
-   */
-  g_object_class_install_property (gobject_class, PROP_DEVICE_NAME,
-      g_param_spec_string ("device-name", "Device name",
-          "With device=opencl: a substring of the OpenCL device or platform "
-          "name (overrides device-index)", DEFAULT_DEVICE_NAME,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-
-  /**
-   * GstNnStage:fallback:
-   *
-   * When the OpenCL device is missing or cannot run the stage (a program
-   * that does not build, an op without kernel): run on the CPU instead and
-   * post a warning naming the device and the reason.  When FALSE such a
-   * stage fails with an error naming the device.
-   */
-  g_object_class_install_property (gobject_class, PROP_FALLBACK,
-      g_param_spec_boolean ("fallback", "Fallback",
-          "Run on the CPU (with a warning) when the OpenCL device is missing "
-          "or cannot run the stage", DEFAULT_FALLBACK,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-
-  /**
-   * GstNnStage:threads:
-   *
-   * Number of intra-op threads the stage owns.
-   */
-  g_object_class_install_property (gobject_class, PROP_THREADS,
-      g_param_spec_int ("threads", "Threads",
-          "Number of intra-op threads the stage owns", 1, MAX_THREADS,
-          DEFAULT_THREADS,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-
-  /**
-   * GstNnStage:cpus:
-   *
-   * Cores to pin the stage's threads to, e.g. "0,1" or "0-3": thread i runs
-   * on the i-th listed core (modulo the list).  Unset: not pinned.
-   */
-  g_object_class_install_property (gobject_class, PROP_CPUS,
-      g_param_spec_string ("cpus", "CPUs",
-          "Cores to pin the stage's threads to (e.g. \"0,1\" or \"0-3\"; "
-          "unset = not pinned)", DEFAULT_CPUS,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-
-  /**
-   * GstNnStage:plan:
-   *
-   * Path of a plan file (JSON, made by `nnpipe split` or nnpipeline): the
-   * element runs stage #GstNnStage:stage of it, on the plan's device,
-   * threads and cores.  Its sink caps are the stage's input tensors and its
-   * src caps its outputs, in the plan's order; stage 0 takes the model's
-   * inputs.  The model is the #GstNnStage:model property or else the
-   * plan's.
-   */
-  g_object_class_install_property (gobject_class, PROP_PLAN,
-      g_param_spec_string ("plan", "Plan",
-          "Path of a plan file (JSON): run one stage of it (see 'stage')",
-          DEFAULT_PLAN,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-
-  /**
-   * GstNnStage:trace:
-   *
-   * Record when this stage ran which frame into a Chrome trace-event JSON
-   * file (opens in Perfetto and chrome://tracing; `nnpipe timeline FILE`
-   * draws it).  Stages given the same file share it; the file is written
-   * when the last of them stops.  Unset: the environment variable
-   * NNP_TRACE, if set, names the file.  See docs/pipeline.md.
-   */
-  g_object_class_install_property (gobject_class, PROP_TRACE,
-      g_param_spec_string ("trace", "Trace",
-          "Write a Chrome trace-event JSON file of the stage's runs (default: $NNP_TRACE)",
-          DEFAULT_TRACE,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-
-  /**
-   * GstNnStage:stage:
-   *
-   * Index of the plan's stage to run (with #GstNnStage:plan).
-   */
-  g_object_class_install_property (gobject_class, PROP_STAGE,
-      g_param_spec_int ("stage", "Stage",
-          "Index of the plan's stage to run (with 'plan')", 0, G_MAXINT,
-          DEFAULT_STAGE,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-
-  /**
-   * GstNnStage:nodes:
-   *
-   * Run only these nodes of the specialised graph: comma-separated node
-   * names, or "first..last" (names or topological indices, inclusive).
-   * The nodes must form a convex set.  The nodes before it (in
-   * topological order, and its ancestors) are taken to run upstream, the
-   * rest downstream: the input tensors are what crosses from before, the
-   * output tensors what crosses to after, in the plan order of
-   * include/nnpipe/plan.h, so chains of ranges fit together.
-   */
-  g_object_class_install_property (gobject_class, PROP_NODES,
-      g_param_spec_string ("nodes", "Nodes",
-          "Run only these nodes: \"name,name,...\" or \"first..last\" "
-          "(names or topological indices of the specialised graph)",
-          DEFAULT_NODES,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-
-  /**
-   * GstNnStage:plan-object:
-   *
-   * A plan (an NnpPlan pointer, copied) instead of a plan file: nnpipeline
-   * hands its plan to its stages this way.
-   */
-  g_object_class_install_property (gobject_class, PROP_PLAN_OBJECT,
-      g_param_spec_pointer ("plan-object", "Plan object",
-          "An NnpPlan (copied) instead of a plan file (used by nnpipeline)",
-          G_PARAM_WRITABLE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-
-  /**
-   * GstNnStage:busy-time:
-   *
-   * Nanoseconds spent running the model since the element started,
-   * including the run in progress.
-   */
-  g_object_class_install_property (gobject_class, PROP_BUSY_TIME,
-      g_param_spec_uint64 ("busy-time", "Busy time",
-          "Nanoseconds spent running the model since start", 0, G_MAXUINT64,
-          0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
-
-  /**
-   * GstNnStage:frames:
-   *
-   * Buffers processed since the element started.
-   */
-  g_object_class_install_property (gobject_class, PROP_FRAMES,
-      g_param_spec_uint64 ("frames", "Frames",
-          "Buffers processed since start", 0, G_MAXUINT64, 0,
-          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  gst_nn_run_stats_install (gobject_class, PROP_STATS);
 
   /**
    * GstNnStage:stages-built:
@@ -859,20 +440,6 @@ gst_nn_stage_class_init (GstNnStageClass * klass)
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
 
-  /**
-   * GstNnStage:debug-slowdown:
-   *
-   * For tests and benchmarks: after each run, busy-wait this many times
-   * the run's length (0 = none), counted in busy-time: the stage behaves
-   * as if its core were FACTOR + 1 times slower.  May be changed while
-   * running.
-   */
-  g_object_class_install_property (gobject_class, PROP_DEBUG_SLOWDOWN,
-      g_param_spec_double ("debug-slowdown", "Debug slowdown",
-          "Busy-wait FACTOR x each run's time after it (testing)", 0.0, 100.0,
-          0.0, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_PLAYING));
-
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class,
@@ -884,14 +451,7 @@ gst_nn_stage_class_init (GstNnStageClass * klass)
 
   trans_class->start = GST_DEBUG_FUNCPTR (gst_nn_stage_start);
   trans_class->stop = GST_DEBUG_FUNCPTR (gst_nn_stage_stop);
-  trans_class->transform_caps = GST_DEBUG_FUNCPTR (gst_nn_stage_transform_caps);
-  trans_class->fixate_caps = GST_DEBUG_FUNCPTR (gst_nn_stage_fixate_caps);
-  trans_class->get_unit_size = GST_DEBUG_FUNCPTR (gst_nn_stage_get_unit_size);
-  trans_class->accept_caps = GST_DEBUG_FUNCPTR (gst_nn_stage_accept_caps);
-  trans_class->sink_event = GST_DEBUG_FUNCPTR (gst_nn_stage_sink_event);
-  trans_class->set_caps = GST_DEBUG_FUNCPTR (gst_nn_stage_set_caps);
-  trans_class->decide_allocation =
-      GST_DEBUG_FUNCPTR (gst_nn_stage_decide_allocation);
+  gst_nn_stage_caps_class_init (trans_class);  /* negotiation */
   trans_class->transform = GST_DEBUG_FUNCPTR (gst_nn_stage_transform);
   trans_class->query = GST_DEBUG_FUNCPTR (gst_nn_stage_query);
   trans_class->passthrough_on_same_caps = FALSE;
@@ -901,16 +461,7 @@ static void
 gst_nn_stage_init (GstNnStage * self)
 {
   g_mutex_init (&self->lock);
-  self->model_path = g_strdup (DEFAULT_MODEL);
-  self->device = g_strdup (DEFAULT_DEVICE);
-  self->threads = DEFAULT_THREADS;
-  self->cpus = g_strdup (DEFAULT_CPUS);
-  self->plan_path = g_strdup (DEFAULT_PLAN);
-  self->stage_index = DEFAULT_STAGE;
-  self->nodes = g_strdup (DEFAULT_NODES);
-  self->device_index = DEFAULT_DEVICE_INDEX;
-  self->device_name = g_strdup (DEFAULT_DEVICE_NAME);
-  self->fallback = DEFAULT_FALLBACK;
+  gst_nn_part_props_init (&self->props);
   self->shape_cache = DEFAULT_SHAPE_CACHE;
   gst_nn_run_stats_init (&self->stats);
   gst_nn_tensors_info_init (&self->in_info);

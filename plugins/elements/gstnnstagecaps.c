@@ -16,27 +16,23 @@
 #endif
 
 #include "gstnnstage-private.h"
-#include "gstnnstagedevice.h"
 #include "gstnnclmemory.h"
 #include "gstnnmodelcaps.h"
 #include "gstnntensorpool.h"
 
-#include <string.h>
-
 #define GST_CAT_DEFAULT gst_nn_stage_debug
 
-/* Forget the model and the part (stop(), a failed start()).  Call with
- * the lock held. */
+/* Run part (taken) from now on: start(), a property written while
+ * running; or none (NULL): stop(), a failed start().  Lock held. */
 void
-gst_nn_stage_forget_part_locked (GstNnStage * self)
+gst_nn_stage_set_part_locked (GstNnStage * self, NnpPart * part)
 {
-  self->last_valid = FALSE;
-  g_clear_pointer (&self->last_spec, nnp_part_spec_unref);
-  g_clear_error (&self->last_error);
   g_clear_pointer (&self->part, nnp_part_free);
-  g_clear_pointer (&self->model, nnp_model_unref);
   g_clear_pointer (&self->model_name, g_free);
-  g_clear_pointer (&self->part_name, g_free);
+  self->part = part;
+  if (part)
+    self->model_name = g_path_get_basename (nnp_model_get_name
+        (nnp_part_get_model (part)));
 }
 
 /* Answer the shapes query of a later nnstage of the same model. */
@@ -51,126 +47,90 @@ gst_nn_stage_answer_shapes_query (GstNnStage * self, GstQuery * query)
   return ret;
 }
 
-/* The specialisation for input tensors (new ref), or NULL with an error.
- * The last answer is kept: caps queries ask the same again and again. */
-static NnpPartSpec *
-infer_spec (GstNnStage * self, const GstNnTensorsInfo * in, GError ** error)
+/* The question of infer_info(): caps tensors, the keys upstream used */
+typedef struct
 {
-  NnpPartSpec *spec = NULL;
-  gchar **upstream = NULL;
-  GError *err = NULL;
+  const GstNnTensorsInfo *in;
+  gchar **upstream;
+} Question;
 
-  g_mutex_lock (&self->lock);
-  if (self->part && !nnp_part_is_whole (self->part) && !(self->last_valid
-          && gst_nn_tensors_info_is_equal (&self->last_in, in))) {
-    gchar *digest = g_strdup (nnp_model_get_digest (self->model));
+/* NnpPartAnswerFunc: caps -> shapes -> specialisation (the library logs
+ * the answer) */
+static NnpPartSpec *
+answer (NnpPart * part, gpointer data, GError ** error)
+{
+  Question *q = data;
 
-    g_mutex_unlock (&self->lock);
-    upstream = gst_nn_shapes_query_upstream (GST_BASE_TRANSFORM_SINK_PAD
-        (self), digest);
-    g_free (digest);
-    g_mutex_lock (&self->lock);
-  }
-  if (self->part == NULL) {
-    g_set_error (&err, NNP_ERROR, NNP_ERROR_FAILED, "no model loaded");
-  } else if (self->last_valid
-      && gst_nn_tensors_info_is_equal (&self->last_in, in)) {
-    spec = self->last_spec ? nnp_part_spec_ref (self->last_spec) : NULL;
-    err = spec ? NULL : g_error_copy (self->last_error);
-  } else {
-    spec = gst_nn_part_spec_for_info (self->part, in, upstream, &err);
-    if (spec)
-      GST_DEBUG_OBJECT (self, "%s: model input shapes %s", self->part_name,
-          nnp_part_spec_get_key (spec));
-    self->last_valid = TRUE;
-    self->last_in = *in;
-    g_clear_pointer (&self->last_spec, nnp_part_spec_unref);
-    g_clear_error (&self->last_error);
-    self->last_spec = spec ? nnp_part_spec_ref (spec) : NULL;
-    self->last_error = err ? g_error_copy (err) : NULL;
-  }
-  g_mutex_unlock (&self->lock);
-  g_strfreev (upstream);
-  if (err)
-    g_propagate_error (error, err);
-  return spec;
+  return gst_nn_part_spec_for_info (part, q->in, q->upstream, error);
 }
 
-/* Output info for input info; spec_out (may be NULL) gets the
- * specialisation (new ref). */
+/* Caps tensors -> the specialisation (spec_out, may be NULL: new ref) and
+ * the output tensors.  The part remembers the last answer
+ * (nnp_part_answer()): caps queries ask the same again and again.  A later
+ * part asks upstream which shapes it used, outside the lock. */
 static gboolean
 infer_info (GstNnStage * self, const GstNnTensorsInfo * in,
     GstNnTensorsInfo * out, NnpPartSpec ** spec_out, GError ** error)
 {
-  NnpPartSpec *spec = infer_spec (self, in, error);
-  gboolean ok;
+  gchar *question = gst_nn_tensors_info_to_string (in), *digest;
+  Question q = { in, NULL };
+  NnpPartSpec *spec = NULL;
+  gboolean ok = FALSE;
 
-  if (spec == NULL)
-    return FALSE;
   g_mutex_lock (&self->lock);
+  if (self->part && !nnp_part_is_whole (self->part)
+      && !nnp_part_knows (self->part, question)) {
+    digest = g_strdup (nnp_model_get_digest (nnp_part_get_model
+            (self->part)));
+    g_mutex_unlock (&self->lock);
+    q.upstream = gst_nn_shapes_query_upstream (GST_BASE_TRANSFORM_SINK_PAD
+        (self), digest);
+    g_free (digest);
+    g_mutex_lock (&self->lock);
+  }
   if (self->part == NULL)
     g_set_error (error, NNP_ERROR, NNP_ERROR_FAILED, "no model loaded");
-  ok = self->part && gst_nn_part_spec_outputs_info (self->part, spec, out,
-      error);
+  else if ((spec = nnp_part_answer (self->part, question, answer, &q, error)))
+    ok = gst_nn_part_spec_outputs_info (self->part, spec, out, error);
   g_mutex_unlock (&self->lock);
   out->fps_n = in->fps_n;
   out->fps_d = in->fps_d;
   if (ok && spec_out)
-    *spec_out = nnp_part_spec_ref (spec);
-  nnp_part_spec_unref (spec);
+    *spec_out = g_steal_pointer (&spec);
+  g_clear_pointer (&spec, nnp_part_spec_unref);
+  g_strfreev (q.upstream);
+  g_free (question);
   return ok;
 }
 
-/* Whether tensors fit the model's declared inputs (count, types, ranks,
- * fixed dims), without shape inference. */
-static gboolean
-inputs_match_model (GstNnStage * self, const GstNnTensorsInfo * info)
+/* The model, its name and whether the part takes other tensors than the
+ * model's inputs (a later part), as start() left them (new refs). */
+static NnpModel *
+get_model (GstNnStage * self, gchar ** name, gboolean * later)
 {
-  NnpInputShape shapes[GST_NN_TENSORS_MAX];
-  gboolean ret;
+  NnpModel *model;
 
   g_mutex_lock (&self->lock);
-  ret = self->model != NULL && gst_nn_model_match_inputs (self->model,
-      self->model_name, info, shapes, NULL);
+  model = self->part ? nnp_model_ref (nnp_part_get_model (self->part)) : NULL;
+  *name = g_strdup (self->model_name);
+  *later = self->part && !nnp_part_takes_model_inputs (self->part);
   g_mutex_unlock (&self->lock);
-  return ret;
-}
-
-/* Whether the part takes the model's inputs (the whole model, a first
- * part): its sink caps are the model's. */
-static gboolean
-takes_model_inputs (GstNnStage * self)
-{
-  gboolean ret;
-
-  g_mutex_lock (&self->lock);
-  ret = self->part == NULL || nnp_part_takes_model_inputs (self->part);
-  g_mutex_unlock (&self->lock);
-  return ret;
-}
-
-static GstCaps *
-model_input_caps (GstNnStage * self, const GValue * framerate)
-{
-  GstCaps *caps;
-
-  g_mutex_lock (&self->lock);
-  caps = self->model ? gst_nn_model_input_caps (self->model, framerate) :
-      gst_pad_get_pad_template_caps (GST_BASE_TRANSFORM_SINK_PAD (self));
-  g_mutex_unlock (&self->lock);
-  return caps;
+  return model;
 }
 
 /* Output caps for one input structure: exact when it is fixed, else any
- * tensors.  NULL when fixed caps do not fit the model's declared inputs.
- * Fixed caps that fit them but fail shape inference (a detector's size
- * that is not a multiple of 32) give any tensors: the CAPS event then
- * fails with an error saying why, where a refusal here would only make
- * upstream report "not-negotiated". */
+ * tensors.  NULL when fixed caps do not fit the model's declared inputs
+ * (count, types, ranks, fixed dims) and the part takes them.  Fixed caps
+ * that fit them but fail shape inference (a detector's size that is not a
+ * multiple of 32) give any tensors: the CAPS event then fails with an
+ * error saying why, where a refusal here would only make upstream report
+ * "not-negotiated". */
 static GstStructure *
-output_structure (GstNnStage * self, const GstStructure * s)
+output_structure (GstNnStage * self, NnpModel * model, const gchar * name,
+    gboolean later, const GstStructure * s)
 {
   const GValue *framerate = gst_structure_get_value (s, "framerate");
+  NnpInputShape shapes[GST_NN_TENSORS_MAX];
   GstNnTensorsInfo in, out;
   GstStructure *ret;
   GError *err = NULL;
@@ -178,7 +138,8 @@ output_structure (GstNnStage * self, const GstStructure * s)
   if (gst_nn_tensors_info_from_structure (&in, s, NULL)) {
     if (infer_info (self, &in, &out, NULL, &err)) {
       ret = gst_nn_tensors_info_to_structure (&out);
-    } else if (takes_model_inputs (self) && !inputs_match_model (self, &in)) {
+    } else if (!later && !gst_nn_model_match_inputs (model, name, &in, shapes,
+            NULL)) {
       GST_DEBUG_OBJECT (self, "%s", err->message);
       g_clear_error (&err);
       return NULL;
@@ -199,30 +160,30 @@ output_structure (GstNnStage * self, const GstStructure * s)
   return ret;
 }
 
-GstCaps *
+/* The caps of the other pad: before start() anything the templates allow;
+ * sink -> src the outputs of each structure (shape inference); src -> sink
+ * the model's inputs (a whole model, a first part) or any tensors (a later
+ * part: its inputs are checked on the CAPS event); on an OpenCL stage each
+ * also in device memory, first. */
+static GstCaps *
 gst_nn_stage_transform_caps (GstBaseTransform * trans,
     GstPadDirection direction, GstCaps * caps, GstCaps * filter)
 {
   GstNnStage *self = GST_NN_STAGE (trans);
+  GstPad *sinkpad = GST_BASE_TRANSFORM_SINK_PAD (trans);
   GstCaps *ret;
-  gboolean have_model, part = FALSE;
+  gchar *name;
+  gboolean later;
+  NnpModel *model = get_model (self, &name, &later);
 
-  g_mutex_lock (&self->lock);
-  have_model = self->model != NULL;
-  g_mutex_unlock (&self->lock);
-  /* a first part takes the model's inputs: its sink caps are the model's */
-  part = !takes_model_inputs (self);
-
-  if (!have_model || (part && direction == GST_PAD_SRC)) {
-    /* a later part's inputs are checked on the CAPS event */
-    /* before start(): anything our templates allow */
+  if (!model || (later && direction == GST_PAD_SRC)) {
     ret = gst_pad_get_pad_template_caps (direction == GST_PAD_SINK ?
-        GST_BASE_TRANSFORM_SRC_PAD (trans) : GST_BASE_TRANSFORM_SINK_PAD (trans));
+        GST_BASE_TRANSFORM_SRC_PAD (trans) : sinkpad);
   } else if (direction == GST_PAD_SINK) {
     ret = gst_caps_new_empty ();
     for (guint i = 0; i < gst_caps_get_size (caps); i++) {
-      GstStructure *s = output_structure (self, gst_caps_get_structure (caps,
-              i));
+      GstStructure *s = output_structure (self, model, name, later,
+          gst_caps_get_structure (caps, i));
 
       if (s)
         ret = gst_caps_merge_structure (ret, s);
@@ -237,58 +198,39 @@ gst_nn_stage_transform_caps (GstBaseTransform * trans,
     }
   } else {
     ret = gst_caps_new_empty ();
-    for (guint i = 0; i < gst_caps_get_size (caps); i++) {
-      const GstStructure *s = gst_caps_get_structure (caps, i);
-
-      ret = gst_caps_merge (ret, model_input_caps (self,
-              gst_structure_get_value (s, "framerate")));
-    }
+    for (guint i = 0; i < gst_caps_get_size (caps); i++)
+      ret = gst_caps_merge (ret, gst_nn_model_input_caps (model,
+              gst_structure_get_value (gst_caps_get_structure (caps, i),
+                  "framerate")));
     if (gst_caps_get_size (caps) == 0 && gst_caps_is_any (caps))
-      ret = gst_caps_merge (ret, model_input_caps (self, NULL));
+      ret = gst_caps_merge (ret, gst_nn_model_input_caps (model, NULL));
   }
 
-  ret = gst_nn_stage_offer_features (self, ret);
+  ret = gst_nn_caps_offer_cl_memory (ret, self->use_cl);
 
-  if (filter) {
-    GstCaps *f = filter, *tmp;
+  /* upstream offers candidates: drop fixed ones the model cannot take
+   * (e.g. 1 channel for a model that wants 3), which the caps above cannot
+   * say when the model's sizes are dynamic */
+  if (filter && model && !later && direction == GST_PAD_SRC) {
+    GstCaps *tmpl = gst_pad_get_pad_template_caps (sinkpad), *tmp;
 
-    /* upstream offers candidates: drop fixed ones the model cannot take
-     * (e.g. 1 channel for a model that wants 3), which the caps above
-     * cannot say when the model's sizes are dynamic */
-    if (have_model && !part && direction == GST_PAD_SRC) {
-      g_mutex_lock (&self->lock);
-      f = gst_nn_model_filter_inputs (GST_OBJECT (self), self->model,
-          self->model_name, filter);
-      g_mutex_unlock (&self->lock);
-    }
-    tmp = gst_caps_intersect_full (f, ret, GST_CAPS_INTERSECT_FIRST);
-    if (f != filter)
-      gst_caps_unref (f);
-    gst_caps_unref (ret);
-    ret = tmp;
-    /* nothing upstream offers fits the model: answer with its own offer,
-     * so that it sends its caps and the CAPS event fails with an error
-     * naming what the model expects and what it got (an empty answer
-     * would only make upstream fail with a bare "not-negotiated") */
-    if (have_model && !part && direction == GST_PAD_SRC
-        && gst_caps_is_empty (ret) && !gst_caps_is_empty (filter)) {
-      GstCaps *tmpl =
-          gst_pad_get_pad_template_caps (GST_BASE_TRANSFORM_SINK_PAD (trans));
-
-      gst_caps_unref (ret);
-      ret = gst_caps_intersect_full (filter, tmpl, GST_CAPS_INTERSECT_FIRST);
-      gst_caps_unref (tmpl);
-      GST_DEBUG_OBJECT (self, "no offer fits the model, answering %"
-          GST_PTR_FORMAT " (the CAPS event says why)", ret);
-    }
+    tmp = gst_nn_model_answer_offer (GST_OBJECT (self), model, name, filter,
+        ret, tmpl);
+    gst_caps_unref (tmpl);
+    gst_caps_take (&ret, tmp);
+  } else if (filter) {
+    gst_caps_take (&ret, gst_caps_intersect_full (filter, ret,
+            GST_CAPS_INTERSECT_FIRST));
   }
 
   GST_DEBUG_OBJECT (self, "%s: %" GST_PTR_FORMAT " -> %" GST_PTR_FORMAT,
       direction == GST_PAD_SINK ? "sink->src" : "src->sink", caps, ret);
+  g_clear_pointer (&model, nnp_model_unref);
+  g_free (name);
   return ret;
 }
 
-GstCaps *
+static GstCaps *
 gst_nn_stage_fixate_caps (GstBaseTransform * trans, GstPadDirection direction,
     GstCaps * caps, GstCaps * othercaps)
 {
@@ -298,7 +240,7 @@ gst_nn_stage_fixate_caps (GstBaseTransform * trans, GstPadDirection direction,
   return ret;
 }
 
-gboolean
+static gboolean
 gst_nn_stage_get_unit_size (GstBaseTransform * trans, GstCaps * caps,
     gsize * size)
 {
@@ -315,7 +257,7 @@ gst_nn_stage_get_unit_size (GstBaseTransform * trans, GstCaps * caps,
  * model expects and what it got (an accept-caps refusal would only say
  * "not negotiated").  Upstream elements that can choose learn the model's
  * inputs from caps queries (transform_caps). */
-gboolean
+static gboolean
 gst_nn_stage_accept_caps (GstBaseTransform * trans, GstPadDirection direction,
     GstCaps * caps)
 {
@@ -342,7 +284,7 @@ gst_nn_stage_accept_caps (GstBaseTransform * trans, GstPadDirection direction,
  * class refuses them (it only says "not negotiated").  Upstream sends the
  * refused CAPS event again with every buffer it tries: the error is posted
  * for the first one only. */
-gboolean
+static gboolean
 gst_nn_stage_sink_event (GstBaseTransform * trans, GstEvent * event)
 {
   GstNnStage *self = GST_NN_STAGE (trans);
@@ -378,7 +320,7 @@ gst_nn_stage_sink_event (GstBaseTransform * trans, GstEvent * event)
       (trans, event);
 }
 
-gboolean
+static gboolean
 gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
     GstCaps * outcaps)
 {
@@ -388,8 +330,8 @@ gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   NnpStage *stage;
   GError *err = NULL, *why = NULL;
   gboolean stale;
+  gint cache_size;
   guint built;
-  gint64 t0;
 
   if (!gst_nn_tensors_info_from_caps (&in, incaps, &err)
       || !gst_nn_tensors_info_from_caps (&out, outcaps, &err))
@@ -399,17 +341,17 @@ gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   /* a property changed since the part was made: a new part, on the
    * device start() chose */
   GST_OBJECT_LOCK (self);
-  stale = self->part_gen != self->props_gen;
+  stale = self->part_gen != self->props.gen;
+  cache_size = self->shape_cache;
   GST_OBJECT_UNLOCK (self);
   if (self->part && stale) {
-    NnpPart *part = gst_nn_stage_open_part (self, self->dev_spec, NULL, &err);
+    NnpPart *part = gst_nn_part_props_open (GST_OBJECT (self), &self->props,
+        self->dev_spec, cache_size, &self->part_gen, NULL, &err);
 
     if (part == NULL)
       goto refused;
     g_mutex_lock (&self->lock);
-    nnp_part_free (self->part);
-    self->part = part;
-    self->last_valid = FALSE;
+    gst_nn_stage_set_part_locked (self, part);
     g_mutex_unlock (&self->lock);
     g_clear_pointer (&self->spec, nnp_part_spec_unref);
     self->stage = NULL;
@@ -429,7 +371,6 @@ gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
     goto refused;
   }
 
-  t0 = g_get_monotonic_time ();
   built = nnp_part_get_n_stages_built (self->part);
   stage = nnp_part_prepare (self->part, spec, &why, &err);
   if (why) {
@@ -451,27 +392,12 @@ gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
     return TRUE;
   }
   GST_OBJECT_LOCK (self);
-  self->stages_built++;
+  self->stages_built++;       /* the library logs the stage it built */
   GST_OBJECT_UNLOCK (self);
-  {
-    gchar *is = gst_nn_tensors_info_to_string (&in);
-    gchar *os = gst_nn_tensors_info_to_string (&out);
-    gint n_nodes = 0;
-    const gchar *const *nodes = nnp_part_spec_get_nodes (spec, &n_nodes);
-
-    GST_INFO_OBJECT (self, "model %s, %s: stage for %s -> %s on %s, arena %"
-        G_GSIZE_FORMAT " bytes, built in %.1f ms, output in %s memory",
-        self->model_name, self->part_name, is, os,
-        nnp_device_get_name (nnp_stage_get_device (stage)),
-        nnp_stage_get_arena_bytes (stage),
-        (g_get_monotonic_time () - t0) / 1000.0,
-        self->out_device ? "device" : "host");
-    if (nodes && n_nodes > 0)
-      GST_INFO_OBJECT (self, "%s: %d nodes, '%s' .. '%s'", self->part_name,
-          n_nodes, nodes[0], nodes[n_nodes - 1]);
-    g_free (is);
-    g_free (os);
-  }
+  GST_INFO_OBJECT (self, "model %s, %s: new stage for %s, output in %s "
+      "memory", self->model_name, nnp_part_get_name (self->part),
+      nnp_part_spec_get_key (spec),
+      self->out_device ? "device" : "host");
   return TRUE;
 
   /* ERRORS (each posted once: sink_event refuses these caps from now on) */
@@ -504,47 +430,29 @@ no_stage:
   }
 }
 
-/* Buffers carry one memory per tensor: use our pool, whatever downstream
- * offers; in device memory (memory:OpenCL caps) its allocator is one of
- * the stage's OpenCL device. */
-gboolean
+/* Our pool, whatever downstream offers; in device memory (memory:OpenCL
+ * caps) an allocator of the stage's OpenCL device. */
+static gboolean
 gst_nn_stage_decide_allocation (GstBaseTransform * trans, GstQuery * query)
 {
   GstNnStage *self = GST_NN_STAGE (trans);
-  GstCaps *outcaps;
-  GstNnTensorsInfo info;
-  GstBufferPool *pool;
-  guint min = 0;
 
-  gst_query_parse_allocation (query, &outcaps, NULL);
-  if (outcaps == NULL || !gst_nn_tensors_info_from_caps (&info, outcaps, NULL))
+  if ((self->out_device && self->cl_device == NULL)
+      || !gst_nn_tensor_pool_decide_allocation (query,
+          self->out_device ? self->cl_device : NULL))
     return FALSE;
+  return GST_NN_STAGE_PARENT_CLASS (trans)->decide_allocation (trans, query);
+}
 
-  /* keep downstream's minimum; no maximum */
-  if (gst_query_get_n_allocation_pools (query) > 0)
-    gst_query_parse_nth_allocation_pool (query, 0, NULL, NULL, &min, NULL);
-  while (gst_query_get_n_allocation_pools (query) > 0)
-    gst_query_remove_nth_allocation_pool (query, 0);
-
-  pool = gst_nn_tensor_pool_new ();
-  gst_query_add_allocation_pool (query, pool,
-      (guint) gst_nn_tensors_info_get_size (&info), min, 0);
-  gst_object_unref (pool);
-
-  if (self->out_device) {
-    GstAllocator *allocator;
-    GstAllocationParams params;
-
-    if (self->cl_device == NULL)
-      return FALSE;
-    allocator = gst_nn_cl_allocator_new (self->cl_device);
-    gst_allocation_params_init (&params);
-    while (gst_query_get_n_allocation_params (query) > 0)
-      gst_query_remove_nth_allocation_param (query, 0);
-    gst_query_add_allocation_param (query, allocator, &params);
-    gst_object_unref (allocator);
-  }
-
-  return GST_NN_STAGE_PARENT_CLASS (trans)->decide_allocation
-      (trans, query);
+void
+gst_nn_stage_caps_class_init (GstBaseTransformClass * trans_class)
+{
+  trans_class->transform_caps = GST_DEBUG_FUNCPTR (gst_nn_stage_transform_caps);
+  trans_class->fixate_caps = GST_DEBUG_FUNCPTR (gst_nn_stage_fixate_caps);
+  trans_class->get_unit_size = GST_DEBUG_FUNCPTR (gst_nn_stage_get_unit_size);
+  trans_class->accept_caps = GST_DEBUG_FUNCPTR (gst_nn_stage_accept_caps);
+  trans_class->sink_event = GST_DEBUG_FUNCPTR (gst_nn_stage_sink_event);
+  trans_class->set_caps = GST_DEBUG_FUNCPTR (gst_nn_stage_set_caps);
+  trans_class->decide_allocation =
+      GST_DEBUG_FUNCPTR (gst_nn_stage_decide_allocation);
 }

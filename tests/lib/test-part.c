@@ -1,7 +1,8 @@
 /* Unit tests of NnpPart (include/nnpipe/part.h): specialisations cached by
  * shapes key (hits, LRU eviction), errors on wrong shapes, a node range
  * equal to the plan stage it describes, stages prepared once, fallback to
- * the CPU, and finding model shapes from a later part's inputs.
+ * the CPU, finding model shapes from a later part's inputs, and the memo
+ * of the last question (nnp_part_answer()).
  * tests/data/small.onnx: x [N,3,8,8] -> Conv, BN, Relu, Reshape, Gemm, Softmax. */
 #include <nnpipe/nnpipe.h>
 #include <nnpipe/part.h>
@@ -344,6 +345,70 @@ test_find (void)
   nnp_part_spec_unref (ws);
 }
 
+/* nnp_part_answer()'s answer: x 2x3x8x8 ("2"), or 1x4x8x8 ("bad": the
+ * conv wants 3 channels); counts its calls. */
+typedef struct
+{
+  int calls;
+  gboolean bad;
+} Asked;
+
+static NnpPartSpec *
+answer_batch (NnpPart *part, gpointer data, GError **error)
+{
+  Asked *asked = data;
+  NnpInputShape good = batch (2), bad = { "x", { 4, { 1, 4, 8, 8 } } };
+
+  asked->calls++;
+  return nnp_part_reshape (part, asked->bad ? &bad : &good, 1, error);
+}
+
+/* The memo: the last question is answered again without answer() (the
+ * same spec, or a copy of the same error), another question calls it,
+ * and a spec it holds outlives the cache's eviction. */
+static void
+test_answer_memo (void)
+{
+  g_autoptr (NnpModel) model = small_model ();
+  NnpPartOptions opts = { .cache_size = 1 };
+  g_autoptr (NnpPart) part = nnp_part_new (model, &opts, NULL);
+  Asked asked = { 0, FALSE };
+  GError *error = NULL;
+  NnpPartSpec *a, *b, *c;
+
+  g_assert_false (nnp_part_knows (part, "2"));
+  a = nnp_part_answer (part, "2", answer_batch, &asked, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (a);
+  g_assert_true (nnp_part_knows (part, "2"));
+  b = nnp_part_answer (part, "2", answer_batch, &asked, &error);
+  g_assert_true (a == b);
+  g_assert_cmpint (asked.calls, ==, 1);
+  g_assert_cmpstr (nnp_part_spec_get_key (b), ==, "x=2x3x8x8");
+  nnp_part_spec_unref (b);
+
+  /* evict "x=2x3x8x8" from the 1-entry cache: the memo's ref keeps a */
+  nnp_part_spec_unref (reshape_batch (part, 3));
+  b = nnp_part_answer (part, "2", answer_batch, &asked, &error);
+  g_assert_true (a == b);
+  g_assert_cmpint (asked.calls, ==, 1);
+  nnp_part_spec_unref (b);
+
+  /* another question: answered, and its error remembered */
+  asked.bad = TRUE;
+  c = nnp_part_answer (part, "bad", answer_batch, &asked, &error);
+  g_assert_null (c);
+  g_assert_error (error, NNP_ERROR, NNP_ERROR_INVALID);
+  g_clear_error (&error);
+  g_assert_false (nnp_part_knows (part, "2"));
+  c = nnp_part_answer (part, "bad", answer_batch, &asked, &error);
+  g_assert_null (c);
+  g_assert_error (error, NNP_ERROR, NNP_ERROR_INVALID);
+  g_clear_error (&error);
+  g_assert_cmpint (asked.calls, ==, 2);
+  nnp_part_spec_unref (a);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -355,5 +420,6 @@ main (int argc, char **argv)
   g_test_add_func ("/part/bad-nodes", test_bad_nodes);
   g_test_add_func ("/part/prepare-and-fallback", test_prepare_and_fallback);
   g_test_add_func ("/part/find", test_find);
+  g_test_add_func ("/part/answer-memo", test_answer_memo);
   return g_test_run ();
 }

@@ -1,7 +1,8 @@
 /* GstHarness tests of nnstage on tiny generated models (make-models.py):
  * negotiation both ways, wrong caps, output bit-identical to libnnpipe run
  * directly, frames and timestamps at EOS, state cycles without leaks, a
- * corrupt model, latency, several tensors per buffer. */
+ * corrupt model, latency, several tensors per buffer, the part's
+ * properties shared with nnremote. */
 #include "test-common.h"
 
 #include <nnpipe/stage.h>
@@ -732,6 +733,88 @@ GST_START_TEST (test_latency)
 
 GST_END_TEST;
 
+/* nnstage and nnremote select a part with the same properties, installed
+ * once (plugins/common/gstnnpartprops.c): the same types, flags and
+ * defaults, values that round-trip, each element's own blurb; nnstage adds
+ * the device properties and the run statistics' (gstnnrunstats.c). */
+GST_START_TEST (test_part_properties)
+{
+  static const gchar *const shared[] =
+      { "model", "plan", "plan-object", "stage", "nodes" };
+  GstElement *els[2] = { gst_object_ref_sink (nnp_test_make ("nnstage",
+            NULL)), gst_object_ref_sink (nnp_test_make ("nnremote", NULL))
+  };
+  GParamSpec *p[2];
+  gchar *model, *plan, *nodes, *device, *name, *cpus, *trace;
+  gint stage, index, threads, cache;
+  gboolean fallback;
+  gdouble slowdown;
+
+  for (guint i = 0; i < G_N_ELEMENTS (shared); i++) {
+    for (guint k = 0; k < 2; k++) {
+      p[k] = g_object_class_find_property (G_OBJECT_GET_CLASS (els[k]),
+          shared[i]);
+      fail_unless (p[k] != NULL, "no property %s", shared[i]);
+    }
+    fail_unless (p[0]->value_type == p[1]->value_type, "%s", shared[i]);
+    fail_unless_equals_int (p[0]->flags, p[1]->flags);
+    fail_unless_equals_int (g_param_values_cmp (p[0],
+            g_param_spec_get_default_value (p[0]),
+            g_param_spec_get_default_value (p[1])), 0);
+  }
+  /* nnremote words model its own way: its digest goes to the server */
+  fail_if (g_str_equal (g_param_spec_get_blurb (g_object_class_find_property
+              (G_OBJECT_GET_CLASS (els[0]), "model")),
+          g_param_spec_get_blurb (g_object_class_find_property
+              (G_OBJECT_GET_CLASS (els[1]), "model"))));
+  fail_unless (g_object_class_find_property (G_OBJECT_GET_CLASS (els[1]),
+          "device") == NULL);
+
+  for (guint k = 0; k < 2; k++) {
+    g_object_set (els[k], "model", "m.onnx", "plan", "p.json", "stage", 3,
+        "nodes", "a..b", NULL);
+    g_object_get (els[k], "model", &model, "plan", &plan, "stage", &stage,
+        "nodes", &nodes, NULL);
+    fail_unless_equals_string (model, "m.onnx");
+    fail_unless_equals_string (plan, "p.json");
+    fail_unless_equals_int (stage, 3);
+    fail_unless_equals_string (nodes, "a..b");
+    g_free (model);
+    g_free (plan);
+    g_free (nodes);
+  }
+
+  g_object_get (els[0], "device", &device, "threads", &threads, NULL);
+  fail_unless_equals_string (device, "cpu");
+  fail_unless_equals_int (threads, 1);
+  g_free (device);
+  g_object_set (els[0], "device", "opencl:1", "device-index", 2,
+      "device-name", "gpu", "fallback", TRUE, "threads", 3, "cpus", "0-1",
+      "trace", "t.json", "debug-slowdown", 1.5, "shape-cache", 7, NULL);
+  g_object_get (els[0], "device", &device, "device-index", &index,
+      "device-name", &name, "fallback", &fallback, "threads", &threads,
+      "cpus", &cpus, "trace", &trace, "debug-slowdown", &slowdown,
+      "shape-cache", &cache, NULL);
+  fail_unless_equals_string (device, "opencl:1");
+  fail_unless_equals_int (index, 2);
+  fail_unless_equals_string (name, "gpu");
+  fail_unless (fallback);
+  fail_unless_equals_int (threads, 3);
+  fail_unless_equals_string (cpus, "0-1");
+  fail_unless_equals_string (trace, "t.json");
+  fail_unless_equals_float (slowdown, 1.5);
+  fail_unless_equals_int (cache, 7);
+  g_free (device);
+  g_free (name);
+  g_free (cpus);
+  g_free (trace);
+
+  gst_object_unref (els[0]);
+  gst_object_unref (els[1]);
+}
+
+GST_END_TEST;
+
 static Suite *
 nnstage_suite (void)
 {
@@ -752,6 +835,7 @@ nnstage_suite (void)
   tcase_add_test (tc, test_element_cycles);
   tcase_add_test (tc, test_corrupt_model);
   tcase_add_test (tc, test_latency);
+  tcase_add_test (tc, test_part_properties);
   return s;
 }
 
