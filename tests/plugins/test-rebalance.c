@@ -6,6 +6,8 @@
  * library call, nnp_plan_rebalance(), on made-up measurements. */
 #include "test-common.h"
 
+#include <math.h>
+
 #include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
 #include <nnpipe/rebalance.h>
@@ -22,7 +24,7 @@
 /* the library call */
 
 static NnpPlan *
-chain_plan (NnpModel ** model_out)
+chain_plan (const gchar * devices, NnpModel ** model_out)
 {
   gchar *path = nnp_test_model_path ("chain.onnx");
   NnpPlanRequest req = { 0 };
@@ -32,12 +34,10 @@ chain_plan (NnpModel ** model_out)
 
   fail_unless (model != NULL, "%s", err ? err->message : "");
   req.n_stages = 2;
-  req.devices = "cpu:1,cpu:1";
+  req.devices = devices;
   req.cost = NNP_COST_ESTIMATE;
   plan = nnp_plan_make (model, NULL, 0, &req, NULL, &err);
   fail_unless (plan != NULL, "%s", err ? err->message : "");
-  /* identical layers: the split is even */
-  fail_unless_equals_int (plan->stages[0].n_nodes, plan->stages[1].n_nodes);
   g_free (path);
   *model_out = model;
   return plan;
@@ -46,11 +46,14 @@ chain_plan (NnpModel ** model_out)
 GST_START_TEST (test_library)
 {
   NnpModel *model;
-  NnpPlan *plan = chain_plan (&model), *best;
+  NnpPlan *plan = chain_plan ("cpu:1,cpu:1", &model), *best;
   NnpRebalance r;
   GError *err = NULL;
   gint half = plan->stages[0].n_nodes;
   gdouble ms[2];
+
+  /* identical layers: the split is even */
+  fail_unless_equals_int (plan->stages[0].n_nodes, plan->stages[1].n_nodes);
 
   /* as predicted: the same cuts, no gain */
   ms[0] = ms[1] = 1.0;
@@ -94,6 +97,48 @@ GST_START_TEST (test_library)
   fail_unless (strstr (err->message, "stage 1: 0 ms is not a measured time"),
       "%s", err->message);
   g_clear_error (&err);
+
+  nnp_plan_free (plan);
+  nnp_model_unref (model);
+}
+
+GST_END_TEST;
+
+/* A stage of 2 replicas is planned, predicted and measured as twice one
+ * replica's throughput: its measured ms per frame (busy time / replicas,
+ * nnreplicas) at the prediction changes nothing; twice the prediction
+ * moves nodes off it. */
+GST_START_TEST (test_library_replicas)
+{
+  NnpModel *model;
+  NnpPlan *plan = chain_plan ("cpu:1,cpu:1*2", &model), *best;
+  NnpRebalance r;
+  GError *err = NULL;
+  gint n1 = plan->stages[1].n_nodes;
+  gdouble ms[2];
+
+  fail_unless_equals_int (plan->stages[1].replicas, 2);
+  /* two replicas: stage 1 holds about twice the nodes of stage 0 */
+  fail_unless (n1 > plan->stages[0].n_nodes + 3, "%d + %d nodes",
+      plan->stages[0].n_nodes, n1);
+  ms[0] = plan->stages[0].predicted_ms;
+  ms[1] = plan->stages[1].predicted_ms;
+  best = nnp_plan_rebalance (model, plan, ms, 2, NNP_COST_ESTIMATE, &r, &err);
+  fail_unless (best != NULL, "%s", err ? err->message : "");
+  fail_unless (r.gain < 1.1, "gain %g", r.gain);
+  fail_unless (fabs (r.factor[1] - 1.0) < 0.1, "factor %g", r.factor[1]);
+  fail_unless_equals_int (best->stages[1].replicas, 2);
+  nnp_plan_free (best);
+
+  /* the replicas twice slower: nodes move to stage 0, the replicas stay */
+  ms[1] *= 2.0;
+  best = nnp_plan_rebalance (model, plan, ms, 2, NNP_COST_ESTIMATE, &r, &err);
+  fail_unless (best != NULL, "%s", err ? err->message : "");
+  fail_unless (r.changed);
+  fail_unless (best->stages[1].n_nodes < n1, "%d nodes", best->stages[1].n_nodes);
+  fail_unless_equals_int (best->stages[1].replicas, 2);
+  fail_unless (r.gain > 1.15, "gain %g", r.gain);
+  nnp_plan_free (best);
 
   nnp_plan_free (plan);
   nnp_model_unref (model);
@@ -231,18 +276,62 @@ push_frame (GstElement * src, guint i)
           nnp_test_random_frame (N_FLOATS, SEED + i, i)), GST_FLOW_OK);
 }
 
+/* Every element in stage k of nnp (the nnstage, or each replica of a
+ * replicated stage) has debug-slowdown f; returns how many there are. */
+static guint
+check_slowdown (GstElement * nnp, gint k, gdouble f)
+{
+  gchar *name = g_strdup_printf ("stage%d", k);
+  GstElement *stage = gst_bin_get_by_name (GST_BIN (nnp), name);
+  guint n = 0;
+
+  fail_unless (stage != NULL, "no %s", name);
+  if (GST_IS_BIN (stage)) {
+    GstIterator *it = gst_bin_iterate_elements (GST_BIN (stage));
+    GValue v = G_VALUE_INIT;
+
+    while (gst_iterator_next (it, &v) == GST_ITERATOR_OK) {
+      GObject *e = g_value_get_object (&v);
+      gdouble got = -1;
+
+      if (g_object_class_find_property (G_OBJECT_GET_CLASS (e),
+              "debug-slowdown")) {
+        g_object_get (e, "debug-slowdown", &got, NULL);
+        fail_unless_equals_float (got, f);
+        n++;
+      }
+      g_value_reset (&v);
+    }
+    g_value_unset (&v);
+    gst_iterator_free (it);
+  } else {
+    gdouble got = -1;
+
+    g_object_get (stage, "debug-slowdown", &got, NULL);
+    fail_unless_equals_float (got, f);
+    n = 1;
+  }
+  gst_object_unref (stage);
+  g_free (name);
+  return n;
+}
+
+/* A 2-stage split on `devices`, stage `slowed` made 4 times slower while
+ * PLAYING (every replica of it): the switch moves nodes off it, to at most
+ * max_after at the end. */
 static void
-run_slowdown (gint slowed)
+run_slowdown (gint slowed, const gchar * devices, gint max_after)
 {
   gchar *path = nnp_test_model_path ("chain.onnx");
   gchar *caps_str = nnp_test_tensor_caps (C, H, W);
   gchar *slow = g_strdup_printf ("%s", slowed == 0 ? "3,0" : "0,3");
+  gboolean replicated = strchr (devices, '*') != NULL;
   GstElement *pipe = gst_pipeline_new (NULL);
   GstElement *src = nnp_test_make ("appsrc", "format", GST_FORMAT_TIME,
       "block", TRUE, "max-bytes", (guint64) (4 * N_FLOATS * sizeof (gfloat)),
       NULL);
   GstElement *nnp = nnp_test_make ("nnpipeline", "model", path, "stages", "2",
-      "devices", "cpu:1,cpu:1", "rebalance", TRUE, "rebalance-interval", 100,
+      "devices", devices, "rebalance", TRUE, "rebalance-interval", 100,
       "rebalance-sustain", 2, "stats-interval", 0, NULL);
   GstElement *sink = nnp_test_make ("appsink", "sync", FALSE, NULL);
   GstAppSinkCallbacks cb = { 0 };
@@ -273,6 +362,8 @@ run_slowdown (gint slowed)
   drain_bus (bus, -1, &n_rebalance, &last_nodes);
   /* one core slowed: 4 times the stage's time */
   g_object_set (nnp, "debug-slowdown", slow, NULL);
+  fail_unless_equals_int (check_slowdown (nnp, slowed, 3.0), replicated ? 2 :
+      1);
   while (!moved && n < MAX_FRAMES) {
     for (guint j = 0; j < 50; j++, n++)
       push_frame (src, n);
@@ -292,8 +383,11 @@ run_slowdown (gint slowed)
   fail_unless (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS);
   gst_message_unref (msg);
   drain_bus (bus, slowed, &n_rebalance, &last_nodes);
-  fail_unless (last_nodes >= 0 && last_nodes < 8,
+  fail_unless (last_nodes >= 0 && last_nodes <= max_after,
       "stage %d holds %d of 16 nodes at the end", slowed, last_nodes);
+  /* the new stages got the slowdown too (kept across re-balancing) */
+  fail_unless_equals_int (check_slowdown (nnp, slowed, 3.0), replicated ? 2 :
+      1);
   gst_element_set_state (pipe, GST_STATE_NULL);
   gst_object_unref (bus);
   gst_object_unref (pipe);
@@ -313,14 +407,23 @@ run_slowdown (gint slowed)
 
 GST_START_TEST (test_slow_stage1)
 {
-  run_slowdown (1);
+  run_slowdown (1, "cpu:1,cpu:1", 7);
 }
 
 GST_END_TEST;
 
 GST_START_TEST (test_slow_stage0)
 {
-  run_slowdown (0);
+  run_slowdown (0, "cpu:1,cpu:1", 7);
+}
+
+GST_END_TEST;
+
+/* stage 1 as 2 replicas (5 + 11 nodes: twice one replica's throughput),
+ * both slowed: nodes move to stage 0, the replicas stay */
+GST_START_TEST (test_slow_replicas)
+{
+  run_slowdown (1, "cpu:1,cpu:1*2", 9);
 }
 
 GST_END_TEST;
@@ -541,8 +644,10 @@ rebalance_suite (void)
   Suite *s = nnp_test_suite_new ("nnpipeline-rebalance", 240, &tc);
 
   tcase_add_test (tc, test_library);
+  tcase_add_test (tc, test_library_replicas);
   tcase_add_test (tc, test_slow_stage1);
   tcase_add_test (tc, test_slow_stage0);
+  tcase_add_test (tc, test_slow_replicas);
   tcase_add_test (tc, test_off);
   tcase_add_test (tc, test_streams);
   tcase_add_test (tc, test_remote_refused);
