@@ -8,6 +8,7 @@
 
 #include <math.h>
 
+#include <glib/gstdio.h>
 #include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
 #include <nnpipe/rebalance.h>
@@ -606,7 +607,8 @@ GST_START_TEST (test_streams)
 GST_END_TEST;
 
 /* rebalance=true with remote stages is refused at start, naming the
- * property and why (no server is asked: the check comes first) */
+ * property and why: devices= (no server is asked: the check comes first)
+ * and a plan= file with a remote stage */
 GST_START_TEST (test_remote_refused)
 {
   gchar *path = nnp_test_model_path ("chain.onnx");
@@ -626,9 +628,43 @@ GST_START_TEST (test_remote_refused)
   fail_unless (strstr (err->message, "node costs are their servers'"), "%s",
       err->message);
   g_error_free (err);
-  /* rebalance=false: the same devices pass the check (the stage then
-   * connects or fails as usual) */
   gst_element_set_state (nnp, GST_STATE_NULL);
+
+  /* a plan file with a remote stage: refused when the stages are built
+   * (static shapes: at start too) */
+  {
+    NnpPlanRequest req = { 0 };
+    NnpModel *model = nnp_model_load (path, NULL);
+    NnpPlan *plan;
+    gchar *dir = g_dir_make_tmp ("rebalance-XXXXXX", NULL);
+    gchar *plan_path = g_build_filename (dir, "plan.json", NULL);
+    GError *perr = NULL;
+
+    fail_unless (model != NULL && dir != NULL);
+    req.n_stages = 2;
+    req.devices = "cpu:1,remote://127.0.0.1:9";
+    req.cost = NNP_COST_ESTIMATE;
+    plan = nnp_plan_make (model, NULL, 0, &req, NULL, &perr);
+    fail_unless (plan != NULL, "%s", perr ? perr->message : "");
+    fail_unless (nnp_plan_save (plan, plan_path, &perr), "%s",
+        perr ? perr->message : "");
+    g_object_set (nnp, "devices", NULL, "stages", NULL, "model", NULL,
+        "plan", plan_path, NULL);
+    fail_unless_equals_int (gst_element_set_state (nnp, GST_STATE_PAUSED),
+        GST_STATE_CHANGE_FAILURE);
+    err = nnp_test_pop_message (bus, GST_MESSAGE_ERROR, NULL, "rebalance");
+    fail_unless (strstr (err->message, "property 'rebalance' cannot be true "
+            "with remote stages (stage 1 on remote://127.0.0.1:9)"), "%s",
+        err->message);
+    g_error_free (err);
+    gst_element_set_state (nnp, GST_STATE_NULL);
+    g_unlink (plan_path);
+    g_rmdir (dir);
+    g_free (plan_path);
+    g_free (dir);
+    nnp_plan_free (plan);
+    nnp_model_unref (model);
+  }
   gst_element_set_bus (nnp, NULL);
   gst_object_unref (bus);
   gst_object_unref (nnp);
