@@ -140,12 +140,15 @@ gst_nn_pipeline_rebalance_set_property (GstNnPipeline * self, guint prop_id,
 
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
-    case PROP_REBALANCE:
-      rb->enabled = g_value_get_boolean (value);
+    case PROP_REBALANCE:{
+      gboolean enabled = g_value_get_boolean (value);
+
+      rb->enabled = enabled;
       GST_OBJECT_UNLOCK (self);
-      if (rb->enabled)
+      if (enabled)
         refuse_remote_playing (self);
       return TRUE;
+    }
     case PROP_REBALANCE_THRESHOLD:
       rb->threshold = g_value_get_double (value);
       break;
