@@ -12,7 +12,12 @@ run:
   after    rebalance=true: once nnpipeline-rebalance messages stop coming,
            the new plan under the same slowdown
 Prints frames/s of each phase (frames at the sink over the phase's wall
-time, after WARMUP seconds), the cuts, and each switch's pause."""
+time, after WARMUP seconds), the cuts, and each switch's pause.
+
+--streams N (N > 1): N appsrcs into the request pads sink_0..N-1 of the one
+nnpipeline (its stages shared, frames interleaved), each src_K into a
+fakesink; frames/s is the sum over the N sinks (the shared stages'
+throughput), and each stream's own figure is printed too."""
 import argparse
 import re
 import sys
@@ -33,36 +38,52 @@ def main():
     ap.add_argument("--warmup", type=float, default=2.0)
     ap.add_argument("--factor", type=float, default=1.0)
     ap.add_argument("--interval", type=int, default=500)
+    ap.add_argument("--streams", type=int, default=1,
+                    help="streams through the request pads (1: the plain pads)")
     args = ap.parse_args()
     c, h, w = (int(v) for v in args.shape.split(","))
+    n_streams = max(args.streams, 1)
     Gst.init(None)
-    pipe = Gst.parse_launch(
-        "appsrc name=src format=time block=true max-bytes=%d "
-        "caps=other/tensors,format=static,num_tensors=1,types=float32,"
-        "dimensions=%d:%d:%d:1,framerate=0/1 ! "
-        "nnpipeline name=nnp model=%s stages=2 devices=cpu:1,cpu:1 "
-        "rebalance=false rebalance-interval=%d stats-interval=0 ! "
-        "fakesink name=sink sync=false" % (2 * c * h * w * 4, w, h, c, args.model,
-                                           args.interval))
-    src, nnp, sink = (pipe.get_by_name(n) for n in ("src", "nnp", "sink"))
-    frame = bytes(bytearray((i * 37) % 251 for i in range(c * h * w * 4)))
-    count = [0]
+    appsrc = ("appsrc name=src%%d format=time block=true max-bytes=%d "
+              "caps=other/tensors,format=static,num_tensors=1,types=float32,"
+              "dimensions=%d:%d:%d:1,framerate=0/1" % (2 * c * h * w * 4, w, h, c))
+    nnpipeline = ("nnpipeline name=nnp model=%s stages=2 devices=cpu:1,cpu:1 "
+                  "rebalance=false rebalance-interval=%d stats-interval=0"
+                  % (args.model, args.interval))
+    if args.streams > 1:
+        desc = nnpipeline + "".join(
+            " %s ! nnp.sink_%d nnp.src_%d ! fakesink name=sink%d sync=false"
+            % (appsrc % k, k, k, k) for k in range(n_streams))
+    else:
+        desc = "%s ! %s ! fakesink name=sink0 sync=false" % (appsrc % 0, nnpipeline)
+    pipe = Gst.parse_launch(desc)
+    nnp = pipe.get_by_name("nnp")
+    srcs = [pipe.get_by_name("src%d" % k) for k in range(n_streams)]
+    # different content per stream (the same frame again within one)
+    frames = [bytes(bytearray((i * 37 + 11 * k) % 251 for i in range(c * h * w * 4)))
+              for k in range(n_streams)]
+    count = [0] * n_streams
     lock = threading.Lock()
     stop = threading.Event()
     msgs = []
 
-    def on_buffer(pad, info):
-        with lock:
-            count[0] += 1
-        return Gst.PadProbeReturn.OK
+    def on_buffer(k):
+        def probe(pad, info):
+            with lock:
+                count[k] += 1
+            return Gst.PadProbeReturn.OK
+        return probe
 
-    sink.get_static_pad("sink").add_probe(Gst.PadProbeType.BUFFER, on_buffer)
+    for k in range(n_streams):
+        pipe.get_by_name("sink%d" % k).get_static_pad("sink").add_probe(
+            Gst.PadProbeType.BUFFER, on_buffer(k))
 
-    def feed():
+    def feed(k):
         while not stop.is_set():
-            if src.emit("push-buffer", Gst.Buffer.new_wrapped(frame)) != Gst.FlowReturn.OK:
+            if srcs[k].emit("push-buffer",
+                            Gst.Buffer.new_wrapped(frames[k])) != Gst.FlowReturn.OK:
                 break
-        src.emit("end-of-stream")
+        srcs[k].emit("end-of-stream")
 
     def bus_poll():
         bus = pipe.get_bus()
@@ -89,13 +110,18 @@ def main():
     def measure(name):
         time.sleep(args.warmup)
         with lock:
-            n0 = count[0]
+            n0 = count[:]
         t0 = time.monotonic()
         time.sleep(args.seconds)
         with lock:
-            n1 = count[0]
-        fps = (n1 - n0) / (time.monotonic() - t0)
-        print("%-8s %8.2f frames/s" % (name, fps), flush=True)
+            n1 = count[:]
+        dt = time.monotonic() - t0
+        fps = (sum(n1) - sum(n0)) / dt
+        per = ""
+        if n_streams > 1:
+            per = "  (streams: %s)" % " / ".join(
+                "%.2f" % ((b - a) / dt) for a, b in zip(n0, n1))
+        print("%-8s %8.2f frames/s%s" % (name, fps, per), flush=True)
         return fps
 
     def plan_cuts():
@@ -112,8 +138,10 @@ def main():
     poller = threading.Thread(target=bus_poll, daemon=True)
     poller.start()
     pipe.set_state(Gst.State.PLAYING)
-    feeder = threading.Thread(target=feed, daemon=True)
-    feeder.start()
+    feeders = [threading.Thread(target=feed, args=(k,), daemon=True)
+               for k in range(n_streams)]
+    for f in feeders:
+        f.start()
 
     before = measure("before")
     print("         plan %s" % plan_cuts())
@@ -148,7 +176,8 @@ def main():
     print("during/before %.2fx, after/during %.2fx, after/before %.2fx, %d switch(es)" % (
         during / before, after / during, after / before, seen))
     stop.set()
-    feeder.join()
+    for f in feeders:
+        f.join()
     poller.join(timeout=60)
     pipe.set_state(Gst.State.NULL)
     return 0 if seen else 1

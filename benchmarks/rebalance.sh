@@ -13,8 +13,12 @@
 # (rebalance=true, once the switches settled).  Frames/s at the sink over
 # each phase; the ratios are the figures to compare (one run, same load).
 #
+# STREAMS=N (N > 1): N streams of different content through the request
+# pads sink_0..N-1 / src_0..N-1 of the one nnpipeline (its stages shared);
+# frames/s is the sum over the N outputs, each stream's figure beside it.
+#
 # Environment: NNP_BUILD_DIR, NNP_MODELS_DIR (pipelines/common.sh), CHAIN,
-# INTERVAL (rebalance-interval ms, default 500).
+# INTERVAL (rebalance-interval ms, default 500), STREAMS (default 1).
 set -eu
 
 me=rebalance.sh
@@ -36,4 +40,5 @@ else
   shape=3,$size,$size
 fi
 exec /usr/bin/python3 "$root/benchmarks/rebalance.py" "$model" --shape "$shape" \
-  --seconds "$seconds" --factor "$factor" --interval "${INTERVAL:-500}"
+  --seconds "$seconds" --factor "$factor" --interval "${INTERVAL:-500}" \
+  --streams "${STREAMS:-1}"

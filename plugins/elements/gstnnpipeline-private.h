@@ -155,7 +155,15 @@ void gst_nn_pipeline_rebalance_reset (GstNnPipeline * self);
 /* debug-slowdown parses (check_properties, at start) */
 gboolean gst_nn_pipeline_rebalance_check (GstNnPipeline * self,
     GError ** error);
-/* after each successful build (build_lock held): the stages are new */
-void gst_nn_pipeline_rebalance_built (GstNnPipeline * self);
+/* after each successful build (build_lock held): the stages are new.
+ * FALSE with an error naming 'rebalance' when it is true and the plan has
+ * a remote stage (refused at start). */
+gboolean gst_nn_pipeline_rebalance_built (GstNnPipeline * self,
+    GError ** error);
+/* Count the buffers into and out of the stages on these pads (a switch
+ * happens on `in`, before a buffer): the ghost pads at init, the streams'
+ * chain ends when request pads are made. */
+void gst_nn_pipeline_rebalance_watch (GstNnPipeline * self, GstPad * in,
+    GstPad * out);
 
 G_END_DECLS

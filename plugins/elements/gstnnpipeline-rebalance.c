@@ -19,6 +19,20 @@
  * compute the same nodes in the same order, so the output is the whole
  * model's, bit-exact, as any split's.
  *
+ * With request pads (sink_%u) the same happens between the streams' mux
+ * and demux (gstnnstreams.c): the frame boundary is a buffer pushed into
+ * the shared stage chain (the mux pushes one at a time, under its in_lock,
+ * so the streams wait behind the switch), the drain counts the chain's
+ * buffers in and out, and the mux's sticky events go to the new first
+ * stage with that buffer (gst_pad_link() schedules them again).
+ *
+ * Remote stages are refused at start (gst_nn_pipeline_rebalance_built()):
+ * their node costs are their servers' and a switch would need the servers
+ * to prepare new parts.  A replicated stage (gstnnreplicas.c) reports its
+ * busy time divided by its replicas, so its measured ms per frame is the
+ * stage's throughput (K replicas in parallel); nnp_plan_rebalance()
+ * predicts it the same way (node costs / replicas).
+ *
  * Locks: rb->lock guards everything here; the thread never takes
  * build_lock (it reads the stages through stats_lock, as the stats do), the
  * streaming thread takes build_lock with a try-lock loop that gives up when
@@ -116,6 +130,7 @@ gst_nn_pipeline_rebalance_install_properties (GObjectClass * gobject_class)
 }
 
 static void apply_slowdown (GstNnPipeline * self, GPtrArray * stages);
+static void refuse_remote_playing (GstNnPipeline * self);
 
 gboolean
 gst_nn_pipeline_rebalance_set_property (GstNnPipeline * self, guint prop_id,
@@ -125,9 +140,15 @@ gst_nn_pipeline_rebalance_set_property (GstNnPipeline * self, guint prop_id,
 
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
-    case PROP_REBALANCE:
-      rb->enabled = g_value_get_boolean (value);
-      break;
+    case PROP_REBALANCE:{
+      gboolean enabled = g_value_get_boolean (value);
+
+      rb->enabled = enabled;
+      GST_OBJECT_UNLOCK (self);
+      if (enabled)
+        refuse_remote_playing (self);
+      return TRUE;
+    }
     case PROP_REBALANCE_THRESHOLD:
       rb->threshold = g_value_get_double (value);
       break;
@@ -216,6 +237,16 @@ parse_slowdown (const gchar * str, GArray ** factors, GError ** error)
   return ok;
 }
 
+/* rebalance=true refused: remote stages (`what` says where). */
+static void
+remote_error (const gchar * what, GError ** error)
+{
+  g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "property 'rebalance' "
+      "cannot be true with remote stages (%s): their node costs are their "
+      "servers' and a switch would need the servers to prepare new parts; "
+      "set rebalance=false or plan the stages on this host", what);
+}
+
 gboolean
 gst_nn_pipeline_rebalance_check (GstNnPipeline * self, GError ** error)
 {
@@ -224,14 +255,43 @@ gst_nn_pipeline_rebalance_check (GstNnPipeline * self, GError ** error)
 
   GST_OBJECT_LOCK (self);
   ok = parse_slowdown (self->rb->debug_slowdown, &factors, error);
+  if (ok && self->rb->enabled && self->devices
+      && strstr (self->devices, "remote://")) {
+    gchar *what = g_strdup_printf ("devices \"%s\"", self->devices);
+
+    remote_error (what, error);
+    g_free (what);
+    ok = FALSE;
+  }
   GST_OBJECT_UNLOCK (self);
   if (factors)
     g_array_unref (factors);
   return ok;
 }
 
-/* Stage k's nnstage gets item k of debug-slowdown (0 past the list); a
- * replicated stage (a bin) is left alone.  stages: GstElement*.  A value
+/* Element e (a stage) and, for a replicated stage (a bin), every element
+ * in it that has a debug-slowdown: all replicas slowed alike. */
+static void
+set_slowdown (GstElement * e, gdouble f)
+{
+  if (GST_IS_BIN (e)) {
+    GstIterator *it = gst_bin_iterate_elements (GST_BIN (e));
+    GValue v = G_VALUE_INIT;
+
+    while (gst_iterator_next (it, &v) == GST_ITERATOR_OK) {
+      set_slowdown (g_value_get_object (&v), f);
+      g_value_reset (&v);
+    }
+    g_value_unset (&v);
+    gst_iterator_free (it);
+  } else if (g_object_class_find_property (G_OBJECT_GET_CLASS (e),
+          "debug-slowdown")) {
+    g_object_set (e, "debug-slowdown", f, NULL);
+  }
+}
+
+/* Stage k's nnstage gets item k of debug-slowdown (0 past the list); each
+ * replica of a replicated stage the same.  stages: GstElement*.  A value
  * that does not parse (set while PLAYING) is an element error and leaves
  * the stages as they are; at start check_properties refused it already. */
 static void
@@ -250,12 +310,9 @@ apply_slowdown (GstNnPipeline * self, GPtrArray * stages)
     return;
   }
   for (guint k = 0; stages && k < stages->len; k++) {
-    GObject *stage = g_ptr_array_index (stages, k);
     gdouble f = k < factors->len ? g_array_index (factors, gdouble, k) : 0.0;
 
-    if (g_object_class_find_property (G_OBJECT_GET_CLASS (stage),
-            "debug-slowdown"))
-      g_object_set (stage, "debug-slowdown", f, NULL);
+    set_slowdown (g_ptr_array_index (stages, k), f);
   }
   g_array_unref (factors);
 }
@@ -263,11 +320,73 @@ apply_slowdown (GstNnPipeline * self, GPtrArray * stages)
 /* ------------------------------------------------------------------------ */
 /* hooks of the build (build_lock held) */
 
-void
-gst_nn_pipeline_rebalance_built (GstNnPipeline * self)
+/* The first stage of plan that runs on a server, or -1. */
+static gint
+remote_stage (const NnpPlan * plan)
+{
+  for (gint k = 0; plan && k < plan->n_stages; k++)
+    if (g_str_has_prefix (plan->stages[k].device, "remote://"))
+      return k;
+  return -1;
+}
+
+/* rebalance=true and a remote stage in plan: the error saying why not. */
+static gboolean
+check_remote (GstNnPipeline * self, const NnpPlan * plan, GError ** error)
+{
+  gboolean enabled;
+  gint k = remote_stage (plan);
+  gchar *what;
+
+  GST_OBJECT_LOCK (self);
+  enabled = self->rb->enabled;
+  GST_OBJECT_UNLOCK (self);
+  if (!enabled || k < 0)
+    return TRUE;
+  what = g_strdup_printf ("stage %d on %s", k, plan->stages[k].device);
+  remote_error (what, error);
+  g_free (what);
+  return FALSE;
+}
+
+/* rebalance=true set while the stages run: with a remote stage an element
+ * error (as at start), and the monitor leaves the plan alone. */
+static void
+refuse_remote_playing (GstNnPipeline * self)
+{
+  GstNnPipelineRebalance *rb = self->rb;
+  NnpPlan *plan;
+  GError *err = NULL;
+  gboolean running;
+
+  GST_OBJECT_LOCK (self);
+  running = GST_STATE (self) >= GST_STATE_PAUSED;
+  GST_OBJECT_UNLOCK (self);
+  if (!running)
+    return;                     /* the next build says it (at start) */
+  g_mutex_lock (&rb->lock);
+  plan = rb->plan ? nnp_plan_copy (rb->plan) : NULL;
+  g_mutex_unlock (&rb->lock);
+  if (!check_remote (self, plan, &err)) {
+    g_mutex_lock (&rb->lock);
+    rb->refused = TRUE;
+    g_mutex_unlock (&rb->lock);
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", err->message), (NULL));
+    g_error_free (err);
+  }
+  g_clear_pointer (&plan, nnp_plan_free);
+}
+
+gboolean
+gst_nn_pipeline_rebalance_built (GstNnPipeline * self, GError ** error)
 {
   GstNnPipelineRebalance *rb = self->rb;
 
+  if (!check_remote (self, self->plan, error)) {
+    /* (a plan= file's remote stage; devices= was refused at start) */
+    gst_nn_pipeline_teardown_locked (self);
+    return FALSE;
+  }
   g_mutex_lock (&rb->lock);
   g_clear_pointer (&rb->plan, nnp_plan_free);
   g_clear_pointer (&rb->graph, nnp_graph_unref);
@@ -280,6 +399,7 @@ gst_nn_pipeline_rebalance_built (GstNnPipeline * self)
   rb->gen++;
   g_mutex_unlock (&rb->lock);
   apply_slowdown (self, self->stage_elems);
+  return TRUE;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -378,7 +498,8 @@ better_plan (GstNnPipeline * self, guint gen, const gdouble * ms, guint n,
 
   best = nnp_plan_rebalance (model, plan, ms, (int) n, NNP_COST_AUTO, r, &err);
   if (best == NULL) {
-    /* a plan the planner cannot redo (remote stages): said once */
+    /* the planner failed on these measurements (remote stages were
+     * refused at start): said once, the plan stays */
     GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS, ("%s", err->message),
         ("rebalance=true: this plan stays"));
     g_clear_error (&err);
@@ -493,7 +614,7 @@ monitor_thread (gpointer user_data)
     g_mutex_unlock (&rb->lock);
 
     GST_OBJECT_LOCK (self);
-    enabled = rb->enabled && self->streams == NULL;
+    enabled = rb->enabled;
     GST_OBJECT_UNLOCK (self);
     if (enabled && sample_read (self, &now))
       monitor_tick (self, &m, &now);
@@ -626,6 +747,15 @@ post_rebalance (GstNnPipeline * self, const NnpPlan * old_plan,
       gst_message_new_element (GST_OBJECT (self), s));
 }
 
+/* Where frames go into the stages: the sink ghost pad, or with request
+ * pads the streams' mux (the chain of stages they share). */
+static GstPad *
+stages_in (GstNnPipeline * self)
+{
+  return self->streams ? gst_nn_streams_chain_in (self->streams) :
+      self->sinkpad;
+}
+
 /* TRUE when the switch must be given up: the pad is flushing (a state
  * change going down, a flushing seek) or the element is no longer going
  * to PLAYING (a paused sink would hold the frames in flight: no drain). */
@@ -637,11 +767,13 @@ switch_cancelled (GstNnPipeline * self)
   GST_OBJECT_LOCK (self);
   playing = GST_STATE_TARGET (self) == GST_STATE_PLAYING;
   GST_OBJECT_UNLOCK (self);
-  return !playing || GST_PAD_IS_FLUSHING (self->sinkpad);
+  return !playing || GST_PAD_IS_FLUSHING (stages_in (self));
 }
 
 /* The frames in flight out, build_lock, swap.  Called from the sink probe
- * with no lock held; the buffer waiting there goes into the new stages. */
+ * with no lock of ours held (with request pads the mux's in_lock: the
+ * other streams wait); the buffer waiting there goes into the new
+ * stages. */
 static void
 do_switch (GstNnPipeline * self)
 {
@@ -681,7 +813,8 @@ do_switch (GstNnPipeline * self)
     }
     g_usleep (1000);
   }
-  caps = gst_pad_get_current_caps (self->sinkpad);
+  /* with request pads: the chain's caps (the mux pushed them) */
+  caps = gst_pad_get_current_caps (stages_in (self));
   if (self->plan == NULL || caps == NULL
       || !gst_nn_tensors_info_from_caps (&info, caps, &err)) {
     g_mutex_unlock (&self->build_lock);
@@ -702,7 +835,7 @@ do_switch (GstNnPipeline * self)
   ok = gst_nn_pipeline_build_locked (self, &info, TRUE, &err);
   g_clear_pointer (&self->next_plan, nnp_plan_free);  /* the build failed early */
   if (ok)
-    gst_nn_pipeline_rebalance_built (self);
+    ok = gst_nn_pipeline_rebalance_built (self, &err);
 
   g_mutex_lock (&rb->lock);
   count = ++rb->count;
@@ -740,8 +873,8 @@ probe_buffers (GstPadProbeInfo * info)
   return 1;
 }
 
-/* On the sink ghost pad: a pending switch happens here, before the buffer
- * goes in; every buffer is counted in. */
+/* On the sink ghost pad (or the streams' mux src pad): a pending switch
+ * happens here, before the buffer goes in; every buffer is counted in. */
 static GstPadProbeReturn
 gst_nn_pipeline_rebalance_sink_probe (GstPad * pad, GstPadProbeInfo * info,
     gpointer user_data)
@@ -770,7 +903,8 @@ gst_nn_pipeline_rebalance_sink_probe (GstPad * pad, GstPadProbeInfo * info,
   return GST_PAD_PROBE_OK;
 }
 
-/* On the src ghost pad: buffers out (the drain's condition). */
+/* On the src ghost pad (or the streams' demux sink pad): buffers out (the
+ * drain's condition). */
 static GstPadProbeReturn
 gst_nn_pipeline_rebalance_src_probe (GstPad * pad, GstPadProbeInfo * info,
     gpointer user_data)
@@ -800,11 +934,17 @@ gst_nn_pipeline_rebalance_init (GstNnPipeline * self)
   rb->sustain = DEFAULT_REBALANCE_SUSTAIN;
   rb->debug_slowdown = g_strdup (DEFAULT_DEBUG_SLOWDOWN);
   self->rb = rb;
-  gst_pad_add_probe (self->sinkpad, GST_PAD_PROBE_TYPE_BUFFER |
+  gst_nn_pipeline_rebalance_watch (self, self->sinkpad, self->srcpad);
+}
+
+void
+gst_nn_pipeline_rebalance_watch (GstNnPipeline * self, GstPad * in,
+    GstPad * out)
+{
+  gst_pad_add_probe (in, GST_PAD_PROBE_TYPE_BUFFER |
       GST_PAD_PROBE_TYPE_BUFFER_LIST | GST_PAD_PROBE_TYPE_EVENT_FLUSH,
-      gst_nn_pipeline_rebalance_sink_probe,
-      self, NULL);
-  gst_pad_add_probe (self->srcpad, GST_PAD_PROBE_TYPE_BUFFER |
+      gst_nn_pipeline_rebalance_sink_probe, self, NULL);
+  gst_pad_add_probe (out, GST_PAD_PROBE_TYPE_BUFFER |
       GST_PAD_PROBE_TYPE_BUFFER_LIST, gst_nn_pipeline_rebalance_src_probe,
       self, NULL);
 }

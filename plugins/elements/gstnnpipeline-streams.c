@@ -45,7 +45,8 @@ streams_accept_caps (gpointer user_data, GstCaps * caps, GError ** stream_error)
           &n_shapes, stream_error)) {
     ok = FALSE;
   } else if (self->plan == NULL) {
-    ok = gst_nn_pipeline_build_locked (self, &info, TRUE, &err);
+    ok = gst_nn_pipeline_build_locked (self, &info, TRUE, &err)
+        && gst_nn_pipeline_rebalance_built (self, &err);
   } else {
     ok = TRUE;
   }
@@ -142,6 +143,10 @@ gst_nn_pipeline_request_new_pad (GstElement * element, GstPadTemplate * templ,
         GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM |
         GST_PAD_PROBE_TYPE_EVENT_FLUSH, gst_nn_pipeline_stats_src_probe, self,
         NULL);
+    /* rebalance=true switches the shared stages between frames there */
+    gst_nn_pipeline_rebalance_watch (self,
+        gst_nn_streams_chain_in (self->streams),
+        gst_nn_streams_chain_out (self->streams));
   }
   if (name == NULL || sscanf (name, "sink_%u", &index) != 1) {
     /* the lowest free number */

@@ -158,9 +158,8 @@ gst_nn_pipeline_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
     } else if (!gst_nn_tensors_info_from_caps (&info, caps, &err)) {
       ok = FALSE;
     } else if (self->plan == NULL) {
-      ok = gst_nn_pipeline_build_locked (self, &info, TRUE, &err);
-      if (ok)
-        gst_nn_pipeline_rebalance_built (self);
+      ok = gst_nn_pipeline_build_locked (self, &info, TRUE, &err)
+          && gst_nn_pipeline_rebalance_built (self, &err);
     } else {
       gchar *s = gst_nn_tensors_info_to_string (&info);
 
@@ -337,7 +336,7 @@ gst_nn_pipeline_change_state (GstElement * element, GstStateChange transition)
       if (ok)
         ok = gst_nn_pipeline_build_locked (self, NULL, FALSE, &err);
       if (ok)
-        gst_nn_pipeline_rebalance_built (self);
+        ok = gst_nn_pipeline_rebalance_built (self, &err);
       g_mutex_unlock (&self->build_lock);
       if (!ok)
         goto build_failed;

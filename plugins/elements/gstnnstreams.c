@@ -912,11 +912,10 @@ gboolean
 gst_nn_streams_attach (GstNnStreams * sn, GstPad * first_sink,
     GstPad * last_src)
 {
-  g_mutex_lock (&sn->in_lock);
-  /* new stages: they need the chain's stream-start, caps and segment */
-  sn->chain_started = FALSE;
-  gst_caps_replace (&sn->chain_in_caps, NULL);
-  g_mutex_unlock (&sn->in_lock);
+  /* new stages (nnpipeline's re-balancing swaps them between two frames,
+   * in the thread that pushes the next one, in_lock held): linking
+   * mux_src again schedules its sticky stream-start, caps and segment for
+   * the new first stage with the next buffer, so the chain state stays */
   return GST_PAD_LINK_SUCCESSFUL (gst_pad_link (sn->mux_src, first_sink))
       && GST_PAD_LINK_SUCCESSFUL (gst_pad_link (last_src, sn->demux_sink));
 }
