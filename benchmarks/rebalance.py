@@ -38,6 +38,8 @@ def main():
     ap.add_argument("--warmup", type=float, default=2.0)
     ap.add_argument("--factor", type=float, default=1.0)
     ap.add_argument("--interval", type=int, default=500)
+    ap.add_argument("--threshold", type=float, default=1.15,
+                    help="rebalance-threshold (the element's default 1.15)")
     ap.add_argument("--streams", type=int, default=1,
                     help="streams through the request pads (1: the plain pads)")
     args = ap.parse_args()
@@ -48,8 +50,8 @@ def main():
               "caps=other/tensors,format=static,num_tensors=1,types=float32,"
               "dimensions=%d:%d:%d:1,framerate=0/1" % (2 * c * h * w * 4, w, h, c))
     nnpipeline = ("nnpipeline name=nnp model=%s stages=2 devices=cpu:1,cpu:1 "
-                  "rebalance=false rebalance-interval=%d stats-interval=0"
-                  % (args.model, args.interval))
+                  "rebalance=false rebalance-interval=%d rebalance-threshold=%g "
+                  "stats-interval=0" % (args.model, args.interval, args.threshold))
     if args.streams > 1:
         desc = nnpipeline + "".join(
             " %s ! nnp.sink_%d nnp.src_%d ! fakesink name=sink%d sync=false"

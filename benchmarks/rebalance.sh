@@ -18,7 +18,8 @@
 # frames/s is the sum over the N outputs, each stream's figure beside it.
 #
 # Environment: NNP_BUILD_DIR, NNP_MODELS_DIR (pipelines/common.sh), CHAIN,
-# INTERVAL (rebalance-interval ms, default 500), STREAMS (default 1).
+# INTERVAL (rebalance-interval ms, default 500), STREAMS (default 1),
+# THRESHOLD (rebalance-threshold, default 1.15 as the element's).
 set -eu
 
 me=rebalance.sh
@@ -41,4 +42,4 @@ else
 fi
 exec /usr/bin/python3 "$root/benchmarks/rebalance.py" "$model" --shape "$shape" \
   --seconds "$seconds" --factor "$factor" --interval "${INTERVAL:-500}" \
-  --streams "${STREAMS:-1}"
+  --streams "${STREAMS:-1}" --threshold "${THRESHOLD:-1.15}"
