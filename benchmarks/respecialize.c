@@ -94,8 +94,12 @@ main (int argc, char **argv)
     return 1;
   }
   c = in->shape.dims[1];
-  cs = g_new (double, n); ct = g_new (double, n); csum = g_new (double, n);
-  ws = g_new (double, n); wt = g_new (double, n); wsum = g_new (double, n);
+  cs = g_new (double, n);
+  ct = g_new (double, n);
+  csum = g_new (double, n);
+  ws = g_new (double, n);
+  wt = g_new (double, n);
+  wsum = g_new (double, n);
 
   /* warm: the first build (not counted) fills the cache */
   {
@@ -116,11 +120,18 @@ main (int argc, char **argv)
     wsum[i] = ws[i] + wt[i];
   }
   printf ("new width, cold (weights folded and packed again): specialise %.2f ms + stage %.2f ms"
-          " = %.2f ms\n", median (cs, n), median (ct, n), median (csum, n));
+          " = %.2f ms\n",
+          median (cs, n), median (ct, n), median (csum, n));
   printf ("new width, warm (weight-derived data shared):       specialise %.2f ms + stage %.2f ms"
-          " = %.2f ms\n", median (ws, n), median (wt, n), median (wsum, n));
+          " = %.2f ms\n",
+          median (ws, n), median (wt, n), median (wsum, n));
   nnp_model_unref (warm);
   g_free (bytes);
-  g_free (cs); g_free (ct); g_free (csum); g_free (ws); g_free (wt); g_free (wsum);
+  g_free (cs);
+  g_free (ct);
+  g_free (csum);
+  g_free (ws);
+  g_free (wt);
+  g_free (wsum);
   return 0;
 }

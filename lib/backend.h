@@ -28,24 +28,24 @@ G_BEGIN_DECLS
 /* What a stage asks of a backend: nodes of a specialised graph and its
  * boundary, all decided by lib/exec/stage.c before the backend is called. */
 typedef struct {
-  NnpGraph *graph;               /* the backend takes its own ref if it keeps it */
-  const int *nodes;              /* node indices in topological order */
+  NnpGraph *graph;  /* the backend takes its own ref if it keeps it */
+  const int *nodes; /* node indices in topological order */
   int n_nodes;
-  const int *inputs;             /* boundary value ids */
+  const int *inputs; /* boundary value ids */
   int n_inputs;
   const int *outputs;
   int n_outputs;
-  const int *forward_from;       /* per output: the input it forwards, or -1; the stage
+  const int *forward_from; /* per output: the input it forwards, or -1; the stage
                                   * copies forwarded values, the backend ignores them */
-  int threads;                   /* intra-op threads (host backends), >= 1 */
-  const int *cpus;               /* optional pinning, n_cpus entries */
+  int threads;             /* intra-op threads (host backends), >= 1 */
+  const int *cpus;         /* optional pinning, n_cpus entries */
   int n_cpus;
 } NnpBackendStageInfo;
 
 typedef struct _NnpBackend NnpBackend;
 struct _NnpBackend {
-  const char *name;              /* first word of the device spec: "cpu", "opencl" */
-  const char *spec_help;         /* spellings for error messages: "opencl, opencl:N or
+  const char *name;      /* first word of the device spec: "cpu", "opencl" */
+  const char *spec_help; /* spellings for error messages: "opencl, opencl:N or
                                   * opencl:NAME" */
   /* Host backend: works on host memory (no buffers of its own; its stages
    * take host tensors), opens one device, and folds constants. */
@@ -67,8 +67,7 @@ struct _NnpBackend {
   gpointer (*native) (gpointer ctx, const char *what);
   /* Whether the device runs this node; on FALSE *why (may be NULL) gets a
    * one-line reason.  graph may be NULL for a host backend (op check only). */
-  gboolean (*supports_node) (gpointer ctx, const NnpGraph *graph, const NnpNode *node,
-                             char **why);
+  gboolean (*supports_node) (gpointer ctx, const NnpGraph *graph, const NnpNode *node, char **why);
 
   /* Stages.  stage_new plans and prepares the nodes once; stage_run gets
    * per boundary value a tensor of the value's dtype and shape in host

@@ -5,7 +5,7 @@
 
 static NnpLogHandler log_handler;
 static gpointer log_handler_data;
-static gint log_threshold = -1;   /* -1: not decided yet (see default_threshold) */
+static gint log_threshold = -1; /* -1: not decided yet (see default_threshold) */
 
 static NnpLogLevel
 default_threshold (void)
@@ -42,20 +42,16 @@ static GLogLevelFlags
 to_glib_level (NnpLogLevel level)
 {
   switch (level) {
-    case NNP_LOG_ERROR:
-      return G_LOG_LEVEL_CRITICAL;  /* G_LOG_LEVEL_ERROR would abort */
-    case NNP_LOG_WARNING:
-      return G_LOG_LEVEL_WARNING;
-    case NNP_LOG_INFO:
-      return G_LOG_LEVEL_INFO;
-    default:
-      return G_LOG_LEVEL_DEBUG;
+    case NNP_LOG_ERROR: return G_LOG_LEVEL_CRITICAL; /* G_LOG_LEVEL_ERROR would abort */
+    case NNP_LOG_WARNING: return G_LOG_LEVEL_WARNING;
+    case NNP_LOG_INFO: return G_LOG_LEVEL_INFO;
+    default: return G_LOG_LEVEL_DEBUG;
   }
 }
 
 void
-nnp_log_full (const char *category, NnpLogLevel level, const char *file, int line,
-              const char *func, const char *format, ...)
+nnp_log_full (const char *category, NnpLogLevel level, const char *file, int line, const char *func,
+              const char *format, ...)
 {
   va_list args;
   char *message;

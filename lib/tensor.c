@@ -12,18 +12,12 @@ static const struct {
   const char *name;
   gsize size;
 } dtype_info[] = {
-  { NNP_DTYPE_FLOAT32, "float32", 4 },
-  { NNP_DTYPE_UINT8, "uint8", 1 },
-  { NNP_DTYPE_INT8, "int8", 1 },
-  { NNP_DTYPE_UINT16, "uint16", 2 },
-  { NNP_DTYPE_INT16, "int16", 2 },
-  { NNP_DTYPE_INT32, "int32", 4 },
-  { NNP_DTYPE_INT64, "int64", 8 },
-  { NNP_DTYPE_BOOL, "bool", 1 },
-  { NNP_DTYPE_FLOAT16, "float16", 2 },
-  { NNP_DTYPE_FLOAT64, "float64", 8 },
-  { NNP_DTYPE_UINT32, "uint32", 4 },
-  { NNP_DTYPE_UINT64, "uint64", 8 },
+  { NNP_DTYPE_FLOAT32, "float32", 4 }, { NNP_DTYPE_UINT8, "uint8", 1 },
+  { NNP_DTYPE_INT8, "int8", 1 },       { NNP_DTYPE_UINT16, "uint16", 2 },
+  { NNP_DTYPE_INT16, "int16", 2 },     { NNP_DTYPE_INT32, "int32", 4 },
+  { NNP_DTYPE_INT64, "int64", 8 },     { NNP_DTYPE_BOOL, "bool", 1 },
+  { NNP_DTYPE_FLOAT16, "float16", 2 }, { NNP_DTYPE_FLOAT64, "float64", 8 },
+  { NNP_DTYPE_UINT32, "uint32", 4 },   { NNP_DTYPE_UINT64, "uint64", 8 },
 };
 
 gsize
@@ -137,13 +131,13 @@ nnp_tensor_new (NnpDType dtype, const NnpShape *shape, GError **error)
 
   if (numel < 0 || esize == 0) {
     g_autofree char *s = nnp_shape_to_string (shape);
-    g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
-                 "cannot allocate a %s tensor of shape %s", nnp_dtype_name (dtype), s);
+    g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "cannot allocate a %s tensor of shape %s",
+                 nnp_dtype_name (dtype), s);
     return NULL;
   }
   if ((guint64) numel > G_MAXSIZE / esize - NNP_TENSOR_ALIGN) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "tensor of %" G_GINT64_FORMAT
-                 " elements is too large", numel);
+    g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
+                 "tensor of %" G_GINT64_FORMAT " elements is too large", numel);
     return NULL;
   }
   nbytes = (gsize) numel * esize;
@@ -151,8 +145,8 @@ nnp_tensor_new (NnpDType dtype, const NnpShape *shape, GError **error)
   if (alloc == 0)
     alloc = NNP_TENSOR_ALIGN;
   if (posix_memalign (&data, NNP_TENSOR_ALIGN, alloc) != 0) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_FAILED, "out of memory allocating %" G_GSIZE_FORMAT
-                 " bytes", alloc);
+    g_set_error (error, NNP_ERROR, NNP_ERROR_FAILED,
+                 "out of memory allocating %" G_GSIZE_FORMAT " bytes", alloc);
     return NULL;
   }
   memset (data, 0, alloc);
@@ -162,8 +156,8 @@ nnp_tensor_new (NnpDType dtype, const NnpShape *shape, GError **error)
 }
 
 NnpTensor *
-nnp_tensor_new_wrapped (NnpDType dtype, const NnpShape *shape, void *data,
-                        GDestroyNotify release, gpointer release_data)
+nnp_tensor_new_wrapped (NnpDType dtype, const NnpShape *shape, void *data, GDestroyNotify release,
+                        gpointer release_data)
 {
   NnpTensor *t = g_new0 (NnpTensor, 1);
   int64_t numel = nnp_shape_numel (shape);
@@ -241,7 +235,10 @@ pattern_hash (guint32 i, guint32 seed)
 static guint16
 float_to_half (float f)
 {
-  union { float f; guint32 u; } v = { f };
+  union {
+    float f;
+    guint32 u;
+  } v = { f };
   guint32 sign = (v.u >> 16) & 0x8000u;
   int exp = (int) ((v.u >> 23) & 0xff) - 127 + 15;
   guint32 mant = v.u & 0x7fffffu;

@@ -35,8 +35,13 @@
 /* The library's categories, created up front so that gst-inspect and
  * GST_DEBUG="help" list them; others are created on first use. */
 static const gchar *const known_categories[] = {
-  "nnp-graph", "nnp-onnx", "nnp-ops", "nnp-exec", "nnp-partition",
-  "nnp-cpu", "nnp-opencl",
+  "nnp-graph",
+  "nnp-onnx",
+  "nnp-ops",
+  "nnp-exec",
+  "nnp-partition",
+  "nnp-cpu",
+  "nnp-opencl",
 };
 
 /* category name -> GstDebugCategory*; categories live for the process */
@@ -44,7 +49,7 @@ static GHashTable *log_categories;
 static GMutex log_lock;
 
 static GstDebugCategory *
-nnp_category_get (const gchar * name)
+nnp_category_get (const gchar *name)
 {
   GstDebugCategory *cat;
 
@@ -74,7 +79,7 @@ nnp_log_to_gst (const char *category, NnpLogLevel level, const char *file,
 }
 
 static gboolean
-plugin_init (GstPlugin * plugin)
+plugin_init (GstPlugin *plugin)
 {
   gboolean ret = FALSE;
 
@@ -110,8 +115,6 @@ plugin_init (GstPlugin * plugin)
   return ret;
 }
 
-GST_PLUGIN_DEFINE (GST_VERSION_MAJOR,
-    GST_VERSION_MINOR,
-    nnpipe,
-    "Run ONNX networks as pipelines of device-bound stages",
-    plugin_init, NNP_VERSION, "LGPL", "nnpipe", "https://github.com/nnpipe/nnpipe")
+GST_PLUGIN_DEFINE (GST_VERSION_MAJOR, GST_VERSION_MINOR, nnpipe,
+    "Run ONNX networks as pipelines of device-bound stages", plugin_init,
+    NNP_VERSION, "LGPL", "nnpipe", "https://github.com/nnpipe/nnpipe")

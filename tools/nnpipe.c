@@ -30,62 +30,61 @@
 #define EXIT_USAGE 2
 
 static const char usage_text[] =
-  "Usage: nnpipe COMMAND [OPTIONS]\n"
-  "\n"
-  "Commands:\n"
-  "  inspect MODEL      inputs, outputs, op histogram, parameters, FLOPs\n"
-  "  run MODEL          run the model on a device (--device, default the CPU) and print\n"
-  "                     checksums of the outputs\n"
-  "  split MODEL        split the model into pipeline stages, write a plan (JSON)\n"
-  "  timeline TRACE     draw a trace (nnpipeline trace=FILE or NNP_TRACE=FILE) as an\n"
-  "                     SVG timeline: -o FILE.svg (docs/pipeline.md)\n"
-  "  serve MODEL        serve a part of the model to remote nnremote clients\n"
-  "                     (docs/remote.md): --listen ADDR:PORT (127.0.0.1:7000),\n"
-  "                     --device D, --plan P --stage K or --nodes A..B (default the\n"
-  "                     whole model), --tls-cert F --tls-key F, --token T, --max-queue N\n"
-  "  help               this text\n"
-  "\n"
-  "Options of inspect and run:\n"
-  "  --shape NAME=D0,D1,...   concrete shape of input NAME (repeatable)\n"
-  "\n"
-  "Options of run:\n"
-  "  --input NAME=FILE        raw little-endian C-order data for input NAME (float32 for\n"
-  "                           float inputs; the input's own dtype otherwise); without it\n"
-  "                           the input gets nnp_tensor_fill_pattern (seed = input index)\n"
-  "  --output-dir DIR         write DIR/<output>.raw and DIR/outputs.json\n"
-  "  --threads N              intra-op threads (default 1)\n"
-  "  --cpus 0,1,...           pin thread i to cpus[i % n]\n"
-  "  --repeat K               time K runs after one warm-up, print latency\n"
-  "  --device NAME            cpu[:THREADS] or opencl[:N|:NAME] (default cpu)\n"
-  "  --profile                print per-node-kind kernel times (cpu device)\n"
-  "  --no-fusion              keep BatchNormalization and activations as nodes\n"
-  "  --plan FILE              run the plan's stages in sequence (with --repeat: time each\n"
-  "                           stage) and check the outputs equal the whole-model run\n"
-  "\n"
-  "Options of split:\n"
-  "  --stages N|auto          number of stages (default auto)\n"
-  "  --devices LIST           device of each stage, comma-separated: cpu[:THREADS] or\n"
-  "                           opencl[:N|:NAME] or remote://HOST:PORT (default cpu:1;\n"
-  "                           docs/partition.md)\n"
-  "  --cuts 10,20|NAME,...    manual split: topological indices or node names starting\n"
-  "                           stages ([0,10) [10,20) [20,n))\n"
-  "  --profile | --estimate   measure every node (cached) | analytical costs only\n"
-  "  --memory-limit MIB       per-stage memory limit\n"
-  "  --max-ideals N           ideal-lattice cap of the optimal DP (default 200000)\n"
-  "  -o FILE                  write the plan\n"
-  "  --export DIR             write each stage as an ONNX model DIR/stage-K.onnx\n"
-  "  --plan FILE              with --export: export that plan's stages instead of splitting\n"
-  "  --svg FILE               draw the plan: the graph coloured by stage and device,\n"
-  "                           the tensors crossing each cut and their bytes\n"
-  "  --link BW/RTT[/WINDOW]   link of the remote:// devices (e.g. 100mbit/20ms/4) instead\n"
-  "                           of the one measured at connect (docs/partition.md)\n"
-  "  --in-flight N            frames in flight to a remote device (default 4)\n"
-  "  --token T                shared secret of the remote servers\n"
-  "\n"
-  "Run 'nnpipe COMMAND --help' for the options of one command.\n";
+    "Usage: nnpipe COMMAND [OPTIONS]\n"
+    "\n"
+    "Commands:\n"
+    "  inspect MODEL      inputs, outputs, op histogram, parameters, FLOPs\n"
+    "  run MODEL          run the model on a device (--device, default the CPU) and print\n"
+    "                     checksums of the outputs\n"
+    "  split MODEL        split the model into pipeline stages, write a plan (JSON)\n"
+    "  timeline TRACE     draw a trace (nnpipeline trace=FILE or NNP_TRACE=FILE) as an\n"
+    "                     SVG timeline: -o FILE.svg (docs/pipeline.md)\n"
+    "  serve MODEL        serve a part of the model to remote nnremote clients\n"
+    "                     (docs/remote.md): --listen ADDR:PORT (127.0.0.1:7000),\n"
+    "                     --device D, --plan P --stage K or --nodes A..B (default the\n"
+    "                     whole model), --tls-cert F --tls-key F, --token T, --max-queue N\n"
+    "  help               this text\n"
+    "\n"
+    "Options of inspect and run:\n"
+    "  --shape NAME=D0,D1,...   concrete shape of input NAME (repeatable)\n"
+    "\n"
+    "Options of run:\n"
+    "  --input NAME=FILE        raw little-endian C-order data for input NAME (float32 for\n"
+    "                           float inputs; the input's own dtype otherwise); without it\n"
+    "                           the input gets nnp_tensor_fill_pattern (seed = input index)\n"
+    "  --output-dir DIR         write DIR/<output>.raw and DIR/outputs.json\n"
+    "  --threads N              intra-op threads (default 1)\n"
+    "  --cpus 0,1,...           pin thread i to cpus[i % n]\n"
+    "  --repeat K               time K runs after one warm-up, print latency\n"
+    "  --device NAME            cpu[:THREADS] or opencl[:N|:NAME] (default cpu)\n"
+    "  --profile                print per-node-kind kernel times (cpu device)\n"
+    "  --no-fusion              keep BatchNormalization and activations as nodes\n"
+    "  --plan FILE              run the plan's stages in sequence (with --repeat: time each\n"
+    "                           stage) and check the outputs equal the whole-model run\n"
+    "\n"
+    "Options of split:\n"
+    "  --stages N|auto          number of stages (default auto)\n"
+    "  --devices LIST           device of each stage, comma-separated: cpu[:THREADS] or\n"
+    "                           opencl[:N|:NAME] or remote://HOST:PORT (default cpu:1;\n"
+    "                           docs/partition.md)\n"
+    "  --cuts 10,20|NAME,...    manual split: topological indices or node names starting\n"
+    "                           stages ([0,10) [10,20) [20,n))\n"
+    "  --profile | --estimate   measure every node (cached) | analytical costs only\n"
+    "  --memory-limit MIB       per-stage memory limit\n"
+    "  --max-ideals N           ideal-lattice cap of the optimal DP (default 200000)\n"
+    "  -o FILE                  write the plan\n"
+    "  --export DIR             write each stage as an ONNX model DIR/stage-K.onnx\n"
+    "  --plan FILE              with --export: export that plan's stages instead of splitting\n"
+    "  --svg FILE               draw the plan: the graph coloured by stage and device,\n"
+    "                           the tensors crossing each cut and their bytes\n"
+    "  --link BW/RTT[/WINDOW]   link of the remote:// devices (e.g. 100mbit/20ms/4) instead\n"
+    "                           of the one measured at connect (docs/partition.md)\n"
+    "  --in-flight N            frames in flight to a remote device (default 4)\n"
+    "  --token T                shared secret of the remote servers\n"
+    "\n"
+    "Run 'nnpipe COMMAND --help' for the options of one command.\n";
 
-static void G_GNUC_PRINTF (1, 2)
-print_error (const char *format, ...)
+static void G_GNUC_PRINTF (1, 2) print_error (const char *format, ...)
 {
   va_list args;
   g_autofree char *msg = NULL;
@@ -108,7 +107,7 @@ parse_dims (const char *text, NnpShape *shape)
   if (text == NULL)
     return FALSE;
   if (*text == '\0') {
-    shape->rank = 0;    /* a scalar */
+    shape->rank = 0; /* a scalar */
     return TRUE;
   }
   parts = g_strsplit (text, ",", -1);
@@ -127,7 +126,7 @@ parse_dims (const char *text, NnpShape *shape)
 }
 
 typedef struct {
-  char **names;       /* owned */
+  char **names; /* owned */
   NnpInputShape *shapes;
   int n;
 } ShapeArgs;
@@ -150,8 +149,7 @@ parse_shape_args (char **args, ShapeArgs *out)
   for (int i = 0; i < n; i++) {
     const char *eq = strrchr (args[i], '=');
     if (eq == NULL || eq == args[i] || !parse_dims (eq + 1, &out->shapes[i].shape)) {
-      print_error ("bad --shape '%s': expected NAME=D0,D1,... (non-negative integers)",
-                   args[i]);
+      print_error ("bad --shape '%s': expected NAME=D0,D1,... (non-negative integers)", args[i]);
       return FALSE;
     }
     out->names[i] = g_strndup (args[i], eq - args[i]);
@@ -177,7 +175,8 @@ parse_options (const char *command, GOptionEntry *entries, int *argc, char ***ar
   /* argv[0] is "nnpipe", argv[1] the command */
   if (*argc != 3) {
     print_error (*argc < 3 ? "%s: missing MODEL argument (see 'nnpipe help')"
-                           : "%s: too many arguments (see 'nnpipe help')", command);
+                           : "%s: too many arguments (see 'nnpipe help')",
+                 command);
     return FALSE;
   }
   *model = (*argv)[2];
@@ -194,8 +193,8 @@ value_shape_string (const NnpValue *v)
   if (v->shape.rank < 0)
     return g_string_free (g_string_assign (s, "[?]"), FALSE);
   for (int d = 0; d < v->shape.rank; d++) {
-    const char *dn = v->dim_names && d < (int) g_strv_length (v->dim_names)
-        ? v->dim_names[d] : NULL;
+    const char *dn =
+        v->dim_names && d < (int) g_strv_length (v->dim_names) ? v->dim_names[d] : NULL;
     if (d)
       g_string_append (s, ", ");
     if (v->shape.dims[d] >= 0)
@@ -227,7 +226,8 @@ element_as_double (const NnpTensor *t, int64_t i)
   switch (t->dtype) {
     case NNP_DTYPE_FLOAT32: return ((const float *) t->data)[i];
     case NNP_DTYPE_FLOAT64: return ((const double *) t->data)[i];
-    case NNP_DTYPE_UINT8: case NNP_DTYPE_BOOL: return ((const guint8 *) t->data)[i];
+    case NNP_DTYPE_UINT8:
+    case NNP_DTYPE_BOOL: return ((const guint8 *) t->data)[i];
     case NNP_DTYPE_INT8: return ((const gint8 *) t->data)[i];
     case NNP_DTYPE_UINT16: return ((const guint16 *) t->data)[i];
     case NNP_DTYPE_INT16: return ((const gint16 *) t->data)[i];
@@ -289,11 +289,9 @@ static int
 cmd_inspect (int argc, char **argv)
 {
   char **shape_strv = NULL;
-  GOptionEntry entries[] = {
-    { "shape", 0, 0, G_OPTION_ARG_STRING_ARRAY, &shape_strv,
-      "Concrete shape of an input (repeatable)", "NAME=D0,D1,..." },
-    { NULL }
-  };
+  GOptionEntry entries[] = { { "shape", 0, 0, G_OPTION_ARG_STRING_ARRAY, &shape_strv,
+                               "Concrete shape of an input (repeatable)", "NAME=D0,D1,..." },
+                             { NULL } };
   const char *path;
   ShapeArgs sa = { 0 };
   g_autoptr (GError) err = NULL;
@@ -369,8 +367,8 @@ cmd_inspect (int argc, char **argv)
   {
     g_autofree char *hp = human ((double) n_params, "");
     g_autofree char *hb = human ((double) param_bytes, "B");
-    printf ("parameters: %" G_GINT64_FORMAT " (%s), %" G_GINT64_FORMAT " bytes (%s)\n",
-            n_params, hp, param_bytes, hb);
+    printf ("parameters: %" G_GINT64_FORMAT " (%s), %" G_GINT64_FORMAT " bytes (%s)\n", n_params,
+            hp, param_bytes, hb);
   }
 
   /* FLOPs on a specialised graph */
@@ -407,7 +405,8 @@ cmd_inspect (int argc, char **argv)
                                  NNP_SPECIALIZE_NO_FUSION, &serr);
     if (assumed->len)
       printf ("note: symbolic dims replaced by defaults (1 for the first dim, 64 otherwise): "
-              "%s; use --shape to choose\n", assumed->str);
+              "%s; use --shape to choose\n",
+              assumed->str);
     if (spec == NULL) {
       printf ("FLOPs: unknown (%s)\n", serr->message);
     } else {
@@ -416,8 +415,7 @@ cmd_inspect (int argc, char **argv)
       for (guint i = 0; i < spec->nodes->len; i++)
         flops += nnp_node_flops (spec, nnp_graph_node (spec, i));
       hf = human (flops, "FLOPs");
-      printf ("FLOPs: %.0f (%s), %u nodes after specialisation\n", flops, hf,
-              spec->nodes->len);
+      printf ("FLOPs: %.0f (%s), %u nodes after specialisation\n", flops, hf, spec->nodes->len);
       nnp_graph_unref (spec);
     }
   }
@@ -442,9 +440,9 @@ load_input (NnpTensor *t, const NnpValue *v, const char *file, GError **error)
   if (len != t->nbytes) {
     g_autofree char *s = nnp_shape_to_string (&v->shape);
     g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
-                 "input '%s': file '%s' has %" G_GSIZE_FORMAT " bytes, expected %"
-                 G_GSIZE_FORMAT " (%s %s)", v->name, file, len, t->nbytes,
-                 nnp_dtype_name (v->dtype), s);
+                 "input '%s': file '%s' has %" G_GSIZE_FORMAT " bytes, expected %" G_GSIZE_FORMAT
+                 " (%s %s)",
+                 v->name, file, len, t->nbytes, nnp_dtype_name (v->dtype), s);
     return FALSE;
   }
   if (len)
@@ -531,8 +529,8 @@ print_checksum (const NnpValue *v, const NnpTensor *t, const char *note)
     sum += x;
     asum += fabs (x);
   }
-  printf ("output %s: %s %s sum=%.6g abs=%.6g%s\n", v->name, nnp_dtype_name (t->dtype), shape,
-          sum, asum, note);
+  printf ("output %s: %s %s sum=%.6g abs=%.6g%s\n", v->name, nnp_dtype_name (t->dtype), shape, sum,
+          asum, note);
 }
 
 /* --profile: the per-node table of nnp_stage_free() on stderr, other
@@ -571,8 +569,8 @@ cmd_run (int argc, char **argv)
     { "threads", 0, 0, G_OPTION_ARG_INT, &threads, "Intra-op threads (default 1)", "N" },
     { "cpus", 0, 0, G_OPTION_ARG_STRING, &cpus_str, "Pin threads to these cpus", "0,1,..." },
     { "repeat", 0, 0, G_OPTION_ARG_INT, &repeat, "Time K runs after one warm-up", "K" },
-    { "device", 0, 0, G_OPTION_ARG_STRING, &device,
-      "Device: cpu or opencl[:N|:NAME] (default cpu)", "NAME" },
+    { "device", 0, 0, G_OPTION_ARG_STRING, &device, "Device: cpu or opencl[:N|:NAME] (default cpu)",
+      "NAME" },
     { "no-fusion", 0, 0, G_OPTION_ARG_NONE, &no_fusion,
       "Keep BatchNormalization and activations as nodes", NULL },
     { "profile", 0, 0, G_OPTION_ARG_NONE, &profile,
@@ -592,8 +590,7 @@ cmd_run (int argc, char **argv)
   NnpStageOptions opts = { 0 };
   g_autoptr (GArray) io_ids = NULL;
 
-  if (!parse_options ("run", entries, &argc, &argv, &path)
-      || !parse_shape_args (shape_strv, &sa)) {
+  if (!parse_options ("run", entries, &argc, &argv, &path) || !parse_shape_args (shape_strv, &sa)) {
     ret = EXIT_USAGE;
     goto out;
   }
@@ -645,9 +642,8 @@ cmd_run (int argc, char **argv)
     print_error ("%s", err->message);
     goto out;
   }
-  graph = nnp_model_specialize (model, sa.shapes, sa.n,
-                                no_fusion ? NNP_SPECIALIZE_NO_FUSION : NNP_SPECIALIZE_DEFAULT,
-                                &err);
+  graph = nnp_model_specialize (
+      model, sa.shapes, sa.n, no_fusion ? NNP_SPECIALIZE_NO_FUSION : NNP_SPECIALIZE_DEFAULT, &err);
   if (graph == NULL) {
     print_error ("%s", err->message);
     goto out;
@@ -747,8 +743,8 @@ cmd_run (int argc, char **argv)
     }
     qsort (ms, repeat, sizeof (double), cmp_double);
     printf ("latency_ms median=%.3f min=%.3f (%d runs, %d threads)\n",
-            repeat % 2 ? ms[repeat / 2] : (ms[repeat / 2 - 1] + ms[repeat / 2]) / 2, ms[0],
-            repeat, threads);
+            repeat % 2 ? ms[repeat / 2] : (ms[repeat / 2 - 1] + ms[repeat / 2]) / 2, ms[0], repeat,
+            threads);
   }
 
   for (int i = 0; i < n_out; i++)

@@ -79,8 +79,8 @@ const char *nnp_device_get_name (NnpDevice *device);
  * attribute and dtype case.  On FALSE, *why (if not NULL) gets a one-line
  * reason, e.g. "Conv: 3-D convolution"; free it with g_free().  The CPU
  * supports every op of op-list.h that has a kernel. */
-gboolean nnp_device_supports_node (NnpDevice *device, const NnpGraph *graph,
-                                   const NnpNode *node, char **why);
+gboolean nnp_device_supports_node (NnpDevice *device, const NnpGraph *graph, const NnpNode *node,
+                                   char **why);
 
 /* A native handle of the device for sharing it with other code (a
  * GstContext), by name; borrowed: valid while the device is referenced
@@ -99,9 +99,9 @@ NnpTensor *nnp_tensor_new_on (NnpDevice *device, NnpDType dtype, const NnpShape 
  * release(release_data) if given.  The buffer must hold offset + nbytes
  * bytes; offset must be a multiple of the dtype size.  Not for host
  * devices (use nnp_tensor_new_wrapped()). */
-NnpTensor *nnp_tensor_new_device_wrapped (NnpDevice *device, NnpDType dtype,
-                                          const NnpShape *shape, gpointer handle, gsize offset,
-                                          GDestroyNotify release, gpointer release_data);
+NnpTensor *nnp_tensor_new_device_wrapped (NnpDevice *device, NnpDType dtype, const NnpShape *shape,
+                                          gpointer handle, gsize offset, GDestroyNotify release,
+                                          gpointer release_data);
 /* Blocking copy of src's contents into dst, of the same dtype and shape,
  * wherever each lives: host -> host (memcpy), host -> device and device ->
  * host (one counted copy), device -> same device (a device copy), device ->
@@ -112,7 +112,7 @@ gboolean nnp_tensor_copy_into (NnpTensor *dst, const NnpTensor *src, GError **er
  * (stage boundaries, uploads/downloads above).  Weight uploads are counted
  * apart (`weight_uploads`). */
 typedef struct {
-  guint64 to_device, to_host;             /* number of copies */
+  guint64 to_device, to_host; /* number of copies */
   guint64 to_device_bytes, to_host_bytes;
   guint64 weight_uploads;
 } NnpCopyCounts;

@@ -14,13 +14,13 @@ G_BEGIN_DECLS
 GQuark nnp_error_quark (void);
 
 typedef enum {
-  NNP_ERROR_FAILED,        /* anything else */
-  NNP_ERROR_IO,            /* a file could not be read or written */
-  NNP_ERROR_PARSE,         /* corrupt or malformed model / tensor / plan bytes */
-  NNP_ERROR_UNSUPPORTED,   /* valid ONNX we do not implement (op, dtype, attribute) */
-  NNP_ERROR_INVALID,       /* inconsistent model or arguments (shapes, names, missing weight) */
-  NNP_ERROR_DEVICE,        /* a device is missing or failed */
-  NNP_ERROR_PLAN,          /* a malformed or impossible stage plan */
+  NNP_ERROR_FAILED,      /* anything else */
+  NNP_ERROR_IO,          /* a file could not be read or written */
+  NNP_ERROR_PARSE,       /* corrupt or malformed model / tensor / plan bytes */
+  NNP_ERROR_UNSUPPORTED, /* valid ONNX we do not implement (op, dtype, attribute) */
+  NNP_ERROR_INVALID,     /* inconsistent model or arguments (shapes, names, missing weight) */
+  NNP_ERROR_DEVICE,      /* a device is missing or failed */
+  NNP_ERROR_PLAN,        /* a malformed or impossible stage plan */
 } NnpErrorCode;
 
 G_END_DECLS

@@ -38,7 +38,7 @@ typedef enum {
   NNP_ATTR_INT = 2,
   NNP_ATTR_STRING = 3,
   NNP_ATTR_TENSOR = 4,
-  NNP_ATTR_GRAPH = 5,     /* subgraphs are not supported: kept as a marker only */
+  NNP_ATTR_GRAPH = 5, /* subgraphs are not supported: kept as a marker only */
   NNP_ATTR_FLOATS = 6,
   NNP_ATTR_INTS = 7,
   NNP_ATTR_STRINGS = 8,
@@ -47,14 +47,14 @@ typedef enum {
 typedef struct {
   char *name;
   NnpAttrType type;
-  float f;            /* FLOAT */
-  int64_t i;          /* INT */
-  char *s;            /* STRING (NUL-terminated copy) */
-  NnpTensor *t;       /* TENSOR (owned ref) */
-  int n;              /* element count of FLOATS / INTS / STRINGS */
-  float *floats;      /* FLOATS (owned) */
-  int64_t *ints;      /* INTS (owned) */
-  char **strings;     /* STRINGS (owned, NULL-terminated vector) */
+  float f;        /* FLOAT */
+  int64_t i;      /* INT */
+  char *s;        /* STRING (NUL-terminated copy) */
+  NnpTensor *t;   /* TENSOR (owned ref) */
+  int n;          /* element count of FLOATS / INTS / STRINGS */
+  float *floats;  /* FLOATS (owned) */
+  int64_t *ints;  /* INTS (owned) */
+  char **strings; /* STRINGS (owned, NULL-terminated vector) */
 } NnpAttr;
 
 /* Activation fused into a producing node by the fusion pass (Conv, ConvTranspose,
@@ -79,27 +79,27 @@ typedef struct _NnpNode NnpNode;
 typedef struct _NnpValue NnpValue;
 
 struct _NnpNode {
-  char *name;          /* unique in the graph; the loader names unnamed nodes "<OpType>_<n>" */
-  char *op_type;       /* ONNX op type as written in the model */
-  char *domain;        /* "" for the default domain */
-  NnpOpType op;        /* NNP_OP_UNKNOWN when op_type is not in op-list.h */
-  int index;           /* position in graph->nodes */
+  char *name;    /* unique in the graph; the loader names unnamed nodes "<OpType>_<n>" */
+  char *op_type; /* ONNX op type as written in the model */
+  char *domain;  /* "" for the default domain */
+  NnpOpType op;  /* NNP_OP_UNKNOWN when op_type is not in op-list.h */
+  int index;     /* position in graph->nodes */
 
   int n_inputs;
-  int *inputs;         /* value ids; -1 marks an omitted optional input ("" in ONNX) */
+  int *inputs; /* value ids; -1 marks an omitted optional input ("" in ONNX) */
   int n_outputs;
-  int *outputs;        /* value ids; -1 marks an omitted optional output */
+  int *outputs; /* value ids; -1 marks an omitted optional output */
 
   int n_attrs;
-  NnpAttr *attrs;      /* owned */
+  NnpAttr *attrs; /* owned */
 
   /* Op-specific parsed attributes, filled by the op's infer function
    * (nnp_op_<id>_infer) and read by kernels.  A plain struct freed with
    * g_free(); NULL for ops that need none. */
   gpointer params;
-  gsize params_size;   /* size of the params block (nnp_graph_copy duplicates it) */
+  gsize params_size; /* size of the params block (nnp_graph_copy duplicates it) */
 
-  NnpActivation act;   /* fused activation, NNP_ACT_NONE by default */
+  NnpActivation act; /* fused activation, NNP_ACT_NONE by default */
   float act_alpha, act_beta;
 };
 
@@ -120,17 +120,17 @@ struct _NnpValue {
 
 struct _NnpGraph {
   char *name;
-  int opset;           /* default-domain opset version */
-  GPtrArray *nodes;    /* NnpNode*, owned */
-  GPtrArray *values;   /* NnpValue*, owned */
-  GArray *inputs;      /* int value ids of graph inputs, in model order */
-  GArray *outputs;     /* int value ids of graph outputs, in model order */
+  int opset;         /* default-domain opset version */
+  GPtrArray *nodes;  /* NnpNode*, owned */
+  GPtrArray *values; /* NnpValue*, owned */
+  GArray *inputs;    /* int value ids of graph inputs, in model order */
+  GArray *outputs;   /* int value ids of graph outputs, in model order */
 
   /*< private >*/
   gint ref_count;
-  GHashTable *by_name; /* char* name -> NnpValue* */
+  GHashTable *by_name;      /* char* name -> NnpValue* */
   GHashTable *node_by_name; /* char* name -> NnpNode* */
-  gpointer derived;    /* NnpDerivedCache*, owned ref or NULL; shared with copies (derived.h) */
+  gpointer derived; /* NnpDerivedCache*, owned ref or NULL; shared with copies (derived.h) */
 };
 
 NnpGraph *nnp_graph_new (const char *name, int opset);
@@ -157,8 +157,8 @@ nnp_graph_node (const NnpGraph *graph, int index)
 /* Append a node (takes copies of the strings; inputs/outputs are value ids).
  * A NULL or empty name gets "<op_type>_<n>"; a duplicate name gets a suffix. */
 NnpNode *nnp_graph_add_node (NnpGraph *graph, const char *name, const char *op_type,
-                             const char *domain, int n_inputs, const int *inputs,
-                             int n_outputs, const int *outputs);
+                             const char *domain, int n_inputs, const int *inputs, int n_outputs,
+                             const int *outputs);
 /* Add an attribute to a node; the graph takes ownership of attr's contents. */
 void nnp_node_take_attr (NnpNode *node, NnpAttr *attr);
 
@@ -189,8 +189,8 @@ const int64_t *nnp_node_attr_ints (const NnpNode *node, const char *name, int *n
 const float *nnp_node_attr_floats (const NnpNode *node, const char *name, int *n);
 
 /* Set an error on a node: "node 'NAME' (OpType): <message>". */
-void nnp_node_set_error (GError **error, NnpErrorCode code, const NnpNode *node,
-                         const char *format, ...) G_GNUC_PRINTF (4, 5);
+void nnp_node_set_error (GError **error, NnpErrorCode code, const NnpNode *node, const char *format,
+                         ...) G_GNUC_PRINTF (4, 5);
 
 /* Total FLOPs (multiply-add = 2) of one node given its inferred shapes; 0 if unknown. */
 double nnp_node_flops (const NnpGraph *graph, const NnpNode *node);

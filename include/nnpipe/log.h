@@ -16,11 +16,10 @@ typedef enum {
   NNP_LOG_INFO = 4,
   NNP_LOG_DEBUG = 5,
   NNP_LOG_TRACE = 7,
-} NnpLogLevel;   /* numbered as GstDebugLevel */
+} NnpLogLevel; /* numbered as GstDebugLevel */
 
-typedef void (*NnpLogHandler) (const char *category, NnpLogLevel level, const char *file,
-                               int line, const char *func, const char *message,
-                               gpointer user_data);
+typedef void (*NnpLogHandler) (const char *category, NnpLogLevel level, const char *file, int line,
+                               const char *func, const char *message, gpointer user_data);
 
 /* Install a handler (NULL restores the default).  Not thread-safe against
  * concurrent logging: call it once at start-up (the plugin does in plugin_init). */

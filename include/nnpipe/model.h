@@ -29,7 +29,7 @@ void nnp_model_unref (NnpModel *model);
 /* The original graph: symbolic dims, Constant nodes in place.  Owned by the
  * model: ref it to keep it, never modify it. */
 NnpGraph *nnp_model_get_graph (NnpModel *model);
-const char *nnp_model_get_name (NnpModel *model);   /* path or the name given */
+const char *nnp_model_get_name (NnpModel *model); /* path or the name given */
 /* Hex SHA-256 of the model bytes (cache keys for profiles and plans). */
 const char *nnp_model_get_digest (NnpModel *model);
 const char *nnp_model_get_producer (NnpModel *model); /* producer_name, may be "" */
@@ -43,7 +43,7 @@ typedef struct {
 
 typedef enum {
   NNP_SPECIALIZE_DEFAULT = 0,
-  NNP_SPECIALIZE_NO_FUSION = 1 << 0,  /* keep BatchNormalization and activations as nodes */
+  NNP_SPECIALIZE_NO_FUSION = 1 << 0, /* keep BatchNormalization and activations as nodes */
 } NnpSpecializeFlags;
 
 /* Make an executable graph for concrete input shapes: infer every shape,
@@ -70,8 +70,8 @@ gboolean nnp_shapes_from_key (const NnpGraph *graph, const char *key, NnpInputSh
                               GError **error);
 
 /* The same on any graph (used by tests that build graphs by hand). */
-NnpGraph *nnp_graph_specialize (const NnpGraph *graph, const NnpInputShape *shapes,
-                                int n_shapes, NnpSpecializeFlags flags, GError **error);
+NnpGraph *nnp_graph_specialize (const NnpGraph *graph, const NnpInputShape *shapes, int n_shapes,
+                                NnpSpecializeFlags flags, GError **error);
 
 /* Read one serialized ONNX TensorProto (a .pb file of the conformance suite). */
 NnpTensor *nnp_tensor_from_onnx_bytes (const guint8 *data, gsize size, char **name_out,

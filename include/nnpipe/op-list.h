@@ -9,7 +9,10 @@
  *   id  lower-case stem: shape inference is nnp_op_<id>_infer() (lib/ops/),
  *       the CPU kernel is the NnpCpuKernel nnp_cpu_<id> (lib/backends/cpu/).
  *
- * No include guard on purpose: include it after defining NNP_OP. */
+ * No include guard on purpose: include it after defining NNP_OP.  The table
+ * keeps its columns: clang-format is off for it. */
+
+/* clang-format off */
 
 /* neural-network ops (lib/ops/ops-nn.c, lib/backends/cpu/cpu-conv.c ...) */
 NNP_OP (CONV,                conv,                "Conv",                2, 3, 1, 1)
@@ -79,3 +82,4 @@ NNP_OP (GATHER,              gather,              "Gather",              2, 2, 1
 NNP_OP (EXPAND,              expand,              "Expand",              2, 2, 1, 1)
 NNP_OP (CONSTANT_OF_SHAPE,   constant_of_shape,   "ConstantOfShape",     1, 1, 1, 1)
 NNP_OP (RANGE,               range,               "Range",               3, 3, 1, 1)
+/* clang-format on */

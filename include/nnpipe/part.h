@@ -106,8 +106,7 @@ void nnp_part_free (NnpPart *part);
  * stage, plan and nodes both set, a node list that does not fit;
  * NNP_ERROR_DEVICE "device 'opencl:9' is not available: WHY". */
 NnpPart *nnp_part_open (const char *model_path, const char *plan_path,
-                        const NnpPartOptions *options, GError **fallback_reason,
-                        GError **error);
+                        const NnpPartOptions *options, GError **fallback_reason, GError **error);
 
 /* The CPU fallback policy, written once for parts (nnp_part_open(),
  * nnp_part_prepare()) and plans (nnp_plan_make()): whether work meant for
@@ -117,8 +116,8 @@ NnpPart *nnp_part_open (const char *model_path, const char *plan_path,
  * NNP_ERROR_UNSUPPORTED (an op, attribute or shape without kernel). */
 gboolean nnp_fallback_applies (const char *device, gboolean fallback, const GError *err);
 
-NnpModel *nnp_part_get_model (NnpPart *part);          /* borrowed */
-const char *nnp_part_get_name (NnpPart *part);         /* "stage 1 of plan.json" */
+NnpModel *nnp_part_get_model (NnpPart *part);  /* borrowed */
+const char *nnp_part_get_name (NnpPart *part); /* "stage 1 of plan.json" */
 /* The device spec the part's stages run on ("cpu" after nnp_part_open()'s
  * fallback) and whether the part is the whole model (no plan, no nodes). */
 const char *nnp_part_get_device (NnpPart *part);
@@ -166,8 +165,8 @@ typedef gboolean (*NnpPartInputsFunc) (const NnpValue *const *inputs, int n, gpo
  * inputs are ...; ..." or, with no candidate at all, "cannot tell the
  * model's input shapes".  New ref or NULL. */
 NnpPartSpec *nnp_part_find (NnpPart *part, const char *const *candidates,
-                            const char *const *sources, NnpPartInputsFunc fits,
-                            gpointer user_data, const char *got, GError **error);
+                            const char *const *sources, NnpPartInputsFunc fits, gpointer user_data,
+                            const char *got, GError **error);
 
 /* The keys of the cached specialisations, most recently used first
  * (NULL-terminated, g_strfreev): what a stage downstream can try. */

@@ -54,15 +54,15 @@ G_BEGIN_DECLS
 
 /* One stage of a plan.  All strings and vectors are owned by the plan. */
 typedef struct {
-  char *device;        /* "cpu", "opencl", "opencl:N", "opencl:NAME" */
-  int threads;         /* >= 1 */
-  int *cpus;           /* optional pinning (NULL when n_cpus == 0) */
+  char *device; /* "cpu", "opencl", "opencl:N", "opencl:NAME" */
+  int threads;  /* >= 1 */
+  int *cpus;    /* optional pinning (NULL when n_cpus == 0) */
   int n_cpus;
-  char **nodes;        /* node names of the specialised graph, topological order, NULL-terminated */
+  char **nodes; /* node names of the specialised graph, topological order, NULL-terminated */
   int n_nodes;
-  char **inputs;       /* boundary value names (see above), NULL-terminated; NULL = not given */
+  char **inputs; /* boundary value names (see above), NULL-terminated; NULL = not given */
   int n_inputs;
-  char **outputs;      /* NULL-terminated; NULL = not given */
+  char **outputs; /* NULL-terminated; NULL = not given */
   int n_outputs;
   double predicted_ms; /* compute + transfer; < 0 when unknown */
   double compute_ms;   /* < 0 when unknown */
@@ -77,14 +77,14 @@ typedef struct {
 } NnpPlanStage;
 
 typedef struct {
-  char *model;         /* model path for this process (see nnp_plan_save/load) */
-  char *digest;        /* hex SHA-256 of the model bytes, or NULL (not checked) */
-  gboolean no_fusion;  /* node names refer to a graph specialised with NO_FUSION */
+  char *model;        /* model path for this process (see nnp_plan_save/load) */
+  char *digest;       /* hex SHA-256 of the model bytes, or NULL (not checked) */
+  gboolean no_fusion; /* node names refer to a graph specialised with NO_FUSION */
   int n_shapes;
-  char **shape_names;  /* n_shapes names (NULL-terminated) */
-  NnpShape *shapes;    /* n_shapes shapes */
-  char *method;        /* "manual", "ideals", "topo", or NULL */
-  char *cost;          /* "profile", "estimate", or NULL */
+  char **shape_names; /* n_shapes names (NULL-terminated) */
+  NnpShape *shapes;   /* n_shapes shapes */
+  char *method;       /* "manual", "ideals", "topo", or NULL */
+  char *cost;         /* "profile", "estimate", or NULL */
   int n_stages;
   NnpPlanStage *stages;
   double predicted_bottleneck_ms; /* < 0 when unknown */
@@ -142,8 +142,8 @@ NnpStage *nnp_plan_stage_new (const NnpPlan *plan, int k, NnpGraph *graph, GErro
  * plan is validated with its own devices, the stage prepared on `device`
  * (NnpPart's fallback to the CPU and a stage whose device is chosen by the
  * element, not the plan). */
-NnpStage *nnp_plan_stage_new_on (const NnpPlan *plan, int k, NnpGraph *graph,
-                                 const char *device, GError **error);
+NnpStage *nnp_plan_stage_new_on (const NnpPlan *plan, int k, NnpGraph *graph, const char *device,
+                                 GError **error);
 
 /* Write stage k of a resolved plan as a standalone ONNX model at `path`:
  * the stage's nodes of graph (the nnp_plan_specialize() graph of `model`),
@@ -151,8 +151,8 @@ NnpStage *nnp_plan_stage_new_on (const NnpPlan *plan, int k, NnpGraph *graph,
  * initializers, the stage's boundary values as graph inputs / outputs (same
  * names and order, static shapes).  NNP_ERROR_PLAN when the plan's digest is
  * not the model's, NNP_ERROR_IO when the file cannot be written. */
-gboolean nnp_plan_export_stage (const NnpPlan *plan, int k, NnpModel *model,
-                                const NnpGraph *graph, const char *path, GError **error);
+gboolean nnp_plan_export_stage (const NnpPlan *plan, int k, NnpModel *model, const NnpGraph *graph,
+                                const char *path, GError **error);
 /* Every stage: DIR/stage-K.onnx (DIR is created when missing). */
 gboolean nnp_plan_export (const NnpPlan *plan, NnpModel *model, const NnpGraph *graph,
                           const char *dir, GError **error);
@@ -160,9 +160,9 @@ gboolean nnp_plan_export (const NnpPlan *plan, NnpModel *model, const NnpGraph *
 /* ------------------------------------------------------------ devices */
 
 typedef struct {
-  char *device;   /* "cpu", "opencl", "opencl:N", "opencl:NAME" (device.h) */
-  int threads;    /* >= 1 (CPU threads; 1 for OpenCL) */
-  int replicas;   /* "cpu:1*2": the stage runs as 2 replicas (0 is read as 1) */
+  char *device; /* "cpu", "opencl", "opencl:N", "opencl:NAME" (device.h) */
+  int threads;  /* >= 1 (CPU threads; 1 for OpenCL) */
+  int replicas; /* "cpu:1*2": the stage runs as 2 replicas (0 is read as 1) */
 } NnpDeviceSpec;
 
 /* Parse "cpu:1,opencl,cpu:2" ("cpu:N" = N threads, default 1; "opencl:X"
@@ -187,15 +187,15 @@ gboolean nnp_device_supports (const char *device, const NnpNode *node);
 /* TRUE when the device named by a spec can run this node of graph
  * (nnp_device_supports_node() of device.h).  On FALSE, *why (when not NULL)
  * gets a one-line reason (g_free), also when the device is unavailable. */
-gboolean nnp_device_spec_supports (const char *device, const NnpGraph *graph,
-                                   const NnpNode *node, char **why);
+gboolean nnp_device_spec_supports (const char *device, const NnpGraph *graph, const NnpNode *node,
+                                   char **why);
 
 /* ------------------------------------------------------------ cost model */
 
 typedef enum {
-  NNP_COST_AUTO = 0,     /* cached profile when there is one, else estimate */
-  NNP_COST_ESTIMATE,     /* analytical: FLOPs / GFLOP/s + bytes / bandwidth */
-  NNP_COST_PROFILE,      /* measure every node (cached on disk) */
+  NNP_COST_AUTO = 0, /* cached profile when there is one, else estimate */
+  NNP_COST_ESTIMATE, /* analytical: FLOPs / GFLOP/s + bytes / bandwidth */
+  NNP_COST_PROFILE,  /* measure every node (cached on disk) */
 } NnpCostMode;
 
 typedef struct _NnpCostModel NnpCostModel;
@@ -231,9 +231,9 @@ const char *nnp_cost_model_source (NnpCostModel *cm, const NnpDeviceSpec *dev);
  *   compute_j + (bytes in + bytes out) / bytes_per_s + rtt / window
  * an upper bound of its period, exact for window 1. */
 typedef struct {
-  double bytes_per_s;  /* bandwidth, each direction (> 0) */
-  double rtt_ms;       /* round-trip time (>= 0) */
-  int window;          /* frames in flight on the link (nnremote in-flight); >= 1 */
+  double bytes_per_s; /* bandwidth, each direction (> 0) */
+  double rtt_ms;      /* round-trip time (>= 0) */
+  int window;         /* frames in flight on the link (nnremote in-flight); >= 1 */
 } NnpLink;
 
 /* Parse "BANDWIDTH/RTT[/WINDOW]": bandwidth with tc's units (bit, kbit,
@@ -265,9 +265,9 @@ gboolean nnp_cost_model_set_node_costs (NnpCostModel *cm, const NnpDeviceSpec *d
 typedef struct {
   const NnpDeviceSpec *devices; /* device of stage k = devices[MIN (k, n_devices - 1)] */
   int n_devices;
-  int n_stages;          /* 0 = auto: up to n_devices stages (or 8 for one device) */
-  gint64 memory_limit;   /* bytes per stage (weights + activations), 0 = none */
-  int max_ideals;        /* ideal-lattice cap, 0 = 200000; above it: topological-order DP */
+  int n_stages;        /* 0 = auto: up to n_devices stages (or 8 for one device) */
+  gint64 memory_limit; /* bytes per stage (weights + activations), 0 = none */
+  int max_ideals;      /* ideal-lattice cap, 0 = 200000; above it: topological-order DP */
   /* Other work sharing stage k's core, as a fraction of the whole model's
    * predicted time on that stage's device: stage k carries
    * stage_load[k] * (sum of node times) on top of its nodes (e.g. {0, 0.6}:
@@ -309,12 +309,12 @@ NnpPlan *nnp_plan_new_from_cuts (const char *model_path, const char *digest,
 NnpPlan *nnp_plan_new_from_cut_names (const char *model_path, const char *digest,
                                       const NnpInputShape *shapes, int n_shapes, NnpGraph *graph,
                                       const char *const *names, int n_names,
-                                      const NnpDeviceSpec *devices, int n_devices,
-                                      NnpCostModel *cm, GError **error);
+                                      const NnpDeviceSpec *devices, int n_devices, NnpCostModel *cm,
+                                      GError **error);
 /* Automatic split minimising the bottleneck (see docs/partition.md). */
-NnpPlan *nnp_plan_new_auto (const char *model_path, const char *digest,
-                            const NnpInputShape *shapes, int n_shapes, NnpGraph *graph,
-                            const NnpSplitOptions *options, NnpCostModel *cm, GError **error);
+NnpPlan *nnp_plan_new_auto (const char *model_path, const char *digest, const NnpInputShape *shapes,
+                            int n_shapes, NnpGraph *graph, const NnpSplitOptions *options,
+                            NnpCostModel *cm, GError **error);
 
 /* ------------------------------------------------------------ one planning call */
 
@@ -336,24 +336,24 @@ typedef gboolean (*NnpPlanPrepareFunc) (NnpCostModel *cm, NnpGraph *graph,
 
 /* What to plan: everything `nnpipe split` and nnpipeline accept. */
 typedef struct {
-  const char *model_path;  /* path written into the plan; NULL = nnp_model_get_name() */
-  const char *plan_path;   /* load this plan file instead of splitting (its model path
+  const char *model_path; /* path written into the plan; NULL = nnp_model_get_name() */
+  const char *plan_path;  /* load this plan file instead of splitting (its model path
                             * relative to the file, digest checked, its shapes replaced
                             * by `shapes` when given); n_stages, devices, cuts,
                             * stage_load, cost, memory_limit, max_ideals, flags unused */
-  int n_stages;            /* 0 = auto */
-  const char *devices;     /* nnp_device_specs_parse() list; NULL or "" = "cpu:1" for
+  int n_stages;           /* 0 = auto */
+  const char *devices;    /* nnp_device_specs_parse() list; NULL or "" = "cpu:1" for
                             * every stage (auto: up to one per core, at least 2) */
-  const char *cuts;        /* manual split where stages start: "10,20" (node indices),
+  const char *cuts;       /* manual split where stages start: "10,20" (node indices),
                             * "conv_3,conv_9" (names) or both (an index names the node
                             * at that index unless a node has that name); NULL = auto */
-  const char *stage_load;  /* nnp_stage_load_parse() list for the auto split, or NULL */
-  gboolean pin;            /* stages the plan does not pin: consecutive cores */
-  gboolean fallback;       /* an OpenCL device this machine cannot open -> "cpu:1" */
+  const char *stage_load; /* nnp_stage_load_parse() list for the auto split, or NULL */
+  gboolean pin;           /* stages the plan does not pin: consecutive cores */
+  gboolean fallback;      /* an OpenCL device this machine cannot open -> "cpu:1" */
   NnpCostMode cost;
-  gint64 memory_limit;     /* bytes per stage, 0 = none (auto split) */
-  int max_ideals;          /* 0 = default (auto split) */
-  int max_replicas;        /* NnpSplitOptions.max_replicas (auto split), 0 = none */
+  gint64 memory_limit;      /* bytes per stage, 0 = none (auto split) */
+  int max_ideals;           /* 0 = default (auto split) */
+  int max_replicas;         /* NnpSplitOptions.max_replicas (auto split), 0 = none */
   NnpSpecializeFlags flags; /* NO_FUSION: plan on the unfused graph */
   NnpPlanNoticeFunc notice; /* fallback notices, or NULL */
   gpointer notice_data;

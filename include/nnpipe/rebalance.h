@@ -41,8 +41,8 @@ typedef struct {
  * (resolved and predicted under the scaled costs) and fills *out; NULL +
  * NNP_ERROR_PLAN when the measurements do not fit the plan or the plan has
  * a remote:// stage (its costs are its server's), or the planner's error. */
-NnpPlan *nnp_plan_rebalance (NnpModel *model, const NnpPlan *plan, const double *measured_ms,
-                             int n, NnpCostMode cost, NnpRebalance *out, GError **error);
+NnpPlan *nnp_plan_rebalance (NnpModel *model, const NnpPlan *plan, const double *measured_ms, int n,
+                             NnpCostMode cost, NnpRebalance *out, GError **error);
 
 /* The cut points of a plan as text: the first node of each stage after the
  * first, "name@index" comma-separated (index in the plan's node order of

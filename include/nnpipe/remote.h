@@ -186,10 +186,10 @@ gboolean nnp_remote_cost_answer (const char *model_path, const char *device,
 /* ---- the link-aware partitioner's questions (lib/remote/probe.c) ---- */
 
 typedef struct {
-  char *server;              /* the server's HELLO_OK text (its device) */
-  double rtt_ms;             /* median of 5 empty PING round trips */
-  double bytes_per_s;        /* a PING of 256 KiB..16 MiB beyond one round trip */
-  NnpRemoteCostReply costs;  /* node costs of the whole model on the server's device */
+  char *server;             /* the server's HELLO_OK text (its device) */
+  double rtt_ms;            /* median of 5 empty PING round trips */
+  double bytes_per_s;       /* a PING of 256 KiB..16 MiB beyond one round trip */
+  NnpRemoteCostReply costs; /* node costs of the whole model on the server's device */
 } NnpRemoteProbe;
 
 /* Connect to the server at `address` ("host:port"), say HELLO for the model

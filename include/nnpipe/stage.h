@@ -25,9 +25,9 @@ G_BEGIN_DECLS
 typedef struct _NnpStage NnpStage;
 
 typedef struct {
-  const char *device;    /* a device spec (device.h); NULL = "cpu" */
-  int threads;           /* intra-op threads owned by this stage; <= 0 means 1 */
-  const int *cpus;       /* optional: pin thread i to cpus[i % n_cpus] */
+  const char *device; /* a device spec (device.h); NULL = "cpu" */
+  int threads;        /* intra-op threads owned by this stage; <= 0 means 1 */
+  const int *cpus;    /* optional: pin thread i to cpus[i % n_cpus] */
   int n_cpus;
   /* Optional explicit boundary, value ids in the order the caller wants.
    * NULL = derive (see above).  Must list exactly the crossing values; an

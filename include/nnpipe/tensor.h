@@ -16,8 +16,8 @@ typedef enum {
   NNP_DTYPE_INT16 = 5,
   NNP_DTYPE_INT32 = 6,
   NNP_DTYPE_INT64 = 7,
-  NNP_DTYPE_STRING = 8,   /* never materialised: rejected as unsupported */
-  NNP_DTYPE_BOOL = 9,     /* one byte per element, 0 or 1 */
+  NNP_DTYPE_STRING = 8, /* never materialised: rejected as unsupported */
+  NNP_DTYPE_BOOL = 9,   /* one byte per element, 0 or 1 */
   NNP_DTYPE_FLOAT16 = 10,
   NNP_DTYPE_FLOAT64 = 11,
   NNP_DTYPE_UINT32 = 12,
@@ -50,7 +50,7 @@ gboolean nnp_shape_is_static (const NnpShape *shape);
 /* "1x3x640x640", "?x3x?x?" for unknown dims, "scalar" for rank 0.  Free with g_free(). */
 char *nnp_shape_to_string (const NnpShape *shape);
 
-typedef struct _NnpDevice NnpDevice;   /* include/nnpipe/device.h */
+typedef struct _NnpDevice NnpDevice; /* include/nnpipe/device.h */
 
 /* A tensor: dtype + shape + storage, which lives in host memory or in a
  * device's memory (a buffer of the device's backend).  Refcounted and
@@ -68,16 +68,16 @@ typedef struct _NnpTensor NnpTensor;
 struct _NnpTensor {
   NnpDType dtype;
   NnpShape shape;
-  void *data;      /* host memory of nbytes; NULL in device memory or when nbytes == 0 */
-  gsize nbytes;    /* numel * dtype size */
-  NnpDevice *device;   /* owned ref; NULL: host memory */
-  gpointer handle;     /* device memory: the backend's buffer (held by the tensor) */
-  gsize offset;        /* device memory: byte offset of element 0 in handle, a multiple
+  void *data;        /* host memory of nbytes; NULL in device memory or when nbytes == 0 */
+  gsize nbytes;      /* numel * dtype size */
+  NnpDevice *device; /* owned ref; NULL: host memory */
+  gpointer handle;   /* device memory: the backend's buffer (held by the tensor) */
+  gsize offset;      /* device memory: byte offset of element 0 in handle, a multiple
                         * of the dtype size */
 
   /*< private >*/
   gint ref_count;
-  GDestroyNotify release;  /* frees data (or the foreign owner) on last unref */
+  GDestroyNotify release; /* frees data (or the foreign owner) on last unref */
   gpointer release_data;
 };
 

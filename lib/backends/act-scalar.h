@@ -30,10 +30,10 @@
  * of that type; sixth and half 1/6 and 1/2 of that type. */
 #define NNP_ACT_RELU_F(x) NNP_ACT_MAX (x, 0)
 #define NNP_ACT_CLIP_F(x, lo, hi) NNP_ACT_MIN (NNP_ACT_MAX (x, lo), hi)
-#define NNP_ACT_LEAKY_RELU_F(x, alpha) (NNP_ACT_MAX (x, 0) + (alpha) * NNP_ACT_MIN (x, 0))
+#define NNP_ACT_LEAKY_RELU_F(x, alpha) (NNP_ACT_MAX (x, 0) + (alpha) *NNP_ACT_MIN (x, 0))
 #define NNP_ACT_HARD_SIGMOID_F(x, alpha, beta) \
   NNP_ACT_MIN (NNP_ACT_MAX ((alpha) * (x) + (beta), 0), 1)
-#define NNP_ACT_HARD_SWISH_F(x, sixth, half) ((x) * NNP_ACT_HARD_SIGMOID_F (x, sixth, half))
+#define NNP_ACT_HARD_SWISH_F(x, sixth, half) ((x) *NNP_ACT_HARD_SIGMOID_F (x, sixth, half))
 #define NNP_ACT_SIGMOID_F(x, exp) (1 / (1 + exp (-(x))))
 
 /* float32: CPU and OpenCL */
@@ -90,23 +90,15 @@ static inline float
 nnp_act_apply (float x, NnpActivation act, float alpha, float beta)
 {
   switch (act) {
-    case NNP_ACT_RELU:
-      return nnp_act_relu (x);
-    case NNP_ACT_CLIP:
-      return nnp_act_clip (x, alpha, beta);
-    case NNP_ACT_LEAKY_RELU:
-      return nnp_act_leaky_relu (x, alpha);
-    case NNP_ACT_HARD_SIGMOID:
-      return nnp_act_hard_sigmoid (x, alpha, beta);
-    case NNP_ACT_HARD_SWISH:
-      return nnp_act_hard_swish (x);
-    case NNP_ACT_HARD_SWISH_AFFINE:
-      return nnp_act_hard_swish_affine (x, alpha, beta);
-    case NNP_ACT_SIGMOID:
-      return nnp_act_sigmoid (x);
+    case NNP_ACT_RELU: return nnp_act_relu (x);
+    case NNP_ACT_CLIP: return nnp_act_clip (x, alpha, beta);
+    case NNP_ACT_LEAKY_RELU: return nnp_act_leaky_relu (x, alpha);
+    case NNP_ACT_HARD_SIGMOID: return nnp_act_hard_sigmoid (x, alpha, beta);
+    case NNP_ACT_HARD_SWISH: return nnp_act_hard_swish (x);
+    case NNP_ACT_HARD_SWISH_AFFINE: return nnp_act_hard_swish_affine (x, alpha, beta);
+    case NNP_ACT_SIGMOID: return nnp_act_sigmoid (x);
     case NNP_ACT_NONE:
-    default:
-      return x;
+    default: return x;
   }
 }
 

@@ -16,14 +16,14 @@
 #include <string.h>
 
 struct _NnpDevice {
-  gint ref_count;                /* < 0: lives for the process (host backends) */
+  gint ref_count; /* < 0: lives for the process (host backends) */
   const NnpBackend *backend;
-  gpointer ctx;                  /* the backend's context (a reference, closed at the end) */
+  gpointer ctx; /* the backend's context (a reference, closed at the end) */
   char *name;
 };
 
 static GMutex lock;
-static GHashTable *devices;      /* ctx -> NnpDevice* (borrowed) */
+static GHashTable *devices; /* ctx -> NnpDevice* (borrowed) */
 
 #define MAX_SPEC_THREADS 1024
 
@@ -126,9 +126,10 @@ nnp_device_spec_select (const char *text, int index, const char *name, int *thre
     return g_steal_pointer (&device);
   backend = nnp_backend_find (device);
   if (backend == NULL || backend->spec_threads || strchr (device, ':')) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE, "an index or name chooses among the "
-                 "devices of a backend that names them, but the device is '%s'%s", device,
-                 strchr (device, ':') ? ", which already names one" : "");
+    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE,
+                 "an index or name chooses among the "
+                 "devices of a backend that names them, but the device is '%s'%s",
+                 device, strchr (device, ':') ? ", which already names one" : "");
     return NULL;
   }
   if (name && *name)
@@ -149,13 +150,17 @@ nnp_device_open (const char *spec, GError **error)
   if (!nnp_device_spec_parse (spec ? spec : "cpu", &device, &threads, error))
     return NULL;
   if (threads > 0) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE, "device '%s': a thread count is not a "
-                 "device (give it as the threads of the stage)", spec);
+    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE,
+                 "device '%s': a thread count is not a "
+                 "device (give it as the threads of the stage)",
+                 spec);
     return NULL;
   }
   if (g_str_has_prefix (device, "remote://")) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE, "device '%s' is a remote stage: it runs "
-                 "in an nnremote element (nnpipeline builds one), not in this process", spec);
+    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE,
+                 "device '%s' is a remote stage: it runs "
+                 "in an nnremote element (nnpipeline builds one), not in this process",
+                 spec);
     return NULL;
   }
   {
@@ -174,7 +179,7 @@ nnp_device_open (const char *spec, GError **error)
     if (dev->ref_count > 0)
       dev->ref_count++;
     g_mutex_unlock (&lock);
-    backend->close (ctx);        /* the device holds its own reference */
+    backend->close (ctx); /* the device holds its own reference */
     return dev;
   }
   dev = g_new0 (NnpDevice, 1);
@@ -192,12 +197,12 @@ nnp_device_open (const char *spec, GError **error)
  * life of the process.  A failed open is remembered too (its message), so a
  * missing platform is probed once. */
 typedef struct {
-  NnpDevice *device;   /* owned ref, NULL when the open failed */
-  char *error;         /* the open error */
+  NnpDevice *device; /* owned ref, NULL when the open failed */
+  char *error;       /* the open error */
 } KeptDevice;
 
 static GMutex kept_lock;
-static GHashTable *kept;   /* spec (lower case) -> KeptDevice* */
+static GHashTable *kept; /* spec (lower case) -> KeptDevice* */
 
 NnpDevice *
 nnp_device_open_kept (const char *spec, GError **error)
@@ -287,8 +292,7 @@ nnp_device_get_name (NnpDevice *device)
 }
 
 gboolean
-nnp_device_supports_node (NnpDevice *device, const NnpGraph *graph, const NnpNode *node,
-                          char **why)
+nnp_device_supports_node (NnpDevice *device, const NnpGraph *graph, const NnpNode *node, char **why)
 {
   g_return_val_if_fail (device != NULL && graph != NULL && node != NULL, FALSE);
   if (why)
@@ -307,9 +311,9 @@ nnp_device_get_native (NnpDevice *device, const char *what)
 /* Tensors in device memory */
 
 typedef struct {
-  NnpDevice *device;             /* owned ref */
-  gpointer handle;               /* a reference of the backend's buffer */
-  GDestroyNotify release;        /* the caller's, or NULL */
+  NnpDevice *device;      /* owned ref */
+  gpointer handle;        /* a reference of the backend's buffer */
+  GDestroyNotify release; /* the caller's, or NULL */
   gpointer release_data;
 } DeviceStorage;
 
@@ -344,7 +348,7 @@ nnp_tensor_new_device_wrapped (NnpDevice *device, NnpDType dtype, const NnpShape
   s->release_data = release_data;
   device->backend->buffer_ref (handle);
   t = nnp_tensor_new_wrapped (dtype, shape, NULL, device_storage_release, s);
-  t->device = device;            /* the storage holds the reference */
+  t->device = device; /* the storage holds the reference */
   t->handle = handle;
   t->offset = offset;
   return t;
@@ -374,7 +378,7 @@ nnp_tensor_new_on (NnpDevice *device, NnpDType dtype, const NnpShape *shape, GEr
   if (buffer == NULL)
     return NULL;
   t = nnp_tensor_new_device_wrapped (device, dtype, shape, buffer, 0, NULL, NULL);
-  device->backend->buffer_unref (buffer);   /* the tensor holds its own reference */
+  device->backend->buffer_unref (buffer); /* the tensor holds its own reference */
   return t;
 }
 
@@ -408,8 +412,7 @@ nnp_tensor_copy_into (NnpTensor *dst, const NnpTensor *src, GError **error)
   }
   if (dst->device == NULL) {
     const NnpBackend *b = src->device->backend;
-    if (!b->buffer_read (src->device->ctx, src->handle, src->offset, dst->data, src->nbytes,
-                         error))
+    if (!b->buffer_read (src->device->ctx, src->handle, src->offset, dst->data, src->nbytes, error))
       return FALSE;
     nnp_device_count_copy (FALSE, src->nbytes);
     return TRUE;
@@ -424,6 +427,6 @@ nnp_tensor_copy_into (NnpTensor *dst, const NnpTensor *src, GError **error)
     /* two devices (or no device copy): through the host */
     g_autoptr (NnpTensor) host = nnp_tensor_new (src->dtype, &src->shape, error);
     return host != NULL && nnp_tensor_copy_into (host, src, error)
-        && nnp_tensor_copy_into (dst, host, error);
+           && nnp_tensor_copy_into (dst, host, error);
   }
 }

@@ -134,12 +134,9 @@ is_alias_op (const NnpNode *node)
     case NNP_OP_FLATTEN:
     case NNP_OP_SQUEEZE:
     case NNP_OP_UNSQUEEZE:
-    case NNP_OP_IDENTITY:
-      return node->n_outputs == 1;
-    case NNP_OP_DROPOUT:
-      return node->n_outputs == 1 || node->outputs[1] < 0;
-    default:
-      return FALSE;
+    case NNP_OP_IDENTITY: return node->n_outputs == 1;
+    case NNP_OP_DROPOUT: return node->n_outputs == 1 || node->outputs[1] < 0;
+    default: return FALSE;
   }
 }
 
@@ -176,7 +173,7 @@ nnp_value_plan_init (NnpValuePlan *plan, const NnpGraph *graph, const int *nodes
       int a = node->inputs[0], b = node->outputs[0];
       if (role[a] == NNP_ROLE_INTERNAL && role[b] == NNP_ROLE_INTERNAL
           && nnp_value_bytes (nnp_graph_value (graph, a))
-             == nnp_value_bytes (nnp_graph_value (graph, b))) {
+                 == nnp_value_bytes (nnp_graph_value (graph, b))) {
         buffer[b] = buffer[a];
         plan->skip[s] = TRUE;
       }
@@ -199,7 +196,7 @@ nnp_value_plan_init (NnpValuePlan *plan, const NnpGraph *graph, const int *nodes
   for (guint id = 0; id < n_values; id++) {
     NnpMemBlock *b = &plan->blocks[plan->n_blocks];
     gboolean placed = role[id] == NNP_ROLE_INTERNAL
-        || (boundary && (role[id] == NNP_ROLE_INPUT || role[id] == NNP_ROLE_OUTPUT));
+                      || (boundary && (role[id] == NNP_ROLE_INPUT || role[id] == NNP_ROLE_OUTPUT));
 
     plan->block_of[id] = -1;
     if (!placed || plan->buffer[id] != (int) id)

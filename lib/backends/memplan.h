@@ -26,11 +26,11 @@ gsize nnp_mem_plan (NnpMemBlock *blocks, int n);
 
 /* How a stage uses each value of its graph. */
 typedef enum {
-  NNP_ROLE_NONE = 0,   /* not touched by the stage's nodes */
-  NNP_ROLE_CONST,      /* a constant read by a node */
-  NNP_ROLE_INPUT,      /* stage input: the caller's tensor */
-  NNP_ROLE_OUTPUT,     /* stage output: the caller's tensor (not a forwarded input) */
-  NNP_ROLE_INTERNAL,   /* produced and consumed inside the stage */
+  NNP_ROLE_NONE = 0, /* not touched by the stage's nodes */
+  NNP_ROLE_CONST,    /* a constant read by a node */
+  NNP_ROLE_INPUT,    /* stage input: the caller's tensor */
+  NNP_ROLE_OUTPUT,   /* stage output: the caller's tensor (not a forwarded input) */
+  NNP_ROLE_INTERNAL, /* produced and consumed inside the stage */
 } NnpValueRole;
 
 /* Bytes of a value of static shape. */
@@ -47,20 +47,20 @@ void nnp_value_roles (const NnpGraph *graph, const int *nodes, int n_nodes, cons
 /* Where a stage's values live in its arena.  Reshape-like nodes whose input
  * and output are both internal share one block and are skipped at run time. */
 typedef struct {
-  int *buffer;          /* per value id: the value whose block it uses (itself or an alias) */
-  int *block_of;        /* per value id: index in blocks of its own block, or -1 */
-  NnpMemBlock *blocks;  /* n_blocks, offsets planned */
+  int *buffer;         /* per value id: the value whose block it uses (itself or an alias) */
+  int *block_of;       /* per value id: index in blocks of its own block, or -1 */
+  NnpMemBlock *blocks; /* n_blocks, offsets planned */
   int n_blocks;
-  gboolean *skip;       /* per step: the node only aliases its input */
-  gsize arena_bytes;    /* the peak */
+  gboolean *skip;    /* per step: the node only aliases its input */
+  gsize arena_bytes; /* the peak */
 } NnpValuePlan;
 
 /* Plans the internal values of nodes[0..n_nodes) (run in that order).  With
  * `boundary`, stage inputs and outputs get blocks too, live over the whole
  * run, and every block at least one byte: the device executor stages host
  * boundary data there.  Free with nnp_value_plan_clear(). */
-void nnp_value_plan_init (NnpValuePlan *plan, const NnpGraph *graph, const int *nodes,
-                          int n_nodes, const NnpValueRole *role, gboolean boundary);
+void nnp_value_plan_init (NnpValuePlan *plan, const NnpGraph *graph, const int *nodes, int n_nodes,
+                          const NnpValueRole *role, gboolean boundary);
 /* The block value `id` lives in (after aliasing), or NULL when it has none. */
 const NnpMemBlock *nnp_value_plan_block (const NnpValuePlan *plan, int id);
 void nnp_value_plan_clear (NnpValuePlan *plan);

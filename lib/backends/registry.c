@@ -10,9 +10,9 @@ extern const NnpBackend nnp_backend_opencl;
 #endif
 
 static const NnpBackend *const builtin[] = {
-  &nnp_backend_cpu,            /* lib/backends/cpu/: the host backend */
+  &nnp_backend_cpu, /* lib/backends/cpu/: the host backend */
 #ifdef NNP_HAVE_OPENCL
-  &nnp_backend_opencl,         /* lib/backends/opencl/ */
+  &nnp_backend_opencl, /* lib/backends/opencl/ */
 #endif
 };
 
@@ -20,7 +20,7 @@ static const NnpBackend *const builtin[] = {
 
 static GMutex lock;
 static const NnpBackend *added[MAX_BACKENDS];
-static gint n_added;             /* read without the lock: entries are set before it grows */
+static gint n_added; /* read without the lock: entries are set before it grows */
 
 int
 nnp_backend_count (void)
@@ -56,7 +56,7 @@ nnp_backend_host (void)
   for (int i = 0; i < n; i++)
     if (nnp_backend_get (i)->host)
       return nnp_backend_get (i);
-  return NULL;   /* not reached: the CPU backend is always built */
+  return NULL; /* not reached: the CPU backend is always built */
 }
 
 gboolean
@@ -67,9 +67,10 @@ nnp_backend_register (const NnpBackend *backend)
   g_return_val_if_fail (backend != NULL && backend->name != NULL, FALSE);
   if (backend->open == NULL || backend->close == NULL || backend->supports_node == NULL
       || backend->stage_new == NULL || backend->stage_run == NULL || backend->stage_free == NULL
-      || (!backend->host && (backend->buffer_alloc == NULL || backend->buffer_unref == NULL
-                             || backend->buffer_ref == NULL || backend->buffer_write == NULL
-                             || backend->buffer_read == NULL))
+      || (!backend->host
+          && (backend->buffer_alloc == NULL || backend->buffer_unref == NULL
+              || backend->buffer_ref == NULL || backend->buffer_write == NULL
+              || backend->buffer_read == NULL))
       || (backend->host && backend->run_node == NULL) || strchr (backend->name, ':'))
     return FALSE;
   g_mutex_lock (&lock);

@@ -26,7 +26,8 @@ find_node (NnpGraph *graph, const char *nodes, const char *what, GError **error)
     if (idx < 0 || idx >= (gint64) graph->nodes->len) {
       g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
                    "nodes \"%s\": node index %" G_GINT64_FORMAT " out of range (the "
-                   "specialised graph has %u nodes)", nodes, idx, graph->nodes->len);
+                   "specialised graph has %u nodes)",
+                   nodes, idx, graph->nodes->len);
       return -1;
     }
     return (int) idx;
@@ -51,8 +52,9 @@ select_nodes (NnpGraph *graph, const char *nodes, gboolean *sel, GError **error)
     if (first > last) {
       g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
                    "nodes \"%s\": '%s' (node %d) comes after '%s' (node %d) in "
-                   "topological order", nodes, nnp_graph_node (graph, first)->name,
-                   first, nnp_graph_node (graph, last)->name, last);
+                   "topological order",
+                   nodes, nnp_graph_node (graph, first)->name, first,
+                   nnp_graph_node (graph, last)->name, last);
       return FALSE;
     }
     for (int i = first; i <= last; i++)
@@ -81,8 +83,8 @@ nnp_part_nodes_plan (NnpPart *part, NnpGraph *graph, const NnpInputShape *shapes
 {
   guint n = graph->nodes->len;
   g_autofree gboolean *sel = g_new0 (gboolean, MAX (n, 1));
-  g_autofree guint8 *down = g_new0 (guint8, MAX (n, 1));       /* fed by the part */
-  g_autofree guint8 *up = g_new0 (guint8, MAX (n, 1));         /* feeds the part */
+  g_autofree guint8 *down = g_new0 (guint8, MAX (n, 1)); /* fed by the part */
+  g_autofree guint8 *up = g_new0 (guint8, MAX (n, 1));   /* feeds the part */
   g_autoptr (GPtrArray) before = g_ptr_array_new ();
   g_autoptr (GPtrArray) mine = g_ptr_array_new ();
   g_autoptr (GPtrArray) after = g_ptr_array_new ();
@@ -122,7 +124,8 @@ nnp_part_nodes_plan (NnpPart *part, NnpGraph *graph, const NnpInputShape *shapes
     if (up[i] && down[i]) {
       g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
                    "nodes \"%s\": not convex: node '%s' (%s) is outside the stage but "
-                   "both reads from it and feeds it", part->nodes, node->name, node->op_type);
+                   "both reads from it and feeds it",
+                   part->nodes, node->name, node->op_type);
       return NULL;
     }
   }
@@ -144,8 +147,8 @@ nnp_part_nodes_plan (NnpPart *part, NnpGraph *graph, const NnpInputShape *shapes
   if (before->len)
     nnp_plan_add_stage (plan, "cpu", 1, (const char *const *) before->pdata, (int) before->len);
   /* resolved as "cpu": the stage is prepared on the part's device */
-  st = nnp_plan_add_stage (plan, "cpu", MAX (part->threads, 1),
-                           (const char *const *) mine->pdata, (int) mine->len);
+  st = nnp_plan_add_stage (plan, "cpu", MAX (part->threads, 1), (const char *const *) mine->pdata,
+                           (int) mine->len);
   if (part->n_cpus > 0) {
     st->cpus = g_memdup2 (part->cpus, part->n_cpus * sizeof (int));
     st->n_cpus = part->n_cpus;

@@ -6,42 +6,40 @@
 
 #include <nnpipe/part.h>
 
-struct _NnpPartSpec
-{
+struct _NnpPartSpec {
   gint ref_count;
-  char *key;                    /* nnp_shapes_key() */
-  NnpGraph *graph;              /* owned ref: the specialised model */
-  NnpPlan *plan;                /* owned: the part as a resolved plan, NULL = whole model */
-  int k;                        /* the part's stage in plan */
-  GPtrArray *inputs, *outputs;  /* const NnpValue * of graph */
-  NnpStage *stage;              /* owned, made by nnp_part_prepare() */
+  char *key;                   /* nnp_shapes_key() */
+  NnpGraph *graph;             /* owned ref: the specialised model */
+  NnpPlan *plan;               /* owned: the part as a resolved plan, NULL = whole model */
+  int k;                       /* the part's stage in plan */
+  GPtrArray *inputs, *outputs; /* const NnpValue * of graph */
+  NnpStage *stage;             /* owned, made by nnp_part_prepare() */
   gboolean fell_back;
 };
 
-struct _NnpPart
-{
+struct _NnpPart {
   GMutex lock;
-  NnpModel *model;              /* owned ref */
-  char *model_name;             /* file name, for messages */
-  char *name;                   /* "stage 1 of plan.json" */
-  NnpPlan *plan;                /* owned copy or NULL */
+  NnpModel *model;  /* owned ref */
+  char *model_name; /* file name, for messages */
+  char *name;       /* "stage 1 of plan.json" */
+  NnpPlan *plan;    /* owned copy or NULL */
   int stage;
-  char *nodes;                  /* or NULL */
-  char *device;                 /* device spec the stages run on */
-  NnpDevice *dev;               /* owned ref: device opened by nnp_part_open(), or NULL */
+  char *nodes;    /* or NULL */
+  char *device;   /* device spec the stages run on */
+  NnpDevice *dev; /* owned ref: device opened by nnp_part_open(), or NULL */
   int threads;
-  int *cpus;                    /* owned or NULL (the plan stage's) */
+  int *cpus; /* owned or NULL (the plan stage's) */
   int n_cpus;
   gboolean fallback;
   NnpSpecializeFlags flags;
-  gboolean first;               /* inputs are the model's */
+  gboolean first; /* inputs are the model's */
   int cache_size;
-  GPtrArray *cache;             /* NnpPartSpec (ref), most recently used first */
+  GPtrArray *cache; /* NnpPartSpec (ref), most recently used first */
   guint n_specialized, n_built;
   /* the memo of nnp_part_answer(): the last question and its answer */
-  char *memo_question;          /* owned or NULL */
-  NnpPartSpec *memo_spec;       /* owned ref, or NULL with memo_error */
-  GError *memo_error;           /* owned or NULL */
+  char *memo_question;    /* owned or NULL */
+  NnpPartSpec *memo_spec; /* owned ref, or NULL with memo_error */
+  GError *memo_error;     /* owned or NULL */
 };
 
 /* The plan of part's node list (part->nodes) at graph's shapes: [the nodes

@@ -110,9 +110,9 @@ spec_new_locked (NnpPart *part, const NnpInputShape *shapes, int n_shapes, const
 
   graph = nnp_model_specialize (part->model, shapes, n_shapes, part->flags, &err);
   if (graph == NULL) {
-    g_set_error (error, NNP_ERROR, err->code == NNP_ERROR_PLAN ? NNP_ERROR_PLAN :
-                 NNP_ERROR_INVALID, "model %s: shape inference failed for input shapes %s: %s",
-                 part->model_name, key, err->message);
+    g_set_error (error, NNP_ERROR, err->code == NNP_ERROR_PLAN ? NNP_ERROR_PLAN : NNP_ERROR_INVALID,
+                 "model %s: shape inference failed for input shapes %s: %s", part->model_name, key,
+                 err->message);
     return NULL;
   }
   if ((part->plan || part->nodes)
@@ -193,8 +193,8 @@ reshape_locked (NnpPart *part, const NnpInputShape *shapes, int n_shapes, const 
  * NNP_ERROR_INVALID when one is missing or unknown.  sorted has room for
  * every real input. */
 static gboolean
-sort_shapes (NnpPart *part, const NnpInputShape *shapes, int n_shapes, NnpInputShape *sorted,
-             int n, GError **error)
+sort_shapes (NnpPart *part, const NnpInputShape *shapes, int n_shapes, NnpInputShape *sorted, int n,
+             GError **error)
 {
   const NnpValue **inputs = g_newa (const NnpValue *, MAX (n, 1));
 
@@ -214,16 +214,15 @@ sort_shapes (NnpPart *part, const NnpInputShape *shapes, int n_shapes, NnpInputS
   }
   if (n_shapes != n) {
     g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
-                 "model %s: %d input shapes given, the model has %d inputs",
-                 part->model_name, n_shapes, n);
+                 "model %s: %d input shapes given, the model has %d inputs", part->model_name,
+                 n_shapes, n);
     return FALSE;
   }
   return TRUE;
 }
 
 static NnpPartSpec *
-reshape (NnpPart *part, const NnpInputShape *shapes, int n_shapes, gboolean keep,
-         GError **error)
+reshape (NnpPart *part, const NnpInputShape *shapes, int n_shapes, gboolean keep, GError **error)
 {
   int n;
   NnpInputShape *sorted;
@@ -322,8 +321,8 @@ describe_inputs (NnpPartSpec *spec)
     const NnpValue *v = g_ptr_array_index (spec->inputs, i);
     g_autofree char *d = nnp_shape_to_string (&v->shape);
 
-    g_string_append_printf (s, "%s'%s' %s %s", i ? ", " : "", v->name,
-                            nnp_dtype_name (v->dtype), d);
+    g_string_append_printf (s, "%s'%s' %s %s", i ? ", " : "", v->name, nnp_dtype_name (v->dtype),
+                            d);
   }
   return g_string_free (s, FALSE);
 }
@@ -344,10 +343,10 @@ nnp_part_find (NnpPart *part, const char *const *candidates, const char *const *
     NnpInputShape *shapes = g_newa (NnpInputShape, MAX (max, 1));
 
     /* in the part's own form, so that the same shapes are tried once */
-    key = nnp_shapes_from_key (nnp_model_get_graph (part->model), candidates[i], shapes, max, &n, NULL,
-                             NULL) ?
-        nnp_shapes_key (shapes, n, part->flags) :
-        g_strdup (candidates[i]);
+    key = nnp_shapes_from_key (nnp_model_get_graph (part->model), candidates[i], shapes, max, &n,
+                               NULL, NULL)
+              ? nnp_shapes_key (shapes, n, part->flags)
+              : g_strdup (candidates[i]);
     add_candidate (keys, from, key, sources && sources[i] ? sources[i] : "the caller");
   }
   if ((key = known_shapes_key (part, TRUE)))
@@ -356,8 +355,7 @@ nnp_part_find (NnpPart *part, const char *const *candidates, const char *const *
     add_candidate (keys, from, key, "the model");
   g_mutex_lock (&part->lock);
   for (guint i = 0; i < part->cache->len; i++)
-    add_candidate (keys, from, g_strdup (((NnpPartSpec *) g_ptr_array_index (part->cache,
-                                                                              i))->key),
+    add_candidate (keys, from, g_strdup (((NnpPartSpec *) g_ptr_array_index (part->cache, i))->key),
                    "last caps");
   g_mutex_unlock (&part->lock);
 
@@ -368,8 +366,9 @@ nnp_part_find (NnpPart *part, const char *const *candidates, const char *const *
     NnpPartSpec *spec = reshape_key (part, k, FALSE, &err);
     g_autofree char *reason = NULL;
 
-    if (spec && fits ((const NnpValue *const *) spec->inputs->pdata, (int) spec->inputs->len,
-                      user_data)) {
+    if (spec
+        && fits ((const NnpValue *const *) spec->inputs->pdata, (int) spec->inputs->len,
+                 user_data)) {
       g_mutex_lock (&part->lock);
       use_locked (part, spec);
       g_mutex_unlock (&part->lock);
@@ -378,8 +377,8 @@ nnp_part_find (NnpPart *part, const char *const *candidates, const char *const *
     }
     if (spec)
       reason = describe_inputs (spec);
-    g_string_append_printf (why, "%sat model input shapes %s (from %s): %s",
-                            why->len ? "; " : "", k, (const char *) g_ptr_array_index (from, c),
+    g_string_append_printf (why, "%sat model input shapes %s (from %s): %s", why->len ? "; " : "",
+                            k, (const char *) g_ptr_array_index (from, c),
                             err ? err->message : reason);
     nnp_part_spec_unref (spec);
   }
@@ -391,8 +390,8 @@ nnp_part_find (NnpPart *part, const char *const *candidates, const char *const *
                  part->model_name, part->name, got ? got : "");
   else if (ret == NULL)
     g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-                 "model %s, %s: input %s does not fit the stage: %s", part->model_name,
-                 part->name, got ? got : "", why->str);
+                 "model %s, %s: input %s does not fit the stage: %s", part->model_name, part->name,
+                 got ? got : "", why->str);
   return ret;
 }
 
@@ -426,8 +425,8 @@ nnp_part_knows (NnpPart *part, const char *question)
 }
 
 NnpPartSpec *
-nnp_part_answer (NnpPart *part, const char *question, NnpPartAnswerFunc answer,
-                 gpointer user_data, GError **error)
+nnp_part_answer (NnpPart *part, const char *question, NnpPartAnswerFunc answer, gpointer user_data,
+                 GError **error)
 {
   NnpPartSpec *spec = NULL;
   GError *err = NULL;
@@ -528,8 +527,8 @@ gboolean
 nnp_fallback_applies (const char *device, gboolean fallback, const GError *err)
 {
   return fallback && !is_cpu (device) && err != NULL
-      && (g_error_matches (err, NNP_ERROR, NNP_ERROR_DEVICE)
-          || g_error_matches (err, NNP_ERROR, NNP_ERROR_UNSUPPORTED));
+         && (g_error_matches (err, NNP_ERROR, NNP_ERROR_DEVICE)
+             || g_error_matches (err, NNP_ERROR, NNP_ERROR_UNSUPPORTED));
 }
 
 static NnpStage *
@@ -562,10 +561,12 @@ nnp_part_prepare (NnpPart *part, NnpPartSpec *spec, GError **fallback_reason, GE
   t0 = g_get_monotonic_time ();
   stage = stage_new (part, spec, part->device, &err);
   if (stage == NULL && nnp_fallback_applies (part->device, part->fallback, err)) {
-    g_set_error (fallback_reason, err->domain, err->code, "device '%s'%s%s%s cannot run the "
-                 "stage, running it on the CPU instead: %s", part->device,
-                 part->dev ? " (" : "", part->dev ? nnp_device_get_name (part->dev) : "",
-                 part->dev ? ")" : "", err->message);
+    g_set_error (fallback_reason, err->domain, err->code,
+                 "device '%s'%s%s%s cannot run the "
+                 "stage, running it on the CPU instead: %s",
+                 part->device, part->dev ? " (" : "",
+                 part->dev ? nnp_device_get_name (part->dev) : "", part->dev ? ")" : "",
+                 err->message);
     g_clear_error (&err);
     stage = stage_new (part, spec, "cpu", &err);
     spec->fell_back = stage != NULL;
@@ -576,8 +577,10 @@ nnp_part_prepare (NnpPart *part, NnpPartSpec *spec, GError **fallback_reason, GE
 
     spec->stage = stage;
     part->n_built++;
-    NNP_INFO ("nnp-exec", "model %s, %s: stage for model input shapes %s on %s, arena %zu bytes, "
-              "built in %.1f ms", part->model_name, part->name, spec->key,
+    NNP_INFO ("nnp-exec",
+              "model %s, %s: stage for model input shapes %s on %s, arena %zu bytes, "
+              "built in %.1f ms",
+              part->model_name, part->name, spec->key,
               nnp_device_get_name (nnp_stage_get_device (stage)), nnp_stage_get_arena_bytes (stage),
               (g_get_monotonic_time () - t0) / 1000.0);
     if (n_nodes > 0)
@@ -621,8 +624,8 @@ nnp_part_new (NnpModel *model, const NnpPartOptions *options, GError **error)
   if (o->name)
     part->name = g_strdup (o->name);
   else if (o->plan)
-    part->name = g_strdup_printf ("stage %d of %s", o->stage,
-                                  o->plan_name ? o->plan_name : "the plan");
+    part->name =
+        g_strdup_printf ("stage %d of %s", o->stage, o->plan_name ? o->plan_name : "the plan");
   else if (o->nodes)
     part->name = g_strdup_printf ("nodes \"%s\"", o->nodes);
   else
@@ -766,7 +769,7 @@ NnpPart *
 nnp_part_open (const char *model_path, const char *plan_path, const NnpPartOptions *options,
                GError **fallback_reason, GError **error)
 {
-  NnpPartOptions o = options ? *options : (NnpPartOptions) { 0 };
+  NnpPartOptions o = options ? *options : (NnpPartOptions){ 0 };
   g_autoptr (NnpPlan) plan = NULL;
   g_autoptr (NnpModel) model = NULL;
   g_autofree char *plan_name = NULL;
@@ -780,9 +783,10 @@ nnp_part_open (const char *model_path, const char *plan_path, const NnpPartOptio
     return NULL;
   }
   if ((model_path == NULL || *model_path == '\0') && plan)
-    model_path = plan->model;   /* nnp_plan_load() resolved it against the file's folder */
+    model_path = plan->model; /* nnp_plan_load() resolved it against the file's folder */
   if (model_path == NULL || *model_path == '\0') {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "no model file given (neither a model "
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
+                 "no model file given (neither a model "
                  "path nor a plan naming one)");
     return NULL;
   }
@@ -806,8 +810,10 @@ nnp_part_open (const char *model_path, const char *plan_path, const NnpPartOptio
       g_propagate_prefixed_error (error, err, "device '%s' is not available: ", o.device);
       return NULL;
     }
-    g_propagate_prefixed_error (fallback_reason, err, "device '%s' is not available, running "
-                                "on the CPU instead: ", o.device);
+    g_propagate_prefixed_error (fallback_reason, err,
+                                "device '%s' is not available, running "
+                                "on the CPU instead: ",
+                                o.device);
     o.device = "cpu";
   }
   part = nnp_part_new (model, &o, error);

@@ -18,15 +18,15 @@
 #include <string.h>
 
 struct _NnpStage {
-  NnpGraph *graph;       /* owned ref */
-  NnpDevice *device;     /* owned ref */
-  const NnpBackend *backend;   /* the device's */
-  gpointer exec;         /* the backend's prepared stage */
+  NnpGraph *graph;           /* owned ref */
+  NnpDevice *device;         /* owned ref */
+  const NnpBackend *backend; /* the device's */
+  gpointer exec;             /* the backend's prepared stage */
 
   int n_inputs, n_outputs;
-  int *inputs, *outputs;          /* value ids */
-  int *forward_from;              /* per output: stage input index it copies, or -1 */
-  NnpTensor **run_in, **run_out;  /* per run: what the backend gets (borrowed) */
+  int *inputs, *outputs;         /* value ids */
+  int *forward_from;             /* per output: stage input index it copies, or -1 */
+  NnpTensor **run_in, **run_out; /* per run: what the backend gets (borrowed) */
 };
 
 static int
@@ -67,8 +67,8 @@ check_explicit (const NnpGraph *graph, const char *what, const gboolean *derived
   for (int i = 0; i < n; i++) {
     int id = list[i];
     if (id < 0 || (guint) id >= n_values) {
-      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "stage %s %d: no value with id %d", what,
-                   i, id);
+      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "stage %s %d: no value with id %d", what, i,
+                   id);
       return FALSE;
     }
     if (seen[id]) {
@@ -85,8 +85,10 @@ check_explicit (const NnpGraph *graph, const char *what, const gboolean *derived
   }
   for (guint id = 0; id < n_values; id++) {
     if (derived[id] && !seen[id]) {
-      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "value '%s' is a stage %s but "
-                   "missing from the explicit list", nnp_graph_value (graph, id)->name, what);
+      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
+                   "value '%s' is a stage %s but "
+                   "missing from the explicit list",
+                   nnp_graph_value (graph, id)->name, what);
       return FALSE;
     }
   }
@@ -184,7 +186,8 @@ nnp_stage_new (NnpGraph *graph, const int *nodes, int n_nodes, const NnpStageOpt
       g_autofree char *s = nnp_shape_to_string (&v->shape);
       g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
                    "value '%s' has no static shape or sized type (%s %s): specialise the "
-                   "graph first", v->name, nnp_dtype_name (v->dtype), s);
+                   "graph first",
+                   v->name, nnp_dtype_name (v->dtype), s);
       return NULL;
     }
   }
@@ -200,8 +203,7 @@ nnp_stage_new (NnpGraph *graph, const int *nodes, int n_nodes, const NnpStageOpt
     g_autofree gboolean *pass = g_new0 (gboolean, MAX (n_values, 1));
     for (guint id = 0; id < n_values; id++) {
       NnpValue *v = nnp_graph_value (graph, id);
-      pass[id] = v->constant == NULL
-          && (v->is_input || (v->producer >= 0 && !in_set[v->producer]));
+      pass[id] = v->constant == NULL && (v->is_input || (v->producer >= 0 && !in_set[v->producer]));
     }
     if (!check_explicit (graph, "input", is_in, pass, opt->inputs, opt->n_inputs, error))
       goto fail;
@@ -362,8 +364,8 @@ check_tensor (const char *what, const NnpValue *v, const NnpTensor *t, GError **
       || (t->device == NULL && t->data == NULL && t->nbytes > 0)) {
     g_autofree char *want = nnp_shape_to_string (&v->shape);
     g_autofree char *got = nnp_shape_to_string (&t->shape);
-    g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "%s '%s': expected %s %s, got %s %s",
-                 what, v->name, nnp_dtype_name (v->dtype), want, nnp_dtype_name (t->dtype), got);
+    g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "%s '%s': expected %s %s, got %s %s", what,
+                 v->name, nnp_dtype_name (v->dtype), want, nnp_dtype_name (t->dtype), got);
     return FALSE;
   }
   return TRUE;
@@ -392,10 +394,9 @@ host_staging (GPtrArray *tmp, NnpTensor *t, gboolean fill, GError **error)
 }
 
 gboolean
-nnp_stage_run (NnpStage *stage, NnpTensor *const *inputs, NnpTensor *const *outputs,
-               GError **error)
+nnp_stage_run (NnpStage *stage, NnpTensor *const *inputs, NnpTensor *const *outputs, GError **error)
 {
-  g_autoptr (GPtrArray) tmp = NULL;      /* host staging of foreign device tensors */
+  g_autoptr (GPtrArray) tmp = NULL; /* host staging of foreign device tensors */
   gboolean ok;
 
   g_return_val_if_fail (stage != NULL, FALSE);
@@ -403,8 +404,7 @@ nnp_stage_run (NnpStage *stage, NnpTensor *const *inputs, NnpTensor *const *outp
   g_return_val_if_fail (stage->n_outputs == 0 || outputs != NULL, FALSE);
 
   for (int i = 0; i < stage->n_inputs; i++) {
-    if (!check_tensor ("input", nnp_graph_value (stage->graph, stage->inputs[i]), inputs[i],
-                       error))
+    if (!check_tensor ("input", nnp_graph_value (stage->graph, stage->inputs[i]), inputs[i], error))
       return FALSE;
     stage->run_in[i] = inputs[i];
     if (G_UNLIKELY (!in_place (stage, inputs[i]))) {

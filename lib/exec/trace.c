@@ -12,11 +12,11 @@
 enum { EV_SPAN = 1, EV_COUNTER = 2 };
 
 typedef struct {
-  gint64 ts;          /* microseconds, absolute monotonic */
-  gint64 dur;         /* spans */
-  gint64 value;       /* frame index (spans) or counter value */
+  gint64 ts;    /* microseconds, absolute monotonic */
+  gint64 dur;   /* spans */
+  gint64 value; /* frame index (spans) or counter value */
   gint32 track;
-  gint32 kind;        /* 0 until the event is complete (atomic store last) */
+  gint32 kind; /* 0 until the event is complete (atomic store last) */
 } TraceEvent;
 
 typedef struct {
@@ -26,16 +26,16 @@ typedef struct {
 } TraceTrack;
 
 struct _NnpTrace {
-  char *path;                 /* owned */
-  int refs;                   /* under traces_lock */
-  gint64 epoch;               /* nnp_trace_now() at open */
+  char *path;   /* owned */
+  int refs;     /* under traces_lock */
+  gint64 epoch; /* nnp_trace_now() at open */
   guint max_events;
   guint n_chunks;
-  TraceEvent **chunks;        /* n_chunks pointers, each NULL or CHUNK_EVENTS events */
-  gint next;                  /* atomic: next free slot */
-  gint dropped;               /* atomic */
-  GMutex lock;                /* tracks and writing */
-  GPtrArray *tracks;          /* TraceTrack* (owned); id = index + 1 */
+  TraceEvent **chunks; /* n_chunks pointers, each NULL or CHUNK_EVENTS events */
+  gint next;           /* atomic: next free slot */
+  gint dropped;        /* atomic */
+  GMutex lock;         /* tracks and writing */
+  GPtrArray *tracks;   /* TraceTrack* (owned); id = index + 1 */
 };
 
 /* path -> NnpTrace*, the open traces of this process */
@@ -300,16 +300,20 @@ nnp_trace_write (NnpTrace *trace, GError **error)
   g_mutex_lock (&trace->lock);
   g_string_append (out, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
   g_string_append (out, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,"
-                   "\"args\":{\"name\":\"nnpipe\"}}");
+                        "\"args\":{\"name\":\"nnpipe\"}}");
   for (guint i = 0; i < trace->tracks->len; i++) {
     const TraceTrack *t = g_ptr_array_index (trace->tracks, i);
     if (t->counter)
       continue;
-    g_string_append_printf (out, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,"
-                            "\"tid\":%u,\"args\":{\"name\":", i + 1);
+    g_string_append_printf (out,
+                            ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,"
+                            "\"tid\":%u,\"args\":{\"name\":",
+                            i + 1);
     append_json_string (out, t->name);
-    g_string_append_printf (out, "}},\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,"
-                            "\"tid\":%u,\"args\":{\"sort_index\":%d}}", i + 1, t->sort_index);
+    g_string_append_printf (out,
+                            "}},\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,"
+                            "\"tid\":%u,\"args\":{\"sort_index\":%d}}",
+                            i + 1, t->sort_index);
   }
   for (guint i = 0; i < events->len; i++) {
     const TraceEvent *e = &g_array_index (events, TraceEvent, i);
@@ -322,15 +326,18 @@ nnp_trace_write (NnpTrace *trace, GError **error)
     g_ascii_formatd (ts, sizeof ts, "%.1f", (double) (e->ts - trace->epoch));
     if (e->kind == EV_SPAN) {
       g_ascii_formatd (dur, sizeof dur, "%.1f", (double) e->dur);
-      g_string_append_printf (out, ",\n{\"name\":\"frame %" G_GINT64_FORMAT "\","
+      g_string_append_printf (out,
+                              ",\n{\"name\":\"frame %" G_GINT64_FORMAT "\","
                               "\"cat\":\"stage\",\"ph\":\"X\",\"ts\":%s,\"dur\":%s,\"pid\":1,"
                               "\"tid\":%d,\"args\":{\"frame\":%" G_GINT64_FORMAT "}}",
                               e->value, ts, dur, e->track, e->value);
     } else {
       g_string_append (out, ",\n{\"name\":");
       append_json_string (out, t->name);
-      g_string_append_printf (out, ",\"cat\":\"queue\",\"ph\":\"C\",\"ts\":%s,\"pid\":1,"
-                              "\"args\":{\"buffers\":%" G_GINT64_FORMAT "}}", ts, e->value);
+      g_string_append_printf (out,
+                              ",\"cat\":\"queue\",\"ph\":\"C\",\"ts\":%s,\"pid\":1,"
+                              "\"args\":{\"buffers\":%" G_GINT64_FORMAT "}}",
+                              ts, e->value);
     }
   }
   g_string_append_printf (out, "\n],\"otherData\":{\"dropped_events\":%u}}\n",

@@ -8,15 +8,15 @@
 struct _NnpDerivedCache {
   gint ref_count;
   GMutex lock;
-  GHashTable *stable;   /* NnpTensor* -> same, owned refs: sources that live with the cache */
-  GHashTable *entries;  /* GBytes* key (owned) -> Entry* (owned) */
+  GHashTable *stable;  /* NnpTensor* -> same, owned refs: sources that live with the cache */
+  GHashTable *entries; /* GBytes* key (owned) -> Entry* (owned) */
   guint n_made, n_hits;
 };
 
 typedef struct {
-  NnpTensor **sources;  /* owned refs: keep the addresses in the key unique */
+  NnpTensor **sources; /* owned refs: keep the addresses in the key unique */
   int n_sources;
-  gpointer value;       /* owned, freed with free_value */
+  gpointer value; /* owned, freed with free_value */
   GDestroyNotify free_value;
 } Entry;
 
@@ -50,7 +50,7 @@ derived_cache_new (void)
 NnpDerivedCache *
 nnp_graph_get_derived (const NnpGraph *graph)
 {
-  NnpGraph *g = (NnpGraph *) graph;  /* the cache is a thread-safe attachment, not graph state */
+  NnpGraph *g = (NnpGraph *) graph; /* the cache is a thread-safe attachment, not graph state */
   NnpDerivedCache *cache = g_atomic_pointer_get (&g->derived);
 
   if (cache == NULL) {
@@ -144,9 +144,9 @@ make_key (const char *kind, NnpTensor *const *sources, int n_sources, gconstpoin
 }
 
 gpointer
-nnp_derived_get (NnpDerivedCache *cache, const char *kind, NnpTensor *const *sources,
-                 int n_sources, gconstpointer params, gsize params_size, NnpDerivedMake make,
-                 gpointer data, GDestroyNotify free_value)
+nnp_derived_get (NnpDerivedCache *cache, const char *kind, NnpTensor *const *sources, int n_sources,
+                 gconstpointer params, gsize params_size, NnpDerivedMake make, gpointer data,
+                 GDestroyNotify free_value)
 {
   g_autoptr (GBytes) key = NULL;
   Entry *e;

@@ -56,10 +56,9 @@ typedef gpointer (*NnpDerivedMake) (gpointer data);
  * the cached one, or made by make(data) and cached.  Returns NULL without
  * calling make when a source is not stable (or NULL): the caller then makes
  * and owns its own value.  free_value frees a value when the cache goes. */
-gpointer nnp_derived_get (NnpDerivedCache *cache, const char *kind,
-                          NnpTensor *const *sources, int n_sources, gconstpointer params,
-                          gsize params_size, NnpDerivedMake make, gpointer data,
-                          GDestroyNotify free_value);
+gpointer nnp_derived_get (NnpDerivedCache *cache, const char *kind, NnpTensor *const *sources,
+                          int n_sources, gconstpointer params, gsize params_size,
+                          NnpDerivedMake make, gpointer data, GDestroyNotify free_value);
 
 /* Counters (tests, benchmarks): entries made and lookups answered from the
  * cache since it was created. */

@@ -122,8 +122,7 @@ affine_make (gpointer data)
  * foldable.  The new weights depend on W, B, s and t only: they are made
  * once per model and shared by its specialisations (derived.h). */
 static gboolean
-conv_channel_affine (NnpGraph *graph, NnpNode *conv, int64_t c_out, const float *s,
-                     const float *t)
+conv_channel_affine (NnpGraph *graph, NnpNode *conv, int64_t c_out, const float *s, const float *t)
 {
   NnpValue *wv = nnp_node_input (graph, conv, 1);
   NnpValue *bv = nnp_node_input (graph, conv, 2);
@@ -271,8 +270,8 @@ fold_bn (NnpGraph *graph, NnpNode *bn, gboolean *remove, GPtrArray *changed)
   if (!conv_channel_affine (graph, conv, c_out, s, t))
     return FALSE;
   absorb (graph, conv, bn, x, remove, changed);
-  NNP_DEBUG ("nnp-graph", "fused BatchNormalization '%s' into %s '%s'", bn->name,
-             conv->op_type, conv->name);
+  NNP_DEBUG ("nnp-graph", "fused BatchNormalization '%s' into %s '%s'", bn->name, conv->op_type,
+             conv->name);
   return TRUE;
 }
 
@@ -308,8 +307,8 @@ channel_const (const NnpValue *v, const NnpShape *out, gboolean *per_channel)
 /* The operands of a two-input, one-output node: x the data, c the other
  * (x comes first when the second input is a constant). */
 static gboolean
-binary_operands (NnpGraph *graph, const NnpNode *node, NnpValue **x, NnpValue **c,
-                 NnpValue **out, gboolean *x_first)
+binary_operands (NnpGraph *graph, const NnpNode *node, NnpValue **x, NnpValue **c, NnpValue **out,
+                 gboolean *x_first)
 {
   NnpValue *a, *b;
 
@@ -370,15 +369,14 @@ fold_affine (NnpGraph *graph, NnpNode *node, gboolean *remove, GPtrArray *change
         s[i] = 1.f / v;
         t[i] = 0.f;
         break;
-      default:
-        return FALSE;
+      default: return FALSE;
     }
   }
   if (!conv_channel_affine (graph, conv, c_out, s, t))
     return FALSE;
   absorb (graph, conv, node, x, remove, changed);
-  NNP_DEBUG ("nnp-graph", "folded %s '%s' into %s '%s'", node->op_type, node->name,
-             conv->op_type, conv->name);
+  NNP_DEBUG ("nnp-graph", "folded %s '%s' into %s '%s'", node->op_type, node->name, conv->op_type,
+             conv->name);
   return TRUE;
 }
 
@@ -390,15 +388,9 @@ activation_of (const NnpGraph *graph, const NnpNode *node, NnpActivation *act, f
   *alpha = 0.f;
   *beta = 0.f;
   switch (node->op) {
-    case NNP_OP_RELU:
-      *act = NNP_ACT_RELU;
-      return TRUE;
-    case NNP_OP_SIGMOID:
-      *act = NNP_ACT_SIGMOID;
-      return TRUE;
-    case NNP_OP_HARD_SWISH:
-      *act = NNP_ACT_HARD_SWISH;
-      return TRUE;
+    case NNP_OP_RELU: *act = NNP_ACT_RELU; return TRUE;
+    case NNP_OP_SIGMOID: *act = NNP_ACT_SIGMOID; return TRUE;
+    case NNP_OP_HARD_SWISH: *act = NNP_ACT_HARD_SWISH; return TRUE;
     case NNP_OP_LEAKY_RELU:
       *act = NNP_ACT_LEAKY_RELU;
       *alpha = nnp_node_attr_float (node, "alpha", 0.01f);
@@ -432,8 +424,7 @@ activation_of (const NnpGraph *graph, const NnpNode *node, NnpActivation *act, f
       *beta = hi;
       return TRUE;
     }
-    default:
-      return FALSE;
+    default: return FALSE;
   }
 }
 
@@ -607,9 +598,7 @@ fuse_post_affine (NnpGraph *graph, NnpNode *node, gboolean *remove, GPtrArray *c
       alpha *= v;
       beta *= v;
       break;
-    case NNP_OP_ADD:
-      beta += v;
-      break;
+    case NNP_OP_ADD: beta += v; break;
     case NNP_OP_SUB:
       if (!x_first)
         return FALSE;
@@ -621,8 +610,7 @@ fuse_post_affine (NnpGraph *graph, NnpNode *node, gboolean *remove, GPtrArray *c
       alpha /= v;
       beta /= v;
       break;
-    default:
-      return FALSE;
+    default: return FALSE;
   }
   prod->act = NNP_ACT_HARD_SWISH_AFFINE;
   prod->act_alpha = alpha;
@@ -670,7 +658,8 @@ fuse_se_residual (NnpGraph *graph, NnpNode *add, gboolean *remove, GPtrArray *ch
     if (!single_use (m) || m->producer < 0 || x->constant)
       continue;
     mul = nnp_graph_node (graph, m->producer);
-    if (remove[mul->index] || mul->op != NNP_OP_MUL || mul->n_inputs != 2 || mul->act != NNP_ACT_NONE)
+    if (remove[mul->index] || mul->op != NNP_OP_MUL || mul->n_inputs != 2
+        || mul->act != NNP_ACT_NONE)
       continue;
     if (nnp_node_input (graph, mul, 0) == x)
       s = nnp_node_input (graph, mul, 1);
@@ -718,8 +707,7 @@ fuse_se_residual (NnpGraph *graph, NnpNode *add, gboolean *remove, GPtrArray *ch
   return FALSE;
 }
 
-typedef gboolean (*FusePass) (NnpGraph *graph, NnpNode *node, gboolean *remove,
-                              GPtrArray *changed);
+typedef gboolean (*FusePass) (NnpGraph *graph, NnpNode *node, gboolean *remove, GPtrArray *changed);
 
 static gboolean
 fold_bn_or_affine (NnpGraph *graph, NnpNode *node, gboolean *remove, GPtrArray *changed)

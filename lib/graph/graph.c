@@ -217,7 +217,8 @@ nnp_graph_add_node (NnpGraph *graph, const char *name, const char *op_type, cons
   node->op_type = g_strdup (op_type);
   node->domain = g_strdup (domain ? domain : "");
   node->op = (node->domain[0] == '\0' || strcmp (node->domain, "ai.onnx") == 0)
-      ? nnp_op_from_onnx (op_type) : NNP_OP_UNKNOWN;
+                 ? nnp_op_from_onnx (op_type)
+                 : NNP_OP_UNKNOWN;
   node->index = graph->nodes->len;
   node->n_inputs = n_inputs;
   node->inputs = g_new (int, MAX (n_inputs, 1));
@@ -574,8 +575,7 @@ nnp_node_attr_floats (const NnpNode *node, const char *name, int *n)
 }
 
 void
-nnp_node_set_error (GError **error, NnpErrorCode code, const NnpNode *node, const char *format,
-                    ...)
+nnp_node_set_error (GError **error, NnpErrorCode code, const NnpNode *node, const char *format, ...)
 {
   va_list args;
   g_autofree char *msg = NULL;

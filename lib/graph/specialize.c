@@ -85,8 +85,8 @@ shape_from_text (const char *text, NnpShape *shape)
 }
 
 gboolean
-nnp_shapes_from_key (const NnpGraph *graph, const char *key, NnpInputShape *shapes,
-                     int max_shapes, int *n_shapes, NnpSpecializeFlags *flags, GError **error)
+nnp_shapes_from_key (const NnpGraph *graph, const char *key, NnpInputShape *shapes, int max_shapes,
+                     int *n_shapes, NnpSpecializeFlags *flags, GError **error)
 {
   g_autofree char *text = NULL;
   g_auto (GStrv) items = NULL;
@@ -116,10 +116,12 @@ nnp_shapes_from_key (const NnpGraph *graph, const char *key, NnpInputShape *shap
         if (!in->constant && strcmp (in->name, items[n]) == 0)
           v = in;
       }
-      if (eq == NULL || v == NULL || n >= max_shapes || !shape_from_text (eq + 1, &shapes[n].shape)) {
+      if (eq == NULL || v == NULL || n >= max_shapes
+          || !shape_from_text (eq + 1, &shapes[n].shape)) {
         g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
                      "shapes key '%s': item %d is not NAME=D0xD1x... of a graph input "
-                     "(or more than %d items)", key, n, max_shapes);
+                     "(or more than %d items)",
+                     key, n, max_shapes);
         return FALSE;
       }
       shapes[n].name = v->name;
@@ -182,8 +184,9 @@ set_input_shapes (NnpGraph *graph, const NnpInputShape *shapes, int n_shapes, GE
     for (int d = 0; v->shape.rank >= 0 && d < s->rank; d++) {
       if (v->shape.dims[d] >= 0 && v->shape.dims[d] != s->dims[d]) {
         g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
-                     "input '%s': dim %d is %" G_GINT64_FORMAT ", the model fixes it to %"
-                     G_GINT64_FORMAT, v->name, d, s->dims[d], v->shape.dims[d]);
+                     "input '%s': dim %d is %" G_GINT64_FORMAT
+                     ", the model fixes it to %" G_GINT64_FORMAT,
+                     v->name, d, s->dims[d], v->shape.dims[d]);
         return FALSE;
       }
     }

@@ -22,17 +22,39 @@ enum { MODEL_IR_VERSION = 1, MODEL_PRODUCER_NAME = 2, MODEL_GRAPH = 7, MODEL_OPS
 enum { OPSET_DOMAIN = 1, OPSET_VERSION = 2 };
 /* GraphProto */
 enum {
-  GRAPH_NODE = 1, GRAPH_NAME = 2, GRAPH_INITIALIZER = 5, GRAPH_INPUT = 11, GRAPH_OUTPUT = 12,
-  GRAPH_VALUE_INFO = 13, GRAPH_SPARSE_INITIALIZER = 15,
+  GRAPH_NODE = 1,
+  GRAPH_NAME = 2,
+  GRAPH_INITIALIZER = 5,
+  GRAPH_INPUT = 11,
+  GRAPH_OUTPUT = 12,
+  GRAPH_VALUE_INFO = 13,
+  GRAPH_SPARSE_INITIALIZER = 15,
 };
 /* NodeProto */
-enum { NODE_INPUT = 1, NODE_OUTPUT = 2, NODE_NAME = 3, NODE_OP_TYPE = 4, NODE_ATTRIBUTE = 5,
-       NODE_DOMAIN = 7 };
+enum {
+  NODE_INPUT = 1,
+  NODE_OUTPUT = 2,
+  NODE_NAME = 3,
+  NODE_OP_TYPE = 4,
+  NODE_ATTRIBUTE = 5,
+  NODE_DOMAIN = 7
+};
 /* AttributeProto */
 enum {
-  ATTR_NAME = 1, ATTR_F = 2, ATTR_I = 3, ATTR_S = 4, ATTR_T = 5, ATTR_G = 6, ATTR_FLOATS = 7,
-  ATTR_INTS = 8, ATTR_STRINGS = 9, ATTR_TENSORS = 10, ATTR_GRAPHS = 11, ATTR_TYPE = 20,
-  ATTR_SPARSE_TENSOR = 22, ATTR_SPARSE_TENSORS = 23,
+  ATTR_NAME = 1,
+  ATTR_F = 2,
+  ATTR_I = 3,
+  ATTR_S = 4,
+  ATTR_T = 5,
+  ATTR_G = 6,
+  ATTR_FLOATS = 7,
+  ATTR_INTS = 8,
+  ATTR_STRINGS = 9,
+  ATTR_TENSORS = 10,
+  ATTR_GRAPHS = 11,
+  ATTR_TYPE = 20,
+  ATTR_SPARSE_TENSOR = 22,
+  ATTR_SPARSE_TENSORS = 23,
 };
 /* AttributeProto.AttributeType beyond NnpAttrType */
 enum { ONNX_ATTR_GRAPHS = 10 };
@@ -58,9 +80,9 @@ nnp_onnx_model_info_clear (NnpOnnxModelInfo *info)
 typedef struct {
   char *name;
   NnpDType dtype;
-  NnpShape shape;     /* rank -1 when no shape is given */
-  char **dim_names;   /* NULL when no dim has a dim_param */
-  const char *unsupported;  /* static text when the type is one we cannot hold, else NULL */
+  NnpShape shape;          /* rank -1 when no shape is given */
+  char **dim_names;        /* NULL when no dim has a dim_param */
+  const char *unsupported; /* static text when the type is one we cannot hold, else NULL */
 } ValueInfo;
 
 static void
@@ -72,8 +94,7 @@ value_info_clear (ValueInfo *vi)
 }
 
 static gboolean
-parse_shape (const NnpWireReader *parent, const NnpWireField *msg, ValueInfo *vi,
-             GError **error)
+parse_shape (const NnpWireReader *parent, const NnpWireField *msg, ValueInfo *vi, GError **error)
 {
   NnpWireReader r;
   NnpWireField f;
@@ -121,7 +142,7 @@ parse_shape (const NnpWireReader *parent, const NnpWireField *msg, ValueInfo *vi
   if (rc < 0)
     return FALSE;
   if (too_many) {
-    vi->shape.rank = -1;  /* more dims than nnpipe handles: leave unknown */
+    vi->shape.rank = -1; /* more dims than nnpipe handles: leave unknown */
     return TRUE;
   }
   vi->shape.rank = rank;
@@ -194,8 +215,8 @@ parse_value_info (const NnpWireReader *parent, const NnpWireField *msg, ValueInf
   if (rc < 0)
     return FALSE;
   if (vi->name == NULL || vi->name[0] == '\0') {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE, "value at byte %" G_GSIZE_FORMAT
-                 " has no name", msg->offset);
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE, "value at byte %" G_GSIZE_FORMAT " has no name",
+                 msg->offset);
     return FALSE;
   }
   return TRUE;
@@ -281,9 +302,7 @@ parse_attribute (const NnpWireReader *parent, const NnpWireField *msg, NnpAttr *
           goto failed;
         break;
       case ATTR_G:
-      case ATTR_GRAPHS:
-        has_g = TRUE;
-        break;
+      case ATTR_GRAPHS: has_g = TRUE; break;
       case ATTR_FLOATS:
         if (!nnp_wire_repeated_init (&it, &f, NNP_WIRE_FIXED32, error))
           goto failed;
@@ -315,8 +334,7 @@ parse_attribute (const NnpWireReader *parent, const NnpWireField *msg, NnpAttr *
         if (!nnp_wire_get_int64 (&f, &type, error))
           goto failed;
         break;
-      default:
-        break;
+      default: break;
     }
   }
   if (rc < 0)
@@ -366,7 +384,7 @@ parse_attribute (const NnpWireReader *parent, const NnpWireField *msg, NnpAttr *
       break;
     case NNP_ATTR_GRAPH:
     case ONNX_ATTR_GRAPHS:
-      attr->type = NNP_ATTR_GRAPH;  /* marker only: subgraphs are not decoded */
+      attr->type = NNP_ATTR_GRAPH; /* marker only: subgraphs are not decoded */
       break;
     case NNP_ATTR_FLOATS:
       attr->type = NNP_ATTR_FLOATS;
@@ -415,8 +433,8 @@ failed:
 
 typedef struct {
   char *name, *op_type, *domain;
-  GPtrArray *inputs, *outputs;  /* char*, owned */
-  GArray *attrs;                /* NnpAttr */
+  GPtrArray *inputs, *outputs; /* char*, owned */
+  GArray *attrs;               /* NnpAttr */
 } NodeInfo;
 
 static void
@@ -489,8 +507,7 @@ parse_node (const NnpWireReader *parent, const NnpWireField *msg, NodeInfo *ni, 
         g_array_append_val (ni->attrs, attr);
         break;
       }
-      default:
-        break;
+      default: break;
     }
   }
   if (rc < 0)
@@ -606,8 +623,7 @@ add_graph_io (NnpGraph *graph, const NnpWireReader *r, const NnpWireField *f, gu
   } else {
     v = nnp_graph_ensure_value (graph, vi.name);
     if (output ? v->is_output : v->is_input) {
-      g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "%s '%s' is declared twice", what,
-                   vi.name);
+      g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "%s '%s' is declared twice", what, vi.name);
     } else {
       if (output || v->constant == NULL) {
         if (output)
@@ -654,11 +670,8 @@ parse_graph (const NnpWireReader *parent, const NnpWireField *msg, const char *f
         if (!nnp_wire_get_string (&f, &name, error))
           return NULL;
         break;
-      case GRAPH_SPARSE_INITIALIZER:
-        sparse = TRUE;
-        break;
-      default:
-        break;
+      case GRAPH_SPARSE_INITIALIZER: sparse = TRUE; break;
+      default: break;
     }
   }
   if (rc < 0)
@@ -694,8 +707,7 @@ parse_graph (const NnpWireReader *parent, const NnpWireField *msg, const char *f
     v = nnp_graph_ensure_value (graph, tname);
     if (v->constant) {
       nnp_tensor_unref (t);
-      g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "initializer '%s' is given twice",
-                   tname);
+      g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "initializer '%s' is given twice", tname);
       return NULL;
     }
     v->constant = t;
@@ -763,8 +775,7 @@ parse_graph (const NnpWireReader *parent, const NnpWireField *msg, const char *f
     for (int a = 0; a < node->n_attrs; a++)
       if (node->attrs[a].type == NNP_ATTR_GRAPH) {
         nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
-                            "attribute '%s' is a subgraph (not supported)",
-                            node->attrs[a].name);
+                            "attribute '%s' is a subgraph (not supported)", node->attrs[a].name);
         return NULL;
       }
   }
@@ -785,15 +796,20 @@ check_legacy_broadcast (const NnpGraph *graph, GError **error)
     const NnpNode *node = nnp_graph_node (graph, (int) i);
 
     switch (node->op) {
-      case NNP_OP_ADD: case NNP_OP_SUB: case NNP_OP_MUL: case NNP_OP_DIV: case NNP_OP_POW:
+      case NNP_OP_ADD:
+      case NNP_OP_SUB:
+      case NNP_OP_MUL:
+      case NNP_OP_DIV:
+      case NNP_OP_POW:
         if (nnp_node_get_attr (node, "axis") != NULL) {
-          nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "opset %d broadcasting "
-                              "with an 'axis' attribute is not supported", graph->opset);
+          nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
+                              "opset %d broadcasting "
+                              "with an 'axis' attribute is not supported",
+                              graph->opset);
           return FALSE;
         }
         break;
-      default:
-        break;
+      default: break;
     }
   }
   return TRUE;
@@ -859,8 +875,7 @@ parse_model (const guint8 *data, gsize size, const char *graph_name, NnpOnnxMode
         }
         break;
       }
-      default:
-        break;
+      default: break;
     }
   }
   if (rc < 0)
@@ -870,14 +885,16 @@ parse_model (const guint8 *data, gsize size, const char *graph_name, NnpOnnxMode
     return NULL;
   }
   if (!has_opset) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED, "no opset for the default domain "
+    g_set_error (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED,
+                 "no opset for the default domain "
                  "(IR version %" G_GINT64_FORMAT "; opsets %d..%d are supported)",
                  info->ir_version, OPSET_MIN, OPSET_MAX);
     return NULL;
   }
   if (opset < OPSET_MIN || opset > OPSET_MAX) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED, "opset %" G_GINT64_FORMAT
-                 " is not supported (%d..%d are)", opset, OPSET_MIN, OPSET_MAX);
+    g_set_error (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED,
+                 "opset %" G_GINT64_FORMAT " is not supported (%d..%d are)", opset, OPSET_MIN,
+                 OPSET_MAX);
     return NULL;
   }
   info->opset = (int) opset;
@@ -886,10 +903,11 @@ parse_model (const guint8 *data, gsize size, const char *graph_name, NnpOnnxMode
   if (graph && info->opset < 7 && !check_legacy_broadcast (graph, error))
     g_clear_pointer (&graph, nnp_graph_unref);
   if (graph)
-    NNP_DEBUG (LOG_CAT, "%s: IR %" G_GINT64_FORMAT ", opset %d, producer '%s': %u nodes, "
-               "%u values, %u inputs, %u outputs", graph_name, info->ir_version, info->opset,
-               info->producer, graph->nodes->len, graph->values->len, graph->inputs->len,
-               graph->outputs->len);
+    NNP_DEBUG (LOG_CAT,
+               "%s: IR %" G_GINT64_FORMAT ", opset %d, producer '%s': %u nodes, "
+               "%u values, %u inputs, %u outputs",
+               graph_name, info->ir_version, info->opset, info->producer, graph->nodes->len,
+               graph->values->len, graph->inputs->len, graph->outputs->len);
   return graph;
 }
 

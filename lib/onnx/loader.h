@@ -11,8 +11,8 @@ G_BEGIN_DECLS
 
 typedef struct {
   int64_t ir_version;
-  char *producer;     /* producer_name, "" when absent (owned) */
-  int opset;          /* default-domain opset version */
+  char *producer; /* producer_name, "" when absent (owned) */
+  int opset;      /* default-domain opset version */
 } NnpOnnxModelInfo;
 
 void nnp_onnx_model_info_clear (NnpOnnxModelInfo *info);

@@ -28,25 +28,25 @@ struct _NnpModel {
   gint ref_count;
   char *name;
   GMutex digest_lock;
-  char *digest;            /* NULL until known */
-  GThread *digest_thread;  /* hashing digest_src in the background, or NULL */
+  char *digest;           /* NULL until known */
+  GThread *digest_thread; /* hashing digest_src in the background, or NULL */
   GMappedFile *digest_src;
-  gint digest_cancel;      /* atomic: set by model_free() to stop the thread early */
+  gint digest_cancel; /* atomic: set by model_free() to stop the thread early */
   NnpOnnxModelInfo info;
   NnpGraph *graph;
-  gboolean cached;    /* registered in the cache under `key` */
+  gboolean cached; /* registered in the cache under `key` */
   FileKey key;
 };
 
 static GMutex cache_lock;
-static GHashTable *cache;  /* FileKey* (inside the model) -> NnpModel*, no refs */
+static GHashTable *cache; /* FileKey* (inside the model) -> NnpModel*, no refs */
 
 static guint
 file_key_hash (gconstpointer p)
 {
   const FileKey *k = p;
-  guint64 h = k->ino * 0x9e3779b97f4a7c15ull ^ k->dev ^ (k->size << 17)
-      ^ (guint64) k->mtime_sec ^ ((guint64) k->mtime_nsec << 32);
+  guint64 h = k->ino * 0x9e3779b97f4a7c15ull ^ k->dev ^ (k->size << 17) ^ (guint64) k->mtime_sec
+              ^ ((guint64) k->mtime_nsec << 32);
   return (guint) (h ^ (h >> 32));
 }
 
@@ -76,7 +76,7 @@ model_free (NnpModel *model)
 static gpointer
 digest_worker (gpointer data)
 {
-  NnpModel *model = data;  /* outlives the thread: model_free() joins it */
+  NnpModel *model = data; /* outlives the thread: model_free() joins it */
   const guint8 *bytes = (const guint8 *) g_mapped_file_get_contents (model->digest_src);
   gsize size = g_mapped_file_get_length (model->digest_src);
   const gsize chunk = 1 << 20;
@@ -98,8 +98,7 @@ out:
  * (about 4 ms per MB) is computed on a thread of its own while the caller
  * goes on, and nnp_model_get_digest() waits for it; without, right here. */
 static NnpModel *
-model_parse (const guint8 *data, gsize size, const char *name, GMappedFile *mapped,
-             GError **error)
+model_parse (const guint8 *data, gsize size, const char *name, GMappedFile *mapped, GError **error)
 {
   NnpModel *model = g_new0 (NnpModel, 1);
   g_autofree char *base = g_path_get_basename (name);
@@ -180,7 +179,7 @@ cache_insert (NnpModel *model)
     return other;
   }
   model->cached = TRUE;
-  g_hash_table_replace (cache, &model->key, model);  /* replaces the key pointer too */
+  g_hash_table_replace (cache, &model->key, model); /* replaces the key pointer too */
   g_mutex_unlock (&cache_lock);
   return model;
 }

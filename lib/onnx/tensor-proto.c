@@ -10,10 +10,19 @@
 
 /* TensorProto */
 enum {
-  TENSOR_DIMS = 1, TENSOR_DATA_TYPE = 2, TENSOR_SEGMENT = 3, TENSOR_FLOAT_DATA = 4,
-  TENSOR_INT32_DATA = 5, TENSOR_STRING_DATA = 6, TENSOR_INT64_DATA = 7, TENSOR_NAME = 8,
-  TENSOR_RAW_DATA = 9, TENSOR_DOUBLE_DATA = 10, TENSOR_UINT64_DATA = 11,
-  TENSOR_EXTERNAL_DATA = 13, TENSOR_DATA_LOCATION = 14,
+  TENSOR_DIMS = 1,
+  TENSOR_DATA_TYPE = 2,
+  TENSOR_SEGMENT = 3,
+  TENSOR_FLOAT_DATA = 4,
+  TENSOR_INT32_DATA = 5,
+  TENSOR_STRING_DATA = 6,
+  TENSOR_INT64_DATA = 7,
+  TENSOR_NAME = 8,
+  TENSOR_RAW_DATA = 9,
+  TENSOR_DOUBLE_DATA = 10,
+  TENSOR_UINT64_DATA = 11,
+  TENSOR_EXTERNAL_DATA = 13,
+  TENSOR_DATA_LOCATION = 14,
 };
 
 /* ONNX data type names, also for the codes NnpDType does not cover. */
@@ -21,9 +30,10 @@ const char *
 nnp_onnx_dtype_name (int64_t code)
 {
   static const char *const names[] = {
-    "undefined", "float32", "uint8", "int8", "uint16", "int16", "int32", "int64", "string",
-    "bool", "float16", "float64", "uint32", "uint64", "complex64", "complex128", "bfloat16",
-    "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "uint4", "int4",
+    "undefined",      "float32",    "uint8",          "int8",       "uint16",   "int16",
+    "int32",          "int64",      "string",         "bool",       "float16",  "float64",
+    "uint32",         "uint64",     "complex64",      "complex128", "bfloat16", "float8e4m3fn",
+    "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "uint4",      "int4",
   };
   if (code >= 0 && code < (int64_t) G_N_ELEMENTS (names))
     return names[code];
@@ -34,7 +44,7 @@ nnp_onnx_dtype_name (int64_t code)
  * TensorProto */
 
 typedef struct {
-  gsize count[TENSOR_DATA_LOCATION + 1];  /* values seen per typed data field */
+  gsize count[TENSOR_DATA_LOCATION + 1]; /* values seen per typed data field */
 } TensorCounts;
 
 /* Which typed field carries values of this dtype (0: none). */
@@ -42,25 +52,19 @@ static int
 typed_field_for (NnpDType dtype)
 {
   switch (dtype) {
-    case NNP_DTYPE_FLOAT32:
-      return TENSOR_FLOAT_DATA;
+    case NNP_DTYPE_FLOAT32: return TENSOR_FLOAT_DATA;
     case NNP_DTYPE_INT32:
     case NNP_DTYPE_INT16:
     case NNP_DTYPE_INT8:
     case NNP_DTYPE_UINT16:
     case NNP_DTYPE_UINT8:
     case NNP_DTYPE_BOOL:
-    case NNP_DTYPE_FLOAT16:
-      return TENSOR_INT32_DATA;
-    case NNP_DTYPE_INT64:
-      return TENSOR_INT64_DATA;
-    case NNP_DTYPE_FLOAT64:
-      return TENSOR_DOUBLE_DATA;
+    case NNP_DTYPE_FLOAT16: return TENSOR_INT32_DATA;
+    case NNP_DTYPE_INT64: return TENSOR_INT64_DATA;
+    case NNP_DTYPE_FLOAT64: return TENSOR_DOUBLE_DATA;
     case NNP_DTYPE_UINT32:
-    case NNP_DTYPE_UINT64:
-      return TENSOR_UINT64_DATA;
-    default:
-      return 0;
+    case NNP_DTYPE_UINT64: return TENSOR_UINT64_DATA;
+    default: return 0;
   }
 }
 
@@ -68,12 +72,9 @@ static NnpWireType
 typed_field_wire (int field)
 {
   switch (field) {
-    case TENSOR_FLOAT_DATA:
-      return NNP_WIRE_FIXED32;
-    case TENSOR_DOUBLE_DATA:
-      return NNP_WIRE_FIXED64;
-    default:
-      return NNP_WIRE_VARINT;
+    case TENSOR_FLOAT_DATA: return NNP_WIRE_FIXED32;
+    case TENSOR_DOUBLE_DATA: return NNP_WIRE_FIXED64;
+    default: return NNP_WIRE_VARINT;
   }
 }
 
@@ -96,15 +97,9 @@ store_value (guint8 *dst, gsize i, NnpDType dtype, guint64 v)
       break;
     }
     case NNP_DTYPE_INT8:
-    case NNP_DTYPE_UINT8:
-      dst[i] = (guint8) v;
-      break;
-    case NNP_DTYPE_BOOL:
-      dst[i] = v != 0;
-      break;
-    default: /* INT64, UINT64, FLOAT64 */
-      memcpy (dst + 8 * i, &v, 8);
-      break;
+    case NNP_DTYPE_UINT8: dst[i] = (guint8) v; break;
+    case NNP_DTYPE_BOOL: dst[i] = v != 0; break;
+    default: /* INT64, UINT64, FLOAT64 */ memcpy (dst + 8 * i, &v, 8); break;
   }
 }
 
@@ -128,8 +123,7 @@ swap_to_host (guint8 *data, gsize nbytes, gsize esize)
  * receives the tensor's name (owned). */
 NnpTensor *
 nnp_onnx_parse_tensor (const NnpWireReader *parent, const NnpWireField *msg,
-                       gboolean placeholder_ok, const char *what, char **name_out,
-                       GError **error)
+                       gboolean placeholder_ok, const char *what, char **name_out, GError **error)
 {
   NnpWireReader r;
   NnpWireField f;
@@ -172,9 +166,7 @@ nnp_onnx_parse_tensor (const NnpWireReader *parent, const NnpWireField *msg,
         if (!nnp_wire_get_int64 (&f, &data_type, error))
           goto failed;
         break;
-      case TENSOR_SEGMENT:
-        segment = TRUE;
-        break;
+      case TENSOR_SEGMENT: segment = TRUE; break;
       case TENSOR_FLOAT_DATA:
       case TENSOR_INT32_DATA:
       case TENSOR_INT64_DATA:
@@ -200,9 +192,7 @@ nnp_onnx_parse_tensor (const NnpWireReader *parent, const NnpWireField *msg,
         raw_len = f.len;
         has_raw = TRUE;
         break;
-      case TENSOR_EXTERNAL_DATA:
-        external = TRUE;
-        break;
+      case TENSOR_EXTERNAL_DATA: external = TRUE; break;
       case TENSOR_DATA_LOCATION: {
         int64_t loc;
         if (!nnp_wire_get_int64 (&f, &loc, error))
@@ -211,8 +201,7 @@ nnp_onnx_parse_tensor (const NnpWireReader *parent, const NnpWireField *msg,
           external = TRUE;
         break;
       }
-      default:
-        break;
+      default: break;
     }
   }
   if (rc < 0)
@@ -223,8 +212,8 @@ nnp_onnx_parse_tensor (const NnpWireReader *parent, const NnpWireField *msg,
       g_set_error (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED,
                    "tensor '%s' uses external data (not supported)", name);
     else
-      g_set_error (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED,
-                   "%s uses external data (not supported)", what);
+      g_set_error (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED, "%s uses external data (not supported)",
+                   what);
     return NULL;
   }
   if (segment) {
@@ -232,8 +221,7 @@ nnp_onnx_parse_tensor (const NnpWireReader *parent, const NnpWireField *msg,
     goto failed;
   }
   if (too_many_dims) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED, "has more than %d dims",
-                 NNP_MAX_RANK);
+    g_set_error (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED, "has more than %d dims", NNP_MAX_RANK);
     goto failed;
   }
   nnp_shape_set (&shape, rank, dims);
@@ -253,8 +241,7 @@ nnp_onnx_parse_tensor (const NnpWireReader *parent, const NnpWireField *msg,
     }
     g_set_error (error, NNP_ERROR, data_type == 0 ? NNP_ERROR_PARSE : NNP_ERROR_UNSUPPORTED,
                  "has %s data type %" G_GINT64_FORMAT " (%s)",
-                 data_type == 0 ? "no" : "unsupported", data_type,
-                 nnp_onnx_dtype_name (data_type));
+                 data_type == 0 ? "no" : "unsupported", data_type, nnp_onnx_dtype_name (data_type));
     goto failed;
   }
 
@@ -273,15 +260,18 @@ nnp_onnx_parse_tensor (const NnpWireReader *parent, const NnpWireField *msg,
     }
     if ((guint64) numel > raw_len / esize || (gsize) numel * esize != raw_len) {
       g_autofree char *s = nnp_shape_to_string (&shape);
-      g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE, "raw_data has %" G_GSIZE_FORMAT
-                   " bytes, shape %s of %s needs %" G_GUINT64_FORMAT, raw_len, s,
-                   nnp_onnx_dtype_name (data_type), (guint64) numel * esize);
+      g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE,
+                   "raw_data has %" G_GSIZE_FORMAT
+                   " bytes, shape %s of %s needs %" G_GUINT64_FORMAT,
+                   raw_len, s, nnp_onnx_dtype_name (data_type), (guint64) numel * esize);
       goto failed;
     }
   } else if (counts.count[typed] != (guint64) numel) {
     g_autofree char *s = nnp_shape_to_string (&shape);
-    g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE, "has %" G_GSIZE_FORMAT " values, shape %s"
-                 " needs %" G_GINT64_FORMAT, counts.count[typed], s, numel);
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE,
+                 "has %" G_GSIZE_FORMAT " values, shape %s"
+                 " needs %" G_GINT64_FORMAT,
+                 counts.count[typed], s, numel);
     goto failed;
   }
 
@@ -341,4 +331,3 @@ nnp_tensor_from_onnx_bytes (const guint8 *data, gsize size, char **name_out, GEr
   whole.len = size;
   return nnp_onnx_parse_tensor (&r, &whole, FALSE, "TensorProto", name_out, error);
 }
-

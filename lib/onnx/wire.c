@@ -7,19 +7,13 @@ static const char *
 wire_type_name (NnpWireType type)
 {
   switch (type) {
-    case NNP_WIRE_VARINT:
-      return "varint";
-    case NNP_WIRE_FIXED64:
-      return "fixed64";
-    case NNP_WIRE_LEN:
-      return "length-delimited";
+    case NNP_WIRE_VARINT: return "varint";
+    case NNP_WIRE_FIXED64: return "fixed64";
+    case NNP_WIRE_LEN: return "length-delimited";
     case NNP_WIRE_START_GROUP:
-    case NNP_WIRE_END_GROUP:
-      return "group";
-    case NNP_WIRE_FIXED32:
-      return "fixed32";
-    default:
-      return "invalid";
+    case NNP_WIRE_END_GROUP: return "group";
+    case NNP_WIRE_FIXED32: return "fixed32";
+    default: return "invalid";
   }
 }
 
@@ -57,8 +51,9 @@ nnp_wire_next (NnpWireReader *reader, NnpWireField *field, GError **error)
     return -1;
   }
   if ((tag >> 3) == 0 || (tag >> 3) > 0x1fffffff) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE, "invalid field number %" G_GUINT64_FORMAT
-                 " at byte %" G_GSIZE_FORMAT, tag >> 3, offset);
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE,
+                 "invalid field number %" G_GUINT64_FORMAT " at byte %" G_GSIZE_FORMAT, tag >> 3,
+                 offset);
     return -1;
   }
   field->number = (guint32) (tag >> 3);
@@ -92,8 +87,9 @@ nnp_wire_next (NnpWireReader *reader, NnpWireField *field, GError **error)
       if (!nnp_wire_read_varint (&p, reader->end, &len))
         goto truncated;
       if (len > (guint64) (reader->end - p)) {
-        g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE, "field %u at byte %" G_GSIZE_FORMAT
-                     " claims %" G_GUINT64_FORMAT " bytes, only %" G_GSIZE_FORMAT " remain",
+        g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE,
+                     "field %u at byte %" G_GSIZE_FORMAT " claims %" G_GUINT64_FORMAT
+                     " bytes, only %" G_GSIZE_FORMAT " remain",
                      field->number, offset, len, (gsize) (reader->end - p));
         return -1;
       }
@@ -104,20 +100,22 @@ nnp_wire_next (NnpWireReader *reader, NnpWireField *field, GError **error)
     }
     case NNP_WIRE_START_GROUP:
     case NNP_WIRE_END_GROUP:
-      g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE, "field %u at byte %" G_GSIZE_FORMAT
-                   " is a group (not used by ONNX)", field->number, offset);
+      g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE,
+                   "field %u at byte %" G_GSIZE_FORMAT " is a group (not used by ONNX)",
+                   field->number, offset);
       return -1;
     default:
-      g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE, "field %u at byte %" G_GSIZE_FORMAT
-                   " has invalid wire type %d", field->number, offset, (int) field->type);
+      g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE,
+                   "field %u at byte %" G_GSIZE_FORMAT " has invalid wire type %d", field->number,
+                   offset, (int) field->type);
       return -1;
   }
   reader->pos = p;
   return 1;
 
 truncated:
-  g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE, "field %u at byte %" G_GSIZE_FORMAT
-               " is truncated", field->number, offset);
+  g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE,
+               "field %u at byte %" G_GSIZE_FORMAT " is truncated", field->number, offset);
   return -1;
 }
 
@@ -126,9 +124,9 @@ nnp_wire_expect (const NnpWireField *field, NnpWireType type, GError **error)
 {
   if (field->type == type)
     return TRUE;
-  g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE, "field %u at byte %" G_GSIZE_FORMAT
-               " is %s, expected %s", field->number, field->offset,
-               wire_type_name (field->type), wire_type_name (type));
+  g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE,
+               "field %u at byte %" G_GSIZE_FORMAT " is %s, expected %s", field->number,
+               field->offset, wire_type_name (field->type), wire_type_name (type));
   return FALSE;
 }
 
@@ -163,15 +161,16 @@ get_string (const NnpWireField *field, char **out, gboolean strict, GError **err
   if (strict) {
     for (gsize i = 0; i < field->len; i++)
       if (field->data[i] < 0x20 || field->data[i] == 0x7f) {
-        g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE, "string field %u at byte %"
-                     G_GSIZE_FORMAT " contains a control character", field->number,
-                     field->offset);
+        g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE,
+                     "string field %u at byte %" G_GSIZE_FORMAT " contains a control character",
+                     field->number, field->offset);
         return FALSE;
       }
   }
   if (!g_utf8_validate_len ((const char *) field->data, field->len, NULL)) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE, "string field %u at byte %" G_GSIZE_FORMAT
-                 " is not valid UTF-8", field->number, field->offset);
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE,
+                 "string field %u at byte %" G_GSIZE_FORMAT " is not valid UTF-8", field->number,
+                 field->offset);
     return FALSE;
   }
   s = g_malloc (field->len + 1);
@@ -209,9 +208,9 @@ nnp_wire_repeated_init (NnpWireRepeated *it, const NnpWireField *field, NnpWireT
     return TRUE;
   }
   if (field->type != NNP_WIRE_LEN) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE, "repeated field %u at byte %"
-                 G_GSIZE_FORMAT " is %s, expected %s or packed", field->number, field->offset,
-                 wire_type_name (field->type), wire_type_name (elem));
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE,
+                 "repeated field %u at byte %" G_GSIZE_FORMAT " is %s, expected %s or packed",
+                 field->number, field->offset, wire_type_name (field->type), wire_type_name (elem));
     return FALSE;
   }
   it->data = field->data ? field->data : (const guint8 *) "";
@@ -222,9 +221,10 @@ nnp_wire_repeated_init (NnpWireRepeated *it, const NnpWireField *field, NnpWireT
     case NNP_WIRE_FIXED64: {
       gsize esize = elem == NNP_WIRE_FIXED32 ? 4 : 8;
       if (field->len % esize != 0) {
-        g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE, "packed field %u at byte %"
-                     G_GSIZE_FORMAT " has %" G_GSIZE_FORMAT " bytes, not a multiple of %"
-                     G_GSIZE_FORMAT, field->number, field->offset, field->len, esize);
+        g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE,
+                     "packed field %u at byte %" G_GSIZE_FORMAT " has %" G_GSIZE_FORMAT
+                     " bytes, not a multiple of %" G_GSIZE_FORMAT,
+                     field->number, field->offset, field->len, esize);
         return FALSE;
       }
       it->count = field->len / esize;
@@ -238,9 +238,9 @@ nnp_wire_repeated_init (NnpWireRepeated *it, const NnpWireField *field, NnpWireT
 
       while (p < it->end) {
         if (!nnp_wire_read_varint (&p, it->end, &v)) {
-          g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE, "packed field %u at byte %"
-                       G_GSIZE_FORMAT " holds a malformed varint", field->number,
-                       field->offset);
+          g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE,
+                       "packed field %u at byte %" G_GSIZE_FORMAT " holds a malformed varint",
+                       field->number, field->offset);
           return FALSE;
         }
         n++;

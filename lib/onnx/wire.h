@@ -19,13 +19,13 @@ typedef enum {
   NNP_WIRE_VARINT = 0,
   NNP_WIRE_FIXED64 = 1,
   NNP_WIRE_LEN = 2,
-  NNP_WIRE_START_GROUP = 3,  /* rejected */
-  NNP_WIRE_END_GROUP = 4,    /* rejected */
+  NNP_WIRE_START_GROUP = 3, /* rejected */
+  NNP_WIRE_END_GROUP = 4,   /* rejected */
   NNP_WIRE_FIXED32 = 5,
 } NnpWireType;
 
 typedef struct {
-  const guint8 *base;  /* start of the outermost buffer (offsets in messages) */
+  const guint8 *base; /* start of the outermost buffer (offsets in messages) */
   const guint8 *pos;
   const guint8 *end;
 } NnpWireReader;
@@ -34,10 +34,10 @@ typedef struct {
 typedef struct {
   guint32 number;
   NnpWireType type;
-  guint64 value;        /* VARINT, FIXED32 (low 32 bits), FIXED64 */
-  const guint8 *data;   /* LEN: payload */
-  gsize len;            /* LEN: payload size */
-  gsize offset;         /* offset of the tag from reader->base */
+  guint64 value;      /* VARINT, FIXED32 (low 32 bits), FIXED64 */
+  const guint8 *data; /* LEN: payload */
+  gsize len;          /* LEN: payload size */
+  gsize offset;       /* offset of the tag from reader->base */
 } NnpWireField;
 
 /* A reader over data[0..size). */
@@ -78,7 +78,7 @@ nnp_wire_read_varint (const guint8 **p, const guint8 *end, guint64 *out)
       return FALSE;
     b = *q++;
     if (shift == 63 && b > 1)
-      return FALSE;  /* 10th byte may only carry the top bit */
+      return FALSE; /* 10th byte may only carry the top bit */
     v |= (guint64) (b & 0x7f) << shift;
     if ((b & 0x80) == 0) {
       *p = q;
@@ -95,15 +95,15 @@ nnp_wire_read_varint (const guint8 **p, const guint8 *end, guint64 *out)
  * so nnp_wire_repeated_next() cannot fail before `count` values. */
 typedef struct {
   NnpWireType elem;
-  gsize count;          /* number of values */
-  const guint8 *data;   /* packed payload (NULL for a single unpacked value) */
+  gsize count;        /* number of values */
+  const guint8 *data; /* packed payload (NULL for a single unpacked value) */
   const guint8 *pos, *end;
   guint64 single;
   gboolean single_left;
 } NnpWireRepeated;
 
-gboolean nnp_wire_repeated_init (NnpWireRepeated *it, const NnpWireField *field,
-                                 NnpWireType elem, GError **error);
+gboolean nnp_wire_repeated_init (NnpWireRepeated *it, const NnpWireField *field, NnpWireType elem,
+                                 GError **error);
 
 static inline gboolean
 nnp_wire_repeated_next (NnpWireRepeated *it, guint64 *out)
@@ -132,8 +132,7 @@ nnp_wire_repeated_next (NnpWireRepeated *it, guint64 *out)
       *out = GUINT64_FROM_LE (v);
       return TRUE;
     }
-    default:
-      return nnp_wire_read_varint (&it->pos, it->end, out);
+    default: return nnp_wire_read_varint (&it->pos, it->end, out);
   }
 }
 

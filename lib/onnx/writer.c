@@ -21,15 +21,41 @@
 #include <string.h>
 
 /* field numbers, as in loader.c (onnx.proto) */
-enum { MODEL_IR_VERSION = 1, MODEL_PRODUCER_NAME = 2, MODEL_PRODUCER_VERSION = 3,
-       MODEL_GRAPH = 7, MODEL_OPSET_IMPORT = 8 };
+enum {
+  MODEL_IR_VERSION = 1,
+  MODEL_PRODUCER_NAME = 2,
+  MODEL_PRODUCER_VERSION = 3,
+  MODEL_GRAPH = 7,
+  MODEL_OPSET_IMPORT = 8
+};
 enum { OPSET_DOMAIN = 1, OPSET_VERSION = 2 };
-enum { GRAPH_NODE = 1, GRAPH_NAME = 2, GRAPH_INITIALIZER = 5, GRAPH_DOC_STRING = 10,
-       GRAPH_INPUT = 11, GRAPH_OUTPUT = 12 };
-enum { NODE_INPUT = 1, NODE_OUTPUT = 2, NODE_NAME = 3, NODE_OP_TYPE = 4, NODE_ATTRIBUTE = 5,
-       NODE_DOMAIN = 7 };
-enum { ATTR_NAME = 1, ATTR_F = 2, ATTR_I = 3, ATTR_S = 4, ATTR_T = 5, ATTR_FLOATS = 7,
-       ATTR_INTS = 8, ATTR_STRINGS = 9, ATTR_TYPE = 20 };
+enum {
+  GRAPH_NODE = 1,
+  GRAPH_NAME = 2,
+  GRAPH_INITIALIZER = 5,
+  GRAPH_DOC_STRING = 10,
+  GRAPH_INPUT = 11,
+  GRAPH_OUTPUT = 12
+};
+enum {
+  NODE_INPUT = 1,
+  NODE_OUTPUT = 2,
+  NODE_NAME = 3,
+  NODE_OP_TYPE = 4,
+  NODE_ATTRIBUTE = 5,
+  NODE_DOMAIN = 7
+};
+enum {
+  ATTR_NAME = 1,
+  ATTR_F = 2,
+  ATTR_I = 3,
+  ATTR_S = 4,
+  ATTR_T = 5,
+  ATTR_FLOATS = 7,
+  ATTR_INTS = 8,
+  ATTR_STRINGS = 9,
+  ATTR_TYPE = 20
+};
 enum { TENSOR_DIMS = 1, TENSOR_DATA_TYPE = 2, TENSOR_NAME = 8, TENSOR_RAW_DATA = 9 };
 enum { VI_NAME = 1, VI_TYPE = 2 };
 enum { TYPE_TENSOR_TYPE = 1 };
@@ -42,16 +68,15 @@ enum { DIM_VALUE = 1 };
 
 typedef struct {
   const NnpGraph *graph;
-  GByteArray *g;           /* GraphProto being built */
-  GHashTable *names;       /* every value name used in the file (borrowed or owned strings) */
-  GHashTable *inits;       /* value ids already written as initializers */
-  GPtrArray *owned;        /* strings owned by the writer */
+  GByteArray *g;     /* GraphProto being built */
+  GHashTable *names; /* every value name used in the file (borrowed or owned strings) */
+  GHashTable *inits; /* value ids already written as initializers */
+  GPtrArray *owned;  /* strings owned by the writer */
 } Writer;
 
 /* TensorProto: dims, data_type, name, raw_data (little-endian, C order). */
 static gboolean
-put_tensor (GByteArray *buf, guint32 field, const char *name, const NnpTensor *t,
-            GError **error)
+put_tensor (GByteArray *buf, guint32 field, const char *name, const NnpTensor *t, GError **error)
 {
   g_autoptr (GByteArray) m = g_byte_array_new ();
 
@@ -62,7 +87,7 @@ put_tensor (GByteArray *buf, guint32 field, const char *name, const NnpTensor *t
     return FALSE;
   }
   nnp_wire_put_packed_int64 (m, TENSOR_DIMS, t->shape.dims, t->shape.rank);
-  nnp_wire_put_int (m, TENSOR_DATA_TYPE, t->dtype);  /* NnpDType is numbered as ONNX */
+  nnp_wire_put_int (m, TENSOR_DATA_TYPE, t->dtype); /* NnpDType is numbered as ONNX */
   if (name)
     nnp_wire_put_string (m, TENSOR_NAME, name);
   nnp_wire_put_bytes (m, TENSOR_RAW_DATA, t->data, t->nbytes);
@@ -79,11 +104,9 @@ put_value_info (GByteArray *buf, guint32 field, const NnpValue *v, GError **erro
   g_autoptr (GByteArray) tt = g_byte_array_new ();
   g_autoptr (GByteArray) shape = g_byte_array_new ();
 
-  if (v->dtype == NNP_DTYPE_UNDEFINED || v->shape.rank < 0
-      || nnp_shape_numel (&v->shape) < 0) {
+  if (v->dtype == NNP_DTYPE_UNDEFINED || v->shape.rank < 0 || nnp_shape_numel (&v->shape) < 0) {
     g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
-                 "value '%s' has no concrete type and shape (is the graph specialised?)",
-                 v->name);
+                 "value '%s' has no concrete type and shape (is the graph specialised?)", v->name);
     return FALSE;
   }
   for (int d = 0; d < v->shape.rank; d++) {
@@ -107,25 +130,15 @@ put_attr (GByteArray *buf, const NnpNode *node, const NnpAttr *a, GError **error
 
   nnp_wire_put_string (m, ATTR_NAME, a->name);
   switch (a->type) {
-    case NNP_ATTR_FLOAT:
-      nnp_wire_put_float (m, ATTR_F, a->f);
-      break;
-    case NNP_ATTR_INT:
-      nnp_wire_put_int (m, ATTR_I, a->i);
-      break;
-    case NNP_ATTR_STRING:
-      nnp_wire_put_string (m, ATTR_S, a->s);
-      break;
+    case NNP_ATTR_FLOAT: nnp_wire_put_float (m, ATTR_F, a->f); break;
+    case NNP_ATTR_INT: nnp_wire_put_int (m, ATTR_I, a->i); break;
+    case NNP_ATTR_STRING: nnp_wire_put_string (m, ATTR_S, a->s); break;
     case NNP_ATTR_TENSOR:
       if (!put_tensor (m, ATTR_T, NULL, a->t, error))
         return FALSE;
       break;
-    case NNP_ATTR_FLOATS:
-      nnp_wire_put_packed_float (m, ATTR_FLOATS, a->floats, a->n);
-      break;
-    case NNP_ATTR_INTS:
-      nnp_wire_put_packed_int64 (m, ATTR_INTS, a->ints, a->n);
-      break;
+    case NNP_ATTR_FLOATS: nnp_wire_put_packed_float (m, ATTR_FLOATS, a->floats, a->n); break;
+    case NNP_ATTR_INTS: nnp_wire_put_packed_int64 (m, ATTR_INTS, a->ints, a->n); break;
     case NNP_ATTR_STRINGS:
       for (int i = 0; i < a->n; i++)
         nnp_wire_put_string (m, ATTR_STRINGS, a->strings[i]);
@@ -187,7 +200,7 @@ put_node (Writer *w, const char *name, const char *op_type, const char *domain,
   nnp_wire_put_string (m, NODE_OP_TYPE, op_type);
   if (attrs)
     g_byte_array_append (m, attrs->data, attrs->len);
-  if (domain && *domain && strcmp (domain, "ai.onnx") != 0)  /* "ai.onnx" is "" */
+  if (domain && *domain && strcmp (domain, "ai.onnx") != 0) /* "ai.onnx" is "" */
     nnp_wire_put_string (m, NODE_DOMAIN, domain);
   nnp_wire_put_message (w->g, GRAPH_NODE, m);
 }
@@ -267,12 +280,8 @@ put_activation (Writer *w, const NnpNode *node, const char *x, const char *y, GE
   g_autofree char *name = g_strconcat (node->name, ".act", NULL);
 
   switch (node->act) {
-    case NNP_ACT_RELU:
-      put_node (w, name, "Relu", "", &x, 1, &y, 1, NULL);
-      return TRUE;
-    case NNP_ACT_SIGMOID:
-      put_node (w, name, "Sigmoid", "", &x, 1, &y, 1, NULL);
-      return TRUE;
+    case NNP_ACT_RELU: put_node (w, name, "Relu", "", &x, 1, &y, 1, NULL); return TRUE;
+    case NNP_ACT_SIGMOID: put_node (w, name, "Sigmoid", "", &x, 1, &y, 1, NULL); return TRUE;
     case NNP_ACT_LEAKY_RELU:
       put_float_attr (attrs, "alpha", node->act_alpha);
       put_node (w, name, "LeakyRelu", "", &x, 1, &y, 1, attrs);
@@ -282,8 +291,7 @@ put_activation (Writer *w, const NnpNode *node, const char *x, const char *y, GE
       put_float_attr (attrs, "beta", node->act_beta);
       put_node (w, name, "HardSigmoid", "", &x, 1, &y, 1, attrs);
       return TRUE;
-    case NNP_ACT_HARD_SWISH:
-      return put_hard_swish (w, node->name, x, y, error);
+    case NNP_ACT_HARD_SWISH: return put_hard_swish (w, node->name, x, y, error);
     case NNP_ACT_CLIP:
       return put_clip (w, node->name, x, y, node->act_alpha, node->act_beta, error);
     case NNP_ACT_HARD_SWISH_AFFINE: {
@@ -304,8 +312,8 @@ put_activation (Writer *w, const NnpNode *node, const char *x, const char *y, GE
       return TRUE;
     }
     default:
-      nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "fused activation %d cannot be exported",
-                          node->act);
+      nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
+                          "fused activation %d cannot be exported", node->act);
       return FALSE;
   }
 }
@@ -351,8 +359,8 @@ put_graph_node (Writer *w, const NnpNode *node, GError **error)
     base = g_strconcat (act_out, ".pre_act", NULL);
     out[0] = fresh_name (w, base);
   }
-  put_node (w, node->name, node->op_type, node->domain, in, node->n_inputs, out,
-            node->n_outputs, attrs);
+  put_node (w, node->name, node->op_type, node->domain, in, node->n_inputs, out, node->n_outputs,
+            attrs);
   return act_out == NULL || put_activation (w, node, out[0], act_out, error);
 }
 
@@ -367,8 +375,13 @@ cmp_node_index (gconstpointer a, gconstpointer b)
 static int64_t
 ir_version_for (int opset, int64_t model_ir)
 {
-  int64_t ir = opset <= 8 ? 3 : opset == 9 ? 4 : opset == 10 ? 5 : opset == 11 ? 6
-             : opset == 12 ? 7 : opset <= 18 ? 8 : 9;
+  int64_t ir = opset <= 8    ? 3
+               : opset == 9  ? 4
+               : opset == 10 ? 5
+               : opset == 11 ? 6
+               : opset == 12 ? 7
+               : opset <= 18 ? 8
+                             : 9;
   return MAX (ir, model_ir);
 }
 
@@ -424,7 +437,8 @@ put_model (GByteArray *out, const NnpPlan *plan, int k, NnpModel *model, const N
     }
   }
   doc = g_strdup_printf ("stage %d of %d of %s (sha256 %s), specialised graph%s, exported by "
-                         "nnpipe split --export", k, plan->n_stages, nnp_model_get_name (model),
+                         "nnpipe split --export",
+                         k, plan->n_stages, nnp_model_get_name (model),
                          nnp_model_get_digest (model), plan->no_fusion ? " without fusion" : "");
   nnp_wire_put_string (w.g, GRAPH_DOC_STRING, doc);
 

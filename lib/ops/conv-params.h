@@ -16,10 +16,10 @@ G_BEGIN_DECLS
 #define NNP_CONV_SPATIAL 3
 
 typedef enum {
-  NNP_CONV_ALGO_GEMM = 0,     /* 1x1, stride 1, no padding: W x X directly */
-  NNP_CONV_ALGO_IM2COL,       /* general: im2col (packed on the fly) + GEMM */
-  NNP_CONV_ALGO_DEPTHWISE,    /* 2-D, one input channel per group: direct */
-  NNP_CONV_ALGO_DIRECT,       /* 1-D/2-D: indirect GEMM on a padded, stride-phase-split copy of X */
+  NNP_CONV_ALGO_GEMM = 0,  /* 1x1, stride 1, no padding: W x X directly */
+  NNP_CONV_ALGO_IM2COL,    /* general: im2col (packed on the fly) + GEMM */
+  NNP_CONV_ALGO_DEPTHWISE, /* 2-D, one input channel per group: direct */
+  NNP_CONV_ALGO_DIRECT,    /* 1-D/2-D: indirect GEMM on a padded, stride-phase-split copy of X */
 } NnpConvAlgo;
 
 /* Conv and ConvTranspose.
@@ -30,8 +30,8 @@ typedef enum {
  *   out[i * stride - pad_begin + k * dilation] += in[i] * w[k]
  * In both, in_* describe X, out_* the output; C = in_channels, M = out_channels. */
 typedef struct {
-  int n_spatial;                          /* 1, 2 or 3 as in the model */
-  NnpConvAlgo algo;                       /* Conv only */
+  int n_spatial;    /* 1, 2 or 3 as in the model */
+  NnpConvAlgo algo; /* Conv only */
   gboolean has_bias;
   int64_t batch;
   int64_t in_channels, out_channels, group;
@@ -40,10 +40,10 @@ typedef struct {
   int64_t kernel[NNP_CONV_SPATIAL];
   int64_t strides[NNP_CONV_SPATIAL];
   int64_t dilations[NNP_CONV_SPATIAL];
-  int64_t pads_begin[NNP_CONV_SPATIAL];   /* may be negative for ConvTranspose with
+  int64_t pads_begin[NNP_CONV_SPATIAL]; /* may be negative for ConvTranspose with
                                            * an output_shape larger than natural */
   int64_t pads_end[NNP_CONV_SPATIAL];
-  int64_t output_padding[NNP_CONV_SPATIAL];  /* ConvTranspose */
+  int64_t output_padding[NNP_CONV_SPATIAL]; /* ConvTranspose */
 } NnpConvParams;
 
 /* MatMul (numpy semantics).  A 1-D A is [1, K] and a 1-D B [K, 1] (the added
@@ -52,12 +52,12 @@ typedef struct {
  * in elements per batch index (0 for broadcast dims). */
 typedef struct {
   int64_t m, n, k;
-  int64_t n_batch;                        /* product of batch_dims (1 for none) */
+  int64_t n_batch; /* product of batch_dims (1 for none) */
   int batch_rank;
   int64_t batch_dims[NNP_MAX_RANK];
   int64_t a_batch_strides[NNP_MAX_RANK];
   int64_t b_batch_strides[NNP_MAX_RANK];
-  gboolean fold_batch;                    /* B is not batched and A has no broadcast:
+  gboolean fold_batch; /* B is not batched and A has no broadcast:
                                            * run as one (n_batch * m) x n GEMM */
 } NnpMatMulParams;
 

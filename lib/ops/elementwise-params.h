@@ -16,12 +16,12 @@ G_BEGIN_DECLS
 /* How the inputs of a broadcasting op line up with the output; decides the
  * kernel's loop.  Every kind is also a valid GENERAL iteration. */
 typedef enum {
-  NNP_BCAST_GENERAL = 0,  /* rows of the merged iteration (any mix) */
-  NNP_BCAST_SAME,         /* every input has the output's shape: one flat loop */
-  NNP_BCAST_SCALAR,       /* every input is the whole output or one element */
-  NNP_BCAST_CHANNEL,      /* rows: inputs are whole or one element per row
+  NNP_BCAST_GENERAL = 0, /* rows of the merged iteration (any mix) */
+  NNP_BCAST_SAME,        /* every input has the output's shape: one flat loop */
+  NNP_BCAST_SCALAR,      /* every input is the whole output or one element */
+  NNP_BCAST_CHANNEL,     /* rows: inputs are whole or one element per row
                            * (NCHW bias / SE scale: [1,C,H,W] * [1,C,1,1]) */
-  NNP_BCAST_INNER,        /* rows: inputs are whole or one repeated row ([N,C] + [C]) */
+  NNP_BCAST_INNER,       /* rows: inputs are whole or one repeated row ([N,C] + [C]) */
 } NnpBroadcastKind;
 
 /* Broadcast iteration of n inputs into the contiguous output (numpy rules).
@@ -31,24 +31,24 @@ typedef enum {
 typedef struct {
   NnpBroadcastKind kind;
   int n_inputs;
-  int rank;                                                 /* >= 1 */
-  int64_t numel;                                            /* output elements */
-  int64_t dims[NNP_MAX_RANK];                               /* merged output dims */
-  int64_t strides[NNP_ELTWISE_MAX_INPUTS][NNP_MAX_RANK];    /* elements; 0 = broadcast */
+  int rank;                                              /* >= 1 */
+  int64_t numel;                                         /* output elements */
+  int64_t dims[NNP_MAX_RANK];                            /* merged output dims */
+  int64_t strides[NNP_ELTWISE_MAX_INPUTS][NNP_MAX_RANK]; /* elements; 0 = broadcast */
 } NnpBroadcast;
 
 /* Add, Sub, Mul, Div, Pow, Max, Min, Sum, Equal, Less, Greater, Where. */
 typedef struct {
   NnpBroadcast bc;
-  NnpDType dtype;        /* element type of the operands (Where: of X and Y) */
-  NnpDType dtype_b;      /* Pow: exponent type; else == dtype */
+  NnpDType dtype;   /* element type of the operands (Where: of X and Y) */
+  NnpDType dtype_b; /* Pow: exponent type; else == dtype */
 } NnpBinaryParams;
 
 /* The unary ops (activations, math, Clip, Cast). */
 typedef struct {
-  NnpDType dtype;        /* input element type */
-  NnpDType to;           /* output element type (Cast); else == dtype */
-  float alpha, beta;     /* LeakyRelu alpha; HardSigmoid alpha, beta */
+  NnpDType dtype;    /* input element type */
+  NnpDType to;       /* output element type (Cast); else == dtype */
+  float alpha, beta; /* LeakyRelu alpha; HardSigmoid alpha, beta */
   /* Clip: a bound is present when has_*; it is min_value/max_value (one
    * element of dtype, raw bytes) unless *_input >= 0, in which case the
    * kernel reads it from that (non-constant) input at run time. */

@@ -66,21 +66,17 @@ nnp_node_flops (const NnpGraph *graph, const NnpNode *node)
       return 2. * y * k + (node->op == NNP_OP_GEMM ? y : 0.);
     }
     case NNP_OP_MAX_POOL:
-    case NNP_OP_AVERAGE_POOL:
-      return y * window (node);
+    case NNP_OP_AVERAGE_POOL: return y * window (node);
     case NNP_OP_GLOBAL_AVERAGE_POOL:
     case NNP_OP_GLOBAL_MAX_POOL:
     case NNP_OP_REDUCE_MEAN:
     case NNP_OP_REDUCE_SUM:
     case NNP_OP_REDUCE_MAX:
     case NNP_OP_REDUCE_MIN:
-    case NNP_OP_ARG_MAX:
-      return numel (in0);
-    case NNP_OP_BATCH_NORMALIZATION:
-      return 2. * y;
+    case NNP_OP_ARG_MAX: return numel (in0);
+    case NNP_OP_BATCH_NORMALIZATION: return 2. * y;
     case NNP_OP_SOFTMAX:
-    case NNP_OP_LOG_SOFTMAX:
-      return 5. * y;
+    case NNP_OP_LOG_SOFTMAX: return 5. * y;
     case NNP_OP_SIGMOID:
     case NNP_OP_TANH:
     case NNP_OP_EXP:
@@ -88,14 +84,11 @@ nnp_node_flops (const NnpGraph *graph, const NnpNode *node)
     case NNP_OP_ERF:
     case NNP_OP_POW:
     case NNP_OP_HARD_SWISH:
-    case NNP_OP_HARD_SIGMOID:
-      return 4. * y;
-    case NNP_OP_RESIZE:
-      return 4. * y;
+    case NNP_OP_HARD_SIGMOID: return 4. * y;
+    case NNP_OP_RESIZE: return 4. * y;
     case NNP_OP_MAX:
     case NNP_OP_MIN:
-    case NNP_OP_SUM:
-      return y * MAX (node->n_inputs - 1, 1);
+    case NNP_OP_SUM: return y * MAX (node->n_inputs - 1, 1);
     case NNP_OP_CONSTANT:
     case NNP_OP_IDENTITY:
     case NNP_OP_DROPOUT:
@@ -114,8 +107,7 @@ nnp_node_flops (const NnpGraph *graph, const NnpNode *node)
     case NNP_OP_RANGE:
     case NNP_OP_PAD:
     case NNP_OP_CAST:
-    case NNP_OP_UNKNOWN:
-      return 0.;
+    case NNP_OP_UNKNOWN: return 0.;
     default:
       /* elementwise and the rest: one op per output element, plus the fused activation */
       return y;

@@ -28,16 +28,16 @@ typedef struct {
  * 3-D ones with leading spatial dims of size 1 (kernel 1, stride 1, no pads),
  * so in[] / out[] always hold 3 dims (d, h, w). */
 typedef struct {
-  NnpDType dtype;                          /* FLOAT32 (MaxPool also UINT8, INT8) */
-  int64_t planes;                          /* n * c */
-  int64_t in[NNP_POOL_MAX_SPATIAL];        /* input spatial dims (d, h, w) */
-  int64_t out[NNP_POOL_MAX_SPATIAL];       /* output spatial dims */
+  NnpDType dtype;                    /* FLOAT32 (MaxPool also UINT8, INT8) */
+  int64_t planes;                    /* n * c */
+  int64_t in[NNP_POOL_MAX_SPATIAL];  /* input spatial dims (d, h, w) */
+  int64_t out[NNP_POOL_MAX_SPATIAL]; /* output spatial dims */
   int64_t kernel[NNP_POOL_MAX_SPATIAL];
   int64_t stride[NNP_POOL_MAX_SPATIAL];
   int64_t dilation[NNP_POOL_MAX_SPATIAL];
   int64_t pad_begin[NNP_POOL_MAX_SPATIAL];
   int64_t pad_end[NNP_POOL_MAX_SPATIAL];
-  gboolean count_include_pad;              /* AveragePool */
+  gboolean count_include_pad; /* AveragePool */
 } NnpPoolParams;
 
 /* Softmax / LogSoftmax: input viewed as outer x dim x inner, normalised along
@@ -78,15 +78,15 @@ typedef struct {
   NnpResizeMode mode;
   NnpResizeCoord coord;
   NnpResizeNearest nearest;
-  NnpDType dtype;                   /* FLOAT32; nearest: any element size */
+  NnpDType dtype; /* FLOAT32; nearest: any element size */
   int rank;
   float cubic_a;
   float extrapolation_value;
   gboolean exclude_outside;
   int64_t in[NNP_MAX_RANK];
   int64_t out[NNP_MAX_RANK];
-  double scale[NNP_MAX_RANK];       /* out / in, or the given scale */
-  double roi_start[NNP_MAX_RANK];   /* tf_crop_and_resize only, normalised coords */
+  double scale[NNP_MAX_RANK];     /* out / in, or the given scale */
+  double roi_start[NNP_MAX_RANK]; /* tf_crop_and_resize only, normalised coords */
   double roi_end[NNP_MAX_RANK];
 } NnpResizeParams;
 
@@ -98,8 +98,8 @@ double nnp_resize_map_coord (const NnpResizeParams *p, int k, int64_t x, gboolea
 int64_t nnp_resize_nearest_index (const NnpResizeParams *p, int k, double xo);
 /* Linear (taps 2) / cubic (taps 4): indices (clamped into the input) and
  * weights of input coordinate xo. */
-void nnp_resize_interp_taps (const NnpResizeParams *p, int k, double xo, int taps,
-                             int64_t *idx, float *w);
+void nnp_resize_interp_taps (const NnpResizeParams *p, int k, double xo, int taps, int64_t *idx,
+                             float *w);
 
 typedef enum {
   NNP_PAD_CONSTANT,
@@ -114,7 +114,7 @@ typedef struct {
   NnpPadMode mode;
   int rank;
   int64_t esize;
-  guint8 value[8];                  /* constant in the element's dtype */
+  guint8 value[8]; /* constant in the element's dtype */
   int64_t in[NNP_MAX_RANK];
   int64_t out[NNP_MAX_RANK];
   int64_t pad_begin[NNP_MAX_RANK];
@@ -126,17 +126,17 @@ typedef struct {
  * reduced[k].  `identity`: the output is a copy of the input (no axes with
  * noop_with_empty_axes, or only size-1 axes reduced). */
 typedef struct {
-  NnpDType dtype;                   /* FLOAT32, INT32, INT64 (Mean: FLOAT32) */
-  int rank;                         /* >= 1 */
+  NnpDType dtype; /* FLOAT32, INT32, INT64 (Mean: FLOAT32) */
+  int rank;       /* >= 1 */
   int64_t dims[NNP_MAX_RANK];
   gboolean reduced[NNP_MAX_RANK];
-  int64_t count;                    /* input elements per output element */
+  int64_t count; /* input elements per output element */
   gboolean identity;
 } NnpReduceParams;
 
 /* ArgMax: input viewed as outer x dim x inner, output int64 outer x inner. */
 typedef struct {
-  NnpDType dtype;                   /* FLOAT32, INT32, INT64 */
+  NnpDType dtype; /* FLOAT32, INT32, INT64 */
   int64_t outer, dim, inner;
   gboolean select_last_index;
 } NnpArgMaxParams;

@@ -29,21 +29,20 @@ nnp_op_infer (NnpGraph *graph, NnpNode *node, GError **error)
   int n_in = node->n_inputs, n_out = node->n_outputs;
 
   if (def == NULL) {
-    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "unsupported op '%s'",
-                        node->op_type);
+    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "unsupported op '%s'", node->op_type);
     return FALSE;
   }
   /* trailing omitted inputs do not count */
   while (n_in > 0 && node->inputs[n_in - 1] < 0)
     n_in--;
   if (n_in < def->min_inputs || n_in > def->max_inputs) {
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "has %d inputs, expected %d to %d",
-                        n_in, def->min_inputs, def->max_inputs);
+    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "has %d inputs, expected %d to %d", n_in,
+                        def->min_inputs, def->max_inputs);
     return FALSE;
   }
   if (n_out < def->min_outputs || n_out > def->max_outputs) {
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "has %d outputs, expected %d to %d",
-                        n_out, def->min_outputs, def->max_outputs);
+    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "has %d outputs, expected %d to %d", n_out,
+                        def->min_outputs, def->max_outputs);
     return FALSE;
   }
   for (int k = 0; k < n_in; k++) {
@@ -108,8 +107,8 @@ nnp_node_new_params (NnpNode *node, gsize size)
 }
 
 gboolean
-nnp_node_const_ints (const NnpGraph *graph, const NnpNode *node, int input, int64_t **ints,
-                     int *n, GError **error)
+nnp_node_const_ints (const NnpGraph *graph, const NnpNode *node, int input, int64_t **ints, int *n,
+                     GError **error)
 {
   NnpValue *v = nnp_node_input (graph, node, input);
   NnpTensor *t;
@@ -120,7 +119,8 @@ nnp_node_const_ints (const NnpGraph *graph, const NnpNode *node, int input, int6
   if (v == NULL || v->constant == NULL) {
     nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
                         "input %d%s%s%s must be a constant (data-dependent shapes are not "
-                        "supported)", input, v ? " ('" : "", v ? v->name : "", v ? "')" : "");
+                        "supported)",
+                        input, v ? " ('" : "", v ? v->name : "", v ? "')" : "");
     return FALSE;
   }
   t = v->constant;

@@ -13,8 +13,10 @@ static gboolean
 check_float (const NnpNode *node, const NnpValue *v, int k, const char *what, GError **error)
 {
   if (v->dtype != NNP_DTYPE_FLOAT32) {
-    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "input %d (%s) has dtype %s, only "
-                        "float32 is supported", k, what, nnp_dtype_name (v->dtype));
+    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
+                        "input %d (%s) has dtype %s, only "
+                        "float32 is supported",
+                        k, what, nnp_dtype_name (v->dtype));
     return FALSE;
   }
   return TRUE;
@@ -45,8 +47,10 @@ get_ints_attr (const NnpNode *node, const char *name, int n, int64_t dflt, int64
     return TRUE;
   }
   if (count != n) {
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "attribute '%s' has %d values, "
-                        "expected %d", name, count, n);
+    nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                        "attribute '%s' has %d values, "
+                        "expected %d",
+                        name, count, n);
     return FALSE;
   }
   memcpy (out, v, n * sizeof (int64_t));
@@ -87,8 +91,8 @@ typedef struct {
 } ConvAttrs;
 
 static gboolean
-conv_common (NnpGraph *graph, NnpNode *node, gboolean transpose, ConvAttrs *a,
-             NnpConvParams *p, GError **error)
+conv_common (NnpGraph *graph, NnpNode *node, gboolean transpose, ConvAttrs *a, NnpConvParams *p,
+             GError **error)
 {
   NnpValue *x = nnp_node_input (graph, node, 0);
   NnpValue *w = nnp_node_input (graph, node, 1);
@@ -103,31 +107,40 @@ conv_common (NnpGraph *graph, NnpNode *node, gboolean transpose, ConvAttrs *a,
     return FALSE;
   rank = x->shape.rank;
   if (rank < 3) {
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "input 0 (X) has %d dims, expected "
-                        "at least 3", rank);
+    nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                        "input 0 (X) has %d dims, expected "
+                        "at least 3",
+                        rank);
     return FALSE;
   }
   if (rank > 2 + NNP_CONV_SPATIAL) {
-    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "input 0 (X) has %d dims, at most "
-                        "%d are supported", rank, 2 + NNP_CONV_SPATIAL);
+    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
+                        "input 0 (X) has %d dims, at most "
+                        "%d are supported",
+                        rank, 2 + NNP_CONV_SPATIAL);
     return FALSE;
   }
   if (w->shape.rank != rank) {
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "input 1 (weight) has %d dims, "
-                        "expected %d", w->shape.rank, rank);
+    nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                        "input 1 (weight) has %d dims, "
+                        "expected %d",
+                        w->shape.rank, rank);
     return FALSE;
   }
   n = a->n = rank - 2;
   a->group = nnp_node_attr_int (node, "group", 1);
   c = x->shape.dims[1];
   if (a->group < 1 || c % a->group != 0) {
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "group %" G_GINT64_FORMAT " does not "
-                        "divide the %" G_GINT64_FORMAT " input channels", a->group, c);
+    nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                        "group %" G_GINT64_FORMAT " does not "
+                        "divide the %" G_GINT64_FORMAT " input channels",
+                        a->group, c);
     return FALSE;
   }
   if (w->shape.dims[transpose ? 0 : 1] * (transpose ? 1 : a->group) != c) {
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "input 1 (weight) has %"
-                        G_GINT64_FORMAT " input channels per group, expected %" G_GINT64_FORMAT,
+    nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                        "input 1 (weight) has %" G_GINT64_FORMAT
+                        " input channels per group, expected %" G_GINT64_FORMAT,
                         w->shape.dims[transpose ? 0 : 1] / (transpose ? a->group : 1),
                         c / a->group);
     return FALSE;
@@ -137,55 +150,64 @@ conv_common (NnpGraph *graph, NnpNode *node, gboolean transpose, ConvAttrs *a,
   } else {
     m = w->shape.dims[0];
     if (m % a->group != 0) {
-      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "group %" G_GINT64_FORMAT " does not "
-                          "divide the %" G_GINT64_FORMAT " output channels", a->group, m);
+      nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                          "group %" G_GINT64_FORMAT " does not "
+                          "divide the %" G_GINT64_FORMAT " output channels",
+                          a->group, m);
       return FALSE;
     }
   }
   if (b && (b->shape.rank != 1 || b->shape.dims[0] != m)) {
     char *s = nnp_shape_to_string (&b->shape);
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "input 2 (bias) has shape %s, "
-                        "expected %" G_GINT64_FORMAT, s, m);
+    nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                        "input 2 (bias) has shape %s, "
+                        "expected %" G_GINT64_FORMAT,
+                        s, m);
     g_free (s);
     return FALSE;
   }
   if (nnp_node_get_attr (node, "kernel_shape")) {
     const int64_t *ks = nnp_node_attr_ints (node, "kernel_shape", &count);
     if (count != n) {
-      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "attribute 'kernel_shape' has %d "
-                          "values, expected %d", count, n);
+      nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                          "attribute 'kernel_shape' has %d "
+                          "values, expected %d",
+                          count, n);
       return FALSE;
     }
     for (int i = 0; i < n; i++) {
       if (ks[i] != w->shape.dims[2 + i]) {
-        nnp_node_set_error (error, NNP_ERROR_INVALID, node, "kernel_shape[%d] = %"
-                            G_GINT64_FORMAT " but the weight has %" G_GINT64_FORMAT, i, ks[i],
-                            w->shape.dims[2 + i]);
+        nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                            "kernel_shape[%d] = %" G_GINT64_FORMAT
+                            " but the weight has %" G_GINT64_FORMAT,
+                            i, ks[i], w->shape.dims[2 + i]);
         return FALSE;
       }
     }
   }
   for (int i = 0; i < n; i++)
     a->kernel[i] = w->shape.dims[2 + i];
-  if (!get_ints_attr (node, "strides", n, 1, a->strides, error) ||
-      !get_ints_attr (node, "dilations", n, 1, a->dil, error) ||
-      !get_ints_attr (node, "pads", 2 * n, 0, a->pads, error) ||
-      !get_auto_pad (node, &a->auto_pad, error))
+  if (!get_ints_attr (node, "strides", n, 1, a->strides, error)
+      || !get_ints_attr (node, "dilations", n, 1, a->dil, error)
+      || !get_ints_attr (node, "pads", 2 * n, 0, a->pads, error)
+      || !get_auto_pad (node, &a->auto_pad, error))
     return FALSE;
   for (int i = 0; i < n; i++) {
     /* bounded so that the shape arithmetic below cannot overflow int64 */
     if (a->strides[i] > G_MAXINT32 || a->dil[i] > G_MAXINT32 || a->kernel[i] > G_MAXINT32
-        || a->pads[i] > G_MAXINT32 || a->pads[i] < -G_MAXINT32
-        || a->pads[n + i] > G_MAXINT32 || a->pads[n + i] < -G_MAXINT32
-        || x->shape.dims[2 + i] > G_MAXINT32) {
-      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "axis %d: input dim, kernel, stride, "
-                          "dilation and pads must be at most %d", i, G_MAXINT32);
+        || a->pads[i] > G_MAXINT32 || a->pads[i] < -G_MAXINT32 || a->pads[n + i] > G_MAXINT32
+        || a->pads[n + i] < -G_MAXINT32 || x->shape.dims[2 + i] > G_MAXINT32) {
+      nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                          "axis %d: input dim, kernel, stride, "
+                          "dilation and pads must be at most %d",
+                          i, G_MAXINT32);
       return FALSE;
     }
     if (a->strides[i] < 1 || a->dil[i] < 1 || a->kernel[i] < 1) {
-      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "axis %d: kernel %" G_GINT64_FORMAT
-                          ", stride %" G_GINT64_FORMAT " and dilation %" G_GINT64_FORMAT
-                          " must be positive", i, a->kernel[i], a->strides[i], a->dil[i]);
+      nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                          "axis %d: kernel %" G_GINT64_FORMAT ", stride %" G_GINT64_FORMAT
+                          " and dilation %" G_GINT64_FORMAT " must be positive",
+                          i, a->kernel[i], a->strides[i], a->dil[i]);
       return FALSE;
     }
     if (!transpose && (a->pads[i] < 0 || a->pads[n + i] < 0)) {
@@ -232,8 +254,8 @@ finish_conv (NnpGraph *graph, NnpNode *node, NnpConvParams *p, GError **error)
   for (int i = 0; i < p->n_spatial; i++) {
     int64_t d = p->out_dims[NNP_CONV_SPATIAL - p->n_spatial + i];
     if (d < 1) {
-      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "output spatial dim %d would be %"
-                          G_GINT64_FORMAT, i, d);
+      nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                          "output spatial dim %d would be %" G_GINT64_FORMAT, i, d);
       return FALSE;
     }
     out.dims[2 + i] = d;
@@ -272,9 +294,7 @@ nnp_op_conv_infer (NnpGraph *graph, NnpNode *node, GError **error)
         pe = a.pads[n + i];
         out = (in + pb + pe - dk) >= 0 ? (in + pb + pe - dk) / s + 1 : 0;
         break;
-      case PAD_VALID:
-        out = in >= dk ? (in - dk) / s + 1 : 0;
-        break;
+      case PAD_VALID: out = in >= dk ? (in - dk) / s + 1 : 0; break;
       default: {
         int64_t total;
         out = (in + s - 1) / s;
@@ -291,19 +311,21 @@ nnp_op_conv_infer (NnpGraph *graph, NnpNode *node, GError **error)
 
   if (p.in_channels / p.group == 1 && n <= 2)
     p.algo = NNP_CONV_ALGO_DEPTHWISE;
-  else if (p.kernel[0] * p.kernel[1] * p.kernel[2] == 1 &&
-           p.strides[0] * p.strides[1] * p.strides[2] == 1 &&
-           p.pads_begin[0] == 0 && p.pads_begin[1] == 0 && p.pads_begin[2] == 0 &&
-           p.pads_end[0] == 0 && p.pads_end[1] == 0 && p.pads_end[2] == 0)
+  else if (p.kernel[0] * p.kernel[1] * p.kernel[2] == 1
+           && p.strides[0] * p.strides[1] * p.strides[2] == 1 && p.pads_begin[0] == 0
+           && p.pads_begin[1] == 0 && p.pads_begin[2] == 0 && p.pads_end[0] == 0
+           && p.pads_end[1] == 0 && p.pads_end[2] == 0)
     p.algo = NNP_CONV_ALGO_GEMM;
-  else if (n <= 2 &&   /* in double: the product of huge attributes overflows int64 */
-           (double) (p.in_channels / p.group) *
-           ((double) p.strides[1] * (double) p.out_dims[1] +
-            (double) (p.kernel[1] - 1) * (double) p.dilations[1] + (double) p.strides[1]) *
-           ((double) p.strides[2] * (double) p.out_dims[2] +
-            (double) (p.kernel[2] - 1) * (double) p.dilations[2] + 16.0 * (double) p.strides[2])
-           < G_MAXINT32 / 2)
-    p.algo = NNP_CONV_ALGO_DIRECT;   /* any stride: stride phases, see cpu-conv.c */
+  else if (n <= 2 && /* in double: the product of huge attributes overflows int64 */
+           (double) (p.in_channels / p.group)
+                   * ((double) p.strides[1] * (double) p.out_dims[1]
+                      + (double) (p.kernel[1] - 1) * (double) p.dilations[1]
+                      + (double) p.strides[1])
+                   * ((double) p.strides[2] * (double) p.out_dims[2]
+                      + (double) (p.kernel[2] - 1) * (double) p.dilations[2]
+                      + 16.0 * (double) p.strides[2])
+               < G_MAXINT32 / 2)
+    p.algo = NNP_CONV_ALGO_DIRECT; /* any stride: stride phases, see cpu-conv.c */
   else
     p.algo = NNP_CONV_ALGO_IM2COL;
   return finish_conv (graph, node, &p, error);
@@ -332,8 +354,10 @@ nnp_op_conv_transpose_infer (NnpGraph *graph, NnpNode *node, GError **error)
       n_os = n;
     }
     if (n_os != n) {
-      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "attribute 'output_shape' has %d "
-                          "values, expected %d", n_os, n);
+      nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                          "attribute 'output_shape' has %d "
+                          "values, expected %d",
+                          n_os, n);
       return FALSE;
     }
   }
@@ -345,8 +369,9 @@ nnp_op_conv_transpose_infer (NnpGraph *graph, NnpNode *node, GError **error)
     int64_t pb, pe, out;
 
     if (opad[i] < 0 || (opad[i] >= s && opad[i] >= a.dil[i])) {
-      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "output_padding[%d] = %"
-                          G_GINT64_FORMAT " must be smaller than the stride or the dilation",
+      nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                          "output_padding[%d] = %" G_GINT64_FORMAT
+                          " must be smaller than the stride or the dilation",
                           i, opad[i]);
       return FALSE;
     }
@@ -401,8 +426,10 @@ nnp_op_mat_mul_infer (NnpGraph *graph, NnpNode *node, GError **error)
   if (!check_float (node, va, 0, "A", error) || !check_float (node, vb, 1, "B", error))
     return FALSE;
   if (sa->rank < 1 || sb->rank < 1) {
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "input %d is a scalar, MatMul needs "
-                        "at least 1 dim", sa->rank < 1 ? 0 : 1);
+    nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                        "input %d is a scalar, MatMul needs "
+                        "at least 1 dim",
+                        sa->rank < 1 ? 0 : 1);
     return FALSE;
   }
   memset (&tmp, 0, sizeof (tmp));
@@ -412,8 +439,8 @@ nnp_op_mat_mul_infer (NnpGraph *graph, NnpNode *node, GError **error)
   tmp.n = sb->rank >= 2 ? sb->dims[sb->rank - 1] : 1;
   if (ka != kb) {
     char *s1 = nnp_shape_to_string (sa), *s2 = nnp_shape_to_string (sb);
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "inner dims differ: A is %s, B is %s",
-                        s1, s2);
+    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "inner dims differ: A is %s, B is %s", s1,
+                        s2);
     g_free (s1);
     g_free (s2);
     return FALSE;
@@ -425,8 +452,10 @@ nnp_op_mat_mul_infer (NnpGraph *graph, NnpNode *node, GError **error)
   memcpy (bb.dims, sb->dims, bb.rank * sizeof (int64_t));
   if (!nnp_broadcast_shapes (both, 2, &batch)) {
     char *s1 = nnp_shape_to_string (sa), *s2 = nnp_shape_to_string (sb);
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "batch dims of %s and %s do not "
-                        "broadcast", s1, s2);
+    nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                        "batch dims of %s and %s do not "
+                        "broadcast",
+                        s1, s2);
     g_free (s1);
     g_free (s2);
     return FALSE;
@@ -480,8 +509,8 @@ nnp_op_gemm_infer (NnpGraph *graph, NnpNode *node, GError **error)
     return FALSE;
   if (va->shape.rank != 2 || vb->shape.rank != 2) {
     int k = va->shape.rank != 2 ? 0 : 1;
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "input %d (%s) has %d dims, expected 2",
-                        k, k ? "B" : "A", k ? vb->shape.rank : va->shape.rank);
+    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "input %d (%s) has %d dims, expected 2", k,
+                        k ? "B" : "A", k ? vb->shape.rank : va->shape.rank);
     return FALSE;
   }
   memset (&tmp, 0, sizeof (tmp));
@@ -494,17 +523,20 @@ nnp_op_gemm_infer (NnpGraph *graph, NnpNode *node, GError **error)
   kb = vb->shape.dims[tmp.trans_b ? 1 : 0];
   tmp.n = vb->shape.dims[tmp.trans_b ? 0 : 1];
   if (kb != tmp.k) {
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "inner dims differ: A' is %"
-                        G_GINT64_FORMAT "x%" G_GINT64_FORMAT ", B' is %" G_GINT64_FORMAT "x%"
-                        G_GINT64_FORMAT, tmp.m, tmp.k, kb, tmp.n);
+    nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                        "inner dims differ: A' is %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT
+                        ", B' is %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT,
+                        tmp.m, tmp.k, kb, tmp.n);
     return FALSE;
   }
   if (vc) {
     const NnpShape *sc = &vc->shape;
     int64_t cm = 1, cn = 1;
     if (sc->rank > 2) {
-      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "input 2 (C) has %d dims, expected "
-                          "at most 2", sc->rank);
+      nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                          "input 2 (C) has %d dims, expected "
+                          "at most 2",
+                          sc->rank);
       return FALSE;
     }
     if (sc->rank == 2) {
@@ -515,9 +547,10 @@ nnp_op_gemm_infer (NnpGraph *graph, NnpNode *node, GError **error)
     }
     if ((cm != 1 && cm != tmp.m) || (cn != 1 && cn != tmp.n)) {
       char *s = nnp_shape_to_string (sc);
-      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "input 2 (C) of shape %s does not "
-                          "broadcast to %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT, s, tmp.m,
-                          tmp.n);
+      nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                          "input 2 (C) of shape %s does not "
+                          "broadcast to %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT,
+                          s, tmp.m, tmp.n);
       g_free (s);
       return FALSE;
     }

@@ -35,10 +35,8 @@ is_numeric (NnpDType t)
     case NNP_DTYPE_INT32:
     case NNP_DTYPE_INT64:
     case NNP_DTYPE_UINT32:
-    case NNP_DTYPE_UINT64:
-      return TRUE;
-    default:
-      return FALSE;
+    case NNP_DTYPE_UINT64: return TRUE;
+    default: return FALSE;
   }
 }
 
@@ -46,7 +44,7 @@ static gboolean
 is_signed_numeric (NnpDType t)
 {
   return is_float (t) || t == NNP_DTYPE_INT8 || t == NNP_DTYPE_INT16 || t == NNP_DTYPE_INT32
-      || t == NNP_DTYPE_INT64;
+         || t == NNP_DTYPE_INT64;
 }
 
 /* What Cast converts from and to. */
@@ -63,8 +61,10 @@ check_dtype (const NnpGraph *graph, const NnpNode *node, int k, gboolean (*ok) (
   NnpValue *v = nnp_node_input (graph, node, k);
 
   if (!ok (v->dtype)) {
-    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "input %d ('%s') has dtype %s, "
-                        "which is not supported", k, v->name, nnp_dtype_name (v->dtype));
+    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
+                        "input %d ('%s') has dtype %s, "
+                        "which is not supported",
+                        k, v->name, nnp_dtype_name (v->dtype));
     return FALSE;
   }
   return TRUE;
@@ -161,11 +161,11 @@ plan_broadcast (NnpBroadcast *bc, const NnpShape *const *shapes, int n, const Nn
       continue;
     any_bcast = TRUE;
     if (zero)
-      continue;                                 /* one element: fine for every kind */
+      continue; /* one element: fine for every kind */
     if (bc->strides[i][m - 1] == 0)
-      per_row = TRUE;                           /* one element per row */
+      per_row = TRUE; /* one element per row */
     else if (outer_zero)
-      repeat_row = TRUE;                        /* one row, repeated */
+      repeat_row = TRUE; /* one row, repeated */
     else
       other = TRUE;
   }
@@ -215,8 +215,8 @@ legacy_shape (const NnpGraph *graph, const NnpNode *node, const NnpShape *a, con
   if (graph->opset >= 7 || nnp_node_attr_int (node, "broadcast", 0) == 0 || axis_attr == NULL)
     return TRUE;
   if (!nnp_normalize_axis (axis_attr->i, a->rank, &axis) || axis + b->rank > a->rank) {
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "broadcast axis %" G_GINT64_FORMAT
-                        " does not fit", axis_attr->i);
+    nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                        "broadcast axis %" G_GINT64_FORMAT " does not fit", axis_attr->i);
     return FALSE;
   }
   out->rank = a->rank - axis;
@@ -264,9 +264,9 @@ infer_broadcast (NnpGraph *graph, NnpNode *node, int n, NnpDType out_dtype, GErr
   {
     static const char *const kinds[] = { "general", "same", "scalar", "channel", "inner" };
     int64_t rows = p->bc.numel / MAX (p->bc.dims[p->bc.rank - 1], 1);
-    NNP_TRACE ("nnp-graph", "node '%s' (%s): broadcast %s, %" G_GINT64_FORMAT " rows of %"
-               G_GINT64_FORMAT, node->name, node->op_type, kinds[p->bc.kind], rows,
-               p->bc.dims[p->bc.rank - 1]);
+    NNP_TRACE ("nnp-graph",
+               "node '%s' (%s): broadcast %s, %" G_GINT64_FORMAT " rows of %" G_GINT64_FORMAT,
+               node->name, node->op_type, kinds[p->bc.kind], rows, p->bc.dims[p->bc.rank - 1]);
   }
   p->dtype = nnp_node_input (graph, node, 0)->dtype;
   p->dtype_b = n > 1 ? nnp_node_input (graph, node, 1)->dtype : p->dtype;
@@ -300,7 +300,8 @@ infer_arith (NnpGraph *graph, NnpNode *node, GError **error)
   if (!check_same_dtype (graph, node, is_numeric, error))
     return FALSE;
   return infer_broadcast (graph, node, node->n_inputs, nnp_node_input (graph, node, 0)->dtype,
-                          error) != NULL;
+                          error)
+         != NULL;
 }
 
 gboolean
@@ -349,7 +350,7 @@ static gboolean
 is_pow_base (NnpDType t)
 {
   return t == NNP_DTYPE_FLOAT32 || t == NNP_DTYPE_FLOAT64 || t == NNP_DTYPE_INT32
-      || t == NNP_DTYPE_INT64;
+         || t == NNP_DTYPE_INT64;
 }
 
 gboolean
@@ -562,14 +563,16 @@ clip_bound (const NnpGraph *graph, const NnpNode *node, int k, gboolean *has, in
   if (v == NULL)
     return TRUE;
   if (v->dtype != x->dtype) {
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "input %d ('%s') is %s, input 0 is %s",
-                        k, v->name, nnp_dtype_name (v->dtype), nnp_dtype_name (x->dtype));
+    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "input %d ('%s') is %s, input 0 is %s", k,
+                        v->name, nnp_dtype_name (v->dtype), nnp_dtype_name (x->dtype));
     return FALSE;
   }
   if (nnp_shape_numel (&v->shape) != 1) {
     g_autofree char *s = nnp_shape_to_string (&v->shape);
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "input %d ('%s') must be a scalar, "
-                        "has shape %s", k, v->name, s);
+    nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                        "input %d ('%s') must be a scalar, "
+                        "has shape %s",
+                        k, v->name, s);
     return FALSE;
   }
   *has = TRUE;
@@ -586,8 +589,10 @@ nnp_op_clip_infer (NnpGraph *graph, NnpNode *node, GError **error)
   NnpUnaryParams *p;
 
   if (graph->opset < 11 && node->n_inputs > 1 && node->inputs[1] >= 0) {
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "has %d inputs; before opset 11 Clip "
-                        "takes min/max as attributes", node->n_inputs);
+    nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                        "has %d inputs; before opset 11 Clip "
+                        "takes min/max as attributes",
+                        node->n_inputs);
     return FALSE;
   }
   p = infer_unary (graph, node, is_numeric, error);
@@ -597,8 +602,10 @@ nnp_op_clip_infer (NnpGraph *graph, NnpNode *node, GError **error)
     const NnpAttr *lo = nnp_node_get_attr (node, "min");
     const NnpAttr *hi = nnp_node_get_attr (node, "max");
     if (p->dtype != NNP_DTYPE_FLOAT32) {
-      nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "dtype %s is not supported "
-                          "before opset 11", nnp_dtype_name (p->dtype));
+      nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
+                          "dtype %s is not supported "
+                          "before opset 11",
+                          nnp_dtype_name (p->dtype));
       return FALSE;
     }
     if (lo != NULL) {
@@ -614,7 +621,7 @@ nnp_op_clip_infer (NnpGraph *graph, NnpNode *node, GError **error)
     return TRUE;
   }
   return clip_bound (graph, node, 1, &p->has_min, &p->min_input, p->min_value, error)
-      && clip_bound (graph, node, 2, &p->has_max, &p->max_input, p->max_value, error);
+         && clip_bound (graph, node, 2, &p->has_max, &p->max_input, p->max_value, error);
 }
 
 /* ---------------------------------------------------------------- Cast */
@@ -633,8 +640,9 @@ nnp_op_cast_infer (NnpGraph *graph, NnpNode *node, GError **error)
   }
   to = (NnpDType) to_attr->i;
   if (!is_castable (to)) {
-    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "cast to %s (%" G_GINT64_FORMAT
-                        ") is not supported", nnp_dtype_name (to), to_attr->i);
+    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
+                        "cast to %s (%" G_GINT64_FORMAT ") is not supported", nnp_dtype_name (to),
+                        to_attr->i);
     return FALSE;
   }
   p = infer_unary (graph, node, is_castable, error);

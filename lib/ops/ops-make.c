@@ -36,8 +36,10 @@ nnp_op_constant_infer (NnpGraph *graph, NnpNode *node, GError **error)
       return FALSE;
     }
     if (nnp_dtype_size (a->t->dtype) == 0) {
-      nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "value of dtype %s is not "
-                          "supported", nnp_dtype_name (a->t->dtype));
+      nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
+                          "value of dtype %s is not "
+                          "supported",
+                          nnp_dtype_name (a->t->dtype));
       return FALSE;
     }
     if (!nnp_shape_is_static (&a->t->shape)) {
@@ -47,8 +49,7 @@ nnp_op_constant_infer (NnpGraph *graph, NnpNode *node, GError **error)
     t = nnp_tensor_ref (a->t);
   } else if ((a = nnp_node_get_attr (node, "value_float")) != NULL && a->type == NNP_ATTR_FLOAT) {
     t = new_scalar (NNP_DTYPE_FLOAT32, &a->f, sizeof (float));
-  } else if ((a = nnp_node_get_attr (node, "value_floats")) != NULL
-             && a->type == NNP_ATTR_FLOATS) {
+  } else if ((a = nnp_node_get_attr (node, "value_floats")) != NULL && a->type == NNP_ATTR_FLOATS) {
     t = nnp_op_new_1d (NNP_DTYPE_FLOAT32, a->n, a->floats, sizeof (float));
   } else if ((a = nnp_node_get_attr (node, "value_int")) != NULL && a->type == NNP_ATTR_INT) {
     t = new_scalar (NNP_DTYPE_INT64, &a->i, sizeof (int64_t));
@@ -56,7 +57,8 @@ nnp_op_constant_infer (NnpGraph *graph, NnpNode *node, GError **error)
     t = nnp_op_new_1d (NNP_DTYPE_INT64, a->n, a->ints, sizeof (int64_t));
   } else if (nnp_node_get_attr (node, "value_string") || nnp_node_get_attr (node, "value_strings")
              || nnp_node_get_attr (node, "sparse_value")) {
-    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "string and sparse constants are "
+    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
+                        "string and sparse constants are "
                         "not supported");
     return FALSE;
   } else {
@@ -104,13 +106,16 @@ nnp_op_constant_of_shape_infer (NnpGraph *graph, NnpNode *node, GError **error)
     }
     esize = nnp_dtype_size (value->t->dtype);
     if (esize == 0 || esize > 8) {
-      nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "value of dtype %s is not "
-                          "supported", nnp_dtype_name (value->t->dtype));
+      nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
+                          "value of dtype %s is not "
+                          "supported",
+                          nnp_dtype_name (value->t->dtype));
       return FALSE;
     }
     if (nnp_tensor_numel (value->t) != 1) {
-      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "value must have one element, has %"
-                          G_GINT64_FORMAT, nnp_tensor_numel (value->t));
+      nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                          "value must have one element, has %" G_GINT64_FORMAT,
+                          nnp_tensor_numel (value->t));
       return FALSE;
     }
     dtype = value->t->dtype;
@@ -126,38 +131,30 @@ nnp_op_constant_of_shape_infer (NnpGraph *graph, NnpNode *node, GError **error)
 /* ---------------------------------------------------------------- Range */
 
 static gboolean
-range_scalar (const NnpGraph *graph, const NnpNode *node, int k, NnpDType dtype,
-              double *f, int64_t *i, GError **error)
+range_scalar (const NnpGraph *graph, const NnpNode *node, int k, NnpDType dtype, double *f,
+              int64_t *i, GError **error)
 {
   NnpValue *v = nnp_node_input (graph, node, k);
   const NnpTensor *t = v->constant;
 
   if (t == NULL) {
-    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "input %d ('%s') must be a "
-                        "constant (data-dependent shapes are not supported)", k, v->name);
+    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
+                        "input %d ('%s') must be a "
+                        "constant (data-dependent shapes are not supported)",
+                        k, v->name);
     return FALSE;
   }
   if (t->dtype != dtype || nnp_tensor_numel (t) != 1) {
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "input %d ('%s') must be a %s scalar",
-                        k, v->name, nnp_dtype_name (dtype));
+    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "input %d ('%s') must be a %s scalar", k,
+                        v->name, nnp_dtype_name (dtype));
     return FALSE;
   }
   switch (dtype) {
-    case NNP_DTYPE_FLOAT32:
-      *f = *(const float *) t->data;
-      break;
-    case NNP_DTYPE_FLOAT64:
-      *f = *(const double *) t->data;
-      break;
-    case NNP_DTYPE_INT16:
-      *i = *(const int16_t *) t->data;
-      break;
-    case NNP_DTYPE_INT32:
-      *i = *(const int32_t *) t->data;
-      break;
-    default:
-      *i = *(const int64_t *) t->data;
-      break;
+    case NNP_DTYPE_FLOAT32: *f = *(const float *) t->data; break;
+    case NNP_DTYPE_FLOAT64: *f = *(const double *) t->data; break;
+    case NNP_DTYPE_INT16: *i = *(const int16_t *) t->data; break;
+    case NNP_DTYPE_INT32: *i = *(const int32_t *) t->data; break;
+    default: *i = *(const int64_t *) t->data; break;
   }
   return TRUE;
 }
@@ -185,7 +182,8 @@ nnp_op_range_infer (NnpGraph *graph, NnpNode *node, GError **error)
   if (dtype == NNP_DTYPE_FLOAT32 || dtype == NNP_DTYPE_FLOAT64) {
     double c;
     if (fd == 0 || !isfinite (fs) || !isfinite (fl) || !isfinite (fd)) {
-      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "start, limit and delta must be "
+      nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                          "start, limit and delta must be "
                           "finite and delta non-zero");
       return FALSE;
     }
@@ -194,8 +192,7 @@ nnp_op_range_infer (NnpGraph *graph, NnpNode *node, GError **error)
     else
       c = ceil ((fl - fs) / fd);
     if (c > (double) G_MAXINT32) {
-      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "output of %g elements is too large",
-                          c);
+      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "output of %g elements is too large", c);
       return FALSE;
     }
     count = c > 0 ? (int64_t) c : 0;
@@ -212,8 +209,8 @@ nnp_op_range_infer (NnpGraph *graph, NnpNode *node, GError **error)
     else
       count = 0;
     if (count > G_MAXINT32) {
-      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "output of %" G_GINT64_FORMAT
-                          " elements is too large", count);
+      nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                          "output of %" G_GINT64_FORMAT " elements is too large", count);
       return FALSE;
     }
   }

@@ -32,8 +32,10 @@ check_dtype (const NnpNode *node, const NnpValue *v, int k, const NnpDType *ok, 
   for (int i = 0; i < n_ok; i++)
     if (v->dtype == ok[i])
       return TRUE;
-  nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "input %d ('%s') has unsupported "
-                      "dtype %s", k, v->name, nnp_dtype_name (v->dtype));
+  nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
+                      "input %d ('%s') has unsupported "
+                      "dtype %s",
+                      k, v->name, nnp_dtype_name (v->dtype));
   return FALSE;
 }
 
@@ -72,8 +74,10 @@ check_no_extra_outputs (const NnpGraph *graph, const NnpNode *node, int first, c
 {
   for (int k = first; k < node->n_outputs; k++) {
     if (nnp_node_output (graph, node, k) != NULL) {
-      nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "output %d (%s) is not "
-                          "supported", k, what);
+      nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
+                          "output %d (%s) is not "
+                          "supported",
+                          k, what);
       return FALSE;
     }
   }
@@ -99,8 +103,8 @@ const_doubles (const NnpGraph *graph, const NnpNode *node, int input, double **o
   t = v->constant;
   count = nnp_tensor_numel (t);
   if (count < 0 || count > NNP_MAX_RANK * 2) {
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "input %d ('%s') has %" G_GINT64_FORMAT
-                        " elements", input, v->name, count);
+    nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                        "input %d ('%s') has %" G_GINT64_FORMAT " elements", input, v->name, count);
     return FALSE;
   }
   *out = g_new0 (double, MAX (count, 1));
@@ -114,8 +118,10 @@ const_doubles (const NnpGraph *graph, const NnpNode *node, int input, double **o
       (*out)[i] = src[i];
   } else {
     g_clear_pointer (out, g_free);
-    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "input %d ('%s') has unsupported "
-                        "dtype %s", input, v->name, nnp_dtype_name (t->dtype));
+    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
+                        "input %d ('%s') has unsupported "
+                        "dtype %s",
+                        input, v->name, nnp_dtype_name (t->dtype));
     return FALSE;
   }
   *n = (int) count;
@@ -131,13 +137,17 @@ axes_to_mask (const NnpNode *node, const int64_t *axes, int n, int rank, gboolea
   for (int i = 0; i < n; i++) {
     int a;
     if (!nnp_normalize_axis (axes[i], rank, &a)) {
-      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "axis %" G_GINT64_FORMAT " is out of "
-                          "range for rank %d", axes[i], rank);
+      nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                          "axis %" G_GINT64_FORMAT " is out of "
+                          "range for rank %d",
+                          axes[i], rank);
       return FALSE;
     }
     if (mask[a]) {
-      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "axis %" G_GINT64_FORMAT " is "
-                          "repeated", axes[i]);
+      nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                          "axis %" G_GINT64_FORMAT " is "
+                          "repeated",
+                          axes[i]);
       return FALSE;
     }
     mask[a] = TRUE;
@@ -167,8 +177,10 @@ nnp_op_batch_normalization_infer (NnpGraph *graph, NnpNode *node, GError **error
   if (!check_no_extra_outputs (graph, node, 1, "training statistics", error))
     return FALSE;
   if (x->shape.rank < 2) {
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "input 0 ('%s') has %d dims, expected "
-                        "at least 2", x->name, x->shape.rank);
+    nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                        "input 0 ('%s') has %d dims, expected "
+                        "at least 2",
+                        x->name, x->shape.rank);
     return FALSE;
   }
   c = x->shape.dims[1];
@@ -182,8 +194,10 @@ nnp_op_batch_normalization_infer (NnpGraph *graph, NnpNode *node, GError **error
       return FALSE;
     if (v->shape.rank != 1 || v->shape.dims[0] != c) {
       g_autofree char *s = nnp_shape_to_string (&v->shape);
-      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "input %d ('%s') has shape %s, "
-                          "expected %" G_GINT64_FORMAT, k, v->name, s, c);
+      nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                          "input %d ('%s') has shape %s, "
+                          "expected %" G_GINT64_FORMAT,
+                          k, v->name, s, c);
       return FALSE;
     }
   }
@@ -200,8 +214,8 @@ nnp_op_batch_normalization_infer (NnpGraph *graph, NnpNode *node, GError **error
 
 /* Read an ints attribute of exactly n entries (or dflt for all when absent). */
 static gboolean
-pool_ints (const NnpNode *node, const char *name, int n, int64_t dflt, int64_t min,
-           int64_t *out, GError **error)
+pool_ints (const NnpNode *node, const char *name, int n, int64_t dflt, int64_t min, int64_t *out,
+           GError **error)
 {
   int count;
   const int64_t *v = nnp_node_attr_ints (node, name, &count);
@@ -212,14 +226,17 @@ pool_ints (const NnpNode *node, const char *name, int n, int64_t dflt, int64_t m
     return TRUE;
   }
   if (count != n) {
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "attribute '%s' has %d values, "
-                        "expected %d", name, count, n);
+    nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                        "attribute '%s' has %d values, "
+                        "expected %d",
+                        name, count, n);
     return FALSE;
   }
   for (int i = 0; i < n; i++) {
     if (v[i] < min) {
-      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "attribute '%s'[%d] = %"
-                          G_GINT64_FORMAT " is out of range", name, i, v[i]);
+      nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                          "attribute '%s'[%d] = %" G_GINT64_FORMAT " is out of range", name, i,
+                          v[i]);
       return FALSE;
     }
     out[i] = v[i];
@@ -249,24 +266,28 @@ pool_infer (NnpGraph *graph, NnpNode *node, gboolean is_max, GError **error)
     return FALSE;
   }
   if (x->shape.rank < 3) {
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "input 0 ('%s') has %d dims, expected "
-                        "at least 3", x->name, x->shape.rank);
+    nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                        "input 0 ('%s') has %d dims, expected "
+                        "at least 3",
+                        x->name, x->shape.rank);
     return FALSE;
   }
   ns = x->shape.rank - 2;
   if (ns > NNP_POOL_MAX_SPATIAL) {
-    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "%d spatial dims are not "
-                        "supported (at most %d)", ns, NNP_POOL_MAX_SPATIAL);
+    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
+                        "%d spatial dims are not "
+                        "supported (at most %d)",
+                        ns, NNP_POOL_MAX_SPATIAL);
     return FALSE;
   }
   if (nnp_node_get_attr (node, "kernel_shape") == NULL) {
     nnp_node_set_error (error, NNP_ERROR_INVALID, node, "attribute 'kernel_shape' is missing");
     return FALSE;
   }
-  if (!pool_ints (node, "kernel_shape", ns, 1, 1, kernel, error) ||
-      !pool_ints (node, "strides", ns, 1, 1, stride, error) ||
-      !pool_ints (node, "dilations", ns, 1, 1, dilation, error) ||
-      !pool_ints (node, "pads", 2 * ns, 0, 0, pads, error))
+  if (!pool_ints (node, "kernel_shape", ns, 1, 1, kernel, error)
+      || !pool_ints (node, "strides", ns, 1, 1, stride, error)
+      || !pool_ints (node, "dilations", ns, 1, 1, dilation, error)
+      || !pool_ints (node, "pads", 2 * ns, 0, 0, pads, error))
     return FALSE;
 
   p = NNP_NODE_NEW_PARAMS (node, NnpPoolParams);
@@ -310,8 +331,10 @@ pool_infer (NnpGraph *graph, NnpNode *node, gboolean is_max, GError **error)
       return FALSE;
     }
     if (out <= 0) {
-      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "window %" G_GINT64_FORMAT
-                          " does not fit input dim %d (%" G_GINT64_FORMAT ")", ek, 2 + i, in);
+      nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                          "window %" G_GINT64_FORMAT " does not fit input dim %d (%" G_GINT64_FORMAT
+                          ")",
+                          ek, 2 + i, in);
       return FALSE;
     }
     p->in[off + i] = in;
@@ -349,8 +372,10 @@ global_pool_infer (NnpGraph *graph, NnpNode *node, GError **error)
   if (!check_float (node, x, 0, error))
     return FALSE;
   if (x->shape.rank < 2) {
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "input 0 ('%s') has %d dims, expected "
-                        "at least 2", x->name, x->shape.rank);
+    nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                        "input 0 ('%s') has %d dims, expected "
+                        "at least 2",
+                        x->name, x->shape.rank);
     return FALSE;
   }
   p = NNP_NODE_NEW_PARAMS (node, NnpPoolParams);
@@ -396,8 +421,10 @@ softmax_infer (NnpGraph *graph, NnpNode *node, GError **error)
     return FALSE;
   }
   if (!nnp_normalize_axis (axis, x->shape.rank, &a)) {
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "axis %" G_GINT64_FORMAT " is out of "
-                        "range for rank %d", axis, x->shape.rank);
+    nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                        "axis %" G_GINT64_FORMAT " is out of "
+                        "range for rank %d",
+                        axis, x->shape.rank);
     return FALSE;
   }
   p = NNP_NODE_NEW_PARAMS (node, NnpSoftmaxParams);
@@ -448,11 +475,12 @@ nnp_op_resize_infer (NnpGraph *graph, NnpNode *node, GError **error)
 {
   static const char *const modes[] = { "nearest", "linear", "cubic", NULL };
   /* same order as NnpResizeCoord */
-  static const char *const coords[] = { "half_pixel", "half_pixel_symmetric",
-    "pytorch_half_pixel", "align_corners", "asymmetric", "tf_crop_and_resize",
-    "tf_half_pixel_for_nn", NULL };
+  static const char *const coords[] = { "half_pixel",           "half_pixel_symmetric",
+                                        "pytorch_half_pixel",   "align_corners",
+                                        "asymmetric",           "tf_crop_and_resize",
+                                        "tf_half_pixel_for_nn", NULL };
   static const char *const nearests[] = { "round_prefer_floor", "round_prefer_ceil", "floor",
-    "ceil", NULL };
+                                          "ceil", NULL };
   NnpValue *x = nnp_node_input (graph, node, 0);
   int rank = x->shape.rank;
   int scales_input = graph->opset < 11 ? 1 : 2;
@@ -468,9 +496,8 @@ nnp_op_resize_infer (NnpGraph *graph, NnpNode *node, GError **error)
   if (!parse_enum (node, "mode", "nearest", modes, &mode, error))
     return FALSE;
   if (graph->opset >= 11) {
-    if (!parse_enum (node, "coordinate_transformation_mode", "half_pixel", coords, &coord,
-                     error) ||
-        !parse_enum (node, "nearest_mode", "round_prefer_floor", nearests, &nearest, error))
+    if (!parse_enum (node, "coordinate_transformation_mode", "half_pixel", coords, &coord, error)
+        || !parse_enum (node, "nearest_mode", "round_prefer_floor", nearests, &nearest, error))
       return FALSE;
   } else if (mode == NNP_RESIZE_CUBIC) {
     nnp_node_set_error (error, NNP_ERROR_INVALID, node, "mode 'cubic' needs opset 11");
@@ -480,16 +507,16 @@ nnp_op_resize_infer (NnpGraph *graph, NnpNode *node, GError **error)
     nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "antialias is not supported");
     return FALSE;
   }
-  if (strcmp (nnp_node_attr_string (node, "keep_aspect_ratio_policy", "stretch"),
-              "stretch") != 0) {
-    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "keep_aspect_ratio_policy '%s' is "
+  if (strcmp (nnp_node_attr_string (node, "keep_aspect_ratio_policy", "stretch"), "stretch") != 0) {
+    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
+                        "keep_aspect_ratio_policy '%s' is "
                         "not supported",
                         nnp_node_attr_string (node, "keep_aspect_ratio_policy", ""));
     return FALSE;
   }
   if (mode == NNP_RESIZE_NEAREST) {
-    if (nnp_dtype_size (x->dtype) == 0 || nnp_dtype_size (x->dtype) > 8 ||
-        (nnp_dtype_size (x->dtype) & (nnp_dtype_size (x->dtype) - 1)) != 0) {
+    if (nnp_dtype_size (x->dtype) == 0 || nnp_dtype_size (x->dtype) > 8
+        || (nnp_dtype_size (x->dtype) & (nnp_dtype_size (x->dtype) - 1)) != 0) {
       nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "input 0 has unsupported dtype %s",
                           nnp_dtype_name (x->dtype));
       return FALSE;
@@ -514,7 +541,8 @@ nnp_op_resize_infer (NnpGraph *graph, NnpNode *node, GError **error)
   }
 
   if ((scales_v == NULL) == (sizes_v == NULL)) {
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "exactly one of 'scales' and 'sizes' "
+    nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                        "exactly one of 'scales' and 'sizes' "
                         "must be given");
     return FALSE;
   }
@@ -544,8 +572,10 @@ nnp_op_resize_infer (NnpGraph *graph, NnpNode *node, GError **error)
     for (int i = 0; i < 2 * n_axes; i++) {
       /* roi feeds coordinates that become indices: finite and sane only */
       if (!(fabs (roi[i]) <= 1e6)) {
-        nnp_node_set_error (error, NNP_ERROR_INVALID, node, "roi[%d] = %g is not a finite "
-                            "number in -1e6..1e6", i, roi[i]);
+        nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                            "roi[%d] = %g is not a finite "
+                            "number in -1e6..1e6",
+                            i, roi[i]);
         return FALSE;
       }
     }
@@ -558,24 +588,27 @@ nnp_op_resize_infer (NnpGraph *graph, NnpNode *node, GError **error)
     if (!const_doubles (graph, node, scales_input, &scales, &n, error))
       return FALSE;
     if (n != n_axes) {
-      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "scales has %d values, expected %d",
-                          n, n_axes);
+      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "scales has %d values, expected %d", n,
+                          n_axes);
       return FALSE;
     }
     for (int i = 0; i < n_axes; i++) {
       int a = axes[i];
       double extent = p->roi_end[a] - p->roi_start[a], out;
       if (!(scales[i] > 0.0) || !isfinite (scales[i])) {
-        nnp_node_set_error (error, NNP_ERROR_INVALID, node, "scales[%d] = %g is not a finite "
-                            "positive number", i, scales[i]);
+        nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                            "scales[%d] = %g is not a finite "
+                            "positive number",
+                            i, scales[i]);
         return FALSE;
       }
       /* the output dim is checked as a double before it becomes an integer */
       out = floor ((double) p->in[a] * extent * scales[i]);
       if (!(out >= 0.0 && out <= (double) G_MAXINT32)) {
-        nnp_node_set_error (error, NNP_ERROR_INVALID, node, "scales[%d] = %g makes dim %d of "
-                            "the output %g (%" G_GINT64_FORMAT " x %g), outside 0..%d", i, scales[i], a,
-                            out, p->in[a], scales[i] * extent, G_MAXINT32);
+        nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                            "scales[%d] = %g makes dim %d of "
+                            "the output %g (%" G_GINT64_FORMAT " x %g), outside 0..%d",
+                            i, scales[i], a, out, p->in[a], scales[i] * extent, G_MAXINT32);
         return FALSE;
       }
       p->scale[a] = scales[i];
@@ -585,15 +618,16 @@ nnp_op_resize_infer (NnpGraph *graph, NnpNode *node, GError **error)
     if (!nnp_node_const_ints (graph, node, 3, &sizes, &n, error))
       return FALSE;
     if (n != n_axes) {
-      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "sizes has %d values, expected %d",
-                          n, n_axes);
+      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "sizes has %d values, expected %d", n,
+                          n_axes);
       return FALSE;
     }
     for (int i = 0; i < n_axes; i++) {
       int a = axes[i];
       if (sizes[i] < 0 || sizes[i] > G_MAXINT32) {
-        nnp_node_set_error (error, NNP_ERROR_INVALID, node, "sizes[%d] = %" G_GINT64_FORMAT
-                            " is outside 0..%d", i, sizes[i], G_MAXINT32);
+        nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                            "sizes[%d] = %" G_GINT64_FORMAT " is outside 0..%d", i, sizes[i],
+                            G_MAXINT32);
         return FALSE;
       }
       p->out[a] = sizes[i];
@@ -620,8 +654,13 @@ static gboolean
 pad_value_bytes (NnpDType dtype, double value, guint8 *bytes)
 {
   memset (bytes, 0, 8);
-#define STORE(T) do { T v_ = (T) value; memcpy (bytes, &v_, sizeof (T)); } while (0)
-#define STORE_INT(T, LO, HI) do { \
+#define STORE(T) \
+  do { \
+    T v_ = (T) value; \
+    memcpy (bytes, &v_, sizeof (T)); \
+  } while (0)
+#define STORE_INT(T, LO, HI) \
+  do { \
     if (!(value >= (double) (LO) && value < (double) (HI) + 1.0)) \
       return FALSE; \
     STORE (T); \
@@ -677,9 +716,10 @@ nnp_op_pad_infer (NnpGraph *graph, NnpNode *node, GError **error)
     if (pads == NULL)
       pads = nnp_node_attr_ints (node, "pads", &n);
     if (!pad_value_bytes (x->dtype, nnp_node_attr_float (node, "value", 0.f), p->value)) {
-      nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "value %g is not supported for "
-                          "dtype %s", nnp_node_attr_float (node, "value", 0.f),
-                          nnp_dtype_name (x->dtype));
+      nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
+                          "value %g is not supported for "
+                          "dtype %s",
+                          nnp_node_attr_float (node, "value", 0.f), nnp_dtype_name (x->dtype));
       return FALSE;
     }
   } else {
@@ -690,8 +730,10 @@ nnp_op_pad_infer (NnpGraph *graph, NnpNode *node, GError **error)
     pads = pads_in;
     if (cv) {
       if (cv->constant == NULL) {
-        nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "input 2 ('%s') must be a "
-                            "constant", cv->name);
+        nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
+                            "input 2 ('%s') must be a "
+                            "constant",
+                            cv->name);
         return FALSE;
       }
       if (cv->dtype != x->dtype || nnp_tensor_numel (cv->constant) != 1) {
@@ -704,8 +746,8 @@ nnp_op_pad_infer (NnpGraph *graph, NnpNode *node, GError **error)
     if (av) {
       g_autofree int64_t *a = NULL;
       gboolean mask[NNP_MAX_RANK];
-      if (!nnp_node_const_ints (graph, node, 3, &a, &n_axes, error) ||
-          !axes_to_mask (node, a, n_axes, rank, mask, error))
+      if (!nnp_node_const_ints (graph, node, 3, &a, &n_axes, error)
+          || !axes_to_mask (node, a, n_axes, rank, mask, error))
         return FALSE;
       for (int i = 0; i < n_axes; i++)
         nnp_normalize_axis (a[i], rank, &axes[i]);
@@ -726,14 +768,15 @@ nnp_op_pad_infer (NnpGraph *graph, NnpNode *node, GError **error)
     /* pads come from the model: their sum with the dim may overflow int64 */
     if (__builtin_add_overflow (in, begin[i], &out) || __builtin_add_overflow (out, end[i], &out)
         || out > G_MAXINT32) {
-      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "pads %" G_GINT64_FORMAT " and %"
-                          G_GINT64_FORMAT " make dim %d larger than %d", begin[i], end[i], i,
-                          G_MAXINT32);
+      nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                          "pads %" G_GINT64_FORMAT " and %" G_GINT64_FORMAT
+                          " make dim %d larger than %d",
+                          begin[i], end[i], i, G_MAXINT32);
       return FALSE;
     }
     if (out < 0) {
-      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "pads crop dim %d (%" G_GINT64_FORMAT
-                          ") below zero", i, in);
+      nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                          "pads crop dim %d (%" G_GINT64_FORMAT ") below zero", i, in);
       return FALSE;
     }
     if (mode != NNP_PAD_CONSTANT && in == 0 && out > 0) {
@@ -871,13 +914,15 @@ nnp_op_arg_max_infer (NnpGraph *graph, NnpNode *node, GError **error)
   if (!check_dtype (node, x, 0, ok, G_N_ELEMENTS (ok), error))
     return FALSE;
   if (!nnp_normalize_axis (axis, x->shape.rank, &a)) {
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "axis %" G_GINT64_FORMAT " is out of "
-                        "range for rank %d", axis, x->shape.rank);
+    nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                        "axis %" G_GINT64_FORMAT " is out of "
+                        "range for rank %d",
+                        axis, x->shape.rank);
     return FALSE;
   }
   if (x->shape.dims[a] == 0) {
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "axis %d of input 0 ('%s') is empty",
-                        a, x->name);
+    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "axis %d of input 0 ('%s') is empty", a,
+                        x->name);
     return FALSE;
   }
   p = NNP_NODE_NEW_PARAMS (node, NnpArgMaxParams);

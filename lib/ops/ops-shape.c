@@ -82,8 +82,10 @@ input_esize (const NnpNode *node, const NnpValue *v, int k, gsize *esize, GError
   gsize s = nnp_dtype_size (v->dtype);
 
   if (s == 0) {
-    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "input %d ('%s') has unsupported "
-                        "dtype %s", k, v->name, nnp_dtype_name (v->dtype));
+    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
+                        "input %d ('%s') has unsupported "
+                        "dtype %s",
+                        k, v->name, nnp_dtype_name (v->dtype));
     return FALSE;
   }
   *esize = s;
@@ -91,8 +93,7 @@ input_esize (const NnpNode *node, const NnpValue *v, int k, gsize *esize, GError
 }
 
 void
-nnp_op_set_output (NnpGraph *graph, NnpNode *node, int k, NnpDType dtype,
-                   const NnpShape *shape)
+nnp_op_set_output (NnpGraph *graph, NnpNode *node, int k, NnpDType dtype, const NnpShape *shape)
 {
   NnpValue *v = nnp_node_output (graph, node, k);
 
@@ -193,8 +194,8 @@ input_or_attr_ints (const NnpGraph *graph, const NnpNode *node, int input, const
 
 /* Axes from a constant input (opset >= 13 style, or given) or from an attribute. */
 static gboolean
-get_axes (const NnpGraph *graph, const NnpNode *node, int input, const char *attr,
-          int64_t **axes, int *n, gboolean *present, GError **error)
+get_axes (const NnpGraph *graph, const NnpNode *node, int input, const char *attr, int64_t **axes,
+          int *n, gboolean *present, GError **error)
 {
   gboolean from_input = graph->opset >= 13 || nnp_node_input (graph, node, input) != NULL;
 
@@ -207,14 +208,16 @@ nnp_op_ints_to_shape (const NnpNode *node, const char *what, const int64_t *v, i
                       NnpShape *shape, GError **error)
 {
   if (n > NNP_MAX_RANK) {
-    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "%s has %d dims, at most %d are "
-                        "supported", what, n, NNP_MAX_RANK);
+    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
+                        "%s has %d dims, at most %d are "
+                        "supported",
+                        what, n, NNP_MAX_RANK);
     return FALSE;
   }
   for (int i = 0; i < n; i++) {
     if (v[i] < 0) {
-      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "%s[%d] = %" G_GINT64_FORMAT
-                          " is negative", what, i, v[i]);
+      nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                          "%s[%d] = %" G_GINT64_FORMAT " is negative", what, i, v[i]);
       return FALSE;
     }
   }
@@ -265,13 +268,16 @@ nnp_op_dropout_infer (NnpGraph *graph, NnpNode *node, GError **error)
   if (training != NULL) {
     NnpTensor *c = training->constant;
     if (c == NULL) {
-      nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "input 2 ('%s', training_mode) "
-                          "must be a constant", training->name);
+      nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
+                          "input 2 ('%s', training_mode) "
+                          "must be a constant",
+                          training->name);
       return FALSE;
     }
     for (gsize i = 0; i < c->nbytes; i++) {
       if (((const guint8 *) c->data)[i] != 0) {
-        nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "training mode is not "
+        nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
+                            "training mode is not "
                             "supported");
         return FALSE;
       }
@@ -339,7 +345,8 @@ nnp_op_shape_infer (NnpGraph *graph, NnpNode *node, GError **error)
   nnp_shape_set (&shape, 1, &n);
   nnp_op_set_output (graph, node, 0, NNP_DTYPE_INT64, &shape);
   if (out) {
-    NnpTensor *t = nnp_op_new_1d (NNP_DTYPE_INT64, (int) n, x->shape.dims + start, sizeof (int64_t));
+    NnpTensor *t =
+        nnp_op_new_1d (NNP_DTYPE_INT64, (int) n, x->shape.dims + start, sizeof (int64_t));
     nnp_op_set_constant (out, t);
   }
   return TRUE;
@@ -360,8 +367,10 @@ nnp_op_reshape_infer (NnpGraph *graph, NnpNode *node, GError **error)
   if (!nnp_node_const_ints (graph, node, 1, &req, &n, error))
     return FALSE;
   if (n > NNP_MAX_RANK) {
-    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "shape has %d dims, at most %d "
-                        "are supported", n, NNP_MAX_RANK);
+    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
+                        "shape has %d dims, at most %d "
+                        "are supported",
+                        n, NNP_MAX_RANK);
     return FALSE;
   }
   memset (&shape, 0, sizeof (shape));
@@ -379,14 +388,16 @@ nnp_op_reshape_infer (NnpGraph *graph, NnpNode *node, GError **error)
     if (d == 0 && !allowzero) {
       if (i >= x->shape.rank) {
         g_autofree char *in = nnp_shape_to_string (&x->shape);
-        nnp_node_set_error (error, NNP_ERROR_INVALID, node, "shape[%d] = 0 copies a dim that "
-                            "input %s does not have", i, in);
+        nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                            "shape[%d] = 0 copies a dim that "
+                            "input %s does not have",
+                            i, in);
         return FALSE;
       }
       d = x->shape.dims[i];
     } else if (d < 0) {
-      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "shape[%d] = %" G_GINT64_FORMAT
-                          " is invalid", i, d);
+      nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                          "shape[%d] = %" G_GINT64_FORMAT " is invalid", i, d);
       return FALSE;
     }
     shape.dims[i] = d;
@@ -405,14 +416,13 @@ nnp_op_reshape_infer (NnpGraph *graph, NnpNode *node, GError **error)
     goto mismatch;
   return reshape_like (graph, node, &shape, error);
 
-mismatch:
-  {
-    g_autofree char *in = nnp_shape_to_string (&x->shape);
-    g_autofree char *to = ints_to_string (req, n);
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "cannot reshape %s (%" G_GINT64_FORMAT
-                        " elements) to %s", in, numel, to);
-    return FALSE;
-  }
+mismatch : {
+  g_autofree char *in = nnp_shape_to_string (&x->shape);
+  g_autofree char *to = ints_to_string (req, n);
+  nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                      "cannot reshape %s (%" G_GINT64_FORMAT " elements) to %s", in, numel, to);
+  return FALSE;
+}
 }
 
 gboolean
@@ -425,8 +435,10 @@ nnp_op_flatten_infer (NnpGraph *graph, NnpNode *node, GError **error)
   NnpShape shape;
 
   if (axis < -rank || axis > rank) {
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "axis %" G_GINT64_FORMAT " is out of "
-                        "range for rank %d", axis, rank);
+    nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                        "axis %" G_GINT64_FORMAT " is out of "
+                        "range for rank %d",
+                        axis, rank);
     return FALSE;
   }
   if (axis < 0)
@@ -456,8 +468,10 @@ nnp_op_squeeze_infer (NnpGraph *graph, NnpNode *node, GError **error)
     for (int i = 0; i < n; i++) {
       int a;
       if (!nnp_normalize_axis (axes[i], rank, &a)) {
-        nnp_node_set_error (error, NNP_ERROR_INVALID, node, "axis %" G_GINT64_FORMAT " is out "
-                            "of range for rank %d", axes[i], rank);
+        nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                            "axis %" G_GINT64_FORMAT " is out "
+                            "of range for rank %d",
+                            axes[i], rank);
         return FALSE;
       }
       if (drop[a]) {
@@ -465,8 +479,9 @@ nnp_op_squeeze_infer (NnpGraph *graph, NnpNode *node, GError **error)
         return FALSE;
       }
       if (x->shape.dims[a] != 1) {
-        nnp_node_set_error (error, NNP_ERROR_INVALID, node, "cannot squeeze axis %d of size %"
-                            G_GINT64_FORMAT, a, x->shape.dims[a]);
+        nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                            "cannot squeeze axis %d of size %" G_GINT64_FORMAT, a,
+                            x->shape.dims[a]);
         return FALSE;
       }
       drop[a] = TRUE;
@@ -500,15 +515,17 @@ nnp_op_unsqueeze_infer (NnpGraph *graph, NnpNode *node, GError **error)
   }
   out_rank = x->shape.rank + n;
   if (out_rank > NNP_MAX_RANK) {
-    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "output rank %d is above %d",
-                        out_rank, NNP_MAX_RANK);
+    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "output rank %d is above %d", out_rank,
+                        NNP_MAX_RANK);
     return FALSE;
   }
   for (int i = 0; i < n; i++) {
     int a;
     if (!nnp_normalize_axis (axes[i], out_rank, &a)) {
-      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "axis %" G_GINT64_FORMAT " is out "
-                          "of range for output rank %d", axes[i], out_rank);
+      nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                          "axis %" G_GINT64_FORMAT " is out "
+                          "of range for output rank %d",
+                          axes[i], out_rank);
       return FALSE;
     }
     if (add[a]) {
@@ -546,8 +563,10 @@ nnp_op_transpose_infer (NnpGraph *graph, NnpNode *node, GError **error)
       perm[k] = rank - 1 - k;
   } else {
     if (n != rank) {
-      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "perm has %d entries for an input of "
-                          "rank %d", n, rank);
+      nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                          "perm has %d entries for an input of "
+                          "rank %d",
+                          n, rank);
       return FALSE;
     }
     for (int k = 0; k < rank; k++) {
@@ -609,8 +628,10 @@ nnp_op_concat_infer (NnpGraph *graph, NnpNode *node, GError **error)
   }
   axis_attr = nnp_node_attr_int (node, "axis", 1);
   if (!nnp_normalize_axis (axis_attr, rank, &axis)) {
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "axis %" G_GINT64_FORMAT " is out of "
-                        "range for rank %d", axis_attr, rank);
+    nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                        "axis %" G_GINT64_FORMAT " is out of "
+                        "range for rank %d",
+                        axis_attr, rank);
     return FALSE;
   }
   shape = x0->shape;
@@ -635,8 +656,10 @@ nnp_op_concat_infer (NnpGraph *graph, NnpNode *node, GError **error)
     if (!concat_compatible (&x0->shape, &x->shape, axis)) {
       g_autofree char *s0 = nnp_shape_to_string (&x0->shape);
       g_autofree char *si = nnp_shape_to_string (&x->shape);
-      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "cannot concatenate %s (input %d) "
-                          "and %s (input 0) along axis %d", si, i, s0, axis);
+      nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                          "cannot concatenate %s (input %d) "
+                          "and %s (input 0) along axis %d",
+                          si, i, s0, axis);
       return FALSE;
     }
     shape.dims[axis] += x->shape.dims[axis];
@@ -662,8 +685,10 @@ nnp_op_split_infer (NnpGraph *graph, NnpNode *node, GError **error)
   if (!input_esize (node, x, 0, &esize, error))
     return FALSE;
   if (!nnp_normalize_axis (axis_attr, rank, &axis)) {
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "axis %" G_GINT64_FORMAT " is out of "
-                        "range for rank %d", axis_attr, rank);
+    nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                        "axis %" G_GINT64_FORMAT " is out of "
+                        "range for rank %d",
+                        axis_attr, rank);
     return FALSE;
   }
   dim = x->shape.dims[axis];
@@ -679,8 +704,9 @@ nnp_op_split_infer (NnpGraph *graph, NnpNode *node, GError **error)
   } else if (nnp_node_get_attr (node, "num_outputs") != NULL) {
     int64_t num = nnp_node_attr_int (node, "num_outputs", 0), chunk;
     if (num != n_out) {
-      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "num_outputs is %" G_GINT64_FORMAT
-                          " but the node has %d outputs", num, n_out);
+      nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                          "num_outputs is %" G_GINT64_FORMAT " but the node has %d outputs", num,
+                          n_out);
       return FALSE;
     }
     chunk = (dim + n_out - 1) / n_out;
@@ -690,8 +716,9 @@ nnp_op_split_infer (NnpGraph *graph, NnpNode *node, GError **error)
       sizes[i] = MIN (chunk, MAX (dim - chunk * i, 0));
   } else {
     if (dim % n_out != 0) {
-      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "cannot split axis %d of size %"
-                          G_GINT64_FORMAT " into %d equal parts", axis, dim, n_out);
+      nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                          "cannot split axis %d of size %" G_GINT64_FORMAT " into %d equal parts",
+                          axis, dim, n_out);
       return FALSE;
     }
     n = n_out;
@@ -713,8 +740,9 @@ nnp_op_split_infer (NnpGraph *graph, NnpNode *node, GError **error)
   }
   if (total != dim) {
     g_autofree char *s = ints_to_string (sizes, n);
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "split sizes %s do not add up to %"
-                        G_GINT64_FORMAT " (axis %d)", s, dim, axis);
+    nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                        "split sizes %s do not add up to %" G_GINT64_FORMAT " (axis %d)", s, dim,
+                        axis);
     return FALSE;
   }
 
@@ -737,8 +765,8 @@ nnp_op_split_infer (NnpGraph *graph, NnpNode *node, GError **error)
 
 /* Slice attributes (opset < 10) or constant inputs (opset >= 10). */
 static gboolean
-slice_get (const NnpGraph *graph, const NnpNode *node, int input, const char *attr,
-           int64_t **v, int *n, gboolean *present, GError **error)
+slice_get (const NnpGraph *graph, const NnpNode *node, int input, const char *attr, int64_t **v,
+           int *n, gboolean *present, GError **error)
 {
   return input_or_attr_ints (graph, node, input, attr, graph->opset >= 10, v, n, present, error);
 }
@@ -760,8 +788,10 @@ nnp_op_slice_infer (NnpGraph *graph, NnpNode *node, GError **error)
   if (!input_esize (node, x, 0, &esize, error))
     return FALSE;
   if (graph->opset < 10 && node->n_inputs > 1) {
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "has %d inputs; before opset 10 Slice "
-                        "takes starts/ends as attributes", node->n_inputs);
+    nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                        "has %d inputs; before opset 10 Slice "
+                        "takes starts/ends as attributes",
+                        node->n_inputs);
     return FALSE;
   }
   if (!slice_get (graph, node, 1, "starts", &starts, &n_starts, &has_starts, error)
@@ -779,9 +809,11 @@ nnp_op_slice_infer (NnpGraph *graph, NnpNode *node, GError **error)
   }
   if (n_ends != n_starts || (has_axes && n_axes != n_starts)
       || (has_steps && n_steps != n_starts)) {
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "starts, ends, axes and steps have "
-                        "different lengths (%d, %d, %d, %d)", n_starts, n_ends,
-                        has_axes ? n_axes : n_starts, has_steps ? n_steps : n_starts);
+    nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                        "starts, ends, axes and steps have "
+                        "different lengths (%d, %d, %d, %d)",
+                        n_starts, n_ends, has_axes ? n_axes : n_starts,
+                        has_steps ? n_steps : n_starts);
     return FALSE;
   }
 
@@ -795,8 +827,10 @@ nnp_op_slice_infer (NnpGraph *graph, NnpNode *node, GError **error)
     int a;
 
     if (!nnp_normalize_axis (axis_v, rank, &a)) {
-      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "axis %" G_GINT64_FORMAT " is out "
-                          "of range for rank %d", axis_v, rank);
+      nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                          "axis %" G_GINT64_FORMAT " is out "
+                          "of range for rank %d",
+                          axis_v, rank);
       return FALSE;
     }
     if (seen[a]) {
@@ -856,19 +890,23 @@ nnp_op_gather_infer (NnpGraph *graph, NnpNode *node, GError **error)
   if (!input_esize (node, x, 0, &esize, error))
     return FALSE;
   if (idx->dtype != NNP_DTYPE_INT64 && idx->dtype != NNP_DTYPE_INT32) {
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "indices ('%s') must be int32 or int64, "
-                        "got %s", idx->name, nnp_dtype_name (idx->dtype));
+    nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                        "indices ('%s') must be int32 or int64, "
+                        "got %s",
+                        idx->name, nnp_dtype_name (idx->dtype));
     return FALSE;
   }
   if (!nnp_normalize_axis (axis_attr, rank, &axis)) {
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "axis %" G_GINT64_FORMAT " is out of "
-                        "range for rank %d", axis_attr, rank);
+    nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                        "axis %" G_GINT64_FORMAT " is out of "
+                        "range for rank %d",
+                        axis_attr, rank);
     return FALSE;
   }
   out_rank = rank - 1 + q;
   if (out_rank > NNP_MAX_RANK) {
-    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "output rank %d is above %d",
-                        out_rank, NNP_MAX_RANK);
+    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "output rank %d is above %d", out_rank,
+                        NNP_MAX_RANK);
     return FALSE;
   }
   memset (&shape, 0, sizeof (shape));

@@ -55,8 +55,8 @@ gpointer nnp_node_new_params (NnpNode *node, gsize size);
  * (for shape-like inputs: Reshape shape, Slice starts, axes...).  Returns
  * FALSE (error set, naming the node and input index) when the input is not
  * a constant or not an integer tensor. */
-gboolean nnp_node_const_ints (const NnpGraph *graph, const NnpNode *node, int input,
-                              int64_t **ints, int *n, GError **error);
+gboolean nnp_node_const_ints (const NnpGraph *graph, const NnpNode *node, int input, int64_t **ints,
+                              int *n, GError **error);
 
 /* Normalise an axis in [-rank, rank) to [0, rank); FALSE when out of range. */
 gboolean nnp_normalize_axis (int64_t axis, int rank, int *out);

@@ -15,26 +15,21 @@ double
 nnp_resize_map_coord (const NnpResizeParams *p, int k, int64_t x, gboolean *outside)
 {
   double scale = p->scale[k], in = (double) p->in[k];
-  double len = scale * in;          /* output length as the reference sees it */
+  double len = scale * in; /* output length as the reference sees it */
   double xf = (double) x, r;
 
   *outside = FALSE;
   switch (p->coord) {
-    case NNP_RESIZE_HALF_PIXEL:
-      return (xf + 0.5) / scale - 0.5;
+    case NNP_RESIZE_HALF_PIXEL: return (xf + 0.5) / scale - 0.5;
     case NNP_RESIZE_HALF_PIXEL_SYMMETRIC: {
       double adjustment = (double) p->out[k] / len;
       double offset = in / 2.0 * (1.0 - adjustment);
       return offset + (xf + 0.5) / scale - 0.5;
     }
-    case NNP_RESIZE_PYTORCH_HALF_PIXEL:
-      return p->out[k] > 1 ? (xf + 0.5) / scale - 0.5 : -0.5;
-    case NNP_RESIZE_ALIGN_CORNERS:
-      return len == 1.0 ? 0.0 : xf * (in - 1.0) / (len - 1.0);
-    case NNP_RESIZE_ASYMMETRIC:
-      return xf / scale;
-    case NNP_RESIZE_TF_HALF_PIXEL_FOR_NN:
-      return (xf + 0.5) / scale;
+    case NNP_RESIZE_PYTORCH_HALF_PIXEL: return p->out[k] > 1 ? (xf + 0.5) / scale - 0.5 : -0.5;
+    case NNP_RESIZE_ALIGN_CORNERS: return len == 1.0 ? 0.0 : xf * (in - 1.0) / (len - 1.0);
+    case NNP_RESIZE_ASYMMETRIC: return xf / scale;
+    case NNP_RESIZE_TF_HALF_PIXEL_FOR_NN: return (xf + 0.5) / scale;
     case NNP_RESIZE_TF_CROP_AND_RESIZE: {
       double extent = p->roi_end[k] - p->roi_start[k];
       if (len == 1.0)
@@ -74,19 +69,11 @@ nnp_resize_nearest_index (const NnpResizeParams *p, int k, double xo)
     i = (int64_t) fl;
   } else {
     switch (p->nearest) {
-      case NNP_RESIZE_ROUND_PREFER_FLOOR:
-        i = (int64_t) fl + (ratio > 0.5);
-        break;
-      case NNP_RESIZE_ROUND_PREFER_CEIL:
-        i = (int64_t) fl + (ratio >= 0.5);
-        break;
-      case NNP_RESIZE_FLOOR:
-        i = (int64_t) fl;
-        break;
+      case NNP_RESIZE_ROUND_PREFER_FLOOR: i = (int64_t) fl + (ratio > 0.5); break;
+      case NNP_RESIZE_ROUND_PREFER_CEIL: i = (int64_t) fl + (ratio >= 0.5); break;
+      case NNP_RESIZE_FLOOR: i = (int64_t) fl; break;
       case NNP_RESIZE_CEIL:
-      default:
-        i = (int64_t) fl + 1;
-        break;
+      default: i = (int64_t) fl + 1; break;
     }
   }
   return CLAMP (i, 0, p->in[k] - 1);
@@ -94,7 +81,8 @@ nnp_resize_nearest_index (const NnpResizeParams *p, int k, double xo)
 
 /* Taps of output coordinate x on axis k (indices clamped into the input). */
 void
-nnp_resize_interp_taps (const NnpResizeParams *p, int k, double xo, int taps, int64_t *idx, float *w)
+nnp_resize_interp_taps (const NnpResizeParams *p, int k, double xo, int taps, int64_t *idx,
+                        float *w)
 {
   double fl, t, c[4];
   int64_t base;
@@ -105,7 +93,7 @@ nnp_resize_interp_taps (const NnpResizeParams *p, int k, double xo, int taps, in
   t = xo - fl;
   base = (int64_t) fl;
 
-  if (t == 0.0) {                   /* prefer the pixel on the left: t in (0, 1] */
+  if (t == 0.0) { /* prefer the pixel on the left: t in (0, 1] */
     base--;
     t = 1.0;
   }

@@ -45,8 +45,8 @@ typedef struct {
 
 /* Dropout: the optional mask output is filled with one element value. */
 typedef struct {
-  int64_t mask_esize;              /* bytes per mask element (1 for bool) */
-  guint8 mask_value[8];            /* "true" / 1.0 in the mask's dtype */
+  int64_t mask_esize;   /* bytes per mask element (1 for bool) */
+  guint8 mask_value[8]; /* "true" / 1.0 in the mask's dtype */
 } NnpDropoutParams;
 
 /* Shape: output = input dims [start, end). */
@@ -58,19 +58,19 @@ typedef struct {
  * both tensors viewed as outer x row, row = dims[axis] * inner * esize. */
 typedef struct {
   int axis;
-  int n_parts;                           /* inputs of Concat, outputs of Split */
-  int64_t outer;                         /* product of dims before axis */
-  int64_t whole_row;                     /* bytes of one row of the joined tensor */
-  int64_t part_row[NNP_SHAPE_MAX_IO];    /* bytes of one row of each part */
+  int n_parts;                        /* inputs of Concat, outputs of Split */
+  int64_t outer;                      /* product of dims before axis */
+  int64_t whole_row;                  /* bytes of one row of the joined tensor */
+  int64_t part_row[NNP_SHAPE_MAX_IO]; /* bytes of one row of each part */
 } NnpConcatParams;
 
 /* Gather: data viewed as outer x axis_dim x inner. */
 typedef struct {
   int axis;
-  int index_esize;                 /* 4 (int32) or 8 (int64) */
+  int index_esize; /* 4 (int32) or 8 (int64) */
   int64_t outer;
   int64_t axis_dim;
-  int64_t inner_bytes;             /* bytes of one gathered slice */
+  int64_t inner_bytes; /* bytes of one gathered slice */
   int64_t n_indices;
 } NnpGatherParams;
 
@@ -82,10 +82,10 @@ typedef struct {
 
 /* Range: out[i] = start + i * delta, computed in the output dtype's domain. */
 typedef struct {
-  NnpDType dtype;                  /* FLOAT32, FLOAT64, INT16, INT32 or INT64 */
+  NnpDType dtype; /* FLOAT32, FLOAT64, INT16, INT32 or INT64 */
   int64_t count;
-  int64_t istart, idelta;          /* integer dtypes */
-  double fstart, fdelta;           /* float dtypes */
+  int64_t istart, idelta; /* integer dtypes */
+  double fstart, fdelta;  /* float dtypes */
 } NnpRangeParams;
 
 G_END_DECLS

@@ -37,9 +37,9 @@
 
 #define CAT "nnp-partition"
 
-#define NODE_FALLBACK_MS 1.0          /* a backend without an estimate */
-#define XFER_BUFFER_MS 0.030            /* per buffer through a queue */
-#define XFER_TENSOR_MS 0.003            /* per tensor in it */
+#define NODE_FALLBACK_MS 1.0 /* a backend without an estimate */
+#define XFER_BUFFER_MS 0.030 /* per buffer through a queue */
+#define XFER_TENSOR_MS 0.003 /* per tensor in it */
 #define LINK_PROBE_BYTES (4u << 20)
 
 /* ------------------------------------------------------------ devices */
@@ -92,7 +92,7 @@ nnp_device_supports (const char *device, const NnpNode *node)
   g_return_val_if_fail (node != NULL, FALSE);
   dev = device ? nnp_partition_open_device (device, NULL) : NULL;
   if (dev == NULL || !nnp_device_is_host (dev))
-    return FALSE;   /* other devices need the graph: nnp_device_spec_supports() */
+    return FALSE; /* other devices need the graph: nnp_device_spec_supports() */
   backend = nnp_device_get_backend_table (dev, &ctx);
   return backend->supports_node (ctx, NULL, node, NULL);
 }
@@ -137,8 +137,8 @@ nnp_device_specs_parse (const char *text, int *n, GError **error)
     if (!nnp_device_item_split_replicas (item, &base, &replicas, &err)
         || !nnp_device_spec_parse (base, &device, &threads, &err)) {
       /* an unknown device stays NNP_ERROR_DEVICE, a malformed item is a plan error */
-      g_set_error (error, NNP_ERROR, err->code == NNP_ERROR_DEVICE ? NNP_ERROR_DEVICE
-                                                                   : NNP_ERROR_PLAN,
+      g_set_error (error, NNP_ERROR,
+                   err->code == NNP_ERROR_DEVICE ? NNP_ERROR_DEVICE : NNP_ERROR_PLAN,
                    "device list item %d: %s", i, err->message);
       g_error_free (err);
       nnp_device_specs_free (specs, count);
@@ -182,7 +182,7 @@ profile_dir (void)
   const char *dir_env = g_getenv ("NNP_PROFILE_DIR");
 
   return dir_env ? g_strdup (dir_env)
-      : g_build_filename (g_get_user_cache_dir (), "nnpipe", "profiles", NULL);
+                 : g_build_filename (g_get_user_cache_dir (), "nnpipe", "profiles", NULL);
 }
 
 static double
@@ -223,8 +223,7 @@ memcpy_bytes_per_ms (void)
 
     if (g_file_get_contents (path, &text, NULL, NULL))
       root = cJSON_Parse (text);
-    v = root ? cJSON_GetObjectItemCaseSensitive (root, "memcpy_bytes_per_ms")
-        : NULL;
+    v = root ? cJSON_GetObjectItemCaseSensitive (root, "memcpy_bytes_per_ms") : NULL;
     if (cJSON_IsNumber (v) && isfinite (v->valuedouble) && v->valuedouble > 0) {
       bw = v->valuedouble;
     } else {
@@ -232,9 +231,9 @@ memcpy_bytes_per_ms (void)
 
       bw = memcpy_measure ();
       out = g_strdup_printf ("{\n  \"version\": 1,\n  "
-          "\"memcpy_bytes_per_ms\": %.1f\n}\n", bw);
-      if (g_mkdir_with_parents (dir, 0755) != 0
-          || !g_file_set_contents (path, out, -1, NULL))
+                             "\"memcpy_bytes_per_ms\": %.1f\n}\n",
+                             bw);
+      if (g_mkdir_with_parents (dir, 0755) != 0 || !g_file_set_contents (path, out, -1, NULL))
         NNP_DEBUG (CAT, "cannot write %s", path);
     }
     cJSON_Delete (root);
@@ -247,8 +246,8 @@ memcpy_bytes_per_ms (void)
 /* ------------------------------------------------------------ the model */
 
 typedef struct {
-  double *ms;        /* per node; INFINITY = unsupported */
-  char **why;        /* per node: why unsupported (NULL when supported) */
+  double *ms; /* per node; INFINITY = unsupported */
+  char **why; /* per node: why unsupported (NULL when supported) */
   int n;
   gboolean profiled; /* every supported node measured */
 } DevCost;
@@ -258,7 +257,7 @@ struct _NnpCostModel {
   char *digest;
   char *shapes_key;
   NnpCostMode mode;
-  GHashTable *devs;  /* dev_key -> DevCost* */
+  GHashTable *devs;      /* dev_key -> DevCost* */
   GHashTable *net_links; /* device spec (lower case) -> NnpLink*: remote stages */
 };
 
@@ -288,8 +287,7 @@ dev_cost_copy (const DevCost *d)
 }
 
 NnpCostModel *
-nnp_cost_model_new (NnpGraph *graph, const char *digest, const char *shapes_key,
-                    NnpCostMode mode)
+nnp_cost_model_new (NnpGraph *graph, const char *digest, const char *shapes_key, NnpCostMode mode)
 {
   NnpCostModel *cm;
 
@@ -547,7 +545,7 @@ nnp_cost_model_prepare (NnpCostModel *cm, const NnpDeviceSpec *dev, GError **err
   g_return_val_if_fail (cm != NULL && dev != NULL, FALSE);
   key = dev_key (dev);
   if (key && g_hash_table_contains (cm->devs, key))
-    return TRUE;   /* prepared, or costs given (nnp_cost_model_set_node_costs) */
+    return TRUE; /* prepared, or costs given (nnp_cost_model_set_node_costs) */
   if (dev->device && g_ascii_strncasecmp (dev->device, "remote://", 9) == 0) {
     /* no answer from its server: planned as this host's CPU */
     NnpDeviceSpec cpu = { (char *) "cpu", dev->threads };
@@ -583,11 +581,10 @@ nnp_cost_model_prepare (NnpCostModel *cm, const NnpDeviceSpec *dev, GError **err
         d->why[i] = g_strdup ("not supported");
       n_unsupported++;
       if (is_cpu)
-        NNP_INFO (CAT, "node %s (%s) cannot run on cpu: %s", node->name, node->op_type,
-                  d->why[i]);
+        NNP_INFO (CAT, "node %s (%s) cannot run on cpu: %s", node->name, node->op_type, d->why[i]);
       else
-        NNP_INFO (CAT, "node %s (%s) stays on cpu: %s: %s", node->name, node->op_type,
-                  dev->device, d->why[i]);
+        NNP_INFO (CAT, "node %s (%s) stays on cpu: %s: %s", node->name, node->op_type, dev->device,
+                  d->why[i]);
     }
   }
   if (n_unsupported)
@@ -609,8 +606,8 @@ nnp_cost_model_prepare (NnpCostModel *cm, const NnpDeviceSpec *dev, GError **err
         fallback++;
     }
     d->profiled = TRUE;
-    NNP_DEBUG (CAT, "profiled %u nodes on %s in %.1f s (%d estimated: cannot run alone)", n,
-               key, (g_get_monotonic_time () - t0) / 1e6, fallback);
+    NNP_DEBUG (CAT, "profiled %u nodes on %s in %.1f s (%d estimated: cannot run alone)", n, key,
+               (g_get_monotonic_time () - t0) / 1e6, fallback);
     if (can_cache)
       cache_save (cm, dev, d);
   } else if (cm->mode == NNP_COST_AUTO && !is_cpu) {
@@ -669,12 +666,12 @@ nnp_cost_model_source (NnpCostModel *cm, const NnpDeviceSpec *dev)
 /* ------------------------------------------------------------ host <-> device copies */
 
 typedef struct {
-  double up_ms, up_ms_per_byte;     /* latency of one upload, + per byte */
+  double up_ms, up_ms_per_byte; /* latency of one upload, + per byte */
   double down_ms, down_ms_per_byte;
 } Link;
 
 static GMutex link_lock;
-static GHashTable *links;   /* NnpDevice* (kept open) -> Link* */
+static GHashTable *links; /* NnpDevice* (kept open) -> Link* */
 
 /* Median ms of 5 uploads (or downloads) of `bytes`; < 0 on failure. */
 static double
@@ -688,11 +685,12 @@ time_copies (NnpDevice *device, gsize bytes, gboolean up)
   if (host == NULL || dt == NULL)
     return -1.0;
   nnp_tensor_fill_pattern (host, 7);
-  if (!nnp_tensor_copy_into (dt, host, NULL))   /* warm-up: first touch */
+  if (!nnp_tensor_copy_into (dt, host, NULL)) /* warm-up: first touch */
     return -1.0;
   for (int r = 0; r < 5; r++) {
     gint64 t0 = g_get_monotonic_time ();
-    gboolean ok = up ? nnp_tensor_copy_into (dt, host, NULL) : nnp_tensor_copy_into (host, dt, NULL);
+    gboolean ok =
+        up ? nnp_tensor_copy_into (dt, host, NULL) : nnp_tensor_copy_into (host, dt, NULL);
     if (!ok)
       return -1.0;
     t[r] = (g_get_monotonic_time () - t0) / 1000.0;
@@ -752,8 +750,8 @@ nnp_cost_model_xfer_params (NnpCostModel *cm, const NnpDeviceSpec *src, const Nn
   NnpDevice *a = accel_of (src), *b = accel_of (dst);
 
   /* the sender always hands a buffer to a queue */
-  *out = (NnpXferCost) { XFER_BUFFER_MS, XFER_TENSOR_MS, 0.0 };
-  *in = (NnpXferCost) { 0.0, 0.0, 0.0 };
+  *out = (NnpXferCost){ XFER_BUFFER_MS, XFER_TENSOR_MS, 0.0 };
+  *in = (NnpXferCost){ 0.0, 0.0, 0.0 };
   /* a remote stage's bytes cross its link (link.c) */
   nnp_link_charge (nnp_cost_model_get_link (cm, dst->device),
                    nnp_cost_model_get_link (cm, src->device), out, in);
@@ -762,7 +760,7 @@ nnp_cost_model_xfer_params (NnpCostModel *cm, const NnpDeviceSpec *src, const Nn
     return;
   }
   if (a != NULL && a == b)
-    return;   /* same device: device tensors, no copy */
+    return; /* same device: device tensors, no copy */
   if (a) {
     const Link *l = link_of (a);
     out->per_tensor_ms += l->down_ms;
@@ -782,12 +780,12 @@ nnp_cost_model_graph_xfer_params (NnpCostModel *cm, const NnpDeviceSpec *dev, Nn
   NnpDevice *a = accel_of (dev);
   const NnpLink *net = nnp_cost_model_get_link (cm, dev->device);
 
-  *in = (NnpXferCost) { 0.0, 0.0, 0.0 };
-  *out = (NnpXferCost) { 0.0, 0.0, 0.0 };
+  *in = (NnpXferCost){ 0.0, 0.0, 0.0 };
+  *out = (NnpXferCost){ 0.0, 0.0, 0.0 };
   if (a) {
     const Link *l = link_of (a);
-    *in = (NnpXferCost) { 0.0, l->up_ms, l->up_ms_per_byte };
-    *out = (NnpXferCost) { 0.0, l->down_ms, l->down_ms_per_byte };
+    *in = (NnpXferCost){ 0.0, l->up_ms, l->up_ms_per_byte };
+    *out = (NnpXferCost){ 0.0, l->down_ms, l->down_ms_per_byte };
   }
   /* a remote first stage receives the graph inputs over its link, a remote
    * last stage sends the graph outputs back over it */
@@ -804,8 +802,8 @@ nnp_cost_model_transfer_ms (NnpCostModel *cm, const NnpDeviceSpec *src, const Nn
   if (n_tensors <= 0)
     return 0.0;
   nnp_cost_model_xfer_params (cm, src, dst, &out, &in);
-  return out.overhead_ms + out.per_tensor_ms * n_tensors + out.ms_per_byte * bytes
-      + in.overhead_ms + in.per_tensor_ms * n_tensors + in.ms_per_byte * bytes;
+  return out.overhead_ms + out.per_tensor_ms * n_tensors + out.ms_per_byte * bytes + in.overhead_ms
+         + in.per_tensor_ms * n_tensors + in.ms_per_byte * bytes;
 }
 
 /* ------------------------------------------------------------ remote devices */
@@ -820,7 +818,8 @@ nnp_cost_model_set_link (NnpCostModel *cm, const char *device, const NnpLink *li
     return;
   }
   g_return_if_fail (link->bytes_per_s > 0 && link->rtt_ms >= 0);
-  g_hash_table_insert (cm->net_links, g_ascii_strdown (device, -1), g_memdup2 (link, sizeof (*link)));
+  g_hash_table_insert (cm->net_links, g_ascii_strdown (device, -1),
+                       g_memdup2 (link, sizeof (*link)));
   {
     g_autofree char *text = nnp_link_to_string (link);
     NNP_INFO (CAT, "%s: link %s", device, text);
@@ -839,8 +838,8 @@ nnp_cost_model_get_link (NnpCostModel *cm, const char *device)
 }
 
 gboolean
-nnp_cost_model_set_node_costs (NnpCostModel *cm, const NnpDeviceSpec *dev, const double *ms,
-                               int n, GError **error)
+nnp_cost_model_set_node_costs (NnpCostModel *cm, const NnpDeviceSpec *dev, const double *ms, int n,
+                               GError **error)
 {
   DevCost *d;
   char *key;

@@ -30,12 +30,15 @@ typedef struct {
 } Unit;
 
 static const Unit bandwidth_units[] = {
-  { "bit", 1.0 / 8 }, { "kbit", 1e3 / 8 }, { "mbit", 1e6 / 8 }, { "gbit", 1e9 / 8 },
-  { "B", 1.0 }, { "kB", 1e3 }, { "KB", 1e3 }, { "MB", 1e6 }, { "GB", 1e9 }, { NULL, 0 },
+  { "bit", 1.0 / 8 }, { "kbit", 1e3 / 8 }, { "mbit", 1e6 / 8 }, { "gbit", 1e9 / 8 }, { "B", 1.0 },
+  { "kB", 1e3 },      { "KB", 1e3 },       { "MB", 1e6 },       { "GB", 1e9 },       { NULL, 0 },
 };
 
 static const Unit time_units[] = {
-  { "us", 1e-3 }, { "ms", 1.0 }, { "s", 1e3 }, { NULL, 0 },
+  { "us", 1e-3 },
+  { "ms", 1.0 },
+  { "s", 1e3 },
+  { NULL, 0 },
 };
 
 static gboolean
@@ -80,7 +83,8 @@ nnp_link_parse (const char *text, NnpLink *link, GError **error)
       || l.bytes_per_s <= 0) {
     g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
                  "link '%s': bandwidth '%s' is not a positive number with a unit "
-                 "(bit, kbit, mbit, gbit, B, kB, MB, GB per second)", text, parts[0]);
+                 "(bit, kbit, mbit, gbit, B, kB, MB, GB per second)",
+                 text, parts[0]);
     return FALSE;
   }
   if (!parse_quantity (g_strstrip (parts[1]), time_units, &l.rtt_ms) || l.rtt_ms < 0) {

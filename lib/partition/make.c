@@ -41,10 +41,12 @@ falls_back (const NnpPlanRequest *req, const char *device, int stage)
     return FALSE;
   if (stage >= 0)
     msg = g_strdup_printf ("device '%s' is not available, running stage %d on the CPU "
-                           "instead: %s", device, stage, err->message);
+                           "instead: %s",
+                           device, stage, err->message);
   else
     msg = g_strdup_printf ("device '%s' is not available, planning its stage on the CPU "
-                           "instead: %s", device, err->message);
+                           "instead: %s",
+                           device, err->message);
   if (req->notice)
     req->notice (stage, msg, req->notice_data);
   return TRUE;
@@ -61,7 +63,8 @@ request_devices (const NnpPlanRequest *req, int n_cuts, int *n_specs, GError **e
   if (req->devices == NULL || *req->devices == '\0') {
     /* one single-thread CPU stage per stage (auto: per core) */
     int n = req->n_stages > 0 ? req->n_stages
-        : n_cuts > 0 ? n_cuts + 1 : MAX ((int) g_get_num_processors (), 2);
+            : n_cuts > 0      ? n_cuts + 1
+                              : MAX ((int) g_get_num_processors (), 2);
     for (int i = 0; i < MIN (n, NNP_PLAN_MAX_STAGES); i++)
       g_string_append_printf (list, "%scpu:1", i ? "," : "");
   } else {
@@ -105,8 +108,8 @@ classify_cuts (const NnpGraph *graph, char **parts, int *ints, const char **name
     v = g_ascii_strtoll (p, &end, 10);
     if (end != p && *end == '\0' && v >= 0 && v < (gint64) graph->nodes->len) {
       ints[*n] = (int) v;
-      names[*n] = nnp_graph_find_node ((NnpGraph *) graph, p) ? p
-          : nnp_graph_node (graph, (int) v)->name;
+      names[*n] =
+          nnp_graph_find_node ((NnpGraph *) graph, p) ? p : nnp_graph_node (graph, (int) v)->name;
     } else {
       all_ints = FALSE;
       names[*n] = p;
@@ -180,9 +183,8 @@ plan_from_file (NnpModel *model, const NnpInputShape *shapes, int n_shapes,
   ps = nnp_plan_get_input_shapes (plan, &n_ps);
   key = nnp_shapes_key (ps, n_ps,
                         plan->no_fusion ? NNP_SPECIALIZE_NO_FUSION : NNP_SPECIALIZE_DEFAULT);
-  graph = nnp_model_specialize (model, ps, n_ps,
-                                plan->no_fusion ? NNP_SPECIALIZE_NO_FUSION
-                                                : NNP_SPECIALIZE_DEFAULT, error);
+  graph = nnp_model_specialize (
+      model, ps, n_ps, plan->no_fusion ? NNP_SPECIALIZE_NO_FUSION : NNP_SPECIALIZE_DEFAULT, error);
   if (graph == NULL)
     return NULL;
   if (!nnp_plan_resolve (plan, graph, error)) {
@@ -200,8 +202,8 @@ plan_from_file (NnpModel *model, const NnpInputShape *shapes, int n_shapes,
 
 /* A new split of the model at these shapes. */
 static NnpPlan *
-plan_split (NnpModel *model, const NnpInputShape *shapes, int n_shapes,
-            const NnpPlanRequest *req, NnpGraph **graph_out, GError **error)
+plan_split (NnpModel *model, const NnpInputShape *shapes, int n_shapes, const NnpPlanRequest *req,
+            NnpGraph **graph_out, GError **error)
 {
   const char *path = req->model_path ? req->model_path : nnp_model_get_name (model);
   const char *digest = nnp_model_get_digest (model);
@@ -214,8 +216,10 @@ plan_split (NnpModel *model, const NnpInputShape *shapes, int n_shapes,
   NnpPlan *plan = NULL;
 
   if (req->n_stages < 0 || req->n_stages > NNP_PLAN_MAX_STAGES) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "%d stages asked, 1 to %d (or auto) "
-                 "possible", req->n_stages, NNP_PLAN_MAX_STAGES);
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
+                 "%d stages asked, 1 to %d (or auto) "
+                 "possible",
+                 req->n_stages, NNP_PLAN_MAX_STAGES);
     return NULL;
   }
   if (n_cuts > 0 && req->n_stages > 0 && n_cuts + 1 != req->n_stages) {
@@ -245,11 +249,11 @@ plan_split (NnpModel *model, const NnpInputShape *shapes, int n_shapes,
     int n = 0;
 
     if (classify_cuts (graph, parts, ints, names, &n))
-      plan = nnp_plan_new_from_cuts (path, digest, shapes, n_shapes, graph, ints, n, specs,
-                                     n_specs, cm, error);
+      plan = nnp_plan_new_from_cuts (path, digest, shapes, n_shapes, graph, ints, n, specs, n_specs,
+                                     cm, error);
     else
-      plan = nnp_plan_new_from_cut_names (path, digest, shapes, n_shapes, graph, names, n,
-                                          specs, n_specs, cm, error);
+      plan = nnp_plan_new_from_cut_names (path, digest, shapes, n_shapes, graph, names, n, specs,
+                                          n_specs, cm, error);
   } else {
     NnpSplitOptions o = { 0 };
 
@@ -261,8 +265,8 @@ plan_split (NnpModel *model, const NnpInputShape *shapes, int n_shapes,
     o.max_replicas = req->max_replicas;
     /* by measured throughput, unless only estimates were asked for (or
      * NNP_PLAN_MEASURE=0) */
-    o.measure_whole = req->cost != NNP_COST_ESTIMATE
-        && g_strcmp0 (g_getenv ("NNP_PLAN_MEASURE"), "0") != 0;
+    o.measure_whole =
+        req->cost != NNP_COST_ESTIMATE && g_strcmp0 (g_getenv ("NNP_PLAN_MEASURE"), "0") != 0;
     o.stage_load = load;
     o.n_stage_load = n_load;
     /* nnp_plan_new_auto(), and with max_replicas replicated stages too */

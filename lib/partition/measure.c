@@ -10,7 +10,7 @@
 
 typedef struct {
   NnpStage *stage;
-  GPtrArray *in, *out;   /* NnpTensor* (owned) */
+  GPtrArray *in, *out; /* NnpTensor* (owned) */
   int frames;
   GError *error;
 } Runner;
@@ -21,8 +21,8 @@ run_frames (gpointer data)
   Runner *r = data;
 
   for (int i = 0; i < r->frames && r->error == NULL; i++)
-    nnp_stage_run (r->stage, (NnpTensor *const *) r->in->pdata,
-                   (NnpTensor *const *) r->out->pdata, &r->error);
+    nnp_stage_run (r->stage, (NnpTensor *const *) r->in->pdata, (NnpTensor *const *) r->out->pdata,
+                   &r->error);
   return NULL;
 }
 

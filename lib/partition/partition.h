@@ -17,11 +17,11 @@ typedef struct {
 
 typedef struct {
   int n_stages;
-  int n_nodes;            /* graph->nodes->len */
-  const double *node_ms;  /* [k * n_nodes + i]: node i on stage k's device; INFINITY = unsupported */
+  int n_nodes;           /* graph->nodes->len */
+  const double *node_ms; /* [k * n_nodes + i]: node i on stage k's device; INFINITY = unsupported */
   const double *value_bytes; /* [graph->values->len]: bytes of each value (constants ignored) */
-  const double *node_mem; /* [n_nodes] bytes a node adds to its stage, or NULL */
-  double mem_limit;       /* per stage, 0 = none */
+  const double *node_mem;    /* [n_nodes] bytes a node adds to its stage, or NULL */
+  double mem_limit;          /* per stage, 0 = none */
   /* per cut k (between stage k and k+1, n_stages - 1 of them): what the
    * sender (out) and the receiver (in) pay for the buffer C_k */
   const NnpXferCost *xfer_out;
@@ -30,7 +30,7 @@ typedef struct {
    * stage to deliver the graph outputs (C_{n-1}); NULL = nothing (CPU) */
   const NnpXferCost *xfer_graph_in;
   const NnpXferCost *xfer_graph_out;
-  int max_ideals;         /* 0 = 200000 */
+  int max_ideals; /* 0 = 200000 */
   /* [n_stages]: other work on each stage's core per frame (ms, in the units
    * of node_ms), added to the stage's cost; NULL = none */
   const double *stage_load_ms;
@@ -68,14 +68,13 @@ void nnp_cost_model_xfer_params (NnpCostModel *cm, const NnpDeviceSpec *src,
 /* cost.c: what a first stage on dev pays for the graph inputs (*in) and a
  * last stage on dev for the graph outputs (*out): zero on the CPU, uploads /
  * downloads on an OpenCL device. */
-void nnp_cost_model_graph_xfer_params (NnpCostModel *cm, const NnpDeviceSpec *dev,
-                                       NnpXferCost *in, NnpXferCost *out);
+void nnp_cost_model_graph_xfer_params (NnpCostModel *cm, const NnpDeviceSpec *dev, NnpXferCost *in,
+                                       NnpXferCost *out);
 /* link.c: add what a link costs to the lines of a cut: `off` = the link of
  * the sending stage's device (its bytes leave over it: *out), `onto` = the
  * receiving stage's (bytes arrive over it, once RTT / window per frame:
  * *in); NULL = local. */
-void nnp_link_charge (const NnpLink *onto, const NnpLink *off, NnpXferCost *out,
-                      NnpXferCost *in);
+void nnp_link_charge (const NnpLink *onto, const NnpLink *off, NnpXferCost *out, NnpXferCost *in);
 /* cost.c: why node `node` cannot run on dev (owned by the model), NULL when it can. */
 const char *nnp_cost_model_why (NnpCostModel *cm, const NnpDeviceSpec *dev, int node);
 /* cost.c: the device of a spec, opened once and kept open for the process

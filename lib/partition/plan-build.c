@@ -31,7 +31,8 @@ nnp_stage_load_parse (const char *text, int *n, GError **error)
     if (*item == '\0' || end == NULL || *end != '\0' || !(v >= 0 && v <= 1000)) {
       g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
                    "invalid stage-load item '%s' in \"%s\": want a comma-separated list of "
-                   "numbers >= 0 (fractions of the model's time)", item, text);
+                   "numbers >= 0 (fractions of the model's time)",
+                   item, text);
       g_free (load);
       return NULL;
     }
@@ -79,7 +80,7 @@ problem_init (Problem *pb, const NnpGraph *graph, NnpCostModel *cm, const NnpDev
   guint nv = graph->values->len;
 
   memset (pb, 0, sizeof (*pb));
-  pb->node_ms = g_new (double, (gsize) n_stages * MAX (n, 1));
+  pb->node_ms = g_new (double, (gsize) n_stages *MAX (n, 1));
   pb->value_bytes = g_new0 (double, MAX (nv, 1));
   pb->node_mem = g_new0 (double, MAX (n, 1));
   pb->out = g_new0 (NnpXferCost, MAX (n_stages, 1));
@@ -118,7 +119,7 @@ problem_init (Problem *pb, const NnpGraph *graph, NnpCostModel *cm, const NnpDev
   pb->p.value_bytes = pb->value_bytes;
   pb->p.node_mem = pb->node_mem;
   pb->p.xfer_out = pb->out;
-  pb->p.xfer_in = pb->in;   /* cpu -> cpu: the receiver pays nothing */
+  pb->p.xfer_in = pb->in; /* cpu -> cpu: the receiver pays nothing */
   pb->p.xfer_graph_in = &pb->graph_in;
   pb->p.xfer_graph_out = &pb->graph_out;
 }
@@ -148,8 +149,8 @@ nnp_plan_predict (NnpPlan *plan, const NnpGraph *graph, NnpCostModel *cm)
   comp = g_new (double, ns);
   xfer = g_new (double, ns);
   total = g_new (double, ns);
-  plan->predicted_bottleneck_ms = nnp_split_evaluate (graph, &pb.p, stage_of, comp, xfer, total,
-                                                      &plan->bottleneck_stage);
+  plan->predicted_bottleneck_ms =
+      nnp_split_evaluate (graph, &pb.p, stage_of, comp, xfer, total, &plan->bottleneck_stage);
   for (int k = 0; k < ns; k++) {
     NnpPlanStage *s = &plan->stages[k];
     double b = 0;
@@ -164,8 +165,8 @@ nnp_plan_predict (NnpPlan *plan, const NnpGraph *graph, NnpCostModel *cm)
           count++;
         }
     s->out_bytes = (gint64) b;
-    s->cut_ms = k + 1 < ns ? nnp_cost_model_transfer_ms (cm, &devs[k], &devs[k + 1], count, b)
-                           : -1.0;
+    s->cut_ms =
+        k + 1 < ns ? nnp_cost_model_transfer_ms (cm, &devs[k], &devs[k + 1], count, b) : -1.0;
   }
   g_free (plan->cost);
   plan->cost = g_strdup (profiled ? "profile" : "estimate");
@@ -238,9 +239,8 @@ nnp_plan_new_from_cuts (const char *model_path, const char *digest, const NnpInp
 NnpPlan *
 nnp_plan_new_from_cut_names (const char *model_path, const char *digest,
                              const NnpInputShape *shapes, int n_shapes, NnpGraph *graph,
-                             const char *const *names, int n_names,
-                             const NnpDeviceSpec *devices, int n_devices, NnpCostModel *cm,
-                             GError **error)
+                             const char *const *names, int n_names, const NnpDeviceSpec *devices,
+                             int n_devices, NnpCostModel *cm, GError **error)
 {
   g_autofree int *cuts = g_new (int, MAX (n_names, 1));
 
@@ -258,8 +258,8 @@ nnp_plan_new_from_cut_names (const char *model_path, const char *digest,
 
 NnpPlan *
 nnp_plan_new_auto (const char *model_path, const char *digest, const NnpInputShape *shapes,
-                   int n_shapes, NnpGraph *graph, const NnpSplitOptions *options,
-                   NnpCostModel *cm, GError **error)
+                   int n_shapes, NnpGraph *graph, const NnpSplitOptions *options, NnpCostModel *cm,
+                   GError **error)
 {
   int n = graph->nodes->len, kmin, kmax, best_k = -1;
   g_autofree int *stage_of = g_new (int, MAX (n, 1));
@@ -282,8 +282,8 @@ nnp_plan_new_auto (const char *model_path, const char *digest, const NnpInputSha
   }
   kmax = MIN (kmax, n);
   if (kmin > n) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-                 "cannot split %d nodes into %d non-empty stages", n, kmin);
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "cannot split %d nodes into %d non-empty stages",
+                 n, kmin);
     return NULL;
   }
   /* a node no listed device can run: say which and why, before any search */
@@ -370,8 +370,8 @@ nnp_plan_new_auto (const char *model_path, const char *digest, const NnpInputSha
     }
   }
   if (best_k < 0) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "no feasible split into %d..%d stages",
-                 kmin, kmax);
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "no feasible split into %d..%d stages", kmin,
+                 kmax);
     return NULL;
   }
   if (kmin != kmax)

@@ -53,7 +53,7 @@ same_file (const char *a, const char *b)
 {
   GStatBuf sa, sb;
   return g_stat (a, &sa) == 0 && g_stat (b, &sb) == 0 && sa.st_dev == sb.st_dev
-      && sa.st_ino == sb.st_ino;
+         && sa.st_ino == sb.st_ino;
 }
 
 /* plan->model as written into the plan file `plan_path` (newly allocated). */
@@ -99,7 +99,7 @@ gboolean
 nnp_plan_save (const NnpPlan *plan, const char *path, GError **error)
 {
   g_autofree char *model = NULL, *json = NULL;
-  NnpPlan as_written = *plan;   /* shallow: only "model" differs, nothing is freed */
+  NnpPlan as_written = *plan; /* shallow: only "model" differs, nothing is freed */
 
   if (plan->model && *plan->model) {
     model = model_path_for_file (plan->model, path);
@@ -135,8 +135,7 @@ nnp_plan_load (const char *path, GError **error)
 }
 
 gboolean
-nnp_plan_check_model (const NnpPlan *plan, NnpModel *model, const char *plan_name,
-                      GError **error)
+nnp_plan_check_model (const NnpPlan *plan, NnpModel *model, const char *plan_name, GError **error)
 {
   const char *digest = nnp_model_get_digest (model);
 
@@ -145,8 +144,8 @@ nnp_plan_check_model (const NnpPlan *plan, NnpModel *model, const char *plan_nam
     return TRUE;
   g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
                "%s was made for another model than '%s' (digest %.12s..., the model's "
-               "%.12s...)", plan_name ? plan_name : "plan", nnp_model_get_name (model),
-               plan->digest, digest);
+               "%.12s...)",
+               plan_name ? plan_name : "plan", nnp_model_get_name (model), plan->digest, digest);
   return FALSE;
 }
 
@@ -174,8 +173,8 @@ nnp_plan_specialize (const NnpPlan *plan, const char *base_dir, NnpModel **model
   }
   shapes = nnp_plan_get_input_shapes (plan, &n_shapes);
   graph = nnp_model_specialize (model, shapes, n_shapes,
-                                plan->no_fusion ? NNP_SPECIALIZE_NO_FUSION
-                                                : NNP_SPECIALIZE_DEFAULT, error);
+                                plan->no_fusion ? NNP_SPECIALIZE_NO_FUSION : NNP_SPECIALIZE_DEFAULT,
+                                error);
   if (graph && model_out)
     *model_out = nnp_model_ref (model);
   nnp_model_unref (model);

@@ -94,7 +94,8 @@ json_strv (const cJSON *a, const char *what, char ***out, int *n, GError **error
   }
   len = cJSON_GetArraySize (a);
   *out = g_new0 (char *, len + 1);
-  cJSON_ArrayForEach (it, a) {
+  cJSON_ArrayForEach (it, a)
+  {
     if (!cJSON_IsString (it) || it->valuestring == NULL) {
       g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "%s[%d]: expected a string", what, i);
       return FALSE;
@@ -116,8 +117,7 @@ json_opt_number (const cJSON *o, const char *key, double dflt, double *out, cons
 
   *out = cJSON_IsNumber (v) ? v->valuedouble : dflt;
   if (!isfinite (*out)) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "%s\"%s\" must be a finite number", what,
-                 key);
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "%s\"%s\" must be a finite number", what, key);
     return FALSE;
   }
   return TRUE;
@@ -139,8 +139,9 @@ json_opt_int (const cJSON *o, const char *key, gint64 dflt, gint64 lo, gint64 hi
   }
   d = cJSON_IsNumber (v) ? v->valuedouble : NAN;
   if (!(d >= (double) lo && d <= (double) hi) || d != floor (d)) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "%s\"%s\" must be an integer in %"
-                 G_GINT64_FORMAT "..%" G_GINT64_FORMAT, what, key, lo, hi);
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
+                 "%s\"%s\" must be an integer in %" G_GINT64_FORMAT "..%" G_GINT64_FORMAT, what,
+                 key, lo, hi);
     return FALSE;
   }
   *out = (gint64) d;
@@ -203,7 +204,7 @@ nnp_plan_from_json (const char *json, gssize length, GError **error)
   else if (length > 0)
     root = cJSON_ParseWithLengthOpts (json, (size_t) length, &parse_end, FALSE);
   else
-    root = NULL;                    /* cJSON reads a byte of an empty buffer */
+    root = NULL; /* cJSON reads a byte of an empty buffer */
   if (root == NULL) {
     const char *end = length < 0 ? NULL : json + length;
     g_autofree char *near = NULL;
@@ -219,8 +220,10 @@ nnp_plan_from_json (const char *json, gssize length, GError **error)
   }
   if ((bad_str = json_find_control_chars (root->child)) != NULL) {
     g_autofree char *near = json_error_snippet (bad_str, NULL);
-    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "plan: a string or key holds a control "
-                 "character (near '%s')", near);
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
+                 "plan: a string or key holds a control "
+                 "character (near '%s')",
+                 near);
     goto fail;
   }
   v = cJSON_GetObjectItemCaseSensitive (root, "version");
@@ -258,7 +261,8 @@ nnp_plan_from_json (const char *json, gssize length, GError **error)
     g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "plan: \"shapes\" must be an object");
     goto fail;
   }
-  cJSON_ArrayForEach (it, shapes) {
+  cJSON_ArrayForEach (it, shapes)
+  {
     NnpShape s = { 0 };
     const cJSON *d;
     if (!cJSON_IsArray (it) || cJSON_GetArraySize (it) > NNP_MAX_RANK) {
@@ -267,13 +271,13 @@ nnp_plan_from_json (const char *json, gssize length, GError **error)
                    NNP_MAX_RANK);
       goto fail;
     }
-    cJSON_ArrayForEach (d, it) {
+    cJSON_ArrayForEach (d, it)
+    {
       /* checked as a double first: 1e300 or inf must not reach int64_t */
       if (!cJSON_IsNumber (d) || !(d->valuedouble >= 0 && d->valuedouble <= (double) G_MAXINT32)
           || d->valuedouble != floor (d->valuedouble)) {
         g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-                     "plan: shape of '%s': dims must be integers in 0..%d", it->string,
-                     G_MAXINT32);
+                     "plan: shape of '%s': dims must be integers in 0..%d", it->string, G_MAXINT32);
         goto fail;
       }
       s.dims[s.rank++] = (int64_t) d->valuedouble;
@@ -283,11 +287,11 @@ nnp_plan_from_json (const char *json, gssize length, GError **error)
 
   stages = cJSON_GetObjectItemCaseSensitive (root, "stages");
   if (!cJSON_IsArray (stages) || cJSON_GetArraySize (stages) == 0) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-                 "plan: missing \"stages\" (a non-empty array)");
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "plan: missing \"stages\" (a non-empty array)");
     goto fail;
   }
-  cJSON_ArrayForEach (it, stages) {
+  cJSON_ArrayForEach (it, stages)
+  {
     NnpPlanStage *s;
     const cJSON *dev, *nodes;
     g_autofree char *what = NULL;
@@ -298,8 +302,10 @@ nnp_plan_from_json (const char *json, gssize length, GError **error)
     }
     dev = cJSON_GetObjectItemCaseSensitive (it, "device");
     if (dev && !cJSON_IsString (dev)) {
-      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "plan: stage %d: \"device\" must be a "
-                   "string", k);
+      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
+                   "plan: stage %d: \"device\" must be a "
+                   "string",
+                   k);
       goto fail;
     }
     g_free (what);
@@ -320,8 +326,10 @@ nnp_plan_from_json (const char *json, gssize length, GError **error)
         device = g_strdup (dev->valuestring);
       }
       if (threads > 0 && cJSON_GetObjectItemCaseSensitive (it, "threads") && threads != want) {
-        g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "plan: stage %d: \"device\" '%s' and "
-                     "\"threads\" %d disagree", k, dev->valuestring, want);
+        g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
+                     "plan: stage %d: \"device\" '%s' and "
+                     "\"threads\" %d disagree",
+                     k, dev->valuestring, want);
         goto fail;
       }
       s = nnp_plan_add_stage (plan, device, threads > 0 ? threads : want, NULL, 0);
@@ -333,16 +341,21 @@ nnp_plan_from_json (const char *json, gssize length, GError **error)
     if (v) {
       const cJSON *c;
       if (!cJSON_IsArray (v)) {
-        g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "plan: stage %d: \"cpus\" must be an "
-                     "array of cpu numbers", k);
+        g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
+                     "plan: stage %d: \"cpus\" must be an "
+                     "array of cpu numbers",
+                     k);
         goto fail;
       }
       s->cpus = g_new0 (int, MAX (cJSON_GetArraySize (v), 1));
-      cJSON_ArrayForEach (c, v) {
+      cJSON_ArrayForEach (c, v)
+      {
         if (!cJSON_IsNumber (c) || !(c->valuedouble >= 0 && c->valuedouble <= 65535)
             || c->valuedouble != floor (c->valuedouble)) {
-          g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "plan: stage %d: bad cpu number (an "
-                       "integer in 0..65535)", k);
+          g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
+                       "plan: stage %d: bad cpu number (an "
+                       "integer in 0..65535)",
+                       k);
           goto fail;
         }
         s->cpus[s->n_cpus++] = (int) c->valuedouble;

@@ -150,27 +150,26 @@ nnp_plan_to_table (const NnpPlan *plan)
     const char *first = st->n_nodes > 0 ? st->nodes[0] : "-";
     const char *last = st->n_nodes > 0 ? st->nodes[st->n_nodes - 1] : "-";
     range = g_strdup_printf ("%.22s .. %.22s", first, last);
-    g_string_append_printf (s, "%-5d %-*s %-7s %6d  %-48s %11.3f %11.3f %11.3f %12s %7d%s\n", k,
-                            w, st->device, thr, st->n_nodes, range, st->compute_ms,
-                            st->transfer_ms, st->predicted_ms, ob,
-                            k + 1 < plan->n_stages ? st->n_outputs : 0,
+    g_string_append_printf (s, "%-5d %-*s %-7s %6d  %-48s %11.3f %11.3f %11.3f %12s %7d%s\n", k, w,
+                            st->device, thr, st->n_nodes, range, st->compute_ms, st->transfer_ms,
+                            st->predicted_ms, ob, k + 1 < plan->n_stages ? st->n_outputs : 0,
                             k == plan->bottleneck_stage ? "  <- bottleneck" : "");
   }
   for (int k = 0; k + 1 < plan->n_stages; k++) {
     const NnpPlanStage *st = &plan->stages[k], *nx = &plan->stages[k + 1];
     g_autofree char *ob = human_bytes (st->out_bytes);
-    g_string_append_printf (s, "cut %d: stage %d (%s) -> stage %d (%s): %d tensor%s, %s",
-                            k, k, st->device, k + 1, nx->device, st->n_outputs,
+    g_string_append_printf (s, "cut %d: stage %d (%s) -> stage %d (%s): %d tensor%s, %s", k, k,
+                            st->device, k + 1, nx->device, st->n_outputs,
                             st->n_outputs == 1 ? "" : "s", ob);
     if (st->cut_ms >= 0)
       g_string_append_printf (s, ", predicted transfer %.3f ms", st->cut_ms);
     g_string_append_c (s, '\n');
   }
   if (plan->predicted_bottleneck_ms >= 0)
-    g_string_append_printf (s, "predicted bottleneck: %.3f ms (stage %d) = %.1f frames/s\n",
-                            plan->predicted_bottleneck_ms, plan->bottleneck_stage,
-                            plan->predicted_bottleneck_ms > 0
-                            ? 1000.0 / plan->predicted_bottleneck_ms : 0.0);
+    g_string_append_printf (
+        s, "predicted bottleneck: %.3f ms (stage %d) = %.1f frames/s\n",
+        plan->predicted_bottleneck_ms, plan->bottleneck_stage,
+        plan->predicted_bottleneck_ms > 0 ? 1000.0 / plan->predicted_bottleneck_ms : 0.0);
   return g_string_free (s, FALSE);
 }
 

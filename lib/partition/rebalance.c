@@ -9,8 +9,8 @@
  * hook: for every device of the request, the node costs of that device
  * times the factor of the stage each node runs in now. */
 typedef struct {
-  const int *stage_of;   /* node index -> stage of the running plan */
-  const double *factor;  /* per stage */
+  const int *stage_of;  /* node index -> stage of the running plan */
+  const double *factor; /* per stage */
   int n_nodes;
 } Scale;
 
@@ -26,8 +26,7 @@ scale_costs (NnpCostModel *cm, NnpGraph *graph, const NnpDeviceSpec *devs, int n
 
     /* a device listed twice (cpu:1,cpu:1) has one cost table: scale it once */
     for (int e = 0; e < d && !seen; e++)
-      seen = g_strcmp0 (devs[e].device, devs[d].device) == 0
-          && devs[e].threads == devs[d].threads;
+      seen = g_strcmp0 (devs[e].device, devs[d].device) == 0 && devs[e].threads == devs[d].threads;
     if (seen)
       continue;
     if (!nnp_cost_model_prepare (cm, &devs[d], error))
@@ -133,8 +132,8 @@ nnp_plan_rebalance (NnpModel *model, const NnpPlan *plan, const double *measured
     }
   for (int i = 0; i < n_nodes; i++)
     if (stage_of[i] < 0) {
-      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-                   "re-balancing: node '%s' is in no stage", nnp_graph_node (graph, i)->name);
+      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "re-balancing: node '%s' is in no stage",
+                   nnp_graph_node (graph, i)->name);
       goto out;
     }
 
@@ -154,8 +153,9 @@ nnp_plan_rebalance (NnpModel *model, const NnpPlan *plan, const double *measured
         sum += nnp_cost_model_node_ms (cm, &dev, i);
     r.measured_ms[k] = measured_ms[k];
     r.predicted_ms[k] = sum / MAX (st->replicas, 1);
-    factor[k] = r.predicted_ms[k] > 0 && isfinite (r.predicted_ms[k]) ?
-        measured_ms[k] / r.predicted_ms[k] : 1.0;
+    factor[k] = r.predicted_ms[k] > 0 && isfinite (r.predicted_ms[k])
+                    ? measured_ms[k] / r.predicted_ms[k]
+                    : 1.0;
     r.factor[k] = factor[k];
     r.measured_bottleneck_ms = MAX (r.measured_bottleneck_ms, measured_ms[k]);
   }
@@ -176,8 +176,8 @@ nnp_plan_rebalance (NnpModel *model, const NnpPlan *plan, const double *measured
   if (best == NULL)
     goto out;
   if (best->n_stages != n) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-                 "re-balancing: the planner made %d stages of %d", best->n_stages, n);
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "re-balancing: the planner made %d stages of %d",
+                 best->n_stages, n);
     g_clear_pointer (&best, nnp_plan_free);
     goto out;
   }

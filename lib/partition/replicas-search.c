@@ -23,7 +23,7 @@ static gboolean
 same_device (const NnpDeviceSpec *a, const NnpDeviceSpec *b)
 {
   return g_strcmp0 (a->device, b->device) == 0 && a->threads == b->threads
-      && MAX (a->replicas, 1) == 1 && MAX (b->replicas, 1) == 1;
+         && MAX (a->replicas, 1) == 1 && MAX (b->replicas, 1) == 1;
 }
 
 /* The grouping of mask (bit i set: item i+1 starts a new group) as a
@@ -62,16 +62,15 @@ grouping (const NnpDeviceSpec *devices, int n, guint mask, int max_replicas, int
  * margin nnp_plan_new_auto asks of more stages); a plan is NULL with err
  * set when it could not be made. */
 static void
-consider (NnpPlan **best, NnpPlan *plan, GError *err, const char *what, guint mask,
-          GError **error)
+consider (NnpPlan **best, NnpPlan *plan, GError *err, const char *what, guint mask, GError **error)
 {
   if (plan == NULL) {
     NNP_DEBUG (CAT, "%s (mask %#x): %s", what, mask, err->message);
     g_error_free (err);
     return;
   }
-  NNP_INFO (CAT, "%s, %d stages (mask %#x): predicted bottleneck %.3f ms", what,
-            plan->n_stages, mask, plan->predicted_bottleneck_ms);
+  NNP_INFO (CAT, "%s, %d stages (mask %#x): predicted bottleneck %.3f ms", what, plan->n_stages,
+            mask, plan->predicted_bottleneck_ms);
   if (*best == NULL || plan->predicted_bottleneck_ms < (*best)->predicted_bottleneck_ms * 0.95) {
     if (*best == NULL)
       g_clear_error (error);
@@ -87,7 +86,8 @@ static gboolean
 identical_cpus (const NnpDeviceSpec *devices, int n)
 {
   for (int i = 0; i < n; i++)
-    if (g_ascii_strcasecmp (devices[i].device, "cpu") != 0 || !same_device (&devices[0], &devices[i]))
+    if (g_ascii_strcasecmp (devices[i].device, "cpu") != 0
+        || !same_device (&devices[0], &devices[i]))
       return FALSE;
   return TRUE;
 }
@@ -96,9 +96,9 @@ identical_cpus (const NnpDeviceSpec *devices, int n)
  * unreplicated CPU items of the list; NULL (err set) when the list is not
  * that. */
 static NnpPlan *
-all_threads (const char *model_path, const char *digest, const NnpInputShape *shapes,
-             int n_shapes, NnpGraph *graph, const NnpSplitOptions *plain,
-             const NnpDeviceSpec *devices, int n, NnpCostModel *cm, GError **err)
+all_threads (const char *model_path, const char *digest, const NnpInputShape *shapes, int n_shapes,
+             NnpGraph *graph, const NnpSplitOptions *plain, const NnpDeviceSpec *devices, int n,
+             NnpCostModel *cm, GError **err)
 {
   NnpDeviceSpec all = devices[0];
   NnpSplitOptions opts = *plain;
@@ -124,8 +124,7 @@ all_threads (const char *model_path, const char *digest, const NnpInputShape *sh
 static NnpPlan *
 measured_whole (NnpPlan *best, const char *model_path, const char *digest,
                 const NnpInputShape *shapes, int n_shapes, NnpGraph *graph,
-                const NnpSplitOptions *plain, const NnpDeviceSpec *devices, int n,
-                NnpCostModel *cm)
+                const NnpSplitOptions *plain, const NnpDeviceSpec *devices, int n, NnpCostModel *cm)
 {
   NnpDeviceSpec threads = devices[0], reps = devices[0];
   NnpSplitOptions opts = *plain;
@@ -143,8 +142,7 @@ measured_whole (NnpPlan *best, const char *model_path, const char *digest,
   if (fps_t > 0)
     fps_r = nnp_measure_whole_fps (graph, &reps, n, frames, &err);
   if (err) {
-    NNP_INFO (CAT, "timing the whole model failed (%s): the predicted choice stays",
-              err->message);
+    NNP_INFO (CAT, "timing the whole model failed (%s): the predicted choice stays", err->message);
     g_error_free (err);
     return best;
   }
@@ -188,15 +186,15 @@ nnp_plan_new_auto_replicated (const char *model_path, const char *digest,
     return best;
   {
     GError *err = NULL;
-    NnpPlan *plan = all_threads (model_path, digest, shapes, n_shapes, graph, &plain, devices,
-                                 n, cm, &err);
+    NnpPlan *plan =
+        all_threads (model_path, digest, shapes, n_shapes, graph, &plain, devices, n, cm, &err);
 
     consider (&best, plan, err, "intra-op threads", 0, error);
   }
   for (guint mask = 0; mask < (1u << (n - 1)); mask++) {
     int ng = 0, replicated = 0;
-    g_autofree NnpDeviceSpec *g = grouping (devices, n, mask, options->max_replicas, &ng,
-                                            &replicated);
+    g_autofree NnpDeviceSpec *g =
+        grouping (devices, n, mask, options->max_replicas, &ng, &replicated);
     NnpSplitOptions opts = plain;
     NnpPlan *plan;
     GError *err = NULL;
@@ -211,10 +209,10 @@ nnp_plan_new_auto_replicated (const char *model_path, const char *digest,
   }
   if (best && options->measure_whole && best->n_stages == 1 && n <= options->max_replicas
       && identical_cpus (devices, n))
-    best = measured_whole (best, model_path, digest, shapes, n_shapes, graph, &plain, devices,
-                           n, cm);
+    best =
+        measured_whole (best, model_path, digest, shapes, n_shapes, graph, &plain, devices, n, cm);
   if (best)
-    NNP_INFO (CAT, "auto with replicas: %d stages, predicted bottleneck %.3f ms",
-              best->n_stages, best->predicted_bottleneck_ms);
+    NNP_INFO (CAT, "auto with replicas: %d stages, predicted bottleneck %.3f ms", best->n_stages,
+              best->predicted_bottleneck_ms);
   return best;
 }

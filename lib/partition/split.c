@@ -166,8 +166,8 @@ nnp_split_evaluate (const NnpGraph *graph, const NnpSplitProblem *p, const int *
 /* ------------------------------------------------------------ shared */
 
 typedef struct {
-  int n;              /* nodes */
-  int **preds;        /* per node: producer indices of its non-constant inputs, -1 terminated */
+  int n;       /* nodes */
+  int **preds; /* per node: producer indices of its non-constant inputs, -1 terminated */
 } Dag;
 
 static void
@@ -196,8 +196,8 @@ dag_clear (Dag *d)
   g_free (d->preds);
 }
 
-#define BIT_GET(b, i) (((b)[(i) >> 6] >> ((i) & 63)) & 1)
-#define BIT_SET(b, i) ((b)[(i) >> 6] |= (guint64) 1 << ((i) & 63))
+#define BIT_GET(b, i) (((b)[(i) >> 6] >> ((i) &63)) & 1)
+#define BIT_SET(b, i) ((b)[(i) >> 6] |= (guint64) 1 << ((i) &63))
 
 /* Crossing count / bytes of the cut after node set `in` (a bitset). */
 static void
@@ -228,8 +228,8 @@ static gboolean
 check_problem (const NnpGraph *graph, const NnpSplitProblem *p, GError **error)
 {
   if (p->n_stages < 1 || p->n_stages > p->n_nodes) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-                 "cannot split %d nodes into %d non-empty stages", p->n_nodes, p->n_stages);
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "cannot split %d nodes into %d non-empty stages",
+                 p->n_nodes, p->n_stages);
     return FALSE;
   }
   for (int i = 0; i < p->n_nodes; i++) {
@@ -262,8 +262,8 @@ nnp_split_solve_topo (const NnpGraph *graph, const NnpSplitProblem *p, int *stag
   if (!check_problem (graph, p, error))
     return FALSE;
   /* prefix data: P_i = nodes [0, i) */
-  comp = g_new0 (double, (gsize) k * (n + 1));
-  bad = g_new0 (int, (gsize) k * (n + 1));
+  comp = g_new0 (double, (gsize) k *(n + 1));
+  bad = g_new0 (int, (gsize) k *(n + 1));
   mem = g_new0 (double, n + 1);
   bytes = g_new0 (double, n + 1);
   count = g_new0 (int, n + 1);
@@ -281,15 +281,15 @@ nnp_split_solve_topo (const NnpGraph *graph, const NnpSplitProblem *p, int *stag
     cut_of (graph, p->value_bytes, bits, &count[i], &bytes[i]);
   }
 
-  dp = g_new (double, (gsize) k * (n + 1));
-  arg = g_new (int, (gsize) k * (n + 1));
+  dp = g_new (double, (gsize) k *(n + 1));
+  arg = g_new (int, (gsize) k *(n + 1));
   for (gsize x = 0; x < (gsize) k * (n + 1); x++) {
     dp[x] = INFINITY;
     arg[x] = -1;
   }
   for (int j = 0; j < k; j++) {
-    double ends = (j == 0 ? graph_in_ms (graph, p) : 0.0)
-        + (j + 1 == k ? graph_out_ms (graph, p) : 0.0);
+    double ends =
+        (j == 0 ? graph_in_ms (graph, p) : 0.0) + (j + 1 == k ? graph_out_ms (graph, p) : 0.0);
     for (int i = j + 1; i <= n; i++) {
       double out = j + 1 < k && p->xfer_out ? xfer_ms (&p->xfer_out[j], count[i], bytes[i]) : 0;
       for (int i0 = j; i0 < i; i0++) {
@@ -316,7 +316,8 @@ nnp_split_solve_topo (const NnpGraph *graph, const NnpSplitProblem *p, int *stag
   if (!isfinite (best)) {
     g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
                  "no split of the topological order into %d stages satisfies the device op "
-                 "support%s", k, p->mem_limit > 0 ? " and the memory limit" : "");
+                 "support%s",
+                 k, p->mem_limit > 0 ? " and the memory limit" : "");
     return FALSE;
   }
   for (int j = k - 1, i = n; j >= 0; j--) {
@@ -335,10 +336,10 @@ nnp_split_solve_topo (const NnpGraph *graph, const NnpSplitProblem *p, int *stag
 typedef struct {
   int W;
   int n_ideals, cap;
-  guint64 *bits;      /* n_ideals * W */
-  int *table;         /* open addressing: ideal index + 1, 0 = empty */
+  guint64 *bits; /* n_ideals * W */
+  int *table;    /* open addressing: ideal index + 1, 0 = empty */
   guint mask;
-  GArray *edges;      /* Edge: child, parent, node (in generation order) */
+  GArray *edges; /* Edge: child, parent, node (in generation order) */
 } Lattice;
 
 typedef struct {
@@ -413,7 +414,7 @@ lattice_build (Lattice *L, const Dag *d, int cap)
         c = lattice_find_or_add (L, tmp);
         if (c < 0)
           return FALSE;
-        g_array_append_val (L->edges, ((Edge) { c, I, v }));
+        g_array_append_val (L->edges, ((Edge){ c, I, v }));
       }
     }
     start = end;
@@ -434,13 +435,13 @@ lattice_clear (Lattice *L)
 typedef struct {
   const NnpSplitProblem *p;
   Lattice *L;
-  int full;          /* index of the full set */
-  double *comp;      /* [j * n_ideals + I] */
-  double *tin, *tout;/* [j * n_ideals + I] */
+  int full;           /* index of the full set */
+  double *comp;       /* [j * n_ideals + I] */
+  double *tin, *tout; /* [j * n_ideals + I] */
   double *own, *hs;
   int *hsarg;
   gboolean *reach, *reach_next;
-  int *back;         /* [j * n_ideals + I] */
+  int *back; /* [j * n_ideals + I] */
 } Probe;
 
 /* Is bottleneck B reachable?  Fills back[] for reconstruction. */
@@ -543,22 +544,22 @@ nnp_split_solve_ideals (const NnpGraph *graph, const NnpSplitProblem *p, int *st
   pr.p = p;
   pr.L = &L;
   pr.full = N - 1;
-  pr.comp = g_new0 (double, (gsize) k * N);
-  pr.tin = g_new0 (double, (gsize) k * N);
-  pr.tout = g_new0 (double, (gsize) k * N);
+  pr.comp = g_new0 (double, (gsize) k *N);
+  pr.tin = g_new0 (double, (gsize) k *N);
+  pr.tout = g_new0 (double, (gsize) k *N);
   pr.own = g_new (double, N);
   pr.hs = g_new (double, N);
   pr.hsarg = g_new (int, N);
   pr.reach = g_new (gboolean, N);
   pr.reach_next = g_new (gboolean, N);
-  pr.back = g_new (int, (gsize) k * N);
+  pr.back = g_new (int, (gsize) k *N);
   for (guint e = 0; e < L.edges->len; e++) {
     const Edge *ed = &g_array_index (L.edges, Edge, e);
     for (int j = 0; j < k; j++) {
       double ms = p->node_ms[(gsize) j * n + ed->node];
       /* every ideal is reached once through its first edge: set from it */
-      pr.comp[(gsize) j * N + ed->child] = pr.comp[(gsize) j * N + ed->parent]
-          + (isfinite (ms) ? ms : 0.0);
+      pr.comp[(gsize) j * N + ed->child] =
+          pr.comp[(gsize) j * N + ed->parent] + (isfinite (ms) ? ms : 0.0);
     }
   }
   {
@@ -571,10 +572,10 @@ nnp_split_solve_ideals (const NnpGraph *graph, const NnpSplitProblem *p, int *st
       double bytes;
       cut_of (graph, p->value_bytes, &L.bits[(gsize) I * L.W], &count, &bytes);
       for (int j = 0; j < k; j++) {
-        pr.tin[(gsize) j * N + I] = j > 0 && p->xfer_in
-            ? xfer_ms (&p->xfer_in[j - 1], count, bytes) : 0.0;
-        pr.tout[(gsize) j * N + I] = j + 1 < k && p->xfer_out
-            ? xfer_ms (&p->xfer_out[j], count, bytes) : 0.0;
+        pr.tin[(gsize) j * N + I] =
+            j > 0 && p->xfer_in ? xfer_ms (&p->xfer_in[j - 1], count, bytes) : 0.0;
+        pr.tout[(gsize) j * N + I] =
+            j + 1 < k && p->xfer_out ? xfer_ms (&p->xfer_out[j], count, bytes) : 0.0;
         if (j == 0)
           pr.tin[(gsize) j * N + I] += gin;
         if (j + 1 == k)
@@ -608,8 +609,7 @@ nnp_split_solve_ideals (const NnpGraph *graph, const NnpSplitProblem *p, int *st
     }
   }
   *bottleneck = nnp_split_evaluate (graph, p, stage_of, NULL, NULL, NULL, NULL);
-  NNP_DEBUG (CAT, "ideal DP: %d stages, bottleneck %.4f ms after %d probes", k, *bottleneck,
-             iters);
+  NNP_DEBUG (CAT, "ideal DP: %d stages, bottleneck %.4f ms after %d probes", k, *bottleneck, iters);
   ok = TRUE;
 
 out:
@@ -628,8 +628,8 @@ out:
 }
 
 gboolean
-nnp_split_solve (const NnpGraph *graph, const NnpSplitProblem *p, int *stage_of,
-                 double *bottleneck, const char **method, GError **error)
+nnp_split_solve (const NnpGraph *graph, const NnpSplitProblem *p, int *stage_of, double *bottleneck,
+                 const char **method, GError **error)
 {
   gboolean too_many = FALSE;
 

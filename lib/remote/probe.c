@@ -33,14 +33,12 @@ cmp_double (const void *a, const void *b)
 /* Send a message and wait for its answer of type `want` (ERROR: its text). */
 static gboolean
 ask (GIOStream *io, NnpRemoteType type, guint64 seq, const guint8 *payload, gsize size,
-     NnpRemoteType want, guint8 **answer, guint32 *answer_size, const char *address,
-     GError **error)
+     NnpRemoteType want, guint8 **answer, guint32 *answer_size, const char *address, GError **error)
 {
   NnpRemoteHeader h;
   guint8 *data = NULL;
 
-  if (!nnp_remote_send (g_io_stream_get_output_stream (io), type, seq, payload, size, NULL,
-                        error)
+  if (!nnp_remote_send (g_io_stream_get_output_stream (io), type, seq, payload, size, NULL, error)
       || !nnp_remote_recv (g_io_stream_get_input_stream (io), PROBE_MAX_REPLY, &h, &data, NULL,
                            error))
     return FALSE;
@@ -52,8 +50,8 @@ ask (GIOStream *io, NnpRemoteType type, guint64 seq, const guint8 *payload, gsiz
     return FALSE;
   }
   if (h.type != want) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE, "server %s answered %s with %s",
-                 address, nnp_remote_type_name (type), nnp_remote_type_name (h.type));
+    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE, "server %s answered %s with %s", address,
+                 nnp_remote_type_name (type), nnp_remote_type_name (h.type));
     g_aligned_free (data);
     return FALSE;
   }
@@ -67,8 +65,8 @@ ask (GIOStream *io, NnpRemoteType type, guint64 seq, const guint8 *payload, gsiz
 }
 
 gboolean
-nnp_remote_probe (const char *address, const char *digest, const char *token,
-                  const char *shapes, gsize probe_bytes, NnpRemoteProbe *probe, GError **error)
+nnp_remote_probe (const char *address, const char *digest, const char *token, const char *shapes,
+                  gsize probe_bytes, NnpRemoteProbe *probe, GError **error)
 {
   g_autoptr (GSocketClient) client = g_socket_client_new ();
   g_autoptr (GSocketConnection) conn = NULL;
@@ -95,8 +93,7 @@ nnp_remote_probe (const char *address, const char *digest, const char *token,
     g_prefix_error (error, "server %s: ", address);
     return FALSE;
   }
-  g_socket_set_option (g_socket_connection_get_socket (conn), IPPROTO_TCP, TCP_NODELAY, 1,
-                       NULL);
+  g_socket_set_option (g_socket_connection_get_socket (conn), IPPROTO_TCP, TCP_NODELAY, 1, NULL);
   io = G_IO_STREAM (conn);
 
   hello.version = NNP_REMOTE_VERSION;
@@ -105,8 +102,8 @@ nnp_remote_probe (const char *address, const char *digest, const char *token,
   hello.part = (char *) "";
   hello.token = (char *) (token ? token : "");
   hello_data = nnp_remote_hello_encode (&hello, &size);
-  if (!ask (io, NNP_REMOTE_HELLO, 0, hello_data, size, NNP_REMOTE_HELLO_OK, &answer,
-            &answer_size, address, error))
+  if (!ask (io, NNP_REMOTE_HELLO, 0, hello_data, size, NNP_REMOTE_HELLO_OK, &answer, &answer_size,
+            address, error))
     goto out;
   probe->server = nnp_remote_string_parse (answer, answer_size, NULL);
   g_clear_pointer (&answer, g_aligned_free);
@@ -127,8 +124,7 @@ nnp_remote_probe (const char *address, const char *digest, const char *token,
     g_free (big);
     big = g_malloc0 (bytes);
     t0 = g_get_monotonic_time ();
-    if (!ask (io, NNP_REMOTE_PING, 100, big, bytes, NNP_REMOTE_PONG, NULL, NULL, address,
-              error))
+    if (!ask (io, NNP_REMOTE_PING, 100, big, bytes, NNP_REMOTE_PONG, NULL, NULL, address, error))
       goto out;
     ms = (g_get_monotonic_time () - t0) / 1000.0 - probe->rtt_ms;
     /* at least 10 us for the probe: a loopback link is "as fast as memory" */
@@ -181,10 +177,9 @@ nnp_remote_device_address (const char *device, const char **address)
 }
 
 gboolean
-nnp_remote_prepare_cost_model (NnpCostModel *cm, const NnpGraph *graph,
-                               const NnpDeviceSpec *dev, const char *digest, const char *token,
-                               const char *shapes, int window, const NnpLink *link_override,
-                               GError **error)
+nnp_remote_prepare_cost_model (NnpCostModel *cm, const NnpGraph *graph, const NnpDeviceSpec *dev,
+                               const char *digest, const char *token, const char *shapes,
+                               int window, const NnpLink *link_override, GError **error)
 {
   const char *address;
   g_autofree char *first = NULL;
@@ -195,7 +190,7 @@ nnp_remote_prepare_cost_model (NnpCostModel *cm, const NnpGraph *graph,
   int missing = 0;
 
   if (!nnp_remote_device_address (dev->device, &address))
-    return TRUE;   /* a local device */
+    return TRUE; /* a local device */
   /* "a:7000|b:7000": the first host is the one the stage runs on */
   first = g_strndup (address, strcspn (address, "|"));
   if (!nnp_remote_probe (first, digest, token, shapes, 0, &probe, error))
@@ -214,13 +209,13 @@ nnp_remote_prepare_cost_model (NnpCostModel *cm, const NnpGraph *graph,
   if (missing == (int) n) {
     g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE,
                  "server %s: its node costs name none of this graph's %u nodes (another "
-                 "specialisation?)", first, n);
+                 "specialisation?)",
+                 first, n);
     nnp_remote_probe_clear (&probe);
     return FALSE;
   }
   if (missing)
-    NNP_INFO (CAT, "%s: %d nodes without a cost: taken as not supported there", first,
-              missing);
+    NNP_INFO (CAT, "%s: %d nodes without a cost: taken as not supported there", first, missing);
   link.bytes_per_s = probe.bytes_per_s;
   link.rtt_ms = probe.rtt_ms;
   link.window = MAX (window, 1);

@@ -22,20 +22,20 @@ typedef struct
 {
   GstMemory mem;
 
-  NnpTensor *tensor;      /* owned ref */
+  NnpTensor *tensor; /* owned ref */
 
-  GMutex lock;                  /* host copy */
-  guint8 *host;                 /* g_aligned_alloc'ed, or NULL */
-  gboolean host_valid;          /* host holds the device contents */
+  GMutex lock;         /* host copy */
+  guint8 *host;        /* g_aligned_alloc'ed, or NULL */
+  gboolean host_valid; /* host holds the device contents */
   guint n_maps;
-  gboolean write_pending;       /* a WRITE map is open: upload at the last unmap */
+  gboolean write_pending; /* a WRITE map is open: upload at the last unmap */
 } GstNnClMemory;
 
 struct _GstNnClAllocator
 {
   GstAllocator parent;
 
-  NnpDevice *device;            /* owned ref */
+  NnpDevice *device; /* owned ref */
 };
 
 G_DEFINE_TYPE_WITH_CODE (GstNnClAllocator, gst_nn_cl_allocator,
@@ -44,8 +44,7 @@ G_DEFINE_TYPE_WITH_CODE (GstNnClAllocator, gst_nn_cl_allocator,
         "nnpipe OpenCL memory"));
 
 static GstNnClMemory *
-cl_memory_new (GstAllocator * allocator, GstMemory * parent,
-    NnpTensor * tensor)
+cl_memory_new (GstAllocator *allocator, GstMemory *parent, NnpTensor *tensor)
 {
   GstNnClMemory *m = g_new0 (GstNnClMemory, 1);
 
@@ -58,8 +57,8 @@ cl_memory_new (GstAllocator * allocator, GstMemory * parent,
 }
 
 static GstMemory *
-gst_nn_cl_allocator_alloc (GstAllocator * allocator, gsize size,
-    GstAllocationParams * params)
+gst_nn_cl_allocator_alloc (GstAllocator *allocator, gsize size,
+    GstAllocationParams *params)
 {
   GstNnClAllocator *self = GST_NN_CL_ALLOCATOR (allocator);
   NnpTensor *tensor;
@@ -70,9 +69,9 @@ gst_nn_cl_allocator_alloc (GstAllocator * allocator, gsize size,
   shape.dims[0] = (int64_t) MAX (size, 1);
   tensor = nnp_tensor_new_on (self->device, NNP_DTYPE_UINT8, &shape, &err);
   if (tensor == NULL) {
-    GST_WARNING_OBJECT (self, "could not allocate %" G_GSIZE_FORMAT
-        " bytes on %s: %s", size, nnp_device_get_name (self->device),
-        err->message);
+    GST_WARNING_OBJECT (self,
+        "could not allocate %" G_GSIZE_FORMAT " bytes on %s: %s", size,
+        nnp_device_get_name (self->device), err->message);
     g_clear_error (&err);
     return NULL;
   }
@@ -80,7 +79,7 @@ gst_nn_cl_allocator_alloc (GstAllocator * allocator, gsize size,
 }
 
 static void
-gst_nn_cl_allocator_free (GstAllocator * allocator, GstMemory * mem)
+gst_nn_cl_allocator_free (GstAllocator *allocator, GstMemory *mem)
 {
   GstNnClMemory *m = (GstNnClMemory *) mem;
 
@@ -92,7 +91,7 @@ gst_nn_cl_allocator_free (GstAllocator * allocator, GstMemory * mem)
 
 /* Download the tensor into the host copy.  Call with m->lock held. */
 static gboolean
-download_locked (GstNnClMemory * m)
+download_locked (GstNnClMemory *m)
 {
   NnpTensor *host;
   GError *err = NULL;
@@ -112,7 +111,7 @@ download_locked (GstNnClMemory * m)
 }
 
 static gboolean
-upload_locked (GstNnClMemory * m)
+upload_locked (GstNnClMemory *m)
 {
   NnpTensor *host;
   GError *err = NULL;
@@ -132,7 +131,7 @@ upload_locked (GstNnClMemory * m)
 }
 
 static gpointer
-cl_mem_map_full (GstMemory * mem, GstMapInfo * info, gsize maxsize)
+cl_mem_map_full (GstMemory *mem, GstMapInfo *info, gsize maxsize)
 {
   GstNnClMemory *m = (GstNnClMemory *) mem;
   gpointer ret = NULL;
@@ -158,7 +157,7 @@ out:
 }
 
 static void
-cl_mem_unmap_full (GstMemory * mem, GstMapInfo * info)
+cl_mem_unmap_full (GstMemory *mem, GstMapInfo *info)
 {
   GstNnClMemory *m = (GstNnClMemory *) mem;
 
@@ -175,7 +174,7 @@ cl_mem_unmap_full (GstMemory * mem, GstMapInfo * info)
 
 /* A copy in system memory (one download when not on the host already). */
 static GstMemory *
-cl_mem_copy (GstMemory * mem, gssize offset, gssize size)
+cl_mem_copy (GstMemory *mem, gssize offset, gssize size)
 {
   GstMapInfo map;
   GstMemory *copy;
@@ -198,13 +197,13 @@ cl_mem_copy (GstMemory * mem, gssize offset, gssize size)
 }
 
 static GstMemory *
-cl_mem_share (GstMemory * mem, gssize offset, gssize size)
+cl_mem_share (GstMemory *mem, gssize offset, gssize size)
 {
-  return NULL;                  /* GST_MEMORY_FLAG_NO_SHARE */
+  return NULL; /* GST_MEMORY_FLAG_NO_SHARE */
 }
 
 static void
-gst_nn_cl_allocator_finalize (GObject * object)
+gst_nn_cl_allocator_finalize (GObject *object)
 {
   GstNnClAllocator *self = GST_NN_CL_ALLOCATOR (object);
 
@@ -213,7 +212,7 @@ gst_nn_cl_allocator_finalize (GObject * object)
 }
 
 static void
-gst_nn_cl_allocator_class_init (GstNnClAllocatorClass * klass)
+gst_nn_cl_allocator_class_init (GstNnClAllocatorClass *klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstAllocatorClass *allocator_class = GST_ALLOCATOR_CLASS (klass);
@@ -224,7 +223,7 @@ gst_nn_cl_allocator_class_init (GstNnClAllocatorClass * klass)
 }
 
 static void
-gst_nn_cl_allocator_init (GstNnClAllocator * self)
+gst_nn_cl_allocator_init (GstNnClAllocator *self)
 {
   GstAllocator *alloc = GST_ALLOCATOR_CAST (self);
 
@@ -237,7 +236,7 @@ gst_nn_cl_allocator_init (GstNnClAllocator * self)
 }
 
 GstAllocator *
-gst_nn_cl_allocator_new (NnpDevice * device)
+gst_nn_cl_allocator_new (NnpDevice *device)
 {
   GstNnClAllocator *self;
 
@@ -248,42 +247,42 @@ gst_nn_cl_allocator_new (NnpDevice * device)
 }
 
 NnpDevice *
-gst_nn_cl_allocator_get_device (GstNnClAllocator * allocator)
+gst_nn_cl_allocator_get_device (GstNnClAllocator *allocator)
 {
   g_return_val_if_fail (GST_IS_NN_CL_ALLOCATOR (allocator), NULL);
   return allocator->device;
 }
 
 GstMemory *
-gst_nn_cl_memory_new_wrapped (GstAllocator * allocator,
-    NnpTensor * tensor)
+gst_nn_cl_memory_new_wrapped (GstAllocator *allocator, NnpTensor *tensor)
 {
   g_return_val_if_fail (GST_IS_NN_CL_ALLOCATOR (allocator), NULL);
   g_return_val_if_fail (tensor != NULL, NULL);
-  g_return_val_if_fail (tensor->device ==
-      GST_NN_CL_ALLOCATOR (allocator)->device, NULL);
+  g_return_val_if_fail (tensor->device
+          == GST_NN_CL_ALLOCATOR (allocator)->device,
+      NULL);
 
-  return GST_MEMORY_CAST (cl_memory_new (allocator, NULL,
-          nnp_tensor_ref (tensor)));
+  return GST_MEMORY_CAST (
+      cl_memory_new (allocator, NULL, nnp_tensor_ref (tensor)));
 }
 
 gboolean
-gst_is_nn_cl_memory (GstMemory * mem)
+gst_is_nn_cl_memory (GstMemory *mem)
 {
   return mem != NULL && mem->allocator != NULL
       && GST_IS_NN_CL_ALLOCATOR (mem->allocator);
 }
 
 NnpDevice *
-gst_nn_cl_memory_get_device (GstMemory * mem)
+gst_nn_cl_memory_get_device (GstMemory *mem)
 {
   g_return_val_if_fail (gst_is_nn_cl_memory (mem), NULL);
   return ((GstNnClMemory *) mem)->tensor->device;
 }
 
 NnpTensor *
-gst_nn_cl_memory_get_tensor (GstMemory * mem, NnpDType dtype,
-    const NnpShape * shape, gboolean write)
+gst_nn_cl_memory_get_tensor (GstMemory *mem, NnpDType dtype,
+    const NnpShape *shape, gboolean write)
 {
   GstNnClMemory *m;
   NnpTensor *t;
@@ -315,13 +314,13 @@ gst_nn_cl_memory_get_tensor (GstMemory * mem, NnpDType dtype,
 /* Context sharing */
 
 static gboolean
-device_is_opencl (NnpDevice * device)
+device_is_opencl (NnpDevice *device)
 {
   return g_strcmp0 (nnp_device_get_backend (device), "opencl") == 0;
 }
 
 GstContext *
-gst_nn_cl_device_context_new (NnpDevice * device, const gchar * spec)
+gst_nn_cl_device_context_new (NnpDevice *device, const gchar *spec)
 {
   GstContext *context;
   GstStructure *s;
@@ -329,25 +328,25 @@ gst_nn_cl_device_context_new (NnpDevice * device, const gchar * spec)
   g_return_val_if_fail (device != NULL, NULL);
   context = gst_context_new (GST_NN_CL_DEVICE_CONTEXT_TYPE, FALSE);
   s = gst_context_writable_structure (context);
-  gst_structure_set (s, "device", GST_TYPE_NN_CL_DEVICE, device,
-      "spec", G_TYPE_STRING, spec ? spec : "opencl",
-      "name", G_TYPE_STRING, nnp_device_get_name (device),
-      "cl-context", G_TYPE_POINTER, nnp_device_get_native (device, "cl_context"),
-      "cl-queue", G_TYPE_POINTER, nnp_device_get_native (device, "cl_command_queue"),
-      "cl-device-id", G_TYPE_POINTER, nnp_device_get_native (device, "cl_device_id"),
-      NULL);
+  gst_structure_set (s, "device", GST_TYPE_NN_CL_DEVICE, device, "spec",
+      G_TYPE_STRING, spec ? spec : "opencl", "name", G_TYPE_STRING,
+      nnp_device_get_name (device), "cl-context", G_TYPE_POINTER,
+      nnp_device_get_native (device, "cl_context"), "cl-queue", G_TYPE_POINTER,
+      nnp_device_get_native (device, "cl_command_queue"), "cl-device-id",
+      G_TYPE_POINTER, nnp_device_get_native (device, "cl_device_id"), NULL);
   return context;
 }
 
 NnpDevice *
-gst_nn_cl_device_context_get_device (GstContext * context)
+gst_nn_cl_device_context_get_device (GstContext *context)
 {
   const GstStructure *s;
   NnpDevice *device = NULL;
 
   g_return_val_if_fail (GST_IS_CONTEXT (context), NULL);
   if (g_strcmp0 (gst_context_get_context_type (context),
-          GST_NN_CL_DEVICE_CONTEXT_TYPE) != 0)
+          GST_NN_CL_DEVICE_CONTEXT_TYPE)
+      != 0)
     return NULL;
   s = gst_context_get_structure (context);
   if (!gst_structure_get (s, "device", GST_TYPE_NN_CL_DEVICE, &device, NULL))
@@ -357,7 +356,7 @@ gst_nn_cl_device_context_get_device (GstContext * context)
 
 /* Whether a context's device will do for spec. */
 static gboolean
-device_acceptable (NnpDevice * device, const gchar * spec)
+device_acceptable (NnpDevice *device, const gchar *spec)
 {
   NnpDevice *want;
   gboolean ok;
@@ -375,13 +374,13 @@ device_acceptable (NnpDevice * device, const gchar * spec)
 }
 
 void
-gst_nn_cl_handle_set_context (GstElement * element, GstContext * context,
-    const gchar * spec, NnpDevice ** device)
+gst_nn_cl_handle_set_context (GstElement *element, GstContext *context,
+    const gchar *spec, NnpDevice **device)
 {
   NnpDevice *dev;
 
   g_return_if_fail (device != NULL);
-  g_type_ensure (GST_TYPE_NN_CL_ALLOCATOR);     /* the debug category */
+  g_type_ensure (GST_TYPE_NN_CL_ALLOCATOR); /* the debug category */
   if (context == NULL)
     return;
   dev = gst_nn_cl_device_context_get_device (context);
@@ -397,13 +396,13 @@ gst_nn_cl_handle_set_context (GstElement * element, GstContext * context,
 }
 
 gboolean
-gst_nn_cl_handle_context_query (GstElement * element, GstQuery * query,
-    NnpDevice * device, const gchar * spec)
+gst_nn_cl_handle_context_query (GstElement *element, GstQuery *query,
+    NnpDevice *device, const gchar *spec)
 {
   const gchar *type = NULL;
   GstContext *context, *old = NULL;
 
-  g_type_ensure (GST_TYPE_NN_CL_ALLOCATOR);     /* the debug category */
+  g_type_ensure (GST_TYPE_NN_CL_ALLOCATOR); /* the debug category */
   if (GST_QUERY_TYPE (query) != GST_QUERY_CONTEXT || device == NULL
       || !device_is_opencl (device))
     return FALSE;
@@ -417,13 +416,13 @@ gst_nn_cl_handle_context_query (GstElement * element, GstQuery * query,
     /* keep what the query holds, set our fields */
     context = gst_context_copy (old);
     s = gst_context_writable_structure (context);
-    gst_structure_set (s, "device", GST_TYPE_NN_CL_DEVICE, device,
-        "spec", G_TYPE_STRING, spec ? spec : "opencl",
-        "name", G_TYPE_STRING, nnp_device_get_name (device),
-        "cl-context", G_TYPE_POINTER, nnp_device_get_native (device, "cl_context"),
-        "cl-queue", G_TYPE_POINTER, nnp_device_get_native (device, "cl_command_queue"),
-        "cl-device-id", G_TYPE_POINTER, nnp_device_get_native (device, "cl_device_id"),
-        NULL);
+    gst_structure_set (s, "device", GST_TYPE_NN_CL_DEVICE, device, "spec",
+        G_TYPE_STRING, spec ? spec : "opencl", "name", G_TYPE_STRING,
+        nnp_device_get_name (device), "cl-context", G_TYPE_POINTER,
+        nnp_device_get_native (device, "cl_context"), "cl-queue",
+        G_TYPE_POINTER, nnp_device_get_native (device, "cl_command_queue"),
+        "cl-device-id", G_TYPE_POINTER,
+        nnp_device_get_native (device, "cl_device_id"), NULL);
   } else {
     context = gst_nn_cl_device_context_new (device, spec);
   }
@@ -436,14 +435,14 @@ gst_nn_cl_handle_context_query (GstElement * element, GstQuery * query,
 
 /* Query the peers of the element's pads in one direction. */
 static gboolean
-run_query (GstElement * element, GstQuery * query, GstPadDirection direction)
+run_query (GstElement *element, GstQuery *query, GstPadDirection direction)
 {
   GstIterator *it;
   gboolean done = FALSE, found = FALSE;
   GValue item = G_VALUE_INIT;
 
-  it = direction == GST_PAD_SRC ? gst_element_iterate_src_pads (element) :
-      gst_element_iterate_sink_pads (element);
+  it = direction == GST_PAD_SRC ? gst_element_iterate_src_pads (element)
+                                : gst_element_iterate_sink_pads (element);
   while (!done && !found) {
     switch (gst_iterator_next (it, &item)) {
       case GST_ITERATOR_OK:
@@ -464,15 +463,15 @@ run_query (GstElement * element, GstQuery * query, GstPadDirection direction)
 }
 
 gboolean
-gst_nn_cl_ensure_element_device (GstElement * element, const gchar * spec,
-    NnpDevice ** device, GError ** error)
+gst_nn_cl_ensure_element_device (GstElement *element, const gchar *spec,
+    NnpDevice **device, GError **error)
 {
   GstQuery *query;
   GstContext *context = NULL;
 
   g_return_val_if_fail (GST_IS_ELEMENT (element), FALSE);
   g_return_val_if_fail (device != NULL, FALSE);
-  g_type_ensure (GST_TYPE_NN_CL_ALLOCATOR);     /* the debug category */
+  g_type_ensure (GST_TYPE_NN_CL_ALLOCATOR); /* the debug category */
 
   if (*device && device_acceptable (*device, spec))
     return TRUE;
@@ -521,7 +520,7 @@ gst_nn_cl_ensure_element_device (GstElement * element, const gchar * spec,
 }
 
 GstCaps *
-gst_nn_caps_offer_cl_memory (GstCaps * caps, gboolean device)
+gst_nn_caps_offer_cl_memory (GstCaps *caps, gboolean device)
 {
   GstCaps *cl, *sys;
 
@@ -542,14 +541,14 @@ gst_nn_caps_offer_cl_memory (GstCaps * caps, gboolean device)
 }
 
 gboolean
-gst_nn_cl_spec_is_opencl (const gchar * spec)
+gst_nn_cl_spec_is_opencl (const gchar *spec)
 {
   return spec != NULL && g_ascii_strncasecmp (spec, "opencl", 6) == 0
       && (spec[6] == '\0' || spec[6] == ':');
 }
 
 gboolean
-gst_nn_caps_has_cl_memory (GstCaps * caps, guint i)
+gst_nn_caps_has_cl_memory (GstCaps *caps, guint i)
 {
   GstCapsFeatures *f = gst_caps_get_features (caps, i);
 

@@ -50,41 +50,40 @@ G_DECLARE_FINAL_TYPE (GstNnClAllocator, gst_nn_cl_allocator, GST,
  * on it gives a GstNnClMemory holding a uint8 device tensor of that many
  * bytes (alignment params are ignored: cl_mem allocations are aligned).
  * Caller owns the returned reference. */
-GstAllocator *gst_nn_cl_allocator_new (NnpDevice * device);
+GstAllocator *gst_nn_cl_allocator_new (NnpDevice *device);
 /* The allocator's device (borrowed). */
-NnpDevice *gst_nn_cl_allocator_get_device (GstNnClAllocator * allocator);
+NnpDevice *gst_nn_cl_allocator_get_device (GstNnClAllocator *allocator);
 
 /* Wrap a device tensor (a reference is taken) in a new memory of allocator,
  * whose device must be the tensor's.  Caller owns the memory. */
-GstMemory *gst_nn_cl_memory_new_wrapped (GstAllocator * allocator,
-    NnpTensor * tensor);
+GstMemory *gst_nn_cl_memory_new_wrapped (GstAllocator *allocator,
+    NnpTensor *tensor);
 
-gboolean gst_is_nn_cl_memory (GstMemory * mem);
+gboolean gst_is_nn_cl_memory (GstMemory *mem);
 /* Whether the i-th structure of caps has the memory:OpenCL feature. */
-gboolean gst_nn_caps_has_cl_memory (GstCaps * caps, guint i);
+gboolean gst_nn_caps_has_cl_memory (GstCaps *caps, guint i);
 /* The memory features an element offers for caps (taken; new caps
  * returned): with device, every structure in device memory
  * (memory:OpenCL) first, then the same in system memory; without, system
  * memory only.  ANY caps stay ANY. */
-GstCaps *gst_nn_caps_offer_cl_memory (GstCaps * caps, gboolean device);
+GstCaps *gst_nn_caps_offer_cl_memory (GstCaps *caps, gboolean device);
 /* Whether a device spec ("opencl", "opencl:1", "cpu:2") names an OpenCL
  * device. */
-gboolean gst_nn_cl_spec_is_opencl (const gchar * spec);
+gboolean gst_nn_cl_spec_is_opencl (const gchar *spec);
 /* The memory's device (borrowed). */
-NnpDevice *gst_nn_cl_memory_get_device (GstMemory * mem);
+NnpDevice *gst_nn_cl_memory_get_device (GstMemory *mem);
 /* The device tensor viewed as dtype/shape (same bytes): a new reference
  * (the memory's own tensor when it already has that type and shape, else a
  * wrapped view of the same cl_mem), NULL when the sizes differ.  Device
  * code that writes the tensor must pass write=TRUE: it drops the memory's
  * host copy, which would be stale.  Must not be called while mapped. */
-NnpTensor *gst_nn_cl_memory_get_tensor (GstMemory * mem, NnpDType dtype,
-    const NnpShape * shape, gboolean write);
+NnpTensor *gst_nn_cl_memory_get_tensor (GstMemory *mem, NnpDType dtype,
+    const NnpShape *shape, gboolean write);
 
 /* Contexts (see above).  New context holding device, non-persistent. */
-GstContext *gst_nn_cl_device_context_new (NnpDevice * device,
-    const gchar * spec);
+GstContext *gst_nn_cl_device_context_new (NnpDevice *device, const gchar *spec);
 /* The device of a context of our type (new reference), or NULL. */
-NnpDevice *gst_nn_cl_device_context_get_device (GstContext * context);
+NnpDevice *gst_nn_cl_device_context_get_device (GstContext *context);
 
 /* Find or create the device an element runs on, sharing it through
  * GstContext like gst-libs/gst/cuda's gst_cuda_ensure_element_context():
@@ -97,15 +96,15 @@ NnpDevice *gst_nn_cl_device_context_get_device (GstContext * context);
  * ("opencl") or is the device nnp_device_open (spec) returns.
  * *device holds a new reference on success; FALSE with error when the
  * device cannot be opened. */
-gboolean gst_nn_cl_ensure_element_device (GstElement * element,
-    const gchar * spec, NnpDevice ** device, GError ** error);
+gboolean gst_nn_cl_ensure_element_device (GstElement *element,
+    const gchar *spec, NnpDevice **device, GError **error);
 /* For GstElement::set_context: take the context's device into *device when
  * the type matches and it is acceptable for spec (spec may be NULL: any). */
-void gst_nn_cl_handle_set_context (GstElement * element, GstContext * context,
-    const gchar * spec, NnpDevice ** device);
+void gst_nn_cl_handle_set_context (GstElement *element, GstContext *context,
+    const gchar *spec, NnpDevice **device);
 /* For query handlers: answer a CONTEXT query of our type with device (may
  * be NULL: not answered).  TRUE when answered. */
-gboolean gst_nn_cl_handle_context_query (GstElement * element,
-    GstQuery * query, NnpDevice * device, const gchar * spec);
+gboolean gst_nn_cl_handle_context_query (GstElement *element, GstQuery *query,
+    NnpDevice *device, const gchar *spec);
 
 G_END_DECLS

@@ -20,7 +20,7 @@ gst_nn_frame_meta_api_get_type (void)
 }
 
 static gboolean
-gst_nn_frame_meta_init (GstMeta * meta, gpointer params, GstBuffer * buffer)
+gst_nn_frame_meta_init (GstMeta *meta, gpointer params, GstBuffer *buffer)
 {
   GstNnFrameMeta *m = (GstNnFrameMeta *) meta;
 
@@ -31,7 +31,7 @@ gst_nn_frame_meta_init (GstMeta * meta, gpointer params, GstBuffer * buffer)
 }
 
 static void
-gst_nn_frame_meta_free (GstMeta * meta, GstBuffer * buffer)
+gst_nn_frame_meta_free (GstMeta *meta, GstBuffer *buffer)
 {
   GstNnFrameMeta *m = (GstNnFrameMeta *) meta;
 
@@ -39,8 +39,8 @@ gst_nn_frame_meta_free (GstMeta * meta, GstBuffer * buffer)
 }
 
 static gboolean
-gst_nn_frame_meta_transform (GstBuffer * dest, GstMeta * meta,
-    GstBuffer * buffer, GQuark type, gpointer data)
+gst_nn_frame_meta_transform (GstBuffer *dest, GstMeta *meta, GstBuffer *buffer,
+    GQuark type, gpointer data)
 {
   GstNnFrameMeta *src = (GstNnFrameMeta *) meta, *dst;
 
@@ -60,18 +60,18 @@ gst_nn_frame_meta_get_info (void)
 {
   static const GstMetaInfo *info = NULL;
 
-  if (g_once_init_enter ((GstMetaInfo **) & info)) {
+  if (g_once_init_enter ((GstMetaInfo **) &info)) {
     const GstMetaInfo *mi = gst_meta_register (GST_NN_FRAME_META_API_TYPE,
         "GstNnFrameMeta", sizeof (GstNnFrameMeta), gst_nn_frame_meta_init,
         gst_nn_frame_meta_free, gst_nn_frame_meta_transform);
-    g_once_init_leave ((GstMetaInfo **) & info, (GstMetaInfo *) mi);
+    g_once_init_leave ((GstMetaInfo **) &info, (GstMetaInfo *) mi);
   }
   return info;
 }
 
 GstNnFrameMeta *
-gst_buffer_add_nn_frame_meta (GstBuffer * buffer, GstBuffer * frame,
-    const GstVideoInfo * info)
+gst_buffer_add_nn_frame_meta (GstBuffer *buffer, GstBuffer *frame,
+    const GstVideoInfo *info)
 {
   GstNnFrameMeta *m;
 
@@ -89,7 +89,7 @@ gst_buffer_add_nn_frame_meta (GstBuffer * buffer, GstBuffer * frame,
 }
 
 GstNnFrameMeta *
-gst_buffer_get_nn_frame_meta (GstBuffer * buffer)
+gst_buffer_get_nn_frame_meta (GstBuffer *buffer)
 {
   g_return_val_if_fail (GST_IS_BUFFER (buffer), NULL);
 

@@ -36,7 +36,8 @@ typedef struct _GstNnFrameMeta GstNnFrameMeta;
  * @roi_id: id of the frame's #GstVideoRegionOfInterestMeta the crop was cut
  *   from, -1 for none
  */
-struct _GstNnFrameMeta {
+struct _GstNnFrameMeta
+{
   GstMeta meta;
 
   GstBuffer *frame;
@@ -51,9 +52,9 @@ const GstMetaInfo *gst_nn_frame_meta_get_info (void);
 
 /* Attach a meta that refs @frame (whole-frame form: n_rois = roi_index =
  * roi_id = -1).  Returns the meta, owned by @buffer. */
-GstNnFrameMeta *gst_buffer_add_nn_frame_meta (GstBuffer * buffer,
-    GstBuffer * frame, const GstVideoInfo * info);
+GstNnFrameMeta *gst_buffer_add_nn_frame_meta (GstBuffer *buffer,
+    GstBuffer *frame, const GstVideoInfo *info);
 /* The buffer's meta or NULL (owned by the buffer). */
-GstNnFrameMeta *gst_buffer_get_nn_frame_meta (GstBuffer * buffer);
+GstNnFrameMeta *gst_buffer_get_nn_frame_meta (GstBuffer *buffer);
 
 G_END_DECLS

@@ -21,7 +21,7 @@ gst_nn_transform_meta_api_get_type (void)
 }
 
 static gboolean
-gst_nn_transform_meta_init (GstMeta * meta, gpointer params, GstBuffer * buffer)
+gst_nn_transform_meta_init (GstMeta *meta, gpointer params, GstBuffer *buffer)
 {
   GstNnTransformMeta *m = (GstNnTransformMeta *) meta;
 
@@ -34,8 +34,8 @@ gst_nn_transform_meta_init (GstMeta * meta, gpointer params, GstBuffer * buffer)
 }
 
 static gboolean
-gst_nn_transform_meta_transform (GstBuffer * dest, GstMeta * meta,
-    GstBuffer * buffer, GQuark type, gpointer data)
+gst_nn_transform_meta_transform (GstBuffer *dest, GstMeta *meta,
+    GstBuffer *buffer, GQuark type, gpointer data)
 {
   GstNnTransformMeta *src = (GstNnTransformMeta *) meta, *dst;
 
@@ -63,17 +63,17 @@ gst_nn_transform_meta_get_info (void)
 {
   static const GstMetaInfo *info = NULL;
 
-  if (g_once_init_enter ((GstMetaInfo **) & info)) {
+  if (g_once_init_enter ((GstMetaInfo **) &info)) {
     const GstMetaInfo *mi = gst_meta_register (GST_NN_TRANSFORM_META_API_TYPE,
         "GstNnTransformMeta", sizeof (GstNnTransformMeta),
         gst_nn_transform_meta_init, NULL, gst_nn_transform_meta_transform);
-    g_once_init_leave ((GstMetaInfo **) & info, (GstMetaInfo *) mi);
+    g_once_init_leave ((GstMetaInfo **) &info, (GstMetaInfo *) mi);
   }
   return info;
 }
 
 GstNnTransformMeta *
-gst_buffer_add_nn_transform_meta (GstBuffer * buffer, gint source_width,
+gst_buffer_add_nn_transform_meta (GstBuffer *buffer, gint source_width,
     gint source_height)
 {
   GstNnTransformMeta *m;
@@ -90,7 +90,7 @@ gst_buffer_add_nn_transform_meta (GstBuffer * buffer, gint source_width,
 }
 
 GstNnTransformMeta *
-gst_buffer_get_nn_transform_meta (GstBuffer * buffer)
+gst_buffer_get_nn_transform_meta (GstBuffer *buffer)
 {
   g_return_val_if_fail (GST_IS_BUFFER (buffer), NULL);
 
@@ -99,22 +99,24 @@ gst_buffer_get_nn_transform_meta (GstBuffer * buffer)
 }
 
 void
-gst_nn_transform_meta_to_source (const GstNnTransformMeta * meta,
-    gdouble tensor_x, gdouble tensor_y, gdouble * source_x, gdouble * source_y)
+gst_nn_transform_meta_to_source (const GstNnTransformMeta *meta,
+    gdouble tensor_x, gdouble tensor_y, gdouble *source_x, gdouble *source_y)
 {
   g_return_if_fail (meta != NULL);
 
   if (source_x)
-    *source_x = meta->scale_x != 0.0 ?
-        (tensor_x - meta->offset_x) / meta->scale_x : 0.0;
+    *source_x = meta->scale_x != 0.0
+        ? (tensor_x - meta->offset_x) / meta->scale_x
+        : 0.0;
   if (source_y)
-    *source_y = meta->scale_y != 0.0 ?
-        (tensor_y - meta->offset_y) / meta->scale_y : 0.0;
+    *source_y = meta->scale_y != 0.0
+        ? (tensor_y - meta->offset_y) / meta->scale_y
+        : 0.0;
 }
 
 void
-gst_nn_transform_meta_to_tensor (const GstNnTransformMeta * meta,
-    gdouble source_x, gdouble source_y, gdouble * tensor_x, gdouble * tensor_y)
+gst_nn_transform_meta_to_tensor (const GstNnTransformMeta *meta,
+    gdouble source_x, gdouble source_y, gdouble *tensor_x, gdouble *tensor_y)
 {
   g_return_if_fail (meta != NULL);
 

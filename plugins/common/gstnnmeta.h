@@ -27,7 +27,8 @@ G_BEGIN_DECLS
 
 typedef struct _GstNnTransformMeta GstNnTransformMeta;
 
-struct _GstNnTransformMeta {
+struct _GstNnTransformMeta
+{
   GstMeta meta;
 
   gint source_width, source_height;   /* the original video frame */
@@ -42,15 +43,15 @@ const GstMetaInfo *gst_nn_transform_meta_get_info (void);
 
 /* Add a meta (owned by the buffer) with an identity mapping of a
  * width x height frame; the caller fills in the rest. */
-GstNnTransformMeta *gst_buffer_add_nn_transform_meta (GstBuffer * buffer,
+GstNnTransformMeta *gst_buffer_add_nn_transform_meta (GstBuffer *buffer,
     gint source_width, gint source_height);
 /* The buffer's meta, or NULL (not a new reference: owned by the buffer). */
-GstNnTransformMeta *gst_buffer_get_nn_transform_meta (GstBuffer * buffer);
+GstNnTransformMeta *gst_buffer_get_nn_transform_meta (GstBuffer *buffer);
 
 /* Map a tensor coordinate back to the source frame, and forth. */
-void gst_nn_transform_meta_to_source (const GstNnTransformMeta * meta,
-    gdouble tensor_x, gdouble tensor_y, gdouble * source_x, gdouble * source_y);
-void gst_nn_transform_meta_to_tensor (const GstNnTransformMeta * meta,
-    gdouble source_x, gdouble source_y, gdouble * tensor_x, gdouble * tensor_y);
+void gst_nn_transform_meta_to_source (const GstNnTransformMeta *meta,
+    gdouble tensor_x, gdouble tensor_y, gdouble *source_x, gdouble *source_y);
+void gst_nn_transform_meta_to_tensor (const GstNnTransformMeta *meta,
+    gdouble source_x, gdouble source_y, gdouble *tensor_x, gdouble *tensor_y);
 
 G_END_DECLS

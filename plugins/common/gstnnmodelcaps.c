@@ -22,7 +22,7 @@ GST_DEBUG_CATEGORY_EXTERN (gst_nn_stage_debug);
 
 /* "float32 1x3x?x? (dimensions=?:?:3:1)" for a graph value. */
 static gchar *
-describe_value (const NnpValue * v)
+describe_value (const NnpValue *v)
 {
   gchar *onnx = nnp_shape_to_string (&v->shape);
   gchar *caps = gst_nn_dims_to_string (&v->shape);
@@ -39,8 +39,8 @@ describe_value (const NnpValue * v)
 }
 
 gboolean
-gst_nn_model_match_inputs (NnpModel * model, const gchar * model_name,
-    const GstNnTensorsInfo * info, NnpInputShape * shapes, GError ** error)
+gst_nn_model_match_inputs (NnpModel *model, const gchar *model_name,
+    const GstNnTensorsInfo *info, NnpInputShape *shapes, GError **error)
 {
   const NnpValue *inputs[GST_NN_TENSORS_MAX];
   guint n = (guint) nnp_model_real_inputs (model, inputs, GST_NN_TENSORS_MAX);
@@ -95,8 +95,8 @@ gst_nn_model_match_inputs (NnpModel * model, const gchar * model_name,
 }
 
 gboolean
-gst_nn_values_to_info (const gchar * what, const NnpValue * const *values,
-    guint n, GstNnTensorsInfo * out, GError ** error)
+gst_nn_values_to_info (const gchar *what, const NnpValue *const *values,
+    guint n, GstNnTensorsInfo *out, GError **error)
 {
   gst_nn_tensors_info_init (out);
   if (n < 1 || n > GST_NN_TENSORS_MAX) {
@@ -112,7 +112,8 @@ gst_nn_values_to_info (const gchar * what, const NnpValue * const *values,
     if (!nnp_shape_is_static (&v->shape) || nnp_dtype_size (v->dtype) == 0) {
       g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
           "%s: output '%s' has no static shape and type after shape "
-          "inference", what, v->name);
+          "inference",
+          what, v->name);
       return FALSE;
     }
     for (gint d = 0; d < v->shape.rank; d++) {
@@ -132,7 +133,7 @@ gst_nn_values_to_info (const gchar * what, const NnpValue * const *values,
 }
 
 GstCaps *
-gst_nn_model_input_caps (NnpModel * model, const GValue * framerate)
+gst_nn_model_input_caps (NnpModel *model, const GValue *framerate)
 {
   const NnpValue *inputs[GST_NN_TENSORS_MAX];
   GstCaps *caps = gst_caps_new_empty ();
@@ -160,9 +161,8 @@ gst_nn_model_input_caps (NnpModel * model, const GValue * framerate)
     g_free (d);
   }
 
-  s = gst_structure_new (GST_NN_TENSORS_MEDIA_TYPE,
-      "format", G_TYPE_STRING, "static", "num_tensors", G_TYPE_INT, (gint) n,
-      NULL);
+  s = gst_structure_new (GST_NN_TENSORS_MEDIA_TYPE, "format", G_TYPE_STRING,
+      "static", "num_tensors", G_TYPE_INT, (gint) n, NULL);
   if (known_types)
     gst_structure_set (s, "types", G_TYPE_STRING, types->str, NULL);
   if (known_types && known_dims)
@@ -170,8 +170,8 @@ gst_nn_model_input_caps (NnpModel * model, const GValue * framerate)
   if (framerate)
     gst_structure_set_value (s, "framerate", framerate);
   else
-    gst_structure_set (s, "framerate", GST_TYPE_FRACTION_RANGE, 0, 1,
-        G_MAXINT, 1, NULL);
+    gst_structure_set (s, "framerate", GST_TYPE_FRACTION_RANGE, 0, 1, G_MAXINT,
+        1, NULL);
   gst_caps_append_structure (caps, s);
 
   /* NNStreamer's single-tensor form */
@@ -194,16 +194,15 @@ gst_nn_model_input_caps (NnpModel * model, const GValue * framerate)
 }
 
 GstCaps *
-gst_nn_stage_model_sink_caps (NnpModel * model)
+gst_nn_stage_model_sink_caps (NnpModel *model)
 {
   g_return_val_if_fail (model != NULL, NULL);
   return gst_nn_model_input_caps (model, NULL);
 }
 
 gboolean
-gst_nn_stage_match_model_inputs (NnpModel * model,
-    const GstNnTensorsInfo * info, NnpInputShape * shapes, guint * n_shapes,
-    GError ** error)
+gst_nn_stage_match_model_inputs (NnpModel *model, const GstNnTensorsInfo *info,
+    NnpInputShape *shapes, guint *n_shapes, GError **error)
 {
   gchar *name;
   gboolean ok;
@@ -218,8 +217,8 @@ gst_nn_stage_match_model_inputs (NnpModel * model,
 }
 
 GstCaps *
-gst_nn_model_filter_inputs (GstObject * obj, NnpModel * model,
-    const gchar * model_name, GstCaps * caps)
+gst_nn_model_filter_inputs (GstObject *obj, NnpModel *model,
+    const gchar *model_name, GstCaps *caps)
 {
   GstCaps *ret = gst_caps_new_empty ();
 
@@ -244,9 +243,8 @@ gst_nn_model_filter_inputs (GstObject * obj, NnpModel * model,
 }
 
 GstCaps *
-gst_nn_model_answer_offer (GstObject * obj, NnpModel * model,
-    const gchar * model_name, GstCaps * filter, GstCaps * caps,
-    GstCaps * fallback)
+gst_nn_model_answer_offer (GstObject *obj, NnpModel *model,
+    const gchar *model_name, GstCaps *filter, GstCaps *caps, GstCaps *fallback)
 {
   GstCaps *f = gst_nn_model_filter_inputs (obj, model, model_name, filter);
   GstCaps *ret = gst_caps_intersect_full (f, caps, GST_CAPS_INTERSECT_FIRST);
@@ -255,14 +253,16 @@ gst_nn_model_answer_offer (GstObject * obj, NnpModel * model,
   if (gst_caps_is_empty (ret) && !gst_caps_is_empty (filter)) {
     gst_caps_unref (ret);
     ret = gst_caps_intersect_full (filter, fallback, GST_CAPS_INTERSECT_FIRST);
-    GST_DEBUG_OBJECT (obj, "no offer fits the model, answering %"
-        GST_PTR_FORMAT " (the CAPS event says why)", ret);
+    GST_DEBUG_OBJECT (obj,
+        "no offer fits the model, answering %" GST_PTR_FORMAT
+        " (the CAPS event says why)",
+        ret);
   }
   return ret;
 }
 
 GstCaps *
-gst_nn_stage_model_sink_caps_filtered (NnpModel * model, GstCaps * filter)
+gst_nn_stage_model_sink_caps_filtered (NnpModel *model, GstCaps *filter)
 {
   GstCaps *caps, *any, *ret;
   gchar *name;
@@ -288,7 +288,7 @@ gst_nn_stage_model_sink_caps_filtered (NnpModel * model, GstCaps * filter)
 
 /* Whether a part's inputs are the caps tensors (NnpPartInputsFunc). */
 static gboolean
-inputs_fit (const NnpValue * const *values, gint n, gpointer data)
+inputs_fit (const NnpValue *const *values, gint n, gpointer data)
 {
   const GstNnTensorsInfo *info = data;
 
@@ -308,16 +308,16 @@ inputs_fit (const NnpValue * const *values, gint n, gpointer data)
 
 /* Ask upstream for the model input shapes keys it used (newest first). */
 gchar **
-gst_nn_shapes_query_upstream (GstPad * sinkpad, const gchar * digest)
+gst_nn_shapes_query_upstream (GstPad *sinkpad, const gchar *digest)
 {
-  GstStructure *s = gst_structure_new (SHAPES_QUERY_NAME,
-      "digest", G_TYPE_STRING, digest, NULL);
+  GstStructure *s = gst_structure_new (SHAPES_QUERY_NAME, "digest",
+      G_TYPE_STRING, digest, NULL);
   GstQuery *q = gst_query_new_custom (GST_QUERY_CUSTOM, s);
   gchar **ret = NULL;
 
   if (gst_pad_peer_query (sinkpad, q)) {
-    const gchar *keys = gst_structure_get_string (gst_query_get_structure (q),
-        "shapes");
+    const gchar *keys =
+        gst_structure_get_string (gst_query_get_structure (q), "shapes");
 
     if (keys && *keys)
       ret = g_strsplit (keys, "|", -1);
@@ -327,7 +327,7 @@ gst_nn_shapes_query_upstream (GstPad * sinkpad, const gchar * digest)
 }
 
 gboolean
-gst_nn_shapes_query_answer (GstQuery * query, NnpPart * part)
+gst_nn_shapes_query_answer (GstQuery *query, NnpPart *part)
 {
   const GstStructure *s = gst_query_get_structure (query);
   gchar **keys = NULL, *joined;
@@ -335,7 +335,8 @@ gst_nn_shapes_query_answer (GstQuery * query, NnpPart * part)
   if (s == NULL || !gst_structure_has_name (s, SHAPES_QUERY_NAME))
     return FALSE;
   if (g_strcmp0 (gst_structure_get_string (s, "digest"),
-          nnp_model_get_digest (nnp_part_get_model (part))) == 0)
+          nnp_model_get_digest (nnp_part_get_model (part)))
+      == 0)
     keys = nnp_part_get_keys (part);
   if (keys == NULL || keys[0] == NULL) {
     g_strfreev (keys);
@@ -351,30 +352,32 @@ gst_nn_shapes_query_answer (GstQuery * query, NnpPart * part)
 
 /* The whole model at the shapes the caps give. */
 static NnpPartSpec *
-whole_spec (NnpPart * part, const gchar * model_name,
-    const GstNnTensorsInfo * in, GError ** error)
+whole_spec (NnpPart *part, const gchar *model_name, const GstNnTensorsInfo *in,
+    GError **error)
 {
   NnpInputShape shapes[GST_NN_TENSORS_MAX];
   NnpPartSpec *spec;
   GError *err = NULL;
   gchar *key, *prefix, *got;
 
-  if (!gst_nn_model_match_inputs (nnp_part_get_model (part), model_name, in, shapes,
-          error))
+  if (!gst_nn_model_match_inputs (nnp_part_get_model (part), model_name, in,
+          shapes, error))
     return NULL;
   spec = nnp_part_reshape (part, shapes, (gint) in->n_tensors, &err);
   if (spec)
     return spec;
   /* say it in caps words: "for dimensions=..." */
-  key = nnp_shapes_key (shapes, (gint) in->n_tensors,
-      NNP_SPECIALIZE_DEFAULT);
+  key = nnp_shapes_key (shapes, (gint) in->n_tensors, NNP_SPECIALIZE_DEFAULT);
   prefix = g_strdup_printf ("model %s: shape inference failed for input "
-      "shapes %s: ", model_name, key);
+                            "shapes %s: ",
+      model_name, key);
   got = gst_nn_tensors_info_to_string (in);
-  g_set_error (error, NNP_ERROR, err->code, "model %s: shape inference failed "
-      "for dimensions=%s: %s", model_name, got,
+  g_set_error (error, NNP_ERROR, err->code,
+      "model %s: shape inference failed "
+      "for dimensions=%s: %s",
+      model_name, got,
       g_str_has_prefix (err->message, prefix) ? err->message + strlen (prefix)
-      : err->message);
+                                              : err->message);
   g_free (got);
   g_free (prefix);
   g_free (key);
@@ -384,8 +387,8 @@ whole_spec (NnpPart * part, const gchar * model_name,
 
 /* A part: find the model input shapes (see gstnnmodelcaps.h). */
 static NnpPartSpec *
-part_spec (NnpPart * part, const gchar * model_name,
-    const GstNnTensorsInfo * in, gchar ** upstream, GError ** error)
+part_spec (NnpPart *part, const gchar *model_name, const GstNnTensorsInfo *in,
+    gchar **upstream, GError **error)
 {
   NnpInputShape shapes[GST_NN_TENSORS_MAX];
   GPtrArray *cands = g_ptr_array_new_with_free_func (g_free);
@@ -393,10 +396,10 @@ part_spec (NnpPart * part, const gchar * model_name,
   NnpPartSpec *spec;
   gchar *got;
 
-  if (gst_nn_model_match_inputs (nnp_part_get_model (part), model_name, in, shapes,
-          NULL)) {
-    g_ptr_array_add (cands, nnp_shapes_key (shapes, (gint) in->n_tensors,
-            NNP_SPECIALIZE_DEFAULT));
+  if (gst_nn_model_match_inputs (nnp_part_get_model (part), model_name, in,
+          shapes, NULL)) {
+    g_ptr_array_add (cands,
+        nnp_shapes_key (shapes, (gint) in->n_tensors, NNP_SPECIALIZE_DEFAULT));
     g_ptr_array_add (srcs, (gpointer) "the caps");
   }
   for (guint i = 0; upstream && upstream[i]; i++) {
@@ -406,8 +409,8 @@ part_spec (NnpPart * part, const gchar * model_name,
   g_ptr_array_add (cands, NULL);
   g_ptr_array_add (srcs, NULL);
   got = gst_nn_tensors_info_to_string (in);
-  spec = nnp_part_find (part, (const gchar * const *) cands->pdata,
-      (const gchar * const *) srcs->pdata, inputs_fit, (gpointer) in, got,
+  spec = nnp_part_find (part, (const gchar *const *) cands->pdata,
+      (const gchar *const *) srcs->pdata, inputs_fit, (gpointer) in, got,
       error);
   g_free (got);
   g_ptr_array_unref (cands);
@@ -416,28 +419,29 @@ part_spec (NnpPart * part, const gchar * model_name,
 }
 
 NnpPartSpec *
-gst_nn_part_spec_for_info (NnpPart * part, const GstNnTensorsInfo * in,
-    gchar ** upstream, GError ** error)
+gst_nn_part_spec_for_info (NnpPart *part, const GstNnTensorsInfo *in,
+    gchar **upstream, GError **error)
 {
-  gchar *name = g_path_get_basename (nnp_model_get_name (nnp_part_get_model
-          (part)));
-  NnpPartSpec *spec = nnp_part_is_whole (part) ?
-      whole_spec (part, name, in, error) :
-      part_spec (part, name, in, upstream, error);
+  gchar *name =
+      g_path_get_basename (nnp_model_get_name (nnp_part_get_model (part)));
+  NnpPartSpec *spec = nnp_part_is_whole (part)
+      ? whole_spec (part, name, in, error)
+      : part_spec (part, name, in, upstream, error);
 
   g_free (name);
   return spec;
 }
 
 gboolean
-gst_nn_part_spec_outputs_info (NnpPart * part, NnpPartSpec * spec,
-    GstNnTensorsInfo * out, GError ** error)
+gst_nn_part_spec_outputs_info (NnpPart *part, NnpPartSpec *spec,
+    GstNnTensorsInfo *out, GError **error)
 {
   const NnpValue *outs[GST_NN_TENSORS_MAX];
   guint n = (guint) nnp_part_spec_get_n_outputs (spec);
-  gchar *name = g_path_get_basename (nnp_model_get_name (nnp_part_get_model
-          (part)));
-  gchar *what = nnp_part_is_whole (part) ? g_strdup_printf ("model %s", name)
+  gchar *name =
+      g_path_get_basename (nnp_model_get_name (nnp_part_get_model (part)));
+  gchar *what = nnp_part_is_whole (part)
+      ? g_strdup_printf ("model %s", name)
       : g_strdup_printf ("model %s, %s", name, nnp_part_get_name (part));
   gboolean ok;
 

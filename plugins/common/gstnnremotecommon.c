@@ -227,4 +227,3 @@ gst_nn_remote_tensors_unmap (GstBuffer *buffer, GstMapInfo *maps, gint n_maps)
   for (gint i = 0; i < n_maps; i++)
     gst_memory_unmap (maps[i].memory, &maps[i]);
 }
-

@@ -10,7 +10,7 @@
 #include <string.h>
 
 GstVideoRegionOfInterestMeta *
-gst_nn_add_text_roi (GstBuffer * frame, gint id, const NnQuad * quad,
+gst_nn_add_text_roi (GstBuffer *frame, gint id, const NnQuad *quad,
     gdouble box_score, gint frame_width, gint frame_height)
 {
   GstVideoRegionOfInterestMeta *roi;
@@ -50,7 +50,7 @@ gst_nn_add_text_roi (GstBuffer * frame, gint id, const NnQuad * quad,
 }
 
 GstVideoRegionOfInterestMeta *
-gst_nn_find_roi (GstBuffer * frame, gint id)
+gst_nn_find_roi (GstBuffer *frame, gint id)
 {
   gpointer state = NULL;
   GstMeta *m;
@@ -68,18 +68,17 @@ gst_nn_find_roi (GstBuffer * frame, gint id)
 }
 
 void
-gst_nn_roi_get_quad (GstVideoRegionOfInterestMeta * roi, NnQuad * quad)
+gst_nn_roi_get_quad (GstVideoRegionOfInterestMeta *roi, NnQuad *quad)
 {
   GstStructure *s;
   const GValue *points;
 
   g_return_if_fail (roi != NULL && quad != NULL);
 
-  s = gst_video_region_of_interest_meta_get_param (roi,
-      GST_NN_TEXT_PARAM_NAME);
+  s = gst_video_region_of_interest_meta_get_param (roi, GST_NN_TEXT_PARAM_NAME);
   points = s ? gst_structure_get_value (s, "points") : NULL;
-  if (points && GST_VALUE_HOLDS_ARRAY (points) &&
-      gst_value_array_get_size (points) == 8) {
+  if (points && GST_VALUE_HOLDS_ARRAY (points)
+      && gst_value_array_get_size (points) == 8) {
     for (guint i = 0; i < 4; i++) {
       const GValue *x = gst_value_array_get_value (points, 2 * i);
       const GValue *y = gst_value_array_get_value (points, 2 * i + 1);
@@ -96,7 +95,7 @@ gst_nn_roi_get_quad (GstVideoRegionOfInterestMeta * roi, NnQuad * quad)
 }
 
 void
-gst_nn_frame_out_init (GstNnFrameOut * out, GstPad * srcpad)
+gst_nn_frame_out_init (GstNnFrameOut *out, GstPad *srcpad)
 {
   out->srcpad = srcpad;
   gst_video_info_init (&out->info);
@@ -105,7 +104,7 @@ gst_nn_frame_out_init (GstNnFrameOut * out, GstPad * srcpad)
 }
 
 void
-gst_nn_frame_out_reset (GstNnFrameOut * out)
+gst_nn_frame_out_reset (GstNnFrameOut *out)
 {
   gst_video_info_init (&out->info);
   out->have_caps = FALSE;
@@ -113,8 +112,7 @@ gst_nn_frame_out_reset (GstNnFrameOut * out)
 }
 
 gboolean
-gst_nn_frame_out_sink_event (GstNnFrameOut * out, GstEvent * event,
-    gboolean * ret)
+gst_nn_frame_out_sink_event (GstNnFrameOut *out, GstEvent *event, gboolean *ret)
 {
   switch (GST_EVENT_TYPE (event)) {
     case GST_EVENT_CAPS:
@@ -145,8 +143,8 @@ gst_nn_frame_out_sink_event (GstNnFrameOut * out, GstEvent * event,
 }
 
 GstFlowReturn
-gst_nn_frame_out_push (GstNnFrameOut * out, GstBuffer * frame,
-    const GstVideoInfo * info)
+gst_nn_frame_out_push (GstNnFrameOut *out, GstBuffer *frame,
+    const GstVideoInfo *info)
 {
   if (!out->have_caps || !gst_video_info_is_equal (&out->info, info)) {
     GstCaps *caps = gst_video_info_to_caps (info);
@@ -175,9 +173,8 @@ gst_nn_frame_out_push (GstNnFrameOut * out, GstBuffer * frame,
 }
 
 gboolean
-gst_nn_results_parse_caps (GstElement * element, GstCaps * caps,
-    gint min_rank, gint max_rank, const gchar * expected,
-    GstNnTensorsInfo * info)
+gst_nn_results_parse_caps (GstElement *element, GstCaps *caps, gint min_rank,
+    gint max_rank, const gchar *expected, GstNnTensorsInfo *info)
 {
   GError *err = NULL;
   const NnpShape *shape;
@@ -207,8 +204,8 @@ gst_nn_results_parse_caps (GstElement * element, GstCaps * caps,
 }
 
 gboolean
-gst_nn_results_sink_event (GstNnFrameOut * out, GstPad * pad,
-    GstObject * parent, GstEvent * event, GstNnResultsSetCaps set_caps)
+gst_nn_results_sink_event (GstNnFrameOut *out, GstPad *pad, GstObject *parent,
+    GstEvent *event, GstNnResultsSetCaps set_caps)
 {
   gboolean ret = TRUE;
 
@@ -227,8 +224,8 @@ gst_nn_results_sink_event (GstNnFrameOut * out, GstPad * pad,
 }
 
 gboolean
-gst_nn_results_open_file (GstElement * element, const gchar * location,
-    FILE ** file)
+gst_nn_results_open_file (GstElement *element, const gchar *location,
+    FILE **file)
 {
   *file = NULL;
   if (location == NULL || *location == '\0')
@@ -244,7 +241,7 @@ gst_nn_results_open_file (GstElement * element, const gchar * location,
 }
 
 void
-gst_nn_results_close_file (FILE ** file)
+gst_nn_results_close_file (FILE **file)
 {
   if (*file && *file != stdout)
     fclose (*file);
@@ -252,14 +249,14 @@ gst_nn_results_close_file (FILE ** file)
 }
 
 gboolean
-gst_nn_frame_collect_is_new (const GstNnFrameCollect * c,
-    const GstNnFrameMeta * fm)
+gst_nn_frame_collect_is_new (const GstNnFrameCollect *c,
+    const GstNnFrameMeta *fm)
 {
   return c->src != fm->frame;
 }
 
 void
-gst_nn_frame_collect_start (GstNnFrameCollect * c, const GstNnFrameMeta * fm)
+gst_nn_frame_collect_start (GstNnFrameCollect *c, const GstNnFrameMeta *fm)
 {
   gst_nn_frame_collect_clear (c);
   c->src = gst_buffer_ref (fm->frame);
@@ -270,20 +267,20 @@ gst_nn_frame_collect_start (GstNnFrameCollect * c, const GstNnFrameMeta * fm)
 }
 
 gboolean
-gst_nn_frame_collect_add (GstNnFrameCollect * c)
+gst_nn_frame_collect_add (GstNnFrameCollect *c)
 {
   return ++c->received >= c->expected;
 }
 
 GstBuffer *
-gst_nn_frame_collect_take (GstNnFrameCollect * c, GstDebugCategory * cat,
-    GstObject * element)
+gst_nn_frame_collect_take (GstNnFrameCollect *c, GstDebugCategory *cat,
+    GstObject *element)
 {
   GstBuffer *frame = c->frame;
 
   if (frame != NULL && c->received < c->expected)
-    GST_CAT_WARNING_OBJECT (cat, element, "frame %" GST_TIME_FORMAT
-        " pushed with %d of %d regions read",
+    GST_CAT_WARNING_OBJECT (cat, element,
+        "frame %" GST_TIME_FORMAT " pushed with %d of %d regions read",
         GST_TIME_ARGS (GST_BUFFER_PTS (frame)), c->received, c->expected);
   c->frame = NULL;
   gst_clear_buffer (&c->src);
@@ -291,7 +288,7 @@ gst_nn_frame_collect_take (GstNnFrameCollect * c, GstDebugCategory * cat,
 }
 
 void
-gst_nn_frame_collect_clear (GstNnFrameCollect * c)
+gst_nn_frame_collect_clear (GstNnFrameCollect *c)
 {
   gst_clear_buffer (&c->frame);
   gst_clear_buffer (&c->src);

@@ -40,61 +40,61 @@ G_BEGIN_DECLS
 /* Add a "text" ROI to a writable frame: the bounding box of @quad clipped
  * to the frame, and an "nnpipe/text" structure with box-score and points.
  * Returns the meta (owned by the buffer). */
-GstVideoRegionOfInterestMeta *gst_nn_add_text_roi (GstBuffer * frame,
-    gint id, const NnQuad * quad, gdouble box_score, gint frame_width,
-    gint frame_height);
+GstVideoRegionOfInterestMeta *gst_nn_add_text_roi (GstBuffer *frame, gint id,
+    const NnQuad *quad, gdouble box_score, gint frame_width, gint frame_height);
 
 /* The ROI meta with this id, or NULL (owned by the buffer). */
-GstVideoRegionOfInterestMeta *gst_nn_find_roi (GstBuffer * frame, gint id);
+GstVideoRegionOfInterestMeta *gst_nn_find_roi (GstBuffer *frame, gint id);
 
 /* The ROI's corners: from its "nnpipe/text" points when present, else its
  * rectangle. */
-void gst_nn_roi_get_quad (GstVideoRegionOfInterestMeta * roi, NnQuad * quad);
+void gst_nn_roi_get_quad (GstVideoRegionOfInterestMeta *roi, NnQuad *quad);
 
-typedef struct {
-  GstPad *srcpad;               /* not owned */
-  GstVideoInfo info;            /* of the caps last sent */
+typedef struct
+{
+  GstPad *srcpad;    /* not owned */
+  GstVideoInfo info; /* of the caps last sent */
   gboolean have_caps;
-  GstEvent *segment;            /* held back until caps are out; owned */
+  GstEvent *segment; /* held back until caps are out; owned */
 } GstNnFrameOut;
 
-void gst_nn_frame_out_init (GstNnFrameOut * out, GstPad * srcpad);
+void gst_nn_frame_out_init (GstNnFrameOut *out, GstPad *srcpad);
 /* Forget caps and the held segment (READY, flushes keep the caps). */
-void gst_nn_frame_out_reset (GstNnFrameOut * out);
+void gst_nn_frame_out_reset (GstNnFrameOut *out);
 /* Sink-side events: the tensor CAPS event is consumed (the caller parses it
  * first), SEGMENT is held back while no caps were sent.  Returns TRUE when
  * the event was taken (and the result stored in @ret), FALSE when the
  * caller should forward it. */
-gboolean gst_nn_frame_out_sink_event (GstNnFrameOut * out, GstEvent * event,
-    gboolean * ret);
+gboolean gst_nn_frame_out_sink_event (GstNnFrameOut *out, GstEvent *event,
+    gboolean *ret);
 /* Push a frame (takes ownership), sending caps from @info first if needed. */
-GstFlowReturn gst_nn_frame_out_push (GstNnFrameOut * out, GstBuffer * frame,
-    const GstVideoInfo * info);
+GstFlowReturn gst_nn_frame_out_push (GstNnFrameOut *out, GstBuffer *frame,
+    const GstVideoInfo *info);
 
 /* Tensor caps of a post-processing element's sink pad: one float32 tensor
  * of rank min_rank to max_rank whose dims before the last min_rank are 1
  * (a batch of one).  Fills info and returns TRUE; else posts a NEGOTIATION
  * error on element ("invalid tensor caps: ..." or "expected <expected>,
  * got <the caps' tensors>") and returns FALSE. */
-gboolean gst_nn_results_parse_caps (GstElement * element, GstCaps * caps,
-    gint min_rank, gint max_rank, const gchar * expected,
-    GstNnTensorsInfo * info);
+gboolean gst_nn_results_parse_caps (GstElement *element, GstCaps *caps,
+    gint min_rank, gint max_rank, const gchar *expected,
+    GstNnTensorsInfo *info);
 
 /* The sink event handler of a post-processing element: a CAPS event goes
  * to set_caps (FALSE drops it and fails), then @out takes what it handles
  * (see gst_nn_frame_out_sink_event()), the rest is forwarded. */
-typedef gboolean (*GstNnResultsSetCaps) (GstElement * element,
-    GstCaps * caps);
-gboolean gst_nn_results_sink_event (GstNnFrameOut * out, GstPad * pad,
-    GstObject * parent, GstEvent * event, GstNnResultsSetCaps set_caps);
+typedef gboolean (*GstNnResultsSetCaps) (GstElement *element, GstCaps *caps);
+gboolean gst_nn_results_sink_event (GstNnFrameOut *out, GstPad *pad,
+    GstObject *parent, GstEvent *event, GstNnResultsSetCaps set_caps);
 
 /* One frame's results being assembled from per-region tensors (nncrop's
  * GstNnFrameMeta: frame, n_rois, roi_id): a writable copy of the frame
  * that the results are written into, pushed once every region arrived,
  * when the next frame's first region arrives, or at EOS. */
-typedef struct {
-  GstBuffer *src;               /* the source frame: identity; owned ref */
-  GstBuffer *frame;             /* its writable copy; owned */
+typedef struct
+{
+  GstBuffer *src;   /* the source frame: identity; owned ref */
+  GstBuffer *frame; /* its writable copy; owned */
   GstVideoInfo info;
   gint expected, received;
 } GstNnFrameCollect;
@@ -102,27 +102,27 @@ typedef struct {
 /* TRUE when @fm belongs to another frame than the one being assembled:
  * the caller pushes the current one (gst_nn_frame_collect_take()) and
  * then calls gst_nn_frame_collect_start(). */
-gboolean gst_nn_frame_collect_is_new (const GstNnFrameCollect * c,
-    const GstNnFrameMeta * fm);
+gboolean gst_nn_frame_collect_is_new (const GstNnFrameCollect *c,
+    const GstNnFrameMeta *fm);
 /* Start assembling @fm's frame (n_rois < 0, a whole frame, counts as one
  * region). */
-void gst_nn_frame_collect_start (GstNnFrameCollect * c,
-    const GstNnFrameMeta * fm);
+void gst_nn_frame_collect_start (GstNnFrameCollect *c,
+    const GstNnFrameMeta *fm);
 /* Count one region read; TRUE when all of the frame's regions arrived. */
-gboolean gst_nn_frame_collect_add (GstNnFrameCollect * c);
+gboolean gst_nn_frame_collect_add (GstNnFrameCollect *c);
 /* The assembled frame (caller owns it; NULL when none), with a warning in
  * the caller's debug category when regions are missing; the collector is
  * empty afterwards. */
-GstBuffer *gst_nn_frame_collect_take (GstNnFrameCollect * c,
-    GstDebugCategory * cat, GstObject * element);
+GstBuffer *gst_nn_frame_collect_take (GstNnFrameCollect *c,
+    GstDebugCategory *cat, GstObject *element);
 /* Drop the frame being assembled (flushes, READY). */
-void gst_nn_frame_collect_clear (GstNnFrameCollect * c);
+void gst_nn_frame_collect_clear (GstNnFrameCollect *c);
 
 /* The results file of a `location` property: "-" is stdout, NULL or ""
  * none (*file stays NULL).  FALSE after posting an OPEN_WRITE error. */
-gboolean gst_nn_results_open_file (GstElement * element,
-    const gchar * location, FILE ** file);
+gboolean gst_nn_results_open_file (GstElement *element, const gchar *location,
+    FILE **file);
 /* Close it (not stdout) and set *file to NULL. */
-void gst_nn_results_close_file (FILE ** file);
+void gst_nn_results_close_file (FILE **file);
 
 G_END_DECLS

@@ -19,14 +19,14 @@ GST_DEBUG_CATEGORY_EXTERN (gst_nn_stage_debug);
 #define GST_CAT_DEFAULT gst_nn_stage_debug
 
 void
-gst_nn_run_stats_init (GstNnRunStats * st)
+gst_nn_run_stats_init (GstNnRunStats *st)
 {
   memset (st, 0, sizeof (*st));
   g_mutex_init (&st->lock);
 }
 
 void
-gst_nn_run_stats_clear (GstNnRunStats * st)
+gst_nn_run_stats_clear (GstNnRunStats *st)
 {
   gst_nn_run_stats_reset (st, NULL, NULL);
   g_clear_pointer (&st->trace_path, g_free);
@@ -34,7 +34,7 @@ gst_nn_run_stats_clear (GstNnRunStats * st)
 }
 
 gboolean
-gst_nn_run_stats_reset (GstNnRunStats * st, GstObject * obj, GError ** error)
+gst_nn_run_stats_reset (GstNnRunStats *st, GstObject *obj, GError **error)
 {
   NnpTrace *trace;
 
@@ -47,14 +47,16 @@ gst_nn_run_stats_reset (GstNnRunStats * st, GstObject * obj, GError ** error)
   g_mutex_unlock (&st->lock);
   if (trace == NULL)
     return TRUE;
-  GST_INFO_OBJECT (obj, "trace: %" G_GUINT64_FORMAT " frames, %u dropped "
-      "events", st->trace_frame, nnp_trace_get_n_dropped (trace));
+  GST_INFO_OBJECT (obj,
+      "trace: %" G_GUINT64_FORMAT " frames, %u dropped "
+      "events",
+      st->trace_frame, nnp_trace_get_n_dropped (trace));
   return nnp_trace_close (trace, error);
 }
 
 gboolean
-gst_nn_run_stats_open_trace (GstNnRunStats * st, GstObject * obj,
-    const gchar * where, gint index, GError ** error)
+gst_nn_run_stats_open_trace (GstNnRunStats *st, GstObject *obj,
+    const gchar *where, gint index, GError **error)
 {
   gchar *path, *track;
 
@@ -76,7 +78,7 @@ gst_nn_run_stats_open_trace (GstNnRunStats * st, GstObject * obj,
 
 /* The median of the last runs.  Lock held. */
 static GstClockTime
-median_locked (GstNnRunStats * st)
+median_locked (GstNnRunStats *st)
 {
   GstClockTime v[GST_NN_RUN_WINDOW];
   guint n = st->n_times;
@@ -99,7 +101,7 @@ median_locked (GstNnRunStats * st)
 }
 
 gint64
-gst_nn_run_stats_begin (GstNnRunStats * st)
+gst_nn_run_stats_begin (GstNnRunStats *st)
 {
   gint64 t0 = g_get_monotonic_time ();
 
@@ -110,7 +112,7 @@ gst_nn_run_stats_begin (GstNnRunStats * st)
 }
 
 gint64
-gst_nn_run_stats_end (GstNnRunStats * st, GstElement * element, gint64 t0,
+gst_nn_run_stats_end (GstNnRunStats *st, GstElement *element, gint64 t0,
     gboolean ok)
 {
   gint64 t1 = g_get_monotonic_time (), until;
@@ -151,19 +153,21 @@ gst_nn_run_stats_end (GstNnRunStats * st, GstElement * element, gint64 t0,
 }
 
 guint64
-gst_nn_run_stats_busy_ns (GstNnRunStats * st)
+gst_nn_run_stats_busy_ns (GstNnRunStats *st)
 {
   guint64 ns;
 
   g_mutex_lock (&st->lock);
-  ns = st->busy_ns + (st->run_start ? (guint64) (g_get_monotonic_time () -
-          st->run_start) * GST_USECOND : 0);
+  ns = st->busy_ns
+      + (st->run_start ? (guint64) (g_get_monotonic_time () - st->run_start)
+                  * GST_USECOND
+                       : 0);
   g_mutex_unlock (&st->lock);
   return ns;
 }
 
 guint64
-gst_nn_run_stats_frames (GstNnRunStats * st)
+gst_nn_run_stats_frames (GstNnRunStats *st)
 {
   guint64 n;
 
@@ -174,8 +178,8 @@ gst_nn_run_stats_frames (GstNnRunStats * st)
 }
 
 void
-gst_nn_run_stats_add_latency (GstNnRunStats * st, GstObject * obj,
-    GstQuery * query)
+gst_nn_run_stats_add_latency (GstNnRunStats *st, GstObject *obj,
+    GstQuery *query)
 {
   gboolean live;
   GstClockTime min, max, ours;
@@ -188,7 +192,8 @@ gst_nn_run_stats_add_latency (GstNnRunStats * st, GstObject * obj,
   min += ours;
   if (GST_CLOCK_TIME_IS_VALID (max))
     max += ours;
-  GST_DEBUG_OBJECT (obj, "latency: adding %" GST_TIME_FORMAT " processing "
+  GST_DEBUG_OBJECT (obj,
+      "latency: adding %" GST_TIME_FORMAT " processing "
       "time, min %" GST_TIME_FORMAT " max %" GST_TIME_FORMAT,
       GST_TIME_ARGS (ours), GST_TIME_ARGS (min), GST_TIME_ARGS (max));
   gst_query_set_latency (query, live, min, max);
@@ -209,34 +214,39 @@ gst_nn_run_stats_add_latency (GstNnRunStats * st, GstObject * obj,
  *   behaves as if its core were FACTOR + 1 times slower.  May be changed
  *   while running. */
 void
-gst_nn_run_stats_install (GObjectClass * klass, guint first_id)
+gst_nn_run_stats_install (GObjectClass *klass, guint first_id)
 {
   const GParamFlags ro = G_PARAM_READABLE | G_PARAM_STATIC_STRINGS;
 
   g_object_class_install_property (klass,
-      first_id + GST_NN_RUN_STATS_PROP_TRACE, g_param_spec_string ("trace",
-          "Trace", "Write a Chrome trace-event JSON file of the stage's runs "
-          "(default: $NNP_TRACE)", NULL, G_PARAM_READWRITE |
-          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+      first_id + GST_NN_RUN_STATS_PROP_TRACE,
+      g_param_spec_string ("trace", "Trace",
+          "Write a Chrome trace-event JSON file of the stage's runs "
+          "(default: $NNP_TRACE)",
+          NULL,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (klass,
       first_id + GST_NN_RUN_STATS_PROP_BUSY_TIME,
       g_param_spec_uint64 ("busy-time", "Busy time",
-          "Nanoseconds spent running the model since start", 0, G_MAXUINT64,
-          0, ro));
+          "Nanoseconds spent running the model since start", 0, G_MAXUINT64, 0,
+          ro));
   g_object_class_install_property (klass,
-      first_id + GST_NN_RUN_STATS_PROP_FRAMES, g_param_spec_uint64 ("frames",
-          "Frames", "Buffers processed since start", 0, G_MAXUINT64, 0, ro));
+      first_id + GST_NN_RUN_STATS_PROP_FRAMES,
+      g_param_spec_uint64 ("frames", "Frames", "Buffers processed since start",
+          0, G_MAXUINT64, 0, ro));
   g_object_class_install_property (klass,
       first_id + GST_NN_RUN_STATS_PROP_DEBUG_SLOWDOWN,
       g_param_spec_double ("debug-slowdown", "Debug slowdown",
           "Busy-wait FACTOR x each run's time after it (testing)", 0.0, 100.0,
-          0.0, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_PLAYING));
+          0.0,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_PLAYING));
 }
 
 gboolean
-gst_nn_run_stats_set_property (GstNnRunStats * st, guint first_id,
-    guint prop_id, const GValue * value)
+gst_nn_run_stats_set_property (GstNnRunStats *st, guint first_id, guint prop_id,
+    const GValue *value)
 {
   g_mutex_lock (&st->lock);
   switch (prop_id - first_id) {
@@ -257,8 +267,8 @@ gst_nn_run_stats_set_property (GstNnRunStats * st, guint first_id,
 }
 
 gboolean
-gst_nn_run_stats_get_property (GstNnRunStats * st, guint first_id,
-    guint prop_id, GValue * value)
+gst_nn_run_stats_get_property (GstNnRunStats *st, guint first_id, guint prop_id,
+    GValue *value)
 {
   switch (prop_id - first_id) {
     case GST_NN_RUN_STATS_PROP_TRACE:

@@ -12,7 +12,7 @@
 #include <string.h>
 
 void
-gst_nn_tensors_info_init (GstNnTensorsInfo * info)
+gst_nn_tensors_info_init (GstNnTensorsInfo *info)
 {
   g_return_if_fail (info != NULL);
 
@@ -22,7 +22,7 @@ gst_nn_tensors_info_init (GstNnTensorsInfo * info)
 }
 
 gchar *
-gst_nn_dims_to_string (const NnpShape * shape)
+gst_nn_dims_to_string (const NnpShape *shape)
 {
   GString *str;
 
@@ -38,7 +38,8 @@ gst_nn_dims_to_string (const NnpShape * shape)
     if (shape->dims[i] < 0)
       g_string_append_c (str, '?');
     else
-      g_string_append_printf (str, "%" G_GINT64_FORMAT, (gint64) shape->dims[i]);
+      g_string_append_printf (str, "%" G_GINT64_FORMAT,
+          (gint64) shape->dims[i]);
     if (i > 0)
       g_string_append_c (str, ':');
   }
@@ -46,7 +47,7 @@ gst_nn_dims_to_string (const NnpShape * shape)
 }
 
 gboolean
-gst_nn_dims_from_string (const gchar * str, NnpShape * shape)
+gst_nn_dims_from_string (const gchar *str, NnpShape *shape)
 {
   gchar **parts;
   gint n;
@@ -86,7 +87,7 @@ gst_nn_dims_from_string (const gchar * str, NnpShape * shape)
 }
 
 gboolean
-gst_nn_shape_fit_rank (const NnpShape * shape, gint rank, NnpShape * out)
+gst_nn_shape_fit_rank (const NnpShape *shape, gint rank, NnpShape *out)
 {
   NnpShape tmp;
 
@@ -118,7 +119,7 @@ gst_nn_shape_fit_rank (const NnpShape * shape, gint rank, NnpShape * out)
 }
 
 gboolean
-gst_nn_shape_is_compatible (const NnpShape * a, const NnpShape * b)
+gst_nn_shape_is_compatible (const NnpShape *a, const NnpShape *b)
 {
   gint ia = 0, ib = 0;
 
@@ -139,7 +140,7 @@ gst_nn_shape_is_compatible (const NnpShape * a, const NnpShape * b)
 }
 
 gsize
-gst_nn_tensor_info_get_size (const GstNnTensorInfo * info)
+gst_nn_tensor_info_get_size (const GstNnTensorInfo *info)
 {
   gint64 numel;
   gsize esize;
@@ -150,11 +151,11 @@ gst_nn_tensor_info_get_size (const GstNnTensorInfo * info)
   esize = nnp_dtype_size (info->dtype);
   if (numel < 0 || esize == 0 || (guint64) numel > G_MAXSIZE / esize)
     return 0;
-  return (gsize) numel *esize;
+  return (gsize) numel * esize;
 }
 
 gsize
-gst_nn_tensors_info_get_size (const GstNnTensorsInfo * info)
+gst_nn_tensors_info_get_size (const GstNnTensorsInfo *info)
 {
   gsize total = 0;
 
@@ -166,8 +167,8 @@ gst_nn_tensors_info_get_size (const GstNnTensorsInfo * info)
 }
 
 gboolean
-gst_nn_tensors_info_is_equal (const GstNnTensorsInfo * a,
-    const GstNnTensorsInfo * b)
+gst_nn_tensors_info_is_equal (const GstNnTensorsInfo *a,
+    const GstNnTensorsInfo *b)
 {
   g_return_val_if_fail (a != NULL && b != NULL, FALSE);
 
@@ -185,7 +186,7 @@ gst_nn_tensors_info_is_equal (const GstNnTensorsInfo * a,
 
 /* Split "a,b,c" into exactly n stripped, non-empty parts. */
 static gchar **
-split_list (const gchar * str, guint n, const gchar * field, GError ** error)
+split_list (const gchar *str, guint n, const gchar *field, GError **error)
 {
   gchar **parts = g_strsplit (str, ",", -1);
   guint len = g_strv_length (parts);
@@ -205,8 +206,8 @@ split_list (const gchar * str, guint n, const gchar * field, GError ** error)
 }
 
 static gboolean
-get_fixed_string (const GstStructure * s, const gchar * field,
-    const gchar ** out, GError ** error)
+get_fixed_string (const GstStructure *s, const gchar *field, const gchar **out,
+    GError **error)
 {
   const GValue *v = gst_structure_get_value (s, field);
 
@@ -217,8 +218,8 @@ get_fixed_string (const GstStructure * s, const gchar * field,
   }
   if (!G_VALUE_HOLDS_STRING (v)) {
     g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
-        "%s caps field '%s' is not a fixed string",
-        gst_structure_get_name (s), field);
+        "%s caps field '%s' is not a fixed string", gst_structure_get_name (s),
+        field);
     return FALSE;
   }
   *out = g_value_get_string (v);
@@ -226,8 +227,8 @@ get_fixed_string (const GstStructure * s, const gchar * field,
 }
 
 gboolean
-gst_nn_tensors_info_from_structure (GstNnTensorsInfo * info,
-    const GstStructure * s, GError ** error)
+gst_nn_tensors_info_from_structure (GstNnTensorsInfo *info,
+    const GstStructure *s, GError **error)
 {
   const gchar *types = NULL, *dims = NULL, *format;
   gchar **type_parts = NULL, **dim_parts = NULL;
@@ -254,7 +255,8 @@ gst_nn_tensors_info_from_structure (GstNnTensorsInfo * info,
     format = gst_structure_get_string (s, "format");
     if (gst_structure_has_field (s, "format")
         && (format == NULL || strcmp (format, "static") != 0)) {
-      gchar *esc = format ? g_strescape (format, NULL) : g_strdup ("(not fixed)");
+      gchar *esc =
+          format ? g_strescape (format, NULL) : g_strdup ("(not fixed)");
       g_set_error (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED,
           "other/tensors format %s is not supported (only static)", esc);
       g_free (esc);
@@ -302,7 +304,8 @@ gst_nn_tensors_info_from_structure (GstNnTensorsInfo * info,
       gchar *esc = g_strescape (dim_parts[i], NULL);
       g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
           "tensor %d: bad dimension \"%s\" (want positive integers "
-          "separated by ':', innermost first, at most %d)", i, esc, NNP_MAX_RANK);
+          "separated by ':', innermost first, at most %d)",
+          i, esc, NNP_MAX_RANK);
       g_free (esc);
       goto done;
     }
@@ -323,8 +326,8 @@ done:
 }
 
 gboolean
-gst_nn_tensors_info_from_caps (GstNnTensorsInfo * info, const GstCaps * caps,
-    GError ** error)
+gst_nn_tensors_info_from_caps (GstNnTensorsInfo *info, const GstCaps *caps,
+    GError **error)
 {
   g_return_val_if_fail (info != NULL, FALSE);
   g_return_val_if_fail (GST_IS_CAPS (caps), FALSE);
@@ -341,7 +344,7 @@ gst_nn_tensors_info_from_caps (GstNnTensorsInfo * info, const GstCaps * caps,
 }
 
 static void
-info_strings (const GstNnTensorsInfo * info, gchar ** types, gchar ** dims)
+info_strings (const GstNnTensorsInfo *info, gchar **types, gchar **dims)
 {
   GString *t = g_string_new (NULL), *d = g_string_new (NULL);
 
@@ -361,30 +364,28 @@ info_strings (const GstNnTensorsInfo * info, gchar ** types, gchar ** dims)
 }
 
 GstStructure *
-gst_nn_tensors_info_to_structure (const GstNnTensorsInfo * info)
+gst_nn_tensors_info_to_structure (const GstNnTensorsInfo *info)
 {
   GstStructure *s;
   gchar *types, *dims;
 
   g_return_val_if_fail (info != NULL, NULL);
   g_return_val_if_fail (info->n_tensors >= 1
-      && info->n_tensors <= GST_NN_TENSORS_MAX, NULL);
+          && info->n_tensors <= GST_NN_TENSORS_MAX,
+      NULL);
 
   info_strings (info, &types, &dims);
-  s = gst_structure_new (GST_NN_TENSORS_MEDIA_TYPE,
-      "format", G_TYPE_STRING, "static",
-      "num_tensors", G_TYPE_INT, (gint) info->n_tensors,
-      "types", G_TYPE_STRING, types,
-      "dimensions", G_TYPE_STRING, dims,
-      "framerate", GST_TYPE_FRACTION, info->fps_n,
-      info->fps_d > 0 ? info->fps_d : 1, NULL);
+  s = gst_structure_new (GST_NN_TENSORS_MEDIA_TYPE, "format", G_TYPE_STRING,
+      "static", "num_tensors", G_TYPE_INT, (gint) info->n_tensors, "types",
+      G_TYPE_STRING, types, "dimensions", G_TYPE_STRING, dims, "framerate",
+      GST_TYPE_FRACTION, info->fps_n, info->fps_d > 0 ? info->fps_d : 1, NULL);
   g_free (types);
   g_free (dims);
   return s;
 }
 
 GstCaps *
-gst_nn_tensors_info_to_caps (const GstNnTensorsInfo * info)
+gst_nn_tensors_info_to_caps (const GstNnTensorsInfo *info)
 {
   GstStructure *s = gst_nn_tensors_info_to_structure (info);
 
@@ -393,7 +394,7 @@ gst_nn_tensors_info_to_caps (const GstNnTensorsInfo * info)
 }
 
 gchar *
-gst_nn_tensors_info_to_string (const GstNnTensorsInfo * info)
+gst_nn_tensors_info_to_string (const GstNnTensorsInfo *info)
 {
   gchar *types, *dims, *ret;
 
@@ -409,7 +410,7 @@ gst_nn_tensors_info_to_string (const GstNnTensorsInfo * info)
 }
 
 GstCaps *
-gst_nn_tensors_caps_fixate (GstCaps * caps)
+gst_nn_tensors_caps_fixate (GstCaps *caps)
 {
   GstStructure *s;
 

@@ -19,8 +19,9 @@
 #include <string.h>
 
 gboolean
-gst_nn_tensors_map (GstNnTensorsMap * tm, GstBuffer * buffer, const GstNnTensorsInfo * info,
-    const gboolean * skip, GstMapFlags flags, GError ** error)
+gst_nn_tensors_map (GstNnTensorsMap *tm, GstBuffer *buffer,
+    const GstNnTensorsInfo *info, const gboolean *skip, GstMapFlags flags,
+    GError **error)
 {
   guint n = info->n_tensors;
   gsize total = gst_nn_tensors_info_get_size (info);
@@ -43,8 +44,7 @@ gst_nn_tensors_map (GstNnTensorsMap * tm, GstBuffer * buffer, const GstNnTensors
             "could not map tensor %u", i);
         for (guint j = 0; j < i; j++)
           if (!(skip && skip[j]))
-            gst_memory_unmap (gst_buffer_peek_memory (buffer, j),
-                &tm->maps[j]);
+            gst_memory_unmap (gst_buffer_peek_memory (buffer, j), &tm->maps[j]);
         tm->n = 0;
         return FALSE;
       }
@@ -71,8 +71,8 @@ gst_nn_tensors_map (GstNnTensorsMap * tm, GstBuffer * buffer, const GstNnTensors
               NULL));
     g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
         "buffer has %u memories of %s bytes, the caps want %u tensors of "
-        "%" G_GSIZE_FORMAT " bytes in all", gst_buffer_n_memory (buffer),
-        sizes->str, n, total);
+        "%" G_GSIZE_FORMAT " bytes in all",
+        gst_buffer_n_memory (buffer), sizes->str, n, total);
     g_string_free (sizes, TRUE);
     return FALSE;
   }
@@ -93,9 +93,9 @@ gst_nn_tensors_map (GstNnTensorsMap * tm, GstBuffer * buffer, const GstNnTensors
 }
 
 gboolean
-gst_nn_tensors_map_stage (GstNnTensorsMap * tm, GstBuffer * buffer,
-    const GstNnTensorsInfo * info, NnpStage * stage, gboolean output,
-    gboolean same_device, GstMapFlags flags, GError ** error)
+gst_nn_tensors_map_stage (GstNnTensorsMap *tm, GstBuffer *buffer,
+    const GstNnTensorsInfo *info, NnpStage *stage, gboolean output,
+    gboolean same_device, GstMapFlags flags, GError **error)
 {
   NnpTensor *dev[GST_NN_TENSORS_MAX] = { NULL };
   gboolean skip[GST_NN_TENSORS_MAX] = { FALSE };
@@ -104,11 +104,13 @@ gst_nn_tensors_map_stage (GstNnTensorsMap * tm, GstBuffer * buffer,
   /* device memory first: used in place, not mapped */
   for (guint i = 0; gst_buffer_n_memory (buffer) == n && i < n; i++) {
     GstMemory *mem = gst_buffer_peek_memory (buffer, i);
-    const NnpValue *v = output ? nnp_stage_get_output (stage, (int) i) :
-        nnp_stage_get_input (stage, (int) i);
+    const NnpValue *v = output ? nnp_stage_get_output (stage, (int) i)
+                               : nnp_stage_get_input (stage, (int) i);
 
-    if (!gst_is_nn_cl_memory (mem) || (same_device
-            && gst_nn_cl_memory_get_device (mem) != nnp_stage_get_device (stage)))
+    if (!gst_is_nn_cl_memory (mem)
+        || (same_device
+            && gst_nn_cl_memory_get_device (mem)
+                != nnp_stage_get_device (stage)))
       continue;
     dev[i] = gst_nn_cl_memory_get_tensor (mem, v->dtype, &v->shape, output);
     skip[i] = dev[i] != NULL;
@@ -121,18 +123,19 @@ gst_nn_tensors_map_stage (GstNnTensorsMap * tm, GstBuffer * buffer,
   }
   /* wrap, no copy: the map outlives the tensors */
   for (guint i = 0; i < n; i++) {
-    const NnpValue *v = output ? nnp_stage_get_output (stage, (int) i) :
-        nnp_stage_get_input (stage, (int) i);
+    const NnpValue *v = output ? nnp_stage_get_output (stage, (int) i)
+                               : nnp_stage_get_input (stage, (int) i);
 
-    tm->tensors[i] = dev[i] ? dev[i] : nnp_tensor_new_wrapped (v->dtype,
-        &v->shape, tm->data[i], NULL, NULL);
+    tm->tensors[i] = dev[i]
+        ? dev[i]
+        : nnp_tensor_new_wrapped (v->dtype, &v->shape, tm->data[i], NULL, NULL);
   }
   tm->n_device = n_device;
   return TRUE;
 }
 
 void
-gst_nn_tensors_unmap (GstNnTensorsMap * tm)
+gst_nn_tensors_unmap (GstNnTensorsMap *tm)
 {
   for (guint i = 0; i < GST_NN_TENSORS_MAX; i++)
     g_clear_pointer (&tm->tensors[i], nnp_tensor_unref);
@@ -141,8 +144,7 @@ gst_nn_tensors_unmap (GstNnTensorsMap * tm)
   } else {
     for (guint i = 0; i < tm->n; i++)
       if (!tm->skip[i])
-        gst_memory_unmap (gst_buffer_peek_memory (tm->buffer, i),
-            &tm->maps[i]);
+        gst_memory_unmap (gst_buffer_peek_memory (tm->buffer, i), &tm->maps[i]);
   }
   tm->n = 0;
   tm->whole = FALSE;

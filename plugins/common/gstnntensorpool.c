@@ -208,7 +208,7 @@ gst_nn_tensors_buffer_new (const GstCaps *caps)
 }
 
 gboolean
-gst_nn_tensor_pool_decide_allocation (GstQuery * query, NnpDevice * device)
+gst_nn_tensor_pool_decide_allocation (GstQuery *query, NnpDevice *device)
 {
   GstCaps *outcaps;
   GstNnTensorsInfo info;

@@ -20,7 +20,7 @@ GstBufferPool *gst_nn_tensor_pool_new (void);
 
 /* A new buffer for fixed tensor caps, one memory per tensor, allocated
  * without a pool (caller owns it); NULL when the caps are not valid. */
-GstBuffer *gst_nn_tensors_buffer_new (const GstCaps * caps);
+GstBuffer *gst_nn_tensors_buffer_new (const GstCaps *caps);
 
 /* decide_allocation of an element that makes tensor buffers: buffers
  * carry one memory per tensor, so a tensor pool, whatever downstream
@@ -28,7 +28,7 @@ GstBuffer *gst_nn_tensors_buffer_new (const GstCaps * caps);
  * system memory), memories in its device memory (memory:OpenCL caps):
  * its allocator (gstnnclmemory.h).  FALSE when the query's caps are not
  * fixed tensor caps. */
-gboolean gst_nn_tensor_pool_decide_allocation (GstQuery * query,
-    NnpDevice * device);
+gboolean gst_nn_tensor_pool_decide_allocation (GstQuery *query,
+    NnpDevice *device);
 
 G_END_DECLS

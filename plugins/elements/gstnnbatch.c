@@ -21,13 +21,13 @@
 #include <string.h>
 
 gboolean
-gst_nn_batch_check_model (NnpModel * model, guint batch_size, GError ** error)
+gst_nn_batch_check_model (NnpModel *model, guint batch_size, GError **error)
 {
   NnpGraph *g;
 
   if (batch_size <= 1)
     return TRUE;
-  g = nnp_model_get_graph (model);      /* borrowed */
+  g = nnp_model_get_graph (model); /* borrowed */
   for (guint i = 0; i < g->inputs->len; i++) {
     const NnpValue *v = nnp_graph_value (g, g_array_index (g->inputs, int, i));
     gchar *shape;
@@ -49,9 +49,9 @@ gst_nn_batch_check_model (NnpModel * model, guint batch_size, GError ** error)
 }
 
 guint
-gst_nn_batch_model_ranks (NnpModel * model, gint * ranks)
+gst_nn_batch_model_ranks (NnpModel *model, gint *ranks)
 {
-  NnpGraph *g = nnp_model_get_graph (model);    /* borrowed */
+  NnpGraph *g = nnp_model_get_graph (model); /* borrowed */
   guint n = 0;
 
   for (guint i = 0; i < g->inputs->len && n < GST_NN_TENSORS_MAX; i++) {
@@ -66,8 +66,8 @@ gst_nn_batch_model_ranks (NnpModel * model, gint * ranks)
 /* info with each tensor's first dim times mul, divided by div (tensor t
  * first fitted to rank ranks[t], t < n_ranks). */
 static GstCaps *
-scale_dim0 (GstCaps * caps, guint mul, guint div, const gint * ranks,
-    guint n_ranks, GError ** error)
+scale_dim0 (GstCaps *caps, guint mul, guint div, const gint *ranks,
+    guint n_ranks, GError **error)
 {
   GstNnTensorsInfo info;
 
@@ -76,7 +76,8 @@ scale_dim0 (GstCaps * caps, guint mul, guint div, const gint * ranks,
   for (guint t = 0; t < info.n_tensors; t++) {
     NnpShape *s = &info.tensors[t].shape;
 
-    if (t < n_ranks && ranks[t] > 0 && !gst_nn_shape_fit_rank (s, ranks[t], s)) {
+    if (t < n_ranks && ranks[t] > 0
+        && !gst_nn_shape_fit_rank (s, ranks[t], s)) {
       g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
           "tensor %u does not fit the model input's rank %d", t, ranks[t]);
       return NULL;
@@ -88,7 +89,8 @@ scale_dim0 (GstCaps * caps, guint mul, guint div, const gint * ranks,
       g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
           "tensor %u (dimensions=%s) has no first dim that a batch of %u "
           "frames divides: the model's outputs must keep the batch "
-          "dimension first", t, str, div);
+          "dimension first",
+          t, str, div);
       g_free (str);
       return NULL;
     }
@@ -98,21 +100,20 @@ scale_dim0 (GstCaps * caps, guint mul, guint div, const gint * ranks,
 }
 
 GstCaps *
-gst_nn_batch_caps (GstCaps * frame_caps, guint n, const gint * ranks,
-    guint n_ranks, GError ** error)
+gst_nn_batch_caps (GstCaps *frame_caps, guint n, const gint *ranks,
+    guint n_ranks, GError **error)
 {
   return scale_dim0 (frame_caps, n, 1, ranks, n_ranks, error);
 }
 
 GstCaps *
-gst_nn_batch_frame_caps (GstCaps * batch_caps, guint n, GError ** error)
+gst_nn_batch_frame_caps (GstCaps *batch_caps, guint n, GError **error)
 {
   return scale_dim0 (batch_caps, 1, n, NULL, 0, error);
 }
 
 GstBuffer *
-gst_nn_batch_concat (GstBuffer ** frames, guint n,
-    const GstNnTensorsInfo * info)
+gst_nn_batch_concat (GstBuffer **frames, guint n, const GstNnTensorsInfo *info)
 {
   GstBuffer *batch = gst_buffer_new ();
   gsize off = 0;
@@ -134,7 +135,7 @@ gst_nn_batch_concat (GstBuffer ** frames, guint n,
 }
 
 GstBuffer *
-gst_nn_batch_slice (GstBuffer * batch, const GstNnTensorsInfo * batch_info,
+gst_nn_batch_slice (GstBuffer *batch, const GstNnTensorsInfo *batch_info,
     guint n, guint r)
 {
   GstBuffer *frame;

@@ -94,16 +94,16 @@ struct _GstNnClassDecode
   gchar *location;
 
   /* streaming state */
-  gchar **labels;               /* n_classes entries */
+  gchar **labels; /* n_classes entries */
   gint n_classes;
   FILE *out_file;
   GstNnFrameOut out;
-  GstNnFrameCollect collect;    /* region mode: the frame being assembled */
+  GstNnFrameCollect collect; /* region mode: the frame being assembled */
 };
 
-static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
-    GST_PAD_SINK, GST_PAD_ALWAYS,
-    GST_STATIC_CAPS (GST_NN_TENSORS_CAPS_TEMPLATE_ANY));
+static GstStaticPadTemplate sink_template =
+    GST_STATIC_PAD_TEMPLATE ("sink", GST_PAD_SINK, GST_PAD_ALWAYS,
+        GST_STATIC_CAPS (GST_NN_TENSORS_CAPS_TEMPLATE_ANY));
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS (GST_NN_FRAME_CAPS_TEMPLATE));
 
@@ -112,7 +112,7 @@ GST_ELEMENT_REGISTER_DEFINE (nnclassdecode, "nnclassdecode", GST_RANK_NONE,
     GST_TYPE_NN_CLASS_DECODE);
 
 static gboolean
-load_labels (GstNnClassDecode * self, gint n_classes)
+load_labels (GstNnClassDecode *self, gint n_classes)
 {
   gchar *prop, **list = NULL;
   guint n;
@@ -151,8 +151,8 @@ load_labels (GstNnClassDecode * self, gint n_classes)
   g_strfreev (self->labels);
   self->labels = g_new0 (gchar *, n_classes + 1);
   for (gint i = 0; i < n_classes; i++)
-    self->labels[i] = list ? g_strdup (g_strstrip (list[i])) :
-        g_strdup_printf ("%d", i);
+    self->labels[i] =
+        list ? g_strdup (g_strstrip (list[i])) : g_strdup_printf ("%d", i);
   g_strfreev (list);
   g_free (prop);
   self->n_classes = n_classes;
@@ -160,7 +160,7 @@ load_labels (GstNnClassDecode * self, gint n_classes)
 }
 
 static gboolean
-gst_nn_class_decode_set_caps (GstElement * element, GstCaps * caps)
+gst_nn_class_decode_set_caps (GstElement *element, GstCaps *caps)
 {
   GstNnClassDecode *self = GST_NN_CLASS_DECODE (element);
   GstNnTensorsInfo info;
@@ -168,7 +168,8 @@ gst_nn_class_decode_set_caps (GstElement * element, GstCaps * caps)
 
   if (!gst_nn_results_parse_caps (element, caps, 1, NNP_MAX_RANK,
           "one float32 score vector of shape 1xC (dimensions=C:1 "
-          "types=float32)", &info))
+          "types=float32)",
+          &info))
     return FALSE;
   shape = &info.tensors[0].shape;
   return load_labels (self, (gint) shape->dims[shape->rank - 1]);
@@ -177,7 +178,7 @@ gst_nn_class_decode_set_caps (GstElement * element, GstCaps * caps)
 /* Region mode: push the frame being assembled (if any) with one
  * "nnpipe-class" message listing its regions' classes. */
 static GstFlowReturn
-flush_regions (GstNnClassDecode * self)
+flush_regions (GstNnClassDecode *self)
 {
   GstBuffer *frame;
   GValue list = G_VALUE_INIT;
@@ -218,8 +219,7 @@ flush_regions (GstNnClassDecode * self)
 }
 
 static gboolean
-gst_nn_class_decode_sink_event (GstPad * pad, GstObject * parent,
-    GstEvent * event)
+gst_nn_class_decode_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
 {
   GstNnClassDecode *self = GST_NN_CLASS_DECODE (parent);
 
@@ -240,7 +240,7 @@ gst_nn_class_decode_sink_event (GstPad * pad, GstObject * parent,
 /* Region mode: the best class of region @fm into its ROI on the frame
  * being assembled; pushes the frame once all its regions arrived. */
 static GstFlowReturn
-class_region (GstNnClassDecode * self, GstNnFrameMeta * fm, gint best,
+class_region (GstNnClassDecode *self, GstNnFrameMeta *fm, gint best,
     gdouble score)
 {
   GstFlowReturn ret = GST_FLOW_OK;
@@ -252,7 +252,7 @@ class_region (GstNnClassDecode * self, GstNnFrameMeta * fm, gint best,
     if (ret != GST_FLOW_OK)
       return ret;
   }
-  if (fm->n_rois == 0)          /* placeholder of a frame without regions */
+  if (fm->n_rois == 0) /* placeholder of a frame without regions */
     return flush_regions (self);
 
   roi = gst_nn_find_roi (self->collect.frame, fm->roi_id);
@@ -266,8 +266,8 @@ class_region (GstNnClassDecode * self, GstNnFrameMeta * fm, gint best,
     else
       gst_video_region_of_interest_meta_add_param (roi,
           gst_structure_new (GST_NN_CLASS_PARAM_NAME, "label", G_TYPE_STRING,
-              self->labels[best], "class-id", G_TYPE_INT, best,
-              "score", G_TYPE_DOUBLE, score, NULL));
+              self->labels[best], "class-id", G_TYPE_INT, best, "score",
+              G_TYPE_DOUBLE, score, NULL));
   }
   if (self->out_file) {
     fprintf (self->out_file, "%s\t%.4f\n", self->labels[best], score);
@@ -281,7 +281,7 @@ class_region (GstNnClassDecode * self, GstNnFrameMeta * fm, gint best,
 }
 
 static GstFlowReturn
-gst_nn_class_decode_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
+gst_nn_class_decode_chain (GstPad *pad, GstObject *parent, GstBuffer *buf)
 {
   GstNnClassDecode *self = GST_NN_CLASS_DECODE (parent);
   GstNnFrameMeta *fm;
@@ -363,20 +363,20 @@ gst_nn_class_decode_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
   GST_BUFFER_DURATION (frame) = GST_BUFFER_DURATION (buf);
   gst_buffer_unref (buf);
 
-  roi = gst_buffer_add_video_region_of_interest_meta (frame, "class", 0, 0,
-      W, H);
+  roi =
+      gst_buffer_add_video_region_of_interest_meta (frame, "class", 0, 0, W, H);
   if (roi && k > 0)
     gst_video_region_of_interest_meta_add_param (roi,
         gst_structure_new (GST_NN_CLASS_PARAM_NAME, "label", G_TYPE_STRING,
-            self->labels[order[0]], "class-id", G_TYPE_INT, order[0],
-            "score", G_TYPE_DOUBLE, p[order[0]], NULL));
+            self->labels[order[0]], "class-id", G_TYPE_INT, order[0], "score",
+            G_TYPE_DOUBLE, p[order[0]], NULL));
 
   gst_value_list_init (&list, k);
   for (guint i = 0; i < k; i++) {
     GValue v = G_VALUE_INIT;
     GstStructure *c = gst_structure_new ("class", "label", G_TYPE_STRING,
-        self->labels[order[i]], "class-id", G_TYPE_INT, order[i],
-        "score", G_TYPE_DOUBLE, p[order[i]], NULL);
+        self->labels[order[i]], "class-id", G_TYPE_INT, order[i], "score",
+        G_TYPE_DOUBLE, p[order[i]], NULL);
 
     g_value_init (&v, GST_TYPE_STRUCTURE);
     gst_value_set_structure (&v, c);
@@ -420,7 +420,7 @@ too_small:
 }
 
 static GstStateChangeReturn
-gst_nn_class_decode_change_state (GstElement * element,
+gst_nn_class_decode_change_state (GstElement *element,
     GstStateChange transition)
 {
   GstNnClassDecode *self = GST_NN_CLASS_DECODE (element);
@@ -437,7 +437,9 @@ gst_nn_class_decode_change_state (GstElement * element,
         && !g_file_test (labels, G_FILE_TEST_IS_REGULAR)) {
       GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
           ("invalid value \"%s\" for property 'labels': no such file (a "
-              "list of labels has commas, e.g. \"0,180\")", labels), (NULL));
+           "list of labels has commas, e.g. \"0,180\")",
+              labels),
+          (NULL));
       g_free (labels);
       return GST_STATE_CHANGE_FAILURE;
     }
@@ -453,8 +455,8 @@ gst_nn_class_decode_change_state (GstElement * element,
     g_free (location);
   }
 
-  ret = GST_ELEMENT_CLASS (gst_nn_class_decode_parent_class)->change_state
-      (element, transition);
+  ret = GST_ELEMENT_CLASS (gst_nn_class_decode_parent_class)
+            ->change_state (element, transition);
 
   if (transition == GST_STATE_CHANGE_PAUSED_TO_READY) {
     gst_nn_frame_collect_clear (&self->collect);
@@ -468,8 +470,8 @@ gst_nn_class_decode_change_state (GstElement * element,
 }
 
 static void
-gst_nn_class_decode_set_property (GObject * object, guint prop_id,
-    const GValue * value, GParamSpec * pspec)
+gst_nn_class_decode_set_property (GObject *object, guint prop_id,
+    const GValue *value, GParamSpec *pspec)
 {
   GstNnClassDecode *self = GST_NN_CLASS_DECODE (object);
 
@@ -497,8 +499,8 @@ gst_nn_class_decode_set_property (GObject * object, guint prop_id,
 }
 
 static void
-gst_nn_class_decode_get_property (GObject * object, guint prop_id,
-    GValue * value, GParamSpec * pspec)
+gst_nn_class_decode_get_property (GObject *object, guint prop_id, GValue *value,
+    GParamSpec *pspec)
 {
   GstNnClassDecode *self = GST_NN_CLASS_DECODE (object);
 
@@ -524,7 +526,7 @@ gst_nn_class_decode_get_property (GObject * object, guint prop_id,
 }
 
 static void
-gst_nn_class_decode_finalize (GObject * object)
+gst_nn_class_decode_finalize (GObject *object)
 {
   GstNnClassDecode *self = GST_NN_CLASS_DECODE (object);
 
@@ -537,7 +539,7 @@ gst_nn_class_decode_finalize (GObject * object)
 }
 
 static void
-gst_nn_class_decode_class_init (GstNnClassDecodeClass * klass)
+gst_nn_class_decode_class_init (GstNnClassDecodeClass *klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
@@ -557,38 +559,41 @@ gst_nn_class_decode_class_init (GstNnClassDecodeClass * klass)
           "Class labels: comma-separated (\"0,180\") or a file with one "
           "label per line (no comma: a file); unset: class numbers",
           DEFAULT_LABELS,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_TOP_K,
-      g_param_spec_uint ("top-k", "Top k",
-          "Number of best classes reported", 1, G_MAXINT, DEFAULT_TOP_K,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_PLAYING));
+      g_param_spec_uint ("top-k", "Top k", "Number of best classes reported", 1,
+          G_MAXINT, DEFAULT_TOP_K,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_SOFTMAX,
       g_param_spec_boolean ("softmax", "Softmax",
           "Apply a softmax to the scores (for models that output logits)",
-          DEFAULT_SOFTMAX, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_PLAYING));
+          DEFAULT_SOFTMAX,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_LOCATION,
       g_param_spec_string ("location", "Location",
           "Also write the top-k classes to this file ('-': standard output): "
-          "label, tab, score", DEFAULT_LOCATION,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
+          "label, tab, score",
+          DEFAULT_LOCATION,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_READY));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
-  gst_element_class_set_static_metadata (element_class,
-      "Classifier decoder", "Filter/Analyzer/Video/Tensor",
+  gst_element_class_set_static_metadata (element_class, "Classifier decoder",
+      "Filter/Analyzer/Video/Tensor",
       "Picks the top-k labels of a classifier's scores and attaches them to "
-      "the original frame", "nnpipe developers");
+      "the original frame",
+      "nnpipe developers");
 
   element_class->change_state =
       GST_DEBUG_FUNCPTR (gst_nn_class_decode_change_state);
 }
 
 static void
-gst_nn_class_decode_init (GstNnClassDecode * self)
+gst_nn_class_decode_init (GstNnClassDecode *self)
 {
   self->sinkpad = gst_pad_new_from_static_template (&sink_template, "sink");
   gst_pad_set_chain_function (self->sinkpad,

@@ -97,17 +97,15 @@ enum
   "RGB, BGR, RGBA, BGRA, RGBx, BGRx, xRGB, xBGR, ARGB, ABGR"
 #define VIDEO_FORMATS "{ " VIDEO_FORMATS_COLOR ", GRAY8 }"
 
-static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
-    GST_PAD_SINK,
-    GST_PAD_ALWAYS,
-    GST_STATIC_CAPS (GST_VIDEO_CAPS_MAKE (VIDEO_FORMATS)));
+static GstStaticPadTemplate sink_template =
+    GST_STATIC_PAD_TEMPLATE ("sink", GST_PAD_SINK, GST_PAD_ALWAYS,
+        GST_STATIC_CAPS (GST_VIDEO_CAPS_MAKE (VIDEO_FORMATS)));
 
-static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
-    GST_PAD_SRC,
-    GST_PAD_ALWAYS,
-    GST_STATIC_CAPS ("other/tensors, format = (string) static, "
-        "num_tensors = (int) 1, types = (string) float32, "
-        "framerate = (fraction) [ 0/1, MAX ]"));
+static GstStaticPadTemplate src_template =
+    GST_STATIC_PAD_TEMPLATE ("src", GST_PAD_SRC, GST_PAD_ALWAYS,
+        GST_STATIC_CAPS ("other/tensors, format = (string) static, "
+                         "num_tensors = (int) 1, types = (string) float32, "
+                         "framerate = (fraction) [ 0/1, MAX ]"));
 
 struct _GstNnConvert
 {
@@ -116,14 +114,14 @@ struct _GstNnConvert
   /* properties (object lock) */
   GstNnConvertSettings settings;
   gchar *mean_str, *std_str;
-  gboolean keep_frame;          /* attach a GstNnFrameMeta (object lock) */
+  gboolean keep_frame; /* attach a GstNnFrameMeta (object lock) */
 
   /* negotiated state (streaming thread) */
   GstVideoInfo vinfo;
-  GstNnConvertSettings active;  /* settings the state below was built from */
+  GstNnConvertSettings active; /* settings the state below was built from */
   GstNnConvertGeometry geom;
   gint channels;
-  NnFrameConverter *conv;       /* owned; the per-frame conversion */
+  NnFrameConverter *conv; /* owned; the per-frame conversion */
 };
 
 G_DEFINE_TYPE (GstNnConvert, gst_nn_convert, GST_TYPE_BASE_TRANSFORM);
@@ -135,11 +133,11 @@ gst_nn_convert_layout_get_type (void)
 {
   static GType type = 0;
   static const GEnumValue values[] = {
-    {GST_NN_CONVERT_LAYOUT_NCHW, "Planar: 1 x channels x height x width",
-        "nchw"},
-    {GST_NN_CONVERT_LAYOUT_NHWC, "Interleaved: 1 x height x width x channels",
-        "nhwc"},
-    {0, NULL, NULL}
+    { GST_NN_CONVERT_LAYOUT_NCHW, "Planar: 1 x channels x height x width",
+        "nchw" },
+    { GST_NN_CONVERT_LAYOUT_NHWC, "Interleaved: 1 x height x width x channels",
+        "nhwc" },
+    { 0, NULL, NULL }
   };
 
   if (g_once_init_enter (&type)) {
@@ -153,11 +151,10 @@ GType
 gst_nn_convert_channel_order_get_type (void)
 {
   static GType type = 0;
-  static const GEnumValue values[] = {
-    {GST_NN_CONVERT_CHANNEL_ORDER_RGB, "Red, green, blue", "rgb"},
-    {GST_NN_CONVERT_CHANNEL_ORDER_BGR, "Blue, green, red", "bgr"},
-    {0, NULL, NULL}
-  };
+  static const GEnumValue values[] = { { GST_NN_CONVERT_CHANNEL_ORDER_RGB,
+                                           "Red, green, blue", "rgb" },
+    { GST_NN_CONVERT_CHANNEL_ORDER_BGR, "Blue, green, red", "bgr" },
+    { 0, NULL, NULL } };
 
   if (g_once_init_enter (&type)) {
     GType t = g_enum_register_static ("GstNnConvertChannelOrder", values);
@@ -167,7 +164,7 @@ gst_nn_convert_channel_order_get_type (void)
 }
 
 static void
-gst_nn_convert_get_settings (GstNnConvert * self, GstNnConvertSettings * st)
+gst_nn_convert_get_settings (GstNnConvert *self, GstNnConvertSettings *st)
 {
   GST_OBJECT_LOCK (self);
   *st = self->settings;
@@ -175,8 +172,8 @@ gst_nn_convert_get_settings (GstNnConvert * self, GstNnConvertSettings * st)
 }
 
 static GstCaps *
-gst_nn_convert_transform_caps (GstBaseTransform * trans,
-    GstPadDirection direction, GstCaps * caps, GstCaps * filter)
+gst_nn_convert_transform_caps (GstBaseTransform *trans,
+    GstPadDirection direction, GstCaps *caps, GstCaps *filter)
 {
   GstNnConvert *self = GST_NN_CONVERT (trans);
   GstNnConvertSettings st;
@@ -196,8 +193,8 @@ gst_nn_convert_transform_caps (GstBaseTransform * trans,
   }
 
   if (filter) {
-    GstCaps *tmp = gst_caps_intersect_full (filter, ret,
-        GST_CAPS_INTERSECT_FIRST);
+    GstCaps *tmp =
+        gst_caps_intersect_full (filter, ret, GST_CAPS_INTERSECT_FIRST);
 
     gst_caps_unref (ret);
     ret = tmp;
@@ -209,8 +206,8 @@ gst_nn_convert_transform_caps (GstBaseTransform * trans,
 }
 
 static GstCaps *
-gst_nn_convert_fixate_caps (GstBaseTransform * trans,
-    GstPadDirection direction, GstCaps * caps, GstCaps * othercaps)
+gst_nn_convert_fixate_caps (GstBaseTransform *trans, GstPadDirection direction,
+    GstCaps *caps, GstCaps *othercaps)
 {
   GstCaps *ret;
 
@@ -224,8 +221,8 @@ gst_nn_convert_fixate_caps (GstBaseTransform * trans,
 }
 
 static gboolean
-gst_nn_convert_get_unit_size (GstBaseTransform * trans, GstCaps * caps,
-    gsize * size)
+gst_nn_convert_get_unit_size (GstBaseTransform *trans, GstCaps *caps,
+    gsize *size)
 {
   const GstStructure *s = gst_caps_get_structure (caps, 0);
 
@@ -249,16 +246,16 @@ gst_nn_convert_get_unit_size (GstBaseTransform * trans, GstCaps * caps,
 /* The output is always one tensor of the negotiated size, whatever the
  * input buffer's size (video buffers may carry padding). */
 static gboolean
-gst_nn_convert_transform_size (GstBaseTransform * trans,
-    GstPadDirection direction, GstCaps * caps, gsize size, GstCaps * othercaps,
-    gsize * othersize)
+gst_nn_convert_transform_size (GstBaseTransform *trans,
+    GstPadDirection direction, GstCaps *caps, gsize size, GstCaps *othercaps,
+    gsize *othersize)
 {
   return gst_nn_convert_get_unit_size (trans, othercaps, othersize);
 }
 
 static gboolean
-gst_nn_convert_set_caps (GstBaseTransform * trans, GstCaps * incaps,
-    GstCaps * outcaps)
+gst_nn_convert_set_caps (GstBaseTransform *trans, GstCaps *incaps,
+    GstCaps *outcaps)
 {
   GstNnConvert *self = GST_NN_CONVERT (trans);
   GstNnTensorsInfo tinfo;
@@ -293,8 +290,10 @@ gst_nn_convert_set_caps (GstBaseTransform * trans, GstCaps * incaps,
     gchar *got = gst_nn_tensors_info_to_string (&tinfo);
     gchar *w = gst_nn_dims_to_string (&want);
 
-    GST_ERROR_OBJECT (self, "output caps %s do not match the conversion (%s "
-        "(float32))", got, w);
+    GST_ERROR_OBJECT (self,
+        "output caps %s do not match the conversion (%s "
+        "(float32))",
+        got, w);
     g_free (got);
     g_free (w);
     return FALSE;
@@ -308,8 +307,9 @@ gst_nn_convert_set_caps (GstBaseTransform * trans, GstCaps * incaps,
     ci.chan_offset[0] = GST_VIDEO_INFO_COMP_POFFSET (&self->vinfo, 0);
   } else {
     for (gint c = 0; c < 3; c++) {
-      gint comp = self->active.channel_order ==
-          GST_NN_CONVERT_CHANNEL_ORDER_RGB ? c : 2 - c;
+      gint comp = self->active.channel_order == GST_NN_CONVERT_CHANNEL_ORDER_RGB
+          ? c
+          : 2 - c;
 
       /* R, G, B are components 0, 1, 2 in every RGB-family format */
       ci.chan_offset[c] = GST_VIDEO_INFO_COMP_POFFSET (&self->vinfo, comp);
@@ -332,31 +332,31 @@ gst_nn_convert_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   GST_INFO_OBJECT (self, "%dx%d %s -> %dx%d (content %dx%d), %d channels, %s",
       in_w, in_h, gst_video_format_to_string (fmt), self->geom.out_w,
       self->geom.out_h, self->geom.content_w, self->geom.content_h,
-      self->channels, nn_frame_converter_resizes (self->conv) ?
-      "bilinear resize" : "no resize");
+      self->channels,
+      nn_frame_converter_resizes (self->conv) ? "bilinear resize"
+                                              : "no resize");
   return TRUE;
 
   /* ERRORS */
-no_converter:
-  {
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
-        ("no conversion of %dx%d frames into %dx%d (content %dx%d)", in_w,
-            in_h, self->geom.out_w, self->geom.out_h, self->geom.content_w,
-            self->geom.content_h));
-    return FALSE;
-  }
+no_converter : {
+  GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
+      ("no conversion of %dx%d frames into %dx%d (content %dx%d)", in_w, in_h,
+          self->geom.out_w, self->geom.out_h, self->geom.content_w,
+          self->geom.content_h));
+  return FALSE;
+}
 }
 
 static GstFlowReturn
-gst_nn_convert_transform (GstBaseTransform * trans, GstBuffer * inbuf,
-    GstBuffer * outbuf)
+gst_nn_convert_transform (GstBaseTransform *trans, GstBuffer *inbuf,
+    GstBuffer *outbuf)
 {
   GstNnConvert *self = GST_NN_CONVERT (trans);
   GstVideoFrame frame;
   GstMapInfo map;
   GstNnTransformMeta *meta;
-  gsize need = (gsize) self->geom.out_w * self->geom.out_h * self->channels *
-      sizeof (gfloat);
+  gsize need = (gsize) self->geom.out_w * self->geom.out_h * self->channels
+      * sizeof (gfloat);
 
   if (self->conv == NULL) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
@@ -390,15 +390,16 @@ gst_nn_convert_transform (GstBaseTransform * trans, GstBuffer * inbuf,
   gst_video_frame_unmap (&frame);
 
   meta = gst_buffer_add_nn_transform_meta (outbuf,
-      GST_VIDEO_INFO_WIDTH (&self->vinfo), GST_VIDEO_INFO_HEIGHT (&self->vinfo));
+      GST_VIDEO_INFO_WIDTH (&self->vinfo),
+      GST_VIDEO_INFO_HEIGHT (&self->vinfo));
   meta->tensor_width = self->geom.out_w;
   meta->tensor_height = self->geom.out_h;
   meta->content_width = self->geom.content_w;
   meta->content_height = self->geom.content_h;
-  meta->scale_x = (gdouble) self->geom.content_w /
-      GST_VIDEO_INFO_WIDTH (&self->vinfo);
-  meta->scale_y = (gdouble) self->geom.content_h /
-      GST_VIDEO_INFO_HEIGHT (&self->vinfo);
+  meta->scale_x =
+      (gdouble) self->geom.content_w / GST_VIDEO_INFO_WIDTH (&self->vinfo);
+  meta->scale_y =
+      (gdouble) self->geom.content_h / GST_VIDEO_INFO_HEIGHT (&self->vinfo);
   meta->offset_x = 0.0;
   meta->offset_y = 0.0;
 
@@ -411,21 +412,21 @@ gst_nn_convert_transform (GstBaseTransform * trans, GstBuffer * inbuf,
 }
 
 static gboolean
-gst_nn_convert_transform_meta (GstBaseTransform * trans, GstBuffer * outbuf,
-    GstMeta * meta, GstBuffer * inbuf)
+gst_nn_convert_transform_meta (GstBaseTransform *trans, GstBuffer *outbuf,
+    GstMeta *meta, GstBuffer *inbuf)
 {
   /* we attach a fresh transform meta describing this conversion */
-  if (meta->info->api == GST_NN_TRANSFORM_META_API_TYPE ||
-      meta->info->api == GST_NN_FRAME_META_API_TYPE)
+  if (meta->info->api == GST_NN_TRANSFORM_META_API_TYPE
+      || meta->info->api == GST_NN_FRAME_META_API_TYPE)
     return FALSE;
   /* video-specific metas (tags "video", "size", ...) do not apply to
    * tensors: the parent drops every tagged meta */
-  return GST_BASE_TRANSFORM_CLASS (gst_nn_convert_parent_class)->transform_meta
-      (trans, outbuf, meta, inbuf);
+  return GST_BASE_TRANSFORM_CLASS (gst_nn_convert_parent_class)
+      ->transform_meta (trans, outbuf, meta, inbuf);
 }
 
 static gboolean
-gst_nn_convert_stop (GstBaseTransform * trans)
+gst_nn_convert_stop (GstBaseTransform *trans)
 {
   GstNnConvert *self = GST_NN_CONVERT (trans);
 
@@ -434,8 +435,8 @@ gst_nn_convert_stop (GstBaseTransform * trans)
 }
 
 static void
-gst_nn_convert_set_property (GObject * object, guint prop_id,
-    const GValue * value, GParamSpec * pspec)
+gst_nn_convert_set_property (GObject *object, guint prop_id,
+    const GValue *value, GParamSpec *pspec)
 {
   GstNnConvert *self = GST_NN_CONVERT (object);
   gboolean reconfigure = TRUE;
@@ -449,7 +450,7 @@ gst_nn_convert_set_property (GObject * object, guint prop_id,
       self->settings.channel_order = g_value_get_enum (value);
       break;
     case PROP_MEAN:
-    case PROP_STD:{
+    case PROP_STD: {
       const gchar *str = g_value_get_string (value);
       gboolean is_std = prop_id == PROP_STD;
       gdouble vals[MAX_CHANNELS];
@@ -459,8 +460,8 @@ gst_nn_convert_set_property (GObject * object, guint prop_id,
       if (!gst_nn_convert_parse_channel_values (str, vals, is_std)) {
         GST_OBJECT_UNLOCK (self);
         g_warning ("nnconvert: invalid %s \"%s\": want one value or three "
-            "separated by commas%s", is_std ? "std" : "mean", str,
-            is_std ? ", none zero" : "");
+                   "separated by commas%s",
+            is_std ? "std" : "mean", str, is_std ? ", none zero" : "");
         return;
       }
       memcpy (is_std ? self->settings.std : self->settings.mean, vals,
@@ -512,8 +513,8 @@ gst_nn_convert_set_property (GObject * object, guint prop_id,
 }
 
 static void
-gst_nn_convert_get_property (GObject * object, guint prop_id, GValue * value,
-    GParamSpec * pspec)
+gst_nn_convert_get_property (GObject *object, guint prop_id, GValue *value,
+    GParamSpec *pspec)
 {
   GstNnConvert *self = GST_NN_CONVERT (object);
 
@@ -563,7 +564,7 @@ gst_nn_convert_get_property (GObject * object, guint prop_id, GValue * value,
 }
 
 static void
-gst_nn_convert_finalize (GObject * object)
+gst_nn_convert_finalize (GObject *object)
 {
   GstNnConvert *self = GST_NN_CONVERT (object);
 
@@ -575,7 +576,7 @@ gst_nn_convert_finalize (GObject * object)
 }
 
 static void
-gst_nn_convert_class_init (GstNnConvertClass * klass)
+gst_nn_convert_class_init (GstNnConvertClass *klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
@@ -597,8 +598,8 @@ gst_nn_convert_class_init (GstNnConvertClass * klass)
       g_param_spec_enum ("layout", "Layout",
           "Memory layout of the output tensor", GST_TYPE_NN_CONVERT_LAYOUT,
           DEFAULT_LAYOUT,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_PLAYING));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_PLAYING));
 
   /**
    * GstNnConvert:channel-order:
@@ -609,8 +610,8 @@ gst_nn_convert_class_init (GstNnConvertClass * klass)
       g_param_spec_enum ("channel-order", "Channel order",
           "Order of the colour channels in the output tensor",
           GST_TYPE_NN_CONVERT_CHANNEL_ORDER, DEFAULT_CHANNEL_ORDER,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_PLAYING));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_PLAYING));
 
   /**
    * GstNnConvert:mean:
@@ -623,8 +624,8 @@ gst_nn_convert_class_init (GstNnConvertClass * klass)
           "Per-channel mean subtracted from x/255, in output channel order "
           "(one value, or three separated by commas, e.g. 0.485,0.456,0.406)",
           DEFAULT_MEAN,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_PLAYING));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_PLAYING));
 
   /**
    * GstNnConvert:std:
@@ -636,8 +637,8 @@ gst_nn_convert_class_init (GstNnConvertClass * klass)
           "Per-channel divisor of (x/255 - mean), in output channel order "
           "(one value, or three separated by commas, e.g. 0.229,0.224,0.225)",
           DEFAULT_STD,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_PLAYING));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_PLAYING));
 
   /**
    * GstNnConvert:width:
@@ -647,10 +648,10 @@ gst_nn_convert_class_init (GstNnConvertClass * klass)
    */
   g_object_class_install_property (gobject_class, PROP_WIDTH,
       g_param_spec_int ("width", "Width",
-          "Target width (0 = the input's, or from the aspect ratio)",
-          0, MAX_SIZE, DEFAULT_WIDTH,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_PLAYING));
+          "Target width (0 = the input's, or from the aspect ratio)", 0,
+          MAX_SIZE, DEFAULT_WIDTH,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_PLAYING));
 
   /**
    * GstNnConvert:height:
@@ -660,10 +661,10 @@ gst_nn_convert_class_init (GstNnConvertClass * klass)
    */
   g_object_class_install_property (gobject_class, PROP_HEIGHT,
       g_param_spec_int ("height", "Height",
-          "Target height (0 = the input's, or from the aspect ratio)",
-          0, MAX_SIZE, DEFAULT_HEIGHT,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_PLAYING));
+          "Target height (0 = the input's, or from the aspect ratio)", 0,
+          MAX_SIZE, DEFAULT_HEIGHT,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_PLAYING));
 
   /**
    * GstNnConvert:keep-aspect-ratio:
@@ -675,8 +676,8 @@ gst_nn_convert_class_init (GstNnConvertClass * klass)
       g_param_spec_boolean ("keep-aspect-ratio", "Keep aspect ratio",
           "Scale to fit without distortion and pad right/bottom",
           DEFAULT_KEEP_ASPECT_RATIO,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_PLAYING));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_PLAYING));
 
   /**
    * GstNnConvert:multiple-of:
@@ -689,8 +690,8 @@ gst_nn_convert_class_init (GstNnConvertClass * klass)
           "Round the output size to a multiple of this (up and padded with "
           "keep-aspect-ratio, else to the nearest by stretching)",
           1, 4096, DEFAULT_MULTIPLE_OF,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_PLAYING));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_PLAYING));
 
   /**
    * GstNnConvert:pad-value:
@@ -699,10 +700,10 @@ gst_nn_convert_class_init (GstNnConvertClass * klass)
    */
   g_object_class_install_property (gobject_class, PROP_PAD_VALUE,
       g_param_spec_float ("pad-value", "Pad value",
-          "Value of padded tensor elements (after normalisation)",
-          -G_MAXFLOAT, G_MAXFLOAT, DEFAULT_PAD_VALUE,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_PLAYING));
+          "Value of padded tensor elements (after normalisation)", -G_MAXFLOAT,
+          G_MAXFLOAT, DEFAULT_PAD_VALUE,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_PLAYING));
 
   /**
    * GstNnConvert:max-upscale:
@@ -716,8 +717,8 @@ gst_nn_convert_class_init (GstNnConvertClass * klass)
           "With keep-aspect-ratio, scale frames up by at most this factor "
           "to fit (0 = no bound, 1 = only scale down)",
           0.0, 64.0, DEFAULT_MAX_UPSCALE,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_PLAYING));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_PLAYING));
 
   /**
    * GstNnConvert:pad-to-size:
@@ -731,9 +732,10 @@ gst_nn_convert_class_init (GstNnConvertClass * klass)
   g_object_class_install_property (gobject_class, PROP_PAD_TO_SIZE,
       g_param_spec_boolean ("pad-to-size", "Pad to size",
           "With keep-aspect-ratio, pad to the full target size (else only to "
-          "multiple-of)", DEFAULT_PAD_TO_SIZE,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_PLAYING));
+          "multiple-of)",
+          DEFAULT_PAD_TO_SIZE,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_PLAYING));
 
   /**
    * GstNnConvert:keep-frame:
@@ -745,16 +747,18 @@ gst_nn_convert_class_init (GstNnConvertClass * klass)
   g_object_class_install_property (gobject_class, PROP_KEEP_FRAME,
       g_param_spec_boolean ("keep-frame", "Keep frame",
           "Attach the input frame to each tensor (GstNnFrameMeta) for the "
-          "post-processing elements", FALSE,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_PLAYING));
+          "post-processing elements",
+          FALSE,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_PLAYING));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class,
       "Video to tensor converter", "Filter/Converter/Video/Tensor",
       "Converts video frames into normalised float32 tensors (NCHW or NHWC), "
-      "optionally resized", "nnpipe developers");
+      "optionally resized",
+      "nnpipe developers");
 
   trans_class->transform_caps =
       GST_DEBUG_FUNCPTR (gst_nn_convert_transform_caps);
@@ -764,7 +768,8 @@ gst_nn_convert_class_init (GstNnConvertClass * klass)
       GST_DEBUG_FUNCPTR (gst_nn_convert_transform_size);
   trans_class->set_caps = GST_DEBUG_FUNCPTR (gst_nn_convert_set_caps);
   trans_class->transform = GST_DEBUG_FUNCPTR (gst_nn_convert_transform);
-  trans_class->transform_meta = GST_DEBUG_FUNCPTR (gst_nn_convert_transform_meta);
+  trans_class->transform_meta =
+      GST_DEBUG_FUNCPTR (gst_nn_convert_transform_meta);
   trans_class->stop = GST_DEBUG_FUNCPTR (gst_nn_convert_stop);
   trans_class->passthrough_on_same_caps = FALSE;
 
@@ -773,11 +778,12 @@ gst_nn_convert_class_init (GstNnConvertClass * klass)
 }
 
 static void
-gst_nn_convert_init (GstNnConvert * self)
+gst_nn_convert_init (GstNnConvert *self)
 {
   self->settings.layout = DEFAULT_LAYOUT;
   self->settings.channel_order = DEFAULT_CHANNEL_ORDER;
-  gst_nn_convert_parse_channel_values (DEFAULT_MEAN, self->settings.mean, FALSE);
+  gst_nn_convert_parse_channel_values (DEFAULT_MEAN, self->settings.mean,
+      FALSE);
   gst_nn_convert_parse_channel_values (DEFAULT_STD, self->settings.std, TRUE);
   self->mean_str = g_strdup (DEFAULT_MEAN);
   self->std_str = g_strdup (DEFAULT_STD);

@@ -22,7 +22,8 @@ G_DECLARE_FINAL_TYPE (GstNnConvert, gst_nn_convert, GST, NN_CONVERT,
  *
  * Memory layout of the output tensor (ONNX dimension order).
  */
-typedef enum {
+typedef enum
+{
   GST_NN_CONVERT_LAYOUT_NCHW = 0,
   GST_NN_CONVERT_LAYOUT_NHWC = 1,
 } GstNnConvertLayout;
@@ -34,7 +35,8 @@ typedef enum {
  *
  * Order of the colour channels in the output tensor.
  */
-typedef enum {
+typedef enum
+{
   GST_NN_CONVERT_CHANNEL_ORDER_RGB = 0,
   GST_NN_CONVERT_CHANNEL_ORDER_BGR = 1,
 } GstNnConvertChannelOrder;

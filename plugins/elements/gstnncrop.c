@@ -107,14 +107,14 @@ enum
 #define VIDEO_FORMATS \
   "{ RGB, BGR, RGBA, BGRA, RGBx, BGRx, xRGB, xBGR, ARGB, ABGR, GRAY8 }"
 
-static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
-    GST_PAD_SINK, GST_PAD_ALWAYS,
-    GST_STATIC_CAPS (GST_VIDEO_CAPS_MAKE (VIDEO_FORMATS)));
-static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
-    GST_PAD_SRC, GST_PAD_ALWAYS,
-    GST_STATIC_CAPS ("other/tensors, format = (string) static, "
-        "num_tensors = (int) 1, types = (string) float32, "
-        "framerate = (fraction) [ 0/1, MAX ]"));
+static GstStaticPadTemplate sink_template =
+    GST_STATIC_PAD_TEMPLATE ("sink", GST_PAD_SINK, GST_PAD_ALWAYS,
+        GST_STATIC_CAPS (GST_VIDEO_CAPS_MAKE (VIDEO_FORMATS)));
+static GstStaticPadTemplate src_template =
+    GST_STATIC_PAD_TEMPLATE ("src", GST_PAD_SRC, GST_PAD_ALWAYS,
+        GST_STATIC_CAPS ("other/tensors, format = (string) static, "
+                         "num_tensors = (int) 1, types = (string) float32, "
+                         "framerate = (fraction) [ 0/1, MAX ]"));
 
 typedef struct
 {
@@ -136,20 +136,20 @@ struct _GstNnCrop
 
   GstPad *sinkpad, *srcpad;
 
-  GstNnCropSettings settings;   /* object lock */
+  GstNnCropSettings settings; /* object lock */
 
   /* streaming state, fixed at caps time */
   gboolean have_info;
   GstVideoInfo vinfo;
-  gint width, height;           /* width 0: per box */
+  gint width, height; /* width 0: per box */
   gint width_multiple, max_width;
   gdouble width_scale;
-  gint caps_width;              /* width of the caps pushed last, 0: none */
-  gfloat mul[3], add[3];        /* output channel c = v * mul + add */
-  gint src_chan[3];             /* output channel c reads colour component */
+  gint caps_width;       /* width of the caps pushed last, 0: none */
+  gfloat mul[3], add[3]; /* output channel c = v * mul + add */
+  gint src_chan[3];      /* output channel c reads colour component */
   gboolean rotate_tall;
-  gdouble margin;               /* fraction of the box's height */
-  gchar *flip_label;            /* NULL: never turned */
+  gdouble margin;    /* fraction of the box's height */
+  gchar *flip_label; /* NULL: never turned */
   gdouble flip_threshold;
   gchar *roi_type;
 };
@@ -159,7 +159,7 @@ GST_ELEMENT_REGISTER_DEFINE (nncrop, "nncrop", GST_RANK_NONE, GST_TYPE_NN_CROP);
 
 /* "0.5" or "0.485,0.456,0.406" -> 3 values; FALSE if malformed */
 static gboolean
-parse_values (const gchar * str, gdouble * out, gboolean positive)
+parse_values (const gchar *str, gdouble *out, gboolean positive)
 {
   gchar **parts = g_strsplit (str ? str : "", ",", -1);
   guint n = g_strv_length (parts);
@@ -182,7 +182,7 @@ parse_values (const gchar * str, gdouble * out, gboolean positive)
 
 /* Push the caps of 1x3xheight x @width tensors; remembers @width. */
 static gboolean
-push_tensor_caps (GstNnCrop * self, gint width)
+push_tensor_caps (GstNnCrop *self, gint width)
 {
   GstNnTensorsInfo tinfo;
   GstCaps *out;
@@ -207,7 +207,7 @@ push_tensor_caps (GstNnCrop * self, gint width)
 }
 
 static gboolean
-gst_nn_crop_set_caps (GstNnCrop * self, GstCaps * caps)
+gst_nn_crop_set_caps (GstNnCrop *self, GstCaps *caps)
 {
   GstVideoInfo vinfo;
 
@@ -228,8 +228,9 @@ gst_nn_crop_set_caps (GstNnCrop * self, GstCaps * caps)
   self->rotate_tall = self->settings.rotate_tall;
   self->margin = self->settings.margin;
   g_free (self->flip_label);
-  self->flip_label = self->settings.flip_label && *self->settings.flip_label ?
-      g_strdup (self->settings.flip_label) : NULL;
+  self->flip_label = self->settings.flip_label && *self->settings.flip_label
+      ? g_strdup (self->settings.flip_label)
+      : NULL;
   self->flip_threshold = self->settings.flip_threshold;
   for (gint c = 0; c < 3; c++) {
     self->mul[c] = (gfloat) (1.0 / (255.0 * self->settings.std[c]));
@@ -253,12 +254,14 @@ gst_nn_crop_set_caps (GstNnCrop * self, GstCaps * caps)
 
   /* with a width per box these are only the first caps (they must come
    * before the segment): tensors of another width push their own */
-  return push_tensor_caps (self, self->width > 0 ? self->width :
-      self->caps_width > 0 ? self->caps_width : self->width_multiple);
+  return push_tensor_caps (self,
+      self->width > 0            ? self->width
+          : self->caps_width > 0 ? self->caps_width
+                                 : self->width_multiple);
 }
 
 static gboolean
-gst_nn_crop_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
+gst_nn_crop_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
 {
   GstNnCrop *self = GST_NN_CROP (parent);
 
@@ -279,11 +282,11 @@ typedef struct
 {
   const guint8 *data;
   gint stride, pstride, width, height;
-  gint off[3];                  /* byte offset of output channel c */
+  gint off[3]; /* byte offset of output channel c */
 } Image;
 
 static inline gfloat
-image_sample (const Image * img, gint c, gfloat x, gfloat y)
+image_sample (const Image *img, gint c, gfloat x, gfloat y)
 {
   /* bilinear on pixel centres, edges replicated */
   gfloat fx = x - 0.5f, fy = y - 0.5f;
@@ -298,36 +301,36 @@ image_sample (const Image * img, gint c, gfloat x, gfloat y)
   y0 = CLAMP (y0, 0, img->height - 1);
   r0 = img->data + (gsize) y0 * img->stride + img->off[c];
   r1 = img->data + (gsize) y1 * img->stride + img->off[c];
-  top = r0[x0 * img->pstride] + ax * (r0[x1 * img->pstride] -
-      r0[x0 * img->pstride]);
-  bot = r1[x0 * img->pstride] + ax * (r1[x1 * img->pstride] -
-      r1[x0 * img->pstride]);
+  top = r0[x0 * img->pstride]
+      + ax * (r0[x1 * img->pstride] - r0[x0 * img->pstride]);
+  bot = r1[x0 * img->pstride]
+      + ax * (r1[x1 * img->pstride] - r1[x0 * img->pstride]);
   return top + ay * (bot - top);
 }
 
 /* The box to read: @quad_in (ordered tl, tr, br, bl), turned when tall,
  * into @quad of size @cw x @chh (at least 1 x 1). */
 static void
-box_geometry (GstNnCrop * self, const NnQuad * quad_in, NnQuad * quad,
-    gdouble * cw, gdouble * chh)
+box_geometry (GstNnCrop *self, const NnQuad *quad_in, NnQuad *quad, gdouble *cw,
+    gdouble *chh)
 {
   *quad = *quad_in;
   nn_quad_size (quad, cw, chh);
   if (self->rotate_tall && *cw > 0 && *chh / *cw >= 1.5) {
     /* turn counter-clockwise: the right edge becomes the top */
-    NnQuad r = { {quad->p[1], quad->p[2], quad->p[3], quad->p[0]} };
+    NnQuad r = { { quad->p[1], quad->p[2], quad->p[3], quad->p[0] } };
     gdouble t = *cw;
 
     *quad = r;
     *cw = *chh;
     *chh = t;
   }
-  if (self->margin > 0 && hypot (quad->p[3].x - quad->p[0].x,
-          quad->p[3].y - quad->p[0].y) > 0) {
+  if (self->margin > 0
+      && hypot (quad->p[3].x - quad->p[0].x, quad->p[3].y - quad->p[0].y) > 0) {
     /* grow above and below (across the reading direction) only: a
      * horizontal margin would take in neighbouring icons and borders */
-    gdouble l = hypot (quad->p[3].x - quad->p[0].x,
-        quad->p[3].y - quad->p[0].y);
+    gdouble l =
+        hypot (quad->p[3].x - quad->p[0].x, quad->p[3].y - quad->p[0].y);
     gdouble d = self->margin * *chh;
     gdouble ux = (quad->p[3].x - quad->p[0].x) / l;
     gdouble uy = (quad->p[3].y - quad->p[0].y) / l;
@@ -350,7 +353,7 @@ box_geometry (GstNnCrop * self, const NnQuad * quad_in, NnQuad * quad,
  * width-scale, but not below the lesser of its own width and
  * UNSQUEEZED_ASPECT times the height (short boxes keep their shape). */
 static gdouble
-box_width (GstNnCrop * self, gdouble cw, gdouble chh)
+box_width (GstNnCrop *self, gdouble cw, gdouble chh)
 {
   gdouble natural = ceil (self->height * cw / chh);
 
@@ -362,7 +365,7 @@ box_width (GstNnCrop * self, gdouble cw, gdouble chh)
  * width at the tensor height rounded up to width-multiple, clamped to
  * [width-multiple, max-width]. */
 static gint
-tensor_width (GstNnCrop * self, gdouble cw, gdouble chh)
+tensor_width (GstNnCrop *self, gdouble cw, gdouble chh)
 {
   gdouble want;
   gint m = self->width_multiple, w;
@@ -379,8 +382,8 @@ tensor_width (GstNnCrop * self, gdouble cw, gdouble chh)
 
 /* Straighten @quad_in into a height x @W planar 3-channel tensor @out. */
 static void
-crop_quad (GstNnCrop * self, const Image * img, const NnQuad * quad_in,
-    gint W, gfloat * out)
+crop_quad (GstNnCrop *self, const Image *img, const NnQuad *quad_in, gint W,
+    gfloat *out)
 {
   NnQuad quad;
   gdouble cw, chh, ex_x, ex_y, ey_x, ey_y;
@@ -397,8 +400,8 @@ crop_quad (GstNnCrop * self, const Image * img, const NnQuad * quad_in,
     ey_x = ly > 0 ? (quad.p[3].x - quad.p[0].x) / ly : -ex_y;
     ey_y = ly > 0 ? (quad.p[3].y - quad.p[0].y) / ly : ex_x;
   }
-  rw = self->width > 0 ? (gint) ceil (H * cw / chh) :
-      (gint) box_width (self, cw, chh);
+  rw = self->width > 0 ? (gint) ceil (H * cw / chh)
+                       : (gint) box_width (self, cw, chh);
   rw = CLAMP (rw, 1, W);
   /* area averaging: k x k samples per output pixel when shrinking */
   k = (gint) ceil (MAX (chh / H, cw / rw));
@@ -435,7 +438,7 @@ crop_quad (GstNnCrop * self, const Image * img, const NnQuad * quad_in,
 /* TRUE when the ROI's "nnpipe/class" structure (the direction classifier's
  * result, from nnclassdecode) says flip-label with at least flip-threshold. */
 static gboolean
-roi_is_flipped (GstNnCrop * self, GstVideoRegionOfInterestMeta * roi)
+roi_is_flipped (GstNnCrop *self, GstVideoRegionOfInterestMeta *roi)
 {
   GstStructure *p;
   const gchar *label;
@@ -448,8 +451,7 @@ roi_is_flipped (GstNnCrop * self, GstVideoRegionOfInterestMeta * roi)
   if (p == NULL || (label = gst_structure_get_string (p, "label")) == NULL)
     return FALSE;
   gst_structure_get_double (p, "score", &score);
-  return strcmp (label, self->flip_label) == 0 &&
-      score >= self->flip_threshold;
+  return strcmp (label, self->flip_label) == 0 && score >= self->flip_threshold;
 }
 
 static gint
@@ -462,8 +464,8 @@ roi_id_cmp (gconstpointer a, gconstpointer b)
 }
 
 static GstBuffer *
-new_tensor_buffer (GstNnCrop * self, GstBuffer * frame, gint width,
-    gfloat ** data, GstMapInfo * map)
+new_tensor_buffer (GstNnCrop *self, GstBuffer *frame, gint width, gfloat **data,
+    GstMapInfo *map)
 {
   gsize size = (gsize) 3 * width * self->height * sizeof (gfloat);
   GstBuffer *buf = gst_buffer_new_allocate (NULL, size, NULL);
@@ -480,7 +482,7 @@ new_tensor_buffer (GstNnCrop * self, GstBuffer * frame, gint width,
 
 /* Push one tensor of @width, new caps first when the width changed. */
 static GstFlowReturn
-push_tensor (GstNnCrop * self, GstBuffer * buf, gint width)
+push_tensor (GstNnCrop *self, GstBuffer *buf, gint width)
 {
   if (width != self->caps_width && !push_tensor_caps (self, width)) {
     gst_buffer_unref (buf);
@@ -493,7 +495,7 @@ push_tensor (GstNnCrop * self, GstBuffer * buf, gint width)
 }
 
 static GstFlowReturn
-gst_nn_crop_chain (GstPad * pad, GstObject * parent, GstBuffer * frame)
+gst_nn_crop_chain (GstPad *pad, GstObject *parent, GstBuffer *frame)
 {
   GstNnCrop *self = GST_NN_CROP (parent);
   GstVideoFrame vframe;
@@ -511,8 +513,8 @@ gst_nn_crop_chain (GstPad * pad, GstObject * parent, GstBuffer * frame)
               GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {
     GstVideoRegionOfInterestMeta *roi = (GstVideoRegionOfInterestMeta *) m;
 
-    if (self->roi_type == NULL || *self->roi_type == '\0' ||
-        roi->roi_type == g_quark_from_string (self->roi_type))
+    if (self->roi_type == NULL || *self->roi_type == '\0'
+        || roi->roi_type == g_quark_from_string (self->roi_type))
       g_ptr_array_add (rois, roi);
   }
   g_ptr_array_sort (rois, roi_id_cmp);
@@ -521,8 +523,9 @@ gst_nn_crop_chain (GstPad * pad, GstObject * parent, GstBuffer * frame)
     /* a placeholder that keeps the frame flowing */
     GstMapInfo map;
     gfloat *data;
-    gint width = self->width > 0 ? self->width :
-        self->caps_width > 0 ? self->caps_width : self->width_multiple;
+    gint width = self->width > 0 ? self->width
+        : self->caps_width > 0   ? self->caps_width
+                                 : self->width_multiple;
     GstBuffer *buf = new_tensor_buffer (self, frame, width, &data, &map);
     GstNnFrameMeta *fm;
 
@@ -569,7 +572,7 @@ gst_nn_crop_chain (GstPad * pad, GstObject * parent, GstBuffer * frame)
       gst_nn_roi_get_quad (roi, &quad);
       if (roi_is_flipped (self, roi)) {
         /* upside down: read it from the other corner */
-        NnQuad r = { {quad.p[2], quad.p[3], quad.p[0], quad.p[1]} };
+        NnQuad r = { { quad.p[2], quad.p[3], quad.p[0], quad.p[1] } };
 
         quad = r;
       }
@@ -597,8 +600,8 @@ gst_nn_crop_chain (GstPad * pad, GstObject * parent, GstBuffer * frame)
     GST_LOG_OBJECT (self, "%u crops", bufs->len);
     for (guint i = 0; i < bufs->len; i++) {
       GstBuffer *buf = g_ptr_array_index (bufs, i);
-      gint width = (gint) (gst_buffer_get_size (buf) /
-          (3 * sizeof (gfloat) * (gsize) self->height));
+      gint width = (gint) (gst_buffer_get_size (buf)
+          / (3 * sizeof (gfloat) * (gsize) self->height));
 
       if (ret == GST_FLOW_OK)
         ret = push_tensor (self, buf, width);
@@ -627,7 +630,7 @@ alloc_failed:
 }
 
 static GstStateChangeReturn
-gst_nn_crop_change_state (GstElement * element, GstStateChange transition)
+gst_nn_crop_change_state (GstElement *element, GstStateChange transition)
 {
   GstNnCrop *self = GST_NN_CROP (element);
   GstStateChangeReturn ret;
@@ -646,16 +649,18 @@ gst_nn_crop_change_state (GstElement * element, GstStateChange transition)
     if (!mean_ok || !std_ok)
       GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
           ("invalid value \"%s\" for property '%s': expected one or three "
-              "comma-separated numbers%s", mean_ok ? std : mean,
-              mean_ok ? "std" : "mean", mean_ok ? " (> 0)" : ""), (NULL));
+           "comma-separated numbers%s",
+              mean_ok ? std : mean, mean_ok ? "std" : "mean",
+              mean_ok ? " (> 0)" : ""),
+          (NULL));
     g_free (mean);
     g_free (std);
     if (!mean_ok || !std_ok)
       return GST_STATE_CHANGE_FAILURE;
   }
 
-  ret = GST_ELEMENT_CLASS (gst_nn_crop_parent_class)->change_state (element,
-      transition);
+  ret = GST_ELEMENT_CLASS (gst_nn_crop_parent_class)
+            ->change_state (element, transition);
   if (transition == GST_STATE_CHANGE_PAUSED_TO_READY) {
     self->have_info = FALSE;
     self->caps_width = 0;
@@ -664,8 +669,8 @@ gst_nn_crop_change_state (GstElement * element, GstStateChange transition)
 }
 
 static void
-gst_nn_crop_set_property (GObject * object, guint prop_id,
-    const GValue * value, GParamSpec * pspec)
+gst_nn_crop_set_property (GObject *object, guint prop_id, const GValue *value,
+    GParamSpec *pspec)
 {
   GstNnCrop *self = GST_NN_CROP (object);
 
@@ -687,7 +692,7 @@ gst_nn_crop_set_property (GObject * object, guint prop_id,
       self->settings.width_scale = g_value_get_double (value);
       break;
     case PROP_MEAN:
-    case PROP_STD:{
+    case PROP_STD: {
       gboolean is_std = prop_id == PROP_STD;
       const gchar *str = g_value_get_string (value);
       gdouble v[3];
@@ -731,8 +736,8 @@ gst_nn_crop_set_property (GObject * object, guint prop_id,
 }
 
 static void
-gst_nn_crop_get_property (GObject * object, guint prop_id, GValue * value,
-    GParamSpec * pspec)
+gst_nn_crop_get_property (GObject *object, guint prop_id, GValue *value,
+    GParamSpec *pspec)
 {
   GstNnCrop *self = GST_NN_CROP (object);
 
@@ -785,7 +790,7 @@ gst_nn_crop_get_property (GObject * object, guint prop_id, GValue * value,
 }
 
 static void
-gst_nn_crop_finalize (GObject * object)
+gst_nn_crop_finalize (GObject *object)
 {
   GstNnCrop *self = GST_NN_CROP (object);
 
@@ -799,12 +804,12 @@ gst_nn_crop_finalize (GObject * object)
 }
 
 static void
-gst_nn_crop_class_init (GstNnCropClass * klass)
+gst_nn_crop_class_init (GstNnCropClass *klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
-  const GParamFlags flags = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-      GST_PARAM_MUTABLE_READY;
+  const GParamFlags flags =
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY;
 
   GST_DEBUG_CATEGORY_INIT (gst_nn_crop_debug, "nncrop", 0,
       "nnpipe region cropper");
@@ -820,32 +825,37 @@ gst_nn_crop_class_init (GstNnCropClass * klass)
       g_param_spec_int ("width", "Width",
           "Width of the output tensors (crops are padded to it, squeezed when "
           "wider); 0: per box, following its aspect ratio (see width-multiple "
-          "and max-width)", 0, 32768, DEFAULT_WIDTH, flags));
+          "and max-width)",
+          0, 32768, DEFAULT_WIDTH, flags));
   g_object_class_install_property (gobject_class, PROP_WIDTH_MULTIPLE,
       g_param_spec_int ("width-multiple", "Width multiple",
           "With width 0: round each tensor's width up to a multiple of this "
-          "(and at least this)", 1, 32768, DEFAULT_WIDTH_MULTIPLE, flags));
+          "(and at least this)",
+          1, 32768, DEFAULT_WIDTH_MULTIPLE, flags));
   g_object_class_install_property (gobject_class, PROP_MAX_WIDTH,
       g_param_spec_int ("max-width", "Maximum width",
-          "With width 0: the widest tensor (longer boxes are squeezed)",
-          1, 32768, DEFAULT_MAX_WIDTH, flags));
+          "With width 0: the widest tensor (longer boxes are squeezed)", 1,
+          32768, DEFAULT_MAX_WIDTH, flags));
   g_object_class_install_property (gobject_class, PROP_WIDTH_SCALE,
       g_param_spec_double ("width-scale", "Width scale",
           "With width 0: narrow boxes more than 4 times wider than high by "
           "this factor (not below 4 times the height); 1: keep the aspect "
-          "ratio exactly", 0.1, 1.0, DEFAULT_WIDTH_SCALE, flags));
+          "ratio exactly",
+          0.1, 1.0, DEFAULT_WIDTH_SCALE, flags));
   g_object_class_install_property (gobject_class, PROP_HEIGHT,
       g_param_spec_int ("height", "Height",
-          "Height of the output tensor (crops are resized to it)",
-          1, 32768, DEFAULT_HEIGHT, flags));
+          "Height of the output tensor (crops are resized to it)", 1, 32768,
+          DEFAULT_HEIGHT, flags));
   g_object_class_install_property (gobject_class, PROP_MEAN,
       g_param_spec_string ("mean", "Mean",
           "Per-channel mean in [0, 1] units, one value or three "
-          "comma-separated", DEFAULT_MEAN, flags));
+          "comma-separated",
+          DEFAULT_MEAN, flags));
   g_object_class_install_property (gobject_class, PROP_STD,
       g_param_spec_string ("std", "Standard deviation",
           "Per-channel standard deviation in [0, 1] units, one value or "
-          "three comma-separated", DEFAULT_STD, flags));
+          "three comma-separated",
+          DEFAULT_STD, flags));
   g_object_class_install_property (gobject_class, PROP_CHANNEL_ORDER,
       g_param_spec_enum ("channel-order", "Channel order",
           "Colour channel order of the output tensor",
@@ -857,25 +867,27 @@ gst_nn_crop_class_init (GstNnCropClass * klass)
   g_object_class_install_property (gobject_class, PROP_MARGIN,
       g_param_spec_double ("margin", "Margin",
           "Grow every box above and below by this fraction of its height "
-          "before cropping", 0.0, 2.0, DEFAULT_MARGIN, flags));
+          "before cropping",
+          0.0, 2.0, DEFAULT_MARGIN, flags));
   g_object_class_install_property (gobject_class, PROP_FLIP_LABEL,
       g_param_spec_string ("flip-label", "Flip label",
           "Turn by 180 degrees the regions whose nnpipe/class label (the "
           "direction classifier's, from nnclassdecode) is this (empty: "
-          "never)", DEFAULT_FLIP_LABEL, flags));
+          "never)",
+          DEFAULT_FLIP_LABEL, flags));
   g_object_class_install_property (gobject_class, PROP_FLIP_THRESHOLD,
       g_param_spec_double ("flip-threshold", "Flip threshold",
-          "Minimum score of the flip-label class to turn a region",
-          0.0, 1.0, DEFAULT_FLIP_THRESHOLD, flags));
+          "Minimum score of the flip-label class to turn a region", 0.0, 1.0,
+          DEFAULT_FLIP_THRESHOLD, flags));
   g_object_class_install_property (gobject_class, PROP_ROI_TYPE,
       g_param_spec_string ("roi-type", "Region type",
-          "Only crop regions of this roi_type (empty: all)",
-          DEFAULT_ROI_TYPE, flags));
+          "Only crop regions of this roi_type (empty: all)", DEFAULT_ROI_TYPE,
+          flags));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
-  gst_element_class_set_static_metadata (element_class,
-      "Region cropper", "Filter/Converter/Video/Tensor",
+  gst_element_class_set_static_metadata (element_class, "Region cropper",
+      "Filter/Converter/Video/Tensor",
       "Cuts the regions of interest of video frames out as straightened, "
       "resized and normalised float32 tensors, one buffer per region",
       "nnpipe developers");
@@ -884,7 +896,7 @@ gst_nn_crop_class_init (GstNnCropClass * klass)
 }
 
 static void
-gst_nn_crop_init (GstNnCrop * self)
+gst_nn_crop_init (GstNnCrop *self)
 {
   self->sinkpad = gst_pad_new_from_static_template (&sink_template, "sink");
   gst_pad_set_chain_function (self->sinkpad,

@@ -81,17 +81,17 @@ struct _GstNnCtcDecode
   gchar *location;
 
   /* streaming state */
-  gchar **classes;              /* blank, keys..., [space]; NULL-terminated */
-  gint n_classes;               /* classes in the model's output */
+  gchar **classes; /* blank, keys..., [space]; NULL-terminated */
+  gint n_classes;  /* classes in the model's output */
   gint steps;
-  FILE *out_file;               /* owned unless stdout */
-  GstNnFrameCollect collect;    /* the frame being assembled */
+  FILE *out_file;            /* owned unless stdout */
+  GstNnFrameCollect collect; /* the frame being assembled */
   GstNnFrameOut out;
 };
 
-static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
-    GST_PAD_SINK, GST_PAD_ALWAYS,
-    GST_STATIC_CAPS (GST_NN_TENSORS_CAPS_TEMPLATE_ANY));
+static GstStaticPadTemplate sink_template =
+    GST_STATIC_PAD_TEMPLATE ("sink", GST_PAD_SINK, GST_PAD_ALWAYS,
+        GST_STATIC_CAPS (GST_NN_TENSORS_CAPS_TEMPLATE_ANY));
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS (GST_NN_FRAME_CAPS_TEMPLATE));
 
@@ -100,8 +100,8 @@ GST_ELEMENT_REGISTER_DEFINE (nnctcdecode, "nnctcdecode", GST_RANK_NONE,
     GST_TYPE_NN_CTC_DECODE);
 
 gchar *
-gst_nn_ctc_greedy_decode (const gfloat * scores, gint steps, gint n_classes,
-    gint blank, const gchar * const *classes, gdouble * score)
+gst_nn_ctc_greedy_decode (const gfloat *scores, gint steps, gint n_classes,
+    gint blank, const gchar *const *classes, gdouble *score)
 {
   GString *text = g_string_new (NULL);
   gdouble sum = 0;
@@ -132,7 +132,7 @@ gst_nn_ctc_greedy_decode (const gfloat * scores, gint steps, gint n_classes,
 /* blank + one class per line of the keys file (+ space when the model has
  * one class more) */
 static gboolean
-load_classes (GstNnCtcDecode * self, gint n_classes)
+load_classes (GstNnCtcDecode *self, gint n_classes)
 {
   gchar *path, *contents = NULL, **lines;
   GError *err = NULL;
@@ -163,13 +163,13 @@ load_classes (GstNnCtcDecode * self, gint n_classes)
   g_free (contents);
   n = g_strv_length (lines);
   if (n > 0 && lines[n - 1][0] == '\0')
-    n--;                        /* final newline */
+    n--; /* final newline */
   if ((gint) n + 1 != n_classes && (gint) n + 2 != n_classes) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
         ("The keys file does not fit the model."),
         ("keys file \"%s\" has %u lines, the model has %d classes: expected "
-            "%d or %d lines (blank + keys [+ space])", path, n, n_classes,
-            n_classes - 1, n_classes - 2));
+         "%d or %d lines (blank + keys [+ space])",
+            path, n, n_classes, n_classes - 1, n_classes - 2));
     g_strfreev (lines);
     g_free (path);
     return FALSE;
@@ -192,7 +192,7 @@ load_classes (GstNnCtcDecode * self, gint n_classes)
 }
 
 static gboolean
-gst_nn_ctc_decode_set_caps (GstElement * element, GstCaps * caps)
+gst_nn_ctc_decode_set_caps (GstElement *element, GstCaps *caps)
 {
   GstNnCtcDecode *self = GST_NN_CTC_DECODE (element);
   GstNnTensorsInfo info;
@@ -201,7 +201,8 @@ gst_nn_ctc_decode_set_caps (GstElement * element, GstCaps * caps)
 
   if (!gst_nn_results_parse_caps (element, caps, 2, 3,
           "one float32 tensor of shape 1xTxC (dimensions=C:T:1 "
-          "types=float32)", &info))
+          "types=float32)",
+          &info))
     return FALSE;
   shape = &info.tensors[0].shape;
   n_classes = (gint) shape->dims[shape->rank - 1];
@@ -216,32 +217,34 @@ gst_nn_ctc_decode_set_caps (GstElement * element, GstCaps * caps)
 }
 
 static void
-append_line (GstNnCtcDecode * self, GValue * list, GString * lines,
-    GstVideoRegionOfInterestMeta * roi, const gchar * text, gdouble score)
+append_line (GstNnCtcDecode *self, GValue *list, GString *lines,
+    GstVideoRegionOfInterestMeta *roi, const gchar *text, gdouble score)
 {
   NnQuad q;
   GValue v = G_VALUE_INIT;
   GstStructure *s;
 
   gst_nn_roi_get_quad (roi, &q);
-  s = gst_structure_new ("line", "text", G_TYPE_STRING, text,
-      "score", G_TYPE_DOUBLE, score, "id", G_TYPE_INT, roi->id,
-      "x0", G_TYPE_DOUBLE, q.p[0].x, "y0", G_TYPE_DOUBLE, q.p[0].y,
-      "x1", G_TYPE_DOUBLE, q.p[1].x, "y1", G_TYPE_DOUBLE, q.p[1].y,
-      "x2", G_TYPE_DOUBLE, q.p[2].x, "y2", G_TYPE_DOUBLE, q.p[2].y,
-      "x3", G_TYPE_DOUBLE, q.p[3].x, "y3", G_TYPE_DOUBLE, q.p[3].y, NULL);
+  s = gst_structure_new ("line", "text", G_TYPE_STRING, text, "score",
+      G_TYPE_DOUBLE, score, "id", G_TYPE_INT, roi->id, "x0", G_TYPE_DOUBLE,
+      q.p[0].x, "y0", G_TYPE_DOUBLE, q.p[0].y, "x1", G_TYPE_DOUBLE, q.p[1].x,
+      "y1", G_TYPE_DOUBLE, q.p[1].y, "x2", G_TYPE_DOUBLE, q.p[2].x, "y2",
+      G_TYPE_DOUBLE, q.p[2].y, "x3", G_TYPE_DOUBLE, q.p[3].x, "y3",
+      G_TYPE_DOUBLE, q.p[3].y, NULL);
   g_value_init (&v, GST_TYPE_STRUCTURE);
   gst_value_set_structure (&v, s);
   gst_structure_free (s);
   gst_value_list_append_and_take_value (list, &v);
-  g_string_append_printf (lines, "%s\t%.4f\t%.1f,%.1f %.1f,%.1f %.1f,%.1f "
-      "%.1f,%.1f\n", text, score, q.p[0].x, q.p[0].y, q.p[1].x, q.p[1].y,
-      q.p[2].x, q.p[2].y, q.p[3].x, q.p[3].y);
+  g_string_append_printf (lines,
+      "%s\t%.4f\t%.1f,%.1f %.1f,%.1f %.1f,%.1f "
+      "%.1f,%.1f\n",
+      text, score, q.p[0].x, q.p[0].y, q.p[1].x, q.p[1].y, q.p[2].x, q.p[2].y,
+      q.p[3].x, q.p[3].y);
 }
 
 /* Push the frame being assembled (if any), with its message and lines. */
 static GstFlowReturn
-flush_frame (GstNnCtcDecode * self)
+flush_frame (GstNnCtcDecode *self)
 {
   GstBuffer *frame;
   GValue list = G_VALUE_INIT;
@@ -303,8 +306,7 @@ flush_frame (GstNnCtcDecode * self)
 }
 
 static gboolean
-gst_nn_ctc_decode_sink_event (GstPad * pad, GstObject * parent,
-    GstEvent * event)
+gst_nn_ctc_decode_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
 {
   GstNnCtcDecode *self = GST_NN_CTC_DECODE (parent);
 
@@ -323,7 +325,7 @@ gst_nn_ctc_decode_sink_event (GstPad * pad, GstObject * parent,
 }
 
 static GstFlowReturn
-gst_nn_ctc_decode_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
+gst_nn_ctc_decode_chain (GstPad *pad, GstObject *parent, GstBuffer *buf)
 {
   GstNnCtcDecode *self = GST_NN_CTC_DECODE (parent);
   GstNnFrameMeta *fm;
@@ -363,30 +365,30 @@ gst_nn_ctc_decode_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
     goto too_small;
   }
   text = gst_nn_ctc_greedy_decode ((const gfloat *) map.data, self->steps,
-      self->n_classes, 0, (const gchar * const *) self->classes, &score);
+      self->n_classes, 0, (const gchar *const *) self->classes, &score);
   gst_buffer_unmap (buf, &map);
 
-  roi = fm->roi_id >= 0 ? gst_nn_find_roi (self->collect.frame, fm->roi_id) :
-      NULL;
+  roi = fm->roi_id >= 0 ? gst_nn_find_roi (self->collect.frame, fm->roi_id)
+                        : NULL;
   if (roi == NULL) {
     /* whole-frame input: a region covering the frame */
-    NnQuad q = { {{0, 0}, {GST_VIDEO_INFO_WIDTH (&fm->info), 0},
-            {GST_VIDEO_INFO_WIDTH (&fm->info), GST_VIDEO_INFO_HEIGHT (&fm->info)},
-        {0, GST_VIDEO_INFO_HEIGHT (&fm->info)}}
-    };
-    roi = gst_nn_add_text_roi (self->collect.frame, MAX (fm->roi_id, 0), &q, 1.0,
-        GST_VIDEO_INFO_WIDTH (&fm->info), GST_VIDEO_INFO_HEIGHT (&fm->info));
+    NnQuad q = { { { 0, 0 }, { GST_VIDEO_INFO_WIDTH (&fm->info), 0 },
+        { GST_VIDEO_INFO_WIDTH (&fm->info), GST_VIDEO_INFO_HEIGHT (&fm->info) },
+        { 0, GST_VIDEO_INFO_HEIGHT (&fm->info) } } };
+    roi = gst_nn_add_text_roi (self->collect.frame, MAX (fm->roi_id, 0), &q,
+        1.0, GST_VIDEO_INFO_WIDTH (&fm->info),
+        GST_VIDEO_INFO_HEIGHT (&fm->info));
   }
   if (roi) {
     GstStructure *p = gst_video_region_of_interest_meta_get_param (roi,
         GST_NN_TEXT_PARAM_NAME);
 
     if (p)
-      gst_structure_set (p, "text", G_TYPE_STRING, text, "score",
-          G_TYPE_DOUBLE, score, NULL);
+      gst_structure_set (p, "text", G_TYPE_STRING, text, "score", G_TYPE_DOUBLE,
+          score, NULL);
   }
-  GST_LOG_OBJECT (self, "region %d/%d: '%s' (%.3f)", fm->roi_index,
-      fm->n_rois, text, score);
+  GST_LOG_OBJECT (self, "region %d/%d: '%s' (%.3f)", fm->roi_index, fm->n_rois,
+      text, score);
   g_free (text);
   gst_buffer_unref (buf);
 
@@ -404,7 +406,7 @@ no_frame:
   GST_ELEMENT_ERROR (self, STREAM, FORMAT,
       ("The tensors carry no video frame."),
       ("no GstNnFrameMeta on the input: feed nncrop's regions (or run "
-          "nnconvert with keep-frame=true)"));
+       "nnconvert with keep-frame=true)"));
   return GST_FLOW_ERROR;
 map_failed:
   gst_buffer_unref (buf);
@@ -419,8 +421,7 @@ too_small:
 }
 
 static GstStateChangeReturn
-gst_nn_ctc_decode_change_state (GstElement * element,
-    GstStateChange transition)
+gst_nn_ctc_decode_change_state (GstElement *element, GstStateChange transition)
 {
   GstNnCtcDecode *self = GST_NN_CTC_DECODE (element);
   GstStateChangeReturn ret;
@@ -438,8 +439,8 @@ gst_nn_ctc_decode_change_state (GstElement * element,
     g_free (location);
   }
 
-  ret = GST_ELEMENT_CLASS (gst_nn_ctc_decode_parent_class)->change_state
-      (element, transition);
+  ret = GST_ELEMENT_CLASS (gst_nn_ctc_decode_parent_class)
+            ->change_state (element, transition);
 
   if (transition == GST_STATE_CHANGE_PAUSED_TO_READY) {
     gst_nn_frame_collect_clear (&self->collect);
@@ -453,8 +454,8 @@ gst_nn_ctc_decode_change_state (GstElement * element,
 }
 
 static void
-gst_nn_ctc_decode_set_property (GObject * object, guint prop_id,
-    const GValue * value, GParamSpec * pspec)
+gst_nn_ctc_decode_set_property (GObject *object, guint prop_id,
+    const GValue *value, GParamSpec *pspec)
 {
   GstNnCtcDecode *self = GST_NN_CTC_DECODE (object);
 
@@ -479,8 +480,8 @@ gst_nn_ctc_decode_set_property (GObject * object, guint prop_id,
 }
 
 static void
-gst_nn_ctc_decode_get_property (GObject * object, guint prop_id,
-    GValue * value, GParamSpec * pspec)
+gst_nn_ctc_decode_get_property (GObject *object, guint prop_id, GValue *value,
+    GParamSpec *pspec)
 {
   GstNnCtcDecode *self = GST_NN_CTC_DECODE (object);
 
@@ -503,7 +504,7 @@ gst_nn_ctc_decode_get_property (GObject * object, guint prop_id,
 }
 
 static void
-gst_nn_ctc_decode_finalize (GObject * object)
+gst_nn_ctc_decode_finalize (GObject *object)
 {
   GstNnCtcDecode *self = GST_NN_CTC_DECODE (object);
 
@@ -516,7 +517,7 @@ gst_nn_ctc_decode_finalize (GObject * object)
 }
 
 static void
-gst_nn_ctc_decode_class_init (GstNnCtcDecodeClass * klass)
+gst_nn_ctc_decode_class_init (GstNnCtcDecodeClass *klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
@@ -535,35 +536,38 @@ gst_nn_ctc_decode_class_init (GstNnCtcDecodeClass * klass)
       g_param_spec_string ("keys", "Keys file",
           "Character list, one per line: line i is class i + 1 (class 0 is "
           "the CTC blank; a last class beyond the file is a space). Unset: "
-          "classes decode as <number>", DEFAULT_KEYS,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
+          "classes decode as <number>",
+          DEFAULT_KEYS,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_MIN_SCORE,
       g_param_spec_double ("min-score", "Minimum score",
-          "Lines scoring lower are dropped (their region is removed)",
-          0.0, 1.0, DEFAULT_MIN_SCORE,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_PLAYING));
+          "Lines scoring lower are dropped (their region is removed)", 0.0, 1.0,
+          DEFAULT_MIN_SCORE,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_LOCATION,
       g_param_spec_string ("location", "Location",
           "Also write the lines read to this file ('-': standard output): "
-          "text, tab, score, tab, corners", DEFAULT_LOCATION,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
+          "text, tab, score, tab, corners",
+          DEFAULT_LOCATION,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_READY));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
-  gst_element_class_set_static_metadata (element_class,
-      "CTC text decoder", "Filter/Analyzer/Video/Tensor",
+  gst_element_class_set_static_metadata (element_class, "CTC text decoder",
+      "Filter/Analyzer/Video/Tensor",
       "Decodes a CTC text recogniser's output into text on the frame's "
-      "regions of interest and posts the lines read", "nnpipe developers");
+      "regions of interest and posts the lines read",
+      "nnpipe developers");
 
   element_class->change_state =
       GST_DEBUG_FUNCPTR (gst_nn_ctc_decode_change_state);
 }
 
 static void
-gst_nn_ctc_decode_init (GstNnCtcDecode * self)
+gst_nn_ctc_decode_init (GstNnCtcDecode *self)
 {
   self->sinkpad = gst_pad_new_from_static_template (&sink_template, "sink");
   gst_pad_set_chain_function (self->sinkpad,

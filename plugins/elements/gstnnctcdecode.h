@@ -17,8 +17,7 @@ GST_ELEMENT_REGISTER_DECLARE (nnctcdecode);
  * @classes[i] is the UTF-8 string of class i (NULL entries decode to "").
  * Returns the text (free with g_free) and the mean best score of the kept
  * steps in @score (0 when none). */
-gchar *gst_nn_ctc_greedy_decode (const gfloat * scores, gint steps,
-    gint n_classes, gint blank, const gchar * const *classes,
-    gdouble * score);
+gchar *gst_nn_ctc_greedy_decode (const gfloat *scores, gint steps,
+    gint n_classes, gint blank, const gchar *const *classes, gdouble *score);
 
 G_END_DECLS

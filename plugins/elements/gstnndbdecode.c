@@ -90,13 +90,13 @@ struct _GstNnDbDecode
   NnDbParams params;
 
   /* streaming state */
-  gint map_width, map_height;   /* 0 before caps */
+  gint map_width, map_height; /* 0 before caps */
   GstNnFrameOut out;
 };
 
-static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
-    GST_PAD_SINK, GST_PAD_ALWAYS,
-    GST_STATIC_CAPS (GST_NN_TENSORS_CAPS_TEMPLATE_ANY));
+static GstStaticPadTemplate sink_template =
+    GST_STATIC_PAD_TEMPLATE ("sink", GST_PAD_SINK, GST_PAD_ALWAYS,
+        GST_STATIC_CAPS (GST_NN_TENSORS_CAPS_TEMPLATE_ANY));
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS (GST_NN_FRAME_CAPS_TEMPLATE));
 
@@ -105,7 +105,7 @@ GST_ELEMENT_REGISTER_DEFINE (nndbdecode, "nndbdecode", GST_RANK_NONE,
     GST_TYPE_NN_DB_DECODE);
 
 static gboolean
-gst_nn_db_decode_set_caps (GstElement * element, GstCaps * caps)
+gst_nn_db_decode_set_caps (GstElement *element, GstCaps *caps)
 {
   GstNnDbDecode *self = GST_NN_DB_DECODE (element);
   GstNnTensorsInfo info;
@@ -113,7 +113,8 @@ gst_nn_db_decode_set_caps (GstElement * element, GstCaps * caps)
 
   if (!gst_nn_results_parse_caps (element, caps, 2, NNP_MAX_RANK,
           "one float32 probability map of shape 1x1xHxW "
-          "(dimensions=W:H:1:1 types=float32)", &info))
+          "(dimensions=W:H:1:1 types=float32)",
+          &info))
     return FALSE;
   shape = &info.tensors[0].shape;
   self->map_height = (gint) shape->dims[shape->rank - 2];
@@ -124,16 +125,15 @@ gst_nn_db_decode_set_caps (GstElement * element, GstCaps * caps)
 }
 
 static gboolean
-gst_nn_db_decode_sink_event (GstPad * pad, GstObject * parent,
-    GstEvent * event)
+gst_nn_db_decode_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
 {
   return gst_nn_results_sink_event (&GST_NN_DB_DECODE (parent)->out, pad,
       parent, event, gst_nn_db_decode_set_caps);
 }
 
 static void
-post_boxes_message (GstNnDbDecode * self, GstBuffer * frame,
-    const NnTextBox * boxes, guint n)
+post_boxes_message (GstNnDbDecode *self, GstBuffer *frame,
+    const NnTextBox *boxes, guint n)
 {
   GValue list = G_VALUE_INIT;
   GstStructure *s;
@@ -142,14 +142,12 @@ post_boxes_message (GstNnDbDecode * self, GstBuffer * frame,
   for (guint i = 0; i < n; i++) {
     GValue v = G_VALUE_INIT;
     GstStructure *b = gst_structure_new ("box", "score", G_TYPE_DOUBLE,
-        boxes[i].score, "x0", G_TYPE_DOUBLE, boxes[i].quad.p[0].x,
-        "y0", G_TYPE_DOUBLE, boxes[i].quad.p[0].y,
-        "x1", G_TYPE_DOUBLE, boxes[i].quad.p[1].x,
-        "y1", G_TYPE_DOUBLE, boxes[i].quad.p[1].y,
-        "x2", G_TYPE_DOUBLE, boxes[i].quad.p[2].x,
-        "y2", G_TYPE_DOUBLE, boxes[i].quad.p[2].y,
-        "x3", G_TYPE_DOUBLE, boxes[i].quad.p[3].x,
-        "y3", G_TYPE_DOUBLE, boxes[i].quad.p[3].y, NULL);
+        boxes[i].score, "x0", G_TYPE_DOUBLE, boxes[i].quad.p[0].x, "y0",
+        G_TYPE_DOUBLE, boxes[i].quad.p[0].y, "x1", G_TYPE_DOUBLE,
+        boxes[i].quad.p[1].x, "y1", G_TYPE_DOUBLE, boxes[i].quad.p[1].y, "x2",
+        G_TYPE_DOUBLE, boxes[i].quad.p[2].x, "y2", G_TYPE_DOUBLE,
+        boxes[i].quad.p[2].y, "x3", G_TYPE_DOUBLE, boxes[i].quad.p[3].x, "y3",
+        G_TYPE_DOUBLE, boxes[i].quad.p[3].y, NULL);
 
     g_value_init (&v, GST_TYPE_STRUCTURE);
     gst_value_set_structure (&v, b);
@@ -164,7 +162,7 @@ post_boxes_message (GstNnDbDecode * self, GstBuffer * frame,
 }
 
 static GstFlowReturn
-gst_nn_db_decode_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
+gst_nn_db_decode_chain (GstPad *pad, GstObject *parent, GstBuffer *buf)
 {
   GstNnDbDecode *self = GST_NN_DB_DECODE (parent);
   GstNnFrameMeta *fm;
@@ -195,10 +193,10 @@ gst_nn_db_decode_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
     sy = tm->scale_y * H / MAX (tm->tensor_height, 1);
     ox = tm->offset_x * W / MAX (tm->tensor_width, 1);
     oy = tm->offset_y * H / MAX (tm->tensor_height, 1);
-    cw = (gint) ceil (tm->content_width * (gdouble) W /
-        MAX (tm->tensor_width, 1));
-    ch = (gint) ceil (tm->content_height * (gdouble) H /
-        MAX (tm->tensor_height, 1));
+    cw = (gint) ceil (
+        tm->content_width * (gdouble) W / MAX (tm->tensor_width, 1));
+    ch = (gint) ceil (
+        tm->content_height * (gdouble) H / MAX (tm->tensor_height, 1));
   } else {
     sx = (gdouble) W / fw;
     sy = (gdouble) H / fh;
@@ -252,8 +250,7 @@ gst_nn_db_decode_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
   /* ERRORS */
 not_negotiated:
   gst_buffer_unref (buf);
-  GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
-      ("buffer before caps"));
+  GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL), ("buffer before caps"));
   return GST_FLOW_NOT_NEGOTIATED;
 no_frame:
   gst_buffer_unref (buf);
@@ -273,13 +270,13 @@ too_small:
 }
 
 static GstStateChangeReturn
-gst_nn_db_decode_change_state (GstElement * element, GstStateChange transition)
+gst_nn_db_decode_change_state (GstElement *element, GstStateChange transition)
 {
   GstNnDbDecode *self = GST_NN_DB_DECODE (element);
   GstStateChangeReturn ret;
 
-  ret = GST_ELEMENT_CLASS (gst_nn_db_decode_parent_class)->change_state
-      (element, transition);
+  ret = GST_ELEMENT_CLASS (gst_nn_db_decode_parent_class)
+            ->change_state (element, transition);
   if (transition == GST_STATE_CHANGE_PAUSED_TO_READY) {
     gst_nn_frame_out_reset (&self->out);
     self->map_width = self->map_height = 0;
@@ -288,8 +285,8 @@ gst_nn_db_decode_change_state (GstElement * element, GstStateChange transition)
 }
 
 static void
-gst_nn_db_decode_set_property (GObject * object, guint prop_id,
-    const GValue * value, GParamSpec * pspec)
+gst_nn_db_decode_set_property (GObject *object, guint prop_id,
+    const GValue *value, GParamSpec *pspec)
 {
   GstNnDbDecode *self = GST_NN_DB_DECODE (object);
 
@@ -318,8 +315,8 @@ gst_nn_db_decode_set_property (GObject * object, guint prop_id,
 }
 
 static void
-gst_nn_db_decode_get_property (GObject * object, guint prop_id, GValue * value,
-    GParamSpec * pspec)
+gst_nn_db_decode_get_property (GObject *object, guint prop_id, GValue *value,
+    GParamSpec *pspec)
 {
   GstNnDbDecode *self = GST_NN_DB_DECODE (object);
 
@@ -348,12 +345,12 @@ gst_nn_db_decode_get_property (GObject * object, guint prop_id, GValue * value,
 }
 
 static void
-gst_nn_db_decode_class_init (GstNnDbDecodeClass * klass)
+gst_nn_db_decode_class_init (GstNnDbDecodeClass *klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
-  const GParamFlags flags = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-      GST_PARAM_MUTABLE_PLAYING;
+  const GParamFlags flags =
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING;
 
   GST_DEBUG_CATEGORY_INIT (gst_nn_db_decode_debug, "nndbdecode", 0,
       "nnpipe DB text-box decoder");
@@ -367,29 +364,30 @@ gst_nn_db_decode_class_init (GstNnDbDecodeClass * klass)
 
   g_object_class_install_property (gobject_class, PROP_THRESHOLD,
       g_param_spec_double ("threshold", "Threshold",
-          "Probability above which a map pixel counts as text",
-          0.0, 1.0, DEFAULT_THRESHOLD, flags));
+          "Probability above which a map pixel counts as text", 0.0, 1.0,
+          DEFAULT_THRESHOLD, flags));
   g_object_class_install_property (gobject_class, PROP_BOX_THRESHOLD,
       g_param_spec_double ("box-threshold", "Box threshold",
-          "Minimum mean probability inside a box to keep it",
-          0.0, 1.0, DEFAULT_BOX_THRESHOLD, flags));
+          "Minimum mean probability inside a box to keep it", 0.0, 1.0,
+          DEFAULT_BOX_THRESHOLD, flags));
   g_object_class_install_property (gobject_class, PROP_UNCLIP_RATIO,
       g_param_spec_double ("unclip-ratio", "Unclip ratio",
-          "Box growth: each side moves out by area * ratio / perimeter",
-          0.0, 100.0, DEFAULT_UNCLIP_RATIO, flags));
+          "Box growth: each side moves out by area * ratio / perimeter", 0.0,
+          100.0, DEFAULT_UNCLIP_RATIO, flags));
   g_object_class_install_property (gobject_class, PROP_MIN_SIZE,
       g_param_spec_double ("min-size", "Minimum size",
           "Minimum short side of a box in map pixels (before unclip; "
-          "min-size + 2 after)", 0.0, 10000.0, DEFAULT_MIN_SIZE, flags));
+          "min-size + 2 after)",
+          0.0, 10000.0, DEFAULT_MIN_SIZE, flags));
   g_object_class_install_property (gobject_class, PROP_MAX_CANDIDATES,
       g_param_spec_uint ("max-candidates", "Maximum candidates",
-          "Connected regions of the map examined at most per frame",
-          0, G_MAXUINT, DEFAULT_MAX_CANDIDATES, flags));
+          "Connected regions of the map examined at most per frame", 0,
+          G_MAXUINT, DEFAULT_MAX_CANDIDATES, flags));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
-  gst_element_class_set_static_metadata (element_class,
-      "DB text-box decoder", "Filter/Analyzer/Video/Tensor",
+  gst_element_class_set_static_metadata (element_class, "DB text-box decoder",
+      "Filter/Analyzer/Video/Tensor",
       "Finds text boxes in a DB text detector's probability map and attaches "
       "them to the original frame as region-of-interest metas",
       "nnpipe developers");
@@ -399,7 +397,7 @@ gst_nn_db_decode_class_init (GstNnDbDecodeClass * klass)
 }
 
 static void
-gst_nn_db_decode_init (GstNnDbDecode * self)
+gst_nn_db_decode_init (GstNnDbDecode *self)
 {
   self->sinkpad = gst_pad_new_from_static_template (&sink_template, "sink");
   gst_pad_set_chain_function (self->sinkpad,

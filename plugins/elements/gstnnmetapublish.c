@@ -85,10 +85,10 @@ struct _GstNnMetaPublish
   GstNnMetaPublishFormat format;
 
   /* streaming state */
-  FILE *file;                   /* owned unless stdout */
+  FILE *file; /* owned unless stdout */
   GstVideoInfo info;
   gboolean have_info;
-  guint64 frames;               /* frames written (object lock) */
+  guint64 frames; /* frames written (object lock) */
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -96,8 +96,7 @@ static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
 
-G_DEFINE_TYPE (GstNnMetaPublish, gst_nn_meta_publish,
-    GST_TYPE_BASE_TRANSFORM);
+G_DEFINE_TYPE (GstNnMetaPublish, gst_nn_meta_publish, GST_TYPE_BASE_TRANSFORM);
 GST_ELEMENT_REGISTER_DEFINE (nnmetapublish, "nnmetapublish", GST_RANK_NONE,
     GST_TYPE_NN_META_PUBLISH);
 
@@ -105,13 +104,15 @@ GType
 gst_nn_meta_publish_format_get_type (void)
 {
   static GType type = 0;
-  static const GEnumValue values[] = {
-    {GST_NN_META_PUBLISH_FORMAT_JSON_LINES, "One JSON object per frame and "
-          "line", "json-lines"},
-    {GST_NN_META_PUBLISH_FORMAT_TEXT, "One tab-separated line per text "
-          "line: frame, PTS (s), text, score, corners", "text"},
-    {0, NULL, NULL}
-  };
+  static const GEnumValue values[] = { { GST_NN_META_PUBLISH_FORMAT_JSON_LINES,
+                                           "One JSON object per frame and "
+                                           "line",
+                                           "json-lines" },
+    { GST_NN_META_PUBLISH_FORMAT_TEXT,
+        "One tab-separated line per text "
+        "line: frame, PTS (s), text, score, corners",
+        "text" },
+    { 0, NULL, NULL } };
 
   if (g_once_init_enter (&type)) {
     GType t = g_enum_register_static ("GstNnMetaPublishFormat", values);
@@ -123,8 +124,8 @@ gst_nn_meta_publish_format_get_type (void)
 /* The direction of a text region in degrees: an "angle" field of its text
  * structure, else a numeric label of a class structure on the region. */
 static gboolean
-roi_angle (GstVideoRegionOfInterestMeta * roi, const GstStructure * text,
-    gdouble * angle)
+roi_angle (GstVideoRegionOfInterestMeta *roi, const GstStructure *text,
+    gdouble *angle)
 {
   const GstStructure *cls;
   const gchar *label;
@@ -155,7 +156,7 @@ rounded (double v, double scale)
 }
 
 static cJSON *
-line_to_json (GstVideoRegionOfInterestMeta * roi, const GstStructure * s)
+line_to_json (GstVideoRegionOfInterestMeta *roi, const GstStructure *s)
 {
   cJSON *o = cJSON_CreateObject (), *box = cJSON_CreateArray ();
   const gchar *text = gst_structure_get_string (s, "text");
@@ -183,7 +184,7 @@ line_to_json (GstVideoRegionOfInterestMeta * roi, const GstStructure * s)
 }
 
 static cJSON *
-class_to_json (const GstStructure * s)
+class_to_json (const GstStructure *s)
 {
   cJSON *o = cJSON_CreateObject ();
   const gchar *label = gst_structure_get_string (s, "label");
@@ -200,8 +201,8 @@ class_to_json (const GstStructure * s)
 }
 
 gchar *
-gst_nn_meta_publish_frame_to_json (GstBuffer * frame, guint64 frame_number,
-    const GstVideoInfo * info)
+gst_nn_meta_publish_frame_to_json (GstBuffer *frame, guint64 frame_number,
+    const GstVideoInfo *info)
 {
   cJSON *root, *lines, *classes;
   gpointer state = NULL;
@@ -229,10 +230,10 @@ gst_nn_meta_publish_frame_to_json (GstBuffer * frame, guint64 frame_number,
     GstStructure *s;
 
     if ((s = gst_video_region_of_interest_meta_get_param (roi,
-                GST_NN_TEXT_PARAM_NAME)))
+             GST_NN_TEXT_PARAM_NAME)))
       cJSON_AddItemToArray (lines, line_to_json (roi, s));
     else if ((s = gst_video_region_of_interest_meta_get_param (roi,
-                GST_NN_CLASS_PARAM_NAME)))
+                  GST_NN_CLASS_PARAM_NAME)))
       cJSON_AddItemToArray (classes, class_to_json (s));
   }
   printed = cJSON_PrintUnformatted (root);
@@ -244,13 +245,14 @@ gst_nn_meta_publish_frame_to_json (GstBuffer * frame, guint64 frame_number,
 
 /* The text form: one line per region with text. */
 static gchar *
-frame_to_text (GstBuffer * frame, guint64 frame_number)
+frame_to_text (GstBuffer *frame, guint64 frame_number)
 {
   GString *out = g_string_new (NULL);
   gpointer state = NULL;
   GstMeta *m;
-  gdouble pts = GST_BUFFER_PTS_IS_VALID (frame) ?
-      (gdouble) GST_BUFFER_PTS (frame) / GST_SECOND : -1.0;
+  gdouble pts = GST_BUFFER_PTS_IS_VALID (frame)
+      ? (gdouble) GST_BUFFER_PTS (frame) / GST_SECOND
+      : -1.0;
 
   while ((m = gst_buffer_iterate_meta_filtered (frame, &state,
               GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {
@@ -265,17 +267,18 @@ frame_to_text (GstBuffer * frame, guint64 frame_number)
       continue;
     gst_structure_get_double (s, "score", &score);
     gst_nn_roi_get_quad (roi, &q);
-    g_string_append_printf (out, "%" G_GUINT64_FORMAT "\t%.3f\t%s\t%.4f\t"
-        "%.1f,%.1f %.1f,%.1f %.1f,%.1f %.1f,%.1f\n", frame_number, pts, text,
-        score, q.p[0].x, q.p[0].y, q.p[1].x, q.p[1].y, q.p[2].x, q.p[2].y,
-        q.p[3].x, q.p[3].y);
+    g_string_append_printf (out,
+        "%" G_GUINT64_FORMAT "\t%.3f\t%s\t%.4f\t"
+        "%.1f,%.1f %.1f,%.1f %.1f,%.1f %.1f,%.1f\n",
+        frame_number, pts, text, score, q.p[0].x, q.p[0].y, q.p[1].x, q.p[1].y,
+        q.p[2].x, q.p[2].y, q.p[3].x, q.p[3].y);
   }
   return g_string_free (out, FALSE);
 }
 
 static gboolean
-gst_nn_meta_publish_set_caps (GstBaseTransform * trans, GstCaps * incaps,
-    GstCaps * outcaps)
+gst_nn_meta_publish_set_caps (GstBaseTransform *trans, GstCaps *incaps,
+    GstCaps *outcaps)
 {
   GstNnMetaPublish *self = GST_NN_META_PUBLISH (trans);
 
@@ -285,7 +288,7 @@ gst_nn_meta_publish_set_caps (GstBaseTransform * trans, GstCaps * incaps,
 }
 
 static GstFlowReturn
-gst_nn_meta_publish_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
+gst_nn_meta_publish_transform_ip (GstBaseTransform *trans, GstBuffer *buf)
 {
   GstNnMetaPublish *self = GST_NN_META_PUBLISH (trans);
   GstNnMetaPublishFormat format;
@@ -317,16 +320,15 @@ gst_nn_meta_publish_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
   return GST_FLOW_OK;
 
   /* ERRORS */
-write_failed:
-  {
-    GST_ELEMENT_ERROR (self, RESOURCE, WRITE,
-        ("Could not write the results."), ("%s", g_strerror (errno)));
-    return GST_FLOW_ERROR;
-  }
+write_failed : {
+  GST_ELEMENT_ERROR (self, RESOURCE, WRITE, ("Could not write the results."),
+      ("%s", g_strerror (errno)));
+  return GST_FLOW_ERROR;
+}
 }
 
 static gboolean
-gst_nn_meta_publish_start (GstBaseTransform * trans)
+gst_nn_meta_publish_start (GstBaseTransform *trans)
 {
   GstNnMetaPublish *self = GST_NN_META_PUBLISH (trans);
   gchar *location;
@@ -343,7 +345,7 @@ gst_nn_meta_publish_start (GstBaseTransform * trans)
 }
 
 static gboolean
-gst_nn_meta_publish_stop (GstBaseTransform * trans)
+gst_nn_meta_publish_stop (GstBaseTransform *trans)
 {
   GstNnMetaPublish *self = GST_NN_META_PUBLISH (trans);
 
@@ -352,8 +354,8 @@ gst_nn_meta_publish_stop (GstBaseTransform * trans)
 }
 
 static void
-gst_nn_meta_publish_set_property (GObject * object, guint prop_id,
-    const GValue * value, GParamSpec * pspec)
+gst_nn_meta_publish_set_property (GObject *object, guint prop_id,
+    const GValue *value, GParamSpec *pspec)
 {
   GstNnMetaPublish *self = GST_NN_META_PUBLISH (object);
 
@@ -374,8 +376,8 @@ gst_nn_meta_publish_set_property (GObject * object, guint prop_id,
 }
 
 static void
-gst_nn_meta_publish_get_property (GObject * object, guint prop_id,
-    GValue * value, GParamSpec * pspec)
+gst_nn_meta_publish_get_property (GObject *object, guint prop_id, GValue *value,
+    GParamSpec *pspec)
 {
   GstNnMetaPublish *self = GST_NN_META_PUBLISH (object);
 
@@ -398,7 +400,7 @@ gst_nn_meta_publish_get_property (GObject * object, guint prop_id,
 }
 
 static void
-gst_nn_meta_publish_finalize (GObject * object)
+gst_nn_meta_publish_finalize (GObject *object)
 {
   GstNnMetaPublish *self = GST_NN_META_PUBLISH (object);
 
@@ -408,7 +410,7 @@ gst_nn_meta_publish_finalize (GObject * object)
 }
 
 static void
-gst_nn_meta_publish_class_init (GstNnMetaPublishClass * klass)
+gst_nn_meta_publish_class_init (GstNnMetaPublishClass *klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
@@ -424,15 +426,17 @@ gst_nn_meta_publish_class_init (GstNnMetaPublishClass * klass)
   g_object_class_install_property (gobject_class, PROP_LOCATION,
       g_param_spec_string ("location", "Location",
           "File to write the results to ('-': standard output; empty: "
-          "none)", DEFAULT_LOCATION,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
+          "none)",
+          DEFAULT_LOCATION,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_FILE_FORMAT,
       g_param_spec_enum ("file-format", "File format",
           "json-lines: one JSON object per frame; text: one tab-separated "
-          "line per text line", GST_TYPE_NN_META_PUBLISH_FORMAT,
-          DEFAULT_FILE_FORMAT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
+          "line per text line",
+          GST_TYPE_NN_META_PUBLISH_FORMAT, DEFAULT_FILE_FORMAT,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_FRAMES,
       g_param_spec_uint64 ("frames", "Frames",
           "Frames passed since the element started", 0, G_MAXUINT64, 0,
@@ -440,10 +444,11 @@ gst_nn_meta_publish_class_init (GstNnMetaPublishClass * klass)
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
-  gst_element_class_set_static_metadata (element_class,
-      "Result publisher", "Filter/Analyzer/Video",
+  gst_element_class_set_static_metadata (element_class, "Result publisher",
+      "Filter/Analyzer/Video",
       "Writes the results on each frame (regions, text, scores) as JSON Lines "
-      "or text and passes the frames through", "nnpipe developers");
+      "or text and passes the frames through",
+      "nnpipe developers");
 
   trans_class->set_caps = GST_DEBUG_FUNCPTR (gst_nn_meta_publish_set_caps);
   trans_class->transform_ip =
@@ -456,7 +461,7 @@ gst_nn_meta_publish_class_init (GstNnMetaPublishClass * klass)
 }
 
 static void
-gst_nn_meta_publish_init (GstNnMetaPublish * self)
+gst_nn_meta_publish_init (GstNnMetaPublish *self)
 {
   self->location = g_strdup (DEFAULT_LOCATION);
   self->format = DEFAULT_FILE_FORMAT;

@@ -25,8 +25,8 @@ G_DECLARE_FINAL_TYPE (GstNnMetaPublish, gst_nn_meta_publish, GST,
 /* One frame's results as a JSON object (new string, g_free): the same
  * text nnmetapublish writes for frame number @frame_number (without the
  * newline).  @info may be NULL (no width/height). */
-gchar *gst_nn_meta_publish_frame_to_json (GstBuffer * frame,
-    guint64 frame_number, const GstVideoInfo * info);
+gchar *gst_nn_meta_publish_frame_to_json (GstBuffer *frame,
+    guint64 frame_number, const GstVideoInfo *info);
 
 GST_ELEMENT_REGISTER_DECLARE (nnmetapublish);
 

@@ -71,9 +71,9 @@ struct _GstNnOverlay
   gboolean draw_text;
 
   /* streaming thread only */
-  PangoFontMap *font_map;       /* owned */
-  PangoLayout *layout;          /* owned, from a context of font_map */
-  gchar *layout_font;           /* font_desc the layout was set up with */
+  PangoFontMap *font_map; /* owned */
+  PangoLayout *layout;    /* owned, from a context of font_map */
+  gchar *layout_font;     /* font_desc the layout was set up with */
 };
 
 G_DEFINE_TYPE (GstNnOverlay, gst_nn_overlay, GST_TYPE_VIDEO_FILTER);
@@ -84,11 +84,11 @@ typedef struct
 {
   guint8 *data;
   gint stride, pstride, width, height;
-  gint off_r, off_g, off_b, off_a;      /* off_a < 0: no alpha */
+  gint off_r, off_g, off_b, off_a; /* off_a < 0: no alpha */
 } Canvas;
 
 static inline void
-put_pixel (const Canvas * cv, gint x, gint y, guint argb)
+put_pixel (const Canvas *cv, gint x, gint y, guint argb)
 {
   guint8 *p;
 
@@ -103,7 +103,7 @@ put_pixel (const Canvas * cv, gint x, gint y, guint argb)
 }
 
 static void
-fill_rect (const Canvas * cv, gint x, gint y, gint w, gint h, guint argb)
+fill_rect (const Canvas *cv, gint x, gint y, gint w, gint h, guint argb)
 {
   for (gint j = MAX (y, 0); j < MIN (y + h, cv->height); j++)
     for (gint i = MAX (x, 0); i < MIN (x + w, cv->width); i++)
@@ -111,7 +111,7 @@ fill_rect (const Canvas * cv, gint x, gint y, gint w, gint h, guint argb)
 }
 
 static void
-draw_line (const Canvas * cv, gdouble x0, gdouble y0, gdouble x1, gdouble y1,
+draw_line (const Canvas *cv, gdouble x0, gdouble y0, gdouble x1, gdouble y1,
     gint thickness, guint argb)
 {
   gdouble dx = x1 - x0, dy = y1 - y0;
@@ -128,7 +128,7 @@ draw_line (const Canvas * cv, gdouble x0, gdouble y0, gdouble x1, gdouble y1,
 
 /* Blend an ARGB32 (premultiplied) Cairo surface onto the frame at x, y. */
 static void
-blend_surface (const Canvas * cv, cairo_surface_t * surface, gint x, gint y)
+blend_surface (const Canvas *cv, cairo_surface_t *surface, gint x, gint y)
 {
   const guint8 *src = cairo_image_surface_get_data (surface);
   gint sstride = cairo_image_surface_get_stride (surface);
@@ -141,8 +141,8 @@ blend_surface (const Canvas * cv, cairo_surface_t * surface, gint x, gint y)
     for (gint i = MAX (0, -x); i < w && x + i < cv->width; i++) {
       guint32 s = row[i];
       guint a = s >> 24;
-      guint8 *p = cv->data + (gsize) (y + j) * cv->stride +
-          (gsize) (x + i) * cv->pstride;
+      guint8 *p = cv->data + (gsize) (y + j) * cv->stride
+          + (gsize) (x + i) * cv->pstride;
 
       if (a == 0)
         continue;
@@ -159,8 +159,8 @@ blend_surface (const Canvas * cv, cairo_surface_t * surface, gint x, gint y)
 /* Draw @text (UTF-8) white on a black box whose bottom-left corner is
  * (x, bottom), kept on the frame. */
 static void
-draw_text (const Canvas * cv, PangoLayout * layout, gint x, gint bottom,
-    const gchar * text)
+draw_text (const Canvas *cv, PangoLayout *layout, gint x, gint bottom,
+    const gchar *text)
 {
   PangoRectangle ink, logical;
   cairo_surface_t *surface;
@@ -188,16 +188,16 @@ draw_text (const Canvas * cv, PangoLayout * layout, gint x, gint bottom,
 
   /* keep the label on the frame */
   x = CLAMP (x, 0, MAX (cv->width - w, 0));
-  blend_surface (cv, surface, x, CLAMP (bottom - h, 0, MAX (cv->height - h,
-              0)));
+  blend_surface (cv, surface, x,
+      CLAMP (bottom - h, 0, MAX (cv->height - h, 0)));
   cairo_surface_destroy (surface);
 }
 
 static gchar *
-roi_label (GstVideoRegionOfInterestMeta * roi)
+roi_label (GstVideoRegionOfInterestMeta *roi)
 {
-  GstStructure *s = gst_video_region_of_interest_meta_get_param (roi,
-      GST_NN_TEXT_PARAM_NAME);
+  GstStructure *s =
+      gst_video_region_of_interest_meta_get_param (roi, GST_NN_TEXT_PARAM_NAME);
   const gchar *t;
 
   if (s && (t = gst_structure_get_string (s, "text")))
@@ -216,7 +216,7 @@ roi_label (GstVideoRegionOfInterestMeta * roi)
 /* (Re)make the layout the labels are drawn with; @font NULL keeps the
  * font it has. */
 static void
-prepare_layout (GstNnOverlay * self, const gchar * font)
+prepare_layout (GstNnOverlay *self, const gchar *font)
 {
   PangoFontDescription *desc;
 
@@ -234,15 +234,15 @@ prepare_layout (GstNnOverlay * self, const gchar * font)
     g_free (self->layout_font);
     self->layout_font = g_strdup (font);
   }
-  desc = pango_font_description_from_string (self->layout_font ?
-      self->layout_font : DEFAULT_FONT_DESC);
+  desc = pango_font_description_from_string (
+      self->layout_font ? self->layout_font : DEFAULT_FONT_DESC);
   pango_layout_set_font_description (self->layout, desc);
   pango_font_description_free (desc);
   GST_DEBUG_OBJECT (self, "labels in font '%s'", self->layout_font);
 }
 
 static void
-clear_layout (GstNnOverlay * self)
+clear_layout (GstNnOverlay *self)
 {
   g_clear_object (&self->layout);
   g_clear_object (&self->font_map);
@@ -250,14 +250,14 @@ clear_layout (GstNnOverlay * self)
 }
 
 static gboolean
-gst_nn_overlay_stop (GstBaseTransform * trans)
+gst_nn_overlay_stop (GstBaseTransform *trans)
 {
   clear_layout (GST_NN_OVERLAY (trans));
   return TRUE;
 }
 
 static void
-gst_nn_overlay_finalize (GObject * object)
+gst_nn_overlay_finalize (GObject *object)
 {
   GstNnOverlay *self = GST_NN_OVERLAY (object);
 
@@ -267,8 +267,7 @@ gst_nn_overlay_finalize (GObject * object)
 }
 
 static GstFlowReturn
-gst_nn_overlay_transform_frame_ip (GstVideoFilter * filter,
-    GstVideoFrame * frame)
+gst_nn_overlay_transform_frame_ip (GstVideoFilter *filter, GstVideoFrame *frame)
 {
   GstNnOverlay *self = GST_NN_OVERLAY (filter);
   Canvas cv;
@@ -299,8 +298,9 @@ gst_nn_overlay_transform_frame_ip (GstVideoFilter * filter,
   cv.off_r = GST_VIDEO_FRAME_COMP_POFFSET (frame, GST_VIDEO_COMP_R);
   cv.off_g = GST_VIDEO_FRAME_COMP_POFFSET (frame, GST_VIDEO_COMP_G);
   cv.off_b = GST_VIDEO_FRAME_COMP_POFFSET (frame, GST_VIDEO_COMP_B);
-  cv.off_a = GST_VIDEO_INFO_HAS_ALPHA (&frame->info) ?
-      (gint) GST_VIDEO_FRAME_COMP_POFFSET (frame, GST_VIDEO_COMP_A) : -1;
+  cv.off_a = GST_VIDEO_INFO_HAS_ALPHA (&frame->info)
+      ? (gint) GST_VIDEO_FRAME_COMP_POFFSET (frame, GST_VIDEO_COMP_A)
+      : -1;
 
   while ((m = gst_buffer_iterate_meta_filtered (frame->buffer, &state,
               GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {
@@ -323,8 +323,8 @@ gst_nn_overlay_transform_frame_ip (GstVideoFilter * filter,
 }
 
 static void
-gst_nn_overlay_set_property (GObject * object, guint prop_id,
-    const GValue * value, GParamSpec * pspec)
+gst_nn_overlay_set_property (GObject *object, guint prop_id,
+    const GValue *value, GParamSpec *pspec)
 {
   GstNnOverlay *self = GST_NN_OVERLAY (object);
 
@@ -351,8 +351,8 @@ gst_nn_overlay_set_property (GObject * object, guint prop_id,
 }
 
 static void
-gst_nn_overlay_get_property (GObject * object, guint prop_id, GValue * value,
-    GParamSpec * pspec)
+gst_nn_overlay_get_property (GObject *object, guint prop_id, GValue *value,
+    GParamSpec *pspec)
 {
   GstNnOverlay *self = GST_NN_OVERLAY (object);
 
@@ -378,13 +378,13 @@ gst_nn_overlay_get_property (GObject * object, guint prop_id, GValue * value,
 }
 
 static void
-gst_nn_overlay_class_init (GstNnOverlayClass * klass)
+gst_nn_overlay_class_init (GstNnOverlayClass *klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
   GstVideoFilterClass *filter_class = GST_VIDEO_FILTER_CLASS (klass);
-  const GParamFlags flags = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-      GST_PARAM_MUTABLE_PLAYING;
+  const GParamFlags flags =
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING;
   GstCaps *caps;
 
   GST_DEBUG_CATEGORY_INIT (gst_nn_overlay_debug, "nnoverlay", 0,
@@ -405,7 +405,8 @@ gst_nn_overlay_class_init (GstNnOverlayClass * klass)
   g_object_class_install_property (gobject_class, PROP_FONT_DESC,
       g_param_spec_string ("font-desc", "Font description",
           "Pango font description of the labels (as textoverlay's), e.g. "
-          "\"Sans Bold 18\"", DEFAULT_FONT_DESC, flags));
+          "\"Sans Bold 18\"",
+          DEFAULT_FONT_DESC, flags));
   g_object_class_install_property (gobject_class, PROP_DRAW_TEXT,
       g_param_spec_boolean ("draw-text", "Draw text",
           "Draw each region's text or label", DEFAULT_DRAW_TEXT, flags));
@@ -416,8 +417,8 @@ gst_nn_overlay_class_init (GstNnOverlayClass * klass)
   gst_element_class_add_pad_template (element_class,
       gst_pad_template_new ("src", GST_PAD_SRC, GST_PAD_ALWAYS, caps));
   gst_caps_unref (caps);
-  gst_element_class_set_static_metadata (element_class,
-      "Result overlay", "Filter/Editor/Video",
+  gst_element_class_set_static_metadata (element_class, "Result overlay",
+      "Filter/Editor/Video",
       "Draws regions of interest and their text or labels onto video frames",
       "nnpipe developers");
 
@@ -428,7 +429,7 @@ gst_nn_overlay_class_init (GstNnOverlayClass * klass)
 }
 
 static void
-gst_nn_overlay_init (GstNnOverlay * self)
+gst_nn_overlay_init (GstNnOverlay *self)
 {
   self->color = DEFAULT_COLOR;
   self->thickness = DEFAULT_THICKNESS;

@@ -67,12 +67,12 @@ struct _GstNnParallel
 {
   GstBin parent;
 
-  GstPad *sink, *src;           /* ghost pads (owned by the element) */
-  GstElement *copies_bin;       /* the replicas bin while READY or up, or NULL */
+  GstPad *sink, *src;     /* ghost pads (owned by the element) */
+  GstElement *copies_bin; /* the replicas bin while READY or up, or NULL */
 
   /* OBJECT_LOCK */
   gchar *chain;
-  gint copies;                  /* checked at start: 1 to MAX_COPIES */
+  gint copies; /* checked at start: 1 to MAX_COPIES */
 };
 
 G_DEFINE_TYPE (GstNnParallel, gst_nn_parallel, GST_TYPE_BIN);
@@ -96,7 +96,7 @@ take_copy (gpointer user_data, guint r)
 
 /* One copy of the chain (floating), or NULL and @error set. */
 static GstElement *
-parse_copy (const gchar * chain, GError ** error)
+parse_copy (const gchar *chain, GError **error)
 {
   GstElement *bin;
   GstPad *sink, *src;
@@ -112,7 +112,8 @@ parse_copy (const gchar * chain, GError ** error)
   if (sink == NULL || src == NULL) {
     g_set_error (error, GST_PARSE_ERROR, GST_PARSE_ERROR_LINK,
         "it has no unlinked %s pad (the chain takes frames in and gives "
-        "frames out: no source or sink elements)", sink ? "src" : "sink");
+        "frames out: no source or sink elements)",
+        sink ? "src" : "sink");
     gst_object_ref_sink (bin);
     gst_object_unref (bin);
     bin = NULL;
@@ -124,7 +125,7 @@ parse_copy (const gchar * chain, GError ** error)
 
 /* NULL -> READY: the copies, inside a replicas bin behind our pads. */
 static gboolean
-build (GstNnParallel * self)
+build (GstNnParallel *self)
 {
   GstElement **made;
   GError *err = NULL;
@@ -162,40 +163,39 @@ build (GstNnParallel * self)
   return TRUE;
 
   /* ERRORS */
-no_chain:
-  {
-    g_free (chain);
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-        ("nnparallel needs chain= (a gst-launch description of the elements "
-            "to copy)"), (NULL));
-    return FALSE;
+no_chain : {
+  g_free (chain);
+  GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+      ("nnparallel needs chain= (a gst-launch description of the elements "
+       "to copy)"),
+      (NULL));
+  return FALSE;
+}
+bad_copies : {
+  g_free (chain);
+  GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+      ("invalid value %d for property 'copies': expected 1 to %d", copies,
+          MAX_COPIES),
+      (NULL));
+  return FALSE;
+}
+bad_chain : {
+  GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+      ("chain=\"%s\" cannot be made: %s", chain, err->message), (NULL));
+  for (guint i = 0; i < r; i++) {
+    gst_object_ref_sink (made[i]);
+    gst_object_unref (made[i]);
   }
-bad_copies:
-  {
-    g_free (chain);
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-        ("invalid value %d for property 'copies': expected 1 to %d", copies,
-            MAX_COPIES), (NULL));
-    return FALSE;
-  }
-bad_chain:
-  {
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-        ("chain=\"%s\" cannot be made: %s", chain, err->message), (NULL));
-    for (guint i = 0; i < r; i++) {
-      gst_object_ref_sink (made[i]);
-      gst_object_unref (made[i]);
-    }
-    g_free (made);
-    g_clear_error (&err);
-    g_free (chain);
-    return FALSE;
-  }
+  g_free (made);
+  g_clear_error (&err);
+  g_free (chain);
+  return FALSE;
+}
 }
 
 /* READY -> NULL: forget the copies (chain= and copies= may change). */
 static void
-unbuild (GstNnParallel * self)
+unbuild (GstNnParallel *self)
 {
   if (self->copies_bin == NULL)
     return;
@@ -207,15 +207,15 @@ unbuild (GstNnParallel * self)
 }
 
 static GstStateChangeReturn
-gst_nn_parallel_change_state (GstElement * element, GstStateChange transition)
+gst_nn_parallel_change_state (GstElement *element, GstStateChange transition)
 {
   GstNnParallel *self = GST_NN_PARALLEL (element);
   GstStateChangeReturn ret;
 
   if (transition == GST_STATE_CHANGE_NULL_TO_READY && !build (self))
     return GST_STATE_CHANGE_FAILURE;
-  ret = GST_ELEMENT_CLASS (gst_nn_parallel_parent_class)->change_state
-      (element, transition);
+  ret = GST_ELEMENT_CLASS (gst_nn_parallel_parent_class)
+            ->change_state (element, transition);
   if (transition == GST_STATE_CHANGE_READY_TO_NULL
       || (transition == GST_STATE_CHANGE_NULL_TO_READY
           && ret == GST_STATE_CHANGE_FAILURE))
@@ -224,8 +224,8 @@ gst_nn_parallel_change_state (GstElement * element, GstStateChange transition)
 }
 
 static void
-gst_nn_parallel_set_property (GObject * object, guint prop_id,
-    const GValue * value, GParamSpec * pspec)
+gst_nn_parallel_set_property (GObject *object, guint prop_id,
+    const GValue *value, GParamSpec *pspec)
 {
   GstNnParallel *self = GST_NN_PARALLEL (object);
 
@@ -246,8 +246,8 @@ gst_nn_parallel_set_property (GObject * object, guint prop_id,
 }
 
 static void
-gst_nn_parallel_get_property (GObject * object, guint prop_id, GValue * value,
-    GParamSpec * pspec)
+gst_nn_parallel_get_property (GObject *object, guint prop_id, GValue *value,
+    GParamSpec *pspec)
 {
   GstNnParallel *self = GST_NN_PARALLEL (object);
 
@@ -267,7 +267,7 @@ gst_nn_parallel_get_property (GObject * object, guint prop_id, GValue * value,
 }
 
 static void
-gst_nn_parallel_finalize (GObject * object)
+gst_nn_parallel_finalize (GObject *object)
 {
   GstNnParallel *self = GST_NN_PARALLEL (object);
 
@@ -276,7 +276,7 @@ gst_nn_parallel_finalize (GObject * object)
 }
 
 static void
-gst_nn_parallel_class_init (GstNnParallelClass * klass)
+gst_nn_parallel_class_init (GstNnParallelClass *klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
@@ -299,9 +299,10 @@ gst_nn_parallel_class_init (GstNnParallelClass * klass)
   g_object_class_install_property (gobject_class, PROP_CHAIN,
       g_param_spec_string ("chain", "Chain",
           "gst-launch description of the elements each copy runs "
-          "(one frame out per frame in)", DEFAULT_CHAIN,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
+          "(one frame out per frame in)",
+          DEFAULT_CHAIN,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_READY));
   /**
    * GstNnParallel:copies:
    *
@@ -311,20 +312,22 @@ gst_nn_parallel_class_init (GstNnParallelClass * klass)
   g_object_class_install_property (gobject_class, PROP_COPIES,
       g_param_spec_int ("copies", "Copies",
           "Copies of the chain (1 to 64), each taking frames in turn in its "
-          "own thread", G_MININT, G_MAXINT, DEFAULT_COPIES,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
+          "own thread",
+          G_MININT, G_MAXINT, DEFAULT_COPIES,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_READY));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
-  gst_element_class_set_static_metadata (element_class,
-      "nnpipe parallel chain", "Filter/Bin",
+  gst_element_class_set_static_metadata (element_class, "nnpipe parallel chain",
+      "Filter/Bin",
       "Runs copies of a chain of elements over alternate frames, outputs "
-      "in input order", "nnpipe");
+      "in input order",
+      "nnpipe");
 }
 
 static void
-gst_nn_parallel_init (GstNnParallel * self)
+gst_nn_parallel_init (GstNnParallel *self)
 {
   GstElementClass *klass = GST_ELEMENT_GET_CLASS (self);
 

@@ -27,13 +27,13 @@
  * probes on its pads (no lock, no property read on the streaming path). */
 typedef struct
 {
-  NnpTrace *trace;              /* not owned: closed after the queues are gone */
+  NnpTrace *trace; /* not owned: closed after the queues are gone */
   gint counter;
-  gint level;                   /* atomic */
+  gint level; /* atomic */
 } QueueTrace;
 
 static GstPadProbeReturn
-queue_trace_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+queue_trace_probe (GstPad *pad, GstPadProbeInfo *info, gpointer user_data)
 {
   QueueTrace *qt = user_data;
   gint delta = GST_PAD_IS_SINK (pad) ? 1 : -1;
@@ -44,7 +44,7 @@ queue_trace_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
 }
 
 static void
-queue_trace_attach (GstNnPipeline * self, GstElement * queue)
+queue_trace_attach (GstNnPipeline *self, GstElement *queue)
 {
   QueueTrace *qt = g_new0 (QueueTrace, 1);
   GstPad *sink = gst_element_get_static_pad (queue, "sink");
@@ -63,7 +63,7 @@ queue_trace_attach (GstNnPipeline * self, GstElement * queue)
 
 /* Bytes a stage hands to the next one (its outputs). */
 static gint64
-stage_out_bytes (NnpGraph * graph, const NnpPlanStage * st)
+stage_out_bytes (NnpGraph *graph, const NnpPlanStage *st)
 {
   gint64 bytes = 0;
 
@@ -99,9 +99,8 @@ typedef struct
  * with this host's CPU costs, said in a warning; the stage itself then
  * connects (or fails) as usual. */
 static gboolean
-plan_prepare_remote (NnpCostModel * cm, NnpGraph * graph,
-    const NnpDeviceSpec * devs, int n_devs, gpointer user_data,
-    GError ** error)
+plan_prepare_remote (NnpCostModel *cm, NnpGraph *graph,
+    const NnpDeviceSpec *devs, int n_devs, gpointer user_data, GError **error)
 {
   RemotePrepare *rp = user_data;
   GString *query = NULL;
@@ -127,7 +126,9 @@ plan_prepare_remote (NnpCostModel * cm, NnpGraph * graph,
             &err)) {
       GST_ELEMENT_WARNING (rp->self, RESOURCE, OPEN_READ,
           ("%s: no costs from its server (%s): planned with this host's "
-              "CPU costs and no link", devs[i].device, err->message), (NULL));
+           "CPU costs and no link",
+              devs[i].device, err->message),
+          (NULL));
       g_clear_error (&err);
     }
   }
@@ -141,8 +142,8 @@ plan_prepare_remote (NnpCostModel * cm, NnpGraph * graph,
  * split`).  New plan (and *graph, the specialised graph it refers to) or
  * NULL with error.  Call with build_lock held. */
 static NnpPlan *
-make_plan (GstNnPipeline * self, const NnpInputShape * shapes, guint n_shapes,
-    NnpGraph ** graph, GError ** error)
+make_plan (GstNnPipeline *self, const NnpInputShape *shapes, guint n_shapes,
+    NnpGraph **graph, GError **error)
 {
   NnpPlanRequest req = { 0 };
   RemotePrepare rp = { self, shapes, n_shapes };
@@ -173,8 +174,8 @@ make_plan (GstNnPipeline * self, const NnpInputShape * shapes, guint n_shapes,
   req.notice_data = self;
   req.prepare = plan_prepare_remote;
   req.prepare_data = &rp;
-  plan = nnp_plan_make (self->model, shapes, (int) n_shapes, &req, graph,
-      error);
+  plan =
+      nnp_plan_make (self->model, shapes, (int) n_shapes, &req, graph, error);
 
   g_free (stages);
   g_free (devices);
@@ -186,7 +187,7 @@ make_plan (GstNnPipeline * self, const NnpInputShape * shapes, guint n_shapes,
 
 /* The plan as an element message (and in the log). */
 static void
-post_plan (GstNnPipeline * self, NnpGraph * graph, const gchar * shapes)
+post_plan (GstNnPipeline *self, NnpGraph *graph, const gchar *shapes)
 {
   const NnpPlan *plan = self->plan;
   GValue stages = G_VALUE_INIT;
@@ -202,21 +203,17 @@ post_plan (GstNnPipeline * self, NnpGraph * graph, const gchar * shapes)
 
     for (gint i = 0; i < st->n_cpus; i++)
       g_string_append_printf (cpus, "%s%d", i ? "," : "", st->cpus[i]);
-    ss = gst_structure_new ("stage",
-        "index", G_TYPE_INT, k,
-        "device", G_TYPE_STRING, st->device,
-        "threads", G_TYPE_INT, st->threads,
-        "replicas", G_TYPE_INT, MAX (st->replicas, 1),
-        "cpus", G_TYPE_STRING, cpus->str,
-        "nodes", G_TYPE_INT, st->n_nodes,
-        "first-node", G_TYPE_STRING, st->n_nodes ? st->nodes[0] : "",
-        "last-node", G_TYPE_STRING,
-        st->n_nodes ? st->nodes[st->n_nodes - 1] : "",
-        "inputs", G_TYPE_INT, st->n_inputs,
-        "outputs", G_TYPE_INT, st->n_outputs,
-        "predicted-ms", G_TYPE_DOUBLE, st->predicted_ms,
-        "crossing-bytes", G_TYPE_INT64, k + 1 < plan->n_stages ?
-        stage_out_bytes (graph, st) : (gint64) 0, NULL);
+    ss = gst_structure_new ("stage", "index", G_TYPE_INT, k, "device",
+        G_TYPE_STRING, st->device, "threads", G_TYPE_INT, st->threads,
+        "replicas", G_TYPE_INT, MAX (st->replicas, 1), "cpus", G_TYPE_STRING,
+        cpus->str, "nodes", G_TYPE_INT, st->n_nodes, "first-node",
+        G_TYPE_STRING, st->n_nodes ? st->nodes[0] : "", "last-node",
+        G_TYPE_STRING, st->n_nodes ? st->nodes[st->n_nodes - 1] : "", "inputs",
+        G_TYPE_INT, st->n_inputs, "outputs", G_TYPE_INT, st->n_outputs,
+        "predicted-ms", G_TYPE_DOUBLE, st->predicted_ms, "crossing-bytes",
+        G_TYPE_INT64,
+        k + 1 < plan->n_stages ? stage_out_bytes (graph, st) : (gint64) 0,
+        NULL);
     g_string_free (cpus, TRUE);
     g_value_init (&v, GST_TYPE_STRUCTURE);
     gst_value_set_structure (&v, ss);
@@ -224,14 +221,13 @@ post_plan (GstNnPipeline * self, NnpGraph * graph, const gchar * shapes)
     gst_value_array_append_and_take_value (&stages, &v);
   }
 
-  s = gst_structure_new ("nnpipeline-plan",
-      "model", G_TYPE_STRING, self->model_file,
-      "shapes", G_TYPE_STRING, shapes,
-      "n-stages", G_TYPE_INT, plan->n_stages,
-      "method", G_TYPE_STRING, plan->method ? plan->method : "plan",
-      "cost", G_TYPE_STRING, plan->cost ? plan->cost : "",
-      "predicted-bottleneck-ms", G_TYPE_DOUBLE, plan->predicted_bottleneck_ms,
-      "bottleneck-stage", G_TYPE_INT, plan->bottleneck_stage, NULL);
+  s = gst_structure_new ("nnpipeline-plan", "model", G_TYPE_STRING,
+      self->model_file, "shapes", G_TYPE_STRING, shapes, "n-stages", G_TYPE_INT,
+      plan->n_stages, "method", G_TYPE_STRING,
+      plan->method ? plan->method : "plan", "cost", G_TYPE_STRING,
+      plan->cost ? plan->cost : "", "predicted-bottleneck-ms", G_TYPE_DOUBLE,
+      plan->predicted_bottleneck_ms, "bottleneck-stage", G_TYPE_INT,
+      plan->bottleneck_stage, NULL);
   gst_structure_take_value (s, "stages", &stages);
 
   table = nnp_plan_to_table (plan);
@@ -246,7 +242,7 @@ post_plan (GstNnPipeline * self, NnpGraph * graph, const gchar * shapes)
 /* Remove the inner elements.  Call with build_lock held, streaming
  * stopped. */
 void
-gst_nn_pipeline_teardown_locked (GstNnPipeline * self)
+gst_nn_pipeline_teardown_locked (GstNnPipeline *self)
 {
   gst_ghost_pad_set_target (GST_GHOST_PAD (self->sinkpad), NULL);
   gst_ghost_pad_set_target (GST_GHOST_PAD (self->srcpad), NULL);
@@ -289,10 +285,10 @@ make_stage (gpointer user_data, guint r)
   const gchar *device = ps->device;
   /* a remote:// device: the stage runs on a server (docs/remote.md) */
   gboolean remote = g_str_has_prefix (device, "remote://");
-  GstElement *stage = gst_element_factory_make (remote ? "nnremote" :
-      "nnstage", NULL);
+  GstElement *stage =
+      gst_element_factory_make (remote ? "nnremote" : "nnstage", NULL);
   gint threads = MAX (ps->threads, 1);
-  NnpPlan *own = NULL;          /* owned: replica r's cores */
+  NnpPlan *own = NULL; /* owned: replica r's cores */
 
   if (ps->replicas > 1 && ps->n_cpus >= threads * ps->replicas) {
     /* a pinned replicated stage: replica r on cpus [r * threads, (r + 1) *
@@ -306,7 +302,7 @@ make_stage (gpointer user_data, guint r)
   }
   g_object_set (stage, "model", ms->self->model_file, "plan-object",
       own ? own : ms->self->plan, "stage", ms->k, NULL);
-  nnp_plan_free (own);          /* nnstage copied it */
+  nnp_plan_free (own); /* nnstage copied it */
   if (remote)
     g_object_set (stage, "hosts", device, NULL);
   else
@@ -320,8 +316,8 @@ make_stage (gpointer user_data, guint r)
  * model's static declared shapes).  sync: bring the new elements to the
  * bin's state (when built while streaming).  Call with build_lock held. */
 gboolean
-gst_nn_pipeline_build_locked (GstNnPipeline * self, const GstNnTensorsInfo * info,
-    gboolean sync, GError ** error)
+gst_nn_pipeline_build_locked (GstNnPipeline *self, const GstNnTensorsInfo *info,
+    gboolean sync, GError **error)
 {
   NnpInputShape shapes[GST_NN_TENSORS_MAX];
   NnpGraph *graph;
@@ -345,7 +341,7 @@ gst_nn_pipeline_build_locked (GstNnPipeline * self, const GstNnTensorsInfo * inf
       if (v->constant)
         continue;
       if (n_shapes >= GST_NN_TENSORS_MAX || !nnp_shape_is_static (&v->shape))
-        return TRUE;            /* wait for caps */
+        return TRUE; /* wait for caps */
       shapes[n_shapes].name = v->name;
       shapes[n_shapes].shape = v->shape;
       n_shapes++;
@@ -359,8 +355,10 @@ gst_nn_pipeline_build_locked (GstNnPipeline * self, const GstNnTensorsInfo * inf
     gint n_ps = 0;
 
     ps = nnp_plan_get_input_shapes (self->plan, &n_ps);
-    graph = nnp_model_specialize (self->model, ps, n_ps, self->plan->no_fusion ?
-        NNP_SPECIALIZE_NO_FUSION : NNP_SPECIALIZE_DEFAULT, error);
+    graph = nnp_model_specialize (self->model, ps, n_ps,
+        self->plan->no_fusion ? NNP_SPECIALIZE_NO_FUSION
+                              : NNP_SPECIALIZE_DEFAULT,
+        error);
     g_free (ps);
     if (graph == NULL) {
       g_clear_pointer (&self->plan, nnp_plan_free);
@@ -412,8 +410,9 @@ gst_nn_pipeline_build_locked (GstNnPipeline * self, const GstNnTensorsInfo * inf
   }
 
   {
-    GstPad *first = gst_element_get_static_pad (g_ptr_array_index
-        (self->stage_elems, 0), "sink");
+    GstPad *first =
+        gst_element_get_static_pad (g_ptr_array_index (self->stage_elems, 0),
+            "sink");
     GstPad *last = gst_element_get_static_pad (prev, "src");
 
     if (self->streams) {
@@ -429,8 +428,8 @@ gst_nn_pipeline_build_locked (GstNnPipeline * self, const GstNnTensorsInfo * inf
   if (sync) {
     /* downstream first, so that data meets running elements */
     for (gint k = self->plan->n_stages - 1; k >= 0; k--) {
-      if (!gst_element_sync_state_with_parent (g_ptr_array_index
-              (self->stage_elems, k))) {
+      if (!gst_element_sync_state_with_parent (
+              g_ptr_array_index (self->stage_elems, k))) {
         g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
             "stage %d failed to start", k);
         g_free (key);
@@ -438,8 +437,8 @@ gst_nn_pipeline_build_locked (GstNnPipeline * self, const GstNnTensorsInfo * inf
         return FALSE;
       }
       if (k > 0)
-        gst_element_sync_state_with_parent (g_ptr_array_index (self->queues,
-                k - 1));
+        gst_element_sync_state_with_parent (
+            g_ptr_array_index (self->queues, k - 1));
     }
   }
 
@@ -447,8 +446,8 @@ gst_nn_pipeline_build_locked (GstNnPipeline * self, const GstNnTensorsInfo * inf
   self->graph = nnp_graph_ref (graph);
 
   g_free (self->built_key);
-  self->built_key = info ? gst_nn_tensors_info_to_string (info) :
-      g_strdup (key);
+  self->built_key =
+      info ? gst_nn_tensors_info_to_string (info) : g_strdup (key);
   GST_INFO_OBJECT (self, "built %d stages for %s in %.1f ms",
       self->plan->n_stages, key, (g_get_monotonic_time () - t0) / 1000.0);
   post_plan (self, graph, key);
@@ -459,7 +458,7 @@ gst_nn_pipeline_build_locked (GstNnPipeline * self, const GstNnTensorsInfo * inf
 
 /* Load the model named by the property (or the plan's).  Build lock held. */
 gboolean
-gst_nn_pipeline_load_model_locked (GstNnPipeline * self, GError ** error)
+gst_nn_pipeline_load_model_locked (GstNnPipeline *self, GError **error)
 {
   gchar *path, *plan_path;
   NnpModel *model;
@@ -504,7 +503,7 @@ gst_nn_pipeline_load_model_locked (GstNnPipeline * self, GError ** error)
 
 /* Open the trace of the 'trace' property or NNP_TRACE, if any (build_lock). */
 gboolean
-gst_nn_pipeline_trace_open_locked (GstNnPipeline * self, GError ** error)
+gst_nn_pipeline_trace_open_locked (GstNnPipeline *self, GError **error)
 {
   gchar *path;
 
@@ -520,10 +519,9 @@ gst_nn_pipeline_trace_open_locked (GstNnPipeline * self, GError ** error)
 /* Close it (after the stages and queues are gone): the last of the trace's
  * users writes the file (build_lock). */
 gboolean
-gst_nn_pipeline_trace_close_locked (GstNnPipeline * self, GError ** error)
+gst_nn_pipeline_trace_close_locked (GstNnPipeline *self, GError **error)
 {
   if (self->trace == NULL)
     return TRUE;
   return nnp_trace_close (g_steal_pointer (&self->trace), error);
 }
-

@@ -41,8 +41,8 @@ struct _GstNnPipeline
 {
   GstBin parent;
 
-  GstPad *sinkpad, *srcpad;     /* ghost pads (owned by the element) */
-  GstNnStreams *streams;        /* owned; NULL until a sink_%u is requested:
+  GstPad *sinkpad, *srcpad; /* ghost pads (owned by the element) */
+  GstNnStreams *streams;    /* owned; NULL until a sink_%u is requested:
                                  * then the stages run between its mux and
                                  * demux and sink/src stay unlinked
                                  * (gstnnpipeline-streams.c) */
@@ -61,25 +61,25 @@ struct _GstNnPipeline
   gchar *trace_path;
   guint max_replicas;
   guint batch_size;
-  guint64 batch_timeout;        /* ns */
+  guint64 batch_timeout; /* ns */
 
   /* stream state (build_lock), between READY -> PAUSED and back */
   GMutex build_lock;
-  NnpModel *model;              /* owned ref; also under the object lock
+  NnpModel *model;        /* owned ref; also under the object lock
                                  * (the caps query reads it) */
-  gchar *model_file;            /* path the model was loaded from */
-  NnpPlan *plan;                /* owned, NULL until built */
-  NnpGraph *graph;              /* owned ref: the specialised graph of plan */
-  NnpPlan *next_plan;           /* owned: the plan the next build takes
+  gchar *model_file;      /* path the model was loaded from */
+  NnpPlan *plan;          /* owned, NULL until built */
+  NnpGraph *graph;        /* owned ref: the specialised graph of plan */
+  NnpPlan *next_plan;     /* owned: the plan the next build takes
                                  * instead of making one (a re-balancing
                                  * switch, gstnnpipeline-rebalance.c) */
-  GPtrArray *stage_elems;       /* nnstage GstElement* (refs) */
-  GPtrArray *queues;            /* queue GstElement* (refs) */
-  gchar *built_key;             /* input caps the stages were built for */
-  NnpTrace *trace;              /* owned ref, NULL when not tracing: the
+  GPtrArray *stage_elems; /* nnstage GstElement* (refs) */
+  GPtrArray *queues;      /* queue GstElement* (refs) */
+  gchar *built_key;       /* input caps the stages were built for */
+  NnpTrace *trace;        /* owned ref, NULL when not tracing: the
                                  * queues' levels; the stages hold their own */
 
-  GstCaps *refused_caps;        /* input caps whose error was posted (ref,
+  GstCaps *refused_caps; /* input caps whose error was posted (ref,
                                  * build_lock): posted once, not on every
                                  * retry of the same CAPS event */
 
@@ -90,80 +90,83 @@ struct _GstNnPipeline
    * its own references, set by build_locked() and dropped by
    * teardown_locked() under stats_lock. */
   GMutex stats_lock;
-  GMutex post_lock;             /* one post_stats at a time, so that the
+  GMutex post_lock;        /* one post_stats at a time, so that the
                                  * messages leave in order */
-  GPtrArray *stats_stages;      /* nnstage GstElement* (refs) */
-  GPtrArray *stats_queues;      /* queue GstElement* (refs) */
-  gboolean final_posted;        /* the final=true message is out: no
+  GPtrArray *stats_stages; /* nnstage GstElement* (refs) */
+  GPtrArray *stats_queues; /* queue GstElement* (refs) */
+  gboolean final_posted;   /* the final=true message is out: no
                                  * periodic one after it */
-  GThread *ticker;              /* the periodic messages' thread, or NULL */
-  GCond ticker_cond;            /* wakes it up to stop */
-  gint64 tick_period;           /* us */
-  gint64 last_tick;             /* monotonic us */
+  GThread *ticker;         /* the periodic messages' thread, or NULL */
+  GCond ticker_cond;       /* wakes it up to stop */
+  gint64 tick_period;      /* us */
+  gint64 last_tick;        /* monotonic us */
   guint64 last_busy[MAX_STAGES];
   guint64 last_frames;
   guint64 frames_in, frames_out;
-  gint64 first_in;              /* monotonic us of the first input buffer, 0 */
-  gint64 first_out, last_out;   /* monotonic us of the first and last output buffers */
+  gint64 first_in; /* monotonic us of the first input buffer, 0 */
+  gint64 first_out,
+      last_out; /* monotonic us of the first and last output buffers */
 
-  GstNnPipelineRebalance *rb;   /* owned: re-balancing (gstnnpipeline-rebalance.c) */
+  GstNnPipelineRebalance
+      *rb; /* owned: re-balancing (gstnnpipeline-rebalance.c) */
 };
 
 /* gstnnpipeline-build.c (build_lock held by the caller) */
-gboolean gst_nn_pipeline_load_model_locked (GstNnPipeline * self, GError ** error);
-gboolean gst_nn_pipeline_build_locked (GstNnPipeline * self,
-    const GstNnTensorsInfo * info, gboolean sync, GError ** error);
-void gst_nn_pipeline_teardown_locked (GstNnPipeline * self);
-gboolean gst_nn_pipeline_trace_open_locked (GstNnPipeline * self, GError ** error);
-gboolean gst_nn_pipeline_trace_close_locked (GstNnPipeline * self, GError ** error);
+gboolean gst_nn_pipeline_load_model_locked (GstNnPipeline *self,
+    GError **error);
+gboolean gst_nn_pipeline_build_locked (GstNnPipeline *self,
+    const GstNnTensorsInfo *info, gboolean sync, GError **error);
+void gst_nn_pipeline_teardown_locked (GstNnPipeline *self);
+gboolean gst_nn_pipeline_trace_open_locked (GstNnPipeline *self,
+    GError **error);
+gboolean gst_nn_pipeline_trace_close_locked (GstNnPipeline *self,
+    GError **error);
 
 /* gstnnpipeline-streams.c: request pads sink_%u / src_%u */
-GstPad *gst_nn_pipeline_request_new_pad (GstElement * element,
-    GstPadTemplate * templ, const gchar * name, const GstCaps * caps);
-void gst_nn_pipeline_release_pad (GstElement * element, GstPad * pad);
+GstPad *gst_nn_pipeline_request_new_pad (GstElement *element,
+    GstPadTemplate *templ, const gchar *name, const GstCaps *caps);
+void gst_nn_pipeline_release_pad (GstElement *element, GstPad *pad);
 /* READY -> PAUSED, model loaded: batch-size checked against the model and
  * handed to the streams. */
-gboolean gst_nn_pipeline_streams_start_locked (GstNnPipeline * self,
-    GError ** error);
+gboolean gst_nn_pipeline_streams_start_locked (GstNnPipeline *self,
+    GError **error);
 
 /* gstnnpipeline-stats.c (never takes build_lock) */
 /* Zero the counters (READY -> PAUSED). */
-void gst_nn_pipeline_stats_reset (GstNnPipeline * self);
+void gst_nn_pipeline_stats_reset (GstNnPipeline *self);
 /* The stages and queues the stats read: references of their own, so that
  * a post never needs build_lock (NULL, NULL: none). */
-void gst_nn_pipeline_stats_set_elements (GstNnPipeline * self,
-    GPtrArray * stages, GPtrArray * queues);
-void gst_nn_pipeline_stats_start (GstNnPipeline * self);
-void gst_nn_pipeline_stats_stop (GstNnPipeline * self);
-GstPadProbeReturn gst_nn_pipeline_stats_sink_probe (GstPad * pad,
-    GstPadProbeInfo * info, gpointer user_data);
-GstPadProbeReturn gst_nn_pipeline_stats_src_probe (GstPad * pad,
-    GstPadProbeInfo * info, gpointer user_data);
+void gst_nn_pipeline_stats_set_elements (GstNnPipeline *self, GPtrArray *stages,
+    GPtrArray *queues);
+void gst_nn_pipeline_stats_start (GstNnPipeline *self);
+void gst_nn_pipeline_stats_stop (GstNnPipeline *self);
+GstPadProbeReturn gst_nn_pipeline_stats_sink_probe (GstPad *pad,
+    GstPadProbeInfo *info, gpointer user_data);
+GstPadProbeReturn gst_nn_pipeline_stats_src_probe (GstPad *pad,
+    GstPadProbeInfo *info, gpointer user_data);
 
 /* gstnnpipeline-rebalance.c: re-balancing while PLAYING (never takes
  * build_lock but in the switch, from the streaming thread) */
-void gst_nn_pipeline_rebalance_init (GstNnPipeline * self);
-void gst_nn_pipeline_rebalance_finalize (GstNnPipeline * self);
-void gst_nn_pipeline_rebalance_install_properties (GObjectClass * gobject_class);
-gboolean gst_nn_pipeline_rebalance_set_property (GstNnPipeline * self,
-    guint prop_id, const GValue * value);
-gboolean gst_nn_pipeline_rebalance_get_property (GstNnPipeline * self,
-    guint prop_id, GValue * value);
-void gst_nn_pipeline_rebalance_start (GstNnPipeline * self);
-void gst_nn_pipeline_rebalance_stop (GstNnPipeline * self);
-void gst_nn_pipeline_rebalance_reset (GstNnPipeline * self);
+void gst_nn_pipeline_rebalance_init (GstNnPipeline *self);
+void gst_nn_pipeline_rebalance_finalize (GstNnPipeline *self);
+void gst_nn_pipeline_rebalance_install_properties (GObjectClass *gobject_class);
+gboolean gst_nn_pipeline_rebalance_set_property (GstNnPipeline *self,
+    guint prop_id, const GValue *value);
+gboolean gst_nn_pipeline_rebalance_get_property (GstNnPipeline *self,
+    guint prop_id, GValue *value);
+void gst_nn_pipeline_rebalance_start (GstNnPipeline *self);
+void gst_nn_pipeline_rebalance_stop (GstNnPipeline *self);
+void gst_nn_pipeline_rebalance_reset (GstNnPipeline *self);
 /* debug-slowdown parses (check_properties, at start) */
-gboolean gst_nn_pipeline_rebalance_check (GstNnPipeline * self,
-    GError ** error);
+gboolean gst_nn_pipeline_rebalance_check (GstNnPipeline *self, GError **error);
 /* after each successful build (build_lock held): the stages are new.
  * FALSE with an error naming 'rebalance' when it is true and the plan has
  * a remote stage (refused at start). */
-gboolean gst_nn_pipeline_rebalance_built (GstNnPipeline * self,
-    GError ** error);
+gboolean gst_nn_pipeline_rebalance_built (GstNnPipeline *self, GError **error);
 /* Count the buffers into and out of the stages on these pads (a switch
  * happens on `in`, before a buffer): the ghost pads at init, the streams'
  * chain ends when request pads are made. */
-void gst_nn_pipeline_rebalance_watch (GstNnPipeline * self, GstPad * in,
-    GstPad * out);
+void gst_nn_pipeline_rebalance_watch (GstNnPipeline *self, GstPad *in,
+    GstPad *out);
 
 G_END_DECLS

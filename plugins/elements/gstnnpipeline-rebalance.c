@@ -68,30 +68,30 @@ struct _GstNnPipelineRebalance
   /* properties (object lock of the element) */
   gboolean enabled;
   gdouble threshold;
-  guint interval;               /* ms */
-  guint sustain;                /* windows */
-  gchar *debug_slowdown;        /* "0,2": per stage, or NULL */
+  guint interval;        /* ms */
+  guint sustain;         /* windows */
+  gchar *debug_slowdown; /* "0,2": per stage, or NULL */
 
   GMutex lock;
-  GCond cond;                   /* the thread's stop; the drain */
-  GThread *thread;              /* the monitor, or NULL */
-  gboolean stop;                /* the monitor must end */
-  NnpModel *model;              /* owned ref: the current stages' model */
-  NnpPlan *plan;                /* owned copy of the current plan, or NULL */
-  NnpGraph *graph;              /* owned ref: its specialised graph */
-  guint gen;                    /* bumped when the stages are rebuilt */
-  NnpPlan *pending;             /* owned: the plan to switch to, or NULL */
-  NnpRebalance pending_why;     /* what nnp_plan_rebalance() found for it */
-  guint64 in, out;              /* buffers into and out of the stages */
-  guint count;                  /* switches done since READY -> PAUSED */
-  gboolean refused;             /* the plan cannot be re-balanced (said once) */
+  GCond cond;               /* the thread's stop; the drain */
+  GThread *thread;          /* the monitor, or NULL */
+  gboolean stop;            /* the monitor must end */
+  NnpModel *model;          /* owned ref: the current stages' model */
+  NnpPlan *plan;            /* owned copy of the current plan, or NULL */
+  NnpGraph *graph;          /* owned ref: its specialised graph */
+  guint gen;                /* bumped when the stages are rebuilt */
+  NnpPlan *pending;         /* owned: the plan to switch to, or NULL */
+  NnpRebalance pending_why; /* what nnp_plan_rebalance() found for it */
+  guint64 in, out;          /* buffers into and out of the stages */
+  guint count;              /* switches done since READY -> PAUSED */
+  gboolean refused;         /* the plan cannot be re-balanced (said once) */
 };
 
 /* ------------------------------------------------------------------------ */
 /* properties */
 
 void
-gst_nn_pipeline_rebalance_install_properties (GObjectClass * gobject_class)
+gst_nn_pipeline_rebalance_install_properties (GObjectClass *gobject_class)
 {
   /**
    * GstNnPipeline:rebalance:
@@ -102,45 +102,50 @@ gst_nn_pipeline_rebalance_install_properties (GObjectClass * gobject_class)
   g_object_class_install_property (gobject_class, PROP_REBALANCE,
       g_param_spec_boolean ("rebalance", "Rebalance",
           "Switch to a better split while playing when the measured stage "
-          "times call for one", DEFAULT_REBALANCE,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_PLAYING));
+          "times call for one",
+          DEFAULT_REBALANCE,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_REBALANCE_THRESHOLD,
       g_param_spec_double ("rebalance-threshold", "Rebalance threshold",
           "Switch when the measured bottleneck exceeds the best plan's for "
-          "the measured costs by this factor", 1.0, 100.0,
-          DEFAULT_REBALANCE_THRESHOLD, G_PARAM_READWRITE |
-          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
+          "the measured costs by this factor",
+          1.0, 100.0, DEFAULT_REBALANCE_THRESHOLD,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_REBALANCE_INTERVAL,
       g_param_spec_uint ("rebalance-interval", "Rebalance interval",
           "Milliseconds of one measurement window", 50, 600000,
-          DEFAULT_REBALANCE_INTERVAL, G_PARAM_READWRITE |
-          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+          DEFAULT_REBALANCE_INTERVAL,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_REBALANCE_SUSTAIN,
       g_param_spec_uint ("rebalance-sustain", "Rebalance sustain",
           "Windows in a row over the threshold before a switch", 1, 1000,
-          DEFAULT_REBALANCE_SUSTAIN, G_PARAM_READWRITE |
-          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
+          DEFAULT_REBALANCE_SUSTAIN,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_DEBUG_SLOWDOWN,
       g_param_spec_string ("debug-slowdown", "Debug slowdown",
           "Testing: per stage, the nnstage debug-slowdown factor (\"0,2\": "
           "stage 1 three times slower), kept across re-balancing",
-          DEFAULT_DEBUG_SLOWDOWN, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
-          | GST_PARAM_MUTABLE_PLAYING));
+          DEFAULT_DEBUG_SLOWDOWN,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_PLAYING));
 }
 
-static void apply_slowdown (GstNnPipeline * self, GPtrArray * stages);
-static void refuse_remote_playing (GstNnPipeline * self);
+static void apply_slowdown (GstNnPipeline *self, GPtrArray *stages);
+static void refuse_remote_playing (GstNnPipeline *self);
 
 gboolean
-gst_nn_pipeline_rebalance_set_property (GstNnPipeline * self, guint prop_id,
-    const GValue * value)
+gst_nn_pipeline_rebalance_set_property (GstNnPipeline *self, guint prop_id,
+    const GValue *value)
 {
   GstNnPipelineRebalance *rb = self->rb;
 
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
-    case PROP_REBALANCE:{
+    case PROP_REBALANCE: {
       gboolean enabled = g_value_get_boolean (value);
 
       rb->enabled = enabled;
@@ -176,8 +181,8 @@ gst_nn_pipeline_rebalance_set_property (GstNnPipeline * self, guint prop_id,
 }
 
 gboolean
-gst_nn_pipeline_rebalance_get_property (GstNnPipeline * self, guint prop_id,
-    GValue * value)
+gst_nn_pipeline_rebalance_get_property (GstNnPipeline *self, guint prop_id,
+    GValue *value)
 {
   GstNnPipelineRebalance *rb = self->rb;
 
@@ -210,7 +215,7 @@ gst_nn_pipeline_rebalance_get_property (GstNnPipeline * self, guint prop_id,
  * to 100 (nnstage's range); NULL or "" is none.  FALSE with an error naming
  * the property and the value otherwise. */
 static gboolean
-parse_slowdown (const gchar * str, GArray ** factors, GError ** error)
+parse_slowdown (const gchar *str, GArray **factors, GError **error)
 {
   gchar **items;
   gboolean ok = TRUE;
@@ -224,9 +229,11 @@ parse_slowdown (const gchar * str, GArray ** factors, GError ** error)
     gdouble f = g_ascii_strtod (items[k], &end);
 
     if (end == items[k] || *end != '\0' || !(f >= 0.0 && f <= 100.0)) {
-      g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "invalid value "
+      g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
+          "invalid value "
           "\"%s\" for property 'debug-slowdown': item %u (\"%s\") is not a "
-          "factor from 0 to 100", str, k, items[k]);
+          "factor from 0 to 100",
+          str, k, items[k]);
       ok = FALSE;
     }
     g_array_append_val (*factors, f);
@@ -239,16 +246,18 @@ parse_slowdown (const gchar * str, GArray ** factors, GError ** error)
 
 /* rebalance=true refused: remote stages (`what` says where). */
 static void
-remote_error (const gchar * what, GError ** error)
+remote_error (const gchar *what, GError **error)
 {
-  g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "property 'rebalance' "
+  g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
+      "property 'rebalance' "
       "cannot be true with remote stages (%s): their node costs are their "
       "servers' and a switch would need the servers to prepare new parts; "
-      "set rebalance=false or plan the stages on this host", what);
+      "set rebalance=false or plan the stages on this host",
+      what);
 }
 
 gboolean
-gst_nn_pipeline_rebalance_check (GstNnPipeline * self, GError ** error)
+gst_nn_pipeline_rebalance_check (GstNnPipeline *self, GError **error)
 {
   GArray *factors;
   gboolean ok;
@@ -272,7 +281,7 @@ gst_nn_pipeline_rebalance_check (GstNnPipeline * self, GError ** error)
 /* Element e (a stage) and, for a replicated stage (a bin), every element
  * in it that has a debug-slowdown: all replicas slowed alike. */
 static void
-set_slowdown (GstElement * e, gdouble f)
+set_slowdown (GstElement *e, gdouble f)
 {
   if (GST_IS_BIN (e)) {
     GstIterator *it = gst_bin_iterate_elements (GST_BIN (e));
@@ -285,7 +294,7 @@ set_slowdown (GstElement * e, gdouble f)
     g_value_unset (&v);
     gst_iterator_free (it);
   } else if (g_object_class_find_property (G_OBJECT_GET_CLASS (e),
-          "debug-slowdown")) {
+                 "debug-slowdown")) {
     g_object_set (e, "debug-slowdown", f, NULL);
   }
 }
@@ -295,7 +304,7 @@ set_slowdown (GstElement * e, gdouble f)
  * that does not parse (set while PLAYING) is an element error and leaves
  * the stages as they are; at start check_properties refused it already. */
 static void
-apply_slowdown (GstNnPipeline * self, GPtrArray * stages)
+apply_slowdown (GstNnPipeline *self, GPtrArray *stages)
 {
   GArray *factors;
   GError *err = NULL;
@@ -322,7 +331,7 @@ apply_slowdown (GstNnPipeline * self, GPtrArray * stages)
 
 /* The first stage of plan that runs on a server, or -1. */
 static gint
-remote_stage (const NnpPlan * plan)
+remote_stage (const NnpPlan *plan)
 {
   for (gint k = 0; plan && k < plan->n_stages; k++)
     if (g_str_has_prefix (plan->stages[k].device, "remote://"))
@@ -332,7 +341,7 @@ remote_stage (const NnpPlan * plan)
 
 /* rebalance=true and a remote stage in plan: the error saying why not. */
 static gboolean
-check_remote (GstNnPipeline * self, const NnpPlan * plan, GError ** error)
+check_remote (GstNnPipeline *self, const NnpPlan *plan, GError **error)
 {
   gboolean enabled;
   gint k = remote_stage (plan);
@@ -352,7 +361,7 @@ check_remote (GstNnPipeline * self, const NnpPlan * plan, GError ** error)
 /* rebalance=true set while the stages run: with a remote stage an element
  * error (as at start), and the monitor leaves the plan alone. */
 static void
-refuse_remote_playing (GstNnPipeline * self)
+refuse_remote_playing (GstNnPipeline *self)
 {
   GstNnPipelineRebalance *rb = self->rb;
   NnpPlan *plan;
@@ -363,7 +372,7 @@ refuse_remote_playing (GstNnPipeline * self)
   running = GST_STATE (self) >= GST_STATE_PAUSED;
   GST_OBJECT_UNLOCK (self);
   if (!running)
-    return;                     /* the next build says it (at start) */
+    return; /* the next build says it (at start) */
   g_mutex_lock (&rb->lock);
   plan = rb->plan ? nnp_plan_copy (rb->plan) : NULL;
   g_mutex_unlock (&rb->lock);
@@ -378,7 +387,7 @@ refuse_remote_playing (GstNnPipeline * self)
 }
 
 gboolean
-gst_nn_pipeline_rebalance_built (GstNnPipeline * self, GError ** error)
+gst_nn_pipeline_rebalance_built (GstNnPipeline *self, GError **error)
 {
   GstNnPipelineRebalance *rb = self->rb;
 
@@ -415,7 +424,7 @@ typedef struct
 /* The stages' busy time and frames now (stats_lock for the list, the
  * elements' own locks for the values).  FALSE when there are none. */
 static gboolean
-sample_read (GstNnPipeline * self, Sample * s)
+sample_read (GstNnPipeline *self, Sample *s)
 {
   GstElement *refs[MAX_STAGES];
 
@@ -439,7 +448,7 @@ sample_read (GstNnPipeline * self, Sample * s)
  * the threshold: stages alike (device, threads, one replica) share the
  * measured total at best evenly.  Saves a planner run per window. */
 static gboolean
-cannot_gain (const NnpPlan * plan, const gdouble * ms, guint n, gdouble thr)
+cannot_gain (const NnpPlan *plan, const gdouble *ms, guint n, gdouble thr)
 {
   gdouble sum = 0, worst = 0;
 
@@ -458,7 +467,7 @@ cannot_gain (const NnpPlan * plan, const gdouble * ms, guint n, gdouble thr)
 /* Measured ms per frame of each stage between samples a and b; FALSE when
  * the stages changed in between or a stage finished too few frames. */
 static gboolean
-span_ms (const Sample * a, const Sample * b, gdouble * ms)
+span_ms (const Sample *a, const Sample *b, gdouble *ms)
 {
   if (a->gen != b->gen || a->n != b->n || b->n == 0)
     return FALSE;
@@ -476,8 +485,8 @@ span_ms (const Sample * a, const Sample * b, gdouble * ms)
 /* The planner on these measurements: the better plan when its gain is over
  * the threshold and it moves nodes, else NULL.  *r gets what was found. */
 static NnpPlan *
-better_plan (GstNnPipeline * self, guint gen, const gdouble * ms, guint n,
-    gdouble thr, NnpRebalance * r)
+better_plan (GstNnPipeline *self, guint gen, const gdouble *ms, guint n,
+    gdouble thr, NnpRebalance *r)
 {
   GstNnPipelineRebalance *rb = self->rb;
   NnpModel *model = NULL;
@@ -508,9 +517,11 @@ better_plan (GstNnPipeline * self, guint gen, const gdouble * ms, guint n,
     g_mutex_unlock (&rb->lock);
     goto done;
   }
-  GST_DEBUG_OBJECT (self, "measured bottleneck %.2f ms, best plan %.2f ms "
-      "(x%.3f), %s", r->measured_bottleneck_ms, r->best_bottleneck_ms,
-      r->gain, r->changed ? "other cuts" : "same cuts");
+  GST_DEBUG_OBJECT (self,
+      "measured bottleneck %.2f ms, best plan %.2f ms "
+      "(x%.3f), %s",
+      r->measured_bottleneck_ms, r->best_bottleneck_ms, r->gain,
+      r->changed ? "other cuts" : "same cuts");
   if (!r->changed || !(r->gain > thr))
     g_clear_pointer (&best, nnp_plan_free);
 done:
@@ -521,12 +532,12 @@ done:
 
 typedef struct
 {
-  Sample last;                  /* the start of the window in progress */
+  Sample last; /* the start of the window in progress */
   gboolean have_last;
-  gboolean settling;            /* the stages are new: their first window
+  gboolean settling; /* the stages are new: their first window
                                  * (first frames, cold caches) is not used */
-  Sample streak;                /* the start of the windows over threshold */
-  guint over;                   /* how many in a row */
+  Sample streak;     /* the start of the windows over threshold */
+  guint over;        /* how many in a row */
 } Monitor;
 
 /* One tick: the window since m->last, when it holds enough frames.  A
@@ -534,7 +545,7 @@ typedef struct
  * measured bottleneck by the threshold; the plan switched to is then the
  * one for the whole streak's measurements (less noise than one window). */
 static void
-monitor_tick (GstNnPipeline * self, Monitor * m, const Sample * now)
+monitor_tick (GstNnPipeline *self, Monitor *m, const Sample *now)
 {
   GstNnPipelineRebalance *rb = self->rb;
   gdouble ms[MAX_STAGES], thr;
@@ -543,14 +554,14 @@ monitor_tick (GstNnPipeline * self, Monitor * m, const Sample * now)
   NnpPlan *best;
 
   if (!m->have_last || m->last.gen != now->gen || m->last.n != now->n) {
-    m->last = *now;             /* new stages: start over */
+    m->last = *now; /* new stages: start over */
     m->have_last = TRUE;
     m->settling = TRUE;
     m->over = 0;
     return;
   }
   if (!span_ms (&m->last, now, ms))
-    return;                     /* too few frames yet: the window grows */
+    return; /* too few frames yet: the window grows */
   if (m->settling) {
     m->settling = FALSE;
     m->last = *now;
@@ -586,8 +597,10 @@ monitor_tick (GstNnPipeline * self, Monitor * m, const Sample * now)
   }
   g_mutex_unlock (&rb->lock);
   g_clear_pointer (&best, nnp_plan_free);
-  GST_INFO_OBJECT (self, "re-balancing at the next frame: expected gain "
-      "x%.3f", r.gain);
+  GST_INFO_OBJECT (self,
+      "re-balancing at the next frame: expected gain "
+      "x%.3f",
+      r.gain);
 }
 
 static gpointer
@@ -609,7 +622,7 @@ monitor_thread (gpointer user_data)
     gboolean enabled;
 
     if (g_cond_wait_until (&rb->cond, &rb->lock, next))
-      continue;                 /* stop (or spurious) */
+      continue; /* stop (or spurious) */
     next = g_get_monotonic_time () + period;
     g_mutex_unlock (&rb->lock);
 
@@ -627,7 +640,7 @@ monitor_thread (gpointer user_data)
 }
 
 void
-gst_nn_pipeline_rebalance_start (GstNnPipeline * self)
+gst_nn_pipeline_rebalance_start (GstNnPipeline *self)
 {
   GstNnPipelineRebalance *rb = self->rb;
 
@@ -641,7 +654,7 @@ gst_nn_pipeline_rebalance_start (GstNnPipeline * self)
 }
 
 void
-gst_nn_pipeline_rebalance_stop (GstNnPipeline * self)
+gst_nn_pipeline_rebalance_stop (GstNnPipeline *self)
 {
   GstNnPipelineRebalance *rb = self->rb;
   GThread *thread;
@@ -657,7 +670,7 @@ gst_nn_pipeline_rebalance_stop (GstNnPipeline * self)
 
 /* READY -> PAUSED and PAUSED -> READY: nothing carried over. */
 void
-gst_nn_pipeline_rebalance_reset (GstNnPipeline * self)
+gst_nn_pipeline_rebalance_reset (GstNnPipeline *self)
 {
   GstNnPipelineRebalance *rb = self->rb;
 
@@ -673,7 +686,7 @@ gst_nn_pipeline_rebalance_reset (GstNnPipeline * self)
 /* the switch, in the streaming thread at a frame boundary */
 
 static void
-array_append_double (GValue * array, gdouble d)
+array_append_double (GValue *array, gdouble d)
 {
   GValue v = G_VALUE_INIT;
 
@@ -683,7 +696,7 @@ array_append_double (GValue * array, gdouble d)
 }
 
 static void
-array_append_int (GValue * array, gint i)
+array_append_int (GValue *array, gint i)
 {
   GValue v = G_VALUE_INIT;
 
@@ -694,9 +707,9 @@ array_append_int (GValue * array, gint i)
 
 /* The nnpipeline-rebalance message: what changed and why. */
 static void
-post_rebalance (GstNnPipeline * self, const NnpPlan * old_plan,
-    const NnpGraph * old_graph, const NnpPlan * new_plan,
-    const NnpGraph * new_graph, const NnpRebalance * r, gdouble pause_ms,
+post_rebalance (GstNnPipeline *self, const NnpPlan *old_plan,
+    const NnpGraph *old_graph, const NnpPlan *new_plan,
+    const NnpGraph *new_graph, const NnpRebalance *r, gdouble pause_ms,
     guint count)
 {
   GValue measured = G_VALUE_INIT, predicted = G_VALUE_INIT;
@@ -723,17 +736,15 @@ post_rebalance (GstNnPipeline * self, const NnpPlan * old_plan,
     if (r->measured_ms[k] > r->measured_ms[slowest])
       slowest = k;
   }
-  s = gst_structure_new ("nnpipeline-rebalance",
-      "count", G_TYPE_UINT, count,
-      "reason", G_TYPE_STRING, "measured bottleneck over the best plan for "
+  s = gst_structure_new ("nnpipeline-rebalance", "count", G_TYPE_UINT, count,
+      "reason", G_TYPE_STRING,
+      "measured bottleneck over the best plan for "
       "the measured costs by more than rebalance-threshold",
-      "old-cuts", G_TYPE_STRING, old_cuts,
-      "new-cuts", G_TYPE_STRING, new_cuts,
-      "bottleneck-stage", G_TYPE_INT, slowest,
-      "measured-bottleneck-ms", G_TYPE_DOUBLE, r->measured_bottleneck_ms,
-      "expected-bottleneck-ms", G_TYPE_DOUBLE, r->best_bottleneck_ms,
-      "expected-gain", G_TYPE_DOUBLE, r->gain,
-      "pause-ms", G_TYPE_DOUBLE, pause_ms, NULL);
+      "old-cuts", G_TYPE_STRING, old_cuts, "new-cuts", G_TYPE_STRING, new_cuts,
+      "bottleneck-stage", G_TYPE_INT, slowest, "measured-bottleneck-ms",
+      G_TYPE_DOUBLE, r->measured_bottleneck_ms, "expected-bottleneck-ms",
+      G_TYPE_DOUBLE, r->best_bottleneck_ms, "expected-gain", G_TYPE_DOUBLE,
+      r->gain, "pause-ms", G_TYPE_DOUBLE, pause_ms, NULL);
   gst_structure_take_value (s, "measured-ms", &measured);
   gst_structure_take_value (s, "predicted-ms", &predicted);
   gst_structure_take_value (s, "factor", &factor);
@@ -750,17 +761,17 @@ post_rebalance (GstNnPipeline * self, const NnpPlan * old_plan,
 /* Where frames go into the stages: the sink ghost pad, or with request
  * pads the streams' mux (the chain of stages they share). */
 static GstPad *
-stages_in (GstNnPipeline * self)
+stages_in (GstNnPipeline *self)
 {
-  return self->streams ? gst_nn_streams_chain_in (self->streams) :
-      self->sinkpad;
+  return self->streams ? gst_nn_streams_chain_in (self->streams)
+                       : self->sinkpad;
 }
 
 /* TRUE when the switch must be given up: the pad is flushing (a state
  * change going down, a flushing seek) or the element is no longer going
  * to PLAYING (a paused sink would hold the frames in flight: no drain). */
 static gboolean
-switch_cancelled (GstNnPipeline * self)
+switch_cancelled (GstNnPipeline *self)
 {
   gboolean playing;
 
@@ -775,7 +786,7 @@ switch_cancelled (GstNnPipeline * self)
  * other streams wait); the buffer waiting there goes into the new
  * stages. */
 static void
-do_switch (GstNnPipeline * self)
+do_switch (GstNnPipeline *self)
 {
   GstNnPipelineRebalance *rb = self->rb;
   NnpPlan *plan, *old_plan = NULL;
@@ -793,8 +804,10 @@ do_switch (GstNnPipeline * self)
   why = rb->pending_why;
   while (plan && rb->out < rb->in) {
     if (switch_cancelled (self) || g_get_monotonic_time () > deadline) {
-      GST_WARNING_OBJECT (self, "re-balancing given up: %" G_GUINT64_FORMAT
-          " frames still in the stages", rb->in - rb->out);
+      GST_WARNING_OBJECT (self,
+          "re-balancing given up: %" G_GUINT64_FORMAT
+          " frames still in the stages",
+          rb->in - rb->out);
       g_clear_pointer (&plan, nnp_plan_free);
       break;
     }
@@ -831,9 +844,10 @@ do_switch (GstNnPipeline * self)
   g_mutex_unlock (&rb->lock);
 
   gst_nn_pipeline_teardown_locked (self);
-  self->next_plan = plan;       /* taken by the build */
+  self->next_plan = plan; /* taken by the build */
   ok = gst_nn_pipeline_build_locked (self, &info, TRUE, &err);
-  g_clear_pointer (&self->next_plan, nnp_plan_free);  /* the build failed early */
+  g_clear_pointer (&self->next_plan,
+      nnp_plan_free); /* the build failed early */
   if (ok)
     ok = gst_nn_pipeline_rebalance_built (self, &err);
 
@@ -854,19 +868,18 @@ do_switch (GstNnPipeline * self)
   return;
 
   /* ERRORS */
-build_failed:
-  {
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-        ("re-balancing: the new stages failed: %s", err->message), (NULL));
-    g_clear_error (&err);
-    g_clear_pointer (&old_plan, nnp_plan_free);
-    g_clear_pointer (&old_graph, nnp_graph_unref);
-    g_clear_pointer (&new_graph, nnp_graph_unref);
-  }
+build_failed : {
+  GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+      ("re-balancing: the new stages failed: %s", err->message), (NULL));
+  g_clear_error (&err);
+  g_clear_pointer (&old_plan, nnp_plan_free);
+  g_clear_pointer (&old_graph, nnp_graph_unref);
+  g_clear_pointer (&new_graph, nnp_graph_unref);
+}
 }
 
 static guint
-probe_buffers (GstPadProbeInfo * info)
+probe_buffers (GstPadProbeInfo *info)
 {
   if (info->type & GST_PAD_PROBE_TYPE_BUFFER_LIST)
     return gst_buffer_list_length (GST_PAD_PROBE_INFO_BUFFER_LIST (info));
@@ -876,7 +889,7 @@ probe_buffers (GstPadProbeInfo * info)
 /* On the sink ghost pad (or the streams' mux src pad): a pending switch
  * happens here, before the buffer goes in; every buffer is counted in. */
 static GstPadProbeReturn
-gst_nn_pipeline_rebalance_sink_probe (GstPad * pad, GstPadProbeInfo * info,
+gst_nn_pipeline_rebalance_sink_probe (GstPad *pad, GstPadProbeInfo *info,
     gpointer user_data)
 {
   GstNnPipeline *self = GST_NN_PIPELINE (user_data);
@@ -885,7 +898,8 @@ gst_nn_pipeline_rebalance_sink_probe (GstPad * pad, GstPadProbeInfo * info,
 
   if (info->type & GST_PAD_PROBE_TYPE_EVENT_FLUSH) {
     /* a flushing seek: the frames in flight were dropped */
-    if (GST_EVENT_TYPE (GST_PAD_PROBE_INFO_EVENT (info)) == GST_EVENT_FLUSH_STOP) {
+    if (GST_EVENT_TYPE (GST_PAD_PROBE_INFO_EVENT (info))
+        == GST_EVENT_FLUSH_STOP) {
       g_mutex_lock (&rb->lock);
       rb->in = rb->out = 0;
       g_mutex_unlock (&rb->lock);
@@ -906,7 +920,7 @@ gst_nn_pipeline_rebalance_sink_probe (GstPad * pad, GstPadProbeInfo * info,
 /* On the src ghost pad (or the streams' demux sink pad): buffers out (the
  * drain's condition). */
 static GstPadProbeReturn
-gst_nn_pipeline_rebalance_src_probe (GstPad * pad, GstPadProbeInfo * info,
+gst_nn_pipeline_rebalance_src_probe (GstPad *pad, GstPadProbeInfo *info,
     gpointer user_data)
 {
   GstNnPipeline *self = GST_NN_PIPELINE (user_data);
@@ -922,7 +936,7 @@ gst_nn_pipeline_rebalance_src_probe (GstPad * pad, GstPadProbeInfo * info,
 /* ------------------------------------------------------------------------ */
 
 void
-gst_nn_pipeline_rebalance_init (GstNnPipeline * self)
+gst_nn_pipeline_rebalance_init (GstNnPipeline *self)
 {
   GstNnPipelineRebalance *rb = g_new0 (GstNnPipelineRebalance, 1);
 
@@ -938,19 +952,19 @@ gst_nn_pipeline_rebalance_init (GstNnPipeline * self)
 }
 
 void
-gst_nn_pipeline_rebalance_watch (GstNnPipeline * self, GstPad * in,
-    GstPad * out)
+gst_nn_pipeline_rebalance_watch (GstNnPipeline *self, GstPad *in, GstPad *out)
 {
-  gst_pad_add_probe (in, GST_PAD_PROBE_TYPE_BUFFER |
-      GST_PAD_PROBE_TYPE_BUFFER_LIST | GST_PAD_PROBE_TYPE_EVENT_FLUSH,
+  gst_pad_add_probe (in,
+      GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST
+          | GST_PAD_PROBE_TYPE_EVENT_FLUSH,
       gst_nn_pipeline_rebalance_sink_probe, self, NULL);
-  gst_pad_add_probe (out, GST_PAD_PROBE_TYPE_BUFFER |
-      GST_PAD_PROBE_TYPE_BUFFER_LIST, gst_nn_pipeline_rebalance_src_probe,
-      self, NULL);
+  gst_pad_add_probe (out,
+      GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST,
+      gst_nn_pipeline_rebalance_src_probe, self, NULL);
 }
 
 void
-gst_nn_pipeline_rebalance_finalize (GstNnPipeline * self)
+gst_nn_pipeline_rebalance_finalize (GstNnPipeline *self)
 {
   GstNnPipelineRebalance *rb = self->rb;
 

@@ -22,7 +22,7 @@
 #define GST_CAT_DEFAULT gst_nn_pipeline_debug
 
 void
-gst_nn_pipeline_stats_reset (GstNnPipeline * self)
+gst_nn_pipeline_stats_reset (GstNnPipeline *self)
 {
   g_mutex_lock (&self->stats_lock);
   self->final_posted = FALSE;
@@ -34,8 +34,8 @@ gst_nn_pipeline_stats_reset (GstNnPipeline * self)
 }
 
 void
-gst_nn_pipeline_stats_set_elements (GstNnPipeline * self, GPtrArray * stages,
-    GPtrArray * queues)
+gst_nn_pipeline_stats_set_elements (GstNnPipeline *self, GPtrArray *stages,
+    GPtrArray *queues)
 {
   g_mutex_lock (&self->stats_lock);
   g_ptr_array_set_size (self->stats_stages, 0);
@@ -60,8 +60,8 @@ typedef struct
 
 /* Take references to the stages and queues (stats_lock held by caller). */
 static void
-stats_elements_locked (GstNnPipeline * self, GstElement ** stages,
-    GstElement ** queues, StatsSample * sample)
+stats_elements_locked (GstNnPipeline *self, GstElement **stages,
+    GstElement **queues, StatsSample *sample)
 {
   sample->n_stages = MIN (self->stats_stages->len, MAX_STAGES);
   sample->n_queues = MIN (self->stats_queues->len, MAX_STAGES);
@@ -73,7 +73,7 @@ stats_elements_locked (GstNnPipeline * self, GstElement ** stages,
 
 /* Read the elements and drop the references. */
 static void
-stats_read (GstElement ** stages, GstElement ** queues, StatsSample * sample)
+stats_read (GstElement **stages, GstElement **queues, StatsSample *sample)
 {
   for (guint k = 0; k < sample->n_stages; k++) {
     g_object_get (stages[k], "busy-time", &sample->busy[k], "frames",
@@ -81,8 +81,7 @@ stats_read (GstElement ** stages, GstElement ** queues, StatsSample * sample)
     gst_object_unref (stages[k]);
   }
   for (guint i = 0; i < sample->n_queues; i++) {
-    g_object_get (queues[i], "current-level-buffers", &sample->levels[i],
-        NULL);
+    g_object_get (queues[i], "current-level-buffers", &sample->levels[i], NULL);
     gst_object_unref (queues[i]);
   }
 }
@@ -92,7 +91,7 @@ stats_read (GstElement ** stages, GstElement ** queues, StatsSample * sample)
  * thread and from a streaming thread: takes post_lock and stats_lock,
  * never build_lock (see the struct). */
 static void
-post_stats (GstNnPipeline * self, gboolean final)
+post_stats (GstNnPipeline *self, gboolean final)
 {
   GstElement *stage_refs[MAX_STAGES], *queue_refs[MAX_STAGES];
   GValue stages = G_VALUE_INIT, queues = G_VALUE_INIT;
@@ -133,8 +132,8 @@ post_stats (GstNnPipeline * self, gboolean final)
     GValue v = G_VALUE_INIT;
     GstStructure *ss;
 
-    pct = final ? busy / 1000.0 / dt * 100.0 :
-        (busy - MIN (busy, self->last_busy[k])) / 1000.0 / dt * 100.0;
+    pct = final ? busy / 1000.0 / dt * 100.0
+                : (busy - MIN (busy, self->last_busy[k])) / 1000.0 / dt * 100.0;
     self->last_busy[k] = busy;
     if (pct > worst) {
       worst = pct;
@@ -143,10 +142,9 @@ post_stats (GstNnPipeline * self, gboolean final)
     if (k == sample.n_stages - 1)
       frames = f;
     ss = gst_structure_new ("stage", "index", G_TYPE_INT, (gint) k,
-        "busy-percent", G_TYPE_DOUBLE, pct,
-        "busy-ms", G_TYPE_DOUBLE, busy / 1e6,
-        "frames", G_TYPE_UINT64, f,
-        "ms-per-frame", G_TYPE_DOUBLE, f ? busy / 1e6 / f : 0.0, NULL);
+        "busy-percent", G_TYPE_DOUBLE, pct, "busy-ms", G_TYPE_DOUBLE,
+        busy / 1e6, "frames", G_TYPE_UINT64, f, "ms-per-frame", G_TYPE_DOUBLE,
+        f ? busy / 1e6 / f : 0.0, NULL);
     g_value_init (&v, GST_TYPE_STRUCTURE);
     gst_value_set_structure (&v, ss);
     gst_structure_free (ss);
@@ -160,19 +158,19 @@ post_stats (GstNnPipeline * self, gboolean final)
     gst_value_array_append_and_take_value (&queues, &v);
   }
 
-  s = gst_structure_new ("nnpipeline-stats",
-      "final", G_TYPE_BOOLEAN, final,
-      "elapsed-ms", G_TYPE_DOUBLE, dt / 1000.0,
-      "frames-in", G_TYPE_UINT64, self->frames_in,
-      "frames-out", G_TYPE_UINT64, self->frames_out,
-      "fps", G_TYPE_DOUBLE, final ? self->frames_out * 1e6 / dt :
-      (frames - MIN (frames, self->last_frames)) * 1e6 / dt,
+  s = gst_structure_new ("nnpipeline-stats", "final", G_TYPE_BOOLEAN, final,
+      "elapsed-ms", G_TYPE_DOUBLE, dt / 1000.0, "frames-in", G_TYPE_UINT64,
+      self->frames_in, "frames-out", G_TYPE_UINT64, self->frames_out, "fps",
+      G_TYPE_DOUBLE,
+      final ? self->frames_out * 1e6 / dt
+            : (frames - MIN (frames, self->last_frames)) * 1e6 / dt,
       "bottleneck-stage", G_TYPE_INT, bottleneck, NULL);
   /* steady-state rate: frames between the first and the last output, so the
    * time the first frame takes to fill the pipeline is not counted */
   if (final && self->frames_out > 1 && self->last_out > self->first_out)
     gst_structure_set (s, "steady-fps", G_TYPE_DOUBLE,
-        (self->frames_out - 1) * 1e6 / (self->last_out - self->first_out), NULL);
+        (self->frames_out - 1) * 1e6 / (self->last_out - self->first_out),
+        NULL);
   self->last_frames = frames;
   self->last_tick = before;
   g_mutex_unlock (&self->stats_lock);
@@ -203,7 +201,7 @@ stats_ticker (gpointer user_data)
     gint64 now;
 
     if (g_cond_wait_until (&self->ticker_cond, &self->stats_lock, next))
-      continue;                 /* woken up: stopped (or spurious) */
+      continue; /* woken up: stopped (or spurious) */
     if (self->ticker != me)
       break;
     g_mutex_unlock (&self->stats_lock);
@@ -220,7 +218,7 @@ stats_ticker (gpointer user_data)
 }
 
 void
-gst_nn_pipeline_stats_start (GstNnPipeline * self)
+gst_nn_pipeline_stats_start (GstNnPipeline *self)
 {
   guint interval;
 
@@ -247,8 +245,8 @@ gst_nn_pipeline_stats_start (GstNnPipeline * self)
     g_mutex_lock (&self->stats_lock);
     for (guint k = 0; k < sample.n_stages; k++)
       self->last_busy[k] = sample.busy[k];
-    self->last_frames = sample.n_stages ?
-        sample.frames[sample.n_stages - 1] : 0;
+    self->last_frames =
+        sample.n_stages ? sample.frames[sample.n_stages - 1] : 0;
     self->last_tick = before;
     self->tick_period = (gint64) interval * 1000;
     /* the thread does not hold a ref: it never outlives a stats_stop(),
@@ -260,7 +258,7 @@ gst_nn_pipeline_stats_start (GstNnPipeline * self)
 }
 
 void
-gst_nn_pipeline_stats_stop (GstNnPipeline * self)
+gst_nn_pipeline_stats_stop (GstNnPipeline *self)
 {
   GThread *ticker;
 
@@ -272,14 +270,15 @@ gst_nn_pipeline_stats_stop (GstNnPipeline * self)
   if (ticker == NULL)
     return;
   if (ticker == g_thread_self ())
-    g_thread_unref (ticker);    /* a tick's message stopped the stats (a sync
+    g_thread_unref (ticker); /* a tick's message stopped the stats (a sync
                                  * bus handler): the loop ends after it */
   else
     g_thread_join (ticker);
 }
 
 GstPadProbeReturn
-gst_nn_pipeline_stats_sink_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+gst_nn_pipeline_stats_sink_probe (GstPad *pad, GstPadProbeInfo *info,
+    gpointer user_data)
 {
   GstNnPipeline *self = GST_NN_PIPELINE (user_data);
   /* a batch of several streams' frames counts as its frames */
@@ -294,7 +293,8 @@ gst_nn_pipeline_stats_sink_probe (GstPad * pad, GstPadProbeInfo * info, gpointer
 }
 
 GstPadProbeReturn
-gst_nn_pipeline_stats_src_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+gst_nn_pipeline_stats_src_probe (GstPad *pad, GstPadProbeInfo *info,
+    gpointer user_data)
 {
   GstNnPipeline *self = GST_NN_PIPELINE (user_data);
 
@@ -332,4 +332,3 @@ gst_nn_pipeline_stats_src_probe (GstPad * pad, GstPadProbeInfo * info, gpointer 
   }
   return GST_PAD_PROBE_OK;
 }
-

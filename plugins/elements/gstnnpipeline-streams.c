@@ -27,7 +27,7 @@
 /* A stream's caps: the first ones build the stages; every stream's must
  * fit the model (a stream whose caps do not is refused alone). */
 static gboolean
-streams_accept_caps (gpointer user_data, GstCaps * caps, GError ** stream_error)
+streams_accept_caps (gpointer user_data, GstCaps *caps, GError **stream_error)
 {
   GstNnPipeline *self = GST_NN_PIPELINE (user_data);
   NnpInputShape shapes[GST_NN_TENSORS_MAX];
@@ -56,17 +56,16 @@ streams_accept_caps (gpointer user_data, GstCaps * caps, GError ** stream_error)
   return ok;
 
   /* ERRORS */
-build_failed:
-  {
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("%s", err->message),
-        ("input caps %" GST_PTR_FORMAT, caps));
-    g_clear_error (&err);
-    return FALSE;
-  }
+build_failed : {
+  GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("%s", err->message),
+      ("input caps %" GST_PTR_FORMAT, caps));
+  g_clear_error (&err);
+  return FALSE;
+}
 }
 
 static GstCaps *
-streams_query_caps (gpointer user_data, GstCaps * filter)
+streams_query_caps (gpointer user_data, GstCaps *filter)
 {
   GstNnPipeline *self = GST_NN_PIPELINE (user_data);
   GstCaps *caps = NULL;
@@ -81,7 +80,7 @@ streams_query_caps (gpointer user_data, GstCaps * filter)
 /* batch-size and batch-timeout to the streams.  build_lock held, model
  * loaded. */
 static void
-streams_set_batching_locked (GstNnPipeline * self)
+streams_set_batching_locked (GstNnPipeline *self)
 {
   gint ranks[GST_NN_TENSORS_MAX];
   guint n = gst_nn_batch_model_ranks (self->model, ranks);
@@ -92,12 +91,12 @@ streams_set_batching_locked (GstNnPipeline * self)
   batch_size = self->batch_size;
   batch_timeout = self->batch_timeout;
   GST_OBJECT_UNLOCK (self);
-  gst_nn_streams_set_batching (self->streams, batch_size, batch_timeout,
-      ranks, n);
+  gst_nn_streams_set_batching (self->streams, batch_size, batch_timeout, ranks,
+      n);
 }
 
 gboolean
-gst_nn_pipeline_streams_start_locked (GstNnPipeline * self, GError ** error)
+gst_nn_pipeline_streams_start_locked (GstNnPipeline *self, GError **error)
 {
   guint batch_size;
 
@@ -112,8 +111,8 @@ gst_nn_pipeline_streams_start_locked (GstNnPipeline * self, GError ** error)
 }
 
 GstPad *
-gst_nn_pipeline_request_new_pad (GstElement * element, GstPadTemplate * templ,
-    const gchar * name, const GstCaps * caps)
+gst_nn_pipeline_request_new_pad (GstElement *element, GstPadTemplate *templ,
+    const gchar *name, const GstCaps *caps)
 {
   GstNnPipeline *self = GST_NN_PIPELINE (element);
   GstPadTemplate *src_templ;
@@ -123,13 +122,13 @@ gst_nn_pipeline_request_new_pad (GstElement * element, GstPadTemplate * templ,
   g_mutex_lock (&self->build_lock);
   if (self->streams == NULL) {
     static const GstNnStreamsHooks hooks = { streams_accept_caps,
-      streams_query_caps
-    };
+      streams_query_caps };
 
     if (self->plan) {
       /* the stages are linked to sink/src: streams need them rebuilt */
       g_mutex_unlock (&self->build_lock);
-      GST_WARNING_OBJECT (self, "request pads must be asked for before the "
+      GST_WARNING_OBJECT (self,
+          "request pads must be asked for before the "
           "stages are built (in NULL or READY)");
       return NULL;
     }
@@ -138,11 +137,12 @@ gst_nn_pipeline_request_new_pad (GstElement * element, GstPadTemplate * templ,
     if (self->model)
       streams_set_batching_locked (self);
     gst_pad_add_probe (gst_nn_streams_chain_in (self->streams),
-        GST_PAD_PROBE_TYPE_BUFFER, gst_nn_pipeline_stats_sink_probe, self, NULL);
-    gst_pad_add_probe (gst_nn_streams_chain_out (self->streams),
-        GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM |
-        GST_PAD_PROBE_TYPE_EVENT_FLUSH, gst_nn_pipeline_stats_src_probe, self,
+        GST_PAD_PROBE_TYPE_BUFFER, gst_nn_pipeline_stats_sink_probe, self,
         NULL);
+    gst_pad_add_probe (gst_nn_streams_chain_out (self->streams),
+        GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM
+            | GST_PAD_PROBE_TYPE_EVENT_FLUSH,
+        gst_nn_pipeline_stats_src_probe, self, NULL);
     /* rebalance=true switches the shared stages between frames there */
     gst_nn_pipeline_rebalance_watch (self,
         gst_nn_streams_chain_in (self->streams),
@@ -160,8 +160,9 @@ gst_nn_pipeline_request_new_pad (GstElement * element, GstPadTemplate * templ,
       gst_object_unref (p);
     }
   }
-  src_templ = gst_element_class_get_pad_template (GST_ELEMENT_GET_CLASS
-      (element), "src_%u");
+  src_templ =
+      gst_element_class_get_pad_template (GST_ELEMENT_GET_CLASS (element),
+          "src_%u");
   pad = gst_nn_streams_request (self->streams, index, templ, src_templ);
   g_mutex_unlock (&self->build_lock);
   if (pad == NULL)
@@ -170,11 +171,10 @@ gst_nn_pipeline_request_new_pad (GstElement * element, GstPadTemplate * templ,
 }
 
 void
-gst_nn_pipeline_release_pad (GstElement * element, GstPad * pad)
+gst_nn_pipeline_release_pad (GstElement *element, GstPad *pad)
 {
   GstNnPipeline *self = GST_NN_PIPELINE (element);
 
   if (self->streams)
     gst_nn_streams_release (self->streams, pad);
 }
-

@@ -105,24 +105,22 @@ enum
   PROP_BATCH_TIMEOUT,
 };
 
-static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
-    GST_PAD_SINK,
-    GST_PAD_ALWAYS,
-    GST_STATIC_CAPS (GST_NN_TENSORS_CAPS_TEMPLATE_ANY));
+static GstStaticPadTemplate sink_template =
+    GST_STATIC_PAD_TEMPLATE ("sink", GST_PAD_SINK, GST_PAD_ALWAYS,
+        GST_STATIC_CAPS (GST_NN_TENSORS_CAPS_TEMPLATE_ANY));
 
-static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
-    GST_PAD_SRC,
-    GST_PAD_ALWAYS,
-    GST_STATIC_CAPS (GST_NN_TENSORS_CAPS_TEMPLATE));
+static GstStaticPadTemplate src_template =
+    GST_STATIC_PAD_TEMPLATE ("src", GST_PAD_SRC, GST_PAD_ALWAYS,
+        GST_STATIC_CAPS (GST_NN_TENSORS_CAPS_TEMPLATE));
 
 /* several streams through the same stages (gstnnpipeline-streams.c) */
 static GstStaticPadTemplate stream_sink_template =
-GST_STATIC_PAD_TEMPLATE ("sink_%u", GST_PAD_SINK, GST_PAD_REQUEST,
-    GST_STATIC_CAPS (GST_NN_TENSORS_CAPS_TEMPLATE_ANY));
+    GST_STATIC_PAD_TEMPLATE ("sink_%u", GST_PAD_SINK, GST_PAD_REQUEST,
+        GST_STATIC_CAPS (GST_NN_TENSORS_CAPS_TEMPLATE_ANY));
 
 static GstStaticPadTemplate stream_src_template =
-GST_STATIC_PAD_TEMPLATE ("src_%u", GST_PAD_SRC, GST_PAD_SOMETIMES,
-    GST_STATIC_CAPS (GST_NN_TENSORS_CAPS_TEMPLATE));
+    GST_STATIC_PAD_TEMPLATE ("src_%u", GST_PAD_SRC, GST_PAD_SOMETIMES,
+        GST_STATIC_CAPS (GST_NN_TENSORS_CAPS_TEMPLATE));
 
 G_DEFINE_TYPE (GstNnPipeline, gst_nn_pipeline, GST_TYPE_BIN);
 GST_ELEMENT_REGISTER_DEFINE (nnpipeline, "nnpipeline", GST_RANK_NONE,
@@ -132,7 +130,7 @@ GST_ELEMENT_REGISTER_DEFINE (nnpipeline, "nnpipeline", GST_RANK_NONE,
 /* Ghost pads */
 
 static gboolean
-gst_nn_pipeline_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
+gst_nn_pipeline_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
 {
   GstNnPipeline *self = GST_NN_PIPELINE (parent);
 
@@ -164,8 +162,10 @@ gst_nn_pipeline_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
       gchar *s = gst_nn_tensors_info_to_string (&info);
 
       if (g_strcmp0 (s, self->built_key) != 0)
-        GST_INFO_OBJECT (self, "input now %s (stages built for %s): the "
-            "stages re-specialise the model", s, self->built_key);
+        GST_INFO_OBJECT (self,
+            "input now %s (stages built for %s): the "
+            "stages re-specialise the model",
+            s, self->built_key);
       g_free (s);
     }
     if (!ok)
@@ -192,7 +192,7 @@ gst_nn_pipeline_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
 
 /* Without stages yet, answer caps queries as a whole-model nnstage. */
 static gboolean
-gst_nn_pipeline_pad_query (GstPad * pad, GstObject * parent, GstQuery * query)
+gst_nn_pipeline_pad_query (GstPad *pad, GstObject *parent, GstQuery *query)
 {
   GstNnPipeline *self = GST_NN_PIPELINE (parent);
   GstPad *target = gst_ghost_pad_get_target (GST_GHOST_PAD (pad));
@@ -218,10 +218,10 @@ gst_nn_pipeline_pad_query (GstPad * pad, GstObject * parent, GstQuery * query)
       if (caps == NULL)
         caps = gst_pad_get_pad_template_caps (pad);
       else
-        filter = NULL;          /* applied */
+        filter = NULL; /* applied */
       if (filter) {
-        GstCaps *tmp = gst_caps_intersect_full (filter, caps,
-            GST_CAPS_INTERSECT_FIRST);
+        GstCaps *tmp =
+            gst_caps_intersect_full (filter, caps, GST_CAPS_INTERSECT_FIRST);
 
         gst_caps_unref (caps);
         caps = tmp;
@@ -232,8 +232,8 @@ gst_nn_pipeline_pad_query (GstPad * pad, GstObject * parent, GstQuery * query)
     case GST_QUERY_ACCEPT_CAPS:
       gst_query_parse_accept_caps (query, &caps);
       tmpl = gst_pad_get_pad_template_caps (pad);
-      gst_query_set_accept_caps_result (query, gst_caps_can_intersect (tmpl,
-              caps));
+      gst_query_set_accept_caps_result (query,
+          gst_caps_can_intersect (tmpl, caps));
       gst_caps_unref (tmpl);
       return TRUE;
     default:
@@ -245,7 +245,7 @@ gst_nn_pipeline_pad_query (GstPad * pad, GstObject * parent, GstQuery * query)
 /* GstElement */
 
 static gboolean
-valid_stages (const gchar * str)
+valid_stages (const gchar *str)
 {
   gchar *end = NULL;
   gint64 v;
@@ -259,7 +259,7 @@ valid_stages (const gchar * str)
 /* The properties a start must refuse (an error naming the property and
  * the value), before anything is loaded. */
 static gboolean
-check_properties (GstNnPipeline * self, GError ** error)
+check_properties (GstNnPipeline *self, GError **error)
 {
   gchar *stages, *devices, **items = NULL;
   gboolean ok = TRUE;
@@ -270,9 +270,11 @@ check_properties (GstNnPipeline * self, GError ** error)
   GST_OBJECT_UNLOCK (self);
 
   if (!valid_stages (stages)) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "invalid value \"%s\" "
+    g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
+        "invalid value \"%s\" "
         "for property 'stages': expected \"auto\" or a number of stages from 1 "
-        "to %d", stages, MAX_STAGES);
+        "to %d",
+        stages, MAX_STAGES);
     ok = FALSE;
   }
   /* the syntax of each device here, whether it is there when planning */
@@ -285,8 +287,10 @@ check_properties (GstNnPipeline * self, GError ** error)
 
     if (!nnp_device_item_split_replicas (items[i], &device, &replicas, &err)
         || !nnp_device_spec_parse (device, NULL, NULL, &err)) {
-      g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "invalid value \"%s\" "
-          "for property 'devices': item %u: %s", devices, i, err->message);
+      g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
+          "invalid value \"%s\" "
+          "for property 'devices': item %u: %s",
+          devices, i, err->message);
       g_error_free (err);
       ok = FALSE;
     }
@@ -301,7 +305,7 @@ check_properties (GstNnPipeline * self, GError ** error)
 /* self->model is written under build_lock and the object lock (the caps
  * query reads it under the object lock alone). */
 static void
-gst_nn_pipeline_drop_model (GstNnPipeline * self)
+gst_nn_pipeline_drop_model (GstNnPipeline *self)
 {
   NnpModel *model;
 
@@ -313,7 +317,7 @@ gst_nn_pipeline_drop_model (GstNnPipeline * self)
 }
 
 static GstStateChangeReturn
-gst_nn_pipeline_change_state (GstElement * element, GstStateChange transition)
+gst_nn_pipeline_change_state (GstElement *element, GstStateChange transition)
 {
   GstNnPipeline *self = GST_NN_PIPELINE (element);
   GstStateChangeReturn ret;
@@ -349,8 +353,8 @@ gst_nn_pipeline_change_state (GstElement * element, GstStateChange transition)
       break;
   }
 
-  ret = GST_ELEMENT_CLASS (gst_nn_pipeline_parent_class)->change_state
-      (element, transition);
+  ret = GST_ELEMENT_CLASS (gst_nn_pipeline_parent_class)
+            ->change_state (element, transition);
   if (ret == GST_STATE_CHANGE_FAILURE)
     return ret;
 
@@ -377,44 +381,39 @@ gst_nn_pipeline_change_state (GstElement * element, GstStateChange transition)
   return ret;
 
   /* ERRORS */
-trace_failed:
-  {
-    GST_ELEMENT_ERROR (self, RESOURCE, WRITE, ("%s", err->message), (NULL));
-    g_clear_error (&err);
-    return GST_STATE_CHANGE_FAILURE;
-  }
-bad_property:
-  {
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", err->message),
-        (NULL));
-    g_clear_error (&err);
-    return GST_STATE_CHANGE_FAILURE;
-  }
-build_failed:
-  {
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", err->message),
-        (NULL));
-    g_clear_error (&err);
-    g_mutex_lock (&self->build_lock);
-    gst_nn_pipeline_teardown_locked (self);
-    gst_nn_pipeline_drop_model (self);
-    gst_nn_pipeline_trace_close_locked (self, NULL);
-    g_mutex_unlock (&self->build_lock);
-    return GST_STATE_CHANGE_FAILURE;
-  }
+trace_failed : {
+  GST_ELEMENT_ERROR (self, RESOURCE, WRITE, ("%s", err->message), (NULL));
+  g_clear_error (&err);
+  return GST_STATE_CHANGE_FAILURE;
+}
+bad_property : {
+  GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", err->message), (NULL));
+  g_clear_error (&err);
+  return GST_STATE_CHANGE_FAILURE;
+}
+build_failed : {
+  GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", err->message), (NULL));
+  g_clear_error (&err);
+  g_mutex_lock (&self->build_lock);
+  gst_nn_pipeline_teardown_locked (self);
+  gst_nn_pipeline_drop_model (self);
+  gst_nn_pipeline_trace_close_locked (self, NULL);
+  g_mutex_unlock (&self->build_lock);
+  return GST_STATE_CHANGE_FAILURE;
+}
 }
 
 /* ------------------------------------------------------------------------ */
 /* GObject */
 
 static void
-gst_nn_pipeline_set_property (GObject * object, guint prop_id,
-    const GValue * value, GParamSpec * pspec)
+gst_nn_pipeline_set_property (GObject *object, guint prop_id,
+    const GValue *value, GParamSpec *pspec)
 {
   GstNnPipeline *self = GST_NN_PIPELINE (object);
 
   if (gst_nn_pipeline_rebalance_set_property (self, prop_id, value))
-    return;                     /* gstnnpipeline-rebalance.c's */
+    return; /* gstnnpipeline-rebalance.c's */
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
     case PROP_MODEL:
@@ -475,13 +474,13 @@ gst_nn_pipeline_set_property (GObject * object, guint prop_id,
 }
 
 static void
-gst_nn_pipeline_get_property (GObject * object, guint prop_id, GValue * value,
-    GParamSpec * pspec)
+gst_nn_pipeline_get_property (GObject *object, guint prop_id, GValue *value,
+    GParamSpec *pspec)
 {
   GstNnPipeline *self = GST_NN_PIPELINE (object);
 
   if (gst_nn_pipeline_rebalance_get_property (self, prop_id, value))
-    return;                     /* gstnnpipeline-rebalance.c's */
+    return; /* gstnnpipeline-rebalance.c's */
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
     case PROP_MODEL:
@@ -534,7 +533,7 @@ gst_nn_pipeline_get_property (GObject * object, guint prop_id, GValue * value,
 }
 
 static void
-gst_nn_pipeline_finalize (GObject * object)
+gst_nn_pipeline_finalize (GObject *object)
 {
   GstNnPipeline *self = GST_NN_PIPELINE (object);
 
@@ -566,7 +565,7 @@ gst_nn_pipeline_finalize (GObject * object)
 }
 
 static void
-gst_nn_pipeline_class_init (GstNnPipelineClass * klass)
+gst_nn_pipeline_class_init (GstNnPipelineClass *klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
@@ -586,8 +585,9 @@ gst_nn_pipeline_class_init (GstNnPipelineClass * klass)
    */
   g_object_class_install_property (gobject_class, PROP_MODEL,
       g_param_spec_string ("model", "Model", "Path of the ONNX model file",
-          DEFAULT_MODEL, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
+          DEFAULT_MODEL,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_READY));
 
   /**
    * GstNnPipeline:stages:
@@ -598,8 +598,8 @@ gst_nn_pipeline_class_init (GstNnPipelineClass * klass)
   g_object_class_install_property (gobject_class, PROP_STAGES,
       g_param_spec_string ("stages", "Stages",
           "Number of stages (1 to 64) or \"auto\"", DEFAULT_STAGES,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_READY));
 
   /**
    * GstNnPipeline:devices:
@@ -616,9 +616,10 @@ gst_nn_pipeline_class_init (GstNnPipelineClass * klass)
       g_param_spec_string ("devices", "Devices",
           "Devices of the stages: cpu[:THREADS] or opencl[:N|:NAME], "
           "comma-separated, e.g. \"cpu:1,cpu:1\" or \"cpu,opencl\" (unset: "
-          "cpu:1 per stage)", DEFAULT_DEVICES,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
+          "cpu:1 per stage)",
+          DEFAULT_DEVICES,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_READY));
 
   /**
    * GstNnPipeline:plan:
@@ -628,8 +629,9 @@ gst_nn_pipeline_class_init (GstNnPipelineClass * klass)
   g_object_class_install_property (gobject_class, PROP_PLAN,
       g_param_spec_string ("plan", "Plan",
           "Path of a plan file (JSON) to load instead of computing a split",
-          DEFAULT_PLAN, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
+          DEFAULT_PLAN,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_READY));
 
   /**
    * GstNnPipeline:queue-size:
@@ -639,8 +641,9 @@ gst_nn_pipeline_class_init (GstNnPipelineClass * klass)
   g_object_class_install_property (gobject_class, PROP_QUEUE_SIZE,
       g_param_spec_uint ("queue-size", "Queue size",
           "Buffers each queue between stages holds at most", 1, 1024,
-          DEFAULT_QUEUE_SIZE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
+          DEFAULT_QUEUE_SIZE,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_READY));
 
   /**
    * GstNnPipeline:cuts:
@@ -652,8 +655,9 @@ gst_nn_pipeline_class_init (GstNnPipelineClass * klass)
   g_object_class_install_property (gobject_class, PROP_CUTS,
       g_param_spec_string ("cuts", "Cuts",
           "Manual split: node indices (\"10,20\") or names where stages start",
-          DEFAULT_CUTS, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
+          DEFAULT_CUTS,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_READY));
 
   /**
    * GstNnPipeline:stats-interval:
@@ -665,8 +669,8 @@ gst_nn_pipeline_class_init (GstNnPipelineClass * klass)
       g_param_spec_uint ("stats-interval", "Stats interval",
           "Milliseconds between nnpipeline-stats messages (0 = off)", 0,
           G_MAXUINT, DEFAULT_STATS_INTERVAL,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_READY));
 
   /**
    * GstNnPipeline:pin:
@@ -676,9 +680,9 @@ gst_nn_pipeline_class_init (GstNnPipelineClass * klass)
    */
   g_object_class_install_property (gobject_class, PROP_PIN,
       g_param_spec_boolean ("pin", "Pin",
-          "Pin stages the plan does not pin to consecutive cores",
-          DEFAULT_PIN, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
+          "Pin stages the plan does not pin to consecutive cores", DEFAULT_PIN,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_READY));
 
   /**
    * GstNnPipeline:fallback:
@@ -691,9 +695,10 @@ gst_nn_pipeline_class_init (GstNnPipelineClass * klass)
   g_object_class_install_property (gobject_class, PROP_FALLBACK,
       g_param_spec_boolean ("fallback", "Fallback",
           "Run OpenCL stages on the CPU (with a warning) when their device "
-          "is missing or cannot run them", DEFAULT_FALLBACK,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
+          "is missing or cannot run them",
+          DEFAULT_FALLBACK,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_READY));
 
   /**
    * GstNnPipeline:stage-load:
@@ -707,9 +712,10 @@ gst_nn_pipeline_class_init (GstNnPipelineClass * klass)
   g_object_class_install_property (gobject_class, PROP_STAGE_LOAD,
       g_param_spec_string ("stage-load", "Stage load",
           "Automatic split: other work on each stage's core, as fractions of "
-          "the model's time (\"0,0.6\")", DEFAULT_STAGE_LOAD,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
+          "the model's time (\"0,0.6\")",
+          DEFAULT_STAGE_LOAD,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_READY));
 
   /**
    * GstNnPipeline:trace:
@@ -722,9 +728,10 @@ gst_nn_pipeline_class_init (GstNnPipelineClass * klass)
   g_object_class_install_property (gobject_class, PROP_TRACE,
       g_param_spec_string ("trace", "Trace",
           "Write a Chrome trace-event JSON file of the stages' runs and the "
-          "queue levels (default: $NNP_TRACE)", DEFAULT_TRACE,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
+          "queue levels (default: $NNP_TRACE)",
+          DEFAULT_TRACE,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_READY));
 
   /**
    * GstNnPipeline:max-replicas:
@@ -739,9 +746,10 @@ gst_nn_pipeline_class_init (GstNnPipelineClass * klass)
   g_object_class_install_property (gobject_class, PROP_MAX_REPLICAS,
       g_param_spec_uint ("max-replicas", "Max replicas",
           "stages=auto: consider replicated stages of up to this many copies "
-          "(1 = none)", 1, 64, DEFAULT_MAX_REPLICAS,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
+          "(1 = none)",
+          1, 64, DEFAULT_MAX_REPLICAS,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_READY));
   /* rebalance, rebalance-threshold, -interval, -sustain, debug-slowdown */
   gst_nn_pipeline_rebalance_install_properties (gobject_class);
 
@@ -758,9 +766,10 @@ gst_nn_pipeline_class_init (GstNnPipelineClass * klass)
   g_object_class_install_property (gobject_class, PROP_BATCH_SIZE,
       g_param_spec_uint ("batch-size", "Batch size",
           "Request pads: frames of different streams run as one batch of up "
-          "to this many (dynamic batch dim only; 1 = none)", 1, 64,
-          DEFAULT_BATCH_SIZE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
+          "to this many (dynamic batch dim only; 1 = none)",
+          1, 64, DEFAULT_BATCH_SIZE,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_READY));
 
   /**
    * GstNnPipeline:batch-timeout:
@@ -772,8 +781,8 @@ gst_nn_pipeline_class_init (GstNnPipelineClass * klass)
       g_param_spec_uint64 ("batch-timeout", "Batch timeout",
           "Nanoseconds a batch waits to fill before it runs partial", 0,
           G_MAXUINT64, DEFAULT_BATCH_TIMEOUT,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_READY));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
@@ -794,7 +803,7 @@ gst_nn_pipeline_class_init (GstNnPipelineClass * klass)
 }
 
 static void
-gst_nn_pipeline_init (GstNnPipeline * self)
+gst_nn_pipeline_init (GstNnPipeline *self)
 {
   GstPadTemplate *tmpl;
 
@@ -822,8 +831,8 @@ gst_nn_pipeline_init (GstNnPipeline * self)
       GST_DEBUG_FUNCPTR (gst_nn_pipeline_sink_event));
   gst_pad_set_query_function (self->sinkpad,
       GST_DEBUG_FUNCPTR (gst_nn_pipeline_pad_query));
-  gst_pad_add_probe (self->sinkpad, GST_PAD_PROBE_TYPE_BUFFER, gst_nn_pipeline_stats_sink_probe,
-      self, NULL);
+  gst_pad_add_probe (self->sinkpad, GST_PAD_PROBE_TYPE_BUFFER,
+      gst_nn_pipeline_stats_sink_probe, self, NULL);
   gst_element_add_pad (GST_ELEMENT (self), self->sinkpad);
 
   tmpl = gst_static_pad_template_get (&src_template);
@@ -831,8 +840,9 @@ gst_nn_pipeline_init (GstNnPipeline * self)
   gst_object_unref (tmpl);
   gst_pad_set_query_function (self->srcpad,
       GST_DEBUG_FUNCPTR (gst_nn_pipeline_pad_query));
-  gst_pad_add_probe (self->srcpad, GST_PAD_PROBE_TYPE_BUFFER |
-      GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM | GST_PAD_PROBE_TYPE_EVENT_FLUSH,
+  gst_pad_add_probe (self->srcpad,
+      GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM
+          | GST_PAD_PROBE_TYPE_EVENT_FLUSH,
       gst_nn_pipeline_stats_src_probe, self, NULL);
   gst_element_add_pad (GST_ELEMENT (self), self->srcpad);
 

@@ -381,8 +381,8 @@ tcp_progress (GSocket *sock)
   socklen_t len = sizeof ti;
 
   memset (&ti, 0, sizeof ti);
-  if (getsockopt (g_socket_get_fd (sock), IPPROTO_TCP, TCP_INFO, &ti,
-          &len) != 0)
+  if (getsockopt (g_socket_get_fd (sock), IPPROTO_TCP, TCP_INFO, &ti, &len)
+      != 0)
     return 0;
   return ti.tcpi_bytes_received + ti.tcpi_bytes_acked;
 }
@@ -412,7 +412,8 @@ watchdog_thread (gpointer data)
         last = progress;
         since = now;
       } else if (now - since >= (gint64) self->timeout * 1000) {
-        GST_WARNING_OBJECT (self, "%s: nothing received or acknowledged for "
+        GST_WARNING_OBJECT (self,
+            "%s: nothing received or acknowledged for "
             "%u ms with %u frames waiting: hung, trying the next server",
             self->addrs[self->cur_addr], self->timeout, self->n_frames);
         self->hung_gen = self->gen;

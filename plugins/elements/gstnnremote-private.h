@@ -55,11 +55,11 @@ struct _GstNnRemote
   GQueue pending; /* Pending, in seq order */
   guint n_frames; /* frames in `pending` */
   guint64 next_seq;
-  GIOStream *conn; /* current connection or NULL */
-  GSocket *sock;   /* its socket (ref), for the watchdog */
+  GIOStream *conn;           /* current connection or NULL */
+  GSocket *sock;             /* its socket (ref), for the watchdog */
   GCancellable *conn_cancel; /* cancels the connection's reads and writes */
-  guint64 gen;     /* bumped at each connection */
-  guint64 hung_gen; /* the connection the watchdog found hung, or 0 */
+  guint64 gen;               /* bumped at each connection */
+  guint64 hung_gen;          /* the connection the watchdog found hung, or 0 */
   GThread *watchdog;
   gboolean flushing, stopping, failed;
   gint pushing; /* results being pushed by the task */

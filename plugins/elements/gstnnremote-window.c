@@ -18,7 +18,6 @@
 #define GST_CAT_DEFAULT gst_nn_remote_debug
 
 
-
 void
 gst_nn_remote_push_event (GstNnRemote *self, GstEvent *event)
 {
@@ -251,4 +250,3 @@ gst_nn_remote_loop (GstNnRemote *self)
   }
   g_aligned_free (payload);
 }
-

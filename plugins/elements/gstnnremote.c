@@ -198,7 +198,8 @@ gst_nn_remote_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
       return gst_pad_push_event (self->srcpad, event);
     case GST_EVENT_FLUSH_STOP:
       g_mutex_lock (&self->lock);
-      g_queue_clear_full (&self->pending, (GDestroyNotify) gst_nn_remote_pending_free);
+      g_queue_clear_full (&self->pending,
+          (GDestroyNotify) gst_nn_remote_pending_free);
       self->n_frames = 0;
       self->busy_since = 0;
       self->flushing = FALSE;
@@ -359,7 +360,8 @@ static void
 gst_nn_remote_reset (GstNnRemote *self)
 {
   g_mutex_lock (&self->lock);
-  g_queue_clear_full (&self->pending, (GDestroyNotify) gst_nn_remote_pending_free);
+  g_queue_clear_full (&self->pending,
+      (GDestroyNotify) gst_nn_remote_pending_free);
   self->n_frames = 0;
   self->next_seq = 0;
   g_clear_object (&self->conn);

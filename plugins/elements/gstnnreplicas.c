@@ -33,37 +33,37 @@ enum
 /* A frame or an event waiting for its sequence number to come up. */
 typedef struct
 {
-  GstBuffer *buffer;            /* owned, or NULL */
-  GstEvent *event;              /* owned, or NULL */
-  GstCaps *caps;                /* the replica's output caps of buffer (ref) */
+  GstBuffer *buffer; /* owned, or NULL */
+  GstEvent *event;   /* owned, or NULL */
+  GstCaps *caps;     /* the replica's output caps of buffer (ref) */
 } Item;
 
 struct _GstNnReplicas
 {
   GstBin parent;
 
-  guint n;                      /* replicas */
-  GstElement *dispatch, *reorder;       /* children (the bin owns them) */
-  GPtrArray *stages;            /* nnstage refs */
-  GstPad *disp_sink, **disp_src;        /* borrowed from dispatch */
-  GstPad *reo_src, **reo_sink;  /* borrowed from reorder */
+  guint n;                        /* replicas */
+  GstElement *dispatch, *reorder; /* children (the bin owns them) */
+  GPtrArray *stages;              /* nnstage refs */
+  GstPad *disp_sink, **disp_src;  /* borrowed from dispatch */
+  GstPad *reo_src, **reo_sink;    /* borrowed from reorder */
 
-  GMutex lock;                  /* everything below but the push_lock part */
-  GCond cond;                   /* a replica became idle, or flushing */
-  guint *in_flight;             /* per replica */
-  GQueue *owed;                 /* per replica: sequence numbers, in order */
-  GHashTable *pending;          /* sequence number -> Item */
+  GMutex lock;         /* everything below but the push_lock part */
+  GCond cond;          /* a replica became idle, or flushing */
+  guint *in_flight;    /* per replica */
+  GQueue *owed;        /* per replica: sequence numbers, in order */
+  GHashTable *pending; /* sequence number -> Item */
   guint64 next_seq, next_out;
-  guint last;                   /* replica given the last frame */
-  GstEvent *eos;                /* EOS given to the replicas (ref), or NULL */
-  guint64 eos_seq;              /* its place in the sequence */
-  guint eos_left;               /* replicas whose EOS has not come out */
+  guint last;      /* replica given the last frame */
+  GstEvent *eos;   /* EOS given to the replicas (ref), or NULL */
+  guint64 eos_seq; /* its place in the sequence */
+  guint eos_left;  /* replicas whose EOS has not come out */
   gboolean flushing;
-  GstFlowReturn last_flow;      /* downstream's last non-OK return */
+  GstFlowReturn last_flow; /* downstream's last non-OK return */
 
-  GMutex push_lock;             /* one thread pushes out at a time */
-  GstCaps *out_caps;            /* push_lock: caps last pushed on src */
-  GQueue held;                  /* push_lock: sticky events before caps */
+  GMutex push_lock;  /* one thread pushes out at a time */
+  GstCaps *out_caps; /* push_lock: caps last pushed on src */
+  GQueue held;       /* push_lock: sticky events before caps */
 };
 
 G_DEFINE_TYPE (GstNnReplicas, gst_nn_replicas, GST_TYPE_BIN);
@@ -79,23 +79,23 @@ struct _GstNnReplicaPart
 G_DEFINE_TYPE (GstNnReplicaPart, gst_nn_replica_part, GST_TYPE_ELEMENT);
 
 static void
-gst_nn_replica_part_class_init (GstNnReplicaPartClass * klass)
+gst_nn_replica_part_class_init (GstNnReplicaPartClass *klass)
 {
 }
 
 static void
-gst_nn_replica_part_init (GstNnReplicaPart * self)
+gst_nn_replica_part_init (GstNnReplicaPart *self)
 {
 }
 
 static GstNnReplicas *
-replicas_of (GstObject * part)
+replicas_of (GstObject *part)
 {
   return GST_NN_REPLICAS (GST_OBJECT_PARENT (part));
 }
 
 static void
-item_free (Item * it)
+item_free (Item *it)
 {
   if (it->buffer)
     gst_buffer_unref (it->buffer);
@@ -108,7 +108,7 @@ item_free (Item * it)
 
 /* Forget frames and events in flight (lock held). */
 static void
-reset_locked (GstNnReplicas * self)
+reset_locked (GstNnReplicas *self)
 {
   for (guint r = 0; r < self->n; r++) {
     self->in_flight[r] = 0;
@@ -118,7 +118,7 @@ reset_locked (GstNnReplicas * self)
   gst_clear_event (&self->eos);
   self->eos_left = 0;
   self->next_seq = self->next_out = 0;
-  self->last = self->n > 0 ? self->n - 1 : 0;       /* first frame: replica 0 */
+  self->last = self->n > 0 ? self->n - 1 : 0; /* first frame: replica 0 */
   self->last_flow = GST_FLOW_OK;
 }
 
@@ -126,7 +126,7 @@ reset_locked (GstNnReplicas * self)
 /* Out: items in sequence order */
 
 static void
-push_out_event (GstNnReplicas * self, GstEvent * event)
+push_out_event (GstNnReplicas *self, GstEvent *event)
 {
   if (self->out_caps == NULL && GST_EVENT_IS_STICKY (event)
       && GST_EVENT_TYPE (event) != GST_EVENT_STREAM_START
@@ -146,7 +146,7 @@ push_out_event (GstNnReplicas * self, GstEvent * event)
 
 /* Push every item whose turn has come. */
 static void
-push_ready (GstNnReplicas * self)
+push_ready (GstNnReplicas *self)
 {
   g_mutex_lock (&self->push_lock);
   for (;;) {
@@ -156,7 +156,7 @@ push_ready (GstNnReplicas * self)
 
     g_mutex_lock (&self->lock);
     if (!g_hash_table_steal_extended (self->pending,
-            GSIZE_TO_POINTER ((gsize) self->next_out), NULL, (gpointer *) & it))
+            GSIZE_TO_POINTER ((gsize) self->next_out), NULL, (gpointer *) &it))
       it = NULL;
     else
       self->next_out++;
@@ -168,7 +168,8 @@ push_ready (GstNnReplicas * self)
       item_free (it);
       continue;
     }
-    if (it->caps && (self->out_caps == NULL
+    if (it->caps
+        && (self->out_caps == NULL
             || !gst_caps_is_equal (it->caps, self->out_caps))) {
       gst_caps_replace (&self->out_caps, it->caps);
       gst_pad_push_event (self->reo_src, gst_event_new_caps (it->caps));
@@ -188,7 +189,7 @@ push_ready (GstNnReplicas * self)
 }
 
 static GstFlowReturn
-reorder_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
+reorder_chain (GstPad *pad, GstObject *parent, GstBuffer *buf)
 {
   GstNnReplicas *self = replicas_of (parent);
   guint r = GPOINTER_TO_UINT (gst_pad_get_element_private (pad));
@@ -215,20 +216,19 @@ reorder_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
   return ret == GST_FLOW_FLUSHING ? ret : GST_FLOW_OK;
 
   /* ERRORS */
-not_owed:
-  {
-    g_mutex_unlock (&self->lock);
-    item_free (it);
-    GST_ELEMENT_ERROR (self, STREAM, FAILED,
-        ("replica %u gave a frame it was not given", r), (NULL));
-    return GST_FLOW_ERROR;
-  }
+not_owed : {
+  g_mutex_unlock (&self->lock);
+  item_free (it);
+  GST_ELEMENT_ERROR (self, STREAM, FAILED,
+      ("replica %u gave a frame it was not given", r), (NULL));
+  return GST_FLOW_ERROR;
+}
 }
 
 /* Replica r's EOS came out (or could not go in): the stream's EOS leaves,
  * in its place, once every replica's has. */
 static void
-eos_out (GstNnReplicas * self, guint r)
+eos_out (GstNnReplicas *self, guint r)
 {
   Item *it = NULL;
 
@@ -245,7 +245,7 @@ eos_out (GstNnReplicas * self, guint r)
 }
 
 static gboolean
-reorder_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
+reorder_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
 {
   GstNnReplicas *self = replicas_of (parent);
   guint r = GPOINTER_TO_UINT (gst_pad_get_element_private (pad));
@@ -267,24 +267,25 @@ reorder_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
   return TRUE;
 
   /* ERRORS */
-frames_lost:
-  {
-    gst_event_unref (event);
-    GST_ELEMENT_ERROR (self, STREAM, FAILED,
-        ("replica %u gave no output for %u of the frames it was given (it "
-            "must give one frame out per frame in)", r, lost), (NULL));
-    return FALSE;
-  }
+frames_lost : {
+  gst_event_unref (event);
+  GST_ELEMENT_ERROR (self, STREAM, FAILED,
+      ("replica %u gave no output for %u of the frames it was given (it "
+       "must give one frame out per frame in)",
+          r, lost),
+      (NULL));
+  return FALSE;
+}
 }
 
 static gboolean
-reorder_sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
+reorder_sink_query (GstPad *pad, GstObject *parent, GstQuery *query)
 {
   return gst_pad_peer_query (replicas_of (parent)->reo_src, query);
 }
 
 static gboolean
-reorder_src_query (GstPad * pad, GstObject * parent, GstQuery * query)
+reorder_src_query (GstPad *pad, GstObject *parent, GstQuery *query)
 {
   return gst_pad_peer_query (replicas_of (parent)->reo_sink[0], query);
 }
@@ -296,7 +297,7 @@ reorder_src_query (GstPad * pad, GstObject * parent, GstQuery * query)
  * first one only */
 
 static GstFlowReturn
-dispatch_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
+dispatch_chain (GstPad *pad, GstObject *parent, GstBuffer *buf)
 {
   GstNnReplicas *self = replicas_of (parent);
   guint best = 0;
@@ -329,17 +330,16 @@ dispatch_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
         gst_flow_get_name (ret));
   return ret;
 
-stopped:
-  {
-    ret = self->flushing ? GST_FLOW_FLUSHING : self->last_flow;
-    g_mutex_unlock (&self->lock);
-    gst_buffer_unref (buf);
-    return ret;
-  }
+stopped : {
+  ret = self->flushing ? GST_FLOW_FLUSHING : self->last_flow;
+  g_mutex_unlock (&self->lock);
+  gst_buffer_unref (buf);
+  return ret;
+}
 }
 
 static gboolean
-dispatch_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
+dispatch_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
 {
   GstNnReplicas *self = replicas_of (parent);
   Item *it;
@@ -403,7 +403,7 @@ dispatch_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
 }
 
 static gboolean
-dispatch_sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
+dispatch_sink_query (GstPad *pad, GstObject *parent, GstQuery *query)
 {
   GstNnReplicas *self = replicas_of (parent);
 
@@ -424,7 +424,7 @@ dispatch_sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
 /* The bin */
 
 static GstStateChangeReturn
-gst_nn_replicas_change_state (GstElement * element, GstStateChange transition)
+gst_nn_replicas_change_state (GstElement *element, GstStateChange transition)
 {
   GstNnReplicas *self = GST_NN_REPLICAS (element);
   GstStateChangeReturn ret;
@@ -442,14 +442,14 @@ gst_nn_replicas_change_state (GstElement * element, GstStateChange transition)
     g_queue_clear_full (&self->held, (GDestroyNotify) gst_event_unref);
     g_mutex_unlock (&self->push_lock);
   }
-  ret = GST_ELEMENT_CLASS (gst_nn_replicas_parent_class)->change_state
-      (element, transition);
+  ret = GST_ELEMENT_CLASS (gst_nn_replicas_parent_class)
+            ->change_state (element, transition);
   return ret;
 }
 
 static void
-gst_nn_replicas_get_property (GObject * object, guint prop_id, GValue * value,
-    GParamSpec * pspec)
+gst_nn_replicas_get_property (GObject *object, guint prop_id, GValue *value,
+    GParamSpec *pspec)
 {
   GstNnReplicas *self = GST_NN_REPLICAS (object);
   guint64 sum = 0;
@@ -477,7 +477,7 @@ gst_nn_replicas_get_property (GObject * object, guint prop_id, GValue * value,
 }
 
 static void
-gst_nn_replicas_finalize (GObject * object)
+gst_nn_replicas_finalize (GObject *object)
 {
   GstNnReplicas *self = GST_NN_REPLICAS (object);
 
@@ -499,7 +499,7 @@ gst_nn_replicas_finalize (GObject * object)
 }
 
 static void
-gst_nn_replicas_class_init (GstNnReplicasClass * klass)
+gst_nn_replicas_class_init (GstNnReplicasClass *klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
 
@@ -511,16 +511,15 @@ gst_nn_replicas_class_init (GstNnReplicasClass * klass)
 
   g_object_class_install_property (gobject_class, PROP_BUSY_TIME,
       g_param_spec_uint64 ("busy-time", "Busy time",
-          "Nanoseconds the replicas spent running, divided by their number",
-          0, G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+          "Nanoseconds the replicas spent running, divided by their number", 0,
+          G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   g_object_class_install_property (gobject_class, PROP_FRAMES,
-      g_param_spec_uint64 ("frames", "Frames",
-          "Frames the replicas ran", 0, G_MAXUINT64, 0,
-          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+      g_param_spec_uint64 ("frames", "Frames", "Frames the replicas ran", 0,
+          G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 }
 
 static void
-gst_nn_replicas_init (GstNnReplicas * self)
+gst_nn_replicas_init (GstNnReplicas *self)
 {
   g_mutex_init (&self->lock);
   g_mutex_init (&self->push_lock);
@@ -532,9 +531,8 @@ gst_nn_replicas_init (GstNnReplicas * self)
 }
 
 GstElement *
-gst_nn_replicas_new (const gchar * name, guint replicas,
-    GstElement * (*make_stage) (gpointer user_data, guint r),
-    gpointer user_data)
+gst_nn_replicas_new (const gchar *name, guint replicas,
+    GstElement *(*make_stage) (gpointer user_data, guint r), gpointer user_data)
 {
   GstNnReplicas *self;
   GstPad *ghost;
@@ -547,10 +545,10 @@ gst_nn_replicas_new (const gchar * name, guint replicas,
   self->disp_src = g_new0 (GstPad *, replicas);
   self->reo_sink = g_new0 (GstPad *, replicas);
 
-  self->dispatch = g_object_new (GST_TYPE_NN_REPLICA_PART, "name", "dispatch",
-      NULL);
-  self->reorder = g_object_new (GST_TYPE_NN_REPLICA_PART, "name", "reorder",
-      NULL);
+  self->dispatch =
+      g_object_new (GST_TYPE_NN_REPLICA_PART, "name", "dispatch", NULL);
+  self->reorder =
+      g_object_new (GST_TYPE_NN_REPLICA_PART, "name", "reorder", NULL);
   gst_bin_add_many (GST_BIN (self), self->dispatch, self->reorder, NULL);
 
   self->disp_sink = gst_pad_new ("sink", GST_PAD_SINK);
@@ -569,8 +567,8 @@ gst_nn_replicas_new (const gchar * name, guint replicas,
 
     g_queue_init (&self->owed[r]);
     /* one frame waits while the replica runs the other */
-    g_object_set (queue, "max-size-buffers", MAX_IN_FLIGHT, "max-size-bytes",
-        0, "max-size-time", (guint64) 0, NULL);
+    g_object_set (queue, "max-size-buffers", MAX_IN_FLIGHT, "max-size-bytes", 0,
+        "max-size-time", (guint64) 0, NULL);
     gst_bin_add_many (GST_BIN (self), queue, stage, NULL);
     g_ptr_array_add (self->stages, gst_object_ref (stage));
 

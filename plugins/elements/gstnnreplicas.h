@@ -32,8 +32,8 @@ G_DECLARE_FINAL_TYPE (GstNnReplicas, gst_nn_replicas, GST, NN_REPLICAS, GstBin)
 /* A bin of `replicas` elements, each made by make_stage (r) (a floating
  * element with pads sink and src: an nnstage configured by the caller, or a
  * bin), with pads sink and src. */
-GstElement *gst_nn_replicas_new (const gchar * name, guint replicas,
-    GstElement * (*make_stage) (gpointer user_data, guint r),
+GstElement *gst_nn_replicas_new (const gchar *name, guint replicas,
+    GstElement *(*make_stage) (gpointer user_data, guint r),
     gpointer user_data);
 
 G_END_DECLS

@@ -409,14 +409,17 @@ check_caps (Listener *s, Client *c, GstCaps *caps, const gchar *shapes)
     }
     o.cache_size = 1;
     c->check = (c->part_kind != NNP_REMOTE_PART_PLAN || plan)
-        ? nnp_part_new (model, &o, &err) : NULL;
+        ? nnp_part_new (model, &o, &err)
+        : NULL;
     if (plan)
       nnp_plan_free (plan);
     nnp_model_unref (model);
     if (c->check == NULL) {
       /* a part the model does not have: the stage reports it */
-      GST_DEBUG_OBJECT (s->owner, "client %" G_GUINT64_FORMAT ": no caps "
-          "check: %s", c->id, err ? err->message : "bad plan");
+      GST_DEBUG_OBJECT (s->owner,
+          "client %" G_GUINT64_FORMAT ": no caps "
+          "check: %s",
+          c->id, err ? err->message : "bad plan");
       g_clear_error (&err);
       return NULL;
     }
@@ -436,7 +439,8 @@ check_caps (Listener *s, Client *c, GstCaps *caps, const gchar *shapes)
 refused:
   str = gst_caps_to_string (caps);
   why = g_strdup_printf ("frame caps do not fit the served part: %s "
-      "(caps %.300s)", err->message, str);
+                         "(caps %.300s)",
+      err->message, str);
   g_free (str);
   g_error_free (err);
   return why;
@@ -612,8 +616,8 @@ client_writer (gpointer data)
       /* its frames are at the stage, maybe for longer than the client's
        * timeout: tell it we are alive (it ignores the PONG) */
       if (g_atomic_int_get (&c->at_stage) > 0
-          && !client_send (c, NNP_REMOTE_PONG, 0, (const guint8 *) "\0\0\0\0\0\0\0",
-              8, NULL))
+          && !client_send (c, NNP_REMOTE_PONG, 0,
+              (const guint8 *) "\0\0\0\0\0\0\0", 8, NULL))
         g_cancellable_cancel (c->cancellable);
       continue;
     }
@@ -647,8 +651,8 @@ client_writer (gpointer data)
 }
 
 gboolean
-gst_nn_server_on_run (GThreadedSocketService *service, GSocketConnection *connection,
-    GObject *source_object, gpointer user_data)
+gst_nn_server_on_run (GThreadedSocketService *service,
+    GSocketConnection *connection, GObject *source_object, gpointer user_data)
 {
   Listener *s = gst_nn_server_listener_ref (user_data);
   Client *c = g_new0 (Client, 1);
@@ -719,4 +723,3 @@ done:
   gst_nn_server_listener_unref (s);
   return TRUE;
 }
-

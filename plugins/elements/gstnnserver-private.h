@@ -38,10 +38,10 @@ typedef struct
   guint8 part_kind;
   gchar *part;
   guint part_stage;
-  NnpPart *check;      /* or NULL: not made yet, or no model to check with */
-  GstCaps *caps_ok;    /* the last caps that fitted, with ... */
-  gchar *shapes_ok;    /* ... these model input shapes */
-  GstNnServer *ep; /* the part it talks to (listener lock), or NULL */
+  NnpPart *check;   /* or NULL: not made yet, or no model to check with */
+  GstCaps *caps_ok; /* the last caps that fitted, with ... */
+  gchar *shapes_ok; /* ... these model input shapes */
+  GstNnServer *ep;  /* the part it talks to (listener lock), or NULL */
 } Client;
 
 #define MAX_RESULTS_QUEUED 16
@@ -104,7 +104,6 @@ void gst_nn_server_result_free (Result *r);
 /* GThreadedSocketService::run: one client, from TLS handshake to goodbye
  * (user_data: the Listener). */
 gboolean gst_nn_server_on_run (GThreadedSocketService *service,
-    GSocketConnection *connection, GObject *source_object,
-    gpointer user_data);
+    GSocketConnection *connection, GObject *source_object, gpointer user_data);
 
 G_END_DECLS

@@ -30,40 +30,40 @@ struct _GstNnStage
    * through GstContext; also set by set_context). */
   gchar *dev_spec;
   gboolean use_cl;
-  NnpDevice *cl_device;         /* owned ref */
+  NnpDevice *cl_device; /* owned ref */
 
   /* what runs, between start() and stop(); transform_caps runs on any
    * thread (lock) */
   GMutex lock;
-  NnpPart *part;                /* owned (nnp_part_open()): the model, plan,
+  NnpPart *part;     /* owned (nnp_part_open()): the model, plan,
                                  * device, specialisations, stages and the
                                  * memo of the last caps question */
-  gchar *model_name;            /* its model's file name, for messages */
-  guint part_gen;               /* props.gen the part was made from */
+  gchar *model_name; /* its model's file name, for messages */
+  guint part_gen;    /* props.gen the part was made from */
 
   /* negotiated state (streaming thread) */
   GstNnTensorsInfo in_info, out_info;
-  NnpPartSpec *spec;            /* owned ref: the current specialisation */
-  NnpStage *stage;              /* borrowed from spec, or NULL */
-  gboolean stage_on_cl;         /* the stage runs on cl_device (no fallback) */
-  gboolean out_device;          /* output caps have memory:OpenCL */
-  GstCaps *refused_caps;        /* input caps whose error was posted (ref):
+  NnpPartSpec *spec;     /* owned ref: the current specialisation */
+  NnpStage *stage;       /* borrowed from spec, or NULL */
+  gboolean stage_on_cl;  /* the stage runs on cl_device (no fallback) */
+  gboolean out_device;   /* output caps have memory:OpenCL */
+  GstCaps *refused_caps; /* input caps whose error was posted (ref):
                                  * upstream retries the same CAPS event on
                                  * every buffer, the error is posted once */
 
-  guint stages_built;           /* stages prepared since start (object lock) */
-  GstNnRunStats stats;          /* busy time, frames, latency, trace and
+  guint stages_built;  /* stages prepared since start (object lock) */
+  GstNnRunStats stats; /* busy time, frames, latency, trace and
                                  * debug-slowdown (their properties) */
 };
 
 /* gstnnstagecaps.c: negotiation (its base class vfuncs: transform_caps,
  * fixate_caps, get_unit_size, accept_caps, sink_event, set_caps,
  * decide_allocation) and what start(), stop() and query() need of it */
-void gst_nn_stage_caps_class_init (GstBaseTransformClass * trans_class);
-gboolean gst_nn_stage_answer_shapes_query (GstNnStage * self, GstQuery * query);
-void gst_nn_stage_set_part_locked (GstNnStage * self, NnpPart * part);
+void gst_nn_stage_caps_class_init (GstBaseTransformClass *trans_class);
+gboolean gst_nn_stage_answer_shapes_query (GstNnStage *self, GstQuery *query);
+void gst_nn_stage_set_part_locked (GstNnStage *self, NnpPart *part);
 /* the base class, for the vfuncs above */
 #define GST_NN_STAGE_PARENT_CLASS(obj) \
-    GST_BASE_TRANSFORM_CLASS (g_type_class_peek_parent (G_OBJECT_GET_CLASS (obj)))
+  GST_BASE_TRANSFORM_CLASS (g_type_class_peek_parent (G_OBJECT_GET_CLASS (obj)))
 
 G_END_DECLS

@@ -92,18 +92,17 @@ enum
 
 /* device memory first: an OpenCL stage prefers it (see transform_caps) */
 #define CL_TENSORS_CAPS \
-  "other/tensors(" GST_CAPS_FEATURE_MEMORY_OPENCL "), format = (string) static, " \
+  "other/tensors(" GST_CAPS_FEATURE_MEMORY_OPENCL \
+  "), format = (string) static, " \
   "num_tensors = (int) [ 1, 16 ], framerate = (fraction) [ 0/1, MAX ]"
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
-    GST_PAD_SINK,
-    GST_PAD_ALWAYS,
+    GST_PAD_SINK, GST_PAD_ALWAYS,
     GST_STATIC_CAPS (CL_TENSORS_CAPS "; " GST_NN_TENSORS_CAPS_TEMPLATE_ANY));
 
-static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
-    GST_PAD_SRC,
-    GST_PAD_ALWAYS,
-    GST_STATIC_CAPS (CL_TENSORS_CAPS "; " GST_NN_TENSORS_CAPS_TEMPLATE));
+static GstStaticPadTemplate src_template =
+    GST_STATIC_PAD_TEMPLATE ("src", GST_PAD_SRC, GST_PAD_ALWAYS,
+        GST_STATIC_CAPS (CL_TENSORS_CAPS "; " GST_NN_TENSORS_CAPS_TEMPLATE));
 
 G_DEFINE_TYPE (GstNnStage, gst_nn_stage, GST_TYPE_BASE_TRANSFORM);
 
@@ -113,23 +112,23 @@ GST_ELEMENT_REGISTER_DEFINE (nnstage, "nnstage", GST_RANK_NONE,
 /* Device memory is used in place, the rest mapped and wrapped: one call
  * per side, then one run. */
 static GstFlowReturn
-gst_nn_stage_transform (GstBaseTransform * trans, GstBuffer * inbuf,
-    GstBuffer * outbuf)
+gst_nn_stage_transform (GstBaseTransform *trans, GstBuffer *inbuf,
+    GstBuffer *outbuf)
 {
   GstNnStage *self = GST_NN_STAGE (trans);
   GstNnTensorsMap in_map, out_map;
   GError *err = NULL;
   const gchar *what;
   gboolean ok;
-  gint64 t0, t1;               /* monotonic us */
+  gint64 t0, t1; /* monotonic us */
 
   if (G_UNLIKELY (self->stage == NULL))
     goto not_negotiated;
   if (!gst_nn_tensors_map_stage (&in_map, inbuf, &self->in_info, self->stage,
           FALSE, self->stage_on_cl, GST_MAP_READ, &err))
     goto bad_input;
-  if (!gst_nn_tensors_map_stage (&out_map, outbuf, &self->out_info,
-          self->stage, TRUE, self->stage_on_cl, GST_MAP_WRITE, &err)) {
+  if (!gst_nn_tensors_map_stage (&out_map, outbuf, &self->out_info, self->stage,
+          TRUE, self->stage_on_cl, GST_MAP_WRITE, &err)) {
     gst_nn_tensors_unmap (&in_map);
     what = "invalid output buffer";
     goto failed;
@@ -138,9 +137,11 @@ gst_nn_stage_transform (GstBaseTransform * trans, GstBuffer * inbuf,
   t0 = gst_nn_run_stats_begin (&self->stats);
   ok = nnp_stage_run (self->stage, in_map.tensors, out_map.tensors, &err);
   t1 = gst_nn_run_stats_end (&self->stats, GST_ELEMENT (self), t0, ok);
-  GST_LOG_OBJECT (self, "ran %" GST_TIME_FORMAT " in %.2f ms (%u tensors in "
-      "device memory)", GST_TIME_ARGS (GST_BUFFER_PTS (inbuf)),
-      (t1 - t0) / 1000.0, in_map.n_device + out_map.n_device);
+  GST_LOG_OBJECT (self,
+      "ran %" GST_TIME_FORMAT " in %.2f ms (%u tensors in "
+      "device memory)",
+      GST_TIME_ARGS (GST_BUFFER_PTS (inbuf)), (t1 - t0) / 1000.0,
+      in_map.n_device + out_map.n_device);
   gst_nn_tensors_unmap (&out_map);
   gst_nn_tensors_unmap (&in_map);
   what = "inference failed";
@@ -149,32 +150,29 @@ gst_nn_stage_transform (GstBaseTransform * trans, GstBuffer * inbuf,
   return GST_FLOW_OK;
 
   /* ERRORS */
-not_negotiated:
-  {
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
-        ("no stage: caps were not negotiated"));
-    return GST_FLOW_NOT_NEGOTIATED;
-  }
-bad_input:
-  {
-    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
-        ("model %s: invalid input buffer", self->model_name),
-        ("%s", err->message));
-    g_clear_error (&err);
-    return GST_FLOW_ERROR;
-  }
-failed:
-  {
-    GST_ELEMENT_ERROR (self, STREAM, FAILED, ("model %s: %s", self->model_name,
-            what), ("%s", err->message));
-    g_clear_error (&err);
-    return GST_FLOW_ERROR;
-  }
+not_negotiated : {
+  GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
+      ("no stage: caps were not negotiated"));
+  return GST_FLOW_NOT_NEGOTIATED;
+}
+bad_input : {
+  GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+      ("model %s: invalid input buffer", self->model_name),
+      ("%s", err->message));
+  g_clear_error (&err);
+  return GST_FLOW_ERROR;
+}
+failed : {
+  GST_ELEMENT_ERROR (self, STREAM, FAILED,
+      ("model %s: %s", self->model_name, what), ("%s", err->message));
+  g_clear_error (&err);
+  return GST_FLOW_ERROR;
+}
 }
 
 static gboolean
-gst_nn_stage_query (GstBaseTransform * trans, GstPadDirection direction,
-    GstQuery * query)
+gst_nn_stage_query (GstBaseTransform *trans, GstPadDirection direction,
+    GstQuery *query)
 {
   GstNnStage *self = GST_NN_STAGE (trans);
   gboolean ret;
@@ -188,8 +186,8 @@ gst_nn_stage_query (GstBaseTransform * trans, GstPadDirection direction,
       && gst_nn_stage_answer_shapes_query (self, query))
     return TRUE;
 
-  ret = GST_BASE_TRANSFORM_CLASS (gst_nn_stage_parent_class)->query (trans,
-      direction, query);
+  ret = GST_BASE_TRANSFORM_CLASS (gst_nn_stage_parent_class)
+            ->query (trans, direction, query);
 
   if (ret && direction == GST_PAD_SRC
       && GST_QUERY_TYPE (query) == GST_QUERY_LATENCY)
@@ -202,7 +200,7 @@ gst_nn_stage_query (GstBaseTransform * trans, GstPadDirection direction,
  * CPU when told to: the element posts the library's reason), and an
  * OpenCL device is shared with the neighbours through GstContext. */
 static gboolean
-gst_nn_stage_start (GstBaseTransform * trans)
+gst_nn_stage_start (GstBaseTransform *trans)
 {
   GstNnStage *self = GST_NN_STAGE (trans);
   NnpPart *part = NULL;
@@ -237,8 +235,8 @@ gst_nn_stage_start (GstBaseTransform * trans)
   self->use_cl = gst_nn_cl_spec_is_opencl (self->dev_spec);
   if (!self->use_cl)
     g_clear_pointer (&self->cl_device, nnp_device_unref);
-  else if (!gst_nn_cl_ensure_element_device (GST_ELEMENT (self),
-          self->dev_spec, &self->cl_device, &err))
+  else if (!gst_nn_cl_ensure_element_device (GST_ELEMENT (self), self->dev_spec,
+               &self->cl_device, &err))
     goto no_device;
 
   GST_INFO_OBJECT (self, "model %s loaded (digest %s), %s on %s",
@@ -253,45 +251,39 @@ gst_nn_stage_start (GstBaseTransform * trans)
   return TRUE;
 
   /* ERRORS */
-bad_property:
-  {
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", err->message),
-        (NULL));
-    g_clear_error (&err);
-    return FALSE;
-  }
-open_failed:
-  {
-    gst_nn_part_props_post_error (GST_ELEMENT (self), err);
-    g_clear_error (&err);
-    return FALSE;
-  }
-no_device:
-  {
-    GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
-        ("device '%s' is not available: %s", self->dev_spec, err->message),
-        (NULL));
-    goto fail;
-  }
-trace_failed:
-  {
-    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_WRITE, ("%s", err->message),
-        ("property 'trace' or NNP_TRACE"));
-    goto fail;
-  }
-fail:
-  {
-    g_clear_error (&err);
-    g_mutex_lock (&self->lock);
-    gst_nn_stage_set_part_locked (self, NULL);  /* the element stays in READY */
-    g_mutex_unlock (&self->lock);
-    return FALSE;
-  }
+bad_property : {
+  GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", err->message), (NULL));
+  g_clear_error (&err);
+  return FALSE;
+}
+open_failed : {
+  gst_nn_part_props_post_error (GST_ELEMENT (self), err);
+  g_clear_error (&err);
+  return FALSE;
+}
+no_device : {
+  GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
+      ("device '%s' is not available: %s", self->dev_spec, err->message),
+      (NULL));
+  goto fail;
+}
+trace_failed : {
+  GST_ELEMENT_ERROR (self, RESOURCE, OPEN_WRITE, ("%s", err->message),
+      ("property 'trace' or NNP_TRACE"));
+  goto fail;
+}
+fail : {
+  g_clear_error (&err);
+  g_mutex_lock (&self->lock);
+  gst_nn_stage_set_part_locked (self, NULL); /* the element stays in READY */
+  g_mutex_unlock (&self->lock);
+  return FALSE;
+}
 }
 
 /* Forget all stream state (stop(), finalize()). */
 static void
-forget_state (GstNnStage * self)
+forget_state (GstNnStage *self)
 {
   self->stage = NULL;
   g_clear_pointer (&self->spec, nnp_part_spec_unref);
@@ -307,7 +299,7 @@ forget_state (GstNnStage * self)
 }
 
 static gboolean
-gst_nn_stage_stop (GstBaseTransform * trans)
+gst_nn_stage_stop (GstBaseTransform *trans)
 {
   GstNnStage *self = GST_NN_STAGE (trans);
   GError *err = NULL;
@@ -321,8 +313,8 @@ gst_nn_stage_stop (GstBaseTransform * trans)
 }
 
 static void
-gst_nn_stage_set_property (GObject * object, guint prop_id,
-    const GValue * value, GParamSpec * pspec)
+gst_nn_stage_set_property (GObject *object, guint prop_id, const GValue *value,
+    GParamSpec *pspec)
 {
   GstNnStage *self = GST_NN_STAGE (object);
 
@@ -344,8 +336,8 @@ gst_nn_stage_set_property (GObject * object, guint prop_id,
 }
 
 static void
-gst_nn_stage_get_property (GObject * object, guint prop_id, GValue * value,
-    GParamSpec * pspec)
+gst_nn_stage_get_property (GObject *object, guint prop_id, GValue *value,
+    GParamSpec *pspec)
 {
   GstNnStage *self = GST_NN_STAGE (object);
 
@@ -362,7 +354,7 @@ gst_nn_stage_get_property (GObject * object, guint prop_id, GValue * value,
 }
 
 static void
-gst_nn_stage_finalize (GObject * object)
+gst_nn_stage_finalize (GObject *object)
 {
   GstNnStage *self = GST_NN_STAGE (object);
 
@@ -376,25 +368,25 @@ gst_nn_stage_finalize (GObject * object)
 
 /* A device shared by the application or another element. */
 static void
-gst_nn_stage_set_context (GstElement * element, GstContext * context)
+gst_nn_stage_set_context (GstElement *element, GstContext *context)
 {
   GstNnStage *self = GST_NN_STAGE (element);
   gchar *spec;
 
   GST_OBJECT_LOCK (self);
-  spec = self->dev_spec ? g_strdup (self->dev_spec) :
-      gst_nn_part_props_device_spec (&self->props, NULL, NULL);
+  spec = self->dev_spec
+      ? g_strdup (self->dev_spec)
+      : gst_nn_part_props_device_spec (&self->props, NULL, NULL);
   GST_OBJECT_UNLOCK (self);
   if (spec && gst_nn_cl_spec_is_opencl (spec))
     gst_nn_cl_handle_set_context (element, context, spec, &self->cl_device);
   g_free (spec);
 
-  GST_ELEMENT_CLASS (gst_nn_stage_parent_class)->set_context (element,
-      context);
+  GST_ELEMENT_CLASS (gst_nn_stage_parent_class)->set_context (element, context);
 }
 
 static void
-gst_nn_stage_class_init (GstNnStageClass * klass)
+gst_nn_stage_class_init (GstNnStageClass *klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
@@ -437,13 +429,13 @@ gst_nn_stage_class_init (GstNnStageClass * klass)
       g_param_spec_int ("shape-cache", "Shape cache",
           "Input shape sets whose prepared stages are kept (LRU)", 1, 256,
           DEFAULT_SHAPE_CACHE,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_PLAYING));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_PLAYING));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
-  gst_element_class_set_static_metadata (element_class,
-      "Neural network stage", "Filter/Tensor",
+  gst_element_class_set_static_metadata (element_class, "Neural network stage",
+      "Filter/Tensor",
       "Runs an ONNX model (or a stage of one) on tensor buffers with libnnpipe",
       "nnpipe developers");
 
@@ -451,14 +443,14 @@ gst_nn_stage_class_init (GstNnStageClass * klass)
 
   trans_class->start = GST_DEBUG_FUNCPTR (gst_nn_stage_start);
   trans_class->stop = GST_DEBUG_FUNCPTR (gst_nn_stage_stop);
-  gst_nn_stage_caps_class_init (trans_class);  /* negotiation */
+  gst_nn_stage_caps_class_init (trans_class); /* negotiation */
   trans_class->transform = GST_DEBUG_FUNCPTR (gst_nn_stage_transform);
   trans_class->query = GST_DEBUG_FUNCPTR (gst_nn_stage_query);
   trans_class->passthrough_on_same_caps = FALSE;
 }
 
 static void
-gst_nn_stage_init (GstNnStage * self)
+gst_nn_stage_init (GstNnStage *self)
 {
   g_mutex_init (&self->lock);
   gst_nn_part_props_init (&self->props);

@@ -12,8 +12,7 @@
 G_BEGIN_DECLS
 
 #define GST_TYPE_NN_STAGE (gst_nn_stage_get_type ())
-G_DECLARE_FINAL_TYPE (GstNnStage, gst_nn_stage, GST, NN_STAGE,
-    GstBaseTransform)
+G_DECLARE_FINAL_TYPE (GstNnStage, gst_nn_stage, GST, NN_STAGE, GstBaseTransform)
 
 GST_ELEMENT_REGISTER_DECLARE (nnstage);
 

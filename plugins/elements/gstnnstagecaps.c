@@ -25,19 +25,19 @@
 /* Run part (taken) from now on: start(), a property written while
  * running; or none (NULL): stop(), a failed start().  Lock held. */
 void
-gst_nn_stage_set_part_locked (GstNnStage * self, NnpPart * part)
+gst_nn_stage_set_part_locked (GstNnStage *self, NnpPart *part)
 {
   g_clear_pointer (&self->part, nnp_part_free);
   g_clear_pointer (&self->model_name, g_free);
   self->part = part;
   if (part)
-    self->model_name = g_path_get_basename (nnp_model_get_name
-        (nnp_part_get_model (part)));
+    self->model_name =
+        g_path_get_basename (nnp_model_get_name (nnp_part_get_model (part)));
 }
 
 /* Answer the shapes query of a later nnstage of the same model. */
 gboolean
-gst_nn_stage_answer_shapes_query (GstNnStage * self, GstQuery * query)
+gst_nn_stage_answer_shapes_query (GstNnStage *self, GstQuery *query)
 {
   gboolean ret;
 
@@ -57,7 +57,7 @@ typedef struct
 /* NnpPartAnswerFunc: caps -> shapes -> specialisation (the library logs
  * the answer) */
 static NnpPartSpec *
-answer (NnpPart * part, gpointer data, GError ** error)
+answer (NnpPart *part, gpointer data, GError **error)
 {
   Question *q = data;
 
@@ -69,8 +69,8 @@ answer (NnpPart * part, gpointer data, GError ** error)
  * (nnp_part_answer()): caps queries ask the same again and again.  A later
  * part asks upstream which shapes it used, outside the lock. */
 static gboolean
-infer_info (GstNnStage * self, const GstNnTensorsInfo * in,
-    GstNnTensorsInfo * out, NnpPartSpec ** spec_out, GError ** error)
+infer_info (GstNnStage *self, const GstNnTensorsInfo *in, GstNnTensorsInfo *out,
+    NnpPartSpec **spec_out, GError **error)
 {
   gchar *question = gst_nn_tensors_info_to_string (in), *digest;
   Question q = { in, NULL };
@@ -80,11 +80,11 @@ infer_info (GstNnStage * self, const GstNnTensorsInfo * in,
   g_mutex_lock (&self->lock);
   if (self->part && !nnp_part_is_whole (self->part)
       && !nnp_part_knows (self->part, question)) {
-    digest = g_strdup (nnp_model_get_digest (nnp_part_get_model
-            (self->part)));
+    digest = g_strdup (nnp_model_get_digest (nnp_part_get_model (self->part)));
     g_mutex_unlock (&self->lock);
-    q.upstream = gst_nn_shapes_query_upstream (GST_BASE_TRANSFORM_SINK_PAD
-        (self), digest);
+    q.upstream =
+        gst_nn_shapes_query_upstream (GST_BASE_TRANSFORM_SINK_PAD (self),
+            digest);
     g_free (digest);
     g_mutex_lock (&self->lock);
   }
@@ -106,7 +106,7 @@ infer_info (GstNnStage * self, const GstNnTensorsInfo * in,
 /* The model, its name and whether the part takes other tensors than the
  * model's inputs (a later part), as start() left them (new refs). */
 static NnpModel *
-get_model (GstNnStage * self, gchar ** name, gboolean * later)
+get_model (GstNnStage *self, gchar **name, gboolean *later)
 {
   NnpModel *model;
 
@@ -126,8 +126,8 @@ get_model (GstNnStage * self, gchar ** name, gboolean * later)
  * error saying why, where a refusal here would only make upstream report
  * "not-negotiated". */
 static GstStructure *
-output_structure (GstNnStage * self, NnpModel * model, const gchar * name,
-    gboolean later, const GstStructure * s)
+output_structure (GstNnStage *self, NnpModel *model, const gchar *name,
+    gboolean later, const GstStructure *s)
 {
   const GValue *framerate = gst_structure_get_value (s, "framerate");
   NnpInputShape shapes[GST_NN_TENSORS_MAX];
@@ -138,20 +138,20 @@ output_structure (GstNnStage * self, NnpModel * model, const gchar * name,
   if (gst_nn_tensors_info_from_structure (&in, s, NULL)) {
     if (infer_info (self, &in, &out, NULL, &err)) {
       ret = gst_nn_tensors_info_to_structure (&out);
-    } else if (!later && !gst_nn_model_match_inputs (model, name, &in, shapes,
-            NULL)) {
+    } else if (!later
+        && !gst_nn_model_match_inputs (model, name, &in, shapes, NULL)) {
       GST_DEBUG_OBJECT (self, "%s", err->message);
       g_clear_error (&err);
       return NULL;
     } else {
       GST_DEBUG_OBJECT (self, "%s (left to the CAPS event)", err->message);
       g_clear_error (&err);
-      ret = gst_structure_new (GST_NN_TENSORS_MEDIA_TYPE,
-          "format", G_TYPE_STRING, "static", NULL);
+      ret = gst_structure_new (GST_NN_TENSORS_MEDIA_TYPE, "format",
+          G_TYPE_STRING, "static", NULL);
     }
   } else {
-    ret = gst_structure_new (GST_NN_TENSORS_MEDIA_TYPE,
-        "format", G_TYPE_STRING, "static", NULL);
+    ret = gst_structure_new (GST_NN_TENSORS_MEDIA_TYPE, "format", G_TYPE_STRING,
+        "static", NULL);
   }
   if (framerate)
     gst_structure_set_value (ret, "framerate", framerate);
@@ -166,8 +166,8 @@ output_structure (GstNnStage * self, NnpModel * model, const gchar * name,
  * part: its inputs are checked on the CAPS event); on an OpenCL stage each
  * also in device memory, first. */
 static GstCaps *
-gst_nn_stage_transform_caps (GstBaseTransform * trans,
-    GstPadDirection direction, GstCaps * caps, GstCaps * filter)
+gst_nn_stage_transform_caps (GstBaseTransform *trans, GstPadDirection direction,
+    GstCaps *caps, GstCaps *filter)
 {
   GstNnStage *self = GST_NN_STAGE (trans);
   GstPad *sinkpad = GST_BASE_TRANSFORM_SINK_PAD (trans);
@@ -177,8 +177,9 @@ gst_nn_stage_transform_caps (GstBaseTransform * trans,
   NnpModel *model = get_model (self, &name, &later);
 
   if (!model || (later && direction == GST_PAD_SRC)) {
-    ret = gst_pad_get_pad_template_caps (direction == GST_PAD_SINK ?
-        GST_BASE_TRANSFORM_SRC_PAD (trans) : sinkpad);
+    ret = gst_pad_get_pad_template_caps (direction == GST_PAD_SINK
+            ? GST_BASE_TRANSFORM_SRC_PAD (trans)
+            : sinkpad);
   } else if (direction == GST_PAD_SINK) {
     ret = gst_caps_new_empty ();
     for (guint i = 0; i < gst_caps_get_size (caps); i++) {
@@ -199,7 +200,8 @@ gst_nn_stage_transform_caps (GstBaseTransform * trans,
   } else {
     ret = gst_caps_new_empty ();
     for (guint i = 0; i < gst_caps_get_size (caps); i++)
-      ret = gst_caps_merge (ret, gst_nn_model_input_caps (model,
+      ret = gst_caps_merge (ret,
+          gst_nn_model_input_caps (model,
               gst_structure_get_value (gst_caps_get_structure (caps, i),
                   "framerate")));
     if (gst_caps_get_size (caps) == 0 && gst_caps_is_any (caps))
@@ -219,8 +221,8 @@ gst_nn_stage_transform_caps (GstBaseTransform * trans,
     gst_caps_unref (tmpl);
     gst_caps_take (&ret, tmp);
   } else if (filter) {
-    gst_caps_take (&ret, gst_caps_intersect_full (filter, ret,
-            GST_CAPS_INTERSECT_FIRST));
+    gst_caps_take (&ret,
+        gst_caps_intersect_full (filter, ret, GST_CAPS_INTERSECT_FIRST));
   }
 
   GST_DEBUG_OBJECT (self, "%s: %" GST_PTR_FORMAT " -> %" GST_PTR_FORMAT,
@@ -231,8 +233,8 @@ gst_nn_stage_transform_caps (GstBaseTransform * trans,
 }
 
 static GstCaps *
-gst_nn_stage_fixate_caps (GstBaseTransform * trans, GstPadDirection direction,
-    GstCaps * caps, GstCaps * othercaps)
+gst_nn_stage_fixate_caps (GstBaseTransform *trans, GstPadDirection direction,
+    GstCaps *caps, GstCaps *othercaps)
 {
   GstCaps *ret = gst_nn_tensors_caps_fixate (othercaps);
 
@@ -241,8 +243,7 @@ gst_nn_stage_fixate_caps (GstBaseTransform * trans, GstPadDirection direction,
 }
 
 static gboolean
-gst_nn_stage_get_unit_size (GstBaseTransform * trans, GstCaps * caps,
-    gsize * size)
+gst_nn_stage_get_unit_size (GstBaseTransform *trans, GstCaps *caps, gsize *size)
 {
   GstNnTensorsInfo info;
 
@@ -258,22 +259,23 @@ gst_nn_stage_get_unit_size (GstBaseTransform * trans, GstCaps * caps,
  * "not negotiated").  Upstream elements that can choose learn the model's
  * inputs from caps queries (transform_caps). */
 static gboolean
-gst_nn_stage_accept_caps (GstBaseTransform * trans, GstPadDirection direction,
-    GstCaps * caps)
+gst_nn_stage_accept_caps (GstBaseTransform *trans, GstPadDirection direction,
+    GstCaps *caps)
 {
   GstCaps *tmpl;
   gboolean ret;
 
   if (direction != GST_PAD_SINK)
-    return GST_NN_STAGE_PARENT_CLASS (trans)->accept_caps
-        (trans, direction, caps);
+    return GST_NN_STAGE_PARENT_CLASS (trans)->accept_caps (trans, direction,
+        caps);
 
   tmpl = gst_pad_get_pad_template_caps (GST_BASE_TRANSFORM_SINK_PAD (trans));
   ret = gst_caps_can_intersect (tmpl, caps);
   gst_caps_unref (tmpl);
   /* device memory only on an OpenCL stage */
-  for (guint i = 0; ret && !GST_NN_STAGE (trans)->use_cl
-      && i < gst_caps_get_size (caps); i++)
+  for (guint i = 0;
+       ret && !GST_NN_STAGE (trans)->use_cl && i < gst_caps_get_size (caps);
+       i++)
     if (gst_nn_caps_has_cl_memory (caps, i))
       ret = FALSE;
   GST_DEBUG_OBJECT (trans, "accept caps %" GST_PTR_FORMAT ": %d", caps, ret);
@@ -285,7 +287,7 @@ gst_nn_stage_accept_caps (GstBaseTransform * trans, GstPadDirection direction,
  * refused CAPS event again with every buffer it tries: the error is posted
  * for the first one only. */
 static gboolean
-gst_nn_stage_sink_event (GstBaseTransform * trans, GstEvent * event)
+gst_nn_stage_sink_event (GstBaseTransform *trans, GstEvent *event)
 {
   GstNnStage *self = GST_NN_STAGE (trans);
 
@@ -297,8 +299,8 @@ gst_nn_stage_sink_event (GstBaseTransform * trans, GstEvent * event)
 
     gst_event_parse_caps (event, &caps);
     if (self->refused_caps && gst_caps_is_equal (caps, self->refused_caps)) {
-      GST_DEBUG_OBJECT (self, "caps refused before (error posted then): %"
-          GST_PTR_FORMAT, caps);
+      GST_DEBUG_OBJECT (self,
+          "caps refused before (error posted then): %" GST_PTR_FORMAT, caps);
       gst_event_unref (event);
       return FALSE;
     }
@@ -316,13 +318,12 @@ gst_nn_stage_sink_event (GstBaseTransform * trans, GstEvent * event)
       return FALSE;
     }
   }
-  return GST_NN_STAGE_PARENT_CLASS (trans)->sink_event
-      (trans, event);
+  return GST_NN_STAGE_PARENT_CLASS (trans)->sink_event (trans, event);
 }
 
 static gboolean
-gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
-    GstCaps * outcaps)
+gst_nn_stage_set_caps (GstBaseTransform *trans, GstCaps *incaps,
+    GstCaps *outcaps)
 {
   GstNnStage *self = GST_NN_STAGE (trans);
   GstNnTensorsInfo in, out, want;
@@ -364,8 +365,7 @@ gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
     gchar *g = gst_nn_tensors_info_to_string (&out);
 
     g_set_error (&err, NNP_ERROR, NNP_ERROR_INVALID,
-        "model %s: outputs are %s, output caps say %s", self->model_name, w,
-        g);
+        "model %s: outputs are %s, output caps say %s", self->model_name, w, g);
     g_free (w);
     g_free (g);
     goto refused;
@@ -374,8 +374,8 @@ gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   built = nnp_part_get_n_stages_built (self->part);
   stage = nnp_part_prepare (self->part, spec, &why, &err);
   if (why) {
-    GST_ELEMENT_WARNING (self, RESOURCE, FAILED, ("model %s: %s",
-            self->model_name, why->message), ("fallback=true"));
+    GST_ELEMENT_WARNING (self, RESOURCE, FAILED,
+        ("model %s: %s", self->model_name, why->message), ("fallback=true"));
     g_clear_error (&why);
   }
   if (stage == NULL)
@@ -392,48 +392,49 @@ gst_nn_stage_set_caps (GstBaseTransform * trans, GstCaps * incaps,
     return TRUE;
   }
   GST_OBJECT_LOCK (self);
-  self->stages_built++;       /* the library logs the stage it built */
+  self->stages_built++; /* the library logs the stage it built */
   GST_OBJECT_UNLOCK (self);
-  GST_INFO_OBJECT (self, "model %s, %s: new stage for %s, output in %s "
-      "memory", self->model_name, nnp_part_get_name (self->part),
-      nnp_part_spec_get_key (spec),
-      self->out_device ? "device" : "host");
+  GST_INFO_OBJECT (self,
+      "model %s, %s: new stage for %s, output in %s "
+      "memory",
+      self->model_name, nnp_part_get_name (self->part),
+      nnp_part_spec_get_key (spec), self->out_device ? "device" : "host");
   return TRUE;
 
   /* ERRORS (each posted once: sink_event refuses these caps from now on) */
-refused:
-  {
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("%s", err->message),
-        ("input caps %" GST_PTR_FORMAT ", output caps %" GST_PTR_FORMAT,
-            incaps, outcaps));
-    gst_caps_replace (&self->refused_caps, incaps);
-    g_clear_error (&err);
-    g_clear_pointer (&spec, nnp_part_spec_unref);
-    return FALSE;
-  }
-no_stage:
-  {
-    if (self->use_cl)
-      GST_ELEMENT_ERROR (self, LIBRARY, INIT,
-          ("model %s: could not prepare the stage on OpenCL device '%s' "
-              "(%s): %s", self->model_name, self->dev_spec,
-              nnp_device_get_name (self->cl_device), err->message),
-          ("%s (set fallback=true to run on the CPU instead)", err->message));
-    else
-      GST_ELEMENT_ERROR (self, LIBRARY, INIT,
-          ("model %s: could not prepare a %s stage: %s", self->model_name,
-              self->dev_spec, err->message), ("%s", err->message));
-    gst_caps_replace (&self->refused_caps, incaps);
-    g_clear_error (&err);
-    nnp_part_spec_unref (spec);
-    return FALSE;
-  }
+refused : {
+  GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("%s", err->message),
+      ("input caps %" GST_PTR_FORMAT ", output caps %" GST_PTR_FORMAT, incaps,
+          outcaps));
+  gst_caps_replace (&self->refused_caps, incaps);
+  g_clear_error (&err);
+  g_clear_pointer (&spec, nnp_part_spec_unref);
+  return FALSE;
+}
+no_stage : {
+  if (self->use_cl)
+    GST_ELEMENT_ERROR (self, LIBRARY, INIT,
+        ("model %s: could not prepare the stage on OpenCL device '%s' "
+         "(%s): %s",
+            self->model_name, self->dev_spec,
+            nnp_device_get_name (self->cl_device), err->message),
+        ("%s (set fallback=true to run on the CPU instead)", err->message));
+  else
+    GST_ELEMENT_ERROR (self, LIBRARY, INIT,
+        ("model %s: could not prepare a %s stage: %s", self->model_name,
+            self->dev_spec, err->message),
+        ("%s", err->message));
+  gst_caps_replace (&self->refused_caps, incaps);
+  g_clear_error (&err);
+  nnp_part_spec_unref (spec);
+  return FALSE;
+}
 }
 
 /* Our pool, whatever downstream offers; in device memory (memory:OpenCL
  * caps) an allocator of the stage's OpenCL device. */
 static gboolean
-gst_nn_stage_decide_allocation (GstBaseTransform * trans, GstQuery * query)
+gst_nn_stage_decide_allocation (GstBaseTransform *trans, GstQuery *query)
 {
   GstNnStage *self = GST_NN_STAGE (trans);
 
@@ -445,7 +446,7 @@ gst_nn_stage_decide_allocation (GstBaseTransform * trans, GstQuery * query)
 }
 
 void
-gst_nn_stage_caps_class_init (GstBaseTransformClass * trans_class)
+gst_nn_stage_caps_class_init (GstBaseTransformClass *trans_class)
 {
   trans_class->transform_caps = GST_DEBUG_FUNCPTR (gst_nn_stage_transform_caps);
   trans_class->fixate_caps = GST_DEBUG_FUNCPTR (gst_nn_stage_fixate_caps);

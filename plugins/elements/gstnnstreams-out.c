@@ -29,7 +29,7 @@
 /* An entry of the FIFO of frames in flight (a frame or an event queued
  * behind them): freed by whoever takes it out, on either side. */
 void
-gst_nn_streams_entry_free (Entry * e)
+gst_nn_streams_entry_free (Entry *e)
 {
   if (e->event)
     gst_event_unref (e->event);
@@ -37,7 +37,7 @@ gst_nn_streams_entry_free (Entry * e)
 }
 
 static gboolean
-is_held_type (GstEvent * event)
+is_held_type (GstEvent *event)
 {
   /* sticky events after caps in a pad's order: they wait for the first
    * caps on src_N, so caps never follow a segment there */
@@ -46,7 +46,7 @@ is_held_type (GstEvent * event)
 }
 
 static void
-deliver_event (Stream * st, GstEvent * event)
+deliver_event (Stream *st, GstEvent *event)
 {
   if (st->released) {
     gst_event_unref (event);
@@ -70,7 +70,7 @@ deliver_event (Stream * st, GstEvent * event)
 
 /* buf of caps `caps` (NULL: none known) to st's output. */
 static GstFlowReturn
-deliver_buffer (Stream * st, GstCaps * caps, GstBuffer * buf)
+deliver_buffer (Stream *st, GstCaps *caps, GstBuffer *buf)
 {
   GstEvent *e;
   GstFlowReturn ret;
@@ -79,8 +79,8 @@ deliver_buffer (Stream * st, GstCaps * caps, GstBuffer * buf)
     gst_buffer_unref (buf);
     return GST_FLOW_OK;
   }
-  if (caps && (st->out_caps == NULL || !gst_caps_is_equal (st->out_caps,
-              caps))) {
+  if (caps
+      && (st->out_caps == NULL || !gst_caps_is_equal (st->out_caps, caps))) {
     gst_caps_replace (&st->out_caps, caps);
     gst_pad_push_event (st->demux_src, gst_event_new_caps (st->out_caps));
   }
@@ -96,15 +96,15 @@ deliver_buffer (Stream * st, GstCaps * caps, GstBuffer * buf)
 /* Deliver the events at the head of the FIFO (those behind no frame in
  * flight).  out_lock held. */
 void
-gst_nn_streams_drain_events (GstNnStreams * sn)
+gst_nn_streams_drain_events (GstNnStreams *sn)
 {
   for (;;) {
     Entry *e;
 
     g_mutex_lock (&sn->lock);
     e = g_queue_peek_head (&sn->fifo);
-    if (e == NULL || e->event == NULL || (e->after_chain_eos
-            && !sn->chain_eos_out)) {
+    if (e == NULL || e->event == NULL
+        || (e->after_chain_eos && !sn->chain_eos_out)) {
       g_mutex_unlock (&sn->lock);
       return;
     }
@@ -118,8 +118,8 @@ gst_nn_streams_drain_events (GstNnStreams * sn)
 /* The caps of one frame of a batch of n out of the stages (borrowed, in
  * sn), *info the batch's.  out_lock held. */
 static GstCaps *
-frame_out_caps (GstNnStreams * sn, guint n, GstNnTensorsInfo * info,
-    GError ** error)
+frame_out_caps (GstNnStreams *sn, guint n, GstNnTensorsInfo *info,
+    GError **error)
 {
   if (sn->chain_out_caps == NULL) {
     g_set_error (error, NNP_ERROR, NNP_ERROR_FAILED,
@@ -130,8 +130,7 @@ frame_out_caps (GstNnStreams * sn, guint n, GstNnTensorsInfo * info,
     return NULL;
   if (sn->frame_out_caps == NULL || sn->frame_out_n != n) {
     gst_caps_replace (&sn->frame_out_caps, NULL);
-    sn->frame_out_caps = gst_nn_batch_frame_caps (sn->chain_out_caps, n,
-        error);
+    sn->frame_out_caps = gst_nn_batch_frame_caps (sn->chain_out_caps, n, error);
     sn->frame_out_n = n;
   }
   return sn->frame_out_caps;
@@ -140,7 +139,7 @@ frame_out_caps (GstNnStreams * sn, guint n, GstNnTensorsInfo * info,
 /* The next frame entry of the FIFO, popped (events before it are
  * delivered first).  out_lock held. */
 static Entry *
-pop_frame (GstNnStreams * sn)
+pop_frame (GstNnStreams *sn)
 {
   Entry *e;
 
@@ -155,7 +154,7 @@ pop_frame (GstNnStreams * sn)
 
 /* Frame buffer buf (owned) with entry e's timestamps to its stream. */
 static void
-deliver_frame (Entry * e, GstCaps * caps, GstBuffer * buf)
+deliver_frame (Entry *e, GstCaps *caps, GstBuffer *buf)
 {
   buf = gst_buffer_make_writable (buf);
   GST_BUFFER_PTS (buf) = e->pts;
@@ -172,8 +171,7 @@ deliver_frame (Entry * e, GstCaps * caps, GstBuffer * buf)
 }
 
 GstFlowReturn
-gst_nn_streams_demux_chain (GstPad * pad, GstObject * parent,
-    GstBuffer * buf)
+gst_nn_streams_demux_chain (GstPad *pad, GstObject *parent, GstBuffer *buf)
 {
   GstNnStreams *sn = GST_NN_STREAM_DEMUX (parent)->streams;
   GstNnTensorsInfo info;
@@ -216,44 +214,43 @@ gst_nn_streams_demux_chain (GstPad * pad, GstObject * parent,
   return GST_FLOW_OK;
 
   /* ERRORS */
-no_input:
-  {
-    g_mutex_unlock (&sn->out_lock);
-    g_clear_pointer (&e, gst_nn_streams_entry_free);
-    gst_buffer_unref (buf);
-    GST_ELEMENT_ERROR (sn->bin, STREAM, FAILED,
-        ("a frame left the last stage that no stream put in"),
-        ("the stages must give one output per input, in order"));
-    return GST_FLOW_ERROR;
-  }
-bad_batch:
-  {
-    g_mutex_unlock (&sn->out_lock);
-    gst_nn_streams_entry_free (e);
-    gst_buffer_unref (buf);
-    GST_ELEMENT_ERROR (sn->bin, STREAM, FAILED,
-        ("cannot split a batch of %u frames back into frames: %s", n,
-            err->message), ("batch-size > 1 needs a model whose outputs "
-            "keep the batch dimension first"));
-    g_clear_error (&err);
-    return GST_FLOW_ERROR;
-  }
-short_batch:
-  {
-    g_set_error (&err, NNP_ERROR, NNP_ERROR_FAILED, "the batch buffer is "
-        "smaller than its caps say");
-    goto bad_batch;
-  }
+no_input : {
+  g_mutex_unlock (&sn->out_lock);
+  g_clear_pointer (&e, gst_nn_streams_entry_free);
+  gst_buffer_unref (buf);
+  GST_ELEMENT_ERROR (sn->bin, STREAM, FAILED,
+      ("a frame left the last stage that no stream put in"),
+      ("the stages must give one output per input, in order"));
+  return GST_FLOW_ERROR;
+}
+bad_batch : {
+  g_mutex_unlock (&sn->out_lock);
+  gst_nn_streams_entry_free (e);
+  gst_buffer_unref (buf);
+  GST_ELEMENT_ERROR (sn->bin, STREAM, FAILED,
+      ("cannot split a batch of %u frames back into frames: %s", n,
+          err->message),
+      ("batch-size > 1 needs a model whose outputs "
+       "keep the batch dimension first"));
+  g_clear_error (&err);
+  return GST_FLOW_ERROR;
+}
+short_batch : {
+  g_set_error (&err, NNP_ERROR, NNP_ERROR_FAILED,
+      "the batch buffer is "
+      "smaller than its caps say");
+  goto bad_batch;
+}
 }
 
 gboolean
-gst_nn_streams_demux_sink_event (GstPad * pad, GstObject * parent,
-    GstEvent * event)
+gst_nn_streams_demux_sink_event (GstPad *pad, GstObject *parent,
+    GstEvent *event)
 {
   GstNnStreams *sn = GST_NN_STREAM_DEMUX (parent)->streams;
 
   switch (GST_EVENT_TYPE (event)) {
-    case GST_EVENT_CAPS:{
+    case GST_EVENT_CAPS: {
       GstCaps *caps;
 
       gst_event_parse_caps (event, &caps);
@@ -282,7 +279,7 @@ gst_nn_streams_demux_sink_event (GstPad * pad, GstObject * parent,
 
 /* Template caps `str` cut to filter (may be NULL).  New ref. */
 GstCaps *
-gst_nn_streams_template_caps (const gchar * str, GstCaps * filter)
+gst_nn_streams_template_caps (const gchar *str, GstCaps *filter)
 {
   GstCaps *tmpl = gst_caps_from_string (str), *caps;
 
@@ -294,8 +291,8 @@ gst_nn_streams_template_caps (const gchar * str, GstCaps * filter)
 }
 
 gboolean
-gst_nn_streams_demux_sink_query (GstPad * pad, GstObject * parent,
-    GstQuery * query)
+gst_nn_streams_demux_sink_query (GstPad *pad, GstObject *parent,
+    GstQuery *query)
 {
   if (GST_QUERY_TYPE (query) == GST_QUERY_CAPS) {
     GstCaps *caps, *filter;
@@ -315,8 +312,7 @@ gst_nn_streams_demux_sink_query (GstPad * pad, GstObject * parent,
 
 /* Queries on src_N from downstream: the last stage's caps. */
 gboolean
-gst_nn_streams_demux_src_query (GstPad * pad, GstObject * parent,
-    GstQuery * query)
+gst_nn_streams_demux_src_query (GstPad *pad, GstObject *parent, GstQuery *query)
 {
   GstNnStreams *sn = GST_NN_STREAM_DEMUX (parent)->streams;
 
@@ -324,4 +320,3 @@ gst_nn_streams_demux_src_query (GstPad * pad, GstObject * parent,
     return gst_pad_peer_query (sn->demux_sink, query);
   return gst_pad_query_default (pad, parent, query);
 }
-

@@ -45,7 +45,7 @@ G_DEFINE_TYPE (GstNnStreamMux, gst_nn_stream_mux, GST_TYPE_ELEMENT);
 G_DEFINE_TYPE (GstNnStreamDemux, gst_nn_stream_demux, GST_TYPE_ELEMENT);
 
 static void
-batch_clear (Batch * b)
+batch_clear (Batch *b)
 {
   for (guint i = 0; i < b->frames->len; i++) {
     Pending *p = &g_array_index (b->frames, Pending, i);
@@ -58,7 +58,7 @@ batch_clear (Batch * b)
 }
 
 static Batch *
-batch_new (GstCaps * caps, gint64 deadline)
+batch_new (GstCaps *caps, gint64 deadline)
 {
   Batch *b = g_atomic_rc_box_new0 (Batch);
 
@@ -69,14 +69,14 @@ batch_new (GstCaps * caps, gint64 deadline)
 }
 
 static void
-batch_unref (Batch * b)
+batch_unref (Batch *b)
 {
   g_atomic_rc_box_release_full (b, (GDestroyNotify) batch_clear);
 }
 
 /* Forget the stream state (start and stop). */
 static void
-streams_reset (GstNnStreams * sn)
+streams_reset (GstNnStreams *sn)
 {
   g_mutex_lock (&sn->batch_lock);
   g_clear_pointer (&sn->pending, batch_unref);
@@ -115,7 +115,7 @@ streams_reset (GstNnStreams * sn)
 
 /* Frames waiting for a batch leave (with FLUSHING) or not. */
 static void
-batch_set_stopping (GstNnStreams * sn, gboolean stopping)
+batch_set_stopping (GstNnStreams *sn, gboolean stopping)
 {
   g_mutex_lock (&sn->batch_lock);
   sn->stopping = stopping;
@@ -124,8 +124,7 @@ batch_set_stopping (GstNnStreams * sn, gboolean stopping)
 }
 
 static GstStateChangeReturn
-gst_nn_stream_mux_change_state (GstElement * element,
-    GstStateChange transition)
+gst_nn_stream_mux_change_state (GstElement *element, GstStateChange transition)
 {
   GstNnStreamMux *self = GST_NN_STREAM_MUX (element);
   GstStateChangeReturn ret;
@@ -137,31 +136,31 @@ gst_nn_stream_mux_change_state (GstElement * element,
   /* before the pads deactivate: they wait for the streaming threads */
   if (transition == GST_STATE_CHANGE_PAUSED_TO_READY && self->streams)
     batch_set_stopping (self->streams, TRUE);
-  ret = GST_ELEMENT_CLASS (gst_nn_stream_mux_parent_class)->change_state
-      (element, transition);
+  ret = GST_ELEMENT_CLASS (gst_nn_stream_mux_parent_class)
+            ->change_state (element, transition);
   if (transition == GST_STATE_CHANGE_PAUSED_TO_READY && self->streams)
     streams_reset (self->streams);
   return ret;
 }
 
 static void
-gst_nn_stream_mux_class_init (GstNnStreamMuxClass * klass)
+gst_nn_stream_mux_class_init (GstNnStreamMuxClass *klass)
 {
   GST_ELEMENT_CLASS (klass)->change_state = gst_nn_stream_mux_change_state;
 }
 
 static void
-gst_nn_stream_mux_init (GstNnStreamMux * self)
+gst_nn_stream_mux_init (GstNnStreamMux *self)
 {
 }
 
 static void
-gst_nn_stream_demux_class_init (GstNnStreamDemuxClass * klass)
+gst_nn_stream_demux_class_init (GstNnStreamDemuxClass *klass)
 {
 }
 
 static void
-gst_nn_stream_demux_init (GstNnStreamDemux * self)
+gst_nn_stream_demux_init (GstNnStreamDemux *self)
 {
 }
 
@@ -170,7 +169,7 @@ gst_nn_stream_demux_init (GstNnStreamDemux * self)
 
 /* Append an event of st to the FIFO and deliver what can go now. */
 static void
-queue_event (GstNnStreams * sn, Stream * st, GstEvent * event)
+queue_event (GstNnStreams *sn, Stream *st, GstEvent *event)
 {
   Entry *e = g_new0 (Entry, 1);
 
@@ -186,7 +185,7 @@ queue_event (GstNnStreams * sn, Stream * st, GstEvent * event)
 
 /* The stream's events so far are in the chain: start it (in_lock held). */
 static gboolean
-chain_start_locked (GstNnStreams * sn)
+chain_start_locked (GstNnStreams *sn)
 {
   gchar *id;
 
@@ -204,7 +203,7 @@ chain_start_locked (GstNnStreams * sn)
 
 /* Is every stream (not released) ended?  lock held. */
 static gboolean
-all_ended_locked (GstNnStreams * sn)
+all_ended_locked (GstNnStreams *sn)
 {
   gboolean all = TRUE, any = FALSE;
 
@@ -222,14 +221,14 @@ all_ended_locked (GstNnStreams * sn)
 /* Did frames go into the stages, so that their EOS will come out?  in_lock
  * held. */
 static gboolean
-chain_running_locked (GstNnStreams * sn)
+chain_running_locked (GstNnStreams *sn)
 {
   return sn->chain_started && sn->chain_in_caps != NULL && !sn->chain_eos;
 }
 
 /* Every stream ended: EOS into the stages, once.  in_lock held. */
 static void
-chain_eos_locked (GstNnStreams * sn)
+chain_eos_locked (GstNnStreams *sn)
 {
   gboolean running = chain_running_locked (sn);
 
@@ -237,19 +236,19 @@ chain_eos_locked (GstNnStreams * sn)
     return;
   sn->chain_eos = TRUE;
   if (!running)
-    return;                     /* no frame went in: nothing waits for it */
+    return; /* no frame went in: nothing waits for it */
   GST_DEBUG ("every stream ended: EOS into the stages");
   gst_pad_push_event (sn->mux_src, gst_event_new_eos ());
 }
 
-static void batch_kick (GstNnStreams * sn);
+static void batch_kick (GstNnStreams *sn);
 
 /* st ended (its EOS, or it failed): its EOS goes into the FIFO behind its
  * frames in flight.  The last stream's also sends EOS into the stages and
  * waits for it at the demux, so that nnpipeline's final statistics are
  * posted before the last stream ends (and with it the pipeline). */
 static void
-stream_end (GstNnStreams * sn, Stream * st, GstEvent * eos)
+stream_end (GstNnStreams *sn, Stream *st, GstEvent *eos)
 {
   Entry *e = g_new0 (Entry, 1);
   gboolean all;
@@ -276,7 +275,7 @@ stream_end (GstNnStreams * sn, Stream * st, GstEvent * eos)
 /* A stream that cannot go on: a warning naming it, its EOS behind its
  * frames in flight, the others untouched. */
 static void
-stream_fail (GstNnStreams * sn, Stream * st, const gchar * why)
+stream_fail (GstNnStreams *sn, Stream *st, const gchar *why)
 {
   gboolean was_ended;
 
@@ -286,7 +285,8 @@ stream_fail (GstNnStreams * sn, Stream * st, const gchar * why)
   if (!was_ended) {
     GST_ELEMENT_WARNING (sn->bin, STREAM, FAILED,
         ("stream %u (pad sink_%u) stopped: %s; the other streams go on",
-            st->index, st->index, why), (NULL));
+            st->index, st->index, why),
+        (NULL));
     stream_end (sn, st, gst_event_new_eos ());
   }
 }
@@ -295,15 +295,16 @@ stream_fail (GstNnStreams * sn, Stream * st, const gchar * why)
  * buffer (concatenated on dim 0 when n > 1), their entries into the FIFO.
  * Takes the buffers. */
 static GstFlowReturn
-push_frames (GstNnStreams * sn, GstCaps * caps, Pending * p, guint n)
+push_frames (GstNnStreams *sn, GstCaps *caps, Pending *p, guint n)
 {
   GstNnTensorsInfo info;
   GstCaps *chain_caps;
   GstBuffer *buf;
   GstFlowReturn ret;
 
-  chain_caps = n > 1 ? gst_nn_batch_caps (caps, n, sn->batch_ranks,
-      sn->n_batch_ranks, NULL) : gst_caps_ref (caps);
+  chain_caps = n > 1
+      ? gst_nn_batch_caps (caps, n, sn->batch_ranks, sn->n_batch_ranks, NULL)
+      : gst_caps_ref (caps);
   g_mutex_lock (&sn->in_lock);
   if (sn->chain_eos || chain_caps == NULL
       || !gst_nn_tensors_info_from_caps (&info, caps, NULL)) {
@@ -317,8 +318,8 @@ push_frames (GstNnStreams * sn, GstCaps * caps, Pending * p, guint n)
     return GST_FLOW_EOS;
   }
   chain_start_locked (sn);
-  if (sn->chain_in_caps == NULL || !gst_caps_is_equal (sn->chain_in_caps,
-          chain_caps)) {
+  if (sn->chain_in_caps == NULL
+      || !gst_caps_is_equal (sn->chain_in_caps, chain_caps)) {
     gboolean first = sn->chain_in_caps == NULL;
 
     gst_caps_replace (&sn->chain_in_caps, chain_caps);
@@ -376,7 +377,7 @@ push_frames (GstNnStreams * sn, GstCaps * caps, Pending * p, guint n)
 
 /* Streams still running (frames may come).  lock held. */
 static guint
-live_locked (GstNnStreams * sn)
+live_locked (GstNnStreams *sn)
 {
   guint n = 0;
 
@@ -391,7 +392,7 @@ live_locked (GstNnStreams * sn)
 
 /* Should the pending batch leave now?  batch_lock held. */
 static gboolean
-batch_ready_locked (GstNnStreams * sn)
+batch_ready_locked (GstNnStreams *sn)
 {
   Batch *b = sn->pending;
   guint live;
@@ -411,10 +412,10 @@ batch_ready_locked (GstNnStreams * sn)
 /* Push batch b (taken out of sn->pending by the caller, its ref given),
  * wake its frames' threads.  No lock held. */
 static void
-batch_send (GstNnStreams * sn, Batch * b)
+batch_send (GstNnStreams *sn, Batch *b)
 {
-  GstFlowReturn ret = push_frames (sn, b->caps, (Pending *) b->frames->data,
-      b->frames->len);
+  GstFlowReturn ret =
+      push_frames (sn, b->caps, (Pending *) b->frames->data, b->frames->len);
 
   g_mutex_lock (&sn->batch_lock);
   b->done = TRUE;
@@ -427,7 +428,7 @@ batch_send (GstNnStreams * sn, Batch * b)
 /* A stream ended: the pending batch may have all the frames it waits for
  * now. */
 static void
-batch_kick (GstNnStreams * sn)
+batch_kick (GstNnStreams *sn)
 {
   Batch *b = NULL;
 
@@ -442,7 +443,7 @@ batch_kick (GstNnStreams * sn)
 /* st's frames leave the pending batch (a flush, stopping).  batch_lock
  * held. */
 static void
-batch_remove_locked (GstNnStreams * sn, Stream * st)
+batch_remove_locked (GstNnStreams *sn, Stream *st)
 {
   Batch *b = sn->pending;
 
@@ -462,7 +463,7 @@ batch_remove_locked (GstNnStreams * sn, Stream * st)
  * until it leaves (batch_ready_locked()); this thread pushes it when it is
  * the one that finds it ready.  Returns the push's result. */
 static GstFlowReturn
-batch_add (GstNnStreams * sn, Stream * st, GstCaps * caps, GstBuffer * buf)
+batch_add (GstNnStreams *sn, Stream *st, GstCaps *caps, GstBuffer *buf)
 {
   Pending p = { st, buf };
   Batch *b;
@@ -484,8 +485,8 @@ batch_add (GstNnStreams * sn, Stream * st, GstCaps * caps, GstBuffer * buf)
     return GST_FLOW_FLUSHING;
   }
   if (sn->pending == NULL)
-    sn->pending = batch_new (caps, g_get_monotonic_time () +
-        (gint64) (sn->batch_timeout / 1000));
+    sn->pending = batch_new (caps,
+        g_get_monotonic_time () + (gint64) (sn->batch_timeout / 1000));
   gst_caps_unref (caps);
   b = g_atomic_rc_box_acquire (sn->pending);
   g_array_append_val (b->frames, p);
@@ -503,7 +504,7 @@ batch_add (GstNnStreams * sn, Stream * st, GstCaps * caps, GstBuffer * buf)
     if (b == sn->pending && batch_ready_locked (sn)) {
       sn->pending = NULL;
       g_mutex_unlock (&sn->batch_lock);
-      batch_send (sn, b);       /* gives the ref pending had */
+      batch_send (sn, b); /* gives the ref pending had */
       g_mutex_lock (&sn->batch_lock);
       continue;
     }
@@ -519,7 +520,7 @@ batch_add (GstNnStreams * sn, Stream * st, GstCaps * caps, GstBuffer * buf)
 }
 
 static GstFlowReturn
-mux_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
+mux_chain (GstPad *pad, GstObject *parent, GstBuffer *buf)
 {
   GstNnStreams *sn = GST_NN_STREAM_MUX (parent)->streams;
   Stream *st = gst_pad_get_element_private (pad);
@@ -550,8 +551,8 @@ mux_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
   if (sn->batch_size > 1) {
     /* at the model's ranks ("16:16:3" and "16:16:3:1" are one shape and
      * share batches) */
-    GstCaps *fitted = gst_nn_batch_caps (caps, 1, sn->batch_ranks,
-        sn->n_batch_ranks, NULL);
+    GstCaps *fitted =
+        gst_nn_batch_caps (caps, 1, sn->batch_ranks, sn->n_batch_ranks, NULL);
 
     if (fitted) {
       gst_caps_unref (caps);
@@ -568,33 +569,32 @@ mux_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
   }
 
   /* ERRORS */
-not_negotiated:
-  {
-    gst_buffer_unref (buf);
-    GST_WARNING_OBJECT (pad, "frame before caps");
-    return GST_FLOW_NOT_NEGOTIATED;
-  }
-wrong_size:
-  {
-    gchar *why = g_strdup_printf ("a frame of %" G_GSIZE_FORMAT " bytes, its "
-        "caps say %" G_GSIZE_FORMAT, got, want);
+not_negotiated : {
+  gst_buffer_unref (buf);
+  GST_WARNING_OBJECT (pad, "frame before caps");
+  return GST_FLOW_NOT_NEGOTIATED;
+}
+wrong_size : {
+  gchar *why = g_strdup_printf ("a frame of %" G_GSIZE_FORMAT " bytes, its "
+                                "caps say %" G_GSIZE_FORMAT,
+      got, want);
 
-    gst_caps_unref (caps);
-    gst_buffer_unref (buf);
-    stream_fail (sn, st, why);
-    g_free (why);
-    return GST_FLOW_ERROR;
-  }
+  gst_caps_unref (caps);
+  gst_buffer_unref (buf);
+  stream_fail (sn, st, why);
+  g_free (why);
+  return GST_FLOW_ERROR;
+}
 }
 
 static gboolean
-mux_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
+mux_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
 {
   GstNnStreams *sn = GST_NN_STREAM_MUX (parent)->streams;
   Stream *st = gst_pad_get_element_private (pad);
 
   switch (GST_EVENT_TYPE (event)) {
-    case GST_EVENT_CAPS:{
+    case GST_EVENT_CAPS: {
       GstCaps *caps;
       GError *err = NULL;
 
@@ -625,7 +625,7 @@ mux_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
        * out, its events there forgotten */
       g_mutex_lock (&sn->out_lock);
       g_mutex_lock (&sn->lock);
-      for (GList * l = sn->fifo.head; l;) {
+      for (GList *l = sn->fifo.head; l;) {
         GList *next = l->next;
         Entry *e = l->data;
 
@@ -666,12 +666,12 @@ mux_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
 }
 
 static gboolean
-mux_sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
+mux_sink_query (GstPad *pad, GstObject *parent, GstQuery *query)
 {
   GstNnStreams *sn = GST_NN_STREAM_MUX (parent)->streams;
 
   switch (GST_QUERY_TYPE (query)) {
-    case GST_QUERY_CAPS:{
+    case GST_QUERY_CAPS: {
       GstCaps *filter, *caps = NULL;
       GstPad *peer = gst_pad_get_peer (sn->mux_src);
 
@@ -690,13 +690,13 @@ mux_sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
       gst_caps_unref (caps);
       return TRUE;
     }
-    case GST_QUERY_ACCEPT_CAPS:{
-      GstCaps *caps, *tmpl =
-          gst_caps_from_string (GST_NN_TENSORS_CAPS_TEMPLATE_ANY);
+    case GST_QUERY_ACCEPT_CAPS: {
+      GstCaps *caps,
+          *tmpl = gst_caps_from_string (GST_NN_TENSORS_CAPS_TEMPLATE_ANY);
 
       gst_query_parse_accept_caps (query, &caps);
-      gst_query_set_accept_caps_result (query, gst_caps_can_intersect (tmpl,
-              caps));
+      gst_query_set_accept_caps_result (query,
+          gst_caps_can_intersect (tmpl, caps));
       gst_caps_unref (tmpl);
       return TRUE;
     }
@@ -711,7 +711,7 @@ mux_sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
 /* API */
 
 GstNnStreams *
-gst_nn_streams_new (GstBin * bin, const GstNnStreamsHooks * hooks,
+gst_nn_streams_new (GstBin *bin, const GstNnStreamsHooks *hooks,
     gpointer user_data)
 {
   GstNnStreams *sn = g_new0 (GstNnStreams, 1);
@@ -731,8 +731,8 @@ gst_nn_streams_new (GstBin * bin, const GstNnStreamsHooks * hooks,
   sn->streams = g_ptr_array_new ();
 
   sn->mux = g_object_new (GST_TYPE_NN_STREAM_MUX, "name", "streammux", NULL);
-  sn->demux = g_object_new (GST_TYPE_NN_STREAM_DEMUX, "name", "streamdemux",
-      NULL);
+  sn->demux =
+      g_object_new (GST_TYPE_NN_STREAM_DEMUX, "name", "streamdemux", NULL);
   sn->mq = gst_element_factory_make ("multiqueue", "streamqueue");
   GST_NN_STREAM_MUX (sn->mux)->streams = sn;
   GST_NN_STREAM_DEMUX (sn->demux)->streams = sn;
@@ -758,7 +758,7 @@ gst_nn_streams_new (GstBin * bin, const GstNnStreamsHooks * hooks,
 }
 
 void
-gst_nn_streams_free (GstNnStreams * sn)
+gst_nn_streams_free (GstNnStreams *sn)
 {
   if (sn == NULL)
     return;
@@ -793,8 +793,8 @@ gst_nn_streams_free (GstNnStreams * sn)
 }
 
 GstPad *
-gst_nn_streams_request (GstNnStreams * sn, guint index,
-    GstPadTemplate * sink_templ, GstPadTemplate * src_templ)
+gst_nn_streams_request (GstNnStreams *sn, guint index,
+    GstPadTemplate *sink_templ, GstPadTemplate *src_templ)
 {
   Stream *st;
   gchar *name;
@@ -819,8 +819,7 @@ gst_nn_streams_request (GstNnStreams * sn, guint index,
 
   name = g_strdup_printf ("src_%u", index);
   st->demux_src = gst_pad_new (name, GST_PAD_SRC);
-  gst_pad_set_query_function (st->demux_src, 
-      gst_nn_streams_demux_src_query);
+  gst_pad_set_query_function (st->demux_src, gst_nn_streams_demux_src_query);
   gst_pad_use_fixed_caps (st->demux_src);
   gst_element_add_pad (sn->demux, st->demux_src);
   gst_pad_link (st->demux_src, st->mq_sink);
@@ -841,8 +840,8 @@ gst_nn_streams_request (GstNnStreams * sn, guint index,
   g_free (name);
 
   name = g_strdup_printf ("sink_%u", index);
-  st->sink_ghost = gst_ghost_pad_new_from_template (name, st->mux_sink,
-      sink_templ);
+  st->sink_ghost =
+      gst_ghost_pad_new_from_template (name, st->mux_sink, sink_templ);
   g_free (name);
 
   g_mutex_lock (&sn->lock);
@@ -857,7 +856,7 @@ gst_nn_streams_request (GstNnStreams * sn, guint index,
 }
 
 void
-gst_nn_streams_release (GstNnStreams * sn, GstPad * sink_ghost)
+gst_nn_streams_release (GstNnStreams *sn, GstPad *sink_ghost)
 {
   Stream *st = NULL;
   gboolean all;
@@ -893,7 +892,7 @@ gst_nn_streams_release (GstNnStreams * sn, GstPad * sink_ghost)
 }
 
 guint
-gst_nn_streams_count (GstNnStreams * sn)
+gst_nn_streams_count (GstNnStreams *sn)
 {
   guint n = 0;
 
@@ -909,8 +908,7 @@ gst_nn_streams_count (GstNnStreams * sn)
 }
 
 gboolean
-gst_nn_streams_attach (GstNnStreams * sn, GstPad * first_sink,
-    GstPad * last_src)
+gst_nn_streams_attach (GstNnStreams *sn, GstPad *first_sink, GstPad *last_src)
 {
   /* new stages (nnpipeline's re-balancing swaps them between two frames,
    * in the thread that pushes the next one, in_lock held): linking
@@ -921,20 +919,20 @@ gst_nn_streams_attach (GstNnStreams * sn, GstPad * first_sink,
 }
 
 GstPad *
-gst_nn_streams_chain_in (GstNnStreams * sn)
+gst_nn_streams_chain_in (GstNnStreams *sn)
 {
   return sn->mux_src;
 }
 
 GstPad *
-gst_nn_streams_chain_out (GstNnStreams * sn)
+gst_nn_streams_chain_out (GstNnStreams *sn)
 {
   return sn->demux_sink;
 }
 
 void
-gst_nn_streams_set_batching (GstNnStreams * sn, guint batch_size,
-    GstClockTime batch_timeout, const gint * ranks, guint n_ranks)
+gst_nn_streams_set_batching (GstNnStreams *sn, guint batch_size,
+    GstClockTime batch_timeout, const gint *ranks, guint n_ranks)
 {
   g_mutex_lock (&sn->batch_lock);
   sn->batch_size = MAX (batch_size, 1);
@@ -945,19 +943,19 @@ gst_nn_streams_set_batching (GstNnStreams * sn, guint batch_size,
 }
 
 guint
-gst_nn_streams_in_frames (GstNnStreams * sn)
+gst_nn_streams_in_frames (GstNnStreams *sn)
 {
   /* called from the push, in_lock held by this thread */
   return MAX (sn->in_frames, 1);
 }
 
 guint
-gst_nn_streams_out_frames (GstNnStreams * sn)
+gst_nn_streams_out_frames (GstNnStreams *sn)
 {
   guint n = 1;
 
   g_mutex_lock (&sn->lock);
-  for (GList * l = sn->fifo.head; l; l = l->next) {
+  for (GList *l = sn->fifo.head; l; l = l->next) {
     Entry *e = l->data;
 
     if (e->event == NULL) {

@@ -19,13 +19,13 @@ point_cmp (const void *a, const void *b)
 }
 
 static gdouble
-cross (const NnPoint * o, const NnPoint * a, const NnPoint * b)
+cross (const NnPoint *o, const NnPoint *a, const NnPoint *b)
 {
   return (a->x - o->x) * (b->y - o->y) - (a->y - o->y) * (b->x - o->x);
 }
 
 gint
-nn_convex_hull (NnPoint * pts, gint n, NnPoint * hull)
+nn_convex_hull (NnPoint *pts, gint n, NnPoint *hull)
 {
   gint k = 0, m = 0;
 
@@ -54,11 +54,11 @@ nn_convex_hull (NnPoint * pts, gint n, NnPoint * hull)
       k--;
     hull[k++] = pts[i];
   }
-  return k - 1;                 /* the last point repeats the first */
+  return k - 1; /* the last point repeats the first */
 }
 
 void
-nn_quad_order (NnQuad * quad)
+nn_quad_order (NnQuad *quad)
 {
   NnPoint s[4], tl, tr, br, bl;
 
@@ -88,27 +88,27 @@ nn_quad_order (NnQuad * quad)
 }
 
 static gdouble
-dist (const NnPoint * a, const NnPoint * b)
+dist (const NnPoint *a, const NnPoint *b)
 {
   return hypot (a->x - b->x, a->y - b->y);
 }
 
 void
-nn_quad_size (const NnQuad * quad, gdouble * width, gdouble * height)
+nn_quad_size (const NnQuad *quad, gdouble *width, gdouble *height)
 {
   g_return_if_fail (quad != NULL);
 
   if (width)
-    *width = MAX (dist (&quad->p[0], &quad->p[1]),
-        dist (&quad->p[3], &quad->p[2]));
+    *width =
+        MAX (dist (&quad->p[0], &quad->p[1]), dist (&quad->p[3], &quad->p[2]));
   if (height)
-    *height = MAX (dist (&quad->p[0], &quad->p[3]),
-        dist (&quad->p[1], &quad->p[2]));
+    *height =
+        MAX (dist (&quad->p[0], &quad->p[3]), dist (&quad->p[1], &quad->p[2]));
 }
 
 void
-nn_quad_bounds (const NnQuad * quad, gdouble * x0, gdouble * y0,
-    gdouble * x1, gdouble * y1)
+nn_quad_bounds (const NnQuad *quad, gdouble *x0, gdouble *y0, gdouble *x1,
+    gdouble *y1)
 {
   gdouble a = G_MAXDOUBLE, b = G_MAXDOUBLE, c = -G_MAXDOUBLE, d = -G_MAXDOUBLE;
 
@@ -131,7 +131,7 @@ nn_quad_bounds (const NnQuad * quad, gdouble * x0, gdouble * y0,
 }
 
 gboolean
-nn_quad_contains (const NnQuad * quad, gdouble x, gdouble y)
+nn_quad_contains (const NnQuad *quad, gdouble x, gdouble y)
 {
   gboolean pos = FALSE, neg = FALSE;
   NnPoint p = { x, y };
@@ -150,8 +150,8 @@ nn_quad_contains (const NnQuad * quad, gdouble x, gdouble y)
 }
 
 void
-nn_min_area_rect (const NnPoint * hull, gint n, NnQuad * quad,
-    gdouble * width, gdouble * height)
+nn_min_area_rect (const NnPoint *hull, gint n, NnQuad *quad, gdouble *width,
+    gdouble *height)
 {
   gdouble best = G_MAXDOUBLE;
   NnPoint u_best = { 1, 0 };
@@ -219,7 +219,7 @@ nn_min_area_rect (const NnPoint * hull, gint n, NnQuad * quad,
 }
 
 void
-nn_quad_expand (NnQuad * quad, gdouble distance)
+nn_quad_expand (NnQuad *quad, gdouble distance)
 {
   NnPoint c = { 0, 0 };
   NnPoint ex, ey;
@@ -262,8 +262,8 @@ nn_quad_expand (NnQuad * quad, gdouble distance)
 
 /* Mean of the map over the pixels whose centres lie inside the quad. */
 static gdouble
-box_score (const gfloat * prob, gint width, gint height, gint stride,
-    const NnQuad * quad)
+box_score (const gfloat *prob, gint width, gint height, gint stride,
+    const NnQuad *quad)
 {
   gdouble x0, y0, x1, y1, sum = 0;
   gint ix0, iy0, ix1, iy1;
@@ -284,9 +284,9 @@ box_score (const gfloat * prob, gint width, gint height, gint stride,
 }
 
 void
-nn_db_decode (const gfloat * prob, gint width, gint height, gint stride,
-    gint content_width, gint content_height, const NnDbParams * params,
-    GArray * boxes)
+nn_db_decode (const gfloat *prob, gint width, gint height, gint stride,
+    gint content_width, gint content_height, const NnDbParams *params,
+    GArray *boxes)
 {
   gint W, H;
   gint32 *label;
@@ -319,8 +319,8 @@ nn_db_decode (const gfloat * prob, gint width, gint height, gint stride,
       gdouble w, h, score, d;
       NnTextBox box;
 
-      if (label[(gsize) y0 * W + x0] != 0 ||
-          !(prob[(gsize) y0 * stride + x0] > params->threshold))
+      if (label[(gsize) y0 * W + x0] != 0
+          || !(prob[(gsize) y0 * stride + x0] > params->threshold))
         continue;
       if (n_comp >= params->max_candidates)
         goto done;
@@ -349,8 +349,8 @@ nn_db_decode (const gfloat * prob, gint width, gint height, gint stride,
             gint xx = x + dx;
             gsize j = (gsize) yy * W + xx;
 
-            if (xx < 0 || xx >= W || label[j] != 0 ||
-                !(prob[(gsize) yy * stride + xx] > params->threshold))
+            if (xx < 0 || xx >= W || label[j] != 0
+                || !(prob[(gsize) yy * stride + xx] > params->threshold))
               continue;
             label[j] = n_comp;
             stack[top++] = (gint) j;
@@ -409,7 +409,7 @@ box_cmp (const void *a, const void *b)
 }
 
 void
-nn_text_boxes_sort (NnTextBox * boxes, guint n)
+nn_text_boxes_sort (NnTextBox *boxes, guint n)
 {
   g_return_if_fail (n == 0 || boxes != NULL);
 
@@ -420,8 +420,8 @@ nn_text_boxes_sort (NnTextBox * boxes, guint n)
     for (gint j = (gint) i; j >= 0; j--) {
       NnTextBox *a = &boxes[j], *b = &boxes[j + 1];
 
-      if (fabs (b->quad.p[0].y - a->quad.p[0].y) < 10 &&
-          b->quad.p[0].x < a->quad.p[0].x) {
+      if (fabs (b->quad.p[0].y - a->quad.p[0].y) < 10
+          && b->quad.p[0].x < a->quad.p[0].x) {
         NnTextBox t = *a;
 
         *a = *b;

@@ -65,7 +65,8 @@ read_pb (const char *path, char **name_out, GError **error)
 static GPtrArray *
 read_pb_list (const char *dir, const char *prefix, GPtrArray *names, GError **error)
 {
-  g_autoptr (GPtrArray) tensors = g_ptr_array_new_with_free_func ((GDestroyNotify) nnp_tensor_unref);
+  g_autoptr (GPtrArray) tensors =
+      g_ptr_array_new_with_free_func ((GDestroyNotify) nnp_tensor_unref);
 
   for (int k = 0;; k++) {
     g_autofree char *base = g_strdup_printf ("%s_%d.pb", prefix, k);
@@ -235,7 +236,8 @@ compare_tensors (const NnpTensor *got, const NnpTensor *want, char **message)
     }
     for (int64_t i = 0; i < n; i++) {
       if (memcmp ((const guint8 *) got->data + i * esize, (const guint8 *) want->data + i * esize,
-                  esize) != 0) {
+                  esize)
+          != 0) {
         bad++;
         if (worst < 0)
           worst = i;
@@ -249,7 +251,8 @@ compare_tensors (const NnpTensor *got, const NnpTensor *want, char **message)
 
     *message = g_strdup_printf ("%" G_GINT64_FORMAT "/%" G_GINT64_FORMAT
                                 " elements differ; worst at %s: got %.9g, expected %.9g"
-                                " (|diff| %.3g)", bad, n, where, a, b, fabs (a - b));
+                                " (|diff| %.3g)",
+                                bad, n, where, a, b, fabs (a - b));
     return FALSE;
   }
   return TRUE;
@@ -354,8 +357,8 @@ run_data_set (NnpModel *model, const char *set_dir, int *n_bound, char **message
   g_autoptr (GPtrArray) expected = NULL;
   g_autoptr (NnpGraph) sg = NULL;
   g_autofree NnpInputShape *shapes = NULL;
-  g_autofree int *input_for = NULL;   /* graph input index -> data index */
-  g_autofree NnpTensor **shape_data = NULL;   /* borrowed, parallel to shapes */
+  g_autofree int *input_for = NULL;         /* graph input index -> data index */
+  g_autofree NnpTensor **shape_data = NULL; /* borrowed, parallel to shapes */
   NnpGraph *graph = nnp_model_get_graph (model);
   NnpStage *stage = NULL;
   g_autoptr (GPtrArray) stage_in = NULL;
@@ -407,8 +410,7 @@ run_data_set (NnpModel *model, const char *set_dir, int *n_bound, char **message
     stage = nnp_stage_new (sg, NULL, 0, &opts, &error);
     if (stage == NULL) {
       *message = g_strdup_printf ("prepare: %s", error->message);
-      return g_error_matches (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED) ? CASE_SKIPPED
-                                                                         : CASE_FAILED;
+      return g_error_matches (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED) ? CASE_SKIPPED : CASE_FAILED;
     }
 
     for (int i = 0; i < nnp_stage_get_n_inputs (stage); i++) {
@@ -450,8 +452,8 @@ run_data_set (NnpModel *model, const char *set_dir, int *n_bound, char **message
   }
 
   if (expected->len != sg->outputs->len) {
-    *message = g_strdup_printf ("graph has %u outputs, reference has %u", sg->outputs->len,
-                                expected->len);
+    *message =
+        g_strdup_printf ("graph has %u outputs, reference has %u", sg->outputs->len, expected->len);
     goto out;
   }
 
@@ -531,8 +533,8 @@ run_case (const char *case_dir, char **message)
     }
   }
   if (n_bound > 0)
-    *message = g_strdup_printf ("%d input%s bound as constant%s", n_bound,
-                                n_bound > 1 ? "s" : "", n_bound > 1 ? "s" : "");
+    *message = g_strdup_printf ("%d input%s bound as constant%s", n_bound, n_bound > 1 ? "s" : "",
+                                n_bound > 1 ? "s" : "");
   return CASE_PASSED;
 }
 
@@ -720,8 +722,8 @@ main (int argc, char **argv)
     collect_cases (argv[i], cases);
   if (cases->len == 0) {
     g_print ("FAIL: no conformance cases found%s%s%s (the cases come from the Debian "
-             "package libonnx-testdata)\n", opt_filter ? " matching '" : "",
-             opt_filter ? opt_filter : "", opt_filter ? "'" : "");
+             "package libonnx-testdata)\n",
+             opt_filter ? " matching '" : "", opt_filter ? opt_filter : "", opt_filter ? "'" : "");
     g_print ("0 passed, 1 failed, 0 skipped\n");
     g_free (opt_filter);
     return 1;
@@ -774,7 +776,8 @@ main (int argc, char **argv)
   }
   if (n_passed_bound > 0)
     g_print ("(%d of the passed cases feed shape operands as graph inputs; the runner bound them"
-             " to their test data as constants)\n", n_passed_bound);
+             " to their test data as constants)\n",
+             n_passed_bound);
   g_print ("%d passed, %u failed, %u skipped\n", n_passed, failed->len, skipped->len);
   g_free (opt_filter);
   return failed->len > 0 ? 1 : 0;

@@ -8,8 +8,7 @@ nnp_fuzz_check_error (const char *where, int iteration, gboolean ok, const GErro
                       NnpFuzzCounts *c)
 {
   if (ok && error != NULL) {
-    g_print ("iteration %d: %s succeeded but set an error: %s\n", iteration, where,
-             error->message);
+    g_print ("iteration %d: %s succeeded but set an error: %s\n", iteration, where, error->message);
     c->violations++;
     return FALSE;
   }

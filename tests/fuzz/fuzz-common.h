@@ -14,8 +14,8 @@ typedef struct {
 /* The contract of a call that returns a result and sets a GError: exactly one
  * of the two, and the message one non-empty line.  Prints the violation (with
  * `where` and `iteration`), counts it and returns FALSE. */
-gboolean nnp_fuzz_check_error (const char *where, int iteration, gboolean ok,
-                               const GError *error, NnpFuzzCounts *c);
+gboolean nnp_fuzz_check_error (const char *where, int iteration, gboolean ok, const GError *error,
+                               NnpFuzzCounts *c);
 
 /* Specialise `model` with small concrete input shapes (unknown dims 1 for
  * the batch, 8 otherwise; rank <= 4, dims <= 64), then prepare one CPU stage

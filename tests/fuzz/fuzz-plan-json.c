@@ -13,7 +13,7 @@
 int LLVMFuzzerInitialize (int *argc, char ***argv);
 int LLVMFuzzerTestOneInput (const guint8 *data, size_t size);
 
-static NnpGraph *small_graph;   /* owned for the process's life */
+static NnpGraph *small_graph; /* owned for the process's life */
 
 int
 LLVMFuzzerInitialize (int *argc, char ***argv)

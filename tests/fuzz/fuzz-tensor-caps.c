@@ -48,10 +48,11 @@ LLVMFuzzerInitialize (int *argc, char ***argv)
 /* Structure and field names become GQuarks, which live forever (GLib even
  * drops its old quark arrays on purpose): made-up names would look like a
  * leak growing with the run.  So a name is one of these, or the last one. */
-static const char *const structure_names[] = { "other/tensors", "other/tensor",
-  "video/x-raw", "application/x-fuzz", NULL };
-static const char *const field_names[] = { "format", "num_tensors", "types", "dimensions",
-  "framerate", "type", "dimension", "width", "x-other", NULL };
+static const char *const structure_names[] = { "other/tensors", "other/tensor", "video/x-raw",
+                                               "application/x-fuzz", NULL };
+static const char *const field_names[] = { "format",    "num_tensors", "types",     "dimensions",
+                                           "framerate", "type",        "dimension", "width",
+                                           "x-other",   NULL };
 
 static const char *
 known_name (const char *name, const char *const *names)
@@ -131,8 +132,7 @@ set_field (GstStructure *s, const char *field, const char *typed)
       g_strfreev (items);
       break;
     }
-    default:
-      return;
+    default: return;
   }
   gst_structure_take_value (s, field, &v);
 }
@@ -176,7 +176,7 @@ LLVMFuzzerTestOneInput (const guint8 *data, size_t size)
     gst_caps_unref (out);
   }
   {
-    GstCaps *caps = gst_caps_new_full (s, NULL);   /* takes s */
+    GstCaps *caps = gst_caps_new_full (s, NULL); /* takes s */
     gst_caps_unref (gst_nn_tensors_caps_fixate (caps));
   }
 out:

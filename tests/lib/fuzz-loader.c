@@ -31,7 +31,7 @@ mutate (GRand *rng, GByteArray *data)
   if (len == 0)
     return;
   switch (kind) {
-    case 0:   /* a few bit flips */
+    case 0: /* a few bit flips */
     case 1: {
       int n = g_rand_int_range (rng, 1, 5);
       for (int i = 0; i < n; i++)
@@ -40,12 +40,11 @@ mutate (GRand *rng, GByteArray *data)
     }
     case 2: { /* overwrite a byte with an interesting value */
       const guint8 vals[] = { 0x00, 0xff, 0x7f, 0x80, 0x01, 0x0a, 0x12, 0x1a, 0x22, 0x3a };
-      data->data[g_rand_int_range (rng, 0, len)] = vals[g_rand_int_range (rng, 0, G_N_ELEMENTS (vals))];
+      data->data[g_rand_int_range (rng, 0, len)] =
+          vals[g_rand_int_range (rng, 0, G_N_ELEMENTS (vals))];
       break;
     }
-    case 3:   /* truncate */
-      g_byte_array_set_size (data, g_rand_int_range (rng, 0, len));
-      break;
+    case 3: /* truncate */ g_byte_array_set_size (data, g_rand_int_range (rng, 0, len)); break;
     case 4: { /* delete a span */
       guint at = g_rand_int_range (rng, 0, len);
       guint want = g_rand_int_range (rng, 1, 64);
@@ -81,8 +80,7 @@ main (int argc, char **argv)
     { "iterations", 'n', 0, G_OPTION_ARG_INT, &opt_iterations, "Mutations to try (default 2000)",
       "N" },
     { "seed", 's', 0, G_OPTION_ARG_INT, &opt_seed, "Random seed (default 1)", "S" },
-    { "no-run", 0, 0, G_OPTION_ARG_NONE, &opt_no_run, "Only load, never specialise or run",
-      NULL },
+    { "no-run", 0, 0, G_OPTION_ARG_NONE, &opt_no_run, "Only load, never specialise or run", NULL },
     { NULL }
   };
   NnpFuzzCounts c = { 0 };
@@ -118,8 +116,7 @@ main (int argc, char **argv)
       char *name = NULL;
       NnpTensor *t = nnp_tensor_from_onnx_bytes (bytes, len, &name, &error);
       if (t == NULL) {
-        g_print ("FAIL: the unmodified tensor %s does not load: %s\n", argv[m + 1],
-                 error->message);
+        g_print ("FAIL: the unmodified tensor %s does not load: %s\n", argv[m + 1], error->message);
         return 1;
       }
       nnp_tensor_unref (t);
@@ -182,8 +179,9 @@ main (int argc, char **argv)
   g_rand_free (rng);
 
   g_print ("%d iterations: %d loaded (%d specialised, %d ran, %d run errors), %d rejected, "
-           "%d contract violations\n", opt_iterations, c.loaded, c.specialized, c.ran,
-           c.run_failed, c.load_failed, c.violations);
+           "%d contract violations\n",
+           opt_iterations, c.loaded, c.specialized, c.ran, c.run_failed, c.load_failed,
+           c.violations);
   g_print ("%d passed, %d failed, 0 skipped\n", opt_iterations - c.violations, c.violations);
   return c.violations ? 1 : 0;
 }

@@ -52,7 +52,7 @@ tm_supports_node (gpointer ctx, const NnpGraph *graph, const NnpNode *node, char
 
 typedef struct {
   int in_id, out_id;
-  gsize n;                       /* floats */
+  gsize n; /* floats */
 } TmStage;
 
 static gpointer
@@ -82,8 +82,7 @@ tm_floats (NnpTensor *t)
 }
 
 static gboolean
-tm_stage_run (gpointer stage, NnpTensor *const *inputs, NnpTensor *const *outputs,
-              GError **error)
+tm_stage_run (gpointer stage, NnpTensor *const *inputs, NnpTensor *const *outputs, GError **error)
 {
   TmStage *s = stage;
   const float *x = tm_floats (inputs[0]);
@@ -145,8 +144,7 @@ tm_buffer_write (gpointer ctx, gpointer buffer, gsize offset, const void *src, g
 }
 
 static gboolean
-tm_buffer_read (gpointer ctx, gpointer buffer, gsize offset, void *dst, gsize bytes,
-                GError **error)
+tm_buffer_read (gpointer ctx, gpointer buffer, gsize offset, void *dst, gsize bytes, GError **error)
 {
   Block *b = buffer;
 
@@ -230,7 +228,7 @@ test_register (void)
 
   g_assert_false (nnp_backend_register (&broken_backend));
   g_assert_true (nnp_backend_register (&testmem_backend));
-  g_assert_false (nnp_backend_register (&testmem_backend));   /* the name is taken */
+  g_assert_false (nnp_backend_register (&testmem_backend)); /* the name is taken */
   g_assert_cmpint (nnp_backend_count (), ==, n + 1);
   g_assert_true (nnp_backend_find ("TestMem") == &testmem_backend);
   g_assert_null (nnp_backend_find ("broken"));
@@ -281,7 +279,7 @@ test_device_tensors (void)
   NnpCopyCounts c0, c1;
 
   g_assert_no_error (error);
-  g_assert_true (d == d2);                          /* one device object */
+  g_assert_true (d == d2); /* one device object */
   nnp_device_unref (d2);
   g_assert_cmpstr (nnp_device_get_backend (d), ==, "testmem");
   g_assert_false (nnp_device_is_host (d));
@@ -298,10 +296,10 @@ test_device_tensors (void)
 
   memset (back->data, 0, back->nbytes);
   nnp_device_get_copy_counts (&c0);
-  g_assert_true (nnp_tensor_copy_into (dev, host, &error));     /* up: counted */
-  g_assert_true (nnp_tensor_copy_into (dev2, dev, &error));     /* same device, no copy
+  g_assert_true (nnp_tensor_copy_into (dev, host, &error));  /* up: counted */
+  g_assert_true (nnp_tensor_copy_into (dev2, dev, &error));  /* same device, no copy
                                                                  * function: via the host */
-  g_assert_true (nnp_tensor_copy_into (back, dev2, &error));    /* down: counted */
+  g_assert_true (nnp_tensor_copy_into (back, dev2, &error)); /* down: counted */
   g_assert_no_error (error);
   nnp_device_get_copy_counts (&c1);
   g_assert_cmpmem (back->data, back->nbytes, values, sizeof values);

@@ -67,8 +67,7 @@ make_model (void)
   add_weights (g, "w2", 4, w2, 18);
   add_weights (g, "wm", 2, wm, 19);
   tu_add_node (g, "conv1", "Conv", L ("x", "w1", "b1"), L ("c1"));
-  tu_add_node (g, "bn", "BatchNormalization", L ("c1", "scale", "shift", "mean", "var"),
-               L ("n1"));
+  tu_add_node (g, "bn", "BatchNormalization", L ("c1", "scale", "shift", "mean", "var"), L ("n1"));
   tu_add_node (g, "mul", "Mul", L ("n1", "k"), L ("m1"));
   tu_add_node (g, "relu", "Relu", L ("m1"), L ("r1"));
   tu_add_node (g, "conv2", "Conv", L ("r1", "w2"), L ("c2"));
@@ -77,7 +76,10 @@ make_model (void)
   a.type = NNP_ATTR_INTS;
   a.n = 4;
   a.ints = g_new (int64_t, 4);
-  a.ints[0] = 0; a.ints[1] = 2; a.ints[2] = 3; a.ints[3] = 1;
+  a.ints[0] = 0;
+  a.ints[1] = 2;
+  a.ints[2] = 3;
+  a.ints[3] = 1;
   nnp_node_take_attr (tr, &a);
   tu_add_node (g, "cls", "MatMul", L ("t2", "wm"), L ("y"));
   tu_add_output (g, "y");
@@ -236,7 +238,7 @@ static gpointer
 make_copy (gpointer data)
 {
   g_atomic_int_inc (&n_make_calls);
-  g_usleep (2000);  /* let racing threads overlap */
+  g_usleep (2000); /* let racing threads overlap */
   return g_strdup (data);
 }
 
@@ -248,7 +250,7 @@ test_stable_only (void)
   NnpDerivedCache *cache = nnp_graph_get_derived (g);
   const int64_t d[1] = { 4 };
   g_autoptr (NnpTensor) t = weights (1, d, 1);
-  g_autoptr (NnpTensor) u = weights (1, d, 1);   /* equal contents, another tensor */
+  g_autoptr (NnpTensor) u = weights (1, d, 1); /* equal contents, another tensor */
   NnpTensor *src[1] = { t };
   int p1 = 1, p2 = 2;
   gchar *v1, *v2;
@@ -256,23 +258,22 @@ test_stable_only (void)
 
   n_make_calls = 0;
   g_assert_false (nnp_derived_cache_is_stable (cache, t));
-  g_assert_null (nnp_derived_get (cache, "k", src, 1, &p1, sizeof p1, make_copy, "one",
-                                  g_free));
+  g_assert_null (nnp_derived_get (cache, "k", src, 1, &p1, sizeof p1, make_copy, "one", g_free));
   g_assert_cmpint (n_make_calls, ==, 0);
 
   nnp_derived_cache_add_stable (cache, t);
   v1 = nnp_derived_get (cache, "k", src, 1, &p1, sizeof p1, make_copy, "one", g_free);
   g_assert_cmpstr (v1, ==, "one");
-  g_assert_true (nnp_derived_get (cache, "k", src, 1, &p1, sizeof p1, make_copy, "x",
-                                  g_free) == v1);
+  g_assert_true (nnp_derived_get (cache, "k", src, 1, &p1, sizeof p1, make_copy, "x", g_free)
+                 == v1);
   v2 = nnp_derived_get (cache, "k", src, 1, &p2, sizeof p2, make_copy, "two", g_free);
   g_assert_cmpstr (v2, ==, "two");
-  g_assert_cmpstr (nnp_derived_get (cache, "other", src, 1, &p1, sizeof p1, make_copy,
-                                    "three", g_free), ==, "three");
+  g_assert_cmpstr (
+      nnp_derived_get (cache, "other", src, 1, &p1, sizeof p1, make_copy, "three", g_free), ==,
+      "three");
   /* identity, not contents: u is not stable */
   src[0] = u;
-  g_assert_null (nnp_derived_get (cache, "k", src, 1, &p1, sizeof p1, make_copy, "four",
-                                  g_free));
+  g_assert_null (nnp_derived_get (cache, "k", src, 1, &p1, sizeof p1, make_copy, "four", g_free));
   nnp_derived_cache_get_counts (cache, &made, &hits);
   g_assert_cmpuint (made, ==, 3);
   g_assert_cmpuint (hits, ==, 1);
@@ -317,8 +318,7 @@ race_thread (gpointer data)
   RaceArgs *r = data;
   int p = 9;
 
-  r->got = nnp_derived_get (r->cache, "race", &r->src, 1, &p, sizeof p, make_copy, "raced",
-                            g_free);
+  r->got = nnp_derived_get (r->cache, "race", &r->src, 1, &p, sizeof p, make_copy, "raced", g_free);
   return NULL;
 }
 

@@ -149,7 +149,7 @@ test_shapes_key (void)
   tu_add_node (g, "a", "Add", L ("x", "img"), L ("y"));
   tu_add_output (g, "y");
   in[0].name = "img";
-  nnp_shape_set (&in[0].shape, 4, (const int64_t[]) { 1, 3, 48, 160 });
+  nnp_shape_set (&in[0].shape, 4, (const int64_t[]){ 1, 3, 48, 160 });
   in[1].name = "x";
   nnp_shape_set (&in[1].shape, 0, NULL);
 

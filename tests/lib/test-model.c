@@ -8,8 +8,8 @@
 static char *
 copy_small_model (const char *dir)
 {
-  g_autofree char *src = g_build_filename (g_getenv ("NNP_SOURCE_DIR"), "tests", "data",
-                                           "small.onnx", NULL);
+  g_autofree char *src =
+      g_build_filename (g_getenv ("NNP_SOURCE_DIR"), "tests", "data", "small.onnx", NULL);
   char *dst = g_build_filename (dir, "model.onnx", NULL);
   g_autofree char *bytes = NULL;
   gsize len;
@@ -67,7 +67,7 @@ test_cache_sees_a_changed_file (void)
   {
     g_autofree char *longer = g_malloc (len + 2);
     memcpy (longer, bytes, len);
-    longer[len] = (char) ((99 << 3) | 0);   /* field 99, varint */
+    longer[len] = (char) ((99 << 3) | 0); /* field 99, varint */
     longer[len + 1] = 1;
     g_assert_true (g_file_set_contents (path, longer, len + 2, NULL));
   }

@@ -12,8 +12,8 @@
 static NnpModel *
 small_model (void)
 {
-  g_autofree char *path = g_build_filename (g_getenv ("NNP_SOURCE_DIR"), "tests", "data",
-                                            "small.onnx", NULL);
+  g_autofree char *path =
+      g_build_filename (g_getenv ("NNP_SOURCE_DIR"), "tests", "data", "small.onnx", NULL);
   GError *error = NULL;
   NnpModel *model = nnp_model_load (path, &error);
 
@@ -75,16 +75,16 @@ test_eviction (void)
   g_auto (GStrv) keys = NULL;
 
   s2 = reshape_batch (part, 2);
-  again = reshape_batch (part, 1);              /* hit: 1 is the newest now */
+  again = reshape_batch (part, 1); /* hit: 1 is the newest now */
   g_assert_true (again == s1);
   nnp_part_spec_unref (again);
-  s3 = reshape_batch (part, 3);                 /* evicts 2 */
+  s3 = reshape_batch (part, 3); /* evicts 2 */
   g_assert_cmpuint (nnp_part_get_n_specialized (part), ==, 3);
   keys = nnp_part_get_keys (part);
   g_assert_cmpuint (g_strv_length (keys), ==, 2);
   g_assert_cmpstr (keys[0], ==, "x=3x3x8x8");
   g_assert_cmpstr (keys[1], ==, "x=1x3x8x8");
-  again = reshape_batch (part, 2);              /* a miss: made anew */
+  again = reshape_batch (part, 2); /* a miss: made anew */
   g_assert_true (again != s2);
   g_assert_cmpuint (nnp_part_get_n_specialized (part), ==, 4);
   /* the evicted one still works for its holder */
@@ -106,7 +106,7 @@ test_wrong_shapes (void)
 {
   g_autoptr (NnpModel) model = small_model ();
   g_autoptr (NnpPart) part = nnp_part_new (model, NULL, NULL);
-  NnpInputShape s = { "x", { 4, { 1, 4, 8, 8 } } };     /* 4 channels, the conv wants 3 */
+  NnpInputShape s = { "x", { 4, { 1, 4, 8, 8 } } }; /* 4 channels, the conv wants 3 */
   NnpInputShape other = { "y", { 4, { 1, 3, 8, 8 } } };
   GError *error = NULL;
 
@@ -154,8 +154,8 @@ test_nodes_equal_plan_stage (void)
   NnpTensor *mid, *pout, *nout;
 
   g_assert_cmpuint (graph->nodes->len, >=, 3);
-  plan = nnp_plan_new_from_cuts ("small.onnx", nnp_model_get_digest (model), &shape, 1, graph,
-                                 cuts, 1, &cpu, 1, NULL, &error);
+  plan = nnp_plan_new_from_cuts ("small.onnx", nnp_model_get_digest (model), &shape, 1, graph, cuts,
+                                 1, &cpu, 1, NULL, &error);
   g_assert_no_error (error);
   g_assert_cmpint (plan->n_stages, ==, 2);
   popts.plan = plan;
@@ -235,10 +235,10 @@ test_bad_nodes (void)
 
   ws = reshape_batch (whole, 1);
   graph = nnp_part_spec_get_graph (ws);
-  list = g_strdup_printf ("%s,%s", nnp_graph_node (graph, 0)->name,
-                          nnp_graph_node (graph, 2)->name);
+  list =
+      g_strdup_printf ("%s,%s", nnp_graph_node (graph, 0)->name, nnp_graph_node (graph, 2)->name);
   opts.nodes = list;
-  part = nnp_part_new (model, &opts, &error);   /* N is dynamic: checked later */
+  part = nnp_part_new (model, &opts, &error); /* N is dynamic: checked later */
   g_assert_no_error (error);
   g_assert_null (nnp_part_reshape (part, &s, 1, &error));
   g_assert_error (error, NNP_ERROR, NNP_ERROR_PLAN);
@@ -301,8 +301,7 @@ test_prepare_and_fallback (void)
 static gboolean
 fits_batch (const NnpValue *const *inputs, int n, gpointer data)
 {
-  return n == 1 && inputs[0]->shape.rank >= 1
-      && inputs[0]->shape.dims[0] == GPOINTER_TO_INT (data);
+  return n == 1 && inputs[0]->shape.rank >= 1 && inputs[0]->shape.dims[0] == GPOINTER_TO_INT (data);
 }
 
 /* A later part finds the model shapes whose stage inputs are the caller's:
@@ -327,7 +326,7 @@ test_find (void)
   g_assert_no_error (error);
   g_assert_cmpstr (nnp_part_spec_get_key (found), ==, "x=3x3x8x8");
   keys = nnp_part_get_keys (part);
-  g_assert_cmpuint (g_strv_length (keys), ==, 1);       /* the others were not kept */
+  g_assert_cmpuint (g_strv_length (keys), ==, 1); /* the others were not kept */
   nnp_part_spec_unref (found);
 
   found = nnp_part_find (part, cands, srcs, fits_batch, GINT_TO_POINTER (7), "T", &error);
@@ -339,7 +338,7 @@ test_find (void)
   g_clear_error (&error);
 
   found = nnp_part_find (part, NULL, NULL, fits_batch, GINT_TO_POINTER (3), "T", &error);
-  g_assert_no_error (error);        /* from the cache ("last caps") */
+  g_assert_no_error (error); /* from the cache ("last caps") */
   g_assert_cmpstr (nnp_part_spec_get_key (found), ==, "x=3x3x8x8");
   nnp_part_spec_unref (found);
   nnp_part_spec_unref (ws);
@@ -347,8 +346,7 @@ test_find (void)
 
 /* nnp_part_answer()'s answer: x 2x3x8x8 ("2"), or 1x4x8x8 ("bad": the
  * conv wants 3 channels); counts its calls. */
-typedef struct
-{
+typedef struct {
   int calls;
   gboolean bad;
 } Asked;

@@ -20,8 +20,8 @@ new_stage (NnpGraph *sg, const int *nodes, int n_nodes, int threads)
 /* ------------------------------------------------------------ broadcasting */
 
 static void
-check_binary (const char *op, int ra, const int64_t *da, int rb, const int64_t *db,
-              int ry, const int64_t *dy, float (*fn) (float, float))
+check_binary (const char *op, int ra, const int64_t *da, int rb, const int64_t *db, int ry,
+              const int64_t *dy, float (*fn) (float, float))
 {
   g_autoptr (NnpGraph) g = nnp_graph_new ("bcast", 13);
   g_autoptr (NnpGraph) sg = NULL;
@@ -84,9 +84,21 @@ check_binary (const char *op, int ra, const int64_t *da, int rb, const int64_t *
   nnp_tensor_unref (b);
 }
 
-static float f_add (float x, float y) { return x + y; }
-static float f_sub (float x, float y) { return x - y; }
-static float f_mul (float x, float y) { return x * y; }
+static float
+f_add (float x, float y)
+{
+  return x + y;
+}
+static float
+f_sub (float x, float y)
+{
+  return x - y;
+}
+static float
+f_mul (float x, float y)
+{
+  return x * y;
+}
 
 static void
 test_broadcast (void)
@@ -128,7 +140,7 @@ test_memplan_reuse (void)
   sg = tu_specialize (g, NNP_SPECIALIZE_NO_FUSION);
   stage = new_stage (sg, NULL, 0, 1);
 
-  sum = act_bytes * (n_ops - 1);   /* intermediates only */
+  sum = act_bytes * (n_ops - 1); /* intermediates only */
   arena = nnp_stage_get_arena_bytes (stage);
   g_test_message ("chain of %d: arena %" G_GSIZE_FORMAT " bytes, intermediates %" G_GSIZE_FORMAT,
                   n_ops, arena, sum);

@@ -185,11 +185,17 @@ test_tensor_proto (void)
   g_autofree char *name = NULL;
   NnpTensor *t;
 
-  buf[n++] = 0x08; buf[n++] = 2;       /* dims: 2 */
-  buf[n++] = 0x08; buf[n++] = 3;       /* dims: 3 */
-  buf[n++] = 0x10; buf[n++] = 1;       /* data_type: FLOAT */
-  buf[n++] = 0x42; buf[n++] = 1; buf[n++] = 't';   /* name */
-  buf[n++] = 0x4a; buf[n++] = sizeof values;       /* raw_data */
+  buf[n++] = 0x08;
+  buf[n++] = 2; /* dims: 2 */
+  buf[n++] = 0x08;
+  buf[n++] = 3; /* dims: 3 */
+  buf[n++] = 0x10;
+  buf[n++] = 1; /* data_type: FLOAT */
+  buf[n++] = 0x42;
+  buf[n++] = 1;
+  buf[n++] = 't'; /* name */
+  buf[n++] = 0x4a;
+  buf[n++] = sizeof values; /* raw_data */
   memcpy (buf + n, values, sizeof values);
   n += sizeof values;
 

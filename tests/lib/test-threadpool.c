@@ -8,9 +8,9 @@
 #include <sched.h>
 
 typedef struct {
-  gint *hits;          /* per index, atomically incremented */
+  gint *hits; /* per index, atomically incremented */
   int n_threads;
-  gint bad_thread;     /* set when a callback saw a thread id out of range */
+  gint bad_thread; /* set when a callback saw a thread id out of range */
   gint calls;
 } Work;
 
@@ -35,8 +35,9 @@ check_cover (NnpThreadPool *pool, int n_threads, gsize n, gsize grain)
   nnp_parallel_for (pool, n, grain, mark, &w);
   for (gsize i = 0; i < n; i++) {
     if (w.hits[i] != 1)
-      g_error ("threads=%d n=%" G_GSIZE_FORMAT " grain=%" G_GSIZE_FORMAT
-               ": index %" G_GSIZE_FORMAT " ran %d times", n_threads, n, grain, i, w.hits[i]);
+      g_error ("threads=%d n=%" G_GSIZE_FORMAT " grain=%" G_GSIZE_FORMAT ": index %" G_GSIZE_FORMAT
+               " ran %d times",
+               n_threads, n, grain, i, w.hits[i]);
   }
   g_assert_cmpint (w.bad_thread, ==, 0);
   if (n > 0 && grain > 0)
@@ -110,7 +111,7 @@ test_uses_all_threads (void)
 }
 
 typedef struct {
-  cpu_set_t during;    /* the calling thread's cpus inside the job */
+  cpu_set_t during; /* the calling thread's cpus inside the job */
   gint got;
 } CallerMask;
 

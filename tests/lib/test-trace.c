@@ -46,7 +46,8 @@ count_spans (const cJSON *root, int tid, gboolean *in_order)
   double last = -1;
 
   *in_order = TRUE;
-  cJSON_ArrayForEach (ev, cJSON_GetObjectItem (root, "traceEvents")) {
+  cJSON_ArrayForEach (ev, cJSON_GetObjectItem (root, "traceEvents"))
+  {
     if (strcmp (cJSON_GetObjectItem (ev, "ph")->valuestring, "X") != 0
         || cJSON_GetObjectItem (ev, "tid")->valueint != tid)
       continue;
@@ -94,8 +95,9 @@ test_threads_shared (void)
     g_assert_cmpint (count_spans (root, w[k].track, &in_order), ==, N_SPANS);
     g_assert_true (in_order);
   }
-  g_assert_cmpint (cJSON_GetObjectItem (cJSON_GetObjectItem (root, "otherData"),
-                                        "dropped_events")->valueint, ==, 0);
+  g_assert_cmpint (
+      cJSON_GetObjectItem (cJSON_GetObjectItem (root, "otherData"), "dropped_events")->valueint, ==,
+      0);
   /* the quote in the track name is escaped: the file parsed */
   cJSON_Delete (root);
   g_unlink (path);
@@ -123,8 +125,9 @@ test_bounded (void)
   g_assert_cmpuint (nnp_trace_get_n_dropped (t), ==, 10001 - cap);
   g_assert_true (nnp_trace_close (t, NULL));
   root = load_json (path);
-  g_assert_cmpuint (cJSON_GetObjectItem (cJSON_GetObjectItem (root, "otherData"),
-                                         "dropped_events")->valueint, ==, 10001 - cap);
+  g_assert_cmpuint (
+      cJSON_GetObjectItem (cJSON_GetObjectItem (root, "otherData"), "dropped_events")->valueint, ==,
+      10001 - cap);
   cJSON_Delete (root);
   g_unlink (path);
   g_rmdir (dir);

@@ -6,7 +6,7 @@
 G_BEGIN_DECLS
 
 /* A NULL-terminated list of value names for tu_add_node(): L ("x", "w"). */
-#define L(...) ((const char *const[]) { __VA_ARGS__, NULL })
+#define L(...) ((const char *const[]){ __VA_ARGS__, NULL })
 
 /* A graph input of that dtype and static shape (appended to graph->inputs). */
 NnpValue *tu_add_input (NnpGraph *graph, const char *name, NnpDType dtype, int rank,

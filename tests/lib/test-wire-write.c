@@ -13,8 +13,9 @@
 static void
 test_scalars_round_trip (void)
 {
-  static const int64_t ints[] = { 0, 1, 127, 128, 300, G_MAXINT32, (int64_t) 1 << 40,
-                                  G_MAXINT64, -1, -300, G_MININT64 };
+  static const int64_t ints[] = {
+    0, 1, 127, 128, 300, G_MAXINT32, (int64_t) 1 << 40, G_MAXINT64, -1, -300, G_MININT64
+  };
   g_autoptr (GByteArray) buf = g_byte_array_new ();
   g_autoptr (GByteArray) sub = g_byte_array_new ();
   NnpWireReader r, rs;
@@ -72,7 +73,7 @@ test_packed_round_trip (void)
 
   nnp_wire_put_packed_int64 (buf, 1, ints, G_N_ELEMENTS (ints));
   nnp_wire_put_packed_float (buf, 2, floats, G_N_ELEMENTS (floats));
-  nnp_wire_put_packed_int64 (buf, 3, ints, 0);  /* nothing written */
+  nnp_wire_put_packed_int64 (buf, 3, ints, 0); /* nothing written */
 
   nnp_wire_reader_init (&r, buf->data, buf->len);
   g_assert_cmpint (nnp_wire_next (&r, &f, &error), ==, 1);
@@ -101,8 +102,8 @@ test_export_attributes (void)
 {
   g_autofree char *dir = g_dir_make_tmp ("nnp-export-XXXXXX", NULL);
   g_autofree char *path = g_build_filename (dir, "stage-0.onnx", NULL);
-  g_autofree char *src = g_build_filename (g_getenv ("NNP_SOURCE_DIR"), "tests", "data",
-                                           "small.onnx", NULL);
+  g_autofree char *src =
+      g_build_filename (g_getenv ("NNP_SOURCE_DIR"), "tests", "data", "small.onnx", NULL);
   g_autoptr (NnpGraph) g = nnp_graph_new ("attrs", 13);
   g_autoptr (NnpModel) model = NULL, back = NULL;
   NnpShape shape = { .rank = 2, .dims = { 2, 3 } };
@@ -126,34 +127,54 @@ test_export_attributes (void)
   g_array_append_val (g->outputs, y->id);
   n = nnp_graph_add_node (g, node_name, "Identity", "", 1, &x->id, 1, &y->id);
   memset (&a, 0, sizeof a);
-  a.name = g_strdup ("f"); a.type = NNP_ATTR_FLOAT; a.f = 0.25f;
+  a.name = g_strdup ("f");
+  a.type = NNP_ATTR_FLOAT;
+  a.f = 0.25f;
   nnp_node_take_attr (n, &a);
   memset (&a, 0, sizeof a);
-  a.name = g_strdup ("i"); a.type = NNP_ATTR_INT; a.i = -7;
+  a.name = g_strdup ("i");
+  a.type = NNP_ATTR_INT;
+  a.i = -7;
   nnp_node_take_attr (n, &a);
   memset (&a, 0, sizeof a);
-  a.name = g_strdup ("s"); a.type = NNP_ATTR_STRING; a.s = g_strdup ("nearest");
+  a.name = g_strdup ("s");
+  a.type = NNP_ATTR_STRING;
+  a.s = g_strdup ("nearest");
   nnp_node_take_attr (n, &a);
   memset (&a, 0, sizeof a);
-  a.name = g_strdup ("t"); a.type = NNP_ATTR_TENSOR;
+  a.name = g_strdup ("t");
+  a.type = NNP_ATTR_TENSOR;
   a.t = nnp_tensor_new (NNP_DTYPE_INT64, &shape, NULL);
   ((int64_t *) a.t->data)[5] = -42;
   nnp_node_take_attr (n, &a);
   memset (&a, 0, sizeof a);
-  a.name = g_strdup ("fs"); a.type = NNP_ATTR_FLOATS; a.n = 2;
-  a.floats = g_new (float, 2); a.floats[0] = 1.f; a.floats[1] = -0.5f;
+  a.name = g_strdup ("fs");
+  a.type = NNP_ATTR_FLOATS;
+  a.n = 2;
+  a.floats = g_new (float, 2);
+  a.floats[0] = 1.f;
+  a.floats[1] = -0.5f;
   nnp_node_take_attr (n, &a);
   memset (&a, 0, sizeof a);
-  a.name = g_strdup ("is"); a.type = NNP_ATTR_INTS; a.n = 3;
-  a.ints = g_new (int64_t, 3); a.ints[0] = 1; a.ints[1] = -2; a.ints[2] = 1LL << 40;
+  a.name = g_strdup ("is");
+  a.type = NNP_ATTR_INTS;
+  a.n = 3;
+  a.ints = g_new (int64_t, 3);
+  a.ints[0] = 1;
+  a.ints[1] = -2;
+  a.ints[2] = 1LL << 40;
   nnp_node_take_attr (n, &a);
   memset (&a, 0, sizeof a);
-  a.name = g_strdup ("ss"); a.type = NNP_ATTR_STRINGS; a.n = 2;
-  a.strings = g_new0 (char *, 3); a.strings[0] = g_strdup ("a"); a.strings[1] = g_strdup ("bc");
+  a.name = g_strdup ("ss");
+  a.type = NNP_ATTR_STRINGS;
+  a.n = 2;
+  a.strings = g_new0 (char *, 3);
+  a.strings[0] = g_strdup ("a");
+  a.strings[1] = g_strdup ("bc");
   nnp_node_take_attr (n, &a);
   g_assert_true (nnp_graph_sort (g, &error));
 
-  model = nnp_model_load (src, &error);  /* supplies name, digest, IR version */
+  model = nnp_model_load (src, &error); /* supplies name, digest, IR version */
   g_assert_no_error (error);
   plan = nnp_plan_new (src, NULL);
   nnp_plan_add_stage (plan, "cpu", 1, &node_name, 1);

@@ -53,6 +53,7 @@ main (int argc, char **argv)
   }
   ratio = max_ref > 0 ? max_err / max_ref : max_err;
   g_print ("max_abs_err=%.6g max_abs_ref=%.6g ratio=%.3g (worst element %" G_GSIZE_FORMAT
-           " of %" G_GSIZE_FORMAT ")\n", max_err, max_ref, ratio, worst, n);
+           " of %" G_GSIZE_FORMAT ")\n",
+           max_err, max_ref, ratio, worst, n);
   return (bad_value || isnan (ratio) || ratio > tol) ? 1 : 0;
 }

@@ -35,7 +35,7 @@ typedef struct {
 } Stats;
 
 static Stats op_stats[NNP_OP_COUNT + 1];
-static GHashTable *skip_reasons;   /* "Op: reason" -> count */
+static GHashTable *skip_reasons; /* "Op: reason" -> count */
 
 static NnpTensor *
 read_pb (const char *path, char **name, GError **error)
@@ -81,9 +81,9 @@ compare (const NnpTensor *got, const NnpTensor *want, char **msg)
       }
     }
     if (bad) {
-      *msg = g_strdup_printf ("%" G_GINT64_FORMAT "/%" G_GINT64_FORMAT " differ, worst at %"
-                              G_GINT64_FORMAT ": %.9g vs cpu %.9g", bad, n, worst,
-                              as_double (got, worst), as_double (want, worst));
+      *msg = g_strdup_printf ("%" G_GINT64_FORMAT "/%" G_GINT64_FORMAT
+                              " differ, worst at %" G_GINT64_FORMAT ": %.9g vs cpu %.9g",
+                              bad, n, worst, as_double (got, worst), as_double (want, worst));
       return FALSE;
     }
     return TRUE;
@@ -214,8 +214,8 @@ run_node (NnpOclDevice *dev, NnpGraph *sg, int idx, NnpTensor **values, const ch
     for (int i = 0; good && i < n_out; i++) {
       if (!compare (ocl_out[i], cpu_out[i], &msg)) {
         good = FALSE;
-        g_autofree char *m2 = g_strdup_printf ("output '%s': %s",
-                                               nnp_graph_value (sg, out_ids[i])->name, msg);
+        g_autofree char *m2 =
+            g_strdup_printf ("output '%s': %s", nnp_graph_value (sg, out_ids[i])->name, msg);
         g_free (msg);
         msg = g_steal_pointer (&m2);
       }
@@ -316,12 +316,13 @@ cmp_str (gconstpointer a, gconstpointer b)
 int
 main (int argc, char **argv)
 {
-  GOptionEntry entries[] = {
-    { "device", 'd', 0, G_OPTION_ARG_STRING, &opt_device, "OpenCL device (default opencl)", "SPEC" },
-    { "filter", 'f', 0, G_OPTION_ARG_STRING, &opt_filter, "Only cases containing SUBSTR", "SUBSTR" },
-    { "verbose", 'v', 0, G_OPTION_ARG_NONE, &opt_verbose, "Print every node", NULL },
-    { NULL }
-  };
+  GOptionEntry entries[] = { { "device", 'd', 0, G_OPTION_ARG_STRING, &opt_device,
+                               "OpenCL device (default opencl)", "SPEC" },
+                             { "filter", 'f', 0, G_OPTION_ARG_STRING, &opt_filter,
+                               "Only cases containing SUBSTR", "SUBSTR" },
+                             { "verbose", 'v', 0, G_OPTION_ARG_NONE, &opt_verbose,
+                               "Print every node", NULL },
+                             { NULL } };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("DIR... - OpenCL vs CPU, node by node");
   g_autoptr (GError) error = NULL;
   NnpOclDevice *dev;

@@ -21,6 +21,7 @@
 
 static const char *device_spec = "opencl";
 
+/* clang-format off */
 #define CODES(X) \
   X (NNP_ACT_NONE) X (NNP_ACT_RELU) X (NNP_ACT_CLIP) X (NNP_ACT_LEAKY_RELU) \
   X (NNP_ACT_HARD_SIGMOID) X (NNP_ACT_HARD_SWISH) X (NNP_ACT_SIGMOID) \
@@ -29,6 +30,7 @@ static const char *device_spec = "opencl";
   X (NNP_OCL_UN_COPY) X (NNP_OCL_UN_RELU) X (NNP_OCL_UN_CLIP) X (NNP_OCL_UN_SIGMOID) \
   X (NNP_OCL_UN_CEIL) X (NNP_OCL_BIN_ADD) X (NNP_OCL_BIN_FIRST) X (NNP_OCL_BIN_GREATER) \
   X (NNP_OCL_RED_SUM) X (NNP_OCL_RED_MIN) X (NNP_OCL_PAD_CONSTANT) X (NNP_OCL_PAD_WRAP)
+/* clang-format on */
 
 #define AS_VALUE(c) (int) (c),
 #define AS_NAME(c) #c,
@@ -71,8 +73,8 @@ probe_build (Probe *p)
   err = clBuildProgram (p->program, 1, &p->dev->device, "-cl-std=CL1.2", NULL, NULL);
   if (err != CL_SUCCESS) {
     char log[4096] = "";
-    clGetProgramBuildInfo (p->program, p->dev->device, CL_PROGRAM_BUILD_LOG, sizeof log - 1,
-                           log, NULL);
+    clGetProgramBuildInfo (p->program, p->dev->device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log,
+                           NULL);
     g_error ("the prelude does not build: %s", log);
   }
 }
@@ -135,8 +137,7 @@ test_codes (void)
   probe_run (&p, "codes", NULL, 0, 0, 0.f, 0.f, dev_codes, G_N_ELEMENTS (dev_codes));
   for (guint i = 0; i < G_N_ELEMENTS (host_codes); i++) {
     if (dev_codes[i] != host_codes[i])
-      g_error ("%s: %d on the device, %d on the host", code_names[i], dev_codes[i],
-               host_codes[i]);
+      g_error ("%s: %d on the device, %d on the host", code_names[i], dev_codes[i], host_codes[i]);
   }
   /* the enum really is graph.h's: the last activation is the 8th */
   g_assert_cmpint (NNP_ACT_HARD_SWISH_AFFINE, ==, 7);
@@ -177,8 +178,8 @@ test_activations (void)
   };
   Probe p;
   GArray *xs = g_array_new (FALSE, FALSE, sizeof (float));
-  const float specials[] = { 0.f, -0.f, INFINITY, -INFINITY, NAN, 3.f, -3.f, 6.f, -6.f,
-                             1e-30f, -1e-30f, 88.f, -88.f, 1e30f, -1e30f };
+  const float specials[] = { 0.f,  -0.f,   INFINITY, -INFINITY, NAN,   3.f,   -3.f,  6.f,
+                             -6.f, 1e-30f, -1e-30f,  88.f,      -88.f, 1e30f, -1e30f };
   float *dev_y;
 
   probe_build (&p);
@@ -203,12 +204,12 @@ test_activations (void)
         ok = TRUE;
       else if (cases[c].max_ulp == 0)
         ok = FALSE;
-      else    /* near a cancellation (alpha * x + beta ~ 0) ulps mean little */
+      else /* near a cancellation (alpha * x + beta ~ 0) ulps mean little */
         ok = (signbit (want) == signbit (got) && ulp_distance (want, got) <= cases[c].max_ulp)
              || fabsf (want - got) <= 1e-6f * (1.f + fabsf (x));
       if (!ok)
-        g_error ("activation %d (alpha %g, beta %g) of %.9g: host %.9g, device %.9g",
-                 cases[c].act, cases[c].alpha, cases[c].beta, x, want, got);
+        g_error ("activation %d (alpha %g, beta %g) of %.9g: host %.9g, device %.9g", cases[c].act,
+                 cases[c].alpha, cases[c].beta, x, want, got);
     }
   }
   g_free (dev_y);

@@ -23,9 +23,9 @@ static const char *device_spec = "opencl";
 
 typedef struct {
   NnpGraph *sg;
-  int first[3], second[2];      /* node indices of both halves */
+  int first[3], second[2]; /* node indices of both halves */
   NnpTensor *x;
-  NnpTensor *want;              /* whole model on the CPU */
+  NnpTensor *want; /* whole model on the CPU */
 } Fixture;
 
 static NnpTensor *
@@ -164,14 +164,14 @@ test_opencl_to_opencl (void)
     g_assert_true (nnp_stage_run (a, &f.x, a_out, &error));
     g_assert_no_error (error);
     nnp_device_get_copy_counts (&c1);
-    g_assert_cmpuint (c1.to_device - c0.to_device, ==, 1);   /* x */
-    g_assert_cmpuint (c1.to_host - c0.to_host, ==, 0);       /* nothing comes back */
+    g_assert_cmpuint (c1.to_device - c0.to_device, ==, 1); /* x */
+    g_assert_cmpuint (c1.to_host - c0.to_host, ==, 0);     /* nothing comes back */
     c0 = c1;
     g_assert_true (nnp_stage_run (b, mid, &y, &error));
     g_assert_no_error (error);
     nnp_device_get_copy_counts (&c1);
-    g_assert_cmpuint (c1.to_device - c0.to_device, ==, 0);   /* r and c stay on the device */
-    g_assert_cmpuint (c1.to_host - c0.to_host, ==, 1);       /* y */
+    g_assert_cmpuint (c1.to_device - c0.to_device, ==, 0); /* r and c stay on the device */
+    g_assert_cmpuint (c1.to_host - c0.to_host, ==, 1);     /* y */
     check_close (y, f.want);
   }
   nnp_tensor_unref (y);
@@ -243,7 +243,7 @@ test_opencl_to_cpu (void)
   g_assert_true (nnp_stage_run (b, bin, &y, &error));
   g_assert_no_error (error);
   nnp_device_get_copy_counts (&c1);
-  g_assert_cmpuint (c1.to_host - c0.to_host, ==, 2);          /* r and c down once each */
+  g_assert_cmpuint (c1.to_host - c0.to_host, ==, 2); /* r and c down once each */
   g_assert_cmpuint (c1.to_device - c0.to_device, ==, 0);
   check_close (y, f.want);
   nnp_tensor_unref (y);
@@ -358,7 +358,9 @@ test_gather_runtime_indices (void)
   const int64_t good[2][4] = { { 0, 4, -1, -5 }, { 2, -3, 0, -1 } };
   /* one bad index each (7; -4 below -3 on axis 1; 2^40 needs 64 bits) */
   const int64_t bad[3][4] = {
-    { 1, 7, 2, 0 }, { 0, -4, 1, 1 }, { 0, 1, G_GINT64_CONSTANT (1) << 40, 2 },
+    { 1, 7, 2, 0 },
+    { 0, -4, 1, 1 },
+    { 0, 1, G_GINT64_CONSTANT (1) << 40, 2 },
   };
   const char *const bad_msg[3] = {
     "node 'g' (Gather): index 7 is out of range for axis 0 of size 5",

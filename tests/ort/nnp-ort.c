@@ -82,8 +82,8 @@ load_api (const char *path, GError **error)
   }
   api = base->GetApi (NNP_ORT_API_VERSION);
   if (api == NULL) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_FAILED, "%s (version %s): no C API version %d",
-                 path, base->GetVersionString (), NNP_ORT_API_VERSION);
+    g_set_error (error, NNP_ERROR, NNP_ERROR_FAILED, "%s (version %s): no C API version %d", path,
+                 base->GetVersionString (), NNP_ORT_API_VERSION);
     return FALSE;
   }
   /* Check the numbering of the first members on a harmless round trip. */
@@ -106,9 +106,9 @@ typedef struct {
   NnpShape shape;
   gboolean has_shape;
   char *file;
-  int dtype;           /* ONNX element type */
-  NnpTensor *tensor;   /* owned */
-  OrtValue *value;     /* owned */
+  int dtype;         /* ONNX element type */
+  NnpTensor *tensor; /* owned */
+  OrtValue *value;   /* owned */
 } Input;
 
 static gboolean
@@ -189,12 +189,11 @@ run (const char *model_path, GError **error)
       || !check (ORT (CreateSession, CreateSession) (env, model_path, so, &session),
                  "CreateSession", error)
       || !check (ORT (CreateCpuMemoryInfo, CreateCpuMemoryInfo) (ORT_ARENA_ALLOCATOR,
-                                                                   ORT_MEM_TYPE_DEFAULT, &mem),
+                                                                 ORT_MEM_TYPE_DEFAULT, &mem),
                  "CreateCpuMemoryInfo", error)
       || !check (ORT (GetAllocatorWithDefaultOptions, GetAllocatorWithDefaultOptions) (&alloc),
                  "GetAllocatorWithDefaultOptions", error)
-      || !check (ORT (SessionGetCount, SessionGetInputCount) (session, &n_in), "input count",
-                 error)
+      || !check (ORT (SessionGetCount, SessionGetInputCount) (session, &n_in), "input count", error)
       || !check (ORT (SessionGetCount, SessionGetOutputCount) (session, &n_out), "output count",
                  error))
     goto out;
@@ -215,19 +214,19 @@ run (const char *model_path, GError **error)
     int64_t dims[NNP_MAX_RANK];
     gboolean good;
 
-    if (!check (ORT (SessionGetName, SessionGetInputName) (session, i, alloc, &name),
-                "input name", error))
+    if (!check (ORT (SessionGetName, SessionGetInputName) (session, i, alloc, &name), "input name",
+                error))
       goto out;
     in->name = g_strdup (name);
     ORT (AllocatorFree, AllocatorFree) (alloc, name);
-    good = check (ORT (SessionGetTypeInfo, SessionGetInputTypeInfo) (session, i, &ti),
-                  "input type", error)
-           && check (ORT (CastTypeInfoToTensorInfo, CastTypeInfoToTensorInfo) (ti, &tsi),
-                     "input tensor info", error)
-           && check (ORT (GetTensorElementType, GetTensorElementType) (tsi, &in->dtype),
-                     "input element type", error)
-           && check (ORT (GetDimensionsCount, GetDimensionsCount) (tsi, &rank), "input rank",
-                     error);
+    good =
+        check (ORT (SessionGetTypeInfo, SessionGetInputTypeInfo) (session, i, &ti), "input type",
+               error)
+        && check (ORT (CastTypeInfoToTensorInfo, CastTypeInfoToTensorInfo) (ti, &tsi),
+                  "input tensor info", error)
+        && check (ORT (GetTensorElementType, GetTensorElementType) (tsi, &in->dtype),
+                  "input element type", error)
+        && check (ORT (GetDimensionsCount, GetDimensionsCount) (tsi, &rank), "input rank", error);
     if (good && rank <= NNP_MAX_RANK) {
       good = check (ORT (GetDimensions, GetDimensions) (tsi, dims, rank), "input dims", error);
       if (good) {
@@ -321,8 +320,8 @@ run (const char *model_path, GError **error)
       nnp_tensor_fill_pattern (in->tensor, (guint32) i);
     }
     if (!check (ORT (CreateTensorWithDataAsOrtValue, CreateTensorWithDataAsOrtValue) (
-                  mem, in->tensor->data, in->tensor->nbytes, in->shape.dims,
-                  (size_t) in->shape.rank, in->dtype, &in->value),
+                    mem, in->tensor->data, in->tensor->nbytes, in->shape.dims,
+                    (size_t) in->shape.rank, in->dtype, &in->value),
                 "input tensor", error))
       goto out;
     in_values[i] = in->value;
@@ -378,11 +377,10 @@ run (const char *model_path, GError **error)
 
       good = check (ORT (GetTensorTypeAndShape, GetTensorTypeAndShape) (outputs[o], &info),
                     "output shape", error)
-             && check (ORT (GetDimensionsCount, GetDimensionsCount) (info, &rank),
-                       "output rank", error)
-             && rank <= NNP_MAX_RANK
-             && check (ORT (GetDimensions, GetDimensions) (info, dims, rank), "output dims",
+             && check (ORT (GetDimensionsCount, GetDimensionsCount) (info, &rank), "output rank",
                        error)
+             && rank <= NNP_MAX_RANK
+             && check (ORT (GetDimensions, GetDimensions) (info, dims, rank), "output dims", error)
              && check (ORT (GetTensorElementType, GetTensorElementType) (info, &etype),
                        "output type", error)
              && check (ORT (GetTensorMutableData, GetTensorMutableData) (outputs[o], &data),
@@ -402,8 +400,8 @@ run (const char *model_path, GError **error)
           sum += ((const float *) data)[i];
       }
       shape_s = nnp_shape_to_string (&shape);
-      g_print ("output %s: %s %s checksum=%.6g\n", out_names[o],
-               nnp_dtype_name ((NnpDType) etype), shape_s, sum);
+      g_print ("output %s: %s %s checksum=%.6g\n", out_names[o], nnp_dtype_name ((NnpDType) etype),
+               shape_s, sum);
 
       if (opt_output_dir != NULL) {
         g_autofree char *base = sanitize_name (out_names[o]);
@@ -467,14 +465,12 @@ main (int argc, char **argv)
   const char *lib;
   GOptionEntry entries[] = {
     { "shape", 's', 0, G_OPTION_ARG_STRING_ARRAY, &opt_shapes, "Input shape", "NAME=1,3,H,W" },
-    { "input", 'i', 0, G_OPTION_ARG_STRING_ARRAY, &opt_inputs, "Raw input file",
-      "NAME=FILE.raw" },
+    { "input", 'i', 0, G_OPTION_ARG_STRING_ARRAY, &opt_inputs, "Raw input file", "NAME=FILE.raw" },
     { "output-dir", 'o', 0, G_OPTION_ARG_FILENAME, &opt_output_dir,
       "Write NAME.raw and outputs.json here", "DIR" },
     { "threads", 't', 0, G_OPTION_ARG_INT, &opt_threads, "Intra-op threads (default 1)", "N" },
     { "repeat", 'r', 0, G_OPTION_ARG_INT, &opt_repeat, "Timed runs (prints latency)", "K" },
-    { "ort-lib", 0, 0, G_OPTION_ARG_FILENAME, &opt_ort_lib, "Path of libonnxruntime.so.1",
-      "PATH" },
+    { "ort-lib", 0, 0, G_OPTION_ARG_FILENAME, &opt_ort_lib, "Path of libonnxruntime.so.1", "PATH" },
     { NULL }
   };
   int status;

@@ -28,7 +28,7 @@ typedef struct OrtAllocator OrtAllocator;
 typedef void (*OrtFn) (void);
 
 typedef struct {
-  const OrtFn *(*GetApi) (uint32_t version);   /* the OrtApi, as an array */
+  const OrtFn *(*GetApi) (uint32_t version); /* the OrtApi, as an array */
   const char *(*GetVersionString) (void);
 } OrtApiBase;
 

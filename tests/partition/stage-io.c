@@ -44,8 +44,8 @@ main (int argc, char **argv)
     goto fail;
   shapes = nnp_plan_get_input_shapes (plan, &n_shapes);
   graph = nnp_model_specialize (model, shapes, n_shapes,
-                                plan->no_fusion ? NNP_SPECIALIZE_NO_FUSION
-                                                : NNP_SPECIALIZE_DEFAULT, &error);
+                                plan->no_fusion ? NNP_SPECIALIZE_NO_FUSION : NNP_SPECIALIZE_DEFAULT,
+                                &error);
   if (graph == NULL || !nnp_plan_resolve (plan, graph, &error))
     goto fail;
   for (int k = 0; k < plan->n_stages; k++) {
@@ -78,13 +78,12 @@ main (int argc, char **argv)
         g_ptr_array_add (next, t);
     }
     ok = ok && g_mkdir_with_parents (dir, 0755) == 0
-        && nnp_stage_run (st, (NnpTensor *const *) cur->pdata, (NnpTensor *const *) next->pdata,
-                          &error);
+         && nnp_stage_run (st, (NnpTensor *const *) cur->pdata, (NnpTensor *const *) next->pdata,
+                           &error);
     for (int i = 0; ok && i < nnp_stage_get_n_inputs (st); i++)
       ok = write_tensor (io, dir, "in", i, nnp_stage_get_input (st, i), cur->pdata[i], &error);
     for (int i = 0; ok && i < nnp_stage_get_n_outputs (st); i++)
-      ok = write_tensor (io, dir, "out", i, nnp_stage_get_output (st, i), next->pdata[i],
-                         &error);
+      ok = write_tensor (io, dir, "out", i, nnp_stage_get_output (st, i), next->pdata[i], &error);
     ok = ok && g_file_set_contents (io_path, io->str, io->len, &error);
     nnp_stage_free (st);
     if (cur)

@@ -22,10 +22,8 @@ test_link_parse (void)
     double bytes_per_s, rtt_ms;
     int window;
   } good[] = {
-    { "100mbit/20ms/4", 12.5e6, 20, 4 },
-    { "1GB/0.1ms", 1e9, 0.1, 1 },
-    { "8Mbit/500us/1", 1e6, 0.5, 1 },
-    { "125MB/0.02s/16", 125e6, 20, 16 },
+    { "100mbit/20ms/4", 12.5e6, 20, 4 }, { "1GB/0.1ms", 1e9, 0.1, 1 },
+    { "8Mbit/500us/1", 1e6, 0.5, 1 },    { "125MB/0.02s/16", 125e6, 20, 16 },
     { "2.5kB/0ms", 2500, 0, 1 },
   };
   static const struct {
@@ -34,7 +32,7 @@ test_link_parse (void)
     { "", "expected BANDWIDTH/RTT" },
     { "100mbit", "expected BANDWIDTH/RTT" },
     { "100/20ms", "bandwidth '100'" },
-    { "100mb/20ms", "bandwidth '100mb'" },   /* millibytes? no: B is bytes, b is not a unit */
+    { "100mb/20ms", "bandwidth '100mb'" }, /* millibytes? no: B is bytes, b is not a unit */
     { "0mbit/20ms", "bandwidth '0mbit'" },
     { "-5MB/1ms", "bandwidth '-5MB'" },
     { "10MB/20", "round-trip time '20'" },
@@ -63,7 +61,7 @@ test_link_parse (void)
     g_assert_error (error, NNP_ERROR, NNP_ERROR_PLAN);
     if (strstr (error->message, bad[i].says) == NULL)
       g_error ("link '%s': message '%s' lacks '%s'", bad[i].text, error->message, bad[i].says);
-    g_assert_cmpfloat (l.bytes_per_s, ==, 1);   /* untouched on error */
+    g_assert_cmpfloat (l.bytes_per_s, ==, 1); /* untouched on error */
   }
 }
 
@@ -81,7 +79,7 @@ squeeze_chain (void)
     const char *name, *in, *out;
     int cin, cout;
   } convs[] = {
-    { "a0", "x", "t0", 64, 64 }, { "s0", "t0", "t1", 64, 1 }, { "e0", "t1", "t2", 1, 64 },
+    { "a0", "x", "t0", 64, 64 },  { "s0", "t0", "t1", 64, 1 },  { "e0", "t1", "t2", 1, 64 },
     { "a1", "t2", "t3", 64, 64 }, { "a2", "t3", "t4", 64, 64 }, { "a3", "t4", "t5", 64, 64 },
     { "s1", "t5", "y", 64, 1 },
   };
@@ -217,8 +215,8 @@ test_link_moves_cut (void)
   g_assert_cmpfloat (out.ms_per_byte, ==, base_out.ms_per_byte);
   /* back off the remote device: bytes / B on the sender (the remote stage) only */
   nnp_cost_model_xfer_params (cm, &devs[1], &devs[0], &out, &in);
-  g_assert_cmpfloat_with_epsilon (out.ms_per_byte - base_out.ms_per_byte,
-                                  1e3 / fast.bytes_per_s, 1e-15);
+  g_assert_cmpfloat_with_epsilon (out.ms_per_byte - base_out.ms_per_byte, 1e3 / fast.bytes_per_s,
+                                  1e-15);
   g_assert_cmpfloat (in.overhead_ms, ==, 0.0);
 
   /* a slow link (8 Mbit/s, 20 ms, 4 in flight): the cut moves to the squeeze
@@ -230,8 +228,9 @@ test_link_moves_cut (void)
     double compute = 0, kib16 = 64 * 64 * 4;
     for (int i = node_index (g, "e0"); i < n; i++)
       compute += remote_ms[i];
-    g_assert_cmpfloat_with_epsilon (b, compute + 2 * kib16 * 1e3 / slow.bytes_per_s + 20.0 / 4
-                                    + base_in.overhead_ms + base_in.per_tensor_ms,
+    g_assert_cmpfloat_with_epsilon (b,
+                                    compute + 2 * kib16 * 1e3 / slow.bytes_per_s + 20.0 / 4
+                                        + base_in.overhead_ms + base_in.per_tensor_ms,
                                     1e-6 * b);
   }
   /* stop-and-wait (window 1) pays the whole RTT: 15 ms more */

@@ -105,7 +105,7 @@ test_dp_vs_brute_force (void)
     int k = g_rand_int_range (r, 2, t < 30 ? 4 : 5);
     g_autoptr (NnpGraph) g = random_dag (r, n);
     guint nv = g->values->len;
-    g_autofree double *ms = g_new (double, (gsize) k * n);
+    g_autofree double *ms = g_new (double, (gsize) k *n);
     g_autofree double *bytes = g_new (double, nv);
     g_autofree NnpXferCost *out = g_new0 (NnpXferCost, k);
     g_autofree NnpXferCost *in = g_new0 (NnpXferCost, k);
@@ -130,8 +130,8 @@ test_dp_vs_brute_force (void)
     for (guint id = 0; id < nv; id++)
       bytes[id] = g_rand_double_range (r, 0, 1000.0);
     for (int c = 0; c + 1 < k; c++) {
-      out[c] = (NnpXferCost) { 0.05, 0.01, g_rand_double_range (r, 0, 0.004) };
-      in[c] = (NnpXferCost) { 0.02, 0.0, g_rand_double_range (r, 0, 0.002) };
+      out[c] = (NnpXferCost){ 0.05, 0.01, g_rand_double_range (r, 0, 0.004) };
+      in[c] = (NnpXferCost){ 0.02, 0.0, g_rand_double_range (r, 0, 0.002) };
     }
     p.n_stages = k;
     p.n_nodes = n;
@@ -139,7 +139,7 @@ test_dp_vs_brute_force (void)
     p.value_bytes = bytes;
     p.xfer_out = out;
     p.xfer_in = in;
-    if (t % 2) {   /* a device first / last stage: graph input / output copies */
+    if (t % 2) { /* a device first / last stage: graph input / output copies */
       p.xfer_graph_in = &gin;
       p.xfer_graph_out = &gout;
     }
@@ -253,23 +253,31 @@ test_malformed_plans (void)
                    "stage 0: device 'tpu9' is not available");
   expect_rejected (g, HEAD "{\"nodes\":[\"A\",\"B\",\"E\"]},{\"nodes\":[\"C\",\"D\"]}]}",
                    "stage 0 is not convex");
-  expect_rejected (g, HEAD "{\"nodes\":[\"A\",\"D\"]},{\"nodes\":[\"B\",\"C\"]},"
-                   "{\"nodes\":[\"E\"]}]}", "cycle between stages");
+  expect_rejected (g,
+                   HEAD "{\"nodes\":[\"A\",\"D\"]},{\"nodes\":[\"B\",\"C\"]},"
+                        "{\"nodes\":[\"E\"]}]}",
+                   "cycle between stages");
   expect_rejected (g, HEAD "{\"nodes\":[\"A\",\"C\",\"E\"]},{\"nodes\":[\"B\",\"D\"]}]}",
                    "stages out of order");
-  expect_rejected (g, HEAD "{\"nodes\":[\"A\",\"C\"],\"outputs\":[\"x\"]},"
-                   "{\"nodes\":[\"B\",\"D\",\"E\"]}]}", "stage 0: missing output 'c'");
-  expect_rejected (g, HEAD "{\"nodes\":[\"A\",\"C\"]},"
-                   "{\"nodes\":[\"B\",\"D\",\"E\"],\"inputs\":[\"c\"]}]}",
+  expect_rejected (g,
+                   HEAD "{\"nodes\":[\"A\",\"C\"],\"outputs\":[\"x\"]},"
+                        "{\"nodes\":[\"B\",\"D\",\"E\"]}]}",
+                   "stage 0: missing output 'c'");
+  expect_rejected (g,
+                   HEAD "{\"nodes\":[\"A\",\"C\"]},"
+                        "{\"nodes\":[\"B\",\"D\",\"E\"],\"inputs\":[\"c\"]}]}",
                    "stage 1: missing input 'x'");
-  expect_rejected (g, HEAD "{\"nodes\":[\"A\",\"C\"]},"
-                   "{\"nodes\":[\"B\",\"D\",\"E\"],\"inputs\":[\"x\",\"c\",\"q\"]}]}",
+  expect_rejected (g,
+                   HEAD "{\"nodes\":[\"A\",\"C\"]},"
+                        "{\"nodes\":[\"B\",\"D\",\"E\"],\"inputs\":[\"x\",\"c\",\"q\"]}]}",
                    "stage 1: unknown value 'q' in inputs");
-  expect_rejected (g, HEAD "{\"nodes\":[\"A\",\"C\"]},"
-                   "{\"nodes\":[\"B\",\"D\",\"E\"],\"inputs\":[\"x\",\"c\",\"a\"]}]}",
+  expect_rejected (g,
+                   HEAD "{\"nodes\":[\"A\",\"C\"]},"
+                        "{\"nodes\":[\"B\",\"D\",\"E\"],\"inputs\":[\"x\",\"c\",\"a\"]}]}",
                    "'a' in inputs does not cross");
-  expect_rejected (g, HEAD "{\"nodes\":[\"A\",\"C\"],\"outputs\":[\"x\",\"c\"]},"
-                   "{\"nodes\":[\"B\",\"D\",\"E\"],\"inputs\":[\"c\",\"x\"]}]}",
+  expect_rejected (g,
+                   HEAD "{\"nodes\":[\"A\",\"C\"],\"outputs\":[\"x\",\"c\"]},"
+                        "{\"nodes\":[\"B\",\"D\",\"E\"],\"inputs\":[\"c\",\"x\"]}]}",
                    "stage 1: inputs are not stage 0's outputs in the same order");
   expect_rejected (g, "{\"model\":\"m\",\"shapes\":{\"x\":[1,-2]},\"stages\":[{\"nodes\":[]}]}",
                    "dims must be integers in 0..");
@@ -304,7 +312,7 @@ test_malformed_plans (void)
   g_assert_no_error (error);
   g_assert_cmpstr (plan->stages[0].nodes[0], ==, "A");
   g_assert_cmpint (plan->stages[0].n_outputs, ==, 2);
-  g_assert_cmpstr (plan->stages[0].outputs[0], ==, "x");   /* graph input first */
+  g_assert_cmpstr (plan->stages[0].outputs[0], ==, "x"); /* graph input first */
   g_assert_cmpstr (plan->stages[0].outputs[1], ==, "c");
   nnp_plan_free (plan);
 }
@@ -320,7 +328,7 @@ expect_malformed_buffer (const char *text, gsize len, const char *near)
   char *buf = block + 8;
   NnpPlan *plan;
 
-  memcpy (buf, text, len);          /* no NUL after it */
+  memcpy (buf, text, len); /* no NUL after it */
   plan = nnp_plan_from_json (buf, (gssize) len, &error);
   g_assert_null (plan);
   g_assert_error (error, NNP_ERROR, NNP_ERROR_PLAN);
@@ -339,7 +347,8 @@ test_plan_json_buffers (void)
   expect_malformed_buffer ("{\"model\": ", 10, "malformed JSON");
   expect_malformed_buffer ("{\"model\": ", 9, "malformed JSON");
   expect_malformed_buffer ("{\"model\":\"m.onnx", 16, "malformed JSON");
-  expect_malformed_buffer ("{\"model\" ] 0123456789012345678901234567890", 41, "] 012345678901234567'");
+  expect_malformed_buffer ("{\"model\" ] 0123456789012345678901234567890", 41,
+                           "] 012345678901234567'");
   /* control bytes in the snippet do not break the one-line message */
   expect_malformed_buffer ("{\n\n\x01\x02 x", 7, "malformed JSON");
   /* a NUL inside the length ends the text the snippet shows */
@@ -366,21 +375,29 @@ test_plan_numbers (void)
 {
   g_autoptr (NnpGraph) g = diamond ();
   static const char *const bad[][2] = {
-    { HEAD "{\"threads\":1e13,\"nodes\":[\"A\"]}]}", "stage 0: \"threads\" must be an integer in 1..1024" },
+    { HEAD "{\"threads\":1e13,\"nodes\":[\"A\"]}]}",
+      "stage 0: \"threads\" must be an integer in 1..1024" },
     { HEAD "{\"threads\":-1e13,\"nodes\":[\"A\"]}]}", "\"threads\" must be an integer" },
     { HEAD "{\"threads\":1e400,\"nodes\":[\"A\"]}]}", "\"threads\" must be an integer" },
     { HEAD "{\"threads\":2.5,\"nodes\":[\"A\"]}]}", "\"threads\" must be an integer" },
     { HEAD "{\"threads\":\"4\",\"nodes\":[\"A\"]}]}", "\"threads\" must be an integer" },
     { HEAD "{\"threads\":0,\"nodes\":[\"A\"]}]}", "\"threads\" must be an integer in 1..1024" },
-    { HEAD "{\"nodes\":[\"A\"]}],\"bottleneck_stage\":1e13}", "plan: \"bottleneck_stage\" must be an integer" },
-    { HEAD "{\"nodes\":[\"A\"]}],\"bottleneck_stage\":-1e400}", "\"bottleneck_stage\" must be an integer" },
-    { HEAD "{\"nodes\":[\"A\"],\"out_bytes\":1e300}]}", "stage 0: \"out_bytes\" must be an integer" },
+    { HEAD "{\"nodes\":[\"A\"]}],\"bottleneck_stage\":1e13}",
+      "plan: \"bottleneck_stage\" must be an integer" },
+    { HEAD "{\"nodes\":[\"A\"]}],\"bottleneck_stage\":-1e400}",
+      "\"bottleneck_stage\" must be an integer" },
+    { HEAD "{\"nodes\":[\"A\"],\"out_bytes\":1e300}]}",
+      "stage 0: \"out_bytes\" must be an integer" },
     { HEAD "{\"nodes\":[\"A\"],\"cpus\":[1e13]}]}", "stage 0: bad cpu number" },
-    { HEAD "{\"nodes\":[\"A\"],\"cut_ms\":1e999}]}", "stage 0: \"cut_ms\" must be a finite number" },
-    { HEAD "{\"nodes\":[\"A\"]}],\"predicted_bottleneck_ms\":-1e999}", "plan: \"predicted_bottleneck_ms\" must be a finite" },
+    { HEAD "{\"nodes\":[\"A\"],\"cut_ms\":1e999}]}",
+      "stage 0: \"cut_ms\" must be a finite number" },
+    { HEAD "{\"nodes\":[\"A\"]}],\"predicted_bottleneck_ms\":-1e999}",
+      "plan: \"predicted_bottleneck_ms\" must be a finite" },
     { HEAD "{\"nodes\":[\"A\"],\"cpus\":[-1]}]}", "stage 0: bad cpu number" },
-    { "{\"model\":\"m\",\"shapes\":{\"x\":[1,1e300]},\"stages\":[{\"nodes\":[]}]}", "shape of 'x': dims must be integers" },
-    { "{\"model\":\"m\",\"shapes\":{\"x\":[1e400]},\"stages\":[{\"nodes\":[]}]}", "shape of 'x': dims must be integers" },
+    { "{\"model\":\"m\",\"shapes\":{\"x\":[1,1e300]},\"stages\":[{\"nodes\":[]}]}",
+      "shape of 'x': dims must be integers" },
+    { "{\"model\":\"m\",\"shapes\":{\"x\":[1e400]},\"stages\":[{\"nodes\":[]}]}",
+      "shape of 'x': dims must be integers" },
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
@@ -392,7 +409,7 @@ test_plan_numbers (void)
   /* in range they still load */
   {
     NnpPlan *plan = plan_of (HEAD "{\"threads\":1024,\"cpus\":[0,3],\"out_bytes\":4096,"
-                             "\"nodes\":[\"A\"]}],\"bottleneck_stage\":0}");
+                                  "\"nodes\":[\"A\"]}],\"bottleneck_stage\":0}");
     g_assert_cmpint (plan->stages[0].threads, ==, 1024);
     g_assert_cmpint (plan->stages[0].n_cpus, ==, 2);
     g_assert_cmpint (plan->stages[0].cpus[1], ==, 3);
@@ -502,7 +519,7 @@ test_pass_through (void)
   g_autoptr (GError) error = NULL;
   /* x passes through stage 1 untouched (read by B in stage 2 and by E) */
   NnpPlan *plan = plan_of (HEAD "{\"nodes\":[\"A\"]},{\"nodes\":[\"C\"]},"
-                           "{\"nodes\":[\"B\",\"D\",\"E\"]}]}");
+                                "{\"nodes\":[\"B\",\"D\",\"E\"]}]}");
 
   g_assert_true (nnp_plan_resolve (plan, g, &error));
   g_assert_no_error (error);
@@ -560,7 +577,7 @@ test_unsupported_never_placed (void)
     int n = g_rand_int_range (r, 6, 14), k = g_rand_int_range (r, 2, 4);
     g_autoptr (NnpGraph) g = random_dag (r, n);
     guint nv = g->values->len;
-    g_autofree double *ms = g_new (double, (gsize) k * n);
+    g_autofree double *ms = g_new (double, (gsize) k *n);
     g_autofree double *bytes = g_new0 (double, nv);
     g_autofree int *stage_of = g_new (int, n);
     g_autofree gboolean *bad = g_new0 (gboolean, n);
@@ -848,11 +865,12 @@ test_opencl_split (void)
   /* a stage putting the clip on OpenCL is rejected, saying why */
   {
     NnpPlan *plan = plan_of (HEAD "{\"device\":\"cpu\",\"nodes\":[\"conv1\"]},"
-                             "{\"device\":\"opencl\",\"nodes\":[\"clip\",\"conv2\",\"sig\","
-                             "\"add\",\"pool\"]}]}");
+                                  "{\"device\":\"opencl\",\"nodes\":[\"clip\",\"conv2\",\"sig\","
+                                  "\"add\",\"pool\"]}]}");
     g_assert_false (nnp_plan_validate (plan, g, &error));
     g_assert_error (error, NNP_ERROR, NNP_ERROR_PLAN);
-    g_assert_nonnull (strstr (error->message, "stage 1: node 'clip' (Clip) is not supported on "
+    g_assert_nonnull (strstr (error->message,
+                              "stage 1: node 'clip' (Clip) is not supported on "
                               "device 'opencl': Clip: bounds computed at run time"));
     g_clear_error (&error);
     nnp_plan_free (plan);
@@ -863,7 +881,8 @@ test_opencl_split (void)
     NnpPlan *plan = nnp_plan_new_auto ("cnn.onnx", NULL, NULL, 0, g, &o, cm, &error);
     g_assert_null (plan);
     g_assert_error (error, NNP_ERROR, NNP_ERROR_PLAN);
-    g_assert_nonnull (strstr (error->message, "node 'clip' (Clip) cannot run on any of the "
+    g_assert_nonnull (strstr (error->message,
+                              "node 'clip' (Clip) cannot run on any of the "
                               "devices (opencl: Clip: bounds computed at run time)"));
     g_clear_error (&error);
   }

@@ -107,7 +107,7 @@ test_heavy_node (void)
   int stage_of[6];
   NnpDeviceSpec devs[2] = { { (char *) "cpu", 1, 1 }, { (char *) "cpu", 1, 2 } };
   NnpXferCost out[2] = { { 0.2, 0, 0 } }, in[2] = { { 0.1, 0, 0 } }, gin = { 0.4, 0, 0 },
-      gout = { 0.6, 0, 0 };
+              gout = { 0.6, 0, 0 };
   NnpSplitProblem p = { 0 };
   const char *method = NULL;
   g_autoptr (GError) error = NULL;

@@ -120,8 +120,8 @@ main (int argc, char **argv)
     for (int mode = 0; mode < 3; mode++) {
       const char *what = mode == 0 ? "manual" : mode == 1 ? "auto" : "auto-topo";
       if (mode == 0) {
-        plan = nnp_plan_new_from_cuts (argv[1], NULL, shapes, n_shapes, g, cuts, k - 1, &dev, 1,
-                                       cm, &error);
+        plan = nnp_plan_new_from_cuts (argv[1], NULL, shapes, n_shapes, g, cuts, k - 1, &dev, 1, cm,
+                                       &error);
       } else {
         NnpSplitOptions o = { &dev, 1, k, 0, mode == 2 ? 2 : 0 };
         plan = nnp_plan_new_auto (argv[1], NULL, shapes, n_shapes, g, &o, cm, &error);

@@ -2,7 +2,7 @@
 #include "test-common.h"
 
 gchar *
-nnp_test_model_path (const gchar * name)
+nnp_test_model_path (const gchar *name)
 {
   const gchar *dir = g_getenv ("NNP_TEST_MODELS_DIR");
 
@@ -11,21 +11,21 @@ nnp_test_model_path (const gchar * name)
 }
 
 gchar *
-nnp_test_ocr_model (const gchar * name)
+nnp_test_ocr_model (const gchar *name)
 {
   const gchar *src = g_getenv ("NNP_SOURCE_DIR");
   gchar *path;
 
   fail_unless (src != NULL, "NNP_SOURCE_DIR is not set");
   path = g_build_filename (src, ".cache", "models", name, NULL);
-  fail_unless (g_file_test (path, G_FILE_TEST_EXISTS),
-      "%s is missing: run tools/fetch-models.sh", path);
+  fail_unless (g_file_test (path, G_FILE_TEST_EXISTS), "%s is missing: run tools/fetch-models.sh",
+               path);
   return path;
 }
 
 NnpGraph *
-nnp_test_specialize (const gchar * path, const gchar * input, gint h, gint w,
-    NnpInputShape * shape_out, NnpModel ** model_out, GError ** error)
+nnp_test_specialize (const gchar *path, const gchar *input, gint h, gint w,
+                     NnpInputShape *shape_out, NnpModel **model_out, GError **error)
 {
   NnpModel *m = nnp_model_load (path, error);
   const int64_t dims[4] = { 1, 3, h, w };
@@ -56,14 +56,14 @@ gchar *
 nnp_test_tensor_caps (gint c, gint h, gint w)
 {
   return g_strdup_printf ("other/tensors,format=static,num_tensors=1,"
-      "types=float32,dimensions=%d:%d:%d:1,framerate=30/1", w, h, c);
+                          "types=float32,dimensions=%d:%d:%d:1,framerate=30/1",
+                          w, h, c);
 }
 
 GstBuffer *
 nnp_test_random_buffer (gsize n_floats, guint32 seed)
 {
-  GstBuffer *buf = gst_buffer_new_allocate (NULL, n_floats * sizeof (gfloat),
-      NULL);
+  GstBuffer *buf = gst_buffer_new_allocate (NULL, n_floats * sizeof (gfloat), NULL);
   GRand *rand = g_rand_new_with_seed (seed);
   GstMapInfo map;
   gfloat *f;
@@ -88,7 +88,7 @@ nnp_test_random_frame (gsize n_floats, guint32 seed, guint64 index)
 }
 
 GstElement *
-nnp_test_make (const gchar * factory, const gchar * first_prop, ...)
+nnp_test_make (const gchar *factory, const gchar *first_prop, ...)
 {
   GstElement *e = gst_element_factory_make (factory, NULL);
   va_list args;
@@ -102,7 +102,7 @@ nnp_test_make (const gchar * factory, const gchar * first_prop, ...)
 }
 
 GstHarness *
-nnp_test_harness_take (GstElement * e)
+nnp_test_harness_take (GstElement *e)
 {
   GstHarness *h = gst_harness_new_with_element (e, "sink", "src");
 
@@ -112,16 +112,15 @@ nnp_test_harness_take (GstElement * e)
 }
 
 void
-nnp_test_push_frames (GstHarness * h, gsize n_floats, guint32 seed,
-    guint first, guint n)
+nnp_test_push_frames (GstHarness *h, gsize n_floats, guint32 seed, guint first, guint n)
 {
   for (guint i = first; i < first + n; i++)
-    fail_unless_equals_int (gst_harness_push (h, nnp_test_random_frame
-            (n_floats, seed + i, i)), GST_FLOW_OK);
+    fail_unless_equals_int (gst_harness_push (h, nnp_test_random_frame (n_floats, seed + i, i)),
+                            GST_FLOW_OK);
 }
 
 void
-nnp_test_pull_frames (GstHarness * h, guint first, guint n, GPtrArray * out)
+nnp_test_pull_frames (GstHarness *h, guint first, guint n, GPtrArray *out)
 {
   for (guint i = first; i < first + n; i++) {
     GstBuffer *buf = gst_harness_pull (h);
@@ -132,7 +131,7 @@ nnp_test_pull_frames (GstHarness * h, guint first, guint n, GPtrArray * out)
 }
 
 void
-nnp_test_finish_eos (GstHarness * h)
+nnp_test_finish_eos (GstHarness *h)
 {
   GstBuffer *buf;
 
@@ -144,27 +143,19 @@ nnp_test_finish_eos (GstHarness * h)
 }
 
 GError *
-nnp_test_pop_message (GstBus * bus, GstMessageType type, gchar ** debug,
-    const gchar * what)
+nnp_test_pop_message (GstBus *bus, GstMessageType type, gchar **debug, const gchar *what)
 {
   GstMessage *msg = gst_bus_pop_filtered (bus, type);
   GError *err = NULL;
   gchar *dbg = NULL;
 
-  fail_unless (msg != NULL, "no %s message%s%s",
-      gst_message_type_get_name (type), what ? ": " : "", what ? what : "");
+  fail_unless (msg != NULL, "no %s message%s%s", gst_message_type_get_name (type), what ? ": " : "",
+               what ? what : "");
   switch (GST_MESSAGE_TYPE (msg)) {
-    case GST_MESSAGE_ERROR:
-      gst_message_parse_error (msg, &err, &dbg);
-      break;
-    case GST_MESSAGE_WARNING:
-      gst_message_parse_warning (msg, &err, &dbg);
-      break;
-    case GST_MESSAGE_INFO:
-      gst_message_parse_info (msg, &err, &dbg);
-      break;
-    default:
-      fail ("%s messages carry no GError", gst_message_type_get_name (type));
+    case GST_MESSAGE_ERROR: gst_message_parse_error (msg, &err, &dbg); break;
+    case GST_MESSAGE_WARNING: gst_message_parse_warning (msg, &err, &dbg); break;
+    case GST_MESSAGE_INFO: gst_message_parse_info (msg, &err, &dbg); break;
+    default: fail ("%s messages carry no GError", gst_message_type_get_name (type));
   }
   gst_message_unref (msg);
   if (debug)
@@ -175,7 +166,7 @@ nnp_test_pop_message (GstBus * bus, GstMessageType type, gchar ** debug,
 }
 
 GstElement *
-nnp_test_launch_to_eos (const gchar * desc, GstClockTime timeout)
+nnp_test_launch_to_eos (const gchar *desc, GstClockTime timeout)
 {
   GError *err = NULL;
   GstElement *pipe = gst_parse_launch (desc, &err);
@@ -184,10 +175,9 @@ nnp_test_launch_to_eos (const gchar * desc, GstClockTime timeout)
 
   fail_unless (pipe != NULL, "%s: %s", desc, err ? err->message : "?");
   bus = gst_element_get_bus (pipe);
-  fail_unless (gst_element_set_state (pipe, GST_STATE_PLAYING) !=
-      GST_STATE_CHANGE_FAILURE, "%s: does not start", desc);
-  msg = gst_bus_timed_pop_filtered (bus, timeout,
-      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless (gst_element_set_state (pipe, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE,
+               "%s: does not start", desc);
+  msg = gst_bus_timed_pop_filtered (bus, timeout, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
   fail_unless (msg != NULL, "%s: no EOS", desc);
   if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
     gchar *dbg = NULL;
@@ -202,15 +192,14 @@ nnp_test_launch_to_eos (const gchar * desc, GstClockTime timeout)
 }
 
 void
-nnp_test_launch_stop (GstElement * pipeline)
+nnp_test_launch_stop (GstElement *pipeline)
 {
   gst_element_set_state (pipeline, GST_STATE_NULL);
   gst_object_unref (pipeline);
 }
 
 gchar *
-nnp_test_current_dims (GstElement * bin, const gchar * element,
-    const gchar * pad)
+nnp_test_current_dims (GstElement *bin, const gchar *element, const gchar *pad)
 {
   GstElement *e = gst_bin_get_by_name (GST_BIN (bin), element);
   GstPad *p;
@@ -222,8 +211,7 @@ nnp_test_current_dims (GstElement * bin, const gchar * element,
   fail_unless (p != NULL, "%s has no %s pad", element, pad);
   caps = gst_pad_get_current_caps (p);
   fail_unless (caps != NULL, "no caps on %s:%s", element, pad);
-  dims = g_strdup (gst_structure_get_string (gst_caps_get_structure (caps, 0),
-          "dimensions"));
+  dims = g_strdup (gst_structure_get_string (gst_caps_get_structure (caps, 0), "dimensions"));
   gst_caps_unref (caps);
   gst_object_unref (p);
   gst_object_unref (e);
@@ -231,7 +219,7 @@ nnp_test_current_dims (GstElement * bin, const gchar * element,
 }
 
 Suite *
-nnp_test_suite_new (const gchar * name, gint timeout, TCase ** tc)
+nnp_test_suite_new (const gchar *name, gint timeout, TCase **tc)
 {
   Suite *s = suite_create (name);
 

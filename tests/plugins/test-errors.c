@@ -29,21 +29,20 @@
 #define TIMEOUT (20 * GST_SECOND)
 
 /* The ERROR messages of a finished or failed run (GError, source name). */
-typedef struct
-{
-  GPtrArray *messages;          /* GError* */
-  GPtrArray *sources;           /* gchar* (element names) */
+typedef struct {
+  GPtrArray *messages; /* GError* */
+  GPtrArray *sources;  /* gchar* (element names) */
 } Errors;
 
 static void
-errors_init (Errors * e)
+errors_init (Errors *e)
 {
   e->messages = g_ptr_array_new_with_free_func ((GDestroyNotify) g_error_free);
   e->sources = g_ptr_array_new_with_free_func (g_free);
 }
 
 static void
-errors_clear (Errors * e)
+errors_clear (Errors *e)
 {
   g_ptr_array_unref (e->messages);
   g_ptr_array_unref (e->sources);
@@ -51,12 +50,11 @@ errors_clear (Errors * e)
 
 /* Collect every ERROR on bus until none comes for `quiet` (or timeout). */
 static void
-collect_errors (GstBus * bus, Errors * e, GstClockTime quiet)
+collect_errors (GstBus *bus, Errors *e, GstClockTime quiet)
 {
   GstMessage *msg;
 
-  while ((msg = gst_bus_timed_pop_filtered (bus, quiet,
-              GST_MESSAGE_ERROR)) != NULL) {
+  while ((msg = gst_bus_timed_pop_filtered (bus, quiet, GST_MESSAGE_ERROR)) != NULL) {
     GError *err = NULL;
 
     gst_message_parse_error (msg, &err, NULL);
@@ -68,7 +66,7 @@ collect_errors (GstBus * bus, Errors * e, GstClockTime quiet)
 
 /* How many errors came from an element whose name starts with prefix. */
 static guint
-errors_from (const Errors * e, const gchar * prefix)
+errors_from (const Errors *e, const gchar *prefix)
 {
   guint n = 0;
 
@@ -83,8 +81,8 @@ errors_from (const Errors * e, const gchar * prefix)
 /* desc's state change to PAUSED fails with exactly one error, from an
  * element named `element`, whose message names the property and value. */
 static void
-check_bad_property (const gchar * desc, const gchar * element,
-    const gchar * property, const gchar * value)
+check_bad_property (const gchar *desc, const gchar *element, const gchar *property,
+                    const gchar *value)
 {
   GError *err = NULL;
   GstElement *p = gst_parse_launch (desc, &err);
@@ -94,24 +92,21 @@ check_bad_property (const gchar * desc, const gchar * element,
   gchar *quoted = g_strdup_printf ("\"%s\"", value);
   gchar *named = g_strdup_printf ("property '%s'", property);
 
-  fail_unless (p != NULL && err == NULL, "%s: %s", desc,
-      err ? err->message : "?");
+  fail_unless (p != NULL && err == NULL, "%s: %s", desc, err ? err->message : "?");
   bus = gst_element_get_bus (p);
-  fail_unless_equals_int (gst_element_set_state (p, GST_STATE_PAUSED),
-      GST_STATE_CHANGE_FAILURE);
+  fail_unless_equals_int (gst_element_set_state (p, GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
   errors_init (&e);
   collect_errors (bus, &e, 100 * GST_MSECOND);
-  fail_unless_equals_int (gst_element_set_state (p, GST_STATE_NULL),
-      GST_STATE_CHANGE_SUCCESS);
+  fail_unless_equals_int (gst_element_set_state (p, GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS);
 
   fail_unless_equals_int (e.messages->len, 1);
   first = g_ptr_array_index (e.messages, 0);
-  fail_unless (g_str_has_prefix (g_ptr_array_index (e.sources, 0), element),
-      "%s: error from %s", desc, (gchar *) g_ptr_array_index (e.sources, 0));
-  fail_unless (strstr (first->message, named) != NULL, "%s: \"%s\" lacks %s",
-      desc, first->message, named);
-  fail_unless (strstr (first->message, quoted) != NULL, "%s: \"%s\" lacks %s",
-      desc, first->message, quoted);
+  fail_unless (g_str_has_prefix (g_ptr_array_index (e.sources, 0), element), "%s: error from %s",
+               desc, (gchar *) g_ptr_array_index (e.sources, 0));
+  fail_unless (strstr (first->message, named) != NULL, "%s: \"%s\" lacks %s", desc, first->message,
+               named);
+  fail_unless (strstr (first->message, quoted) != NULL, "%s: \"%s\" lacks %s", desc, first->message,
+               quoted);
   GST_INFO ("%s -> %s", desc, first->message);
 
   errors_clear (&e);
@@ -129,14 +124,16 @@ GST_START_TEST (test_bad_properties)
 
   for (guint i = 0; i < G_N_ELEMENTS (stages); i++) {
     gchar *d = g_strdup_printf ("appsrc ! nnpipeline model=%s stages=%s ! "
-        "fakesink", res, stages[i]);
+                                "fakesink",
+                                res, stages[i]);
 
     check_bad_property (d, "nnpipeline", "stages", stages[i]);
     g_free (d);
   }
   {
     gchar *d = g_strdup_printf ("appsrc ! nnpipeline model=%s "
-        "devices=cpu,gpu ! fakesink", res);
+                                "devices=cpu,gpu ! fakesink",
+                                res);
 
     check_bad_property (d, "nnpipeline", "devices", "cpu,gpu");
     g_free (d);
@@ -146,7 +143,8 @@ GST_START_TEST (test_bad_properties)
 
     for (guint i = 0; i < G_N_ELEMENTS (slow); i++) {
       gchar *d = g_strdup_printf ("appsrc ! nnpipeline model=%s "
-          "debug-slowdown=\"%s\" ! fakesink", res, slow[i]);
+                                  "debug-slowdown=\"%s\" ! fakesink",
+                                  res, slow[i]);
 
       check_bad_property (d, "nnpipeline", "debug-slowdown", slow[i]);
       g_free (d);
@@ -157,7 +155,8 @@ GST_START_TEST (test_bad_properties)
 
     for (guint i = 0; i < G_N_ELEMENTS (cpus); i++) {
       gchar *d = g_strdup_printf ("appsrc ! nnstage model=%s cpus=\"%s\" ! "
-          "fakesink", conv, cpus[i]);
+                                  "fakesink",
+                                  conv, cpus[i]);
 
       check_bad_property (d, "nnstage", "cpus", cpus[i]);
       g_free (d);
@@ -168,18 +167,17 @@ GST_START_TEST (test_bad_properties)
 
     for (guint i = 0; i < G_N_ELEMENTS (devs); i++) {
       gchar *d = g_strdup_printf ("appsrc ! nnstage model=%s device=\"%s\" ! "
-          "fakesink", conv, devs[i]);
+                                  "fakesink",
+                                  conv, devs[i]);
 
       check_bad_property (d, "nnstage", "device", devs[i]);
       g_free (d);
     }
   }
-  check_bad_property ("appsrc ! nncrop mean=1,2 ! fakesink", "nncrop", "mean",
-      "1,2");
-  check_bad_property ("appsrc ! nncrop std=0 ! fakesink", "nncrop", "std",
-      "0");
-  check_bad_property ("appsrc ! nnclassdecode labels=/nonexistent ! fakesink",
-      "nnclassdecode", "labels", "/nonexistent");
+  check_bad_property ("appsrc ! nncrop mean=1,2 ! fakesink", "nncrop", "mean", "1,2");
+  check_bad_property ("appsrc ! nncrop std=0 ! fakesink", "nncrop", "std", "0");
+  check_bad_property ("appsrc ! nnclassdecode labels=/nonexistent ! fakesink", "nnclassdecode",
+                      "labels", "/nonexistent");
   g_free (conv);
   g_free (res);
 }
@@ -191,16 +189,14 @@ GST_END_TEST;
 
 GST_START_TEST (test_device_syntax)
 {
-  const gchar *good[] = { "cpu", "CPU", " cpu:2 ", "cpu:1024", "opencl",
-    "opencl:0", "opencl:1", "OpenCL:H100", "opencl:portable"
-  };
-  const gchar *good_dev[] = { "cpu", "cpu", "cpu", "cpu", "opencl",
-    "opencl:0", "opencl:1", "opencl:H100", "opencl:portable"
-  };
+  const gchar *good[] = { "cpu",      "CPU",      " cpu:2 ",     "cpu:1024",       "opencl",
+                          "opencl:0", "opencl:1", "OpenCL:H100", "opencl:portable" };
+  const gchar *good_dev[] = { "cpu",      "cpu",         "cpu",
+                              "cpu",      "opencl",      "opencl:0",
+                              "opencl:1", "opencl:H100", "opencl:portable" };
   const gint good_threads[] = { 0, 0, 2, 1024, 0, 0, 0, 0, 0 };
-  const gchar *bad[] = { "", "gpu", "cpu:", "cpu:0", "cpu:-1", "cpu:1025",
-    "cpu:2x", "opencl:", "cpux", "cuda:0"
-  };
+  const gchar *bad[] = { "",         "gpu",    "cpu:",    "cpu:0", "cpu:-1",
+                         "cpu:1025", "cpu:2x", "opencl:", "cpux",  "cuda:0" };
 
   for (guint i = 0; i < G_N_ELEMENTS (good); i++) {
     gchar *dev = NULL;
@@ -208,8 +204,8 @@ GST_START_TEST (test_device_syntax)
     GError *err = NULL;
     NnpDeviceSpec *specs;
 
-    fail_unless (nnp_device_spec_parse (good[i], &dev, &threads, &err),
-        "'%s': %s", good[i], err ? err->message : "?");
+    fail_unless (nnp_device_spec_parse (good[i], &dev, &threads, &err), "'%s': %s", good[i],
+                 err ? err->message : "?");
     fail_unless_equals_string (dev, good_dev[i]);
     fail_unless_equals_int (threads, good_threads[i]);
     g_free (dev);
@@ -222,8 +218,8 @@ GST_START_TEST (test_device_syntax)
       fail_unless_equals_int (specs[0].threads, MAX (good_threads[i], 1));
       nnp_device_specs_free (specs, n);
     } else {
-      fail_unless (g_error_matches (err, NNP_ERROR, NNP_ERROR_DEVICE),
-          "'%s': %s", good[i], err->message);
+      fail_unless (g_error_matches (err, NNP_ERROR, NNP_ERROR_DEVICE), "'%s': %s", good[i],
+                   err->message);
       g_clear_error (&err);
     }
   }
@@ -234,18 +230,18 @@ GST_START_TEST (test_device_syntax)
     /* an unknown kind is a device error, a known one written wrong an
      * invalid value; in a device list, the latter is a plan error */
     gboolean empty = *bad[i] == '\0';
-    gboolean unknown = empty || g_str_equal (bad[i], "gpu")
-        || g_str_equal (bad[i], "cpux") || g_str_equal (bad[i], "cuda:0");
+    gboolean unknown = empty || g_str_equal (bad[i], "gpu") || g_str_equal (bad[i], "cpux")
+                       || g_str_equal (bad[i], "cuda:0");
 
     fail_if (nnp_device_spec_parse (bad[i], NULL, NULL, &err), "'%s'", bad[i]);
-    fail_unless (g_error_matches (err, NNP_ERROR, unknown ? NNP_ERROR_DEVICE :
-            NNP_ERROR_INVALID), "'%s': %s", bad[i], err->message);
+    fail_unless (g_error_matches (err, NNP_ERROR, unknown ? NNP_ERROR_DEVICE : NNP_ERROR_INVALID),
+                 "'%s': %s", bad[i], err->message);
     g_clear_error (&err);
     /* (an empty list is a malformed list) */
     fail_unless (nnp_device_specs_parse (bad[i], &n, &err) == NULL);
-    fail_unless (g_error_matches (err, NNP_ERROR, unknown && !empty ?
-            NNP_ERROR_DEVICE : NNP_ERROR_PLAN), "'%s': %s", bad[i],
-        err ? err->message : "no error");
+    fail_unless (
+        g_error_matches (err, NNP_ERROR, unknown && !empty ? NNP_ERROR_DEVICE : NNP_ERROR_PLAN),
+        "'%s': %s", bad[i], err ? err->message : "no error");
     g_clear_error (&err);
   }
 }
@@ -259,8 +255,8 @@ GST_START_TEST (test_cpus_syntax)
 
   fail_unless (nnp_cpus_parse ("0,1, 4-6,2", &cpus, &n, &err));
   fail_unless_equals_int (n, 6);
-  fail_unless (cpus[0] == 0 && cpus[1] == 1 && cpus[2] == 4 && cpus[3] == 5
-      && cpus[4] == 6 && cpus[5] == 2);
+  fail_unless (cpus[0] == 0 && cpus[1] == 1 && cpus[2] == 4 && cpus[3] == 5 && cpus[4] == 6
+               && cpus[5] == 2);
   g_free (cpus);
   fail_unless (nnp_cpus_parse ("", &cpus, &n, &err));
   fail_unless (cpus == NULL && n == 0);
@@ -278,12 +274,12 @@ GST_END_TEST;
 GST_START_TEST (test_plan_device_syntax)
 {
   const gchar *json = "{\"model\": \"m.onnx\", \"stages\": ["
-      "{\"device\": \"cpu:2\", \"nodes\": [\"a\"]},"
-      "{\"device\": \"OpenCL:1\", \"nodes\": [\"b\"]}]}";
+                      "{\"device\": \"cpu:2\", \"nodes\": [\"a\"]},"
+                      "{\"device\": \"OpenCL:1\", \"nodes\": [\"b\"]}]}";
   const gchar *bad = "{\"model\": \"m.onnx\", \"stages\": ["
-      "{\"device\": \"gpu\", \"nodes\": [\"a\"]}]}";
+                     "{\"device\": \"gpu\", \"nodes\": [\"a\"]}]}";
   const gchar *clash = "{\"model\": \"m.onnx\", \"stages\": ["
-      "{\"device\": \"cpu:2\", \"threads\": 3, \"nodes\": [\"a\"]}]}";
+                       "{\"device\": \"cpu:2\", \"threads\": 3, \"nodes\": [\"a\"]}]}";
   GError *err = NULL;
   NnpPlan *plan = nnp_plan_from_json (json, strlen (json), &err);
 
@@ -299,12 +295,10 @@ GST_START_TEST (test_plan_device_syntax)
   fail_unless_equals_string (plan->stages[0].device, "gpu");
   nnp_plan_free (plan);
   fail_unless (nnp_device_open ("gpu", &err) == NULL);
-  fail_unless (strstr (err->message, "invalid device 'gpu'") != NULL, "%s",
-      err->message);
+  fail_unless (strstr (err->message, "invalid device 'gpu'") != NULL, "%s", err->message);
   g_clear_error (&err);
   fail_unless (nnp_device_open ("cpu:2", &err) == NULL);
-  fail_unless (strstr (err->message, "thread count") != NULL, "%s",
-      err->message);
+  fail_unless (strstr (err->message, "thread count") != NULL, "%s", err->message);
   g_clear_error (&err);
   fail_unless (nnp_plan_from_json (clash, strlen (clash), &err) == NULL);
   fail_unless (strstr (err->message, "disagree") != NULL, "%s", err->message);
@@ -327,7 +321,8 @@ GST_START_TEST (test_stage_device_values)
   Errors e;
 
   desc = g_strdup_printf ("appsrc caps=\"%s\" ! nnstage model=%s "
-      "device=opencl:1 ! fakesink", caps, conv);
+                          "device=opencl:1 ! fakesink",
+                          caps, conv);
   p = gst_parse_launch (desc, NULL);
   bus = gst_element_get_bus (p);
   ret = gst_element_set_state (p, GST_STATE_PAUSED);
@@ -337,10 +332,8 @@ GST_START_TEST (test_stage_device_values)
   for (guint i = 0; i < e.messages->len; i++) {
     const GError *err = g_ptr_array_index (e.messages, i);
 
-    fail_if (strstr (err->message, "invalid value") != NULL, "%s",
-        err->message);
-    fail_unless (strstr (err->message, "opencl:1") != NULL, "%s",
-        err->message);
+    fail_if (strstr (err->message, "invalid value") != NULL, "%s", err->message);
+    fail_unless (strstr (err->message, "opencl:1") != NULL, "%s", err->message);
   }
   fail_unless (ret != GST_STATE_CHANGE_FAILURE || e.messages->len == 1);
   errors_clear (&e);
@@ -349,8 +342,8 @@ GST_START_TEST (test_stage_device_values)
   g_free (desc);
 
   desc = g_strdup_printf ("videotestsrc num-buffers=3 ! video/x-raw,width=8,"
-      "height=8 ! nnconvert ! nnstage model=%s device=cpu:2 ! fakesink",
-      conv);
+                          "height=8 ! nnconvert ! nnstage model=%s device=cpu:2 ! fakesink",
+                          conv);
   p = nnp_test_launch_to_eos (desc, TIMEOUT);
   nnp_test_launch_stop (p);
   g_free (desc);
@@ -367,8 +360,7 @@ GST_END_TEST;
  * while and stop.  The first error must come from `element`, contain
  * every string of want, and be the only one from that element. */
 static void
-check_refused (const gchar * desc, const gchar * element,
-    const gchar * const *want)
+check_refused (const gchar *desc, const gchar *element, const gchar *const *want)
 {
   GError *perr = NULL;
   GstElement *p = gst_parse_launch (desc, &perr);
@@ -377,14 +369,11 @@ check_refused (const gchar * desc, const gchar * element,
   Errors e;
   const GError *first;
 
-  fail_unless (p != NULL && perr == NULL, "%s: %s", desc,
-      perr ? perr->message : "?");
+  fail_unless (p != NULL && perr == NULL, "%s: %s", desc, perr ? perr->message : "?");
   bus = gst_element_get_bus (p);
-  fail_if (gst_element_set_state (p, GST_STATE_PLAYING) ==
-      GST_STATE_CHANGE_FAILURE);
+  fail_if (gst_element_set_state (p, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE);
   errors_init (&e);
-  msg = gst_bus_timed_pop_filtered (bus, TIMEOUT, GST_MESSAGE_ERROR |
-      GST_MESSAGE_EOS);
+  msg = gst_bus_timed_pop_filtered (bus, TIMEOUT, GST_MESSAGE_ERROR | GST_MESSAGE_EOS);
   fail_unless (msg != NULL, "%s: no error within the timeout", desc);
   fail_unless_equals_int (GST_MESSAGE_TYPE (msg), GST_MESSAGE_ERROR);
   {
@@ -397,21 +386,19 @@ check_refused (const gchar * desc, const gchar * element,
   gst_message_unref (msg);
   /* upstream retries the refused caps with each buffer it has */
   collect_errors (bus, &e, 300 * GST_MSECOND);
-  fail_unless_equals_int (gst_element_set_state (p, GST_STATE_NULL),
-      GST_STATE_CHANGE_SUCCESS);
+  fail_unless_equals_int (gst_element_set_state (p, GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS);
 
   first = g_ptr_array_index (e.messages, 0);
   fail_unless (g_str_has_prefix (g_ptr_array_index (e.sources, 0), element),
-      "%s: first error from %s: %s", desc,
-      (gchar *) g_ptr_array_index (e.sources, 0), first->message);
-  fail_unless (g_error_matches (first, GST_CORE_ERROR,
-          GST_CORE_ERROR_NEGOTIATION), "%s", first->message);
+               "%s: first error from %s: %s", desc, (gchar *) g_ptr_array_index (e.sources, 0),
+               first->message);
+  fail_unless (g_error_matches (first, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION), "%s",
+               first->message);
   for (gint i = 0; want[i]; i++)
-    fail_unless (strstr (first->message, want[i]) != NULL,
-        "%s: \"%s\" lacks \"%s\"", desc, first->message, want[i]);
+    fail_unless (strstr (first->message, want[i]) != NULL, "%s: \"%s\" lacks \"%s\"", desc,
+                 first->message, want[i]);
   fail_unless_equals_int (errors_from (&e, element), 1);
-  GST_INFO ("%s -> %s (%u errors in all)", desc, first->message,
-      e.messages->len);
+  GST_INFO ("%s -> %s (%u errors in all)", desc, first->message, e.messages->len);
   errors_clear (&e);
   gst_object_unref (bus);
   gst_object_unref (p);
@@ -422,39 +409,39 @@ GST_START_TEST (test_wrong_caps_errors)
   gchar *conv = nnp_test_model_path ("conv-relu-add.onnx");
   gchar *fixed = nnp_test_model_path ("fixed-h8.onnx");
   gchar *res = nnp_test_model_path ("residual.onnx");
-  const gchar *gray[] = { "conv-relu-add.onnx", "input 'x' expects",
-    "1x3x?x?", "got dimensions=16:8:1:1", NULL
-  };
+  const gchar *gray[] = { "conv-relu-add.onnx", "input 'x' expects", "1x3x?x?",
+                          "got dimensions=16:8:1:1", NULL };
   const gchar *height[] = { "fixed-h8.onnx", "input 'x' expects", "1x3x8x?",
-    "got dimensions=16:12:3:1", NULL
-  };
-  const gchar *dims[] = { "input 'x' expects", "1x3x?x?",
-    "got dimensions=8:8:1:1", NULL
-  };
+                            "got dimensions=16:12:3:1", NULL };
+  const gchar *dims[] = { "input 'x' expects", "1x3x?x?", "got dimensions=8:8:1:1", NULL };
   gchar *d;
 
   /* GRAY8 through nnconvert into a 3-channel model */
   d = g_strdup_printf ("videotestsrc num-buffers=5 ! video/x-raw,format=GRAY8,"
-      "width=16,height=8 ! nnconvert ! nnstage model=%s ! fakesink", conv);
+                       "width=16,height=8 ! nnconvert ! nnstage model=%s ! fakesink",
+                       conv);
   check_refused (d, "nnstage", gray);
   g_free (d);
   /* a model with a fixed height fed another height */
   d = g_strdup_printf ("videotestsrc num-buffers=5 ! video/x-raw,format=RGB,"
-      "width=16,height=12 ! nnconvert ! nnstage model=%s ! fakesink", fixed);
+                       "width=16,height=12 ! nnconvert ! nnstage model=%s ! fakesink",
+                       fixed);
   check_refused (d, "nnstage", height);
   g_free (d);
   /* fixed tensor caps with wrong dims (filesrc retries each block) */
   d = g_strdup_printf ("filesrc location=/dev/zero blocksize=256 "
-      "num-buffers=5 ! other/tensors,format=static,num_tensors=1,"
-      "types=float32,dimensions=8:8:1:1,framerate=0/1 ! nnstage model=%s ! "
-      "fakesink", conv);
+                       "num-buffers=5 ! other/tensors,format=static,num_tensors=1,"
+                       "types=float32,dimensions=8:8:1:1,framerate=0/1 ! nnstage model=%s ! "
+                       "fakesink",
+                       conv);
   check_refused (d, "nnstage", dims);
   g_free (d);
   /* the same into nnpipeline */
   d = g_strdup_printf ("filesrc location=/dev/zero blocksize=256 "
-      "num-buffers=5 ! other/tensors,format=static,num_tensors=1,"
-      "types=float32,dimensions=8:8:1:1,framerate=0/1 ! nnpipeline "
-      "model=%s stages=2 ! fakesink", res);
+                       "num-buffers=5 ! other/tensors,format=static,num_tensors=1,"
+                       "types=float32,dimensions=8:8:1:1,framerate=0/1 ! nnpipeline "
+                       "model=%s stages=2 ! fakesink",
+                       res);
   check_refused (d, "nnpipeline", dims);
   g_free (d);
   g_free (conv);
@@ -471,13 +458,12 @@ GST_END_TEST;
 GST_START_TEST (test_refused_never_hangs)
 {
   gchar *conv = nnp_test_model_path ("conv-relu-add.onnx");
-  const gchar *want[] = { "input 'x' expects", "got dimensions=48:16:1:1",
-    NULL
-  };
+  const gchar *want[] = { "input 'x' expects", "got dimensions=48:16:1:1", NULL };
   gchar *d = g_strdup_printf ("filesrc location=/dev/zero blocksize=3072 "
-      "num-buffers=5 ! other/tensors,format=static,num_tensors=1,"
-      "types=float32,dimensions=(string)48:16:1:1,framerate=0/1 ! "
-      "nnstage model=%s ! fakesink", conv);
+                              "num-buffers=5 ! other/tensors,format=static,num_tensors=1,"
+                              "types=float32,dimensions=(string)48:16:1:1,framerate=0/1 ! "
+                              "nnstage model=%s ! fakesink",
+                              conv);
 
   for (gint i = 0; i < 30; i++)
     check_refused (d, "nnstage", want);

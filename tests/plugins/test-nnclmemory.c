@@ -27,10 +27,9 @@
 #define GST_NN_CL_DEVICE_CONTEXT_TYPE "nnpipe.opencl.device"
 
 static gboolean
-is_cl_memory (GstMemory * mem)
+is_cl_memory (GstMemory *mem)
 {
-  return mem->allocator
-      && g_strcmp0 (mem->allocator->mem_type, GST_NN_CL_MEMORY_TYPE) == 0;
+  return mem->allocator && g_strcmp0 (mem->allocator->mem_type, GST_NN_CL_MEMORY_TYPE) == 0;
 }
 
 #include <math.h>
@@ -41,33 +40,32 @@ is_cl_memory (GstMemory * mem)
 #define W 32
 
 static gchar *model_path;
-static guint n_nodes;           /* of the specialised residual model */
+static guint n_nodes; /* of the specialised residual model */
 
 static const gchar *
 input_caps (void)
 {
   return "other/tensors,format=static,num_tensors=1,types=float32,"
-      "dimensions=32:24:3:1,framerate=30/1";
+         "dimensions=32:24:3:1,framerate=30/1";
 }
 
 /* Run FRAMES frames through a gst-launch style description; returns the
  * outputs (in system memory: the harness sink takes no device memory
  * unless sink_device) and the copies made while the frames ran. */
-typedef struct
-{
+typedef struct {
   GPtrArray *buffers;
   NnpCopyCounts copies;
-  guint crossing;               /* tensors between element s0 and s1 */
+  guint crossing; /* tensors between element s0 and s1 */
   GstHarness *h;
 } Run;
 
-static GstStaticPadTemplate any_src = GST_STATIC_PAD_TEMPLATE ("src",
-    GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
-static GstStaticPadTemplate any_sink = GST_STATIC_PAD_TEMPLATE ("sink",
-    GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
+static GstStaticPadTemplate any_src =
+    GST_STATIC_PAD_TEMPLATE ("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
+static GstStaticPadTemplate any_sink =
+    GST_STATIC_PAD_TEMPLATE ("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
 
 static Run
-run_chain (const gchar * desc, gboolean sink_device, GstBus * bus)
+run_chain (const gchar *desc, gboolean sink_device, GstBus *bus)
 {
   Run r = { 0 };
   NnpCopyCounts before, after;
@@ -83,8 +81,8 @@ run_chain (const gchar * desc, gboolean sink_device, GstBus * bus)
   gst_object_unref (bin);
   r.buffers = g_ptr_array_new_with_free_func ((GDestroyNotify) gst_buffer_unref);
   gst_harness_set_src_caps_str (r.h, input_caps ());
-  gst_harness_set_sink_caps_str (r.h, sink_device ?
-      "other/tensors(" GST_CAPS_FEATURE_MEMORY_OPENCL ")" : "other/tensors");
+  gst_harness_set_sink_caps_str (
+      r.h, sink_device ? "other/tensors(" GST_CAPS_FEATURE_MEMORY_OPENCL ")" : "other/tensors");
 
   /* the first frame builds the stages (weights go up then: not counted) */
   nnp_test_push_frames (r.h, 3 * H * W, 1, 0, 1);
@@ -97,8 +95,8 @@ run_chain (const gchar * desc, gboolean sink_device, GstBus * bus)
   r.copies.to_device = after.to_device - before.to_device;
   r.copies.to_host = after.to_host - before.to_host;
   for (guint i = 1; i < FRAMES; i++)
-    fail_unless_equals_uint64 (GST_BUFFER_PTS (g_ptr_array_index (r.buffers,
-                i)), i * NNP_TEST_FRAME_DURATION);
+    fail_unless_equals_uint64 (GST_BUFFER_PTS (g_ptr_array_index (r.buffers, i)),
+                               i * NNP_TEST_FRAME_DURATION);
 
   s0 = gst_bin_get_by_name (GST_BIN (r.h->element), "s0");
   if (s0) {
@@ -107,8 +105,7 @@ run_chain (const gchar * desc, gboolean sink_device, GstBus * bus)
     gint n = 0;
 
     fail_unless (caps != NULL);
-    gst_structure_get_int (gst_caps_get_structure (caps, 0), "num_tensors",
-        &n);
+    gst_structure_get_int (gst_caps_get_structure (caps, 0), "num_tensors", &n);
     r.crossing = (guint) n;
     GST_INFO ("between the stages: %" GST_PTR_FORMAT, caps);
     gst_caps_unref (caps);
@@ -121,7 +118,7 @@ run_chain (const gchar * desc, gboolean sink_device, GstBus * bus)
 }
 
 static void
-run_clear (Run * r)
+run_clear (Run *r)
 {
   gst_harness_teardown (r->h);
   g_ptr_array_unref (r->buffers);
@@ -141,12 +138,11 @@ reference (void)
 }
 
 static void
-assert_close (GPtrArray * got, GPtrArray * want)
+assert_close (GPtrArray *got, GPtrArray *want)
 {
   fail_unless_equals_int (got->len, want->len);
   for (guint i = 0; i < got->len; i++) {
-    GstBuffer *a = g_ptr_array_index (got, i), *b = g_ptr_array_index (want,
-        i);
+    GstBuffer *a = g_ptr_array_index (got, i), *b = g_ptr_array_index (want, i);
     GstMapInfo ma, mb;
     gdouble max_err = 0, max_ref = 0;
 
@@ -161,19 +157,19 @@ assert_close (GPtrArray * got, GPtrArray * want)
     }
     gst_buffer_unmap (a, &ma);
     gst_buffer_unmap (b, &mb);
-    fail_unless (max_err <= 1e-4 * MAX (max_ref, 1e-6),
-        "frame %u: max error %g (max |ref| %g)", i, max_err, max_ref);
+    fail_unless (max_err <= 1e-4 * MAX (max_ref, 1e-6), "frame %u: max error %g (max |ref| %g)", i,
+                 max_err, max_ref);
   }
 }
 
 static gchar *
-chain (const gchar * dev0, const gchar * dev1)
+chain (const gchar *dev0, const gchar *dev1)
 {
   guint cut = n_nodes / 2;
 
   return g_strdup_printf ("nnstage name=s0 model=%s device=%s nodes=0..%u ! "
-      "queue ! nnstage name=s1 model=%s device=%s nodes=%u..%u", model_path,
-      dev0, cut - 1, model_path, dev1, cut, n_nodes - 1);
+                          "queue ! nnstage name=s1 model=%s device=%s nodes=%u..%u",
+                          model_path, dev0, cut - 1, model_path, dev1, cut, n_nodes - 1);
 }
 
 GST_START_TEST (test_opencl_chain_no_copies)
@@ -183,8 +179,8 @@ GST_START_TEST (test_opencl_chain_no_copies)
   Run r = run_chain (desc, FALSE, NULL);
 
   GST_INFO ("opencl ! opencl: %u crossing tensors, %" G_GUINT64_FORMAT
-      " uploads, %" G_GUINT64_FORMAT " downloads for %d frames", r.crossing,
-      r.copies.to_device, r.copies.to_host, FRAMES - 1);
+            " uploads, %" G_GUINT64_FORMAT " downloads for %d frames",
+            r.crossing, r.copies.to_device, r.copies.to_host, FRAMES - 1);
   fail_unless (r.crossing >= 2, "the cut should carry >= 2 tensors");
   /* only the first stage's input goes up, the last output comes back */
   fail_unless_equals_uint64 (r.copies.to_device, FRAMES - 1);
@@ -227,8 +223,7 @@ GST_END_TEST;
 GST_START_TEST (test_device_output_map)
 {
   GPtrArray *ref = reference ();
-  gchar *desc = g_strdup_printf ("nnstage model=%s device=opencl",
-      model_path);
+  gchar *desc = g_strdup_printf ("nnstage model=%s device=opencl", model_path);
   Run r = run_chain (desc, TRUE, NULL);
   NnpCopyCounts c0, c1;
   GstMemory *mem;
@@ -258,7 +253,7 @@ GST_START_TEST (test_device_output_map)
   ((gfloat *) map.data)[0] = orig;
   gst_memory_unmap (mem, &map);
 
-  assert_close (r.buffers, ref) ;
+  assert_close (r.buffers, ref);
   run_clear (&r);
   g_free (desc);
   g_ptr_array_unref (ref);
@@ -269,8 +264,7 @@ GST_END_TEST;
 static GstElement *
 missing_device_stage (gboolean fallback)
 {
-  GstElement *e = nnp_test_make ("nnstage", "model", model_path, "fallback",
-      fallback, NULL);
+  GstElement *e = nnp_test_make ("nnstage", "model", model_path, "fallback", fallback, NULL);
 
   gst_util_set_object_arg (G_OBJECT (e), "device", "opencl");
   g_object_set (e, "device-index", 99, NULL);
@@ -285,12 +279,11 @@ GST_START_TEST (test_missing_device_error)
   gchar *debug = NULL;
 
   gst_element_set_bus (e, bus);
-  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_PAUSED),
-      GST_STATE_CHANGE_FAILURE);
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
   err = nnp_test_pop_message (bus, GST_MESSAGE_ERROR, &debug, NULL);
   GST_INFO ("error: %s (%s)", err->message, debug);
-  fail_unless (strstr (err->message, "opencl:99") != NULL,
-      "the error does not name the device: %s", err->message);
+  fail_unless (strstr (err->message, "opencl:99") != NULL, "the error does not name the device: %s",
+               err->message);
   g_clear_error (&err);
   g_free (debug);
   gst_element_set_state (e, GST_STATE_NULL);
@@ -304,7 +297,7 @@ GST_END_TEST;
 /* The warning of a fallback from the missing device opencl:99 on bus
  * (g_error_free()). */
 static GError *
-pop_fallback_warning (GstBus * bus)
+pop_fallback_warning (GstBus *bus)
 {
   GError *err = nnp_test_pop_message (bus, GST_MESSAGE_WARNING, NULL, NULL);
 
@@ -317,7 +310,8 @@ GST_START_TEST (test_missing_device_fallback)
 {
   GPtrArray *ref = reference ();
   gchar *desc = g_strdup_printf ("nnstage model=%s device=opencl "
-      "device-index=99 fallback=true", model_path);
+                                 "device-index=99 fallback=true",
+                                 model_path);
   GstBus *bus = gst_bus_new ();
   Run r = run_chain (desc, FALSE, bus);
   GError *err = pop_fallback_warning (bus);
@@ -342,7 +336,7 @@ GST_END_TEST;
  * "opencl", ... in *devices, g_strfreev) and the tensors crossing the cut
  * after stage 0. */
 static void
-pop_plan (GstBus * bus, gchar *** devices, gint * crossing, gdouble * pred)
+pop_plan (GstBus *bus, gchar ***devices, gint *crossing, gdouble *pred)
 {
   GstMessage *msg;
 
@@ -357,8 +351,7 @@ pop_plan (GstBus * bus, gchar *** devices, gint * crossing, gdouble * pred)
       g_strfreev (*devices);
       *devices = g_new0 (gchar *, n + 1);
       for (guint k = 0; k < n; k++) {
-        const GstStructure *st =
-            gst_value_get_structure (gst_value_array_get_value (stages, k));
+        const GstStructure *st = gst_value_get_structure (gst_value_array_get_value (stages, k));
 
         (*devices)[k] = g_strdup (gst_structure_get_string (st, "device"));
         if (k == 0)
@@ -381,7 +374,8 @@ GST_START_TEST (test_pipeline_cpu_opencl)
 {
   GPtrArray *ref = reference ();
   gchar *desc = g_strdup_printf ("nnpipeline model=%s stages=2 "
-      "devices=cpu,opencl stats-interval=0", model_path);
+                                 "devices=cpu,opencl stats-interval=0",
+                                 model_path);
   GstBus *bus = gst_bus_new ();
   Run r = run_chain (desc, FALSE, bus);
   gchar **devices;
@@ -394,9 +388,9 @@ GST_START_TEST (test_pipeline_cpu_opencl)
   fail_unless_equals_string (devices[1], "opencl");
   fail_unless (pred > 0, "no OpenCL stage prediction");
   fail_unless (crossing >= 1);
-  GST_INFO ("cpu ! opencl: %d crossing, %" G_GUINT64_FORMAT " uploads, %"
-      G_GUINT64_FORMAT " downloads", crossing, r.copies.to_device,
-      r.copies.to_host);
+  GST_INFO ("cpu ! opencl: %d crossing, %" G_GUINT64_FORMAT " uploads, %" G_GUINT64_FORMAT
+            " downloads",
+            crossing, r.copies.to_device, r.copies.to_host);
   fail_unless_equals_uint64 (r.copies.to_device, crossing * (FRAMES - 1));
   fail_unless_equals_uint64 (r.copies.to_host, FRAMES - 1);
   assert_close (r.buffers, ref);
@@ -406,7 +400,8 @@ GST_START_TEST (test_pipeline_cpu_opencl)
   g_free (desc);
 
   desc = g_strdup_printf ("nnpipeline model=%s stages=2 "
-      "devices=cpu,opencl:99 fallback=true stats-interval=0", model_path);
+                          "devices=cpu,opencl:99 fallback=true stats-interval=0",
+                          model_path);
   r = run_chain (desc, FALSE, bus);
   g_error_free (pop_fallback_warning (bus));
   pop_plan (bus, &devices, &crossing, &pred);
@@ -427,7 +422,7 @@ GST_END_TEST;
 /* The device's context, as an element answers a CONTEXT query (new ref
  * to the device boxed in it, borrowed pointer). */
 static gpointer
-context_device (GstElement * e, GstContext ** ctx_out)
+context_device (GstElement *e, GstContext **ctx_out)
 {
   GstQuery *q = gst_query_new_context (GST_NN_CL_DEVICE_CONTEXT_TYPE);
   GstContext *answer = NULL;
@@ -471,13 +466,11 @@ GST_START_TEST (test_context)
   GstContext *ctx = NULL;
   gpointer da, db;
 
-  fail_unless_equals_int (gst_element_set_state (a, GST_STATE_PAUSED),
-      GST_STATE_CHANGE_SUCCESS);
+  fail_unless_equals_int (gst_element_set_state (a, GST_STATE_PAUSED), GST_STATE_CHANGE_SUCCESS);
   da = context_device (a, &ctx);
   fail_unless (da != NULL);
   gst_element_set_context (b, ctx);
-  fail_unless_equals_int (gst_element_set_state (b, GST_STATE_PAUSED),
-      GST_STATE_CHANGE_SUCCESS);
+  fail_unless_equals_int (gst_element_set_state (b, GST_STATE_PAUSED), GST_STATE_CHANGE_SUCCESS);
   db = context_device (b, NULL);
   fail_unless (da == db);
   gst_element_set_state (a, GST_STATE_NULL);
@@ -518,7 +511,7 @@ main (int argc, char **argv)
   dev = nnp_device_open ("opencl", &err);
   if (dev == NULL) {
     g_print ("FAIL: no OpenCL device (install the Debian package pocl-opencl-icd): %s\n",
-        err->message);
+             err->message);
     g_clear_error (&err);
     return 1;
   }
@@ -529,8 +522,7 @@ main (int argc, char **argv)
     g_printerr ("NNP_TEST_MODELS_DIR is not set\n");
     return 1;
   }
-  model_path = g_build_filename (g_getenv ("NNP_TEST_MODELS_DIR"),
-      "residual.onnx", NULL);
+  model_path = g_build_filename (g_getenv ("NNP_TEST_MODELS_DIR"), "residual.onnx", NULL);
   graph = nnp_test_specialize (model_path, "x", H, W, NULL, NULL, &err);
   if (graph == NULL) {
     g_printerr ("%s\n", err->message);

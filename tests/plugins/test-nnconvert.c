@@ -19,20 +19,16 @@ static guint8
 pattern (gint x, gint y, gint k)
 {
   switch (k) {
-    case 0:
-      return (guint8) (10 * x + 50 * y + 1);
-    case 1:
-      return (guint8) (200 - 7 * x - 3 * y);
-    case 2:
-      return (guint8) ((x * y * 13 + 77) % 256);
-    default:
-      return (guint8) (x * 31 + y * 17 + 5);
+    case 0: return (guint8) (10 * x + 50 * y + 1);
+    case 1: return (guint8) (200 - 7 * x - 3 * y);
+    case 2: return (guint8) ((x * y * 13 + 77) % 256);
+    default: return (guint8) (x * 31 + y * 17 + 5);
   }
 }
 
 /* A frame of `format`; RGB components from pattern(), padding bytes 0xEE. */
 static GstBuffer *
-make_frame (GstVideoFormat format, gint w, gint h, GstVideoInfo * info_out)
+make_frame (GstVideoFormat format, gint w, gint h, GstVideoInfo *info_out)
 {
   GstVideoInfo info;
   GstBuffer *buf;
@@ -47,10 +43,10 @@ make_frame (GstVideoFormat format, gint w, gint h, GstVideoInfo * info_out)
   for (gint y = 0; y < h; y++) {
     for (gint x = 0; x < w; x++) {
       for (gint k = 0; k < ncomp; k++) {
-        guint8 *p = map.data + GST_VIDEO_INFO_PLANE_OFFSET (&info, 0) +
-            (gsize) y * GST_VIDEO_INFO_PLANE_STRIDE (&info, 0) +
-            (gsize) x * GST_VIDEO_INFO_COMP_PSTRIDE (&info, k) +
-            GST_VIDEO_INFO_COMP_POFFSET (&info, k);
+        guint8 *p = map.data + GST_VIDEO_INFO_PLANE_OFFSET (&info, 0)
+                    + (gsize) y * GST_VIDEO_INFO_PLANE_STRIDE (&info, 0)
+                    + (gsize) x * GST_VIDEO_INFO_COMP_PSTRIDE (&info, k)
+                    + GST_VIDEO_INFO_COMP_POFFSET (&info, k);
 
         *p = pattern (x, y, format == GST_VIDEO_FORMAT_GRAY8 ? 3 : k);
       }
@@ -63,7 +59,7 @@ make_frame (GstVideoFormat format, gint w, gint h, GstVideoInfo * info_out)
 }
 
 static GstHarness *
-convert_harness (const gchar * props, const gchar * caps)
+convert_harness (const gchar *props, const gchar *caps)
 {
   gchar *desc = g_strdup_printf ("nnconvert %s", props);
   GstHarness *h = gst_harness_new_parse (desc);
@@ -74,7 +70,7 @@ convert_harness (const gchar * props, const gchar * caps)
 }
 
 static const gchar *
-output_dims (GstHarness * h)
+output_dims (GstHarness *h)
 {
   static gchar dims[128];
   GstCaps *caps = gst_pad_get_current_caps (h->sinkpad);
@@ -90,7 +86,7 @@ output_dims (GstHarness * h)
 }
 
 static GstNnTransformMeta *
-get_transform_meta (GstBuffer * buf)
+get_transform_meta (GstBuffer *buf)
 {
   GType api = g_type_from_name ("GstNnTransformMetaAPI");
 
@@ -101,18 +97,18 @@ get_transform_meta (GstBuffer * buf)
 /* out's GstNnTransformMeta, with its content size and its scales (within
  * 1e-12) checked. */
 static GstNnTransformMeta *
-check_content_meta (GstBuffer * out, gint content_width, gint content_height,
-    gdouble scale_x, gdouble scale_y)
+check_content_meta (GstBuffer *out, gint content_width, gint content_height, gdouble scale_x,
+                    gdouble scale_y)
 {
   GstNnTransformMeta *meta = get_transform_meta (out);
 
   fail_unless (meta != NULL);
   fail_unless_equals_int (meta->content_width, content_width);
   fail_unless_equals_int (meta->content_height, content_height);
-  fail_unless (fabs (meta->scale_x - scale_x) < 1e-12, "scale_x %g, want %g",
-      meta->scale_x, scale_x);
-  fail_unless (fabs (meta->scale_y - scale_y) < 1e-12, "scale_y %g, want %g",
-      meta->scale_y, scale_y);
+  fail_unless (fabs (meta->scale_x - scale_x) < 1e-12, "scale_x %g, want %g", meta->scale_x,
+               scale_x);
+  fail_unless (fabs (meta->scale_y - scale_y) < 1e-12, "scale_y %g, want %g", meta->scale_y,
+               scale_y);
   return meta;
 }
 
@@ -129,10 +125,11 @@ check_direct (GstVideoFormat format, gboolean nhwc, gboolean bgr)
   GstNnTransformMeta *meta;
 
   props = g_strdup_printf ("layout=%s channel-order=%s "
-      "mean=0.485,0.456,0.406 std=0.229,0.224,0.225", nhwc ? "nhwc" : "nchw",
-      bgr ? "bgr" : "rgb");
+                           "mean=0.485,0.456,0.406 std=0.229,0.224,0.225",
+                           nhwc ? "nhwc" : "nchw", bgr ? "bgr" : "rgb");
   caps = g_strdup_printf ("video/x-raw,format=%s,width=%d,height=%d,"
-      "framerate=30/1", gst_video_format_to_string (format), W, H);
+                          "framerate=30/1",
+                          gst_video_format_to_string (format), W, H);
   h = convert_harness (props, caps);
 
   in = make_frame (format, W, H, NULL);
@@ -142,8 +139,8 @@ check_direct (GstVideoFormat format, gboolean nhwc, gboolean bgr)
   fail_unless_equals_uint64 (GST_BUFFER_PTS (out), 42 * GST_MSECOND);
 
   {
-    gchar *want = nhwc ? g_strdup_printf ("%d:%d:%d:1", C, W, H) :
-        g_strdup_printf ("%d:%d:%d:1", W, H, C);
+    gchar *want =
+        nhwc ? g_strdup_printf ("%d:%d:%d:1", C, W, H) : g_strdup_printf ("%d:%d:%d:1", W, H, C);
 
     fail_unless_equals_string (output_dims (h), want);
     g_free (want);
@@ -160,15 +157,12 @@ check_direct (GstVideoFormat format, gboolean nhwc, gboolean bgr)
 
     for (gint y = 0; y < H; y++) {
       for (gint x = 0; x < W; x++) {
-        gsize idx = nhwc ? ((gsize) y * W + x) * C + c :
-            ((gsize) c * H + y) * W + x;
-        gfloat want = (gfloat) (((gdouble) pattern (x, y, comp) / 255.0 -
-                mean) / std);
+        gsize idx = nhwc ? ((gsize) y * W + x) * C + c : ((gsize) c * H + y) * W + x;
+        gfloat want = (gfloat) (((gdouble) pattern (x, y, comp) / 255.0 - mean) / std);
 
-        fail_unless (o[idx] == want,
-            "%s %s %s: c%d (%d,%d) = %.9g, want %.9g",
-            gst_video_format_to_string (format), nhwc ? "nhwc" : "nchw",
-            bgr ? "bgr" : "rgb", c, x, y, o[idx], want);
+        fail_unless (o[idx] == want, "%s %s %s: c%d (%d,%d) = %.9g, want %.9g",
+                     gst_video_format_to_string (format), nhwc ? "nhwc" : "nchw",
+                     bgr ? "bgr" : "rgb", c, x, y, o[idx], want);
       }
     }
   }
@@ -192,7 +186,7 @@ check_direct (GstVideoFormat format, gboolean nhwc, gboolean bgr)
 GST_START_TEST (test_formats)
 {
   const GstVideoFormat formats[] = {
-    GST_VIDEO_FORMAT_RGB, GST_VIDEO_FORMAT_BGR, GST_VIDEO_FORMAT_RGBA,
+    GST_VIDEO_FORMAT_RGB,  GST_VIDEO_FORMAT_BGR,  GST_VIDEO_FORMAT_RGBA,
     GST_VIDEO_FORMAT_BGRA, GST_VIDEO_FORMAT_RGBx, GST_VIDEO_FORMAT_BGRx,
     GST_VIDEO_FORMAT_xRGB, GST_VIDEO_FORMAT_ABGR, GST_VIDEO_FORMAT_GRAY8,
   };
@@ -210,10 +204,8 @@ GST_END_TEST;
 GST_START_TEST (test_default_normalisation)
 {
   /* defaults: mean 0, std 1 -> x / 255 */
-  GstHarness *h = convert_harness ("",
-      "video/x-raw,format=GRAY8,width=4,height=2,framerate=0/1");
-  GstBuffer *out = gst_harness_push_and_pull (h,
-      make_frame (GST_VIDEO_FORMAT_GRAY8, 4, 2, NULL));
+  GstHarness *h = convert_harness ("", "video/x-raw,format=GRAY8,width=4,height=2,framerate=0/1");
+  GstBuffer *out = gst_harness_push_and_pull (h, make_frame (GST_VIDEO_FORMAT_GRAY8, 4, 2, NULL));
   GstMapInfo map;
   const gfloat *o;
 
@@ -231,8 +223,7 @@ GST_END_TEST;
 
 /* A frame of one colour. */
 static GstBuffer *
-make_solid (GstVideoFormat format, gint w, gint h, guint8 r, guint8 g,
-    guint8 b)
+make_solid (GstVideoFormat format, gint w, gint h, guint8 r, guint8 g, guint8 b)
 {
   GstVideoInfo info;
   GstBuffer *buf = make_frame (format, w, h, &info);
@@ -243,9 +234,9 @@ make_solid (GstVideoFormat format, gint w, gint h, guint8 r, guint8 g,
   for (gint y = 0; y < h; y++)
     for (gint x = 0; x < w; x++)
       for (gint k = 0; k < 3; k++)
-        map.data[(gsize) y * GST_VIDEO_INFO_PLANE_STRIDE (&info, 0) +
-            (gsize) x * GST_VIDEO_INFO_COMP_PSTRIDE (&info, k) +
-            GST_VIDEO_INFO_COMP_POFFSET (&info, k)] = rgb[k];
+        map.data[(gsize) y * GST_VIDEO_INFO_PLANE_STRIDE (&info, 0)
+                 + (gsize) x * GST_VIDEO_INFO_COMP_PSTRIDE (&info, k)
+                 + GST_VIDEO_INFO_COMP_POFFSET (&info, k)] = rgb[k];
   gst_buffer_unmap (buf, &map);
   return buf;
 }
@@ -254,10 +245,10 @@ GST_START_TEST (test_resize_keep_aspect)
 {
   /* 8x4 into a 6x6 box: content 6x3, padded to a multiple of 4: 8x8 */
   GstHarness *h = convert_harness ("width=6 height=6 keep-aspect-ratio=true "
-      "multiple-of=4 pad-value=-1 mean=0.5 std=0.5",
-      "video/x-raw,format=RGB,width=8,height=4,framerate=30/1");
-  GstBuffer *out = gst_harness_push_and_pull (h,
-      make_solid (GST_VIDEO_FORMAT_RGB, 8, 4, 255, 0, 51));
+                                   "multiple-of=4 pad-value=-1 mean=0.5 std=0.5",
+                                   "video/x-raw,format=RGB,width=8,height=4,framerate=30/1");
+  GstBuffer *out =
+      gst_harness_push_and_pull (h, make_solid (GST_VIDEO_FORMAT_RGB, 8, 4, 255, 0, 51));
   GstNnTransformMeta *meta;
   const gfloat want[3] = { 1.0f, -1.0f, (gfloat) ((51 / 255.0 - 0.5) / 0.5) };
   GstMapInfo map;
@@ -273,8 +264,8 @@ GST_START_TEST (test_resize_keep_aspect)
         gfloat v = o[(c * 8 + y) * 8 + x];
 
         if (x < 6 && y < 3)
-          fail_unless (fabsf (v - want[c]) < 1e-6f, "c%d (%d,%d) = %g want %g",
-              c, x, y, v, want[c]);
+          fail_unless (fabsf (v - want[c]) < 1e-6f, "c%d (%d,%d) = %g want %g", c, x, y, v,
+                       want[c]);
         else
           fail_unless (v == -1.0f, "padding c%d (%d,%d) = %g", c, x, y, v);
       }
@@ -300,10 +291,10 @@ GST_START_TEST (test_resize_height_multiple)
   /* text recogniser input: height 48, width by aspect ratio (153.6 -> 154),
    * padded up to a multiple of 8 (160) */
   GstHarness *h = convert_harness ("height=48 keep-aspect-ratio=true "
-      "multiple-of=8",
-      "video/x-raw,format=BGRx,width=320,height=100,framerate=0/1");
-  GstBuffer *out = gst_harness_push_and_pull (h,
-      make_frame (GST_VIDEO_FORMAT_BGRx, 320, 100, NULL));
+                                   "multiple-of=8",
+                                   "video/x-raw,format=BGRx,width=320,height=100,framerate=0/1");
+  GstBuffer *out =
+      gst_harness_push_and_pull (h, make_frame (GST_VIDEO_FORMAT_BGRx, 320, 100, NULL));
   GstNnTransformMeta *meta;
 
   fail_unless_equals_string (output_dims (h), "160:48:3:1");
@@ -321,7 +312,7 @@ GST_START_TEST (test_resize_values)
   /* 4x1 -> 2x1 bilinear with half-pixel centres: each output is the mean
    * of two neighbours; 3x1 -> 6x1 upscale stays within the input range */
   GstHarness *h = convert_harness ("width=2 height=1",
-      "video/x-raw,format=GRAY8,width=4,height=1,framerate=0/1");
+                                   "video/x-raw,format=GRAY8,width=4,height=1,framerate=0/1");
   GstBuffer *in = make_frame (GST_VIDEO_FORMAT_GRAY8, 4, 1, NULL);
   GstBuffer *out;
   GstMapInfo map;
@@ -347,9 +338,8 @@ GST_START_TEST (test_multiple_of_stretch)
 {
   /* without keep-aspect-ratio: the nearest multiple, stretched */
   GstHarness *h = convert_harness ("multiple-of=32",
-      "video/x-raw,format=RGB,width=100,height=50,framerate=0/1");
-  GstBuffer *out = gst_harness_push_and_pull (h,
-      make_frame (GST_VIDEO_FORMAT_RGB, 100, 50, NULL));
+                                   "video/x-raw,format=RGB,width=100,height=50,framerate=0/1");
+  GstBuffer *out = gst_harness_push_and_pull (h, make_frame (GST_VIDEO_FORMAT_RGB, 100, 50, NULL));
 
   fail_unless_equals_string (output_dims (h), "96:64:3:1");
   check_content_meta (out, 96, 64, 0.96, 1.28);
@@ -363,8 +353,7 @@ GST_START_TEST (test_padded_input)
 {
   /* a video buffer larger than the frame (trailing padding) still gives
    * one tensor of the negotiated size */
-  GstHarness *h = convert_harness ("",
-      "video/x-raw,format=GRAY8,width=4,height=2,framerate=0/1");
+  GstHarness *h = convert_harness ("", "video/x-raw,format=GRAY8,width=4,height=2,framerate=0/1");
   GstBuffer *in = make_frame (GST_VIDEO_FORMAT_GRAY8, 4, 2, NULL);
   GstBuffer *out;
 
@@ -384,8 +373,9 @@ GST_START_TEST (test_caps_query)
   GstHarness *h = gst_harness_new_parse ("nnconvert");
   GstCaps *filter, *caps;
 
-  gst_harness_set_sink_caps_str (h, "other/tensors,format=static,"
-      "num_tensors=1,types=float32,dimensions=64:48:3:1,framerate=0/1");
+  gst_harness_set_sink_caps_str (h,
+                                 "other/tensors,format=static,"
+                                 "num_tensors=1,types=float32,dimensions=64:48:3:1,framerate=0/1");
   filter = gst_caps_from_string ("video/x-raw");
   caps = gst_pad_peer_query_caps (h->srcpad, filter);
   fail_unless (caps != NULL);

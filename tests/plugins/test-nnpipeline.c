@@ -24,14 +24,13 @@
 #define FRAMES_BIG 100
 
 /* Outputs of one run: buffers in order and the output caps. */
-typedef struct
-{
+typedef struct {
   GPtrArray *buffers;
   GstCaps *caps;
 } Run;
 
 static void
-run_clear (Run * r)
+run_clear (Run *r)
 {
   g_ptr_array_unref (r->buffers);
   gst_caps_unref (r->caps);
@@ -40,8 +39,7 @@ run_clear (Run * r)
 /* Push n frames (seeds seed..seed+n-1) through e with a harness, then EOS;
  * collect every output.  Takes ownership of e. */
 static Run
-run_element (GstElement * e, const gchar * caps, gsize n_floats, guint n,
-    guint32 seed)
+run_element (GstElement *e, const gchar *caps, gsize n_floats, guint n, guint32 seed)
 {
   GstHarness *h = nnp_test_harness_take (e);
   Run r;
@@ -58,7 +56,7 @@ run_element (GstElement * e, const gchar * caps, gsize n_floats, guint n,
 }
 
 static GstElement *
-make_bin (const gchar * desc)
+make_bin (const gchar *desc)
 {
   GError *err = NULL;
   GstElement *bin = gst_parse_bin_from_description (desc, TRUE, &err);
@@ -69,11 +67,11 @@ make_bin (const gchar * desc)
 
 /* Every frame equal (bit-exact or 1e-6 relative), in order, same caps. */
 static void
-assert_same_runs (const Run * ref, const Run * got, const gchar * what)
+assert_same_runs (const Run *ref, const Run *got, const gchar *what)
 {
   fail_unless (gst_caps_is_equal (ref->caps, got->caps),
-      "%s: caps %" GST_PTR_FORMAT " instead of %" GST_PTR_FORMAT, what,
-      got->caps, ref->caps);
+               "%s: caps %" GST_PTR_FORMAT " instead of %" GST_PTR_FORMAT, what, got->caps,
+               ref->caps);
   fail_unless_equals_int (got->buffers->len, ref->buffers->len);
   for (guint i = 0; i < ref->buffers->len; i++) {
     GstBuffer *a = g_ptr_array_index (ref->buffers, i);
@@ -92,8 +90,9 @@ assert_same_runs (const Run * ref, const Run * got, const gchar * what)
         gdouble d = fabs ((gdouble) fa[k] - fb[k]);
         gdouble m = MAX (fabs (fa[k]), fabs (fb[k]));
 
-        fail_unless (d <= 1e-6 * m + 1e-30, "%s: frame %u value %"
-            G_GSIZE_FORMAT ": %.9g instead of %.9g", what, i, k, fb[k], fa[k]);
+        fail_unless (d <= 1e-6 * m + 1e-30,
+                     "%s: frame %u value %" G_GSIZE_FORMAT ": %.9g instead of %.9g", what, i, k,
+                     fb[k], fa[k]);
       }
     }
     gst_buffer_unmap (a, &ma);
@@ -103,7 +102,7 @@ assert_same_runs (const Run * ref, const Run * got, const gchar * what)
 
 /* Nodes in the specialised graph of a 1x3xhxw-input model. */
 static gint
-count_nodes (const gchar * path, gint h, gint w)
+count_nodes (const gchar *path, gint h, gint w)
 {
   GError *err = NULL;
   NnpGraph *g = nnp_test_specialize (path, NULL, h, w, NULL, NULL, &err);
@@ -128,13 +127,13 @@ even_cuts (gint n, gint k)
 
 /* The whole model vs nnpipeline with 2, 3 and 4 stages, auto and manual. */
 static void
-check_model_splits (const gchar * path, gint h, gint w, guint frames)
+check_model_splits (const gchar *path, gint h, gint w, guint frames)
 {
   gchar *caps = nnp_test_tensor_caps (3, h, w);
   gsize n_floats = 3 * (gsize) h * w;
   gint n_nodes = count_nodes (path, h, w);
-  Run ref = run_element (nnp_test_make ("nnstage", "model", path, NULL), caps,
-      n_floats, frames, 100);
+  Run ref =
+      run_element (nnp_test_make ("nnstage", "model", path, NULL), caps, n_floats, frames, 100);
 
   for (gint k = 2; k <= 4 && k <= n_nodes; k++) {
     gchar *stages = g_strdup_printf ("%d", k);
@@ -143,16 +142,17 @@ check_model_splits (const gchar * path, gint h, gint w, guint frames)
     Run got;
 
     what = g_strdup_printf ("%s stages=%d", path, k);
-    got = run_element (nnp_test_make ("nnpipeline", "model", path, "stages",
-            stages, "stats-interval", 0, NULL), caps, n_floats, frames, 100);
+    got = run_element (
+        nnp_test_make ("nnpipeline", "model", path, "stages", stages, "stats-interval", 0, NULL),
+        caps, n_floats, frames, 100);
     assert_same_runs (&ref, &got, what);
     run_clear (&got);
     g_free (what);
 
     what = g_strdup_printf ("%s cuts=%s", path, cuts);
-    got = run_element (nnp_test_make ("nnpipeline", "model", path, "cuts", cuts,
-            "queue-size", 1 + k % 3, "stats-interval", 0, NULL), caps,
-        n_floats, frames, 100);
+    got = run_element (nnp_test_make ("nnpipeline", "model", path, "cuts", cuts, "queue-size",
+                                      1 + k % 3, "stats-interval", 0, NULL),
+                       caps, n_floats, frames, 100);
     assert_same_runs (&ref, &got, what);
     run_clear (&got);
     g_free (what);
@@ -166,7 +166,7 @@ check_model_splits (const gchar * path, gint h, gint w, guint frames)
 /* check_model_splits() on path, then g_free (path); NULL (a PP-OCR model
  * that is not there): skipped. */
 static void
-check_model_splits_take (gchar * path, gint h, gint w, guint frames)
+check_model_splits_take (gchar *path, gint h, gint w, guint frames)
 {
   if (path)
     check_model_splits (path, h, w, frames);
@@ -175,16 +175,14 @@ check_model_splits_take (gchar * path, gint h, gint w, guint frames)
 
 GST_START_TEST (test_dag_residual)
 {
-  check_model_splits_take (nnp_test_model_path ("residual.onnx"), 16, 16,
-      FRAMES_SMALL);
+  check_model_splits_take (nnp_test_model_path ("residual.onnx"), 16, 16, FRAMES_SMALL);
 }
 
 GST_END_TEST;
 
 GST_START_TEST (test_dag_unet)
 {
-  check_model_splits_take (nnp_test_model_path ("unet.onnx"), 16, 24,
-      FRAMES_SMALL);
+  check_model_splits_take (nnp_test_model_path ("unet.onnx"), 16, 24, FRAMES_SMALL);
 }
 
 GST_END_TEST;
@@ -199,13 +197,13 @@ GST_START_TEST (test_dag_two_outputs)
   check_model_splits (path, 16, 16, FRAMES_SMALL);
 
   /* two output tensors from outside, in the model's order */
-  r = run_element (nnp_test_make ("nnpipeline", "model", path, "stages", "3",
-          "stats-interval", 0, NULL), caps, 3 * 16 * 16, 2, 1);
+  r = run_element (
+      nnp_test_make ("nnpipeline", "model", path, "stages", "3", "stats-interval", 0, NULL), caps,
+      3 * 16 * 16, 2, 1);
   s = gst_caps_get_structure (r.caps, 0);
-  fail_unless_equals_string (gst_structure_get_string (s, "dimensions"),
-      "16:16:4:1,8:8:6:1");
-  fail_unless_equals_int (gst_buffer_get_size (g_ptr_array_index (r.buffers,
-              0)), (16 * 16 * 4 + 8 * 8 * 6) * sizeof (gfloat));
+  fail_unless_equals_string (gst_structure_get_string (s, "dimensions"), "16:16:4:1,8:8:6:1");
+  fail_unless_equals_int (gst_buffer_get_size (g_ptr_array_index (r.buffers, 0)),
+                          (16 * 16 * 4 + 8 * 8 * 6) * sizeof (gfloat));
   run_clear (&r);
   g_free (caps);
   g_free (path);
@@ -215,24 +213,22 @@ GST_END_TEST;
 
 GST_START_TEST (test_ocr_cls)
 {
-  check_model_splits_take (nnp_test_ocr_model
-      ("ch_ppocr_mobile_v2.0_cls_infer.onnx"), 48, 192, FRAMES_SMALL);
+  check_model_splits_take (nnp_test_ocr_model ("ch_ppocr_mobile_v2.0_cls_infer.onnx"), 48, 192,
+                           FRAMES_SMALL);
 }
 
 GST_END_TEST;
 
 GST_START_TEST (test_ocr_rec)
 {
-  check_model_splits_take (nnp_test_ocr_model ("ch_PP-OCRv4_rec_infer.onnx"),
-      48, 160, FRAMES_BIG);
+  check_model_splits_take (nnp_test_ocr_model ("ch_PP-OCRv4_rec_infer.onnx"), 48, 160, FRAMES_BIG);
 }
 
 GST_END_TEST;
 
 GST_START_TEST (test_ocr_det)
 {
-  check_model_splits_take (nnp_test_ocr_model ("ch_PP-OCRv4_det_infer.onnx"),
-      96, 96, FRAMES_BIG);
+  check_model_splits_take (nnp_test_ocr_model ("ch_PP-OCRv4_det_infer.onnx"), 96, 96, FRAMES_BIG);
 }
 
 GST_END_TEST;
@@ -242,8 +238,8 @@ GST_END_TEST;
  * dir/name.  Returns the file's path (g_free()); g_out gets the
  * specialised graph (nnp_graph_unref()). */
 static gchar *
-save_plan (const gchar * path, gint h, gint w, const int *cuts, gint n_cuts,
-    const gchar * dir, const gchar * name, NnpGraph ** g_out)
+save_plan (const gchar *path, gint h, gint w, const int *cuts, gint n_cuts, const gchar *dir,
+           const gchar *name, NnpGraph **g_out)
 {
   gchar *plan_path = g_build_filename (dir, name, NULL);
   GError *err = NULL;
@@ -254,11 +250,10 @@ save_plan (const gchar * path, gint h, gint w, const int *cuts, gint n_cuts,
   NnpPlan *plan;
 
   fail_unless (g != NULL, "%s", err ? err->message : "?");
-  plan = nnp_plan_new_from_cuts (path, nnp_model_get_digest (m), &s, 1, g,
-      cuts, n_cuts, &dev, 1, NULL, &err);
+  plan = nnp_plan_new_from_cuts (path, nnp_model_get_digest (m), &s, 1, g, cuts, n_cuts, &dev, 1,
+                                 NULL, &err);
   fail_unless (plan != NULL, "%s", err ? err->message : "?");
-  fail_unless (nnp_plan_save (plan, plan_path, &err), "%s",
-      err ? err->message : "?");
+  fail_unless (nnp_plan_save (plan, plan_path, &err), "%s", err ? err->message : "?");
   nnp_plan_free (plan);
   nnp_model_unref (m);
   *g_out = g;
@@ -282,25 +277,24 @@ GST_START_TEST (test_plan_file_and_nodes)
   n = (gint) g->nodes->len;
   fail_unless (n > 6);
 
-  ref = run_element (nnp_test_make ("nnstage", "model", path, NULL), caps,
-      3 * 16 * 16, 20, 7);
+  ref = run_element (nnp_test_make ("nnstage", "model", path, NULL), caps, 3 * 16 * 16, 20, 7);
 
   desc = g_strdup_printf ("nnstage plan=%s stage=0 ! queue ! "
-      "nnstage plan=%s stage=1 ! queue ! nnstage plan=%s stage=2", plan_path,
-      plan_path, plan_path);
+                          "nnstage plan=%s stage=1 ! queue ! nnstage plan=%s stage=2",
+                          plan_path, plan_path, plan_path);
   got = run_element (make_bin (desc), caps, 3 * 16 * 16, 20, 7);
   assert_same_runs (&ref, &got, desc);
   run_clear (&got);
   g_free (desc);
 
-  got = run_element (nnp_test_make ("nnpipeline", "plan", plan_path, NULL),
-      caps, 3 * 16 * 16, 20, 7);
+  got =
+      run_element (nnp_test_make ("nnpipeline", "plan", plan_path, NULL), caps, 3 * 16 * 16, 20, 7);
   assert_same_runs (&ref, &got, "nnpipeline plan=");
   run_clear (&got);
 
   desc = g_strdup_printf ("nnstage model=%s nodes=0..2 ! queue ! "
-      "nnstage model=%s nodes=3..%d ! nnstage model=%s nodes=%d..%d", path,
-      path, n - 3, path, n - 2, n - 1);
+                          "nnstage model=%s nodes=3..%d ! nnstage model=%s nodes=%d..%d",
+                          path, path, n - 3, path, n - 2, n - 1);
   got = run_element (make_bin (desc), caps, 3 * 16 * 16, 20, 7);
   assert_same_runs (&ref, &got, desc);
   run_clear (&got);
@@ -326,10 +320,9 @@ GST_START_TEST (test_renegotiate)
   gchar *caps2 = nnp_test_tensor_caps (3, 8, 24);
   GstHarness *h, *ref;
 
-  h = nnp_test_harness_take (nnp_test_make ("nnpipeline", "model", path,
-          "stages", "3", "stats-interval", 0, NULL));
-  ref = nnp_test_harness_take (nnp_test_make ("nnstage", "model", path,
-          NULL));
+  h = nnp_test_harness_take (
+      nnp_test_make ("nnpipeline", "model", path, "stages", "3", "stats-interval", 0, NULL));
+  ref = nnp_test_harness_take (nnp_test_make ("nnstage", "model", path, NULL));
 
   for (guint round = 0; round < 3; round++) {
     const gchar *caps = round == 1 ? caps2 : caps1;
@@ -338,18 +331,15 @@ GST_START_TEST (test_renegotiate)
     gst_harness_set_src_caps_str (h, caps);
     gst_harness_set_src_caps_str (ref, caps);
     for (guint i = 0; i < 5; i++) {
-      GstBuffer *a = gst_harness_push_and_pull (ref,
-          nnp_test_random_frame (n_floats, i, i));
-      GstBuffer *b = gst_harness_push_and_pull (h,
-          nnp_test_random_frame (n_floats, i, i));
+      GstBuffer *a = gst_harness_push_and_pull (ref, nnp_test_random_frame (n_floats, i, i));
+      GstBuffer *b = gst_harness_push_and_pull (h, nnp_test_random_frame (n_floats, i, i));
       GstMapInfo ma, mb;
 
       fail_unless (a != NULL && b != NULL);
       gst_buffer_map (a, &ma, GST_MAP_READ);
       gst_buffer_map (b, &mb, GST_MAP_READ);
       fail_unless_equals_int (ma.size, mb.size);
-      fail_unless (memcmp (ma.data, mb.data, ma.size) == 0,
-          "round %u frame %u differs", round, i);
+      fail_unless (memcmp (ma.data, mb.data, ma.size) == 0, "round %u frame %u differs", round, i);
       gst_buffer_unmap (a, &ma);
       gst_buffer_unmap (b, &mb);
       gst_buffer_unref (a);
@@ -370,8 +360,8 @@ GST_START_TEST (test_messages)
 {
   gchar *path = nnp_test_model_path ("residual.onnx");
   gchar *caps = nnp_test_tensor_caps (3, 16, 16);
-  GstElement *e = nnp_test_make ("nnpipeline", "model", path, "stages", "2",
-      "devices", "cpu:1,cpu:1", "stats-interval", 20, NULL);
+  GstElement *e = nnp_test_make ("nnpipeline", "model", path, "stages", "2", "devices",
+                                 "cpu:1,cpu:1", "stats-interval", 20, NULL);
   GstBus *bus = gst_bus_new ();
   GstHarness *h;
   GstMessage *msg;
@@ -381,8 +371,7 @@ GST_START_TEST (test_messages)
   h = nnp_test_harness_take (e);
   gst_harness_set_src_caps_str (h, caps);
   for (guint i = 0; i < 10; i++) {
-    gst_buffer_unref (gst_harness_push_and_pull (h,
-            nnp_test_random_frame (3 * 16 * 16, i, i)));
+    gst_buffer_unref (gst_harness_push_and_pull (h, nnp_test_random_frame (3 * 16 * 16, i, i)));
     g_usleep (5000);
   }
   fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
@@ -411,16 +400,13 @@ GST_START_TEST (test_messages)
       stages = gst_structure_get_value (s, "stages");
       fail_unless_equals_int (gst_value_array_get_size (stages), 2);
       {
-        const GstStructure *st =
-            gst_value_get_structure (gst_value_array_get_value (stages, 0));
+        const GstStructure *st = gst_value_get_structure (gst_value_array_get_value (stages, 0));
         gint nodes = 0;
         gint64 bytes = 0;
 
-        fail_unless_equals_string (gst_structure_get_string (st, "device"),
-            "cpu");
+        fail_unless_equals_string (gst_structure_get_string (st, "device"), "cpu");
         fail_unless (gst_structure_get_int (st, "nodes", &nodes) && nodes > 0);
-        fail_unless (gst_structure_get_int64 (st, "crossing-bytes", &bytes)
-            && bytes > 0);
+        fail_unless (gst_structure_get_int64 (st, "crossing-bytes", &bytes) && bytes > 0);
         fail_unless (gst_structure_get_string (st, "first-node") != NULL);
       }
     } else if (gst_structure_has_name (s, "nnpipeline-stats")) {
@@ -430,8 +416,7 @@ GST_START_TEST (test_messages)
       gst_structure_get_boolean (s, "final", &final);
       stages = gst_structure_get_value (s, "stages");
       fail_unless_equals_int (gst_value_array_get_size (stages), 2);
-      fail_unless_equals_int (gst_value_array_get_size
-          (gst_structure_get_value (s, "queues")), 1);
+      fail_unless_equals_int (gst_value_array_get_size (gst_structure_get_value (s, "queues")), 1);
       if (final) {
         final_seen = TRUE;
         fail_unless (gst_structure_get_uint64 (s, "frames-in", &in));
@@ -460,7 +445,7 @@ GST_END_TEST;
 /* Run a gst-launch description to EOS; it must not fail, and the caps on
  * nnconvert's source pad (the element named "conv") must be `want`. */
 static void
-launch_expect_caps (const gchar * desc, const gchar * want)
+launch_expect_caps (const gchar *desc, const gchar *want)
 {
   GstElement *pipe = nnp_test_launch_to_eos (desc, 60 * GST_SECOND);
   gchar *dims = nnp_test_current_dims (pipe, "conv", "src");
@@ -474,13 +459,14 @@ launch_expect_caps (const gchar * desc, const gchar * want)
  * 3-channel one, before any caps (no stages yet) and after a frame went
  * through (nnpipeline: the query reaches its first stage).  Takes e. */
 static void
-check_caps_query (GstElement * e, const gchar * what)
+check_caps_query (GstElement *e, const gchar *what)
 {
   GstHarness *h = nnp_test_harness_take (e);
-  GstCaps *filter = gst_caps_from_string ("other/tensors,format=static,"
-      "num_tensors=1,types=float32,dimensions=16:12:1:1,framerate=30/1; "
-      "other/tensors,format=static,num_tensors=1,types=float32,"
-      "dimensions=16:12:3:1,framerate=30/1");
+  GstCaps *filter =
+      gst_caps_from_string ("other/tensors,format=static,"
+                            "num_tensors=1,types=float32,dimensions=16:12:1:1,framerate=30/1; "
+                            "other/tensors,format=static,num_tensors=1,types=float32,"
+                            "dimensions=16:12:3:1,framerate=30/1");
   gchar *caps = nnp_test_tensor_caps (3, 12, 16);
 
   for (gint round = 0; round < 2; round++) {
@@ -489,20 +475,17 @@ check_caps_query (GstElement * e, const gchar * what)
 
     gchar *str = got ? gst_caps_to_string (got) : NULL;
 
-    fail_unless (got != NULL && gst_caps_get_size (got) >= 1, "%s: %s", what,
-        str);
+    fail_unless (got != NULL && gst_caps_get_size (got) >= 1, "%s: %s", what, str);
     for (guint i = 0; i < gst_caps_get_size (got); i++) {
-      dims = gst_structure_get_string (gst_caps_get_structure (got, i),
-          "dimensions");
-      fail_unless (g_strcmp0 (dims, "16:12:3:1") == 0,
-          "%s (round %d): caps query answered %s", what, round, str);
+      dims = gst_structure_get_string (gst_caps_get_structure (got, i), "dimensions");
+      fail_unless (g_strcmp0 (dims, "16:12:3:1") == 0, "%s (round %d): caps query answered %s",
+                   what, round, str);
     }
     g_free (str);
     gst_caps_unref (got);
     if (round == 0) {
       gst_harness_set_src_caps_str (h, caps);
-      gst_buffer_unref (gst_harness_push_and_pull (h,
-              nnp_test_random_frame (3 * 12 * 16, 1, 0)));
+      gst_buffer_unref (gst_harness_push_and_pull (h, nnp_test_random_frame (3 * 12 * 16, 1, 0)));
     }
   }
   gst_caps_unref (filter);
@@ -519,7 +502,7 @@ GST_START_TEST (test_input_channels)
   gchar *path = nnp_test_model_path ("unet.onnx");
   gchar *dir = g_dir_make_tmp ("nnp-chan-XXXXXX", NULL);
   const gchar *src = "videotestsrc num-buffers=3 ! "
-      "video/x-raw,width=16,height=12 ! nnconvert name=conv";
+                     "video/x-raw,width=16,height=12 ! nnconvert name=conv";
   const int cuts[1] = { 3 };
   NnpGraph *g;
   gchar *plan_path = save_plan (path, 12, 16, cuts, 1, dir, "unet.json", &g);
@@ -529,28 +512,32 @@ GST_START_TEST (test_input_channels)
   launch_expect_caps (desc, "16:12:3:1");
   g_free (desc);
   desc = g_strdup_printf ("%s ! nnpipeline model=%s stages=2 "
-      "stats-interval=0 ! fakesink", src, path);
+                          "stats-interval=0 ! fakesink",
+                          src, path);
   launch_expect_caps (desc, "16:12:3:1");
   g_free (desc);
   desc = g_strdup_printf ("%s ! nnpipeline plan=%s stats-interval=0 ! "
-      "fakesink", src, plan_path);
+                          "fakesink",
+                          src, plan_path);
   launch_expect_caps (desc, "16:12:3:1");
   g_free (desc);
   desc = g_strdup_printf ("%s ! nnstage plan=%s stage=0 ! queue ! "
-      "nnstage plan=%s stage=1 ! fakesink", src, plan_path, plan_path);
+                          "nnstage plan=%s stage=1 ! fakesink",
+                          src, plan_path, plan_path);
   launch_expect_caps (desc, "16:12:3:1");
   g_free (desc);
   desc = g_strdup_printf ("%s ! nnstage model=%s nodes=0..2 ! "
-      "nnstage model=%s nodes=3..%u ! fakesink", src, path, path,
-      g->nodes->len - 1);
+                          "nnstage model=%s nodes=3..%u ! fakesink",
+                          src, path, path, g->nodes->len - 1);
   launch_expect_caps (desc, "16:12:3:1");
   g_free (desc);
 
   /* the CAPS query itself, before the stages exist and after */
-  check_caps_query (nnp_test_make ("nnpipeline", "model", path, "stages", "2",
-          "stats-interval", 0, NULL), "nnpipeline stages=2");
-  check_caps_query (nnp_test_make ("nnstage", "plan", plan_path, "stage", 0,
-          NULL), "nnstage plan=P stage=0");
+  check_caps_query (
+      nnp_test_make ("nnpipeline", "model", path, "stages", "2", "stats-interval", 0, NULL),
+      "nnpipeline stages=2");
+  check_caps_query (nnp_test_make ("nnstage", "plan", plan_path, "stage", 0, NULL),
+                    "nnstage plan=P stage=0");
   check_caps_query (nnp_test_make ("nnstage", "model", path, NULL), "nnstage");
 
   /* the text detector (dynamic sizes), where GRAY8 used to win */
@@ -558,8 +545,9 @@ GST_START_TEST (test_input_channels)
   path = nnp_test_ocr_model ("ch_PP-OCRv4_det_infer.onnx");
   if (path) {
     desc = g_strdup_printf ("videotestsrc num-buffers=2 ! "
-        "video/x-raw,width=64,height=32 ! nnconvert name=conv ! "
-        "nnpipeline model=%s stages=2 stats-interval=0 ! fakesink", path);
+                            "video/x-raw,width=64,height=32 ! nnconvert name=conv ! "
+                            "nnpipeline model=%s stages=2 stats-interval=0 ! fakesink",
+                            path);
     launch_expect_caps (desc, "64:32:3:1");
     g_free (desc);
   }
@@ -580,7 +568,7 @@ GST_END_TEST;
 /* Push one frame into e; the element must post an error whose message or
  * debug text contains `expect`.  Takes ownership of e. */
 static void
-expect_error (GstElement * e, const gchar * expect)
+expect_error (GstElement *e, const gchar *expect)
 {
   GstBus *bus = gst_bus_new ();
   gchar *caps = nnp_test_tensor_caps (3, 16, 16);
@@ -596,18 +584,17 @@ expect_error (GstElement * e, const gchar * expect)
     gst_element_set_state (e, GST_STATE_NULL);
     h = gst_harness_new_with_element (e, "sink", "src");
     gst_harness_set_src_caps_str (h, caps);
-    fail_if (gst_harness_push (h, nnp_test_random_frame (3 * 16 * 16, 1,
-                0)) == GST_FLOW_OK && gst_bus_have_pending (bus) == FALSE,
-        "no error for \"%s\"", expect);
+    fail_if (gst_harness_push (h, nnp_test_random_frame (3 * 16 * 16, 1, 0)) == GST_FLOW_OK
+                 && gst_bus_have_pending (bus) == FALSE,
+             "no error for \"%s\"", expect);
   } else {
     h = NULL;
   }
 
   err = nnp_test_pop_message (bus, GST_MESSAGE_ERROR, &debug, expect);
   GST_INFO ("error: %s (%s)", err->message, debug ? debug : "");
-  fail_unless (strstr (err->message, expect) != NULL
-      || (debug && strstr (debug, expect) != NULL),
-      "error \"%s\" (%s) does not say \"%s\"", err->message, debug, expect);
+  fail_unless (strstr (err->message, expect) != NULL || (debug && strstr (debug, expect) != NULL),
+               "error \"%s\" (%s) does not say \"%s\"", err->message, debug, expect);
   g_clear_error (&err);
   g_free (debug);
 
@@ -623,7 +610,7 @@ expect_error (GstElement * e, const gchar * expect)
 
 /* text with every `what` replaced by `with` (new string; frees text) */
 static gchar *
-replace (gchar * text, const gchar * what, const gchar * with)
+replace (gchar *text, const gchar *what, const gchar *with)
 {
   gchar **parts = g_strsplit (text, what, -1);
   gchar *ret = g_strjoinv ((gchar *) with, parts);
@@ -634,7 +621,7 @@ replace (gchar * text, const gchar * what, const gchar * with)
 }
 
 static gchar *
-write_plan (const gchar * dir, const gchar * name, const gchar * text)
+write_plan (const gchar *dir, const gchar *name, const gchar *text)
 {
   gchar *p = g_build_filename (dir, name, NULL);
 
@@ -648,29 +635,34 @@ GST_START_TEST (test_bad_plans)
   gchar *dir = g_dir_make_tmp ("nnp-plan-XXXXXX", NULL);
   GError *err = NULL;
   NnpGraph *g = nnp_test_specialize (path, "x", 16, 16, NULL, NULL, &err);
-  GString *all = g_string_new (NULL), *late = g_string_new (NULL),
-      *early = g_string_new (NULL);
+  GString *all = g_string_new (NULL), *late = g_string_new (NULL), *early = g_string_new (NULL);
   gchar *p, *text;
   guint n;
-  static const struct
-  {
+  static const struct {
     const gchar *name, *fmt, *expect;
   } cases[] = {
     /* @MODEL@ model, @ALL@ all node names, @FIRST@ first node, @REST@ the others */
-    {"garbage.json", "{ \"version\": 1, \"stages\": [ ", "plan"},
-    {"unknown-node.json", "{\"version\":1,\"model\":\"@MODEL@\",\"shapes\":"
-          "{\"x\":[1,3,16,16]},\"stages\":[{\"device\":\"cpu\",\"nodes\":"
-          "[@ALL@,\"no_such_node\"]}]}", "no_such_node"},
-    {"cycle.json", "{\"version\":1,\"model\":\"@MODEL@\",\"shapes\":"
-          "{\"x\":[1,3,16,16]},\"stages\":[{\"device\":\"cpu\",\"nodes\":"
-          "[@REST@]},{\"device\":\"cpu\",\"nodes\":[@FIRST@]}]}", "stage"},
-    {"device.json", "{\"version\":1,\"model\":\"@MODEL@\",\"shapes\":"
-          "{\"x\":[1,3,16,16]},\"stages\":[{\"device\":\"tpu\",\"nodes\":"
-          "[@ALL@]}]}", "tpu"},
-    {"missing-input.json", "{\"version\":1,\"model\":\"@MODEL@\",\"shapes\":"
-          "{\"x\":[1,3,16,16]},\"stages\":[{\"device\":\"cpu\",\"nodes\":"
-          "[@FIRST@]},{\"device\":\"cpu\",\"nodes\":[@REST@],\"inputs\":[]}]}",
-        "input"},
+    { "garbage.json", "{ \"version\": 1, \"stages\": [ ", "plan" },
+    { "unknown-node.json",
+      "{\"version\":1,\"model\":\"@MODEL@\",\"shapes\":"
+      "{\"x\":[1,3,16,16]},\"stages\":[{\"device\":\"cpu\",\"nodes\":"
+      "[@ALL@,\"no_such_node\"]}]}",
+      "no_such_node" },
+    { "cycle.json",
+      "{\"version\":1,\"model\":\"@MODEL@\",\"shapes\":"
+      "{\"x\":[1,3,16,16]},\"stages\":[{\"device\":\"cpu\",\"nodes\":"
+      "[@REST@]},{\"device\":\"cpu\",\"nodes\":[@FIRST@]}]}",
+      "stage" },
+    { "device.json",
+      "{\"version\":1,\"model\":\"@MODEL@\",\"shapes\":"
+      "{\"x\":[1,3,16,16]},\"stages\":[{\"device\":\"tpu\",\"nodes\":"
+      "[@ALL@]}]}",
+      "tpu" },
+    { "missing-input.json",
+      "{\"version\":1,\"model\":\"@MODEL@\",\"shapes\":"
+      "{\"x\":[1,3,16,16]},\"stages\":[{\"device\":\"cpu\",\"nodes\":"
+      "[@FIRST@]},{\"device\":\"cpu\",\"nodes\":[@REST@],\"inputs\":[]}]}",
+      "input" },
   };
 
   fail_unless (g != NULL, "%s", err ? err->message : "?");
@@ -691,28 +683,24 @@ GST_START_TEST (test_bad_plans)
     text = replace (text, "@REST@", late->str);
     p = write_plan (dir, cases[i].name, text);
     GST_INFO ("%s: %s", cases[i].name, text);
-    expect_error (nnp_test_make ("nnpipeline", "model", path, "plan", p, NULL),
-        cases[i].expect);
-    expect_error (nnp_test_make ("nnstage", "model", path, "plan", p, "stage",
-            0, NULL), cases[i].expect);
+    expect_error (nnp_test_make ("nnpipeline", "model", path, "plan", p, NULL), cases[i].expect);
+    expect_error (nnp_test_make ("nnstage", "model", path, "plan", p, "stage", 0, NULL),
+                  cases[i].expect);
     g_unlink (p);
     g_free (p);
     g_free (text);
   }
 
   /* hand-made splits */
-  expect_error (nnp_test_make ("nnstage", "model", path, "nodes",
-          "0,no_such_node", NULL), "no_such_node");
-  expect_error (nnp_test_make ("nnstage", "model", path, "nodes", "0,2", NULL),
-      "not convex");
-  expect_error (nnp_test_make ("nnstage", "model", path, "nodes", "5..2", NULL),
-      "comes after");
-  expect_error (nnp_test_make ("nnpipeline", "model", path, "cuts",
-          "3,no_such_node", NULL), "no_such_node");
-  expect_error (nnp_test_make ("nnpipeline", "model", path, "devices",
-          "gpu:1,cpu:1", NULL), "gpu");
-  expect_error (nnp_test_make ("nnpipeline", "model", path, "cuts", "3",
-          "stages", "3", NULL), "stages=3");
+  expect_error (nnp_test_make ("nnstage", "model", path, "nodes", "0,no_such_node", NULL),
+                "no_such_node");
+  expect_error (nnp_test_make ("nnstage", "model", path, "nodes", "0,2", NULL), "not convex");
+  expect_error (nnp_test_make ("nnstage", "model", path, "nodes", "5..2", NULL), "comes after");
+  expect_error (nnp_test_make ("nnpipeline", "model", path, "cuts", "3,no_such_node", NULL),
+                "no_such_node");
+  expect_error (nnp_test_make ("nnpipeline", "model", path, "devices", "gpu:1,cpu:1", NULL), "gpu");
+  expect_error (nnp_test_make ("nnpipeline", "model", path, "cuts", "3", "stages", "3", NULL),
+                "stages=3");
 
   g_string_free (all, TRUE);
   g_string_free (early, TRUE);

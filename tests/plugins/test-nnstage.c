@@ -17,7 +17,7 @@
   "dimensions=\"4:1,4:1\",framerate=0/1"
 
 static GstElement *
-make_stage (const gchar * model, const gchar * first_prop, ...)
+make_stage (const gchar *model, const gchar *first_prop, ...)
 {
   gchar *path = nnp_test_model_path (model);
   GstElement *e = nnp_test_make ("nnstage", "model", path, NULL);
@@ -32,7 +32,7 @@ make_stage (const gchar * model, const gchar * first_prop, ...)
 }
 
 static GstHarness *
-stage_harness (const gchar * model, const gchar * caps)
+stage_harness (const gchar *model, const gchar *caps)
 {
   GstHarness *h = nnp_test_harness_take (make_stage (model, NULL));
 
@@ -45,16 +45,14 @@ stage_harness (const gchar * model, const gchar * caps)
  * (a one-stage plan, as `nnpipe run` does).  Returns the output tensors
  * (caller unrefs), n_outputs set. */
 static GPtrArray *
-reference_run (const gchar * model, const NnpInputShape * shapes, gint n,
-    GstBuffer * input)
+reference_run (const gchar *model, const NnpInputShape *shapes, gint n, GstBuffer *input)
 {
   gchar *path = nnp_test_model_path (model);
   GError *err = NULL;
   NnpModel *m = nnp_model_load (path, &err);
   NnpGraph *g;
   NnpStage *stage;
-  GPtrArray *outs = g_ptr_array_new_with_free_func ((GDestroyNotify)
-      nnp_tensor_unref);
+  GPtrArray *outs = g_ptr_array_new_with_free_func ((GDestroyNotify) nnp_tensor_unref);
   NnpTensor *ins[4];
   GstMapInfo map;
   gsize off = 0;
@@ -69,15 +67,14 @@ reference_run (const gchar * model, const NnpInputShape * shapes, gint n,
   for (gint i = 0; i < n; i++) {
     const NnpValue *v = nnp_stage_get_input (stage, i);
 
-    ins[i] = nnp_tensor_new_wrapped (v->dtype, &v->shape, map.data + off,
-        NULL, NULL);
+    ins[i] = nnp_tensor_new_wrapped (v->dtype, &v->shape, map.data + off, NULL, NULL);
     off += ins[i]->nbytes;
   }
   fail_unless_equals_int (off, map.size);
   for (gint i = 0; i < nnp_stage_get_n_outputs (stage); i++)
     g_ptr_array_add (outs, nnp_stage_new_output (stage, i, NULL));
-  fail_unless (nnp_stage_run (stage, ins, (NnpTensor * const *) outs->pdata,
-          &err), "%s", err ? err->message : "?");
+  fail_unless (nnp_stage_run (stage, ins, (NnpTensor *const *) outs->pdata, &err), "%s",
+               err ? err->message : "?");
   for (gint i = 0; i < n; i++)
     nnp_tensor_unref (ins[i]);
   gst_buffer_unmap (input, &map);
@@ -90,7 +87,7 @@ reference_run (const gchar * model, const NnpInputShape * shapes, gint n,
 }
 
 static void
-assert_identical (GstBuffer * out, GPtrArray * ref)
+assert_identical (GstBuffer *out, GPtrArray *ref)
 {
   fail_unless_equals_int (gst_buffer_n_memory (out), ref->len);
   for (guint i = 0; i < ref->len; i++) {
@@ -100,14 +97,14 @@ assert_identical (GstBuffer * out, GPtrArray * ref)
 
     fail_unless (gst_memory_map (mem, &map, GST_MAP_READ));
     fail_unless_equals_int (map.size, t->nbytes);
-    fail_unless (memcmp (map.data, t->data, t->nbytes) == 0,
-        "output %u differs from the library's", i);
+    fail_unless (memcmp (map.data, t->data, t->nbytes) == 0, "output %u differs from the library's",
+                 i);
     gst_memory_unmap (mem, &map);
   }
 }
 
 static const GstStructure *
-current_src_structure (GstHarness * h, GstCaps ** caps_out)
+current_src_structure (GstHarness *h, GstCaps **caps_out)
 {
   GstCaps *caps = gst_pad_get_current_caps (h->sinkpad);
 
@@ -144,8 +141,7 @@ GST_START_TEST (test_negotiate_downstream)
   fail_unless (out != NULL);
   s = current_src_structure (h, &caps);
   fail_unless (gst_structure_has_name (s, "other/tensors"));
-  fail_unless_equals_string (gst_structure_get_string (s, "dimensions"),
-      "8:6:4:1");
+  fail_unless_equals_string (gst_structure_get_string (s, "dimensions"), "8:6:4:1");
   fail_unless_equals_string (gst_structure_get_string (s, "types"), "float32");
   fail_unless (gst_structure_get_fraction (s, "framerate", &n, &d));
   fail_unless_equals_int (n, 30);
@@ -162,8 +158,7 @@ GST_START_TEST (test_negotiate_downstream)
   out = gst_harness_push_and_pull (h, in);
   fail_unless (out != NULL);
   s = current_src_structure (h, &caps);
-  fail_unless_equals_string (gst_structure_get_string (s, "dimensions"),
-      "10:5:4:1");
+  fail_unless_equals_string (gst_structure_get_string (s, "dimensions"), "10:5:4:1");
   gst_caps_unref (caps);
   assert_identical (out, ref);
   g_ptr_array_unref (ref);
@@ -175,7 +170,7 @@ GST_START_TEST (test_negotiate_downstream)
 GST_END_TEST;
 
 static guint
-stages_built (GstHarness * h)
+stages_built (GstHarness *h)
 {
   guint n = 0;
 
@@ -194,8 +189,7 @@ GST_START_TEST (test_stage_cache)
 
   for (gint round = 0; round < 6; round++) {
     gint k = round % 2;
-    GstBuffer *in = nnp_test_random_buffer ((gsize) w[k] * hgt[k] * 3,
-        (guint) (round + 10));
+    GstBuffer *in = nnp_test_random_buffer ((gsize) w[k] * hgt[k] * 3, (guint) (round + 10));
     NnpInputShape shape = conv_shape (w[k], hgt[k]);
     GPtrArray *ref = reference_run ("conv-relu-add.onnx", &shape, 1, in);
     GstBuffer *out;
@@ -212,8 +206,7 @@ GST_START_TEST (test_stage_cache)
   /* a property write forgets the cached stages */
   g_object_set (h->element, "threads", 2, NULL);
   gst_harness_set_src_caps_str (h, caps[0]);
-  gst_buffer_unref (gst_harness_push_and_pull (h,
-          nnp_test_random_buffer (8 * 6 * 3, 30)));
+  gst_buffer_unref (gst_harness_push_and_pull (h, nnp_test_random_buffer (8 * 6 * 3, 30)));
   fail_unless_equals_int (stages_built (h), 3);
 
   gst_harness_teardown (h);
@@ -226,9 +219,7 @@ GST_START_TEST (test_shape_cache)
   /* three shapes in turn: with shape-cache=2 each comes back after being
    * dropped (a stage built every time), with 3 they all stay; raising the
    * property while running keeps the stages already built */
-  static const gchar *caps[3] = { CONV_CAPS (8, 6), CONV_CAPS (10, 5),
-    CONV_CAPS (4, 4)
-  };
+  static const gchar *caps[3] = { CONV_CAPS (8, 6), CONV_CAPS (10, 5), CONV_CAPS (4, 4) };
   static const gint w[3] = { 8, 10, 4 }, hgt[3] = { 6, 5, 4 };
   GstHarness *h = stage_harness ("conv-relu-add.onnx", NULL);
   gint shape_cache = 0;
@@ -243,8 +234,8 @@ GST_START_TEST (test_shape_cache)
     if (round == 6)
       g_object_set (h->element, "shape-cache", 3, NULL);
     gst_harness_set_src_caps_str (h, caps[k]);
-    out = gst_harness_push_and_pull (h,
-        nnp_test_random_buffer ((gsize) w[k] * hgt[k] * 3, (guint) round));
+    out = gst_harness_push_and_pull (
+        h, nnp_test_random_buffer ((gsize) w[k] * hgt[k] * 3, (guint) round));
     fail_unless (out != NULL);
     gst_buffer_unref (out);
     /* rounds 0-5 miss every time; 6-8 build the one dropped last, then
@@ -269,17 +260,14 @@ GST_START_TEST (test_negotiate_upstream)
   fail_unless (gst_structure_has_name (s, "other/tensors"));
   fail_unless (gst_structure_get_int (s, "num_tensors", &n));
   fail_unless_equals_int (n, 2);
-  fail_unless_equals_string (gst_structure_get_string (s, "types"),
-      "float32,float32");
-  fail_unless_equals_string (gst_structure_get_string (s, "dimensions"),
-      "4:1,4:1");
+  fail_unless_equals_string (gst_structure_get_string (s, "types"), "float32,float32");
+  fail_unless_equals_string (gst_structure_get_string (s, "dimensions"), "4:1,4:1");
 
   /* fixating what we were offered negotiates */
   caps = gst_caps_fixate (caps);
   gst_harness_set_src_caps (h, caps);
   {
-    GstBuffer *out = gst_harness_push_and_pull (h,
-        nnp_test_random_buffer (8, 3));
+    GstBuffer *out = gst_harness_push_and_pull (h, nnp_test_random_buffer (8, 3));
 
     fail_unless (out != NULL);
     fail_unless_equals_int (gst_buffer_n_memory (out), 2);
@@ -302,8 +290,8 @@ GST_START_TEST (test_negotiate_upstream)
   gst_harness_set_src_caps_str (h, CONV_CAPS (7, 3));
   caps = gst_pad_peer_query_caps (h->sinkpad, NULL);
   fail_unless (caps != NULL && !gst_caps_is_empty (caps));
-  fail_unless_equals_string (gst_structure_get_string (gst_caps_get_structure
-          (caps, 0), "dimensions"), "7:3:4:1");
+  fail_unless_equals_string (
+      gst_structure_get_string (gst_caps_get_structure (caps, 0), "dimensions"), "7:3:4:1");
   gst_caps_unref (caps);
   gst_harness_teardown (h);
 }
@@ -315,15 +303,16 @@ GST_START_TEST (test_negotiate_with_nnconvert)
   /* upstream picks a 3-channel frame for a 3-channel model, although
    * nnconvert could also make 1-channel tensors (GRAY8) */
   gchar *path = nnp_test_model_path ("conv-relu-add.onnx");
-  gchar *desc = g_strdup_printf ("videotestsrc num-buffers=3 ! "
-      "video/x-raw,width=16,height=8 ! nnconvert ! nnstage model=\"%s\" ! "
-      "fakesink name=sink", path);
+  gchar *desc =
+      g_strdup_printf ("videotestsrc num-buffers=3 ! "
+                       "video/x-raw,width=16,height=8 ! nnconvert ! nnstage model=\"%s\" ! "
+                       "fakesink name=sink",
+                       path);
   GstElement *pipeline;
   gchar *dims;
 
-  fail_unless (gst_registry_check_feature_version (gst_registry_get (),
-          "videotestsrc", 1, 0, 0),
-      "no videotestsrc: install the Debian package gstreamer1.0-plugins-base");
+  fail_unless (gst_registry_check_feature_version (gst_registry_get (), "videotestsrc", 1, 0, 0),
+               "no videotestsrc: install the Debian package gstreamer1.0-plugins-base");
   pipeline = nnp_test_launch_to_eos (desc, 30 * GST_SECOND);
   dims = nnp_test_current_dims (pipeline, "sink", "sink");
   fail_unless_equals_string (dims, "16:8:4:1");
@@ -339,17 +328,15 @@ GST_START_TEST (test_singular_caps)
 {
   /* NNStreamer's other/tensor (one tensor) form in, other/tensors out */
   GstHarness *h = stage_harness ("conv-relu-add.onnx",
-      "other/tensor,type=float32,dimension=4:4:3:1,framerate=0/1");
-  GstBuffer *out = gst_harness_push_and_pull (h,
-      nnp_test_random_buffer (48, 4));
+                                 "other/tensor,type=float32,dimension=4:4:3:1,framerate=0/1");
+  GstBuffer *out = gst_harness_push_and_pull (h, nnp_test_random_buffer (48, 4));
   GstCaps *caps;
   const GstStructure *s;
 
   fail_unless (out != NULL);
   s = current_src_structure (h, &caps);
   fail_unless (gst_structure_has_name (s, "other/tensors"));
-  fail_unless_equals_string (gst_structure_get_string (s, "dimensions"),
-      "4:4:4:1");
+  fail_unless_equals_string (gst_structure_get_string (s, "dimensions"), "4:4:4:1");
   gst_caps_unref (caps);
   gst_buffer_unref (out);
   gst_harness_teardown (h);
@@ -360,8 +347,7 @@ GST_END_TEST;
 /* Push one buffer with wrong caps: not-negotiated, and an error on the bus
  * whose message contains every string of `want` (NULL-terminated). */
 static void
-check_wrong_caps (const gchar * model, const gchar * caps, gsize size,
-    const gchar * const *want)
+check_wrong_caps (const gchar *model, const gchar *caps, gsize size, const gchar *const *want)
 {
   GstHarness *h = stage_harness (model, NULL);
   GstBus *bus = gst_bus_new ();
@@ -370,15 +356,15 @@ check_wrong_caps (const gchar * model, const gchar * caps, gsize size,
 
   gst_element_set_bus (h->element, bus);
   gst_harness_set_src_caps_str (h, caps);
-  fail_unless_equals_int (gst_harness_push (h,
-          gst_buffer_new_allocate (NULL, size, NULL)), GST_FLOW_NOT_NEGOTIATED);
+  fail_unless_equals_int (gst_harness_push (h, gst_buffer_new_allocate (NULL, size, NULL)),
+                          GST_FLOW_NOT_NEGOTIATED);
 
   err = nnp_test_pop_message (bus, GST_MESSAGE_ERROR, &debug, caps);
-  fail_unless (g_error_matches (err, GST_CORE_ERROR,
-          GST_CORE_ERROR_NEGOTIATION), "%s", err->message);
+  fail_unless (g_error_matches (err, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION), "%s",
+               err->message);
   for (gint i = 0; want[i]; i++)
-    fail_unless (strstr (err->message, want[i]) != NULL,
-        "error \"%s\" lacks \"%s\"", err->message, want[i]);
+    fail_unless (strstr (err->message, want[i]) != NULL, "error \"%s\" lacks \"%s\"", err->message,
+                 want[i]);
   GST_INFO ("wrong caps %s -> %s (%s)", caps, err->message, debug);
   g_clear_error (&err);
   g_free (debug);
@@ -390,37 +376,35 @@ check_wrong_caps (const gchar * model, const gchar * caps, gsize size,
 
 GST_START_TEST (test_wrong_caps)
 {
-  const gchar *channels[] = { "conv-relu-add.onnx", "input 'x' expects",
-    "4 dims", "1x3x?x?", "got dimensions=8:6:2:1", NULL
+  const gchar *channels[] = {
+    "conv-relu-add.onnx", "input 'x' expects", "4 dims", "1x3x?x?", "got dimensions=8:6:2:1", NULL
   };
-  const gchar *type[] = { "input 'x' expects", "float32", "types=uint8",
-    NULL
-  };
-  const gchar *count[] = { "expects 1 input tensors", "'x'", "num_tensors=2",
-    NULL
-  };
-  const gchar *infer[] = { "add-4x4.onnx",
-    "shape inference failed for dimensions=5:5:3:1", "'add'", NULL
-  };
-  const gchar *rank[] = { "input 'a' expects", "1x4", "got dimensions=4:2",
-    NULL
-  };
+  const gchar *type[] = { "input 'x' expects", "float32", "types=uint8", NULL };
+  const gchar *count[] = { "expects 1 input tensors", "'x'", "num_tensors=2", NULL };
+  const gchar *infer[] = { "add-4x4.onnx", "shape inference failed for dimensions=5:5:3:1", "'add'",
+                           NULL };
+  const gchar *rank[] = { "input 'a' expects", "1x4", "got dimensions=4:2", NULL };
 
   check_wrong_caps ("conv-relu-add.onnx",
-      "other/tensors,format=static,num_tensors=1,types=float32,"
-      "dimensions=8:6:2:1,framerate=0/1", 8 * 6 * 2 * 4, channels);
+                    "other/tensors,format=static,num_tensors=1,types=float32,"
+                    "dimensions=8:6:2:1,framerate=0/1",
+                    8 * 6 * 2 * 4, channels);
   check_wrong_caps ("conv-relu-add.onnx",
-      "other/tensors,format=static,num_tensors=1,types=uint8,"
-      "dimensions=8:6:3:1,framerate=0/1", 8 * 6 * 3, type);
+                    "other/tensors,format=static,num_tensors=1,types=uint8,"
+                    "dimensions=8:6:3:1,framerate=0/1",
+                    8 * 6 * 3, type);
   check_wrong_caps ("conv-relu-add.onnx",
-      "other/tensors,format=static,num_tensors=2,types=\"float32,float32\","
-      "dimensions=\"8:6:3:1,8:6:3:1\",framerate=0/1", 8 * 6 * 3 * 8, count);
+                    "other/tensors,format=static,num_tensors=2,types=\"float32,float32\","
+                    "dimensions=\"8:6:3:1,8:6:3:1\",framerate=0/1",
+                    8 * 6 * 3 * 8, count);
   check_wrong_caps ("add-4x4.onnx",
-      "other/tensors,format=static,num_tensors=1,types=float32,"
-      "dimensions=5:5:3:1,framerate=0/1", 5 * 5 * 3 * 4, infer);
+                    "other/tensors,format=static,num_tensors=1,types=float32,"
+                    "dimensions=5:5:3:1,framerate=0/1",
+                    5 * 5 * 3 * 4, infer);
   check_wrong_caps ("two-io.onnx",
-      "other/tensors,format=static,num_tensors=2,types=\"float32,float32\","
-      "dimensions=\"4:2,4:1\",framerate=0/1", 48, rank);
+                    "other/tensors,format=static,num_tensors=2,types=\"float32,float32\","
+                    "dimensions=\"4:2,4:1\",framerate=0/1",
+                    48, rank);
 }
 
 GST_END_TEST;
@@ -430,7 +414,7 @@ GST_START_TEST (test_bit_identical_multi_tensor)
   /* two inputs (one memory each, or one block as filesrc gives), two
    * outputs of one memory each; values checked against plain C too */
   GstHarness *h = stage_harness ("two-io.onnx", TWO_IO_CAPS);
-  NnpInputShape shapes[2] = { {"a"}, {"b"} };
+  NnpInputShape shapes[2] = { { "a" }, { "b" } };
   const int64_t dims[2] = { 1, 4 };
   GstBuffer *block = nnp_test_random_buffer (8, 5), *split, *out;
   GPtrArray *ref;
@@ -444,18 +428,14 @@ GST_START_TEST (test_bit_identical_multi_tensor)
   gst_buffer_map (block, &map, GST_MAP_READ);
   x = (const gfloat *) map.data;
   for (gint i = 0; i < 4; i++) {
-    fail_unless (((gfloat *) ((NnpTensor *) ref->pdata[0])->data)[i] ==
-        x[i] + x[4 + i]);
-    fail_unless (((gfloat *) ((NnpTensor *) ref->pdata[1])->data)[i] ==
-        x[i] * x[4 + i]);
+    fail_unless (((gfloat *) ((NnpTensor *) ref->pdata[0])->data)[i] == x[i] + x[4 + i]);
+    fail_unless (((gfloat *) ((NnpTensor *) ref->pdata[1])->data)[i] == x[i] * x[4 + i]);
   }
   gst_buffer_unmap (block, &map);
 
   split = gst_buffer_new ();
-  gst_buffer_append_memory (split,
-      gst_memory_copy (gst_buffer_peek_memory (block, 0), 0, 16));
-  gst_buffer_append_memory (split,
-      gst_memory_copy (gst_buffer_peek_memory (block, 0), 16, 16));
+  gst_buffer_append_memory (split, gst_memory_copy (gst_buffer_peek_memory (block, 0), 0, 16));
+  gst_buffer_append_memory (split, gst_memory_copy (gst_buffer_peek_memory (block, 0), 16, 16));
   fail_unless_equals_int (gst_buffer_n_memory (split), 2);
 
   out = gst_harness_push_and_pull (h, split);
@@ -467,8 +447,7 @@ GST_START_TEST (test_bit_identical_multi_tensor)
   gst_buffer_unref (out);
 
   /* a wrong size is a stream error */
-  fail_unless_equals_int (gst_harness_push (h, nnp_test_random_buffer (7, 6)),
-      GST_FLOW_ERROR);
+  fail_unless_equals_int (gst_harness_push (h, nnp_test_random_buffer (7, 6)), GST_FLOW_ERROR);
 
   g_ptr_array_unref (ref);
   gst_buffer_unref (block);
@@ -480,8 +459,8 @@ GST_END_TEST;
 GST_START_TEST (test_threads_identical)
 {
   /* two pinned threads give the same bits as the single-threaded library */
-  GstHarness *h = nnp_test_harness_take (make_stage ("conv-relu-add.onnx",
-          "threads", 2, "cpus", "0,1", NULL));
+  GstHarness *h =
+      nnp_test_harness_take (make_stage ("conv-relu-add.onnx", "threads", 2, "cpus", "0,1", NULL));
   NnpInputShape shape = conv_shape (33, 17);
   GstBuffer *in = nnp_test_random_buffer (33 * 17 * 3, 7), *out;
   GPtrArray *ref = reference_run ("conv-relu-add.onnx", &shape, 1, in);
@@ -497,8 +476,7 @@ GST_START_TEST (test_threads_identical)
 GST_END_TEST;
 
 /* A tagless test meta: must pass through nnstage. */
-typedef struct
-{
+typedef struct {
   GstMeta meta;
   gint value;
 } TestMeta;
@@ -516,12 +494,11 @@ test_meta_api_get_type (void)
   return type;
 }
 
-static gboolean
-test_meta_transform (GstBuffer * dest, GstMeta * meta, GstBuffer * buffer,
-    GQuark type, gpointer data);
+static gboolean test_meta_transform (GstBuffer *dest, GstMeta *meta, GstBuffer *buffer, GQuark type,
+                                     gpointer data);
 
 static gboolean
-test_meta_init (GstMeta * meta, gpointer params, GstBuffer * buffer)
+test_meta_init (GstMeta *meta, gpointer params, GstBuffer *buffer)
 {
   ((TestMeta *) meta)->value = -1;
   return TRUE;
@@ -532,21 +509,19 @@ test_meta_get_info (void)
 {
   static const GstMetaInfo *info = NULL;
 
-  if (g_once_init_enter ((GstMetaInfo **) & info)) {
-    const GstMetaInfo *mi = gst_meta_register (test_meta_api_get_type (),
-        "NnStageTestMeta", sizeof (TestMeta), test_meta_init, NULL,
-        test_meta_transform);
-    g_once_init_leave ((GstMetaInfo **) & info, (GstMetaInfo *) mi);
+  if (g_once_init_enter ((GstMetaInfo **) &info)) {
+    const GstMetaInfo *mi =
+        gst_meta_register (test_meta_api_get_type (), "NnStageTestMeta", sizeof (TestMeta),
+                           test_meta_init, NULL, test_meta_transform);
+    g_once_init_leave ((GstMetaInfo **) &info, (GstMetaInfo *) mi);
   }
   return info;
 }
 
 static gboolean
-test_meta_transform (GstBuffer * dest, GstMeta * meta, GstBuffer * buffer,
-    GQuark type, gpointer data)
+test_meta_transform (GstBuffer *dest, GstMeta *meta, GstBuffer *buffer, GQuark type, gpointer data)
 {
-  TestMeta *m = (TestMeta *) gst_buffer_add_meta (dest, test_meta_get_info (),
-      NULL);
+  TestMeta *m = (TestMeta *) gst_buffer_add_meta (dest, test_meta_get_info (), NULL);
 
   m->value = ((TestMeta *) meta)->value;
   return TRUE;
@@ -609,9 +584,10 @@ GST_START_TEST (test_state_cycles)
   /* 10 x NULL -> PLAYING -> NULL in a pipeline with data flowing; every
    * object goes away at the end */
   gchar *path = nnp_test_model_path ("conv-relu-add.onnx");
-  gchar *desc = g_strdup_printf ("appsrc name=src format=time caps=\""
-      CONV_CAPS (8, 6) "\" ! nnstage name=stage model=\"%s\" ! "
-      "fakesink name=sink sync=false", path);
+  gchar *desc = g_strdup_printf ("appsrc name=src format=time caps=\"" CONV_CAPS (
+                                     8, 6) "\" ! nnstage name=stage model=\"%s\" ! "
+                                           "fakesink name=sink sync=false",
+                                 path);
   GstElement *pipeline = gst_parse_launch (desc, NULL);
   GstElement *src, *stage;
   GstBus *bus;
@@ -625,8 +601,7 @@ GST_START_TEST (test_state_cycles)
     GstMessage *msg;
     GstFlowReturn flow;
 
-    fail_unless (gst_element_set_state (pipeline, GST_STATE_PLAYING) !=
-        GST_STATE_CHANGE_FAILURE);
+    fail_unless (gst_element_set_state (pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
     for (gint i = 0; i < 3; i++) {
       GstBuffer *buf = nnp_test_random_buffer (8 * 6 * 3, cycle * 10 + i);
 
@@ -636,13 +611,12 @@ GST_START_TEST (test_state_cycles)
       fail_unless_equals_int (flow, GST_FLOW_OK);
     }
     g_signal_emit_by_name (src, "end-of-stream", &flow);
-    msg = gst_bus_timed_pop_filtered (bus, 10 * GST_SECOND,
-        GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+    msg = gst_bus_timed_pop_filtered (bus, 10 * GST_SECOND, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
     fail_unless (msg != NULL);
     fail_unless_equals_int (GST_MESSAGE_TYPE (msg), GST_MESSAGE_EOS);
     gst_message_unref (msg);
     fail_unless_equals_int (gst_element_set_state (pipeline, GST_STATE_NULL),
-        GST_STATE_CHANGE_SUCCESS);
+                            GST_STATE_CHANGE_SUCCESS);
   }
 
   /* us, the pipeline */
@@ -669,10 +643,8 @@ GST_START_TEST (test_element_cycles)
   GstElement *e = make_stage ("conv-relu-add.onnx", NULL);
 
   for (gint i = 0; i < 10; i++) {
-    fail_unless_equals_int (gst_element_set_state (e, GST_STATE_PLAYING),
-        GST_STATE_CHANGE_SUCCESS);
-    fail_unless_equals_int (gst_element_set_state (e, GST_STATE_NULL),
-        GST_STATE_CHANGE_SUCCESS);
+    fail_unless_equals_int (gst_element_set_state (e, GST_STATE_PLAYING), GST_STATE_CHANGE_SUCCESS);
+    fail_unless_equals_int (gst_element_set_state (e, GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS);
   }
   ASSERT_OBJECT_REFCOUNT (e, "nnstage", 1);
   gst_object_unref (e);
@@ -681,7 +653,7 @@ GST_START_TEST (test_element_cycles)
 GST_END_TEST;
 
 static void
-check_bad_model (const gchar * name, const gchar * want_domain)
+check_bad_model (const gchar *name, const gchar *want_domain)
 {
   GstElement *e = make_stage (name, NULL);
   GstBus *bus = gst_bus_new ();
@@ -689,12 +661,11 @@ check_bad_model (const gchar * name, const gchar * want_domain)
   gchar *debug = NULL, *all;
 
   gst_element_set_bus (e, bus);
-  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_PAUSED),
-      GST_STATE_CHANGE_FAILURE);
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
   err = nnp_test_pop_message (bus, GST_MESSAGE_ERROR, &debug, name);
   all = g_strdup_printf ("%s %s", err->message, debug ? debug : "");
-  fail_unless (strstr (err->message, name) != NULL,
-      "error \"%s\" does not name %s", err->message, name);
+  fail_unless (strstr (err->message, name) != NULL, "error \"%s\" does not name %s", err->message,
+               name);
   fail_unless (g_quark_to_string (err->domain) != NULL);
   GST_INFO ("%s: %s", name, all);
   (void) want_domain;
@@ -723,8 +694,7 @@ GST_START_TEST (test_latency)
 
   gst_harness_set_upstream_latency (h, 10 * GST_MSECOND);
   for (gint i = 0; i < 5; i++) {
-    GstBuffer *out = gst_harness_push_and_pull (h,
-        nnp_test_random_buffer (16 * 16 * 3, i));
+    GstBuffer *out = gst_harness_push_and_pull (h, nnp_test_random_buffer (16 * 16 * 3, i));
     gst_buffer_unref (out);
   }
   fail_unless (gst_harness_query_latency (h) > 10 * GST_MSECOND);
@@ -739,11 +709,9 @@ GST_END_TEST;
  * the device properties and the run statistics' (gstnnrunstats.c). */
 GST_START_TEST (test_part_properties)
 {
-  static const gchar *const shared[] =
-      { "model", "plan", "plan-object", "stage", "nodes" };
-  GstElement *els[2] = { gst_object_ref_sink (nnp_test_make ("nnstage",
-            NULL)), gst_object_ref_sink (nnp_test_make ("nnremote", NULL))
-  };
+  static const gchar *const shared[] = { "model", "plan", "plan-object", "stage", "nodes" };
+  GstElement *els[2] = { gst_object_ref_sink (nnp_test_make ("nnstage", NULL)),
+                         gst_object_ref_sink (nnp_test_make ("nnremote", NULL)) };
   GParamSpec *p[2];
   gchar *model, *plan, *nodes, *device, *name, *cpus, *trace;
   gint stage, index, threads, cache;
@@ -752,29 +720,25 @@ GST_START_TEST (test_part_properties)
 
   for (guint i = 0; i < G_N_ELEMENTS (shared); i++) {
     for (guint k = 0; k < 2; k++) {
-      p[k] = g_object_class_find_property (G_OBJECT_GET_CLASS (els[k]),
-          shared[i]);
+      p[k] = g_object_class_find_property (G_OBJECT_GET_CLASS (els[k]), shared[i]);
       fail_unless (p[k] != NULL, "no property %s", shared[i]);
     }
     fail_unless (p[0]->value_type == p[1]->value_type, "%s", shared[i]);
     fail_unless_equals_int (p[0]->flags, p[1]->flags);
-    fail_unless_equals_int (g_param_values_cmp (p[0],
-            g_param_spec_get_default_value (p[0]),
-            g_param_spec_get_default_value (p[1])), 0);
+    fail_unless_equals_int (g_param_values_cmp (p[0], g_param_spec_get_default_value (p[0]),
+                                                g_param_spec_get_default_value (p[1])),
+                            0);
   }
   /* nnremote words model its own way: its digest goes to the server */
-  fail_if (g_str_equal (g_param_spec_get_blurb (g_object_class_find_property
-              (G_OBJECT_GET_CLASS (els[0]), "model")),
-          g_param_spec_get_blurb (g_object_class_find_property
-              (G_OBJECT_GET_CLASS (els[1]), "model"))));
-  fail_unless (g_object_class_find_property (G_OBJECT_GET_CLASS (els[1]),
-          "device") == NULL);
+  fail_if (g_str_equal (
+      g_param_spec_get_blurb (g_object_class_find_property (G_OBJECT_GET_CLASS (els[0]), "model")),
+      g_param_spec_get_blurb (
+          g_object_class_find_property (G_OBJECT_GET_CLASS (els[1]), "model"))));
+  fail_unless (g_object_class_find_property (G_OBJECT_GET_CLASS (els[1]), "device") == NULL);
 
   for (guint k = 0; k < 2; k++) {
-    g_object_set (els[k], "model", "m.onnx", "plan", "p.json", "stage", 3,
-        "nodes", "a..b", NULL);
-    g_object_get (els[k], "model", &model, "plan", &plan, "stage", &stage,
-        "nodes", &nodes, NULL);
+    g_object_set (els[k], "model", "m.onnx", "plan", "p.json", "stage", 3, "nodes", "a..b", NULL);
+    g_object_get (els[k], "model", &model, "plan", &plan, "stage", &stage, "nodes", &nodes, NULL);
     fail_unless_equals_string (model, "m.onnx");
     fail_unless_equals_string (plan, "p.json");
     fail_unless_equals_int (stage, 3);
@@ -788,13 +752,12 @@ GST_START_TEST (test_part_properties)
   fail_unless_equals_string (device, "cpu");
   fail_unless_equals_int (threads, 1);
   g_free (device);
-  g_object_set (els[0], "device", "opencl:1", "device-index", 2,
-      "device-name", "gpu", "fallback", TRUE, "threads", 3, "cpus", "0-1",
-      "trace", "t.json", "debug-slowdown", 1.5, "shape-cache", 7, NULL);
-  g_object_get (els[0], "device", &device, "device-index", &index,
-      "device-name", &name, "fallback", &fallback, "threads", &threads,
-      "cpus", &cpus, "trace", &trace, "debug-slowdown", &slowdown,
-      "shape-cache", &cache, NULL);
+  g_object_set (els[0], "device", "opencl:1", "device-index", 2, "device-name", "gpu", "fallback",
+                TRUE, "threads", 3, "cpus", "0-1", "trace", "t.json", "debug-slowdown", 1.5,
+                "shape-cache", 7, NULL);
+  g_object_get (els[0], "device", &device, "device-index", &index, "device-name", &name, "fallback",
+                &fallback, "threads", &threads, "cpus", &cpus, "trace", &trace, "debug-slowdown",
+                &slowdown, "shape-cache", &cache, NULL);
   fail_unless_equals_string (device, "opencl:1");
   fail_unless_equals_int (index, 2);
   fail_unless_equals_string (name, "gpu");

@@ -3,7 +3,7 @@
 #include "test-post-common.h"
 
 GstBuffer *
-make_rgb_frame (GstVideoInfo * info, gint w, gint h, guint8 value)
+make_rgb_frame (GstVideoInfo *info, gint w, gint h, guint8 value)
 {
   GstBuffer *buf;
 
@@ -14,28 +14,27 @@ make_rgb_frame (GstVideoInfo * info, gint w, gint h, guint8 value)
 }
 
 GstVideoRegionOfInterestMeta *
-roi_by_id (GstBuffer * buf, gint id)
+roi_by_id (GstBuffer *buf, gint id)
 {
   gpointer state = NULL;
   GstMeta *m;
 
   while ((m = gst_buffer_iterate_meta_filtered (buf, &state,
-              GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)))
+                                                GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)))
     if (((GstVideoRegionOfInterestMeta *) m)->id == id)
       return (GstVideoRegionOfInterestMeta *) m;
   return NULL;
 }
 
 void
-add_text_roi (GstBuffer * frame, gint id, gint x, gint y, gint w, gint h)
+add_text_roi (GstBuffer *frame, gint id, gint x, gint y, gint w, gint h)
 {
   GstVideoRegionOfInterestMeta *roi;
   GValue points = G_VALUE_INIT, v = G_VALUE_INIT;
   gdouble p[8] = { x, y, x + w, y, x + w, y + h, x, y + h };
   GstStructure *s;
 
-  roi = gst_buffer_add_video_region_of_interest_meta (frame, "text", x, y, w,
-      h);
+  roi = gst_buffer_add_video_region_of_interest_meta (frame, "text", x, y, w, h);
   roi->id = id;
   gst_value_array_init (&points, 8);
   g_value_init (&v, G_TYPE_DOUBLE);

@@ -23,7 +23,7 @@ GST_START_TEST (test_overlay_draws)
 
   add_text_roi (frame, 0, 10, 30, 40, 20);
   gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=64,"
-      "height=64,framerate=0/1");
+                                   "height=64,framerate=0/1");
   out = gst_harness_push_and_pull (h, frame);
   gst_buffer_map (out, &map, GST_MAP_READ);
   /* the left edge is green, the inside stays white */
@@ -42,8 +42,7 @@ GST_END_TEST;
  * frame: the frame nnoverlay gives back (owned), and how many pixels above
  * the box are bright (text) and dark (the label's background). */
 static GstBuffer *
-overlay_label (const gchar * props, const gchar * text, guint * bright,
-    guint * dark)
+overlay_label (const gchar *props, const gchar *text, guint *bright, guint *dark)
 {
   gchar *launch = g_strdup_printf ("nnoverlay %s", props);
   GstHarness *h = gst_harness_new_parse (launch);
@@ -55,11 +54,10 @@ overlay_label (const gchar * props, const gchar * text, guint * bright,
 
   add_text_roi (frame, 0, 20, 60, 160, 30);
   roi = roi_by_id (frame, 0);
-  gst_structure_set (gst_video_region_of_interest_meta_get_param (roi,
-          "nnpipe/text"), "text", G_TYPE_STRING, text, "score", G_TYPE_DOUBLE,
-      0.9, NULL);
+  gst_structure_set (gst_video_region_of_interest_meta_get_param (roi, "nnpipe/text"), "text",
+                     G_TYPE_STRING, text, "score", G_TYPE_DOUBLE, 0.9, NULL);
   gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=200,"
-      "height=100,framerate=0/1");
+                                   "height=100,framerate=0/1");
   out = gst_harness_push_and_pull (h, frame);
   *bright = *dark = 0;
   gst_buffer_map (out, &map, GST_MAP_READ);
@@ -77,7 +75,7 @@ overlay_label (const gchar * props, const gchar * text, guint * bright,
 }
 
 static gboolean
-buffers_equal (GstBuffer * a, GstBuffer * b)
+buffers_equal (GstBuffer *a, GstBuffer *b)
 {
   GstMapInfo ma, mb;
   gboolean eq;
@@ -111,11 +109,10 @@ GST_START_TEST (test_overlay_text)
   world = overlay_label ("font-desc=\"Sans 24\"", "Hello", &bright, &dark);
   {
     guint b14, d14;
-    GstBuffer *again = overlay_label ("font-desc=\"Sans 14\"", "Hello",
-        &b14, &d14);
+    GstBuffer *again = overlay_label ("font-desc=\"Sans 14\"", "Hello", &b14, &d14);
 
-    fail_unless (bright > b14 && dark > d14, "Sans 24 %u/%u, Sans 14 %u/%u",
-        bright, dark, b14, d14);
+    fail_unless (bright > b14 && dark > d14, "Sans 24 %u/%u, Sans 14 %u/%u", bright, dark, b14,
+                 d14);
     /* the same input draws the same pixels */
     fail_unless (buffers_equal (hello, again));
     gst_buffer_unref (again);
@@ -129,7 +126,7 @@ GST_END_TEST;
 
 GST_START_TEST (test_overlay_cjk)
 {
-  const gchar *cjk = "\xe4\xb8\xad\xe6\x96\x87\xe8\xaf\x86\xe5\x88\xab";   /* 中文识别 */
+  const gchar *cjk = "\xe4\xb8\xad\xe6\x96\x87\xe8\xaf\x86\xe5\x88\xab"; /* 中文识别 */
   PangoFontMap *fm = pango_cairo_font_map_new ();
   PangoContext *ctx = pango_font_map_create_context (fm);
   PangoLayout *layout = pango_layout_new (ctx);
@@ -141,7 +138,7 @@ GST_START_TEST (test_overlay_cjk)
   pango_layout_set_font_description (layout, desc);
   pango_layout_set_text (layout, cjk, -1);
   fail_unless (pango_layout_get_unknown_glyphs_count (layout) == 0,
-      "no font has glyphs for CJK text: install fonts-wqy-microhei");
+               "no font has glyphs for CJK text: install fonts-wqy-microhei");
   pango_font_description_free (desc);
   g_object_unref (layout);
   g_object_unref (ctx);
@@ -150,8 +147,7 @@ GST_START_TEST (test_overlay_cjk)
   /* nnoverlay draws them, other characters differently */
   a = overlay_label ("", cjk, &bright, &dark);
   fail_unless (bright > 30 && dark > 100, "%u bright, %u dark", bright, dark);
-  b = overlay_label ("", "\xe6\x96\x87\xe5\xad\x97\xe8\xaf\x86\xe5\x88\xab", &bright,
-      &dark);
+  b = overlay_label ("", "\xe6\x96\x87\xe5\xad\x97\xe8\xaf\x86\xe5\x88\xab", &bright, &dark);
   fail_unless (!buffers_equal (a, b));
   gst_buffer_unref (a);
   gst_buffer_unref (b);
@@ -163,8 +159,7 @@ GST_END_TEST;
 
 GST_START_TEST (test_metapublish_json)
 {
-  gchar *path = g_build_filename (g_get_tmp_dir (), "nnp-test-XXXXXX.jsonl",
-      NULL);
+  gchar *path = g_build_filename (g_get_tmp_dir (), "nnp-test-XXXXXX.jsonl", NULL);
   gchar *launch, *contents = NULL, **lines;
   gint fd = g_mkstemp (path);
   GstHarness *h;
@@ -178,23 +173,22 @@ GST_START_TEST (test_metapublish_json)
   launch = g_strdup_printf ("nnmetapublish location=%s", path);
   h = gst_harness_new_parse (launch);
   gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=64,"
-      "height=48,framerate=0/1");
+                                   "height=48,framerate=0/1");
 
   /* frame 0: two lines, the second turned by the classifier */
   frame = make_rgb_frame (&info, 64, 48, 0);
   GST_BUFFER_PTS (frame) = 40 * GST_MSECOND;
   add_text_roi (frame, 0, 2, 3, 40, 10);
   add_text_roi (frame, 1, 2, 20, 40, 10);
-  gst_structure_set (gst_video_region_of_interest_meta_get_param (roi_by_id
-          (frame, 0), "nnpipe/text"), "text", G_TYPE_STRING, "Hello \"you\"",
-      "score", G_TYPE_DOUBLE, 0.75, NULL);
+  gst_structure_set (
+      gst_video_region_of_interest_meta_get_param (roi_by_id (frame, 0), "nnpipe/text"), "text",
+      G_TYPE_STRING, "Hello \"you\"", "score", G_TYPE_DOUBLE, 0.75, NULL);
   roi = roi_by_id (frame, 1);
-  gst_structure_set (gst_video_region_of_interest_meta_get_param (roi,
-          "nnpipe/text"), "text", G_TYPE_STRING, "\xe4\xb8\xad", "score",
-      G_TYPE_DOUBLE, 0.5, NULL);
-  gst_video_region_of_interest_meta_add_param (roi,
-      gst_structure_new ("nnpipe/class", "label", G_TYPE_STRING, "180",
-          "class-id", G_TYPE_INT, 1, "score", G_TYPE_DOUBLE, 0.875, NULL));
+  gst_structure_set (gst_video_region_of_interest_meta_get_param (roi, "nnpipe/text"), "text",
+                     G_TYPE_STRING, "\xe4\xb8\xad", "score", G_TYPE_DOUBLE, 0.5, NULL);
+  gst_video_region_of_interest_meta_add_param (
+      roi, gst_structure_new ("nnpipe/class", "label", G_TYPE_STRING, "180", "class-id", G_TYPE_INT,
+                              1, "score", G_TYPE_DOUBLE, 0.875, NULL));
   gst_buffer_unref (gst_harness_push_and_pull (h, frame));
   /* frame 1: nothing found, no PTS */
   frame = make_rgb_frame (&info, 64, 48, 0);
@@ -202,11 +196,10 @@ GST_START_TEST (test_metapublish_json)
   /* frame 2: a whole-frame class */
   frame = make_rgb_frame (&info, 64, 48, 0);
   GST_BUFFER_PTS (frame) = 120 * GST_MSECOND;
-  roi = gst_buffer_add_video_region_of_interest_meta (frame, "class", 0, 0,
-      64, 48);
-  gst_video_region_of_interest_meta_add_param (roi,
-      gst_structure_new ("nnpipe/class", "label", G_TYPE_STRING, "0",
-          "class-id", G_TYPE_INT, 0, "score", G_TYPE_DOUBLE, 0.5, NULL));
+  roi = gst_buffer_add_video_region_of_interest_meta (frame, "class", 0, 0, 64, 48);
+  gst_video_region_of_interest_meta_add_param (
+      roi, gst_structure_new ("nnpipe/class", "label", G_TYPE_STRING, "0", "class-id", G_TYPE_INT,
+                              0, "score", G_TYPE_DOUBLE, 0.5, NULL));
   gst_buffer_unref (gst_harness_push_and_pull (h, frame));
   gst_harness_teardown (h);
 
@@ -222,23 +215,18 @@ GST_START_TEST (test_metapublish_json)
   fail_unless (cJSON_GetObjectItem (o, "pts")->valuedouble == 40e6);
   fail_unless_equals_int (cJSON_GetObjectItem (o, "width")->valueint, 64);
   fail_unless_equals_int (cJSON_GetObjectItem (o, "height")->valueint, 48);
-  fail_unless_equals_int (cJSON_GetArraySize (cJSON_GetObjectItem (o,
-              "lines")), 2);
+  fail_unless_equals_int (cJSON_GetArraySize (cJSON_GetObjectItem (o, "lines")), 2);
   l = cJSON_GetArrayItem (cJSON_GetObjectItem (o, "lines"), 0);
-  fail_unless_equals_string (cJSON_GetObjectItem (l, "text")->valuestring,
-      "Hello \"you\"");
+  fail_unless_equals_string (cJSON_GetObjectItem (l, "text")->valuestring, "Hello \"you\"");
   fail_unless (cJSON_GetObjectItem (l, "score")->valuedouble == 0.75);
   fail_unless (cJSON_GetObjectItem (l, "angle") == NULL);
   box = cJSON_GetObjectItem (l, "box");
   fail_unless_equals_int (cJSON_GetArraySize (box), 4);
   /* corners: top-left, top-right, bottom-right, bottom-left */
-  fail_unless (cJSON_GetArrayItem (cJSON_GetArrayItem (box, 2), 0)->valuedouble
-      == 42);
-  fail_unless (cJSON_GetArrayItem (cJSON_GetArrayItem (box, 2), 1)->valuedouble
-      == 13);
+  fail_unless (cJSON_GetArrayItem (cJSON_GetArrayItem (box, 2), 0)->valuedouble == 42);
+  fail_unless (cJSON_GetArrayItem (cJSON_GetArrayItem (box, 2), 1)->valuedouble == 13);
   l = cJSON_GetArrayItem (cJSON_GetObjectItem (o, "lines"), 1);
-  fail_unless_equals_string (cJSON_GetObjectItem (l, "text")->valuestring,
-      "\xe4\xb8\xad");
+  fail_unless_equals_string (cJSON_GetObjectItem (l, "text")->valuestring, "\xe4\xb8\xad");
   fail_unless (cJSON_GetObjectItem (l, "angle")->valuedouble == 180);
   cJSON_Delete (o);
 
@@ -246,16 +234,14 @@ GST_START_TEST (test_metapublish_json)
   fail_unless (o != NULL);
   fail_unless_equals_int (cJSON_GetObjectItem (o, "frame")->valueint, 1);
   fail_unless (cJSON_IsNull (cJSON_GetObjectItem (o, "pts")));
-  fail_unless_equals_int (cJSON_GetArraySize (cJSON_GetObjectItem (o,
-              "lines")), 0);
+  fail_unless_equals_int (cJSON_GetArraySize (cJSON_GetObjectItem (o, "lines")), 0);
   cJSON_Delete (o);
 
   o = cJSON_Parse (lines[2]);
   fail_unless (o != NULL);
   fail_unless_equals_int (cJSON_GetObjectItem (o, "frame")->valueint, 2);
   l = cJSON_GetArrayItem (cJSON_GetObjectItem (o, "classes"), 0);
-  fail_unless_equals_string (cJSON_GetObjectItem (l, "label")->valuestring,
-      "0");
+  fail_unless_equals_string (cJSON_GetObjectItem (l, "label")->valuestring, "0");
   fail_unless_equals_int (cJSON_GetObjectItem (l, "class_id")->valueint, 0);
   cJSON_Delete (o);
 
@@ -270,8 +256,7 @@ GST_END_TEST;
 
 GST_START_TEST (test_metapublish_text_and_errors)
 {
-  gchar *path = g_build_filename (g_get_tmp_dir (), "nnp-test-XXXXXX.txt",
-      NULL);
+  gchar *path = g_build_filename (g_get_tmp_dir (), "nnp-test-XXXXXX.txt", NULL);
   gchar *launch, *contents = NULL;
   gint fd = g_mkstemp (path);
   GstHarness *h;
@@ -282,27 +267,26 @@ GST_START_TEST (test_metapublish_text_and_errors)
 
   fail_unless (fd >= 0);
   g_close (fd, NULL);
-  launch = g_strdup_printf ("nnmetapublish file-format=text location=%s",
-      path);
+  launch = g_strdup_printf ("nnmetapublish file-format=text location=%s", path);
   h = gst_harness_new_parse (launch);
   gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=64,"
-      "height=48,framerate=0/1");
+                                   "height=48,framerate=0/1");
   for (gint i = 0; i < 3; i++) {
     frame = make_rgb_frame (&info, 64, 48, 0);
     GST_BUFFER_PTS (frame) = i * 500 * GST_MSECOND;
     if (i != 1) {
       add_text_roi (frame, 0, 2, 3, 40, 10);
-      gst_structure_set (gst_video_region_of_interest_meta_get_param
-          (roi_by_id (frame, 0), "nnpipe/text"), "text", G_TYPE_STRING,
-          i ? "two" : "one", "score", G_TYPE_DOUBLE, 0.5, NULL);
+      gst_structure_set (
+          gst_video_region_of_interest_meta_get_param (roi_by_id (frame, 0), "nnpipe/text"), "text",
+          G_TYPE_STRING, i ? "two" : "one", "score", G_TYPE_DOUBLE, 0.5, NULL);
     }
     gst_buffer_unref (gst_harness_push_and_pull (h, frame));
   }
   gst_harness_teardown (h);
   fail_unless (g_file_get_contents (path, &contents, NULL, NULL));
   fail_unless_equals_string (contents,
-      "0\t0.000\tone\t0.5000\t2.0,3.0 42.0,3.0 42.0,13.0 2.0,13.0\n"
-      "2\t1.000\ttwo\t0.5000\t2.0,3.0 42.0,3.0 42.0,13.0 2.0,13.0\n");
+                             "0\t0.000\tone\t0.5000\t2.0,3.0 42.0,3.0 42.0,13.0 2.0,13.0\n"
+                             "2\t1.000\ttwo\t0.5000\t2.0,3.0 42.0,3.0 42.0,13.0 2.0,13.0\n");
   g_free (contents);
   g_unlink (path);
   g_free (path);

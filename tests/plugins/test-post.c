@@ -21,7 +21,7 @@
 /* ------------------------------------------------------------ helpers */
 
 static GstMeta *
-add_meta (GstBuffer * buf, const gchar * impl)
+add_meta (GstBuffer *buf, const gchar *impl)
 {
   const GstMetaInfo *info = gst_meta_get_info (impl);
 
@@ -30,8 +30,8 @@ add_meta (GstBuffer * buf, const gchar * impl)
 }
 
 static GstNnFrameMeta *
-add_frame_meta (GstBuffer * buf, GstBuffer * frame, const GstVideoInfo * info,
-    gint n_rois, gint roi_index, gint roi_id)
+add_frame_meta (GstBuffer *buf, GstBuffer *frame, const GstVideoInfo *info, gint n_rois,
+                gint roi_index, gint roi_id)
 {
   GstNnFrameMeta *m = (GstNnFrameMeta *) add_meta (buf, "GstNnFrameMeta");
 
@@ -44,7 +44,7 @@ add_frame_meta (GstBuffer * buf, GstBuffer * frame, const GstVideoInfo * info,
 }
 
 static GstNnFrameMeta *
-get_frame_meta (GstBuffer * buf)
+get_frame_meta (GstBuffer *buf)
 {
   GType api = g_type_from_name ("GstNnFrameMetaAPI");
 
@@ -54,26 +54,25 @@ get_frame_meta (GstBuffer * buf)
 
 
 static GstBuffer *
-float_buffer (const gfloat * data, gsize n)
+float_buffer (const gfloat *data, gsize n)
 {
   return gst_buffer_new_memdup (data, n * sizeof (gfloat));
 }
 
 static guint
-count_rois (GstBuffer * buf)
+count_rois (GstBuffer *buf)
 {
   gpointer state = NULL;
   guint n = 0;
 
-  while (gst_buffer_iterate_meta_filtered (buf, &state,
-          GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))
+  while (gst_buffer_iterate_meta_filtered (buf, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))
     n++;
   return n;
 }
 
 
 static GstHarness *
-harness_with_bus (const gchar * element, GstBus ** bus)
+harness_with_bus (const gchar *element, GstBus **bus)
 {
   GstHarness *h = gst_harness_new (element);
 
@@ -84,7 +83,7 @@ harness_with_bus (const gchar * element, GstBus ** bus)
 
 /* Ends a harness_with_bus() harness. */
 static void
-harness_teardown_with_bus (GstHarness * h, GstBus * bus)
+harness_teardown_with_bus (GstHarness *h, GstBus *bus)
 {
   gst_element_set_bus (h->element, NULL);
   gst_object_unref (bus);
@@ -95,8 +94,7 @@ harness_teardown_with_bus (GstHarness * h, GstBus * bus)
  * error whose debug text holds every string of want (NULL-terminated);
  * ends the harness. */
 static void
-expect_caps_error (GstHarness * h, GstBus * bus, const gchar * caps,
-    const gchar * const *want)
+expect_caps_error (GstHarness *h, GstBus *bus, const gchar *caps, const gchar *const *want)
 {
   gchar *dbg = NULL;
   GError *err;
@@ -111,15 +109,14 @@ expect_caps_error (GstHarness * h, GstBus * bus, const gchar * caps,
 }
 
 static gdouble
-iou (gdouble ax0, gdouble ay0, gdouble ax1, gdouble ay1,
-    gdouble bx0, gdouble by0, gdouble bx1, gdouble by1)
+iou (gdouble ax0, gdouble ay0, gdouble ax1, gdouble ay1, gdouble bx0, gdouble by0, gdouble bx1,
+     gdouble by1)
 {
   gdouble ix = MAX (0, MIN (ax1, bx1) - MAX (ax0, bx0));
   gdouble iy = MAX (0, MIN (ay1, by1) - MAX (ay0, by0));
   gdouble inter = ix * iy;
 
-  return inter / ((ax1 - ax0) * (ay1 - ay0) + (bx1 - bx0) * (by1 - by0) -
-      inter);
+  return inter / ((ax1 - ax0) * (ay1 - ay0) + (bx1 - bx0) * (by1 - by0) - inter);
 }
 
 /* ------------------------------------------------------------ geometry */
@@ -197,8 +194,7 @@ GST_END_TEST;
 /* ------------------------------------------------------------ nndbdecode */
 
 static GstBuffer *
-db_map_buffer (GstBuffer * frame, const GstVideoInfo * info, gboolean boxes,
-    GstClockTime pts)
+db_map_buffer (GstBuffer *frame, const GstVideoInfo *info, gboolean boxes, GstClockTime pts)
 {
   gfloat *map = g_new0 (gfloat, 64 * 128);
   GstBuffer *buf;
@@ -238,11 +234,10 @@ GST_START_TEST (test_dbdecode_boxes)
   GstCaps *caps;
   gdouble score;
   /* true boxes in frame pixels */
-  const gdouble tb[2][4] = { {20, 20, 100, 40}, {120, 80, 240, 104} };
+  const gdouble tb[2][4] = { { 20, 20, 100, 40 }, { 120, 80, 240, 104 } };
 
   gst_harness_set_src_caps_str (h, MAP_CAPS (128, 64));
-  fail_unless_equals_int (gst_harness_push (h, db_map_buffer (frame, &info,
-              TRUE, 0)), GST_FLOW_OK);
+  fail_unless_equals_int (gst_harness_push (h, db_map_buffer (frame, &info, TRUE, 0)), GST_FLOW_OK);
   out = gst_harness_pull (h);
   fail_unless (out != NULL);
   caps = gst_pad_get_current_caps (h->sinkpad);
@@ -251,8 +246,7 @@ GST_START_TEST (test_dbdecode_boxes)
   fail_unless_equals_string (gst_structure_get_string (s, "format"), "RGB");
   gst_caps_unref (caps);
   /* the frame itself comes back */
-  fail_unless_equals_uint64 (gst_buffer_get_size (out), GST_VIDEO_INFO_SIZE
-      (&info));
+  fail_unless_equals_uint64 (gst_buffer_get_size (out), GST_VIDEO_INFO_SIZE (&info));
   fail_unless_equals_uint64 (GST_BUFFER_PTS (out), 0);
 
   fail_unless_equals_int (count_rois (out), 2);
@@ -268,15 +262,15 @@ GST_START_TEST (test_dbdecode_boxes)
       gdouble w = (tb[i][2] - tb[i][0]) / 2 - 1, hh = (tb[i][3] - tb[i][1]) / 2 - 1;
       gdouble d = 2 * w * hh * 1.5 / (2 * (w + hh)) - 1;
 
-      fail_unless (iou (roi->x, roi->y, roi->x + roi->w, roi->y + roi->h,
-              tb[i][0] - d, tb[i][1] - d, tb[i][2] + d, tb[i][3] + d) > 0.9);
+      fail_unless (iou (roi->x, roi->y, roi->x + roi->w, roi->y + roi->h, tb[i][0] - d,
+                        tb[i][1] - d, tb[i][2] + d, tb[i][3] + d)
+                   > 0.9);
     }
     s = gst_video_region_of_interest_meta_get_param (roi, "nnpipe/text");
     fail_unless (s != NULL);
     fail_unless (gst_structure_get_double (s, "box-score", &score));
     fail_unless (fabs (score - (i == 0 ? 0.95 : 0.8)) < 1e-5);
-    fail_unless_equals_int (gst_value_array_get_size (gst_structure_get_value
-            (s, "points")), 8);
+    fail_unless_equals_int (gst_value_array_get_size (gst_structure_get_value (s, "points")), 8);
   }
   gst_buffer_unref (out);
   gst_buffer_unref (frame);
@@ -293,8 +287,9 @@ GST_START_TEST (test_dbdecode_frames_flow)
 
   gst_harness_set_src_caps_str (h, MAP_CAPS (128, 64));
   for (gint i = 0; i < 5; i++)
-    fail_unless_equals_int (gst_harness_push (h, db_map_buffer (frame, &info,
-                i % 2 == 0, i * GST_SECOND / 30)), GST_FLOW_OK);
+    fail_unless_equals_int (
+        gst_harness_push (h, db_map_buffer (frame, &info, i % 2 == 0, i * GST_SECOND / 30)),
+        GST_FLOW_OK);
   gst_harness_push_event (h, gst_event_new_eos ());
   fail_unless_equals_int (gst_harness_buffers_received (h), 5);
   for (gint i = 0; i < 5; i++) {
@@ -316,8 +311,10 @@ GST_START_TEST (test_dbdecode_wrong_caps)
   GstHarness *h = harness_with_bus ("nndbdecode", &bus);
   const gchar *want[] = { "expected", "got", "uint8", NULL };
 
-  expect_caps_error (h, bus, "other/tensors,format=static,"
-      "num_tensors=1,types=uint8,dimensions=128:64:3:1,framerate=0/1", want);
+  expect_caps_error (h, bus,
+                     "other/tensors,format=static,"
+                     "num_tensors=1,types=uint8,dimensions=128:64:3:1,framerate=0/1",
+                     want);
 }
 
 GST_END_TEST;
@@ -339,16 +336,14 @@ GST_START_TEST (test_crop_straightens)
   /* a white 100 x 40 rectangle at (50, 30) */
   gst_buffer_map (frame, &map, GST_MAP_WRITE);
   for (gint y = 30; y < 70; y++)
-    memset (map.data + y * GST_VIDEO_INFO_PLANE_STRIDE (&info, 0) + 50 * 3,
-        255, 100 * 3);
+    memset (map.data + y * GST_VIDEO_INFO_PLANE_STRIDE (&info, 0) + 50 * 3, 255, 100 * 3);
   gst_buffer_unmap (frame, &map);
   add_text_roi (frame, 7, 50, 30, 100, 40);
   GST_BUFFER_PTS (frame) = 42;
 
   gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=200,"
-      "height=100,framerate=0/1");
-  fail_unless_equals_int (gst_harness_push (h, gst_buffer_ref (frame)),
-      GST_FLOW_OK);
+                                   "height=100,framerate=0/1");
+  fail_unless_equals_int (gst_harness_push (h, gst_buffer_ref (frame)), GST_FLOW_OK);
   out = gst_harness_pull (h);
   fail_unless_equals_uint64 (GST_BUFFER_PTS (out), 42);
   fail_unless_equals_uint64 (gst_buffer_get_size (out), 3 * plane * 4);
@@ -397,7 +392,7 @@ GST_END_TEST;
 
 /* The tensor width of the last caps event the harness received. */
 static gint
-crop_caps_width (GstHarness * h)
+crop_caps_width (GstHarness *h)
 {
   GstCaps *caps = gst_pad_get_current_caps (h->sinkpad);
   const gchar *dims;
@@ -406,8 +401,7 @@ crop_caps_width (GstHarness * h)
 
   fail_unless (caps != NULL);
   /* NNStreamer order, innermost first: "W:48:3:1" */
-  dims = gst_structure_get_string (gst_caps_get_structure (caps, 0),
-      "dimensions");
+  dims = gst_structure_get_string (gst_caps_get_structure (caps, 0), "dimensions");
   fail_unless (dims != NULL);
   width = (gint) g_ascii_strtoll (dims, &end, 10);
   fail_unless (g_str_has_prefix (end, ":48:3:1"));
@@ -429,15 +423,14 @@ GST_START_TEST (test_crop_width_per_box)
   fail_unless_equals_int (width, 0);
   gst_buffer_map (frame, &map, GST_MAP_WRITE);
   for (gint y = 30; y < 70; y++)
-    memset (map.data + y * GST_VIDEO_INFO_PLANE_STRIDE (&info, 0) + 50 * 3,
-        255, 100 * 3);
+    memset (map.data + y * GST_VIDEO_INFO_PLANE_STRIDE (&info, 0) + 50 * 3, 255, 100 * 3);
   gst_buffer_unmap (frame, &map);
   /* 100 x 40: 120 wide at height 48 (short: kept), padded to 128 */
   add_text_roi (frame, 0, 50, 30, 100, 40);
   /* 380 x 20: 912 wide at height 48, padded to 928 (never narrowed) */
   add_text_roi (frame, 1, 10, 75, 380, 20);
   gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=400,"
-      "height=100,framerate=0/1");
+                                   "height=100,framerate=0/1");
   fail_unless_equals_int (gst_harness_push (h, frame), GST_FLOW_OK);
 
   out = gst_harness_pull (h);
@@ -467,7 +460,7 @@ GST_START_TEST (test_crop_width_per_box)
   h = gst_harness_new ("nncrop");
   g_object_set (h->element, "width-scale", 0.5, NULL);
   gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=400,"
-      "height=100,framerate=0/1");
+                                   "height=100,framerate=0/1");
   frame = make_rgb_frame (&info, 400, 100, 0);
   add_text_roi (frame, 0, 10, 75, 380, 20);
   gst_harness_push (h, frame);
@@ -482,12 +475,11 @@ GST_START_TEST (test_crop_width_per_box)
   h = gst_harness_new ("nncrop");
   g_object_set (h->element, "margin", 0.5, NULL);
   gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=400,"
-      "height=100,framerate=0/1");
+                                   "height=100,framerate=0/1");
   frame = make_rgb_frame (&info, 400, 100, 0);
   gst_buffer_map (frame, &map, GST_MAP_WRITE);
   for (gint y = 30; y < 70; y++)
-    memset (map.data + y * GST_VIDEO_INFO_PLANE_STRIDE (&info, 0) + 50 * 3,
-        255, 100 * 3);
+    memset (map.data + y * GST_VIDEO_INFO_PLANE_STRIDE (&info, 0) + 50 * 3, 255, 100 * 3);
   gst_buffer_unmap (frame, &map);
   add_text_roi (frame, 0, 50, 30, 100, 40);
   gst_harness_push (h, frame);
@@ -506,7 +498,7 @@ GST_START_TEST (test_crop_width_per_box)
   h = gst_harness_new ("nncrop");
   g_object_set (h->element, "max-width", 640, "width-scale", 1.0, NULL);
   gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=400,"
-      "height=100,framerate=0/1");
+                                   "height=100,framerate=0/1");
   frame = make_rgb_frame (&info, 400, 100, 0);
   add_text_roi (frame, 0, 10, 75, 380, 20);
   add_text_roi (frame, 1, 10, 10, 200, 40);
@@ -527,11 +519,10 @@ GST_END_TEST;
 /* ------------------------------------------------------------ nnctcdecode */
 
 #define T 8
-#define C 5                     /* blank, a, b, c, space */
+#define C 5 /* blank, a, b, c, space */
 
 static GstBuffer *
-ctc_buffer (const gint * seq, GstBuffer * frame, const GstVideoInfo * info,
-    gint n_rois, gint index)
+ctc_buffer (const gint *seq, GstBuffer *frame, const GstVideoInfo *info, gint n_rois, gint index)
 {
   gfloat scores[T * C];
   GstBuffer *buf;
@@ -566,7 +557,7 @@ GST_START_TEST (test_ctcdecode)
   add_text_roi (frame, 1, 0, 30, 50, 20);
   GST_BUFFER_PTS (frame) = 1000;
   gst_harness_set_src_caps_str (h, "other/tensors,format=static,"
-      "num_tensors=1,types=float32,dimensions=5:8:1,framerate=0/1");
+                                   "num_tensors=1,types=float32,dimensions=5:8:1,framerate=0/1");
 
   /* the frame waits for its second region; a blank line scores 0 */
   gst_harness_push (h, ctc_buffer (seq, frame, &info, 2, 0));
@@ -590,8 +581,10 @@ GST_START_TEST (test_ctcdecode)
   fail_unless (gst_structure_has_name (s, "nnpipe-text"));
   lines = gst_structure_get_value (s, "lines");
   fail_unless_equals_int (gst_value_list_get_size (lines), 1);
-  fail_unless_equals_string (gst_structure_get_string (gst_value_get_structure
-          (gst_value_list_get_value (lines, 0)), "text"), "aab c");
+  fail_unless_equals_string (
+      gst_structure_get_string (gst_value_get_structure (gst_value_list_get_value (lines, 0)),
+                                "text"),
+      "aab c");
   gst_message_unref (msg);
 
   /* a frame without regions goes straight through */
@@ -624,8 +617,10 @@ GST_START_TEST (test_ctcdecode_keys_mismatch)
 
   fail_unless (g_file_set_contents (keys, "a\nb\nc\nd\ne\nf\n", -1, NULL));
   g_object_set (h->element, "keys", keys, NULL);
-  expect_caps_error (h, bus, "other/tensors,format=static,"
-      "num_tensors=1,types=float32,dimensions=5:8:1,framerate=0/1", want);
+  expect_caps_error (h, bus,
+                     "other/tensors,format=static,"
+                     "num_tensors=1,types=float32,dimensions=5:8:1,framerate=0/1",
+                     want);
   g_unlink (keys);
   g_free (keys);
 }
@@ -644,8 +639,9 @@ GST_START_TEST (test_classdecode)
   GstStructure *s;
   gdouble score;
 
-  gst_harness_set_src_caps_str (h, "other/tensors,format=static,"
-      "num_tensors=1,types=float32,dimensions=(string)2:1,framerate=0/1");
+  gst_harness_set_src_caps_str (h,
+                                "other/tensors,format=static,"
+                                "num_tensors=1,types=float32,dimensions=(string)2:1,framerate=0/1");
   buf = float_buffer (scores, 2);
   GST_BUFFER_PTS (buf) = 5;
   add_frame_meta (buf, frame, &info, -1, -1, -1);
@@ -680,8 +676,9 @@ GST_START_TEST (test_classdecode_regions)
   add_text_roi (frame, 0, 10, 10, 80, 20);
   add_text_roi (frame, 1, 10, 50, 80, 20);
   GST_BUFFER_PTS (frame) = 7;
-  gst_harness_set_src_caps_str (h, "other/tensors,format=static,"
-      "num_tensors=1,types=float32,dimensions=(string)2:1,framerate=0/1");
+  gst_harness_set_src_caps_str (h,
+                                "other/tensors,format=static,"
+                                "num_tensors=1,types=float32,dimensions=(string)2:1,framerate=0/1");
   buf = float_buffer (up, 2);
   add_frame_meta (buf, frame, &info, 2, 0, 0);
   fail_unless_equals_int (gst_harness_push (h, buf), GST_FLOW_OK);
@@ -692,17 +689,15 @@ GST_START_TEST (test_classdecode_regions)
   out = gst_harness_pull (h);
   fail_unless_equals_uint64 (GST_BUFFER_PTS (out), 7);
   fail_unless_equals_int (count_rois (out), 2);
-  s = gst_video_region_of_interest_meta_get_param (roi_by_id (out, 0),
-      "nnpipe/class");
+  s = gst_video_region_of_interest_meta_get_param (roi_by_id (out, 0), "nnpipe/class");
   fail_unless (s != NULL);
   fail_unless_equals_string (gst_structure_get_string (s, "label"), "0");
-  s = gst_video_region_of_interest_meta_get_param (roi_by_id (out, 1),
-      "nnpipe/class");
+  s = gst_video_region_of_interest_meta_get_param (roi_by_id (out, 1), "nnpipe/class");
   fail_unless (s != NULL);
   fail_unless_equals_string (gst_structure_get_string (s, "label"), "180");
   /* the text structure is still there for the recogniser's crop */
-  fail_unless (gst_video_region_of_interest_meta_get_param (roi_by_id (out,
-              1), "nnpipe/text") != NULL);
+  fail_unless (gst_video_region_of_interest_meta_get_param (roi_by_id (out, 1), "nnpipe/text")
+               != NULL);
   gst_buffer_unref (out);
 
   empty = make_rgb_frame (&info, 200, 100, 0);
@@ -726,7 +721,7 @@ GST_END_TEST;
  * white on its left half, black on its right reads black first; below
  * flip-threshold (or with flip-label empty) it is not turned */
 static gfloat
-crop_first_column (const gchar * launch, gdouble score)
+crop_first_column (const gchar *launch, gdouble score)
 {
   GstHarness *h = gst_harness_new_parse (launch);
   GstVideoInfo info;
@@ -736,15 +731,15 @@ crop_first_column (const gchar * launch, gdouble score)
 
   gst_buffer_map (frame, &map, GST_MAP_WRITE);
   for (gint y = 20; y < 68; y++)
-    memset (map.data + y * GST_VIDEO_INFO_PLANE_STRIDE (&info, 0) + 20 * 3,
-        255, 48 * 3);
+    memset (map.data + y * GST_VIDEO_INFO_PLANE_STRIDE (&info, 0) + 20 * 3, 255, 48 * 3);
   gst_buffer_unmap (frame, &map);
   add_text_roi (frame, 0, 20, 20, 96, 48);
-  gst_video_region_of_interest_meta_add_param (roi_by_id (frame, 0),
-      gst_structure_new ("nnpipe/class", "label", G_TYPE_STRING, "180",
-          "class-id", G_TYPE_INT, 1, "score", G_TYPE_DOUBLE, score, NULL));
+  gst_video_region_of_interest_meta_add_param (
+      roi_by_id (frame, 0),
+      gst_structure_new ("nnpipe/class", "label", G_TYPE_STRING, "180", "class-id", G_TYPE_INT, 1,
+                         "score", G_TYPE_DOUBLE, score, NULL));
   gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=200,"
-      "height=100,framerate=0/1");
+                                   "height=100,framerate=0/1");
   fail_unless_equals_int (gst_harness_push (h, frame), GST_FLOW_OK);
   out = gst_harness_pull (h);
   fail_unless_equals_uint64 (gst_buffer_get_size (out), 3 * 48 * 96 * 4);

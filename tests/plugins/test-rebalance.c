@@ -25,7 +25,7 @@
 /* the library call */
 
 static NnpPlan *
-chain_plan (const gchar * devices, NnpModel ** model_out)
+chain_plan (const gchar *devices, NnpModel **model_out)
 {
   gchar *path = nnp_test_model_path ("chain.onnx");
   NnpPlanRequest req = { 0 };
@@ -70,8 +70,8 @@ GST_START_TEST (test_library)
   best = nnp_plan_rebalance (model, plan, ms, 2, NNP_COST_ESTIMATE, &r, &err);
   fail_unless (best != NULL, "%s", err ? err->message : "");
   fail_unless (r.changed);
-  fail_unless (best->stages[1].n_nodes < half && best->stages[0].n_nodes > half,
-      "%d + %d nodes", best->stages[0].n_nodes, best->stages[1].n_nodes);
+  fail_unless (best->stages[1].n_nodes < half && best->stages[0].n_nodes > half, "%d + %d nodes",
+               best->stages[0].n_nodes, best->stages[1].n_nodes);
   fail_unless (r.factor[1] > 2.9 * r.factor[0]);
   fail_unless_equals_float (r.measured_bottleneck_ms, 3.0);
   fail_unless (r.gain > 1.3, "gain %g", r.gain);
@@ -89,14 +89,12 @@ GST_START_TEST (test_library)
   /* measurements that do not fit the plan: an error naming the problem */
   best = nnp_plan_rebalance (model, plan, ms, 3, NNP_COST_ESTIMATE, &r, &err);
   fail_unless (best == NULL && err != NULL);
-  fail_unless (strstr (err->message, "3 stage times for a plan of 2 stages"),
-      "%s", err->message);
+  fail_unless (strstr (err->message, "3 stage times for a plan of 2 stages"), "%s", err->message);
   g_clear_error (&err);
   ms[1] = 0.0;
   best = nnp_plan_rebalance (model, plan, ms, 2, NNP_COST_ESTIMATE, &r, &err);
   fail_unless (best == NULL && err != NULL);
-  fail_unless (strstr (err->message, "stage 1: 0 ms is not a measured time"),
-      "%s", err->message);
+  fail_unless (strstr (err->message, "stage 1: 0 ms is not a measured time"), "%s", err->message);
   g_clear_error (&err);
 
   nnp_plan_free (plan);
@@ -120,8 +118,7 @@ GST_START_TEST (test_library_replicas)
 
   fail_unless_equals_int (plan->stages[1].replicas, 2);
   /* two replicas: stage 1 holds about twice the nodes of stage 0 */
-  fail_unless (n1 > plan->stages[0].n_nodes + 3, "%d + %d nodes",
-      plan->stages[0].n_nodes, n1);
+  fail_unless (n1 > plan->stages[0].n_nodes + 3, "%d + %d nodes", plan->stages[0].n_nodes, n1);
   ms[0] = plan->stages[0].predicted_ms;
   ms[1] = plan->stages[1].predicted_ms;
   best = nnp_plan_rebalance (model, plan, ms, 2, NNP_COST_ESTIMATE, &r, &err);
@@ -150,15 +147,14 @@ GST_END_TEST;
 /* ------------------------------------------------------------------------ */
 /* the element */
 
-typedef struct
-{
+typedef struct {
   GMutex lock;
-  GPtrArray *sums;              /* gchar*: SHA-256 of each output frame */
-  GArray *pts;                  /* GstClockTime of each output frame */
+  GPtrArray *sums; /* gchar*: SHA-256 of each output frame */
+  GArray *pts;     /* GstClockTime of each output frame */
 } Outputs;
 
 static gchar *
-buffer_sha256 (GstBuffer * buf)
+buffer_sha256 (GstBuffer *buf)
 {
   GstMapInfo map;
   gchar *sum;
@@ -170,7 +166,7 @@ buffer_sha256 (GstBuffer * buf)
 }
 
 static GstFlowReturn
-on_sample (GstAppSink * sink, gpointer user_data)
+on_sample (GstAppSink *sink, gpointer user_data)
 {
   Outputs *out = user_data;
   GstSample *sample = gst_app_sink_pull_sample (sink);
@@ -187,7 +183,7 @@ on_sample (GstAppSink * sink, gpointer user_data)
 
 /* The node counts of an nnpipeline-rebalance message's field. */
 static gint
-nodes_of (const GstStructure * s, const gchar * field, guint k)
+nodes_of (const GstStructure *s, const gchar *field, guint k)
 {
   const GValue *a = gst_structure_get_value (s, field);
 
@@ -199,13 +195,12 @@ nodes_of (const GstStructure * s, const gchar * field, guint k)
 /* Element messages and errors so far: errors fail the test; returns TRUE
  * when a rebalance message moved nodes off `slowed` (after the slowdown). */
 static gboolean
-drain_bus (GstBus * bus, gint slowed, guint * n_rebalance, gint * last_nodes)
+drain_bus (GstBus *bus, gint slowed, guint *n_rebalance, gint *last_nodes)
 {
   GstMessage *msg;
   gboolean moved = FALSE;
 
-  while ((msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ELEMENT |
-              GST_MESSAGE_ERROR))) {
+  while ((msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ELEMENT | GST_MESSAGE_ERROR))) {
     if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
       GError *err = NULL;
 
@@ -220,11 +215,11 @@ drain_bus (GstBus * bus, gint slowed, guint * n_rebalance, gint * last_nodes)
       (*n_rebalance)++;
       fail_unless (gst_structure_get_double (s, "expected-gain", &gain));
       fail_unless (gst_structure_get_double (s, "pause-ms", &pause));
-      fail_unless (gain > 1.0 && pause >= 0.0, "gain %g pause %g", gain,
-          pause);
+      fail_unless (gain > 1.0 && pause >= 0.0, "gain %g pause %g", gain, pause);
       fail_unless (gst_structure_get_string (s, "old-cuts") != NULL);
       fail_unless (g_strcmp0 (gst_structure_get_string (s, "old-cuts"),
-              gst_structure_get_string (s, "new-cuts")) != 0);
+                              gst_structure_get_string (s, "new-cuts"))
+                   != 0);
       {
         gchar *text = gst_structure_to_string (s);
 
@@ -244,23 +239,21 @@ drain_bus (GstBus * bus, gint slowed, guint * n_rebalance, gint * last_nodes)
 /* out holds `total` frames, in order (PTS), each equal to the whole
  * model's output for nnp_test_random_frame (N_FLOATS, seed + i, i). */
 static void
-check_outputs (const gchar * path, const gchar * caps_str, Outputs * out,
-    guint32 seed, guint total)
+check_outputs (const gchar *path, const gchar *caps_str, Outputs *out, guint32 seed, guint total)
 {
   GstHarness *ref;
 
   fail_unless_equals_int (out->sums->len, total);
-  ref = nnp_test_harness_take (nnp_test_make ("nnstage", "model", path,
-          NULL));
+  ref = nnp_test_harness_take (nnp_test_make ("nnstage", "model", path, NULL));
   gst_harness_set_src_caps_str (ref, caps_str);
   for (guint i = 0; i < total; i++) {
     GstBuffer *o;
     gchar *sum;
 
     fail_unless_equals_uint64 (g_array_index (out->pts, GstClockTime, i),
-        (guint64) i * NNP_TEST_FRAME_DURATION);
-    fail_unless_equals_int (gst_harness_push (ref, nnp_test_random_frame
-            (N_FLOATS, seed + i, i)), GST_FLOW_OK);
+                               (guint64) i * NNP_TEST_FRAME_DURATION);
+    fail_unless_equals_int (gst_harness_push (ref, nnp_test_random_frame (N_FLOATS, seed + i, i)),
+                            GST_FLOW_OK);
     o = gst_harness_pull (ref);
     sum = buffer_sha256 (o);
     fail_unless_equals_string (g_ptr_array_index (out->sums, i), sum);
@@ -271,16 +264,17 @@ check_outputs (const gchar * path, const gchar * caps_str, Outputs * out,
 }
 
 static void
-push_frame (GstElement * src, guint i)
+push_frame (GstElement *src, guint i)
 {
-  fail_unless_equals_int (gst_app_src_push_buffer (GST_APP_SRC (src),
-          nnp_test_random_frame (N_FLOATS, SEED + i, i)), GST_FLOW_OK);
+  fail_unless_equals_int (
+      gst_app_src_push_buffer (GST_APP_SRC (src), nnp_test_random_frame (N_FLOATS, SEED + i, i)),
+      GST_FLOW_OK);
 }
 
 /* Every element in stage k of nnp (the nnstage, or each replica of a
  * replicated stage) has debug-slowdown f; returns how many there are. */
 static guint
-check_slowdown (GstElement * nnp, gint k, gdouble f)
+check_slowdown (GstElement *nnp, gint k, gdouble f)
 {
   gchar *name = g_strdup_printf ("stage%d", k);
   GstElement *stage = gst_bin_get_by_name (GST_BIN (nnp), name);
@@ -295,8 +289,7 @@ check_slowdown (GstElement * nnp, gint k, gdouble f)
       GObject *e = g_value_get_object (&v);
       gdouble got = -1;
 
-      if (g_object_class_find_property (G_OBJECT_GET_CLASS (e),
-              "debug-slowdown")) {
+      if (g_object_class_find_property (G_OBJECT_GET_CLASS (e), "debug-slowdown")) {
         g_object_get (e, "debug-slowdown", &got, NULL);
         fail_unless_equals_float (got, f);
         n++;
@@ -321,19 +314,18 @@ check_slowdown (GstElement * nnp, gint k, gdouble f)
  * PLAYING (every replica of it): the switch moves nodes off it, to at most
  * max_after at the end. */
 static void
-run_slowdown (gint slowed, const gchar * devices, gint max_after)
+run_slowdown (gint slowed, const gchar *devices, gint max_after)
 {
   gchar *path = nnp_test_model_path ("chain.onnx");
   gchar *caps_str = nnp_test_tensor_caps (C, H, W);
   gchar *slow = g_strdup_printf ("%s", slowed == 0 ? "3,0" : "0,3");
   gboolean replicated = strchr (devices, '*') != NULL;
   GstElement *pipe = gst_pipeline_new (NULL);
-  GstElement *src = nnp_test_make ("appsrc", "format", GST_FORMAT_TIME,
-      "block", TRUE, "max-bytes", (guint64) (4 * N_FLOATS * sizeof (gfloat)),
-      NULL);
-  GstElement *nnp = nnp_test_make ("nnpipeline", "model", path, "stages", "2",
-      "devices", devices, "rebalance", TRUE, "rebalance-interval", 100,
-      "rebalance-sustain", 2, "stats-interval", 0, NULL);
+  GstElement *src = nnp_test_make ("appsrc", "format", GST_FORMAT_TIME, "block", TRUE, "max-bytes",
+                                   (guint64) (4 * N_FLOATS * sizeof (gfloat)), NULL);
+  GstElement *nnp = nnp_test_make ("nnpipeline", "model", path, "stages", "2", "devices", devices,
+                                   "rebalance", TRUE, "rebalance-interval", 100,
+                                   "rebalance-sustain", 2, "stats-interval", 0, NULL);
   GstElement *sink = nnp_test_make ("appsink", "sync", FALSE, NULL);
   GstAppSinkCallbacks cb = { 0 };
   GstCaps *caps = gst_caps_from_string (caps_str);
@@ -354,8 +346,7 @@ run_slowdown (gint slowed, const gchar * devices, gint max_after)
   gst_bin_add_many (GST_BIN (pipe), src, nnp, sink, NULL);
   fail_unless (gst_element_link_many (src, nnp, sink, NULL));
   bus = gst_element_get_bus (pipe);
-  fail_unless (gst_element_set_state (pipe, GST_STATE_PLAYING) !=
-      GST_STATE_CHANGE_FAILURE);
+  fail_unless (gst_element_set_state (pipe, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
 
   /* balanced at first; a few hundred frames as they are */
   for (; n < 300; n++)
@@ -363,37 +354,34 @@ run_slowdown (gint slowed, const gchar * devices, gint max_after)
   drain_bus (bus, -1, &n_rebalance, &last_nodes);
   /* one core slowed: 4 times the stage's time */
   g_object_set (nnp, "debug-slowdown", slow, NULL);
-  fail_unless_equals_int (check_slowdown (nnp, slowed, 3.0), replicated ? 2 :
-      1);
+  fail_unless_equals_int (check_slowdown (nnp, slowed, 3.0), replicated ? 2 : 1);
   while (!moved && n < MAX_FRAMES) {
     for (guint j = 0; j < 50; j++, n++)
       push_frame (src, n);
     moved = drain_bus (bus, slowed, &n_rebalance, &last_nodes);
   }
-  fail_unless (moved, "no nnpipeline-rebalance moving nodes off stage %d in "
-      "%u frames", slowed, n);
+  fail_unless (moved,
+               "no nnpipeline-rebalance moving nodes off stage %d in "
+               "%u frames",
+               slowed, n);
   moved_at = n;
   /* frames through the new stages, then the end */
   for (guint j = 0; j < TAIL_FRAMES; j++, n++)
     push_frame (src, n);
-  fail_unless_equals_int (gst_app_src_end_of_stream (GST_APP_SRC (src)),
-      GST_FLOW_OK);
-  msg = gst_bus_timed_pop_filtered (bus, 120 * GST_SECOND,
-      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless_equals_int (gst_app_src_end_of_stream (GST_APP_SRC (src)), GST_FLOW_OK);
+  msg = gst_bus_timed_pop_filtered (bus, 120 * GST_SECOND, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
   fail_unless (msg != NULL, "no EOS");
   fail_unless (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS);
   gst_message_unref (msg);
   drain_bus (bus, slowed, &n_rebalance, &last_nodes);
   fail_unless (last_nodes >= 0 && last_nodes <= max_after,
-      "stage %d holds %d of 16 nodes at the end", slowed, last_nodes);
+               "stage %d holds %d of 16 nodes at the end", slowed, last_nodes);
   /* the new stages got the slowdown too (kept across re-balancing) */
-  fail_unless_equals_int (check_slowdown (nnp, slowed, 3.0), replicated ? 2 :
-      1);
+  fail_unless_equals_int (check_slowdown (nnp, slowed, 3.0), replicated ? 2 : 1);
   gst_element_set_state (pipe, GST_STATE_NULL);
   gst_object_unref (bus);
   gst_object_unref (pipe);
-  g_print ("%u frames, %u re-balancings, moved at frame ~%u\n", n,
-      n_rebalance, moved_at);
+  g_print ("%u frames, %u re-balancings, moved at frame ~%u\n", n, n_rebalance, moved_at);
 
   /* every frame once, in order, bit-exact against the whole model */
   check_outputs (path, caps_str, &out, SEED, n);
@@ -435,13 +423,11 @@ GST_START_TEST (test_off)
   gchar *path = nnp_test_model_path ("chain.onnx");
   gchar *caps_str = nnp_test_tensor_caps (C, H, W);
   GstElement *pipe = gst_pipeline_new (NULL);
-  GstElement *src = nnp_test_make ("appsrc", "format", GST_FORMAT_TIME,
-      "block", TRUE, "max-bytes", (guint64) (4 * N_FLOATS * sizeof (gfloat)),
-      NULL);
-  GstElement *nnp = nnp_test_make ("nnpipeline", "model", path, "stages", "2",
-      "devices", "cpu:1,cpu:1", "rebalance-interval", 100,
-      "rebalance-sustain", 1, "stats-interval", 0, "debug-slowdown", "0,3",
-      NULL);
+  GstElement *src = nnp_test_make ("appsrc", "format", GST_FORMAT_TIME, "block", TRUE, "max-bytes",
+                                   (guint64) (4 * N_FLOATS * sizeof (gfloat)), NULL);
+  GstElement *nnp = nnp_test_make ("nnpipeline", "model", path, "stages", "2", "devices",
+                                   "cpu:1,cpu:1", "rebalance-interval", 100, "rebalance-sustain", 1,
+                                   "stats-interval", 0, "debug-slowdown", "0,3", NULL);
   GstElement *sink = nnp_test_make ("fakesink", "sync", FALSE, NULL);
   GstCaps *caps = gst_caps_from_string (caps_str);
   GstBus *bus;
@@ -457,13 +443,11 @@ GST_START_TEST (test_off)
   gst_bin_add_many (GST_BIN (pipe), src, nnp, sink, NULL);
   fail_unless (gst_element_link_many (src, nnp, sink, NULL));
   bus = gst_element_get_bus (pipe);
-  fail_unless (gst_element_set_state (pipe, GST_STATE_PLAYING) !=
-      GST_STATE_CHANGE_FAILURE);
+  fail_unless (gst_element_set_state (pipe, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
   for (guint i = 0; i < 600; i++)
     push_frame (src, i);
   gst_app_src_end_of_stream (GST_APP_SRC (src));
-  msg = gst_bus_timed_pop_filtered (bus, 120 * GST_SECOND,
-      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  msg = gst_bus_timed_pop_filtered (bus, 120 * GST_SECOND, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
   fail_unless (msg && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS);
   gst_message_unref (msg);
   drain_bus (bus, 1, &n_rebalance, &last);
@@ -488,24 +472,24 @@ GST_END_TEST;
 /* Frames to every stream not ended, in turn (each appsrc has a thread of
  * its own that pushes into its sink_N; a full one blocks here). */
 static void
-push_round (GstElement ** srcs, guint * sent, const gboolean * ended,
-    guint rounds)
+push_round (GstElement **srcs, guint *sent, const gboolean *ended, guint rounds)
 {
   for (guint j = 0; j < rounds; j++)
     for (guint s = 0; s < N_STREAMS; s++)
       if (!ended[s]) {
-        fail_unless_equals_int (gst_app_src_push_buffer (GST_APP_SRC
-                (srcs[s]), nnp_test_random_frame (N_FLOATS, SEED_OF (s) +
-                    sent[s], sent[s])), GST_FLOW_OK);
+        fail_unless_equals_int (
+            gst_app_src_push_buffer (
+                GST_APP_SRC (srcs[s]),
+                nnp_test_random_frame (N_FLOATS, SEED_OF (s) + sent[s], sent[s])),
+            GST_FLOW_OK);
         sent[s]++;
       }
 }
 
 static void
-end_stream (GstElement ** srcs, gboolean * ended, guint s)
+end_stream (GstElement **srcs, gboolean *ended, guint s)
 {
-  fail_unless_equals_int (gst_app_src_end_of_stream (GST_APP_SRC (srcs[s])),
-      GST_FLOW_OK);
+  fail_unless_equals_int (gst_app_src_end_of_stream (GST_APP_SRC (srcs[s])), GST_FLOW_OK);
   ended[s] = TRUE;
 }
 
@@ -520,9 +504,9 @@ GST_START_TEST (test_streams)
   gchar *path = nnp_test_model_path ("chain.onnx");
   gchar *caps_str = nnp_test_tensor_caps (C, H, W);
   GstElement *pipe = gst_pipeline_new (NULL);
-  GstElement *nnp = nnp_test_make ("nnpipeline", "model", path, "stages", "2",
-      "devices", "cpu:1,cpu:1", "rebalance", TRUE, "rebalance-interval", 100,
-      "rebalance-sustain", 2, "stats-interval", 0, NULL);
+  GstElement *nnp = nnp_test_make ("nnpipeline", "model", path, "stages", "2", "devices",
+                                   "cpu:1,cpu:1", "rebalance", TRUE, "rebalance-interval", 100,
+                                   "rebalance-sustain", 2, "stats-interval", 0, NULL);
   GstElement *srcs[N_STREAMS];
   GstCaps *caps = gst_caps_from_string (caps_str);
   GstAppSinkCallbacks cb = { 0 };
@@ -542,9 +526,8 @@ GST_START_TEST (test_streams)
     gchar *sink_pad = g_strdup_printf ("sink_%u", s);
     gchar *src_pad = g_strdup_printf ("src_%u", s);
 
-    srcs[s] = nnp_test_make ("appsrc", "format", GST_FORMAT_TIME, "block",
-        TRUE, "max-bytes", (guint64) (4 * N_FLOATS * sizeof (gfloat)),
-        "caps", caps, NULL);
+    srcs[s] = nnp_test_make ("appsrc", "format", GST_FORMAT_TIME, "block", TRUE, "max-bytes",
+                             (guint64) (4 * N_FLOATS * sizeof (gfloat)), "caps", caps, NULL);
     g_mutex_init (&out[s].lock);
     out[s].sums = g_ptr_array_new_with_free_func (g_free);
     out[s].pts = g_array_new (FALSE, FALSE, sizeof (GstClockTime));
@@ -557,8 +540,7 @@ GST_START_TEST (test_streams)
   }
   gst_caps_unref (caps);
   bus = gst_element_get_bus (pipe);
-  fail_unless (gst_element_set_state (pipe, GST_STATE_PLAYING) !=
-      GST_STATE_CHANGE_FAILURE);
+  fail_unless (gst_element_set_state (pipe, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
 
   /* balanced at first */
   push_round (srcs, sent, ended, 75);
@@ -571,26 +553,27 @@ GST_START_TEST (test_streams)
     push_round (srcs, sent, ended, 10);
     moved = drain_bus (bus, 1, &n_rebalance, &last_nodes);
   }
-  fail_unless (moved, "no nnpipeline-rebalance moving nodes off stage 1 in "
-      "%u frames of stream 0", sent[0]);
+  fail_unless (moved,
+               "no nnpipeline-rebalance moving nodes off stage 1 in "
+               "%u frames of stream 0",
+               sent[0]);
   /* the message is posted after the switch: stream 2 ends next to it */
   end_stream (srcs, ended, 2);
   push_round (srcs, sent, ended, TAIL_FRAMES / 2);
   end_stream (srcs, ended, 0);
   end_stream (srcs, ended, 1);
-  msg = gst_bus_timed_pop_filtered (bus, 120 * GST_SECOND,
-      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  msg = gst_bus_timed_pop_filtered (bus, 120 * GST_SECOND, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
   fail_unless (msg != NULL, "no EOS");
   fail_unless (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS);
   gst_message_unref (msg);
   drain_bus (bus, 1, &n_rebalance, &last_nodes);
-  fail_unless (last_nodes >= 0 && last_nodes < 8,
-      "stage 1 holds %d of 16 nodes at the end", last_nodes);
+  fail_unless (last_nodes >= 0 && last_nodes < 8, "stage 1 holds %d of 16 nodes at the end",
+               last_nodes);
   gst_element_set_state (pipe, GST_STATE_NULL);
   gst_object_unref (bus);
   gst_object_unref (pipe);
-  g_print ("streams: %u / %u / %u / %u frames, %u re-balancings\n", sent[0],
-      sent[1], sent[2], sent[3], n_rebalance);
+  g_print ("streams: %u / %u / %u / %u frames, %u re-balancings\n", sent[0], sent[1], sent[2],
+           sent[3], n_rebalance);
 
   /* each stream: all its frames, in order, its own whole-model outputs */
   for (guint s = 0; s < N_STREAMS; s++) {
@@ -612,21 +595,19 @@ GST_END_TEST;
 GST_START_TEST (test_remote_refused)
 {
   gchar *path = nnp_test_model_path ("chain.onnx");
-  GstElement *nnp = nnp_test_make ("nnpipeline", "model", path, "stages", "2",
-      "devices", "cpu:1,remote://127.0.0.1:9", "rebalance", TRUE, NULL);
+  GstElement *nnp = nnp_test_make ("nnpipeline", "model", path, "stages", "2", "devices",
+                                   "cpu:1,remote://127.0.0.1:9", "rebalance", TRUE, NULL);
   GstBus *bus = gst_bus_new ();
   GError *err;
 
   gst_object_ref_sink (nnp);
   gst_element_set_bus (nnp, bus);
-  fail_unless_equals_int (gst_element_set_state (nnp, GST_STATE_PAUSED),
-      GST_STATE_CHANGE_FAILURE);
+  fail_unless_equals_int (gst_element_set_state (nnp, GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
   err = nnp_test_pop_message (bus, GST_MESSAGE_ERROR, NULL, "rebalance");
   fail_unless (strstr (err->message, "property 'rebalance' cannot be true "
-          "with remote stages (devices \"cpu:1,remote://127.0.0.1:9\")"),
-      "%s", err->message);
-  fail_unless (strstr (err->message, "node costs are their servers'"), "%s",
-      err->message);
+                                     "with remote stages (devices \"cpu:1,remote://127.0.0.1:9\")"),
+               "%s", err->message);
+  fail_unless (strstr (err->message, "node costs are their servers'"), "%s", err->message);
   g_error_free (err);
   gst_element_set_state (nnp, GST_STATE_NULL);
 
@@ -646,16 +627,14 @@ GST_START_TEST (test_remote_refused)
     req.cost = NNP_COST_ESTIMATE;
     plan = nnp_plan_make (model, NULL, 0, &req, NULL, &perr);
     fail_unless (plan != NULL, "%s", perr ? perr->message : "");
-    fail_unless (nnp_plan_save (plan, plan_path, &perr), "%s",
-        perr ? perr->message : "");
-    g_object_set (nnp, "devices", NULL, "stages", NULL, "model", NULL,
-        "plan", plan_path, NULL);
+    fail_unless (nnp_plan_save (plan, plan_path, &perr), "%s", perr ? perr->message : "");
+    g_object_set (nnp, "devices", NULL, "stages", NULL, "model", NULL, "plan", plan_path, NULL);
     fail_unless_equals_int (gst_element_set_state (nnp, GST_STATE_PAUSED),
-        GST_STATE_CHANGE_FAILURE);
+                            GST_STATE_CHANGE_FAILURE);
     err = nnp_test_pop_message (bus, GST_MESSAGE_ERROR, NULL, "rebalance");
     fail_unless (strstr (err->message, "property 'rebalance' cannot be true "
-            "with remote stages (stage 1 on remote://127.0.0.1:9)"), "%s",
-        err->message);
+                                       "with remote stages (stage 1 on remote://127.0.0.1:9)"),
+                 "%s", err->message);
     g_error_free (err);
     gst_element_set_state (nnp, GST_STATE_NULL);
     g_unlink (plan_path);

@@ -25,7 +25,7 @@
 #define TIMEOUT_S 30
 
 static gchar *
-model_path (const gchar * name)
+model_path (const gchar *name)
 {
   const gchar *dir = g_getenv ("NNP_TEST_MODELS_DIR");
 
@@ -34,7 +34,7 @@ model_path (const gchar * name)
 }
 
 static GstElement *
-launch (const gchar * fmt, ...)
+launch (const gchar *fmt, ...)
 {
   GError *err = NULL;
   GstElement *p;
@@ -45,19 +45,18 @@ launch (const gchar * fmt, ...)
   desc = g_strdup_vprintf (fmt, ap);
   va_end (ap);
   p = gst_parse_launch (desc, &err);
-  fail_unless (p != NULL && err == NULL, "%s: %s", desc,
-      err ? err->message : "?");
+  fail_unless (p != NULL && err == NULL, "%s: %s", desc, err ? err->message : "?");
   g_free (desc);
   return p;
 }
 
 /* Wait for EOS (TRUE) or an error (fails) for up to TIMEOUT_S. */
 static gboolean
-wait_eos (GstElement * p)
+wait_eos (GstElement *p)
 {
   GstBus *bus = gst_element_get_bus (p);
-  GstMessage *msg = gst_bus_timed_pop_filtered (bus, TIMEOUT_S * GST_SECOND,
-      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  GstMessage *msg =
+      gst_bus_timed_pop_filtered (bus, TIMEOUT_S * GST_SECOND, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
   gboolean eos = FALSE;
 
   if (msg && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
@@ -67,8 +66,7 @@ wait_eos (GstElement * p)
     gst_message_parse_error (msg, &err, &dbg);
     /* stop first: nothing may keep running into the test's state */
     gst_element_set_state (p, GST_STATE_NULL);
-    fail ("error from %s: %s (%s)", GST_OBJECT_NAME (msg->src), err->message,
-        dbg ? dbg : "");
+    fail ("error from %s: %s (%s)", GST_OBJECT_NAME (msg->src), err->message, dbg ? dbg : "");
   }
   eos = msg != NULL;
   if (msg)
@@ -78,16 +76,16 @@ wait_eos (GstElement * p)
 }
 
 static void
-set_state_sync (GstElement * p, GstState state)
+set_state_sync (GstElement *p, GstState state)
 {
   GstStateChangeReturn ret = gst_element_set_state (p, state);
 
   if (ret == GST_STATE_CHANGE_ASYNC)
     ret = gst_element_get_state (p, NULL, NULL, TIMEOUT_S * GST_SECOND);
   fail_unless (ret != GST_STATE_CHANGE_FAILURE, "state change to %s failed",
-      gst_element_state_get_name (state));
+               gst_element_state_get_name (state));
   fail_unless (ret != GST_STATE_CHANGE_ASYNC, "state change to %s timed out",
-      gst_element_state_get_name (state));
+               gst_element_state_get_name (state));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -97,13 +95,12 @@ set_state_sync (GstElement * p, GstState state)
  * out of the test while the sink may still be calling the handoff, so the
  * counter must not live on the test's stack (and the tests stop the
  * pipeline before asserting). */
-typedef struct
-{
+typedef struct {
   gint ref_count;
   GMutex lock;
   GCond cond;
   guint frames;
-  guint sleep_us;               /* a slow sink: the queues fill up */
+  guint sleep_us; /* a slow sink: the queues fill up */
 } Counter;
 
 static Counter *
@@ -119,14 +116,14 @@ counter_new (guint sleep_us)
 }
 
 static Counter *
-counter_ref (Counter * c)
+counter_ref (Counter *c)
 {
   g_atomic_int_inc (&c->ref_count);
   return c;
 }
 
 static void
-counter_unref (Counter * c)
+counter_unref (Counter *c)
 {
   if (!g_atomic_int_dec_and_test (&c->ref_count))
     return;
@@ -136,13 +133,13 @@ counter_unref (Counter * c)
 }
 
 static void
-counter_unref_closure (gpointer data, GClosure * closure)
+counter_unref_closure (gpointer data, GClosure *closure)
 {
   counter_unref (data);
 }
 
 static void
-set_frames (Counter * c, guint n, guint sleep_us)
+set_frames (Counter *c, guint n, guint sleep_us)
 {
   g_mutex_lock (&c->lock);
   c->frames = n;
@@ -151,7 +148,7 @@ set_frames (Counter * c, guint n, guint sleep_us)
 }
 
 static void
-on_handoff (GstElement * sink, GstBuffer * buf, GstPad * pad, gpointer data)
+on_handoff (GstElement *sink, GstBuffer *buf, GstPad *pad, gpointer data)
 {
   Counter *c = data;
   guint sleep_us;
@@ -169,7 +166,7 @@ on_handoff (GstElement * sink, GstBuffer * buf, GstPad * pad, gpointer data)
 
 /* Wait until the sink has seen at least n frames (FALSE on timeout). */
 static gboolean
-wait_frames (Counter * c, guint n)
+wait_frames (Counter *c, guint n)
 {
   gint64 end = g_get_monotonic_time () + TIMEOUT_S * G_TIME_SPAN_SECOND;
   gboolean ok = TRUE;
@@ -183,7 +180,7 @@ wait_frames (Counter * c, guint n)
 }
 
 static guint
-get_frames (Counter * c)
+get_frames (Counter *c)
 {
   guint n;
 
@@ -194,16 +191,17 @@ get_frames (Counter * c)
 }
 
 static GstElement *
-counting_pipeline (const gchar * middle, Counter * c, guint num_buffers)
+counting_pipeline (const gchar *middle, Counter *c, guint num_buffers)
 {
   GstElement *p, *sink;
 
   p = launch ("videotestsrc num-buffers=%u ! video/x-raw,width=32,height=32,"
-      "framerate=30/1 ! nnconvert ! %s ! fakesink name=sink sync=false "
-      "signal-handoffs=true", num_buffers, middle);
+              "framerate=30/1 ! nnconvert ! %s ! fakesink name=sink sync=false "
+              "signal-handoffs=true",
+              num_buffers, middle);
   sink = gst_bin_get_by_name (GST_BIN (p), "sink");
-  g_signal_connect_data (sink, "handoff", G_CALLBACK (on_handoff),
-      counter_ref (c), counter_unref_closure, 0);
+  g_signal_connect_data (sink, "handoff", G_CALLBACK (on_handoff), counter_ref (c),
+                         counter_unref_closure, 0);
   gst_object_unref (sink);
   return p;
 }
@@ -223,10 +221,10 @@ GST_START_TEST (test_pipeline_eos_no_frames)
   fail_unless (fd >= 0);
   close (fd);
   p = launch ("filesrc location=%s ! other/tensors,format=static,"
-      "num_tensors=1,types=float32,dimensions=8:8:3:1,framerate=0/1 ! "
-      "nnpipeline model=%s stages=2 ! fakesink", empty, model);
-  fail_if (gst_element_set_state (p, GST_STATE_PLAYING) ==
-      GST_STATE_CHANGE_FAILURE);
+              "num_tensors=1,types=float32,dimensions=8:8:3:1,framerate=0/1 ! "
+              "nnpipeline model=%s stages=2 ! fakesink",
+              empty, model);
+  fail_if (gst_element_set_state (p, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE);
   fail_unless (wait_eos (p), "no EOS within %d s", TIMEOUT_S);
   set_state_sync (p, GST_STATE_NULL);
   gst_object_unref (p);
@@ -243,13 +241,13 @@ GST_START_TEST (test_stage_eos_no_frames)
 {
   gchar *model = model_path ("residual.onnx");
   GstElement *p = launch ("appsrc name=src format=time caps=\"other/tensors,"
-      "format=static,num_tensors=1,types=float32,dimensions=8:8:3:1,"
-      "framerate=0/1\" ! nnstage model=%s ! fakesink", model);
+                          "format=static,num_tensors=1,types=float32,dimensions=8:8:3:1,"
+                          "framerate=0/1\" ! nnstage model=%s ! fakesink",
+                          model);
   GstElement *src = gst_bin_get_by_name (GST_BIN (p), "src");
 
   /* no data yet: the state change completes asynchronously */
-  fail_if (gst_element_set_state (p, GST_STATE_PLAYING) ==
-      GST_STATE_CHANGE_FAILURE);
+  fail_if (gst_element_set_state (p, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE);
   gst_app_src_end_of_stream (GST_APP_SRC (src));
   fail_unless (wait_eos (p), "no EOS within %d s", TIMEOUT_S);
   set_state_sync (p, GST_STATE_NULL);
@@ -262,7 +260,7 @@ GST_END_TEST;
 
 /* Flushing seeks back to the start while frames flow, then EOS. */
 static void
-check_flush_seeks (const gchar * middle)
+check_flush_seeks (const gchar *middle)
 {
   Counter *c = counter_new (2000);
   GstElement *p = counting_pipeline (middle, c, 60);
@@ -274,8 +272,8 @@ check_flush_seeks (const gchar * middle)
     at = i;
     if (!wait_frames (c, get_frames (c) + 3))
       problem = "frames stopped before seek";
-    else if (!gst_element_seek_simple (p, GST_FORMAT_TIME,
-            GST_SEEK_FLAG_FLUSH | (i % 2 ? GST_SEEK_FLAG_ACCURATE : 0), 0))
+    else if (!gst_element_seek_simple (
+                 p, GST_FORMAT_TIME, GST_SEEK_FLAG_FLUSH | (i % 2 ? GST_SEEK_FLAG_ACCURATE : 0), 0))
       problem = "seek refused";
     else if (!wait_frames (c, get_frames (c) + 3))
       problem = "no frames after seek";
@@ -292,8 +290,7 @@ check_flush_seeks (const gchar * middle)
 GST_START_TEST (test_flush_seek)
 {
   gchar *model = model_path ("residual.onnx");
-  gchar *a = g_strdup_printf ("nnpipeline model=%s stages=3 queue-size=2",
-      model);
+  gchar *a = g_strdup_printf ("nnpipeline model=%s stages=3 queue-size=2", model);
   gchar *b = g_strdup_printf ("nnstage model=%s threads=2", model);
 
   check_flush_seeks (a);
@@ -310,8 +307,7 @@ GST_END_TEST;
 GST_START_TEST (test_stop_midstream)
 {
   gchar *model = model_path ("residual.onnx");
-  gchar *mid = g_strdup_printf ("nnpipeline model=%s stages=3 queue-size=3",
-      model);
+  gchar *mid = g_strdup_printf ("nnpipeline model=%s stages=3 queue-size=3", model);
   Counter *c = counter_new (20000);
   GstElement *p = counting_pipeline (mid, c, 40);
   gint stalled = -1;
@@ -347,17 +343,18 @@ GST_START_TEST (test_caps_change)
 {
   gchar *model = model_path ("residual.onnx");
   GstElement *p = launch ("appsrc name=src format=time ! nnpipeline model=%s "
-      "stages=2 ! appsink name=sink sync=false", model);
+                          "stages=2 ! appsink name=sink sync=false",
+                          model);
   GstElement *src = gst_bin_get_by_name (GST_BIN (p), "src");
   GstElement *sink = gst_bin_get_by_name (GST_BIN (p), "sink");
   const gint sizes[] = { 8, 16, 8, 12 };
 
-  fail_if (gst_element_set_state (p, GST_STATE_PLAYING) ==
-      GST_STATE_CHANGE_FAILURE);
+  fail_if (gst_element_set_state (p, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE);
   for (guint s = 0; s < G_N_ELEMENTS (sizes); s++) {
     gint n = sizes[s];
     gchar *str = g_strdup_printf ("other/tensors,format=static,num_tensors=1,"
-        "types=float32,dimensions=%d:%d:3:1,framerate=0/1", n, n);
+                                  "types=float32,dimensions=%d:%d:3:1,framerate=0/1",
+                                  n, n);
     GstCaps *caps = gst_caps_from_string (str);
 
     gst_app_src_set_caps (GST_APP_SRC (src), caps);
@@ -369,24 +366,21 @@ GST_START_TEST (test_caps_change)
 
       gst_buffer_memset (buf, 0, 0, bytes);
       GST_BUFFER_PTS (buf) = (s * 3 + f) * GST_MSECOND;
-      fail_unless_equals_int (gst_app_src_push_buffer (GST_APP_SRC (src),
-              buf), GST_FLOW_OK);
+      fail_unless_equals_int (gst_app_src_push_buffer (GST_APP_SRC (src), buf), GST_FLOW_OK);
     }
   }
   gst_app_src_end_of_stream (GST_APP_SRC (src));
   for (guint s = 0; s < G_N_ELEMENTS (sizes); s++) {
     for (gint f = 0; f < 3; f++) {
-      GstSample *smp = gst_app_sink_try_pull_sample (GST_APP_SINK (sink),
-          TIMEOUT_S * GST_SECOND);
+      GstSample *smp = gst_app_sink_try_pull_sample (GST_APP_SINK (sink), TIMEOUT_S * GST_SECOND);
       GstBuffer *buf;
 
       fail_unless (smp != NULL, "size %d frame %d: nothing out", sizes[s], f);
       buf = gst_sample_get_buffer (smp);
-      fail_unless_equals_uint64 (GST_BUFFER_PTS (buf), (s * 3 + f) *
-          GST_MSECOND);
+      fail_unless_equals_uint64 (GST_BUFFER_PTS (buf), (s * 3 + f) * GST_MSECOND);
       /* residual: 8 channels out */
       fail_unless_equals_int (gst_buffer_get_size (buf),
-          8 * sizes[s] * sizes[s] * (gint) sizeof (gfloat));
+                              8 * sizes[s] * sizes[s] * (gint) sizeof (gfloat));
       gst_sample_unref (smp);
     }
   }

@@ -5,19 +5,19 @@
 #include "gstnntensorcaps.h"
 
 static void
-parse_ok (GstNnTensorsInfo * info, const gchar * str)
+parse_ok (GstNnTensorsInfo *info, const gchar *str)
 {
   GstCaps *caps = gst_caps_from_string (str);
   GError *err = NULL;
 
   fail_unless (caps != NULL, "unparsable caps %s", str);
-  fail_unless (gst_nn_tensors_info_from_caps (info, caps, &err),
-      "%s: %s", str, err ? err->message : "?");
+  fail_unless (gst_nn_tensors_info_from_caps (info, caps, &err), "%s: %s", str,
+               err ? err->message : "?");
   gst_caps_unref (caps);
 }
 
 static gchar *
-parse_error (const gchar * str)
+parse_error (const gchar *str)
 {
   GstCaps *caps = gst_caps_from_string (str);
   GstNnTensorsInfo info;
@@ -25,8 +25,7 @@ parse_error (const gchar * str)
   gchar *msg;
 
   fail_unless (caps != NULL, "unparsable caps %s", str);
-  fail_if (gst_nn_tensors_info_from_caps (&info, caps, &err),
-      "%s parsed", str);
+  fail_if (gst_nn_tensors_info_from_caps (&info, caps, &err), "%s parsed", str);
   fail_unless (err != NULL);
   msg = g_strdup (err->message);
   g_error_free (err);
@@ -94,8 +93,8 @@ GST_END_TEST;
 GST_START_TEST (test_round_trip)
 {
   const gchar *str = "other/tensors, format=(string)static, "
-      "num_tensors=(int)2, types=(string)\"float32,int64\", "
-      "dimensions=(string)\"640:640:3:1,10:1\", framerate=(fraction)30/1";
+                     "num_tensors=(int)2, types=(string)\"float32,int64\", "
+                     "dimensions=(string)\"640:640:3:1,10:1\", framerate=(fraction)30/1";
   GstNnTensorsInfo info, info2;
   GstCaps *caps, *caps2;
   gchar *desc;
@@ -111,15 +110,13 @@ GST_START_TEST (test_round_trip)
   fail_unless_equals_int64 (info.tensors[1].shape.dims[1], 10);
   fail_unless_equals_int (info.fps_n, 30);
   fail_unless_equals_int (info.fps_d, 1);
-  fail_unless_equals_int (gst_nn_tensor_info_get_size (&info.tensors[0]),
-      640 * 640 * 3 * 4);
-  fail_unless_equals_int (gst_nn_tensors_info_get_size (&info),
-      640 * 640 * 3 * 4 + 10 * 8);
+  fail_unless_equals_int (gst_nn_tensor_info_get_size (&info.tensors[0]), 640 * 640 * 3 * 4);
+  fail_unless_equals_int (gst_nn_tensors_info_get_size (&info), 640 * 640 * 3 * 4 + 10 * 8);
 
   caps = gst_nn_tensors_info_to_caps (&info);
   caps2 = gst_caps_from_string (str);
-  fail_unless (gst_caps_is_equal (caps, caps2), "%" GST_PTR_FORMAT " != %"
-      GST_PTR_FORMAT, caps, caps2);
+  fail_unless (gst_caps_is_equal (caps, caps2), "%" GST_PTR_FORMAT " != %" GST_PTR_FORMAT, caps,
+               caps2);
   fail_unless (gst_caps_is_fixed (caps));
 
   {
@@ -154,10 +151,10 @@ GST_START_TEST (test_print_parse)
   nnp_shape_set (&info.tensors[0].shape, 3, (const int64_t *) dims);
 
   caps = gst_nn_tensors_info_to_caps (&info);
-  fail_unless_equals_string (gst_structure_get_string (gst_caps_get_structure
-          (caps, 0), "dimensions"), "7:5:2");
-  fail_unless_equals_string (gst_structure_get_string (gst_caps_get_structure
-          (caps, 0), "types"), "uint8");
+  fail_unless_equals_string (
+      gst_structure_get_string (gst_caps_get_structure (caps, 0), "dimensions"), "7:5:2");
+  fail_unless_equals_string (gst_structure_get_string (gst_caps_get_structure (caps, 0), "types"),
+                             "uint8");
 
   /* through the string form and back */
   str = gst_caps_to_string (caps);
@@ -178,14 +175,14 @@ GST_START_TEST (test_singular)
 
   /* NNStreamer's other/tensor form */
   parse_ok (&info, "other/tensor, type=(string)float32, "
-      "dimension=(string)192:48:3:1, framerate=(fraction)0/1");
+                   "dimension=(string)192:48:3:1, framerate=(fraction)0/1");
   fail_unless_equals_int (info.n_tensors, 1);
   fail_unless_equals_int (info.tensors[0].dtype, NNP_DTYPE_FLOAT32);
   fail_unless_equals_int64 (info.tensors[0].shape.dims[3], 192);
 
   /* format may be left out */
   parse_ok (&info, "other/tensors, num_tensors=(int)1, types=(string)int32, "
-      "dimensions=(string)4");
+                   "dimensions=(string)4");
   fail_unless_equals_int (info.tensors[0].dtype, NNP_DTYPE_INT32);
   fail_unless_equals_int (info.fps_n, 0);
   fail_unless_equals_int (info.fps_d, 1);
@@ -198,17 +195,17 @@ GST_START_TEST (test_errors)
   gchar *msg;
 
   msg = parse_error ("other/tensors, format=(string)static, num_tensors=(int)2, "
-      "types=(string)float32, dimensions=(string)\"4:1,4:1\"");
+                     "types=(string)float32, dimensions=(string)\"4:1,4:1\"");
   fail_unless (strstr (msg, "types") != NULL, "%s", msg);
   g_free (msg);
 
   msg = parse_error ("other/tensors, format=(string)static, num_tensors=(int)1, "
-      "types=(string)float99, dimensions=(string)4:1");
+                     "types=(string)float99, dimensions=(string)4:1");
   fail_unless (strstr (msg, "float99") != NULL, "%s", msg);
   g_free (msg);
 
   msg = parse_error ("other/tensors, format=(string)static, num_tensors=(int)1, "
-      "types=(string)float32, dimensions=(string)4:0");
+                     "types=(string)float32, dimensions=(string)4:0");
   fail_unless (strstr (msg, "4:0") != NULL, "%s", msg);
   g_free (msg);
 
@@ -217,7 +214,7 @@ GST_START_TEST (test_errors)
   g_free (msg);
 
   msg = parse_error ("other/tensors, format=(string)static, num_tensors=(int)1, "
-      "types=(string)float32");
+                     "types=(string)float32");
   fail_unless (strstr (msg, "dimensions") != NULL, "%s", msg);
   g_free (msg);
 
@@ -230,17 +227,18 @@ GST_START_TEST (test_errors)
   {
     GstNnTensorsInfo info;
     GError *error = NULL;
-    const gchar *bad[][2] = {
-      { "dimensions", "4:1\n1" }, { "types", "float\r32" }, { "format", "sta\ntic" },
-      { "dimensions", "4:1,\n2" } };
+    const gchar *bad[][2] = { { "dimensions", "4:1\n1" },
+                              { "types", "float\r32" },
+                              { "format", "sta\ntic" },
+                              { "dimensions", "4:1,\n2" } };
     for (guint i = 0; i < G_N_ELEMENTS (bad); i++) {
-      GstStructure *st = gst_structure_new ("other/tensors", "format", G_TYPE_STRING,
-          "static", "num_tensors", G_TYPE_INT, 1, "types", G_TYPE_STRING, "float32",
-          "dimensions", G_TYPE_STRING, "4:1", NULL);
+      GstStructure *st = gst_structure_new ("other/tensors", "format", G_TYPE_STRING, "static",
+                                            "num_tensors", G_TYPE_INT, 1, "types", G_TYPE_STRING,
+                                            "float32", "dimensions", G_TYPE_STRING, "4:1", NULL);
       gst_structure_set (st, bad[i][0], G_TYPE_STRING, bad[i][1], NULL);
       fail_if (gst_nn_tensors_info_from_structure (&info, st, &error));
-      fail_unless (strchr (error->message, '\n') == NULL
-          && strchr (error->message, '\r') == NULL, "%s", error->message);
+      fail_unless (strchr (error->message, '\n') == NULL && strchr (error->message, '\r') == NULL,
+                   "%s", error->message);
       g_clear_error (&error);
       gst_structure_free (st);
     }
@@ -251,9 +249,10 @@ GST_END_TEST;
 
 GST_START_TEST (test_fixate)
 {
-  GstCaps *caps = gst_caps_from_string ("other/tensors, num_tensors=(int)1, "
-      "types=(string)float32, dimensions=(string)4:1, "
-      "framerate=(fraction)[ 0/1, 60/1 ]; other/tensors, num_tensors=(int)2");
+  GstCaps *caps =
+      gst_caps_from_string ("other/tensors, num_tensors=(int)1, "
+                            "types=(string)float32, dimensions=(string)4:1, "
+                            "framerate=(fraction)[ 0/1, 60/1 ]; other/tensors, num_tensors=(int)2");
   GstStructure *s;
   gint n, d;
 

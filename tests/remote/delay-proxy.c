@@ -45,35 +45,32 @@
 #define MAX_IOV 64
 
 typedef struct Chunk Chunk;
-struct Chunk
-{
+struct Chunk {
   Chunk *next;
-  int64_t due;   /* CLOCK_MONOTONIC ns */
-  ssize_t len;   /* 0: end of stream (half-close), < 0: reset */
-  size_t off;    /* bytes of it already written */
+  int64_t due; /* CLOCK_MONOTONIC ns */
+  ssize_t len; /* 0: end of stream (half-close), < 0: reset */
+  size_t off;  /* bytes of it already written */
   char data[];
 };
 
 typedef struct Conn Conn;
 
 /* one way of one connection */
-typedef struct
-{
+typedef struct {
   Conn *conn;
   int from, to;
-  int64_t delay;   /* ns */
+  int64_t delay; /* ns */
   pthread_mutex_t lock;
   pthread_cond_t cond;
   Chunk *head, *tail;
   size_t queued;
-  int dead;        /* the writer stopped: the reader stops too */
+  int dead; /* the writer stopped: the reader stops too */
 } Dir;
 
-struct Conn
-{
+struct Conn {
   int client, target;
   Dir up, down;
-  int refs;        /* threads still running */
+  int refs; /* threads still running */
   pthread_mutex_t lock;
 };
 
@@ -204,8 +201,7 @@ writer (void *data)
     }
     /* everything due by now, in one write */
     t = now_ns ();
-    for (Chunk *k = d->head; k && n < MAX_IOV && k->due <= t && k->len > 0;
-        k = k->next) {
+    for (Chunk *k = d->head; k && n < MAX_IOV && k->due <= t && k->len > 0; k = k->next) {
       batch[n] = k;
       iov[n].iov_base = k->data + k->off;
       iov[n].iov_len = (size_t) k->len - k->off;
@@ -268,8 +264,7 @@ writer (void *data)
 }
 
 static int
-parse_addr (const char *text, const char *default_host, char *host, size_t size,
-    char *port)
+parse_addr (const char *text, const char *default_host, char *host, size_t size, char *port)
 {
   const char *colon = strrchr (text, ':');
   const char *h = colon ? text : default_host;
@@ -299,8 +294,7 @@ parse_ms (const char *text, const char *what)
   double v = strtod (text, &end);
 
   if (*text == '\0' || *end != '\0' || !(v >= 0)) {
-    fprintf (stderr, "delay-proxy: %s '%s' is not a delay in ms (a number >= 0)\n",
-        what, text);
+    fprintf (stderr, "delay-proxy: %s '%s' is not a delay in ms (a number >= 0)\n", what, text);
     exit (2);
   }
   return v;
@@ -310,9 +304,9 @@ static void
 usage (FILE *f)
 {
   fprintf (f, "usage: delay-proxy --listen [HOST:]PORT --target HOST:PORT "
-      "[--delay MS] [--up MS] [--down MS] [--max-queued BYTES]\n"
-      "A TCP proxy delaying every byte by MS each way (see "
-      "tests/remote/delay-proxy.c).\n");
+              "[--delay MS] [--up MS] [--down MS] [--max-queued BYTES]\n"
+              "A TCP proxy delaying every byte by MS each way (see "
+              "tests/remote/delay-proxy.c).\n");
 }
 
 int
@@ -364,7 +358,7 @@ main (int argc, char **argv)
       || parse_addr (listen_arg, "127.0.0.1", lhost, sizeof lhost, lport) < 0
       || parse_addr (target_arg, NULL, thost, sizeof thost, tport) < 0) {
     fprintf (stderr, "delay-proxy: --listen [HOST:]PORT and --target HOST:PORT "
-        "are needed\n");
+                     "are needed\n");
     usage (stderr);
     return 2;
   }
@@ -379,28 +373,22 @@ main (int argc, char **argv)
   hints.ai_flags = AI_PASSIVE;
   if (getaddrinfo (lhost, lport, &hints, &la) != 0
       || getaddrinfo (thost, tport, &hints, &ta) != 0) {
-    fprintf (stderr, "delay-proxy: cannot resolve %s or %s\n", listen_arg,
-        target_arg);
+    fprintf (stderr, "delay-proxy: cannot resolve %s or %s\n", listen_arg, target_arg);
     return 1;
   }
   ls = socket (la->ai_family, SOCK_STREAM, 0);
   setsockopt (ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (ls < 0 || bind (ls, la->ai_addr, la->ai_addrlen) < 0
-      || listen (ls, 64) < 0
+  if (ls < 0 || bind (ls, la->ai_addr, la->ai_addrlen) < 0 || listen (ls, 64) < 0
       || getsockname (ls, (struct sockaddr *) &bound, &blen) < 0) {
-    fprintf (stderr, "delay-proxy: cannot listen on %s: %s\n", listen_arg,
-        strerror (errno));
+    fprintf (stderr, "delay-proxy: cannot listen on %s: %s\n", listen_arg, strerror (errno));
     return 1;
   }
   if (bound.ss_family == AF_INET6)
-    inet_ntop (AF_INET6, &((struct sockaddr_in6 *) &bound)->sin6_addr, shown,
-        sizeof shown);
+    inet_ntop (AF_INET6, &((struct sockaddr_in6 *) &bound)->sin6_addr, shown, sizeof shown);
   else
-    inet_ntop (AF_INET, &((struct sockaddr_in *) &bound)->sin_addr, shown,
-        sizeof shown);
-  printf ("delay-proxy: listening on %s:%u -> %s:%s, +%g ms up, +%g ms down\n",
-      shown, ntohs (((struct sockaddr_in *) &bound)->sin_port), thost, tport,
-      up, down);
+    inet_ntop (AF_INET, &((struct sockaddr_in *) &bound)->sin_addr, shown, sizeof shown);
+  printf ("delay-proxy: listening on %s:%u -> %s:%s, +%g ms up, +%g ms down\n", shown,
+          ntohs (((struct sockaddr_in *) &bound)->sin_port), thost, tport, up, down);
   fflush (stdout);
 
   for (;;) {
@@ -416,8 +404,8 @@ main (int argc, char **argv)
     }
     tg = socket (ta->ai_family, SOCK_STREAM, 0);
     if (tg < 0 || connect (tg, ta->ai_addr, ta->ai_addrlen) < 0) {
-      fprintf (stderr, "delay-proxy: cannot connect to %s:%s: %s\n", thost,
-          tport, strerror (errno));
+      fprintf (stderr, "delay-proxy: cannot connect to %s:%s: %s\n", thost, tport,
+               strerror (errno));
       fflush (stderr);
       if (tg >= 0)
         close (tg);
@@ -431,10 +419,8 @@ main (int argc, char **argv)
     c->target = tg;
     c->refs = 4;
     pthread_mutex_init (&c->lock, NULL);
-    c->up = (Dir) { .conn = c, .from = cl, .to = tg,
-                    .delay = (int64_t) (up * 1e6) };
-    c->down = (Dir) { .conn = c, .from = tg, .to = cl,
-                      .delay = (int64_t) (down * 1e6) };
+    c->up = (Dir){ .conn = c, .from = cl, .to = tg, .delay = (int64_t) (up * 1e6) };
+    c->down = (Dir){ .conn = c, .from = tg, .to = cl, .delay = (int64_t) (down * 1e6) };
     for (Dir *d = &c->up; d; d = d == &c->up ? &c->down : NULL) {
       pthread_mutex_init (&d->lock, NULL);
       pthread_cond_init (&d->cond, NULL);

@@ -22,8 +22,8 @@ nnp_cpu_avx2_ok (void)
 
   if (g_once_init_enter (&once)) {
     __builtin_cpu_init ();
-    yes = __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma") &&
-          g_getenv ("NNPIPE_CPU_GENERIC") == NULL;
+    yes = __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma")
+          && g_getenv ("NNPIPE_CPU_GENERIC") == NULL;
     g_once_init_leave (&once, 1);
   }
   return yes;
@@ -81,10 +81,8 @@ nnp_act_avx2 (__m256 x, NnpActivation act, __m256 va, __m256 vb)
   const __m256 one = _mm256_set1_ps (1.f);
 
   switch (act) {
-    case NNP_ACT_RELU:
-      return _mm256_max_ps (x, zero);
-    case NNP_ACT_CLIP:
-      return _mm256_min_ps (_mm256_max_ps (x, va), vb);
+    case NNP_ACT_RELU: return _mm256_max_ps (x, zero);
+    case NNP_ACT_CLIP: return _mm256_min_ps (_mm256_max_ps (x, va), vb);
     case NNP_ACT_LEAKY_RELU:
       return _mm256_add_ps (_mm256_max_ps (x, zero), _mm256_mul_ps (va, _mm256_min_ps (x, zero)));
     case NNP_ACT_HARD_SIGMOID:
@@ -100,8 +98,7 @@ nnp_act_avx2 (__m256 x, NnpActivation act, __m256 va, __m256 vb)
     }
     case NNP_ACT_SIGMOID:
       return _mm256_div_ps (one, _mm256_add_ps (one, nnp_exp_avx2 (_mm256_sub_ps (zero, x))));
-    default:
-      return x;
+    default: return x;
   }
 }
 

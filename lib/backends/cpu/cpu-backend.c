@@ -9,10 +9,10 @@
 
 /* analytical cost before profiling, per thread */
 #define CPU_GFLOPS_PER_THREAD 40.0
-#define CPU_BYTES_PER_MS 2.0e7          /* 20 GB/s of streamed tensor bytes */
+#define CPU_BYTES_PER_MS 2.0e7 /* 20 GB/s of streamed tensor bytes */
 #define CPU_NODE_OVERHEAD_MS 0.002
 
-static int cpu_context;          /* the one device's context: its address */
+static int cpu_context; /* the one device's context: its address */
 
 static gpointer
 cpu_open (const char *spec, char **name_out, GError **error)
@@ -52,8 +52,7 @@ cpu_stage_new (gpointer ctx, const NnpBackendStageInfo *info, GError **error)
 }
 
 static gboolean
-cpu_stage_run (gpointer stage, NnpTensor *const *inputs, NnpTensor *const *outputs,
-               GError **error)
+cpu_stage_run (gpointer stage, NnpTensor *const *inputs, NnpTensor *const *outputs, GError **error)
 {
   return nnp_cpu_exec_run (stage, inputs, outputs, error);
 }
@@ -78,7 +77,7 @@ cpu_estimate_node_ms (const NnpGraph *graph, const NnpNode *node, int threads)
   double eff = t > 1 ? 0.9 * t : 1.0;
 
   return CPU_NODE_OVERHEAD_MS + flops / (CPU_GFLOPS_PER_THREAD * eff * 1e6)
-      + bytes / (CPU_BYTES_PER_MS * MIN (eff, 2.0));
+         + bytes / (CPU_BYTES_PER_MS * MIN (eff, 2.0));
 }
 
 /* One node on host tensors, single thread, its state and scratch made and
@@ -105,8 +104,8 @@ cpu_run_node (const NnpGraph *graph, const NnpNode *node, NnpTensor *const *inpu
   if (kernel->workspace)
     ws = kernel->workspace (graph, node);
   if (ws > 0 && posix_memalign (&scratch, 64, (ws + 63) / 64 * 64) != 0) {
-    nnp_node_set_error (error, NNP_ERROR_FAILED, node, "out of memory (%" G_GSIZE_FORMAT
-                        " bytes of scratch)", ws);
+    nnp_node_set_error (error, NNP_ERROR_FAILED, node,
+                        "out of memory (%" G_GSIZE_FORMAT " bytes of scratch)", ws);
     scratch = NULL;
     goto done;
   }

@@ -38,12 +38,12 @@ float_to_half (float f)
   sign = (bits >> 16) & 0x8000;
   exp = (int) ((bits >> 23) & 0xff);
   mant = bits & 0x7fffff;
-  if (exp == 255)                                  /* inf / nan */
+  if (exp == 255) /* inf / nan */
     return (guint16) (sign | 0x7c00 | (mant ? 0x200 : 0));
   exp -= 127 - 15;
-  if (exp >= 31)                                   /* overflow */
+  if (exp >= 31) /* overflow */
     return (guint16) (sign | 0x7c00);
-  if (exp <= 0) {                                  /* subnormal or zero */
+  if (exp <= 0) { /* subnormal or zero */
     guint32 m, shift, r, half;
     if (exp < -10)
       return (guint16) sign;
@@ -59,7 +59,7 @@ float_to_half (float f)
     guint32 h = sign | ((guint32) exp << 10) | (mant >> 13);
     guint32 rest = mant & 0x1fff;
     if (rest > 0x1000 || (rest == 0x1000 && (h & 1)))
-      h++;                                         /* may carry into the exponent: fine */
+      h++; /* may carry into the exponent: fine */
     return (guint16) h;
   }
 }
@@ -82,9 +82,7 @@ cast_load_f (const void *src, NnpDType t, gsize n, double *d)
       for (gsize i = 0; i < n; i++)
         d[i] = ((const float *) src)[i];
       break;
-    case NNP_DTYPE_FLOAT64:
-      memcpy (d, src, n * sizeof (double));
-      break;
+    case NNP_DTYPE_FLOAT64: memcpy (d, src, n * sizeof (double)); break;
     default:
       for (gsize i = 0; i < n; i++)
         d[i] = half_to_float (((const guint16 *) src)[i]);
@@ -97,18 +95,17 @@ cast_load_i (const void *src, NnpDType t, gsize n, gint64 *v)
 {
   switch (t) {
 #define LOAD_I(sfx, T, UT, K, DT, LO, HI) \
-    case DT: \
-      for (gsize i = 0; i < n; i++) \
-        v[i] = (gint64) ((const T *) src)[i]; \
-      break;
+  case DT: \
+    for (gsize i = 0; i < n; i++) \
+      v[i] = (gint64) ((const T *) src)[i]; \
+    break;
     NUMERIC_TYPES (LOAD_I)
 #undef LOAD_I
     case NNP_DTYPE_BOOL:
       for (gsize i = 0; i < n; i++)
         v[i] = ((const guint8 *) src)[i] != 0;
       break;
-    default:
-      break;
+    default: break;
   }
 }
 
@@ -137,9 +134,7 @@ cast_store_f (void *dst, NnpDType t, gsize n, const double *d)
       for (gsize i = 0; i < n; i++)
         ((float *) dst)[i] = (float) d[i];
       break;
-    case NNP_DTYPE_FLOAT64:
-      memcpy (dst, d, n * sizeof (double));
-      break;
+    case NNP_DTYPE_FLOAT64: memcpy (dst, d, n * sizeof (double)); break;
     case NNP_DTYPE_FLOAT16:
       for (gsize i = 0; i < n; i++)
         ((guint16 *) dst)[i] = float_to_half ((float) d[i]);
@@ -149,14 +144,13 @@ cast_store_f (void *dst, NnpDType t, gsize n, const double *d)
         ((guint8 *) dst)[i] = d[i] != 0;
       break;
 #define STORE_FI(sfx, T, UT, K, DT, LO, HI) \
-    case DT: \
-      for (gsize i = 0; i < n; i++) \
-        ((T *) dst)[i] = (T) double_to_i64 (d[i]); \
-      break;
-    INT_TYPES (STORE_FI)
+  case DT: \
+    for (gsize i = 0; i < n; i++) \
+      ((T *) dst)[i] = (T) double_to_i64 (d[i]); \
+    break;
+      INT_TYPES (STORE_FI)
 #undef STORE_FI
-    default:
-      break;
+    default: break;
   }
 }
 
@@ -181,14 +175,13 @@ cast_store_i (void *dst, NnpDType t, gsize n, const gint64 *v, gboolean src_u64)
         ((guint8 *) dst)[i] = v[i] != 0;
       break;
 #define STORE_II(sfx, T, UT, K, DT, LO, HI) \
-    case DT: \
-      for (gsize i = 0; i < n; i++) \
-        ((T *) dst)[i] = (T) v[i]; \
-      break;
-    INT_TYPES (STORE_II)
+  case DT: \
+    for (gsize i = 0; i < n; i++) \
+      ((T *) dst)[i] = (T) v[i]; \
+    break;
+      INT_TYPES (STORE_II)
 #undef STORE_II
-    default:
-      break;
+    default: break;
   }
 }
 

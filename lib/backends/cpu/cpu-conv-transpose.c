@@ -13,8 +13,8 @@
 static gsize
 convt_cols_bytes (const NnpConvParams *p)
 {
-  return round_up_bytes ((gsize) p->out_channels * vol3 (p->kernel) * vol3 (p->in_dims) *
-                         sizeof (float));
+  return round_up_bytes ((gsize) p->out_channels * vol3 (p->kernel) * vol3 (p->in_dims)
+                         * sizeof (float));
 }
 
 static gpointer
@@ -30,8 +30,8 @@ static gboolean
 convt_tiled (const NnpConvParams *p)
 {
   for (int d = 0; d < NNP_CONV_SPATIAL; d++)
-    if (p->kernel[d] != p->strides[d] || p->dilations[d] != 1 || p->pads_begin[d] != 0 ||
-        p->out_dims[d] != p->in_dims[d] * p->strides[d])
+    if (p->kernel[d] != p->strides[d] || p->dilations[d] != 1 || p->pads_begin[d] != 0
+        || p->out_dims[d] != p->in_dims[d] * p->strides[d])
       return FALSE;
   return p->in_dims[0] == 1 && p->kernel[0] == 1;
 }
@@ -64,8 +64,8 @@ convt_workspace (const NnpGraph *graph, const NnpNode *node)
   if (p == NULL)
     return 0;
   /* as in nnp_cpu_conv_prepare_common (koff) and convt_run */
-  if (convt_tiled (p) && wv && wv->constant &&
-      p->in_channels / p->group * vol3 (p->in_dims) < G_MAXINT32)
+  if (convt_tiled (p) && wv && wv->constant
+      && p->in_channels / p->group * vol3 (p->in_dims) < G_MAXINT32)
     return convt_chunk_bytes (p) * nnp_sgemm_slots ();
   return convt_cols_bytes (p) + nnp_sgemm_scratch_size ();
 }
@@ -112,7 +112,7 @@ convt_tiled_task (gpointer data, int64_t task, void *slot)
     int64_t co = grp * cog + j;
     float bias = c->bias ? c->bias[co] : 0.f;
     float *y = c->y + (b * p->out_channels + co) * out_sp;
-    const float *src_c = cols + j * kvol * n;     /* rows (j, kh, kw) of the chunk */
+    const float *src_c = cols + j * kvol * n; /* rows (j, kh, kw) of the chunk */
     for (int64_t r = 0; r < nrows; r++) {
       for (int64_t kh = 0; kh < KH; kh++) {
         float *d = y + ((ih0 + r) * KH + kh) * OW;
@@ -150,13 +150,13 @@ convt_tiled_run (const NnpCpuCall *call, const NnpConvParams *p)
   ctx.act_alpha = call->node->act_alpha;
   ctx.act_beta = call->node->act_beta;
   nnp_cpu_run_in_slots (call->pool, p->batch * p->group * ctx.n_chunks, call->scratch,
-                convt_chunk_bytes (p), convt_tiled_task, &ctx);
+                        convt_chunk_bytes (p), convt_tiled_task, &ctx);
 }
 
 typedef struct {
   const NnpConvParams *p;
   const float *cols, *bias;
-  float *y;                    /* this batch item */
+  float *y; /* this batch item */
   NnpActivation act;
   float act_alpha, act_beta;
 } Col2imCtx;
@@ -173,12 +173,12 @@ col2im_range (gpointer data, gsize begin, gsize end, int thread)
   const int64_t sw = p->strides[2], dw = p->dilations[2];
   const int64_t in_sp = ID * IH * IW, out_sp = OD * OH * OW, kvol = KD * KH * KW;
 
-  gboolean tiled = TRUE;      /* kernel == stride, no dilation, no padding: each
+  gboolean tiled = TRUE; /* kernel == stride, no dilation, no padding: each
                                * output element gets exactly one contribution */
 
   for (int d = 0; d < NNP_CONV_SPATIAL; d++)
-    if (p->kernel[d] != p->strides[d] || p->dilations[d] != 1 || p->pads_begin[d] != 0 ||
-        p->out_dims[d] != p->in_dims[d] * p->strides[d])
+    if (p->kernel[d] != p->strides[d] || p->dilations[d] != 1 || p->pads_begin[d] != 0
+        || p->out_dims[d] != p->in_dims[d] * p->strides[d])
       tiled = FALSE;
 
   for (gsize co = begin; co < end; co++) {
@@ -189,8 +189,7 @@ col2im_range (gpointer data, gsize begin, gsize end, int thread)
       for (int64_t od = 0; od < OD; od++) {
         for (int64_t oh = 0; oh < OH; oh++) {
           int64_t kp0 = ((od % KD) * KH + oh % KH) * KW;
-          const float *src = c->cols + (co * kvol + kp0) * in_sp +
-                             ((od / KD) * IH + oh / KH) * IW;
+          const float *src = c->cols + (co * kvol + kp0) * in_sp + ((od / KD) * IH + oh / KH) * IW;
           float *d = y + (od * OH + oh) * OW;
           if (KW == 2) {
             const float *s0 = src, *s1 = src + in_sp;

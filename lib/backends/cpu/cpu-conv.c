@@ -44,8 +44,8 @@ have_avx2 (void)
 
   if (g_once_init_enter (&once)) {
     __builtin_cpu_init ();
-    yes = __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma") &&
-          g_getenv ("NNPIPE_CPU_GENERIC") == NULL;
+    yes = __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma")
+          && g_getenv ("NNPIPE_CPU_GENERIC") == NULL;
     g_once_init_leave (&once, 1);
   }
   return yes;
@@ -80,8 +80,8 @@ nnp_cpu_run_in_slots (NnpThreadPool *pool, int64_t n_tasks, void *scratch, gsize
                       SlotTaskFunc fn, gpointer data)
 {
   SlotRun r = { fn, data, scratch, slot_bytes, n_tasks, 1 };
-  int64_t n = MIN ((int64_t) MIN (nnp_thread_pool_get_n_threads (pool), nnp_sgemm_slots ()),
-                   n_tasks);
+  int64_t n =
+      MIN ((int64_t) MIN (nnp_thread_pool_get_n_threads (pool), nnp_sgemm_slots ()), n_tasks);
 
   if (n_tasks <= 0)
     return;
@@ -122,8 +122,8 @@ nnp_cpu_conv_group_mk (const NnpConvParams *p, gboolean transpose, int64_t *m, i
 
 /* A operand of group g from the weight tensor (see group_mk). */
 static void
-group_a (const NnpConvParams *p, gboolean transpose, const float *w, int64_t g,
-         const float **a, int64_t *rs, int64_t *cs)
+group_a (const NnpConvParams *p, gboolean transpose, const float *w, int64_t g, const float **a,
+         int64_t *rs, int64_t *cs)
 {
   int64_t m, k;
 
@@ -185,9 +185,8 @@ nnp_cpu_conv_prepare_common (const NnpGraph *graph, const NnpNode *node, gboolea
    * of the model's gets this state's own copy */
   {
     int64_t key[4] = { transpose, job.m, job.k, p->group };
-    st->packed = nnp_derived_get (nnp_graph_get_derived (graph), "conv-packed-a",
-                                  &wv->constant, 1, key, sizeof (key), pack_weights, &job,
-                                  g_aligned_free);
+    st->packed = nnp_derived_get (nnp_graph_get_derived (graph), "conv-packed-a", &wv->constant, 1,
+                                  key, sizeof (key), pack_weights, &job, g_aligned_free);
   }
   if (st->packed == NULL)
     st->packed = st->own_packed = pack_weights (&job);
@@ -196,9 +195,11 @@ nnp_cpu_conv_prepare_common (const NnpGraph *graph, const NnpNode *node, gboolea
     for (int64_t q = 0; q < job.k; q++)
       st->koff[q] = (int32_t) (q * vol3 (p->in_dims));
   }
-  NNP_DEBUG ("nnp-cpu", "%s: packed %" G_GINT64_FORMAT " group(s) of %" G_GINT64_FORMAT "x%"
-             G_GINT64_FORMAT " weights (%s kernel%s)", node->name, p->group, job.m, job.k,
-             nnp_sgemm_kernel_name (), st->own_packed ? "" : ", shared");
+  NNP_DEBUG ("nnp-cpu",
+             "%s: packed %" G_GINT64_FORMAT " group(s) of %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT
+             " weights (%s kernel%s)",
+             node->name, p->group, job.m, job.k, nnp_sgemm_kernel_name (),
+             st->own_packed ? "" : ", shared");
   return st;
 }
 
@@ -237,8 +238,8 @@ im2col_pack (gpointer data, const NnpSgemm *g, int64_t k0, int64_t kc, int64_t n
       bh[jj] = oh * sh - p->pads_begin[1];
       bw[jj] = ow * sw - p->pads_begin[2];
     }
-    same_row = cnt == NR && bh[0] == bh[NR - 1] && bd[0] == bd[NR - 1] &&
-               bw[NR - 1] == bw[0] + (NR - 1) * sw;
+    same_row = cnt == NR && bh[0] == bh[NR - 1] && bd[0] == bd[NR - 1]
+               && bw[NR - 1] == bw[0] + (NR - 1) * sw;
 
     ci = k0 / (KD * KH * KW);
     rem = k0 % (KD * KH * KW);
@@ -275,8 +276,9 @@ im2col_pack (gpointer data, const NnpSgemm *g, int64_t k0, int64_t kc, int64_t n
         int64_t jj;
         for (jj = 0; jj < cnt; jj++) {
           int64_t id = bd[jj] + offd, ih = bh[jj] + offh, iw = bw[jj] + offw;
-          row[jj] = (id >= 0 && id < ID && ih >= 0 && ih < IH && iw >= 0 && iw < IW) ?
-                    xc[id * ihw + ih * IW + iw] : 0.f;
+          row[jj] = (id >= 0 && id < ID && ih >= 0 && ih < IH && iw >= 0 && iw < IW)
+                        ? xc[id * ihw + ih * IW + iw]
+                        : 0.f;
         }
         for (; jj < NR; jj++)
           row[jj] = 0.f;
@@ -456,7 +458,7 @@ typedef struct {
   float *y;
   NnpActivation act;
   float act_alpha, act_beta;
-  int64_t hp, wp;              /* padded plane */
+  int64_t hp, wp; /* padded plane */
 } DwCtx;
 
 static void
@@ -468,9 +470,8 @@ dw_geometry (const NnpConvParams *p, int64_t *hp, int64_t *wp)
 
 /* One output row from the padded plane rows: generic scalar version. */
 static void
-dw_row_generic (const float *pl, int64_t wp, const float *w, int64_t kh_n, int64_t kw_n,
-                int64_t dh, int64_t dw, int64_t sw, int64_t ow0, int64_t ow_n, float bias,
-                float *out)
+dw_row_generic (const float *pl, int64_t wp, const float *w, int64_t kh_n, int64_t kw_n, int64_t dh,
+                int64_t dw, int64_t sw, int64_t ow0, int64_t ow_n, float bias, float *out)
 {
   for (int64_t ow = ow0; ow < ow_n; ow++) {
     float acc = bias;
@@ -486,9 +487,9 @@ dw_row_generic (const float *pl, int64_t wp, const float *w, int64_t kh_n, int64
 /* Returns the first output column it did not compute; the activation is
  * applied to the columns it computed. */
 __attribute__ ((target ("avx2,fma"))) static int64_t
-dw_row_avx2 (const float *pl, int64_t wp, const float *w, int64_t kh_n, int64_t kw_n,
-             int64_t dh, int64_t dw, int64_t sw, int64_t ow_n, float bias, float *out,
-             NnpActivation act, float act_alpha, float act_beta)
+dw_row_avx2 (const float *pl, int64_t wp, const float *w, int64_t kh_n, int64_t kw_n, int64_t dh,
+             int64_t dw, int64_t sw, int64_t ow_n, float bias, float *out, NnpActivation act,
+             float act_alpha, float act_beta)
 {
   const __m256 va = _mm256_set1_ps (act_alpha), vb = _mm256_set1_ps (act_beta);
   int64_t ow = 0;
@@ -575,8 +576,10 @@ dw_row_avx2 (const float *pl, int64_t wp, const float *w, int64_t kh_n, int64_t 
       }
       a0 = _mm256_add_ps (a0, b0);
       a1 = _mm256_add_ps (a1, b1);
-      a0 = _mm256_castpd_ps (_mm256_permute4x64_pd (_mm256_castps_pd (a0), _MM_SHUFFLE (3, 1, 2, 0)));
-      a1 = _mm256_castpd_ps (_mm256_permute4x64_pd (_mm256_castps_pd (a1), _MM_SHUFFLE (3, 1, 2, 0)));
+      a0 = _mm256_castpd_ps (
+          _mm256_permute4x64_pd (_mm256_castps_pd (a0), _MM_SHUFFLE (3, 1, 2, 0)));
+      a1 = _mm256_castpd_ps (
+          _mm256_permute4x64_pd (_mm256_castps_pd (a1), _MM_SHUFFLE (3, 1, 2, 0)));
       STORE (out + ow, a0);
       STORE (out + ow + 8, a1);
     }
@@ -588,8 +591,8 @@ dw_row_avx2 (const float *pl, int64_t wp, const float *w, int64_t kh_n, int64_t 
           __m256 lo = _mm256_loadu_ps (r + kw * dw), hi = _mm256_loadu_ps (r + kw * dw + 8);
           /* even elements: lo0 lo2 hi0 hi2 | lo4 lo6 hi4 hi6 -> lo0 lo2 lo4 lo6 hi0 .. */
           __m256 ev = _mm256_shuffle_ps (lo, hi, _MM_SHUFFLE (2, 0, 2, 0));
-          ev = _mm256_castpd_ps (_mm256_permute4x64_pd (_mm256_castps_pd (ev),
-                                                        _MM_SHUFFLE (3, 1, 2, 0)));
+          ev = _mm256_castpd_ps (
+              _mm256_permute4x64_pd (_mm256_castps_pd (ev), _MM_SHUFFLE (3, 1, 2, 0)));
           a0 = _mm256_fmadd_ps (_mm256_broadcast_ss (w + kh * kw_n + kw), ev, a0);
         }
       }
@@ -652,11 +655,11 @@ dw_task (gpointer data, int64_t task, void *slot)
     wk = w + kh_lo * KW;
 #if HAVE_X86
     if (avx2)
-      done = dw_row_avx2 (rows, c->wp, wk, kh_hi - kh_lo, KW, dh, p->dilations[2],
-                          p->strides[2], OW, bias, out, c->act, c->act_alpha, c->act_beta);
+      done = dw_row_avx2 (rows, c->wp, wk, kh_hi - kh_lo, KW, dh, p->dilations[2], p->strides[2],
+                          OW, bias, out, c->act, c->act_alpha, c->act_beta);
 #endif
-    dw_row_generic (rows, c->wp, wk, kh_hi - kh_lo, KW, dh, p->dilations[2], p->strides[2],
-                    done, OW, bias, out);
+    dw_row_generic (rows, c->wp, wk, kh_hi - kh_lo, KW, dh, p->dilations[2], p->strides[2], done,
+                    OW, bias, out);
     nnp_sgemm_activate (out + done, OW - done, c->act, c->act_alpha, c->act_beta);
   }
   (void) avx2;
@@ -677,7 +680,7 @@ conv_depthwise_run (const NnpCpuCall *call, const NnpConvParams *p)
   ctx.act_beta = call->node->act_beta;
   dw_geometry (p, &ctx.hp, &ctx.wp);
   nnp_cpu_run_in_slots (call->pool, p->batch * p->out_channels, call->scratch,
-                round_up_bytes (ctx.hp * ctx.wp * sizeof (float)), dw_task, &ctx);
+                        round_up_bytes (ctx.hp * ctx.wp * sizeof (float)), dw_task, &ctx);
   return TRUE;
 }
 
@@ -711,14 +714,14 @@ direct_geometry (const NnpConvParams *p, gboolean packed_weights, DirectGeometry
   nnp_cpu_conv_group_mk (p, FALSE, &m, &k);
   dg->pad_bytes = round_up_bytes ((cin_g * dg->sh * dg->sw * dg->cs + 2 * NR) * sizeof (float));
   dg->koff_bytes = round_up_bytes (k * sizeof (int32_t));
-  dg->a_bytes = packed_weights ? 0 : round_up_bytes (nnp_sgemm_packed_a_size (m, k) *
-                                                     sizeof (float));
+  dg->a_bytes =
+      packed_weights ? 0 : round_up_bytes (nnp_sgemm_packed_a_size (m, k) * sizeof (float));
 }
 
 typedef struct {
   const NnpConvParams *p;
   const DirectGeometry *dg;
-  const float *x;              /* first channel of the group */
+  const float *x; /* first channel of the group */
   float *pad;
 } PadCtx;
 
@@ -770,9 +773,9 @@ pad_row_sw2 (const float *xr, int64_t IW, int64_t pl, int64_t wp, float *d0, flo
   else
 #endif
     deinterleave2_generic (xr + iw_e, n, d0 + j0, d1 + j0);
-  if (iw_e == 1 && (pl >> 1) < wp)          /* column 0 lands in phase 1 */
+  if (iw_e == 1 && (pl >> 1) < wp) /* column 0 lands in phase 1 */
     d1[pl >> 1] = xr[0];
-  if ((IW - iw_e) % 2 == 1 && IW >= 1) {    /* the last column, unpaired */
+  if ((IW - iw_e) % 2 == 1 && IW >= 1) { /* the last column, unpaired */
     int64_t col = IW - 1 + pl;
     if ((col >> 1) < wp)
       ((col & 1) ? d1 : d0)[col >> 1] = xr[IW - 1];
@@ -899,8 +902,7 @@ conv_direct_run (const NnpCpuCall *call, const NnpConvParams *p)
       }
       g.c = y + (b * p->out_channels + grp * m) * out_sp;
       g.bias = bias ? bias + grp * m : NULL;
-      nnp_sgemm_run_indirect (&g, pad, koff, dg.wp, p->out_dims[1], p->out_dims[2],
-                              call->pool);
+      nnp_sgemm_run_indirect (&g, pad, koff, dg.wp, p->out_dims[1], p->out_dims[2], call->pool);
     }
   }
   return TRUE;

@@ -25,8 +25,8 @@ round_up_bytes (gsize n)
  * (tasks are dealt out round-robin, so a slot is never shared). */
 typedef void (*SlotTaskFunc) (gpointer data, int64_t task, void *slot);
 
-void nnp_cpu_run_in_slots (NnpThreadPool *pool, int64_t n_tasks, void *scratch,
-                           gsize slot_bytes, SlotTaskFunc fn, gpointer data);
+void nnp_cpu_run_in_slots (NnpThreadPool *pool, int64_t n_tasks, void *scratch, gsize slot_bytes,
+                           SlotTaskFunc fn, gpointer data);
 
 /* Per-node state of both kernels: constant weights packed once. */
 typedef struct {
@@ -34,7 +34,7 @@ typedef struct {
                         * the graph's derived-data cache (lives as long as the graph) */
   float *own_packed;   /* owned, or NULL */
   gsize group_floats;
-  int32_t *koff;       /* Conv GEMM (1x1) algo and ConvTranspose: B row offsets q * HW for
+  int32_t *koff; /* Conv GEMM (1x1) algo and ConvTranspose: B row offsets q * HW for
                         * the indirect GEMM, or NULL */
 } ConvState;
 
@@ -50,12 +50,12 @@ void nnp_cpu_conv_group_mk (const NnpConvParams *p, gboolean transpose, int64_t 
  * algos) or cols = W^T x X (ConvTranspose); an NnpSgemm setup callback. */
 typedef struct {
   const NnpConvParams *p;
-  const ConvState *st;         /* packed weights, or NULL: from w */
+  const ConvState *st; /* packed weights, or NULL: from w */
   const float *x, *w, *bias;
   float *y;
   int64_t m, k;
   gboolean transpose;
-  float *cols;                 /* ConvTranspose */
+  float *cols; /* ConvTranspose */
 } ConvGemmCtx;
 
 void nnp_cpu_conv_gemm_setup (gpointer data, int64_t index, NnpSgemm *g);

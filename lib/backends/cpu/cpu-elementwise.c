@@ -61,12 +61,12 @@ nnp_cpu_run_items (NnpThreadPool *pool, gsize n_items, gsize item_elems, NnpPara
 typedef void (*RowFn) (void *o, const void *a, const void *b, gsize n);
 
 enum {
-  ROW_VV,      /* o = a[i] op b[i] */
-  ROW_VS,      /* o = a[i] op b[0] */
-  ROW_SV,      /* o = a[0] op b[i] */
-  ROW_SS,      /* o = a[0] op b[0] */
-  ROW_ACC_V,   /* o = o[i] op b[i] */
-  ROW_ACC_S,   /* o = o[i] op b[0] */
+  ROW_VV,    /* o = a[i] op b[i] */
+  ROW_VS,    /* o = a[i] op b[0] */
+  ROW_SV,    /* o = a[0] op b[i] */
+  ROW_SS,    /* o = a[0] op b[0] */
+  ROW_ACC_V, /* o = o[i] op b[i] */
+  ROW_ACC_S, /* o = o[i] op b[0] */
   N_ROW,
 };
 
@@ -77,38 +77,32 @@ typedef struct {
 /* Typed loops take restrict parameters (that is what lets gcc vectorise)
  * and are wrapped in RowFn-shaped functions. */
 #define DEF_ROWS_NOACC(NAME, T, OT, EXPR) \
-  static inline void \
-  NAME##_vv_t (OT *restrict o, const T *restrict a, const T *restrict b, gsize n) \
+  static inline void NAME##_vv_t (OT *restrict o, const T *restrict a, const T *restrict b, \
+                                  gsize n) \
   { \
     VFOR (i, n, T x = a[i]; T y = b[i]; o[i] = (OT) (EXPR)); \
   } \
-  static inline void \
-  NAME##_vs_t (OT *restrict o, const T *restrict a, const T y, gsize n) \
+  static inline void NAME##_vs_t (OT *restrict o, const T *restrict a, const T y, gsize n) \
   { \
     VFOR (i, n, T x = a[i]; o[i] = (OT) (EXPR)); \
   } \
-  static inline void \
-  NAME##_sv_t (OT *restrict o, const T x, const T *restrict b, gsize n) \
+  static inline void NAME##_sv_t (OT *restrict o, const T x, const T *restrict b, gsize n) \
   { \
     VFOR (i, n, T y = b[i]; o[i] = (OT) (EXPR)); \
   } \
-  static void \
-  NAME##_vv (void *o, const void *a, const void *b, gsize n) \
+  static void NAME##_vv (void *o, const void *a, const void *b, gsize n) \
   { \
     NAME##_vv_t (o, a, b, n); \
   } \
-  static void \
-  NAME##_vs (void *o, const void *a, const void *b, gsize n) \
+  static void NAME##_vs (void *o, const void *a, const void *b, gsize n) \
   { \
     NAME##_vs_t (o, a, *(const T *) b, n); \
   } \
-  static void \
-  NAME##_sv (void *o, const void *a, const void *b, gsize n) \
+  static void NAME##_sv (void *o, const void *a, const void *b, gsize n) \
   { \
     NAME##_sv_t (o, *(const T *) a, b, n); \
   } \
-  static void \
-  NAME##_ss (void *o_, const void *a, const void *b, gsize n) \
+  static void NAME##_ss (void *o_, const void *a, const void *b, gsize n) \
   { \
     const T x = *(const T *) a, y = *(const T *) b; \
     const OT v = (OT) (EXPR); \
@@ -119,24 +113,20 @@ typedef struct {
 
 #define DEF_ROWS(NAME, T, EXPR) \
   DEF_ROWS_NOACC (NAME, T, T, EXPR) \
-  static inline void \
-  NAME##_av_t (T *restrict o, const T *restrict b, gsize n) \
+  static inline void NAME##_av_t (T *restrict o, const T *restrict b, gsize n) \
   { \
     VFOR (i, n, T x = o[i]; T y = b[i]; o[i] = (T) (EXPR)); \
   } \
-  static void \
-  NAME##_av (void *o, const void *a, const void *b, gsize n) \
+  static void NAME##_av (void *o, const void *a, const void *b, gsize n) \
   { \
     (void) a; \
     NAME##_av_t (o, b, n); \
   } \
-  static inline void \
-  NAME##_as_t (T *restrict o, const T y, gsize n) \
+  static inline void NAME##_as_t (T *restrict o, const T y, gsize n) \
   { \
     VFOR (i, n, T x = o[i]; o[i] = (T) (EXPR)); \
   } \
-  static void \
-  NAME##_as (void *o, const void *a, const void *b, gsize n) \
+  static void NAME##_as (void *o, const void *a, const void *b, gsize n) \
   { \
     (void) a; \
     NAME##_as_t (o, *(const T *) b, n); \
@@ -180,64 +170,63 @@ DEF_ROWS_CMP (eq_bool, guint8, (x != 0) == (y != 0))
  * chosen at run time by nnp_cpu_avx2_ok(). */
 #if defined(__x86_64__) || defined(__i386__)
 #define DEF_ROWS_F32_AVX2(NAME, EXPR) \
-  __attribute__ ((target ("avx2"))) static inline void \
-  NAME##_avx2_vv_t (float *restrict o, const float *restrict a, const float *restrict b, \
-                    gsize n) \
+  __attribute__ ((target ("avx2"))) static inline void NAME##_avx2_vv_t ( \
+      float *restrict o, const float *restrict a, const float *restrict b, gsize n) \
   { \
     VFOR (i, n, float x = a[i]; float y = b[i]; o[i] = (EXPR)); \
   } \
-  __attribute__ ((target ("avx2"))) static inline void \
-  NAME##_avx2_vs_t (float *restrict o, const float *restrict a, const float y, gsize n) \
+  __attribute__ ((target ("avx2"))) static inline void NAME##_avx2_vs_t ( \
+      float *restrict o, const float *restrict a, const float y, gsize n) \
   { \
     VFOR (i, n, float x = a[i]; o[i] = (EXPR)); \
   } \
-  __attribute__ ((target ("avx2"))) static inline void \
-  NAME##_avx2_sv_t (float *restrict o, const float x, const float *restrict b, gsize n) \
+  __attribute__ ((target ("avx2"))) static inline void NAME##_avx2_sv_t ( \
+      float *restrict o, const float x, const float *restrict b, gsize n) \
   { \
     VFOR (i, n, float y = b[i]; o[i] = (EXPR)); \
   } \
-  __attribute__ ((target ("avx2"))) static inline void \
-  NAME##_avx2_av_t (float *restrict o, const float *restrict b, gsize n) \
+  __attribute__ ((target ("avx2"))) static inline void NAME##_avx2_av_t ( \
+      float *restrict o, const float *restrict b, gsize n) \
   { \
     VFOR (i, n, float x = o[i]; float y = b[i]; o[i] = (EXPR)); \
   } \
-  __attribute__ ((target ("avx2"))) static inline void \
-  NAME##_avx2_as_t (float *restrict o, const float y, gsize n) \
+  __attribute__ ((target ("avx2"))) static inline void NAME##_avx2_as_t (float *restrict o, \
+                                                                         const float y, gsize n) \
   { \
     VFOR (i, n, float x = o[i]; o[i] = (EXPR)); \
   } \
-  __attribute__ ((target ("avx2"))) static void \
-  NAME##_avx2_vv (void *o, const void *a, const void *b, gsize n) \
+  __attribute__ ((target ("avx2"))) static void NAME##_avx2_vv (void *o, const void *a, \
+                                                                const void *b, gsize n) \
   { \
     NAME##_avx2_vv_t (o, a, b, n); \
   } \
-  __attribute__ ((target ("avx2"))) static void \
-  NAME##_avx2_vs (void *o, const void *a, const void *b, gsize n) \
+  __attribute__ ((target ("avx2"))) static void NAME##_avx2_vs (void *o, const void *a, \
+                                                                const void *b, gsize n) \
   { \
     NAME##_avx2_vs_t (o, a, *(const float *) b, n); \
   } \
-  __attribute__ ((target ("avx2"))) static void \
-  NAME##_avx2_sv (void *o, const void *a, const void *b, gsize n) \
+  __attribute__ ((target ("avx2"))) static void NAME##_avx2_sv (void *o, const void *a, \
+                                                                const void *b, gsize n) \
   { \
     NAME##_avx2_sv_t (o, *(const float *) a, b, n); \
   } \
-  __attribute__ ((target ("avx2"))) static void \
-  NAME##_avx2_av (void *o, const void *a, const void *b, gsize n) \
+  __attribute__ ((target ("avx2"))) static void NAME##_avx2_av (void *o, const void *a, \
+                                                                const void *b, gsize n) \
   { \
     (void) a; \
     NAME##_avx2_av_t (o, b, n); \
   } \
-  __attribute__ ((target ("avx2"))) static void \
-  NAME##_avx2_as (void *o, const void *a, const void *b, gsize n) \
+  __attribute__ ((target ("avx2"))) static void NAME##_avx2_as (void *o, const void *a, \
+                                                                const void *b, gsize n) \
   { \
     (void) a; \
     NAME##_avx2_as_t (o, *(const float *) b, n); \
   } \
-  static const RowSet NAME##_avx2 = { { NAME##_avx2_vv, NAME##_avx2_vs, NAME##_avx2_sv, \
-                                        NAME##_ss, NAME##_avx2_av, NAME##_avx2_as } };
+  static const RowSet NAME##_avx2 = { { NAME##_avx2_vv, NAME##_avx2_vs, NAME##_avx2_sv, NAME##_ss, \
+                                        NAME##_avx2_av, NAME##_avx2_as } };
 DEF_ROWS_F32_AVX2 (add_f32, x + y)
 DEF_ROWS_F32_AVX2 (sub_f32, x - y)
-DEF_ROWS_F32_AVX2 (mul_f32, x * y)
+DEF_ROWS_F32_AVX2 (mul_f32, x *y)
 DEF_ROWS_F32_AVX2 (div_f32, x / y)
 #define ROWS_F32_AVX2(op) (&op##_f32_avx2)
 #else
@@ -264,8 +253,7 @@ ENTRY (min)
 ENTRY (lt)
 ENTRY (gt)
 static const RowSet *const eq_rows[DTYPE_TABLE_SIZE] = {
-  NUMERIC_TYPES (ENTRY_eq)
-  [NNP_DTYPE_BOOL] = &eq_bool,
+  NUMERIC_TYPES (ENTRY_eq)[NNP_DTYPE_BOOL] = &eq_bool,
 };
 
 /* Pow: float32 ^ float32 is the common case; everything else goes through
@@ -307,12 +295,10 @@ load_double (const void *p, NnpDType dtype, gsize i)
 {
   switch (dtype) {
 #define LOAD_CASE(sfx, T, UT, K, DT, LO, HI) \
-    case DT: \
-      return (double) ((const T *) p)[i];
+  case DT: return (double) ((const T *) p)[i];
     NUMERIC_TYPES (LOAD_CASE)
 #undef LOAD_CASE
-    default:
-      return 0;
+    default: return 0;
   }
 }
 
@@ -323,18 +309,14 @@ pow_generic_row (void *o, NnpDType dt, const void *a, gboolean va, const void *b
   for (gsize i = 0; i < n; i++) {
     double r = pow (load_double (a, dt, va ? i : 0), load_double (b, dtb, vb ? i : 0));
     switch (dt) {
-      case NNP_DTYPE_FLOAT32:
-        ((float *) o)[i] = (float) r;
-        break;
-      case NNP_DTYPE_FLOAT64:
-        ((double *) o)[i] = r;
-        break;
+      case NNP_DTYPE_FLOAT32: ((float *) o)[i] = (float) r; break;
+      case NNP_DTYPE_FLOAT64: ((double *) o)[i] = r; break;
       case NNP_DTYPE_INT32:
         ((gint32 *) o)[i] = isfinite (r) && fabs (r) < 2147483648.0 ? (gint32) r : G_MININT32;
         break;
       default:
-        ((gint64 *) o)[i] = isfinite (r) && fabs (r) < 9223372036854775808.0 ? (gint64) r
-                                                                                : G_MININT64;
+        ((gint64 *) o)[i] =
+            isfinite (r) && fabs (r) < 9223372036854775808.0 ? (gint64) r : G_MININT64;
         break;
     }
   }
@@ -344,7 +326,7 @@ pow_generic_row (void *o, NnpDType dt, const void *a, gboolean va, const void *b
 
 typedef struct _BcastJob BcastJob;
 typedef enum {
-  JOB_ROWSET,    /* binary / variadic ops through a RowSet */
+  JOB_ROWSET, /* binary / variadic ops through a RowSet */
   JOB_POW,
   JOB_WHERE,
 } JobKind;
@@ -364,8 +346,8 @@ struct _BcastJob {
 };
 
 static void
-where_row (guint8 *o, const guint8 *c, gboolean vc, const guint8 *x, gboolean vx,
-           const guint8 *y, gboolean vy, gsize esize, gsize n)
+where_row (guint8 *o, const guint8 *c, gboolean vc, const guint8 *x, gboolean vx, const guint8 *y,
+           gboolean vy, gsize esize, gsize n)
 {
   const gsize sc = vc, sx = vx, sy = vy;
 
@@ -373,18 +355,10 @@ where_row (guint8 *o, const guint8 *c, gboolean vc, const guint8 *x, gboolean vx
   for (gsize i = 0; i < n; i++) \
     ((T *) o)[i] = c[i * sc] ? ((const T *) x)[i * sx] : ((const T *) y)[i * sy];
   switch (esize) {
-    case 1:
-      WHERE_LOOP (guint8);
-      break;
-    case 2:
-      WHERE_LOOP (guint16);
-      break;
-    case 4:
-      WHERE_LOOP (guint32);
-      break;
-    default:
-      WHERE_LOOP (guint64);
-      break;
+    case 1: WHERE_LOOP (guint8); break;
+    case 2: WHERE_LOOP (guint16); break;
+    case 4: WHERE_LOOP (guint32); break;
+    default: WHERE_LOOP (guint64); break;
   }
 #undef WHERE_LOOP
 }
@@ -438,10 +412,10 @@ bcast_work (gpointer data, gsize begin, gsize end, int thread)
           copy_row (o, in[0], vec[0], job->out_esize, len);
           break;
         }
-        job->rs->f[vec[0] ? (vec[1] ? ROW_VV : ROW_VS) : (vec[1] ? ROW_SV : ROW_SS)]
-          (o, in[0], in[1], len);
+        job->rs->f[vec[0] ? (vec[1] ? ROW_VV : ROW_VS) : (vec[1] ? ROW_SV : ROW_SS)](o, in[0],
+                                                                                     in[1], len);
         for (int i = 2; i < n; i++)
-          job->rs->f[vec[i] ? ROW_ACC_V : ROW_ACC_S] (o, NULL, in[i], len);
+          job->rs->f[vec[i] ? ROW_ACC_V : ROW_ACC_S](o, NULL, in[i], len);
         break;
       case JOB_POW:
         if (job->dtype == NNP_DTYPE_FLOAT32 && job->dtype_b == NNP_DTYPE_FLOAT32)
@@ -459,8 +433,8 @@ bcast_work (gpointer data, gsize begin, gsize end, int thread)
 }
 
 static gboolean
-run_bcast (const NnpCpuCall *call, JobKind kind, const RowSet *const *table,
-           const RowSet *f32_avx2, GError **error)
+run_bcast (const NnpCpuCall *call, JobKind kind, const RowSet *const *table, const RowSet *f32_avx2,
+           GError **error)
 {
   const NnpNode *node = call->node;
   const NnpBinaryParams *p = node->params;
@@ -511,8 +485,7 @@ run_bcast (const NnpCpuCall *call, JobKind kind, const RowSet *const *table,
 
 /* RUN_FN: the kernel's run function over the row functions of TABLE */
 #define DEF_BCAST_RUN(RUN_FN, TABLE, F32_AVX2) \
-  static gboolean \
-  RUN_FN (const NnpCpuCall *call, GError **error) \
+  static gboolean RUN_FN (const NnpCpuCall *call, GError **error) \
   { \
     return run_bcast (call, JOB_ROWSET, TABLE, F32_AVX2, error); \
   }
@@ -533,7 +506,7 @@ const NnpCpuKernel nnp_cpu_mul = { .run = mul_run };
 const NnpCpuKernel nnp_cpu_div = { .run = div_run };
 const NnpCpuKernel nnp_cpu_max = { .run = max_run };
 const NnpCpuKernel nnp_cpu_min = { .run = min_run };
-const NnpCpuKernel nnp_cpu_sum = { .run = add_run };    /* variadic: the rows accumulate */
+const NnpCpuKernel nnp_cpu_sum = { .run = add_run }; /* variadic: the rows accumulate */
 const NnpCpuKernel nnp_cpu_equal = { .run = equal_run };
 const NnpCpuKernel nnp_cpu_less = { .run = less_run };
 const NnpCpuKernel nnp_cpu_greater = { .run = greater_run };
@@ -557,7 +530,7 @@ const NnpCpuKernel nnp_cpu_where = { .run = where_run };
 
 typedef struct {
   float alpha, beta;
-  guint8 lo[8], hi[8];    /* Clip bounds, raw element bytes */
+  guint8 lo[8], hi[8]; /* Clip bounds, raw element bytes */
   gboolean has_lo, has_hi;
 } UnaryArgs;
 
@@ -565,15 +538,14 @@ typedef void (*UnaryFn) (void *o, const void *x, gsize n, const UnaryArgs *u);
 
 /* NAME_t is the typed loop, NAME the UnaryFn.  EXPR sees x (T), alpha, beta. */
 #define DEF_UNARY(NAME, T, EXPR) \
-  static inline void \
-  NAME##_t (T *restrict o, const T *restrict in, gsize n, const T alpha, const T beta) \
+  static inline void NAME##_t (T *restrict o, const T *restrict in, gsize n, const T alpha, \
+                               const T beta) \
   { \
     (void) alpha; \
     (void) beta; \
     VFOR (i, n, T x = in[i]; o[i] = (T) (EXPR)); \
   } \
-  static void \
-  NAME (void *o, const void *x, gsize n, const UnaryArgs *u) \
+  static void NAME (void *o, const void *x, gsize n, const UnaryArgs *u) \
   { \
     NAME##_t (o, x, n, (T) u->alpha, (T) u->beta); \
   }
@@ -600,7 +572,7 @@ DEF_UNARY (exp_f64, double, exp (x))
 static inline float
 exp_clamped (float x)
 {
-  float fn = (x * 1.44269504088896341f + 12582912.f) - 12582912.f;   /* round(x / ln 2) */
+  float fn = (x * 1.44269504088896341f + 12582912.f) - 12582912.f; /* round(x / ln 2) */
   float r = x - fn * 0.693359375f;
   float p = 1.9875691500e-4f;
   gint32 bits;
@@ -720,13 +692,12 @@ DEF_UNARY_FLOAT (ceil, ceilf (x), ceil (x))
   DEF_UNARY (relu_##sfx, T, NNP_ACT_RELU_F (x)) \
   DEF_UNARY (neg_##sfx, T, E_NEG_##K (T, UT)) \
   DEF_UNARY (abs_##sfx, T, E_ABS_##K (T, UT)) \
-  static inline void \
-  clip_##sfx##_t (T *restrict o, const T *restrict in, gsize n, const T lo, const T hi) \
+  static inline void clip_##sfx##_t (T *restrict o, const T *restrict in, gsize n, const T lo, \
+                                     const T hi) \
   { \
     VFOR (i, n, T x = in[i]; o[i] = NNP_ACT_CLIP_F (x, lo, hi)); \
   } \
-  static void \
-  clip_##sfx (void *o, const void *x, gsize n, const UnaryArgs *u) \
+  static void clip_##sfx (void *o, const void *x, gsize n, const UnaryArgs *u) \
   { \
     T lo = (T) (LO), hi = (T) (HI); \
     if (u->has_lo) \
@@ -746,7 +717,8 @@ NUMERIC_TYPES (DEF_INT_UNARY)
 
 #define FLOAT_TABLE(name) \
   static const UnaryFn name##_fns[DTYPE_TABLE_SIZE] = { \
-    [NNP_DTYPE_FLOAT32] = name##_f32, [NNP_DTYPE_FLOAT64] = name##_f64, \
+    [NNP_DTYPE_FLOAT32] = name##_f32, \
+    [NNP_DTYPE_FLOAT64] = name##_f64, \
   };
 FLOAT_TABLE (leaky_relu)
 FLOAT_TABLE (hard_sigmoid)
@@ -839,8 +811,7 @@ run_unary (const NnpCpuCall *call, const UnaryFn *table, GError **error)
 
 /* RUN_FN: the kernel's run function over the typed loops of TABLE */
 #define DEF_UNARY_RUN(RUN_FN, TABLE) \
-  static gboolean \
-  RUN_FN (const NnpCpuCall *call, GError **error) \
+  static gboolean RUN_FN (const NnpCpuCall *call, GError **error) \
   { \
     return run_unary (call, TABLE, error); \
   }

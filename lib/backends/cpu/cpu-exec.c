@@ -32,31 +32,31 @@ typedef struct {
   const NnpNode *node;
   const NnpCpuKernel *kernel;
   gpointer state;
-  NnpTensor **in;        /* node->n_inputs views (borrowed from exec->views) */
-  NnpTensor **out;       /* node->n_outputs views */
+  NnpTensor **in;  /* node->n_inputs views (borrowed from exec->views) */
+  NnpTensor **out; /* node->n_outputs views */
   NnpCpuCall call;
-  gboolean skip;         /* output aliases the input: nothing to do */
+  gboolean skip; /* output aliases the input: nothing to do */
 } Step;
 
 struct _NnpCpuExec {
-  NnpGraph *graph;       /* owned ref */
+  NnpGraph *graph; /* owned ref */
   int n_steps;
   Step *steps;
 
   int n_inputs, n_outputs;
-  NnpTensor **input_views;        /* borrowed from views */
-  NnpTensor **output_views;       /* borrowed from views; NULL for a forwarded value */
+  NnpTensor **input_views;  /* borrowed from views */
+  NnpTensor **output_views; /* borrowed from views; NULL for a forwarded value */
 
-  NnpTensor **views;              /* per value id (graph->values->len), owned refs or NULL */
+  NnpTensor **views; /* per value id (graph->values->len), owned refs or NULL */
   guint8 *arena;
   gsize arena_bytes;
   void *scratch;
   gsize scratch_bytes;
   NnpThreadPool *pool;
 
-  gboolean profile;               /* NNP_PROFILE was set at creation */
+  gboolean profile; /* NNP_PROFILE was set at creation */
   int prof_runs;
-  gint64 *prof_ns;                /* per step: total nanoseconds over prof_runs */
+  gint64 *prof_ns; /* per step: total nanoseconds over prof_runs */
 };
 
 static void
@@ -144,8 +144,8 @@ nnp_cpu_exec_new (const NnpBackendStageInfo *info, GError **error)
   }
   if (stage->scratch_bytes > 0
       && posix_memalign (&stage->scratch, NNP_MEM_ALIGN,
-                         (stage->scratch_bytes + NNP_MEM_ALIGN - 1) / NNP_MEM_ALIGN
-                         * NNP_MEM_ALIGN) != 0) {
+                         (stage->scratch_bytes + NNP_MEM_ALIGN - 1) / NNP_MEM_ALIGN * NNP_MEM_ALIGN)
+             != 0) {
     g_set_error (error, NNP_ERROR, NNP_ERROR_FAILED,
                  "out of memory allocating %" G_GSIZE_FORMAT " bytes of scratch",
                  stage->scratch_bytes);
@@ -160,10 +160,11 @@ nnp_cpu_exec_new (const NnpBackendStageInfo *info, GError **error)
       stage->views[id] = nnp_tensor_ref (v->constant);
     } else if (role[id] == NNP_ROLE_INTERNAL) {
       const NnpMemBlock *b = nnp_value_plan_block (&plan, id);
-      stage->views[id] = nnp_tensor_new_wrapped (v->dtype, &v->shape, stage->arena + b->offset,
-                                                 NULL, NULL);
-      NNP_DEBUG ("nnp-exec", "  %-40s %10" G_GSIZE_FORMAT " bytes at %10" G_GSIZE_FORMAT
-                 " steps %d..%d%s", v->name, nnp_value_bytes (v), b->offset, b->first, b->last,
+      stage->views[id] =
+          nnp_tensor_new_wrapped (v->dtype, &v->shape, stage->arena + b->offset, NULL, NULL);
+      NNP_DEBUG ("nnp-exec",
+                 "  %-40s %10" G_GSIZE_FORMAT " bytes at %10" G_GSIZE_FORMAT " steps %d..%d%s",
+                 v->name, nnp_value_bytes (v), b->offset, b->first, b->last,
                  plan.buffer[id] != (int) id ? " (alias)" : "");
     }
   }
@@ -195,9 +196,10 @@ nnp_cpu_exec_new (const NnpBackendStageInfo *info, GError **error)
   for (int s = 0; s < n_nodes; s++)
     stage->steps[s].call.pool = stage->pool;
 
-  NNP_DEBUG ("nnp-exec", "cpu: %d nodes, %d inputs, %d outputs, %d buffers, arena %"
-             G_GSIZE_FORMAT " bytes, scratch %" G_GSIZE_FORMAT " bytes, %d threads", n_nodes,
-             stage->n_inputs, stage->n_outputs, plan.n_blocks, stage->arena_bytes,
+  NNP_DEBUG ("nnp-exec",
+             "cpu: %d nodes, %d inputs, %d outputs, %d buffers, arena %" G_GSIZE_FORMAT
+             " bytes, scratch %" G_GSIZE_FORMAT " bytes, %d threads",
+             n_nodes, stage->n_inputs, stage->n_outputs, plan.n_blocks, stage->arena_bytes,
              stage->scratch_bytes, nnp_thread_pool_get_n_threads (stage->pool));
   nnp_value_plan_clear (&plan);
   return stage;
@@ -227,10 +229,11 @@ profile_kind (const NnpNode *node)
   const NnpConvParams *p = node->params;
 
   if ((node->op == NNP_OP_CONV || node->op == NNP_OP_CONV_TRANSPOSE) && p != NULL) {
-    const char *algo = node->op == NNP_OP_CONV_TRANSPOSE ? "gemm+col2im" :
-                       (int) p->algo < (int) G_N_ELEMENTS (algo_names) ? algo_names[p->algo] : "?";
-    return g_strdup_printf ("%s %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " s%" G_GINT64_FORMAT
-                            " %s", node->op_type, p->kernel[1], p->kernel[2], p->strides[2], algo);
+    const char *algo = node->op == NNP_OP_CONV_TRANSPOSE                 ? "gemm+col2im"
+                       : (int) p->algo < (int) G_N_ELEMENTS (algo_names) ? algo_names[p->algo]
+                                                                         : "?";
+    return g_strdup_printf ("%s %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " s%" G_GINT64_FORMAT " %s",
+                            node->op_type, p->kernel[1], p->kernel[2], p->strides[2], algo);
   }
   return g_strdup (node->op_type);
 }
@@ -302,8 +305,9 @@ log_profile (NnpCpuExec *stage)
   NNP_INFO ("nnp-profile", "slowest nodes:");
   for (int i = 0; i < MIN (stage->n_steps, 25); i++) {
     const Step *step = &stage->steps[order[i]];
-    const NnpValue *out = step->node->n_outputs > 0 && step->node->outputs[0] >= 0 ?
-                          nnp_graph_value (stage->graph, step->node->outputs[0]) : NULL;
+    const NnpValue *out = step->node->n_outputs > 0 && step->node->outputs[0] >= 0
+                              ? nnp_graph_value (stage->graph, step->node->outputs[0])
+                              : NULL;
     g_autofree char *kind = profile_kind (step->node);
     g_autofree char *shape = out ? nnp_shape_to_string (&out->shape) : g_strdup ("-");
     double ns = stage->prof_ns[order[i]];

@@ -38,9 +38,9 @@ G_STATIC_ASSERT (MC % MR == 0);
 G_STATIC_ASSERT (NC % NR == 0);
 
 typedef struct {
-  gboolean load_c;          /* add the tile to what C holds */
-  const float *rb;          /* MR row biases (already scaled) or NULL */
-  const float *cb;          /* NR column biases (already scaled) or NULL */
+  gboolean load_c; /* add the tile to what C holds */
+  const float *rb; /* MR row biases (already scaled) or NULL */
+  const float *cb; /* NR column biases (already scaled) or NULL */
   NnpActivation act;
   float act_alpha, act_beta;
 } UkArgs;
@@ -58,23 +58,38 @@ typedef void (*UkFunc) (int64_t kc, const float *a, const float *b, float *c, in
   do { \
     __m256 av_; \
     av_ = _mm256_broadcast_ss ((a) + 0); \
-    c00 = _mm256_fmadd_ps (av_, b0, c00); c01 = _mm256_fmadd_ps (av_, b1, c01); \
+    c00 = _mm256_fmadd_ps (av_, b0, c00); \
+    c01 = _mm256_fmadd_ps (av_, b1, c01); \
     av_ = _mm256_broadcast_ss ((a) + 1); \
-    c10 = _mm256_fmadd_ps (av_, b0, c10); c11 = _mm256_fmadd_ps (av_, b1, c11); \
+    c10 = _mm256_fmadd_ps (av_, b0, c10); \
+    c11 = _mm256_fmadd_ps (av_, b1, c11); \
     av_ = _mm256_broadcast_ss ((a) + 2); \
-    c20 = _mm256_fmadd_ps (av_, b0, c20); c21 = _mm256_fmadd_ps (av_, b1, c21); \
+    c20 = _mm256_fmadd_ps (av_, b0, c20); \
+    c21 = _mm256_fmadd_ps (av_, b1, c21); \
     av_ = _mm256_broadcast_ss ((a) + 3); \
-    c30 = _mm256_fmadd_ps (av_, b0, c30); c31 = _mm256_fmadd_ps (av_, b1, c31); \
+    c30 = _mm256_fmadd_ps (av_, b0, c30); \
+    c31 = _mm256_fmadd_ps (av_, b1, c31); \
     av_ = _mm256_broadcast_ss ((a) + 4); \
-    c40 = _mm256_fmadd_ps (av_, b0, c40); c41 = _mm256_fmadd_ps (av_, b1, c41); \
+    c40 = _mm256_fmadd_ps (av_, b0, c40); \
+    c41 = _mm256_fmadd_ps (av_, b1, c41); \
     av_ = _mm256_broadcast_ss ((a) + 5); \
-    c50 = _mm256_fmadd_ps (av_, b0, c50); c51 = _mm256_fmadd_ps (av_, b1, c51); \
+    c50 = _mm256_fmadd_ps (av_, b0, c50); \
+    c51 = _mm256_fmadd_ps (av_, b1, c51); \
   } while (0)
 #define UK_GATHER(acc) \
   do { \
-    acc[0][0] = c00; acc[0][1] = c01; acc[1][0] = c10; acc[1][1] = c11; \
-    acc[2][0] = c20; acc[2][1] = c21; acc[3][0] = c30; acc[3][1] = c31; \
-    acc[4][0] = c40; acc[4][1] = c41; acc[5][0] = c50; acc[5][1] = c51; \
+    acc[0][0] = c00; \
+    acc[0][1] = c01; \
+    acc[1][0] = c10; \
+    acc[1][1] = c11; \
+    acc[2][0] = c20; \
+    acc[2][1] = c21; \
+    acc[3][0] = c30; \
+    acc[3][1] = c31; \
+    acc[4][0] = c40; \
+    acc[4][1] = c41; \
+    acc[5][0] = c50; \
+    acc[5][1] = c51; \
   } while (0)
 #endif
 
@@ -136,8 +151,7 @@ uk_store_avx2 (__m256 acc[MR][2], float *c, int64_t ldc, const UkArgs *args)
 #endif
 
 static void
-uk_generic (int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
-            const UkArgs *args)
+uk_generic (int64_t kc, const float *a, const float *b, float *c, int64_t ldc, const UkArgs *args)
 {
   float acc[MR][NR];
 
@@ -154,8 +168,7 @@ uk_generic (int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
 
 #if HAVE_X86
 __attribute__ ((target ("avx2,fma"))) static void
-uk_avx2 (int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
-         const UkArgs *args)
+uk_avx2 (int64_t kc, const float *a, const float *b, float *c, int64_t ldc, const UkArgs *args)
 {
   __m256 c00 = _mm256_setzero_ps (), c01 = _mm256_setzero_ps ();
   __m256 c10 = _mm256_setzero_ps (), c11 = _mm256_setzero_ps ();
@@ -184,8 +197,8 @@ typedef void (*UkIndFunc) (int64_t kc, const float *a, const float *b, const int
                            float *c, int64_t ldc, const UkArgs *args);
 
 static void
-uki_generic (int64_t kc, const float *a, const float *b, const int32_t *koff, float *c,
-             int64_t ldc, const UkArgs *args)
+uki_generic (int64_t kc, const float *a, const float *b, const int32_t *koff, float *c, int64_t ldc,
+             const UkArgs *args)
 {
   float acc[MR][NR];
 
@@ -203,8 +216,8 @@ uki_generic (int64_t kc, const float *a, const float *b, const int32_t *koff, fl
 
 #if HAVE_X86
 __attribute__ ((target ("avx2,fma"))) static void
-uki_avx2 (int64_t kc, const float *a, const float *b, const int32_t *koff, float *c,
-          int64_t ldc, const UkArgs *args)
+uki_avx2 (int64_t kc, const float *a, const float *b, const int32_t *koff, float *c, int64_t ldc,
+          const UkArgs *args)
 {
   __m256 c00 = _mm256_setzero_ps (), c01 = _mm256_setzero_ps ();
   __m256 c10 = _mm256_setzero_ps (), c11 = _mm256_setzero_ps ();
@@ -257,8 +270,8 @@ get_uk (void)
     the_uk_name = "generic";
 #if HAVE_X86
     __builtin_cpu_init ();
-    if (__builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma") &&
-        g_getenv ("NNPIPE_CPU_GENERIC") == NULL) {
+    if (__builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma")
+        && g_getenv ("NNPIPE_CPU_GENERIC") == NULL) {
       the_uk = uk_avx2;
       the_uki = uki_avx2;
       the_uk_name = "avx2-fma";
@@ -305,8 +318,7 @@ activate_generic (float *x, gsize n, NnpActivation act, float alpha, float beta)
         x[i] = nnp_act_sigmoid (x[i]);
       break;
     case NNP_ACT_NONE:
-    default:
-      break;
+    default: break;
   }
 }
 
@@ -637,13 +649,13 @@ nnp_sgemm_run (const NnpSgemm *g, int64_t n_batch, NnpSgemmSetup setup, gpointer
   ctx.mb = (g->m + ctx.mcb - 1) / ctx.mcb;
   ctx.nb = (g->n + ctx.ncb - 1) / ctx.ncb;
   /* enough tasks to keep every thread busy: narrower blocks */
-  while (threads > 1 && n_batch * ctx.mb * ctx.nb < 3 * threads && ctx.ncb > 4 * NR &&
-         g->n > ctx.ncb / 2) {
+  while (threads > 1 && n_batch * ctx.mb * ctx.nb < 3 * threads && ctx.ncb > 4 * NR
+         && g->n > ctx.ncb / 2) {
     ctx.ncb /= 2;
     ctx.nb = (g->n + ctx.ncb - 1) / ctx.ncb;
   }
-  while (threads > 1 && n_batch * ctx.mb * ctx.nb < 3 * threads && ctx.mcb > 4 * MR &&
-         g->m > ctx.mcb / 2) {
+  while (threads > 1 && n_batch * ctx.mb * ctx.nb < 3 * threads && ctx.mcb > 4 * MR
+         && g->m > ctx.mcb / 2) {
     ctx.mcb = round_up (ctx.mcb / 2, MR);
     ctx.mb = (g->m + ctx.mcb - 1) / ctx.mcb;
   }
@@ -762,8 +774,8 @@ run_indirect_tasks (gpointer data, gsize begin, gsize end, int thread)
 
 void
 nnp_sgemm_run_indirect_full (const NnpSgemm *g, const float *b, const int32_t *koff,
-                             int64_t b_row_stride, int64_t rows, int64_t cols,
-                             gboolean overread_ok, NnpThreadPool *pool)
+                             int64_t b_row_stride, int64_t rows, int64_t cols, gboolean overread_ok,
+                             NnpThreadPool *pool)
 {
   IndCtx ctx = { g, b, koff, b_row_stride, rows, cols, cols, 1, overread_ok };
   int threads = nnp_thread_pool_get_n_threads (pool);

@@ -35,8 +35,8 @@ typedef struct _NnpSgemm NnpSgemm;
 /* Produce the packed B block for rows [k0, k0 + kc) and columns [n0, n0 + nc)
  * of B: for each NR-column panel p (column n0 + p * NR + j), element (k0 + q, .)
  * goes to dst[p * kc * NR + q * NR + j]; columns past n are zero. */
-typedef void (*NnpSgemmPackB) (gpointer data, const NnpSgemm *g, int64_t k0, int64_t kc,
-                               int64_t n0, int64_t nc, float *dst);
+typedef void (*NnpSgemmPackB) (gpointer data, const NnpSgemm *g, int64_t k0, int64_t kc, int64_t n0,
+                               int64_t nc, float *dst);
 
 /* One multiplication.  Pointers are borrowed for the duration of the call. */
 struct _NnpSgemm {
@@ -74,11 +74,11 @@ typedef void (*NnpSgemmSetup) (gpointer data, int64_t index, NnpSgemm *g);
 gsize nnp_sgemm_packed_a_size (int64_t m, int64_t k);
 gsize nnp_sgemm_packed_b_size (int64_t k, int64_t n);
 /* Pack element (i, q) = alpha * a[i * rs + q * cs] into dst (packed_a_size floats). */
-void nnp_sgemm_pack_a (int64_t m, int64_t k, const float *a, int64_t rs, int64_t cs,
-                       float alpha, float *dst);
+void nnp_sgemm_pack_a (int64_t m, int64_t k, const float *a, int64_t rs, int64_t cs, float alpha,
+                       float *dst);
 /* Pack element (q, j) = alpha * b[q * rs + j * cs] into dst (packed_b_size floats). */
-void nnp_sgemm_pack_b (int64_t k, int64_t n, const float *b, int64_t rs, int64_t cs,
-                       float alpha, float *dst);
+void nnp_sgemm_pack_b (int64_t k, int64_t n, const float *b, int64_t rs, int64_t cs, float alpha,
+                       float *dst);
 
 /* Number of scratch slots nnp_sgemm_run() can use (one per online CPU, at most 64). */
 int nnp_sgemm_slots (void);
@@ -99,8 +99,7 @@ void nnp_sgemm_run (const NnpSgemm *g, int64_t n_batch, NnpSgemmSetup setup, gpo
  * g->k, g->a_packed (required), c, ldc, bias/beta, act; ignores B fields.
  * Needs no scratch. */
 void nnp_sgemm_run_indirect (const NnpSgemm *g, const float *b, const int32_t *koff,
-                             int64_t b_row_stride, int64_t rows, int64_t cols,
-                             NnpThreadPool *pool);
+                             int64_t b_row_stride, int64_t rows, int64_t cols, NnpThreadPool *pool);
 
 /* nnp_sgemm_run_indirect() with a choice: overread_ok FALSE means B has no
  * readable margin after the last column of a row (the last tile of each

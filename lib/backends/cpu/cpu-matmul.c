@@ -7,8 +7,8 @@
 #include "graph/derived.h"
 
 typedef struct {
-  const float *packed_b;  /* own_packed, or borrowed from the graph's derived-data cache */
-  float *own_packed;      /* owned, or NULL */
+  const float *packed_b; /* own_packed, or borrowed from the graph's derived-data cache */
+  float *own_packed;     /* owned, or NULL */
 } MatState;
 
 static void
@@ -41,8 +41,7 @@ pack_b (gpointer data)
  * (lib/graph/derived.h); a B that is not one of the model's weights gets
  * this state's own copy. */
 static MatState *
-pack_b_state (const NnpGraph *graph, NnpTensor *b, int64_t k, int64_t n, int64_t rs,
-              int64_t cs)
+pack_b_state (const NnpGraph *graph, NnpTensor *b, int64_t k, int64_t n, int64_t rs, int64_t cs)
 {
   MatState *st = g_new0 (MatState, 1);
   PackJob job = { b->data, k, n, rs, cs };

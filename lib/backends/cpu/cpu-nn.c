@@ -37,13 +37,16 @@ static gboolean
 batch_normalization_run (const NnpCpuCall *call, GError **error)
 {
   const NnpBatchNormParams *p = call->node->params;
-  BatchNormJob job = {
-    p, call->inputs[0]->data, call->inputs[1]->data, call->inputs[2]->data,
-    call->inputs[3]->data, call->inputs[4]->data, call->outputs[0]->data
-  };
+  BatchNormJob job = { p,
+                       call->inputs[0]->data,
+                       call->inputs[1]->data,
+                       call->inputs[2]->data,
+                       call->inputs[3]->data,
+                       call->inputs[4]->data,
+                       call->outputs[0]->data };
 
-  nnp_parallel_for (call->pool, p->n * p->c, MAX (1, 16384 / MAX (p->inner, 1)),
-                    batch_norm_worker, &job);
+  nnp_parallel_for (call->pool, p->n * p->c, MAX (1, 16384 / MAX (p->inner, 1)), batch_norm_worker,
+                    &job);
   return TRUE;
 }
 
@@ -265,7 +268,7 @@ typedef struct {
   const NnpPadParams *p;
   const guint8 *x;
   guint8 *y;
-  int64_t in_strides[NNP_MAX_RANK];   /* elements */
+  int64_t in_strides[NNP_MAX_RANK]; /* elements */
 } PadJob;
 
 /* Input index for output-relative index i (already shifted by the pad) on
@@ -278,10 +281,8 @@ pad_map (int64_t i, int64_t n, NnpPadMode mode)
   if (i >= 0 && i < n)
     return i;
   switch (mode) {
-    case NNP_PAD_EDGE:
-      return i < 0 ? 0 : n - 1;
-    case NNP_PAD_WRAP:
-      return ((i % n) + n) % n;
+    case NNP_PAD_EDGE: return i < 0 ? 0 : n - 1;
+    case NNP_PAD_WRAP: return ((i % n) + n) % n;
     case NNP_PAD_REFLECT:
       if (n == 1)
         return 0;
@@ -289,8 +290,7 @@ pad_map (int64_t i, int64_t n, NnpPadMode mode)
       m = ((i % period) + period) % period;
       return m < n ? m : period - m;
     case NNP_PAD_CONSTANT:
-    default:
-      return -1;
+    default: return -1;
   }
 }
 
@@ -298,9 +298,7 @@ static void
 fill_value (guint8 *dst, const guint8 *value, int64_t es, int64_t n)
 {
   switch (es) {
-    case 1:
-      memset (dst, value[0], n);
-      break;
+    case 1: memset (dst, value[0], n); break;
     case 4: {
       guint32 v;
       memcpy (&v, value, 4);
@@ -384,8 +382,8 @@ pad_run (const NnpCpuCall *call, GError **error)
   }
   for (int k = 0; k < p->rank - 1; k++)
     rows *= p->out[k];
-  nnp_parallel_for (call->pool, rows, MAX (1, 16384 / MAX (p->out[p->rank - 1], 1)),
-                    pad_worker, &job);
+  nnp_parallel_for (call->pool, rows, MAX (1, 16384 / MAX (p->out[p->rank - 1], 1)), pad_worker,
+                    &job);
   return TRUE;
 }
 

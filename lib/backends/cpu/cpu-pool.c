@@ -30,42 +30,44 @@ typedef struct {
   void *y;
 } PoolJob;
 
-#define DEFINE_MAX_POOL(NAME, T, LOWEST)                                                   \
-  static void                                                                              \
-  NAME (gpointer data, gsize begin, gsize end, int thread)                                 \
-  {                                                                                        \
-    const PoolJob *job = data;                                                             \
-    const NnpPoolParams *p = job->p;                                                       \
-    const int64_t in_plane = p->in[0] * p->in[1] * p->in[2];                               \
-    const int64_t out_plane = p->out[0] * p->out[1] * p->out[2];                           \
-    for (gsize c = begin; c < end; c++) {                                                  \
-      const T *x = (const T *) job->x + c * in_plane;                                      \
-      T *y = (T *) job->y + c * out_plane;                                                 \
-      for (int64_t od = 0; od < p->out[0]; od++) {                                         \
-        int64_t d0 = od * p->stride[0] - p->pad_begin[0], dlo, dhi;                        \
-        tap_range (d0, p->kernel[0], p->dilation[0], p->in[0], &dlo, &dhi);                \
-        for (int64_t oh = 0; oh < p->out[1]; oh++) {                                       \
-          int64_t h0 = oh * p->stride[1] - p->pad_begin[1], hlo, hhi;                      \
-          tap_range (h0, p->kernel[1], p->dilation[1], p->in[1], &hlo, &hhi);              \
-          for (int64_t ow = 0; ow < p->out[2]; ow++) {                                     \
-            int64_t w0 = ow * p->stride[2] - p->pad_begin[2], wlo, whi;                    \
-            T m = LOWEST;                                                                  \
-            tap_range (w0, p->kernel[2], p->dilation[2], p->in[2], &wlo, &whi);            \
-            for (int64_t kd = dlo; kd < dhi; kd++) {                                       \
-              for (int64_t kh = hlo; kh < hhi; kh++) {                                     \
-                const T *row = x + ((d0 + kd * p->dilation[0]) * p->in[1] +                \
-                                    (h0 + kh * p->dilation[1])) * p->in[2] + w0;           \
-                for (int64_t kw = wlo; kw < whi; kw++) {                                   \
-                  T v = row[kw * p->dilation[2]];                                          \
-                  m = v > m ? v : m;                                                       \
-                }                                                                          \
-              }                                                                            \
-            }                                                                              \
-            *y++ = m;                                                                      \
-          }                                                                                \
-        }                                                                                  \
-      }                                                                                    \
-    }                                                                                      \
+#define DEFINE_MAX_POOL(NAME, T, LOWEST) \
+  static void NAME (gpointer data, gsize begin, gsize end, int thread) \
+  { \
+    const PoolJob *job = data; \
+    const NnpPoolParams *p = job->p; \
+    const int64_t in_plane = p->in[0] * p->in[1] * p->in[2]; \
+    const int64_t out_plane = p->out[0] * p->out[1] * p->out[2]; \
+    for (gsize c = begin; c < end; c++) { \
+      const T *x = (const T *) job->x + c * in_plane; \
+      T *y = (T *) job->y + c * out_plane; \
+      for (int64_t od = 0; od < p->out[0]; od++) { \
+        int64_t d0 = od * p->stride[0] - p->pad_begin[0], dlo, dhi; \
+        tap_range (d0, p->kernel[0], p->dilation[0], p->in[0], &dlo, &dhi); \
+        for (int64_t oh = 0; oh < p->out[1]; oh++) { \
+          int64_t h0 = oh * p->stride[1] - p->pad_begin[1], hlo, hhi; \
+          tap_range (h0, p->kernel[1], p->dilation[1], p->in[1], &hlo, &hhi); \
+          for (int64_t ow = 0; ow < p->out[2]; ow++) { \
+            int64_t w0 = ow * p->stride[2] - p->pad_begin[2], wlo, whi; \
+            T m = LOWEST; \
+            tap_range (w0, p->kernel[2], p->dilation[2], p->in[2], &wlo, &whi); \
+            for (int64_t kd = dlo; kd < dhi; kd++) { \
+              for (int64_t kh = hlo; kh < hhi; kh++) { \
+                const T *row = \
+                    x \
+                    + ((d0 + kd * p->dilation[0]) * p->in[1] + (h0 + kh * p->dilation[1])) \
+                          * p->in[2] \
+                    + w0; \
+                for (int64_t kw = wlo; kw < whi; kw++) { \
+                  T v = row[kw * p->dilation[2]]; \
+                  m = v > m ? v : m; \
+                } \
+              } \
+            } \
+            *y++ = m; \
+          } \
+        } \
+      } \
+    } \
   }
 
 DEFINE_MAX_POOL (max_pool_f32, float, -FLT_MAX)
@@ -99,8 +101,10 @@ avg_pool_f32 (gpointer data, gsize begin, gsize end, int thread)
           tap_range (w0, p->kernel[2], p->dilation[2], p->in[2], &wlo, &whi);
           for (int64_t kd = dlo; kd < dhi; kd++) {
             for (int64_t kh = hlo; kh < hhi; kh++) {
-              const float *row = x + ((d0 + kd * p->dilation[0]) * p->in[1] +
-                                      (h0 + kh * p->dilation[1])) * p->in[2] + w0;
+              const float *row =
+                  x
+                  + ((d0 + kd * p->dilation[0]) * p->in[1] + (h0 + kh * p->dilation[1])) * p->in[2]
+                  + w0;
               for (int64_t kw = wlo; kw < whi; kw++)
                 s += row[kw * p->dilation[2]];
             }
@@ -130,9 +134,9 @@ avg_pool_f32 (gpointer data, gsize begin, gsize end, int thread)
 static gboolean
 pool_is_plain_2d (const NnpPoolParams *p)
 {
-  return p->dtype == NNP_DTYPE_FLOAT32 && p->in[0] == 1 && p->out[0] == 1 &&
-         p->kernel[0] == 1 && p->pad_begin[0] == 0 && p->dilation[1] == 1 &&
-         p->dilation[2] == 1 && p->stride[2] > 0 && p->out[2] > 0;
+  return p->dtype == NNP_DTYPE_FLOAT32 && p->in[0] == 1 && p->out[0] == 1 && p->kernel[0] == 1
+         && p->pad_begin[0] == 0 && p->dilation[1] == 1 && p->dilation[2] == 1 && p->stride[2] > 0
+         && p->out[2] > 0;
 }
 
 /* Output columns [lo, hi) whose window [ow * s - pad, + k) is inside [0, in). */
@@ -169,9 +173,9 @@ pool_k2s2_avx2 (float *yr, const float *x, int64_t in_w, int64_t h0, int64_t hlo
       __m256 a = _mm256_loadu_ps (src), b = _mm256_loadu_ps (src + 8);
       /* even / odd columns, back in order across the two 128-bit lanes */
       __m256 ev = _mm256_castpd_ps (_mm256_permute4x64_pd (
-        _mm256_castps_pd (_mm256_shuffle_ps (a, b, _MM_SHUFFLE (2, 0, 2, 0))), 0xD8));
+          _mm256_castps_pd (_mm256_shuffle_ps (a, b, _MM_SHUFFLE (2, 0, 2, 0))), 0xD8));
       __m256 od = _mm256_castpd_ps (_mm256_permute4x64_pd (
-        _mm256_castps_pd (_mm256_shuffle_ps (a, b, _MM_SHUFFLE (3, 1, 3, 1))), 0xD8));
+          _mm256_castps_pd (_mm256_shuffle_ps (a, b, _MM_SHUFFLE (3, 1, 3, 1))), 0xD8));
       if (is_max) {
         acc = _mm256_max_ps (ev, acc);
         acc = _mm256_max_ps (od, acc);
@@ -209,8 +213,8 @@ pool2d_f32 (const PoolJob *job, gsize begin, gsize end, gboolean is_max)
       float *restrict yr = y + oh * out_w;
 
       tap_range (h0, kh_n, 1, in_h, &hlo, &hhi);
-      tap_range (h0 + p->pad_begin[1], kh_n, 1, in_h + p->pad_begin[1] + p->pad_end[1],
-                 &hpad_lo, &hpad_hi);
+      tap_range (h0 + p->pad_begin[1], kh_n, 1, in_h + p->pad_begin[1] + p->pad_end[1], &hpad_lo,
+                 &hpad_hi);
       count = p->count_include_pad ? (hpad_hi - hpad_lo) * kw_n : (hhi - hlo) * kw_n;
 
       ow_mid = ow_lo;
@@ -319,10 +323,8 @@ max_pool_run (const NnpCpuCall *call, GError **error)
   switch (p->dtype) {
     case NNP_DTYPE_FLOAT32:
       return pool_run (call, pool_is_plain_2d (p) ? max_pool2d_f32 : max_pool_f32);
-    case NNP_DTYPE_UINT8:
-      return pool_run (call, max_pool_u8);
-    case NNP_DTYPE_INT8:
-      return pool_run (call, max_pool_i8);
+    case NNP_DTYPE_UINT8: return pool_run (call, max_pool_u8);
+    case NNP_DTYPE_INT8: return pool_run (call, max_pool_i8);
     default:
       nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, call->node, "dtype %s",
                           nnp_dtype_name (p->dtype));

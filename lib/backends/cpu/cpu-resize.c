@@ -18,11 +18,11 @@
 typedef enum {
   LAST_GENERIC,
   LAST_IDENTITY,
-  LAST_REPEAT,          /* idx[x] = x / factor, out = in * factor */
+  LAST_REPEAT, /* idx[x] = x / factor, out = in * factor */
 } LastKind;
 
 typedef struct {
-  int taps;                         /* 0: nearest, 2: linear, 4: cubic */
+  int taps; /* 0: nearest, 2: linear, 4: cubic */
   gboolean has_extrapolation;
   /* nearest: out[k] source indices per axis (-1: extrapolation_value);
    * linear / cubic: out[k] * taps indices and weights per axis, and
@@ -30,7 +30,7 @@ typedef struct {
   int64_t *idx[NNP_MAX_RANK];
   float *w[NNP_MAX_RANK];
   guint8 *outside[NNP_MAX_RANK];
-  gboolean pass[NNP_MAX_RANK];      /* linear / cubic: axis needs a pass */
+  gboolean pass[NNP_MAX_RANK]; /* linear / cubic: axis needs a pass */
   LastKind last_kind;
   int64_t repeat;
 } ResizeState;
@@ -143,32 +143,32 @@ typedef struct {
   const guint8 *x;
   guint8 *y;
   int64_t esize;
-  int64_t in_strides[NNP_MAX_RANK];   /* elements */
-  int64_t rows;                       /* product of out[0 .. rank-1) */
+  int64_t in_strides[NNP_MAX_RANK]; /* elements */
+  int64_t rows;                     /* product of out[0 .. rank-1) */
 } NearestJob;
 
-#define GATHER_ROW(T)                                                                      \
-  do {                                                                                     \
-    const T *src_ = (const T *) src;                                                       \
-    T *dst_ = (T *) dst;                                                                   \
-    if (s->last_kind == LAST_REPEAT && s->repeat == 2) {                                   \
-      for (int64_t i = 0; i < in_w; i++) {                                                 \
-        dst_[2 * i] = src_[i];                                                             \
-        dst_[2 * i + 1] = src_[i];                                                         \
-      }                                                                                    \
-    } else if (s->last_kind == LAST_REPEAT) {                                              \
-      for (int64_t i = 0; i < in_w; i++)                                                   \
-        for (int64_t f = 0; f < s->repeat; f++)                                            \
-          dst_[i * s->repeat + f] = src_[i];                                               \
-    } else if (s->has_extrapolation) {                                                     \
-      T ev_;                                                                               \
-      memcpy (&ev_, ext, sizeof (T));                                                      \
-      for (int64_t i = 0; i < out_w; i++)                                                  \
-        dst_[i] = lidx[i] < 0 ? ev_ : src_[lidx[i]];                                       \
-    } else {                                                                               \
-      for (int64_t i = 0; i < out_w; i++)                                                  \
-        dst_[i] = src_[lidx[i]];                                                           \
-    }                                                                                      \
+#define GATHER_ROW(T) \
+  do { \
+    const T *src_ = (const T *) src; \
+    T *dst_ = (T *) dst; \
+    if (s->last_kind == LAST_REPEAT && s->repeat == 2) { \
+      for (int64_t i = 0; i < in_w; i++) { \
+        dst_[2 * i] = src_[i]; \
+        dst_[2 * i + 1] = src_[i]; \
+      } \
+    } else if (s->last_kind == LAST_REPEAT) { \
+      for (int64_t i = 0; i < in_w; i++) \
+        for (int64_t f = 0; f < s->repeat; f++) \
+          dst_[i * s->repeat + f] = src_[i]; \
+    } else if (s->has_extrapolation) { \
+      T ev_; \
+      memcpy (&ev_, ext, sizeof (T)); \
+      for (int64_t i = 0; i < out_w; i++) \
+        dst_[i] = lidx[i] < 0 ? ev_ : src_[lidx[i]]; \
+    } else { \
+      for (int64_t i = 0; i < out_w; i++) \
+        dst_[i] = src_[lidx[i]]; \
+    } \
   } while (0)
 
 static void
@@ -261,7 +261,7 @@ resize_nearest (const NnpCpuCall *call, const NnpResizeParams *p, const ResizeSt
 typedef struct {
   const NnpResizeParams *p;
   const ResizeState *s;
-  int k;                            /* axis of this pass */
+  int k; /* axis of this pass */
   int taps;
   const float *src;
   float *dst;
@@ -401,8 +401,8 @@ resize_interp (const NnpCpuCall *call, const NnpResizeParams *p, const ResizeSta
     job.d_out = p->out[k];
     items = job.inner == 1 ? job.outer : job.outer * job.d_out;
     nnp_parallel_for (call->pool, items,
-                      MAX (1, 8192 / MAX (job.inner == 1 ? job.d_out : job.inner, 1)),
-                      pass_worker, &job);
+                      MAX (1, 8192 / MAX (job.inner == 1 ? job.d_out : job.inner, 1)), pass_worker,
+                      &job);
     cur[k] = p->out[k];
     src = job.dst;
   }

@@ -33,7 +33,8 @@ constant_run (const NnpCpuCall *call, GError **error)
   if (out == NULL)
     return TRUE;
   if (v == NULL || v->constant == NULL || v->constant->nbytes != out->nbytes) {
-    nnp_node_set_error (error, NNP_ERROR_INVALID, call->node, "output has no constant value "
+    nnp_node_set_error (error, NNP_ERROR_INVALID, call->node,
+                        "output has no constant value "
                         "of the inferred size");
     return FALSE;
   }
@@ -113,8 +114,7 @@ dropout_run (const NnpCpuCall *call, GError **error)
     return FALSE;
   if (mask != NULL) {
     g_return_val_if_fail (p != NULL && p->mask_esize > 0, FALSE);
-    fill (mask->data, mask->nbytes / (gsize) p->mask_esize, p->mask_value,
-          (gsize) p->mask_esize);
+    fill (mask->data, mask->nbytes / (gsize) p->mask_esize, p->mask_value, (gsize) p->mask_esize);
   }
   return TRUE;
 }
@@ -158,15 +158,9 @@ gather_run (guint8 *dst, const guint8 *src, int64_t stride, gsize n, gsize esize
       for (gsize i = 0; i < n; i++)
         dst[i] = src[(gssize) i * stride];
       break;
-    case 2:
-      STRIDED (guint16);
-      break;
-    case 4:
-      STRIDED (guint32);
-      break;
-    case 8:
-      STRIDED (guint64);
-      break;
+    case 2: STRIDED (guint16); break;
+    case 4: STRIDED (guint32); break;
+    case 8: STRIDED (guint64); break;
     default:
       for (gsize i = 0; i < n; i++)
         memcpy (dst + i * esize, src + (gssize) i * stride, esize);
@@ -194,25 +188,17 @@ tile_copy (guint8 *dst, int64_t out_row, const guint8 *src, int64_t col_stride, 
     for (int64_t j0 = 0; j0 < cols; j0 += TILE) {
       int64_t j1 = MIN (j0 + TILE, cols);
 #define TILE_LOOP(T) \
-      for (int64_t i = i0; i < i1; i++) { \
-        T *d = (T *) (dst + (gsize) (i * out_row) * sizeof (T)); \
-        const guint8 *s = src + (gsize) i * sizeof (T); \
-        for (int64_t j = j0; j < j1; j++) \
-          memcpy (&d[j], s + j * col_stride, sizeof (T)); \
-      }
+  for (int64_t i = i0; i < i1; i++) { \
+    T *d = (T *) (dst + (gsize) (i * out_row) * sizeof (T)); \
+    const guint8 *s = src + (gsize) i * sizeof (T); \
+    for (int64_t j = j0; j < j1; j++) \
+      memcpy (&d[j], s + j * col_stride, sizeof (T)); \
+  }
       switch (esize) {
-        case 1:
-          TILE_LOOP (guint8);
-          break;
-        case 2:
-          TILE_LOOP (guint16);
-          break;
-        case 4:
-          TILE_LOOP (guint32);
-          break;
-        case 8:
-          TILE_LOOP (guint64);
-          break;
+        case 1: TILE_LOOP (guint8); break;
+        case 2: TILE_LOOP (guint16); break;
+        case 4: TILE_LOOP (guint32); break;
+        case 8: TILE_LOOP (guint64); break;
         default:
           for (int64_t i = i0; i < i1; i++)
             for (int64_t j = j0; j < j1; j++)
@@ -233,8 +219,8 @@ typedef struct {
    * the tile axis; work items are outer index x tile-axis blocks */
   int n_outer;
   int outer_axes[NNP_MAX_RANK];
-  int64_t out_strides[NNP_MAX_RANK];   /* output strides in elements */
-  int64_t tile_blocks;                 /* 1 when not tiled */
+  int64_t out_strides[NNP_MAX_RANK]; /* output strides in elements */
+  int64_t tile_blocks;               /* 1 when not tiled */
 } StridedJob;
 
 static void
@@ -269,8 +255,8 @@ strided_work (gpointer data, gsize begin, gsize end, int thread)
       splat_run (job->dst + dst_off * (int64_t) esize, job->src + src_off, (gsize) c->dims[last],
                  esize);
     } else {
-      gather_run (job->dst + dst_off * (int64_t) esize, job->src + src_off,
-                  c->src_strides[last], (gsize) c->dims[last], esize);
+      gather_run (job->dst + dst_off * (int64_t) esize, job->src + src_off, c->src_strides[last],
+                  (gsize) c->dims[last], esize);
     }
   }
 }
@@ -376,12 +362,13 @@ gather_op_run (const NnpCpuCall *call, GError **error)
   inner = (gsize) p->inner_bytes;
   /* validate every index once, before any copy */
   for (int64_t j = 0; j < p->n_indices; j++) {
-    int64_t idx = p->index_esize == 8 ? ((const int64_t *) indices)[j]
-                                      : ((const int32_t *) indices)[j];
+    int64_t idx =
+        p->index_esize == 8 ? ((const int64_t *) indices)[j] : ((const int32_t *) indices)[j];
     if (idx < -p->axis_dim || idx >= p->axis_dim) {
-      nnp_node_set_error (error, NNP_ERROR_INVALID, call->node, "index %" G_GINT64_FORMAT
-                          " is out of range for axis %d of size %" G_GINT64_FORMAT, idx,
-                          p->axis, p->axis_dim);
+      nnp_node_set_error (error, NNP_ERROR_INVALID, call->node,
+                          "index %" G_GINT64_FORMAT
+                          " is out of range for axis %d of size %" G_GINT64_FORMAT,
+                          idx, p->axis, p->axis_dim);
       return FALSE;
     }
   }
@@ -390,8 +377,8 @@ gather_op_run (const NnpCpuCall *call, GError **error)
   for (int64_t o = 0; o < p->outer; o++) {
     const guint8 *base = data + (gsize) (o * p->axis_dim) * inner;
     for (int64_t j = 0; j < p->n_indices; j++) {
-      int64_t idx = p->index_esize == 8 ? ((const int64_t *) indices)[j]
-                                        : ((const int32_t *) indices)[j];
+      int64_t idx =
+          p->index_esize == 8 ? ((const int64_t *) indices)[j] : ((const int32_t *) indices)[j];
       if (idx < 0)
         idx += p->axis_dim;
       memcpy (dst, base + (gsize) idx * inner, inner);
@@ -431,15 +418,9 @@ range_run (const NnpCpuCall *call, GError **error)
         /* accumulate like the reference: start + i * delta in float */
         ((float *) o)[i] = (float) p->fstart + (float) i * (float) p->fdelta;
         break;
-      case NNP_DTYPE_FLOAT64:
-        ((double *) o)[i] = p->fstart + (double) i * p->fdelta;
-        break;
-      case NNP_DTYPE_INT16:
-        ((gint16 *) o)[i] = (gint16) (p->istart + i * p->idelta);
-        break;
-      case NNP_DTYPE_INT32:
-        ((gint32 *) o)[i] = (gint32) (p->istart + i * p->idelta);
-        break;
+      case NNP_DTYPE_FLOAT64: ((double *) o)[i] = p->fstart + (double) i * p->fdelta; break;
+      case NNP_DTYPE_INT16: ((gint16 *) o)[i] = (gint16) (p->istart + i * p->idelta); break;
+      case NNP_DTYPE_INT32: ((gint32 *) o)[i] = (gint32) (p->istart + i * p->idelta); break;
       default:
         ((gint64 *) o)[i] = (gint64) ((guint64) p->istart + (guint64) i * (guint64) p->idelta);
         break;

@@ -21,11 +21,11 @@ G_BEGIN_DECLS
 typedef struct {
   const NnpGraph *graph;
   const NnpNode *node;
-  NnpTensor *const *inputs;   /* node->n_inputs entries; NULL for an omitted input */
-  NnpTensor *const *outputs;  /* node->n_outputs entries; NULL for an omitted output */
-  NnpThreadPool *pool;        /* may be NULL: single thread */
-  void *scratch;              /* `workspace` bytes, or NULL */
-  gpointer state;             /* from `prepare`, or NULL */
+  NnpTensor *const *inputs;  /* node->n_inputs entries; NULL for an omitted input */
+  NnpTensor *const *outputs; /* node->n_outputs entries; NULL for an omitted output */
+  NnpThreadPool *pool;       /* may be NULL: single thread */
+  void *scratch;             /* `workspace` bytes, or NULL */
+  gpointer state;            /* from `prepare`, or NULL */
 } NnpCpuCall;
 
 typedef struct {

@@ -23,29 +23,31 @@
 #include <sched.h>
 #include <string.h>
 
-#define SPIN_WAKE 20000      /* iterations a worker spins before sleeping */
-#define SPIN_DONE 4000       /* iterations the caller spins before yielding */
+#define SPIN_WAKE 20000 /* iterations a worker spins before sleeping */
+#define SPIN_DONE 4000  /* iterations the caller spins before yielding */
 #define CHUNKS_PER_THREAD 4
 
 #if defined(__x86_64__) || defined(__i386__)
 #define cpu_relax() __builtin_ia32_pause ()
 #elif defined(__aarch64__)
-#define cpu_relax() __asm__ __volatile__ ("yield" ::: "memory")
+#define cpu_relax() __asm__ __volatile__("yield" ::: "memory")
 #else
-#define cpu_relax() do { } while (0)
+#define cpu_relax() \
+  do { \
+  } while (0)
 #endif
 
 typedef struct {
   NnpThreadPool *pool;
   pthread_t thread;
-  int index;             /* 1 .. n_threads-1 (0 is the caller) */
+  int index; /* 1 .. n_threads-1 (0 is the caller) */
   gboolean started;
 } Worker;
 
 struct _NnpThreadPool {
   int n_threads;
-  Worker *workers;       /* n_threads - 1 */
-  int *cpus;             /* owned copy, or NULL */
+  Worker *workers; /* n_threads - 1 */
+  int *cpus;       /* owned copy, or NULL */
   int n_cpus;
   /* between nnp_thread_pool_enter() and _leave(): the calling thread's
    * affinity before it was pinned to cpus[0] */
@@ -58,11 +60,11 @@ struct _NnpThreadPool {
   gsize n, chunk;
   gint n_chunks;
 
-  gint generation;       /* bumped for each job */
-  gint open;             /* 1 while the job's fields are valid */
-  gint next;             /* next chunk to claim */
-  gint done;             /* chunks finished */
-  gint active;           /* workers currently reading the job */
+  gint generation; /* bumped for each job */
+  gint open;       /* 1 while the job's fields are valid */
+  gint next;       /* next chunk to claim */
+  gint done;       /* chunks finished */
+  gint active;     /* workers currently reading the job */
   gint stop;
   gint sleepers;
 
@@ -132,8 +134,8 @@ pin_thread (pthread_t thread, int cpu, int index, GError **error)
   CPU_SET (cpu, &set);
   err = pthread_setaffinity_np (thread, sizeof (set), &set);
   if (err != 0) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE, "cannot pin thread %d to cpu %d: %s",
-                 index, cpu, g_strerror (err));
+    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE, "cannot pin thread %d to cpu %d: %s", index,
+                 cpu, g_strerror (err));
     return FALSE;
   }
   return TRUE;
@@ -178,9 +180,11 @@ nnp_cpus_parse (const char *text, int **cpus, int *n_cpus, GError **error)
     continue;
 
   bad_item:
-    g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "invalid cpu list '%s' (at '%s'): "
+    g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
+                 "invalid cpu list '%s' (at '%s'): "
                  "expected core numbers and ranges 0..%d separated by commas, e.g. 0,1 or "
-                 "0-3", text, p, MAX_CPU_LIST - 1);
+                 "0-3",
+                 text, p, MAX_CPU_LIST - 1);
     g_array_unref (list);
     return FALSE;
   }
@@ -297,8 +301,7 @@ nnp_thread_pool_leave (NnpThreadPool *pool)
   pool->caller_saved = FALSE;
   err = pthread_setaffinity_np (pthread_self (), sizeof (pool->caller_mask), &pool->caller_mask);
   if (err != 0)
-    NNP_WARNING ("nnp-exec", "cannot give the calling thread its cpus back: %s",
-                 g_strerror (err));
+    NNP_WARNING ("nnp-exec", "cannot give the calling thread its cpus back: %s", g_strerror (err));
 }
 
 int

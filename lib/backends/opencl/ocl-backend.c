@@ -9,8 +9,8 @@
 
 /* analytical cost of a mid-range GPU, before calibration */
 #define OCL_GFLOPS 2000.0
-#define OCL_BYTES_PER_MS 2.0e8          /* 200 GB/s */
-#define OCL_NODE_OVERHEAD_MS 0.010      /* one or two kernel launches */
+#define OCL_BYTES_PER_MS 2.0e8     /* 200 GB/s */
+#define OCL_NODE_OVERHEAD_MS 0.010 /* one or two kernel launches */
 
 static gpointer
 ocl_open (const char *spec, char **name_out, GError **error)
@@ -57,8 +57,7 @@ ocl_stage_new (gpointer ctx, const NnpBackendStageInfo *info, GError **error)
 }
 
 static gboolean
-ocl_stage_run (gpointer stage, NnpTensor *const *inputs, NnpTensor *const *outputs,
-               GError **error)
+ocl_stage_run (gpointer stage, NnpTensor *const *inputs, NnpTensor *const *outputs, GError **error)
 {
   return nnp_ocl_exec_run (stage, inputs, outputs, error);
 }
@@ -113,8 +112,8 @@ ocl_buffer_copy (gpointer ctx, gpointer src, gsize src_offset, gpointer dst, gsi
                  gsize bytes, GError **error)
 {
   NnpOclDevice *dev = ctx;
-  cl_int err = clEnqueueCopyBuffer (dev->queue, src, dst, src_offset, dst_offset, bytes, 0, NULL,
-                                    NULL);
+  cl_int err =
+      clEnqueueCopyBuffer (dev->queue, src, dst, src_offset, dst_offset, bytes, 0, NULL, NULL);
 
   if (err == CL_SUCCESS)
     err = clFinish (dev->queue);

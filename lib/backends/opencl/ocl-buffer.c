@@ -23,9 +23,10 @@ nnp_ocl_alloc (NnpOclDevice *dev, gsize bytes, const char *what, GError **error)
   if (bytes == 0)
     bytes = 4;
   if (dev->max_alloc > 0 && bytes > dev->max_alloc) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE, "%s: %s of %" G_GSIZE_FORMAT " bytes exceeds "
-                 "the device's largest allocation (%" G_GUINT64_FORMAT " bytes)", dev->name, what,
-                 bytes, (guint64) dev->max_alloc);
+    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE,
+                 "%s: %s of %" G_GSIZE_FORMAT " bytes exceeds "
+                 "the device's largest allocation (%" G_GUINT64_FORMAT " bytes)",
+                 dev->name, what, bytes, (guint64) dev->max_alloc);
     return NULL;
   }
   mem = clCreateBuffer (dev->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
@@ -56,8 +57,8 @@ nnp_ocl_write (NnpOclDevice *dev, cl_mem mem, gsize offset, const void *src, gsi
 }
 
 gboolean
-nnp_ocl_read (NnpOclDevice *dev, cl_mem mem, gsize offset, void *dst, gsize bytes,
-              gboolean count, GError **error)
+nnp_ocl_read (NnpOclDevice *dev, cl_mem mem, gsize offset, void *dst, gsize bytes, gboolean count,
+              GError **error)
 {
   cl_int err;
 
@@ -65,8 +66,7 @@ nnp_ocl_read (NnpOclDevice *dev, cl_mem mem, gsize offset, void *dst, gsize byte
     return TRUE;
   err = clEnqueueReadBuffer (dev->queue, mem, CL_TRUE, offset, bytes, dst, 0, NULL, NULL);
   if (err != CL_SUCCESS) {
-    nnp_ocl_set_error (error, dev, err, "reading %" G_GSIZE_FORMAT " bytes from the device",
-                       bytes);
+    nnp_ocl_set_error (error, dev, err, "reading %" G_GSIZE_FORMAT " bytes from the device", bytes);
     return FALSE;
   }
   if (count) {

@@ -41,8 +41,8 @@ cast_supports (const NnpGraph *graph, const NnpNode *node, char **why)
   NnpDType from = nnp_ocl_in_dtype (graph, node, 0), to = nnp_ocl_out_dtype (graph, node, 0);
 
   if (from != to && cast_name (from, to) == NULL) {
-    g_autofree char *what = g_strdup_printf ("%s to %s", nnp_dtype_name (from),
-                                             nnp_dtype_name (to));
+    g_autofree char *what =
+        g_strdup_printf ("%s to %s", nnp_dtype_name (from), nnp_dtype_name (to));
     return nnp_ocl_reject (why, node, what);
   }
   return nnp_ocl_no_act (node, why);
@@ -75,6 +75,8 @@ cast_run (const NnpOclCall *call, GError **error)
 }
 
 const NnpOclKernel nnp_ocl_kernel_cast = {
-  .supports = cast_supports, .prepare = cast_prepare, .run = cast_run,
+  .supports = cast_supports,
+  .prepare = cast_prepare,
+  .run = cast_run,
   .free_state = nnp_ocl_state_free,
 };

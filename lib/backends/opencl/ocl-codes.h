@@ -48,26 +48,16 @@ enum {
   NNP_OCL_BIN_POW,
   NNP_OCL_BIN_MAX,
   NNP_OCL_BIN_MIN,
-  NNP_OCL_BIN_FIRST,            /* a (broadcast copy) */
+  NNP_OCL_BIN_FIRST, /* a (broadcast copy) */
   NNP_OCL_BIN_EQUAL,
   NNP_OCL_BIN_LESS,
   NNP_OCL_BIN_GREATER
 };
 
 /* reduce_rows_f32 / reduce_general_f32 `op` (kernels/nn.cl) */
-enum {
-  NNP_OCL_RED_SUM = 0,
-  NNP_OCL_RED_MEAN,
-  NNP_OCL_RED_MAX,
-  NNP_OCL_RED_MIN
-};
+enum { NNP_OCL_RED_SUM = 0, NNP_OCL_RED_MEAN, NNP_OCL_RED_MAX, NNP_OCL_RED_MIN };
 
 /* pad_N `mode` (kernels/copy.cl) */
-enum {
-  NNP_OCL_PAD_CONSTANT = 0,
-  NNP_OCL_PAD_REFLECT,
-  NNP_OCL_PAD_EDGE,
-  NNP_OCL_PAD_WRAP
-};
+enum { NNP_OCL_PAD_CONSTANT = 0, NNP_OCL_PAD_REFLECT, NNP_OCL_PAD_EDGE, NNP_OCL_PAD_WRAP };
 
 #endif /* NNP_OCL_CODES_H */

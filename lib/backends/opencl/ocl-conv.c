@@ -48,12 +48,12 @@ fill_conv (ConvArg *c, const NnpConvParams *p)
   c->pw = (cl_int) p->pads_begin[2];
   c->has_bias = p->has_bias;
   c->is_1x1 = c->kh == 1 && c->kw == 1 && c->sh == 1 && c->sw == 1 && c->ph == 0 && c->pw == 0
-      && p->pads_end[1] == 0 && p->pads_end[2] == 0 && c->oh == c->ih && c->ow == c->iw;
+              && p->pads_end[1] == 0 && p->pads_end[2] == 0 && c->oh == c->ih && c->ow == c->iw;
 }
 
 typedef struct {
   NnpOclState base;
-  gboolean tiled;                /* conv_gemm (k[1]) rather than conv_direct (k[0]) */
+  gboolean tiled; /* conv_gemm (k[1]) rather than conv_direct (k[0]) */
   ConvArg conv;
 } ConvState;
 
@@ -64,13 +64,11 @@ conv_prepare (NnpOclDevice *dev, const NnpGraph *graph, const NnpNode *node, GEr
   ConvState *s;
 
   if (node->op == NNP_OP_CONV_TRANSPOSE) {
-    s = nnp_ocl_state_new (dev, node, sizeof (ConvState), "conv.cl", "conv_transpose", NULL,
-                           error);
+    s = nnp_ocl_state_new (dev, node, sizeof (ConvState), "conv.cl", "conv_transpose", NULL, error);
   } else {
     s = nnp_ocl_state_new (dev, node, sizeof (ConvState), "conv.cl", "conv_direct", "conv_gemm",
                            error);
-    if (s && p->out_channels / p->group >= 4
-        && nnp_ocl_work_group_max (dev, s->base.k[1]) >= 64)
+    if (s && p->out_channels / p->group >= 4 && nnp_ocl_work_group_max (dev, s->base.k[1]) >= 64)
       s->tiled = TRUE;
   }
   if (s)
@@ -105,8 +103,10 @@ conv_run (const NnpOclCall *call, GError **error)
 }
 
 #define CONV_KERNEL \
-  { .supports = conv_supports, .prepare = conv_prepare, .run = conv_run, \
-    .free_state = nnp_ocl_state_free }
+  { \
+    .supports = conv_supports, .prepare = conv_prepare, .run = conv_run, \
+    .free_state = nnp_ocl_state_free \
+  }
 
 const NnpOclKernel nnp_ocl_kernel_conv = CONV_KERNEL;
 const NnpOclKernel nnp_ocl_kernel_conv_transpose = CONV_KERNEL;

@@ -15,7 +15,7 @@
 #define MAX_DEVICES 64
 
 static GMutex registry_lock;
-static GHashTable *registry;     /* GINT_TO_POINTER (index + 1) -> NnpOclDevice* (borrowed) */
+static GHashTable *registry; /* GINT_TO_POINTER (index + 1) -> NnpOclDevice* (borrowed) */
 
 typedef struct {
   cl_platform_id platform;
@@ -131,8 +131,10 @@ select_device (const char *spec, Candidate *c, int n, GError **error)
     GString *list = g_string_new (NULL);
     for (int i = 0; i < n; i++)
       g_string_append_printf (list, "%sopencl:%d %s", i ? ", " : "", i, c[i].name);
-    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE, "OpenCL device '%s' not found "
-                 "(%d device%s: %s)", spec, n, n == 1 ? "" : "s", list->str);
+    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE,
+                 "OpenCL device '%s' not found "
+                 "(%d device%s: %s)",
+                 spec, n, n == 1 ? "" : "s", list->str);
     g_string_free (list, TRUE);
   }
   return -1;
@@ -199,14 +201,13 @@ device_create (const Candidate *c, int index, GError **error)
   }
   clGetDeviceInfo (c->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof wg, &wg, NULL);
   dev->max_work_group = MAX (wg, 1);
-  clGetDeviceInfo (c->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof dev->max_alloc,
-                   &dev->max_alloc, NULL);
-  clGetDeviceInfo (c->device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits,
+  clGetDeviceInfo (c->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof dev->max_alloc, &dev->max_alloc,
                    NULL);
+  clGetDeviceInfo (c->device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL);
   dev->mem_align = MAX (align_bits / 8, 1);
-  NNP_INFO ("nnp-opencl", "opened %s: driver %s, max work-group %zu, max alloc %"
-            G_GUINT64_FORMAT " bytes", dev->name, dev->driver_version, dev->max_work_group,
-            (guint64) dev->max_alloc);
+  NNP_INFO ("nnp-opencl",
+            "opened %s: driver %s, max work-group %zu, max alloc %" G_GUINT64_FORMAT " bytes",
+            dev->name, dev->driver_version, dev->max_work_group, (guint64) dev->max_alloc);
   return dev;
 }
 

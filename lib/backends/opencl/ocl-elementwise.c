@@ -49,22 +49,22 @@ unary_supports (const NnpGraph *graph, const NnpNode *node, char **why)
 
   if (p == NULL || p->dtype != NNP_DTYPE_FLOAT32)
     return nnp_ocl_reject (why, node, "only float32 on OpenCL");
-  if (node->op == NNP_OP_CLIP && ((p->has_min && p->min_input >= 0)
-                                  || (p->has_max && p->max_input >= 0)))
+  if (node->op == NNP_OP_CLIP
+      && ((p->has_min && p->min_input >= 0) || (p->has_max && p->max_input >= 0)))
     return nnp_ocl_reject (why, node, "bounds computed at run time");
   return nnp_ocl_no_act (node, why);
 }
 
 typedef struct {
   NnpOclState base;
-  int code;                      /* NNP_OCL_UN_* */
+  int code; /* NNP_OCL_UN_* */
 } UnaryState;
 
 static gpointer
 unary_prepare (NnpOclDevice *dev, const NnpGraph *graph, const NnpNode *node, GError **error)
 {
-  UnaryState *s = nnp_ocl_state_new (dev, node, sizeof (UnaryState), "elementwise.cl",
-                                     "unary_f32", NULL, error);
+  UnaryState *s = nnp_ocl_state_new (dev, node, sizeof (UnaryState), "elementwise.cl", "unary_f32",
+                                     NULL, error);
 
   if (s)
     s->code = unary_code (node->op);
@@ -99,8 +99,10 @@ unary_run (const NnpOclCall *call, GError **error)
 }
 
 #define UNARY_KERNEL \
-  { .supports = unary_supports, .prepare = unary_prepare, .run = unary_run, \
-    .free_state = nnp_ocl_state_free }
+  { \
+    .supports = unary_supports, .prepare = unary_prepare, .run = unary_run, \
+    .free_state = nnp_ocl_state_free \
+  }
 
 const NnpOclKernel nnp_ocl_kernel_relu = UNARY_KERNEL;
 const NnpOclKernel nnp_ocl_kernel_leaky_relu = UNARY_KERNEL;
@@ -126,7 +128,8 @@ static int
 binary_code (NnpOpType op)
 {
   switch (op) {
-    case NNP_OP_ADD: case NNP_OP_SUM: return NNP_OCL_BIN_ADD;
+    case NNP_OP_ADD:
+    case NNP_OP_SUM: return NNP_OCL_BIN_ADD;
     case NNP_OP_SUB: return NNP_OCL_BIN_SUB;
     case NNP_OP_MUL: return NNP_OCL_BIN_MUL;
     case NNP_OP_DIV: return NNP_OCL_BIN_DIV;
@@ -180,9 +183,9 @@ fill_contiguous (BcastArg *b, const NnpBroadcast *bc, int slot)
 
 typedef struct {
   NnpOclState base;
-  int code;                      /* NNP_OCL_BIN_* */
-  int n_steps;                   /* Sum/Max/Min with > 2 inputs: one launch per input */
-  BcastArg *bc;                  /* n_steps entries */
+  int code;     /* NNP_OCL_BIN_* */
+  int n_steps;  /* Sum/Max/Min with > 2 inputs: one launch per input */
+  BcastArg *bc; /* n_steps entries */
 } BinaryState;
 
 static void
@@ -199,11 +202,13 @@ static gpointer
 binary_prepare (NnpOclDevice *dev, const NnpGraph *graph, const NnpNode *node, GError **error)
 {
   const NnpBinaryParams *p = node->params;
-  const char *kname = node->op == NNP_OP_WHERE ? "where_f32"
+  const char *kname =
+      node->op == NNP_OP_WHERE ? "where_f32"
       : (node->op == NNP_OP_EQUAL || node->op == NNP_OP_LESS || node->op == NNP_OP_GREATER)
-          ? "compare_f32" : "binary_f32";
-  BinaryState *s = nnp_ocl_state_new (dev, node, sizeof (BinaryState), "elementwise.cl", kname,
-                                      NULL, error);
+          ? "compare_f32"
+          : "binary_f32";
+  BinaryState *s =
+      nnp_ocl_state_new (dev, node, sizeof (BinaryState), "elementwise.cl", kname, NULL, error);
   int n_in = node->n_inputs;
 
   if (s == NULL)
@@ -281,8 +286,10 @@ binary_run (const NnpOclCall *call, GError **error)
 }
 
 #define BINARY_KERNEL \
-  { .supports = binary_supports, .prepare = binary_prepare, .run = binary_run, \
-    .free_state = binary_free }
+  { \
+    .supports = binary_supports, .prepare = binary_prepare, .run = binary_run, \
+    .free_state = binary_free \
+  }
 
 const NnpOclKernel nnp_ocl_kernel_add = BINARY_KERNEL;
 const NnpOclKernel nnp_ocl_kernel_sub = BINARY_KERNEL;

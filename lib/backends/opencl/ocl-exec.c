@@ -30,25 +30,25 @@ typedef struct {
   gpointer state;
   NnpOclMem *in, *out;
   gboolean skip;
-  int status_slot;               /* index in the status buffer, or -1 */
+  int status_slot; /* index in the status buffer, or -1 */
 } Step;
 
 struct _NnpOclExec {
-  NnpOclDevice *dev;             /* owned ref */
-  NnpGraph *graph;               /* owned ref */
+  NnpOclDevice *dev; /* owned ref */
+  NnpGraph *graph;   /* owned ref */
   int n_steps;
   Step *steps;
   int n_inputs, n_outputs;
   int *inputs, *outputs;
-  int *forward_from;             /* per output: input index, or -1 */
-  NnpOclMem *loc;                /* per value id: current location */
-  NnpOclMem *staging;            /* per value id: arena block for host boundary data */
+  int *forward_from;  /* per output: input index, or -1 */
+  NnpOclMem *loc;     /* per value id: current location */
+  NnpOclMem *staging; /* per value id: arena block for host boundary data */
   cl_mem arena;
   gsize arena_bytes;
-  int n_status;                  /* checked nodes */
-  cl_mem status;                 /* n_status * NNP_OCL_STATUS_WORDS cl_ints */
-  cl_int *status_host;           /* read-back of status */
-  gboolean status_dirty;         /* status must be zeroed before the next run */
+  int n_status;          /* checked nodes */
+  cl_mem status;         /* n_status * NNP_OCL_STATUS_WORDS cl_ints */
+  cl_int *status_host;   /* read-back of status */
+  gboolean status_dirty; /* status must be zeroed before the next run */
 };
 
 void
@@ -125,8 +125,8 @@ nnp_ocl_exec_new (NnpOclDevice *dev, NnpGraph *graph, const int *nodes, int n_no
     step->node = node;
     step->kernel = nnp_ocl_kernel (node->op);
     if (!nnp_ocl_supports_node (graph, node, &why)) {
-      nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "not supported on %s: %s",
-                          dev->name, why);
+      nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "not supported on %s: %s", dev->name,
+                          why);
       goto fail;
     }
     step->state = step->kernel->prepare (dev, graph, node, error);
@@ -170,9 +170,11 @@ nnp_ocl_exec_new (NnpOclDevice *dev, NnpGraph *graph, const int *nodes, int n_no
     }
   }
 
-  NNP_DEBUG ("nnp-opencl", "%s: %d nodes, %d inputs, %d outputs, arena %" G_GSIZE_FORMAT
-             " bytes, prepared in %.1f ms", dev->name, n_nodes, n_inputs, n_outputs,
-             exec->arena_bytes, (g_get_monotonic_time () - t0) / 1000.0);
+  NNP_DEBUG ("nnp-opencl",
+             "%s: %d nodes, %d inputs, %d outputs, arena %" G_GSIZE_FORMAT
+             " bytes, prepared in %.1f ms",
+             dev->name, n_nodes, n_inputs, n_outputs, exec->arena_bytes,
+             (g_get_monotonic_time () - t0) / 1000.0);
   nnp_value_plan_clear (&plan);
   return exec;
 
@@ -193,8 +195,8 @@ nnp_ocl_exec_get_arena_bytes (NnpOclExec *exec)
  * device's: a cl_mem of its context); with `locate`, point the value at the
  * device tensor, or at its staging block for host data. */
 static gboolean
-bind_boundary (NnpOclExec *exec, const char *what, int id, const NnpTensor *t,
-               gboolean locate, GError **error)
+bind_boundary (NnpOclExec *exec, const char *what, int id, const NnpTensor *t, gboolean locate,
+               GError **error)
 {
   const NnpValue *v = nnp_graph_value (exec->graph, id);
 
@@ -206,9 +208,11 @@ bind_boundary (NnpOclExec *exec, const char *what, int id, const NnpTensor *t,
       || t->offset % MAX (nnp_dtype_size (v->dtype), 1) != 0) {
     g_autofree char *want = nnp_shape_to_string (&v->shape);
     g_autofree char *got = nnp_shape_to_string (&t->shape);
-    g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "%s '%s': expected %s %s, got %s %s "
-                 "(offset %" G_GSIZE_FORMAT ")", what, v->name, nnp_dtype_name (v->dtype), want,
-                 nnp_dtype_name (t->dtype), got, t->offset);
+    g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
+                 "%s '%s': expected %s %s, got %s %s "
+                 "(offset %" G_GSIZE_FORMAT ")",
+                 what, v->name, nnp_dtype_name (v->dtype), want, nnp_dtype_name (t->dtype), got,
+                 t->offset);
     return FALSE;
   }
   if (!locate)
@@ -285,8 +289,8 @@ nnp_ocl_exec_run (NnpOclExec *exec, NnpTensor *const *inputs, NnpTensor *const *
     if (!bind_boundary (exec, "input", id, t, TRUE, error))
       return FALSE;
     if (t->device == NULL
-        && !nnp_ocl_write (dev, exec->loc[id].mem, exec->loc[id].offset, t->data, t->nbytes,
-                           TRUE, error))
+        && !nnp_ocl_write (dev, exec->loc[id].mem, exec->loc[id].offset, t->data, t->nbytes, TRUE,
+                           error))
       return FALSE;
   }
   for (int i = 0; i < exec->n_outputs; i++)
@@ -325,7 +329,8 @@ nnp_ocl_exec_run (NnpOclExec *exec, NnpTensor *const *inputs, NnpTensor *const *
     call.state = step->state;
     call.status.mem = step->status_slot >= 0 ? exec->status : NULL;
     call.status.offset = step->status_slot >= 0
-                         ? (gsize) step->status_slot * NNP_OCL_STATUS_WORDS * sizeof (cl_int) : 0;
+                             ? (gsize) step->status_slot * NNP_OCL_STATUS_WORDS * sizeof (cl_int)
+                             : 0;
     if (!step->kernel->run (&call, error)) {
       clFinish (dev->queue);
       return FALSE;
@@ -342,8 +347,8 @@ nnp_ocl_exec_run (NnpOclExec *exec, NnpTensor *const *inputs, NnpTensor *const *
 
     if (exec->forward_from[i] >= 0 || t->device != NULL)
       continue;
-    if (!nnp_ocl_read (dev, exec->loc[id].mem, exec->loc[id].offset, t->data,
-                       nnp_value_bytes (v), TRUE, error)) {
+    if (!nnp_ocl_read (dev, exec->loc[id].mem, exec->loc[id].offset, t->data, nnp_value_bytes (v),
+                       TRUE, error)) {
       g_prefix_error (error, "output '%s': ", v->name);
       return FALSE;
     }

@@ -129,8 +129,7 @@ nnp_ocl_launch (const NnpOclCall *call, NnpOclArgs *a, cl_uint dims, const size_
   for (cl_uint d = 0; d < dims; d++)
     if (global[d] == 0)
       return TRUE;
-  err = clEnqueueNDRangeKernel (call->dev->queue, a->k, dims, NULL, global, local, 0, NULL,
-                                NULL);
+  err = clEnqueueNDRangeKernel (call->dev->queue, a->k, dims, NULL, global, local, 0, NULL, NULL);
   if (err != CL_SUCCESS)
     return nnp_ocl_call_error (call, err, "enqueueing a kernel", error);
   return TRUE;
@@ -155,8 +154,8 @@ nnp_ocl_copy_buffer (const NnpOclCall *call, const NnpOclMem *src, const NnpOclM
 
   if (bytes == 0 || (src->mem == dst->mem && src->offset == dst->offset))
     return TRUE;
-  err = clEnqueueCopyBuffer (call->dev->queue, src->mem, dst->mem, src->offset, dst->offset,
-                             bytes, 0, NULL, NULL);
+  err = clEnqueueCopyBuffer (call->dev->queue, src->mem, dst->mem, src->offset, dst->offset, bytes,
+                             0, NULL, NULL);
   if (err != CL_SUCCESS)
     return nnp_ocl_call_error (call, err, "copying a buffer", error);
   return TRUE;
@@ -263,4 +262,3 @@ nnp_ocl_supports_node (const NnpGraph *graph, const NnpNode *node, char **why)
     return nnp_ocl_reject (why, node, "not specialised");
   return k->supports ? k->supports (graph, node, why) : TRUE;
 }
-

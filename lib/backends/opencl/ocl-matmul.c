@@ -33,7 +33,7 @@ gemm_supports (const NnpGraph *graph, const NnpNode *node, char **why)
 
 typedef struct {
   NnpOclState base;
-  gboolean tiled;                /* gemm_tiled (k[1]) rather than gemm_naive (k[0]) */
+  gboolean tiled; /* gemm_tiled (k[1]) rather than gemm_naive (k[0]) */
   GemmArg gemm;
 } GemmState;
 
@@ -112,8 +112,10 @@ gemm_run (const NnpOclCall *call, GError **error)
 }
 
 #define GEMM_KERNEL \
-  { .supports = gemm_supports, .prepare = gemm_prepare, .run = gemm_run, \
-    .free_state = nnp_ocl_state_free }
+  { \
+    .supports = gemm_supports, .prepare = gemm_prepare, .run = gemm_run, \
+    .free_state = nnp_ocl_state_free \
+  }
 
 const NnpOclKernel nnp_ocl_kernel_mat_mul = GEMM_KERNEL;
 const NnpOclKernel nnp_ocl_kernel_gemm = GEMM_KERNEL;

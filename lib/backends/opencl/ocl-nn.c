@@ -9,7 +9,7 @@
 typedef struct {
   cl_int rank;
   cl_int in[NNP_OCL_MAX_RANK], out[NNP_OCL_MAX_RANK], pad_begin[NNP_OCL_MAX_RANK];
-  cl_int mode, n;                /* mode: NNP_OCL_PAD_* */
+  cl_int mode, n; /* mode: NNP_OCL_PAD_* */
 } PadArg;
 
 /* ------------------------------------------------------------------ */
@@ -29,8 +29,7 @@ bn_supports (const NnpGraph *graph, const NnpNode *node, char **why)
 static gpointer
 bn_prepare (NnpOclDevice *dev, const NnpGraph *graph, const NnpNode *node, GError **error)
 {
-  return nnp_ocl_state_new (dev, node, sizeof (NnpOclState), "nn.cl", "batchnorm_f32", NULL,
-                            error);
+  return nnp_ocl_state_new (dev, node, sizeof (NnpOclState), "nn.cl", "batchnorm_f32", NULL, error);
 }
 
 static gboolean
@@ -53,7 +52,10 @@ bn_run (const NnpOclCall *call, GError **error)
 }
 
 const NnpOclKernel nnp_ocl_kernel_batch_normalization = {
-  .supports = bn_supports, .prepare = bn_prepare, .run = bn_run, .free_state = nnp_ocl_state_free,
+  .supports = bn_supports,
+  .prepare = bn_prepare,
+  .run = bn_run,
+  .free_state = nnp_ocl_state_free,
 };
 
 /* ------------------------------------------------------------------ */
@@ -105,8 +107,10 @@ softmax_run (const NnpOclCall *call, GError **error)
 }
 
 #define SOFTMAX_KERNEL \
-  { .supports = softmax_supports, .prepare = softmax_prepare, .run = softmax_run, \
-    .free_state = nnp_ocl_state_free }
+  { \
+    .supports = softmax_supports, .prepare = softmax_prepare, .run = softmax_run, \
+    .free_state = nnp_ocl_state_free \
+  }
 
 const NnpOclKernel nnp_ocl_kernel_softmax = SOFTMAX_KERNEL;
 const NnpOclKernel nnp_ocl_kernel_log_softmax = SOFTMAX_KERNEL;
@@ -149,9 +153,10 @@ pad_prepare (NnpOclDevice *dev, const NnpGraph *graph, const NnpNode *node, GErr
     s->pad.pad_begin[d] = (cl_int) p->pad_begin[d];
     n *= p->out[d];
   }
-  s->pad.mode = p->mode == NNP_PAD_CONSTANT ? NNP_OCL_PAD_CONSTANT
+  s->pad.mode = p->mode == NNP_PAD_CONSTANT  ? NNP_OCL_PAD_CONSTANT
                 : p->mode == NNP_PAD_REFLECT ? NNP_OCL_PAD_REFLECT
-                : p->mode == NNP_PAD_EDGE ? NNP_OCL_PAD_EDGE : NNP_OCL_PAD_WRAP;
+                : p->mode == NNP_PAD_EDGE    ? NNP_OCL_PAD_EDGE
+                                             : NNP_OCL_PAD_WRAP;
   s->pad.n = (cl_int) n;
   return s;
 }
@@ -171,6 +176,8 @@ pad_run (const NnpOclCall *call, GError **error)
 }
 
 const NnpOclKernel nnp_ocl_kernel_pad = {
-  .supports = pad_supports, .prepare = pad_prepare, .run = pad_run,
+  .supports = pad_supports,
+  .prepare = pad_prepare,
+  .run = pad_run,
   .free_state = nnp_ocl_state_free,
 };

@@ -37,7 +37,7 @@ G_BEGIN_DECLS
 
 /* Host mirror of the kernels' Act (kernels/common.cl; 4-byte fields only). */
 typedef struct {
-  cl_int act;                    /* NnpActivation */
+  cl_int act; /* NnpActivation */
   cl_float alpha, beta;
 } NnpOclActArg;
 
@@ -46,16 +46,16 @@ typedef struct {
 typedef struct {
   cl_kernel k[2];
   int n_kernels;
-  cl_mem tables[2];              /* device tables owned by the state, or NULL */
-  NnpOclActArg act;              /* the node's fused activation */
-  gsize esize;                   /* element size of data-movement kernels */
+  cl_mem tables[2]; /* device tables owned by the state, or NULL */
+  NnpOclActArg act; /* the node's fused activation */
+  gsize esize;      /* element size of data-movement kernels */
 } NnpOclState;
 
 /* A zeroed state of `size` bytes (>= sizeof (NnpOclState)) with kernels k0
  * and k1 (either may be NULL) of program `file` and the node's activation;
  * errors name the node. */
-gpointer nnp_ocl_state_new (NnpOclDevice *dev, const NnpNode *node, gsize size,
-                            const char *file, const char *k0, const char *k1, GError **error);
+gpointer nnp_ocl_state_new (NnpOclDevice *dev, const NnpNode *node, gsize size, const char *file,
+                            const char *k0, const char *k1, GError **error);
 /* Releases the kernels and tables, frees the state. */
 void nnp_ocl_state_free (gpointer state);
 
@@ -77,15 +77,14 @@ void nnp_ocl_arg_mem (NnpOclArgs *a, const NnpOclMem *m, gsize esize);
  * checks its index), or an explicit range.  Nothing is enqueued for an
  * empty range. */
 gboolean nnp_ocl_launch_1d (const NnpOclCall *call, NnpOclArgs *a, size_t n, GError **error);
-gboolean nnp_ocl_launch (const NnpOclCall *call, NnpOclArgs *a, cl_uint dims,
-                         const size_t *global, const size_t *local, GError **error);
+gboolean nnp_ocl_launch (const NnpOclCall *call, NnpOclArgs *a, cl_uint dims, const size_t *global,
+                         const size_t *local, GError **error);
 /* Set the node's error for a failed CL call; returns FALSE. */
-gboolean nnp_ocl_call_error (const NnpOclCall *call, cl_int err, const char *what,
-                             GError **error);
+gboolean nnp_ocl_call_error (const NnpOclCall *call, cl_int err, const char *what, GError **error);
 /* Largest work-group the kernel can run with on this device. */
 size_t nnp_ocl_work_group_max (NnpOclDevice *dev, cl_kernel k);
-gboolean nnp_ocl_copy_buffer (const NnpOclCall *call, const NnpOclMem *src,
-                              const NnpOclMem *dst, gsize bytes, GError **error);
+gboolean nnp_ocl_copy_buffer (const NnpOclCall *call, const NnpOclMem *src, const NnpOclMem *dst,
+                              gsize bytes, GError **error);
 
 gsize nnp_ocl_value_nbytes (const NnpValue *v);
 NnpDType nnp_ocl_in_dtype (const NnpGraph *graph, const NnpNode *node, int k);
@@ -104,7 +103,7 @@ const char *nnp_ocl_esize_suffix (gsize esize);
  * over rows x len contiguous elements, one work-group per row. */
 typedef struct {
   NnpOclState base;
-  size_t local;                  /* work-group size of reduce_rows_f32 */
+  size_t local; /* work-group size of reduce_rows_f32 */
 } NnpOclRowsState;
 
 /* A state of `size` bytes (>= sizeof (NnpOclRowsState)) with kernels

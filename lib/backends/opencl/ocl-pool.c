@@ -34,8 +34,8 @@ static gpointer
 pool_prepare (NnpOclDevice *dev, const NnpGraph *graph, const NnpNode *node, GError **error)
 {
   const NnpPoolParams *p = node->params;
-  PoolState *s = nnp_ocl_state_new (dev, node, sizeof (PoolState), "nn.cl", "pool_f32", NULL,
-                                    error);
+  PoolState *s =
+      nnp_ocl_state_new (dev, node, sizeof (PoolState), "nn.cl", "pool_f32", NULL, error);
   PoolArg *a;
 
   if (s == NULL)
@@ -71,8 +71,10 @@ pool_run (const NnpOclCall *call, GError **error)
 }
 
 #define POOL_KERNEL \
-  { .supports = pool_supports, .prepare = pool_prepare, .run = pool_run, \
-    .free_state = nnp_ocl_state_free }
+  { \
+    .supports = pool_supports, .prepare = pool_prepare, .run = pool_run, \
+    .free_state = nnp_ocl_state_free \
+  }
 
 const NnpOclKernel nnp_ocl_kernel_max_pool = POOL_KERNEL;
 const NnpOclKernel nnp_ocl_kernel_average_pool = POOL_KERNEL;
@@ -91,15 +93,16 @@ gpool_run (const NnpOclCall *call, GError **error)
 {
   const NnpPoolParams *p = call->node->params;
 
-  return nnp_ocl_rows_run (call, call->state, (size_t) p->planes,
-                           (size_t) (p->in[0] * p->in[1] * p->in[2]),
-                           call->node->op == NNP_OP_GLOBAL_MAX_POOL ? NNP_OCL_RED_MAX
-                                                                    : NNP_OCL_RED_MEAN, error);
+  return nnp_ocl_rows_run (
+      call, call->state, (size_t) p->planes, (size_t) (p->in[0] * p->in[1] * p->in[2]),
+      call->node->op == NNP_OP_GLOBAL_MAX_POOL ? NNP_OCL_RED_MAX : NNP_OCL_RED_MEAN, error);
 }
 
 #define GPOOL_KERNEL \
-  { .supports = pool_supports, .prepare = gpool_prepare, .run = gpool_run, \
-    .free_state = nnp_ocl_state_free }
+  { \
+    .supports = pool_supports, .prepare = gpool_prepare, .run = gpool_run, \
+    .free_state = nnp_ocl_state_free \
+  }
 
 const NnpOclKernel nnp_ocl_kernel_global_average_pool = GPOOL_KERNEL;
 const NnpOclKernel nnp_ocl_kernel_global_max_pool = GPOOL_KERNEL;

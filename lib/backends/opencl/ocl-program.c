@@ -17,11 +17,12 @@
 #define OCL_BUILD_OPTIONS "-cl-std=CL1.2"
 #define BUILD_LOG_LINES 8
 
-const char *
-nnp_ocl_error_name (cl_int err)
-{
-  switch (err) {
-#define E(x) case x: return #x;
+/* clang-format off */
+#define E(x) { x, #x },
+static const struct {
+  cl_int code;
+  const char *name;
+} cl_errors[] = {
     E (CL_SUCCESS) E (CL_DEVICE_NOT_FOUND) E (CL_DEVICE_NOT_AVAILABLE)
     E (CL_COMPILER_NOT_AVAILABLE) E (CL_MEM_OBJECT_ALLOCATION_FAILURE)
     E (CL_OUT_OF_RESOURCES) E (CL_OUT_OF_HOST_MEMORY) E (CL_BUILD_PROGRAM_FAILURE)
@@ -34,10 +35,17 @@ nnp_ocl_error_name (cl_int err)
     E (CL_INVALID_GLOBAL_OFFSET) E (CL_INVALID_EVENT_WAIT_LIST) E (CL_INVALID_OPERATION)
     E (CL_INVALID_BUFFER_SIZE) E (CL_INVALID_GLOBAL_WORK_SIZE) E (CL_MISALIGNED_SUB_BUFFER_OFFSET)
     E (CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+};
 #undef E
-    default:
-      return "CL error";
-  }
+/* clang-format on */
+
+const char *
+nnp_ocl_error_name (cl_int err)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (cl_errors); i++)
+    if (cl_errors[i].code == err)
+      return cl_errors[i].name;
+  return "CL error";
 }
 
 void
@@ -162,8 +170,8 @@ build_program (NnpOclDevice *dev, int index, GError **error)
 
   program = load_cached (dev, path);
   if (program) {
-    NNP_DEBUG ("nnp-opencl", "%s: %s loaded from cache %s", dev->name,
-               nnp_ocl_sources[index].name, path);
+    NNP_DEBUG ("nnp-opencl", "%s: %s loaded from cache %s", dev->name, nnp_ocl_sources[index].name,
+               path);
     return program;
   }
   program = clCreateProgramWithSource (dev->context, 2, texts, NULL, &err);
@@ -174,9 +182,10 @@ build_program (NnpOclDevice *dev, int index, GError **error)
   err = clBuildProgram (program, 1, &dev->device, OCL_BUILD_OPTIONS, NULL, NULL);
   if (err != CL_SUCCESS) {
     g_autofree char *log = build_log_head (dev, program);
-    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE, "%s: kernel file %s failed to build "
-                 "(%s): %s", dev->name, nnp_ocl_sources[index].name, nnp_ocl_error_name (err),
-                 log);
+    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE,
+                 "%s: kernel file %s failed to build "
+                 "(%s): %s",
+                 dev->name, nnp_ocl_sources[index].name, nnp_ocl_error_name (err), log);
     clReleaseProgram (program);
     return NULL;
   }

@@ -22,8 +22,7 @@ nnp_ocl_rows_state_new (NnpOclDevice *dev, const NnpNode *node, gsize size, GErr
   size_t wg, l = 1;
 
   g_return_val_if_fail (size >= sizeof (NnpOclRowsState), NULL);
-  s = nnp_ocl_state_new (dev, node, size, "nn.cl", "reduce_rows_f32", "reduce_general_f32",
-                         error);
+  s = nnp_ocl_state_new (dev, node, size, "nn.cl", "reduce_rows_f32", "reduce_general_f32", error);
   if (s == NULL)
     return NULL;
   wg = MIN (nnp_ocl_work_group_max (dev, s->base.k[0]), 256);
@@ -77,7 +76,7 @@ reduce_supports (const NnpGraph *graph, const NnpNode *node, char **why)
 
 typedef struct {
   NnpOclRowsState rows;
-  gboolean by_rows;              /* only the last group reduced: rows of the input */
+  gboolean by_rows; /* only the last group reduced: rows of the input */
   ReduceArg reduce;
 } ReduceState;
 
@@ -85,8 +84,7 @@ static gpointer
 reduce_prepare (NnpOclDevice *dev, const NnpGraph *graph, const NnpNode *node, GError **error)
 {
   const NnpReduceParams *p = node->params;
-  ReduceState *s = (ReduceState *) nnp_ocl_rows_state_new (dev, node, sizeof (ReduceState),
-                                                           error);
+  ReduceState *s = (ReduceState *) nnp_ocl_rows_state_new (dev, node, sizeof (ReduceState), error);
   ReduceArg *r;
   int64_t total = 1;
 
@@ -132,8 +130,10 @@ reduce_run (const NnpOclCall *call, GError **error)
 }
 
 #define REDUCE_KERNEL \
-  { .supports = reduce_supports, .prepare = reduce_prepare, .run = reduce_run, \
-    .free_state = nnp_ocl_state_free }
+  { \
+    .supports = reduce_supports, .prepare = reduce_prepare, .run = reduce_run, \
+    .free_state = nnp_ocl_state_free \
+  }
 
 const NnpOclKernel nnp_ocl_kernel_reduce_mean = REDUCE_KERNEL;
 const NnpOclKernel nnp_ocl_kernel_reduce_sum = REDUCE_KERNEL;

@@ -58,8 +58,8 @@ static gpointer
 resize_prepare (NnpOclDevice *dev, const NnpGraph *graph, const NnpNode *node, GError **error)
 {
   const NnpResizeParams *p = node->params;
-  ResizeState *s = nnp_ocl_state_new (dev, node, sizeof (ResizeState), "nn.cl", "resize_f32",
-                                      NULL, error);
+  ResizeState *s =
+      nnp_ocl_state_new (dev, node, sizeof (ResizeState), "nn.cl", "resize_f32", NULL, error);
   int taps = p->mode == NNP_RESIZE_NEAREST ? 1 : p->mode == NNP_RESIZE_LINEAR ? 2 : 4;
   ResizeArg *r;
   cl_mem *tab;
@@ -119,8 +119,9 @@ resize_prepare (NnpOclDevice *dev, const NnpGraph *graph, const NnpNode *node, G
   r->n_out = (cl_int) n_out;
   tab = s->base.tables;
   tab[0] = nnp_ocl_alloc (dev, MAX (idx->len, 1) * sizeof (cl_int), "a resize table", error);
-  tab[1] = tab[0] ? nnp_ocl_alloc (dev, MAX (w->len, 1) * sizeof (cl_float), "a resize table",
-                                   error) : NULL;
+  tab[1] = tab[0]
+               ? nnp_ocl_alloc (dev, MAX (w->len, 1) * sizeof (cl_float), "a resize table", error)
+               : NULL;
   if (tab[1] == NULL
       || !nnp_ocl_write (dev, tab[0], 0, idx->data, idx->len * sizeof (cl_int), FALSE, error)
       || !nnp_ocl_write (dev, tab[1], 0, w->data, w->len * sizeof (cl_float), FALSE, error)) {
@@ -147,6 +148,8 @@ resize_run (const NnpOclCall *call, GError **error)
 }
 
 const NnpOclKernel nnp_ocl_kernel_resize = {
-  .supports = resize_supports, .prepare = resize_prepare, .run = resize_run,
+  .supports = resize_supports,
+  .prepare = resize_prepare,
+  .run = resize_run,
   .free_state = nnp_ocl_state_free,
 };

@@ -56,8 +56,10 @@ alias_run (const NnpOclCall *call, GError **error)
 }
 
 #define ALIAS_KERNEL \
-  { .supports = esize_supports, .prepare = alias_prepare, .run = alias_run, \
-    .free_state = nnp_ocl_state_free }
+  { \
+    .supports = esize_supports, .prepare = alias_prepare, .run = alias_run, \
+    .free_state = nnp_ocl_state_free \
+  }
 
 const NnpOclKernel nnp_ocl_kernel_identity = ALIAS_KERNEL;
 const NnpOclKernel nnp_ocl_kernel_dropout = ALIAS_KERNEL;
@@ -69,7 +71,7 @@ const NnpOclKernel nnp_ocl_kernel_unsqueeze = ALIAS_KERNEL;
 /* Shape, Range, ConstantOfShape: outputs that do not depend on input data,
  * computed once on the host backend (lib/backend.h: run_node) and uploaded. */
 typedef struct {
-  NnpOclState base;              /* tables[0]: the output */
+  NnpOclState base; /* tables[0]: the output */
   gsize nbytes;
 } MadeState;
 
@@ -143,8 +145,10 @@ made_supports (const NnpGraph *graph, const NnpNode *node, char **why)
 }
 
 #define MADE_KERNEL \
-  { .supports = made_supports, .prepare = made_prepare, .run = made_run, \
-    .free_state = nnp_ocl_state_free }
+  { \
+    .supports = made_supports, .prepare = made_prepare, .run = made_run, \
+    .free_state = nnp_ocl_state_free \
+  }
 
 const NnpOclKernel nnp_ocl_kernel_shape = MADE_KERNEL;
 const NnpOclKernel nnp_ocl_kernel_constant_of_shape = MADE_KERNEL;
@@ -174,10 +178,10 @@ strided_prepare (NnpOclDevice *dev, const NnpGraph *graph, const NnpNode *node, 
 {
   const NnpCopyParams *p = node->params;
   const NnpStridedCopy *c = &p->copy;
-  g_autofree char *name = g_strconcat ("strided_copy_", nnp_ocl_esize_suffix ((gsize) c->esize),
-                                       NULL);
-  StridedState *s = nnp_ocl_state_new (dev, node, sizeof (StridedState), "copy.cl", name, NULL,
-                                       error);
+  g_autofree char *name =
+      g_strconcat ("strided_copy_", nnp_ocl_esize_suffix ((gsize) c->esize), NULL);
+  StridedState *s =
+      nnp_ocl_state_new (dev, node, sizeof (StridedState), "copy.cl", name, NULL, error);
   int64_t n = 1;
 
   if (s == NULL)
@@ -207,8 +211,10 @@ strided_run (const NnpOclCall *call, GError **error)
 }
 
 #define STRIDED_KERNEL \
-  { .supports = strided_supports, .prepare = strided_prepare, .run = strided_run, \
-    .free_state = nnp_ocl_state_free }
+  { \
+    .supports = strided_supports, .prepare = strided_prepare, .run = strided_run, \
+    .free_state = nnp_ocl_state_free \
+  }
 
 const NnpOclKernel nnp_ocl_kernel_transpose = STRIDED_KERNEL;
 const NnpOclKernel nnp_ocl_kernel_slice = STRIDED_KERNEL;
@@ -218,12 +224,12 @@ const NnpOclKernel nnp_ocl_kernel_expand = STRIDED_KERNEL;
 static gpointer
 concat_prepare (NnpOclDevice *dev, const NnpGraph *graph, const NnpNode *node, GError **error)
 {
-  const NnpValue *v = node->op == NNP_OP_SPLIT ? nnp_node_input (graph, node, 0)
-                                                : nnp_node_output (graph, node, 0);
+  const NnpValue *v =
+      node->op == NNP_OP_SPLIT ? nnp_node_input (graph, node, 0) : nnp_node_output (graph, node, 0);
   gsize esize = nnp_dtype_size (v->dtype);
   g_autofree char *name = g_strconcat ("rows_copy_", nnp_ocl_esize_suffix (esize), NULL);
-  NnpOclState *s = nnp_ocl_state_new (dev, node, sizeof (NnpOclState), "copy.cl", name, NULL,
-                                      error);
+  NnpOclState *s =
+      nnp_ocl_state_new (dev, node, sizeof (NnpOclState), "copy.cl", name, NULL, error);
 
   if (s)
     s->esize = esize;
@@ -262,8 +268,10 @@ concat_run (const NnpOclCall *call, GError **error)
 }
 
 #define CONCAT_KERNEL \
-  { .supports = esize_supports, .prepare = concat_prepare, .run = concat_run, \
-    .free_state = nnp_ocl_state_free }
+  { \
+    .supports = esize_supports, .prepare = concat_prepare, .run = concat_run, \
+    .free_state = nnp_ocl_state_free \
+  }
 
 const NnpOclKernel nnp_ocl_kernel_concat = CONCAT_KERNEL;
 const NnpOclKernel nnp_ocl_kernel_split = CONCAT_KERNEL;
@@ -292,9 +300,10 @@ gather_set_error (const NnpNode *node, int64_t index, GError **error)
   const NnpGatherParams *p = node->params;
 
   /* the CPU kernel's wording */
-  nnp_node_set_error (error, NNP_ERROR_INVALID, node, "index %" G_GINT64_FORMAT " is out of "
-                      "range for axis %d of size %" G_GINT64_FORMAT, index, p->axis,
-                      p->axis_dim);
+  nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                      "index %" G_GINT64_FORMAT " is out of "
+                      "range for axis %d of size %" G_GINT64_FORMAT,
+                      index, p->axis, p->axis_dim);
 }
 
 /* Constant indices are validated once here; the others by the kernel on
@@ -335,8 +344,7 @@ gather_checks (const NnpGraph *graph, const NnpNode *node)
 }
 
 static void
-gather_report (const NnpGraph *graph, const NnpNode *node, const cl_int *status,
-               GError **error)
+gather_report (const NnpGraph *graph, const NnpNode *node, const cl_int *status, GError **error)
 {
   gint64 index = (gint64) (((guint64) (guint32) status[2] << 32) | (guint32) status[1]);
 
@@ -371,7 +379,10 @@ gather_run (const NnpOclCall *call, GError **error)
 }
 
 const NnpOclKernel nnp_ocl_kernel_gather = {
-  .supports = gather_supports, .prepare = gather_prepare, .run = gather_run,
-  .free_state = nnp_ocl_state_free, .checks = gather_checks, .report = gather_report,
+  .supports = gather_supports,
+  .prepare = gather_prepare,
+  .run = gather_run,
+  .free_state = nnp_ocl_state_free,
+  .checks = gather_checks,
+  .report = gather_report,
 };
-

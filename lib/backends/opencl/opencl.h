@@ -31,7 +31,7 @@ G_BEGIN_DECLS
  * is the prelude followed by one kernel file. */
 extern const char nnp_ocl_prelude[];
 typedef struct {
-  const char *name;     /* "conv.cl" */
+  const char *name; /* "conv.cl" */
   const char *text;
 } NnpOclSource;
 extern const NnpOclSource nnp_ocl_sources[];
@@ -39,22 +39,22 @@ extern const int nnp_ocl_n_sources;
 
 typedef struct _NnpOclDevice NnpOclDevice;
 struct _NnpOclDevice {
-  char *name;                    /* "opencl:0 (device, platform)" */
+  char *name; /* "opencl:0 (device, platform)" */
   char *device_name;
   char *driver_version;
-  int index;                     /* global device index */
+  int index; /* global device index */
   cl_platform_id platform;
   cl_device_id device;
   cl_context context;
-  cl_command_queue queue;        /* in-order, shared by every stage */
+  cl_command_queue queue; /* in-order, shared by every stage */
   size_t max_work_group;
   cl_ulong max_alloc;
-  cl_uint mem_align;             /* CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes */
+  cl_uint mem_align; /* CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes */
 
   /*< private >*/
-  GMutex lock;                   /* programs, weights */
-  cl_program *programs;          /* per embedded source (index), lazily built */
-  GHashTable *weights;           /* NnpTensor* (ref held) -> cl_mem */
+  GMutex lock;          /* programs, weights */
+  cl_program *programs; /* per embedded source (index), lazily built */
+  GHashTable *weights;  /* NnpTensor* (ref held) -> cl_mem */
   gint ref_count;
 };
 
@@ -79,19 +79,19 @@ const char *nnp_ocl_error_name (cl_int err);
 cl_mem nnp_ocl_alloc (NnpOclDevice *dev, gsize bytes, const char *what, GError **error);
 /* Blocking host -> device / device -> host copies; `count` adds them to the
  * activation copy counters. */
-gboolean nnp_ocl_write (NnpOclDevice *dev, cl_mem mem, gsize offset, const void *src,
-                        gsize bytes, gboolean count, GError **error);
+gboolean nnp_ocl_write (NnpOclDevice *dev, cl_mem mem, gsize offset, const void *src, gsize bytes,
+                        gboolean count, GError **error);
 gboolean nnp_ocl_read (NnpOclDevice *dev, cl_mem mem, gsize offset, void *dst, gsize bytes,
                        gboolean count, GError **error);
 void nnp_ocl_count_weight_upload (void);
 /* Set a NNP_ERROR_DEVICE error "<device>: <what>: <CL error>". */
 void nnp_ocl_set_error (GError **error, NnpOclDevice *dev, cl_int err, const char *format, ...)
-  G_GNUC_PRINTF (4, 5);
+    G_GNUC_PRINTF (4, 5);
 
 /* A device location. */
 typedef struct {
   cl_mem mem;
-  gsize offset;                  /* bytes */
+  gsize offset; /* bytes */
 } NnpOclMem;
 
 /* Kernels (ocl-kernels.c, ocl-<family>.c) */
@@ -99,9 +99,9 @@ typedef struct {
   NnpOclDevice *dev;
   const NnpGraph *graph;
   const NnpNode *node;
-  const NnpOclMem *in;           /* node->n_inputs entries ({NULL,0} for omitted ones) */
-  const NnpOclMem *out;          /* node->n_outputs entries */
-  gpointer state;                /* from prepare */
+  const NnpOclMem *in;  /* node->n_inputs entries ({NULL,0} for omitted ones) */
+  const NnpOclMem *out; /* node->n_outputs entries */
+  gpointer state;       /* from prepare */
   /* The node's NNP_OCL_STATUS_WORDS status words (cl_int, zero before the
    * run) when its kernel `checks` it, else {NULL, 0}.  Borrowed. */
   NnpOclMem status;
@@ -126,8 +126,7 @@ typedef struct {
   /* Optional: TRUE when the node needs status words (see NnpOclCall). */
   gboolean (*checks) (const NnpGraph *graph, const NnpNode *node);
   /* With checks: set the node's error from its non-zero status words. */
-  void (*report) (const NnpGraph *graph, const NnpNode *node, const cl_int *status,
-                  GError **error);
+  void (*report) (const NnpGraph *graph, const NnpNode *node, const cl_int *status, GError **error);
 } NnpOclKernel;
 
 /* Kernel of an op, NULL when the backend has none (its entry in the table
@@ -142,13 +141,13 @@ gboolean nnp_ocl_supports_node (const NnpGraph *graph, const NnpNode *node, char
  * outputs (an output that is also an input) are left to the caller (may be
  * NULL). */
 typedef struct _NnpOclExec NnpOclExec;
-NnpOclExec *nnp_ocl_exec_new (NnpOclDevice *dev, NnpGraph *graph, const int *nodes,
-                              int n_nodes, const int *inputs, int n_inputs,
-                              const int *outputs, int n_outputs, GError **error);
+NnpOclExec *nnp_ocl_exec_new (NnpOclDevice *dev, NnpGraph *graph, const int *nodes, int n_nodes,
+                              const int *inputs, int n_inputs, const int *outputs, int n_outputs,
+                              GError **error);
 void nnp_ocl_exec_free (NnpOclExec *exec);
 gsize nnp_ocl_exec_get_arena_bytes (NnpOclExec *exec);
 /* Returns when the outputs are ready (and the queue is finished). */
-gboolean nnp_ocl_exec_run (NnpOclExec *exec, NnpTensor *const *inputs,
-                           NnpTensor *const *outputs, GError **error);
+gboolean nnp_ocl_exec_run (NnpOclExec *exec, NnpTensor *const *inputs, NnpTensor *const *outputs,
+                           GError **error);
 
 G_END_DECLS
