@@ -106,8 +106,12 @@ typedef struct
   GstBuffer *buf; /* owned, NULL once taken */
 } Pending;
 
+/* Shared by the threads whose frames it holds.  The count is a plain
+ * atomic (not GLib's rc box, whose count lives inside libglib where
+ * ThreadSanitizer cannot see it order the last thread's free). */
 typedef struct _Batch
 {
+  gint ref_count;    /* batch_ref() / batch_unref() */
   GstCaps *caps;     /* ref: every frame's caps */
   GArray *frames;    /* Pending */
   gint64 deadline;   /* monotonic us: it leaves then, full or not */

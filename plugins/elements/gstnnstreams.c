@@ -60,18 +60,29 @@ batch_clear (Batch *b)
 static Batch *
 batch_new (GstCaps *caps, gint64 deadline)
 {
-  Batch *b = g_atomic_rc_box_new0 (Batch);
+  Batch *b = g_new0 (Batch, 1);
 
+  b->ref_count = 1;
   b->caps = gst_caps_ref (caps);
   b->frames = g_array_new (FALSE, FALSE, sizeof (Pending));
   b->deadline = deadline;
   return b;
 }
 
+static Batch *
+batch_ref (Batch *b)
+{
+  g_atomic_int_inc (&b->ref_count);
+  return b;
+}
+
 static void
 batch_unref (Batch *b)
 {
-  g_atomic_rc_box_release_full (b, (GDestroyNotify) batch_clear);
+  if (g_atomic_int_dec_and_test (&b->ref_count)) {
+    batch_clear (b);
+    g_free (b);
+  }
 }
 
 /* Forget the stream state (start and stop). */
@@ -488,7 +499,7 @@ batch_add (GstNnStreams *sn, Stream *st, GstCaps *caps, GstBuffer *buf)
     sn->pending = batch_new (caps,
         g_get_monotonic_time () + (gint64) (sn->batch_timeout / 1000));
   gst_caps_unref (caps);
-  b = g_atomic_rc_box_acquire (sn->pending);
+  b = batch_ref (sn->pending);
   g_array_append_val (b->frames, p);
 
   while (!b->done) {

@@ -223,10 +223,31 @@ test_tensor_proto (void)
   g_assert_error (error, NNP_ERROR, NNP_ERROR_PARSE);
 }
 
+/* The error domain's name is API (GError users match it); first asked
+ * from several threads at once, every thread gets the same quark. */
+static gpointer
+ask_domain (gpointer data)
+{
+  return GUINT_TO_POINTER (NNP_ERROR);
+}
+
+static void
+test_error_domain (void)
+{
+  GThread *threads[4];
+
+  for (guint i = 0; i < G_N_ELEMENTS (threads); i++)
+    threads[i] = g_thread_new ("domain", ask_domain, NULL);
+  for (guint i = 0; i < G_N_ELEMENTS (threads); i++)
+    g_assert_cmpuint (GPOINTER_TO_UINT (g_thread_join (threads[i])), ==, NNP_ERROR);
+  g_assert_cmpstr (g_quark_to_string (NNP_ERROR), ==, "nnp-error-quark");
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/tensor/error-domain", test_error_domain);
   g_test_add_func ("/tensor/dtype-names", test_dtype_names);
   g_test_add_func ("/tensor/shape", test_shape);
   g_test_add_func ("/tensor/lifecycle", test_tensor_lifecycle);
