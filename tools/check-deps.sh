@@ -128,6 +128,28 @@ fetched   models/ch_PP-OCRv4_rec_infer.onnx          fetch
 fetched   models/ch_ppocr_mobile_v2.0_cls_infer.onnx fetch
 fetched   models/ppocr_keys_v1.txt                   fetch
 fetched   ort/libonnxruntime.so.1                    fetch
+# the vision models beyond OCR (docs/models.md): BlazeFace, M-LSD, ISNet float16 / int8
+fetched   models/face_detection_front_128x128_barracuda.onnx  fetch
+fetched   models/face_detection_back_256x256_barracuda.onnx   fetch
+fetched   models/mlsd_320x320_tiny.onnx              fetch
+fetched   models/mlsd_320x320_large.onnx             fetch
+fetched   models/isnet_fp16.onnx                     fetch
+fetched   models/isnet_quint8.onnx                   fetch
+# HTTP metrics and health endpoints (nnpipe serve, nnpipeline): libsoup-3; curl reads them in tests
+pc        libsoup-3.0                                libsoup-3.0-dev
+cmd       curl                                       curl
+# results to an MQTT broker (nnmetapublish method=mqtt); tests start a real broker
+pc        libmosquitto                               libmosquitto-dev
+cmd       mosquitto                                  mosquitto
+cmd       mosquitto_sub                              mosquitto-clients
+cmd       mosquitto_pub                              mosquitto-clients
+# live cameras in tests: an RTSP server made with gst-rtsp-server from Python
+gir       GstRtspServer-1.0                          gir1.2-gst-rtsp-server-1.0
+element   rtspsrc                                    gstreamer1.0-plugins-good
+# the face peers of benchmarks/faces.sh: OpenCV's Haar cascades in GStreamer
+element   facedetect                                 gstreamer1.0-opencv
+element   faceblur                                   gstreamer1.0-opencv
+file      /usr/share/opencv4/haarcascades/haarcascade_frontalface_default.xml  opencv-data
 EOF
 }
 

