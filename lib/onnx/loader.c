@@ -193,10 +193,10 @@ parse_value_info (const NnpWireReader *parent, const NnpWireField *msg, ValueInf
             int64_t et;
             if (!nnp_wire_get_int64 (&ttf, &et, error))
               return FALSE;
-            vi->dtype = et > 0 && et <= NNP_DTYPE_UINT64 ? (NnpDType) et : NNP_DTYPE_UNDEFINED;
+            vi->dtype = et > 0 && et <= NNP_DTYPE_BFLOAT16 ? (NnpDType) et : NNP_DTYPE_UNDEFINED;
             if (vi->dtype == NNP_DTYPE_UNDEFINED || nnp_dtype_size (vi->dtype) == 0)
-              vi->unsupported = "has an element type that is not supported (string, bfloat16, "
-                                "complex...)";
+              vi->unsupported = "has an element type that is not supported (string, complex, "
+                                "float8, int4...)";
           } else if (ttf.number == TT_SHAPE) {
             if (!nnp_wire_expect (&ttf, NNP_WIRE_LEN, error))
               return FALSE;

@@ -51,7 +51,7 @@ is_signed_numeric (NnpDType t)
 static gboolean
 is_castable (NnpDType t)
 {
-  return is_numeric (t) || t == NNP_DTYPE_BOOL || t == NNP_DTYPE_FLOAT16;
+  return is_numeric (t) || t == NNP_DTYPE_BOOL || nnp_dtype_is_half (t);
 }
 
 static gboolean
