@@ -19,6 +19,7 @@ typedef struct
   GstNnConvertChannelOrder channel_order;
   gdouble mean[MAX_CHANNELS];
   gdouble std[MAX_CHANNELS];
+  gint mean_n, std_n; /* values given: 1 (every channel), 3 or 4 */
   gint width, height;
   gboolean keep_aspect;
   guint multiple_of;
@@ -34,10 +35,14 @@ typedef struct
   gint content_w, content_h; /* image area inside it (top-left) */
 } GstNnConvertGeometry;
 
-/* Parse "0.485,0.456,0.406" (or one value for every channel) into @out;
- * commas, colons and blanks separate values; @nonzero: 0 is refused. */
+/* Parse "0.485,0.456,0.406" (one value for every channel, or 3 or 4) into
+ * @out (filled up to MAX_CHANNELS) and their count into @n_out; commas,
+ * colons and blanks separate values; @nonzero: 0 is refused. */
 gboolean gst_nn_convert_parse_channel_values (const gchar *str,
-    gdouble out[MAX_CHANNELS], gboolean nonzero);
+    gdouble out[MAX_CHANNELS], gint *n_out, gboolean nonzero);
+
+/* TRUE for the element types nnconvert writes (float32, float16). */
+gboolean gst_nn_convert_dtype_supported (NnpDType dtype);
 
 /* The output geometry for an in_w x in_h frame. */
 void gst_nn_convert_compute_geometry (const GstNnConvertSettings *st, gint in_w,
