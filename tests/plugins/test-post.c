@@ -7,6 +7,7 @@
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 /* struct layouts only: the metas are registered by the plugin */
 #include "gstnnframemeta.h"
@@ -301,6 +302,59 @@ GST_START_TEST (test_dbdecode_frames_flow)
   }
   gst_buffer_unref (frame);
   gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* the decoder base class: the location file gets one line per box (score,
+ * corners); a tensor buffer that does not hold the caps' tensors is an
+ * error naming both sizes, never a read past the end */
+GST_START_TEST (test_dbdecode_location_and_short_buffer)
+{
+  gchar *path = g_strdup_printf ("%s/nnp-test-boxes-%d.txt", g_get_tmp_dir (), (gint) getpid ());
+  gchar *launch = g_strdup_printf ("nndbdecode location=%s", path);
+  GstHarness *h = gst_harness_new_parse (launch);
+  GstVideoInfo info;
+  GstBuffer *frame = make_rgb_frame (&info, 256, 128, 0), *buf;
+  gchar *contents = NULL, **lines;
+  GstBus *bus;
+  GError *err;
+  gchar *dbg = NULL;
+
+  gst_harness_set_src_caps_str (h, MAP_CAPS (128, 64));
+  fail_unless_equals_int (gst_harness_push (h, db_map_buffer (frame, &info, TRUE, 0)), GST_FLOW_OK);
+  gst_buffer_unref (gst_harness_pull (h));
+  gst_harness_teardown (h);
+  fail_unless (g_file_get_contents (path, &contents, NULL, NULL));
+  lines = g_strsplit (contents, "\n", -1);
+  fail_unless_equals_int (g_strv_length (lines), 3); /* two lines + "" */
+  fail_unless (g_str_has_prefix (lines[0], "0.9500\t"), "%s", lines[0]);
+  fail_unless (g_str_has_prefix (lines[1], "0.8000\t"), "%s", lines[1]);
+  {
+    gchar **corners = g_strsplit (lines[0], " ", -1);
+
+    fail_unless_equals_int (g_strv_length (corners), 4);
+    g_strfreev (corners);
+  }
+  g_strfreev (lines);
+  g_free (contents);
+  g_unlink (path);
+
+  h = harness_with_bus ("nndbdecode", &bus);
+  gst_harness_set_src_caps_str (h, MAP_CAPS (128, 64));
+  buf = db_map_buffer (frame, &info, TRUE, 0);
+  gst_buffer_resize (buf, 0, 100);
+  fail_unless_equals_int (gst_harness_push (h, buf), GST_FLOW_ERROR);
+  err = nnp_test_pop_message (bus, GST_MESSAGE_ERROR, &dbg, "short buffer");
+  fail_unless (strstr (dbg, "100 bytes") != NULL, "%s", dbg);
+  fail_unless (strstr (dbg, "32768 bytes") != NULL, "%s", dbg);
+  g_clear_error (&err);
+  g_free (dbg);
+  fail_unless_equals_int (gst_harness_buffers_received (h), 0);
+  harness_teardown_with_bus (h, bus);
+  gst_buffer_unref (frame);
+  g_free (launch);
+  g_free (path);
 }
 
 GST_END_TEST;
@@ -773,6 +827,7 @@ post_suite (void)
   tcase_add_test (tc, test_dbdecode_boxes);
   tcase_add_test (tc, test_dbdecode_frames_flow);
   tcase_add_test (tc, test_dbdecode_wrong_caps);
+  tcase_add_test (tc, test_dbdecode_location_and_short_buffer);
   tcase_add_test (tc, test_crop_straightens);
   tcase_add_test (tc, test_crop_width_per_box);
   tcase_add_test (tc, test_ctcdecode);
