@@ -57,6 +57,7 @@
 
 #include "gstnnclassdecode.h"
 #include "gstnnresults.h"
+#include "nnlabels.h"
 
 #include <math.h>
 #include <string.h>
@@ -98,17 +99,17 @@ static gboolean
 load_labels (GstNnClassDecode *self, gint n_classes)
 {
   gchar *prop, **list = NULL;
-  guint n;
+  guint n = 0;
 
   GST_OBJECT_LOCK (self);
   prop = g_strdup (self->labels_prop);
   GST_OBJECT_UNLOCK (self);
 
-  if (prop && *prop && g_file_test (prop, G_FILE_TEST_IS_REGULAR)) {
-    gchar *contents;
+  if (prop && *prop) {
     GError *err = NULL;
 
-    if (!g_file_get_contents (prop, &contents, NULL, &err)) {
+    list = nn_labels_parse (prop, &n, &err);
+    if (list == NULL) {
       GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ,
           ("Could not read the labels file \"%s\".", prop),
           ("%s", err->message));
@@ -116,13 +117,7 @@ load_labels (GstNnClassDecode *self, gint n_classes)
       g_free (prop);
       return FALSE;
     }
-    g_strchomp (contents);
-    list = g_strsplit (contents, "\n", -1);
-    g_free (contents);
-  } else if (prop && *prop) {
-    list = g_strsplit (prop, ",", -1);
   }
-  n = list ? g_strv_length (list) : 0;
   if (list && (gint) n != n_classes) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
         ("The labels do not fit the model."),
@@ -134,8 +129,7 @@ load_labels (GstNnClassDecode *self, gint n_classes)
   g_strfreev (self->labels);
   self->labels = g_new0 (gchar *, n_classes + 1);
   for (gint i = 0; i < n_classes; i++)
-    self->labels[i] =
-        list ? g_strdup (g_strstrip (list[i])) : g_strdup_printf ("%d", i);
+    self->labels[i] = list ? g_strdup (list[i]) : g_strdup_printf ("%d", i);
   g_strfreev (list);
   g_free (prop);
   self->n_classes = n_classes;

@@ -47,8 +47,8 @@
 
 #include "gstnnctcdecode.h"
 #include "gstnnresults.h"
-
-#include <string.h>
+#include "nnctc.h"
+#include "nnlabels.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_nn_ctc_decode_debug);
 #define GST_CAT_DEFAULT gst_nn_ctc_decode_debug
@@ -81,42 +81,12 @@ G_DEFINE_TYPE (GstNnCtcDecode, gst_nn_ctc_decode, GST_TYPE_NN_DECODER);
 GST_ELEMENT_REGISTER_DEFINE (nnctcdecode, "nnctcdecode", GST_RANK_NONE,
     GST_TYPE_NN_CTC_DECODE);
 
-gchar *
-gst_nn_ctc_greedy_decode (const gfloat *scores, gint steps, gint n_classes,
-    gint blank, const gchar *const *classes, gdouble *score)
-{
-  GString *text = g_string_new (NULL);
-  gdouble sum = 0;
-  gint kept = 0, prev = -1;
-
-  g_return_val_if_fail (scores != NULL || steps == 0, NULL);
-
-  for (gint t = 0; t < steps; t++) {
-    const gfloat *row = scores + (gsize) t * n_classes;
-    gint best = 0;
-
-    for (gint c = 1; c < n_classes; c++)
-      if (row[c] > row[best])
-        best = c;
-    if (best != blank && best != prev) {
-      if (classes && classes[best])
-        g_string_append (text, classes[best]);
-      sum += row[best];
-      kept++;
-    }
-    prev = best;
-  }
-  if (score)
-    *score = kept ? sum / kept : 0.0;
-  return g_string_free (text, FALSE);
-}
-
 /* blank + one class per line of the keys file (+ space when the model has
  * one class more) */
 static gboolean
 load_classes (GstNnCtcDecode *self, gint n_classes)
 {
-  gchar *path, *contents = NULL, **lines;
+  gchar *path, **lines;
   GError *err = NULL;
   guint n;
 
@@ -134,18 +104,14 @@ load_classes (GstNnCtcDecode *self, gint n_classes)
       self->classes[i] = g_strdup_printf ("<%d>", i);
     return TRUE;
   }
-  if (!g_file_get_contents (path, &contents, NULL, &err)) {
+  lines = nn_labels_read_file (path, NN_LABELS_RAW, &n, &err);
+  if (lines == NULL) {
     GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ,
         ("Could not read the keys file \"%s\".", path), ("%s", err->message));
     g_clear_error (&err);
     g_free (path);
     return FALSE;
   }
-  lines = g_strsplit (contents, "\n", -1);
-  g_free (contents);
-  n = g_strv_length (lines);
-  if (n > 0 && lines[n - 1][0] == '\0')
-    n--; /* final newline */
   if ((gint) n + 1 != n_classes && (gint) n + 2 != n_classes) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
         ("The keys file does not fit the model."),
@@ -158,13 +124,8 @@ load_classes (GstNnCtcDecode *self, gint n_classes)
   }
   self->classes = g_new0 (gchar *, n_classes + 1);
   self->classes[0] = g_strdup ("");
-  for (guint i = 0; i < n; i++) {
-    gsize len = strlen (lines[i]);
-
-    if (len > 0 && lines[i][len - 1] == '\r')
-      lines[i][len - 1] = '\0';
+  for (guint i = 0; i < n; i++)
     self->classes[i + 1] = g_strdup (lines[i]);
-  }
   if ((gint) n + 2 == n_classes)
     self->classes[n + 1] = g_strdup (" ");
   GST_DEBUG_OBJECT (self, "%u keys from %s, %d classes", n, path, n_classes);
@@ -282,7 +243,7 @@ gst_nn_ctc_decode_decode (GstNnDecoder *decoder, GstNnDecoderFrame *f)
   gdouble score;
   gchar *text;
 
-  text = gst_nn_ctc_greedy_decode ((const gfloat *) f->data[0], self->steps,
+  text = nn_ctc_greedy_decode ((const gfloat *) f->data[0], self->steps,
       self->n_classes, 0, (const gchar *const *) self->classes, &score);
   if (roi == NULL) {
     /* whole-frame input: a region covering the frame */

@@ -54,7 +54,7 @@
 
 #include "gstnndbdecode.h"
 #include "gstnnresults.h"
-#include "nngeometry.h"
+#include "nndb.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_nn_db_decode_debug);
 #define GST_CAT_DEFAULT gst_nn_db_decode_debug

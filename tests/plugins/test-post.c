@@ -13,7 +13,9 @@
 #include "gstnnframemeta.h"
 #include "gstnnmeta.h"
 /* pure geometry, compiled into this test */
-#include "nngeometry.h"
+#include "nnctc.h"
+#include "nndb.h"
+#include "nnlabels.h"
 
 #define MAP_CAPS(w, h) \
   "other/tensors,format=static,num_tensors=1,types=float32," \
@@ -152,6 +154,74 @@ GST_START_TEST (test_geometry_min_area_rect)
   fail_unless (fabs (w - 44) < 1e-6 && fabs (h - 14) < 1e-6);
   fail_unless (nn_quad_contains (&q, 100 + 20 * c - 5 * s, 50 + 20 * s + 5 * c));
   fail_if (nn_quad_contains (&q, 0, 0));
+}
+
+GST_END_TEST;
+
+/* the CTC greedy decode: repeats merged, blanks split repeats, the score is
+ * the mean of the kept steps */
+GST_START_TEST (test_ctc_greedy)
+{
+  const gchar *classes[] = { "", "a", "b", " ", NULL };
+  /* steps: a a blank a b b space -> "aab " ; scores 0.9 / 0.6 */
+  const gint seq[7] = { 1, 1, 0, 1, 2, 2, 3 };
+  gfloat scores[7 * 4];
+  gdouble score;
+  gchar *text;
+
+  for (gint t = 0; t < 7; t++)
+    for (gint c = 0; c < 4; c++)
+      scores[t * 4 + c] = c == seq[t] ? (t == 6 ? 0.6f : 0.9f) : 0.01f;
+  text = nn_ctc_greedy_decode (scores, 7, 4, 0, classes, &score);
+  fail_unless_equals_string (text, "aab ");
+  fail_unless (fabs (score - (0.9 * 3 + 0.6) / 4) < 1e-6, "%f", score);
+  g_free (text);
+  text = nn_ctc_greedy_decode (scores, 0, 4, 0, classes, &score);
+  fail_unless_equals_string (text, "");
+  fail_unless_equals_float (score, 0.0);
+  g_free (text);
+}
+
+GST_END_TEST;
+
+/* one labels reader: raw keys keep a space key and blank lines inside,
+ * drop "\r" and the final newline; class labels are stripped, trailing
+ * blank lines ignored; a comma list is a list; a missing file an error */
+GST_START_TEST (test_labels_reader)
+{
+  gchar *path = g_strdup_printf ("%s/nnp-test-labels-%d.txt", g_get_tmp_dir (), (gint) getpid ());
+  GError *err = NULL;
+  gchar **l;
+  guint n;
+
+  fail_unless (g_file_set_contents (path, "a\r\n \n\nb\n", -1, NULL));
+  l = nn_labels_read_file (path, NN_LABELS_RAW, &n, &err);
+  fail_unless (l != NULL && err == NULL);
+  fail_unless_equals_int (n, 4);
+  fail_unless_equals_string (l[0], "a");
+  fail_unless_equals_string (l[1], " ");
+  fail_unless_equals_string (l[2], "");
+  fail_unless_equals_string (l[3], "b");
+  fail_unless (l[4] == NULL);
+  g_strfreev (l);
+
+  fail_unless (g_file_set_contents (path, " cat \ndog\n\n\n", -1, NULL));
+  l = nn_labels_parse (path, &n, &err);
+  fail_unless_equals_int (n, 2);
+  fail_unless_equals_string (l[0], "cat");
+  fail_unless_equals_string (l[1], "dog");
+  g_strfreev (l);
+
+  l = nn_labels_parse ("0, 180", &n, &err);
+  fail_unless_equals_int (n, 2);
+  fail_unless_equals_string (l[1], "180");
+  g_strfreev (l);
+
+  g_unlink (path);
+  fail_unless (nn_labels_parse (path, &n, &err) == NULL);
+  fail_unless (g_error_matches (err, G_FILE_ERROR, G_FILE_ERROR_NOENT));
+  g_clear_error (&err);
+  g_free (path);
 }
 
 GST_END_TEST;
@@ -824,6 +894,8 @@ post_suite (void)
 
   tcase_add_test (tc, test_geometry_min_area_rect);
   tcase_add_test (tc, test_geometry_db_decode);
+  tcase_add_test (tc, test_ctc_greedy);
+  tcase_add_test (tc, test_labels_reader);
   tcase_add_test (tc, test_dbdecode_boxes);
   tcase_add_test (tc, test_dbdecode_frames_flow);
   tcase_add_test (tc, test_dbdecode_wrong_caps);
