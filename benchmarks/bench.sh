@@ -62,6 +62,7 @@ if [ -z "$only" ] || echo "isnet-fp32" | grep -q -- "$only"; then
 fi
 
 # label  model  input (NAME=dims, or - for a model of static shapes)  timed runs per process
+# (at least 2: nnp-ort prints a latency only for --repeat 2 and more)
 # (a model path without / is in NNP_MODELS_DIR)
 all_cases="det-640x640 ch_PP-OCRv4_det_infer.onnx x=1,3,640,640 8
 rec-48x320 ch_PP-OCRv4_rec_infer.onnx x=1,3,48,320 30
@@ -70,8 +71,8 @@ blazeface-front-128 face_detection_front_128x128_barracuda.onnx - 200
 blazeface-back-256 face_detection_back_256x256_barracuda.onnx - 60
 mlsd-tiny-320 mlsd_320x320_tiny.onnx - 20
 mlsd-large-320 mlsd_320x320_large.onnx - 8
-isnet-fp16-1024 isnet_fp16.onnx - 1
-isnet-fp32-1024 ${isnet32:-isnet_fp32-not-converted.onnx} - 1"
+isnet-fp16-1024 isnet_fp16.onnx - 2
+isnet-fp32-1024 ${isnet32:-isnet_fp32-not-converted.onnx} - 2"
 cases=$(echo "$all_cases" | while read -r label model shape k; do
   if [ -z "$only" ] || echo "$label" | grep -q -- "$only"; then echo "$label $model $shape $k"; fi
 done)
