@@ -122,6 +122,15 @@ NNP_OP (LESS_OR_EQUAL,       less_or_equal,       "LessOrEqual",         2, 2, 1
 NNP_OP (PRELU,               prelu,               "PRelu",               2, 2, 1, 1)
 NNP_OP (MEAN,                mean,                "Mean",                1, 16, 1, 1)
 
+/* more reductions (lib/ops/ops-reduce.c, lib/backends/cpu/cpu-reduce-math.c, cpu-reduce.c) */
+NNP_OP (REDUCE_L1,           reduce_l1,           "ReduceL1",            1, 2, 1, 1)
+NNP_OP (REDUCE_L2,           reduce_l2,           "ReduceL2",            1, 2, 1, 1)
+NNP_OP (REDUCE_LOG_SUM,      reduce_log_sum,      "ReduceLogSum",        1, 2, 1, 1)
+NNP_OP (REDUCE_LOG_SUM_EXP,  reduce_log_sum_exp,  "ReduceLogSumExp",     1, 2, 1, 1)
+NNP_OP (REDUCE_PROD,         reduce_prod,         "ReduceProd",          1, 2, 1, 1)
+NNP_OP (REDUCE_SUM_SQUARE,   reduce_sum_square,   "ReduceSumSquare",     1, 2, 1, 1)
+NNP_OP (ARG_MIN,             arg_min,             "ArgMin",              1, 1, 1, 1)
+
 /* legacy ops (opsets 7 to 9) run by another op's code */
 NNP_OP (UPSAMPLE,            upsample,            "Upsample",            1, 2, 1, 1)
 /* clang-format on */

@@ -822,9 +822,9 @@ nnp_op_pad_infer (NnpGraph *graph, NnpNode *node, GError **error)
 
 /* ------------------------------------------------------------- reductions */
 
-static gboolean
-reduce_infer (NnpGraph *graph, NnpNode *node, gboolean axes_from_input, gboolean float_only,
-              GError **error)
+gboolean
+nnp_op_reduce_infer (NnpGraph *graph, NnpNode *node, gboolean axes_from_input, gboolean float_only,
+                     GError **error)
 {
   static const NnpDType ok[] = { NNP_DTYPE_FLOAT32, NNP_DTYPE_INT32, NNP_DTYPE_INT64 };
   NnpValue *x = nnp_node_input (graph, node, 0);
@@ -906,25 +906,25 @@ reduce_infer (NnpGraph *graph, NnpNode *node, gboolean axes_from_input, gboolean
 gboolean
 nnp_op_reduce_mean_infer (NnpGraph *graph, NnpNode *node, GError **error)
 {
-  return reduce_infer (graph, node, graph->opset >= 18, TRUE, error);
+  return nnp_op_reduce_infer (graph, node, graph->opset >= 18, TRUE, error);
 }
 
 gboolean
 nnp_op_reduce_sum_infer (NnpGraph *graph, NnpNode *node, GError **error)
 {
-  return reduce_infer (graph, node, graph->opset >= 13, FALSE, error);
+  return nnp_op_reduce_infer (graph, node, graph->opset >= 13, FALSE, error);
 }
 
 gboolean
 nnp_op_reduce_max_infer (NnpGraph *graph, NnpNode *node, GError **error)
 {
-  return reduce_infer (graph, node, graph->opset >= 18, FALSE, error);
+  return nnp_op_reduce_infer (graph, node, graph->opset >= 18, FALSE, error);
 }
 
 gboolean
 nnp_op_reduce_min_infer (NnpGraph *graph, NnpNode *node, GError **error)
 {
-  return reduce_infer (graph, node, graph->opset >= 18, FALSE, error);
+  return nnp_op_reduce_infer (graph, node, graph->opset >= 18, FALSE, error);
 }
 
 gboolean

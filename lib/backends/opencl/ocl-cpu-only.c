@@ -44,3 +44,12 @@ CPU_ONLY (greater_or_equal)
 CPU_ONLY (less_or_equal)
 CPU_ONLY (prelu)
 CPU_ONLY (mean)
+
+/* more reductions (lib/ops/ops-reduce.c) */
+CPU_ONLY (reduce_l1)
+CPU_ONLY (reduce_l2)
+CPU_ONLY (reduce_log_sum)
+CPU_ONLY (reduce_log_sum_exp)
+CPU_ONLY (reduce_prod)
+CPU_ONLY (reduce_sum_square)
+CPU_ONLY (arg_min)
