@@ -131,6 +131,24 @@ NNP_OP (REDUCE_PROD,         reduce_prod,         "ReduceProd",          1, 2, 1
 NNP_OP (REDUCE_SUM_SQUARE,   reduce_sum_square,   "ReduceSumSquare",     1, 2, 1, 1)
 NNP_OP (ARG_MIN,             arg_min,             "ArgMin",              1, 1, 1, 1)
 
+/* indexing ops (lib/ops/ops-index.c, lib/backends/cpu/cpu-index.c) */
+NNP_OP (GATHER_ELEMENTS,     gather_elements,     "GatherElements",      2, 2, 1, 1)
+NNP_OP (SCATTER_ELEMENTS,    scatter_elements,    "ScatterElements",     3, 3, 1, 1)
+NNP_OP (SCATTER,             scatter,             "Scatter",             3, 3, 1, 1)
+NNP_OP (GATHER_ND,           gather_nd,           "GatherND",            2, 2, 1, 1)
+NNP_OP (SCATTER_ND,          scatter_nd,          "ScatterND",           3, 3, 1, 1)
+NNP_OP (TRILU,               trilu,               "Trilu",               1, 2, 1, 1)
+NNP_OP (CUM_SUM,             cum_sum,             "CumSum",              2, 2, 1, 1)
+NNP_OP (HARDMAX,             hardmax,             "Hardmax",             1, 1, 1, 1)
+NNP_OP (EYE_LIKE,            eye_like,            "EyeLike",             1, 1, 1, 1)
+NNP_OP (ONE_HOT,             one_hot,             "OneHot",              3, 3, 1, 1)
+NNP_OP (DEPTH_TO_SPACE,      depth_to_space,      "DepthToSpace",        1, 1, 1, 1)
+NNP_OP (SPACE_TO_DEPTH,      space_to_depth,      "SpaceToDepth",        1, 1, 1, 1)
+NNP_OP (TILE,                tile,                "Tile",                2, 3, 1, 1)
+NNP_OP (REVERSE_SEQUENCE,    reverse_sequence,    "ReverseSequence",     2, 2, 1, 1)
+NNP_OP (SIZE,                size,                "Size",                1, 1, 1, 1)
+NNP_OP (CAST_LIKE,           cast_like,           "CastLike",            2, 2, 1, 1)
+
 /* legacy ops (opsets 7 to 9) run by another op's code */
 NNP_OP (UPSAMPLE,            upsample,            "Upsample",            1, 2, 1, 1)
 /* clang-format on */
