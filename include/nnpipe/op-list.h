@@ -149,6 +149,16 @@ NNP_OP (REVERSE_SEQUENCE,    reverse_sequence,    "ReverseSequence",     2, 2, 1
 NNP_OP (SIZE,                size,                "Size",                1, 1, 1, 1)
 NNP_OP (CAST_LIKE,           cast_like,           "CastLike",            2, 2, 1, 1)
 
+/* normalisation and loss ops (lib/ops/ops-norm.c, lib/backends/cpu/cpu-norm.c) */
+NNP_OP (LAYER_NORMALIZATION, layer_normalization, "LayerNormalization",  2, 3, 1, 3)
+NNP_OP (INSTANCE_NORMALIZATION, instance_normalization, "InstanceNormalization", 3, 3, 1, 1)
+NNP_OP (GROUP_NORMALIZATION, group_normalization, "GroupNormalization",  3, 3, 1, 1)
+NNP_OP (MEAN_VARIANCE_NORMALIZATION, mean_variance_normalization, "MeanVarianceNormalization", 1, 1, 1, 1)
+NNP_OP (LRN,                 lrn,                 "LRN",                 1, 1, 1, 1)
+NNP_OP (LP_NORMALIZATION,    lp_normalization,    "LpNormalization",     1, 1, 1, 1)
+NNP_OP (NEGATIVE_LOG_LIKELIHOOD_LOSS, negative_log_likelihood_loss, "NegativeLogLikelihoodLoss", 2, 3, 1, 1)
+NNP_OP (SOFTMAX_CROSS_ENTROPY_LOSS, softmax_cross_entropy_loss, "SoftmaxCrossEntropyLoss", 2, 3, 1, 2)
+
 /* legacy ops (opsets 7 to 9) run by another op's code */
 NNP_OP (UPSAMPLE,            upsample,            "Upsample",            1, 2, 1, 1)
 /* clang-format on */

@@ -71,3 +71,13 @@ CPU_ONLY (tile)
 CPU_ONLY (reverse_sequence)
 CPU_ONLY (size)
 CPU_ONLY (cast_like)
+
+/* normalisation and loss ops (lib/ops/ops-norm.c) */
+CPU_ONLY (layer_normalization)
+CPU_ONLY (instance_normalization)
+CPU_ONLY (group_normalization)
+CPU_ONLY (mean_variance_normalization)
+CPU_ONLY (lrn)
+CPU_ONLY (lp_normalization)
+CPU_ONLY (negative_log_likelihood_loss)
+CPU_ONLY (softmax_cross_entropy_loss)
