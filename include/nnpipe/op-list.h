@@ -159,6 +159,11 @@ NNP_OP (LP_NORMALIZATION,    lp_normalization,    "LpNormalization",     1, 1, 1
 NNP_OP (NEGATIVE_LOG_LIKELIHOOD_LOSS, negative_log_likelihood_loss, "NegativeLogLikelihoodLoss", 2, 3, 1, 1)
 NNP_OP (SOFTMAX_CROSS_ENTROPY_LOSS, softmax_cross_entropy_loss, "SoftmaxCrossEntropyLoss", 2, 3, 1, 2)
 
+/* recurrent ops (lib/ops/ops-rnn.c, lib/backends/cpu/cpu-rnn.c) */
+NNP_OP (RNN,                 rnn,                 "RNN",                 3, 6, 0, 2)
+NNP_OP (GRU,                 gru,                 "GRU",                 3, 6, 0, 2)
+NNP_OP (LSTM,                lstm,                "LSTM",                3, 8, 0, 3)
+
 /* legacy ops (opsets 7 to 9) run by another op's code */
 NNP_OP (UPSAMPLE,            upsample,            "Upsample",            1, 2, 1, 1)
 /* clang-format on */

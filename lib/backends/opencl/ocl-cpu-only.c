@@ -81,3 +81,8 @@ CPU_ONLY (lrn)
 CPU_ONLY (lp_normalization)
 CPU_ONLY (negative_log_likelihood_loss)
 CPU_ONLY (softmax_cross_entropy_loss)
+
+/* recurrent ops (lib/ops/ops-rnn.c) */
+CPU_ONLY (rnn)
+CPU_ONLY (gru)
+CPU_ONLY (lstm)
