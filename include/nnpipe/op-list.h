@@ -82,4 +82,18 @@ NNP_OP (GATHER,              gather,              "Gather",              2, 2, 1
 NNP_OP (EXPAND,              expand,              "Expand",              2, 2, 1, 1)
 NNP_OP (CONSTANT_OF_SHAPE,   constant_of_shape,   "ConstantOfShape",     1, 1, 1, 1)
 NNP_OP (RANGE,               range,               "Range",               3, 3, 1, 1)
+
+/* quantisation ops (lib/ops/ops-quant.c, lib/backends/cpu/cpu-quant.c, cpu-qconv.c) */
+NNP_OP (QUANTIZE_LINEAR,     quantize_linear,     "QuantizeLinear",      2, 3, 1, 1)
+NNP_OP (DEQUANTIZE_LINEAR,   dequantize_linear,   "DequantizeLinear",    2, 3, 1, 1)
+NNP_OP (DYNAMIC_QUANTIZE_LINEAR, dynamic_quantize_linear, "DynamicQuantizeLinear", 1, 1, 1, 3)
+NNP_OP (CONV_INTEGER,        conv_integer,        "ConvInteger",         2, 4, 1, 1)
+NNP_OP (MAT_MUL_INTEGER,     mat_mul_integer,     "MatMulInteger",       2, 4, 1, 1)
+NNP_OP (QLINEAR_CONV,        qlinear_conv,        "QLinearConv",         8, 9, 1, 1)
+NNP_OP (QLINEAR_MAT_MUL,     qlinear_mat_mul,     "QLinearMatMul",       8, 8, 1, 1)
+/* not ONNX: made by the quantisation pass (lib/graph/quant.c) from
+ * ConvInteger / MatMulInteger -> Cast -> Mul (scale) [-> Add (bias)]:
+ * inputs x, w, x_zero_point, w_zero_point, scale, bias; float output */
+NNP_OP (CONV_INTEGER_TO_FLOAT, conv_integer_to_float, "NnpConvIntegerToFloat", 2, 6, 1, 1)
+NNP_OP (MAT_MUL_INTEGER_TO_FLOAT, mat_mul_integer_to_float, "NnpMatMulIntegerToFloat", 2, 6, 1, 1)
 /* clang-format on */
