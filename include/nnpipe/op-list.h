@@ -90,8 +90,9 @@ NNP_OP (DYNAMIC_QUANTIZE_LINEAR, dynamic_quantize_linear, "DynamicQuantizeLinear
 NNP_OP (CONV_INTEGER,        conv_integer,        "ConvInteger",         2, 4, 1, 1)
 NNP_OP (MAT_MUL_INTEGER,     mat_mul_integer,     "MatMulInteger",       2, 4, 1, 1)
 NNP_OP (QLINEAR_CONV,        qlinear_conv,        "QLinearConv",         8, 9, 1, 1)
-NNP_OP (QLINEAR_MAT_MUL,     qlinear_mat_mul,     "QLinearMatMul",       8, 8, 1, 1)
-/* not ONNX: made by the quantisation pass (lib/graph/quant.c) from
+NNP_OP (QLINEAR_MAT_MUL,     qlinear_mat_mul,     "QLinearMatMul",       8, 9, 1, 1)
+/* QLinearMatMul's 9th input (not ONNX): an int32 bias per column, from a
+ * QDQ Gemm.  Not ONNX: made by the quantisation pass (lib/graph/quant.c) from
  * ConvInteger / MatMulInteger -> Cast -> Mul (scale) [-> Add (bias)]:
  * inputs x, w, x_zero_point, w_zero_point, scale, bias; float output */
 NNP_OP (CONV_INTEGER_TO_FLOAT, conv_integer_to_float, "NnpConvIntegerToFloat", 2, 6, 1, 1)

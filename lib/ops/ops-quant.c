@@ -34,8 +34,9 @@ need_dtype (const NnpNode *node, const NnpValue *v, int k, const char *what, gbo
   return FALSE;
 }
 
-/* A scale / zero point: one element (per tensor) or a 1-D tensor of `n`
- * elements (per channel; n <= 0: per tensor only).  Sets *count. */
+/* A scale / zero point: one element (per tensor) or `n` elements (per
+ * channel, any shape: the quantisation pass hands over broadcast operands
+ * such as [1, M, 1, 1]; n <= 0: per tensor only).  Sets *count. */
 static gboolean
 check_vec (const NnpNode *node, const NnpValue *v, int k, const char *what, int64_t n,
            int64_t *count, GError **error)
@@ -46,7 +47,7 @@ check_vec (const NnpNode *node, const NnpValue *v, int k, const char *what, int6
     *count = 1;
     return TRUE;
   }
-  if (n > 0 && v->shape.rank == 1 && numel == n) {
+  if (n > 0 && numel == n) {
     *count = n;
     return TRUE;
   }
@@ -217,8 +218,7 @@ operands_of (NnpOpType op, NnpQOperands *q)
       q->w_zp = 5;
       q->y_scale = 6;
       q->y_zp = 7;
-      if (op == NNP_OP_QLINEAR_CONV)
-        q->bias = 8;
+      q->bias = 8; /* QLinearMatMul: ours only (a QDQ Gemm's bias) */
       break;
     case NNP_OP_CONV_INTEGER_TO_FLOAT:
     case NNP_OP_MAT_MUL_INTEGER_TO_FLOAT:

@@ -176,9 +176,14 @@ epilogue_init (NnpQgemmEpilogue *e, const NnpCpuCall *call, const NnpQOperands *
     e->y_hi = e->y_signed ? 127 : 255;
     e->y_zp = zp_at (yzp, 0);
   }
-  e->act = call->node->act;
-  e->act_alpha = call->node->act_alpha;
-  e->act_beta = call->node->act_beta;
+  if (q->out == NNP_QOUT_FLOAT) {
+    e->act = call->node->act;
+    e->act_alpha = call->node->act_alpha;
+    e->act_beta = call->node->act_beta;
+  } else if (q->out == NNP_QOUT_QUANT && call->node->act == NNP_ACT_RELU) {
+    /* a Relu before the quantisation (QDQ pass): clamp at the zero point */
+    e->y_lo = MAX (e->y_lo, e->y_zp);
+  }
 }
 
 /* ---------------------------------------------------------------- Conv */
