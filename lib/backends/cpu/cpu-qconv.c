@@ -421,8 +421,8 @@ qconv_task (gpointer data, int64_t task, void *slot)
     for (int64_t j0 = 0; j0 < nc; j0 += NNP_QGEMM_NT) {
       int cols = (int) MIN (NNP_QGEMM_NT, nc - j0);
       const guint8 *u0 = u + (j0 / NNP_QGEMM_NRP) * g->kp * NNP_QGEMM_NRP;
-      nnp_qgemm_tile (sp, u0, u0 + g->kp * NNP_QGEMM_NRP, g->kp, cols, tile);
-      nnp_qgemm_epilogue (&e, tile, i0, (int) MIN (NNP_QGEMM_MR, g->m - i0), j0, cols);
+      nnp_qgemm_tile_store (&e, sp, u0, u0 + g->kp * NNP_QGEMM_NRP, g->kp, i0,
+                            (int) MIN (NNP_QGEMM_MR, g->m - i0), j0, cols, tile);
     }
   }
 }
@@ -629,8 +629,8 @@ qmm_task (gpointer data, int64_t task, void *slot)
     for (int64_t j0 = 0; j0 < nc; j0 += NNP_QGEMM_NT) {
       int cols = (int) MIN (NNP_QGEMM_NT, nc - j0);
       const guint8 *u0 = up + (j0 / NNP_QGEMM_NRP) * kp * NNP_QGEMM_NRP;
-      nnp_qgemm_tile (s + r0 * kp, u0, u0 + kp * NNP_QGEMM_NRP, kp, cols, tile);
-      nnp_qgemm_epilogue (&e, tile, r0, (int) MIN (NNP_QGEMM_MR, mc - r0), j0, cols);
+      nnp_qgemm_tile_store (&e, s + r0 * kp, u0, u0 + kp * NNP_QGEMM_NRP, kp, r0,
+                            (int) MIN (NNP_QGEMM_MR, mc - r0), j0, cols, tile);
     }
   }
 }

@@ -245,6 +245,116 @@ tile_avx512vnni (const gint8 *s, const guint8 *u0, const guint8 *u1, int64_t kp,
   VNNI512_STORE (4) VNNI512_STORE (5) VNNI512_STORE (6) VNNI512_STORE (7);
 }
 
+/* All 16 lanes: the masked forms of a few intrinsics (GCC 12 warns about the
+ * undefined source of the plain ones, -Wmaybe-uninitialized) */
+#define ALL16 ((__mmask16) 0xffff)
+
+/* The epilogue of one row in registers (channels along rows, one U zero
+ * point): v = c + a - zs * ct, then the output; m0 / m1 mask the columns.
+ * No contraction of the multiply and add (Cast -> Mul -> Add rounds twice). */
+__attribute__ ((target ("avx512f,avx512bw,avx512vl"),
+                optimize ("fp-contract=off"))) static inline void
+row_out_avx512 (const NnpQgemmEpilogue *e, int64_t i, __m512i c0, __m512i c1, __m512i ct0,
+                __m512i ct1, __mmask16 m0, __mmask16 m1, int64_t at)
+{
+  int32_t zs = e->zs ? e->zs[e->zs_per ? i : 0] : 0;
+  int32_t zu = e->zu ? e->zu[0] : 0;
+  int32_t a = (int32_t) ((e->ibias ? (guint32) e->ibias[e->bias_per ? i : 0] : 0)
+                         - (guint32) zu * (guint32) (e->rowsum ? e->rowsum[i] : 0));
+  __m512i va = _mm512_set1_epi32 (a);
+
+  c0 = _mm512_add_epi32 (c0, va);
+  c1 = _mm512_add_epi32 (c1, va);
+  if (zs) {
+    __m512i vzs = _mm512_set1_epi32 (-zs);
+    c0 = _mm512_add_epi32 (c0, _mm512_mullo_epi32 (vzs, ct0));
+    c1 = _mm512_add_epi32 (c1, _mm512_mullo_epi32 (vzs, ct1));
+  }
+  if (e->out == NNP_QGEMM_OUT_INT32) {
+    _mm512_mask_storeu_epi32 ((int32_t *) e->c + at, m0, c0);
+    _mm512_mask_storeu_epi32 ((int32_t *) e->c + at + 16, m1, c1);
+  } else if (e->out == NNP_QGEMM_OUT_FLOAT) {
+    __m512 vs = _mm512_set1_ps (e->scale[e->scale_per ? i : 0]);
+    __m512 f0 = _mm512_mul_ps (_mm512_maskz_cvtepi32_ps (ALL16, c0), vs);
+    __m512 f1 = _mm512_mul_ps (_mm512_maskz_cvtepi32_ps (ALL16, c1), vs);
+    if (e->fbias) {
+      __m512 vb = _mm512_set1_ps (e->fbias[e->bias_per ? i : 0]);
+      f0 = _mm512_add_ps (f0, vb);
+      f1 = _mm512_add_ps (f1, vb);
+    }
+    if (e->act == NNP_ACT_RELU) {
+      f0 = _mm512_maskz_max_ps (ALL16, f0, _mm512_setzero_ps ());
+      f1 = _mm512_maskz_max_ps (ALL16, f1, _mm512_setzero_ps ());
+    }
+    _mm512_mask_storeu_ps ((float *) e->c + at, m0, f0);
+    _mm512_mask_storeu_ps ((float *) e->c + at + 16, m1, f1);
+  } else {
+    __m512 vs = _mm512_set1_ps (e->scale[e->scale_per ? i : 0]);
+    __m512 lo = _mm512_set1_ps ((float) (e->y_lo - e->y_zp));
+    __m512 hi = _mm512_set1_ps ((float) (e->y_hi - e->y_zp));
+    __m512i vzp = _mm512_set1_epi32 (e->y_zp);
+    __m512 f0 = _mm512_maskz_min_ps (
+        ALL16,
+        _mm512_maskz_max_ps (ALL16, _mm512_mul_ps (_mm512_maskz_cvtepi32_ps (ALL16, c0), vs), lo),
+        hi);
+    __m512 f1 = _mm512_maskz_min_ps (
+        ALL16,
+        _mm512_maskz_max_ps (ALL16, _mm512_mul_ps (_mm512_maskz_cvtepi32_ps (ALL16, c1), vs), lo),
+        hi);
+    /* in range: the truncating narrowing keeps the value */
+    __m128i q0 = _mm512_maskz_cvtepi32_epi8 (
+        ALL16, _mm512_add_epi32 (_mm512_maskz_cvtps_epi32 (ALL16, f0), vzp));
+    __m128i q1 = _mm512_maskz_cvtepi32_epi8 (
+        ALL16, _mm512_add_epi32 (_mm512_maskz_cvtps_epi32 (ALL16, f1), vzp));
+    _mm_mask_storeu_epi8 ((guint8 *) e->c + at, m0, q0);
+    _mm_mask_storeu_epi8 ((guint8 *) e->c + at + 16, m1, q1);
+  }
+}
+
+#define ROW_OUT(r) \
+  if ((r) < mr) \
+    row_out_avx512 (e, i0 + (r), c##r##0, c##r##1, ct0, ct1, m0, m1, (i0 + (r)) * e->ldc + j0);
+
+/* tile_avx512vnni and the epilogue without leaving the registers */
+__attribute__ ((target ("avx512f,avx512bw,avx512vl,avx512vnni"))) static void
+tile_store_avx512vnni (const NnpQgemmEpilogue *e, const gint8 *s, const guint8 *u0,
+                       const guint8 *u1, int64_t kp, int64_t i0, int mr, int64_t j0, int cols)
+{
+  __m512i c00 = _mm512_setzero_si512 (), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+  __m512i c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00;
+  __m512i c61 = c00, c70 = c00, c71 = c00, ct0 = c00, ct1 = c00;
+  const gboolean two = cols > NNP_QGEMM_NRP;
+  __mmask16 m0 = cols >= 16 ? 0xffff : (__mmask16) ((1u << cols) - 1);
+  __mmask16 m1 = cols >= 32 ? 0xffff : cols > 16 ? (__mmask16) ((1u << (cols - 16)) - 1) : 0;
+  int64_t kq = kp / QK;
+
+  if (two) {
+    for (int64_t q = 0; q < kq; q++) {
+      const gint8 *sq = s + q * NNP_QGEMM_MR * QK;
+      __m512i b0 = _mm512_loadu_si512 ((const void *) (u0 + q * 64));
+      __m512i b1 = _mm512_loadu_si512 ((const void *) (u1 + q * 64));
+      VNNI512_ROW (0) VNNI512_ROW (1) VNNI512_ROW (2) VNNI512_ROW (3);
+      VNNI512_ROW (4) VNNI512_ROW (5) VNNI512_ROW (6) VNNI512_ROW (7);
+    }
+  } else {
+    __m512i b1 = _mm512_setzero_si512 ();
+    for (int64_t q = 0; q < kq; q++) {
+      const gint8 *sq = s + q * NNP_QGEMM_MR * QK;
+      __m512i b0 = _mm512_loadu_si512 ((const void *) (u0 + q * 64));
+      VNNI512_ROW (0) VNNI512_ROW (1) VNNI512_ROW (2) VNNI512_ROW (3);
+      VNNI512_ROW (4) VNNI512_ROW (5) VNNI512_ROW (6) VNNI512_ROW (7);
+    }
+    (void) b1;
+  }
+  if (e->colsum) {
+    /* ct = colsum - k * zu, where some row has zs != 0 */
+    __m512i kz = _mm512_set1_epi32 ((int32_t) ((guint32) e->k * (guint32) (e->zu ? e->zu[0] : 0)));
+    ct0 = _mm512_sub_epi32 (_mm512_maskz_loadu_epi32 (m0, e->colsum + j0), kz);
+    ct1 = _mm512_sub_epi32 (_mm512_maskz_loadu_epi32 (m1, e->colsum + j0 + 16), kz);
+  }
+  ROW_OUT (0) ROW_OUT (1) ROW_OUT (2) ROW_OUT (3) ROW_OUT (4) ROW_OUT (5) ROW_OUT (6) ROW_OUT (7)
+}
+
 /* 4 rows x 16 columns of one U panel on ymm registers */
 #define VNNI256_ROW(r) \
   { \
@@ -443,6 +553,21 @@ epilogue_rows_avx2 (const NnpQgemmEpilogue *e, const int32_t *tile, int64_t i0, 
   }
 }
 #endif
+
+void
+nnp_qgemm_tile_store (const NnpQgemmEpilogue *e, const gint8 *s, const guint8 *u0, const guint8 *u1,
+                      int64_t kp, int64_t i0, int mr, int64_t j0, int cols, int32_t *tile)
+{
+#if defined(__x86_64__) || defined(__i386__)
+  if (nnp_qgemm_isa () == NNP_QGEMM_AVX512VNNI && e->chan_rows && !e->zu_per
+      && (e->out != NNP_QGEMM_OUT_FLOAT || e->act == NNP_ACT_NONE || e->act == NNP_ACT_RELU)) {
+    tile_store_avx512vnni (e, s, u0, u1, kp, i0, mr, j0, cols);
+    return;
+  }
+#endif
+  nnp_qgemm_tile (s, u0, u1, kp, cols, tile);
+  nnp_qgemm_epilogue (e, tile, i0, mr, j0, cols);
+}
 
 void
 nnp_qgemm_epilogue (const NnpQgemmEpilogue *e, const int32_t *tile, int64_t i0, int mr, int64_t j0,

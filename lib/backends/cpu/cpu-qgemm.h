@@ -136,4 +136,12 @@ typedef struct {
 void nnp_qgemm_epilogue (const NnpQgemmEpilogue *e, const int32_t *tile, int64_t i0, int mr,
                          int64_t j0, int nc);
 
+/* nnp_qgemm_tile () then nnp_qgemm_epilogue () on rows [i0, i0 + mr) and
+ * columns [j0, j0 + cols); the AVX512-VNNI kernel does both in registers
+ * where it can (channels along rows, one U zero point; activation none or
+ * Relu), else `tile` (NNP_QGEMM_MR x NNP_QGEMM_NT int32) is used. */
+void nnp_qgemm_tile_store (const NnpQgemmEpilogue *e, const gint8 *s, const guint8 *u0,
+                           const guint8 *u1, int64_t kp, int64_t i0, int mr, int64_t j0, int cols,
+                           int32_t *tile);
+
 G_END_DECLS
