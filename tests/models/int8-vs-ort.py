@@ -14,6 +14,8 @@ Models (tiny, odd sizes so that every edge of the integer kernels is hit):
         NnpConvIntegerToFloat / NnpMatMulIntegerToFloat
   int   ConvInteger and MatMulInteger with int32 outputs (exact), per-row and
         per-column zero points, padding with the zero point, a batched A
+  wide  ConvInteger and an int8 QLinearConv (dilated, padded) on widths that are
+        multiples of 16, where the im2col packing reads X in place
 
 Each model runs with every int8 micro-kernel (NNPIPE_CPU_INT8=c, avx2, avxvnni,
 avx512vnni: each capped at what this CPU has), with 2 threads, and once with
@@ -228,6 +230,28 @@ FUSED = {
             ["ConvInteger", "MatMulInteger", "Cast", "Add", "Relu"]),
 }
 
+def wide_model():
+    """Widths that are multiples of 16: the im2col packing reads X in place."""
+    n, i = [], []
+    i += [const("w1", w_u8((7, 5, 3, 3))), scalar("w1z", 126, np.uint8)]
+    n.append(helper.make_node("ConvInteger", ["x", "w1", "xz", "w1z"], ["c1"], strides=[2, 1],
+                              pads=[1, 1, 1, 1]))
+    i += [scalar("fs", 0.02, np.float32), scalar("fz", -4, np.int8)]
+    n.append(helper.make_node("QuantizeLinear", ["f", "fs", "fz"], ["fq"]))
+    i += [const("w2", w_s8((6, 3, 3, 3))),
+          const("w2s", (RNG.random(6) * 0.01 + 0.002).astype(np.float32)),
+          const("w2z", np.zeros(6, np.int8)), scalar("y2s", 0.03, np.float32),
+          scalar("y2z", 5, np.int8), const("b2", RNG.integers(-900, 900, 6, dtype=np.int32))]
+    n.append(helper.make_node("QLinearConv", ["fq", "fs", "fz", "w2", "w2s", "w2z", "y2s", "y2z",
+                                              "b2"], ["y2"], dilations=[2, 2], pads=[2, 2, 2, 2]))
+    m = model(n, [vi("x", TensorProto.UINT8, [1, 5, 9, 32]), vi("xz", TensorProto.UINT8, []),
+                  vi("f", TensorProto.FLOAT, [1, 3, 5, 48])],
+              [vi("c1", TensorProto.INT32, None), vi("y2", TensorProto.INT8, None)], i)
+    feeds = {"x": w_u8((1, 5, 9, 32)), "xz": np.array(77, np.uint8),
+             "f": RNG.standard_normal((1, 3, 5, 48)).astype(np.float32)}
+    return m, feeds, {"y2": 1}
+
+
 DTYPES = {TensorProto.FLOAT: np.float32, TensorProto.UINT8: np.uint8,
           TensorProto.INT8: np.int8, TensorProto.INT32: np.int32}
 
@@ -277,7 +301,7 @@ def main():
     os.makedirs(work)
     passed = failed = 0
     for name, make in (("qdq", qdq_model), ("qop", qop_model), ("dyn", dyn_model),
-                       ("int", int_model)):
+                       ("int", int_model), ("wide", wide_model)):
         m, feeds, steps = make()
         path = os.path.join(work, name + ".onnx")
         onnx.save(m, path)

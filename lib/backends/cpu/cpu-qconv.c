@@ -374,6 +374,82 @@ im2col_row (const QConvJob *J, int64_t b, int64_t grp, int64_t kk, int64_t n0, i
   return buf;
 }
 
+/* The U block straight from X, 16 columns at a time, when a run of 16
+ * columns is always inside one output row and stride 1 along W: each group
+ * of 4 rows is read in place (or, at the borders and for int8 X, through a
+ * 16-byte copy) and interleaved once.  FALSE when the geometry does not
+ * allow it (then im2col_row builds whole rows). */
+static gboolean
+pack_u_direct (const QConvJob *J, int64_t b, int64_t grp, int64_t n0, int64_t nc, guint8 *u,
+               int32_t *colsum)
+{
+  const NnpConvParams *p = &J->p->conv;
+  const QConvGeom *g = &J->g;
+  const int64_t ID = p->in_dims[0], IH = p->in_dims[1], IW = p->in_dims[2];
+  const int64_t OH = p->out_dims[1], OW = p->out_dims[2];
+  const int64_t kvol = vol3 (p->kernel), plane = ID * IH * IW;
+  const guint8 *x = (const guint8 *) J->call->inputs[J->p->q.x]->data
+                    + (b * p->in_channels + grp * (p->in_channels / p->group)) * plane;
+  const guint8 flip = J->x_flip;
+  guint8 pad[NNP_QGEMM_NRP], zero[NNP_QGEMM_NRP], tmp[4][NNP_QGEMM_NRP];
+
+  if (p->strides[2] != 1 || OW % NNP_QGEMM_NRP != 0 || n0 % NNP_QGEMM_NRP != 0
+      || nc % NNP_QGEMM_NRP != 0)
+    return FALSE;
+  memset (pad, J->pad_value, sizeof (pad));
+  memset (zero, 0, sizeof (zero));
+  for (int64_t q = 0; q < g->kp / 4; q++) {
+    const guint8 *base[4];
+    int64_t dz[4], dy[4], dx[4];
+    int64_t od = n0 / (OW * OH), oh = (n0 / OW) % OH, ow = n0 % OW;
+
+    for (int t = 0; t < 4; t++) {
+      int64_t kk = q * 4 + t, ci = kk / kvol, rem = kk % kvol;
+      base[t] = kk < g->k ? x + ci * plane : NULL;
+      dz[t] = (rem / (p->kernel[1] * p->kernel[2])) * p->dilations[0] - p->pads_begin[0];
+      dy[t] = ((rem / p->kernel[2]) % p->kernel[1]) * p->dilations[1] - p->pads_begin[1];
+      dx[t] = (rem % p->kernel[2]) * p->dilations[2] - p->pads_begin[2];
+    }
+    for (int64_t c = 0; c < nc; c += NNP_QGEMM_NRP) {
+      const guint8 *r[4];
+      for (int t = 0; t < 4; t++) {
+        int64_t iz = od * p->strides[0] + dz[t], iy = oh * p->strides[1] + dy[t];
+        int64_t ix = ow + dx[t];
+        const guint8 *src;
+        if (base[t] == NULL) {
+          r[t] = zero;
+          continue;
+        }
+        if (iz < 0 || iz >= ID || iy < 0 || iy >= IH) {
+          r[t] = pad;
+          continue;
+        }
+        src = base[t] + (iz * IH + iy) * IW;
+        if (ix >= 0 && ix + NNP_QGEMM_NRP <= IW && flip == 0) {
+          r[t] = src + ix;
+          continue;
+        }
+        for (int e = 0; e < NNP_QGEMM_NRP; e++)
+          tmp[t][e] = ix + e >= 0 && ix + e < IW ? src[ix + e] ^ flip : J->pad_value;
+        r[t] = tmp[t];
+      }
+      nnp_qgemm_interleave16 (r[0], r[1], r[2], r[3],
+                              u + (c / NNP_QGEMM_NRP) * g->kp * NNP_QGEMM_NRP
+                                  + q * 4 * NNP_QGEMM_NRP,
+                              colsum ? colsum + c : NULL);
+      ow += NNP_QGEMM_NRP;
+      if (ow == OW) {
+        ow = 0;
+        if (++oh == OH) {
+          oh = 0;
+          od++;
+        }
+      }
+    }
+  }
+  return TRUE;
+}
+
 static void
 qconv_task (gpointer data, int64_t task, void *slot)
 {
@@ -395,7 +471,8 @@ qconv_task (gpointer data, int64_t task, void *slot)
   /* pack U: the im2col block, 4 rows at a time */
   if (J->need_colsum)
     memset (colsum, 0, nc * sizeof (int32_t));
-  for (int64_t q = 0; q < kq; q++) {
+  for (int64_t q = pack_u_direct (J, b, grp, n0, nc, u, J->need_colsum ? colsum : NULL) ? kq : 0;
+       q < kq; q++) {
     const guint8 *r[4];
     for (int t = 0; t < 4; t++) {
       int64_t kk = q * 4 + t;

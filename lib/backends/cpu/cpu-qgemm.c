@@ -122,6 +122,26 @@ interleave16_sse (const guint8 *r0, const guint8 *r1, const guint8 *r2, const gu
 #endif
 
 void
+nnp_qgemm_interleave16 (const guint8 *r0, const guint8 *r1, const guint8 *r2, const guint8 *r3,
+                        guint8 *dst, int32_t *colsum)
+{
+#if defined(__x86_64__) || defined(__i386__)
+  if (nnp_cpu_avx2_ok ()) {
+    interleave16_sse (r0, r1, r2, r3, dst, colsum);
+    return;
+  }
+#endif
+  for (int c = 0; c < NNP_QGEMM_NRP; c++) {
+    dst[c * QK] = r0[c];
+    dst[c * QK + 1] = r1[c];
+    dst[c * QK + 2] = r2[c];
+    dst[c * QK + 3] = r3[c];
+    if (colsum)
+      colsum[c] += r0[c] + r1[c] + r2[c] + r3[c];
+  }
+}
+
+void
 nnp_qgemm_interleave_u (const guint8 *const r[4], int64_t n, int64_t kp, int64_t q, guint8 *dst,
                         int32_t *colsum)
 {

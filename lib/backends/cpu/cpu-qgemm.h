@@ -88,6 +88,11 @@ void nnp_qgemm_pack_u (int64_t k, int64_t n, const guint8 *src, int64_t rs, gboo
 void nnp_qgemm_interleave_u (const guint8 *const r[4], int64_t n, int64_t kp, int64_t q,
                              guint8 *dst, int32_t *colsum);
 
+/* 16 columns of 4 rows into one q-group of a U panel (dst: 64 bytes);
+ * colsum[c] += the 4 bytes of column c when colsum is not NULL. */
+void nnp_qgemm_interleave16 (const guint8 *r0, const guint8 *r1, const guint8 *r2, const guint8 *r3,
+                             guint8 *dst, int32_t *colsum);
+
 /* One tile: rows [0, NNP_QGEMM_MR) of the S panel `s` times columns
  * [0, NNP_QGEMM_NT) of the U panels u0 (columns 0..15) and u1 (16..31),
  * kp / 4 q-groups: tile[r * NNP_QGEMM_NT + c] = the plain int32 sums.
