@@ -17,6 +17,7 @@ Models (tiny, odd sizes so that every edge of the integer kernels is hit):
   wide  ConvInteger and an int8 QLinearConv (dilated, padded) on widths that are
         multiples of 16, where the im2col packing reads X in place
 
+A QLinearConv with a zero y_scale must fail with an error naming the node.
 Each model runs with every int8 micro-kernel (NNPIPE_CPU_INT8=c, avx2, avxvnni,
 avx512vnni: each capped at what this CPU has), with 2 threads, and once with
 --no-fusion (the unfused graph).  int32 outputs must be equal; a quantised
@@ -361,6 +362,21 @@ def main():
                 failed += 1
             else:
                 passed += 1
+    # a zero y_scale: a clear error naming the node, no output
+    m, feeds, _ = qop_model()
+    for t in m.graph.initializer:
+        if t.name == "y1s":
+            t.CopyFrom(scalar("y1s", 0.0, np.float32))
+    path = os.path.join(work, "bad-scale.onnx")
+    onnx.save(m, path)
+    np.zeros((2, 6, 17, 10), np.float32).tofile(os.path.join(work, "bad-scale.x.raw"))
+    rc, out = run([nnpipe, "run", path, "--input", "x=" + os.path.join(work, "bad-scale.x.raw")])
+    print("zero y_scale: exit %d: %s" % (rc, out.strip().splitlines()[-1] if out.strip() else ""))
+    if rc != 1 or "QLinearConv" not in out or "scales must be positive and finite" not in out:
+        print("FAIL bad-scale: expected exit 1 and an error naming the QLinearConv node")
+        failed += 1
+    else:
+        passed += 1
     print("%d passed, %d failed, 0 skipped" % (passed, failed))
     return 1 if failed else 0
 

@@ -23,6 +23,7 @@
 #include "ops/quant-params.h"
 
 #include <nnpipe/log.h>
+#include <math.h>
 #include <string.h>
 
 #define ALIGN64(n) (((gsize) (n) + 63) & ~(gsize) 63)
@@ -132,6 +133,25 @@ qrun_fill (const NnpCpuCall *call, const NnpQOperands *q, gboolean s_is_w, QRun 
     memcpy (r->chan, call->inputs[q->scale]->data, chan_n * sizeof (float));
   }
   return mem;
+}
+
+/* QLinear*: the multipliers must be finite (a zero or non-finite y_scale
+ * would make the rounding undefined). */
+static gboolean
+qrun_check (const NnpCpuCall *call, const NnpQOperands *q, const QRun *r, GError **error)
+{
+  if (q->out != NNP_QOUT_QUANT)
+    return TRUE;
+  for (int64_t i = 0; i < r->chan_n; i++) {
+    if (!isfinite (r->chan[i])) {
+      nnp_node_set_error (error, NNP_ERROR_INVALID, call->node,
+                          "x_scale * w_scale / y_scale is %g for channel %" G_GINT64_FORMAT
+                          ": the scales must be positive and finite",
+                          r->chan[i], i);
+      return FALSE;
+    }
+  }
+  return TRUE;
 }
 
 static gboolean
@@ -512,13 +532,14 @@ qconv_run (const NnpCpuCall *call, GError **error)
   QConvJob J;
   guint8 *mem = call->scratch;
 
-  (void) error;
   g_return_val_if_fail (p != NULL, FALSE);
   memset (&J, 0, sizeof (J));
   J.call = call;
   J.p = p;
   qconv_geom (p, &J.g);
   mem = qrun_fill (call, &p->q, TRUE, &J.run, mem);
+  if (!qrun_check (call, &p->q, &J.run, error))
+    return FALSE;
   if (st && st->packed) {
     J.s_data = st->packed->data;
     J.s_group_bytes = st->packed->group_bytes;
@@ -719,12 +740,13 @@ qmm_run (const NnpCpuCall *call, GError **error)
   const QState *st = call->state;
   QmmJob J;
 
-  (void) error;
   g_return_val_if_fail (p != NULL, FALSE);
   memset (&J, 0, sizeof (J));
   J.call = call;
   J.p = p;
   qrun_fill (call, &p->q, FALSE, &J.run, call->scratch);
+  if (!qrun_check (call, &p->q, &J.run, error))
+    return FALSE;
   J.packed = st ? st->packed : NULL;
   J.nc = qmm_nc (p);
   J.n_rb = (p->mm.m + MM_MC - 1) / MM_MC;
