@@ -26,8 +26,9 @@ int nnp_graph_fuse (NnpGraph *graph, GPtrArray *changed);
  * NnpConvIntegerToFloat / NnpMatMulIntegerToFloat.  Same contract as
  * nnp_graph_fuse(); returns the number of rewritten nodes. */
 int nnp_graph_fuse_quant (NnpGraph *graph, GPtrArray *changed);
-/* TRUE for a DequantizeLinear feeding a Conv / MatMul / Gemm: specialisation
- * keeps it (does not fold its constant weights to float) for the pass. */
+/* TRUE for a DequantizeLinear feeding a Conv / MatMul / Gemm whose result
+ * is quantised again (a QDQ pattern): specialisation keeps it (does not fold
+ * its constant weights to float) for the pass. */
 gboolean nnp_graph_quant_keep_dq (const NnpGraph *graph, const NnpNode *node);
 
 G_END_DECLS

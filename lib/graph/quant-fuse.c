@@ -373,7 +373,22 @@ nnp_graph_quant_keep_dq (const NnpGraph *graph, const NnpNode *node)
     return FALSE;
   for (int c = 0; c < out->n_consumers; c++) {
     const NnpNode *user = nnp_graph_node (graph, out->consumers[c]);
-    if (user->op == NNP_OP_CONV || user->op == NNP_OP_MAT_MUL || user->op == NNP_OP_GEMM)
+    const NnpValue *y;
+    const NnpNode *next;
+    if (user->op != NNP_OP_CONV && user->op != NNP_OP_MAT_MUL && user->op != NNP_OP_GEMM)
+      continue;
+    /* the op's result must go to a QuantizeLinear (through a Relu or not) */
+    y = nnp_node_output (graph, user, 0);
+    if (y == NULL || y->n_consumers != 1 || y->is_output)
+      continue;
+    next = nnp_graph_node (graph, y->consumers[0]);
+    if (next->op == NNP_OP_RELU) {
+      y = nnp_node_output (graph, next, 0);
+      if (y == NULL || y->n_consumers != 1 || y->is_output)
+        continue;
+      next = nnp_graph_node (graph, y->consumers[0]);
+    }
+    if (next->op == NNP_OP_QUANTIZE_LINEAR)
       return TRUE;
   }
   return FALSE;
