@@ -112,6 +112,8 @@ py        numpy                                      python3-numpy
 py        onnx                                       python3-onnx
 # PyGObject: reading nnpipe results from Python (docs)
 py        gi                                         python3-gi
+# a real photo for the ISNet int8 test and benchmark (tools/isnet-prep.py)
+py        skimage                                    python3-skimage
 gir       Gst-1.0                                    gir1.2-gstreamer-1.0
 gir       GstVideo-1.0                               gir1.2-gst-plugins-base-1.0
 file      /usr/share/libonnx-testdata/data/node      libonnx-testdata

@@ -166,4 +166,19 @@ NNP_OP (LSTM,                lstm,                "LSTM",                3, 8, 0
 
 /* legacy ops (opsets 7 to 9) run by another op's code */
 NNP_OP (UPSAMPLE,            upsample,            "Upsample",            1, 2, 1, 1)
+
+/* quantisation ops (lib/ops/ops-quant.c, lib/backends/cpu/cpu-quant.c, cpu-qconv.c) */
+NNP_OP (QUANTIZE_LINEAR,     quantize_linear,     "QuantizeLinear",      2, 3, 1, 1)
+NNP_OP (DEQUANTIZE_LINEAR,   dequantize_linear,   "DequantizeLinear",    2, 3, 1, 1)
+NNP_OP (DYNAMIC_QUANTIZE_LINEAR, dynamic_quantize_linear, "DynamicQuantizeLinear", 1, 1, 1, 3)
+NNP_OP (CONV_INTEGER,        conv_integer,        "ConvInteger",         2, 4, 1, 1)
+NNP_OP (MAT_MUL_INTEGER,     mat_mul_integer,     "MatMulInteger",       2, 4, 1, 1)
+NNP_OP (QLINEAR_CONV,        qlinear_conv,        "QLinearConv",         8, 9, 1, 1)
+NNP_OP (QLINEAR_MAT_MUL,     qlinear_mat_mul,     "QLinearMatMul",       8, 9, 1, 1)
+/* QLinearMatMul's 9th input (not ONNX): an int32 bias per column, from a
+ * QDQ Gemm.  Not ONNX: made by the quantisation pass (lib/graph/quant.c) from
+ * ConvInteger / MatMulInteger -> Cast -> Mul (scale) [-> Add (bias)]:
+ * inputs x, w, x_zero_point, w_zero_point, scale, bias; float output */
+NNP_OP (CONV_INTEGER_TO_FLOAT, conv_integer_to_float, "NnpConvIntegerToFloat", 2, 6, 1, 1)
+NNP_OP (MAT_MUL_INTEGER_TO_FLOAT, mat_mul_integer_to_float, "NnpMatMulIntegerToFloat", 2, 6, 1, 1)
 /* clang-format on */

@@ -444,7 +444,8 @@ fuse_activation (NnpGraph *graph, NnpNode *node, gboolean *remove, GPtrArray *ch
   if (remove[prod->index] || prod->act != NNP_ACT_NONE || prod->n_outputs != 1)
     return FALSE;
   if (prod->op != NNP_OP_CONV && prod->op != NNP_OP_CONV_TRANSPOSE && prod->op != NNP_OP_GEMM
-      && prod->op != NNP_OP_MAT_MUL)
+      && prod->op != NNP_OP_MAT_MUL && prod->op != NNP_OP_CONV_INTEGER_TO_FLOAT
+      && prod->op != NNP_OP_MAT_MUL_INTEGER_TO_FLOAT)
     return FALSE;
   if (!activation_of (graph, node, &act, &alpha, &beta))
     return FALSE;
@@ -766,6 +767,8 @@ nnp_graph_fuse (NnpGraph *graph, GPtrArray *changed)
     return 0;
   }
 
+  /* quantised patterns first (quant-fuse.c) */
+  n_fused += nnp_graph_fuse_quant (graph, changed);
   for (int round = 0; round < 8; round++) {
     int n = 0;
 
