@@ -35,7 +35,8 @@ typedef struct
 } GstNnConvertGeometry;
 
 /* Parse "0.485,0.456,0.406" (or one value for every channel) into @out;
- * commas, colons and blanks separate values; @nonzero: 0 is refused. */
+ * commas, colons and blanks separate values; @nonzero: 0 is refused (the
+ * grammar of nnchannels.h, nncrop's too). */
 gboolean gst_nn_convert_parse_channel_values (const gchar *str,
     gdouble out[MAX_CHANNELS], gboolean nonzero);
 

@@ -9,6 +9,7 @@
 
 #include "gstnnconvert-private.h"
 #include "gstnntensorcaps.h"
+#include "nnchannels.h"
 
 #include <math.h>
 #include <string.h>
@@ -19,38 +20,7 @@ gboolean
 gst_nn_convert_parse_channel_values (const gchar *str,
     gdouble out[MAX_CHANNELS], gboolean nonzero)
 {
-  gchar **parts;
-  gdouble vals[MAX_CHANNELS];
-  gint n = 0;
-  gboolean ok = TRUE;
-
-  if (str == NULL)
-    return FALSE;
-
-  parts = g_strsplit_set (str, ",: \t", -1);
-  for (gint i = 0; parts[i] != NULL && ok; i++) {
-    gchar *end = NULL;
-    gdouble v;
-
-    if (parts[i][0] == '\0')
-      continue;
-    if (n == MAX_CHANNELS) {
-      ok = FALSE;
-      break;
-    }
-    v = g_ascii_strtod (parts[i], &end);
-    if (end == NULL || *end != '\0' || !isfinite (v) || (nonzero && v == 0.0))
-      ok = FALSE;
-    else
-      vals[n++] = v;
-  }
-  g_strfreev (parts);
-
-  if (!ok || (n != 1 && n != MAX_CHANNELS))
-    return FALSE;
-  for (gint c = 0; c < MAX_CHANNELS; c++)
-    out[c] = vals[n == 1 ? 0 : c];
-  return TRUE;
+  return nn_channel_values_parse_n (str, out, MAX_CHANNELS, nonzero);
 }
 
 static gint
