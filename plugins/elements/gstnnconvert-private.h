@@ -37,7 +37,8 @@ typedef struct
 
 /* Parse "0.485,0.456,0.406" (one value for every channel, or 3 or 4) into
  * @out (filled up to MAX_CHANNELS) and their count into @n_out; commas,
- * colons and blanks separate values; @nonzero: 0 is refused. */
+ * colons and blanks separate values; @nonzero: 0 is refused (the grammar of
+ * nnchannels.h, nncrop's too). */
 gboolean gst_nn_convert_parse_channel_values (const gchar *str,
     gdouble out[MAX_CHANNELS], gint *n_out, gboolean nonzero);
 

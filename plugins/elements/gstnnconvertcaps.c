@@ -9,6 +9,7 @@
 
 #include "gstnnconvert-private.h"
 #include "gstnntensorcaps.h"
+#include "nnchannels.h"
 
 #include <math.h>
 #include <string.h>
@@ -19,37 +20,13 @@ gboolean
 gst_nn_convert_parse_channel_values (const gchar *str,
     gdouble out[MAX_CHANNELS], gint *n_out, gboolean nonzero)
 {
-  gchar **parts;
   gdouble vals[MAX_CHANNELS];
-  gint n = 0;
-  gboolean ok = TRUE;
+  guint n = nn_channel_values_parse (str, vals, MAX_CHANNELS, nonzero);
 
-  if (str == NULL)
-    return FALSE;
-
-  parts = g_strsplit_set (str, ",: \t", -1);
-  for (gint i = 0; parts[i] != NULL && ok; i++) {
-    gchar *end = NULL;
-    gdouble v;
-
-    if (parts[i][0] == '\0')
-      continue;
-    if (n == MAX_CHANNELS) {
-      ok = FALSE;
-      break;
-    }
-    v = g_ascii_strtod (parts[i], &end);
-    if (end == NULL || *end != '\0' || !isfinite (v) || (nonzero && v == 0.0))
-      ok = FALSE;
-    else
-      vals[n++] = v;
-  }
-  g_strfreev (parts);
-
-  if (!ok || (n != 1 && n != 3 && n != 4))
+  if (n != 1 && n != 3 && n != 4)
     return FALSE;
   for (gint c = 0; c < MAX_CHANNELS; c++)
-    out[c] = vals[n == 1 ? 0 : MIN (c, n - 1)];
+    out[c] = vals[n == 1 ? 0 : MIN (c, (gint) n - 1)];
   *n_out = n;
   return TRUE;
 }

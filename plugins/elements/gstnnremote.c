@@ -51,6 +51,7 @@
 #endif
 
 #include "gstnnremote-private.h"
+#include "gstnnmodelcaps.h"
 #include "gstnnserver.h"
 #include "gstnntensorcaps.h"
 
@@ -168,24 +169,18 @@ gst_nn_remote_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
       /* a part after the first: which model input shapes (the stage
        * upstream specialised for) the server's stage must use */
       {
-        GstQuery *q = gst_query_new_custom (GST_QUERY_CUSTOM,
-            gst_structure_new (GST_NN_SHAPES_QUERY_NAME, "digest",
-                G_TYPE_STRING, self->model_digest ? self->model_digest : "",
-                NULL));
-        const gchar *keys = NULL;
+        gchar **keys = gst_nn_shapes_query_upstream (self->sinkpad,
+            self->model_digest ? self->model_digest : "");
 
         g_clear_pointer (&self->in_shapes, g_free);
-        if (gst_pad_peer_query (self->sinkpad, q))
-          keys =
-              gst_structure_get_string (gst_query_get_structure (q), "shapes");
         /* the most recent first: the one the caps come from */
-        if (keys && keys[0])
-          self->in_shapes = g_strndup (keys, strcspn (keys, "|"));
+        if (keys && keys[0] && keys[0][0])
+          self->in_shapes = g_strdup (keys[0]);
+        g_strfreev (keys);
         GST_DEBUG_OBJECT (self,
             "caps %" GST_PTR_FORMAT ", model input shapes "
             "%s",
             caps, self->in_shapes ? self->in_shapes : "(none)");
-        gst_query_unref (q);
       }
       gst_event_unref (event);
       return TRUE;

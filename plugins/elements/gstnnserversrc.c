@@ -31,6 +31,7 @@
 #endif
 
 #include "gstnnserversrc.h"
+#include "gstnnmodelcaps.h"
 #include "gstnnserver.h"
 #include "gstnntensorcaps.h"
 
@@ -294,17 +295,11 @@ static gboolean
 gst_nn_server_src_query (GstBaseSrc *src, GstQuery *query)
 {
   GstNnServerSrc *self = GST_NN_SERVER_SRC (src);
-  const GstStructure *s = gst_query_get_structure (query);
-  gboolean answered = FALSE;
+  gboolean answered;
 
-  if (GST_QUERY_TYPE (query) == GST_QUERY_CUSTOM && s
-      && gst_structure_has_name (s, GST_NN_SHAPES_QUERY_NAME)) {
+  if (gst_nn_shapes_query_is (query)) {
     GST_OBJECT_LOCK (self);
-    if (self->shapes && self->shapes[0]) {
-      gst_structure_set (gst_query_writable_structure (query), "shapes",
-          G_TYPE_STRING, self->shapes, NULL);
-      answered = TRUE;
-    }
+    answered = gst_nn_shapes_query_answer_keys (query, self->shapes);
     GST_OBJECT_UNLOCK (self);
     return answered;
   }
