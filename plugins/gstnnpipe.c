@@ -27,6 +27,8 @@
 #include "gstnnserversrc.h"
 #include "gstnnremote.h"
 #include "gstnnparallel.h"
+#include "gstnntrack.h"
+#include "gstnnredact.h"
 
 #ifndef PACKAGE
 #define PACKAGE "nnpipe"
@@ -111,6 +113,8 @@ plugin_init (GstPlugin *plugin)
   ret |= GST_ELEMENT_REGISTER (nnserversink, plugin);
   ret |= GST_ELEMENT_REGISTER (nnremote, plugin);
   ret |= GST_ELEMENT_REGISTER (nnparallel, plugin);
+  ret |= GST_ELEMENT_REGISTER (nntrack, plugin);
+  ret |= GST_ELEMENT_REGISTER (nnredact, plugin);
 
   return ret;
 }
