@@ -167,16 +167,4 @@ struct cJSON;
 struct cJSON *gst_nn_detection_to_json (GstVideoRegionOfInterestMeta *roi,
     const GstStructure *s, gint width, gint height);
 
-/* ---- frames the model skipped (inference-interval)
- *
- * A stage that does not run its model on a frame (nnstage
- * inference-interval=N) passes a buffer with no tensor data, flagged GAP,
- * carrying this meta beside the frame meta; stages further down pass it
- * on, decoders push the frame with the meta and without new results, and
- * nntrack predicts its tracks' boxes on it.  The meta has no tags (copied
- * by transforms). */
-#define GST_NN_SKIPPED_META_NAME "GstNnSkippedMeta"
-GstMeta *gst_buffer_add_nn_skipped_meta (GstBuffer *buffer);
-gboolean gst_buffer_has_nn_skipped_meta (GstBuffer *buffer);
-
 G_END_DECLS

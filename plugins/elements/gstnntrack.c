@@ -51,6 +51,7 @@
 
 #include "gstnntrack.h"
 #include "gstnnresults.h"
+#include "gstnnskip.h"
 #include "nntracker.h"
 
 #include <gst/video/video.h>
@@ -365,6 +366,7 @@ gst_nn_track_class_init (GstNnTrackClass *klass)
 
   GST_DEBUG_CATEGORY_INIT (gst_nn_track_debug, "nntrack", 0,
       "nnpipe object tracker");
+  (void) gst_nn_skipped_meta_get_info ();
 
   gobject_class->set_property = gst_nn_track_set_property;
   gobject_class->get_property = gst_nn_track_get_property;
