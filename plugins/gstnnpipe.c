@@ -29,6 +29,7 @@
 #include "gstnnparallel.h"
 #include "gstnntrack.h"
 #include "gstnnredact.h"
+#include "gstnndetectdecode.h"
 
 #ifndef PACKAGE
 #define PACKAGE "nnpipe"
@@ -115,6 +116,7 @@ plugin_init (GstPlugin *plugin)
   ret |= GST_ELEMENT_REGISTER (nnparallel, plugin);
   ret |= GST_ELEMENT_REGISTER (nntrack, plugin);
   ret |= GST_ELEMENT_REGISTER (nnredact, plugin);
+  ret |= GST_ELEMENT_REGISTER (nndetectdecode, plugin);
 
   return ret;
 }
