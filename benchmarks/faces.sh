@@ -16,7 +16,9 @@
 #                     sigmoid, score >= 0.5, weighted NMS 0.3)
 #   (c) opencv        GStreamer's facedetect (gstreamer1.0-opencv, Haar
 #                     cascade, its defaults)
-# and the F1 of (a) against each peer.
+# and the F1 of (a) against each peer; then the same on a composite "group
+# photo" (benchmarks/faces-eval.py --group: the one-face photos cut around
+# their faces and scaled to 60-pixel faces on a 2400x1600 canvas: far faces).
 #
 # Environment: NNP_MODELS_DIR (default .cache/models), IOU (default 0.4),
 # VERBOSE=1 (each image's detections).
@@ -33,11 +35,21 @@ verbose=""
 out=$(NNP_BUILD_DIR=$build /usr/bin/python3 "$top/benchmarks/faces-eval.py" $verbose \
   --iou "${IOU:-0.4}" --nnp-ort "$build/tests/nnp-ort" \
   nnpipe mediapipe:back mediapipe:front opencv)
+ratios () {
+  printf '%s\n' "$1" | awk '
+    / F1 / { for (i = 1; i <= NF; i++) if ($i == "F1") f1[$1] = $(i + 1) }
+    END {
+      if (f1["nnpipe"] == "") exit
+      for (m in f1) if (m != "nnpipe" && f1[m] > 0)
+        printf "F1 nnpipe / %s: %.2f\n", m, f1["nnpipe"] / f1[m]
+    }'
+}
+echo "== the hand-annotated photos (tests/data/faces)"
 printf '%s\n' "$out"
-printf '%s\n' "$out" | awk '
-  / F1 / { for (i = 1; i <= NF; i++) if ($i == "F1") f1[$1] = $(i + 1) }
-  END {
-    if (f1["nnpipe"] == "") exit
-    for (m in f1) if (m != "nnpipe" && f1[m] > 0)
-      printf "F1 nnpipe / %s: %.2f\n", m, f1["nnpipe"] / f1[m]
-  }'
+ratios "$out"
+out=$(NNP_BUILD_DIR=$build /usr/bin/python3 "$top/benchmarks/faces-eval.py" $verbose --group \
+  --iou "${IOU:-0.4}" --nnp-ort "$build/tests/nnp-ort" \
+  nnpipe mediapipe:back mediapipe:front opencv)
+echo "== the composite group photo (9 faces of 60 pixels on 2400x1600)"
+printf '%s\n' "$out"
+ratios "$out"

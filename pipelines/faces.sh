@@ -23,7 +23,10 @@
 # The detector, chosen from measurements on the hand-annotated photos of
 # tests/data/faces (benchmarks/faces.sh, docs/faces.md): BlazeFace's back
 # model (256x256: faces near and far) on the whole frame, letterboxed with
-# black as MediaPipe does, faces scoring at least 0.7.
+# black as MediaPipe does, faces scoring at least 0.7; on a still image
+# larger than 600 pixels, again on overlapping 480x480 tiles of it (a face
+# under about 5% of the longer side is too small for the whole frame), all
+# faces merged by weighted NMS.
 #
 # Environment: NNP_BUILD_DIR (default build), NNP_MODELS_DIR (default
 # .cache/models), NNP_FACES_MODELS (back, the default; front: the 128x128
@@ -31,8 +34,10 @@
 # weighted NMS), NNP_FACES_THRESHOLD (least score of a face for the back
 # model, default 0.7), NNP_FACES_FRONT_THRESHOLD (for the front model,
 # default 0.5),
-# NNP_FACES_INTERVAL (video: run the detector on one frame in N, the
-# tracker predicting the faces between; default 1).
+# NNP_FACES_TILE (tile side in pixels, 0: no tiles; default auto: 480 on
+# still images, none on videos), NNP_FACES_INTERVAL (video: run the
+# detector on one frame in N, the tracker predicting the faces between;
+# default 1).
 set -eu
 
 me=faces.sh
@@ -81,6 +86,7 @@ for t in "$back_threshold" "$front_threshold"; do
        exit 2 ;;
   esac
 done
+tile=${NNP_FACES_TILE:-auto}
 interval=${NNP_FACES_INTERVAL:-1}
 case $interval in
   ''|*[!0-9]*|0) echo "$me: NNP_FACES_INTERVAL must be a number from 1: $interval" >&2
@@ -99,6 +105,12 @@ else
   video=1
   out=${2:-faces.webm}
 fi
+# tiles (below): on still images by default, on a video when asked
+case $tile in
+  auto) if [ $video = 0 ]; then tile=480; else tile=0; fi ;;
+  *[!0-9]*|'') echo "$me: NNP_FACES_TILE must be auto or a number of pixels (0: none): $tile" >&2
+     exit 2 ;;
+esac
 
 # one BlazeFace pass: the frame letterboxed into SIZE x SIZE (NHWC,
 # [-1, 1]), the model, the boxes back on the frame; a second pass adds its
@@ -107,9 +119,10 @@ fi
 q () { printf '"%s"' "$(printf '%s' "$1" | sed 's/["\\$`]/\\&/g')"; }
 skip=""
 [ "$interval" = 1 ] || skip="inference-interval=$interval"
-pass () { # MODEL SIZE MERGE THRESHOLD
+pass () { # MODEL SIZE MERGE THRESHOLD [REGION]
   printf '%s' "nnconvert width=$2 height=$2 keep-aspect-ratio=true layout=nhwc \
-    mean=0.5 std=0.5 pad-value=-1 keep-frame=true ! nnstage model=$(q "$models/$1") $skip ! \
+    mean=0.5 std=0.5 pad-value=-1 keep-frame=true ${5:-} ! \
+    nnstage model=$(q "$models/$1") $skip ! \
     nndetectdecode preset=blazeface threshold=$4 merge=$3"
 }
 back=face_detection_back_256x256_barracuda.onnx
@@ -120,6 +133,33 @@ case $detectors in
   *) chain="$(pass "$back" 256 false "$back_threshold") ! \
        $(pass "$front" 128 true "$front_threshold")" ;;
 esac
+# tiles: a face under about 5% of the frame's longer side is too small for
+# the back model on the whole frame.  Frames larger than 1.25 tiles also
+# go through the back model tile by tile (square tiles of TILE pixels, at
+# least 20% overlap), the faces of all passes merged by weighted NMS.
+if [ "$tile" -gt 0 ]; then
+  # the frame size, from its caps
+  dims=$(gst-launch-1.0 -v filesrc "location=$file" ! decodebin ! videoconvert ! \
+    video/x-raw,format=RGB ! fakesink num-buffers=1 2>/dev/null |
+    sed -n 's/.*caps = video\/x-raw.*width=(int)\([0-9]*\), height=(int)\([0-9]*\).*/\1 \2/p' |
+    head -n 1)
+  set -- $dims
+  if [ $# = 2 ]; then
+    regions=$(echo "$1 $2 $tile" | awk '{
+      w = $1; h = $2; t = $3
+      if (w <= 1.25 * t && h <= 1.25 * t) exit
+      fx = t < w ? t / w : 1; fy = t < h ? t / h : 1
+      nx = fx < 1 ? int((w - t) / (0.8 * t) + 0.999) + 1 : 1
+      ny = fy < 1 ? int((h - t) / (0.8 * t) + 0.999) + 1 : 1
+      for (j = 0; j < ny; j++)
+        for (i = 0; i < nx; i++)
+          printf "region-x=%.5f,region-y=%.5f,region-width=%.5f,region-height=%.5f\n",
+            (nx > 1 ? i * (1 - fx) / (nx - 1) : 0), (ny > 1 ? j * (1 - fy) / (ny - 1) : 0), fx, fy }')
+    for region in $regions; do
+      chain="$chain ! $(pass "$back" 256 true "$back_threshold" "$(echo "$region" | tr , ' ')")"
+    done
+  fi
+fi
 # without --json the last decoder prints its faces
 [ -n "$json" ] || chain="$chain location=-"
 
