@@ -136,7 +136,8 @@ esac
 # tiles: a face under about 5% of the frame's longer side is too small for
 # the back model on the whole frame.  Frames larger than 1.25 tiles also
 # go through the back model tile by tile (square tiles of TILE pixels, at
-# least 20% overlap), the faces of all passes merged by weighted NMS.
+# least 20% overlap, larger when that would take over 6 x 6 tiles), the
+# faces of all passes merged by weighted NMS.
 if [ "$tile" -gt 0 ]; then
   # the frame size, from its caps
   dims=$(gst-launch-1.0 -v filesrc "location=$file" ! decodebin ! videoconvert ! \
@@ -148,9 +149,13 @@ if [ "$tile" -gt 0 ]; then
     regions=$(echo "$1 $2 $tile" | awk '{
       w = $1; h = $2; t = $3
       if (w <= 1.25 * t && h <= 1.25 * t) exit
-      fx = t < w ? t / w : 1; fy = t < h ? t / h : 1
-      nx = fx < 1 ? int((w - t) / (0.8 * t) + 0.999) + 1 : 1
-      ny = fy < 1 ? int((h - t) / (0.8 * t) + 0.999) + 1 : 1
+      # at most 6 x 6 tiles: larger tiles on very large frames
+      do {
+        fx = t < w ? t / w : 1; fy = t < h ? t / h : 1
+        nx = fx < 1 ? int((w - t) / (0.8 * t) + 0.999) + 1 : 1
+        ny = fy < 1 ? int((h - t) / (0.8 * t) + 0.999) + 1 : 1
+        t *= 1.25
+      } while (nx > 6 || ny > 6)
       for (j = 0; j < ny; j++)
         for (i = 0; i < nx; i++)
           printf "region-x=%.5f,region-y=%.5f,region-width=%.5f,region-height=%.5f\n",
