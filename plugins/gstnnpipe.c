@@ -30,6 +30,7 @@
 #include "gstnntrack.h"
 #include "gstnnredact.h"
 #include "gstnndetectdecode.h"
+#include "gstnnmask.h"
 
 #ifndef PACKAGE
 #define PACKAGE "nnpipe"
@@ -117,6 +118,7 @@ plugin_init (GstPlugin *plugin)
   ret |= GST_ELEMENT_REGISTER (nntrack, plugin);
   ret |= GST_ELEMENT_REGISTER (nnredact, plugin);
   ret |= GST_ELEMENT_REGISTER (nndetectdecode, plugin);
+  ret |= GST_ELEMENT_REGISTER (nnmask, plugin);
 
   return ret;
 }

@@ -3,7 +3,8 @@
  * through nnconvert's transform meta; YOLO v8 with labels; merge; a
  * skipped frame; bad caps), nntrack (ids across frames, predicted boxes on
  * skipped frames), nnredact (pixels inside each box changed, outside not;
- * RGB and I420; labels) and nnmetapublish results=objects. */
+ * RGB and I420; labels), nnmask (background colour, blur, alpha; a mode
+ * the frame cannot take) and nnmetapublish results=objects. */
 #include "test-common.h"
 #include "test-post-common.h"
 
@@ -524,6 +525,101 @@ GST_START_TEST (test_redact_inside_only)
 
 GST_END_TEST;
 
+/* --------------------------------------------------------------- nnmask */
+
+/* A 1x1x2x4 mask over a 16x8 frame (nnconvert scale 0.25): foreground the
+ * left half; the frame's pixels of @value. */
+static GstBuffer *
+mask_tensors (GstBuffer *frame, const GstVideoInfo *info)
+{
+  gfloat map[8] = { 1, 1, 0, 0, 1, 1, 0, 0 };
+  GstBuffer *in = gst_buffer_new_memdup (map, sizeof (map));
+
+  add_convert_metas (in, frame, info, 4, 2, 0.25);
+  return in;
+}
+
+static void
+check_mask_mode (const gchar *launch, GstVideoFormat fmt, const guint8 *want_bg)
+{
+  GstHarness *h = gst_harness_new_parse (launch);
+  GstVideoInfo info;
+  GstBuffer *frame = noise_frame (&info, fmt, 16, 8), *out;
+  GstVideoFrame fa, fb;
+  gint ps;
+
+  gst_harness_set_src_caps_str (h, "other/tensors,format=static,num_tensors=1,types=float32,"
+                                   "dimensions=4:2:1:1,framerate=0/1");
+  out = gst_harness_push_and_pull (h, mask_tensors (frame, &info));
+  fail_unless (gst_video_frame_map (&fa, &info, frame, GST_MAP_READ));
+  fail_unless (gst_video_frame_map (&fb, &info, out, GST_MAP_READ));
+  ps = GST_VIDEO_FRAME_COMP_PSTRIDE (&fa, 0);
+  for (gint y = 0; y < 8; y++)
+    for (gint x = 0; x < 16; x++) {
+      const guint8 *a = (guint8 *) GST_VIDEO_FRAME_PLANE_DATA (&fa, 0)
+                        + y * GST_VIDEO_FRAME_PLANE_STRIDE (&fa, 0) + x * ps;
+      const guint8 *b = (guint8 *) GST_VIDEO_FRAME_PLANE_DATA (&fb, 0)
+                        + y * GST_VIDEO_FRAME_PLANE_STRIDE (&fb, 0) + x * ps;
+
+      if (x < 8) {
+        /* the foreground (alpha mode: its alpha byte 255) */
+        if (want_bg && want_bg[0] == 'A') {
+          fail_unless_equals_int (b[GST_VIDEO_FRAME_COMP_POFFSET (&fa, 3)], 255);
+        } else {
+          fail_unless (memcmp (a, b, ps) == 0, "%s: foreground (%d, %d) changed", launch, x, y);
+        }
+      } else if (want_bg && want_bg[0] == 'A') {
+        fail_unless_equals_int (b[GST_VIDEO_FRAME_COMP_POFFSET (&fa, 3)], 0);
+      } else if (want_bg) {
+        for (gint c = 0; c < 3; c++)
+          fail_unless_equals_int (b[GST_VIDEO_FRAME_COMP_POFFSET (&fa, c)], want_bg[c]);
+      }
+    }
+  gst_video_frame_unmap (&fa);
+  gst_video_frame_unmap (&fb);
+  gst_buffer_unref (frame);
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+}
+
+GST_START_TEST (test_mask_modes)
+{
+  static const guint8 red[3] = { 255, 0, 0 };
+  static const guint8 alpha[1] = { 'A' };
+
+  check_mask_mode ("nnmask mode=color color=0xffff0000", GST_VIDEO_FORMAT_RGB, red);
+  check_mask_mode ("nnmask mode=color color=0xffff0000", GST_VIDEO_FORMAT_BGRx, red);
+  check_mask_mode ("nnmask mode=blur", GST_VIDEO_FORMAT_RGB, NULL);
+  check_mask_mode ("nnmask mode=alpha", GST_VIDEO_FORMAT_RGBA, alpha);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_mask_errors)
+{
+  GstBus *bus = gst_bus_new ();
+  GstHarness *h = gst_harness_new_parse ("nnmask mode=alpha");
+  GstVideoInfo info;
+  GstBuffer *frame = noise_frame (&info, GST_VIDEO_FORMAT_RGB, 16, 8);
+  gchar *dbg = NULL;
+  GError *err;
+
+  gst_element_set_bus (h->element, bus);
+  gst_harness_set_src_caps_str (h, "other/tensors,format=static,num_tensors=1,types=float32,"
+                                   "dimensions=4:2:1:1,framerate=0/1");
+  fail_unless_equals_int (gst_harness_push (h, mask_tensors (frame, &info)), GST_FLOW_ERROR);
+  err = nnp_test_pop_message (bus, GST_MESSAGE_ERROR, &dbg, "alpha on RGB");
+  fail_unless (strstr (dbg, "alpha channel") && strstr (dbg, "RGB"), "%s", dbg);
+  g_clear_error (&err);
+  g_free (dbg);
+  gst_element_set_bus (h->element, NULL);
+  gst_harness_teardown (h);
+  gst_buffer_unref (frame);
+  gst_object_unref (bus);
+}
+
+GST_END_TEST;
+
 /* ------------------------------------------------------ nnmetapublish */
 
 GST_START_TEST (test_publish_objects)
@@ -592,6 +688,8 @@ detect_suite (void)
   tcase_add_test (tc, test_track_ids_and_prediction);
   tcase_add_test (tc, test_redact_inside_only);
   tcase_add_test (tc, test_publish_objects);
+  tcase_add_test (tc, test_mask_modes);
+  tcase_add_test (tc, test_mask_errors);
   return s;
 }
 

@@ -2,6 +2,7 @@
  * nnnms, nntracker, nnredact) on constructed tensors and images: known
  * boxes in, known boxes out. */
 #include "nndetect.h"
+#include "nnmask.h"
 #include "nnnms.h"
 #include "nnredact.h"
 #include "nntracker.h"
@@ -748,6 +749,53 @@ test_redact_i420 (void)
   g_free (ov);
 }
 
+/* ------------------------------------------------------------------- mask */
+
+static void
+test_mask_alpha_and_blend (void)
+{
+  /* a 4x2 map over an 8x4 frame (scale 0.5): foreground the left half */
+  gfloat map[2 * 4] = { 0.9f, 0.8f, 0.1f, 0.0f, 1.0f, 0.7f, 0.2f, 0.0f };
+  NnMaskMapping m = { 0.5, 0.5, 0.0, 0.0 };
+  guint8 alpha[8 * 4], soft[8 * 4];
+  guint8 img[8 * 4 * 3];
+  guint8 color[3] = { 0, 255, 0 };
+  NnPlane p = { img, 8 * 3, 3, 8, 4, 0, 0, { 0 } };
+
+  nn_mask_alpha (map, 4, 2, 4, &m, 8, 4, FALSE, FALSE, 0.5, alpha);
+  for (gint y = 0; y < 4; y++)
+    for (gint x = 0; x < 8; x++)
+      g_assert_cmpuint (alpha[y * 8 + x], ==, x < 4 ? 255 : 0);
+  /* soft: the bilinear value at pixel centres; (0, 0) -> map (-0.25,
+   * -0.25) clamped: 0.9f = 0.8999999 -> 229 */
+  nn_mask_alpha (map, 4, 2, 4, &m, 8, 4, FALSE, TRUE, 0.5, soft);
+  g_assert_cmpuint (soft[0], ==, 229);
+  g_assert_cmpuint (soft[7], ==, 0);
+  /* logits */
+  {
+    gfloat logits[1] = { 0.0f };
+    NnMaskMapping one = { 1.0, 1.0, 0.0, 0.0 };
+    guint8 a;
+
+    nn_mask_alpha (logits, 1, 1, 1, &one, 1, 1, TRUE, TRUE, 0.5, &a);
+    g_assert_cmpuint (a, ==, 128);
+  }
+  memset (img, 200, sizeof (img));
+  nn_mask_blend (&p, alpha, NULL, color);
+  g_assert_cmpuint (img[0], ==, 200);             /* foreground kept */
+  g_assert_cmpuint (img[(1 * 8 + 6) * 3], ==, 0); /* background: colour */
+  g_assert_cmpuint (img[(1 * 8 + 6) * 3 + 1], ==, 255);
+  /* half alpha: the mean */
+  {
+    guint8 px[3] = { 100, 100, 100 }, half = 128;
+    NnPlane one = { px, 3, 3, 1, 1, 0, 0, { 0 } };
+
+    nn_mask_blend (&one, &half, NULL, color);
+    g_assert_cmpuint (px[0], ==, 50);
+    g_assert_cmpuint (px[1], ==, 177);
+  }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -770,5 +818,6 @@ main (int argc, char **argv)
   g_test_add_func ("/redact/packed", test_redact_packed);
   g_test_add_func ("/redact/pixelate-blocks", test_redact_pixelate_blocks);
   g_test_add_func ("/redact/i420", test_redact_i420);
+  g_test_add_func ("/mask/alpha-blend", test_mask_alpha_and_blend);
   return g_test_run ();
 }
