@@ -155,6 +155,12 @@ element   rtspsrc                                    gstreamer1.0-plugins-good
 element   facedetect                                 gstreamer1.0-opencv
 element   faceblur                                   gstreamer1.0-opencv
 file      /usr/share/opencv4/haarcascades/haarcascade_frontalface_default.xml  opencv-data
+# the hand-annotated photos of tests/data/faces/truth.json (benchmarks/faces.sh) and its
+# reference decoder's image reading
+file      /usr/share/doc/opencv-doc/opencv4/html/05.jpg  opencv-doc
+file      /usr/lib/python3/dist-packages/skimage/data/astronaut.png  python3-skimage
+file      /usr/share/matplotlib/mpl-data/sample_data/grace_hopper.jpg  python-matplotlib-data
+py        PIL                                        python3-pil
 EOF
 }
 

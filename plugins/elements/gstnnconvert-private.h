@@ -26,6 +26,9 @@ typedef struct
   gfloat pad_value;
   gdouble max_upscale; /* 0: unbounded */
   gboolean pad_to_size;
+  /* the region of the frame converted: x, y, width, height as fractions
+   * of the frame (0, 0, 1, 1: all of it) */
+  gdouble region[4];
 } GstNnConvertSettings;
 
 /* Output geometry for one input size. */
@@ -45,7 +48,12 @@ gboolean gst_nn_convert_parse_channel_values (const gchar *str,
 /* TRUE for the element types nnconvert writes (float32, float16). */
 gboolean gst_nn_convert_dtype_supported (NnpDType dtype);
 
-/* The output geometry for an in_w x in_h frame. */
+/* The region of an in_w x in_h frame that is converted, in pixels: x, y,
+ * width, height (at least 1 x 1, inside the frame). */
+void gst_nn_convert_region (const GstNnConvertSettings *st, gint in_w,
+    gint in_h, gint r[4]);
+
+/* The output geometry for an in_w x in_h frame (of its region). */
 void gst_nn_convert_compute_geometry (const GstNnConvertSettings *st, gint in_w,
     gint in_h, GstNnConvertGeometry *g);
 

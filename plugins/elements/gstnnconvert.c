@@ -103,6 +103,10 @@ enum
   PROP_MAX_UPSCALE,
   PROP_PAD_TO_SIZE,
   PROP_KEEP_FRAME,
+  PROP_REGION_X,
+  PROP_REGION_Y,
+  PROP_REGION_WIDTH,
+  PROP_REGION_HEIGHT,
 };
 
 #define VIDEO_FORMATS_COLOR \
@@ -133,6 +137,7 @@ struct _GstNnConvert
   GstVideoInfo vinfo;
   GstNnConvertSettings active; /* settings the state below was built from */
   GstNnConvertGeometry geom;
+  gint region[4]; /* the frame's region converted, pixels: x, y, w, h */
   gint channels;
   NnpDType dtype;         /* of the tensor: float32 or float16 */
   NnFrameConverter *conv; /* owned; the per-frame conversion */
@@ -308,6 +313,7 @@ gst_nn_convert_set_caps (GstBaseTransform *trans, GstCaps *incaps,
   in_w = GST_VIDEO_INFO_WIDTH (&self->vinfo);
   in_h = GST_VIDEO_INFO_HEIGHT (&self->vinfo);
   gst_nn_convert_compute_geometry (&self->active, in_w, in_h, &self->geom);
+  gst_nn_convert_region (&self->active, in_w, in_h, self->region);
 
   fmt = GST_VIDEO_INFO_FORMAT (&self->vinfo);
   if (tinfo.n_tensors != 1)
@@ -336,8 +342,8 @@ gst_nn_convert_set_caps (GstBaseTransform *trans, GstCaps *incaps,
       || (self->active.std_n > 1 && self->active.std_n < self->channels))
     goto too_few_values;
 
-  ci.in_w = in_w;
-  ci.in_h = in_h;
+  ci.in_w = self->region[2];
+  ci.in_h = self->region[3];
   ci.pstride = GST_VIDEO_INFO_COMP_PSTRIDE (&self->vinfo, 0);
   ci.channels = self->channels;
   ci.dtype = self->dtype;
@@ -447,7 +453,10 @@ gst_nn_convert_transform (GstBaseTransform *trans, GstBuffer *inbuf,
     return GST_FLOW_ERROR;
   }
 
-  nn_frame_converter_run (self->conv, GST_VIDEO_FRAME_PLANE_DATA (&frame, 0),
+  nn_frame_converter_run (self->conv,
+      (const guint8 *) GST_VIDEO_FRAME_PLANE_DATA (&frame, 0)
+          + (gsize) self->region[1] * GST_VIDEO_FRAME_PLANE_STRIDE (&frame, 0)
+          + (gsize) self->region[0] * GST_VIDEO_FRAME_COMP_PSTRIDE (&frame, 0),
       GST_VIDEO_FRAME_PLANE_STRIDE (&frame, 0), map.data);
 
   gst_buffer_unmap (outbuf, &map);
@@ -460,12 +469,11 @@ gst_nn_convert_transform (GstBaseTransform *trans, GstBuffer *inbuf,
   meta->tensor_height = self->geom.out_h;
   meta->content_width = self->geom.content_w;
   meta->content_height = self->geom.content_h;
-  meta->scale_x =
-      (gdouble) self->geom.content_w / GST_VIDEO_INFO_WIDTH (&self->vinfo);
-  meta->scale_y =
-      (gdouble) self->geom.content_h / GST_VIDEO_INFO_HEIGHT (&self->vinfo);
-  meta->offset_x = 0.0;
-  meta->offset_y = 0.0;
+  /* the region's pixels scaled into the content area */
+  meta->scale_x = (gdouble) self->geom.content_w / self->region[2];
+  meta->scale_y = (gdouble) self->geom.content_h / self->region[3];
+  meta->offset_x = -self->region[0] * meta->scale_x;
+  meta->offset_y = -self->region[1] * meta->scale_y;
 
   GST_OBJECT_LOCK (self);
   if (self->keep_frame)
@@ -566,6 +574,13 @@ gst_nn_convert_set_property (GObject *object, guint prop_id,
     case PROP_PAD_TO_SIZE:
       self->settings.pad_to_size = g_value_get_boolean (value);
       break;
+    case PROP_REGION_X:
+    case PROP_REGION_Y:
+    case PROP_REGION_WIDTH:
+    case PROP_REGION_HEIGHT:
+      self->settings.region[prop_id - PROP_REGION_X] =
+          g_value_get_double (value);
+      break;
     case PROP_KEEP_FRAME:
       self->keep_frame = g_value_get_boolean (value);
       reconfigure = FALSE;
@@ -622,6 +637,13 @@ gst_nn_convert_get_property (GObject *object, guint prop_id, GValue *value,
       break;
     case PROP_PAD_TO_SIZE:
       g_value_set_boolean (value, self->settings.pad_to_size);
+      break;
+    case PROP_REGION_X:
+    case PROP_REGION_Y:
+    case PROP_REGION_WIDTH:
+    case PROP_REGION_HEIGHT:
+      g_value_set_double (value,
+          self->settings.region[prop_id - PROP_REGION_X]);
       break;
     case PROP_KEEP_FRAME:
       g_value_set_boolean (value, self->keep_frame);
@@ -825,6 +847,34 @@ gst_nn_convert_class_init (GstNnConvertClass *klass)
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
               | GST_PARAM_MUTABLE_PLAYING));
 
+  /**
+   * GstNnConvert:region-x:
+   *
+   * With #GstNnConvert:region-y, #GstNnConvert:region-width and
+   * #GstNnConvert:region-height: the part of the frame converted, as
+   * fractions of its width and height (default all of it).  The transform
+   * meta maps the tensor back onto the whole frame, so decoders put their
+   * results where they are: a detector run on tiles of a large frame
+   * (pipelines/faces.sh) finds smaller objects.
+   */
+  {
+    static const gchar *names[4] = { "region-x", "region-y", "region-width",
+      "region-height" };
+    static const gchar *blurbs[4] = {
+      "Left edge of the frame's region converted, a fraction of the width",
+      "Top edge of the frame's region converted, a fraction of the height",
+      "Width of the region converted, a fraction of the frame's width",
+      "Height of the region converted, a fraction of the frame's height",
+    };
+
+    for (gint i = 0; i < 4; i++)
+      g_object_class_install_property (gobject_class, PROP_REGION_X + i,
+          g_param_spec_double (names[i], names[i], blurbs[i],
+              i < 2 ? 0.0 : 0.0001, 1.0, i < 2 ? 0.0 : 1.0,
+              G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+                  | GST_PARAM_MUTABLE_READY));
+  }
+
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class,
@@ -868,4 +918,5 @@ gst_nn_convert_init (GstNnConvert *self)
   self->settings.pad_value = DEFAULT_PAD_VALUE;
   self->settings.max_upscale = DEFAULT_MAX_UPSCALE;
   self->settings.pad_to_size = DEFAULT_PAD_TO_SIZE;
+  self->settings.region[2] = self->settings.region[3] = 1.0;
 }

@@ -58,12 +58,37 @@ scale_dim (gint v, gdouble s)
   return CLAMP (r, 1, MAX_SIZE);
 }
 
-/* The output geometry for an in_w x in_h frame. */
+static gboolean
+region_is_whole (const GstNnConvertSettings *st)
+{
+  return st->region[0] == 0 && st->region[1] == 0 && st->region[2] >= 1
+      && st->region[3] >= 1;
+}
+
+void
+gst_nn_convert_region (const GstNnConvertSettings *st, gint in_w, gint in_h,
+    gint r[4])
+{
+  r[0] = CLAMP ((gint) floor (st->region[0] * in_w), 0, in_w - 1);
+  r[1] = CLAMP ((gint) floor (st->region[1] * in_h), 0, in_h - 1);
+  r[2] = CLAMP ((gint) lround (st->region[2] * in_w), 1, in_w - r[0]);
+  r[3] = CLAMP ((gint) lround (st->region[3] * in_h), 1, in_h - r[1]);
+}
+
+/* The output geometry for an in_w x in_h frame (of its region). */
 void
 gst_nn_convert_compute_geometry (const GstNnConvertSettings *st, gint in_w,
     gint in_h, GstNnConvertGeometry *g)
 {
   gint tw = st->width, th = st->height;
+
+  if (!region_is_whole (st) && in_w > 0 && in_h > 0) {
+    gint r[4];
+
+    gst_nn_convert_region (st, in_w, in_h, r);
+    in_w = r[2];
+    in_h = r[3];
+  }
 
   if (st->keep_aspect) {
     gint box_w, box_h;
@@ -109,7 +134,8 @@ geometry_is_input_independent (const GstNnConvertSettings *st)
 static gboolean
 geometry_is_identity (const GstNnConvertSettings *st)
 {
-  return st->width == 0 && st->height == 0 && st->multiple_of <= 1;
+  return st->width == 0 && st->height == 0 && st->multiple_of <= 1
+      && region_is_whole (st);
 }
 
 void

@@ -61,7 +61,8 @@ struct _GstNnPipeline
   gchar *trace_path;
   guint max_replicas;
   guint batch_size;
-  guint64 batch_timeout; /* ns */
+  guint64 batch_timeout;    /* ns */
+  guint inference_interval; /* the first stage's (nnstage) */
 
   /* stream state (build_lock), between READY -> PAUSED and back */
   GMutex build_lock;
