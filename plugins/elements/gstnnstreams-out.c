@@ -33,6 +33,7 @@ gst_nn_streams_entry_free (Entry *e)
 {
   if (e->event)
     gst_event_unref (e->event);
+  gst_clear_buffer (&e->metas);
   g_free (e);
 }
 
@@ -162,6 +163,9 @@ deliver_frame (Entry *e, GstCaps *caps, GstBuffer *buf)
   GST_BUFFER_DURATION (buf) = e->duration;
   GST_BUFFER_OFFSET (buf) = e->offset;
   GST_BUFFER_OFFSET_END (buf) = e->offset_end;
+  /* the frame's metas again (it went through the stages without) */
+  if (e->metas)
+    gst_buffer_copy_into (buf, e->metas, GST_BUFFER_COPY_META, 0, -1);
   /* one stream's downstream stopping (not linked, EOS, flushing, an error
    * there, posted by that element) does not stop the chain for the others */
   if (e->drop)

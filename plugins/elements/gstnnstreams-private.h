@@ -50,6 +50,11 @@ typedef struct
   GstEvent *event; /* owned; NULL: a frame */
   GstClockTime pts, dts, duration;
   guint64 offset, offset_end;
+  GstBuffer *metas;         /* owned: an empty buffer holding the frame's metas
+                     * (frame, transform, ROI, custom...), put back on its
+                     * output; the frame enters the stages without them, so
+                     * a lone frame and a part of a batch come out alike
+                     * (a stage copies only untagged metas, a batch none) */
   guint batch;              /* frames in the chain buffer this one went
                                  * in with (1: alone); the entries of one
                                  * batch are neighbours in the FIFO */

@@ -362,13 +362,22 @@ push_frames (GstNnStreams *sn, GstCaps *caps, Pending *p, guint n)
     e->duration = GST_BUFFER_DURATION (b);
     e->offset = GST_BUFFER_OFFSET (b);
     e->offset_end = GST_BUFFER_OFFSET_END (b);
+    /* the frame's metas wait in the FIFO, whatever path it takes */
+    e->metas = gst_buffer_new ();
+    gst_buffer_copy_into (e->metas, b, GST_BUFFER_COPY_META, 0, -1);
     e->batch = n;
     g_queue_push_tail (&sn->fifo, e);
     p[r].stream->frames_in++;
   }
   g_mutex_unlock (&sn->lock);
   if (n == 1) {
-    buf = g_steal_pointer (&p[0].buf);
+    /* its memory, flags and timestamps, without the metas */
+    buf = gst_buffer_new ();
+    gst_buffer_copy_into (buf, p[0].buf,
+        GST_BUFFER_COPY_FLAGS | GST_BUFFER_COPY_TIMESTAMPS
+            | GST_BUFFER_COPY_MEMORY,
+        0, -1);
+    gst_clear_buffer (&p[0].buf);
   } else {
     GstBuffer **frames = g_new (GstBuffer *, n);
 
