@@ -28,8 +28,13 @@
  *  "angle":0}],"classes":[]}
  * ]|
  *
- * frame counts the frames from 0 since the element started; pts is the
- * buffer's presentation time in nanoseconds (null when it has none).
+ * frame is the frame's number at its source (nnconvert's count, from the
+ * frame's GstNnSourceMeta: a frame dropped on the way, by the drop policy
+ * of live input, is a gap), or else counts the frames from 0 since this
+ * element started; source_id (nnconvert source-id, when set), time
+ * (ISO-8601 UTC) and unix_ms say where and when the frame was taken
+ * (gstnnsourcemeta.h); pts is the buffer's presentation time in
+ * nanoseconds (null when it has none).
  * "lines" holds the "text" regions in meta order (reading order): box is
  * the rotated box's corners in frame pixels (top-left, top-right,
  * bottom-right, bottom-left of the text); text and score are there once
@@ -56,6 +61,7 @@
 
 #include "gstnnmetapublish.h"
 #include "gstnnresults.h"
+#include "gstnnsourcemeta.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -205,6 +211,8 @@ gst_nn_meta_publish_frame_to_json (GstBuffer *frame, guint64 frame_number,
     const GstVideoInfo *info)
 {
   cJSON *root, *lines, *classes;
+  GstNnSource src;
+  gboolean have_src;
   gpointer state = NULL;
   GstMeta *m;
   char *printed;
@@ -213,11 +221,24 @@ gst_nn_meta_publish_frame_to_json (GstBuffer *frame, guint64 frame_number,
   g_return_val_if_fail (GST_IS_BUFFER (frame), NULL);
 
   root = cJSON_CreateObject ();
-  cJSON_AddNumberToObject (root, "frame", (double) frame_number);
+  /* where and when (nnconvert's GstNnSourceMeta): the source's frame
+   * number (a frame dropped on the way is a gap), its id, wall-clock time */
+  have_src = gst_nn_source_meta_get (frame, &src);
+  cJSON_AddNumberToObject (root, "frame",
+      (double) (have_src ? src.frame : frame_number));
+  if (have_src && src.source_id)
+    cJSON_AddStringToObject (root, "source_id", src.source_id);
   if (GST_BUFFER_PTS_IS_VALID (frame))
     cJSON_AddNumberToObject (root, "pts", (double) GST_BUFFER_PTS (frame));
   else
     cJSON_AddNullToObject (root, "pts");
+  if (have_src && src.unix_us >= 0) {
+    gchar *iso = gst_nn_source_iso8601 (src.unix_us);
+
+    cJSON_AddStringToObject (root, "time", iso);
+    cJSON_AddNumberToObject (root, "unix_ms", (double) (src.unix_us / 1000));
+    g_free (iso);
+  }
   if (info && GST_VIDEO_INFO_WIDTH (info) > 0) {
     cJSON_AddNumberToObject (root, "width", GST_VIDEO_INFO_WIDTH (info));
     cJSON_AddNumberToObject (root, "height", GST_VIDEO_INFO_HEIGHT (info));

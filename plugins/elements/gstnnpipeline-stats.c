@@ -98,7 +98,7 @@ post_stats (GstNnPipeline *self, gboolean final)
   StatsSample sample;
   GstStructure *s;
   gint64 before, now, dt;
-  guint64 frames = 0;
+  guint64 frames = 0, dropped;
   gdouble worst = -1.0;
   gint bottleneck = -1;
 
@@ -120,6 +120,8 @@ post_stats (GstNnPipeline *self, gboolean final)
   stats_read (stage_refs, queue_refs, &sample);
   now = g_get_monotonic_time ();
 
+  /* late frames of live input dropped at the inputs (never in the stages) */
+  dropped = gst_nn_pipeline_drop_dropped (self, -1);
   g_value_init (&stages, GST_TYPE_ARRAY);
   g_value_init (&queues, GST_TYPE_ARRAY);
   g_mutex_lock (&self->stats_lock);
@@ -164,7 +166,8 @@ post_stats (GstNnPipeline *self, gboolean final)
       G_TYPE_DOUBLE,
       final ? self->frames_out * 1e6 / dt
             : (frames - MIN (frames, self->last_frames)) * 1e6 / dt,
-      "bottleneck-stage", G_TYPE_INT, bottleneck, NULL);
+      "bottleneck-stage", G_TYPE_INT, bottleneck, "dropped", G_TYPE_UINT64,
+      dropped, NULL);
   /* steady-state rate: frames between the first and the last output, so the
    * time the first frame takes to fill the pipeline is not counted */
   if (final && self->frames_out > 1 && self->last_out > self->first_out)
