@@ -48,11 +48,27 @@
  * number, the PTS in seconds, the text, the score and the corners
  * "x0,y0 x1,y1 x2,y2 x3,y3".
  *
+ * With #GstNnMetaPublish:method "mqtt" each frame's JSON object is one
+ * message published to #GstNnMetaPublish:topic on the broker at
+ * #GstNnMetaPublish:address (HOST:PORT), with #GstNnMetaPublish:qos,
+ * #GstNnMetaPublish:mqtt-client-id, TLS (#GstNnMetaPublish:tls-ca-file)
+ * and credentials read from a file (#GstNnMetaPublish:mqtt-credentials),
+ * DL Streamer's gvametapublish names.  The frame is never held up by the
+ * broker: messages wait in a bounded queue (#GstNnMetaPublish:max-queue,
+ * the oldest dropped and counted when it is full) sent by a thread of
+ * their own that reconnects with back-off (gstnnmqtt.h).  A broker that
+ * cannot be reached at the start fails the start; one lost later is a
+ * warning, and an "nnmetapublish-mqtt" element message at every change.
+ *
  * ## Example launch lines
  * |[
  * ... ! nnctcdecode keys=ppocr_keys_v1.txt ! \
  *     nnmetapublish location=results.jsonl ! fakesink
  * ]| writes one JSON object per frame (pipelines/ocr-file.sh --json).
+ * |[
+ * ... ! nnmetapublish method=mqtt address=127.0.0.1:1883 topic=cameras/ocr \
+ *     qos=1 ! fakesink
+ * ]| publishes them to an MQTT broker (docs/results.md).
  */
 
 #ifdef HAVE_CONFIG_H
@@ -60,6 +76,7 @@
 #endif
 
 #include "gstnnmetapublish.h"
+#include "gstnnmetapublish-mqtt.h"
 #include "gstnnresults.h"
 #include "gstnnsourcemeta.h"
 
@@ -80,6 +97,7 @@ enum
   PROP_LOCATION,
   PROP_FILE_FORMAT,
   PROP_FRAMES,
+  PROP_MQTT, /* .. + GST_NN_MQTT_N_PROPS - 1: gstnnmetapublish-mqtt.h's */
 };
 
 struct _GstNnMetaPublish
@@ -94,7 +112,8 @@ struct _GstNnMetaPublish
   FILE *file; /* owned unless stdout */
   GstVideoInfo info;
   gboolean have_info;
-  guint64 frames; /* frames written (object lock) */
+  guint64 frames;            /* frames written (object lock) */
+  GstNnMetaPublishMqtt mqtt; /* method=mqtt (its own lock) */
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -322,6 +341,15 @@ gst_nn_meta_publish_transform_ip (GstBaseTransform *trans, GstBuffer *buf)
   n = self->frames++;
   GST_OBJECT_UNLOCK (self);
 
+  if (gst_nn_meta_publish_mqtt_enabled (&self->mqtt)) {
+    gchar *json = gst_nn_meta_publish_frame_to_json (buf, n,
+        self->have_info ? &self->info : NULL);
+
+    /* queued: the broker never holds the frame up */
+    gst_nn_meta_publish_mqtt_publish (&self->mqtt, json);
+    g_free (json);
+    return GST_FLOW_OK;
+  }
   if (self->file == NULL)
     return GST_FLOW_OK;
   if (format == GST_NN_META_PUBLISH_FORMAT_TEXT) {
@@ -352,17 +380,33 @@ static gboolean
 gst_nn_meta_publish_start (GstBaseTransform *trans)
 {
   GstNnMetaPublish *self = GST_NN_META_PUBLISH (trans);
+  GstNnMetaPublishFormat format;
   gchar *location;
   gboolean ok;
 
   GST_OBJECT_LOCK (self);
   location = g_strdup (self->location);
   self->frames = 0;
+  format = self->format;
   GST_OBJECT_UNLOCK (self);
   self->have_info = FALSE;
+  if (gst_nn_meta_publish_mqtt_enabled (&self->mqtt)) {
+    g_free (location);
+    if (format != GST_NN_META_PUBLISH_FORMAT_JSON_LINES)
+      goto text_to_mqtt;
+    return gst_nn_meta_publish_mqtt_start (&self->mqtt);
+  }
   ok = gst_nn_results_open_file (GST_ELEMENT (self), location, &self->file);
   g_free (location);
   return ok;
+
+  /* ERRORS */
+text_to_mqtt : {
+  GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+      ("method=mqtt publishes JSON: file-format=text is for files"),
+      ("property 'file-format'"));
+  return FALSE;
+}
 }
 
 static gboolean
@@ -371,7 +415,20 @@ gst_nn_meta_publish_stop (GstBaseTransform *trans)
   GstNnMetaPublish *self = GST_NN_META_PUBLISH (trans);
 
   gst_nn_results_close_file (&self->file);
+  gst_nn_meta_publish_mqtt_stop (&self->mqtt);
   return TRUE;
+}
+
+/* EOS: what waits for the broker gets flush-timeout to go out. */
+static gboolean
+gst_nn_meta_publish_sink_event (GstBaseTransform *trans, GstEvent *event)
+{
+  GstNnMetaPublish *self = GST_NN_META_PUBLISH (trans);
+
+  if (GST_EVENT_TYPE (event) == GST_EVENT_EOS)
+    gst_nn_meta_publish_mqtt_flush (&self->mqtt);
+  return GST_BASE_TRANSFORM_CLASS (gst_nn_meta_publish_parent_class)
+      ->sink_event (trans, event);
 }
 
 static void
@@ -380,6 +437,9 @@ gst_nn_meta_publish_set_property (GObject *object, guint prop_id,
 {
   GstNnMetaPublish *self = GST_NN_META_PUBLISH (object);
 
+  if (gst_nn_meta_publish_mqtt_set_property (&self->mqtt, PROP_MQTT, prop_id,
+          value))
+    return;
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
     case PROP_LOCATION:
@@ -402,6 +462,9 @@ gst_nn_meta_publish_get_property (GObject *object, guint prop_id, GValue *value,
 {
   GstNnMetaPublish *self = GST_NN_META_PUBLISH (object);
 
+  if (gst_nn_meta_publish_mqtt_get_property (&self->mqtt, PROP_MQTT, prop_id,
+          value))
+    return;
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
     case PROP_LOCATION:
@@ -427,6 +490,7 @@ gst_nn_meta_publish_finalize (GObject *object)
 
   g_free (self->location);
   gst_nn_results_close_file (&self->file);
+  gst_nn_meta_publish_mqtt_clear (&self->mqtt);
   G_OBJECT_CLASS (gst_nn_meta_publish_parent_class)->finalize (object);
 }
 
@@ -463,6 +527,11 @@ gst_nn_meta_publish_class_init (GstNnMetaPublishClass *klass)
           "Frames passed since the element started", 0, G_MAXUINT64, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 
+  /* method, address, topic, mqtt-client-id, qos, mqtt-credentials, TLS
+   * files, max-queue, reconnect-max, flush-timeout, messages-published,
+   * messages-dropped */
+  gst_nn_meta_publish_mqtt_install (gobject_class, PROP_MQTT);
+
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class, "Result publisher",
@@ -476,6 +545,7 @@ gst_nn_meta_publish_class_init (GstNnMetaPublishClass *klass)
       GST_DEBUG_FUNCPTR (gst_nn_meta_publish_transform_ip);
   trans_class->start = GST_DEBUG_FUNCPTR (gst_nn_meta_publish_start);
   trans_class->stop = GST_DEBUG_FUNCPTR (gst_nn_meta_publish_stop);
+  trans_class->sink_event = GST_DEBUG_FUNCPTR (gst_nn_meta_publish_sink_event);
   trans_class->passthrough_on_same_caps = TRUE;
 
   gst_type_mark_as_plugin_api (GST_TYPE_NN_META_PUBLISH_FORMAT, 0);
@@ -486,5 +556,6 @@ gst_nn_meta_publish_init (GstNnMetaPublish *self)
 {
   self->location = g_strdup (DEFAULT_LOCATION);
   self->format = DEFAULT_FILE_FORMAT;
+  gst_nn_meta_publish_mqtt_init (&self->mqtt, GST_ELEMENT (self));
   gst_base_transform_set_passthrough (GST_BASE_TRANSFORM (self), TRUE);
 }

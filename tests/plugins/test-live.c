@@ -233,6 +233,8 @@ typedef struct {
   GstClockTime settle;
   gint frames_in, frames_out; /* atomic */
   GArray *lags;               /* GstClockTimeDiff, under lock */
+  gboolean live;              /* the pipeline's LATENCY answer, while */
+  GstClockTime min_latency;   /* PLAYING (live runs) */
   GMutex lock;
 } LiveRun;
 
@@ -332,6 +334,13 @@ run_live (LiveRun *r, const gchar *desc, guint seconds, gboolean live)
   if (live) {
     msg = gst_bus_timed_pop_filtered (bus, seconds * GST_SECOND, GST_MESSAGE_ERROR);
     fail_unless (msg == NULL, "%s: error", desc);
+    {
+      GstQuery *q = gst_query_new_latency ();
+
+      fail_unless (gst_element_query (pipe, q), "%s: no LATENCY answer", desc);
+      gst_query_parse_latency (q, &r->live, &r->min_latency, NULL);
+      gst_query_unref (q);
+    }
     /* videotestsrc ends its stream on an EOS event */
     fail_unless (gst_element_send_event (pipe, gst_event_new_eos ()));
   }
@@ -436,6 +445,9 @@ GST_START_TEST (test_live_drop)
     fail_unless (dropped > 0, "%s: no frame dropped", slow_elements[k]);
     fail_unless (r.frames_out > 0, "%s: no frame out", slow_elements[k]);
     fail_unless_equals_int (r.frames_in, r.frames_out + (gint) dropped);
+    /* the latency it may add (max-lateness, 200 ms) is in its answer */
+    fail_unless (r.live && r.min_latency >= 200 * GST_MSECOND,
+                 "%s: latency %" GST_TIME_FORMAT, slow_elements[k], GST_TIME_ARGS (r.min_latency));
     /* every frame run grows it by most of a frame time: 3.8 s after 6 s
      * with drop=off (a scheduler hiccup on a loaded machine may add to one
      * frame's, not to 9 in 10) */
