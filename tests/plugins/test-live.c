@@ -446,8 +446,8 @@ GST_START_TEST (test_live_drop)
     fail_unless (r.frames_out > 0, "%s: no frame out", slow_elements[k]);
     fail_unless_equals_int (r.frames_in, r.frames_out + (gint) dropped);
     /* the latency it may add (max-lateness, 200 ms) is in its answer */
-    fail_unless (r.live && r.min_latency >= 200 * GST_MSECOND,
-                 "%s: latency %" GST_TIME_FORMAT, slow_elements[k], GST_TIME_ARGS (r.min_latency));
+    fail_unless (r.live && r.min_latency >= 200 * GST_MSECOND, "%s: latency %" GST_TIME_FORMAT,
+                 slow_elements[k], GST_TIME_ARGS (r.min_latency));
     /* every frame run grows it by most of a frame time: 3.8 s after 6 s
      * with drop=off (a scheduler hiccup on a loaded machine may add to one
      * frame's, not to 9 in 10) */
