@@ -155,3 +155,22 @@ gst_nn_source_iso8601 (gint64 unix_us)
   g_date_time_unref (dt);
   return iso;
 }
+
+void
+gst_nn_source_structure_set (GstStructure *s, GstBuffer *buf)
+{
+  GstNnSource src;
+
+  if (!gst_nn_source_meta_get (buf, &src))
+    return;
+  gst_structure_set (s, "frame", G_TYPE_UINT64, src.frame, NULL);
+  if (src.source_id)
+    gst_structure_set (s, "source-id", G_TYPE_STRING, src.source_id, NULL);
+  if (src.unix_us >= 0) {
+    gchar *iso = gst_nn_source_iso8601 (src.unix_us);
+
+    gst_structure_set (s, "unix-ms", G_TYPE_INT64, src.unix_us / 1000, "time",
+        G_TYPE_STRING, iso, NULL);
+    g_free (iso);
+  }
+}

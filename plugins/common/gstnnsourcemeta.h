@@ -53,6 +53,11 @@ void gst_nn_source_meta_add (GstBuffer *buf, const GstNnSource *src);
 /* The buffer's meta into *src (borrowed strings); FALSE when it has none. */
 gboolean gst_nn_source_meta_get (GstBuffer *buf, GstNnSource *src);
 
+/* Where and when buf was taken, into a results message's structure:
+ * "frame" (guint64), "source-id" (when set), "unix-ms" (gint64) and
+ * "time" (ISO-8601); nothing when buf has no GstNnSourceMeta. */
+void gst_nn_source_structure_set (GstStructure *s, GstBuffer *buf);
+
 /* The wall-clock time of buf (in element, whose segment is `segment`) in
  * unix microseconds, and which clock said it ("ntp", "unix", "clock",
  * "system"). */

@@ -110,6 +110,16 @@ struct _GstNnPipeline
   guint64 last_frames;
   guint64 frames_in, frames_out;
   gint64 first_in; /* monotonic us of the first input buffer, 0 */
+  /* latency (the static pads: frames leave in order, so the times of the
+   * frames in the stages are a FIFO; request pads: per stream, in
+   * gstnnstreams.c) and the last frame's source id */
+  GQueue in_times;        /* monotonic us (GSIZE_TO_POINTER) */
+  guint64 latency_sum_us; /* over frames_out */
+  gint64 latency_max_us;
+  guint64 last_latency_sum_us, last_frames_out; /* at the last tick */
+  gchar *source_id;
+  GHashTable *stream_last; /* stream index -> guint64[2]: frames out and
+                             * latency sum at the last tick */
   gint64 first_out,
       last_out; /* monotonic us of the first and last output buffers */
 

@@ -573,6 +573,9 @@ gst_nn_pipeline_finalize (GObject *object)
   g_free (self->cuts);
   g_free (self->stage_load);
   g_free (self->trace_path);
+  g_queue_clear (&self->in_times);
+  g_free (self->source_id);
+  g_clear_pointer (&self->stream_last, g_hash_table_unref);
   g_mutex_clear (&self->build_lock);
   g_mutex_clear (&self->stats_lock);
   g_mutex_clear (&self->post_lock);

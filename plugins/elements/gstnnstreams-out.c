@@ -147,8 +147,13 @@ pop_frame (GstNnStreams *sn)
   gst_nn_streams_drain_events (sn);
   g_mutex_lock (&sn->lock);
   e = g_queue_pop_head (&sn->fifo);
-  if (e)
+  if (e && e->event == NULL) {
+    gint64 lat = g_get_monotonic_time () - e->t_in;
+
     e->stream->frames_out++;
+    e->stream->latency_sum_us += lat;
+    e->stream->latency_max_us = MAX (e->stream->latency_max_us, lat);
+  }
   g_mutex_unlock (&sn->lock);
   return e;
 }

@@ -482,6 +482,126 @@ GST_START_TEST (test_live_drop)
 
 GST_END_TEST;
 
+/* ------------------------------------------------------------------ */
+/* Where and when: per-stream statistics, source ids */
+
+static GstPadProbeReturn
+count_probe (GstPad *pad, GstPadProbeInfo *info, gpointer user_data)
+{
+  g_atomic_int_inc ((gint *) user_data);
+  return GST_PAD_PROBE_OK;
+}
+
+/* Two live streams (frames of their own numbers) through one slowed
+ * nnpipeline: the final nnpipeline-stats has a structure per stream whose
+ * frames in, out and dropped add up to what its source sent and its sink
+ * got, with its source id, fps and latency; the decoder's messages after it
+ * name the source, the frame and the time. */
+GST_START_TEST (test_stream_stats)
+{
+  gchar *model = nnp_test_ocr_model ("ch_PP-OCRv4_det_infer.onnx");
+  GString *desc = g_string_new (NULL);
+  GstElement *pipe;
+  GstBus *bus;
+  GstMessage *msg;
+  const GstStructure *final = NULL;
+  gint out[2] = { 0, 0 }, boxes_msgs = 0;
+  const guint n = 90;
+
+  g_string_printf (desc,
+                   "nnpipeline name=p model=\"%s\" stages=2 debug-slowdown=1,1 "
+                   "stats-interval=500",
+                   model);
+  for (guint i = 0; i < 2; i++)
+    g_string_append_printf (desc,
+                            " videotestsrc is-live=true num-buffers=%u pattern=%u ! "
+                            "video/x-raw,format=RGB,width=160,height=160,framerate=60/1 ! "
+                            "nnconvert keep-frame=true source-id=cam%u ! p.sink_%u p.src_%u ! "
+                            "nndbdecode ! fakesink name=sink%u",
+                            n, i, i, i, i, i);
+  pipe = gst_parse_launch (desc->str, NULL);
+  fail_unless (pipe != NULL);
+  for (guint i = 0; i < 2; i++) {
+    gchar *name = g_strdup_printf ("sink%u", i);
+    GstElement *sink = gst_bin_get_by_name (GST_BIN (pipe), name);
+    GstPad *pad = gst_element_get_static_pad (sink, "sink");
+
+    gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, count_probe, &out[i], NULL);
+    gst_object_unref (pad);
+    gst_object_unref (sink);
+    g_free (name);
+  }
+  bus = gst_element_get_bus (pipe);
+  fail_unless (gst_element_set_state (pipe, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+  while ((msg = gst_bus_timed_pop_filtered (
+              bus, 120 * GST_SECOND, GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_ELEMENT))) {
+    const GstStructure *st = gst_message_get_structure (msg);
+    gboolean is_final = FALSE;
+
+    fail_unless (GST_MESSAGE_TYPE (msg) != GST_MESSAGE_ERROR, "error");
+    if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS) {
+      gst_message_unref (msg);
+      break;
+    }
+    if (gst_structure_has_name (st, "nnpipeline-stats")
+        && gst_structure_get_boolean (st, "final", &is_final) && is_final) {
+      final = gst_structure_copy (st);
+    } else if (gst_structure_has_name (st, "nnpipe-text-boxes")) {
+      const gchar *id = gst_structure_get_string (st, "source-id");
+      gint64 ms = 0;
+      guint64 frame = G_MAXUINT64;
+
+      fail_unless (id && g_str_has_prefix (id, "cam"), "%" GST_PTR_FORMAT, st);
+      fail_unless (gst_structure_get_int64 (st, "unix-ms", &ms) && ms > 0);
+      fail_unless (gst_structure_get_uint64 (st, "frame", &frame) && frame < n);
+      fail_unless (gst_structure_get_string (st, "time") != NULL);
+      boxes_msgs++;
+    }
+    gst_message_unref (msg);
+  }
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  fail_unless (final != NULL, "no final nnpipeline-stats");
+  fail_unless_equals_int (boxes_msgs, out[0] + out[1]);
+  {
+    const GValue *streams = gst_structure_get_value (final, "streams");
+    guint64 total_dropped = 0, dropped_all = 0;
+
+    fail_unless (streams != NULL && gst_value_array_get_size (streams) == 2, "%" GST_PTR_FORMAT,
+                 final);
+    for (guint i = 0; i < 2; i++) {
+      const GstStructure *ss = gst_value_get_structure (gst_value_array_get_value (streams, i));
+      guint index = 99;
+      guint64 fin = 0, fout = 0, dropped = 0;
+      gdouble fps = 0, lat = 0;
+      gchar *want = g_strdup_printf ("cam%u", i);
+
+      fail_unless (gst_structure_get_uint (ss, "index", &index) && index == i);
+      fail_unless (gst_structure_get_uint64 (ss, "frames-in", &fin));
+      fail_unless (gst_structure_get_uint64 (ss, "frames-out", &fout));
+      fail_unless (gst_structure_get_uint64 (ss, "dropped", &dropped));
+      fail_unless (gst_structure_get_double (ss, "fps", &fps) && fps > 0);
+      fail_unless (gst_structure_get_double (ss, "latency-ms", &lat) && lat > 0);
+      fail_unless_equals_string (gst_structure_get_string (ss, "source-id"), want);
+      /* each frame of its source is out or counted as dropped */
+      fail_unless_equals_uint64 (fout, (guint64) out[i]);
+      fail_unless_equals_uint64 (fin, fout);
+      fail_unless_equals_uint64 (fin + dropped, n);
+      total_dropped += dropped;
+      g_free (want);
+    }
+    fail_unless (total_dropped > 0, "nothing dropped: the stages were not slower");
+    fail_unless (gst_structure_get_uint64 (final, "dropped", &dropped_all));
+    fail_unless_equals_uint64 (dropped_all, total_dropped);
+  }
+  gst_structure_free ((GstStructure *) final);
+  gst_object_unref (bus);
+  gst_object_unref (pipe);
+  g_string_free (desc, TRUE);
+  g_free (model);
+}
+
+GST_END_TEST;
+
 static Suite *
 live_suite (void)
 {
@@ -490,6 +610,7 @@ live_suite (void)
 
   tcase_add_test (tc, test_batch_post_processing);
   tcase_add_test (tc, test_live_drop);
+  tcase_add_test (tc, test_stream_stats);
   return s;
 }
 
