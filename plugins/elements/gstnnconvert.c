@@ -67,6 +67,7 @@
 #endif
 
 #include "gstnnconvert-private.h"
+#include "gstnnsourcemeta.h"
 #include "gstnnmeta.h"
 #include "gstnnframemeta.h"
 #include "gstnntensorcaps.h"
@@ -107,6 +108,7 @@ enum
   PROP_REGION_Y,
   PROP_REGION_WIDTH,
   PROP_REGION_HEIGHT,
+  PROP_SOURCE_ID,
 };
 
 #define VIDEO_FORMATS_COLOR \
@@ -132,6 +134,8 @@ struct _GstNnConvert
   GstNnConvertSettings settings;
   gchar *mean_str, *std_str;
   gboolean keep_frame; /* attach a GstNnFrameMeta (object lock) */
+  gchar *source_id;    /* GstNnSourceMeta's source-id (object lock) */
+  guint64 frames_seen; /* frames received since start (streaming) */
 
   /* negotiated state (streaming thread) */
   GstVideoInfo vinfo;
@@ -425,6 +429,9 @@ gst_nn_convert_transform (GstBaseTransform *trans, GstBuffer *inbuf,
   GstVideoFrame frame;
   GstMapInfo map;
   GstNnTransformMeta *meta;
+  GstNnSource src;
+  gchar *source_id;
+  gboolean keep;
   gsize need = (gsize) self->geom.out_w * self->geom.out_h * self->channels
       * nnp_dtype_size (self->dtype);
 
@@ -475,10 +482,23 @@ gst_nn_convert_transform (GstBaseTransform *trans, GstBuffer *inbuf,
   meta->offset_x = -self->region[0] * meta->scale_x;
   meta->offset_y = -self->region[1] * meta->scale_y;
 
+  /* where and when (gstnnsourcemeta.h), on the tensor and the frame */
   GST_OBJECT_LOCK (self);
-  if (self->keep_frame)
-    gst_buffer_add_nn_frame_meta (outbuf, inbuf, &self->vinfo);
+  keep = self->keep_frame;
+  src.source_id = source_id = g_strdup (self->source_id);
   GST_OBJECT_UNLOCK (self);
+  src.frame = self->frames_seen++;
+  src.unix_us = gst_nn_source_wallclock (GST_ELEMENT (self), &trans->segment,
+      inbuf, &src.time_source);
+  gst_nn_source_meta_add (outbuf, &src);
+  if (keep) {
+    GstBuffer *kept = gst_buffer_copy (inbuf); /* shares the memory */
+
+    gst_nn_source_meta_add (kept, &src);
+    gst_buffer_add_nn_frame_meta (outbuf, kept, &self->vinfo);
+    gst_buffer_unref (kept);
+  }
+  g_free (source_id);
 
   return GST_FLOW_OK;
 }
@@ -489,7 +509,8 @@ gst_nn_convert_transform_meta (GstBaseTransform *trans, GstBuffer *outbuf,
 {
   /* we attach a fresh transform meta describing this conversion */
   if (meta->info->api == GST_NN_TRANSFORM_META_API_TYPE
-      || meta->info->api == GST_NN_FRAME_META_API_TYPE)
+      || meta->info->api == GST_NN_FRAME_META_API_TYPE
+      || gst_nn_source_meta_is (meta))
     return FALSE;
   /* video-specific metas (tags "video", "size", ...) do not apply to
    * tensors: the parent drops every tagged meta */
@@ -504,6 +525,7 @@ gst_nn_convert_stop (GstBaseTransform *trans)
 
   g_clear_pointer (&self->conv, nn_frame_converter_free);
   self->out_size = 0;
+  self->frames_seen = 0;
   return TRUE;
 }
 
@@ -585,6 +607,11 @@ gst_nn_convert_set_property (GObject *object, guint prop_id,
       self->keep_frame = g_value_get_boolean (value);
       reconfigure = FALSE;
       break;
+    case PROP_SOURCE_ID:
+      g_free (self->source_id);
+      self->source_id = g_value_dup_string (value);
+      reconfigure = FALSE;
+      break;
     default:
       reconfigure = FALSE;
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -648,6 +675,9 @@ gst_nn_convert_get_property (GObject *object, guint prop_id, GValue *value,
     case PROP_KEEP_FRAME:
       g_value_set_boolean (value, self->keep_frame);
       break;
+    case PROP_SOURCE_ID:
+      g_value_set_string (value, self->source_id);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -663,6 +693,7 @@ gst_nn_convert_finalize (GObject *object)
   nn_frame_converter_free (self->conv);
   g_free (self->mean_str);
   g_free (self->std_str);
+  g_free (self->source_id);
 
   G_OBJECT_CLASS (gst_nn_convert_parent_class)->finalize (object);
 }
@@ -874,6 +905,22 @@ gst_nn_convert_class_init (GstNnConvertClass *klass)
               G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
                   | GST_PARAM_MUTABLE_READY));
   }
+
+  /**
+   * GstNnConvert:source-id:
+   *
+   * The camera or stream the frames come from ("cam0", a URI): with the
+   * frame's number and wall-clock time it goes on every tensor and kept
+   * frame (GstNnSourceMeta, gstnnsourcemeta.h) and into every result
+   * (nnmetapublish's JSON, nnpipeline-stats).
+   */
+  g_object_class_install_property (gobject_class, PROP_SOURCE_ID,
+      g_param_spec_string ("source-id", "Source id",
+          "Where the frames come from (a camera's name or URI), put on every "
+          "tensor and kept frame with the frame's number and time",
+          NULL,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_PLAYING));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);

@@ -28,8 +28,13 @@
  *  "angle":0}],"classes":[]}
  * ]|
  *
- * frame counts the frames from 0 since the element started; pts is the
- * buffer's presentation time in nanoseconds (null when it has none).
+ * frame is the frame's number at its source (nnconvert's count, from the
+ * frame's GstNnSourceMeta: a frame dropped on the way, by the drop policy
+ * of live input, is a gap), or else counts the frames from 0 since this
+ * element started; source_id (nnconvert source-id, when set), time
+ * (ISO-8601 UTC) and unix_ms say where and when the frame was taken
+ * (gstnnsourcemeta.h); pts is the buffer's presentation time in
+ * nanoseconds (null when it has none).
  * "lines" holds the "text" regions in meta order (reading order): box is
  * the rotated box's corners in frame pixels (top-left, top-right,
  * bottom-right, bottom-left of the text); text and score are there once
@@ -54,11 +59,27 @@
  * number, the PTS in seconds, the text, the score and the corners
  * "x0,y0 x1,y1 x2,y2 x3,y3".
  *
+ * With #GstNnMetaPublish:method "mqtt" each frame's JSON object is one
+ * message published to #GstNnMetaPublish:topic on the broker at
+ * #GstNnMetaPublish:address (HOST:PORT), with #GstNnMetaPublish:qos,
+ * #GstNnMetaPublish:mqtt-client-id, TLS (#GstNnMetaPublish:tls-ca-file)
+ * and credentials read from a file (#GstNnMetaPublish:mqtt-credentials),
+ * DL Streamer's gvametapublish names.  The frame is never held up by the
+ * broker: messages wait in a bounded queue (#GstNnMetaPublish:max-queue,
+ * the oldest dropped and counted when it is full) sent by a thread of
+ * their own that reconnects with back-off (gstnnmqtt.h).  A broker that
+ * cannot be reached at the start fails the start; one lost later is a
+ * warning, and an "nnmetapublish-mqtt" element message at every change.
+ *
  * ## Example launch lines
  * |[
  * ... ! nnctcdecode keys=ppocr_keys_v1.txt ! \
  *     nnmetapublish location=results.jsonl ! fakesink
  * ]| writes one JSON object per frame (pipelines/ocr-file.sh --json).
+ * |[
+ * ... ! nnmetapublish method=mqtt address=127.0.0.1:1883 topic=cameras/ocr \
+ *     qos=1 ! fakesink
+ * ]| publishes them to an MQTT broker (docs/results.md).
  */
 
 #ifdef HAVE_CONFIG_H
@@ -66,7 +87,9 @@
 #endif
 
 #include "gstnnmetapublish.h"
+#include "gstnnmetapublish-mqtt.h"
 #include "gstnnresults.h"
+#include "gstnnsourcemeta.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -85,7 +108,16 @@ enum
   PROP_LOCATION,
   PROP_FILE_FORMAT,
   PROP_FRAMES,
-  PROP_RESULTS,
+  return frame_to_json (frame, frame_number, info, RESULTS_TEXT);
+}
+
+static gchar *
+frame_to_json (GstBuffer *frame, guint64 frame_number, const GstVideoInfo *info,
+    Results results)
+{
+  cJSON *root, *lines = NULL, *classes = NULL, *objects = NULL;
+  GstNnSource src;
+  gboolean have_src;
 };
 
 /* What a JSON line holds (#GstNnMetaPublish:results). */
@@ -128,7 +160,8 @@ struct _GstNnMetaPublish
   FILE *file; /* owned unless stdout */
   GstVideoInfo info;
   gboolean have_info;
-  guint64 frames; /* frames written (object lock) */
+  guint64 frames;            /* frames written (object lock) */
+  GstNnMetaPublishMqtt mqtt; /* method=mqtt (its own lock) */
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -255,6 +288,9 @@ frame_to_json (GstBuffer *frame, guint64 frame_number, const GstVideoInfo *info,
     Results results)
 {
   cJSON *root, *lines = NULL, *classes = NULL, *objects = NULL;
+  cJSON *root, *lines, *classes;
+  GstNnSource src;
+  gboolean have_src;
   gpointer state = NULL;
   GstMeta *m;
   char *printed;
@@ -263,11 +299,24 @@ frame_to_json (GstBuffer *frame, guint64 frame_number, const GstVideoInfo *info,
   g_return_val_if_fail (GST_IS_BUFFER (frame), NULL);
 
   root = cJSON_CreateObject ();
-  cJSON_AddNumberToObject (root, "frame", (double) frame_number);
+  /* where and when (nnconvert's GstNnSourceMeta): the source's frame
+   * number (a frame dropped on the way is a gap), its id, wall-clock time */
+  have_src = gst_nn_source_meta_get (frame, &src);
+  cJSON_AddNumberToObject (root, "frame",
+      (double) (have_src ? src.frame : frame_number));
+  if (have_src && src.source_id)
+    cJSON_AddStringToObject (root, "source_id", src.source_id);
   if (GST_BUFFER_PTS_IS_VALID (frame))
     cJSON_AddNumberToObject (root, "pts", (double) GST_BUFFER_PTS (frame));
   else
     cJSON_AddNullToObject (root, "pts");
+  if (have_src && src.unix_us >= 0) {
+    gchar *iso = gst_nn_source_iso8601 (src.unix_us);
+
+    cJSON_AddStringToObject (root, "time", iso);
+    cJSON_AddNumberToObject (root, "unix_ms", (double) (src.unix_us / 1000));
+    g_free (iso);
+  }
   if (info && GST_VIDEO_INFO_WIDTH (info) > 0) {
     cJSON_AddNumberToObject (root, "width", GST_VIDEO_INFO_WIDTH (info));
     cJSON_AddNumberToObject (root, "height", GST_VIDEO_INFO_HEIGHT (info));
@@ -364,6 +413,15 @@ gst_nn_meta_publish_transform_ip (GstBaseTransform *trans, GstBuffer *buf)
   n = self->frames++;
   GST_OBJECT_UNLOCK (self);
 
+  if (gst_nn_meta_publish_mqtt_enabled (&self->mqtt)) {
+    gchar *json =
+        frame_to_json (buf, n, self->have_info ? &self->info : NULL, results);
+
+    /* queued: the broker never holds the frame up */
+    gst_nn_meta_publish_mqtt_publish (&self->mqtt, json);
+    g_free (json);
+    return GST_FLOW_OK;
+  }
   if (self->file == NULL)
     return GST_FLOW_OK;
   if (format == GST_NN_META_PUBLISH_FORMAT_TEXT) {
@@ -394,17 +452,33 @@ static gboolean
 gst_nn_meta_publish_start (GstBaseTransform *trans)
 {
   GstNnMetaPublish *self = GST_NN_META_PUBLISH (trans);
+  GstNnMetaPublishFormat format;
   gchar *location;
   gboolean ok;
 
   GST_OBJECT_LOCK (self);
   location = g_strdup (self->location);
   self->frames = 0;
+  format = self->format;
   GST_OBJECT_UNLOCK (self);
   self->have_info = FALSE;
+  if (gst_nn_meta_publish_mqtt_enabled (&self->mqtt)) {
+    g_free (location);
+    if (format != GST_NN_META_PUBLISH_FORMAT_JSON_LINES)
+      goto text_to_mqtt;
+    return gst_nn_meta_publish_mqtt_start (&self->mqtt);
+  }
   ok = gst_nn_results_open_file (GST_ELEMENT (self), location, &self->file);
   g_free (location);
   return ok;
+
+  /* ERRORS */
+text_to_mqtt : {
+  GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+      ("method=mqtt publishes JSON: file-format=text is for files"),
+      ("property 'file-format'"));
+  return FALSE;
+}
 }
 
 static gboolean
@@ -413,7 +487,20 @@ gst_nn_meta_publish_stop (GstBaseTransform *trans)
   GstNnMetaPublish *self = GST_NN_META_PUBLISH (trans);
 
   gst_nn_results_close_file (&self->file);
+  gst_nn_meta_publish_mqtt_stop (&self->mqtt);
   return TRUE;
+}
+
+/* EOS: what waits for the broker gets flush-timeout to go out. */
+static gboolean
+gst_nn_meta_publish_sink_event (GstBaseTransform *trans, GstEvent *event)
+{
+  GstNnMetaPublish *self = GST_NN_META_PUBLISH (trans);
+
+  if (GST_EVENT_TYPE (event) == GST_EVENT_EOS)
+    gst_nn_meta_publish_mqtt_flush (&self->mqtt);
+  return GST_BASE_TRANSFORM_CLASS (gst_nn_meta_publish_parent_class)
+      ->sink_event (trans, event);
 }
 
 static void
@@ -422,6 +509,9 @@ gst_nn_meta_publish_set_property (GObject *object, guint prop_id,
 {
   GstNnMetaPublish *self = GST_NN_META_PUBLISH (object);
 
+  if (gst_nn_meta_publish_mqtt_set_property (&self->mqtt, PROP_MQTT, prop_id,
+          value))
+    return;
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
     case PROP_LOCATION:
@@ -447,6 +537,9 @@ gst_nn_meta_publish_get_property (GObject *object, guint prop_id, GValue *value,
 {
   GstNnMetaPublish *self = GST_NN_META_PUBLISH (object);
 
+  if (gst_nn_meta_publish_mqtt_get_property (&self->mqtt, PROP_MQTT, prop_id,
+          value))
+    return;
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
     case PROP_LOCATION:
@@ -475,6 +568,7 @@ gst_nn_meta_publish_finalize (GObject *object)
 
   g_free (self->location);
   gst_nn_results_close_file (&self->file);
+  gst_nn_meta_publish_mqtt_clear (&self->mqtt);
   G_OBJECT_CLASS (gst_nn_meta_publish_parent_class)->finalize (object);
 }
 
@@ -519,6 +613,11 @@ gst_nn_meta_publish_class_init (GstNnMetaPublishClass *klass)
               | GST_PARAM_MUTABLE_READY));
   gst_type_mark_as_plugin_api (results_get_type (), 0);
 
+  /* method, address, topic, mqtt-client-id, qos, mqtt-credentials, TLS
+   * files, max-queue, reconnect-max, flush-timeout, messages-published,
+   * messages-dropped */
+  gst_nn_meta_publish_mqtt_install (gobject_class, PROP_MQTT);
+
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class, "Result publisher",
@@ -532,6 +631,7 @@ gst_nn_meta_publish_class_init (GstNnMetaPublishClass *klass)
       GST_DEBUG_FUNCPTR (gst_nn_meta_publish_transform_ip);
   trans_class->start = GST_DEBUG_FUNCPTR (gst_nn_meta_publish_start);
   trans_class->stop = GST_DEBUG_FUNCPTR (gst_nn_meta_publish_stop);
+  trans_class->sink_event = GST_DEBUG_FUNCPTR (gst_nn_meta_publish_sink_event);
   trans_class->passthrough_on_same_caps = TRUE;
 
   gst_type_mark_as_plugin_api (GST_TYPE_NN_META_PUBLISH_FORMAT, 0);
@@ -542,5 +642,6 @@ gst_nn_meta_publish_init (GstNnMetaPublish *self)
 {
   self->location = g_strdup (DEFAULT_LOCATION);
   self->format = DEFAULT_FILE_FORMAT;
+  gst_nn_meta_publish_mqtt_init (&self->mqtt, GST_ELEMENT (self));
   gst_base_transform_set_passthrough (GST_BASE_TRANSFORM (self), TRUE);
 }

@@ -6,6 +6,7 @@
 #include <gst/base/gstbasetransform.h>
 #include <nnpipe/part.h>
 
+#include "gstnndrop.h"
 #include "gstnnpartprops.h"
 #include "gstnnrunstats.h"
 #include "gstnnstage.h"
@@ -56,6 +57,8 @@ struct _GstNnStage
   guint stages_built;  /* stages prepared since start (object lock) */
   GstNnRunStats stats; /* busy time, frames, latency, trace and
                                  * debug-slowdown (their properties) */
+  GstNnDrop drop;      /* late frames of live input (drop,
+                                 * max-lateness, dropped) */
 };
 
 /* gstnnstagecaps.c: negotiation (its base class vfuncs: transform_caps,
