@@ -108,16 +108,8 @@ enum
   PROP_LOCATION,
   PROP_FILE_FORMAT,
   PROP_FRAMES,
-  return frame_to_json (frame, frame_number, info, RESULTS_TEXT);
-}
-
-static gchar *
-frame_to_json (GstBuffer *frame, guint64 frame_number, const GstVideoInfo *info,
-    Results results)
-{
-  cJSON *root, *lines = NULL, *classes = NULL, *objects = NULL;
-  GstNnSource src;
-  gboolean have_src;
+  PROP_RESULTS,
+  PROP_MQTT, /* .. + GST_NN_MQTT_N_PROPS - 1: gstnnmetapublish-mqtt.h's */
 };
 
 /* What a JSON line holds (#GstNnMetaPublish:results). */
@@ -288,7 +280,6 @@ frame_to_json (GstBuffer *frame, guint64 frame_number, const GstVideoInfo *info,
     Results results)
 {
   cJSON *root, *lines = NULL, *classes = NULL, *objects = NULL;
-  cJSON *root, *lines, *classes;
   GstNnSource src;
   gboolean have_src;
   gpointer state = NULL;

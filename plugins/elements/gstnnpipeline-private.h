@@ -65,7 +65,6 @@ struct _GstNnPipeline
   guint batch_size;
   guint64 batch_timeout;    /* ns */
   guint inference_interval; /* the first stage's (nnstage) */
-  guint64 batch_timeout;    /* ns */
   GstNnDrop drop_settings;  /* drop, max-lateness: copied to drops */
   GPtrArray *drops;         /* GstNnPipelineDrop*, owned: one per sink pad
                             * (gstnnpipeline-drop.c; the array under the

@@ -550,19 +550,17 @@ gst_nn_stage_class_init (GstNnStageClass *klass)
           1, G_MAXINT, 1,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
               | GST_PARAM_MUTABLE_PLAYING));
-  *GstNnStage : drop : **The drop policy of late frames (gstnndrop.h)
-      : auto drops the frames of
-          * live input that arrive more than #GstNnStage : max
-      - lateness late (or *that a QoS event said are late)
-          instead of running them,
-  and none of * files;
-  on drops late frames of any input,
-      off none.Also *#GstNnStage : max
-          - lateness (ns, -1
-                      : QoS only)
-      and #GstNnStage
-      : dropped.
-            * / gst_nn_drop_install (gobject_class, PROP_DROP, "before they ran");
+
+  /**
+   * GstNnStage:drop:
+   *
+   * The drop policy of late frames (gstnndrop.h): auto drops the frames of
+   * live input that arrive more than #GstNnStage:max-lateness late (or
+   * that a QoS event said are late) instead of running them, and none of
+   * files; on drops late frames of any input, off none.  Also
+   * #GstNnStage:max-lateness (ns, -1: QoS only) and #GstNnStage:dropped.
+   */
+  gst_nn_drop_install (gobject_class, PROP_DROP, "before they ran");
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
