@@ -263,6 +263,14 @@ gst_nn_remote_frame_caps (const NnpRemoteFrame *frame, GError **error)
         strlen (frame->caps), GST_NN_REMOTE_MAX_CAPS);
     return NULL;
   }
+  /* lists, ranges and arrays are never fixed tensor caps, and GStreamer's
+   * parser leaks on unterminated ones (1.22): refused before it */
+  if (strpbrk (frame->caps, "{}[]<>")) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE,
+        "frame caps '%.200s' are not fixed caps (a list, range or array)",
+        frame->caps);
+    return NULL;
+  }
   caps = gst_caps_from_string (frame->caps);
   if (caps == NULL || gst_caps_get_size (caps) != 1
       || !gst_caps_is_fixed (caps)) {
