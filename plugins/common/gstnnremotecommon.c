@@ -194,6 +194,11 @@ gst_nn_remote_tls_error_explain (GError **error, const gchar *host,
                             "certificate its CA signed (set tls-certificate "
                             "and tls-key) (%s)",
         host, port, err->message);
+  else if (err->code == G_TLS_ERROR_EOF)
+    text = g_strdup_printf ("TLS: the server %s:%u closed the connection "
+                            "after the handshake (did it refuse this "
+                            "client's certificate? tls-certificate) (%s)",
+        host, port, err->message);
   else if (err->code == G_TLS_ERROR_BAD_CERTIFICATE)
     text = g_strdup_printf ("TLS: the server %s:%u refused this client's "
                             "certificate (not signed by the CA it trusts?) "

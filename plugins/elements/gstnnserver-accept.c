@@ -274,7 +274,7 @@ reaper_thread (gpointer data)
         s->stats.idle_timeouts++;
       }
       if (why) {
-        gst_nn_server_client_kick_locked (c, why);
+        gst_nn_server_client_kick_locked (c, why, !c->authed);
         g_free (why);
       }
     }

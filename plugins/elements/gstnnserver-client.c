@@ -240,10 +240,12 @@ gst_nn_server_client_send_error (Client *c, const gchar *message)
 }
 
 void
-gst_nn_server_client_kick_locked (Client *c, const gchar *why)
+gst_nn_server_client_kick_locked (Client *c, const gchar *why, gboolean tell)
 {
-  if (c->kicked == NULL)
+  if (c->kicked == NULL) {
     c->kicked = g_strdup (why);
+    c->kick_tell = tell;
+  }
   g_cancellable_cancel (c->cancellable);
 }
 
@@ -453,10 +455,12 @@ static gboolean
 server_push (Listener *s, Client *c, GstNnServerFrame *f)
 {
   g_mutex_lock (&s->lock);
+  /* (a kick cancels without signalling the condition: looked at often) */
   while (!s->stopped && !g_cancellable_is_cancelled (c->cancellable) && c->ep
       && !c->ep->stopped
       && g_queue_get_length (&c->ep->queue) >= MAX (c->ep->max_queue, 1))
-    g_cond_wait (&s->cond, &s->lock);
+    g_cond_wait_until (&s->cond, &s->lock,
+        g_get_monotonic_time () + 100 * G_TIME_SPAN_MILLISECOND);
   if (s->stopped || g_cancellable_is_cancelled (c->cancellable) || c->ep == NULL
       || c->ep->stopped) {
     g_mutex_unlock (&s->lock);
@@ -764,6 +768,7 @@ gst_nn_server_client_serve (Listener *s, Client *c)
   GError *err = NULL;
   gchar *why = NULL;
   guint64 *counter = NULL;
+  gboolean tell;
 
   why = serve_hello (s, c, &counter);
   if (why)
@@ -896,23 +901,27 @@ refuse:
 refuse_hello:
   /* ended by the reaper or the server: its reason */
   g_mutex_lock (&s->lock);
+  tell = TRUE;
   if (c->kicked) {
     g_free (why);
     why = g_strdup (c->kicked);
+    tell = c->kick_tell;
     counter = NULL;
   }
   if (counter)
     (*counter)++;
   g_mutex_unlock (&s->lock);
-  gst_nn_server_client_send_error (c, why);
+  if (tell)
+    gst_nn_server_client_send_error (c, why);
   gst_nn_server_log (s, c->id, c->peer, "refused", why);
   g_free (why);
   return;
 closed:
   g_mutex_lock (&s->lock);
   why = g_strdup (c->kicked ? c->kicked : err ? err->message : "stopping");
+  tell = c->kicked && c->kick_tell;
   g_mutex_unlock (&s->lock);
-  if (c->kicked)
+  if (tell)
     gst_nn_server_client_send_error (c, why);
   gst_nn_server_log (s, c->id, c->peer, "left", why);
   g_free (why);

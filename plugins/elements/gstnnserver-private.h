@@ -49,6 +49,7 @@ typedef struct
   gboolean authed;
   gint64 last_rx_us;
   gchar *kicked; /* why the reaper or the server ended it (listener lock) */
+  gboolean kick_tell;  /* ... and whether the peer gets it as an ERROR */
   gsize preauth_bytes; /* its share of the pre-auth budget (listener lock) */
   gboolean talks_tls;  /* a TLS client at a plain server: no ERROR for it */
   /* its part, from the HELLO, and what checks its frames' caps (reader
@@ -182,8 +183,12 @@ void gst_nn_server_result_free (Result *r);
 /* The conversation with one client after its TLS handshake: HELLO, then
  * its messages until it leaves or is dropped. */
 void gst_nn_server_client_serve (Listener *s, Client *c);
-/* End a connection (listener lock held): remember why, cancel its I/O. */
-void gst_nn_server_client_kick_locked (Client *c, const gchar *why);
+/* End a connection (listener lock held): remember why, cancel its I/O;
+ * with tell, its thread sends the reason as an ERROR (a peer at fault),
+ * else it just closes (the server stops, an idle client: nnremote then
+ * reconnects, to this server or the next). */
+void gst_nn_server_client_kick_locked (Client *c, const gchar *why,
+    gboolean tell);
 
 /* gstnnserver-accept.c */
 /* GThreadedSocketService::run: one connection, from accept to close

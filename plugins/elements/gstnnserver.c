@@ -279,7 +279,7 @@ cancel_client (gpointer key, gpointer value, gpointer data)
   if (data == NULL || c->ep == data) {
     c->ep = NULL;
     gst_nn_server_client_kick_locked (c,
-        data ? "the part stopped" : "the server stops");
+        data ? "the part stopped" : "the server stops", FALSE);
   }
 }
 
@@ -374,7 +374,7 @@ gst_nn_server_drop_client (GstNnServer *ep, guint64 client_id,
   g_mutex_lock (&ep->l->lock);
   c = g_hash_table_lookup (ep->l->clients, &client_id);
   if (c)
-    gst_nn_server_client_kick_locked (c, message);
+    gst_nn_server_client_kick_locked (c, message, TRUE);
   g_mutex_unlock (&ep->l->lock);
 }
 
@@ -463,7 +463,7 @@ gst_nn_server_send_result (guint port, const GstNnServerMeta *meta,
           "its results (%d waiting): dropped",
           meta->client_id, MAX_RESULTS_QUEUED);
       gst_nn_server_client_kick_locked (c,
-          "too slow: results not read (16 waiting)");
+          "too slow: results not read (16 waiting)", TRUE);
     }
   } else {
     GST_DEBUG ("client %" G_GUINT64_FORMAT " is gone, result %" G_GUINT64_FORMAT

@@ -243,13 +243,23 @@ try:
     ok(a[0] == 'ERROR' and 'no HELLO within 1500 ms' in a[1],
        'D2 4 bytes and silence: "%s" after %.1f s' % (a[1] if a[0] == 'ERROR' else a,
                                                       time.monotonic() - t0))
+    # an idle client is closed without an ERROR: nnremote reconnects then
     c = w.connect(s1.port)
     c.sendall(w.msg(w.HELLO, 0, w.hello_payload(digest)))
     a1 = w.answer(c, 30)
     a = w.answer(c, 60)
     c.close()
-    ok(a1[0] == 'HELLO_OK' and a[0] == 'ERROR' and 'idle for 3 s' in a[1],
-       'D2 a silent client: "%s"' % (a[1] if a[0] == 'ERROR' else a))
+    ok(a1[0] == 'HELLO_OK' and a[0] == 'CLOSED'
+       and re.search(r'127\.0\.0\.1:\d+ left: idle for 3 s \(idle timeout\)', s1.text()),
+       'D2 a silent client closed after --idle-timeout 3 (logged why)', repr(a))
+    r = launch(['filesrc', 'location=%s/in.raw' % tmp, 'blocksize=%d' % (3 * 48 * 192 * 4),
+                'num-buffers=2', '!'] + w.CAPS.split() +
+               ['!', 'identity', 'sleep-time=3600000', '!', 'nnremote', 'model=' + model,
+                'port=%d' % s1.port, '!', 'filesink', 'location=%s/idle.raw' % tmp])
+    data = open(os.path.join(tmp, 'idle.raw'), 'rb').read() if r.returncode == 0 else b''
+    ok(data == b''.join(reference[:2]),
+       'D2 nnremote silent for 3.6 s between frames (idle timeout 3 s): both frames, exact',
+       r.stderr[-300:])
 
     def hold(srv, n, first=b'NNPR', source=None):
         socks = []
@@ -414,7 +424,7 @@ try:
                     'timeout=2000')
     ok(r.returncode != 0 and "refuse this client's certificate" in r.stderr
        and re.search(r"client's certificate is refused: it is not signed by a CA", s5.text()),
-       'D8 a client certificate of another CA refused, the server says why')
+       'D8 a client certificate of another CA refused, the server says why', r.stderr[-400:])
     ok(re.search(r'client \d+ 127\.0\.0\.1:\d+ refused: TLS handshake failed', s5.text()),
        'D8 the server logs TLS failures with the peer address')
     r, _ = nnremote(s1.port, 'x.raw', 'tls=true', 'tls-ca-file=' + t('ca.pem'))
