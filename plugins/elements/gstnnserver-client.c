@@ -155,6 +155,10 @@ gst_nn_server_listener_unref (Listener *s)
     return;
   g_hash_table_unref (s->clients);
   g_hash_table_unref (s->addrs);
+  g_clear_object (&s->accept_sa);
+  g_clear_pointer (&s->accept_loop, g_main_loop_unref);
+  g_clear_pointer (&s->accept_ctx, g_main_context_unref);
+  g_clear_error (&s->accept_error);
   g_ptr_array_unref (s->endpoints);
   g_cond_clear (&s->reaper_cond);
   g_clear_object (&s->client_ca);

@@ -107,10 +107,17 @@ struct _Listener
   gint ref_count;
   GstNnServerConfig config; /* owned copies, limits defaulted */
   GObject *owner;           /* the first nnserversrc, for logs (not a ref) */
-  GSocketService *service;
-  GTlsCertificate *cert;   /* or NULL */
-  GTlsDatabase *client_ca; /* mutual TLS: or NULL */
-  guint port;              /* the bound port */
+  GSocketService *service;  /* made, started and stopped in accept_thread */
+  GThread *accept_thread;   /* accepts in accept_ctx: no main loop of the
+                              application needed, none disturbed */
+  GMainContext *accept_ctx;
+  GMainLoop *accept_loop;
+  GSocketAddress *accept_sa; /* the address to listen on (start-up) */
+  gboolean accept_ready;     /* start-up done (lock) */
+  GError *accept_error;      /* start-up failed: why (lock) */
+  GTlsCertificate *cert;     /* or NULL */
+  GTlsDatabase *client_ca;   /* mutual TLS: or NULL */
+  guint port;                /* the bound port */
 
   GMutex lock; /* all below, and every endpoint's fields */
   GCond cond;

@@ -83,6 +83,72 @@ join (Listener *l, const GstNnServerConfig *config, GObject *owner,
   return ep;
 }
 
+/* The accept thread: listens on accept_sa and accepts in a context of its
+ * own.  GThreadedSocketService without GIO's thread limit: at its limit it
+ * stops and restarts the service from a connection's thread, which raced
+ * with the accept when many connections closed at once (issue 19 D2: a
+ * SIGSEGV in GIO's accept path on the main thread); max-connections bounds
+ * the threads instead. */
+static gpointer
+accept_thread (gpointer data)
+{
+  Listener *s = data;
+  GSocketAddress *bound = NULL;
+  GError *err = NULL;
+  gboolean ok;
+
+  g_main_context_push_thread_default (s->accept_ctx);
+  s->service = g_threaded_socket_service_new (-1);
+  /* not yet: the first part is not there (accept_start starts it) */
+  g_socket_service_stop (s->service);
+  g_signal_connect (s->service, "run", G_CALLBACK (gst_nn_server_on_run), s);
+  ok = g_socket_listener_add_address (G_SOCKET_LISTENER (s->service),
+      s->accept_sa, G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_TCP, NULL, &bound,
+      &err);
+  g_mutex_lock (&s->lock);
+  if (ok)
+    s->port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (bound));
+  s->accept_error = err;
+  s->accept_ready = TRUE;
+  g_cond_broadcast (&s->cond);
+  g_mutex_unlock (&s->lock);
+  g_clear_object (&bound);
+  if (ok)
+    g_main_loop_run (s->accept_loop);
+  g_socket_service_stop (s->service);
+  g_socket_listener_close (G_SOCKET_LISTENER (s->service));
+  g_main_context_pop_thread_default (s->accept_ctx);
+  return NULL;
+}
+
+static gboolean
+accept_start (gpointer data)
+{
+  Listener *s = data;
+
+  g_socket_service_start (s->service);
+  return G_SOURCE_REMOVE;
+}
+
+static gboolean
+accept_quit (gpointer data)
+{
+  g_main_loop_quit (data);
+  return G_SOURCE_REMOVE;
+}
+
+/* Stop accepting and close the port (the service stays, for the
+ * connections still running). */
+static void
+accept_stop (Listener *s)
+{
+  if (s->accept_thread == NULL)
+    return;
+  g_main_context_invoke (s->accept_ctx, accept_quit, s->accept_loop);
+  g_thread_join (s->accept_thread);
+  s->accept_thread = NULL;
+}
+
 /* A connection is a file descriptor: max-connections beyond the open-file
  * limit would make accept() fail (EMFILE) in a loop.  Raise the soft limit
  * to the hard one if needed, else lower max-connections to fit. */
@@ -126,8 +192,6 @@ gst_nn_server_start (const GstNnServerConfig *config, GObject *owner,
   Listener *s;
   GstNnServer *ep;
   GInetAddress *ia;
-  GSocketAddress *sa, *bound = NULL;
-  gboolean ok;
 
   ensure_debug ();
   if (config->port != 0) {
@@ -210,23 +274,20 @@ gst_nn_server_start (const GstNnServerConfig *config, GObject *owner,
         "listen address '%s' is not an IP address", s->config.host);
     goto fail;
   }
-  sa = g_inet_socket_address_new (ia, (guint16) s->config.port);
+  s->accept_sa = g_inet_socket_address_new (ia, (guint16) s->config.port);
   g_object_unref (ia);
-  /* no thread limit of GIO's: at its limit it stops and restarts the
-   * service from a connection's thread, which raced with the accept in the
-   * main loop when many connections closed at once (issue 19 D2: SIGSEGV in
-   * GIO's accept path); max-connections bounds the threads instead */
-  s->service = g_threaded_socket_service_new (-1);
-  ok = g_socket_listener_add_address (G_SOCKET_LISTENER (s->service), sa,
-      G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_TCP, NULL, &bound, error);
-  g_object_unref (sa);
-  if (!ok) {
-    g_prefix_error (error, "cannot listen on %s:%u: ", s->config.host,
-        s->config.port);
+  s->accept_ctx = g_main_context_new ();
+  s->accept_loop = g_main_loop_new (s->accept_ctx, FALSE);
+  s->accept_thread = g_thread_new ("nnserver-accept", accept_thread, s);
+  g_mutex_lock (&s->lock);
+  while (!s->accept_ready)
+    g_cond_wait (&s->cond, &s->lock);
+  g_mutex_unlock (&s->lock);
+  if (s->accept_error) {
+    g_propagate_prefixed_error (error, g_steal_pointer (&s->accept_error),
+        "cannot listen on %s:%u: ", s->config.host, s->config.port);
     goto fail;
   }
-  s->port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (bound));
-  g_object_unref (bound);
 
   g_mutex_lock (&registry_lock);
   if (registry == NULL)
@@ -250,8 +311,8 @@ gst_nn_server_start (const GstNnServerConfig *config, GObject *owner,
   ep = endpoint_new (s, config, owner);
   gst_nn_server_listener_unref (s); /* the endpoint holds it */
   gst_nn_server_reaper_start (s);
-  g_signal_connect (s->service, "run", G_CALLBACK (gst_nn_server_on_run), s);
-  g_socket_service_start (s->service);
+  /* in the accept thread: the accept is attached to its context */
+  g_main_context_invoke (s->accept_ctx, accept_start, s);
   GST_INFO_OBJECT (owner,
       "listening on %s:%u%s, at most %u connections (%u per address)",
       s->config.host, s->port,
@@ -262,10 +323,8 @@ gst_nn_server_start (const GstNnServerConfig *config, GObject *owner,
   return ep;
 
 fail:
-  if (s->service) {
-    g_socket_listener_close (G_SOCKET_LISTENER (s->service));
-    g_clear_object (&s->service);
-  }
+  accept_stop (s);
+  g_clear_object (&s->service);
   gst_nn_server_listener_unref (s);
   return NULL;
 }
@@ -307,8 +366,7 @@ gst_nn_server_stop (GstNnServer *ep)
         && g_hash_table_lookup (registry, GUINT_TO_POINTER (s->port)) == s)
       g_hash_table_remove (registry, GUINT_TO_POINTER (s->port));
     g_mutex_unlock (&registry_lock);
-    g_socket_service_stop (s->service);
-    g_socket_listener_close (G_SOCKET_LISTENER (s->service));
+    accept_stop (s);
     gst_nn_server_reaper_stop (s);
     gst_nn_server_metrics_stop (s);
     /* the connection threads log through the first nnserversrc: they end

@@ -36,6 +36,10 @@
 int LLVMFuzzerInitialize (int *argc, char ***argv);
 int LLVMFuzzerTestOneInput (const guint8 *data, size_t size);
 
+/* nnstage's category, which gstnnmodelcaps.c logs to (the element is not
+ * linked here) */
+GST_DEBUG_CATEGORY (gst_nn_stage_debug);
+
 static GstNnServer *whole, *nodes;
 static guint port;
 static NnpPart *whole_part;
@@ -124,6 +128,7 @@ LLVMFuzzerInitialize (int *argc, char ***argv)
 
   g_log_set_default_handler (log_handler, NULL);
   gst_init (argc, argv);
+  GST_DEBUG_CATEGORY_INIT (gst_nn_stage_debug, "nnstage", 0, "nnstage (fuzz-server)");
   model = nnp_model_load (NNP_FUZZ_SMALL_MODEL, &err);
   if (model == NULL)
     violation ("cannot load the model", err->message);
@@ -159,15 +164,6 @@ LLVMFuzzerInitialize (int *argc, char ***argv)
   return 0;
 }
 
-static void
-put_string (GByteArray *a, const gchar *text)
-{
-  guint32 n = GUINT32_TO_LE ((guint32) strlen (text));
-
-  g_byte_array_append (a, (const guint8 *) &n, 4);
-  g_byte_array_append (a, (const guint8 *) text, strlen (text));
-}
-
 static GByteArray *
 message (NnpRemoteType type, guint64 seq, const guint8 *payload, gsize size)
 {
@@ -182,8 +178,8 @@ message (NnpRemoteType type, guint64 seq, const guint8 *payload, gsize size)
 static GByteArray *
 hello (const gchar *part)
 {
-  NnpRemoteHello h = { NNP_REMOTE_VERSION, digest, part ? NNP_REMOTE_PART_NODES : 0,
-                       (char *) (part ? part : ""), 0, (char *) "" };
+  NnpRemoteHello h = { NNP_REMOTE_VERSION,          digest, part ? NNP_REMOTE_PART_NODES : 0,
+                       (char *) (part ? part : ""), 0,      (char *) "" };
   gsize size;
   guint8 *p = nnp_remote_hello_encode (&h, &size);
   GByteArray *a = message (NNP_REMOTE_HELLO, 0, p, size);
