@@ -221,8 +221,10 @@ missing_packages () {
 scan () {
   for f in "$@"; do
     case $f in
+      # a module beside the script (tests/remote/nnwire.py) is ours
       *.py) sed -n -e 's/^[[:space:]]*import[[:space:]]\{1,\}\([A-Za-z_][A-Za-z0-9_]*\).*/py \1/p' \
-              -e 's/^[[:space:]]*from[[:space:]]\{1,\}\([A-Za-z_][A-Za-z0-9_]*\).* import .*/py \1/p' "$f" ;;
+              -e 's/^[[:space:]]*from[[:space:]]\{1,\}\([A-Za-z_][A-Za-z0-9_]*\).* import .*/py \1/p' "$f" |
+              while read -r k m; do [ -e "$(dirname "$f")/$m.py" ] || echo "$k $m"; done ;;
       # find_program() of a file beside the meson.build is ours, not a dependency
       *meson.build) sed -n "s/.*find_program('\([^']*\)'.*/cmd \1/p" "$f" |
                       while read -r k c; do [ -e "$(dirname "$f")/$c" ] || echo "$k $c"; done ;;

@@ -76,6 +76,8 @@ enum
   PROP_TIMEOUT,
   PROP_TLS,
   PROP_TLS_CA,
+  PROP_TLS_CERTIFICATE,
+  PROP_TLS_KEY,
   PROP_TOKEN,
   PROP_DIGEST,
   PROP_MAX_PAYLOAD,
@@ -466,6 +468,12 @@ gst_nn_remote_set_property (GObject *object, guint prop_id, const GValue *value,
     case PROP_TLS_CA:
       str = &self->tls_ca;
       break;
+    case PROP_TLS_CERTIFICATE:
+      str = &self->tls_cert;
+      break;
+    case PROP_TLS_KEY:
+      str = &self->tls_key;
+      break;
     case PROP_TOKEN:
       str = &self->token;
       break;
@@ -518,6 +526,12 @@ gst_nn_remote_get_property (GObject *object, guint prop_id, GValue *value,
       break;
     case PROP_TLS_CA:
       g_value_set_string (value, self->tls_ca);
+      break;
+    case PROP_TLS_CERTIFICATE:
+      g_value_set_string (value, self->tls_cert);
+      break;
+    case PROP_TLS_KEY:
+      g_value_set_string (value, self->tls_key);
       break;
     case PROP_TOKEN:
       g_value_set_string (value, self->token);
@@ -578,6 +592,8 @@ gst_nn_remote_finalize (GObject *object)
   g_free (self->host);
   g_free (self->hosts);
   g_free (self->tls_ca);
+  g_free (self->tls_cert);
+  g_free (self->tls_key);
   g_free (self->token);
   g_free (self->digest);
   gst_nn_part_props_clear (&self->part);
@@ -649,6 +665,14 @@ gst_nn_remote_class_init (GstNnRemoteClass *klass)
           "PEM file of the certificate authorities to trust (default: the "
           "system's)",
           NULL, rw));
+  g_object_class_install_property (gobject_class, PROP_TLS_CERTIFICATE,
+      g_param_spec_string ("tls-certificate", "TLS certificate",
+          "PEM file with this client's certificate (and its key unless "
+          "tls-key is set), for a server that asks for one (mutual TLS)",
+          NULL, rw));
+  g_object_class_install_property (gobject_class, PROP_TLS_KEY,
+      g_param_spec_string ("tls-key", "TLS key",
+          "PEM file with the client certificate's private key", NULL, rw));
   g_object_class_install_property (gobject_class, PROP_TOKEN,
       g_param_spec_string ("token", "Token", "Shared secret for the server",
           NULL, rw));
