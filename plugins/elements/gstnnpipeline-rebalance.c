@@ -251,6 +251,19 @@ remote_error (const gchar *what, GError **error)
       what);
 }
 
+/* Whether a device list ("cpu:1,remote://h:7000") names a remote stage. */
+static gboolean
+names_remote (const gchar *devices)
+{
+  gchar **items = g_strsplit (devices, ",", -1);
+  gboolean remote = FALSE;
+
+  for (guint i = 0; items[i] && !remote; i++)
+    remote = nnp_device_spec_remote_address (items[i]) != NULL;
+  g_strfreev (items);
+  return remote;
+}
+
 gboolean
 gst_nn_pipeline_rebalance_check (GstNnPipeline *self, GError **error)
 {
@@ -260,7 +273,7 @@ gst_nn_pipeline_rebalance_check (GstNnPipeline *self, GError **error)
   GST_OBJECT_LOCK (self);
   ok = parse_slowdown (self->rb->debug_slowdown, &factors, error);
   if (ok && self->rb->enabled && self->devices
-      && strstr (self->devices, "remote://")) {
+      && names_remote (self->devices)) {
     gchar *what = g_strdup_printf ("devices \"%s\"", self->devices);
 
     remote_error (what, error);
@@ -329,7 +342,7 @@ static gint
 remote_stage (const NnpPlan *plan)
 {
   for (gint k = 0; plan && k < plan->n_stages; k++)
-    if (g_str_has_prefix (plan->stages[k].device, "remote://"))
+    if (nnp_device_spec_remote_address (plan->stages[k].device))
       return k;
   return -1;
 }
