@@ -229,16 +229,61 @@ gst_nn_convert_transform_caps (GstBaseTransform *trans,
   return ret;
 }
 
+/* The candidate of @othercaps (tensor caps) in the natural form of the
+ * video frames of @caps: one float32 tensor of 3 channels (colour) or 1
+ * (GRAY8) in the element's layout.  NULL when @othercaps has none. */
+static GstCaps *
+gst_nn_convert_natural_tensors (GstNnConvert *self, GstCaps *caps,
+    GstCaps *othercaps)
+{
+  GstNnConvertLayout layout;
+  GstVideoInfo vinfo;
+  gint want_c;
+
+  if (!gst_video_info_from_caps (&vinfo, caps))
+    return NULL;
+  want_c = GST_VIDEO_INFO_FORMAT (&vinfo) == GST_VIDEO_FORMAT_GRAY8 ? 1 : 3;
+  GST_OBJECT_LOCK (self);
+  layout = self->settings.layout;
+  GST_OBJECT_UNLOCK (self);
+  for (guint i = 0; i < gst_caps_get_size (othercaps); i++) {
+    const GstStructure *s = gst_caps_get_structure (othercaps, i);
+    GstNnTensorsInfo info;
+    NnpShape sh;
+
+    if (!gst_nn_tensors_info_from_structure (&info, s, NULL)
+        || info.n_tensors != 1 || info.tensors[0].dtype != NNP_DTYPE_FLOAT32
+        || !gst_nn_shape_fit_rank (&info.tensors[0].shape, 4, &sh))
+      continue;
+    if ((layout == GST_NN_CONVERT_LAYOUT_NCHW ? sh.dims[1] : sh.dims[3])
+        == want_c)
+      return gst_caps_new_full (gst_structure_copy (s), NULL);
+  }
+  return NULL;
+}
+
 static GstCaps *
 gst_nn_convert_fixate_caps (GstBaseTransform *trans, GstPadDirection direction,
     GstCaps *caps, GstCaps *othercaps)
 {
+  GstNnConvert *self = GST_NN_CONVERT (trans);
   GstCaps *ret;
 
-  if (direction == GST_PAD_SINK)
+  if (direction == GST_PAD_SINK) {
+    GstCaps *natural = gst_nn_convert_natural_tensors (self, caps, othercaps);
+
+    /* the first candidate downstream takes, unless it also takes the
+     * natural form of the frames: float32, 3 channels of a colour format, 1
+     * of GRAY8.  4 channels or float16 only when downstream asks for them
+     * (a later stage's candidates may come first in its answer) */
+    if (natural) {
+      gst_caps_unref (othercaps);
+      othercaps = natural;
+    }
     ret = gst_nn_tensors_caps_fixate (othercaps);
-  else
+  } else {
     ret = gst_caps_fixate (othercaps);
+  }
 
   GST_DEBUG_OBJECT (trans, "fixated to %" GST_PTR_FORMAT, ret);
   return ret;

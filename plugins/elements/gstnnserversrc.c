@@ -348,7 +348,14 @@ gst_nn_server_src_stop (GstBaseSrc *src)
 }
 
 /* A later part asks which model input shapes the tensors come from: the
- * client's, sent with the frame being pushed. */
+ * client's, sent with the frame being pushed.
+ *
+ * LATENCY: not live.  The source pushes when a request comes (hence
+ * gst_base_src_set_live, no preroll), but its frames are requests that
+ * carry their client's timestamps, not captures in this pipeline's clock:
+ * nothing downstream may sync on them or drop them as late (a stage's live
+ * drop policy, gstnndrop.h); every frame is answered, and a client too slow
+ * to be served is dropped whole by max-queue. */
 static gboolean
 gst_nn_server_src_query (GstBaseSrc *src, GstQuery *query)
 {
@@ -360,6 +367,10 @@ gst_nn_server_src_query (GstBaseSrc *src, GstQuery *query)
     answered = gst_nn_shapes_query_answer_keys (query, self->shapes);
     GST_OBJECT_UNLOCK (self);
     return answered;
+  }
+  if (GST_QUERY_TYPE (query) == GST_QUERY_LATENCY) {
+    gst_query_set_latency (query, FALSE, 0, GST_CLOCK_TIME_NONE);
+    return TRUE;
   }
   return GST_BASE_SRC_CLASS (gst_nn_server_src_parent_class)
       ->query (src, query);

@@ -49,7 +49,10 @@ from PIL import Image, ImageChops
 lines = open(sys.argv[1]).read().splitlines()
 assert len(lines) == 1, lines
 o = json.loads(lines[0])
-assert list(o) == ["frame", "pts", "width", "height", "objects"], list(o)
+# issue 21's keys, and where and when (nnconvert's source meta: issue 22)
+assert [k for k in o if k not in ("source_id", "time", "unix_ms")] == \
+    ["frame", "pts", "width", "height", "objects"], list(o)
+assert isinstance(o["unix_ms"], (int, float)) and o["time"].endswith("Z"), o
 assert (o["frame"], o["pts"], o["width"], o["height"]) == (0, 0, 512, 512), o
 assert len(o["objects"]) == 1, o
 f = o["objects"][0]
