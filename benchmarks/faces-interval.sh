@@ -52,4 +52,4 @@ echo "$frames $t1 $tn $interval" | awk '{
   printf "inference-interval=%d:  %.1f frames/s (%.2f s)\n", $4, $1 / $3, $3
   printf "throughput gain: %.2fx\n", $2 / $3 }'
 /usr/bin/python3 "$top/tests/plugins/faces-track.py" compare "$tmp" "$tmp/every.jsonl" \
-  "$tmp/interval.jsonl"
+  "$tmp/interval.jsonl" "$interval"

@@ -161,6 +161,8 @@ file      /usr/share/doc/opencv-doc/opencv4/html/05.jpg  opencv-doc
 file      /usr/lib/python3/dist-packages/skimage/data/astronaut.png  python3-skimage
 file      /usr/share/matplotlib/mpl-data/sample_data/grace_hopper.jpg  python-matplotlib-data
 py        PIL                                        python3-pil
+# benchmarks/background.sh: one photo as N frames
+element   imagefreeze                                gstreamer1.0-plugins-good
 EOF
 }
 

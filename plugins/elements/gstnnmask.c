@@ -13,7 +13,7 @@
  *
  * nnmask takes a segmentation model's 1-channel mask (ISNet's salient
  * object, any model's foreground probability: a float32 tensor 1x1xHxW,
- * HxW or 1xHxWx1) with the original frame (nnconvert keep-frame=true
+ * HxW or 1xHxWx1, output #GstNnMask:tensor of the model) with the original frame (nnconvert keep-frame=true
  * upstream) and pushes that frame with its background changed.  The mask
  * is scaled back onto the frame through nnconvert's transform meta
  * (letterbox undone, bilinear); each pixel's alpha is the mask's
@@ -71,6 +71,7 @@ enum
   PROP_SIGMOID,
   PROP_BLUR_RADIUS,
   PROP_COLOR,
+  PROP_TENSOR,
 };
 
 struct _GstNnMask
@@ -83,9 +84,10 @@ struct _GstNnMask
   gboolean soft, sigmoid;
   gint blur_radius;
   guint color;
+  guint tensor; /* which of the model's outputs is the mask */
 
   /* negotiated: the map */
-  gint map_w, map_h;
+  gint map_w, map_h, index;
 };
 
 G_DEFINE_TYPE (GstNnMask, gst_nn_mask, GST_TYPE_NN_DECODER);
@@ -114,23 +116,45 @@ static gboolean
 gst_nn_mask_set_info (GstNnDecoder *decoder, const GstNnTensorsInfo *info)
 {
   GstNnMask *self = GST_NN_MASK (decoder);
-  const NnpShape *s = &info->tensors[0].shape;
+  const NnpShape *s;
+  guint index;
+  gboolean ok;
 
-  /* 1 x H x W x 1 (NHWC) first, else ... x H x W with leading 1s */
-  if (info->n_tensors == 1 && info->tensors[0].dtype == NNP_DTYPE_FLOAT32
-      && s->rank == 4 && s->dims[0] == 1 && s->dims[3] == 1 && s->dims[1] > 1
+  GST_OBJECT_LOCK (self);
+  index = self->tensor;
+  GST_OBJECT_UNLOCK (self);
+  if (index >= info->n_tensors)
+    goto bad;
+  s = &info->tensors[index].shape;
+  ok = info->tensors[index].dtype == NNP_DTYPE_FLOAT32 && s->rank >= 2;
+  /* 1 x H x W x 1 (NHWC), else ... x H x W with leading 1s */
+  if (ok && s->rank == 4 && s->dims[0] == 1 && s->dims[3] == 1 && s->dims[1] > 1
       && s->dims[2] > 1) {
     self->map_h = (gint) s->dims[1];
     self->map_w = (gint) s->dims[2];
-    return TRUE;
+  } else {
+    for (gint i = 0; ok && i < s->rank - 2; i++)
+      ok = s->dims[i] == 1;
+    if (!ok)
+      goto bad;
+    self->map_h = (gint) s->dims[s->rank - 2];
+    self->map_w = (gint) s->dims[s->rank - 1];
   }
-  if (!gst_nn_decoder_expect_one_float32 (decoder, info, 2, NNP_MAX_RANK,
-          "one float32 mask 1x1xHxW, HxW or 1xHxWx1"))
-    return FALSE;
-  self->map_h = (gint) s->dims[s->rank - 2];
-  self->map_w = (gint) s->dims[s->rank - 1];
-  GST_DEBUG_OBJECT (self, "mask %dx%d", self->map_w, self->map_h);
+  self->index = (gint) index;
+  GST_DEBUG_OBJECT (self, "mask %dx%d (tensor %u)", self->map_w, self->map_h,
+      index);
   return TRUE;
+
+bad : {
+  gchar *got = gst_nn_tensors_info_to_string (info);
+
+  GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
+      ("expected tensor %u to be a float32 mask 1x1xHxW, HxW or 1xHxWx1, "
+       "got %s",
+          index, got));
+  g_free (got);
+  return FALSE;
+}
 }
 
 static GstFlowReturn
@@ -171,8 +195,8 @@ gst_nn_mask_decode (GstNnDecoder *decoder, GstNnDecoderFrame *f)
   m.offset_x = fm.offset_x;
   m.offset_y = fm.offset_y;
   alpha = g_malloc ((gsize) w * h);
-  nn_mask_alpha ((const gfloat *) f->data[0], self->map_w, self->map_h,
-      self->map_w, &m, w, h, sigmoid, soft, threshold, alpha);
+  nn_mask_alpha ((const gfloat *) f->data[self->index], self->map_w,
+      self->map_h, self->map_w, &m, w, h, sigmoid, soft, threshold, alpha);
 
   if (!gst_video_frame_map (&vf, &f->info, f->frame, GST_MAP_READWRITE)) {
     g_free (alpha);
@@ -253,6 +277,9 @@ gst_nn_mask_set_property (GObject *object, guint prop_id, const GValue *value,
     case PROP_COLOR:
       self->color = g_value_get_uint (value);
       break;
+    case PROP_TENSOR:
+      self->tensor = g_value_get_uint (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -285,6 +312,9 @@ gst_nn_mask_get_property (GObject *object, guint prop_id, GValue *value,
       break;
     case PROP_COLOR:
       g_value_set_uint (value, self->color);
+      break;
+    case PROP_TENSOR:
+      g_value_set_uint (value, self->tensor);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -331,6 +361,12 @@ gst_nn_mask_class_init (GstNnMaskClass *klass)
       g_param_spec_uint ("color", "Color",
           "mode=color: the background colour as 0xAARRGGBB", 0, G_MAXUINT32,
           DEFAULT_COLOR, flags));
+  g_object_class_install_property (gobject_class, PROP_TENSOR,
+      g_param_spec_uint ("tensor", "Tensor",
+          "Which of the model's output tensors is the mask (ISNet: 0)", 0, 15,
+          0,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_READY));
   gst_type_mark_as_plugin_api (GST_TYPE_NN_MASK_MODE, 0);
 
   gst_element_class_set_static_metadata (element_class, "Segmentation mask",

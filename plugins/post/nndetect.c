@@ -239,6 +239,21 @@ set_box (NnDetection *d, NnBoxFormat format, const gfloat *b, gsize step,
   }
 }
 
+/* Append a detection whose box is written in a row as @format. */
+static void
+append_box (GArray *out, NnBoxFormat format, const gfloat *b, gsize step,
+    gfloat sx, gfloat sy, gfloat score, gint label, guint index)
+{
+  NnDetection d;
+
+  memset (&d, 0, sizeof (d));
+  set_box (&d, format, b, step, sx, sy);
+  d.score = score;
+  d.label = label;
+  d.index = index;
+  g_array_append_val (out, d);
+}
+
 static gboolean
 check_input_size (const NnDetectParams *p, GError **error)
 {
@@ -349,7 +364,6 @@ nn_detect_decode_yolov5 (const NnDetectParams *p, const gfloat *data, guint n,
     const gfloat *r = data + (gsize) i * row;
     gfloat obj = r[4], cls;
     gint label;
-    NnDetection d;
 
     if (p->activation == NN_SCORE_SIGMOID)
       obj = sigmoid (obj);
@@ -358,12 +372,7 @@ nn_detect_decode_yolov5 (const NnDetectParams *p, const gfloat *data, guint n,
     label = best_class (p, r + 5, row - 5, 1, &cls);
     if (label < 0 || obj * cls < p->score_threshold)
       continue;
-    memset (&d, 0, sizeof (d));
-    set_box (&d, NN_BOX_CXCYWH, r, 1, 1.0f, 1.0f);
-    d.score = obj * cls;
-    d.label = label;
-    d.index = i;
-    g_array_append_val (out, d);
+    append_box (out, NN_BOX_CXCYWH, r, 1, 1.0f, 1.0f, obj * cls, label, i);
   }
   return TRUE;
 }
@@ -485,19 +494,14 @@ nn_detect_decode_boxes_scores (const NnDetectParams *p, const gfloat *boxes,
     sy = (gfloat) p->input_height;
   }
   for (guint i = 0; i < n; i++) {
-    NnDetection d;
     gfloat score;
     gint label =
         best_class (p, scores + (gsize) i * n_classes, n_classes, 1, &score);
 
     if (label < 0 || score < p->score_threshold)
       continue;
-    memset (&d, 0, sizeof (d));
-    set_box (&d, p->box_format, boxes + (gsize) i * 4, 1, sx, sy);
-    d.score = score;
-    d.label = label;
-    d.index = i;
-    g_array_append_val (out, d);
+    append_box (out, p->box_format, boxes + (gsize) i * 4, 1, sx, sy, score,
+        label, i);
   }
   return TRUE;
 }
@@ -517,7 +521,6 @@ nn_detect_decode_nms_indices (const NnDetectParams *p, const gfloat *boxes,
   }
   for (guint i = 0; i < k; i++) {
     const gint64 *t = indices + 3 * (gsize) i;
-    NnDetection d;
     gfloat score;
 
     if (t[0] != 0 || t[1] < 0 || t[1] >= n_classes || t[2] < 0 || t[2] >= n) {
@@ -532,12 +535,8 @@ nn_detect_decode_nms_indices (const NnDetectParams *p, const gfloat *boxes,
       score = sigmoid (score);
     if (score < p->score_threshold || (gint) t[1] == p->background_label)
       continue;
-    memset (&d, 0, sizeof (d));
-    set_box (&d, p->box_format, boxes + (gsize) t[2] * 4, 1, sx, sy);
-    d.score = score;
-    d.label = (gint) t[1];
-    d.index = (guint) t[2];
-    g_array_append_val (out, d);
+    append_box (out, p->box_format, boxes + (gsize) t[2] * 4, 1, sx, sy, score,
+        (gint) t[1], (guint) t[2]);
   }
   return TRUE;
 }

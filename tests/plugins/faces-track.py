@@ -4,7 +4,7 @@ and its truth, and the checks of pipelines/faces.sh's tracks on it.
 
     faces-track.py render DIR            DIR/faces.avi, DIR/truth.json
     faces-track.py check DIR EVERY.jsonl INTERVAL.jsonl [MIN_IOU]
-    faces-track.py compare DIR EVERY.jsonl INTERVAL.jsonl
+    faces-track.py compare DIR EVERY.jsonl INTERVAL.jsonl [N]
 
 render: three faces cut from photographs of Debian packages (astronaut,
 Grace Hopper, a portrait of opencv-doc; tests/data/faces/SOURCES.md) move
@@ -22,9 +22,9 @@ two faces share one (no id switch at the crossing); and on every frame
 where both runs have a face, the interval run's box has an IoU of at least
 MIN_IOU (default 0.5) with the every-frame run's.
 
-compare: prints the IoU of the interval run's boxes against the
-every-frame run's (mean, minimum, on the frames the model skipped and on
-the others), for benchmarks/faces-interval.sh.
+compare: prints the IoU of the interval run's boxes (inference-interval N,
+default 3) against the every-frame run's (mean, minimum, on the frames the
+model skipped and on the others), for benchmarks/faces-interval.sh.
 """
 import json
 import os
@@ -182,16 +182,16 @@ def check(d, every, interval, min_iou):
     return 0 if ok else 1
 
 
-def compare(d, every, interval):
+def compare(d, every, interval, n=3):
     truth = json.load(open(os.path.join(d, "truth.json")))
     skipped, ran = [], []
     for f, (fa, fb, tr) in enumerate(zip(load(every), load(interval), truth)):
         a, b = assign(fa, tr), assign(fb, tr)
         for name in a.keys() & b.keys():
-            (ran if f % 3 == 0 else skipped).append(iou(a[name][0], b[name][0]))
+            (ran if f % n == 0 else skipped).append(iou(a[name][0], b[name][0]))
     for label, v in (("frames the model ran on", ran), ("skipped frames", skipped)):
         if v:
-            print(f"box IoU interval 3 / every frame, {label}: mean {sum(v) / len(v):.3f}, "
+            print(f"box IoU interval {n} / every frame, {label}: mean {sum(v) / len(v):.3f}, "
                   f"min {min(v):.3f} ({len(v)} boxes)")
 
 
@@ -202,7 +202,8 @@ def main():
         sys.exit(check(sys.argv[2], sys.argv[3], sys.argv[4],
                        float(sys.argv[5]) if len(sys.argv) > 5 else 0.5))
     elif len(sys.argv) >= 5 and sys.argv[1] == "compare":
-        compare(sys.argv[2], sys.argv[3], sys.argv[4])
+        compare(sys.argv[2], sys.argv[3], sys.argv[4],
+                int(sys.argv[5]) if len(sys.argv) > 5 else 3)
     else:
         print(__doc__)
         sys.exit(0 if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help") else 2)

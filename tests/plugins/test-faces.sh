@@ -13,6 +13,7 @@
 #    track id, no two share one, in a run on every frame and in one with
 #    NNP_FACES_INTERVAL=3 (inference-interval=3, the tracker predicting
 #    between), whose boxes stay within IoU 0.5 of the every-frame run's;
+#    nnpipeline stages=2 inference-interval=3 gives the same JSON as nnstage;
 #  - bad settings are refused by name.
 #
 # usage: test-faces.sh SOURCE_DIR BUILD_DIR
@@ -89,6 +90,23 @@ if "$python" "$src/tests/plugins/faces-track.py" render "$tmp" &&
   [ -s "$tmp/out.avi" ] || { echo "FAIL: no redacted video"; fail=1; }
 else
   cat "$tmp/err"; echo "FAIL: faces.sh on the video"; fail=1
+fi
+
+# inference-interval on nnpipeline (the model split in 2 stages: the first
+# skips, the second passes the skipped frames on) gives what nnstage gives
+export GST_PLUGIN_PATH="$build/plugins${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}"
+for el in "nnstage" "nnpipeline stages=2 stats-interval=0"; do
+  # shellcheck disable=SC2086 # $el: the element and its properties
+  gst-launch-1.0 -q filesrc "location=$tmp/faces.avi" ! decodebin ! videoconvert ! \
+    video/x-raw,format=RGB ! nnconvert width=256 height=256 keep-aspect-ratio=true \
+      layout=nhwc mean=0.5 std=0.5 pad-value=-1 keep-frame=true ! \
+    $el "model=$models/face_detection_back_256x256_barracuda.onnx" inference-interval=3 ! \
+    nndetectdecode preset=blazeface threshold=0.7 ! nntrack ! \
+    nnmetapublish results=objects "location=$tmp/${el%% *}.jsonl" ! fakesink 2> "$tmp/err" ||
+    { cat "$tmp/err"; echo "FAIL: $el inference-interval=3"; fail=1; }
+done
+if ! cmp -s "$tmp/nnstage.jsonl" "$tmp/nnpipeline.jsonl" || [ "$(wc -l < "$tmp/nnstage.jsonl")" != 90 ]; then
+  echo "FAIL: nnpipeline inference-interval=3 differs from nnstage's"; fail=1
 fi
 
 # bad settings
