@@ -34,7 +34,12 @@
 # in turn (nnparallel; default: one per core, at most 4), results in frame
 # order; stages runs it pipelined instead: the detector and the recogniser
 # each split in two one-thread stages, a queue between them; 0 runs the
-# chain in one thread, as for an image).
+# chain in one thread, as for an image), NNP_OCR_OFF (steps of the
+# reading to turn off, comma-separated, to compare with and without them:
+# filter (nncrop's Lanczos filter: bilinear instead), whole-frame
+# (nndbdecode whole-frame-size: 0), tidy (nndbdecode tidy: false),
+# read-both (nncrop read-both: false), normalize (nnctcdecode
+# normalize-latin: false); benchmarks/ocr-real.sh --steps runs each).
 set -eu
 
 me=ocr-file.sh
@@ -124,24 +129,39 @@ else
 fi
 [ "$mode" != 0 ] || { detector="nnstage"; recogniser="nnstage"; }
 
+# the steps NNP_OCR_OFF turns off: their elements' properties
+db_opts="" crop_opts="" cls_crop_opts="" ctc_opts=""
+for step in $(printf '%s' "${NNP_OCR_OFF:-}" | tr ',' ' '); do
+  case $step in
+    filter) crop_opts="$crop_opts filter=bilinear"
+      cls_crop_opts="$cls_crop_opts filter=bilinear" ;;
+    whole-frame) db_opts="$db_opts whole-frame-size=0" ;;
+    tidy) db_opts="$db_opts tidy=false" ;;
+    read-both) crop_opts="$crop_opts read-both=false" ;;
+    normalize) ctc_opts="$ctc_opts normalize-latin=false" ;;
+    *) echo "$me: NNP_OCR_OFF: unknown step '$step' (filter, whole-frame, tidy, read-both, normalize)" >&2
+       exit 2 ;;
+  esac
+done
+
 # detector -> boxes -> crops -> recogniser -> text: the chain as one
 # gst-launch description, run in place or inside nnparallel; q quotes a
 # value for it (and for the shell's eval below: \ " $ ` escaped)
 q () { printf '"%s"' "$(printf '%s' "$1" | sed 's/["\\$`]/\\&/g')"; }
 chain="$detector model=$(q "$models/ch_PP-OCRv4_det_infer.onnx") ! $between \
-  nndbdecode threshold=0.2 unclip-ratio=2.0 !"
+  nndbdecode threshold=0.2 unclip-ratio=2.0$db_opts !"
 # the text direction classifier (NNP_OCR_CLS=0: left out): regions it
 # labels 180 are turned before recognition
 if [ "$cls" = 1 ]; then
   cls_stage="nnstage"
   case $mode in 1|parallel) cls_stage="nnstage threads=1" ;; esac
-  chain="$chain nncrop channel-order=bgr max-width=480 margin=0.1 ! \
+  chain="$chain nncrop channel-order=bgr max-width=480 margin=0.1$cls_crop_opts ! \
     $cls_stage model=$(q "$models/ch_ppocr_mobile_v2.0_cls_infer.onnx") ! \
     nnclassdecode labels=0,180 !"
 fi
-chain="$chain nncrop channel-order=bgr ! \
+chain="$chain nncrop channel-order=bgr$crop_opts ! \
   $recogniser model=$(q "$models/ch_PP-OCRv4_rec_infer.onnx") ! \
-  nnctcdecode keys=$(q "$models/ppocr_keys_v1.txt")"
+  nnctcdecode keys=$(q "$models/ppocr_keys_v1.txt")$ctc_opts"
 set -- "$@" \
   nnconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225 channel-order=bgr \
     width="$max" height="$max" keep-aspect-ratio=true multiple-of=32 \

@@ -14,8 +14,9 @@
  * nncrop takes video frames carrying #GstVideoRegionOfInterestMeta (from
  * nndbdecode) and pushes one float32 tensor of 1x3x#GstNnCrop:height x W
  * per region, in the regions' id order: the region's rotated box is
- * straightened (sampled along its own axes, bilinear, with area averaging
- * when shrinking), turned by 90 degrees when it is at least 1.5 times
+ * straightened (sampled along its own axes: enlarged with #GstNnCrop:filter,
+ * Lanczos by default, shrunk by averaging several bilinear samples per
+ * pixel), turned by 90 degrees when it is at least 1.5 times
  * taller than wide, resized to the tensor height keeping its aspect ratio
  * and padded on the right with zeros.  Each sample becomes
  * (x / 255 - mean) / std.  This is PaddleOCR's recogniser input (BGR
@@ -84,6 +85,8 @@ GST_DEBUG_CATEGORY_STATIC (gst_nn_crop_debug);
 #define DEFAULT_FLIP_LABEL "180"
 #define DEFAULT_FLIP_THRESHOLD 0.95
 #define DEFAULT_ROI_TYPE "text"
+#define DEFAULT_FILTER NN_CROP_FILTER_LANCZOS
+#define DEFAULT_READ_BOTH TRUE
 
 enum
 {
@@ -101,7 +104,28 @@ enum
   PROP_WIDTH_MULTIPLE,
   PROP_MAX_WIDTH,
   PROP_WIDTH_SCALE,
+  PROP_FILTER,
+  PROP_READ_BOTH,
 };
+
+#define GST_TYPE_NN_CROP_FILTER (gst_nn_crop_filter_get_type ())
+static GType
+gst_nn_crop_filter_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    { NN_CROP_FILTER_BILINEAR, "Bilinear (2 x 2 pixels)", "bilinear" },
+    { NN_CROP_FILTER_BICUBIC, "Bicubic (Keys, a = -0.5; 4 x 4 pixels)",
+        "bicubic" },
+    { NN_CROP_FILTER_LANCZOS, "Lanczos (a = 3; 6 x 6 pixels)", "lanczos" },
+    { 0, NULL, NULL },
+  };
+
+  if (g_once_init_enter (&type))
+    g_once_init_leave (&type,
+        g_enum_register_static ("GstNnCropFilter", values));
+  return type;
+}
 
 #define VIDEO_FORMATS \
   "{ RGB, BGR, RGBA, BGRA, RGBx, BGRx, xRGB, xBGR, ARGB, ABGR, GRAY8 }"
@@ -127,6 +151,8 @@ typedef struct
   gchar *flip_label;
   gdouble flip_threshold;
   gchar *roi_type;
+  NnCropFilter filter;
+  gboolean read_both;
 } GstNnCropSettings;
 
 struct _GstNnCrop
@@ -145,6 +171,7 @@ struct _GstNnCrop
   gint src_chan[3];  /* output channel c reads colour component */
   gchar *flip_label; /* NULL: never turned */
   gdouble flip_threshold;
+  gboolean read_both;
   gchar *roi_type;
 };
 
@@ -189,6 +216,7 @@ gst_nn_crop_set_caps (GstNnCrop *self, GstCaps *caps)
   }
 
   GST_OBJECT_LOCK (self);
+  self->crop.filter = self->settings.filter;
   self->crop.width = self->settings.width;
   self->crop.height = self->settings.height;
   self->crop.width_multiple = self->settings.width_multiple;
@@ -203,6 +231,7 @@ gst_nn_crop_set_caps (GstNnCrop *self, GstCaps *caps)
       ? g_strdup (self->settings.flip_label)
       : NULL;
   self->flip_threshold = self->settings.flip_threshold;
+  self->read_both = self->settings.read_both;
   for (gint c = 0; c < 3; c++) {
     self->crop.mul[c] = (gfloat) (1.0 / (255.0 * self->settings.std[c]));
     self->crop.add[c] =
@@ -249,23 +278,35 @@ gst_nn_crop_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
   return gst_pad_event_default (pad, parent, event);
 }
 
-/* TRUE when the ROI's "nnpipe/class" structure (the direction classifier's
- * result, from nnclassdecode) says flip-label with at least flip-threshold. */
-static gboolean
-roi_is_flipped (GstNnCrop *self, GstVideoRegionOfInterestMeta *roi)
+/* How a region is cut: as it is, turned by 180 degrees, or both ways. */
+typedef enum
+{
+  CUT_UPRIGHT = 1 << 0,
+  CUT_TURNED = 1 << 1,
+  CUT_BOTH = CUT_UPRIGHT | CUT_TURNED,
+} CutWays;
+
+/* From the ROI's "nnpipe/class" structure (the direction classifier's
+ * result, from nnclassdecode): labelled flip-label, both ways with
+ * read-both, else turned when its score reaches flip-threshold. */
+static CutWays
+roi_cut_ways (GstNnCrop *self, GstVideoRegionOfInterestMeta *roi)
 {
   GstStructure *p;
   const gchar *label;
   gdouble score = 0;
 
   if (self->flip_label == NULL)
-    return FALSE;
+    return CUT_UPRIGHT;
   p = gst_video_region_of_interest_meta_get_param (roi,
       GST_NN_CLASS_PARAM_NAME);
-  if (p == NULL || (label = gst_structure_get_string (p, "label")) == NULL)
-    return FALSE;
+  if (p == NULL || (label = gst_structure_get_string (p, "label")) == NULL
+      || strcmp (label, self->flip_label) != 0)
+    return CUT_UPRIGHT;
+  if (self->read_both)
+    return CUT_BOTH;
   gst_structure_get_double (p, "score", &score);
-  return strcmp (label, self->flip_label) == 0 && score >= self->flip_threshold;
+  return score >= self->flip_threshold ? CUT_TURNED : CUT_UPRIGHT;
 }
 
 static gint
@@ -372,9 +413,27 @@ gst_nn_crop_chain (GstPad *pad, GstObject *parent, GstBuffer *frame)
   /* crop everything first: the frame is unmapped before pushing */
   {
     GPtrArray *bufs = g_ptr_array_new ();
+    GArray *cuts = g_array_new (FALSE, FALSE, sizeof (gint));
+    guint n_cuts;
 
+    /* each region's cuts: index * 2, + 1 when turned (turned first) */
     for (guint i = 0; i < rois->len; i++) {
-      GstVideoRegionOfInterestMeta *roi = g_ptr_array_index (rois, i);
+      CutWays ways = roi_cut_ways (self, g_ptr_array_index (rois, i));
+      gint cut;
+
+      if (ways & CUT_TURNED) {
+        cut = (gint) i * 2 + 1;
+        g_array_append_val (cuts, cut);
+      }
+      if (ways & CUT_UPRIGHT) {
+        cut = (gint) i * 2;
+        g_array_append_val (cuts, cut);
+      }
+    }
+    n_cuts = cuts->len;
+    for (guint i = 0; i < n_cuts; i++) {
+      gint cut = g_array_index (cuts, gint, i);
+      GstVideoRegionOfInterestMeta *roi = g_ptr_array_index (rois, cut / 2);
       GstMapInfo map;
       gfloat *data;
       GstBuffer *buf;
@@ -383,7 +442,7 @@ gst_nn_crop_chain (GstPad *pad, GstObject *parent, GstBuffer *frame)
       gint width;
 
       gst_nn_roi_get_quad (roi, &quad);
-      if (roi_is_flipped (self, roi)) {
+      if (cut % 2) {
         /* upside down: read it from the other corner */
         NnQuad r = { { quad.p[2], quad.p[3], quad.p[0], quad.p[1] } };
 
@@ -396,13 +455,14 @@ gst_nn_crop_chain (GstPad *pad, GstObject *parent, GstBuffer *frame)
       nn_crop_sample (&self->crop, &img, &quad, width, data);
       gst_buffer_unmap (buf, &map);
       fm = gst_buffer_add_nn_frame_meta (buf, frame, &self->vinfo);
-      fm->n_rois = (gint) rois->len;
+      fm->n_rois = (gint) n_cuts;
       fm->roi_index = (gint) i;
       fm->roi_id = roi->id;
       g_ptr_array_add (bufs, buf);
     }
+    g_array_unref (cuts);
     gst_video_frame_unmap (&vframe);
-    if (bufs->len != rois->len) {
+    if (bufs->len != n_cuts) {
       g_ptr_array_set_free_func (bufs, (GDestroyNotify) gst_buffer_unref);
       g_ptr_array_unref (bufs);
       g_ptr_array_unref (rois);
@@ -503,6 +563,12 @@ gst_nn_crop_set_property (GObject *object, guint prop_id, const GValue *value,
     case PROP_WIDTH_SCALE:
       self->settings.width_scale = g_value_get_double (value);
       break;
+    case PROP_FILTER:
+      self->settings.filter = g_value_get_enum (value);
+      break;
+    case PROP_READ_BOTH:
+      self->settings.read_both = g_value_get_boolean (value);
+      break;
     case PROP_MEAN:
     case PROP_STD: {
       gboolean is_std = prop_id == PROP_STD;
@@ -569,6 +635,12 @@ gst_nn_crop_get_property (GObject *object, guint prop_id, GValue *value,
       break;
     case PROP_WIDTH_SCALE:
       g_value_set_double (value, self->settings.width_scale);
+      break;
+    case PROP_FILTER:
+      g_value_set_enum (value, self->settings.filter);
+      break;
+    case PROP_READ_BOTH:
+      g_value_set_boolean (value, self->settings.read_both);
       break;
     case PROP_MEAN:
       g_value_set_string (value, self->settings.mean_str);
@@ -654,6 +726,37 @@ gst_nn_crop_class_init (GstNnCropClass *klass)
           "this factor (not below 4 times the height); 1: keep the aspect "
           "ratio exactly",
           0.1, 1.0, DEFAULT_WIDTH_SCALE, flags));
+  /**
+   * GstNnCrop:filter:
+   *
+   * How a line lower than the tensor height is enlarged.  A small text
+   * line enlarged with a bilinear filter blurs the gaps between its words
+   * shut (the recogniser then drops the spaces); the sharper Lanczos
+   * filter keeps more of them (docs/ocr.md).  Lines as high as the tensor
+   * or higher are sampled bilinearly, averaging k x k samples per output
+   * pixel when shrunk, whatever the filter.
+   */
+  g_object_class_install_property (gobject_class, PROP_FILTER,
+      g_param_spec_enum ("filter", "Filter",
+          "Interpolation that enlarges lines lower than the tensor (higher "
+          "ones are shrunk by averaging bilinear samples)",
+          GST_TYPE_NN_CROP_FILTER, DEFAULT_FILTER, flags));
+  /**
+   * GstNnCrop:read-both:
+   *
+   * A region the direction classifier labels #GstNnCrop:flip-label is cut
+   * both ways, turned and as it is (two tensors with the region's id), and
+   * nnctcdecode keeps the better-scored reading: the classifier turns
+   * some upright lines upside down, and the recogniser scores a wrong turn
+   * lower.  FALSE: such a region is cut turned only, when its score
+   * reaches #GstNnCrop:flip-threshold.
+   */
+  g_object_class_install_property (gobject_class, PROP_READ_BOTH,
+      g_param_spec_boolean ("read-both", "Read both",
+          "Cut regions labelled flip-label both ways (turned and as they are) "
+          "for the recogniser to pick the better reading; FALSE: turned only "
+          "when the label's score reaches flip-threshold",
+          DEFAULT_READ_BOTH, flags));
   g_object_class_install_property (gobject_class, PROP_HEIGHT,
       g_param_spec_int ("height", "Height",
           "Height of the output tensor (crops are resized to it)", 1, 32768,
@@ -721,6 +824,8 @@ gst_nn_crop_init (GstNnCrop *self)
   gst_pad_use_fixed_caps (self->srcpad);
   gst_element_add_pad (GST_ELEMENT (self), self->srcpad);
 
+  self->settings.filter = DEFAULT_FILTER;
+  self->settings.read_both = DEFAULT_READ_BOTH;
   self->settings.width = DEFAULT_WIDTH;
   self->settings.height = DEFAULT_HEIGHT;
   self->settings.width_multiple = DEFAULT_WIDTH_MULTIPLE;

@@ -50,18 +50,21 @@
 #include "gstnnsourcemeta.h"
 #include "nnctc.h"
 #include "nnlabels.h"
+#include "nntextnorm.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_nn_ctc_decode_debug);
 #define GST_CAT_DEFAULT gst_nn_ctc_decode_debug
 
 #define DEFAULT_KEYS NULL
 #define DEFAULT_MIN_SCORE 0.5
+#define DEFAULT_NORMALIZE_LATIN TRUE
 
 enum
 {
   PROP_0,
   PROP_KEYS,
   PROP_MIN_SCORE,
+  PROP_NORMALIZE_LATIN,
 };
 
 struct _GstNnCtcDecode
@@ -71,6 +74,7 @@ struct _GstNnCtcDecode
   /* properties (object lock) */
   gchar *keys_path;
   gdouble min_score;
+  gboolean normalize_latin;
 
   /* streaming state */
   gchar **classes; /* blank, keys..., [space]; NULL-terminated */
@@ -242,11 +246,21 @@ gst_nn_ctc_decode_decode (GstNnDecoder *decoder, GstNnDecoderFrame *f)
   GstVideoRegionOfInterestMeta *roi = f->roi;
   gint fw = GST_VIDEO_INFO_WIDTH (&f->info);
   gint fh = GST_VIDEO_INFO_HEIGHT (&f->info);
-  gdouble score;
+  gdouble score, best;
   gchar *text;
+  gboolean normalize;
 
+  GST_OBJECT_LOCK (self);
+  normalize = self->normalize_latin;
+  GST_OBJECT_UNLOCK (self);
   text = nn_ctc_greedy_decode ((const gfloat *) f->data[0], self->steps,
       self->n_classes, 0, (const gchar *const *) self->classes, &score);
+  if (normalize) {
+    gchar *plain = nn_text_normalize_latin (text);
+
+    g_free (text);
+    text = plain;
+  }
   if (roi == NULL) {
     /* whole-frame input: a region covering the frame */
     NnQuad q = { { { 0, 0 }, { fw, 0 }, { fw, fh }, { 0, fh } } };
@@ -257,7 +271,11 @@ gst_nn_ctc_decode_decode (GstNnDecoder *decoder, GstNnDecoderFrame *f)
     GstStructure *p = gst_video_region_of_interest_meta_get_param (roi,
         GST_NN_TEXT_PARAM_NAME);
 
-    if (p)
+    /* a region read twice (nncrop read-both: both orientations): the
+     * better-scored reading wins */
+    if (p
+        && (!gst_structure_has_field (p, "text")
+            || !gst_structure_get_double (p, "score", &best) || score > best))
       gst_structure_set (p, "text", G_TYPE_STRING, text, "score", G_TYPE_DOUBLE,
           score, NULL);
   }
@@ -292,6 +310,9 @@ gst_nn_ctc_decode_set_property (GObject *object, guint prop_id,
     case PROP_MIN_SCORE:
       self->min_score = g_value_get_double (value);
       break;
+    case PROP_NORMALIZE_LATIN:
+      self->normalize_latin = g_value_get_boolean (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -312,6 +333,9 @@ gst_nn_ctc_decode_get_property (GObject *object, guint prop_id, GValue *value,
       break;
     case PROP_MIN_SCORE:
       g_value_set_double (value, self->min_score);
+      break;
+    case PROP_NORMALIZE_LATIN:
+      g_value_set_boolean (value, self->normalize_latin);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -358,6 +382,23 @@ gst_nn_ctc_decode_class_init (GstNnCtcDecodeClass *klass)
           DEFAULT_MIN_SCORE,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
               | GST_PARAM_MUTABLE_PLAYING));
+  /**
+   * GstNnCtcDecode:normalize-latin:
+   *
+   * PaddleOCR's Chinese recogniser has the full-width forms of the ASCII
+   * characters and the CJK punctuation in its keys and picks them now and
+   * then on Latin text.  On a line with Latin letters or digits and no
+   * Han, kana or Hangul character, map them to their plain forms
+   * ("Ｈｅｌｌｏ：" -> "Hello:", "、" -> ",", "。" -> "."); other lines are
+   * left as read.
+   */
+  g_object_class_install_property (gobject_class, PROP_NORMALIZE_LATIN,
+      g_param_spec_boolean ("normalize-latin", "Normalize Latin",
+          "On Latin lines (no Han, kana or Hangul), map full-width forms and "
+          "CJK punctuation to their plain forms",
+          DEFAULT_NORMALIZE_LATIN,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_PLAYING));
 
   gst_element_class_set_static_metadata (element_class, "CTC text decoder",
       "Filter/Analyzer/Video/Tensor",
@@ -376,4 +417,5 @@ gst_nn_ctc_decode_init (GstNnCtcDecode *self)
 {
   self->keys_path = g_strdup (DEFAULT_KEYS);
   self->min_score = DEFAULT_MIN_SCORE;
+  self->normalize_latin = DEFAULT_NORMALIZE_LATIN;
 }

@@ -65,6 +65,8 @@ GST_DEBUG_CATEGORY_STATIC (gst_nn_db_decode_debug);
 #define DEFAULT_UNCLIP_RATIO 1.5
 #define DEFAULT_MIN_SIZE 3.0
 #define DEFAULT_MAX_CANDIDATES 1000
+#define DEFAULT_TIDY TRUE
+#define DEFAULT_WHOLE_FRAME_SIZE 160
 
 enum
 {
@@ -74,6 +76,8 @@ enum
   PROP_UNCLIP_RATIO,
   PROP_MIN_SIZE,
   PROP_MAX_CANDIDATES,
+  PROP_TIDY,
+  PROP_WHOLE_FRAME_SIZE,
 };
 
 struct _GstNnDbDecode
@@ -82,6 +86,8 @@ struct _GstNnDbDecode
 
   /* properties (object lock) */
   NnDbParams params;
+  gboolean tidy;
+  guint whole_frame_size;
 
   /* streaming state */
   gint map_width, map_height;
@@ -153,14 +159,20 @@ gst_nn_db_decode_decode (GstNnDecoder *decoder, GstNnDecoderFrame *f)
   GstNnFrameMapping m;
   NnDbParams params;
   GArray *boxes;
+  gboolean tidy;
+  guint whole;
 
   gst_nn_frame_mapping_init (&m, f, W, H);
   GST_OBJECT_LOCK (self);
   params = self->params;
+  tidy = self->tidy;
+  whole = self->whole_frame_size;
   GST_OBJECT_UNLOCK (self);
   boxes = g_array_new (FALSE, FALSE, sizeof (NnTextBox));
   nn_db_decode ((const gfloat *) f->data[0], W, H, W, m.content_width,
       m.content_height, &params, boxes);
+  if (tidy)
+    nn_text_boxes_tidy (boxes);
 
   for (guint i = 0; i < boxes->len; i++) {
     NnTextBox *b = &g_array_index (boxes, NnTextBox, i);
@@ -170,6 +182,19 @@ gst_nn_db_decode_decode (GstNnDecoder *decoder, GstNnDecoderFrame *f)
   }
   nn_text_boxes_sort ((NnTextBox *) boxes->data, boxes->len);
   GST_LOG_OBJECT (self, "%u boxes", boxes->len);
+  if (boxes->len == 0 && whole > 0
+      && (guint) MIN (m.frame_width, m.frame_height) <= whole) {
+    /* a word crop or a tight one-line screenshot: no border around the
+     * text for the detector to find; the whole frame is the box */
+    NnTextBox b = { { { { 0, 0 }, { m.frame_width, 0 },
+        { m.frame_width, m.frame_height }, { 0, m.frame_height } } } };
+
+    b.core = b.quad;
+    b.score = 0.0;
+    g_array_append_val (boxes, b);
+    GST_LOG_OBJECT (self, "no box on a %dx%d frame: the whole frame",
+        m.frame_width, m.frame_height);
+  }
 
   for (guint i = 0; i < boxes->len; i++) {
     NnTextBox *b = &g_array_index (boxes, NnTextBox, i);
@@ -213,6 +238,12 @@ gst_nn_db_decode_set_property (GObject *object, guint prop_id,
     case PROP_MAX_CANDIDATES:
       self->params.max_candidates = g_value_get_uint (value);
       break;
+    case PROP_TIDY:
+      self->tidy = g_value_get_boolean (value);
+      break;
+    case PROP_WHOLE_FRAME_SIZE:
+      self->whole_frame_size = g_value_get_uint (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -242,6 +273,12 @@ gst_nn_db_decode_get_property (GObject *object, guint prop_id, GValue *value,
       break;
     case PROP_MAX_CANDIDATES:
       g_value_set_uint (value, self->params.max_candidates);
+      break;
+    case PROP_TIDY:
+      g_value_set_boolean (value, self->tidy);
+      break;
+    case PROP_WHOLE_FRAME_SIZE:
+      g_value_set_uint (value, self->whole_frame_size);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -286,6 +323,31 @@ gst_nn_db_decode_class_init (GstNnDbDecodeClass *klass)
       g_param_spec_uint ("max-candidates", "Maximum candidates",
           "Connected regions of the map examined at most per frame", 0,
           G_MAXUINT, DEFAULT_MAX_CANDIDATES, flags));
+  /**
+   * GstNnDbDecode:tidy:
+   *
+   * After the unclip growth, join the overlapping boxes of one line (the
+   * overlap would be read twice) and cut a box back where it reaches past
+   * the middle between its line and the next one (dense pages).
+   */
+  g_object_class_install_property (gobject_class, PROP_TIDY,
+      g_param_spec_boolean ("tidy", "Tidy",
+          "Join overlapping boxes of one line and stop each box halfway to "
+          "the neighbouring line",
+          DEFAULT_TIDY, flags));
+  /**
+   * GstNnDbDecode:whole-frame-size:
+   *
+   * A word crop or a tight screenshot of one line gives the detector no
+   * border around the text to find: when it finds no box on a frame whose
+   * short side is at most this many pixels, the whole frame becomes one
+   * text box (box-score 0).  0: never.
+   */
+  g_object_class_install_property (gobject_class, PROP_WHOLE_FRAME_SIZE,
+      g_param_spec_uint ("whole-frame-size", "Whole-frame size",
+          "When no box is found on a frame whose short side is at most this "
+          "many pixels, the whole frame is one box (0: never)",
+          0, G_MAXUINT, DEFAULT_WHOLE_FRAME_SIZE, flags));
 
   gst_element_class_set_static_metadata (element_class, "DB text-box decoder",
       "Filter/Analyzer/Video/Tensor",
@@ -306,4 +368,6 @@ gst_nn_db_decode_init (GstNnDbDecode *self)
   self->params.unclip_ratio = DEFAULT_UNCLIP_RATIO;
   self->params.min_size = DEFAULT_MIN_SIZE;
   self->params.max_candidates = DEFAULT_MAX_CANDIDATES;
+  self->tidy = DEFAULT_TIDY;
+  self->whole_frame_size = DEFAULT_WHOLE_FRAME_SIZE;
 }

@@ -121,6 +121,7 @@ nn_db_decode (const gfloat *prob, gint width, gint height, gint stride,
       score = box_score (prob, W, H, stride, &quad);
       if (score < params->box_threshold)
         continue;
+      box.core = quad;
       d = w * h * params->unclip_ratio / (2.0 * (w + h));
       nn_quad_expand (&quad, d);
       nn_quad_size (&quad, &w, &h);
@@ -139,6 +140,128 @@ done:
   g_free (row_max);
   g_free (pts);
   g_free (hull);
+}
+
+/* A box's own frame: centre, unit vectors along (top edge) and across
+ * (left edge, downwards) the line. */
+typedef struct
+{
+  NnPoint c, ex, ey;
+} Frame;
+
+static void
+frame_of (const NnQuad *q, Frame *f)
+{
+  gdouble lx = hypot (q->p[1].x - q->p[0].x, q->p[1].y - q->p[0].y);
+  gdouble ly = hypot (q->p[3].x - q->p[0].x, q->p[3].y - q->p[0].y);
+
+  f->c.x = (q->p[0].x + q->p[1].x + q->p[2].x + q->p[3].x) / 4;
+  f->c.y = (q->p[0].y + q->p[1].y + q->p[2].y + q->p[3].y) / 4;
+  f->ex.x = lx > 0 ? (q->p[1].x - q->p[0].x) / lx : 1;
+  f->ex.y = lx > 0 ? (q->p[1].y - q->p[0].y) / lx : 0;
+  f->ey.x = ly > 0 ? (q->p[3].x - q->p[0].x) / ly : -f->ex.y;
+  f->ey.y = ly > 0 ? (q->p[3].y - q->p[0].y) / ly : f->ex.x;
+}
+
+/* The extent of quad q along f's axes: [s0, s1] along, [t0, t1] across. */
+static void
+extent (const Frame *f, const NnQuad *q, gdouble *s0, gdouble *s1, gdouble *t0,
+    gdouble *t1)
+{
+  *s0 = *t0 = G_MAXDOUBLE;
+  *s1 = *t1 = -G_MAXDOUBLE;
+  for (gint k = 0; k < 4; k++) {
+    gdouble dx = q->p[k].x - f->c.x, dy = q->p[k].y - f->c.y;
+    gdouble s = dx * f->ex.x + dy * f->ex.y, t = dx * f->ey.x + dy * f->ey.y;
+
+    *s0 = MIN (*s0, s);
+    *s1 = MAX (*s1, s);
+    *t0 = MIN (*t0, t);
+    *t1 = MAX (*t1, t);
+  }
+}
+
+static gdouble
+overlap (gdouble a0, gdouble a1, gdouble b0, gdouble b1)
+{
+  return MIN (a1, b1) - MAX (a0, b0);
+}
+
+/* Move edge (corners i, j) of q by d along unit vector u. */
+static void
+move_edge (NnQuad *q, gint i, gint j, const NnPoint *u, gdouble d)
+{
+  q->p[i].x += u->x * d;
+  q->p[i].y += u->y * d;
+  q->p[j].x += u->x * d;
+  q->p[j].y += u->y * d;
+}
+
+/* Boxes whose lines differ in angle by more than this (sine) are never
+ * compared. */
+#define TIDY_MAX_SIN 0.17
+
+void
+nn_text_boxes_tidy (GArray *boxes)
+{
+  g_return_if_fail (boxes != NULL);
+
+  for (guint i = 0; i < boxes->len; i++) {
+    NnTextBox *a = &g_array_index (boxes, NnTextBox, i);
+    Frame fa, fg;
+    gdouble as0, as1, at0, at1, gs0, gs1, gt0, gt1;
+    gdouble left = -G_MAXDOUBLE, right = G_MAXDOUBLE;
+    gdouble top = -G_MAXDOUBLE, bottom = G_MAXDOUBLE;
+
+    frame_of (&a->core, &fa);
+    frame_of (&a->quad, &fg);
+    /* the grown box's corners must name the same edges as the core's */
+    if (fa.ex.x * fg.ex.x + fa.ex.y * fg.ex.y < 0.95
+        || fa.ey.x * fg.ey.x + fa.ey.y * fg.ey.y < 0.95)
+      continue;
+    extent (&fa, &a->core, &as0, &as1, &at0, &at1);
+    for (guint j = 0; j < boxes->len; j++) {
+      NnTextBox *b = &g_array_index (boxes, NnTextBox, j);
+      Frame fb;
+      gdouble bs0, bs1, bt0, bt1;
+
+      if (j == i)
+        continue;
+      frame_of (&b->core, &fb);
+      if (fabs (fa.ex.x * fb.ex.y - fa.ex.y * fb.ex.x) > TIDY_MAX_SIN)
+        continue;
+      extent (&fa, &b->core, &bs0, &bs1, &bt0, &bt1);
+      if (overlap (at0, at1, bt0, bt1) >= 0.5 * MIN (at1 - at0, bt1 - bt0)) {
+        /* the same line: before or after along it */
+        if (bs0 >= as1)
+          right = MIN (right, (as1 + bs0) / 2);
+        else if (bs1 <= as0)
+          left = MAX (left, (bs1 + as0) / 2);
+      } else if (overlap (as0, as1, bs0, bs1) > 0) {
+        /* the line above or below */
+        if (bt0 >= at1)
+          bottom = MIN (bottom, (at1 + bt0) / 2);
+        else if (bt1 <= at0)
+          top = MAX (top, (bt1 + at0) / 2);
+      }
+    }
+    /* corners: 0 top-left, 1 top-right, 2 bottom-right, 3 bottom-left */
+    extent (&fa, &a->quad, &gs0, &gs1, &gt0, &gt1);
+    if (gs1 > right) {
+      NnPoint back = { -fa.ex.x, -fa.ex.y };
+
+      move_edge (&a->quad, 1, 2, &back, gs1 - right);
+    }
+    if (gs0 < left)
+      move_edge (&a->quad, 0, 3, &fa.ex, left - gs0);
+    if (gt1 > bottom) {
+      NnPoint up = { -fa.ey.x, -fa.ey.y };
+
+      move_edge (&a->quad, 2, 3, &up, gt1 - bottom);
+    }
+    if (gt0 < top)
+      move_edge (&a->quad, 0, 1, &fa.ey, top - gt0);
+  }
 }
 
 static int

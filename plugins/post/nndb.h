@@ -25,6 +25,7 @@ typedef struct
 typedef struct
 {
   NnQuad quad;   /* ordered corners after unclip */
+  NnQuad core;   /* the same before unclip: the map's text kernel */
   gdouble score; /* mean probability inside the box before unclip */
 } NnTextBox;
 
@@ -35,6 +36,18 @@ typedef struct
 void nn_db_decode (const gfloat *prob, gint width, gint height, gint stride,
     gint content_width, gint content_height, const NnDbParams *params,
     GArray *boxes);
+
+/* Tidy the boxes of nn_db_decode() after the unclip growth, which makes
+ * the boxes of one line overlap where a line broke into pieces (the
+ * overlap is then read twice: a stray glyph, or an icon beside a menu
+ * entry read as a letter) and reach into the next line on dense pages (its
+ * glyphs are read too): each grown box stops halfway between its core
+ * (the map's text kernel) and the core of a neighbouring box of about the
+ * same angle, along the line (a box before or after it on the same line:
+ * their cores overlap across the line by half the smaller core at least)
+ * and across it (a box above or below it: their cores overlap along the
+ * line).  A box never shrinks into its core.  Works in place. */
+void nn_text_boxes_tidy (GArray *boxes);
 
 /* Sort boxes in reading order: by the top-left corner's y, then x, and
  * boxes whose top-left corners are within 10 units vertically by x

@@ -6,27 +6,88 @@
 /* per-box widths keep boxes up to this aspect ratio unsqueezed */
 #define UNSQUEEZED_ASPECT 4
 
+/* The interpolation kernels, at distance d (pixels) from a sample. */
 static inline gfloat
-image_sample (const NnImage *img, gint c, gfloat x, gfloat y)
+kernel_cubic (gfloat d)
 {
-  /* bilinear on pixel centres, edges replicated */
+  /* Keys' cubic convolution, a = -0.5 (Catmull-Rom) */
+  d = fabsf (d);
+  if (d < 1.0f)
+    return (1.5f * d - 2.5f) * d * d + 1.0f;
+  if (d < 2.0f)
+    return ((-0.5f * d + 2.5f) * d - 4.0f) * d + 2.0f;
+  return 0.0f;
+}
+
+static inline gfloat
+kernel_lanczos3 (gfloat d)
+{
+  if (d == 0.0f)
+    return 1.0f;
+  if (fabsf (d) >= 3.0f)
+    return 0.0f;
+  return (gfloat) (3.0 * sin (G_PI * d) * sin (G_PI * d / 3.0)
+      / (G_PI * G_PI * d * d));
+}
+
+/* The 3 channels at (x, y), interpolated between pixel centres by the
+ * filter, edges replicated. */
+static inline void
+image_sample (const NnImage *img, NnCropFilter filter, gfloat x, gfloat y,
+    gfloat *v)
+{
   gfloat fx = x - 0.5f, fy = y - 0.5f;
   gint x0 = (gint) floorf (fx), y0 = (gint) floorf (fy);
   gfloat ax = fx - x0, ay = fy - y0;
-  gint x1 = CLAMP (x0 + 1, 0, img->width - 1);
-  gint y1 = CLAMP (y0 + 1, 0, img->height - 1);
-  const guint8 *r0, *r1;
-  gfloat top, bot;
+  gfloat wx[6], wy[6], sum_x = 0, sum_y = 0;
+  gint xs[6], ys[6], taps, first;
 
-  x0 = CLAMP (x0, 0, img->width - 1);
-  y0 = CLAMP (y0, 0, img->height - 1);
-  r0 = img->data + (gsize) y0 * img->stride + img->off[c];
-  r1 = img->data + (gsize) y1 * img->stride + img->off[c];
-  top = r0[x0 * img->pstride]
-      + ax * (r0[x1 * img->pstride] - r0[x0 * img->pstride]);
-  bot = r1[x0 * img->pstride]
-      + ax * (r1[x1 * img->pstride] - r1[x0 * img->pstride]);
-  return top + ay * (bot - top);
+  switch (filter) {
+    case NN_CROP_FILTER_BICUBIC:
+      taps = 4;
+      first = -1;
+      break;
+    case NN_CROP_FILTER_LANCZOS:
+      taps = 6;
+      first = -2;
+      break;
+    default:
+      taps = 2;
+      first = 0;
+      break;
+  }
+  for (gint i = 0; i < taps; i++) {
+    gint o = first + i;
+
+    xs[i] = CLAMP (x0 + o, 0, img->width - 1) * img->pstride;
+    ys[i] = CLAMP (y0 + o, 0, img->height - 1);
+    if (filter == NN_CROP_FILTER_BICUBIC) {
+      wx[i] = kernel_cubic (ax - o);
+      wy[i] = kernel_cubic (ay - o);
+    } else if (filter == NN_CROP_FILTER_LANCZOS) {
+      wx[i] = kernel_lanczos3 (ax - o);
+      wy[i] = kernel_lanczos3 (ay - o);
+    } else {
+      wx[i] = o == 0 ? 1.0f - ax : ax;
+      wy[i] = o == 0 ? 1.0f - ay : ay;
+    }
+    sum_x += wx[i];
+    sum_y += wy[i];
+  }
+  for (gint c = 0; c < 3; c++) {
+    gfloat acc = 0;
+
+    for (gint j = 0; j < taps; j++) {
+      const guint8 *row = img->data + (gsize) ys[j] * img->stride + img->off[c];
+      gfloat r = 0;
+
+      for (gint i = 0; i < taps; i++)
+        r += wx[i] * row[xs[i]];
+      acc += wy[j] * r;
+    }
+    /* the weights sum to 1 up to rounding; the sharper kernels overshoot */
+    v[c] = CLAMP (acc / (sum_x * sum_y), 0.0f, 255.0f);
+  }
 }
 
 void
@@ -105,6 +166,7 @@ nn_crop_sample (const NnCropParams *p, const NnImage *img,
   NnQuad quad;
   gdouble cw, chh, ex_x, ex_y, ey_x, ey_y;
   gint H = p->height, rw, k;
+  NnCropFilter filter;
   gsize plane = (gsize) W * H;
 
   nn_crop_box_geometry (p, quad_in, &quad, &cw, &chh);
@@ -123,6 +185,9 @@ nn_crop_sample (const NnCropParams *p, const NnImage *img,
   /* area averaging: k x k samples per output pixel when shrinking */
   k = (gint) ceil (MAX (chh / H, cw / rw));
   k = CLAMP (k, 1, 4);
+  /* the filter enlarges a line lower than the tensor; a line shrunk to
+   * it is averaged (and interpolated bilinearly) */
+  filter = chh < H ? p->filter : NN_CROP_FILTER_BILINEAR;
 
   for (gint v = 0; v < H; v++) {
     for (gint u = 0; u < W; u++) {
@@ -132,8 +197,8 @@ nn_crop_sample (const NnCropParams *p, const NnImage *img,
         out[o] = out[o + plane] = out[o + 2 * plane] = 0.0f;
         continue;
       }
-      for (gint c = 0; c < 3; c++) {
-        gfloat acc = 0;
+      {
+        gfloat acc[3] = { 0, 0, 0 }, smp[3];
 
         for (gint j = 0; j < k; j++) {
           gdouble t = (v + (j + 0.5) / k) * chh / H;
@@ -143,10 +208,13 @@ nn_crop_sample (const NnCropParams *p, const NnImage *img,
             gfloat x = (gfloat) (quad.p[0].x + s * ex_x + t * ey_x);
             gfloat y = (gfloat) (quad.p[0].y + s * ex_y + t * ey_y);
 
-            acc += image_sample (img, c, x, y);
+            image_sample (img, filter, x, y, smp);
+            for (gint c = 0; c < 3; c++)
+              acc[c] += smp[c];
           }
         }
-        out[o + c * plane] = acc / (k * k) * p->mul[c] + p->add[c];
+        for (gint c = 0; c < 3; c++)
+          out[o + c * plane] = acc[c] / (k * k) * p->mul[c] + p->add[c];
       }
     }
   }

@@ -23,8 +23,22 @@ typedef struct
   gint off[3];
 } NnImage;
 
+/* How a line lower than the tensor is enlarged: samples between pixel
+ * centres interpolated bilinearly (2 x 2 pixels), bicubic (Keys' cubic
+ * convolution, a = -0.5, 4 x 4) or Lanczos (a = 3, 6 x 6).  A line as
+ * high as the tensor or higher is interpolated bilinearly, and when it is
+ * shrunk each output pixel averages k x k samples (k = the shrink factor,
+ * at most 4). */
+typedef enum
+{
+  NN_CROP_FILTER_BILINEAR,
+  NN_CROP_FILTER_BICUBIC,
+  NN_CROP_FILTER_LANCZOS,
+} NnCropFilter;
+
 typedef struct
 {
+  NnCropFilter filter;   /* interpolation between pixel centres */
   gint height;           /* tensor height */
   gint width;            /* fixed tensor width; 0: a width per box */
   gint width_multiple;   /* per-box widths round up to this */

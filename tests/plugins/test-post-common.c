@@ -1,6 +1,9 @@
 /* Helpers of the post-processing element tests (test-post.c,
- * test-post-output.c): frames and text regions (test-post-common.h). */
+ * test-post-output.c, test-ocr-steps.c): frames, text regions, metas
+ * (test-post-common.h). */
 #include "test-post-common.h"
+
+#include <gst/check/gstcheck.h>
 
 GstBuffer *
 make_rgb_frame (GstVideoInfo *info, gint w, gint h, guint8 value)
@@ -46,4 +49,54 @@ add_text_roi (GstBuffer *frame, gint id, gint x, gint y, gint w, gint h)
   s = gst_structure_new ("nnpipe/text", "box-score", G_TYPE_DOUBLE, 0.9, NULL);
   gst_structure_take_value (s, "points", &points);
   gst_video_region_of_interest_meta_add_param (roi, s);
+}
+
+GstMeta *
+add_meta (GstBuffer *buf, const gchar *impl)
+{
+  const GstMetaInfo *info = gst_meta_get_info (impl);
+
+  fail_unless (info != NULL, "%s not registered", impl);
+  return gst_buffer_add_meta (buf, info, NULL);
+}
+
+GstNnFrameMeta *
+add_frame_meta (GstBuffer *buf, GstBuffer *frame, const GstVideoInfo *info, gint n_rois,
+                gint roi_index, gint roi_id)
+{
+  GstNnFrameMeta *m = (GstNnFrameMeta *) add_meta (buf, "GstNnFrameMeta");
+
+  m->frame = gst_buffer_ref (frame);
+  m->info = *info;
+  m->n_rois = n_rois;
+  m->roi_index = roi_index;
+  m->roi_id = roi_id;
+  return m;
+}
+
+GstNnFrameMeta *
+get_frame_meta (GstBuffer *buf)
+{
+  GType api = g_type_from_name ("GstNnFrameMetaAPI");
+
+  fail_unless (api != 0);
+  return (GstNnFrameMeta *) gst_buffer_get_meta (buf, api);
+}
+
+
+GstBuffer *
+float_buffer (const gfloat *data, gsize n)
+{
+  return gst_buffer_new_memdup (data, n * sizeof (gfloat));
+}
+
+guint
+count_rois (GstBuffer *buf)
+{
+  gpointer state = NULL;
+  guint n = 0;
+
+  while (gst_buffer_iterate_meta_filtered (buf, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))
+    n++;
+  return n;
 }

@@ -1,0 +1,384 @@
+/* The reading steps of issue 23 on synthetic input, one by one (the same
+ * steps on real images: tests/ocr-real/test-ocr-real.sh):
+ *  1. nncrop's interpolation filter: bicubic and Lanczos keep an edge
+ *     sharper than bilinear when a small line is enlarged;
+ *  2. nndbdecode whole-frame-size: a small frame without a box becomes
+ *     one box;
+ *  3. nn_text_boxes_tidy(): overlapping boxes of one line and boxes
+ *     reaching into the next line are cut back halfway;
+ *  4. nncrop read-both + nnctcdecode: a region labelled 180 is cut both
+ *     ways, the better-scored reading wins;
+ *  5. nnctcdecode normalize-latin: full-width forms and CJK punctuation
+ *     on Latin lines. */
+#include "test-common.h"
+#include "test-post-common.h"
+
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "nndb.h"
+#include "nntextnorm.h"
+
+/* ------------------------------------------------------------ 1. filter */
+
+/* The brightest sample of the middle row of nncrop's tensor (filter as
+ * given) over a gap one pixel wide (column 20, white) between black on a
+ * 64 x 8 frame enlarged 6 times (to the tensor height 48): how much of a
+ * narrow gap between two words survives the enlargement. */
+static gfloat
+gap_peak (const gchar *filter)
+{
+  gchar *launch = g_strdup_printf ("nncrop filter=%s", filter);
+  GstHarness *h = gst_harness_new_parse (launch);
+  GstVideoInfo info;
+  GstBuffer *frame = make_rgb_frame (&info, 64, 8, 0), *out;
+  GstMapInfo map;
+  const gfloat *row;
+  gfloat peak = -2;
+
+  gst_buffer_map (frame, &map, GST_MAP_WRITE);
+  for (gint y = 0; y < 8; y++)
+    memset (map.data + y * GST_VIDEO_INFO_PLANE_STRIDE (&info, 0) + 20 * 3, 255, 3);
+  gst_buffer_unmap (frame, &map);
+  add_text_roi (frame, 0, 0, 0, 64, 8);
+  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=64,height=8,framerate=0/1");
+  fail_unless_equals_int (gst_harness_push (h, frame), GST_FLOW_OK);
+  out = gst_harness_pull (h);
+  /* 64 x 8 at height 48: 384 wide */
+  fail_unless_equals_uint64 (gst_buffer_get_size (out), 3 * 48 * 384 * 4);
+  gst_buffer_map (out, &map, GST_MAP_READ);
+  row = (const gfloat *) map.data + 24 * 384;
+  /* normalised: black -1, white 1; the gap is output columns 120..125 */
+  fail_unless (row[60] < -0.99f && row[300] < -0.99f, "%f %f", row[60], row[300]);
+  for (gint u = 100; u < 146; u++)
+    peak = MAX (peak, row[u]);
+  gst_buffer_unmap (out, &map);
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+  g_free (launch);
+  return peak;
+}
+
+GST_START_TEST (test_filter_sharpness)
+{
+  gfloat bilinear = gap_peak ("bilinear");
+  gfloat bicubic = gap_peak ("bicubic");
+  gfloat lanczos = gap_peak ("lanczos");
+
+  /* no sample falls on the gap's centre: bilinear reaches about 0.92 of
+   * white (0.83 normalised), the sharper kernels more */
+  fail_unless (bilinear > 0.7f && bilinear < 0.9f, "bilinear %f", bilinear);
+  fail_unless (bicubic > bilinear + 0.05f, "bicubic %f, bilinear %f", bicubic, bilinear);
+  fail_unless (lanczos > bilinear + 0.05f, "lanczos %f, bilinear %f", lanczos, bilinear);
+}
+
+GST_END_TEST;
+
+/* ------------------------------------------------------- 2. whole frame */
+
+static guint
+boxes_on_empty_map (gint frame_w, gint frame_h, const gchar *launch, gdouble *box_score)
+{
+  GstHarness *h = gst_harness_new_parse (launch);
+  GstVideoInfo info;
+  GstBuffer *frame = make_rgb_frame (&info, frame_w, frame_h, 255), *buf, *out;
+  gfloat *map = g_new0 (gfloat, 64 * 32);
+  guint n;
+
+  buf = float_buffer (map, 64 * 32);
+  g_free (map);
+  add_frame_meta (buf, frame, &info, -1, -1, -1);
+  gst_harness_set_src_caps_str (h, "other/tensors,format=static,num_tensors=1,types=float32,"
+                                   "dimensions=64:32:1:1,framerate=0/1");
+  fail_unless_equals_int (gst_harness_push (h, buf), GST_FLOW_OK);
+  out = gst_harness_pull (h);
+  n = count_rois (out);
+  if (n == 1) {
+    GstVideoRegionOfInterestMeta *roi = roi_by_id (out, 0);
+    GstStructure *s = gst_video_region_of_interest_meta_get_param (roi, "nnpipe/text");
+
+    fail_unless (roi->x == 0 && roi->y == 0 && (gint) roi->w == frame_w
+                 && (gint) roi->h == frame_h);
+    fail_unless (gst_structure_get_double (s, "box-score", box_score));
+  }
+  gst_buffer_unref (out);
+  gst_buffer_unref (frame);
+  gst_harness_teardown (h);
+  return n;
+}
+
+GST_START_TEST (test_whole_frame)
+{
+  gdouble score = -1;
+
+  /* a 200 x 40 frame (short side 40 <= 160): the whole frame, score 0 */
+  fail_unless_equals_int (boxes_on_empty_map (200, 40, "nndbdecode", &score), 1);
+  fail_unless_equals_float (score, 0.0);
+  /* a 640 x 480 frame: nothing */
+  fail_unless_equals_int (boxes_on_empty_map (640, 480, "nndbdecode", &score), 0);
+  /* off, or a smaller limit */
+  fail_unless_equals_int (boxes_on_empty_map (200, 40, "nndbdecode whole-frame-size=0", &score), 0);
+  fail_unless_equals_int (boxes_on_empty_map (200, 40, "nndbdecode whole-frame-size=30", &score),
+                          0);
+}
+
+GST_END_TEST;
+
+/* ------------------------------------------------------------- 3. tidy */
+
+/* A box as nn_db_decode() makes it: an axis-aligned core and the same
+ * grown by d on every side. */
+static NnTextBox
+text_box (gdouble x0, gdouble y0, gdouble x1, gdouble y1, gdouble d, gdouble score)
+{
+  NnTextBox b = { .score = score };
+
+  b.core.p[0].x = b.core.p[3].x = x0;
+  b.core.p[1].x = b.core.p[2].x = x1;
+  b.core.p[0].y = b.core.p[1].y = y0;
+  b.core.p[2].y = b.core.p[3].y = y1;
+  b.quad = b.core;
+  nn_quad_expand (&b.quad, d);
+  return b;
+}
+
+GST_START_TEST (test_tidy)
+{
+  GArray *boxes = g_array_new (FALSE, FALSE, sizeof (NnTextBox));
+  NnTextBox b;
+  gdouble x0, y0, x1, y1;
+
+  /* one line broken in two pieces whose grown boxes overlap (cores 6
+   * apart, growth 4 each): each stops halfway, at x = 63; a third piece
+   * far along the line changes nothing */
+  b = text_box (10, 20, 60, 30, 4, 0.8);
+  g_array_append_val (boxes, b);
+  b = text_box (66, 21, 120, 31, 4, 0.6);
+  g_array_append_val (boxes, b);
+  b = text_box (200, 20, 260, 30, 4, 0.9);
+  g_array_append_val (boxes, b);
+  nn_text_boxes_tidy (boxes);
+  fail_unless_equals_int (boxes->len, 3);
+  nn_quad_bounds (&g_array_index (boxes, NnTextBox, 0).quad, &x0, &y0, &x1, &y1);
+  fail_unless (fabs (x0 - 6) < 1e-6 && fabs (x1 - 63) < 1e-6, "%f %f", x0, x1);
+  fail_unless (fabs (y0 - 16) < 1e-6 && fabs (y1 - 34) < 1e-6, "%f %f", y0, y1);
+  nn_quad_bounds (&g_array_index (boxes, NnTextBox, 1).quad, &x0, &y0, &x1, &y1);
+  fail_unless (fabs (x0 - 63) < 1e-6 && fabs (x1 - 124) < 1e-6, "%f %f", x0, x1);
+  nn_quad_bounds (&g_array_index (boxes, NnTextBox, 2).quad, &x0, &y0, &x1, &y1);
+  fail_unless (fabs (x0 - 196) < 1e-6 && fabs (x1 - 264) < 1e-6, "%f %f", x0, x1);
+
+  /* two lines whose grown boxes reach into each other (cores 10 apart,
+   * growth 8): each stops halfway, at y = 35 */
+  g_array_set_size (boxes, 0);
+  b = text_box (10, 20, 200, 30, 8, 0.9);
+  g_array_append_val (boxes, b);
+  b = text_box (10, 40, 200, 50, 8, 0.9);
+  g_array_append_val (boxes, b);
+  nn_text_boxes_tidy (boxes);
+  fail_unless_equals_int (boxes->len, 2);
+  nn_quad_bounds (&g_array_index (boxes, NnTextBox, 0).quad, &x0, &y0, &x1, &y1);
+  fail_unless (fabs (y1 - 35) < 1e-6 && fabs (y0 - 12) < 1e-6, "%f %f", y0, y1);
+  fail_unless (fabs (x0 - 2) < 1e-6 && fabs (x1 - 208) < 1e-6);
+  nn_quad_bounds (&g_array_index (boxes, NnTextBox, 1).quad, &x0, &y0, &x1, &y1);
+  fail_unless (fabs (y0 - 35) < 1e-6 && fabs (y1 - 58) < 1e-6, "%f %f", y0, y1);
+
+  /* lines far apart, or side by side in columns: left alone */
+  g_array_set_size (boxes, 0);
+  b = text_box (10, 20, 100, 30, 4, 0.9);
+  g_array_append_val (boxes, b);
+  b = text_box (10, 60, 100, 70, 4, 0.9);
+  g_array_append_val (boxes, b);
+  b = text_box (140, 22, 200, 32, 4, 0.9);
+  g_array_append_val (boxes, b);
+  nn_text_boxes_tidy (boxes);
+  fail_unless_equals_int (boxes->len, 3);
+  nn_quad_bounds (&g_array_index (boxes, NnTextBox, 0).quad, &x0, &y0, &x1, &y1);
+  fail_unless (fabs (y1 - 34) < 1e-6 && fabs (x1 - 104) < 1e-6);
+  g_array_unref (boxes);
+}
+
+GST_END_TEST;
+
+/* -------------------------------------------------------- 4. read both */
+
+GST_START_TEST (test_read_both)
+{
+  GstHarness *h = gst_harness_new_parse ("nncrop");
+  GstVideoInfo info;
+  GstBuffer *frame = make_rgb_frame (&info, 200, 100, 0), *out;
+  GstMapInfo map;
+
+  /* white left half of the region: upright the first column is white,
+   * turned black */
+  gst_buffer_map (frame, &map, GST_MAP_WRITE);
+  for (gint y = 20; y < 68; y++)
+    memset (map.data + y * GST_VIDEO_INFO_PLANE_STRIDE (&info, 0) + 20 * 3, 255, 48 * 3);
+  gst_buffer_unmap (frame, &map);
+  add_text_roi (frame, 5, 20, 20, 96, 48);
+  /* the classifier says 180, not sure (0.6) */
+  gst_video_region_of_interest_meta_add_param (
+      roi_by_id (frame, 5),
+      gst_structure_new ("nnpipe/class", "label", G_TYPE_STRING, "180", "class-id", G_TYPE_INT, 1,
+                         "score", G_TYPE_DOUBLE, 0.6, NULL));
+  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=200,height=100,framerate=0/1");
+  fail_unless_equals_int (gst_harness_push (h, frame), GST_FLOW_OK);
+  fail_unless_equals_int (gst_harness_buffers_in_queue (h), 2);
+  for (gint i = 0; i < 2; i++) {
+    GstNnFrameMeta *fm;
+    gfloat v;
+
+    out = gst_harness_pull (h);
+    fm = get_frame_meta (out);
+    fail_unless_equals_int (fm->n_rois, 2);
+    fail_unless_equals_int (fm->roi_index, i);
+    fail_unless_equals_int (fm->roi_id, 5);
+    gst_buffer_map (out, &map, GST_MAP_READ);
+    v = ((const gfloat *) map.data)[24 * 96 + 2];
+    gst_buffer_unmap (out, &map);
+    /* turned first, then as it is */
+    fail_unless (i == 0 ? v < -0.99f : v > 0.99f, "cut %d: %f", i, v);
+    gst_buffer_unref (out);
+  }
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* nnctcdecode (its keys file holding @keys, then @options) on region 3 of
+ * a frame, read n times (as nncrop read-both cuts it twice): scores[i] is
+ * the steps x classes CTC tensor of reading i.  Returns the text kept in
+ * the region. */
+static gchar *
+ctc_read_region (const gchar *keys, const gchar *options, gint steps, gint classes,
+                 const gfloat *const *scores, gint n)
+{
+  gchar *path = g_strdup_printf ("%s/nnp-test-keys-%d.txt", g_get_tmp_dir (), (gint) getpid ());
+  gchar *launch, *caps, *text;
+  GstHarness *h;
+  GstVideoInfo info;
+  GstBuffer *frame = make_rgb_frame (&info, 100, 40, 0), *out;
+  GstStructure *s;
+
+  fail_unless (g_file_set_contents (path, keys, -1, NULL));
+  launch = g_strdup_printf ("nnctcdecode keys=%s %s", path, options);
+  h = gst_harness_new_parse (launch);
+  add_text_roi (frame, 3, 0, 0, 100, 40);
+  caps = g_strdup_printf ("other/tensors,format=static,num_tensors=1,types=float32,"
+                          "dimensions=%d:%d:1,framerate=0/1",
+                          classes, steps);
+  gst_harness_set_src_caps_str (h, caps);
+  for (gint i = 0; i < n; i++) {
+    GstBuffer *buf = float_buffer (scores[i], (gsize) steps * classes);
+
+    add_frame_meta (buf, frame, &info, n, i, 3);
+    fail_unless_equals_int (gst_harness_push (h, buf), GST_FLOW_OK);
+  }
+  out = gst_harness_pull (h);
+  s = gst_video_region_of_interest_meta_get_param (roi_by_id (out, 3), "nnpipe/text");
+  text = g_strdup (gst_structure_get_string (s, "text"));
+  gst_buffer_unref (out);
+  gst_buffer_unref (frame);
+  gst_harness_teardown (h);
+  g_unlink (path);
+  g_free (path);
+  g_free (launch);
+  g_free (caps);
+  return text;
+}
+
+/* One region read twice (both cuts of nncrop read-both): a CTC tensor for
+ * "a" scoring sa and one for "b" scoring sb; returns the text kept. */
+static gchar *
+best_reading (gfloat sa, gfloat sb)
+{
+  /* classes: blank, a, b; steps: the letter, then blank */
+  gfloat a[6] = { 0.01f, 0.01f, 0.01f, 0.98f, 0.01f, 0.01f };
+  gfloat b[6] = { 0.01f, 0.01f, 0.01f, 0.98f, 0.01f, 0.01f };
+  const gfloat *scores[2] = { a, b };
+
+  a[1] = sa;
+  b[2] = sb;
+  return ctc_read_region ("a\nb\n", "", 2, 3, scores, 2);
+}
+
+GST_START_TEST (test_best_reading)
+{
+  gchar *t;
+
+  t = best_reading (0.9f, 0.7f);
+  fail_unless_equals_string (t, "a");
+  g_free (t);
+  t = best_reading (0.7f, 0.9f);
+  fail_unless_equals_string (t, "b");
+  g_free (t);
+}
+
+GST_END_TEST;
+
+/* ------------------------------------------------------- 5. normalise */
+
+GST_START_TEST (test_normalize_latin)
+{
+  gchar *t;
+
+  fail_unless (nn_text_is_latin ("Hello"));
+  fail_unless (nn_text_is_latin ("\uff28i"));         /* full-width H */
+  fail_unless (!nn_text_is_latin ("\u4e2d\u6587 A")); /* Han */
+  fail_unless (!nn_text_is_latin ("\u3002"));         /* no letter */
+  t = nn_text_normalize_latin ("\uff28\uff45\uff4c\uff4c\uff4f\uff1a a\u3001b\u3002 "
+                               "\u3010x\u3011\uff08y\uff09\u3000z");
+  fail_unless_equals_string (t, "Hello: a,b. [x](y) z");
+  g_free (t);
+  /* a Chinese line keeps its punctuation */
+  t = nn_text_normalize_latin ("\u4e2d\u6587\uff1a1\u3002");
+  fail_unless_equals_string (t, "\u4e2d\u6587\uff1a1\u3002");
+  g_free (t);
+}
+
+GST_END_TEST;
+
+/* the element: on by default, off with normalize-latin=false */
+static gchar *
+ctc_read (const gchar *options)
+{
+  /* keys: Ａ (full-width A), 、, b; steps: Ａ, 、, b */
+  gfloat sc[3 * 4] = { 0 };
+  const gfloat *scores[1] = { sc };
+
+  for (gint t = 0; t < 3; t++)
+    sc[t * 4 + 1 + t] = 0.9f;
+  return ctc_read_region ("\uff21\n\u3001\nb\n", options, 3, 4, scores, 1);
+}
+
+GST_START_TEST (test_ctcdecode_normalize)
+{
+  gchar *t = ctc_read ("");
+
+  fail_unless_equals_string (t, "A,b");
+  g_free (t);
+  t = ctc_read ("normalize-latin=false");
+  fail_unless_equals_string (t, "\uff21\u3001b");
+  g_free (t);
+}
+
+GST_END_TEST;
+
+static Suite *
+ocr_steps_suite (void)
+{
+  TCase *tc;
+  Suite *s = nnp_test_suite_new ("ocr-steps", 0, &tc);
+
+  tcase_add_test (tc, test_filter_sharpness);
+  tcase_add_test (tc, test_whole_frame);
+  tcase_add_test (tc, test_tidy);
+  tcase_add_test (tc, test_read_both);
+  tcase_add_test (tc, test_best_reading);
+  tcase_add_test (tc, test_normalize_latin);
+  tcase_add_test (tc, test_ctcdecode_normalize);
+  return s;
+}
+
+GST_CHECK_MAIN (ocr_steps);
