@@ -18,15 +18,6 @@
 #include "gstnnframemeta.h"
 #include "gstnnmeta.h"
 
-static GstMeta *
-add_meta (GstBuffer *buf, const gchar *impl)
-{
-  const GstMetaInfo *info = gst_meta_get_info (impl);
-
-  fail_unless (info != NULL, "%s not registered", impl);
-  return gst_buffer_add_meta (buf, info, NULL);
-}
-
 /* The tensors of @frame as nnconvert keep-frame=true leaves them: frame
  * meta, and a transform meta of a frame scaled by @scale into the top-left
  * of a @tw x @th tensor. */
