@@ -12,7 +12,8 @@ lib/, plugins/ and include/nnpipe/, then checks:
       lib/graph, lib/ops        include nothing from lib/backends, lib/exec, lib/partition
       lib/backends              includes nothing from lib/exec, lib/partition
       lib/ (all of it)          includes nothing from plugins/ and no <gst/...>
-      plugins/post/             includes nothing from the rest of plugins/, no <gst/...>
+      plugins/pre/, plugins/post/  include nothing from the rest of plugins/, no
+                                <gst/...>; post/ nothing from pre/
  2. No loops between files: file A calls a function defined in file B (so it
     includes B's header) and B, directly or through other files, calls one
     defined in A.  A header counts as part of the .c file of the same stem.
@@ -47,9 +48,12 @@ FORBIDDEN = {
     "partition": {"plugins"},
     "remote": {"plugins"},
     "core": {"plugins"},
-    # plugins/post/: post-processing algorithms, no GStreamer, no element code
-    "post": {"plugins"},
-    "public": {"graph", "ops", "backends", "exec", "partition", "onnx", "remote", "core", "plugins"},
+    # plugins/pre/, plugins/post/: pre- and post-processing algorithms, no
+    # GStreamer, no element code; pre/ may use post/'s box geometry
+    "pre": {"plugins"},
+    "post": {"plugins", "pre"},
+    "public": {"graph", "ops", "backends", "exec", "partition", "onnx", "remote", "core", "plugins",
+               "pre", "post"},
 }
 
 # Known violations, each "A -> B" (include edge: A includes header B; call
@@ -103,7 +107,7 @@ def layer_of(rel):
     if parts[0] == "include":
         return "public"
     if parts[0] == "plugins":
-        return "post" if len(parts) > 2 and parts[1] == "post" else "plugins"
+        return parts[1] if len(parts) > 2 and parts[1] in ("pre", "post") else "plugins"
     if parts[0] == "lib":
         return parts[1] if len(parts) > 2 else "core"
     return None
@@ -128,7 +132,7 @@ def resolve(root, rel, kind, name):
             return os.path.join("include", name)
         return None
     for base in (here, "lib", "include", "plugins", "plugins/elements", "plugins/common",
-                 "plugins/post"):
+                 "plugins/pre", "plugins/post"):
         cand = os.path.normpath(os.path.join(base, name))
         if os.path.isfile(os.path.join(root, cand)):
             return cand
@@ -231,9 +235,10 @@ def check(root, allowed):
             if kind == "<" and name.startswith("gst/") and rel.startswith("lib/"):
                 errors.append("%s: includes <%s>: libnnpipe has no GStreamer in it" % (rel, name))
                 continue
-            if kind == "<" and name.startswith("gst/") and rel.startswith("plugins/post/"):
-                errors.append("%s: includes <%s>: plugins/post/ holds algorithms without "
-                              "GStreamer" % (rel, name))
+            if kind == "<" and name.startswith("gst/") and rel.startswith(
+                    ("plugins/pre/", "plugins/post/")):
+                errors.append("%s: includes <%s>: plugins/%s/ holds algorithms without "
+                              "GStreamer" % (rel, name, rel.split("/")[1]))
                 continue
             dep = resolve(root, rel, kind, name)
             if dep is None:
@@ -303,6 +308,9 @@ def self_test():
         "lib/ok.c": '#include <gst/gst.h>\nstatic int\nk_private (void)\n{\n  return 0;\n}\n',
         "plugins/a.c": 'void\na_fn (void)\n{\n  b_fn ();\n}\n',
         "plugins/b.c": 'void\nb_fn (void)\n{\n  a_fn ();\n}\n',
+        "plugins/pre/p.c": '#include <gst/gst.h>\n',
+        "plugins/post/q.c": '#include "../pre/r.h"\n',
+        "plugins/pre/r.h": "#pragma once\n",
     }
     expect = [
         "include/nnpipe/pub.h includes lib/exec/x.h: the public layer may not include from exec",
@@ -313,6 +321,8 @@ def self_test():
         "lib/ok.c: includes <gst/gst.h>",
         "loop between lib/backends/cpu/k.c, lib/graph/g.c",
         "loop between plugins/a.c, plugins/b.c",
+        "plugins/pre/p.c: includes <gst/gst.h>",
+        "plugins/post/q.c includes plugins/pre/r.h: the post layer may not include from pre",
         "allow-list entry lib/x.c -> lib/y.c matches nothing",
     ]
     with tempfile.TemporaryDirectory() as root:
