@@ -346,6 +346,22 @@ try:
     time.sleep(0.5)
     good(s4, 'D2 after the limits')
 
+    # --parts: which parts a client may start
+    s6 = server('s6', '--parts', '40..83;0..10')
+    a = attack(s6, [], hello=w.hello_payload(digest, w.NODES, '40..82'))
+    ok(a[0] == 'ERROR' and "does not serve part '40..82'" in a[1],
+       'D3 --parts LIST: another part refused: "%s"' % (a[1][:100] if a[0] == 'ERROR' else a))
+    c = w.connect(s6.port)
+    c.sendall(w.msg(w.HELLO, 0, w.hello_payload(digest, w.NODES, '40..83')))
+    a = w.answer(c, 60)
+    c.close()
+    ok(a[0] == 'HELLO_OK' and re.search(r'part 40\.\.83 started', s6.text()),
+       'D3 --parts LIST: a listed part starts', repr(a))
+    s7 = server('s7', '--nodes', '40..83')
+    a = attack(s7, [], hello=w.hello_payload(digest, w.NODES, '0..39'))
+    ok(a[0] == 'ERROR' and 'part mismatch' in a[1] and 'started' not in s7.text(),
+       'D3 --nodes (--parts none): no other part starts')
+
     # ---------------------------------------------------------------- D7, D6
     with open(os.path.join(tmp, 'token'), 'w') as f:
         f.write('s3cret-token\n')
