@@ -341,6 +341,12 @@ try:
     wait_conns(s4, 20)
     a = attack(s4, [], source='127.0.0.4', timeout=10)
     ok(a[0] == 'ERROR' and 'server full' in a[1], 'D2 --max-connections 20: the 21st refused')
+    r = launch(src + ['!', 'nnremote', 'model=' + model,
+                      'hosts=127.0.0.1:%d|127.0.0.1:%d' % (s4.port, s1.port), '!', 'filesink',
+                      'location=%s/full.raw' % tmp])
+    data = open(os.path.join(tmp, 'full.raw'), 'rb').read() if r.returncode == 0 else b''
+    ok(data == whole, 'D2 nnremote meeting a full server goes to the next host: exact',
+       r.stderr[-300:])
     for c in socks:
         c.close()
     time.sleep(0.5)
