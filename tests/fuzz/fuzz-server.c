@@ -25,6 +25,7 @@
  * After each input the harness waits until the server has no connection
  * left, so each input is checked alone (leaks included). */
 #include "gstnnserver-private.h"
+#include "fuzz-common.h"
 #include "gstnnmodelcaps.h"
 #include "gstnntensorcaps.h"
 
@@ -50,16 +51,6 @@ violation (const char *what, const gchar *detail)
 {
   g_printerr ("fuzz-server: %s: %s\n", what, detail ? detail : "");
   abort ();
-}
-
-static void
-log_handler (const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data)
-{
-  if ((level & G_LOG_LEVEL_CRITICAL)
-      || ((level & G_LOG_LEVEL_WARNING) && g_strcmp0 (domain, "GStreamer") != 0)) {
-    g_printerr ("%s: %s\n", domain ? domain : "", message);
-    abort ();
-  }
 }
 
 /* What a stage relies on, checked on each frame the server lets through. */
@@ -134,7 +125,7 @@ LLVMFuzzerInitialize (int *argc, char ***argv)
   /* no plugin is needed (no element here): none is loaded (their class
    * inits intern strings whose blocks GLib later drops) */
   g_setenv ("GST_REGISTRY_DISABLE", "yes", TRUE);
-  g_log_set_default_handler (log_handler, NULL);
+  g_log_set_default_handler (nnp_fuzz_log_handler, NULL);
   gst_init (argc, argv);
   GST_DEBUG_CATEGORY_INIT (gst_nn_stage_debug, "nnstage", 0, "nnstage (fuzz-server)");
   model = nnp_model_load (NNP_FUZZ_SMALL_MODEL, &err);
