@@ -64,9 +64,8 @@ src="filesrc location=$tmp/in.raw blocksize=$bytes ! other/tensors,format=static
   --profile -o "$tmp/plan.json" > "$tmp/split.txt"
 
 # the server: stage 1 of the plan on host 1, core 1
-# (--insecure: the test network is a namespace of this machine only)
-hosts_spawn 1 1 "$tmp/serve.log" "$nnpipe" serve "$model" --listen "$addr:$port" --insecure \
-  --plan "$tmp/plan.json" --stage 1
+hosts_spawn 1 1 "$tmp/serve.log" "$nnpipe" serve "$model" --listen "$addr:$port" \
+  --plan "$tmp/plan.json" --stage 1 --insecure
 # two proxies in the client's namespace to the server: no delay (what the
 # proxy's copies cost) and DELAY_MS each way
 for d in 0 "$delay"; do

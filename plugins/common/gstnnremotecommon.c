@@ -19,17 +19,19 @@ gst_nn_remote_hosts_parse (const gchar *list, GError **error)
   gchar **addrs;
   guint n;
 
-  if (g_str_has_prefix (text, "remote://"))
-    text += 9;
+  if (nnp_device_spec_remote_address (text))
+    text = nnp_device_spec_remote_address (text);
   addrs = g_strsplit (text, "|", 64);
   n = g_strv_length (addrs);
   for (guint i = 0; i < n; i++) {
     gchar *host = NULL;
+    const gchar *addr;
     guint16 port;
 
     g_strstrip (addrs[i]);
-    if (g_str_has_prefix (addrs[i], "remote://"))
-      memmove (addrs[i], addrs[i] + 9, strlen (addrs[i] + 9) + 1);
+    addr = nnp_device_spec_remote_address (addrs[i]);
+    if (addr)
+      memmove (addrs[i], addr, strlen (addr) + 1);
     if (!nnp_remote_address_parse (addrs[i], &host, &port, error)) {
       g_strfreev (addrs);
       return NULL;

@@ -140,10 +140,6 @@ GstNnServerMeta *gst_buffer_add_nn_server_meta (GstBuffer *buffer,
 gboolean gst_nn_server_send_result (guint port, const GstNnServerMeta *meta,
     const gchar *caps, GstBuffer *buffer);
 
-/* The custom query nnstage asks upstream for the model input shapes (see
- * gstnnstagepart.c); a "shapes" string field holds the answer. */
-#define GST_NN_SHAPES_QUERY_NAME "nnp-model-input-shapes"
-
 /* The served-part key a HELLO is compared with: "" for the whole model, the
  * node list for NODES, the plan stage's node names joined by ',' for PLAN.
  * NULL + error for a plan that does not parse or has no such stage. */

@@ -31,6 +31,7 @@
 #endif
 
 #include "gstnnserversrc.h"
+#include "gstnnmodelcaps.h"
 #include "gstnnserver.h"
 #include "gstnntensorcaps.h"
 
@@ -359,24 +360,29 @@ gst_nn_server_src_stop (GstBaseSrc *src)
 }
 
 /* A later part asks which model input shapes the tensors come from: the
- * client's, sent with the frame being pushed. */
+ * client's, sent with the frame being pushed.
+ *
+ * LATENCY: not live.  The source pushes when a request comes (hence
+ * gst_base_src_set_live, no preroll), but its frames are requests that
+ * carry their client's timestamps, not captures in this pipeline's clock:
+ * nothing downstream may sync on them or drop them as late (a stage's live
+ * drop policy, gstnndrop.h); every frame is answered, and a client too slow
+ * to be served is dropped whole by max-queue. */
 static gboolean
 gst_nn_server_src_query (GstBaseSrc *src, GstQuery *query)
 {
   GstNnServerSrc *self = GST_NN_SERVER_SRC (src);
-  const GstStructure *s = gst_query_get_structure (query);
-  gboolean answered = FALSE;
+  gboolean answered;
 
-  if (GST_QUERY_TYPE (query) == GST_QUERY_CUSTOM && s
-      && gst_structure_has_name (s, GST_NN_SHAPES_QUERY_NAME)) {
+  if (gst_nn_shapes_query_is (query)) {
     GST_OBJECT_LOCK (self);
-    if (self->shapes && self->shapes[0]) {
-      gst_structure_set (gst_query_writable_structure (query), "shapes",
-          G_TYPE_STRING, self->shapes, NULL);
-      answered = TRUE;
-    }
+    answered = gst_nn_shapes_query_answer_keys (query, self->shapes);
     GST_OBJECT_UNLOCK (self);
     return answered;
+  }
+  if (GST_QUERY_TYPE (query) == GST_QUERY_LATENCY) {
+    gst_query_set_latency (query, FALSE, 0, GST_CLOCK_TIME_NONE);
+    return TRUE;
   }
   return GST_BASE_SRC_CLASS (gst_nn_server_src_parent_class)
       ->query (src, query);

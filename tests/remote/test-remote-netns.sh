@@ -52,11 +52,11 @@ source="videotestsrc num-buffers=$frames pattern=ball ! video/x-raw,format=RGB,w
 stage0="nnstage model=$model plan=$tmp/plan.json stage=0 ! queue"
 remote="nnremote model=$model plan=$tmp/plan.json stage=1"
 
-# serve I CORE: `nnpipe serve` on host I, pinned; sets server_pid<I>
-# (--insecure: the hosts' network is namespaces of this machine only)
+# serve I CORE: `nnpipe serve` on host I, pinned; sets server_pid<I> (--insecure:
+# the hosts are namespaces of this machine on a veth network of their own)
 serve () {
   hosts_spawn "$1" "$2" "$tmp/serve$1.log" "$nnpipe" serve "$model" \
-    --listen "$(hosts_addr "$1"):$port" --insecure --plan "$tmp/plan.json" --stage 1
+    --listen "$(hosts_addr "$1"):$port" --plan "$tmp/plan.json" --stage 1 --insecure
   eval "server_pid$1=$HOSTS_PID"
   t=0
   until hosts_client "$py" -c "import socket; socket.create_connection(('$(hosts_addr "$1")', $port), 1).close()" 2>/dev/null; do
