@@ -78,11 +78,20 @@ gst_nn_metrics_declare (GstNnMetrics *m, const gchar *name, const gchar *type,
   f = g_new0 (Family, 1);
   f->name = g_strdup (name);
   f->type = g_strdup (type);
-  /* HELP text: backslash and newline escaped */
-  f->help = g_strdup (help ? help : "");
-  for (gchar *p = f->help; *p; p++)
-    if (*p == '\n')
-      *p = ' ';
+  /* HELP text: backslash and newline escaped (text format 0.0.4) */
+  {
+    GString *h = g_string_new (NULL);
+
+    for (const gchar *p = help ? help : ""; *p; p++) {
+      if (*p == '\\')
+        g_string_append (h, "\\\\");
+      else if (*p == '\n')
+        g_string_append (h, "\\n");
+      else
+        g_string_append_c (h, *p);
+    }
+    f->help = g_string_free (h, FALSE);
+  }
   f->samples = g_string_new (NULL);
   g_ptr_array_add (m->families, f);
   g_hash_table_insert (m->by_name, f->name, f);

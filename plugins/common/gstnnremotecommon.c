@@ -254,65 +254,242 @@ gst_nn_remote_frame_to_buffer (const NnpRemoteFrame *frame, guint8 *payload,
   return buf;
 }
 
+/* ------------------------------------------------------------ frame caps */
+
+/* The caps text of a FRAME or RESULT comes from the peer: it is read here
+ * rather than by gst_caps_from_string(), which makes every field name it
+ * meets a GQuark for the life of the process (a peer could grow the
+ * server's memory with made-up names) and leaks on some malformed text
+ * (an unterminated list, GStreamer 1.22).  Only what tensor caps are made
+ * of is read: "other/tensors" or "other/tensor", an optional
+ * "(memory:SystemMemory)", and fields NAME=[(TYPE)]VALUE; the fields of
+ * tensor caps are kept, others skipped (their names are never interned). */
+
+typedef struct
+{
+  const gchar *p, *end;
+  GError **error;
+  const gchar *text; /* for messages */
+} CapsReader;
+
+static gboolean
+caps_fail (CapsReader *r, const gchar *why)
+{
+  g_set_error (r->error, NNP_ERROR, NNP_ERROR_PARSE, "frame caps '%.200s': %s",
+      r->text, why);
+  return FALSE;
+}
+
+static void
+caps_skip_space (CapsReader *r)
+{
+  while (r->p < r->end && g_ascii_isspace (*r->p))
+    r->p++;
+}
+
+/* A name (structure, field, type): letters, digits and -_/:. */
+static gchar *
+caps_name (CapsReader *r)
+{
+  const gchar *start = r->p;
+
+  while (r->p < r->end
+      && (g_ascii_isalnum (*r->p) || strchr ("-_/:.+", *r->p) != NULL))
+    r->p++;
+  return r->p > start ? g_strndup (start, r->p - start) : NULL;
+}
+
+/* A value: "quoted" (with \ escapes) or bare up to , or ; (with \
+ * escapes).  NULL for a list, range or array, or a bad quote. */
+static gchar *
+caps_value (CapsReader *r)
+{
+  GString *v = g_string_new (NULL);
+  gboolean quoted = r->p < r->end && *r->p == '"';
+
+  if (r->p < r->end && strchr ("{[<", *r->p)) {
+    g_string_free (v, TRUE);
+    caps_fail (r, "not fixed caps (a list, range or array)");
+    return NULL;
+  }
+  if (quoted)
+    r->p++;
+  while (r->p < r->end) {
+    gchar c = *r->p;
+
+    if (quoted && c == '"')
+      break;
+    if (!quoted && (c == ',' || c == ';' || g_ascii_isspace (c)))
+      break;
+    if (c == '\\' && r->p + 1 < r->end)
+      c = *++r->p;
+    g_string_append_c (v, c);
+    r->p++;
+  }
+  if (quoted) {
+    if (r->p >= r->end) {
+      g_string_free (v, TRUE);
+      caps_fail (r, "a quoted value does not end");
+      return NULL;
+    }
+    r->p++;
+  }
+  return g_string_free (v, FALSE);
+}
+
+static gboolean
+caps_int (const gchar *v, gint *out)
+{
+  gchar *end = NULL;
+  gint64 n = g_ascii_strtoll (v, &end, 10);
+
+  if (end == v || *end != '\0' || n < G_MININT || n > G_MAXINT)
+    return FALSE;
+  *out = (gint) n;
+  return TRUE;
+}
+
+/* The tensor infos a caps text describes. */
+static gboolean
+caps_read (const gchar *text, GstNnTensorsInfo *info, GError **error)
+{
+  CapsReader r = { text, text + strlen (text), error, text };
+  GstStructure *st;
+  gchar *name;
+  gboolean ok = TRUE;
+
+  caps_skip_space (&r);
+  name = caps_name (&r);
+  if (name == NULL
+      || (strcmp (name, GST_NN_TENSORS_MEDIA_TYPE) != 0
+          && strcmp (name, GST_NN_TENSOR_MEDIA_TYPE) != 0)) {
+    gchar *msg = g_strdup_printf ("caps are %.64s, not other/tensors",
+        name ? name : "(nothing)");
+
+    caps_fail (&r, msg);
+    g_free (msg);
+    g_free (name);
+    return FALSE;
+  }
+  st = gst_structure_new_empty (name);
+  g_free (name);
+  if (r.p < r.end && *r.p == '(') {
+    const gchar *close = memchr (r.p, ')', r.end - r.p);
+    gchar *feature = close ? g_strndup (r.p + 1, close - r.p - 1) : NULL;
+
+    if (feature == NULL || strcmp (feature, "memory:SystemMemory") != 0) {
+      gchar *msg = g_strdup_printf ("caps feature (%.64s): tensors travel in "
+                                    "system memory",
+          feature ? feature : "unterminated");
+
+      ok = caps_fail (&r, msg);
+      g_free (msg);
+    }
+    g_free (feature);
+    r.p = close ? close + 1 : r.end;
+  }
+  while (ok) {
+    gchar *field, *type = NULL, *value;
+
+    caps_skip_space (&r);
+    if (r.p >= r.end || *r.p == ';')
+      break;
+    if (*r.p != ',') {
+      ok = caps_fail (&r, "a ',' was expected between fields");
+      break;
+    }
+    r.p++;
+    caps_skip_space (&r);
+    field = caps_name (&r);
+    caps_skip_space (&r);
+    if (field == NULL || r.p >= r.end || *r.p != '=') {
+      g_free (field);
+      ok = caps_fail (&r, "a field is not NAME=VALUE");
+      break;
+    }
+    r.p++;
+    caps_skip_space (&r);
+    if (r.p < r.end && *r.p == '(') {
+      r.p++;
+      type = caps_name (&r);
+      if (type == NULL || r.p >= r.end || *r.p != ')') {
+        g_free (field);
+        g_free (type);
+        ok = caps_fail (&r, "a field's type is not (TYPE)");
+        break;
+      }
+      r.p++;
+    }
+    value = caps_value (&r);
+    if (value == NULL) {
+      g_free (field);
+      g_free (type);
+      ok = FALSE;
+      break;
+    }
+    /* the fields of tensor caps, each of its one type */
+    if (strcmp (field, "framerate") == 0) {
+      gchar *slash = strchr (value, '/');
+      gint n = -1, d = 0;
+
+      if (slash)
+        *slash = '\0';
+      if ((type && strcmp (type, "fraction") != 0) || slash == NULL
+          || !caps_int (value, &n) || !caps_int (slash + 1, &d) || n < 0
+          || d <= 0)
+        ok = caps_fail (&r, "framerate is not a fraction >= 0/1");
+      else
+        gst_structure_set (st, "framerate", GST_TYPE_FRACTION, n, d, NULL);
+    } else if (strcmp (field, "num_tensors") == 0) {
+      gint n;
+
+      if ((type && strcmp (type, "int") != 0 && strcmp (type, "i") != 0)
+          || !caps_int (value, &n))
+        ok = caps_fail (&r, "num_tensors is not an integer");
+      else
+        gst_structure_set (st, "num_tensors", G_TYPE_INT, n, NULL);
+    } else if (strcmp (field, "format") == 0 || strcmp (field, "types") == 0
+        || strcmp (field, "dimensions") == 0 || strcmp (field, "type") == 0
+        || strcmp (field, "dimension") == 0) {
+      if (type && strcmp (type, "string") != 0 && strcmp (type, "s") != 0) {
+        gchar *msg = g_strdup_printf ("%s is not a string", field);
+
+        ok = caps_fail (&r, msg);
+        g_free (msg);
+      } else {
+        /* the field name is one of ours: an interned constant */
+        gst_structure_set (st, field, G_TYPE_STRING, value, NULL);
+      }
+    }
+    g_free (field);
+    g_free (type);
+    g_free (value);
+  }
+  if (ok && r.p < r.end && *r.p == ';') {
+    r.p++;
+    caps_skip_space (&r);
+    if (r.p < r.end)
+      ok = caps_fail (&r, "not fixed caps (more than one structure)");
+  }
+  if (ok)
+    ok = gst_nn_tensors_info_from_structure (info, st, error);
+  gst_structure_free (st);
+  return ok;
+}
+
 GstCaps *
 gst_nn_remote_frame_caps (const NnpRemoteFrame *frame, GError **error)
 {
   GstNnTensorsInfo info;
-  GstCaps *caps = NULL;
-  GstCapsFeatures *features;
-  const GstStructure *s;
-  gint fps_n, fps_d;
 
-  /* GStreamer's caps parser is not meant for hostile text of any length */
   if (strlen (frame->caps) > GST_NN_REMOTE_MAX_CAPS) {
     g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE,
         "frame caps of %" G_GSIZE_FORMAT " bytes (at most %d)",
         strlen (frame->caps), GST_NN_REMOTE_MAX_CAPS);
     return NULL;
   }
-  /* lists, ranges and arrays are never fixed tensor caps, and GStreamer's
-   * parser leaks on unterminated ones (1.22): refused before it */
-  if (strpbrk (frame->caps, "{}[]<>")) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE,
-        "frame caps '%.200s' are not fixed caps (a list, range or array)",
-        frame->caps);
+  if (!caps_read (frame->caps, &info, error))
     return NULL;
-  }
-  caps = gst_caps_from_string (frame->caps);
-  if (caps == NULL || gst_caps_get_size (caps) != 1
-      || !gst_caps_is_fixed (caps)) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE,
-        "frame caps '%.200s' are not fixed caps", frame->caps);
-    goto fail;
-  }
-  features = gst_caps_get_features (caps, 0);
-  if (features && !gst_caps_features_is_any (features)
-      && !gst_caps_features_is_equal (features,
-          GST_CAPS_FEATURES_MEMORY_SYSTEM_MEMORY)) {
-    gchar *f = gst_caps_features_to_string (features);
-
-    g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE,
-        "frame caps '%.200s': caps feature (%s): tensors travel in system "
-        "memory",
-        frame->caps, f);
-    g_free (f);
-    goto fail;
-  }
-  if (features && gst_caps_features_is_any (features)) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE,
-        "frame caps '%.200s': caps feature ANY", frame->caps);
-    goto fail;
-  }
-  s = gst_caps_get_structure (caps, 0);
-  if (gst_structure_has_field (s, "framerate")
-      && (!gst_structure_get_fraction (s, "framerate", &fps_n, &fps_d)
-          || fps_n < 0 || fps_d <= 0)) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE,
-        "frame caps '%.200s': framerate is not a fraction >= 0/1", frame->caps);
-    goto fail;
-  }
-  if (!gst_nn_tensors_info_from_caps (&info, caps, error))
-    goto fail;
   if ((gint) info.n_tensors != frame->n_tensors)
     goto mismatch;
   for (gint i = 0; i < frame->n_tensors; i++) {
@@ -321,7 +498,6 @@ gst_nn_remote_frame_caps (const NnpRemoteFrame *frame, GError **error)
             &frame->tensors[i].shape))
       goto mismatch;
   }
-  gst_caps_unref (caps);
   /* what goes on is rebuilt from the parsed tensors: no field, feature or
    * form the stage was not made for */
   return gst_nn_tensors_info_to_caps (&info);
@@ -330,8 +506,6 @@ mismatch:
   g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE,
       "frame caps '%.200s' do not describe its %d tensors", frame->caps,
       frame->n_tensors);
-fail:
-  gst_clear_caps (&caps);
   return NULL;
 }
 

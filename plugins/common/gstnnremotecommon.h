@@ -63,11 +63,12 @@ GstBuffer *gst_nn_remote_frame_to_buffer (const NnpRemoteFrame *frame,
 /* Longest caps string a frame may carry. */
 #define GST_NN_REMOTE_MAX_CAPS 8192
 
-/* Check a parsed frame's caps string (one fixed other/tensors structure in
- * system memory, a framerate >= 0/1 if any) against its tensors; the
- * canonical caps rebuilt from the parsed tensors (new ref: format=static,
- * num_tensors, types, dimensions, framerate; nothing else) or NULL + error
- * naming what is wrong. */
+/* Check a parsed frame's caps string (one fixed other/tensors or
+ * other/tensor structure in system memory, a framerate >= 0/1 if any; read
+ * by our own reader, not GStreamer's parser: a peer's field names are never
+ * interned) against its tensors; the canonical caps rebuilt from the parsed
+ * tensors (new ref: format=static, num_tensors, types, dimensions,
+ * framerate; nothing else) or NULL + error naming what is wrong. */
 GstCaps *gst_nn_remote_frame_caps (const NnpRemoteFrame *frame, GError **error);
 /* Describe the tensors of buffer (with fixed other/tensors caps) for
  * nnp_remote_send_frame(): maps each memory into maps[] (unmap with

@@ -213,8 +213,11 @@ connect_one (GstNnRemote *self, const gchar *addr, guint timeout_ms,
     }
     if (h.type == NNP_REMOTE_ERROR) {
       g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "refused: %s", msg);
+      /* a full or busy server may take us later, or the next one now */
+      *fatal = !g_str_has_prefix (msg, "server full")
+          && !g_str_has_prefix (msg, "server busy")
+          && !g_str_has_prefix (msg, "too many connections");
       g_free (msg);
-      *fatal = TRUE;
       goto failed;
     }
     *device = msg;

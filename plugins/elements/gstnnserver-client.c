@@ -529,7 +529,10 @@ check_caps (Listener *s, Client *c, GstCaps *caps, const gchar *shapes)
   if (spec == NULL)
     goto refused;
   nnp_part_spec_unref (spec);
-  gst_caps_replace (&c->caps_ok, caps);
+  /* a copy: the frame's caps go to the stage's thread, these stay here
+   * (GstCaps reference counts are invisible to ThreadSanitizer) */
+  gst_clear_caps (&c->caps_ok);
+  c->caps_ok = gst_caps_copy (caps);
   g_free (c->shapes_ok);
   c->shapes_ok = g_strdup (shapes);
   return NULL;

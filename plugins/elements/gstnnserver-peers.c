@@ -111,6 +111,9 @@ void
 gst_nn_server_log (Listener *s, guint64 id, const gchar *peer,
     const gchar *event, const gchar *reason)
 {
+  GstNnServerLogFunc func;
+  gpointer data;
+
   if (g_strcmp0 (event, "refused") == 0)
     GST_WARNING_OBJECT (s->owner,
         "client %" G_GUINT64_FORMAT " (%s) refused: %s", id, peer,
@@ -118,12 +121,17 @@ gst_nn_server_log (Listener *s, guint64 id, const gchar *peer,
   else
     GST_INFO_OBJECT (s->owner, "client %" G_GUINT64_FORMAT " (%s) %s%s%s", id,
         peer, event, reason ? ": " : "", reason ? reason : "");
+  g_mutex_lock (&s->lock);
+  func = s->log_func;
+  data = s->log_data;
+  g_mutex_unlock (&s->lock);
+  if (func)
+    func (event, id, peer, reason ? reason : "", g_get_real_time (), data);
   if (!GST_IS_ELEMENT (s->owner))
     return;
   gst_element_post_message (GST_ELEMENT (s->owner),
       gst_message_new_element (GST_OBJECT (s->owner),
           gst_structure_new ("nnserver-client", "event", G_TYPE_STRING, event,
               "id", G_TYPE_UINT64, id, "peer", G_TYPE_STRING, peer, "reason",
-              G_TYPE_STRING, reason ? reason : "", "time", G_TYPE_INT64,
-              g_get_real_time (), NULL)));
+              G_TYPE_STRING, reason ? reason : "", NULL)));
 }

@@ -140,6 +140,8 @@ struct _Listener
   GMutex part_lock; /* one part request at a time */
   GstNnServerPartFunc part_func;
   gpointer part_data;
+  GstNnServerLogFunc log_func; /* (set before clients come) */
+  gpointer log_data;
 
   struct _GstNnHttp *http; /* or NULL */
 };
@@ -172,10 +174,10 @@ void gst_nn_server_peers_release_locked (Listener *s, const gchar *ip);
  * connection (ms). */
 guint gst_nn_server_peers_auth_failed_locked (Listener *s, const gchar *ip);
 void gst_nn_server_peers_auth_ok_locked (Listener *s, const gchar *ip);
-/* One log line for the operator (nnpipe serve prints them): an element
- * message "nnserver-client" from the first nnserversrc with the event
- * (connected, refused, left), id, peer and reason, and a GST_INFO /
- * GST_WARNING line. */
+/* One log line for the operator: a GST_INFO / GST_WARNING line, the log
+ * function (nnserversrc's client-event signal: nnpipe serve prints it) and
+ * an element message "nnserver-client" from the first nnserversrc with the
+ * event (connected, refused, left), id, peer and reason. */
 void gst_nn_server_log (Listener *s, guint64 id, const gchar *peer,
     const gchar *event, const gchar *reason);
 

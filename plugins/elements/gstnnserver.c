@@ -395,6 +395,16 @@ gst_nn_server_set_part_func (GstNnServer *ep, GstNnServerPartFunc func,
   g_mutex_unlock (&ep->l->part_lock);
 }
 
+void
+gst_nn_server_set_log_func (GstNnServer *ep, GstNnServerLogFunc func,
+    gpointer data)
+{
+  g_mutex_lock (&ep->l->lock);
+  ep->l->log_func = func;
+  ep->l->log_data = data;
+  g_mutex_unlock (&ep->l->lock);
+}
+
 guint
 gst_nn_server_get_port (GstNnServer *ep)
 {

@@ -97,6 +97,15 @@ typedef gchar *(*GstNnServerPartFunc) (guint8 part_kind, const gchar *part,
 void gst_nn_server_set_part_func (GstNnServer *server, GstNnServerPartFunc func,
     gpointer data);
 guint gst_nn_server_get_n_clients (GstNnServer *server);
+
+/* Called (from the connection's thread) for each client event: event
+ * "connected", "refused" or "left", the client's number, its address, the
+ * reason ("" for none) and the time (us since the epoch).  Set before
+ * clients come (nnserversrc emits its client-event signal with it). */
+typedef void (*GstNnServerLogFunc) (const gchar *event, guint64 id,
+    const gchar *peer, const gchar *reason, gint64 time, gpointer data);
+void gst_nn_server_set_log_func (GstNnServer *server, GstNnServerLogFunc func,
+    gpointer data);
 /* The HTTP port of the metrics and health endpoints (0: none). */
 guint gst_nn_server_get_http_port (GstNnServer *server);
 

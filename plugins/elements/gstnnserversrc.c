@@ -91,6 +91,7 @@ struct _GstNnServerSrc
 enum
 {
   SIGNAL_PART_REQUESTED,
+  SIGNAL_CLIENT_EVENT,
   LAST_SIGNAL
 };
 static guint signals[LAST_SIGNAL];
@@ -263,6 +264,14 @@ part_requested (guint8 part_kind, const gchar *part, guint stage,
   return why;
 }
 
+static void
+client_event (const gchar *event, guint64 id, const gchar *peer,
+    const gchar *reason, gint64 time, gpointer data)
+{
+  g_signal_emit (data, signals[SIGNAL_CLIENT_EVENT], 0, event, id, peer, reason,
+      time);
+}
+
 static gboolean
 gst_nn_server_src_start (GstBaseSrc *src)
 {
@@ -310,6 +319,9 @@ gst_nn_server_src_start (GstBaseSrc *src)
   if (g_signal_has_handler_pending (self, signals[SIGNAL_PART_REQUESTED], 0,
           FALSE))
     gst_nn_server_set_part_func (server, part_requested, self);
+  if (g_signal_has_handler_pending (self, signals[SIGNAL_CLIENT_EVENT], 0,
+          FALSE))
+    gst_nn_server_set_log_func (server, client_event, self);
   gst_nn_server_config_clear (&config);
   return TRUE;
 
@@ -597,6 +609,25 @@ gst_nn_server_src_class_init (GstNnServerSrcClass *klass)
   signals[SIGNAL_PART_REQUESTED] = g_signal_new ("part-requested",
       G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
       G_TYPE_STRING, 4, G_TYPE_UINT, G_TYPE_STRING, G_TYPE_UINT, G_TYPE_STRING);
+
+  /**
+   * GstNnServerSrc::client-event:
+   * @src: the nnserversrc (the first of its port)
+   * @event: "connected", "refused" or "left"
+   * @id: the client's number
+   * @peer: its address ("10.0.0.9:41234")
+   * @reason: why ("" for none)
+   * @time: when (us since the epoch)
+   *
+   * A client connected, was refused or left (emitted from its connection's
+   * thread; only when a handler is connected before start).  The same goes
+   * on the bus as an element message "nnserver-client"; the signal lets an
+   * application log without its main loop reading the message.
+   */
+  signals[SIGNAL_CLIENT_EVENT] =
+      g_signal_new ("client-event", G_TYPE_FROM_CLASS (klass),
+          G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL, G_TYPE_NONE, 5, G_TYPE_STRING,
+          G_TYPE_UINT64, G_TYPE_STRING, G_TYPE_STRING, G_TYPE_INT64);
 
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class,

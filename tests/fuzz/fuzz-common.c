@@ -1,6 +1,7 @@
 /* Shared by the fuzz harnesses and tests/lib/fuzz-loader.c; see fuzz-common.h. */
 #include "fuzz-common.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 gboolean
@@ -97,4 +98,15 @@ nnp_fuzz_try_run (NnpModel *model, int iteration, double max_elements, double ma
   }
 out:
   nnp_stage_free (stage);
+}
+
+void
+nnp_fuzz_log_handler (const gchar *domain, GLogLevelFlags level, const gchar *message,
+                      gpointer data)
+{
+  if ((level & G_LOG_LEVEL_CRITICAL)
+      || ((level & G_LOG_LEVEL_WARNING) && g_strcmp0 (domain, "GStreamer") != 0)) {
+    g_printerr ("%s: %s\n", domain ? domain : "", message);
+    abort ();
+  }
 }

@@ -25,4 +25,11 @@ gboolean nnp_fuzz_check_error (const char *where, int iteration, gboolean ok, co
 void nnp_fuzz_try_run (NnpModel *model, int iteration, double max_elements, double max_flops,
                        NnpFuzzCounts *c);
 
+/* GLib log handler of the harnesses: a critical (a g_return_if_fail ()
+ * failed) or a warning outside GStreamer is a bug: abort.  GStreamer warns
+ * about odd structure names ("0.10-style raw video caps") that a fuzzer
+ * makes up. */
+void nnp_fuzz_log_handler (const gchar *domain, GLogLevelFlags level, const gchar *message,
+                           gpointer data);
+
 G_END_DECLS

@@ -24,24 +24,11 @@
 int LLVMFuzzerInitialize (int *argc, char ***argv);
 int LLVMFuzzerTestOneInput (const guint8 *data, size_t size);
 
-/* A critical (a g_return_if_fail () failed) or a warning outside GStreamer
- * is a bug here: abort.  GStreamer warns about odd structure names
- * ("0.10-style raw video caps") that the fuzzer makes up. */
-static void
-log_handler (const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data)
-{
-  if ((level & G_LOG_LEVEL_CRITICAL)
-      || ((level & G_LOG_LEVEL_WARNING) && g_strcmp0 (domain, "GStreamer") != 0)) {
-    g_printerr ("%s: %s\n", domain ? domain : "", message);
-    abort ();
-  }
-}
-
 int
 LLVMFuzzerInitialize (int *argc, char ***argv)
 {
   gst_init (NULL, NULL);
-  g_log_set_default_handler (log_handler, NULL);
+  g_log_set_default_handler (nnp_fuzz_log_handler, NULL);
   return 0;
 }
 

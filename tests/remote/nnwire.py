@@ -166,6 +166,23 @@ class GoodClient:
         return got
 
 
+def whole_model_reference(tmp, model, n):
+    """The whole model run locally (gst-launch nnstage) on the n frames of
+    tmp/in.raw (1x3x48x192 float32): each frame's output bytes, or raises
+    with gst-launch's error."""
+    r = subprocess.run(['gst-launch-1.0', '-q', 'filesrc', 'location=%s/in.raw' % tmp,
+                        'blocksize=%d' % (3 * 48 * 192 * 4), '!'] + CAPS.split() +
+                       ['!', 'nnstage', 'model=' + model, '!', 'filesink',
+                        'location=%s/whole.raw' % tmp], capture_output=True, text=True,
+                       timeout=300)
+    if r.returncode != 0:
+        raise RuntimeError('the whole model locally:\n' + r.stderr)
+    with open(os.path.join(tmp, 'whole.raw'), 'rb') as f:
+        whole = f.read()
+    out = len(whole) // n
+    return [whole[i * out:(i + 1) * out] for i in range(n)]
+
+
 def rss_kb(pid):
     with open('/proc/%d/status' % pid) as f:
         for line in f:

@@ -93,14 +93,13 @@ def launch(args, timeout=180):
                           timeout=timeout)
 
 
-r = launch(src + ['!', 'nnstage', 'model=' + model, '!', 'filesink',
-                  'location=%s/whole.raw' % tmp])
-if r.returncode != 0:
-    print('FAIL: the whole model locally:\n' + r.stderr)
+try:
+    reference = w.whole_model_reference(tmp, model, N)
+except RuntimeError as e:
+    print('FAIL: %s' % e)
     sys.exit(1)
-whole = open(os.path.join(tmp, 'whole.raw'), 'rb').read()
-out = len(whole) // N
-reference = [whole[i * out:(i + 1) * out] for i in range(N)]
+whole = b''.join(reference)
+out = len(reference[0])
 digest = w.digest_of(model)
 
 
@@ -341,10 +340,32 @@ try:
     wait_conns(s4, 20)
     a = attack(s4, [], source='127.0.0.4', timeout=10)
     ok(a[0] == 'ERROR' and 'server full' in a[1], 'D2 --max-connections 20: the 21st refused')
+    r = launch(src + ['!', 'nnremote', 'model=' + model,
+                      'hosts=127.0.0.1:%d|127.0.0.1:%d' % (s4.port, s1.port), '!', 'filesink',
+                      'location=%s/full.raw' % tmp])
+    data = open(os.path.join(tmp, 'full.raw'), 'rb').read() if r.returncode == 0 else b''
+    ok(data == whole, 'D2 nnremote meeting a full server goes to the next host: exact',
+       r.stderr[-300:])
     for c in socks:
         c.close()
     time.sleep(0.5)
     good(s4, 'D2 after the limits')
+
+    # --parts: which parts a client may start
+    s6 = server('s6', '--parts', '40..83;0..10')
+    a = attack(s6, [], hello=w.hello_payload(digest, w.NODES, '40..82'))
+    ok(a[0] == 'ERROR' and "does not serve part '40..82'" in a[1],
+       'D3 --parts LIST: another part refused: "%s"' % (a[1][:100] if a[0] == 'ERROR' else a))
+    c = w.connect(s6.port)
+    c.sendall(w.msg(w.HELLO, 0, w.hello_payload(digest, w.NODES, '40..83')))
+    a = w.answer(c, 60)
+    c.close()
+    ok(a[0] == 'HELLO_OK' and re.search(r'part 40\.\.83 started', s6.text()),
+       'D3 --parts LIST: a listed part starts', repr(a))
+    s7 = server('s7', '--nodes', '40..83')
+    a = attack(s7, [], hello=w.hello_payload(digest, w.NODES, '0..39'))
+    ok(a[0] == 'ERROR' and 'part mismatch' in a[1] and 'started' not in s7.text(),
+       'D3 --nodes (--parts none): no other part starts')
 
     # ---------------------------------------------------------------- D7, D6
     with open(os.path.join(tmp, 'token'), 'w') as f:
