@@ -484,6 +484,44 @@ GST_START_TEST (test_live_drop)
 
 GST_END_TEST;
 
+/* QoS events honoured: with lateness alone switched off (max-lateness=-1),
+ * a sink that reports its late frames upstream (qos=true) makes the slowed
+ * stage drop the frames it predicts late; without those events it drops
+ * none. */
+GST_START_TEST (test_qos)
+{
+  gchar *model = nnp_test_ocr_model ("ch_PP-OCRv4_det_infer.onnx");
+
+  for (guint qos = 0; qos < 2; qos++) {
+    gchar *desc = g_strdup_printf ("videotestsrc is-live=true ! "
+                                   "video/x-raw,format=RGB,width=160,height=160,framerate=120/1 ! "
+                                   "nnconvert name=conv ! nnstage name=st model=\"%s\" threads=1 "
+                                   "debug-slowdown=1 drop=on max-lateness=-1 ! "
+                                   "fakesink name=sink sync=true qos=%s max-lateness=0",
+                                   model, qos ? "true" : "false");
+    LiveRun r;
+    GstElement *pipe = run_live (&r, desc, 4, TRUE), *st;
+    guint64 dropped = 0;
+
+    st = gst_bin_get_by_name (GST_BIN (pipe), "st");
+    g_object_get (st, "dropped", &dropped, NULL);
+    GST_INFO ("qos=%u: %d in, %d out, %" G_GUINT64_FORMAT " dropped", qos, r.frames_in,
+              r.frames_out, dropped);
+    if (qos)
+      fail_unless (dropped > 0, "QoS events from the sink dropped nothing");
+    else
+      fail_unless_equals_uint64 (dropped, 0);
+    fail_unless_equals_int (r.frames_in, r.frames_out + (gint) dropped);
+    g_array_unref (r.lags);
+    gst_object_unref (st);
+    gst_object_unref (pipe);
+    g_free (desc);
+  }
+  g_free (model);
+}
+
+GST_END_TEST;
+
 /* ------------------------------------------------------------------ */
 /* Where and when: per-stream statistics, source ids */
 
@@ -848,6 +886,7 @@ live_suite (void)
 
   tcase_add_test (tc, test_batch_post_processing);
   tcase_add_test (tc, test_live_drop);
+  tcase_add_test (tc, test_qos);
   tcase_add_test (tc, test_stream_stats);
   tcase_add_test (tc, test_pads_while_playing);
   return s;
