@@ -40,6 +40,8 @@
 #      4x25 auto   4 live 25 fps streams (videotestsrc is-live, LIVE_SIZE,
 #                  default 320 square) through one nnpipeline stages=2
 #                  devices=cpu:1,cpu:1 (the default drop=auto)
+#      4x25 batch  the same with batch-size=4 (a frame of every camera in
+#                  one run of the model)
 #      4x25 off    the same with drop=off (every frame queued: the peer)
 #      1x30 auto   one live 30 fps stream into the detector on one thread
 #                  (nnstage threads=1) at LIVE1_SIZE (default 512 square,
@@ -243,8 +245,11 @@ if [ "${SKIP_LIVE:-0}" != 1 ]; then
   }
   echo "live: lag of the results behind the camera (s, frames out after the first 2 s), $secs s per row; load: $(cut -d' ' -f1-3 /proc/loadavg)"
   printf '%-10s %-6s %7s %8s %7s %7s %7s %7s\n' config stream frames dropped p50 p90 p99 max
-  for drop in auto off; do
-    d="nnpipeline name=p model=$model stages=2 devices=cpu:1,cpu:1 stats-interval=0 drop=$drop"
+  for drop in auto batch off; do
+    case $drop in
+      batch) d="nnpipeline name=p model=$model stages=2 devices=cpu:1,cpu:1 stats-interval=0 batch-size=4" ;;
+      *) d="nnpipeline name=p model=$model stages=2 devices=cpu:1,cpu:1 stats-interval=0 drop=$drop" ;;
+    esac
     i=0
     for pattern in ball snow smpte circular; do
       d="$d $(live_src $pattern 25 "$ls") ! p.sink_$i p.src_$i ! fakesink name=sink$i sync=false"
