@@ -277,6 +277,13 @@ gst_nn_drop_check (GstNnDrop *drop, GstElement *element, GstPad *sinkpad,
 
   g_mutex_lock (&drop->lock);
   probed = drop->probed;
+  if (drop->mode == GST_NN_DROP_OFF
+      || (drop->mode == GST_NN_DROP_AUTO && drop->never)) {
+    /* never drops: no need to ask upstream */
+    drop->processed++;
+    g_mutex_unlock (&drop->lock);
+    return FALSE;
+  }
   g_mutex_unlock (&drop->lock);
   if (!probed)
     probe_upstream (drop, sinkpad);
