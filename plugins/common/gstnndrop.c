@@ -267,6 +267,7 @@ gboolean
 gst_nn_drop_check (GstNnDrop *drop, GstElement *element, GstPad *sinkpad,
     GstBuffer *buf)
 {
+  GType server_api = g_type_from_name ("GstNnServerMetaAPI");
   GstNnFrameMeta *fm;
   GstClock *clock;
   GstClockTime rt, now, base;
@@ -291,6 +292,10 @@ gst_nn_drop_check (GstNnDrop *drop, GstElement *element, GstPad *sinkpad,
   /* a crop of a frame that ran already */
   fm = gst_buffer_get_nn_frame_meta (buf);
   if (fm && fm->n_rois >= 0)
+    return FALSE;
+  /* a remote client's request (nnpipe serve: nnserversrc's meta): the
+   * client waits for its answer, and dropped late frames on its side */
+  if (server_api && gst_buffer_get_meta (buf, server_api))
     return FALSE;
 
   clock = gst_element_get_clock (element);
