@@ -44,6 +44,17 @@
  * "classes" holds the whole-frame classifier results (label, class_id,
  * score).
  *
+ * With #GstNnMetaPublish:results "objects" a line holds the detections
+ * of nndetectdecode (and nntrack) instead, with the box in frame pixels:
+ *
+ * |[
+ * {"frame":0,"pts":0,"width":512,"height":512,"objects":[{"label":"face",
+ *  "score":0.8775,"box":[172.3,74.1,276.9,178.6],"track":1}]}
+ * ]|
+ *
+ * ("track" once nntrack followed the object); "all" writes "lines",
+ * "classes" and "objects".
+ *
  * With "text" every line read gives one tab-separated line: the frame
  * number, the PTS in seconds, the text, the score and the corners
  * "x0,y0 x1,y1 x2,y2 x3,y3".
@@ -97,8 +108,36 @@ enum
   PROP_LOCATION,
   PROP_FILE_FORMAT,
   PROP_FRAMES,
+  PROP_RESULTS,
   PROP_MQTT, /* .. + GST_NN_MQTT_N_PROPS - 1: gstnnmetapublish-mqtt.h's */
 };
+
+/* What a JSON line holds (#GstNnMetaPublish:results). */
+typedef enum
+{
+  RESULTS_TEXT,    /* "lines" and "classes" (OCR) */
+  RESULTS_OBJECTS, /* "objects" (detections) */
+  RESULTS_ALL,
+} Results;
+
+static GType
+results_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    { RESULTS_TEXT, "\"lines\" (text) and \"classes\"", "text" },
+    { RESULTS_OBJECTS, "\"objects\" (detections)", "objects" },
+    { RESULTS_ALL, "\"lines\", \"classes\" and \"objects\"", "all" },
+    { 0, NULL, NULL },
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstNnMetaPublishResults", values);
+
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
 
 struct _GstNnMetaPublish
 {
@@ -107,6 +146,7 @@ struct _GstNnMetaPublish
   /* properties (object lock) */
   gchar *location;
   GstNnMetaPublishFormat format;
+  Results results;
 
   /* streaming state */
   FILE *file; /* owned unless stdout */
@@ -225,11 +265,21 @@ class_to_json (const GstStructure *s)
   return o;
 }
 
+static gchar *frame_to_json (GstBuffer *frame, guint64 frame_number,
+    const GstVideoInfo *info, Results results);
+
 gchar *
 gst_nn_meta_publish_frame_to_json (GstBuffer *frame, guint64 frame_number,
     const GstVideoInfo *info)
 {
-  cJSON *root, *lines, *classes;
+  return frame_to_json (frame, frame_number, info, RESULTS_TEXT);
+}
+
+static gchar *
+frame_to_json (GstBuffer *frame, guint64 frame_number, const GstVideoInfo *info,
+    Results results)
+{
+  cJSON *root, *lines = NULL, *classes = NULL, *objects = NULL;
   GstNnSource src;
   gboolean have_src;
   gpointer state = NULL;
@@ -262,19 +312,30 @@ gst_nn_meta_publish_frame_to_json (GstBuffer *frame, guint64 frame_number,
     cJSON_AddNumberToObject (root, "width", GST_VIDEO_INFO_WIDTH (info));
     cJSON_AddNumberToObject (root, "height", GST_VIDEO_INFO_HEIGHT (info));
   }
-  lines = cJSON_AddArrayToObject (root, "lines");
-  classes = cJSON_AddArrayToObject (root, "classes");
+  if (results != RESULTS_OBJECTS) {
+    lines = cJSON_AddArrayToObject (root, "lines");
+    classes = cJSON_AddArrayToObject (root, "classes");
+  }
+  if (results != RESULTS_TEXT)
+    objects = cJSON_AddArrayToObject (root, "objects");
   while ((m = gst_buffer_iterate_meta_filtered (frame, &state,
               GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {
     GstVideoRegionOfInterestMeta *roi = (GstVideoRegionOfInterestMeta *) m;
     GstStructure *s;
 
-    if ((s = gst_video_region_of_interest_meta_get_param (roi,
-             GST_NN_TEXT_PARAM_NAME)))
+    if (lines
+        && (s = gst_video_region_of_interest_meta_get_param (roi,
+                GST_NN_TEXT_PARAM_NAME)))
       cJSON_AddItemToArray (lines, line_to_json (roi, s));
-    else if ((s = gst_video_region_of_interest_meta_get_param (roi,
-                  GST_NN_CLASS_PARAM_NAME)))
+    else if (classes
+        && (s = gst_video_region_of_interest_meta_get_param (roi,
+                GST_NN_CLASS_PARAM_NAME)))
       cJSON_AddItemToArray (classes, class_to_json (s));
+    else if (objects && info
+        && (s = gst_nn_roi_get_detection (roi, 0, 0, NULL)))
+      cJSON_AddItemToArray (objects,
+          gst_nn_detection_to_json (roi, s, GST_VIDEO_INFO_WIDTH (info),
+              GST_VIDEO_INFO_HEIGHT (info)));
   }
   printed = cJSON_PrintUnformatted (root);
   cJSON_Delete (root);
@@ -332,18 +393,20 @@ gst_nn_meta_publish_transform_ip (GstBaseTransform *trans, GstBuffer *buf)
 {
   GstNnMetaPublish *self = GST_NN_META_PUBLISH (trans);
   GstNnMetaPublishFormat format;
+  Results results;
   guint64 n;
   gchar *out;
   gboolean ok = TRUE;
 
   GST_OBJECT_LOCK (self);
   format = self->format;
+  results = self->results;
   n = self->frames++;
   GST_OBJECT_UNLOCK (self);
 
   if (gst_nn_meta_publish_mqtt_enabled (&self->mqtt)) {
-    gchar *json = gst_nn_meta_publish_frame_to_json (buf, n,
-        self->have_info ? &self->info : NULL);
+    gchar *json =
+        frame_to_json (buf, n, self->have_info ? &self->info : NULL, results);
 
     /* queued: the broker never holds the frame up */
     gst_nn_meta_publish_mqtt_publish (&self->mqtt, json);
@@ -355,8 +418,8 @@ gst_nn_meta_publish_transform_ip (GstBaseTransform *trans, GstBuffer *buf)
   if (format == GST_NN_META_PUBLISH_FORMAT_TEXT) {
     out = frame_to_text (buf, n);
   } else {
-    gchar *json = gst_nn_meta_publish_frame_to_json (buf, n,
-        self->have_info ? &self->info : NULL);
+    gchar *json =
+        frame_to_json (buf, n, self->have_info ? &self->info : NULL, results);
 
     out = g_strconcat (json, "\n", NULL);
     g_free (json);
@@ -449,6 +512,9 @@ gst_nn_meta_publish_set_property (GObject *object, guint prop_id,
     case PROP_FILE_FORMAT:
       self->format = g_value_get_enum (value);
       break;
+    case PROP_RESULTS:
+      self->results = g_value_get_enum (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -475,6 +541,9 @@ gst_nn_meta_publish_get_property (GObject *object, guint prop_id, GValue *value,
       break;
     case PROP_FRAMES:
       g_value_set_uint64 (value, self->frames);
+      break;
+    case PROP_RESULTS:
+      g_value_set_enum (value, self->results);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -526,6 +595,14 @@ gst_nn_meta_publish_class_init (GstNnMetaPublishClass *klass)
       g_param_spec_uint64 ("frames", "Frames",
           "Frames passed since the element started", 0, G_MAXUINT64, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  g_object_class_install_property (gobject_class, PROP_RESULTS,
+      g_param_spec_enum ("results", "Results",
+          "What a JSON line holds: text (\"lines\", \"classes\"), objects "
+          "(detections) or all",
+          results_get_type (), RESULTS_TEXT,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_READY));
+  gst_type_mark_as_plugin_api (results_get_type (), 0);
 
   /* method, address, topic, mqtt-client-id, qos, mqtt-credentials, TLS
    * files, max-queue, reconnect-max, flush-timeout, messages-published,

@@ -63,9 +63,10 @@ struct _GstNnPipeline
   gchar *trace_path;
   guint max_replicas;
   guint batch_size;
-  guint64 batch_timeout;   /* ns */
-  GstNnDrop drop_settings; /* drop, max-lateness: copied to drops */
-  GPtrArray *drops;        /* GstNnPipelineDrop*, owned: one per sink pad
+  guint64 batch_timeout;    /* ns */
+  guint inference_interval; /* the first stage's (nnstage) */
+  GstNnDrop drop_settings;  /* drop, max-lateness: copied to drops */
+  GPtrArray *drops;         /* GstNnPipelineDrop*, owned: one per sink pad
                             * (gstnnpipeline-drop.c; the array under the
                             * object lock) */
 

@@ -103,6 +103,7 @@ enum
   PROP_MAX_REPLICAS,
   PROP_BATCH_SIZE,
   PROP_BATCH_TIMEOUT,
+  PROP_INFERENCE_INTERVAL,
   PROP_DROP, /* .. + GST_NN_DROP_N_PROPS - 1: gstnndrop.h's */
 };
 
@@ -473,6 +474,9 @@ gst_nn_pipeline_set_property (GObject *object, guint prop_id,
     case PROP_BATCH_TIMEOUT:
       self->batch_timeout = g_value_get_uint64 (value);
       break;
+    case PROP_INFERENCE_INTERVAL:
+      self->inference_interval = g_value_get_uint (value);
+      break;
 
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -539,6 +543,9 @@ gst_nn_pipeline_get_property (GObject *object, guint prop_id, GValue *value,
       break;
     case PROP_BATCH_TIMEOUT:
       g_value_set_uint64 (value, self->batch_timeout);
+      break;
+    case PROP_INFERENCE_INTERVAL:
+      g_value_set_uint (value, self->inference_interval);
       break;
 
     default:
@@ -803,6 +810,15 @@ gst_nn_pipeline_class_init (GstNnPipelineClass *klass)
           G_MAXUINT64, DEFAULT_BATCH_TIMEOUT,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
               | GST_PARAM_MUTABLE_READY));
+  /* the first stage runs on one frame in N and the others pass its skipped
+   * frames on (nnstage inference-interval, gstnnskip.h) */
+  g_object_class_install_property (gobject_class, PROP_INFERENCE_INTERVAL,
+      g_param_spec_uint ("inference-interval", "Inference interval",
+          "Run the model on one buffer in N; pass the others on as skipped "
+          "frames (not with remote stages or request pads)",
+          1, G_MAXINT, 1,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_READY));
 
   /**
    * GstNnPipeline:drop:
@@ -849,6 +865,7 @@ gst_nn_pipeline_init (GstNnPipeline *self)
   self->queue_size = DEFAULT_QUEUE_SIZE;
   self->batch_size = DEFAULT_BATCH_SIZE;
   self->batch_timeout = DEFAULT_BATCH_TIMEOUT;
+  self->inference_interval = 1;
   self->stats_interval = DEFAULT_STATS_INTERVAL;
   self->pin = DEFAULT_PIN;
   self->fallback = DEFAULT_FALLBACK;

@@ -76,6 +76,7 @@
 #include "gstnnstage-private.h"
 #include "gstnnclmemory.h"
 #include "gstnntensormap.h"
+#include "gstnnskip.h"
 
 #include <nnpipe/stage.h>
 
@@ -100,6 +101,7 @@ enum
 {
   PROP_STAGES_BUILT = PROP_STATS + GST_NN_RUN_STATS_N_PROPS,
   PROP_SHAPE_CACHE,
+  PROP_INFERENCE_INTERVAL,
   PROP_DROP, /* .. + GST_NN_DROP_N_PROPS - 1: gstnndrop.h's */
 };
 
@@ -135,6 +137,8 @@ gst_nn_stage_transform (GstBaseTransform *trans, GstBuffer *inbuf,
   gboolean ok;
   gint64 t0, t1; /* monotonic us */
 
+  if (gst_nn_skip_is_skipped (outbuf))
+    return GST_FLOW_OK; /* inference-interval: no run on this frame */
   if (G_UNLIKELY (self->stage == NULL))
     goto not_negotiated;
   if (!gst_nn_tensors_map_stage (&in_map, inbuf, &self->in_info, self->stage,
@@ -181,6 +185,25 @@ failed : {
   g_clear_error (&err);
   return GST_FLOW_ERROR;
 }
+}
+
+/* inference-interval (gstnnskip.h): a skipped frame's buffer, or the
+ * base class's */
+static GstFlowReturn
+gst_nn_stage_prepare_output_buffer (GstBaseTransform *trans, GstBuffer *inbuf,
+    GstBuffer **outbuf)
+{
+  GstNnStage *self = GST_NN_STAGE (trans);
+  guint interval;
+
+  GST_OBJECT_LOCK (self);
+  interval = self->inference_interval;
+  GST_OBJECT_UNLOCK (self);
+  if (gst_nn_skip_prepare_output (trans, interval, &self->frames_seen, inbuf,
+          outbuf))
+    return GST_FLOW_OK;
+  return GST_BASE_TRANSFORM_CLASS (gst_nn_stage_parent_class)
+      ->prepare_output_buffer (trans, inbuf, outbuf);
 }
 
 static gboolean
@@ -377,6 +400,7 @@ gst_nn_stage_stop (GstBaseTransform *trans)
     g_clear_error (&err);
   }
   forget_state (self);
+  self->frames_seen = 0;
   return TRUE;
 }
 
@@ -393,6 +417,8 @@ gst_nn_stage_set_property (GObject *object, guint prop_id, const GValue *value,
   /* the part's properties bump props.gen: set_caps makes a new part */
   if (prop_id == PROP_SHAPE_CACHE)
     self->shape_cache = g_value_get_int (value);
+  else if (prop_id == PROP_INFERENCE_INTERVAL)
+    self->inference_interval = g_value_get_uint (value);
   else if (!gst_nn_part_props_set (&self->props, prop_id, value)
       && !gst_nn_run_stats_set_property (&self->stats, PROP_STATS, prop_id,
           value))
@@ -419,6 +445,8 @@ gst_nn_stage_get_property (GObject *object, guint prop_id, GValue *value,
     g_value_set_uint (value, self->stages_built);
   else if (prop_id == PROP_SHAPE_CACHE)
     g_value_set_int (value, self->shape_cache);
+  else if (prop_id == PROP_INFERENCE_INTERVAL)
+    g_value_set_uint (value, self->inference_interval);
   else if (!gst_nn_part_props_get (&self->props, prop_id, value)
       && !gst_nn_run_stats_get_property (&self->stats, PROP_STATS, prop_id,
           value))
@@ -507,6 +535,23 @@ gst_nn_stage_class_init (GstNnStageClass *klass)
               | GST_PARAM_MUTABLE_PLAYING));
 
   /**
+   * GstNnStage:inference-interval:
+   *
+   * Run the model on the first of every N buffers only (DL Streamer's
+   * inference-interval); the others leave as empty GAP buffers with the
+   * input's metas and a GstNnSkippedMeta (gstnnskip.h), which stages
+   * further down pass on, decoders turn into their frame without new
+   * results and nntrack fills with its tracks' predicted boxes.
+   */
+  g_object_class_install_property (gobject_class, PROP_INFERENCE_INTERVAL,
+      g_param_spec_uint ("inference-interval", "Inference interval",
+          "Run the model on one buffer in N; pass the others on as skipped "
+          "frames",
+          1, G_MAXINT, 1,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_PLAYING));
+
+  /**
    * GstNnStage:drop:
    *
    * The drop policy of late frames (gstnndrop.h): auto drops the frames of
@@ -530,6 +575,8 @@ gst_nn_stage_class_init (GstNnStageClass *klass)
   trans_class->stop = GST_DEBUG_FUNCPTR (gst_nn_stage_stop);
   gst_nn_stage_caps_class_init (trans_class); /* negotiation */
   trans_class->transform = GST_DEBUG_FUNCPTR (gst_nn_stage_transform);
+  trans_class->prepare_output_buffer =
+      GST_DEBUG_FUNCPTR (gst_nn_stage_prepare_output_buffer);
   trans_class->query = GST_DEBUG_FUNCPTR (gst_nn_stage_query);
   trans_class->submit_input_buffer =
       GST_DEBUG_FUNCPTR (gst_nn_stage_submit_input_buffer);
@@ -543,6 +590,7 @@ gst_nn_stage_init (GstNnStage *self)
   g_mutex_init (&self->lock);
   gst_nn_part_props_init (&self->props);
   self->shape_cache = DEFAULT_SHAPE_CACHE;
+  self->inference_interval = 1;
   gst_nn_run_stats_init (&self->stats);
   gst_nn_drop_init (&self->drop);
   gst_nn_tensors_info_init (&self->in_info);
