@@ -86,7 +86,9 @@ def main():
     norm = "mean=0.485,0.456,0.406 std=0.229,0.224,0.225 channel-order=bgr"
 
     Gst.init(None)
-    # timeoverlay writes the buffer time: the text changes every frame
+    # timeoverlay writes the buffer time: the text changes every frame;
+    # drop=off: the soak counts every frame in out (the drop policy of live
+    # input would drop late frames on a loaded machine, docs/pipeline.md)
     ocr = Counted("ocr", (
         f"videotestsrc name=src is-live=true pattern=white ! "
         f"video/x-raw,width=480,height=160,framerate={fps}/1 ! "
@@ -94,14 +96,15 @@ def main():
         f"draw-outline=false halignment=center valignment=center ! "
         f"videoconvert ! video/x-raw,format=RGB ! "
         f"nnconvert {norm} keep-aspect-ratio=true multiple-of=32 keep-frame=true ! "
-        f"nnstage model={det} ! nndbdecode ! nncrop channel-order=bgr ! "
+        f"nnstage model={det} drop=off ! nndbdecode ! nncrop channel-order=bgr ! "
         f"nnstage model={rec} ! nnctcdecode keys={keys} location={texts_path} ! "
         f"nnoverlay ! fakesink name=out sync=false"))
     pipe = Counted("nnpipeline", (
         f"videotestsrc name=src is-live=true pattern=ball ! "
         f"video/x-raw,width=256,height=256,framerate={fps}/1 ! "
         f"videoconvert ! video/x-raw,format=RGB ! nnconvert {norm} ! "
-        f"nnpipeline model={det} stages=2 devices=cpu:1,cpu:1 ! fakesink name=out sync=false"))
+        f"nnpipeline model={det} stages=2 devices=cpu:1,cpu:1 drop=off ! "
+        f"fakesink name=out sync=false"))
     runs = [ocr, pipe]
 
     loop = GLib.MainLoop()

@@ -32,9 +32,25 @@
 #    Last row, the ceiling of frame-level parallelism here: two processes
 #    running the `one` configuration at once, their frames/s summed.
 #
+# 3. Live (issue 22): live sources, the lag of the results behind the
+#    camera (at each sink the clock's running time when a frame arrives
+#    less the frame's running time, frames arriving after the first 2 s;
+#    percentiles over the frames, benchmarks/live-latency.py) and the frames dropped per
+#    stream, for LIVE_SECONDS (default 20) each:
+#      4x25 auto   4 live 25 fps streams (videotestsrc is-live, LIVE_SIZE,
+#                  default 320 square) through one nnpipeline stages=2
+#                  devices=cpu:1,cpu:1 (the default drop=auto)
+#      4x25 batch  the same with batch-size=4 (a frame of every camera in
+#                  one run of the model)
+#      4x25 off    the same with drop=off (every frame queued: the peer)
+#      1x30 auto   one live 30 fps stream into the detector on one thread
+#                  (nnstage threads=1) at LIVE1_SIZE (default 512 square,
+#                  about 8 frames/s here)
+#      1x30 off    the same with drop=off
+#
 # Environment: NNP_BUILD_DIR, NNP_MODELS_DIR (pipelines/common.sh), ROUNDS,
-# REP_FRAMES, REP_MODEL, REP_SIZE, SKIP_STREAMS=1 / SKIP_REPLICAS=1 to run
-# one part.
+# REP_FRAMES, REP_MODEL, REP_SIZE, LIVE_SECONDS, LIVE_SIZE, LIVE1_SIZE,
+# SKIP_STREAMS=1 / SKIP_REPLICAS=1 / SKIP_LIVE=1 to leave a part out.
 set -eu
 
 me=streams.sh
@@ -217,4 +233,38 @@ if [ "${SKIP_REPLICAS:-0}" != 1 ]; then
   done
   sed -n 's/.*nnpipeline-plan.*n-stages=(int)\([0-9]*\).*/auto chose \1 stage(s)/p' "$tmp/rlog.auto"
   grep -o 'replicas\\=\\(int\\)[0-9]*' "$tmp/rlog.auto" | sed 's/.*)/  replicas /'
+fi
+
+if [ "${SKIP_LIVE:-0}" != 1 ]; then
+  secs=${LIVE_SECONDS:-20}
+  ls=${LIVE_SIZE:-320}
+  l1=${LIVE1_SIZE:-512}
+  conv="nnconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225"
+  live_src () {  # PATTERN FPS SIZE
+    echo "videotestsrc is-live=true pattern=$1 ! video/x-raw,format=RGB,width=$3,height=$3,framerate=$2/1 ! $conv"
+  }
+  echo "live: lag of the results behind the camera (s, frames out after the first 2 s), $secs s per row; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+  printf '%-10s %-6s %7s %8s %7s %7s %7s %7s\n' config stream frames dropped p50 p90 p99 max
+  for drop in auto batch off; do
+    case $drop in
+      batch) d="nnpipeline name=p model=$model stages=2 devices=cpu:1,cpu:1 stats-interval=0 batch-size=4" ;;
+      *) d="nnpipeline name=p model=$model stages=2 devices=cpu:1,cpu:1 stats-interval=0 drop=$drop" ;;
+    esac
+    i=0
+    for pattern in ball snow smpte circular; do
+      d="$d $(live_src $pattern 25 "$ls") ! p.sink_$i p.src_$i ! fakesink name=sink$i sync=false"
+      i=$((i + 1))
+    done
+    /usr/bin/python3 "$(dirname "$0")/live-latency.py" "$secs" "$d" > "$tmp/live.$drop"
+    awk -v c="4x25 $drop" '{ for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+      printf "%-10s %-6s %7d %8s %7s %7s %7s %7s\n", c, $1, v["frames"], v["dropped"], v["p50"], v["p90"], v["p99"], v["max"] }' \
+      "$tmp/live.$drop"
+  done
+  for drop in auto off; do
+    d="$(live_src ball 30 "$l1") ! nnstage name=st model=$model threads=1 drop=$drop ! fakesink name=sink0 sync=false"
+    /usr/bin/python3 "$(dirname "$0")/live-latency.py" "$secs" "$d" > "$tmp/live1.$drop"
+    awk -v c="1x30 $drop" '{ for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+      printf "%-10s %-6s %7d %8s %7s %7s %7s %7s\n", c, $1, v["frames"], v["dropped"], v["p50"], v["p90"], v["p99"], v["max"] }' \
+      "$tmp/live1.$drop"
+  done
 fi

@@ -151,6 +151,12 @@ cmd       mosquitto_pub                              mosquitto-clients
 # live cameras in tests: an RTSP server made with gst-rtsp-server from Python
 gir       GstRtspServer-1.0                          gir1.2-gst-rtsp-server-1.0
 element   rtspsrc                                    gstreamer1.0-plugins-good
+# pipelines/cameras.py and its test cameras (tests/plugins/rtsp-camera.py):
+# JPEG over RTP, files, one results branch for every camera
+element   rtpjpegpay                                 gstreamer1.0-plugins-good
+element   rtpjpegdepay                               gstreamer1.0-plugins-good
+element   uridecodebin                               gstreamer1.0-plugins-base
+element   funnel                                     libgstreamer1.0-0
 # the face peers of benchmarks/faces.sh: OpenCV's Haar cascades in GStreamer
 element   facedetect                                 gstreamer1.0-opencv
 element   faceblur                                   gstreamer1.0-opencv

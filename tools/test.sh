@@ -118,7 +118,7 @@ TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$top/tests/ts
     tsan-glib-locks tsan-glib-locks-unseen tsan-tensor-pool tsan-tensor-pool-unseen tensor graph model stage threadpool partition derived \
     plugin-tensorcaps plugin-nnconvert plugin-post plugin-post-output plugin-nnstage \
     plugin-nnpipeline plugin-streams plugin-streams-replicas plugin-robustness plugin-plan-make \
-    plugin-torture plugin-server-replay \
+    plugin-torture plugin-server-replay plugin-live \
     || status=1
 phase "tsan tests"
 # (with --wrapper meson names the log after the wrapper)

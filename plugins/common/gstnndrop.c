@@ -267,6 +267,7 @@ gboolean
 gst_nn_drop_check (GstNnDrop *drop, GstElement *element, GstPad *sinkpad,
     GstBuffer *buf)
 {
+  GType server_api = g_type_from_name ("GstNnServerMetaAPI");
   GstNnFrameMeta *fm;
   GstClock *clock;
   GstClockTime rt, now, base;
@@ -277,6 +278,13 @@ gst_nn_drop_check (GstNnDrop *drop, GstElement *element, GstPad *sinkpad,
 
   g_mutex_lock (&drop->lock);
   probed = drop->probed;
+  if (drop->mode == GST_NN_DROP_OFF
+      || (drop->mode == GST_NN_DROP_AUTO && drop->never)) {
+    /* never drops: no need to ask upstream */
+    drop->processed++;
+    g_mutex_unlock (&drop->lock);
+    return FALSE;
+  }
   g_mutex_unlock (&drop->lock);
   if (!probed)
     probe_upstream (drop, sinkpad);
@@ -284,6 +292,10 @@ gst_nn_drop_check (GstNnDrop *drop, GstElement *element, GstPad *sinkpad,
   /* a crop of a frame that ran already */
   fm = gst_buffer_get_nn_frame_meta (buf);
   if (fm && fm->n_rois >= 0)
+    return FALSE;
+  /* a remote client's request (nnpipe serve: nnserversrc's meta): the
+   * client waits for its answer, and dropped late frames on its side */
+  if (server_api && gst_buffer_get_meta (buf, server_api))
     return FALSE;
 
   clock = gst_element_get_clock (element);

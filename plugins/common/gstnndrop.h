@@ -16,7 +16,9 @@
  * says live: a camera, RTSP, `videotestsrc is-live=true`) and off for
  * files, where every frame is processed.  Crops of a frame (GstNnFrameMeta
  * with n_rois >= 0: the recogniser after nncrop) are never dropped: the
- * frame they belong to ran already.  Dropped frames are counted (the
+ * frame they belong to ran already; nor are a remote client's requests to
+ * `nnpipe serve` (nnserversrc's GstNnServerMeta: the client waits for every
+ * answer, and its own nnpipeline drops late frames before sending them).  Dropped frames are counted (the
  * element's `dropped` property, nnpipeline-stats) and each drop posts a QoS
  * message, as GStreamer elements that drop for lateness do.
  *

@@ -80,27 +80,40 @@ gst_nn_source_meta_get (GstBuffer *buf, GstNnSource *src)
   return TRUE;
 }
 
+/* Caps `name`, made once for the process (*cache).  A plain atomic, not
+ * g_once: its release is inside libglib, where ThreadSanitizer cannot see
+ * it order the caps' creation before another thread's use. */
+static GstCaps *
+cached_caps (GstCaps **cache, const gchar *name)
+{
+  GstCaps *caps = g_atomic_pointer_get (cache);
+
+  if (caps == NULL) {
+    caps = gst_caps_new_empty_simple (name);
+    GST_MINI_OBJECT_FLAG_SET (caps, GST_MINI_OBJECT_FLAG_MAY_BE_LEAKED);
+    if (!g_atomic_pointer_compare_and_exchange (cache, NULL, caps)) {
+      gst_caps_unref (caps);
+      caps = g_atomic_pointer_get (cache);
+    }
+  }
+  return caps;
+}
+
 /* The reference timestamp of buf in unix us, from an NTP or unix one. */
 static gint64
 reference_unix_us (GstBuffer *buf, const gchar **time_source)
 {
   static GstCaps *ntp, *unix_caps;
-  static gsize once;
   GstReferenceTimestampMeta *ref;
 
-  if (g_once_init_enter (&once)) {
-    ntp = gst_caps_new_empty_simple ("timestamp/x-ntp");
-    unix_caps = gst_caps_new_empty_simple ("timestamp/x-unix");
-    GST_MINI_OBJECT_FLAG_SET (ntp, GST_MINI_OBJECT_FLAG_MAY_BE_LEAKED);
-    GST_MINI_OBJECT_FLAG_SET (unix_caps, GST_MINI_OBJECT_FLAG_MAY_BE_LEAKED);
-    g_once_init_leave (&once, 1);
-  }
-  ref = gst_buffer_get_reference_timestamp_meta (buf, ntp);
+  ref = gst_buffer_get_reference_timestamp_meta (buf,
+      cached_caps (&ntp, "timestamp/x-ntp"));
   if (ref && ref->timestamp >= NTP_UNIX_OFFSET * GST_SECOND) {
     *time_source = "ntp";
     return (gint64) ((ref->timestamp - NTP_UNIX_OFFSET * GST_SECOND) / 1000);
   }
-  ref = gst_buffer_get_reference_timestamp_meta (buf, unix_caps);
+  ref = gst_buffer_get_reference_timestamp_meta (buf,
+      cached_caps (&unix_caps, "timestamp/x-unix"));
   if (ref) {
     *time_source = "unix";
     return (gint64) (ref->timestamp / 1000);

@@ -10,7 +10,9 @@
  *   frames). */
 #include "test-common.h"
 
+#include <gst/app/gstappsink.h>
 #include <glib/gstdio.h>
+#include <math.h>
 #include <string.h>
 
 #define DET_STREAMS 4
@@ -482,6 +484,44 @@ GST_START_TEST (test_live_drop)
 
 GST_END_TEST;
 
+/* QoS events honoured: with lateness alone switched off (max-lateness=-1),
+ * a sink that reports its late frames upstream (qos=true) makes the slowed
+ * stage drop the frames it predicts late; without those events it drops
+ * none. */
+GST_START_TEST (test_qos)
+{
+  gchar *model = nnp_test_ocr_model ("ch_PP-OCRv4_det_infer.onnx");
+
+  for (guint qos = 0; qos < 2; qos++) {
+    gchar *desc = g_strdup_printf ("videotestsrc is-live=true ! "
+                                   "video/x-raw,format=RGB,width=160,height=160,framerate=120/1 ! "
+                                   "nnconvert name=conv ! nnstage name=st model=\"%s\" threads=1 "
+                                   "debug-slowdown=1 drop=on max-lateness=-1 ! "
+                                   "fakesink name=sink sync=true qos=%s max-lateness=0",
+                                   model, qos ? "true" : "false");
+    LiveRun r;
+    GstElement *pipe = run_live (&r, desc, 4, TRUE), *st;
+    guint64 dropped = 0;
+
+    st = gst_bin_get_by_name (GST_BIN (pipe), "st");
+    g_object_get (st, "dropped", &dropped, NULL);
+    GST_INFO ("qos=%u: %d in, %d out, %" G_GUINT64_FORMAT " dropped", qos, r.frames_in,
+              r.frames_out, dropped);
+    if (qos)
+      fail_unless (dropped > 0, "QoS events from the sink dropped nothing");
+    else
+      fail_unless_equals_uint64 (dropped, 0);
+    fail_unless_equals_int (r.frames_in, r.frames_out + (gint) dropped);
+    g_array_unref (r.lags);
+    gst_object_unref (st);
+    gst_object_unref (pipe);
+    g_free (desc);
+  }
+  g_free (model);
+}
+
+GST_END_TEST;
+
 /* ------------------------------------------------------------------ */
 /* Where and when: per-stream statistics, source ids */
 
@@ -602,6 +642,242 @@ GST_START_TEST (test_stream_stats)
 
 GST_END_TEST;
 
+/* ------------------------------------------------------------------ */
+/* Cameras come and go: request and release pads while PLAYING */
+
+/* One camera: a live source of 16x16 frames moving by its own speed (each
+ * frame differs, deterministically) into nnpipeline p's sink_N, src_N into
+ * an appsink keeping every output. */
+typedef struct {
+  guint index, frames;
+  GstElement *src, *caps, *conv, *sink;
+  GstPad *sinkpad; /* p's sink_N (ref) */
+  gint out;        /* frames at the appsink (atomic) */
+  gint eos;        /* EOS reached the appsink (atomic) */
+} Camera;
+
+static GstPadProbeReturn
+eos_probe (GstPad *pad, GstPadProbeInfo *info, gpointer user_data)
+{
+  if (GST_EVENT_TYPE (GST_PAD_PROBE_INFO_EVENT (info)) == GST_EVENT_EOS)
+    g_atomic_int_set ((gint *) user_data, 1);
+  return GST_PAD_PROBE_OK;
+}
+
+static gchar *
+camera_source_desc (guint index, guint frames, gboolean live)
+{
+  return g_strdup_printf ("videotestsrc is-live=%s num-buffers=%u pattern=smpte "
+                          "horizontal-speed=%u ! "
+                          "video/x-raw,format=RGB,width=16,height=16,framerate=30/1 ! nnconvert",
+                          live ? "true" : "false", frames, index + 1);
+}
+
+static void
+camera_add (GstElement *pipe, GstElement *p, Camera *c, guint index, guint frames)
+{
+  gchar *name, *desc = camera_source_desc (index, frames, TRUE);
+  GstElement *bin = gst_parse_bin_from_description (desc, TRUE, NULL);
+  GstPad *src_pad, *ghost_src;
+
+  fail_unless (bin != NULL, "%s", desc);
+  g_free (desc);
+  memset (c, 0, sizeof (*c));
+  c->index = index;
+  c->frames = frames;
+  c->src = bin;
+  c->sink = gst_element_factory_make ("appsink", NULL);
+  /* async=false: a sink added to a PLAYING pipeline must not make it
+   * wait for a preroll that its live source never gives */
+  g_object_set (c->sink, "sync", FALSE, "async", FALSE, "wait-on-eos", FALSE, NULL);
+  gst_bin_add_many (GST_BIN (pipe), c->src, c->sink, NULL);
+  name = g_strdup_printf ("sink_%u", index);
+  c->sinkpad = gst_element_request_pad_simple (p, name);
+  fail_unless (c->sinkpad != NULL, "no %s", name);
+  g_free (name);
+  ghost_src = gst_element_get_static_pad (c->src, "src");
+  fail_unless_equals_int (gst_pad_link (ghost_src, c->sinkpad), GST_PAD_LINK_OK);
+  gst_object_unref (ghost_src);
+  name = g_strdup_printf ("src_%u", index);
+  src_pad = gst_element_get_static_pad (p, name);
+  fail_unless (src_pad != NULL, "no %s", name);
+  g_free (name);
+  {
+    GstPad *sp = gst_element_get_static_pad (c->sink, "sink");
+
+    fail_unless_equals_int (gst_pad_link (src_pad, sp), GST_PAD_LINK_OK);
+    gst_pad_add_probe (sp, GST_PAD_PROBE_TYPE_BUFFER, count_probe, &c->out, NULL);
+    gst_pad_add_probe (sp, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, eos_probe, &c->eos, NULL);
+    gst_object_unref (sp);
+  }
+  gst_object_unref (src_pad);
+  /* downstream first: nothing flows into a sink not yet started */
+  fail_unless (gst_element_sync_state_with_parent (c->sink));
+  fail_unless (gst_element_sync_state_with_parent (c->src));
+}
+
+/* Every output of the appsink (pulled, in order); the appsink has EOS. */
+static GPtrArray *
+camera_outputs (Camera *c)
+{
+  GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify) gst_buffer_unref);
+  GstSample *sample;
+
+  while ((sample = gst_app_sink_try_pull_sample (GST_APP_SINK (c->sink), 0))) {
+    g_ptr_array_add (out, gst_buffer_ref (gst_sample_get_buffer (sample)));
+    gst_sample_unref (sample);
+  }
+  return out;
+}
+
+/* Camera index's frames through a whole-model nnstage, not live. */
+static GPtrArray *
+camera_reference (const gchar *model, guint index, guint frames)
+{
+  gchar *src = camera_source_desc (index, frames, FALSE);
+  gchar *desc = g_strdup_printf (
+      "%s ! nnstage model=\"%s\" ! appsink name=out sync=false wait-on-eos=false", src, model);
+  GstElement *pipe = nnp_test_launch_to_eos (desc, 60 * GST_SECOND);
+  GstElement *sink = gst_bin_get_by_name (GST_BIN (pipe), "out");
+  Camera c = { 0 };
+  GPtrArray *out;
+
+  c.sink = sink;
+  out = camera_outputs (&c);
+  gst_object_unref (sink);
+  nnp_test_launch_stop (pipe);
+  g_free (desc);
+  g_free (src);
+  return out;
+}
+
+static void
+assert_outputs (GPtrArray *ref, GPtrArray *got, guint n, guint index)
+{
+  fail_unless (got->len == n, "camera %u: %u frames out, expected %u", index, got->len, n);
+  for (guint i = 0; i < n; i++) {
+    GstMapInfo a, b;
+    GstBuffer *r = g_ptr_array_index (ref, i), *g = g_ptr_array_index (got, i);
+
+    fail_unless (gst_buffer_map (r, &a, GST_MAP_READ) && gst_buffer_map (g, &b, GST_MAP_READ));
+    fail_unless (a.size == b.size, "camera %u frame %u: size", index, i);
+    for (gsize k = 0; k < a.size / sizeof (gfloat); k++) {
+      gfloat x = ((const gfloat *) a.data)[k], y = ((const gfloat *) b.data)[k];
+
+      fail_unless (fabsf (x - y) <= 1e-5f * MAX (1.0f, fabsf (x)),
+                   "camera %u frame %u value %" G_GSIZE_FORMAT ": %g instead of %g", index, i, k, y,
+                   x);
+    }
+    gst_buffer_unmap (r, &a);
+    gst_buffer_unmap (g, &b);
+  }
+}
+
+/* Wait (at most 60 s) until c gave at least n frames. */
+static void
+wait_out (GstBus *bus, Camera *c, gint n)
+{
+  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+
+  while (g_atomic_int_get (&c->out) < n) {
+    GstMessage *m = gst_bus_timed_pop_filtered (bus, 20 * GST_MSECOND, GST_MESSAGE_ERROR);
+
+    fail_unless (m == NULL, "error while waiting for camera %u", c->index);
+    fail_unless (g_get_monotonic_time () < deadline, "camera %u: %d frames, waited for %d",
+                 c->index, g_atomic_int_get (&c->out), n);
+  }
+}
+
+/* Two cameras running; a third added while PLAYING gets the right outputs
+ * from its first frame; the second ends (EOS) and its pads are released
+ * while the others run on: every camera's outputs are its own whole-model
+ * outputs, frame for frame, none lost, and the final statistics count
+ * every frame. */
+GST_START_TEST (test_pads_while_playing)
+{
+  gchar *model = nnp_test_model_path ("residual.onnx");
+  GstElement *pipe = gst_pipeline_new (NULL);
+  GstElement *p = nnp_test_make ("nnpipeline", "model", model, "stages", "2", "drop", 2 /* off */,
+                                 "stats-interval", 0, NULL);
+  Camera cams[3];
+  const guint frames[3] = { 60, 60, 30 };
+  GPtrArray *outs[3];
+  GstBus *bus = gst_element_get_bus (pipe);
+  GstMessage *m;
+  guint64 total = 0;
+  gint kept1;
+
+  gst_bin_add (GST_BIN (pipe), p);
+  camera_add (pipe, p, &cams[0], 0, frames[0]);
+  camera_add (pipe, p, &cams[1], 1, frames[1]);
+  fail_unless (gst_element_set_state (pipe, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+  wait_out (bus, &cams[0], 10);
+
+  /* a camera comes */
+  camera_add (pipe, p, &cams[2], 2, frames[2]);
+  wait_out (bus, &cams[2], 5);
+
+  /* a camera goes: its source ends, its EOS comes out, its pads go */
+  wait_out (bus, &cams[1], 20);
+  fail_unless (gst_element_send_event (cams[1].src, gst_event_new_eos ()));
+  {
+    gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+
+    while (!g_atomic_int_get (&cams[1].eos)) {
+      fail_unless (g_get_monotonic_time () < deadline, "camera 1: no EOS");
+      g_usleep (10 * 1000);
+    }
+  }
+  outs[1] = camera_outputs (&cams[1]);
+  kept1 = (gint) outs[1]->len;
+  gst_element_set_state (cams[1].src, GST_STATE_NULL);
+  gst_element_set_state (cams[1].sink, GST_STATE_NULL);
+  gst_element_release_request_pad (p, cams[1].sinkpad);
+  gst_object_unref (cams[1].sinkpad);
+  gst_bin_remove_many (GST_BIN (pipe), cams[1].src, cams[1].sink, NULL);
+  fail_unless (gst_element_get_static_pad (p, "src_1") == NULL, "src_1 still there");
+
+  /* the others run to their end; the final statistics (posted before the
+   * last EOS) count every frame of every camera, the one that left too */
+  while ((m = gst_bus_timed_pop_filtered (
+              bus, 30 * GST_SECOND, GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_ELEMENT))) {
+    const GstStructure *s = gst_message_get_structure (m);
+    gboolean final = FALSE, eos = GST_MESSAGE_TYPE (m) == GST_MESSAGE_EOS;
+
+    fail_unless (GST_MESSAGE_TYPE (m) != GST_MESSAGE_ERROR, "error");
+    if (!eos && gst_structure_has_name (s, "nnpipeline-stats")
+        && gst_structure_get_boolean (s, "final", &final) && final)
+      fail_unless (gst_structure_get_uint64 (s, "frames-out", &total));
+    gst_message_unref (m);
+    if (eos)
+      break;
+  }
+  fail_unless (m != NULL, "no EOS (camera 0: %d frames%s, camera 2: %d frames%s)",
+               g_atomic_int_get (&cams[0].out), g_atomic_int_get (&cams[0].eos) ? ", EOS" : "",
+               g_atomic_int_get (&cams[2].out), g_atomic_int_get (&cams[2].eos) ? ", EOS" : "");
+  outs[0] = camera_outputs (&cams[0]);
+  outs[2] = camera_outputs (&cams[2]);
+  gst_element_set_state (pipe, GST_STATE_NULL);
+
+  for (guint i = 0; i < 3; i++) {
+    guint n = i == 1 ? (guint) kept1 : frames[i];
+    GPtrArray *ref = camera_reference (model, i, frames[i]);
+
+    assert_outputs (ref, outs[i], n, i);
+    g_ptr_array_unref (ref);
+    g_ptr_array_unref (outs[i]);
+  }
+  fail_unless (kept1 >= 20 && kept1 < (gint) frames[1], "camera 1 gave %d frames", kept1);
+  fail_unless_equals_uint64 (total, frames[0] + frames[2] + (guint) kept1);
+  gst_object_unref (cams[0].sinkpad);
+  gst_object_unref (cams[2].sinkpad);
+  gst_object_unref (bus);
+  gst_object_unref (pipe);
+  g_free (model);
+}
+
+GST_END_TEST;
+
 static Suite *
 live_suite (void)
 {
@@ -610,7 +886,9 @@ live_suite (void)
 
   tcase_add_test (tc, test_batch_post_processing);
   tcase_add_test (tc, test_live_drop);
+  tcase_add_test (tc, test_qos);
   tcase_add_test (tc, test_stream_stats);
+  tcase_add_test (tc, test_pads_while_playing);
   return s;
 }
 
