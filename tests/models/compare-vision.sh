@@ -4,21 +4,24 @@
 # licences).
 #
 # Each input is a photo of python3-skimage's data set (public domain: NASA's
-# astronaut, the coffee cup; skimage/data/README.txt) decoded, scaled and
+# astronaut, a motorcycle; skimage/data/README.txt) decoded, scaled and
 # normalised by GStreamer + nnconvert (NHWC for the tf2onnx models, 4 channels
 # for M-LSD), then run through `nnpipe run` and `nnp-ort`; every output must
 # satisfy max abs error / max abs reference <= the case's tolerance:
-#   BlazeFace front 128 / back 256 (float32)   1e-4, the astronaut's face
-#   M-LSD 320 tiny (float32, 1x320x320x4)      1e-4 (see below), the coffee cup
+#   BlazeFace front 128 / back 256 (float32)   1e-4, the astronaut's face,
+#       values in [-1, 1] (MediaPipe's)
+#   M-LSD 320 tiny (float32, 1x320x320x4)      1e-4 (see below), the motorcycle,
+#       RGBA values 0..255 (the model scales them itself: x / 127.5 - 1)
 #   ISNet float16 as shipped (1x3x1024x1024)   1e-2 (float16 weights and
 #       Casts; nnpipe computes in float32 between them), the astronaut
 # ISNet's input is fixed at 1024x1024 (320 GFLOP): one run each side, 2
 # threads; the whole test takes about a minute and a half on 2 loaded cores.
-# M-LSD is badly conditioned: ONNX Runtime with and without its graph
-# optimisations (nnp-ort --no-optimization) differs by 3e-5 to 9e-4 of the
-# maximum depending on the photo, and nnpipe from ONNX Runtime by as much.
-# Its outputs must be within max(1e-4, 2 x ONNX Runtime's own disagreement
-# on that output), both printed.
+# M-LSD's outputs are sensitive to the order of float32 sums: ONNX Runtime
+# with and without its graph optimisations (nnp-ort --no-optimization)
+# differs by 2e-5 to 9e-5 of the maximum on these photos (up to 9e-4 when
+# fed [-1, 1] instead of 0..255, which leaves a nearly flat image after its
+# own scaling).  Its outputs must be within max(1e-4, 2 x ONNX Runtime's own
+# disagreement on that output), both printed.
 #
 # Fails (never skips) when a model, ONNX Runtime or a dependency is missing
 # (tools/fetch-models.sh, tools/check-deps.sh name what to install).
@@ -128,8 +131,9 @@ check blazeface-front face_detection_front_128x128_barracuda.onnx input:0 astron
   128 128 nhwc 3 0.5 0.5 1e-4
 check blazeface-back face_detection_back_256x256_barracuda.onnx input:0 astronaut.png \
   256 256 nhwc 3 0.5 0.5 1e-4
-check mlsd-320-tiny mlsd_320x320_tiny.onnx input_image_with_alpha:0 coffee.png \
-  320 320 nhwc 4 0.5 0.5 1e-4 conditioned
+# M-LSD: 0..255 (std 1/255), alpha 255
+check mlsd-320-tiny mlsd_320x320_tiny.onnx input_image_with_alpha:0 motorcycle_left.png \
+  320 320 nhwc 4 0 0.00392156862745098 1e-4 conditioned
 # ISNet: @imgly's normalisation, (x - 128) / 256
 check isnet-fp16 isnet_fp16.onnx input astronaut.png \
   1024 1024 nchw 3 0.50196 1.00392 1e-2
