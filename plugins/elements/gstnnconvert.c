@@ -56,10 +56,12 @@
  * |[
  * gst-launch-1.0 -q filesrc location=photo.jpg ! decodebin ! videoconvert ! \
  *     videoscale ! video/x-raw,width=320,height=320 ! \
- *     nnconvert layout=nhwc mean=0.5 std=0.5 ! \
+ *     nnconvert layout=nhwc std=0.00392156862745098 ! \
  *     nnstage model=.cache/models/mlsd_320x320_tiny.onnx ! ...
- * ]| feeds M-LSD its 1x320x320x4 RGBA input: the model's caps ask for four
- * channels, nnconvert negotiates RGBA from videoconvert.
+ * ]| feeds M-LSD its 1x320x320x4 RGBA input, values 0..255 (std 1/255; the
+ * model scales them itself): the model's caps ask for four channels,
+ * nnconvert negotiates RGBA from videoconvert.  Where downstream allows
+ * several, nnconvert picks 3 channels and float32.
  */
 
 #ifdef HAVE_CONFIG_H
@@ -220,6 +222,48 @@ gst_nn_convert_transform_caps (GstBaseTransform *trans,
   return ret;
 }
 
+/* Of the tensor caps downstream allows, the default first: 3 channels
+ * (colour) and float32 where allowed, whatever order downstream answered in
+ * (an element that cannot tell its inputs yet answers with what is behind
+ * it).  Takes @othercaps, returns them reordered. */
+static GstCaps *
+gst_nn_convert_prefer_default (GstNnConvert *self, GstCaps *othercaps)
+{
+  GstNnConvertSettings st;
+  gint best = -1, best_score = -1;
+
+  gst_nn_convert_get_settings (self, &st);
+  for (guint i = 0; i < gst_caps_get_size (othercaps); i++) {
+    const GstStructure *s = gst_caps_get_structure (othercaps, i);
+    const gchar *types = gst_structure_get_string (s, "types");
+    const gchar *dims = gst_structure_get_string (s, "dimensions");
+    NnpShape shape;
+    gint score = 0;
+
+    if (types == NULL || strcmp (types, "float32") == 0)
+      score += 2;
+    if (dims == NULL)
+      score += 1;
+    else if (gst_nn_dims_from_string (dims, &shape)
+        && gst_nn_shape_fit_rank (&shape, 4, &shape)
+        && shape.dims[st.layout == GST_NN_CONVERT_LAYOUT_NCHW ? 1 : 3] == 3)
+      score += 1;
+    if (score > best_score) {
+      best = (gint) i;
+      best_score = score;
+    }
+  }
+  if (best > 0) {
+    GstCaps *first;
+
+    othercaps = gst_caps_make_writable (othercaps);
+    first = gst_caps_copy_nth (othercaps, (guint) best);
+    gst_caps_remove_structure (othercaps, (guint) best);
+    othercaps = gst_caps_merge (first, othercaps);
+  }
+  return othercaps;
+}
+
 static GstCaps *
 gst_nn_convert_fixate_caps (GstBaseTransform *trans, GstPadDirection direction,
     GstCaps *caps, GstCaps *othercaps)
@@ -227,7 +271,8 @@ gst_nn_convert_fixate_caps (GstBaseTransform *trans, GstPadDirection direction,
   GstCaps *ret;
 
   if (direction == GST_PAD_SINK)
-    ret = gst_nn_tensors_caps_fixate (othercaps);
+    ret = gst_nn_tensors_caps_fixate (
+        gst_nn_convert_prefer_default (GST_NN_CONVERT (trans), othercaps));
   else
     ret = gst_caps_fixate (othercaps);
 
