@@ -192,10 +192,17 @@ nnp_graph_lower_half (NnpGraph *graph)
     }
   }
 
-  /* 16-bit graph inputs and Cast outputs: float32 copies for the ops */
+  /* 16-bit graph inputs, constants that are graph outputs (kept 16-bit
+   * above) and Cast outputs: float32 copies for the ops */
   for (guint i = 0; i < graph->inputs->len; i++) {
     NnpValue *v = nnp_graph_value (graph, g_array_index (graph->inputs, int, i));
     if (v->constant == NULL && nnp_dtype_is_half (v->dtype) && widen_value (graph, n_nodes, v->id))
+      n_changed++;
+  }
+  for (guint i = 0; i < n_values; i++) {
+    NnpValue *v = nnp_graph_value (graph, i);
+    if (v->constant && v->is_output && nnp_dtype_is_half (v->constant->dtype)
+        && widen_value (graph, n_nodes, (int) i))
       n_changed++;
   }
   for (guint i = 0; i < n_nodes; i++) {
