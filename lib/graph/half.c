@@ -9,7 +9,8 @@
  *     become float32 constants, converted once per model: the converted
  *     tensor is an entry of the derived-data cache (derived.h), shared by
  *     every specialisation, and a stable source for what is derived from it
- *     (folded and packed weights);
+ *     (folded and packed weights); one that is also a graph output stays
+ *     16-bit and the ops reading it get a float32 copy (a Cast, folded);
  *   - a 16-bit graph input gets a Cast to float32 in front of the nodes that
  *     use it, so the element's pad still carries 16-bit tensors;
  *   - a Cast to a 16-bit type stays (it rounds, as the model says) and a
