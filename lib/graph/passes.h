@@ -26,5 +26,15 @@ int nnp_graph_fuse (NnpGraph *graph, GPtrArray *changed);
  * float32 for the ops that read them, 16-bit graph outputs are cast back.
  * Nodes are appended: sort the graph again.  Returns the number of changes. */
 int nnp_graph_lower_half (NnpGraph *graph);
+/* The quantisation pass (quant-fuse.c), run first by nnp_graph_fuse():
+ * QDQ-wrapped Conv / MatMul / Gemm become QLinearConv / QLinearMatMul, and
+ * ConvInteger / MatMulInteger -> Cast -> Mul [-> Add] the fused
+ * NnpConvIntegerToFloat / NnpMatMulIntegerToFloat.  Same contract as
+ * nnp_graph_fuse(); returns the number of rewritten nodes. */
+int nnp_graph_fuse_quant (NnpGraph *graph, GPtrArray *changed);
+/* TRUE for a DequantizeLinear feeding a Conv / MatMul / Gemm whose result
+ * is quantised again (a QDQ pattern): specialisation keeps it (does not fold
+ * its constant weights to float) for the pass. */
+gboolean nnp_graph_quant_keep_dq (const NnpGraph *graph, const NnpNode *node);
 
 G_END_DECLS

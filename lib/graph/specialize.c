@@ -288,6 +288,9 @@ try_fold (NnpGraph *graph, NnpNode *node, gboolean *folded, GError **error)
   }
   if (!all_in || bytes > FOLD_MAX_BYTES)
     return TRUE;
+  /* constant quantised weights stay 8-bit for the quantisation pass */
+  if (nnp_graph_quant_keep_dq (graph, node))
+    return TRUE;
   {
     GError *err = NULL;
     if (!fold_node (graph, node, &err)) {

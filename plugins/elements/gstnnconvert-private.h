@@ -26,6 +26,9 @@ typedef struct
   gfloat pad_value;
   gdouble max_upscale; /* 0: unbounded */
   gboolean pad_to_size;
+  /* the region of the frame converted: x, y, width, height as fractions
+   * of the frame (0, 0, 1, 1: all of it) */
+  gdouble region[4];
 } GstNnConvertSettings;
 
 /* Output geometry for one input size. */
@@ -37,14 +40,20 @@ typedef struct
 
 /* Parse "0.485,0.456,0.406" (one value for every channel, or 3 or 4) into
  * @out (filled up to MAX_CHANNELS) and their count into @n_out; commas,
- * colons and blanks separate values; @nonzero: 0 is refused. */
+ * colons and blanks separate values; @nonzero: 0 is refused (the grammar of
+ * nnchannels.h, nncrop's too). */
 gboolean gst_nn_convert_parse_channel_values (const gchar *str,
     gdouble out[MAX_CHANNELS], gint *n_out, gboolean nonzero);
 
 /* TRUE for the element types nnconvert writes (float32, float16). */
 gboolean gst_nn_convert_dtype_supported (NnpDType dtype);
 
-/* The output geometry for an in_w x in_h frame. */
+/* The region of an in_w x in_h frame that is converted, in pixels: x, y,
+ * width, height (at least 1 x 1, inside the frame). */
+void gst_nn_convert_region (const GstNnConvertSettings *st, gint in_w,
+    gint in_h, gint r[4]);
+
+/* The output geometry for an in_w x in_h frame (of its region). */
 void gst_nn_convert_compute_geometry (const GstNnConvertSettings *st, gint in_w,
     gint in_h, GstNnConvertGeometry *g);
 

@@ -60,8 +60,9 @@
  *     nnstage model=.cache/models/mlsd_320x320_tiny.onnx ! ...
  * ]| feeds M-LSD its 1x320x320x4 RGBA input, values 0..255 (std 1/255; the
  * model scales them itself): the model's caps ask for four channels,
- * nnconvert negotiates RGBA from videoconvert.  Where downstream allows
- * several, nnconvert picks 3 channels and float32.
+ * nnconvert negotiates RGBA from videoconvert.  Where downstream takes
+ * several, nnconvert picks the frames' natural form (float32; 3 channels of
+ * colour, 1 of GRAY8).
  */
 
 #ifdef HAVE_CONFIG_H
@@ -69,6 +70,7 @@
 #endif
 
 #include "gstnnconvert-private.h"
+#include "gstnnsourcemeta.h"
 #include "gstnnmeta.h"
 #include "gstnnframemeta.h"
 #include "gstnntensorcaps.h"
@@ -105,6 +107,11 @@ enum
   PROP_MAX_UPSCALE,
   PROP_PAD_TO_SIZE,
   PROP_KEEP_FRAME,
+  PROP_REGION_X,
+  PROP_REGION_Y,
+  PROP_REGION_WIDTH,
+  PROP_REGION_HEIGHT,
+  PROP_SOURCE_ID,
 };
 
 #define VIDEO_FORMATS_COLOR \
@@ -130,11 +137,14 @@ struct _GstNnConvert
   GstNnConvertSettings settings;
   gchar *mean_str, *std_str;
   gboolean keep_frame; /* attach a GstNnFrameMeta (object lock) */
+  gchar *source_id;    /* GstNnSourceMeta's source-id (object lock) */
+  guint64 frames_seen; /* frames received since start (streaming) */
 
   /* negotiated state (streaming thread) */
   GstVideoInfo vinfo;
   GstNnConvertSettings active; /* settings the state below was built from */
   GstNnConvertGeometry geom;
+  gint region[4]; /* the frame's region converted, pixels: x, y, w, h */
   gint channels;
   NnpDType dtype;         /* of the tensor: float32 or float16 */
   NnFrameConverter *conv; /* owned; the per-frame conversion */
@@ -222,59 +232,61 @@ gst_nn_convert_transform_caps (GstBaseTransform *trans,
   return ret;
 }
 
-/* Of the tensor caps downstream allows, the default first: 3 channels
- * (colour) and float32 where allowed, whatever order downstream answered in
- * (an element that cannot tell its inputs yet answers with what is behind
- * it).  Takes @othercaps, returns them reordered. */
+/* The candidate of @othercaps (tensor caps) in the natural form of the
+ * video frames of @caps: one float32 tensor of 3 channels (colour) or 1
+ * (GRAY8) in the element's layout.  NULL when @othercaps has none. */
 static GstCaps *
-gst_nn_convert_prefer_default (GstNnConvert *self, GstCaps *othercaps)
+gst_nn_convert_natural_tensors (GstNnConvert *self, GstCaps *caps,
+    GstCaps *othercaps)
 {
-  GstNnConvertSettings st;
-  gint best = -1, best_score = -1;
+  GstNnConvertLayout layout;
+  GstVideoInfo vinfo;
+  gint want_c;
 
-  gst_nn_convert_get_settings (self, &st);
+  if (!gst_video_info_from_caps (&vinfo, caps))
+    return NULL;
+  want_c = GST_VIDEO_INFO_FORMAT (&vinfo) == GST_VIDEO_FORMAT_GRAY8 ? 1 : 3;
+  GST_OBJECT_LOCK (self);
+  layout = self->settings.layout;
+  GST_OBJECT_UNLOCK (self);
   for (guint i = 0; i < gst_caps_get_size (othercaps); i++) {
     const GstStructure *s = gst_caps_get_structure (othercaps, i);
-    const gchar *types = gst_structure_get_string (s, "types");
-    const gchar *dims = gst_structure_get_string (s, "dimensions");
-    NnpShape shape;
-    gint score = 0;
+    GstNnTensorsInfo info;
+    NnpShape sh;
 
-    if (types == NULL || strcmp (types, "float32") == 0)
-      score += 2;
-    if (dims == NULL)
-      score += 1;
-    else if (gst_nn_dims_from_string (dims, &shape)
-        && gst_nn_shape_fit_rank (&shape, 4, &shape)
-        && shape.dims[st.layout == GST_NN_CONVERT_LAYOUT_NCHW ? 1 : 3] == 3)
-      score += 1;
-    if (score > best_score) {
-      best = (gint) i;
-      best_score = score;
-    }
+    if (!gst_nn_tensors_info_from_structure (&info, s, NULL)
+        || info.n_tensors != 1 || info.tensors[0].dtype != NNP_DTYPE_FLOAT32
+        || !gst_nn_shape_fit_rank (&info.tensors[0].shape, 4, &sh))
+      continue;
+    if ((layout == GST_NN_CONVERT_LAYOUT_NCHW ? sh.dims[1] : sh.dims[3])
+        == want_c)
+      return gst_caps_new_full (gst_structure_copy (s), NULL);
   }
-  if (best > 0) {
-    GstCaps *first;
-
-    othercaps = gst_caps_make_writable (othercaps);
-    first = gst_caps_copy_nth (othercaps, (guint) best);
-    gst_caps_remove_structure (othercaps, (guint) best);
-    othercaps = gst_caps_merge (first, othercaps);
-  }
-  return othercaps;
+  return NULL;
 }
 
 static GstCaps *
 gst_nn_convert_fixate_caps (GstBaseTransform *trans, GstPadDirection direction,
     GstCaps *caps, GstCaps *othercaps)
 {
+  GstNnConvert *self = GST_NN_CONVERT (trans);
   GstCaps *ret;
 
-  if (direction == GST_PAD_SINK)
-    ret = gst_nn_tensors_caps_fixate (
-        gst_nn_convert_prefer_default (GST_NN_CONVERT (trans), othercaps));
-  else
+  if (direction == GST_PAD_SINK) {
+    GstCaps *natural = gst_nn_convert_natural_tensors (self, caps, othercaps);
+
+    /* the first candidate downstream takes, unless it also takes the
+     * natural form of the frames: float32, 3 channels of a colour format, 1
+     * of GRAY8.  4 channels or float16 only when downstream asks for them
+     * (a later stage's candidates may come first in its answer) */
+    if (natural) {
+      gst_caps_unref (othercaps);
+      othercaps = natural;
+    }
+    ret = gst_nn_tensors_caps_fixate (othercaps);
+  } else {
     ret = gst_caps_fixate (othercaps);
+  }
 
   GST_DEBUG_OBJECT (trans, "fixated to %" GST_PTR_FORMAT, ret);
   return ret;
@@ -353,6 +365,7 @@ gst_nn_convert_set_caps (GstBaseTransform *trans, GstCaps *incaps,
   in_w = GST_VIDEO_INFO_WIDTH (&self->vinfo);
   in_h = GST_VIDEO_INFO_HEIGHT (&self->vinfo);
   gst_nn_convert_compute_geometry (&self->active, in_w, in_h, &self->geom);
+  gst_nn_convert_region (&self->active, in_w, in_h, self->region);
 
   fmt = GST_VIDEO_INFO_FORMAT (&self->vinfo);
   if (tinfo.n_tensors != 1)
@@ -381,8 +394,8 @@ gst_nn_convert_set_caps (GstBaseTransform *trans, GstCaps *incaps,
       || (self->active.std_n > 1 && self->active.std_n < self->channels))
     goto too_few_values;
 
-  ci.in_w = in_w;
-  ci.in_h = in_h;
+  ci.in_w = self->region[2];
+  ci.in_h = self->region[3];
   ci.pstride = GST_VIDEO_INFO_COMP_PSTRIDE (&self->vinfo, 0);
   ci.channels = self->channels;
   ci.dtype = self->dtype;
@@ -464,6 +477,9 @@ gst_nn_convert_transform (GstBaseTransform *trans, GstBuffer *inbuf,
   GstVideoFrame frame;
   GstMapInfo map;
   GstNnTransformMeta *meta;
+  GstNnSource src;
+  gchar *source_id;
+  gboolean keep;
   gsize need = (gsize) self->geom.out_w * self->geom.out_h * self->channels
       * nnp_dtype_size (self->dtype);
 
@@ -492,7 +508,10 @@ gst_nn_convert_transform (GstBaseTransform *trans, GstBuffer *inbuf,
     return GST_FLOW_ERROR;
   }
 
-  nn_frame_converter_run (self->conv, GST_VIDEO_FRAME_PLANE_DATA (&frame, 0),
+  nn_frame_converter_run (self->conv,
+      (const guint8 *) GST_VIDEO_FRAME_PLANE_DATA (&frame, 0)
+          + (gsize) self->region[1] * GST_VIDEO_FRAME_PLANE_STRIDE (&frame, 0)
+          + (gsize) self->region[0] * GST_VIDEO_FRAME_COMP_PSTRIDE (&frame, 0),
       GST_VIDEO_FRAME_PLANE_STRIDE (&frame, 0), map.data);
 
   gst_buffer_unmap (outbuf, &map);
@@ -505,17 +524,29 @@ gst_nn_convert_transform (GstBaseTransform *trans, GstBuffer *inbuf,
   meta->tensor_height = self->geom.out_h;
   meta->content_width = self->geom.content_w;
   meta->content_height = self->geom.content_h;
-  meta->scale_x =
-      (gdouble) self->geom.content_w / GST_VIDEO_INFO_WIDTH (&self->vinfo);
-  meta->scale_y =
-      (gdouble) self->geom.content_h / GST_VIDEO_INFO_HEIGHT (&self->vinfo);
-  meta->offset_x = 0.0;
-  meta->offset_y = 0.0;
+  /* the region's pixels scaled into the content area */
+  meta->scale_x = (gdouble) self->geom.content_w / self->region[2];
+  meta->scale_y = (gdouble) self->geom.content_h / self->region[3];
+  meta->offset_x = -self->region[0] * meta->scale_x;
+  meta->offset_y = -self->region[1] * meta->scale_y;
 
+  /* where and when (gstnnsourcemeta.h), on the tensor and the frame */
   GST_OBJECT_LOCK (self);
-  if (self->keep_frame)
-    gst_buffer_add_nn_frame_meta (outbuf, inbuf, &self->vinfo);
+  keep = self->keep_frame;
+  src.source_id = source_id = g_strdup (self->source_id);
   GST_OBJECT_UNLOCK (self);
+  src.frame = self->frames_seen++;
+  src.unix_us = gst_nn_source_wallclock (GST_ELEMENT (self), &trans->segment,
+      inbuf, &src.time_source);
+  gst_nn_source_meta_add (outbuf, &src);
+  if (keep) {
+    GstBuffer *kept = gst_buffer_copy (inbuf); /* shares the memory */
+
+    gst_nn_source_meta_add (kept, &src);
+    gst_buffer_add_nn_frame_meta (outbuf, kept, &self->vinfo);
+    gst_buffer_unref (kept);
+  }
+  g_free (source_id);
 
   return GST_FLOW_OK;
 }
@@ -526,7 +557,8 @@ gst_nn_convert_transform_meta (GstBaseTransform *trans, GstBuffer *outbuf,
 {
   /* we attach a fresh transform meta describing this conversion */
   if (meta->info->api == GST_NN_TRANSFORM_META_API_TYPE
-      || meta->info->api == GST_NN_FRAME_META_API_TYPE)
+      || meta->info->api == GST_NN_FRAME_META_API_TYPE
+      || gst_nn_source_meta_is (meta))
     return FALSE;
   /* video-specific metas (tags "video", "size", ...) do not apply to
    * tensors: the parent drops every tagged meta */
@@ -541,6 +573,7 @@ gst_nn_convert_stop (GstBaseTransform *trans)
 
   g_clear_pointer (&self->conv, nn_frame_converter_free);
   self->out_size = 0;
+  self->frames_seen = 0;
   return TRUE;
 }
 
@@ -611,8 +644,20 @@ gst_nn_convert_set_property (GObject *object, guint prop_id,
     case PROP_PAD_TO_SIZE:
       self->settings.pad_to_size = g_value_get_boolean (value);
       break;
+    case PROP_REGION_X:
+    case PROP_REGION_Y:
+    case PROP_REGION_WIDTH:
+    case PROP_REGION_HEIGHT:
+      self->settings.region[prop_id - PROP_REGION_X] =
+          g_value_get_double (value);
+      break;
     case PROP_KEEP_FRAME:
       self->keep_frame = g_value_get_boolean (value);
+      reconfigure = FALSE;
+      break;
+    case PROP_SOURCE_ID:
+      g_free (self->source_id);
+      self->source_id = g_value_dup_string (value);
       reconfigure = FALSE;
       break;
     default:
@@ -668,8 +713,18 @@ gst_nn_convert_get_property (GObject *object, guint prop_id, GValue *value,
     case PROP_PAD_TO_SIZE:
       g_value_set_boolean (value, self->settings.pad_to_size);
       break;
+    case PROP_REGION_X:
+    case PROP_REGION_Y:
+    case PROP_REGION_WIDTH:
+    case PROP_REGION_HEIGHT:
+      g_value_set_double (value,
+          self->settings.region[prop_id - PROP_REGION_X]);
+      break;
     case PROP_KEEP_FRAME:
       g_value_set_boolean (value, self->keep_frame);
+      break;
+    case PROP_SOURCE_ID:
+      g_value_set_string (value, self->source_id);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -686,6 +741,7 @@ gst_nn_convert_finalize (GObject *object)
   nn_frame_converter_free (self->conv);
   g_free (self->mean_str);
   g_free (self->std_str);
+  g_free (self->source_id);
 
   G_OBJECT_CLASS (gst_nn_convert_parent_class)->finalize (object);
 }
@@ -870,6 +926,50 @@ gst_nn_convert_class_init (GstNnConvertClass *klass)
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
               | GST_PARAM_MUTABLE_PLAYING));
 
+  /**
+   * GstNnConvert:region-x:
+   *
+   * With #GstNnConvert:region-y, #GstNnConvert:region-width and
+   * #GstNnConvert:region-height: the part of the frame converted, as
+   * fractions of its width and height (default all of it).  The transform
+   * meta maps the tensor back onto the whole frame, so decoders put their
+   * results where they are: a detector run on tiles of a large frame
+   * (pipelines/faces.sh) finds smaller objects.
+   */
+  {
+    static const gchar *names[4] = { "region-x", "region-y", "region-width",
+      "region-height" };
+    static const gchar *blurbs[4] = {
+      "Left edge of the frame's region converted, a fraction of the width",
+      "Top edge of the frame's region converted, a fraction of the height",
+      "Width of the region converted, a fraction of the frame's width",
+      "Height of the region converted, a fraction of the frame's height",
+    };
+
+    for (gint i = 0; i < 4; i++)
+      g_object_class_install_property (gobject_class, PROP_REGION_X + i,
+          g_param_spec_double (names[i], names[i], blurbs[i],
+              i < 2 ? 0.0 : 0.0001, 1.0, i < 2 ? 0.0 : 1.0,
+              G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+                  | GST_PARAM_MUTABLE_READY));
+  }
+
+  /**
+   * GstNnConvert:source-id:
+   *
+   * The camera or stream the frames come from ("cam0", a URI): with the
+   * frame's number and wall-clock time it goes on every tensor and kept
+   * frame (GstNnSourceMeta, gstnnsourcemeta.h) and into every result
+   * (nnmetapublish's JSON, nnpipeline-stats).
+   */
+  g_object_class_install_property (gobject_class, PROP_SOURCE_ID,
+      g_param_spec_string ("source-id", "Source id",
+          "Where the frames come from (a camera's name or URI), put on every "
+          "tensor and kept frame with the frame's number and time",
+          NULL,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_PLAYING));
+
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class,
@@ -913,4 +1013,5 @@ gst_nn_convert_init (GstNnConvert *self)
   self->settings.pad_value = DEFAULT_PAD_VALUE;
   self->settings.max_upscale = DEFAULT_MAX_UPSCALE;
   self->settings.pad_to_size = DEFAULT_PAD_TO_SIZE;
+  self->settings.region[2] = self->settings.region[3] = 1.0;
 }

@@ -9,6 +9,7 @@
 
 #include "gstnnconvert-private.h"
 #include "gstnntensorcaps.h"
+#include "nnchannels.h"
 
 #include <math.h>
 #include <string.h>
@@ -19,37 +20,13 @@ gboolean
 gst_nn_convert_parse_channel_values (const gchar *str,
     gdouble out[MAX_CHANNELS], gint *n_out, gboolean nonzero)
 {
-  gchar **parts;
   gdouble vals[MAX_CHANNELS];
-  gint n = 0;
-  gboolean ok = TRUE;
+  guint n = nn_channel_values_parse (str, vals, MAX_CHANNELS, nonzero);
 
-  if (str == NULL)
-    return FALSE;
-
-  parts = g_strsplit_set (str, ",: \t", -1);
-  for (gint i = 0; parts[i] != NULL && ok; i++) {
-    gchar *end = NULL;
-    gdouble v;
-
-    if (parts[i][0] == '\0')
-      continue;
-    if (n == MAX_CHANNELS) {
-      ok = FALSE;
-      break;
-    }
-    v = g_ascii_strtod (parts[i], &end);
-    if (end == NULL || *end != '\0' || !isfinite (v) || (nonzero && v == 0.0))
-      ok = FALSE;
-    else
-      vals[n++] = v;
-  }
-  g_strfreev (parts);
-
-  if (!ok || (n != 1 && n != 3 && n != 4))
+  if (n != 1 && n != 3 && n != 4)
     return FALSE;
   for (gint c = 0; c < MAX_CHANNELS; c++)
-    out[c] = vals[n == 1 ? 0 : MIN (c, n - 1)];
+    out[c] = vals[n == 1 ? 0 : MIN (c, (gint) n - 1)];
   *n_out = n;
   return TRUE;
 }
@@ -81,12 +58,37 @@ scale_dim (gint v, gdouble s)
   return CLAMP (r, 1, MAX_SIZE);
 }
 
-/* The output geometry for an in_w x in_h frame. */
+static gboolean
+region_is_whole (const GstNnConvertSettings *st)
+{
+  return st->region[0] == 0 && st->region[1] == 0 && st->region[2] >= 1
+      && st->region[3] >= 1;
+}
+
+void
+gst_nn_convert_region (const GstNnConvertSettings *st, gint in_w, gint in_h,
+    gint r[4])
+{
+  r[0] = CLAMP ((gint) floor (st->region[0] * in_w), 0, in_w - 1);
+  r[1] = CLAMP ((gint) floor (st->region[1] * in_h), 0, in_h - 1);
+  r[2] = CLAMP ((gint) lround (st->region[2] * in_w), 1, in_w - r[0]);
+  r[3] = CLAMP ((gint) lround (st->region[3] * in_h), 1, in_h - r[1]);
+}
+
+/* The output geometry for an in_w x in_h frame (of its region). */
 void
 gst_nn_convert_compute_geometry (const GstNnConvertSettings *st, gint in_w,
     gint in_h, GstNnConvertGeometry *g)
 {
   gint tw = st->width, th = st->height;
+
+  if (!region_is_whole (st) && in_w > 0 && in_h > 0) {
+    gint r[4];
+
+    gst_nn_convert_region (st, in_w, in_h, r);
+    in_w = r[2];
+    in_h = r[3];
+  }
 
   if (st->keep_aspect) {
     gint box_w, box_h;
@@ -132,7 +134,8 @@ geometry_is_input_independent (const GstNnConvertSettings *st)
 static gboolean
 geometry_is_identity (const GstNnConvertSettings *st)
 {
-  return st->width == 0 && st->height == 0 && st->multiple_of <= 1;
+  return st->width == 0 && st->height == 0 && st->multiple_of <= 1
+      && region_is_whole (st);
 }
 
 void

@@ -370,6 +370,38 @@ GST_START_TEST (test_padded_input)
 
 GST_END_TEST;
 
+GST_START_TEST (test_region)
+{
+  /* the region x 0.25, y 0.5, 0.5 x 0.5 of an 8x4 frame: pixels (2..5,
+   * 2..3), converted without resize (a 4x2 tensor of the pattern there);
+   * the transform meta maps tensor (0, 0) back to frame (2, 2) */
+  GstHarness *h = convert_harness ("region-x=0.25 region-y=0.5 region-width=0.5 "
+                                   "region-height=0.5",
+                                   "video/x-raw,format=RGB,width=8,height=4,framerate=30/1");
+  GstBuffer *out = gst_harness_push_and_pull (h, make_frame (GST_VIDEO_FORMAT_RGB, 8, 4, NULL));
+  GstNnTransformMeta *meta;
+  GstMapInfo map;
+  const gfloat *o;
+
+  fail_unless_equals_string (output_dims (h), "4:2:3:1");
+  gst_buffer_map (out, &map, GST_MAP_READ);
+  o = (const gfloat *) map.data;
+  for (gint c = 0; c < 3; c++)
+    for (gint y = 0; y < 2; y++)
+      for (gint x = 0; x < 4; x++)
+        fail_unless (fabsf (o[(c * 2 + y) * 4 + x] - pattern (x + 2, y + 2, c) / 255.0f) < 1e-6f,
+                     "c%d (%d,%d)", c, x, y);
+  gst_buffer_unmap (out, &map);
+  meta = get_transform_meta (out);
+  fail_unless_equals_int (meta->source_width, 8);
+  fail_unless (meta->scale_x == 1.0 && meta->scale_y == 1.0);
+  fail_unless (meta->offset_x == -2.0 && meta->offset_y == -2.0);
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_caps_query)
 {
   /* upstream can ask what video a tensor shape needs */
@@ -613,6 +645,7 @@ nnconvert_suite (void)
   tcase_add_test (tc, test_float16);
   tcase_add_test (tc, test_caps_query_channels);
   tcase_add_test (tc, test_too_few_values);
+  tcase_add_test (tc, test_region);
   return s;
 }
 
