@@ -7,7 +7,7 @@
 #
 # Models: the PaddleOCR detector, recogniser and classifier, BlazeFace front
 # 128 / back 256, M-LSD 320 tiny / large, ISNet float16 as shipped and ISNet
-# in float32 (converted from it by benchmarks/make-float32-model.py into a
+# in float32 (converted from it by benchmarks/convert-float-model.py into a
 # temporary folder; needs python3-onnx).
 #
 # Environment: ROUNDS (processes per runner and case, alternating; default 5),
@@ -53,7 +53,7 @@ done
 # ISNet in float32: the float16 model as shipped, converted (never in .cache)
 isnet32=""
 if [ -z "$only" ] || echo "isnet-fp32" | grep -q -- "$only"; then
-  if [ -f "$models/isnet_fp16.onnx" ] && /usr/bin/python3 "$top/benchmarks/make-float32-model.py" \
+  if [ -f "$models/isnet_fp16.onnx" ] && /usr/bin/python3 "$top/benchmarks/convert-float-model.py" --to float32 \
       "$models/isnet_fp16.onnx" "$tmp/isnet_fp32.onnx" > "$tmp/convert.log" 2>&1; then
     isnet32=$tmp/isnet_fp32.onnx
   else

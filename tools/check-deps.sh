@@ -119,7 +119,7 @@ gir       GstVideo-1.0                               gir1.2-gst-plugins-base-1.0
 file      /usr/share/libonnx-testdata/data/node      libonnx-testdata
 # tests/models/compare-vision.sh: real photos (public domain) for the vision models
 file      /usr/lib/python3/dist-packages/skimage/data/astronaut.png  python3-skimage
-file      /usr/lib/python3/dist-packages/skimage/data/coffee.png     python3-skimage
+file      /usr/lib/python3/dist-packages/skimage/data/motorcycle_left.png  python3-skimage
 cmd       npm                                        npm
 cmd       /usr/bin/time                              time
 # tests/remote/hosts.sh: test hosts = network namespaces + veth, tbf rates, pinned servers

@@ -9,7 +9,8 @@
  *     become float32 constants, converted once per model: the converted
  *     tensor is an entry of the derived-data cache (derived.h), shared by
  *     every specialisation, and a stable source for what is derived from it
- *     (folded and packed weights);
+ *     (folded and packed weights); one that is also a graph output stays
+ *     16-bit and the ops reading it get a float32 copy (a Cast, folded);
  *   - a 16-bit graph input gets a Cast to float32 in front of the nodes that
  *     use it, so the element's pad still carries 16-bit tensors;
  *   - a Cast to a 16-bit type stays (it rounds, as the model says) and a
@@ -192,10 +193,17 @@ nnp_graph_lower_half (NnpGraph *graph)
     }
   }
 
-  /* 16-bit graph inputs and Cast outputs: float32 copies for the ops */
+  /* 16-bit graph inputs, constants that are graph outputs (kept 16-bit
+   * above) and Cast outputs: float32 copies for the ops */
   for (guint i = 0; i < graph->inputs->len; i++) {
     NnpValue *v = nnp_graph_value (graph, g_array_index (graph->inputs, int, i));
     if (v->constant == NULL && nnp_dtype_is_half (v->dtype) && widen_value (graph, n_nodes, v->id))
+      n_changed++;
+  }
+  for (guint i = 0; i < n_values; i++) {
+    NnpValue *v = nnp_graph_value (graph, i);
+    if (v->constant && v->is_output && nnp_dtype_is_half (v->constant->dtype)
+        && widen_value (graph, n_nodes, (int) i))
       n_changed++;
   }
   for (guint i = 0; i < n_nodes; i++) {

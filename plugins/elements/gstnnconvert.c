@@ -56,10 +56,13 @@
  * |[
  * gst-launch-1.0 -q filesrc location=photo.jpg ! decodebin ! videoconvert ! \
  *     videoscale ! video/x-raw,width=320,height=320 ! \
- *     nnconvert layout=nhwc mean=0.5 std=0.5 ! \
+ *     nnconvert layout=nhwc std=0.00392156862745098 ! \
  *     nnstage model=.cache/models/mlsd_320x320_tiny.onnx ! ...
- * ]| feeds M-LSD its 1x320x320x4 RGBA input: the model's caps ask for four
- * channels, nnconvert negotiates RGBA from videoconvert.
+ * ]| feeds M-LSD its 1x320x320x4 RGBA input, values 0..255 (std 1/255; the
+ * model scales them itself): the model's caps ask for four channels,
+ * nnconvert negotiates RGBA from videoconvert.  Where downstream takes
+ * several, nnconvert picks the frames' natural form (float32; 3 channels of
+ * colour, 1 of GRAY8).
  */
 
 #ifdef HAVE_CONFIG_H

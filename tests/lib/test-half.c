@@ -400,6 +400,37 @@ test_cast_rounds_and_crosses (void)
   nnp_tensor_unref (x);
 }
 
+/* a float16 weight that is also a graph output: it stays float16 there,
+ * and the op reading it gets a float32 copy */
+static void
+test_half_constant_output (void)
+{
+  const int64_t dims[] = { 3 };
+  const float kv[3] = { 0.5f, -1.25f, 3.f }, xv[3] = { 1.f, 2.f, -4.f };
+  g_autoptr (NnpGraph) g = nnp_graph_new ("kout", 17);
+  g_autoptr (NnpGraph) sg = NULL;
+  g_autoptr (GPtrArray) outs = NULL;
+  NnpTensor *k = half_tensor (NNP_DTYPE_FLOAT16, 1, dims, kv);
+  NnpTensor *x = half_tensor (NNP_DTYPE_FLOAT16, 1, dims, xv);
+  NnpStage *stage;
+
+  tu_add_input (g, "x", NNP_DTYPE_FLOAT16, 1, dims);
+  tu_add_constant (g, "k", k);
+  tu_add_node (g, "add", "Add", L ("x", "k"), L ("y"));
+  tu_add_output (g, "y")->dtype = NNP_DTYPE_FLOAT16;
+  tu_add_output (g, "k");
+  sg = tu_specialize (g, NNP_SPECIALIZE_DEFAULT);
+  stage = cpu_stage (sg, NULL, 0);
+  outs = tu_run_stage (stage, &x);
+  for (int i = 0; i < 3; i++)
+    g_assert_cmphex (((const guint16 *) ((NnpTensor *) g_ptr_array_index (outs, 0))->data)[i], ==,
+                     one_f16 (xv[i] + kv[i]));
+  g_assert_cmpint (nnp_graph_find_value (sg, "k")->dtype, ==, NNP_DTYPE_FLOAT16);
+  nnp_stage_free (stage);
+  nnp_tensor_unref (k);
+  nnp_tensor_unref (x);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -410,5 +441,6 @@ main (int argc, char **argv)
   g_test_add_func ("/half/float16-graph", test_float16_graph);
   g_test_add_func ("/half/bfloat16-graph", test_bfloat16_graph);
   g_test_add_func ("/half/cast-rounds-and-crosses", test_cast_rounds_and_crosses);
+  g_test_add_func ("/half/constant-output", test_half_constant_output);
   return g_test_run ();
 }

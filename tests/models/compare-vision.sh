@@ -4,39 +4,54 @@
 # licences).
 #
 # Each input is a photo of python3-skimage's data set (public domain: NASA's
-# astronaut, the coffee cup; skimage/data/README.txt) decoded, scaled and
+# astronaut, a motorcycle; skimage/data/README.txt) decoded, scaled and
 # normalised by GStreamer + nnconvert (NHWC for the tf2onnx models, 4 channels
 # for M-LSD), then run through `nnpipe run` and `nnp-ort`; every output must
 # satisfy max abs error / max abs reference <= the case's tolerance:
-#   BlazeFace front 128 / back 256 (float32)   1e-4, the astronaut's face
-#   M-LSD 320 tiny (float32, 1x320x320x4)      1e-4 (see below), the coffee cup
+#   BlazeFace front 128 / back 256 (float32)   1e-4, the astronaut's face,
+#       values in [-1, 1] (MediaPipe's)
+#   M-LSD 320 tiny (float32, 1x320x320x4)      1e-4 (see below), the motorcycle,
+#       RGBA values 0..255 (the model scales them itself: x / 127.5 - 1)
 #   ISNet float16 as shipped (1x3x1024x1024)   1e-2 (float16 weights and
 #       Casts; nnpipe computes in float32 between them), the astronaut
+#   the OCR direction classifier and recogniser made float16 here
+#       (benchmarks/convert-float-model.py --to float16: float16 input,
+#       weights and output, as a float16 export)  1e-2, a sign and a word
+#       crop of tests/data/ocr-real, the float16 input made by nnconvert
 # ISNet's input is fixed at 1024x1024 (320 GFLOP): one run each side, 2
 # threads; the whole test takes about a minute and a half on 2 loaded cores.
-# M-LSD is badly conditioned: ONNX Runtime with and without its graph
-# optimisations (nnp-ort --no-optimization) differs by 3e-5 to 9e-4 of the
-# maximum depending on the photo, and nnpipe from ONNX Runtime by as much.
-# Its outputs must be within max(1e-4, 2 x ONNX Runtime's own disagreement
-# on that output), both printed.
+# M-LSD's outputs are sensitive to the order of float32 sums: ONNX Runtime
+# with and without its graph optimisations (nnp-ort --no-optimization)
+# differs by 2e-5 to 9e-5 of the maximum on these photos (up to 9e-4 when
+# fed [-1, 1] instead of 0..255, which leaves a nearly flat image after its
+# own scaling).  Its outputs must be within max(1e-4, 2 x ONNX Runtime's own
+# disagreement on that output), both printed.
+#
+# With NNP_TEST_DEVICE=opencl (test vision-models-vs-ort-opencl) nnpipe runs
+# on the OpenCL device, BlazeFace and M-LSD only: ISNet's 320 GFLOP stay a
+# CPU case (its float16 edges on OpenCL are small-models-vs-ort-opencl's
+# half.onnx).
 #
 # Fails (never skips) when a model, ONNX Runtime or a dependency is missing
 # (tools/fetch-models.sh, tools/check-deps.sh name what to install).
 #
 # Environment (tests/meson.build): NNPIPE, NNP_ORT, COMPARE_RAW, NNP_SOURCE_DIR,
 # NNP_TEST_WORKDIR, GST_PLUGIN_PATH (the built plugin); optional
-# NNP_MODELS_DIR, NNP_TEST_THREADS (default 2).
+# NNP_MODELS_DIR, NNP_TEST_THREADS (default 2), NNP_TEST_DEVICE (nnpipe's
+# --device, default cpu).
 set -u
 
 src=${NNP_SOURCE_DIR:?}
 models=${NNP_MODELS_DIR:-$src/.cache/models}
 work=${NNP_TEST_WORKDIR:-${TMPDIR:-/tmp}/nnp-vision-vs-ort-$$}
 threads=${NNP_TEST_THREADS:-2}
+device=${NNP_TEST_DEVICE:-cpu}
 photos=/usr/lib/python3/dist-packages/skimage/data
 
 sh "$src/tools/check-deps.sh" >/dev/null || { echo "FAIL: dependencies missing (above)"; exit 1; }
 for m in face_detection_front_128x128_barracuda.onnx face_detection_back_256x256_barracuda.onnx \
-    mlsd_320x320_tiny.onnx isnet_fp16.onnx; do
+    mlsd_320x320_tiny.onnx isnet_fp16.onnx ch_ppocr_mobile_v2.0_cls_infer.onnx \
+    ch_PP-OCRv4_rec_infer.onnx; do
   if [ ! -f "$models/$m" ]; then
     echo "FAIL: vision-models-vs-ort: $models/$m missing: run tools/fetch-models.sh"
     exit 1
@@ -48,22 +63,25 @@ mkdir -p "$work"
 failed=0
 passed=0
 
-# render NAME PHOTO W H LAYOUT CHANNELS MEAN STD -> $work/NAME.raw (float32)
+# render NAME PHOTO W H LAYOUT CHANNELS MEAN STD [DTYPE] -> $work/NAME.raw
+# (PHOTO: a file of $photos, or a path; DTYPE: float32 (default) or float16)
 render () {
-  name=$1 photo=$2 w=$3 h=$4 layout=$5 c=$6 mean=$7 std=$8
+  name=$1 photo=$2 w=$3 h=$4 layout=$5 c=$6 mean=$7 std=$8 dtype=${9:-float32}
   if [ "$layout" = nhwc ]; then dims=$c:$w:$h:1; else dims=$w:$h:$c:1; fi
-  gst-launch-1.0 -q filesrc location="$photos/$photo" ! decodebin ! videoconvert ! videoscale \
+  case $photo in /*) path=$photo ;; *) path=$photos/$photo ;; esac
+  gst-launch-1.0 -q filesrc location="$path" ! decodebin ! videoconvert ! videoscale \
     ! video/x-raw,width="$w",height="$h",pixel-aspect-ratio=1/1 \
     ! nnconvert layout="$layout" mean="$mean" std="$std" \
-    ! other/tensors,types=float32,dimensions="$dims" \
+    ! other/tensors,types="$dtype",dimensions="$dims" \
     ! filesink location="$work/$name.raw" >"$work/$name.render" 2>&1
 }
 
-# compare NAME DIR_GOT DIR_REF TOL [DIR_SELF] -> 0 when every output is within
-# TOL; with DIR_SELF (ONNX Runtime without graph optimisations), within
-# max(TOL, 2 x how far ONNX Runtime is from itself on that output)
+# compare NAME DIR_GOT DIR_REF TOL DTYPE [DIR_SELF] -> 0 when every output
+# (of DTYPE) is within TOL; with DIR_SELF (ONNX Runtime without graph
+# optimisations), within max(TOL, 2 x how far ONNX Runtime is from itself on
+# that output)
 compare () {
-  name=$1 got=$2 ref=$3 tol=$4 self=${5:-} ok=0 n=0
+  name=$1 got=$2 ref=$3 tol=$4 odtype=$5 self=${6:-} ok=0 n=0
   for r in "$ref"/*.raw; do
     out=$(basename "$r")
     n=$((n + 1))
@@ -72,36 +90,40 @@ compare () {
     fi
     t=$tol
     if [ -n "$self" ]; then
-      selfres=$("$COMPARE_RAW" "$self/$out" "$r" 1)
+      selfres=$("$COMPARE_RAW" "$self/$out" "$r" 1 "$odtype")
       echo "$name ${out%.raw}: ONNX Runtime without graph optimisations against itself: $selfres"
       t=$(echo "$selfres" | sed -n 's/.*ratio=\([^ ]*\).*/\1/p' \
         | awk -v tol="$tol" '{ t = 2 * $1; if (t < tol + 0) t = tol; printf "%.3g", t }')
       [ -n "$t" ] || { echo "FAIL $name: no ratio in '$selfres'"; ok=1; continue; }
     fi
-    res=$("$COMPARE_RAW" "$got/$out" "$r" "$t") || ok=1
+    res=$("$COMPARE_RAW" "$got/$out" "$r" "$t" "$odtype") || ok=1
     echo "$name ${out%.raw}: $res (tolerance $t)"
   done
   [ $n -gt 0 ] || { echo "FAIL $name: ONNX Runtime wrote no output"; ok=1; }
   return $ok
 }
 
-# check NAME MODEL INPUT PHOTO W H LAYOUT CHANNELS MEAN STD TOL [conditioned]
+# check NAME MODEL INPUT PHOTO W H LAYOUT CHANNELS MEAN STD TOL [conditioned|float16]
+# (MODEL: a file of the models folder, or a path; float16: a float16 model)
 check () {
   name=$1 model=$2 input=$3 photo=$4 w=$5 h=$6 layout=$7 c=$8 mean=$9
   shift 9
-  std=$1 tol=$2 cond=${3:-}
-  if ! render "$name" "$photo" "$w" "$h" "$layout" "$c" "$mean" "$std"; then
+  std=$1 tol=$2 cond=${3:-} dtype=float32
+  [ "$cond" = float16 ] && dtype=float16 && cond=
+  case $model in /*) mpath=$model ;; *) mpath=$models/$model ;; esac
+  if [ "$layout" = nhwc ]; then shape=1,$h,$w,$c; else shape=1,$c,$h,$w; fi
+  if ! render "$name" "$photo" "$w" "$h" "$layout" "$c" "$mean" "$std" "$dtype"; then
     echo "FAIL $name: could not make its input from $photos/$photo:"
     sed 's/^/  /' "$work/$name.render"
     failed=$((failed + 1)); return
   fi
   mkdir -p "$work/$name/nnpipe" "$work/$name/ort"
-  if ! "$NNPIPE" run "$models/$model" --input "$input=$work/$name.raw" --threads "$threads" \
-      --output-dir "$work/$name/nnpipe" >"$work/$name/nnpipe.log" 2>&1; then
+  if ! "$NNPIPE" run "$mpath" --shape "$input=$shape" --input "$input=$work/$name.raw" --threads "$threads" \
+      --device "$device" --output-dir "$work/$name/nnpipe" >"$work/$name/nnpipe.log" 2>&1; then
     echo "FAIL $name: nnpipe run failed:"; sed 's/^/  /' "$work/$name/nnpipe.log"
     failed=$((failed + 1)); return
   fi
-  if ! "$NNP_ORT" "$models/$model" --input "$input=$work/$name.raw" --threads "$threads" \
+  if ! "$NNP_ORT" "$mpath" --shape "$input=$shape" --input "$input=$work/$name.raw" --threads "$threads" \
       --output-dir "$work/$name/ort" >"$work/$name/ort.log" 2>&1; then
     echo "FAIL $name: nnp-ort failed:"; sed 's/^/  /' "$work/$name/ort.log"
     failed=$((failed + 1)); return
@@ -110,14 +132,16 @@ check () {
   if [ -n "$cond" ]; then
     self=$work/$name/ort-noopt
     mkdir -p "$self"
-    if ! "$NNP_ORT" "$models/$model" --no-optimization --input "$input=$work/$name.raw" \
+    if ! "$NNP_ORT" "$mpath" --no-optimization --shape "$input=$shape" \
+        --input "$input=$work/$name.raw" \
         --threads "$threads" --output-dir "$self" >"$work/$name/ort-noopt.log" 2>&1; then
       echo "FAIL $name: nnp-ort --no-optimization failed:"
       sed 's/^/  /' "$work/$name/ort-noopt.log"
       failed=$((failed + 1)); return
     fi
   fi
-  if compare "$name ($model, $photo)" "$work/$name/nnpipe" "$work/$name/ort" "$tol" $self; then
+  if compare "$name ($(basename "$model"), $(basename "$photo"))" "$work/$name/nnpipe" \
+      "$work/$name/ort" "$tol" "$dtype" $self; then
     passed=$((passed + 1))
   else
     echo "FAIL $name"; failed=$((failed + 1))
@@ -128,11 +152,27 @@ check blazeface-front face_detection_front_128x128_barracuda.onnx input:0 astron
   128 128 nhwc 3 0.5 0.5 1e-4
 check blazeface-back face_detection_back_256x256_barracuda.onnx input:0 astronaut.png \
   256 256 nhwc 3 0.5 0.5 1e-4
-check mlsd-320-tiny mlsd_320x320_tiny.onnx input_image_with_alpha:0 coffee.png \
-  320 320 nhwc 4 0.5 0.5 1e-4 conditioned
+# M-LSD: 0..255 (std 1/255), alpha 255
+check mlsd-320-tiny mlsd_320x320_tiny.onnx input_image_with_alpha:0 motorcycle_left.png \
+  320 320 nhwc 4 0 0.00392156862745098 1e-4 conditioned
 # ISNet: @imgly's normalisation, (x - 128) / 256
-check isnet-fp16 isnet_fp16.onnx input astronaut.png \
+[ "$device" = cpu ] && check isnet-fp16 isnet_fp16.onnx input astronaut.png \
   1024 1024 nchw 3 0.50196 1.00392 1e-2
+
+# the OCR classifier and recogniser as float16 exports (made here, never kept)
+word=$src/tests/data/ocr-real/word-01.jpg
+sign=$src/tests/data/ocr-real/sign-01.jpg  # the classifier is unsure of it: 0.24 / 0.76
+for m in ch_ppocr_mobile_v2.0_cls_infer ch_PP-OCRv4_rec_infer; do
+  if ! /usr/bin/python3 "$src/benchmarks/convert-float-model.py" --to float16 "$models/$m.onnx" \
+      "$work/$m-fp16.onnx" >"$work/$m-fp16.log" 2>&1; then
+    echo "FAIL $m: no float16 copy:"; sed 's/^/  /' "$work/$m-fp16.log"
+    failed=$((failed + 1))
+  fi
+done
+check cls-fp16 "$work/ch_ppocr_mobile_v2.0_cls_infer-fp16.onnx" x "$sign" 192 48 nchw 3 0.5 0.5 \
+  1e-2 float16
+check rec-fp16 "$work/ch_PP-OCRv4_rec_infer-fp16.onnx" x "$word" 320 48 nchw 3 0.5 0.5 \
+  1e-2 float16
 
 echo "$passed passed, $failed failed, 0 skipped"
 [ $failed -eq 0 ]
