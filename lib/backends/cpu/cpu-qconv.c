@@ -430,34 +430,49 @@ pack_u_direct (const QConvJob *J, int64_t b, int64_t grp, int64_t n0, int64_t nc
       dy[t] = ((rem / p->kernel[2]) % p->kernel[1]) * p->dilations[1] - p->pads_begin[1];
       dx[t] = (rem % p->kernel[2]) * p->dilations[2] - p->pads_begin[2];
     }
-    for (int64_t c = 0; c < nc; c += NNP_QGEMM_NRP) {
-      const guint8 *r[4];
+    /* one output row (od, oh) at a time: the 4 source rows are fixed */
+    for (int64_t c = 0; c < nc;) {
+      int64_t seg = MIN (OW - ow, nc - c);
+      const guint8 *row[4]; /* image row (at x = 0), or the pad / zero bytes */
+      gboolean img[4];
+      int64_t lo = 0, hi = OW; /* chunks starting in [lo, hi) read every image row in place */
+
       for (int t = 0; t < 4; t++) {
         int64_t iz = od * p->strides[0] + dz[t], iy = oh * p->strides[1] + dy[t];
-        int64_t ix = ow + dx[t];
-        const guint8 *src;
-        if (base[t] == NULL) {
-          r[t] = zero;
-          continue;
+        img[t] = base[t] && iz >= 0 && iz < ID && iy >= 0 && iy < IH;
+        row[t] = !base[t] ? zero : !img[t] ? pad : base[t] + (iz * IH + iy) * IW;
+        if (img[t]) {
+          lo = MAX (lo, -dx[t]);
+          hi = MIN (hi, IW - dx[t] - NNP_QGEMM_NRP + 1);
         }
-        if (iz < 0 || iz >= ID || iy < 0 || iy >= IH) {
-          r[t] = pad;
-          continue;
-        }
-        src = base[t] + (iz * IH + iy) * IW;
-        if (ix >= 0 && ix + NNP_QGEMM_NRP <= IW && flip == 0) {
-          r[t] = src + ix;
-          continue;
-        }
-        for (int e = 0; e < NNP_QGEMM_NRP; e++)
-          tmp[t][e] = ix + e >= 0 && ix + e < IW ? src[ix + e] ^ flip : J->pad_value;
-        r[t] = tmp[t];
       }
-      nnp_qgemm_interleave16 (r[0], r[1], r[2], r[3],
-                              u + (c / NNP_QGEMM_NRP) * g->kp * NNP_QGEMM_NRP
-                                  + q * 4 * NNP_QGEMM_NRP,
-                              colsum ? colsum + c : NULL);
-      ow += NNP_QGEMM_NRP;
+      if (flip)
+        lo = hi = 0;
+      for (int64_t cc = 0; cc < seg; cc += NNP_QGEMM_NRP) {
+        int64_t o = ow + cc;
+        const guint8 *r[4];
+        if (o >= lo && o < hi) {
+          for (int t = 0; t < 4; t++)
+            r[t] = img[t] ? row[t] + o + dx[t] : row[t];
+        } else {
+          for (int t = 0; t < 4; t++) {
+            int64_t ix = o + dx[t];
+            if (!img[t]) {
+              r[t] = row[t];
+              continue;
+            }
+            for (int e = 0; e < NNP_QGEMM_NRP; e++)
+              tmp[t][e] = ix + e >= 0 && ix + e < IW ? row[t][ix + e] ^ flip : J->pad_value;
+            r[t] = tmp[t];
+          }
+        }
+        nnp_qgemm_interleave16 (r[0], r[1], r[2], r[3],
+                                u + ((c + cc) / NNP_QGEMM_NRP) * g->kp * NNP_QGEMM_NRP
+                                    + q * 4 * NNP_QGEMM_NRP,
+                                colsum ? colsum + c + cc : NULL);
+      }
+      c += seg;
+      ow += seg;
       if (ow == OW) {
         ow = 0;
         if (++oh == OH) {
