@@ -20,7 +20,11 @@ G_BEGIN_DECLS
  * indices change (nnp_graph_remove_nodes()).  Returns the number of fusions. */
 int nnp_graph_fuse (NnpGraph *graph, GPtrArray *changed);
 
-/* The quantisation pass (quant-fuse.c), run first by nnp_graph_fuse():
+/* A new constant value holding t (reference taken), named after `base`
+ * (made unique) (fuse.c). */
+NnpValue *nnp_graph_new_constant (NnpGraph *graph, const char *base, NnpTensor *t);
+
+/* The quantisation pass (quant-fuse.c), run before nnp_graph_fuse():
  * QDQ-wrapped Conv / MatMul / Gemm become QLinearConv / QLinearMatMul, and
  * ConvInteger / MatMulInteger -> Cast -> Mul [-> Add] the fused
  * NnpConvIntegerToFloat / NnpMatMulIntegerToFloat.  Same contract as

@@ -67,6 +67,21 @@ qstate_free (gpointer data)
   g_free (st);
 }
 
+/* The state of a node whose weight value `wv` is a constant: make (job)'s
+ * packing, from the model's derived-data cache under (kind, key) or owned. */
+static QState *
+qstate_new (const NnpGraph *graph, NnpValue *wv, const char *kind, const int64_t *key,
+            gsize key_size, NnpDerivedMake make, gpointer job)
+{
+  QState *st = g_new0 (QState, 1);
+
+  st->packed = nnp_derived_get (nnp_graph_get_derived (graph), kind, &wv->constant, 1, key,
+                                key_size, make, job, qpacked_free);
+  if (st->packed == NULL)
+    st->packed = st->own = make (job);
+  return st;
+}
+
 static inline int32_t
 zp_at (const NnpTensor *t, int64_t i)
 {
@@ -280,14 +295,10 @@ qconv_prepare (const NnpGraph *graph, const NnpNode *node, GError **error)
   job.group = p->conv.group;
   job.w_unsigned = p->q.w_dtype == NNP_DTYPE_UINT8;
   job.w = wv->constant->data;
-  st = g_new0 (QState, 1);
   {
     int64_t key[4] = { g.m, g.k, job.group, job.w_unsigned };
-    st->packed = nnp_derived_get (nnp_graph_get_derived (graph), "qconv-packed-s", &wv->constant, 1,
-                                  key, sizeof (key), qconv_pack, &job, qpacked_free);
+    st = qstate_new (graph, wv, "qconv-packed-s", key, sizeof (key), qconv_pack, &job);
   }
-  if (st->packed == NULL)
-    st->packed = st->own = qconv_pack (&job);
   NNP_DEBUG ("nnp-cpu",
              "%s: packed %" G_GINT64_FORMAT " group(s) of %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT
              " int8 weights (%s kernel%s)",
@@ -640,7 +651,6 @@ qmm_prepare (const NnpGraph *graph, const NnpNode *node, GError **error)
   const NnpQMatMulParams *p = node->params;
   NnpValue *bv;
   QmmPackJob job;
-  QState *st;
 
   (void) error;
   if (p == NULL)
@@ -652,15 +662,10 @@ qmm_prepare (const NnpGraph *graph, const NnpNode *node, GError **error)
   job.n = p->mm.n;
   job.b_signed = p->q.w_dtype == NNP_DTYPE_INT8;
   job.b = bv->constant->data;
-  st = g_new0 (QState, 1);
   {
     int64_t key[3] = { job.k, job.n, job.b_signed };
-    st->packed = nnp_derived_get (nnp_graph_get_derived (graph), "qmatmul-packed-u", &bv->constant,
-                                  1, key, sizeof (key), qmm_pack, &job, qpacked_free);
+    return qstate_new (graph, bv, "qmatmul-packed-u", key, sizeof (key), qmm_pack, &job);
   }
-  if (st->packed == NULL)
-    st->packed = st->own = qmm_pack (&job);
-  return st;
 }
 
 static gsize

@@ -229,6 +229,30 @@ tile_c (const gint8 *s, const guint8 *u0, const guint8 *u1, int64_t kp, int cols
     if (two) \
       c##r##1 = _mm512_dpbusd_epi32 (c##r##1, b1, a); \
   }
+/* the 8 x 32 accumulators c<row><half> of a tile, and the loop over the
+ * q-groups of the S panel `s` and the U panels u0, u1 (u1 when cols > 16) */
+#define VNNI512_DECLARE() \
+  __m512i c00 = _mm512_setzero_si512 (), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00; \
+  __m512i c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00; \
+  __m512i c61 = c00, c70 = c00, c71 = c00; \
+  const gboolean two = cols > NNP_QGEMM_NRP
+#define VNNI512_LOOP(load_b1) \
+  for (int64_t q = 0; q < kp / QK; q++) { \
+    const gint8 *sq = s + q * NNP_QGEMM_MR * QK; \
+    __m512i b0 = _mm512_loadu_si512 ((const void *) (u0 + q * 64)); \
+    __m512i b1 = load_b1 ? _mm512_loadu_si512 ((const void *) (u1 + q * 64)) : b0; \
+    VNNI512_ROW (0) VNNI512_ROW (1) VNNI512_ROW (2) VNNI512_ROW (3); \
+    VNNI512_ROW (4) VNNI512_ROW (5) VNNI512_ROW (6) VNNI512_ROW (7); \
+  }
+/* two loops: the test of `two` leaves the inner one */
+#define VNNI512_ACCUMULATE() \
+  do { \
+    if (two) { \
+      VNNI512_LOOP (TRUE) \
+    } else { \
+      VNNI512_LOOP (FALSE) \
+    } \
+  } while (0)
 #define VNNI512_STORE(r) \
   _mm512_storeu_si512 ((void *) (tile + (r) *NNP_QGEMM_NT), c##r##0); \
   _mm512_storeu_si512 ((void *) (tile + (r) *NNP_QGEMM_NT + 16), c##r##1);
@@ -237,30 +261,9 @@ __attribute__ ((target ("avx512f,avx512bw,avx512vnni"))) static void
 tile_avx512vnni (const gint8 *s, const guint8 *u0, const guint8 *u1, int64_t kp, int cols,
                  int32_t *tile)
 {
-  __m512i c00 = _mm512_setzero_si512 (), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
-  __m512i c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00;
-  __m512i c61 = c00, c70 = c00, c71 = c00;
-  const gboolean two = cols > NNP_QGEMM_NRP;
-  int64_t kq = kp / QK;
+  VNNI512_DECLARE ();
 
-  if (two) {
-    for (int64_t q = 0; q < kq; q++) {
-      const gint8 *sq = s + q * NNP_QGEMM_MR * QK;
-      __m512i b0 = _mm512_loadu_si512 ((const void *) (u0 + q * 64));
-      __m512i b1 = _mm512_loadu_si512 ((const void *) (u1 + q * 64));
-      VNNI512_ROW (0) VNNI512_ROW (1) VNNI512_ROW (2) VNNI512_ROW (3);
-      VNNI512_ROW (4) VNNI512_ROW (5) VNNI512_ROW (6) VNNI512_ROW (7);
-    }
-  } else {
-    __m512i b1 = _mm512_setzero_si512 ();
-    for (int64_t q = 0; q < kq; q++) {
-      const gint8 *sq = s + q * NNP_QGEMM_MR * QK;
-      __m512i b0 = _mm512_loadu_si512 ((const void *) (u0 + q * 64));
-      VNNI512_ROW (0) VNNI512_ROW (1) VNNI512_ROW (2) VNNI512_ROW (3);
-      VNNI512_ROW (4) VNNI512_ROW (5) VNNI512_ROW (6) VNNI512_ROW (7);
-    }
-    (void) b1;
-  }
+  VNNI512_ACCUMULATE ();
   VNNI512_STORE (0) VNNI512_STORE (1) VNNI512_STORE (2) VNNI512_STORE (3);
   VNNI512_STORE (4) VNNI512_STORE (5) VNNI512_STORE (6) VNNI512_STORE (7);
 }
@@ -340,32 +343,12 @@ __attribute__ ((target ("avx512f,avx512bw,avx512vl,avx512vnni"))) static void
 tile_store_avx512vnni (const NnpQgemmEpilogue *e, const gint8 *s, const guint8 *u0,
                        const guint8 *u1, int64_t kp, int64_t i0, int mr, int64_t j0, int cols)
 {
-  __m512i c00 = _mm512_setzero_si512 (), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
-  __m512i c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00;
-  __m512i c61 = c00, c70 = c00, c71 = c00, ct0 = c00, ct1 = c00;
-  const gboolean two = cols > NNP_QGEMM_NRP;
+  VNNI512_DECLARE ();
+  __m512i ct0 = c00, ct1 = c00;
   __mmask16 m0 = cols >= 16 ? 0xffff : (__mmask16) ((1u << cols) - 1);
   __mmask16 m1 = cols >= 32 ? 0xffff : cols > 16 ? (__mmask16) ((1u << (cols - 16)) - 1) : 0;
-  int64_t kq = kp / QK;
 
-  if (two) {
-    for (int64_t q = 0; q < kq; q++) {
-      const gint8 *sq = s + q * NNP_QGEMM_MR * QK;
-      __m512i b0 = _mm512_loadu_si512 ((const void *) (u0 + q * 64));
-      __m512i b1 = _mm512_loadu_si512 ((const void *) (u1 + q * 64));
-      VNNI512_ROW (0) VNNI512_ROW (1) VNNI512_ROW (2) VNNI512_ROW (3);
-      VNNI512_ROW (4) VNNI512_ROW (5) VNNI512_ROW (6) VNNI512_ROW (7);
-    }
-  } else {
-    __m512i b1 = _mm512_setzero_si512 ();
-    for (int64_t q = 0; q < kq; q++) {
-      const gint8 *sq = s + q * NNP_QGEMM_MR * QK;
-      __m512i b0 = _mm512_loadu_si512 ((const void *) (u0 + q * 64));
-      VNNI512_ROW (0) VNNI512_ROW (1) VNNI512_ROW (2) VNNI512_ROW (3);
-      VNNI512_ROW (4) VNNI512_ROW (5) VNNI512_ROW (6) VNNI512_ROW (7);
-    }
-    (void) b1;
-  }
+  VNNI512_ACCUMULATE ();
   if (e->colsum) {
     /* ct = colsum - k * zu, where some row has zs != 0 */
     __m512i kz = _mm512_set1_epi32 ((int32_t) ((guint32) e->k * (guint32) (e->zu ? e->zu[0] : 0)));
