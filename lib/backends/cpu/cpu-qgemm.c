@@ -272,71 +272,94 @@ tile_avx512vnni (const gint8 *s, const guint8 *u0, const guint8 *u1, int64_t kp,
  * undefined source of the plain ones, -Wmaybe-uninitialized) */
 #define ALL16 ((__mmask16) 0xffff)
 
-/* The epilogue of one row in registers (channels along rows, one U zero
- * point): v = c + a - zs * ct, then the output; m0 / m1 mask the columns.
- * No contraction of the multiply and add (Cast -> Mul -> Add rounds twice). */
+/* Per-column values of a tile's epilogue, loaded once (masked to the
+ * columns that exist). */
+typedef struct {
+  __m512i zu[2];       /* U zero points */
+  __m512i ct[2];       /* colsum - k * zu (when some zs != 0) */
+  __m512i ib[2];       /* channels along columns: the int32 bias */
+  __m512 sc[2], fb[2]; /* channels along columns: scale / multiplier, float bias */
+} ColVecs;
+
+/* The epilogue of one row in registers:
+ *   v = c + ibias - rowsum * zu - zs * (colsum - k * zu)
+ * then the output; m[] mask the columns.  No contraction of the multiply
+ * and add (Cast -> Mul -> Add rounds twice). */
 __attribute__ ((target ("avx512f,avx512bw,avx512vl"),
                 optimize ("fp-contract=off"))) static inline void
-row_out_avx512 (const NnpQgemmEpilogue *e, int64_t i, __m512i c0, __m512i c1, __m512i ct0,
-                __m512i ct1, __mmask16 m0, __mmask16 m1, int64_t at)
+row_out_avx512 (const NnpQgemmEpilogue *e, const ColVecs *cv, int64_t i, __m512i c0, __m512i c1,
+                const __mmask16 *m, int64_t at)
 {
   int32_t zs = e->zs ? e->zs[e->zs_per ? i : 0] : 0;
-  int32_t zu = e->zu ? e->zu[0] : 0;
-  int32_t a = (int32_t) ((e->ibias ? (guint32) e->ibias[e->bias_per ? i : 0] : 0)
-                         - (guint32) zu * (guint32) (e->rowsum ? e->rowsum[i] : 0));
-  __m512i va = _mm512_set1_epi32 (a);
+  int32_t rs = e->rowsum ? e->rowsum[i] : 0;
+  __m512i c[2] = { c0, c1 };
+  __m512 sc[2], fb[2];
 
-  c0 = _mm512_add_epi32 (c0, va);
-  c1 = _mm512_add_epi32 (c1, va);
-  if (zs) {
-    __m512i vzs = _mm512_set1_epi32 (-zs);
-    c0 = _mm512_add_epi32 (c0, _mm512_mullo_epi32 (vzs, ct0));
-    c1 = _mm512_add_epi32 (c1, _mm512_mullo_epi32 (vzs, ct1));
-  }
-  if (e->out == NNP_QGEMM_OUT_INT32) {
-    _mm512_mask_storeu_epi32 ((int32_t *) e->c + at, m0, c0);
-    _mm512_mask_storeu_epi32 ((int32_t *) e->c + at + 16, m1, c1);
-  } else if (e->out == NNP_QGEMM_OUT_FLOAT) {
-    __m512 vs = _mm512_set1_ps (e->scale[e->scale_per ? i : 0]);
-    __m512 f0 = _mm512_mul_ps (_mm512_maskz_cvtepi32_ps (ALL16, c0), vs);
-    __m512 f1 = _mm512_mul_ps (_mm512_maskz_cvtepi32_ps (ALL16, c1), vs);
-    if (e->fbias) {
-      __m512 vb = _mm512_set1_ps (e->fbias[e->bias_per ? i : 0]);
-      f0 = _mm512_add_ps (f0, vb);
-      f1 = _mm512_add_ps (f1, vb);
-    }
-    if (e->act == NNP_ACT_RELU) {
-      f0 = _mm512_maskz_max_ps (ALL16, f0, _mm512_setzero_ps ());
-      f1 = _mm512_maskz_max_ps (ALL16, f1, _mm512_setzero_ps ());
-    }
-    _mm512_mask_storeu_ps ((float *) e->c + at, m0, f0);
-    _mm512_mask_storeu_ps ((float *) e->c + at + 16, m1, f1);
+  if (e->chan_rows) {
+    /* one zero point of U: a scalar per row */
+    int32_t a = (int32_t) ((e->ibias ? (guint32) e->ibias[e->bias_per ? i : 0] : 0)
+                           - (guint32) (e->zu ? e->zu[0] : 0) * (guint32) rs);
+    sc[0] = sc[1] =
+        _mm512_set1_ps (e->out != NNP_QGEMM_OUT_INT32 ? e->scale[e->scale_per ? i : 0] : 0.f);
+    fb[0] = fb[1] = _mm512_set1_ps (e->fbias ? e->fbias[e->bias_per ? i : 0] : 0.f);
+    for (int h = 0; h < 2; h++)
+      c[h] = _mm512_add_epi32 (c[h], _mm512_set1_epi32 (a));
   } else {
-    __m512 vs = _mm512_set1_ps (e->scale[e->scale_per ? i : 0]);
-    __m512 lo = _mm512_set1_ps ((float) (e->y_lo - e->y_zp));
-    __m512 hi = _mm512_set1_ps ((float) (e->y_hi - e->y_zp));
-    __m512i vzp = _mm512_set1_epi32 (e->y_zp);
-    __m512 f0 = _mm512_maskz_min_ps (
-        ALL16,
-        _mm512_maskz_max_ps (ALL16, _mm512_mul_ps (_mm512_maskz_cvtepi32_ps (ALL16, c0), vs), lo),
-        hi);
-    __m512 f1 = _mm512_maskz_min_ps (
-        ALL16,
-        _mm512_maskz_max_ps (ALL16, _mm512_mul_ps (_mm512_maskz_cvtepi32_ps (ALL16, c1), vs), lo),
-        hi);
-    /* in range: the truncating narrowing keeps the value */
-    __m128i q0 = _mm512_maskz_cvtepi32_epi8 (
-        ALL16, _mm512_add_epi32 (_mm512_maskz_cvtps_epi32 (ALL16, f0), vzp));
-    __m128i q1 = _mm512_maskz_cvtepi32_epi8 (
-        ALL16, _mm512_add_epi32 (_mm512_maskz_cvtps_epi32 (ALL16, f1), vzp));
-    _mm_mask_storeu_epi8 ((guint8 *) e->c + at, m0, q0);
-    _mm_mask_storeu_epi8 ((guint8 *) e->c + at + 16, m1, q1);
+    for (int h = 0; h < 2; h++) {
+      sc[h] = cv->sc[h];
+      fb[h] = cv->fb[h];
+      c[h] = _mm512_add_epi32 (c[h], cv->ib[h]);
+      if (rs)
+        c[h] = _mm512_sub_epi32 (c[h], _mm512_mullo_epi32 (_mm512_set1_epi32 (rs), cv->zu[h]));
+    }
+  }
+  if (zs)
+    for (int h = 0; h < 2; h++)
+      c[h] = _mm512_sub_epi32 (c[h], _mm512_mullo_epi32 (_mm512_set1_epi32 (zs), cv->ct[h]));
+  for (int h = 0; h < 2; h++) {
+    if (e->out == NNP_QGEMM_OUT_INT32) {
+      _mm512_mask_storeu_epi32 ((int32_t *) e->c + at + 16 * h, m[h], c[h]);
+    } else if (e->out == NNP_QGEMM_OUT_FLOAT) {
+      __m512 f = _mm512_mul_ps (_mm512_maskz_cvtepi32_ps (ALL16, c[h]), sc[h]);
+      if (e->fbias)
+        f = _mm512_add_ps (f, fb[h]);
+      if (e->act == NNP_ACT_RELU)
+        f = _mm512_maskz_max_ps (ALL16, f, _mm512_setzero_ps ());
+      _mm512_mask_storeu_ps ((float *) e->c + at + 16 * h, m[h], f);
+    } else {
+      __m512 lo = _mm512_set1_ps ((float) (e->y_lo - e->y_zp));
+      __m512 hi = _mm512_set1_ps ((float) (e->y_hi - e->y_zp));
+      __m512 f = _mm512_mul_ps (_mm512_maskz_cvtepi32_ps (ALL16, c[h]), sc[h]);
+      f = _mm512_maskz_min_ps (ALL16, _mm512_maskz_max_ps (ALL16, f, lo), hi);
+      /* in range: the truncating narrowing keeps the value */
+      _mm_mask_storeu_epi8 (
+          (guint8 *) e->c + at + 16 * h, m[h],
+          _mm512_maskz_cvtepi32_epi8 (ALL16, _mm512_add_epi32 (_mm512_maskz_cvtps_epi32 (ALL16, f),
+                                                               _mm512_set1_epi32 (e->y_zp))));
+    }
   }
 }
 
 #define ROW_OUT(r) \
   if ((r) < mr) \
-    row_out_avx512 (e, i0 + (r), c##r##0, c##r##1, ct0, ct1, m0, m1, (i0 + (r)) * e->ldc + j0);
+    row_out_avx512 (e, &cv, i0 + (r), c##r##0, c##r##1, m, (i0 + (r)) * e->ldc + j0);
+
+/* A per-column int32 array (or one value for all) at columns j0.. */
+__attribute__ ((target ("avx512f,avx512bw,avx512vl"))) static inline __m512i
+col_epi32 (const int32_t *v, gboolean per, int64_t j, __mmask16 m)
+{
+  if (v == NULL)
+    return _mm512_setzero_si512 ();
+  return per ? _mm512_maskz_loadu_epi32 (m, v + j) : _mm512_set1_epi32 (v[0]);
+}
+
+__attribute__ ((target ("avx512f,avx512bw,avx512vl"))) static inline __m512
+col_ps (const float *v, gboolean per, int64_t j, __mmask16 m)
+{
+  if (v == NULL)
+    return _mm512_setzero_ps ();
+  return per ? _mm512_maskz_loadu_ps (m, v + j) : _mm512_set1_ps (v[0]);
+}
 
 /* tile_avx512vnni and the epilogue without leaving the registers */
 __attribute__ ((target ("avx512f,avx512bw,avx512vl,avx512vnni"))) static void
@@ -344,16 +367,26 @@ tile_store_avx512vnni (const NnpQgemmEpilogue *e, const gint8 *s, const guint8 *
                        const guint8 *u1, int64_t kp, int64_t i0, int mr, int64_t j0, int cols)
 {
   VNNI512_DECLARE ();
-  __m512i ct0 = c00, ct1 = c00;
-  __mmask16 m0 = cols >= 16 ? 0xffff : (__mmask16) ((1u << cols) - 1);
-  __mmask16 m1 = cols >= 32 ? 0xffff : cols > 16 ? (__mmask16) ((1u << (cols - 16)) - 1) : 0;
+  __mmask16 m[2] = { cols >= 16 ? 0xffff : (__mmask16) ((1u << cols) - 1),
+                     cols >= 32  ? 0xffff
+                     : cols > 16 ? (__mmask16) ((1u << (cols - 16)) - 1)
+                                 : 0 };
+  ColVecs cv;
 
   VNNI512_ACCUMULATE ();
-  if (e->colsum) {
-    /* ct = colsum - k * zu, where some row has zs != 0 */
-    __m512i kz = _mm512_set1_epi32 ((int32_t) ((guint32) e->k * (guint32) (e->zu ? e->zu[0] : 0)));
-    ct0 = _mm512_sub_epi32 (_mm512_maskz_loadu_epi32 (m0, e->colsum + j0), kz);
-    ct1 = _mm512_sub_epi32 (_mm512_maskz_loadu_epi32 (m1, e->colsum + j0 + 16), kz);
+  for (int h = 0; h < 2; h++) {
+    int64_t j = j0 + 16 * h;
+    cv.zu[h] = col_epi32 (e->zu, e->zu_per, j, m[h]);
+    cv.ct[h] = _mm512_setzero_si512 ();
+    if (e->colsum)
+      cv.ct[h] =
+          _mm512_sub_epi32 (_mm512_maskz_loadu_epi32 (m[h], e->colsum + j),
+                            _mm512_mullo_epi32 (_mm512_set1_epi32 ((int32_t) e->k), cv.zu[h]));
+    if (!e->chan_rows) {
+      cv.ib[h] = col_epi32 (e->ibias, e->bias_per, j, m[h]);
+      cv.sc[h] = col_ps (e->out != NNP_QGEMM_OUT_INT32 ? e->scale : NULL, e->scale_per, j, m[h]);
+      cv.fb[h] = col_ps (e->fbias, e->bias_per, j, m[h]);
+    }
   }
   ROW_OUT (0) ROW_OUT (1) ROW_OUT (2) ROW_OUT (3) ROW_OUT (4) ROW_OUT (5) ROW_OUT (6) ROW_OUT (7)
 }
@@ -562,7 +595,7 @@ nnp_qgemm_tile_store (const NnpQgemmEpilogue *e, const gint8 *s, const guint8 *u
                       int64_t kp, int64_t i0, int mr, int64_t j0, int cols, int32_t *tile)
 {
 #if defined(__x86_64__) || defined(__i386__)
-  if (nnp_qgemm_isa () == NNP_QGEMM_AVX512VNNI && e->chan_rows && !e->zu_per
+  if (nnp_qgemm_isa () == NNP_QGEMM_AVX512VNNI && !(e->chan_rows && e->zu_per)
       && (e->out != NNP_QGEMM_OUT_FLOAT || e->act == NNP_ACT_NONE || e->act == NNP_ACT_RELU)) {
     tile_store_avx512vnni (e, s, u0, u1, kp, i0, mr, j0, cols);
     return;
