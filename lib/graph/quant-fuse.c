@@ -8,8 +8,8 @@
  *   Q (Gemm (DQ (aq), DQ (bq) [, DQ (cq int32)]) [-> Relu])  -> QLinearMatMul
  *     (transA 0, alpha 1, beta 1; a transposed B becomes a new constant,
  *     C is the int32 bias of our QLinearMatMul's 9th input)
- * with x / y quantised per tensor, weights per tensor or per output
- * channel, 8-bit types.  A Relu before the Q clamps the quantised result at
+ * with x / y quantised per tensor (one 8-bit type), weights per tensor or
+ * per output channel (8-bit).  A Relu before the Q clamps the quantised result at
  * y's zero point (node->act = RELU on a QLinear* node).  The result is what
  * ONNX Runtime computes for these patterns (it rewrites them the same way).
  *
@@ -177,8 +177,9 @@ fuse_qdq (NnpGraph *graph, NnpNode *q, gboolean *remove, GPtrArray *changed)
 
   dqx = producer_op (graph, nnp_node_input (graph, op, 0), NNP_OP_DEQUANTIZE_LINEAR, remove);
   dqw = producer_op (graph, nnp_node_input (graph, op, 1), NNP_OP_DEQUANTIZE_LINEAR, remove);
+  /* x and y of one type, as ONNX Runtime's kernels (and its own rewrite) want */
   if (dqx == NULL || dqw == NULL || !qparams_ok (graph, dqx, -1, 0)
-      || !is_q8 (nnp_node_input (graph, dqx, 0)->dtype)
+      || nnp_node_input (graph, dqx, 0)->dtype != yq->dtype
       || !is_q8 (nnp_node_input (graph, dqw, 0)->dtype))
     return FALSE;
   wq = nnp_node_input (graph, dqw, 0);
