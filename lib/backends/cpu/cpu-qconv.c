@@ -1,227 +1,23 @@
-/* libnnpipe: CPU kernels of the integer convolutions and matrix products:
- * ConvInteger, QLinearConv, NnpConvIntegerToFloat (Conv), MatMulInteger,
- * QLinearMatMul, NnpMatMulIntegerToFloat (MatMul), on the 8-bit GEMM of
- * cpu-qgemm.c (exact int32 sums; zero points as rank-1 corrections).
+/* libnnpipe: CPU kernels of the integer convolutions: ConvInteger,
+ * QLinearConv, NnpConvIntegerToFloat, on the 8-bit GEMM of cpu-qgemm.c
+ * (exact int32 sums; zero points as rank-1 corrections); the matrix
+ * products are in cpu-qmatmul.c.
  *
  * Conv: S = the weights of a group (M/g x C/g*kvol), packed once per model
  * (the derived-data cache) when constant, else per run; U = the implicit
  * im2col matrix of X, packed block by block (NC columns, all of K) straight
  * from X, padding with X's zero point.  A task is one (image, group, column
  * block).
- * MatMul: S = rows of A (packed per task), U = B, packed once per model when
- * it is a constant without batch dims, else per task.  A task is one
- * (batch, row block, column block).
  *
  * Requantisation (QLinear*) as ONNX Runtime computes it: multiplier =
  * x_scale * w_scale / y_scale in float32, then (float) sum * multiplier,
  * round half to even, + y_zero_point, saturate.  The fused float ops:
  * (float) sum * scale + bias, then the fused activation. */
-#include "backends/cpu/cpu.h"
+#include "backends/cpu/cpu-qcommon.h"
 #include "backends/cpu/cpu-conv.h"
-#include "backends/cpu/cpu-qgemm.h"
-#include "graph/derived.h"
-#include "ops/quant-params.h"
 
 #include <nnpipe/log.h>
-#include <math.h>
 #include <string.h>
-
-#define ALIGN64(n) (((gsize) (n) + 63) & ~(gsize) 63)
-#define TILE_BYTES (NNP_QGEMM_MR * NNP_QGEMM_NT * sizeof (int32_t))
-#define MM_MC 64 /* MatMul rows per task */
-
-/* ---------------------------------------------------------------- shared */
-
-/* Packed constant weights with their sums (a derived-cache value). */
-typedef struct {
-  guint8 *data;  /* conv: S panels per group; matmul: U panels */
-  int32_t *sums; /* conv: row sums [M]; matmul: column sums [N] */
-  gsize group_bytes;
-} QPacked;
-
-static void
-qpacked_free (gpointer data)
-{
-  QPacked *p = data;
-
-  if (p == NULL)
-    return;
-  g_aligned_free (p->data);
-  g_free (p->sums);
-  g_free (p);
-}
-
-typedef struct {
-  const QPacked *packed; /* borrowed from the cache, or own */
-  QPacked *own;
-} QState;
-
-static void
-qstate_free (gpointer data)
-{
-  QState *st = data;
-
-  if (st == NULL)
-    return;
-  qpacked_free (st->own);
-  g_free (st);
-}
-
-/* The state of a node whose weight value `wv` is a constant: make (job)'s
- * packing, from the model's derived-data cache under (kind, key) or owned. */
-static QState *
-qstate_new (const NnpGraph *graph, NnpValue *wv, const char *kind, const int64_t *key,
-            gsize key_size, NnpDerivedMake make, gpointer job)
-{
-  QState *st = g_new0 (QState, 1);
-
-  st->packed = nnp_derived_get (nnp_graph_get_derived (graph), kind, &wv->constant, 1, key,
-                                key_size, make, job, qpacked_free);
-  if (st->packed == NULL)
-    st->packed = st->own = make (job);
-  return st;
-}
-
-static inline int32_t
-zp_at (const NnpTensor *t, int64_t i)
-{
-  if (t == NULL)
-    return 0;
-  return t->dtype == NNP_DTYPE_INT8 ? ((const gint8 *) t->data)[i] : ((const guint8 *) t->data)[i];
-}
-
-static const NnpTensor *
-in_or_null (const NnpCpuCall *call, int idx)
-{
-  return idx >= 0 && idx < call->node->n_inputs ? call->inputs[idx] : NULL;
-}
-
-/* Per-run values shared by the tasks: shifted zero points, multipliers. */
-typedef struct {
-  int32_t *zs, *zu; /* S / U zero points, shifted (zs_n / zu_n entries) */
-  int64_t zs_n, zu_n;
-  float *chan; /* QLinear: multiplier per channel; fused: the scale */
-  int64_t chan_n;
-} QRun;
-
-static gsize
-qrun_bytes (int64_t zs_n, int64_t zu_n, int64_t chan_n)
-{
-  return ALIGN64 (zs_n * sizeof (int32_t)) + ALIGN64 (zu_n * sizeof (int32_t))
-         + ALIGN64 (chan_n * sizeof (float));
-}
-
-/* Fill a QRun in `mem` (qrun_bytes).  The S operand is the one whose zero
- * point is zs (conv: W; matmul: A). */
-static guint8 *
-qrun_fill (const NnpCpuCall *call, const NnpQOperands *q, gboolean s_is_w, QRun *r, guint8 *mem)
-{
-  const NnpTensor *xzp = in_or_null (call, q->x_zp), *wzp = in_or_null (call, q->w_zp);
-  const NnpTensor *szp = s_is_w ? wzp : xzp, *uzp = s_is_w ? xzp : wzp;
-  NnpDType st = s_is_w ? q->w_dtype : q->x_dtype, ut = s_is_w ? q->x_dtype : q->w_dtype;
-  int64_t chan_n = q->out == NNP_QOUT_QUANT   ? q->w_scale_n
-                   : q->out == NNP_QOUT_FLOAT ? q->scale_n
-                                              : 0;
-
-  r->zs_n = s_is_w ? q->w_zp_n : q->x_zp_n;
-  r->zu_n = s_is_w ? q->x_zp_n : q->w_zp_n;
-  r->chan_n = chan_n;
-  r->zs = (int32_t *) mem;
-  mem += ALIGN64 (r->zs_n * sizeof (int32_t));
-  r->zu = (int32_t *) mem;
-  mem += ALIGN64 (r->zu_n * sizeof (int32_t));
-  r->chan = (float *) mem;
-  mem += ALIGN64 (chan_n * sizeof (float));
-  /* S is int8 in the kernel: uint8 sources are shifted by -128; U is uint8:
-   * int8 sources by +128 */
-  for (int64_t i = 0; i < r->zs_n; i++)
-    r->zs[i] = zp_at (szp, i) - (st == NNP_DTYPE_UINT8 ? 128 : 0);
-  for (int64_t i = 0; i < r->zu_n; i++)
-    r->zu[i] = zp_at (uzp, i) + (ut == NNP_DTYPE_INT8 ? 128 : 0);
-  if (q->out == NNP_QOUT_QUANT) {
-    float xs = *(const float *) call->inputs[q->x_scale]->data;
-    float ys = *(const float *) call->inputs[q->y_scale]->data;
-    const float *ws = call->inputs[q->w_scale]->data;
-    for (int64_t i = 0; i < chan_n; i++)
-      r->chan[i] = xs * ws[i] / ys;
-  } else if (q->out == NNP_QOUT_FLOAT) {
-    memcpy (r->chan, call->inputs[q->scale]->data, chan_n * sizeof (float));
-  }
-  return mem;
-}
-
-/* QLinear*: the multipliers must be finite (a zero or non-finite y_scale
- * would make the rounding undefined). */
-static gboolean
-qrun_check (const NnpCpuCall *call, const NnpQOperands *q, const QRun *r, GError **error)
-{
-  if (q->out != NNP_QOUT_QUANT)
-    return TRUE;
-  for (int64_t i = 0; i < r->chan_n; i++) {
-    if (!isfinite (r->chan[i])) {
-      nnp_node_set_error (error, NNP_ERROR_INVALID, call->node,
-                          "x_scale * w_scale / y_scale is %g for channel %" G_GINT64_FORMAT
-                          ": the scales must be positive and finite",
-                          r->chan[i], i);
-      return FALSE;
-    }
-  }
-  return TRUE;
-}
-
-static gboolean
-all_zero (const int32_t *v, int64_t n)
-{
-  for (int64_t i = 0; i < n; i++)
-    if (v[i] != 0)
-      return FALSE;
-  return TRUE;
-}
-
-/* The epilogue of a block: rows from row0, columns from col0 of the whole
- * product (channel arrays follow rows when chan_rows). */
-static void
-epilogue_init (NnpQgemmEpilogue *e, const NnpCpuCall *call, const NnpQOperands *q, const QRun *r,
-               int64_t k, gboolean chan_rows, int64_t row0, int64_t col0)
-{
-  const NnpTensor *bias = in_or_null (call, q->bias);
-  const NnpTensor *yzp = in_or_null (call, q->y_zp);
-  int64_t ch0 = chan_rows ? row0 : col0;
-
-  memset (e, 0, sizeof (*e));
-  e->out = q->out == NNP_QOUT_INT32   ? NNP_QGEMM_OUT_INT32
-           : q->out == NNP_QOUT_QUANT ? NNP_QGEMM_OUT_QUANT8
-                                      : NNP_QGEMM_OUT_FLOAT;
-  e->k = k;
-  e->zs = r->zs + (r->zs_n > 1 ? row0 : 0);
-  e->zs_per = r->zs_n > 1;
-  e->zu = r->zu + (r->zu_n > 1 ? col0 : 0);
-  e->zu_per = r->zu_n > 1;
-  e->chan_rows = chan_rows;
-  e->bias_per = q->bias_n > 1;
-  if (bias && q->out == NNP_QOUT_FLOAT)
-    e->fbias = (const float *) bias->data + (e->bias_per ? ch0 : 0);
-  else if (bias)
-    e->ibias = (const int32_t *) bias->data + (e->bias_per ? ch0 : 0);
-  e->scale_per = r->chan_n > 1;
-  e->scale = r->chan + (e->scale_per ? ch0 : 0);
-  if (q->out == NNP_QOUT_QUANT) {
-    e->y_signed = q->y_dtype == NNP_DTYPE_INT8;
-    e->y_lo = e->y_signed ? -128 : 0;
-    e->y_hi = e->y_signed ? 127 : 255;
-    e->y_zp = zp_at (yzp, 0);
-  }
-  if (q->out == NNP_QOUT_FLOAT) {
-    e->act = call->node->act;
-    e->act_alpha = call->node->act_alpha;
-    e->act_beta = call->node->act_beta;
-  } else if (q->out == NNP_QOUT_QUANT && call->node->act == NNP_ACT_RELU) {
-    /* a Relu before the quantisation (QDQ pass): clamp at the zero point */
-    e->y_lo = MAX (e->y_lo, e->y_zp);
-  }
-}
-
-/* ---------------------------------------------------------------- Conv */
 
 typedef struct {
   const NnpQConvParams *p;
@@ -297,7 +93,7 @@ qconv_prepare (const NnpGraph *graph, const NnpNode *node, GError **error)
   job.w = wv->constant->data;
   {
     int64_t key[4] = { g.m, g.k, job.group, job.w_unsigned };
-    st = qstate_new (graph, wv, "qconv-packed-s", key, sizeof (key), qconv_pack, &job);
+    st = nnp_qstate_new (graph, wv, "qconv-packed-s", key, sizeof (key), qconv_pack, &job);
   }
   NNP_DEBUG ("nnp-cpu",
              "%s: packed %" G_GINT64_FORMAT " group(s) of %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT
@@ -310,7 +106,7 @@ qconv_prepare (const NnpGraph *graph, const NnpNode *node, GError **error)
 static gsize
 qconv_header_bytes (const NnpQConvParams *p, const QConvGeom *g, gboolean packed)
 {
-  gsize h = qrun_bytes (p->q.w_zp_n, 1, MAX (p->q.w_scale_n, p->q.scale_n));
+  gsize h = nnp_qrun_bytes (p->q.w_zp_n, 1, MAX (p->q.w_scale_n, p->q.scale_n));
 
   if (!packed)
     h += ALIGN64 (nnp_qgemm_s_size (g->m, g->k)) * p->conv.group
@@ -533,7 +329,7 @@ qconv_task (gpointer data, int64_t task, void *slot)
     nnp_qgemm_interleave_u (r, nc, g->kp, q, u, J->need_colsum ? colsum : NULL);
   }
 
-  epilogue_init (&e, J->call, &J->p->q, &J->run, g->k, TRUE, grp * g->m, 0);
+  nnp_qepilogue_init (&e, J->call, &J->p->q, &J->run, g->k, TRUE, grp * g->m, 0);
   e.rowsum = J->rowsum ? J->rowsum + grp * g->m : NULL;
   e.colsum = J->need_colsum ? colsum : NULL;
   e.c = (guint8 *) J->call->outputs[0]->data
@@ -563,8 +359,8 @@ qconv_run (const NnpCpuCall *call, GError **error)
   J.call = call;
   J.p = p;
   qconv_geom (p, &J.g);
-  mem = qrun_fill (call, &p->q, TRUE, &J.run, mem);
-  if (!qrun_check (call, &p->q, &J.run, error))
+  mem = nnp_qrun_fill (call, &p->q, TRUE, &J.run, mem);
+  if (!nnp_qrun_check (call, &p->q, &J.run, error))
     return FALSE;
   if (st && st->packed) {
     J.s_data = st->packed->data;
@@ -586,7 +382,7 @@ qconv_run (const NnpCpuCall *call, GError **error)
   }
   if (J.run.zu[0] == 0)
     J.rowsum = NULL;
-  J.need_colsum = !all_zero (J.run.zs, J.run.zs_n);
+  J.need_colsum = !nnp_qall_zero (J.run.zs, J.run.zs_n);
   J.x_flip = p->q.x_dtype == NNP_DTYPE_INT8 ? 0x80 : 0;
   J.pad_value = (guint8) J.run.zu[0];
   J.n_blocks = (J.g.n + J.g.nc - 1) / J.g.nc;
@@ -599,195 +395,9 @@ qconv_run (const NnpCpuCall *call, GError **error)
 #define QCONV_KERNEL \
   { \
     .run = qconv_run, .workspace = qconv_workspace, .prepare = qconv_prepare, \
-    .free_state = qstate_free, \
+    .free_state = nnp_qstate_free, \
   }
 
 const NnpCpuKernel nnp_cpu_conv_integer = QCONV_KERNEL;
 const NnpCpuKernel nnp_cpu_qlinear_conv = QCONV_KERNEL;
 const NnpCpuKernel nnp_cpu_conv_integer_to_float = QCONV_KERNEL;
-
-/* ---------------------------------------------------------------- MatMul */
-
-/* Columns per task block */
-static int64_t
-qmm_nc (const NnpQMatMulParams *p)
-{
-  int64_t kp = nnp_qgemm_kp (p->mm.k);
-  int64_t nc = CLAMP ((256 * 1024 / kp) / NNP_QGEMM_NT * NNP_QGEMM_NT, NNP_QGEMM_NT, 512);
-  return MIN (nc, (p->mm.n + NNP_QGEMM_NT - 1) / NNP_QGEMM_NT * NNP_QGEMM_NT);
-}
-
-static gboolean
-b_unbatched (const NnpQMatMulParams *p)
-{
-  for (int d = 0; d < p->mm.batch_rank; d++)
-    if (p->mm.b_batch_strides[d] != 0)
-      return FALSE;
-  return TRUE;
-}
-
-typedef struct {
-  int64_t k, n;
-  gboolean b_signed;
-  const guint8 *b;
-} QmmPackJob;
-
-static gpointer
-qmm_pack (gpointer data)
-{
-  const QmmPackJob *j = data;
-  QPacked *pk = g_new0 (QPacked, 1);
-
-  pk->group_bytes = nnp_qgemm_u_size (j->n, j->k);
-  pk->data = g_aligned_alloc (pk->group_bytes, 1, 64);
-  pk->sums = g_new (int32_t, MAX (j->n, 1));
-  nnp_qgemm_pack_u (j->k, j->n, j->b, j->n, j->b_signed, pk->data, pk->sums);
-  return pk;
-}
-
-static gpointer
-qmm_prepare (const NnpGraph *graph, const NnpNode *node, GError **error)
-{
-  const NnpQMatMulParams *p = node->params;
-  NnpValue *bv;
-  QmmPackJob job;
-
-  (void) error;
-  if (p == NULL)
-    return NULL;
-  bv = nnp_node_input (graph, node, p->q.w);
-  if (bv == NULL || bv->constant == NULL || !b_unbatched (p))
-    return NULL;
-  job.k = p->mm.k;
-  job.n = p->mm.n;
-  job.b_signed = p->q.w_dtype == NNP_DTYPE_INT8;
-  job.b = bv->constant->data;
-  {
-    int64_t key[3] = { job.k, job.n, job.b_signed };
-    return qstate_new (graph, bv, "qmatmul-packed-u", key, sizeof (key), qmm_pack, &job);
-  }
-}
-
-static gsize
-qmm_slot_bytes (const NnpQMatMulParams *p)
-{
-  int64_t nc = qmm_nc (p);
-
-  return ALIGN64 (nnp_qgemm_s_size (MM_MC, p->mm.k)) + ALIGN64 (MM_MC * sizeof (int32_t))
-         + ALIGN64 (nnp_qgemm_u_size (nc, p->mm.k)) + ALIGN64 (nc * sizeof (int32_t))
-         + ALIGN64 (TILE_BYTES);
-}
-
-static gsize
-qmm_workspace (const NnpGraph *graph, const NnpNode *node)
-{
-  const NnpQMatMulParams *p = node->params;
-
-  (void) graph;
-  if (p == NULL)
-    return 0;
-  return qrun_bytes (p->q.x_zp_n, p->q.w_zp_n, MAX (p->q.w_scale_n, p->q.scale_n))
-         + qmm_slot_bytes (p) * (gsize) nnp_sgemm_slots ();
-}
-
-typedef struct {
-  const NnpCpuCall *call;
-  const NnpQMatMulParams *p;
-  QRun run;
-  const QPacked *packed; /* B, or NULL */
-  int64_t nc, n_rb, n_cb;
-  gboolean need_rowsum, need_colsum;
-} QmmJob;
-
-static void
-qmm_task (gpointer data, int64_t task, void *slot)
-{
-  const QmmJob *J = data;
-  const NnpQMatMulParams *p = J->p;
-  const NnpMatMulParams *mm = &p->mm;
-  int64_t cb = task % J->n_cb, rb = (task / J->n_cb) % J->n_rb, bi = task / (J->n_cb * J->n_rb);
-  int64_t i0 = rb * MM_MC, mc = MIN (MM_MC, mm->m - i0);
-  int64_t n0 = cb * J->nc, nc = MIN (J->nc, mm->n - n0);
-  int64_t kp = nnp_qgemm_kp (mm->k), a_off = 0, b_off = 0, rest = bi;
-  gint8 *s = slot;
-  int32_t *rowsum = (int32_t *) ((guint8 *) s + ALIGN64 (nnp_qgemm_s_size (MM_MC, mm->k)));
-  guint8 *u = (guint8 *) rowsum + ALIGN64 (MM_MC * sizeof (int32_t));
-  int32_t *colsum = (int32_t *) (u + ALIGN64 (nnp_qgemm_u_size (J->nc, mm->k)));
-  int32_t *tile = (int32_t *) ((guint8 *) colsum + ALIGN64 (J->nc * sizeof (int32_t)));
-  const guint8 *a = J->call->inputs[p->q.x]->data, *b = J->call->inputs[p->q.w]->data;
-  const guint8 *up;
-  const int32_t *cs;
-  gsize esize = nnp_dtype_size (p->q.y_dtype);
-  NnpQgemmEpilogue e;
-
-  for (int d = mm->batch_rank - 1; d >= 0; d--) {
-    int64_t idx = rest % mm->batch_dims[d];
-    rest /= mm->batch_dims[d];
-    a_off += idx * mm->a_batch_strides[d];
-    b_off += idx * mm->b_batch_strides[d];
-  }
-  nnp_qgemm_pack_s (mc, mm->k, a + a_off + i0 * mm->k, mm->k, p->q.x_dtype == NNP_DTYPE_UINT8, s,
-                    J->need_rowsum ? rowsum : NULL);
-  if (J->packed) {
-    up = J->packed->data + (n0 / NNP_QGEMM_NRP) * kp * NNP_QGEMM_NRP;
-    cs = J->packed->sums + n0;
-  } else {
-    /* the block of B, columns [n0, n0 + nc) */
-    nnp_qgemm_pack_u (mm->k, nc, b + b_off + n0, mm->n, p->q.w_dtype == NNP_DTYPE_INT8, u,
-                      J->need_colsum ? colsum : NULL);
-    up = u;
-    cs = colsum;
-  }
-  epilogue_init (&e, J->call, &p->q, &J->run, mm->k, FALSE, i0, n0);
-  e.rowsum = J->need_rowsum ? rowsum : NULL;
-  e.colsum = J->need_colsum ? cs : NULL;
-  e.c = (guint8 *) J->call->outputs[0]->data + ((bi * mm->m + i0) * mm->n + n0) * esize;
-  e.ldc = mm->n;
-  for (int64_t r0 = 0; r0 < mc; r0 += NNP_QGEMM_MR) {
-    for (int64_t j0 = 0; j0 < nc; j0 += NNP_QGEMM_NT) {
-      int cols = (int) MIN (NNP_QGEMM_NT, nc - j0);
-      const guint8 *u0 = up + (j0 / NNP_QGEMM_NRP) * kp * NNP_QGEMM_NRP;
-      nnp_qgemm_tile_store (&e, s + r0 * kp, u0, u0 + kp * NNP_QGEMM_NRP, kp, r0,
-                            (int) MIN (NNP_QGEMM_MR, mc - r0), j0, cols, tile);
-    }
-  }
-}
-
-static gboolean
-qmm_run (const NnpCpuCall *call, GError **error)
-{
-  const NnpQMatMulParams *p = call->node->params;
-  const QState *st = call->state;
-  QmmJob J;
-
-  g_return_val_if_fail (p != NULL, FALSE);
-  memset (&J, 0, sizeof (J));
-  J.call = call;
-  J.p = p;
-  qrun_fill (call, &p->q, FALSE, &J.run, call->scratch);
-  if (!qrun_check (call, &p->q, &J.run, error))
-    return FALSE;
-  J.packed = st ? st->packed : NULL;
-  J.nc = qmm_nc (p);
-  J.n_rb = (p->mm.m + MM_MC - 1) / MM_MC;
-  J.n_cb = (p->mm.n + J.nc - 1) / J.nc;
-  J.need_rowsum = !all_zero (J.run.zu, J.run.zu_n);
-  J.need_colsum = !all_zero (J.run.zs, J.run.zs_n);
-  if (p->mm.m == 0 || p->mm.n == 0)
-    return TRUE;
-  nnp_cpu_run_in_slots (
-      call->pool, p->mm.n_batch * J.n_rb * J.n_cb,
-      (guint8 *) call->scratch
-          + qrun_bytes (p->q.x_zp_n, p->q.w_zp_n, MAX (p->q.w_scale_n, p->q.scale_n)),
-      qmm_slot_bytes (p), qmm_task, &J);
-  return TRUE;
-}
-
-#define QMM_KERNEL \
-  { \
-    .run = qmm_run, .workspace = qmm_workspace, .prepare = qmm_prepare, .free_state = qstate_free, \
-  }
-
-const NnpCpuKernel nnp_cpu_mat_mul_integer = QMM_KERNEL;
-const NnpCpuKernel nnp_cpu_qlinear_mat_mul = QMM_KERNEL;
-const NnpCpuKernel nnp_cpu_mat_mul_integer_to_float = QMM_KERNEL;
