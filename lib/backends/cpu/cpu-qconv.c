@@ -21,21 +21,46 @@
 
 typedef struct {
   const NnpQConvParams *p;
-  int64_t m, k, kp; /* per group: rows, K */
+  int64_t m, k, kp; /* per group: rows, K (kp: K as packed) */
   int64_t n;        /* output pixels per image */
   int64_t nc;       /* columns per block */
+  /* the direct form (see qconv_direct_*): X of a group once as X4 =
+   * [c4][hp][wp][4] (4 channels interleaved, padded with the zero point),
+   * K ordered (c4, tap, channel mod 4), U read in place */
+  gboolean direct;
+  int64_t c4, kvol, hp, wp;
 } QConvGeom;
 
 static void
-qconv_geom (const NnpQConvParams *p, QConvGeom *g)
+qconv_geom (const NnpGraph *graph, const NnpNode *node, QConvGeom *g)
 {
+  const NnpQConvParams *p = node->params;
   const NnpConvParams *c = &p->conv;
+  NnpValue *wv = nnp_node_input (graph, node, p->q.w);
+  NnpQgemmEpilogue probe = { 0 };
 
   g->p = p;
   g->m = c->out_channels / c->group;
   g->k = c->in_channels / c->group * vol3 (c->kernel);
   g->kp = nnp_qgemm_kp (g->k);
   g->n = vol3 (c->out_dims);
+  g->kvol = vol3 (c->kernel);
+  g->c4 = (c->in_channels / c->group + 3) / 4;
+  g->hp = c->in_dims[1] + c->pads_begin[1] + c->pads_end[1];
+  g->wp = c->in_dims[2] + c->pads_begin[2] + c->pads_end[2];
+  /* direct: AVX512-VNNI and an epilogue it does in registers, constant
+   * weights, 2-D, stride 1 along W and rows of whole 16-column chunks */
+  probe.out = p->q.out == NNP_QOUT_FLOAT ? NNP_QGEMM_OUT_FLOAT : NNP_QGEMM_OUT_INT32;
+  probe.act = p->q.out == NNP_QOUT_FLOAT ? node->act : NNP_ACT_NONE;
+  probe.chan_rows = TRUE;
+  g->direct = nnp_qgemm_indirect_ok (&probe) && wv && wv->constant && c->n_spatial <= 2
+              && c->strides[2] == 1 && c->out_dims[2] % NNP_QGEMM_NRP == 0
+              && (double) g->c4 * g->hp * g->wp * 4 < (double) (G_MAXINT32 / 2);
+  if (g->direct) {
+    g->kp = g->c4 * g->kvol * 4;
+    g->nc = MIN (512, (g->n + NNP_QGEMM_NT - 1) / NNP_QGEMM_NT * NNP_QGEMM_NT);
+    return;
+  }
   /* the U block (kp x nc bytes) about 384 KiB: L2 */
   g->nc = CLAMP ((384 * 1024 / g->kp) / NNP_QGEMM_NT * NNP_QGEMM_NT, NNP_QGEMM_NT, 1024);
   g->nc = MIN (g->nc, (g->n + NNP_QGEMM_NT - 1) / NNP_QGEMM_NT * NNP_QGEMM_NT);
@@ -44,15 +69,19 @@ qconv_geom (const NnpQConvParams *p, QConvGeom *g)
 static gsize
 qconv_slot_bytes (const QConvGeom *g)
 {
+  if (g->direct)
+    return ALIGN64 (g->nc * sizeof (int32_t)) + ALIGN64 (TILE_BYTES);
   return ALIGN64 (nnp_qgemm_u_size (g->nc, g->k)) + ALIGN64 (g->nc * sizeof (int32_t))
          + ALIGN64 (4 * g->nc) + ALIGN64 (TILE_BYTES);
 }
 
 typedef struct {
-  int64_t m, k;
+  int64_t m, k, kp;
   int64_t group;
   gboolean w_unsigned;
   const guint8 *w;
+  gboolean direct;
+  int64_t cg, kvol; /* direct: channels per group, taps */
 } QConvPackJob;
 
 static gpointer
@@ -60,13 +89,31 @@ qconv_pack (gpointer data)
 {
   const QConvPackJob *j = data;
   QPacked *pk = g_new0 (QPacked, 1);
+  guint8 *order = NULL;
 
-  pk->group_bytes = ALIGN64 (nnp_qgemm_s_size (j->m, j->k));
+  pk->group_bytes = ALIGN64 (nnp_qgemm_s_size (j->m, j->kp));
   pk->data = g_aligned_alloc (MAX (pk->group_bytes * j->group, 1), 1, 64);
   pk->sums = g_new (int32_t, MAX (j->m * j->group, 1));
-  for (int64_t g = 0; g < j->group; g++)
-    nnp_qgemm_pack_s (j->m, j->k, j->w + g * j->m * j->k, j->k, j->w_unsigned,
-                      (gint8 *) pk->data + g * pk->group_bytes, pk->sums + g * j->m);
+  if (j->direct) /* W rows in the direct K order; missing channels are 0 once shifted */
+    order = g_malloc (MAX (j->m * j->kp, 1));
+  for (int64_t g = 0; g < j->group; g++) {
+    const guint8 *w = j->w + g * j->m * j->k;
+    int64_t k = j->k;
+    if (j->direct) {
+      k = j->kp;
+      for (int64_t i = 0; i < j->m; i++)
+        for (int64_t q = 0; q < j->kp / 4; q++)
+          for (int t = 0; t < 4; t++) {
+            int64_t c = q / j->kvol * 4 + t, tap = q % j->kvol;
+            order[i * j->kp + q * 4 + t] =
+                c < j->cg ? w[i * j->k + c * j->kvol + tap] : (j->w_unsigned ? 0x80 : 0);
+          }
+      w = order;
+    }
+    nnp_qgemm_pack_s (j->m, k, w, k, j->w_unsigned, (gint8 *) pk->data + g * pk->group_bytes,
+                      pk->sums + g * j->m);
+  }
+  g_free (order);
   return pk;
 }
 
@@ -85,21 +132,25 @@ qconv_prepare (const NnpGraph *graph, const NnpNode *node, GError **error)
   wv = nnp_node_input (graph, node, p->q.w);
   if (wv == NULL || wv->constant == NULL)
     return NULL;
-  qconv_geom (p, &g);
+  qconv_geom (graph, node, &g);
   job.m = g.m;
   job.k = g.k;
+  job.kp = g.kp;
   job.group = p->conv.group;
   job.w_unsigned = p->q.w_dtype == NNP_DTYPE_UINT8;
   job.w = wv->constant->data;
+  job.direct = g.direct;
+  job.cg = p->conv.in_channels / p->conv.group;
+  job.kvol = g.kvol;
   {
-    int64_t key[4] = { g.m, g.k, job.group, job.w_unsigned };
+    int64_t key[6] = { g.m, g.k, job.group, job.w_unsigned, job.direct, g.kvol };
     st = nnp_qstate_new (graph, wv, "qconv-packed-s", key, sizeof (key), qconv_pack, &job);
   }
   NNP_DEBUG ("nnp-cpu",
              "%s: packed %" G_GINT64_FORMAT " group(s) of %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT
-             " int8 weights (%s kernel%s)",
+             " int8 weights (%s kernel%s%s)",
              node->name, job.group, g.m, g.k, nnp_qgemm_isa_name (nnp_qgemm_isa ()),
-             st->own ? "" : ", shared");
+             g.direct ? ", direct" : "", st->own ? "" : ", shared");
   return st;
 }
 
@@ -107,6 +158,9 @@ static gsize
 qconv_header_bytes (const NnpQConvParams *p, const QConvGeom *g, gboolean packed)
 {
   gsize h = nnp_qrun_bytes (p->q.w_zp_n, 1, MAX (p->q.w_scale_n, p->q.scale_n));
+
+  if (g->direct) /* the offsets of the q-groups, X4 */
+    h += ALIGN64 (g->kp / 4 * sizeof (int32_t)) + ALIGN64 (g->c4 * g->hp * g->wp * 4);
 
   if (!packed)
     h += ALIGN64 (nnp_qgemm_s_size (g->m, g->k)) * p->conv.group
@@ -124,7 +178,7 @@ qconv_workspace (const NnpGraph *graph, const NnpNode *node)
   if (p == NULL)
     return 0;
   wv = nnp_node_input (graph, node, p->q.w);
-  qconv_geom (p, &g);
+  qconv_geom (graph, node, &g);
   /* without constant weights, room to pack them per run */
   return qconv_header_bytes (p, &g, wv && wv->constant)
          + qconv_slot_bytes (&g) * (gsize) nnp_sgemm_slots ();
@@ -346,6 +400,139 @@ qconv_task (gpointer data, int64_t task, void *slot)
   }
 }
 
+/* ---------------------------------------------------------------- direct */
+
+typedef struct {
+  const QConvJob *J;
+  int64_t b, grp;
+  guint8 *x4;
+} X4Job;
+
+/* X4 planes [c4 ...] of image b, group grp: 4 channels interleaved per
+ * pixel, padded with the (shifted) zero point; channels past the group's
+ * are 0 (their weights are 0 too, and they must not enter the column sums). */
+static void
+x4_build (gpointer data, gsize begin, gsize end, int thread)
+{
+  const X4Job *xj = data;
+  const QConvJob *J = xj->J;
+  const NnpConvParams *p = &J->p->conv;
+  const QConvGeom *g = &J->g;
+  const int64_t IH = p->in_dims[1], IW = p->in_dims[2], cg = p->in_channels / p->group;
+  const int64_t pt = p->pads_begin[1], pl = p->pads_begin[2];
+  const guint8 *x = (const guint8 *) J->call->inputs[J->p->q.x]->data
+                    + (xj->b * p->in_channels + xj->grp * cg) * IH * IW;
+
+  (void) thread;
+  for (gsize c4 = begin; c4 < end; c4++) {
+    guint8 pad[4];
+    const guint8 *plane[4];
+    gboolean plain = J->x_flip == 0;
+    for (int t = 0; t < 4; t++) {
+      int64_t c = (int64_t) c4 * 4 + t;
+      pad[t] = c < cg ? J->pad_value : 0;
+      plane[t] = c < cg ? x + c * IH * IW : NULL;
+      plain = plain && plane[t];
+    }
+    for (int64_t y = 0; y < g->hp; y++) {
+      guint8 *dst = xj->x4 + (((int64_t) c4 * g->hp + y) * g->wp) * 4;
+      int64_t iy = y - pt, ix = 0;
+      if (iy < 0 || iy >= IH) {
+        for (int64_t xx = 0; xx < g->wp; xx++)
+          memcpy (dst + xx * 4, pad, 4);
+        continue;
+      }
+      for (int64_t xx = 0; xx < pl; xx++)
+        memcpy (dst + xx * 4, pad, 4);
+      dst += pl * 4;
+      if (plain)
+        for (; ix + 16 <= IW; ix += 16)
+          nnp_qgemm_interleave16 (plane[0] + iy * IW + ix, plane[1] + iy * IW + ix,
+                                  plane[2] + iy * IW + ix, plane[3] + iy * IW + ix, dst + ix * 4,
+                                  NULL);
+      for (; ix < IW; ix++)
+        for (int t = 0; t < 4; t++)
+          dst[ix * 4 + t] = plane[t] ? plane[t][iy * IW + ix] ^ J->x_flip : 0;
+      for (int64_t xx = IW; xx < g->wp - pl; xx++)
+        memcpy (dst + xx * 4, pad, 4);
+    }
+  }
+}
+
+typedef struct {
+  const QConvJob *J;
+  int64_t b, grp;
+  const guint8 *x4;
+  const int32_t *koff;
+} DirectJob;
+
+/* U of output column j: the X4 pixel its taps start from */
+static inline const guint8 *
+direct_u (const DirectJob *dj, int64_t j)
+{
+  const NnpConvParams *p = &dj->J->p->conv;
+  int64_t oh = j / p->out_dims[2], ow = j % p->out_dims[2];
+
+  return dj->x4 + ((oh * p->strides[1]) * dj->J->g.wp + ow) * 4;
+}
+
+static void
+direct_task (gpointer data, int64_t blk, void *slot)
+{
+  const DirectJob *dj = data;
+  const QConvJob *J = dj->J;
+  const NnpConvParams *p = &J->p->conv;
+  const QConvGeom *g = &J->g;
+  int64_t n0 = blk * g->nc, nc = MIN (g->nc, g->n - n0), kq = g->kp / 4;
+  int32_t *colsum = slot;
+  const gint8 *s = (const gint8 *) (J->s_data + dj->grp * J->s_group_bytes);
+  gsize esize = nnp_dtype_size (J->p->q.y_dtype);
+  NnpQgemmEpilogue e;
+
+  nnp_qepilogue_init (&e, J->call, &J->p->q, &J->run, g->k, TRUE, dj->grp * g->m, 0);
+  e.rowsum = J->rowsum ? J->rowsum + dj->grp * g->m : NULL;
+  e.colsum = J->need_colsum ? colsum : NULL;
+  e.c = (guint8 *) J->call->outputs[0]->data
+        + ((dj->b * p->out_channels + dj->grp * g->m) * g->n + n0) * esize;
+  e.ldc = g->n;
+  /* a tile's U (kq x 128 bytes) stays in L1 across the row panels */
+  for (int64_t j0 = 0; j0 < nc; j0 += NNP_QGEMM_NT) {
+    int cols = (int) MIN (NNP_QGEMM_NT, nc - j0);
+    const guint8 *u0 = direct_u (dj, n0 + j0);
+    const guint8 *u1 = cols > NNP_QGEMM_NRP ? direct_u (dj, n0 + j0 + NNP_QGEMM_NRP) : u0;
+    if (J->need_colsum)
+      nnp_qgemm_colsum_indirect (u0, u1, dj->koff, kq, cols, colsum + j0);
+    for (int64_t i0 = 0; i0 < g->m; i0 += NNP_QGEMM_MR)
+      nnp_qgemm_tile_store_indirect (&e, s + i0 * g->kp, u0, u1, dj->koff, kq, i0,
+                                     (int) MIN (NNP_QGEMM_MR, g->m - i0), j0, cols);
+  }
+}
+
+static void
+qconv_run_direct (const NnpCpuCall *call, QConvJob *J, guint8 *mem)
+{
+  const NnpConvParams *p = &J->p->conv;
+  const QConvGeom *g = &J->g;
+  int64_t kq = g->kp / 4;
+  int32_t *koff = (int32_t *) mem;
+  guint8 *x4 = mem + ALIGN64 (kq * sizeof (int32_t));
+  guint8 *slots = x4 + ALIGN64 (g->c4 * g->hp * g->wp * 4);
+
+  for (int64_t q = 0; q < kq; q++) {
+    int64_t c4 = q / g->kvol, tap = q % g->kvol;
+    int64_t kh = tap / p->kernel[2], kw = tap % p->kernel[2];
+    koff[q] = (int32_t) (((c4 * g->hp + kh * p->dilations[1]) * g->wp + kw * p->dilations[2]) * 4);
+  }
+  for (int64_t b = 0; b < p->batch; b++) {
+    for (int64_t grp = 0; grp < p->group; grp++) {
+      X4Job xj = { J, b, grp, x4 };
+      DirectJob dj = { J, b, grp, x4, koff };
+      nnp_parallel_for (call->pool, g->c4, 1, x4_build, &xj);
+      nnp_cpu_run_in_slots (call->pool, J->n_blocks, slots, qconv_slot_bytes (g), direct_task, &dj);
+    }
+  }
+}
+
 static gboolean
 qconv_run (const NnpCpuCall *call, GError **error)
 {
@@ -358,7 +545,7 @@ qconv_run (const NnpCpuCall *call, GError **error)
   memset (&J, 0, sizeof (J));
   J.call = call;
   J.p = p;
-  qconv_geom (p, &J.g);
+  qconv_geom (call->graph, call->node, &J.g);
   mem = nnp_qrun_fill (call, &p->q, TRUE, &J.run, mem);
   if (!nnp_qrun_check (call, &p->q, &J.run, error))
     return FALSE;
@@ -386,6 +573,12 @@ qconv_run (const NnpCpuCall *call, GError **error)
   J.x_flip = p->q.x_dtype == NNP_DTYPE_INT8 ? 0x80 : 0;
   J.pad_value = (guint8) J.run.zu[0];
   J.n_blocks = (J.g.n + J.g.nc - 1) / J.g.nc;
+  if (J.g.direct) {
+    qconv_run_direct (call, &J,
+                      (guint8 *) call->scratch
+                          + nnp_qrun_bytes (p->q.w_zp_n, 1, MAX (p->q.w_scale_n, p->q.scale_n)));
+    return TRUE;
+  }
   nnp_cpu_run_in_slots (call->pool, p->conv.batch * p->conv.group * J.n_blocks,
                         (guint8 *) call->scratch + qconv_header_bytes (p, &J.g, st && st->packed),
                         qconv_slot_bytes (&J.g), qconv_task, &J);

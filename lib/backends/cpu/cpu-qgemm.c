@@ -236,11 +236,14 @@ tile_c (const gint8 *s, const guint8 *u0, const guint8 *u1, int64_t kp, int cols
   __m512i c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00; \
   __m512i c61 = c00, c70 = c00, c71 = c00; \
   const gboolean two = cols > NNP_QGEMM_NRP
+/* q-group q of U at u0 / u1 + UOFF (q): packed panels (koff NULL) or read
+ * in place at the offsets koff[] (the direct convolution) */
+#define UOFF(q) (koff ? koff[q] : (q) *64)
 #define VNNI512_LOOP(load_b1) \
   for (int64_t q = 0; q < kp / QK; q++) { \
     const gint8 *sq = s + q * NNP_QGEMM_MR * QK; \
-    __m512i b0 = _mm512_loadu_si512 ((const void *) (u0 + q * 64)); \
-    __m512i b1 = load_b1 ? _mm512_loadu_si512 ((const void *) (u1 + q * 64)) : b0; \
+    __m512i b0 = _mm512_loadu_si512 ((const void *) (u0 + UOFF (q))); \
+    __m512i b1 = load_b1 ? _mm512_loadu_si512 ((const void *) (u1 + UOFF (q))) : b0; \
     VNNI512_ROW (0) VNNI512_ROW (1) VNNI512_ROW (2) VNNI512_ROW (3); \
     VNNI512_ROW (4) VNNI512_ROW (5) VNNI512_ROW (6) VNNI512_ROW (7); \
   }
@@ -261,6 +264,7 @@ __attribute__ ((target ("avx512f,avx512bw,avx512vnni"))) static void
 tile_avx512vnni (const gint8 *s, const guint8 *u0, const guint8 *u1, int64_t kp, int cols,
                  int32_t *tile)
 {
+  const int32_t *koff = NULL;
   VNNI512_DECLARE ();
 
   VNNI512_ACCUMULATE ();
@@ -364,7 +368,8 @@ col_ps (const float *v, gboolean per, int64_t j, __mmask16 m)
 /* tile_avx512vnni and the epilogue without leaving the registers */
 __attribute__ ((target ("avx512f,avx512bw,avx512vl,avx512vnni"))) static void
 tile_store_avx512vnni (const NnpQgemmEpilogue *e, const gint8 *s, const guint8 *u0,
-                       const guint8 *u1, int64_t kp, int64_t i0, int mr, int64_t j0, int cols)
+                       const guint8 *u1, const int32_t *koff, int64_t kp, int64_t i0, int mr,
+                       int64_t j0, int cols)
 {
   VNNI512_DECLARE ();
   __mmask16 m[2] = { cols >= 16 ? 0xffff : (__mmask16) ((1u << cols) - 1),
@@ -597,12 +602,69 @@ nnp_qgemm_tile_store (const NnpQgemmEpilogue *e, const gint8 *s, const guint8 *u
 #if defined(__x86_64__) || defined(__i386__)
   if (nnp_qgemm_isa () == NNP_QGEMM_AVX512VNNI && !(e->chan_rows && e->zu_per)
       && (e->out != NNP_QGEMM_OUT_FLOAT || e->act == NNP_ACT_NONE || e->act == NNP_ACT_RELU)) {
-    tile_store_avx512vnni (e, s, u0, u1, kp, i0, mr, j0, cols);
+    tile_store_avx512vnni (e, s, u0, u1, NULL, kp, i0, mr, j0, cols);
     return;
   }
 #endif
   nnp_qgemm_tile (s, u0, u1, kp, cols, tile);
   nnp_qgemm_epilogue (e, tile, i0, mr, j0, cols);
+}
+
+gboolean
+nnp_qgemm_indirect_ok (const NnpQgemmEpilogue *e)
+{
+  return nnp_qgemm_isa () == NNP_QGEMM_AVX512VNNI && e->chan_rows && !e->zu_per
+         && (e->out != NNP_QGEMM_OUT_FLOAT || e->act == NNP_ACT_NONE || e->act == NNP_ACT_RELU);
+}
+
+void
+nnp_qgemm_tile_store_indirect (const NnpQgemmEpilogue *e, const gint8 *s, const guint8 *u0,
+                               const guint8 *u1, const int32_t *koff, int64_t kq, int64_t i0,
+                               int mr, int64_t j0, int cols)
+{
+#if defined(__x86_64__) || defined(__i386__)
+  g_return_if_fail (nnp_qgemm_indirect_ok (e));
+  tile_store_avx512vnni (e, s, u0, u1, koff, kq * QK, i0, mr, j0, cols);
+#endif
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+__attribute__ ((target ("avx512f,avx512bw,avx512vl,avx512vnni"))) static void
+colsum_avx512vnni (const guint8 *u0, const guint8 *u1, const int32_t *koff, int64_t kq, int cols,
+                   int32_t *colsum)
+{
+  const __m512i ones = _mm512_set1_epi8 (1);
+  __m512i c0 = _mm512_setzero_si512 (), c1 = c0;
+
+  for (int64_t q = 0; q < kq; q++) {
+    c0 = _mm512_dpbusd_epi32 (c0, _mm512_loadu_si512 ((const void *) (u0 + koff[q])), ones);
+    if (cols > NNP_QGEMM_NRP)
+      c1 = _mm512_dpbusd_epi32 (c1, _mm512_loadu_si512 ((const void *) (u1 + koff[q])), ones);
+  }
+  _mm512_mask_storeu_epi32 (colsum, cols >= 16 ? 0xffff : (__mmask16) ((1u << cols) - 1), c0);
+  if (cols > NNP_QGEMM_NRP)
+    _mm512_mask_storeu_epi32 (colsum + 16,
+                              cols >= 32 ? 0xffff : (__mmask16) ((1u << (cols - 16)) - 1), c1);
+}
+#endif
+
+void
+nnp_qgemm_colsum_indirect (const guint8 *u0, const guint8 *u1, const int32_t *koff, int64_t kq,
+                           int cols, int32_t *colsum)
+{
+#if defined(__x86_64__) || defined(__i386__)
+  if (nnp_qgemm_isa () == NNP_QGEMM_AVX512VNNI) {
+    colsum_avx512vnni (u0, u1, koff, kq, cols, colsum);
+    return;
+  }
+#endif
+  for (int c = 0; c < cols; c++) {
+    const guint8 *u = c < NNP_QGEMM_NRP ? u0 + c * QK : u1 + (c - NNP_QGEMM_NRP) * QK;
+    int32_t sum = 0;
+    for (int64_t q = 0; q < kq; q++)
+      sum += u[koff[q]] + u[koff[q] + 1] + u[koff[q] + 2] + u[koff[q] + 3];
+    colsum[c] = sum;
+  }
 }
 
 void
