@@ -126,6 +126,18 @@ typedef struct {
   gboolean quantize;
 } QJob;
 
+static QJob
+qjob (const NnpCpuCall *call, gboolean quantize)
+{
+  QJob j = { call->node->params,
+             call->inputs[0]->data,
+             call->inputs[1]->data,
+             call->node->n_inputs > 2 && call->inputs[2] ? call->inputs[2]->data : NULL,
+             call->outputs[0]->data,
+             quantize };
+  return j;
+}
+
 static inline gsize
 scale_index (const NnpQuantLinearParams *p, int64_t o, int64_t a, int64_t i)
 {
@@ -181,12 +193,7 @@ static gboolean
 quantize_linear_run (const NnpCpuCall *call, GError **error)
 {
   const NnpQuantLinearParams *p = call->node->params;
-  QJob j = { p,
-             call->inputs[0]->data,
-             call->inputs[1]->data,
-             call->node->n_inputs > 2 && call->inputs[2] ? call->inputs[2]->data : NULL,
-             call->outputs[0]->data,
-             TRUE };
+  QJob j = qjob (call, TRUE);
 
   (void) error;
   g_return_val_if_fail (p != NULL, FALSE);
@@ -235,12 +242,7 @@ static gboolean
 dequantize_linear_run (const NnpCpuCall *call, GError **error)
 {
   const NnpQuantLinearParams *p = call->node->params;
-  QJob j = { p,
-             call->inputs[0]->data,
-             call->inputs[1]->data,
-             call->node->n_inputs > 2 && call->inputs[2] ? call->inputs[2]->data : NULL,
-             call->outputs[0]->data,
-             FALSE };
+  QJob j = qjob (call, FALSE);
 
   (void) error;
   g_return_val_if_fail (p != NULL, FALSE);
