@@ -59,6 +59,53 @@ gboolean nnp_device_spec_parse (const char *text, char **device_out, int *thread
 char *nnp_device_spec_select (const char *text, int index, const char *name, int *threads_out,
                               GError **error);
 
+/* "Is this the CPU?", answered once: TRUE when spec (a device spec above,
+ * "cpu:4" included; NULL, the default device, too) names a host backend
+ * (one that works on host memory in this process).  FALSE for a remote
+ * stage, another backend, and text that is not a device spec. */
+gboolean nnp_device_spec_is_host (const char *spec);
+/* The addresses of a remote stage: for "remote://a:7000|b:7000" (any case,
+ * leading blanks) a pointer into spec at "a:7000|b:7000"; NULL when spec
+ * names no remote stage.  Checks the scheme only (nnp_device_spec_parse()
+ * checks the addresses). */
+const char *nnp_device_spec_remote_address (const char *spec);
+/* "host:port" or "[v6]:port" -> host (g_free) and port; FALSE with a clear
+ * error otherwise. */
+gboolean nnp_remote_address_parse (const char *text, char **host, guint16 *port, GError **error);
+
+/* ------------------------------------------------------------ device lists (the partitioner's) */
+
+typedef struct {
+  char *device; /* "cpu", "opencl", "opencl:N", "opencl:NAME" (device.h) */
+  int threads;  /* >= 1 (CPU threads; 1 for OpenCL) */
+  int replicas; /* "cpu:1*2": the stage runs as 2 replicas (0 is read as 1) */
+} NnpDeviceSpec;
+
+/* Parse "cpu:1,opencl,cpu:2" ("cpu:N" = N threads, default 1; "opencl:X"
+ * names an OpenCL device as in device.h).  Returns n specs (free with
+ * nnp_device_specs_free), NULL + NNP_ERROR_DEVICE when a device is unknown
+ * or unavailable (the message says why, e.g. "no OpenCL platform found"),
+ * NNP_ERROR_PLAN when malformed.  Devices named here are opened once and
+ * kept open for the process by the partitioner. */
+NnpDeviceSpec *nnp_device_specs_parse (const char *text, int *n, GError **error);
+/* One device list item "DEVICE" or "DEVICE*K" (K replicas, 1..64): *device
+ * gets DEVICE (g_free), *replicas K (1 without "*").  NNP_ERROR_PLAN naming
+ * the item when K is malformed. */
+gboolean nnp_device_item_split_replicas (const char *item, char **device, int *replicas,
+                                         GError **error);
+void nnp_device_specs_free (NnpDeviceSpec *specs, int n);
+/* TRUE when this build and machine can run stages on the device ("cpu",
+ * "opencl...": opens it once). */
+gboolean nnp_device_available (const char *device);
+/* TRUE when the CPU has a kernel for the node; FALSE for every other device
+ * (their answer depends on the graph: use nnp_device_spec_supports()). */
+gboolean nnp_device_supports (const char *device, const NnpNode *node);
+/* TRUE when the device named by a spec can run this node of graph
+ * (nnp_device_supports_node() of device.h).  On FALSE, *why (when not NULL)
+ * gets a one-line reason (g_free), also when the device is unavailable. */
+gboolean nnp_device_spec_supports (const char *device, const NnpGraph *graph, const NnpNode *node,
+                                   char **why);
+
 /* Open (or return the shared) device for spec; NULL = "cpu".  Errors:
  * NNP_ERROR_DEVICE: unknown spec, "no OpenCL platform found", "OpenCL device
  * 'opencl:3' not found (2 devices: ...)", libnnpipe built without OpenCL.

@@ -108,6 +108,30 @@ void nnp_part_free (NnpPart *part);
 NnpPart *nnp_part_open (const char *model_path, const char *plan_path,
                         const NnpPartOptions *options, GError **fallback_reason, GError **error);
 
+/* What an element's part properties ask for, resolved before anything
+ * runs: nnp_part_open() starts with it, nnremote sends it to a server. */
+typedef struct {
+  NnpPlan *plan;   /* options->plan (copied) or the plan file; NULL: none */
+  char *plan_name; /* how messages call the plan */
+  NnpModel *model; /* a reference, or NULL when no model is needed and none named */
+  char *digest;    /* the model's SHA-256 (hex), else the plan's; NULL when neither */
+  char *nodes;     /* options->nodes ("" -> NULL) */
+  int stage;       /* the plan's stage (checked), 0 without a plan */
+} NnpPartRequest;
+
+/* The first half of nnp_part_open(), without specialising or opening a
+ * device: the plan (options->plan, else the plan file plan_path, its model
+ * path relative to the file), the model (model_path, else with need_model
+ * the plan's; without need_model only a model_path given is loaded: a
+ * remote client may name its model by digest alone), the plan's digest
+ * checked against the model, the stage against the plan, and a plan with
+ * nodes refused.  FALSE with nnp_part_open()'s errors; clear req with
+ * nnp_part_request_clear() (also after FALSE). */
+gboolean nnp_part_request_resolve (const char *model_path, const char *plan_path,
+                                   const NnpPartOptions *options, gboolean need_model,
+                                   NnpPartRequest *req, GError **error);
+void nnp_part_request_clear (NnpPartRequest *req);
+
 /* The CPU fallback policy, written once for parts (nnp_part_open(),
  * nnp_part_prepare()) and plans (nnp_plan_make()): whether work meant for
  * `device` goes to the CPU after `err`, the error of opening the device or
@@ -220,6 +244,7 @@ NnpStage *nnp_part_prepare (NnpPart *part, NnpPartSpec *spec, GError **fallback_
 gboolean nnp_part_spec_fell_back (NnpPartSpec *spec);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (NnpPart, nnp_part_free)
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (NnpPartRequest, nnp_part_request_clear)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (NnpPartSpec, nnp_part_spec_unref)
 
 G_END_DECLS

@@ -45,6 +45,7 @@
 #pragma once
 
 #include <glib.h>
+#include <nnpipe/device.h>
 #include <nnpipe/error.h>
 #include <nnpipe/graph.h>
 #include <nnpipe/model.h>
@@ -156,39 +157,6 @@ gboolean nnp_plan_export_stage (const NnpPlan *plan, int k, NnpModel *model, con
 /* Every stage: DIR/stage-K.onnx (DIR is created when missing). */
 gboolean nnp_plan_export (const NnpPlan *plan, NnpModel *model, const NnpGraph *graph,
                           const char *dir, GError **error);
-
-/* ------------------------------------------------------------ devices */
-
-typedef struct {
-  char *device; /* "cpu", "opencl", "opencl:N", "opencl:NAME" (device.h) */
-  int threads;  /* >= 1 (CPU threads; 1 for OpenCL) */
-  int replicas; /* "cpu:1*2": the stage runs as 2 replicas (0 is read as 1) */
-} NnpDeviceSpec;
-
-/* Parse "cpu:1,opencl,cpu:2" ("cpu:N" = N threads, default 1; "opencl:X"
- * names an OpenCL device as in device.h).  Returns n specs (free with
- * nnp_device_specs_free), NULL + NNP_ERROR_DEVICE when a device is unknown
- * or unavailable (the message says why, e.g. "no OpenCL platform found"),
- * NNP_ERROR_PLAN when malformed.  Devices named here are opened once and
- * kept open for the process by the partitioner. */
-NnpDeviceSpec *nnp_device_specs_parse (const char *text, int *n, GError **error);
-/* One device list item "DEVICE" or "DEVICE*K" (K replicas, 1..64): *device
- * gets DEVICE (g_free), *replicas K (1 without "*").  NNP_ERROR_PLAN naming
- * the item when K is malformed. */
-gboolean nnp_device_item_split_replicas (const char *item, char **device, int *replicas,
-                                         GError **error);
-void nnp_device_specs_free (NnpDeviceSpec *specs, int n);
-/* TRUE when this build and machine can run stages on the device ("cpu",
- * "opencl...": opens it once). */
-gboolean nnp_device_available (const char *device);
-/* TRUE when the CPU has a kernel for the node; FALSE for every other device
- * (their answer depends on the graph: use nnp_device_spec_supports()). */
-gboolean nnp_device_supports (const char *device, const NnpNode *node);
-/* TRUE when the device named by a spec can run this node of graph
- * (nnp_device_supports_node() of device.h).  On FALSE, *why (when not NULL)
- * gets a one-line reason (g_free), also when the device is unavailable. */
-gboolean nnp_device_spec_supports (const char *device, const NnpGraph *graph, const NnpNode *node,
-                                   char **why);
 
 /* ------------------------------------------------------------ cost model */
 
@@ -320,19 +288,34 @@ NnpPlan *nnp_plan_new_auto (const char *model_path, const char *digest, const Nn
 
 #define NNP_PLAN_MAX_STAGES 64
 
-/* Called once for each OpenCL device that fallback replaces by the CPU:
- * `stage` is the stage index (plan file) or -1 (an item of the device list),
- * `message` says what and why. */
+/* A notice of nnp_plan_make(): `stage` is the stage index (plan file) or -1
+ * (an item of the device list), `message` says what and why. */
 typedef void (*NnpPlanNoticeFunc) (int stage, const char *message, gpointer user_data);
 
-/* Called by nnp_plan_make() with the cost model of a split before it asks the
- * devices for their costs: a caller fills in costs it knows better, e.g. the
- * node costs and link of remote:// devices asked of their servers
- * (nnp_remote_prepare_cost_model(), which the partitioner cannot call: it is
- * in the layer above).  FALSE + error stops the planning. */
-typedef gboolean (*NnpPlanPrepareFunc) (NnpCostModel *cm, NnpGraph *graph,
-                                        const NnpDeviceSpec *devices, int n_devices,
-                                        gpointer user_data, GError **error);
+/* Remote stages of a split (devices "remote://HOST:PORT", docs/remote.md):
+ * nnp_plan_make() asks each server for its node costs at the split's shapes
+ * and measures the link to it (nnp_remote_probe() of remote.h), so the
+ * split weighs what the server's device costs and the bytes that cross the
+ * network.  The first host of "remote://a:7000|b:7000" is asked. */
+typedef struct {
+  const char *token; /* the servers' shared secret, or NULL */
+  const char *link;  /* nnp_link_parse() text ("100mbit/20ms/4") replacing the
+                      * measured link, and the link of a server that cannot be
+                      * reached; NULL = measured (none for such a server) */
+  int window;        /* frames in flight on a link (nnremote in-flight); <= 0: 4 */
+  /* A server that answers but refuses (another model, a bad token, node
+   * costs that name none of the graph's nodes): with strict, the planning
+   * fails with its reason (NNP_ERROR_DEVICE); without, the stage is planned
+   * with this host's CPU costs and a notice says why.  A server that cannot
+   * be reached (not running yet) is planned that way either way, with a
+   * notice. */
+  gboolean strict;
+  /* Called for each server that answered: "remote://H:P: link 9.7 Mbit/s,
+   * RTT 0.03 ms, window 4 (measured), node costs from the server" (stage
+   * -1), or NULL. */
+  NnpPlanNoticeFunc answered;
+  gpointer answered_data;
+} NnpPlanRemote;
 
 /* What to plan: everything `nnpipe split` and nnpipeline accept. */
 typedef struct {
@@ -355,11 +338,12 @@ typedef struct {
   int max_ideals;           /* 0 = default (auto split) */
   int max_replicas;         /* NnpSplitOptions.max_replicas (auto split), 0 = none */
   NnpSpecializeFlags flags; /* NO_FUSION: plan on the unfused graph */
-  NnpPlanNoticeFunc notice; /* fallback notices, or NULL */
+  /* What the planning changed of what was asked, or NULL: an OpenCL device
+   * that fallback replaces by the CPU, a remote device planned without its
+   * server's costs (NnpPlanRemote). */
+  NnpPlanNoticeFunc notice;
   gpointer notice_data;
-  NnpPlanPrepareFunc prepare; /* automatic or cut split: called once the cost model
-                               * exists, before the devices' costs are prepared, or NULL */
-  gpointer prepare_data;
+  NnpPlanRemote remote; /* remote stages of a split (automatic or cut) */
 } NnpPlanRequest;
 
 /* The one planning call of the CLI and nnpipeline: from a plan file or by

@@ -128,8 +128,13 @@ typedef struct {
   guint8 part_kind; /* as in HELLO */
   char *part;
   guint32 stage;
-  char *shapes; /* input shapes, "x=1,3,640,640;y=1,4" ("" = the model's static ones) */
+  char *shapes; /* input shapes, "x=1,3,640,640;y=1,4" ("" = the model's static ones):
+                 * nnp_remote_shapes_text() writes them */
 } NnpRemoteCostQuery;
+
+/* The input shapes of a COST query, "x=1,3,640,640;y=1,4" ("" for none):
+ * the one writer of the form the server's answer reads.  New string. */
+char *nnp_remote_shapes_text (const NnpInputShape *shapes, int n_shapes);
 
 guint8 *nnp_remote_cost_query_encode (const NnpRemoteCostQuery *query, gsize *size);
 gboolean nnp_remote_cost_query_parse (const guint8 *data, gsize size, NnpRemoteCostQuery *query,
@@ -170,10 +175,6 @@ gboolean nnp_remote_send_frame (GOutputStream *out, NnpRemoteType type, guint64 
 gboolean nnp_remote_recv (GInputStream *in, guint32 max_payload, NnpRemoteHeader *header,
                           guint8 **payload, GCancellable *cancellable, GError **error);
 
-/* "host:port" or "[v6]:port" -> host (g_free) and port; FALSE with a clear
- * error otherwise. */
-gboolean nnp_remote_address_parse (const char *text, char **host, guint16 *port, GError **error);
-
 /* The server's answer to a COST query: specialise model for query->shapes,
  * take the part's nodes (the whole graph for WHOLE; the plan's stage; a nodes=
  * list: names or "first..last" topological indices/names) and predict each
@@ -194,8 +195,8 @@ typedef struct {
 
 /* Connect to the server at `address` ("host:port"), say HELLO for the model
  * of `digest` (whole part, `token` or NULL), measure the link and ask the
- * node costs of the whole model at `shapes` ("x=1,3,640,640;..." or "" for
- * the model's static shapes).  probe_bytes = 0: the bandwidth probe grows
+ * node costs of the whole model at `shapes` (nnp_remote_shapes_text(), ""
+ * for the model's static shapes).  probe_bytes = 0: the bandwidth probe grows
  * from 256 KiB (8x) until it takes 20 ms, up to 16 MiB.  NNP_ERROR_DEVICE
  * when the server refuses (its reason), the socket's error when it cannot be
  * reached.  Clear with nnp_remote_probe_clear(). */
@@ -203,9 +204,6 @@ gboolean nnp_remote_probe (const char *address, const char *digest, const char *
                            const char *shapes, gsize probe_bytes, NnpRemoteProbe *probe,
                            GError **error);
 void nnp_remote_probe_clear (NnpRemoteProbe *probe);
-/* TRUE when a device spec names a remote device ("remote://host:port"),
- * *address (when not NULL) = "host:port" inside `device`. */
-gboolean nnp_remote_device_address (const char *device, const char **address);
 /* For a remote device spec: probe its server (nnp_remote_probe) and give the
  * cost model its link (window = frames in flight; link_override, when not
  * NULL, replaces the measured link) and its node costs mapped by name onto

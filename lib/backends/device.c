@@ -8,10 +8,10 @@
  * process.  Nothing here knows a particular backend. */
 #include <nnpipe/device.h>
 #include <nnpipe/log.h>
-#include <nnpipe/remote.h>
 
 #include "backend.h"
 #include "backends/copy-counts.h"
+#include "backends/device-spec.h"
 
 #include <string.h>
 
@@ -25,150 +25,35 @@ struct _NnpDevice {
 static GMutex lock;
 static GHashTable *devices; /* ctx -> NnpDevice* (borrowed) */
 
-#define MAX_SPEC_THREADS 1024
-
-/* "cpu, cpu:THREADS (1..1024), opencl, opencl:N or opencl:NAME" */
-static char *
-spec_help (void)
-{
-  GString *s = g_string_new (NULL);
-
-  for (int i = 0; i < nnp_backend_count (); i++) {
-    const NnpBackend *b = nnp_backend_get (i);
-    if (i)
-      g_string_append (s, ", ");
-    if (b->spec_help)
-      g_string_append (s, b->spec_help);
-    else
-      g_string_append (s, b->name);
-  }
-  return g_string_free (s, FALSE);
-}
-
-gboolean
-nnp_device_spec_parse (const char *text, char **device_out, int *threads_out, GError **error)
-{
-  g_autofree char *item = g_strstrip (g_strdup (text ? text : ""));
-  g_autofree char *help = NULL;
-  char *colon = strchr (item, ':');
-  const NnpBackend *backend;
-  char *device;
-  int threads = 0;
-
-  if (g_ascii_strncasecmp (item, "remote://", 9) == 0) {
-    /* a stage on an nnpipe server: "remote://HOST:PORT[|HOST:PORT...]" (docs/remote.md) */
-    g_auto (GStrv) hosts = g_strsplit (item + 9, "|", 64);
-    for (int i = 0; hosts[i] != NULL; i++) {
-      g_autofree char *host = NULL;
-      guint16 port;
-      GError *err = NULL;
-      if (!nnp_remote_address_parse (hosts[i], &host, &port, &err)) {
-        g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "invalid device '%s': %s", text,
-                     err->message);
-        g_error_free (err);
-        return FALSE;
-      }
-    }
-    memcpy (item, "remote://", 9);
-    if (device_out)
-      *device_out = g_strdup (item);
-    if (threads_out)
-      *threads_out = 0;
-    return TRUE;
-  }
-  if (colon)
-    *colon = '\0';
-  backend = nnp_backend_find (item);
-  if (backend == NULL)
-    goto malformed;
-  if (colon && backend->spec_threads) {
-    char *end = NULL;
-    gint64 t = g_ascii_strtoll (colon + 1, &end, 10);
-
-    if (end == colon + 1 || *end != '\0' || t < 1 || t > MAX_SPEC_THREADS)
-      goto malformed;
-    threads = (int) t;
-    device = g_strdup (backend->name);
-  } else if (colon) {
-    /* "opencl:N" / "opencl:NAME": the whole item names the device */
-    if (colon[1] == '\0')
-      goto malformed;
-    device = g_strconcat (backend->name, ":", colon + 1, NULL);
-  } else {
-    device = g_strdup (backend->name);
-  }
-  if (device_out)
-    *device_out = device;
-  else
-    g_free (device);
-  if (threads_out)
-    *threads_out = threads;
-  return TRUE;
-
-malformed:
-  /* a device kind we do not know, or a known one written wrong */
-  help = spec_help ();
-  g_set_error (error, NNP_ERROR, backend ? NNP_ERROR_INVALID : NNP_ERROR_DEVICE,
-               "invalid device '%s': expected %s or remote://HOST:PORT", text ? text : "", help);
-  return FALSE;
-}
-
-char *
-nnp_device_spec_select (const char *text, int index, const char *name, int *threads_out,
-                        GError **error)
-{
-  g_autofree char *device = NULL;
-  const NnpBackend *backend;
-
-  if (!nnp_device_spec_parse (text, &device, threads_out, error))
-    return NULL;
-  if ((name == NULL || *name == '\0') && index < 0)
-    return g_steal_pointer (&device);
-  backend = nnp_backend_find (device);
-  if (backend == NULL || backend->spec_threads || strchr (device, ':')) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE,
-                 "an index or name chooses among the "
-                 "devices of a backend that names them, but the device is '%s'%s",
-                 device, strchr (device, ':') ? ", which already names one" : "");
-    return NULL;
-  }
-  if (name && *name)
-    return g_strdup_printf ("%s:%s", backend->name, name);
-  return g_strdup_printf ("%s:%d", backend->name, index);
-}
-
 NnpDevice *
 nnp_device_open (const char *spec, GError **error)
 {
-  g_autofree char *device = NULL;
+  g_auto (NnpDeviceSpecInfo) info = { 0 };
   g_autofree char *name = NULL;
   const NnpBackend *backend;
   gpointer ctx;
   NnpDevice *dev;
-  int threads = 0;
 
-  if (!nnp_device_spec_parse (spec ? spec : "cpu", &device, &threads, error))
+  if (spec == NULL)
+    spec = nnp_backend_host ()->name;
+  if (!nnp_device_spec_info_parse (spec, &info, error))
     return NULL;
-  if (threads > 0) {
+  if (info.threads > 0) {
     g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE,
                  "device '%s': a thread count is not a "
                  "device (give it as the threads of the stage)",
                  spec);
     return NULL;
   }
-  if (g_str_has_prefix (device, "remote://")) {
+  if (info.remote_address) {
     g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE,
                  "device '%s' is a remote stage: it runs "
                  "in an nnremote element (nnpipeline builds one), not in this process",
                  spec);
     return NULL;
   }
-  {
-    char *colon = strchr (device, ':');
-    g_autofree char *bname = colon ? g_strndup (device, colon - device) : g_strdup (device);
-    backend = nnp_backend_find (bname);
-  }
-  ctx = backend->open (device, &name, error);
+  backend = nnp_backend_find (info.backend);
+  ctx = backend->open (info.spec, &name, error);
   if (ctx == NULL)
     return NULL;
   g_mutex_lock (&lock);

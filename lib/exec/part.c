@@ -51,8 +51,7 @@ part_plan (NnpPart *part, NnpGraph *graph, const NnpInputShape *shapes, int n_sh
   for (int i = 0; i < plan->n_stages; i++) {
     NnpPlanStage *st = &plan->stages[i];
 
-    if (st->device && g_ascii_strncasecmp (st->device, "cpu", 3) != 0
-        && !nnp_device_available (st->device)) {
+    if (!nnp_device_spec_is_host (st->device) && !nnp_device_available (st->device)) {
       g_free (st->device);
       st->device = g_strdup ("cpu");
     }
@@ -517,16 +516,10 @@ nnp_part_spec_fell_back (NnpPartSpec *spec)
 /* ------------------------------------------------------------------------ */
 /* Stages and the fallback policy */
 
-static gboolean
-is_cpu (const char *device)
-{
-  return device == NULL || g_ascii_strncasecmp (device, "cpu", 3) == 0;
-}
-
 gboolean
 nnp_fallback_applies (const char *device, gboolean fallback, const GError *err)
 {
-  return fallback && !is_cpu (device) && err != NULL
+  return fallback && !nnp_device_spec_is_host (device) && err != NULL
          && (g_error_matches (err, NNP_ERROR, NNP_ERROR_DEVICE)
              || g_error_matches (err, NNP_ERROR, NNP_ERROR_UNSUPPORTED));
 }
@@ -596,6 +589,23 @@ nnp_part_prepare (NnpPart *part, NnpPartSpec *spec, GError **fallback_reason, GE
 /* ------------------------------------------------------------------------ */
 /* The part */
 
+/* A plan stage that exists, or nodes, or neither. */
+static gboolean
+check_choice (const NnpPlan *plan, const char *plan_name, int stage, const char *nodes,
+              GError **error)
+{
+  if (plan && nodes) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "both a plan and nodes are set");
+    return FALSE;
+  }
+  if (plan && (stage < 0 || stage >= plan->n_stages)) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "%s has %d stages, there is no stage %d",
+                 plan_name ? plan_name : "the plan", plan->n_stages, stage);
+    return FALSE;
+  }
+  return TRUE;
+}
+
 NnpPart *
 nnp_part_new (NnpModel *model, const NnpPartOptions *options, GError **error)
 {
@@ -605,15 +615,8 @@ nnp_part_new (NnpModel *model, const NnpPartOptions *options, GError **error)
   NnpPart *part;
 
   g_return_val_if_fail (model != NULL, NULL);
-  if (o->plan && o->nodes) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "both a plan and nodes are set");
+  if (!check_choice (o->plan, o->plan_name, o->stage, o->nodes, error))
     return NULL;
-  }
-  if (o->plan && (o->stage < 0 || o->stage >= o->plan->n_stages)) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "%s has %d stages, there is no stage %d",
-                 o->plan_name ? o->plan_name : "the plan", o->plan->n_stages, o->stage);
-    return NULL;
-  }
   part = g_new0 (NnpPart, 1);
   g_mutex_init (&part->lock);
   part->model = nnp_model_ref (model);
@@ -765,47 +768,91 @@ open_plan (const NnpPartOptions *o, const char *plan_path, char **name, GError *
   return plan;
 }
 
+void
+nnp_part_request_clear (NnpPartRequest *req)
+{
+  if (req == NULL)
+    return;
+  g_clear_pointer (&req->plan, nnp_plan_free);
+  g_clear_pointer (&req->plan_name, g_free);
+  g_clear_pointer (&req->model, nnp_model_unref);
+  g_clear_pointer (&req->digest, g_free);
+  g_clear_pointer (&req->nodes, g_free);
+  req->stage = 0;
+}
+
+gboolean
+nnp_part_request_resolve (const char *model_path, const char *plan_path,
+                          const NnpPartOptions *options, gboolean need_model, NnpPartRequest *req,
+                          GError **error)
+{
+  NnpPartOptions o = options ? *options : (NnpPartOptions){ 0 };
+  GError *err = NULL;
+
+  memset (req, 0, sizeof (*req));
+  req->plan = open_plan (&o, plan_path, &req->plan_name, &err);
+  if (err) {
+    g_propagate_error (error, err);
+    goto fail;
+  }
+  if (model_path && *model_path == '\0')
+    model_path = NULL;
+  /* the plan's model (nnp_plan_load() resolved it against the file's
+   * folder) when the model is needed here; a remote client names it by
+   * digest */
+  if (model_path == NULL && req->plan && need_model)
+    model_path = req->plan->model;
+  if (model_path == NULL && need_model) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
+                 "no model file given (neither a model "
+                 "path nor a plan naming one)");
+    goto fail;
+  }
+  if (model_path) {
+    req->model = nnp_model_load (model_path, &err);
+    if (req->model == NULL) {
+      g_propagate_prefixed_error (error, err, "could not %s model \"%s\": ",
+                                  err->code == NNP_ERROR_IO ? "read" : "load", model_path);
+      goto fail;
+    }
+  }
+  if (req->plan && req->model
+      && !nnp_plan_check_model (req->plan, req->model, req->plan_name, error))
+    goto fail;
+  if (o.nodes && *o.nodes == '\0')
+    o.nodes = NULL;
+  if (!check_choice (req->plan, req->plan_name, o.stage, o.nodes, error))
+    goto fail;
+  req->digest = g_strdup (req->model  ? nnp_model_get_digest (req->model)
+                          : req->plan ? req->plan->digest
+                                      : NULL);
+  req->nodes = o.nodes && *o.nodes ? g_strdup (o.nodes) : NULL;
+  req->stage = req->plan ? o.stage : 0;
+  return TRUE;
+
+fail:
+  nnp_part_request_clear (req);
+  return FALSE;
+}
+
 NnpPart *
 nnp_part_open (const char *model_path, const char *plan_path, const NnpPartOptions *options,
                GError **fallback_reason, GError **error)
 {
   NnpPartOptions o = options ? *options : (NnpPartOptions){ 0 };
-  g_autoptr (NnpPlan) plan = NULL;
-  g_autoptr (NnpModel) model = NULL;
-  g_autofree char *plan_name = NULL;
+  g_auto (NnpPartRequest) req = { 0 };
   GError *err = NULL;
   NnpDevice *dev = NULL;
   NnpPart *part;
 
-  plan = open_plan (&o, plan_path, &plan_name, &err);
-  if (err) {
-    g_propagate_error (error, err);
+  if (!nnp_part_request_resolve (model_path, plan_path, options, TRUE, &req, error))
     return NULL;
-  }
-  if ((model_path == NULL || *model_path == '\0') && plan)
-    model_path = plan->model; /* nnp_plan_load() resolved it against the file's folder */
-  if (model_path == NULL || *model_path == '\0') {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-                 "no model file given (neither a model "
-                 "path nor a plan naming one)");
-    return NULL;
-  }
-  model = nnp_model_load (model_path, &err);
-  if (model == NULL) {
-    g_propagate_prefixed_error (error, err, "could not %s model \"%s\": ",
-                                err->code == NNP_ERROR_IO ? "read" : "load", model_path);
-    return NULL;
-  }
-  if (plan && !nnp_plan_check_model (plan, model, plan_name, error))
-    return NULL;
-
-  o.plan = plan;
-  o.plan_name = plan_name;
-  if (o.nodes && *o.nodes == '\0')
-    o.nodes = NULL;
-  if (plan && o.stage >= 0 && o.stage < plan->n_stages && plan->stages[o.stage].device)
-    o.device = plan->stages[o.stage].device;
-  if (!is_cpu (o.device) && (dev = nnp_device_open (o.device, &err)) == NULL) {
+  o.plan = req.plan;
+  o.plan_name = req.plan_name;
+  o.nodes = req.nodes;
+  if (req.plan && req.plan->stages[req.stage].device)
+    o.device = req.plan->stages[req.stage].device;
+  if (!nnp_device_spec_is_host (o.device) && (dev = nnp_device_open (o.device, &err)) == NULL) {
     if (!nnp_fallback_applies (o.device, o.fallback, err)) {
       g_propagate_prefixed_error (error, err, "device '%s' is not available: ", o.device);
       return NULL;
@@ -816,7 +863,7 @@ nnp_part_open (const char *model_path, const char *plan_path, const NnpPartOptio
                                 o.device);
     o.device = "cpu";
   }
-  part = nnp_part_new (model, &o, error);
+  part = nnp_part_new (req.model, &o, error);
   if (part)
     part->dev = dev;
   else if (dev)

@@ -738,12 +738,34 @@ run_pass (NnpGraph *graph, FusePass pass, GPtrArray *changed)
   return n;
 }
 
+/* An opset < 7 binary op broadcasting with an explicit axis: its second
+ * operand's shape does not mean what numpy broadcasting says (the passes
+ * read shapes the numpy way). */
+static gboolean
+has_legacy_axis (const NnpGraph *graph)
+{
+  if (graph->opset >= 7)
+    return FALSE;
+  for (guint i = 0; i < graph->nodes->len; i++) {
+    const NnpNode *node = nnp_graph_node (graph, i);
+    if (node->n_inputs == 2 && nnp_node_attr_int (node, "broadcast", 0) != 0
+        && nnp_node_get_attr (node, "axis") != NULL)
+      return TRUE;
+  }
+  return FALSE;
+}
+
 int
 nnp_graph_fuse (NnpGraph *graph, GPtrArray *changed)
 {
   int n_fused = 0;
 
   g_return_val_if_fail (graph != NULL && changed != NULL, 0);
+
+  if (has_legacy_axis (graph)) {
+    NNP_DEBUG ("nnp-graph", "no fusion: opset %d broadcasting with an axis", graph->opset);
+    return 0;
+  }
 
   for (int round = 0; round < 8; round++) {
     int n = 0;

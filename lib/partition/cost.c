@@ -27,6 +27,7 @@
 #include <nnpipe/log.h>
 
 #include "backend.h"
+#include "backends/device-list.h"
 #include "partition/partition.h"
 
 #include <cjson/cJSON.h>
@@ -41,123 +42,6 @@
 #define XFER_BUFFER_MS 0.030 /* per buffer through a queue */
 #define XFER_TENSOR_MS 0.003 /* per tensor in it */
 #define LINK_PROBE_BYTES (4u << 20)
-
-/* ------------------------------------------------------------ devices */
-
-/* The partitioner's devices are kept open for the process (the device
- * layer's nnp_device_open_kept(): availability checks, profiling and
- * validation do not create and destroy contexts again and again, and a
- * failed open is probed once). */
-NnpDevice *
-nnp_partition_open_device (const char *spec, GError **error)
-{
-  /* a remote stage is planned as a CPU stage here (its costs: docs/remote.md) */
-  if (spec && g_ascii_strncasecmp (spec, "remote://", 9) == 0)
-    return nnp_device_open ("cpu", error);
-  return nnp_device_open_kept (spec, error);
-}
-
-gboolean
-nnp_device_available (const char *device)
-{
-  return device != NULL && nnp_partition_open_device (device, NULL) != NULL;
-}
-
-gboolean
-nnp_device_spec_supports (const char *device, const NnpGraph *graph, const NnpNode *node,
-                          char **why)
-{
-  g_autoptr (GError) err = NULL;
-  NnpDevice *dev;
-
-  g_return_val_if_fail (graph != NULL && node != NULL, FALSE);
-  if (why)
-    *why = NULL;
-  dev = nnp_partition_open_device (device, &err);
-  if (dev == NULL) {
-    if (why)
-      *why = g_strdup (err->message);
-    return FALSE;
-  }
-  return nnp_device_supports_node (dev, graph, node, why);
-}
-
-gboolean
-nnp_device_supports (const char *device, const NnpNode *node)
-{
-  NnpDevice *dev;
-  const NnpBackend *backend;
-  gpointer ctx;
-
-  g_return_val_if_fail (node != NULL, FALSE);
-  dev = device ? nnp_partition_open_device (device, NULL) : NULL;
-  if (dev == NULL || !nnp_device_is_host (dev))
-    return FALSE; /* other devices need the graph: nnp_device_spec_supports() */
-  backend = nnp_device_get_backend_table (dev, &ctx);
-  return backend->supports_node (ctx, NULL, node, NULL);
-}
-
-void
-nnp_device_specs_free (NnpDeviceSpec *specs, int n)
-{
-  for (int i = 0; specs && i < n; i++)
-    g_free (specs[i].device);
-  g_free (specs);
-}
-
-NnpDeviceSpec *
-nnp_device_specs_parse (const char *text, int *n, GError **error)
-{
-  g_auto (GStrv) parts = NULL;
-  NnpDeviceSpec *specs;
-  int count;
-
-  g_return_val_if_fail (n != NULL, NULL);
-  *n = 0;
-  if (text == NULL || *text == '\0') {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "empty device list");
-    return NULL;
-  }
-  parts = g_strsplit (text, ",", -1);
-  count = g_strv_length (parts);
-  specs = g_new0 (NnpDeviceSpec, count);
-  for (int i = 0; i < count; i++) {
-    char *item = g_strstrip (parts[i]);
-    g_autofree char *device = NULL;
-    g_autofree char *base = NULL;
-    int threads = 0, replicas = 1;
-    GError *err = NULL;
-
-    if (*item == '\0') {
-      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "device list item %d is empty", i);
-      nnp_device_specs_free (specs, count);
-      return NULL;
-    }
-    /* one syntax with nnstage device= and plans (device.h), "*K" replicas */
-    if (!nnp_device_item_split_replicas (item, &base, &replicas, &err)
-        || !nnp_device_spec_parse (base, &device, &threads, &err)) {
-      /* an unknown device stays NNP_ERROR_DEVICE, a malformed item is a plan error */
-      g_set_error (error, NNP_ERROR,
-                   err->code == NNP_ERROR_DEVICE ? NNP_ERROR_DEVICE : NNP_ERROR_PLAN,
-                   "device list item %d: %s", i, err->message);
-      g_error_free (err);
-      nnp_device_specs_free (specs, count);
-      return NULL;
-    }
-    if (nnp_partition_open_device (device, &err) == NULL) {
-      g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE, "device '%s' is not available: %s", item,
-                   err->message);
-      g_error_free (err);
-      nnp_device_specs_free (specs, count);
-      return NULL;
-    }
-    specs[i].device = g_steal_pointer (&device);
-    specs[i].threads = MAX (threads, 1);
-    specs[i].replicas = replicas;
-  }
-  *n = count;
-  return specs;
-}
 
 /* ------------------------------------------------------------ memcpy bandwidth */
 
@@ -327,10 +211,10 @@ dev_key (const NnpDeviceSpec *dev)
   NnpDevice *device;
   char *key;
 
-  if (dev->device && g_ascii_strncasecmp (dev->device, "remote://", 9) == 0) {
+  if (nnp_device_spec_remote_address (dev->device)) {
     key = g_strdup_printf ("%s-t%d", dev->device, MAX (dev->threads, 1));
   } else {
-    device = nnp_partition_open_device (dev->device, NULL);
+    device = nnp_device_open_planned (dev->device, NULL);
     if (device == NULL)
       return NULL;
     key = g_strdup_printf ("%s-t%d", nnp_device_get_name (device), MAX (dev->threads, 1));
@@ -477,7 +361,7 @@ cache_save (NnpCostModel *cm, const NnpDeviceSpec *dev, const DevCost *d)
 {
   g_autofree char *path = cache_path (cm, dev);
   g_autofree char *dir = g_path_get_dirname (path);
-  NnpDevice *device = nnp_partition_open_device (dev->device, NULL);
+  NnpDevice *device = nnp_device_open_planned (dev->device, NULL);
   cJSON *root = cJSON_CreateObject (), *nodes = cJSON_CreateObject ();
   char *text;
 
@@ -546,7 +430,7 @@ nnp_cost_model_prepare (NnpCostModel *cm, const NnpDeviceSpec *dev, GError **err
   key = dev_key (dev);
   if (key && g_hash_table_contains (cm->devs, key))
     return TRUE; /* prepared, or costs given (nnp_cost_model_set_node_costs) */
-  if (dev->device && g_ascii_strncasecmp (dev->device, "remote://", 9) == 0) {
+  if (nnp_device_spec_remote_address (dev->device)) {
     /* no answer from its server: planned as this host's CPU */
     NnpDeviceSpec cpu = { (char *) "cpu", dev->threads };
     g_autofree char *cpu_key = dev_key (&cpu);
@@ -556,7 +440,7 @@ nnp_cost_model_prepare (NnpCostModel *cm, const NnpDeviceSpec *dev, GError **err
                          dev_cost_copy (g_hash_table_lookup (cm->devs, cpu_key)));
     return TRUE;
   }
-  device = nnp_partition_open_device (dev->device, &err);
+  device = nnp_device_open_planned (dev->device, &err);
   if (device == NULL) {
     g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE, "device '%s' is not available: %s",
                  dev->device ? dev->device : "(null)", err->message);
@@ -739,7 +623,7 @@ accel_of (const NnpDeviceSpec *dev)
 {
   NnpDevice *d;
 
-  d = nnp_partition_open_device (dev->device, NULL);
+  d = nnp_device_open_planned (dev->device, NULL);
   return d && !nnp_device_is_host (d) ? d : NULL;
 }
 

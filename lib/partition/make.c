@@ -1,6 +1,7 @@
-/* libnnpipe: nnp_plan_make(), the one planning call of `nnpipe split` and
- * nnpipeline.  Every policy between "what the user asked" and a resolved,
- * predicted plan lives here, once:
+/* libnnpipe: nnp_partition_make(), what nnp_plan_make() (the one planning
+ * call of `nnpipe split` and nnpipeline, lib/pipeline/plan-make.c: it adds
+ * the remote servers' costs) and re-balancing run.  Every policy between
+ * "what the user asked" and a resolved, predicted plan lives here, once:
  *
  *   - a plan file: loaded (its model path relative to the file), its digest
  *     checked against the model, its shapes replaced by the negotiated ones;
@@ -17,15 +18,10 @@
 #include <nnpipe/model.h>
 #include <nnpipe/part.h>
 
+#include "backends/device-list.h"
 #include "partition/partition.h"
 
 #include <string.h>
-
-static gboolean
-is_cpu (const char *device)
-{
-  return device == NULL || g_ascii_strcasecmp (device, "cpu") == 0;
-}
 
 /* The fallback policy (nnp_fallback_applies() of part.h, shared with
  * NnpPart), for one device of a list item or a plan stage: TRUE when the
@@ -36,7 +32,7 @@ falls_back (const NnpPlanRequest *req, const char *device, int stage)
   g_autoptr (GError) err = NULL;
   g_autofree char *msg = NULL;
 
-  if (!req->fallback || is_cpu (device) || nnp_partition_open_device (device, &err)
+  if (!req->fallback || nnp_device_spec_is_host (device) || nnp_device_open_planned (device, &err)
       || !nnp_fallback_applies (device, req->fallback, err))
     return FALSE;
   if (stage >= 0)
@@ -203,7 +199,7 @@ plan_from_file (NnpModel *model, const NnpInputShape *shapes, int n_shapes,
 /* A new split of the model at these shapes. */
 static NnpPlan *
 plan_split (NnpModel *model, const NnpInputShape *shapes, int n_shapes, const NnpPlanRequest *req,
-            NnpGraph **graph_out, GError **error)
+            NnpPlanPrepareFunc prepare, gpointer prepare_data, NnpGraph **graph_out, GError **error)
 {
   const char *path = req->model_path ? req->model_path : nnp_model_get_name (model);
   const char *digest = nnp_model_get_digest (model);
@@ -237,7 +233,7 @@ plan_split (NnpModel *model, const NnpInputShape *shapes, int n_shapes, const Nn
     goto out;
   key = nnp_shapes_key (shapes, n_shapes, req->flags);
   cm = nnp_cost_model_new (graph, digest, key, req->cost);
-  if (req->prepare && !req->prepare (cm, graph, specs, n_specs, req->prepare_data, error))
+  if (prepare && !prepare (cm, graph, specs, n_specs, prepare_data, error))
     goto out;
   for (int i = 0; i < n_specs; i++)
     if (!nnp_cost_model_prepare (cm, &specs[i], error))
@@ -285,8 +281,9 @@ out:
 }
 
 NnpPlan *
-nnp_plan_make (NnpModel *model, const NnpInputShape *shapes, int n_shapes,
-               const NnpPlanRequest *req, NnpGraph **graph_out, GError **error)
+nnp_partition_make (NnpModel *model, const NnpInputShape *shapes, int n_shapes,
+                    const NnpPlanRequest *req, NnpPlanPrepareFunc prepare, gpointer prepare_data,
+                    NnpGraph **graph_out, GError **error)
 {
   NnpGraph *graph = NULL;
   NnpPlan *plan;
@@ -295,7 +292,7 @@ nnp_plan_make (NnpModel *model, const NnpInputShape *shapes, int n_shapes,
   if (req->plan_path && *req->plan_path)
     plan = plan_from_file (model, shapes, n_shapes, req, &graph, error);
   else
-    plan = plan_split (model, shapes, n_shapes, req, &graph, error);
+    plan = plan_split (model, shapes, n_shapes, req, prepare, prepare_data, &graph, error);
   if (plan == NULL)
     return NULL;
   if (plan->n_stages < 1 || plan->n_stages > NNP_PLAN_MAX_STAGES) {

@@ -77,9 +77,6 @@ void nnp_cost_model_graph_xfer_params (NnpCostModel *cm, const NnpDeviceSpec *de
 void nnp_link_charge (const NnpLink *onto, const NnpLink *off, NnpXferCost *out, NnpXferCost *in);
 /* cost.c: why node `node` cannot run on dev (owned by the model), NULL when it can. */
 const char *nnp_cost_model_why (NnpCostModel *cm, const NnpDeviceSpec *dev, int node);
-/* cost.c: the device of a spec, opened once and kept open for the process
- * (borrowed: do not unref).  NULL + NNP_ERROR_DEVICE when unavailable. */
-NnpDevice *nnp_partition_open_device (const char *spec, GError **error);
 
 /* replicas.c: a stage of K replicas takes frames in turn, so per frame it
  * costs 1/K of one replica: scale node_ms[k * n + i], what stage k pays at
@@ -106,5 +103,21 @@ double nnp_measure_whole_fps (NnpGraph *graph, const NnpDeviceSpec *dev, int cop
  * not NULL. */
 gboolean nnp_plan_check_stage_of (const NnpPlan *plan, const NnpGraph *graph, int **stage_of_out,
                                   GError **error);
+
+/* make.c: called by nnp_partition_make() with the cost model of a split
+ * before it asks the devices for their costs: a caller fills in costs it
+ * knows better (nnp_plan_make(): the node costs and links of remote devices,
+ * asked of their servers; re-balancing: measured stage times).  FALSE +
+ * error stops the planning. */
+typedef gboolean (*NnpPlanPrepareFunc) (NnpCostModel *cm, NnpGraph *graph,
+                                        const NnpDeviceSpec *devices, int n_devices,
+                                        gpointer user_data, GError **error);
+
+/* make.c: nnp_plan_make() without the remote probe: the plan-file and
+ * split policies of the request (req->remote unused), `prepare` (or NULL)
+ * called on a split's cost model. */
+NnpPlan *nnp_partition_make (NnpModel *model, const NnpInputShape *shapes, int n_shapes,
+                             const NnpPlanRequest *req, NnpPlanPrepareFunc prepare,
+                             gpointer prepare_data, NnpGraph **graph_out, GError **error);
 
 G_END_DECLS

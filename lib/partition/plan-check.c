@@ -3,6 +3,7 @@
  * crossing each cut derived in canonical order). */
 #include <nnpipe/plan.h>
 
+#include "backends/device-list.h"
 #include "partition/partition.h"
 
 #include <string.h>
@@ -146,7 +147,7 @@ nnp_plan_check_stage_of (const NnpPlan *plan, const NnpGraph *graph, int **stage
   for (int k = 0; k < ns; k++) {
     const NnpPlanStage *s = &plan->stages[k];
     g_autoptr (GError) derr = NULL;
-    if (s->device == NULL || nnp_partition_open_device (s->device, &derr) == NULL) {
+    if (s->device == NULL || nnp_device_open_planned (s->device, &derr) == NULL) {
       g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE, "stage %d: device '%s' is not available: %s",
                    k, s->device ? s->device : "(null)", derr ? derr->message : "no device");
       return FALSE;

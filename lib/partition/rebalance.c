@@ -5,6 +5,8 @@
 
 #include <nnpipe/rebalance.h>
 
+#include "partition/partition.h"
+
 /* The scaled node costs handed to nnp_plan_make() through its prepare
  * hook: for every device of the request, the node costs of that device
  * times the factor of the stage each node runs in now. */
@@ -49,7 +51,7 @@ plan_devices (const NnpPlan *plan)
     const NnpPlanStage *st = &plan->stages[k];
 
     g_string_append_printf (s, "%s%s", k ? "," : "", st->device);
-    if (g_ascii_strncasecmp (st->device, "cpu", 3) == 0 && !strchr (st->device, ':'))
+    if (nnp_device_spec_is_host (st->device) && !strchr (st->device, ':'))
       g_string_append_printf (s, ":%d", MAX (st->threads, 1));
     if (st->replicas > 1)
       g_string_append_printf (s, "*%d", st->replicas);
@@ -101,7 +103,7 @@ nnp_plan_rebalance (NnpModel *model, const NnpPlan *plan, const double *measured
                    "re-balancing: stage %d: %g ms is not a measured time", k, measured_ms[k]);
       return NULL;
     }
-    if (g_ascii_strncasecmp (plan->stages[k].device, "remote://", 9) == 0) {
+    if (nnp_device_spec_remote_address (plan->stages[k].device)) {
       g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
                    "re-balancing: stage %d runs on %s: remote stages are not re-balanced", k,
                    plan->stages[k].device);
@@ -170,9 +172,7 @@ nnp_plan_rebalance (NnpModel *model, const NnpPlan *plan, const double *measured
   req.devices = devices;
   req.cost = cost;
   req.flags = flags;
-  req.prepare = scale_costs;
-  req.prepare_data = &sc;
-  best = nnp_plan_make (model, shapes, n_shapes, &req, &new_graph, error);
+  best = nnp_partition_make (model, shapes, n_shapes, &req, scale_costs, &sc, &new_graph, error);
   if (best == NULL)
     goto out;
   if (best->n_stages != n) {

@@ -86,8 +86,7 @@ static gboolean
 identical_cpus (const NnpDeviceSpec *devices, int n)
 {
   for (int i = 0; i < n; i++)
-    if (g_ascii_strcasecmp (devices[i].device, "cpu") != 0
-        || !same_device (&devices[0], &devices[i]))
+    if (!nnp_device_spec_is_host (devices[i].device) || !same_device (&devices[0], &devices[i]))
       return FALSE;
   return TRUE;
 }

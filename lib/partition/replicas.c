@@ -12,34 +12,6 @@
 
 #define MAX_REPLICAS 64
 
-gboolean
-nnp_device_item_split_replicas (const char *item, char **device, int *replicas, GError **error)
-{
-  const char *star;
-  char *end = NULL;
-  gint64 k;
-
-  g_return_val_if_fail (item != NULL && device != NULL && replicas != NULL, FALSE);
-  star = strrchr (item, '*');
-  if (star == NULL) {
-    *device = g_strstrip (g_strdup (item));
-    *replicas = 1;
-    return TRUE;
-  }
-  k = g_ascii_strtoll (star + 1, &end, 10);
-  while (end && g_ascii_isspace (*end))
-    end++;
-  if (end == star + 1 || end == NULL || *end != '\0' || k < 1 || k > MAX_REPLICAS) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-                 "invalid replicas in '%s': expected DEVICE*K with K from 1 to %d", item,
-                 MAX_REPLICAS);
-    return FALSE;
-  }
-  *device = g_strstrip (g_strndup (item, star - item));
-  *replicas = (int) k;
-  return TRUE;
-}
-
 static void
 scale_xfer (NnpXferCost *x, double f)
 {

@@ -10,6 +10,20 @@
 
 #include <string.h>
 
+char *
+nnp_remote_shapes_text (const NnpInputShape *shapes, int n_shapes)
+{
+  GString *s = g_string_new (NULL);
+
+  for (int k = 0; k < n_shapes; k++) {
+    g_string_append_printf (s, "%s%s=", k ? ";" : "", shapes[k].name);
+    for (int d = 0; d < shapes[k].shape.rank; d++)
+      g_string_append_printf (s, "%s%" G_GINT64_FORMAT, d ? "," : "",
+                              (gint64) shapes[k].shape.dims[d]);
+  }
+  return g_string_free (s, FALSE);
+}
+
 /* "x=1,3,640,640;y=1,4" -> shapes (names point into `parts`) */
 static NnpInputShape *
 parse_shapes (const char *text, char ***parts, int *n, GError **error)

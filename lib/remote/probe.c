@@ -167,16 +167,6 @@ nnp_remote_probe_clear (NnpRemoteProbe *probe)
 }
 
 gboolean
-nnp_remote_device_address (const char *device, const char **address)
-{
-  if (device == NULL || g_ascii_strncasecmp (device, "remote://", 9) != 0)
-    return FALSE;
-  if (address)
-    *address = device + 9;
-  return TRUE;
-}
-
-gboolean
 nnp_remote_prepare_cost_model (NnpCostModel *cm, const NnpGraph *graph, const NnpDeviceSpec *dev,
                                const char *digest, const char *token, const char *shapes,
                                int window, const NnpLink *link_override, GError **error)
@@ -189,7 +179,7 @@ nnp_remote_prepare_cost_model (NnpCostModel *cm, const NnpGraph *graph, const Nn
   guint n;
   int missing = 0;
 
-  if (!nnp_remote_device_address (dev->device, &address))
+  if ((address = nnp_device_spec_remote_address (dev->device)) == NULL)
     return TRUE; /* a local device */
   /* "a:7000|b:7000": the first host is the one the stage runs on */
   first = g_strndup (address, strcspn (address, "|"));

@@ -76,65 +76,22 @@ stage_out_bytes (NnpGraph *graph, const NnpPlanStage *st)
   return bytes;
 }
 
-/* fallback=true: each OpenCL device replaced by the CPU, as a warning. */
+/* What planning changed of what was asked, as a warning: fallback=true
+ * replacing an OpenCL device by the CPU, a remote device planned without its
+ * server's costs. */
 static void
 plan_notice (int stage, const char *message, gpointer user_data)
 {
   GstNnPipeline *self = GST_NN_PIPELINE (user_data);
 
-  GST_ELEMENT_WARNING (self, RESOURCE, NOT_FOUND, ("%s", message),
-      ("fallback=true"));
+  GST_ELEMENT_WARNING (self, RESOURCE, NOT_FOUND, ("%s", message), (NULL));
 }
 
-typedef struct
+/* A remote server's answer (its link and node costs), in the log. */
+static void
+plan_answered (int stage, const char *message, gpointer user_data)
 {
-  GstNnPipeline *self;
-  const NnpInputShape *shapes;
-  guint n_shapes;
-} RemotePrepare;
-
-/* remote:// devices of a split: their node costs and link asked of their
- * servers (an NnpPlanPrepareFunc, the probe of docs/remote.md).  A server
- * that does not answer (not running yet) or refuses: the stage is planned
- * with this host's CPU costs, said in a warning; the stage itself then
- * connects (or fails) as usual. */
-static gboolean
-plan_prepare_remote (NnpCostModel *cm, NnpGraph *graph,
-    const NnpDeviceSpec *devs, int n_devs, gpointer user_data, GError **error)
-{
-  RemotePrepare *rp = user_data;
-  GString *query = NULL;
-
-  for (gint i = 0; i < n_devs; i++) {
-    GError *err = NULL;
-
-    if (!nnp_remote_device_address (devs[i].device, NULL))
-      continue;
-    if (query == NULL) {
-      /* "x=1,3,640,640;y=1,4": the shapes as a COST query names them */
-      query = g_string_new (NULL);
-      for (guint k = 0; k < rp->n_shapes; k++) {
-        g_string_append_printf (query, "%s%s=", k ? ";" : "",
-            rp->shapes[k].name);
-        for (gint d = 0; d < rp->shapes[k].shape.rank; d++)
-          g_string_append_printf (query, "%s%" G_GINT64_FORMAT, d ? "," : "",
-              (gint64) rp->shapes[k].shape.dims[d]);
-      }
-    }
-    if (!nnp_remote_prepare_cost_model (cm, graph, &devs[i],
-            nnp_model_get_digest (rp->self->model), NULL, query->str, 4, NULL,
-            &err)) {
-      GST_ELEMENT_WARNING (rp->self, RESOURCE, OPEN_READ,
-          ("%s: no costs from its server (%s): planned with this host's "
-           "CPU costs and no link",
-              devs[i].device, err->message),
-          (NULL));
-      g_clear_error (&err);
-    }
-  }
-  if (query)
-    g_string_free (query, TRUE);
-  return TRUE;
+  GST_INFO_OBJECT (user_data, "%s", message);
 }
 
 /* Compute (or load) the plan for these model input shapes: the request is
@@ -146,7 +103,6 @@ make_plan (GstNnPipeline *self, const NnpInputShape *shapes, guint n_shapes,
     NnpGraph **graph, GError **error)
 {
   NnpPlanRequest req = { 0 };
-  RemotePrepare rp = { self, shapes, n_shapes };
   gchar *stages, *devices, *plan_path, *cuts, *stage_load;
   NnpPlan *plan;
 
@@ -172,8 +128,13 @@ make_plan (GstNnPipeline *self, const NnpInputShape *shapes, guint n_shapes,
   req.cost = NNP_COST_AUTO;
   req.notice = plan_notice;
   req.notice_data = self;
-  req.prepare = plan_prepare_remote;
-  req.prepare_data = &rp;
+  /* remote:// devices: their servers are asked (window 4, no token); a
+   * server that does not answer or refuses: the stage is planned with this
+   * host's CPU costs, said in a warning (plan_notice); the stage itself
+   * then connects (or fails) as usual */
+  req.remote.strict = FALSE;
+  req.remote.answered = plan_answered;
+  req.remote.answered_data = self;
   plan =
       nnp_plan_make (self->model, shapes, (int) n_shapes, &req, graph, error);
 
@@ -284,7 +245,7 @@ make_stage (gpointer user_data, guint r)
   const NnpPlanStage *ps = &ms->self->plan->stages[ms->k];
   const gchar *device = ps->device;
   /* a remote:// device: the stage runs on a server (docs/remote.md) */
-  gboolean remote = g_str_has_prefix (device, "remote://");
+  gboolean remote = nnp_device_spec_remote_address (device) != NULL;
   GstElement *stage =
       gst_element_factory_make (remote ? "nnremote" : "nnstage", NULL);
   gint threads = MAX (ps->threads, 1);
@@ -309,6 +270,9 @@ make_stage (gpointer user_data, guint r)
     g_object_set (stage, "fallback", ms->fallback, NULL);
   if (ms->self->trace && !remote)
     g_object_set (stage, "trace", nnp_trace_get_path (ms->self->trace), NULL);
+  if (ms->k == 0 && !remote)
+    g_object_set (stage, "inference-interval", ms->self->inference_interval,
+        NULL);
   return stage;
 }
 

@@ -51,6 +51,7 @@
 #endif
 
 #include "gstnnremote-private.h"
+#include "gstnnmodelcaps.h"
 #include "gstnnserver.h"
 #include "gstnntensorcaps.h"
 
@@ -75,6 +76,8 @@ enum
   PROP_TIMEOUT,
   PROP_TLS,
   PROP_TLS_CA,
+  PROP_TLS_CERTIFICATE,
+  PROP_TLS_KEY,
   PROP_TOKEN,
   PROP_DIGEST,
   PROP_MAX_PAYLOAD,
@@ -168,24 +171,18 @@ gst_nn_remote_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
       /* a part after the first: which model input shapes (the stage
        * upstream specialised for) the server's stage must use */
       {
-        GstQuery *q = gst_query_new_custom (GST_QUERY_CUSTOM,
-            gst_structure_new (GST_NN_SHAPES_QUERY_NAME, "digest",
-                G_TYPE_STRING, self->model_digest ? self->model_digest : "",
-                NULL));
-        const gchar *keys = NULL;
+        gchar **keys = gst_nn_shapes_query_upstream (self->sinkpad,
+            self->model_digest ? self->model_digest : "");
 
         g_clear_pointer (&self->in_shapes, g_free);
-        if (gst_pad_peer_query (self->sinkpad, q))
-          keys =
-              gst_structure_get_string (gst_query_get_structure (q), "shapes");
         /* the most recent first: the one the caps come from */
-        if (keys && keys[0])
-          self->in_shapes = g_strndup (keys, strcspn (keys, "|"));
+        if (keys && keys[0] && keys[0][0])
+          self->in_shapes = g_strdup (keys[0]);
+        g_strfreev (keys);
         GST_DEBUG_OBJECT (self,
             "caps %" GST_PTR_FORMAT ", model input shapes "
             "%s",
             caps, self->in_shapes ? self->in_shapes : "(none)");
-        gst_query_unref (q);
       }
       gst_event_unref (event);
       return TRUE;
@@ -257,9 +254,13 @@ static gboolean
 gst_nn_remote_prepare (GstNnRemote *self)
 {
   NnpRemoteHello hello = { 0 };
+  NnpPartRequest req = { 0 };
+  NnpPartOptions o = { 0 };
   GError *err = NULL;
-  gchar *list = NULL, *digest = NULL, *part = NULL;
+  gchar *list = NULL, *digest = NULL, *part = NULL, *model = NULL;
+  gchar *plan_path = NULL, *nodes = NULL;
   NnpPlan *plan = NULL;
+  gboolean ok;
 
   GST_OBJECT_LOCK (self);
   list = self->hosts && self->hosts[0]
@@ -268,24 +269,29 @@ gst_nn_remote_prepare (GstNnRemote *self)
   digest = g_strdup (self->digest);
   if (self->part.plan)
     plan = nnp_plan_copy (self->part.plan);
+  model = g_strdup (self->part.model);
+  plan_path = g_strdup (self->part.plan_path);
+  nodes = g_strdup (self->part.nodes);
+  o.stage = self->part.stage;
   GST_OBJECT_UNLOCK (self);
 
-  if (plan == NULL && self->part.plan_path && self->part.plan_path[0]) {
-    plan = nnp_plan_load (self->part.plan_path, &err);
-    if (plan == NULL)
-      goto bad_plan;
-  }
-  if (!(digest && digest[0]) && self->part.model && self->part.model[0]) {
-    NnpModel *model = nnp_model_load (self->part.model, &err);
-    if (model == NULL)
-      goto bad_model;
+  /* the part the properties name, resolved as nnstage's (nnp_part_open()
+   * starts with the same call); the model is the server's, named by its
+   * digest: the digest property, else the model file's, else the plan's */
+  o.plan = plan;
+  o.plan_name = plan ? "the pipeline's plan" : NULL;
+  o.nodes = nodes;
+  ok = nnp_part_request_resolve (model, plan_path, &o, FALSE, &req, &err);
+  if (plan)
+    nnp_plan_free (plan);
+  g_free (model);
+  g_free (plan_path);
+  g_free (nodes);
+  if (!ok)
+    goto bad_part;
+  if (!(digest && digest[0])) {
     g_free (digest);
-    digest = g_strdup (nnp_model_get_digest (model));
-    nnp_model_unref (model);
-  }
-  if (!(digest && digest[0]) && plan && plan->digest) {
-    g_free (digest);
-    digest = g_strdup (plan->digest);
+    digest = g_strdup (req.digest);
   }
 
   /* "remote://a:7000|b:7000" or "a:7000|b:7000" */
@@ -302,15 +308,13 @@ gst_nn_remote_prepare (GstNnRemote *self)
   g_free (self->model_digest);
   self->model_digest = g_strdup (hello.digest);
   hello.token = self->token ? self->token : (gchar *) "";
-  if (plan) {
-    if (self->part.stage < 0 || self->part.stage >= plan->n_stages)
-      goto bad_stage;
+  if (req.plan) {
     hello.part_kind = NNP_REMOTE_PART_PLAN;
-    part = nnp_plan_to_json (plan);
-    hello.stage = (guint32) self->part.stage;
-  } else if (self->part.nodes && self->part.nodes[0]) {
+    part = nnp_plan_to_json (req.plan);
+    hello.stage = (guint32) req.stage;
+  } else if (req.nodes) {
     hello.part_kind = NNP_REMOTE_PART_NODES;
-    part = g_strdup (self->part.nodes);
+    part = g_strdup (req.nodes);
   } else {
     hello.part_kind = NNP_REMOTE_PART_WHOLE;
     part = g_strdup ("");
@@ -321,19 +325,12 @@ gst_nn_remote_prepare (GstNnRemote *self)
   g_free (part);
   g_free (digest);
   g_free (list);
-  if (plan)
-    nnp_plan_free (plan);
+  nnp_part_request_clear (&req);
   return TRUE;
 
   /* ERRORS */
-bad_plan : {
-  GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ, ("Cannot load the plan."),
-      ("%s", err->message));
-  goto fail;
-}
-bad_model : {
-  GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ, ("Cannot load the model."),
-      ("%s", err->message));
+bad_part : {
+  gst_nn_part_props_post_error (GST_ELEMENT (self), err);
   goto fail;
 }
 bad_hosts : {
@@ -341,18 +338,11 @@ bad_hosts : {
       ("%s", err ? err->message : "no host"));
   goto fail;
 }
-bad_stage : {
-  GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-      ("Invalid stage %d.", self->part.stage),
-      ("the plan has %d stages", plan->n_stages));
-  goto fail;
-}
 fail:
   g_clear_error (&err);
   g_free (digest);
   g_free (list);
-  if (plan)
-    nnp_plan_free (plan);
+  nnp_part_request_clear (&req);
   return FALSE;
 }
 
@@ -471,6 +461,12 @@ gst_nn_remote_set_property (GObject *object, guint prop_id, const GValue *value,
     case PROP_TLS_CA:
       str = &self->tls_ca;
       break;
+    case PROP_TLS_CERTIFICATE:
+      str = &self->tls_cert;
+      break;
+    case PROP_TLS_KEY:
+      str = &self->tls_key;
+      break;
     case PROP_TOKEN:
       str = &self->token;
       break;
@@ -523,6 +519,12 @@ gst_nn_remote_get_property (GObject *object, guint prop_id, GValue *value,
       break;
     case PROP_TLS_CA:
       g_value_set_string (value, self->tls_ca);
+      break;
+    case PROP_TLS_CERTIFICATE:
+      g_value_set_string (value, self->tls_cert);
+      break;
+    case PROP_TLS_KEY:
+      g_value_set_string (value, self->tls_key);
       break;
     case PROP_TOKEN:
       g_value_set_string (value, self->token);
@@ -583,6 +585,8 @@ gst_nn_remote_finalize (GObject *object)
   g_free (self->host);
   g_free (self->hosts);
   g_free (self->tls_ca);
+  g_free (self->tls_cert);
+  g_free (self->tls_key);
   g_free (self->token);
   g_free (self->digest);
   gst_nn_part_props_clear (&self->part);
@@ -654,6 +658,14 @@ gst_nn_remote_class_init (GstNnRemoteClass *klass)
           "PEM file of the certificate authorities to trust (default: the "
           "system's)",
           NULL, rw));
+  g_object_class_install_property (gobject_class, PROP_TLS_CERTIFICATE,
+      g_param_spec_string ("tls-certificate", "TLS certificate",
+          "PEM file with this client's certificate (and its key unless "
+          "tls-key is set), for a server that asks for one (mutual TLS)",
+          NULL, rw));
+  g_object_class_install_property (gobject_class, PROP_TLS_KEY,
+      g_param_spec_string ("tls-key", "TLS key",
+          "PEM file with the client certificate's private key", NULL, rw));
   g_object_class_install_property (gobject_class, PROP_TOKEN,
       g_param_spec_string ("token", "Token", "Shared secret for the server",
           NULL, rw));

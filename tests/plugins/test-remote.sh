@@ -6,6 +6,9 @@
 #      --plan P --stage 1`) and nnstage nodes=0..39 ! nnremote nodes=40..83
 #      (on `nnpipe serve --nodes 40..83`), 120 frames each; a server without
 #      a part serves the plan stage, the node range and the whole model;
+#      the planner's remote policy: nnpipe split plans a server that cannot
+#      be reached with this host's costs and a warning, fails on one that
+#      refuses (strict), takes the costs of one that answers;
 #   2. two clients at once on one server; a client whose caps do not fit
 #      the part is refused naming them while another streams on;
 #   3. bad peers (garbage, wrong protocol version, wrong digest, oversized
@@ -107,6 +110,18 @@ out=$(($(wc -c <"$tmp/whole.raw") / frames))
 # choice is tested in remote-netns.
 "$cli" split "$model" --shape x=1,3,48,192 --cuts 40 --devices cpu:1,remote://127.0.0.1:1 \
   -o "$tmp/plan.json" >/dev/null 2>"$tmp/err" || { echo "FAIL: split:"; cat "$tmp/err"; exit 1; }
+# the planner's remote policy (NnpPlanRemote): a server that cannot be reached
+# is planned with this host's CPU costs, with a warning; one that refuses
+# fails nnpipe split (strict) naming its reason
+expect_error "split, no server: a warning, planned anyway" "no costs from its server" "$tmp/err"
+start_server token --token s3cret
+"$cli" split "$model" --shape x=1,3,48,192 --cuts 40 --devices "cpu:1,remote://127.0.0.1:$srv_port" \
+  >"$tmp/out" 2>"$tmp/err" && { echo "FAIL: split against a refusing server succeeded"; fail=1; }
+expect_error "split, a refusing server (strict): an error" "authentication failed" "$tmp/err"
+"$cli" split "$model" --shape x=1,3,48,192 --cuts 40 --devices "cpu:1,remote://127.0.0.1:$srv_port" \
+  --token s3cret >"$tmp/out" 2>"$tmp/err" || { echo "FAIL: split with the token:"; cat "$tmp/err"; fail=1; }
+expect_error "split with the token: the server's costs" "node costs from the server" "$tmp/out"
+kill -9 "$srv_pid" 2>/dev/null
 start_server plan --plan "$tmp/plan.json" --stage 1
 # shellcheck disable=SC2086
 gst-launch-1.0 -q $src ! nnpipeline "model=$model" cuts=40 "devices=cpu:1,remote://127.0.0.1:$srv_port" \
@@ -148,10 +163,10 @@ client "$tmp/any4.raw" "port=$srv_port" 2>"$tmp/err" || { cat "$tmp/err"; fail=1
 check "any part: a client after the refused part" "$tmp/any4.raw"
 # 40..83 (nnpipeline's plan stage and the nodes= client) and 40..999 started
 # on demand, the bad one's client refused, no stage error
-if grep -q '^part 40\.\.83 started' "$tmp/any.log" &&
-    grep -q '^part 40\.\.999 started' "$tmp/any.log" &&
+if grep -q 'Z part 40\.\.83 started' "$tmp/any.log" &&
+    grep -q 'Z part 40\.\.999 started' "$tmp/any.log" &&
     grep -q 'refused: frame caps do not fit the served part: .*40\.\.999' "$tmp/any.log" &&
-    ! grep -q '^part stopped' "$tmp/any.log"; then
+    ! grep -q 'Z part .* stopped: [^n]' "$tmp/any.log"; then
   echo "ok  : any part: parts started on demand, the bad one's client refused"
 else
   echo "FAIL: any part: parts not started on demand, or the bad one's client not refused:"
