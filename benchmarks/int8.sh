@@ -13,15 +13,17 @@
 # (ROUNDS=1), NNP_MODELS_DIR (default .cache/models), ORT_FP32=0 to leave out
 # ONNX Runtime's float32 row.
 #
-# Each process loads the model, runs once to warm up and REPEAT timed runs
-# (nnpipe run --repeat; nnp-ort times its first run too, so it gets REPEAT + 1
-# runs, the cold one among them);
-# a row's figure is the median over ROUNDS processes of each process's
-# median (and the minimum over all runs, useful when other jobs load the
-# machine: the load average is printed before and after).  Ratios: nnpipe
-# int8 / nnpipe float32 (target <= 0.6) and nnpipe int8 / ONNX Runtime int8
-# (target <= 1.0), from the medians and from the minima.  The int8 kernel in
-# use is printed (NNPIPE_CPU_INT8 caps it: c, avx2, avxvnni, avx512vnni).
+# Each row runs two processes per round: REPEAT and REPEAT + 2 timed runs
+# after one warm-up (nnpipe run --repeat; nnp-ort times its first run too, so
+# it gets one run more, the cold one).  Figures per row: the median over
+# ROUNDS of the latency median of the REPEAT + 2 process, the minimum of all
+# its runs, and the CPU time per run (user + sys from /usr/bin/time: the
+# difference between the two processes / 2), which the other jobs of a
+# loaded machine disturb less than wall time (the load average is printed
+# before and after).  Ratios: nnpipe int8 / nnpipe float32 (target <= 0.6)
+# and nnpipe int8 / ONNX Runtime int8 (target <= 1.0), from the medians, the
+# minima and the CPU times.  The int8 kernel in use is printed
+# (NNPIPE_CPU_INT8 caps it: c, avx2, avxvnni, avx512vnni).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/pipelines/common.sh"
@@ -67,40 +69,56 @@ while [ $r -le "$rounds" ]; do
   # odd rounds in row order, even rounds reversed
   [ $((r % 2)) -eq 0 ] && order=$(echo "$rows" | awk '{ l[NR] = $0 } END { for (i = NR; i > 0; i--) print l[i] }')
   echo "$order" | while read -r key runner model; do
-    if [ "$runner" = nnpipe ]; then
-      # the debug category of the CPU kernels names the int8 kernel (at load)
-      G_MESSAGES_DEBUG=nnp-cpu "$nnpipe" run "$model" --input "input=$tmp/photo.raw" --threads 1 --repeat "$repeat" \
-        >"$tmp/out" 2>&1
-    else
-      # nnp-ort times every run, the first (cold) one too: one more run
-      "$ort" "$model" --input "input=$tmp/photo.raw" --threads 1 --repeat $((repeat + 1)) \
-        >"$tmp/out" 2>&1
-    fi
-    line=$(sed -n 's/.*latency_ms median=\([0-9.]*\) min=\([0-9.]*\).*/\1 \2/p' "$tmp/out" | head -1)
+    # two processes: REPEAT and REPEAT + 2 timed runs; the CPU time of the
+    # two extra runs (user + sys, /usr/bin/time) is what a run costs, less
+    # sensitive to the other jobs than wall time
+    for n in "$repeat" $((repeat + 2)); do
+      if [ "$runner" = nnpipe ]; then
+        # the debug category of the CPU kernels names the int8 kernel (at load)
+        G_MESSAGES_DEBUG=nnp-cpu /usr/bin/time -f "cpu %U %S" -o "$tmp/time.$n" "$nnpipe" run \
+          "$model" --input "input=$tmp/photo.raw" --threads 1 --repeat "$n" >"$tmp/out.$n" 2>&1
+      else
+        # nnp-ort times every run, the first (cold) one too: one more run
+        /usr/bin/time -f "cpu %U %S" -o "$tmp/time.$n" "$ort" "$model" \
+          --input "input=$tmp/photo.raw" --threads 1 --repeat $((n + 1)) >"$tmp/out.$n" 2>&1
+      fi
+    done
+    out=$tmp/out.$((repeat + 2))
+    line=$(sed -n 's/.*latency_ms median=\([0-9.]*\) min=\([0-9.]*\).*/\1 \2/p' "$out" | head -1)
     if [ -z "$line" ]; then
-      echo "$me: $key failed:" >&2; sed 's/^/  /' "$tmp/out" >&2; exit 1
+      echo "$me: $key failed:" >&2; sed 's/^/  /' "$out" >&2; exit 1
     fi
+    cpu=$(awk '/^cpu/ { t[FILENAME] = $2 + $3 } END { printf "%.0f", (t[ARGV[2]] - t[ARGV[1]]) / 2 * 1000 }' \
+      "$tmp/time.$repeat" "$tmp/time.$((repeat + 2))")
     echo "$line" | awk '{ print $1 }' >>"$tmp/$key.med"
     echo "$line" | awk '{ print $2 }' >>"$tmp/$key.min"
-    kernel=$(sed -n 's/.*int8 GEMM kernel: \([a-z0-9]*\).*/ (int8 kernel \1)/p' "$tmp/out" | head -1)
-    echo "round $r $key: median $(echo "$line" | cut -d' ' -f1) ms, min $(echo "$line" | cut -d' ' -f2) ms$kernel"
+    echo "$cpu" >>"$tmp/$key.cpu"
+    kernel=$(sed -n 's/.*int8 GEMM kernel: \([a-z0-9]*\).*/ (int8 kernel \1)/p' "$out" | head -1)
+    echo "round $r $key: median $(echo "$line" | cut -d' ' -f1) ms, min $(echo "$line" | cut -d' ' -f2) ms, cpu $cpu ms/run$kernel"
   done || exit 1
   r=$((r + 1))
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 echo
-printf '%-10s %12s %12s\n' "row" "median ms" "min ms"
+printf '%-10s %12s %12s %14s\n' "row" "median ms" "min ms" "cpu ms/run"
 for key in $(echo "$rows" | awk '{ print $1 }'); do
-  eval "med_$(echo "$key" | tr - _)=$(median_of <"$tmp/$key.med")"
-  eval "min_$(echo "$key" | tr - _)=$(min_of <"$tmp/$key.min")"
-  printf '%-10s %12s %12s\n' "$key" "$(median_of <"$tmp/$key.med")" "$(min_of <"$tmp/$key.min")"
+  k=$(echo "$key" | tr - _)
+  eval "med_$k=$(median_of <"$tmp/$key.med")"
+  eval "min_$k=$(min_of <"$tmp/$key.min")"
+  eval "cpu_$k=$(median_of <"$tmp/$key.cpu")"
+  printf '%-10s %12s %12s %14s\n' "$key" "$(median_of <"$tmp/$key.med")" \
+    "$(min_of <"$tmp/$key.min")" "$(median_of <"$tmp/$key.cpu")"
 done
 ratio () { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
+# ratios of the median latencies (min: of the fastest runs; cpu: of the CPU times per run)
+ratios () {
+  echo "$1 $(ratio "$(eval echo \$med_$2)" "$(eval echo \$med_$3)") (min: $(ratio "$(eval echo \$min_$2)" "$(eval echo \$min_$3)"), cpu: $(ratio "$(eval echo \$cpu_$2)" "$(eval echo \$cpu_$3)")$4)"
+}
 echo
-echo "nnpipe int8 / nnpipe float32: $(ratio "$med_nnp_int8" "$med_nnp_fp32") (min: $(ratio "$min_nnp_int8" "$min_nnp_fp32"); target <= 0.6)"
-echo "nnpipe int8 / ORT int8:       $(ratio "$med_nnp_int8" "$med_ort_int8") (min: $(ratio "$min_nnp_int8" "$min_ort_int8"); target <= 1.0)"
+ratios "nnpipe int8 / nnpipe float32:" nnp_int8 nnp_fp32 "; target <= 0.6"
+ratios "nnpipe int8 / ORT int8:      " nnp_int8 ort_int8 "; target <= 1.0"
 if [ "$ort_fp32" = 1 ]; then
-  echo "nnpipe float32 / ORT float32: $(ratio "$med_nnp_fp32" "$med_ort_fp32") (min: $(ratio "$min_nnp_fp32" "$min_ort_fp32"))"
-  echo "ORT int8 / ORT float32:       $(ratio "$med_ort_int8" "$med_ort_fp32") (min: $(ratio "$min_ort_int8" "$min_ort_fp32"))"
+  ratios "nnpipe float32 / ORT float32:" nnp_fp32 ort_fp32 ""
+  ratios "ORT int8 / ORT float32:      " ort_int8 ort_fp32 ""
 fi
