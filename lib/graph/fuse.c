@@ -767,8 +767,6 @@ nnp_graph_fuse (NnpGraph *graph, GPtrArray *changed)
     return 0;
   }
 
-  /* quantised patterns first (quant-fuse.c) */
-  n_fused += nnp_graph_fuse_quant (graph, changed);
   for (int round = 0; round < 8; round++) {
     int n = 0;
 
@@ -786,4 +784,10 @@ nnp_graph_fuse (NnpGraph *graph, GPtrArray *changed)
       break;
   }
   return n_fused;
+}
+
+NnpValue *
+nnp_graph_new_constant (NnpGraph *graph, const char *base, NnpTensor *t)
+{
+  return new_constant_value (graph, base, t);
 }

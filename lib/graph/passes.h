@@ -20,13 +20,17 @@ G_BEGIN_DECLS
  * indices change (nnp_graph_remove_nodes()).  Returns the number of fusions. */
 int nnp_graph_fuse (NnpGraph *graph, GPtrArray *changed);
 
+/* A new constant value holding t (reference taken), named after `base`
+ * (made unique) (fuse.c). */
+NnpValue *nnp_graph_new_constant (NnpGraph *graph, const char *base, NnpTensor *t);
+
 /* The 16-bit float pass (lib/graph/half.c), before shape inference: float16
  * and bfloat16 constants become float32 (converted once per model, in the
  * derived-data cache), 16-bit graph inputs and Cast outputs get a Cast to
  * float32 for the ops that read them, 16-bit graph outputs are cast back.
  * Nodes are appended: sort the graph again.  Returns the number of changes. */
 int nnp_graph_lower_half (NnpGraph *graph);
-/* The quantisation pass (quant-fuse.c), run first by nnp_graph_fuse():
+/* The quantisation pass (quant-fuse.c), run before nnp_graph_fuse():
  * QDQ-wrapped Conv / MatMul / Gemm become QLinearConv / QLinearMatMul, and
  * ConvInteger / MatMulInteger -> Cast -> Mul [-> Add] the fused
  * NnpConvIntegerToFloat / NnpMatMulIntegerToFloat.  Same contract as

@@ -8,8 +8,8 @@
  *   Q (Gemm (DQ (aq), DQ (bq) [, DQ (cq int32)]) [-> Relu])  -> QLinearMatMul
  *     (transA 0, alpha 1, beta 1; a transposed B becomes a new constant,
  *     C is the int32 bias of our QLinearMatMul's 9th input)
- * with x / y quantised per tensor, weights per tensor or per output
- * channel, 8-bit types.  A Relu before the Q clamps the quantised result at
+ * with x / y quantised per tensor (one 8-bit type), weights per tensor or
+ * per output channel (8-bit).  A Relu before the Q clamps the quantised result at
  * y's zero point (node->act = RELU on a QLinear* node).  The result is what
  * ONNX Runtime computes for these patterns (it rewrites them the same way).
  *
@@ -80,25 +80,6 @@ set_inputs (NnpNode *node, const int *ids, int n)
   node->n_inputs = n;
 }
 
-/* A new constant value named after `base`; takes the reference t. */
-static NnpValue *
-new_constant (NnpGraph *graph, const char *base, NnpTensor *t)
-{
-  g_autofree char *name = g_strdup (base);
-  NnpValue *v;
-
-  for (int k = 1; nnp_graph_find_value (graph, name); k++) {
-    g_free (name);
-    name = g_strdup_printf ("%s_%d", base, k);
-  }
-  v = nnp_graph_ensure_value (graph, name);
-  v->dtype = t->dtype;
-  v->shape = t->shape;
-  v->constant = t;
-  v->producer = -1;
-  return v;
-}
-
 static int
 zero_point_id (NnpGraph *graph, const NnpNode *q, int input, NnpDType dtype)
 {
@@ -107,7 +88,8 @@ zero_point_id (NnpGraph *graph, const NnpNode *q, int input, NnpDType dtype)
 
   if (zp)
     return zp->id;
-  return new_constant (graph, "nnp_zero_point", nnp_tensor_new (dtype, &scalar, NULL))->id;
+  return nnp_graph_new_constant (graph, "nnp_zero_point", nnp_tensor_new (dtype, &scalar, NULL))
+      ->id;
 }
 
 /* ---------------------------------------------------------------- QDQ */
@@ -195,8 +177,9 @@ fuse_qdq (NnpGraph *graph, NnpNode *q, gboolean *remove, GPtrArray *changed)
 
   dqx = producer_op (graph, nnp_node_input (graph, op, 0), NNP_OP_DEQUANTIZE_LINEAR, remove);
   dqw = producer_op (graph, nnp_node_input (graph, op, 1), NNP_OP_DEQUANTIZE_LINEAR, remove);
+  /* x and y of one type, as ONNX Runtime's kernels (and its own rewrite) want */
   if (dqx == NULL || dqw == NULL || !qparams_ok (graph, dqx, -1, 0)
-      || !is_q8 (nnp_node_input (graph, dqx, 0)->dtype)
+      || nnp_node_input (graph, dqx, 0)->dtype != yq->dtype
       || !is_q8 (nnp_node_input (graph, dqw, 0)->dtype))
     return FALSE;
   wq = nnp_node_input (graph, dqw, 0);
@@ -248,7 +231,7 @@ fuse_qdq (NnpGraph *graph, NnpNode *q, gboolean *remove, GPtrArray *changed)
   if (dqb)
     ids[n_ids++] = dqb->inputs[0];
   if (op->op == NNP_OP_GEMM && nnp_node_attr_int (op, "transB", 0) != 0)
-    ids[3] = new_constant (graph, wq->name, transpose_u8 (wq->constant))->id;
+    ids[3] = nnp_graph_new_constant (graph, wq->name, transpose_u8 (wq->constant))->id;
 
   NNP_DEBUG ("nnp-graph", "QDQ %s '%s'%s -> %s", op->op_type, op->name, relu ? " + Relu" : "",
              op->op == NNP_OP_CONV ? "QLinearConv" : "QLinearMatMul");

@@ -413,7 +413,10 @@ nnp_graph_specialize (const NnpGraph *graph, const NnpInputShape *shapes, int n_
 
   if (!(flags & NNP_SPECIALIZE_NO_FUSION)) {
     g_autoptr (GPtrArray) changed = g_ptr_array_new ();
-    int n_fused = nnp_graph_fuse (g, changed);
+    /* quantised patterns first (quant-fuse.c), then the float fusions */
+    int n_fused = nnp_graph_fuse_quant (g, changed);
+
+    n_fused += nnp_graph_fuse (g, changed);
 
     for (guint i = 0; i < changed->len; i++)
       if (!nnp_op_infer (g, g_ptr_array_index (changed, i), error))

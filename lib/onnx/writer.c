@@ -318,6 +318,105 @@ put_activation (Writer *w, const NnpNode *node, const char *x, const char *y, GE
   }
 }
 
+/* The quantisation pass's nodes (lib/graph/quant-fuse.c, docs/int8.md) as
+ * standard ONNX, exactly:
+ *   NnpConvIntegerToFloat / NnpMatMulIntegerToFloat (x, w, xz, wz, scale,
+ *     bias) -> ConvInteger / MatMulInteger, Cast, Mul [, Add], activation;
+ *   QLinearMatMul with our int32 bias (9 inputs) -> MatMulInteger, Add,
+ *     Cast, Mul by x_scale * w_scale / y_scale, QuantizeLinear (scale 1);
+ *   a QLinear* with act Relu (clamp at y's zero point) -> then Max (y, y_zp).
+ * `in` / `out`: the node's value names.  FALSE with *handled unset for any
+ * other node. */
+static gboolean
+put_quant_node (Writer *w, const NnpNode *node, const char *const *in, const char *const *out,
+                const GByteArray *attrs, gboolean *handled, GError **error)
+{
+  gboolean to_float =
+      node->op == NNP_OP_CONV_INTEGER_TO_FLOAT || node->op == NNP_OP_MAT_MUL_INTEGER_TO_FLOAT;
+  gboolean qbias = node->op == NNP_OP_QLINEAR_MAT_MUL && node->n_inputs > 8 && in[8][0];
+  gboolean qrelu = (node->op == NNP_OP_QLINEAR_CONV || node->op == NNP_OP_QLINEAR_MAT_MUL)
+                   && node->act == NNP_ACT_RELU;
+  g_autofree char *b_acc = g_strconcat (out[0], ".int32", NULL);
+  g_autofree char *b_biased = g_strconcat (out[0], ".biased", NULL);
+  g_autofree char *b_float = g_strconcat (out[0], ".float", NULL);
+  g_autofree char *b_scaled = g_strconcat (out[0], ".scaled", NULL);
+  g_autofree char *b_pre = g_strconcat (out[0], ".pre_act", NULL);
+  g_autofree char *b_mult = g_strconcat (node->name, ".multiplier", NULL);
+  g_autofree char *b_one = g_strconcat (node->name, ".one", NULL);
+  const char *n[8];
+  g_autoptr (GByteArray) cast_attrs = g_byte_array_new ();
+  const char *acc, *f, *y;
+
+  *handled = to_float || qbias || qrelu;
+  if (!*handled)
+    return FALSE;
+  for (int i = 0; i < 8; i++) { /* node names, owned by the writer */
+    char *s = g_strdup_printf ("%s.%d", node->name, i);
+    g_ptr_array_add (w->owned, s);
+    n[i] = s;
+  }
+  /* the final value before a Relu / Max, or the output itself */
+  y = (to_float && node->act != NNP_ACT_NONE) || qrelu ? fresh_name (w, b_pre) : out[0];
+  if (qrelu && !qbias) {
+    put_node (w, node->name, node->op_type, node->domain, in, node->n_inputs, &y, 1, attrs);
+  } else {
+    const char *mm_in[4];
+    if (to_float) {
+      for (int i = 0; i < 4; i++)
+        mm_in[i] = i < node->n_inputs ? in[i] : "";
+    } else { /* QLinearMatMul: a, b, a zero point, b zero point */
+      mm_in[0] = in[0], mm_in[1] = in[3], mm_in[2] = in[2], mm_in[3] = in[5];
+    }
+    acc = fresh_name (w, b_acc);
+    put_node (w, n[0], node->op == NNP_OP_CONV_INTEGER_TO_FLOAT ? "ConvInteger" : "MatMulInteger",
+              "", mm_in, 4, &acc, 1, node->op == NNP_OP_CONV_INTEGER_TO_FLOAT ? attrs : NULL);
+    if (qbias) {
+      const char *add_in[2] = { acc, in[8] };
+      const char *biased = fresh_name (w, b_biased);
+      put_node (w, n[1], "Add", "", add_in, 2, &biased, 1, NULL);
+      acc = biased;
+    }
+    {
+      g_autoptr (GByteArray) m = g_byte_array_new ();
+      nnp_wire_put_string (m, ATTR_NAME, "to");
+      nnp_wire_put_int (m, ATTR_I, NNP_DTYPE_FLOAT32);
+      nnp_wire_put_int (m, ATTR_TYPE, NNP_ATTR_INT);
+      nnp_wire_put_message (cast_attrs, NODE_ATTRIBUTE, m);
+    }
+    f = fresh_name (w, b_float);
+    put_node (w, n[2], "Cast", "", &acc, 1, &f, 1, cast_attrs);
+    if (to_float) {
+      gboolean bias = node->n_inputs > 5 && in[5][0];
+      const char *mul_in[2] = { f, in[4] };
+      const char *scaled = bias ? fresh_name (w, b_scaled) : y;
+      const char *add_in[2] = { scaled, bias ? in[5] : "" };
+      put_node (w, n[3], "Mul", "", mul_in, 2, &scaled, 1, NULL);
+      if (bias)
+        put_node (w, n[4], "Add", "", add_in, 2, &y, 1, NULL);
+    } else {
+      /* (float) sum * (x_scale * w_scale / y_scale), rounded by a
+       * QuantizeLinear of scale 1 with y's zero point: our arithmetic */
+      const char *xw = fresh_name (w, b_mult), *mult = fresh_name (w, b_mult);
+      const char *scaled = fresh_name (w, b_scaled);
+      const char *one = put_scalar (w, b_one, 1.f, error);
+      const char *xw_in[2] = { in[1], in[4] }, *div_in[2] = { xw, in[6] };
+      const char *mul_in[2] = { f, mult }, *q_in[3] = { scaled, one, in[7] };
+      if (one == NULL)
+        return FALSE;
+      put_node (w, n[3], "Mul", "", xw_in, 2, &xw, 1, NULL);
+      put_node (w, n[4], "Div", "", div_in, 2, &mult, 1, NULL);
+      put_node (w, n[5], "Mul", "", mul_in, 2, &scaled, 1, NULL);
+      put_node (w, n[6], "QuantizeLinear", "", q_in, 3, &y, 1, NULL);
+    }
+  }
+  if (qrelu) {
+    const char *max_in[2] = { y, in[7] };
+    put_node (w, n[7], "Max", "", max_in, 2, &out[0], 1, NULL);
+    return TRUE;
+  }
+  return node->act == NNP_ACT_NONE || put_activation (w, node, y, out[0], error);
+}
+
 static gboolean
 put_graph_node (Writer *w, const NnpNode *node, GError **error)
 {
@@ -348,6 +447,12 @@ put_graph_node (Writer *w, const NnpNode *node, GError **error)
   for (int i = 0; i < node->n_attrs; i++)
     if (!put_attr (attrs, node, &node->attrs[i], error))
       return FALSE;
+  if (node->n_outputs == 1 && out[0][0]) {
+    gboolean handled = FALSE;
+    gboolean ok = put_quant_node (w, node, in, out, attrs, &handled, error);
+    if (handled)
+      return ok;
+  }
   if (node->act != NNP_ACT_NONE) {
     g_autofree char *base = NULL;
     if (node->n_outputs != 1 || out[0][0] == '\0') {

@@ -77,6 +77,10 @@ typedef struct {
  * (ops-quant.c) share.  p->algo is left 0. */
 gboolean nnp_op_conv_geometry (const NnpNode *node, const NnpValue *x, const NnpValue *w,
                                const NnpValue *b, NnpConvParams *p, GError **error);
+/* The output shape [N, M, spatial...] of a Conv's geometry; FALSE (error
+ * naming the node) for an empty or too large output. */
+gboolean nnp_op_conv_output_shape (const NnpNode *node, const NnpConvParams *p, NnpShape *out,
+                                   GError **error);
 /* MatMul's broadcast geometry and output shape for A and B of any dtype. */
 gboolean nnp_op_mat_mul_geometry (const NnpNode *node, const NnpValue *a, const NnpValue *b,
                                   NnpMatMulParams *p, NnpShape *out, GError **error);

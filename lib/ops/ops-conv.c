@@ -235,15 +235,13 @@ conv_common (const NnpNode *node, const NnpValue *x, const NnpValue *w, const Nn
   return TRUE;
 }
 
-static gboolean
-finish_conv (NnpGraph *graph, NnpNode *node, NnpConvParams *p, GError **error)
+gboolean
+nnp_op_conv_output_shape (const NnpNode *node, const NnpConvParams *p, NnpShape *out,
+                          GError **error)
 {
-  NnpShape out;
-  NnpConvParams *dst;
-
-  out.rank = 2 + p->n_spatial;
-  out.dims[0] = p->batch;
-  out.dims[1] = p->out_channels;
+  out->rank = 2 + p->n_spatial;
+  out->dims[0] = p->batch;
+  out->dims[1] = p->out_channels;
   for (int i = 0; i < p->n_spatial; i++) {
     int64_t d = p->out_dims[NNP_CONV_SPATIAL - p->n_spatial + i];
     if (d < 1) {
@@ -251,12 +249,23 @@ finish_conv (NnpGraph *graph, NnpNode *node, NnpConvParams *p, GError **error)
                           "output spatial dim %d would be %" G_GINT64_FORMAT, i, d);
       return FALSE;
     }
-    out.dims[2 + i] = d;
+    out->dims[2 + i] = d;
   }
-  if (nnp_shape_numel (&out) < 0 || nnp_shape_numel (&out) > G_MAXINT64 / 64) {
+  if (nnp_shape_numel (out) < 0 || nnp_shape_numel (out) > G_MAXINT64 / 64) {
     nnp_node_set_error (error, NNP_ERROR_INVALID, node, "output is too large");
     return FALSE;
   }
+  return TRUE;
+}
+
+static gboolean
+finish_conv (NnpGraph *graph, NnpNode *node, NnpConvParams *p, GError **error)
+{
+  NnpShape out;
+  NnpConvParams *dst;
+
+  if (!nnp_op_conv_output_shape (node, p, &out, error))
+    return FALSE;
   dst = NNP_NODE_NEW_PARAMS (node, NnpConvParams);
   *dst = *p;
   set_output (graph, node, &out);

@@ -317,22 +317,8 @@ qconv_infer (NnpGraph *graph, NnpNode *node, GError **error)
   if (!check_operands (graph, node, &p.q, p.conv.out_channels, 0, error))
     return FALSE;
   p.conv.has_bias = p.q.bias >= 0;
-  out.rank = 2 + p.conv.n_spatial;
-  out.dims[0] = p.conv.batch;
-  out.dims[1] = p.conv.out_channels;
-  for (int i = 0; i < p.conv.n_spatial; i++) {
-    int64_t d = p.conv.out_dims[NNP_CONV_SPATIAL - p.conv.n_spatial + i];
-    if (d < 1) {
-      nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                          "output spatial dim %d would be %" G_GINT64_FORMAT, i, d);
-      return FALSE;
-    }
-    out.dims[2 + i] = d;
-  }
-  if (nnp_shape_numel (&out) < 0 || nnp_shape_numel (&out) > G_MAXINT64 / 64) {
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "output is too large");
+  if (!nnp_op_conv_output_shape (node, &p.conv, &out, error))
     return FALSE;
-  }
   *NNP_NODE_NEW_PARAMS (node, NnpQConvParams) = p;
   nnp_op_set_output (graph, node, 0, p.q.y_dtype, &out);
   return TRUE;

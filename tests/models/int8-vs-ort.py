@@ -5,8 +5,9 @@ quantised form, run by nnpipe and by ONNX Runtime on the same inputs.
 Models (tiny, odd sizes so that every edge of the integer kernels is hit):
   qdq   QuantizeLinear/DequantizeLinear around Conv (per-channel int8 weights,
         int32 bias, Relu), a grouped strided Conv (uint8 weights with a zero
-        point), MatMul (per-column int8 weights) and Gemm (transB, bias): the
-        quantisation pass turns them into QLinearConv / QLinearMatMul
+        point), MatMul (int8 activations, per-column int8 weights) and Gemm
+        (transB, bias): the quantisation pass turns them into QLinearConv /
+        QLinearMatMul
   qop   QLinearConv (uint8 and int8 activations, per-channel weights, bias,
         groups, stride, dilation) and QLinearMatMul (batched) as written
   dyn   ONNX Runtime's dynamic form: DynamicQuantizeLinear -> ConvInteger /
@@ -17,6 +18,9 @@ Models (tiny, odd sizes so that every edge of the integer kernels is hit):
   wide  ConvInteger and an int8 QLinearConv (dilated, padded) on widths that are
         multiples of 16, where the im2col packing reads X in place
 
+Each model is also exported by `nnpipe split --stages 1 --export` (the
+quantisation pass's nodes written back as standard ONNX) and ONNX Runtime's
+outputs on that file must equal its outputs on the original.
 A QLinearConv with a zero y_scale must fail with an error naming the node.
 Each model runs with every int8 micro-kernel (NNPIPE_CPU_INT8=c, avx2, avxvnni,
 avx512vnni: each capped at what this CPU has), with 2 threads, and once with
@@ -98,7 +102,7 @@ def qdq_model():
     n.append(helper.make_node("DequantizeLinear", ["w2", "w2s", "w2z"], ["w2d"]))
     n.append(helper.make_node("Conv", ["y1d", "w2d"], ["c2"], group=2, strides=[2, 2],
                               pads=[0, 1, 1, 0]))
-    i += [scalar("y2s", 0.03, np.float32), scalar("y2z", -3, np.int8)]
+    i += [scalar("y2s", 0.03, np.float32), scalar("y2z", 125, np.uint8)]
     n.append(helper.make_node("QuantizeLinear", ["c2", "y2s", "y2z"], ["y2q"]))
     n.append(helper.make_node("DequantizeLinear", ["y2q", "y2s", "y2z"], ["y2d"]))
     # [1, 10, 6, 5] -> [10, 30] -> MatMul with per-column int8 B -> Gemm transB + bias
@@ -112,23 +116,23 @@ def qdq_model():
     i += [const("b3", w_s8((30, 19))), const("b3s", b3s), const("b3z", np.zeros(19, np.int8))]
     n.append(helper.make_node("DequantizeLinear", ["b3", "b3s", "b3z"], ["b3d"], axis=1))
     n.append(helper.make_node("MatMul", ["ad", "b3d"], ["m3"]))
-    i += [scalar("y3s", 0.04, np.float32), scalar("y3z", 120, np.uint8)]
+    i += [scalar("y3s", 0.04, np.float32), scalar("y3z", -8, np.int8)]
     n.append(helper.make_node("QuantizeLinear", ["m3", "y3s", "y3z"], ["y3q"]))
     n.append(helper.make_node("DequantizeLinear", ["y3q", "y3s", "y3z"], ["y3d"]))
-    i += [const("b4", w_u8((7, 19))), scalar("b4s", 0.005, np.float32),
-          scalar("b4z", 125, np.uint8),
+    i += [const("b4", w_s8((7, 19))), scalar("b4s", 0.005, np.float32),
+          scalar("b4z", 0, np.int8),
           const("c4", RNG.integers(-500, 500, 7, dtype=np.int32)),
           scalar("c4s", np.float32(0.04) * np.float32(0.005), np.float32),
           scalar("c4z", 0, np.int32)]
     n.append(helper.make_node("DequantizeLinear", ["b4", "b4s", "b4z"], ["b4d"]))
     n.append(helper.make_node("DequantizeLinear", ["c4", "c4s", "c4z"], ["c4d"]))
     n.append(helper.make_node("Gemm", ["y3d", "b4d", "c4d"], ["g4"], transB=1))
-    i += [scalar("y4s", 0.02, np.float32), scalar("y4z", 100, np.uint8)]
+    i += [scalar("y4s", 0.02, np.float32), scalar("y4z", 10, np.int8)]
     n.append(helper.make_node("QuantizeLinear", ["g4", "y4s", "y4z"], ["y4q"]))
     n.append(helper.make_node("DequantizeLinear", ["y4q", "y4s", "y4z"], ["out"]))
     m = model(n, [vi("x", TensorProto.FLOAT, [1, 8, 13, 11])],
               [vi("out", TensorProto.FLOAT, [10, 7]), vi("y1q", TensorProto.UINT8, None),
-               vi("y2q", TensorProto.INT8, None)], i)
+               vi("y2q", TensorProto.UINT8, None)], i)
     steps = {"out": 0.02, "y1q": 1, "y2q": 1}
     return m, {"x": (RNG.standard_normal((1, 8, 13, 11)) * 1.2).astype(np.float32)}, steps
 
@@ -337,6 +341,25 @@ def main():
             if rc != 0 or wrong:
                 print("FAIL %s: not rewritten as expected (%s)" % (name, ", ".join(wrong) or out))
                 failed += 1
+        # the rewritten graph exported as standard ONNX (split --export, one
+        # stage): ONNX Runtime runs it to the same outputs
+        expdir = os.path.join(work, name, "export")
+        rc, out = run([nnpipe, "split", path, "--stages", "1", "--export", expdir])
+        rc2, out2 = (run([ort, os.path.join(expdir, "stage-0.onnx"), "--output-dir",
+                          os.path.join(expdir, "ort")] + args) if rc == 0 else (rc, ""))
+        if rc != 0 or rc2 != 0:
+            print("FAIL %s [export]: %s%s" % (name, out, out2))
+            failed += 1
+        else:
+            got = read_outputs(os.path.join(expdir, "ort"), m)
+            bad = [o for o in ref if compare(o, got[o], ref[o], {})[0]
+                   or not np.array_equal(got[o], ref[o])]
+            print("%s [export, ONNX Runtime]: %s" % (
+                name, "equal" if not bad else "differs: " + ", ".join(bad)))
+            if bad:
+                failed += 1
+            else:
+                passed += 1
         for variant in ISAS + ["no-fusion"]:
             env = dict(os.environ)
             extra = ["--threads", "2"]

@@ -229,6 +229,33 @@ tile_c (const gint8 *s, const guint8 *u0, const guint8 *u1, int64_t kp, int cols
     if (two) \
       c##r##1 = _mm512_dpbusd_epi32 (c##r##1, b1, a); \
   }
+/* the 8 x 32 accumulators c<row><half> of a tile, and the loop over the
+ * q-groups of the S panel `s` and the U panels u0, u1 (u1 when cols > 16) */
+#define VNNI512_DECLARE() \
+  __m512i c00 = _mm512_setzero_si512 (), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00; \
+  __m512i c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00; \
+  __m512i c61 = c00, c70 = c00, c71 = c00; \
+  const gboolean two = cols > NNP_QGEMM_NRP
+/* q-group q of U at u0 / u1 + UOFF (q): packed panels (koff NULL) or read
+ * in place at the offsets koff[] (the direct convolution) */
+#define UOFF(q) (koff ? koff[q] : (q) *64)
+#define VNNI512_LOOP(load_b1) \
+  for (int64_t q = 0; q < kp / QK; q++) { \
+    const gint8 *sq = s + q * NNP_QGEMM_MR * QK; \
+    __m512i b0 = _mm512_loadu_si512 ((const void *) (u0 + UOFF (q))); \
+    __m512i b1 = load_b1 ? _mm512_loadu_si512 ((const void *) (u1 + UOFF (q))) : b0; \
+    VNNI512_ROW (0) VNNI512_ROW (1) VNNI512_ROW (2) VNNI512_ROW (3); \
+    VNNI512_ROW (4) VNNI512_ROW (5) VNNI512_ROW (6) VNNI512_ROW (7); \
+  }
+/* two loops: the test of `two` leaves the inner one */
+#define VNNI512_ACCUMULATE() \
+  do { \
+    if (two) { \
+      VNNI512_LOOP (TRUE) \
+    } else { \
+      VNNI512_LOOP (FALSE) \
+    } \
+  } while (0)
 #define VNNI512_STORE(r) \
   _mm512_storeu_si512 ((void *) (tile + (r) *NNP_QGEMM_NT), c##r##0); \
   _mm512_storeu_si512 ((void *) (tile + (r) *NNP_QGEMM_NT + 16), c##r##1);
@@ -237,30 +264,10 @@ __attribute__ ((target ("avx512f,avx512bw,avx512vnni"))) static void
 tile_avx512vnni (const gint8 *s, const guint8 *u0, const guint8 *u1, int64_t kp, int cols,
                  int32_t *tile)
 {
-  __m512i c00 = _mm512_setzero_si512 (), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
-  __m512i c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00;
-  __m512i c61 = c00, c70 = c00, c71 = c00;
-  const gboolean two = cols > NNP_QGEMM_NRP;
-  int64_t kq = kp / QK;
+  const int32_t *koff = NULL;
+  VNNI512_DECLARE ();
 
-  if (two) {
-    for (int64_t q = 0; q < kq; q++) {
-      const gint8 *sq = s + q * NNP_QGEMM_MR * QK;
-      __m512i b0 = _mm512_loadu_si512 ((const void *) (u0 + q * 64));
-      __m512i b1 = _mm512_loadu_si512 ((const void *) (u1 + q * 64));
-      VNNI512_ROW (0) VNNI512_ROW (1) VNNI512_ROW (2) VNNI512_ROW (3);
-      VNNI512_ROW (4) VNNI512_ROW (5) VNNI512_ROW (6) VNNI512_ROW (7);
-    }
-  } else {
-    __m512i b1 = _mm512_setzero_si512 ();
-    for (int64_t q = 0; q < kq; q++) {
-      const gint8 *sq = s + q * NNP_QGEMM_MR * QK;
-      __m512i b0 = _mm512_loadu_si512 ((const void *) (u0 + q * 64));
-      VNNI512_ROW (0) VNNI512_ROW (1) VNNI512_ROW (2) VNNI512_ROW (3);
-      VNNI512_ROW (4) VNNI512_ROW (5) VNNI512_ROW (6) VNNI512_ROW (7);
-    }
-    (void) b1;
-  }
+  VNNI512_ACCUMULATE ();
   VNNI512_STORE (0) VNNI512_STORE (1) VNNI512_STORE (2) VNNI512_STORE (3);
   VNNI512_STORE (4) VNNI512_STORE (5) VNNI512_STORE (6) VNNI512_STORE (7);
 }
@@ -269,108 +276,122 @@ tile_avx512vnni (const gint8 *s, const guint8 *u0, const guint8 *u1, int64_t kp,
  * undefined source of the plain ones, -Wmaybe-uninitialized) */
 #define ALL16 ((__mmask16) 0xffff)
 
-/* The epilogue of one row in registers (channels along rows, one U zero
- * point): v = c + a - zs * ct, then the output; m0 / m1 mask the columns.
- * No contraction of the multiply and add (Cast -> Mul -> Add rounds twice). */
+/* Per-column values of a tile's epilogue, loaded once (masked to the
+ * columns that exist). */
+typedef struct {
+  __m512i zu[2];       /* U zero points */
+  __m512i ct[2];       /* colsum - k * zu (when some zs != 0) */
+  __m512i ib[2];       /* channels along columns: the int32 bias */
+  __m512 sc[2], fb[2]; /* channels along columns: scale / multiplier, float bias */
+} ColVecs;
+
+/* The epilogue of one row in registers:
+ *   v = c + ibias - rowsum * zu - zs * (colsum - k * zu)
+ * then the output; m[] mask the columns.  No contraction of the multiply
+ * and add (Cast -> Mul -> Add rounds twice). */
 __attribute__ ((target ("avx512f,avx512bw,avx512vl"),
                 optimize ("fp-contract=off"))) static inline void
-row_out_avx512 (const NnpQgemmEpilogue *e, int64_t i, __m512i c0, __m512i c1, __m512i ct0,
-                __m512i ct1, __mmask16 m0, __mmask16 m1, int64_t at)
+row_out_avx512 (const NnpQgemmEpilogue *e, const ColVecs *cv, int64_t i, __m512i c0, __m512i c1,
+                const __mmask16 *m, int64_t at)
 {
   int32_t zs = e->zs ? e->zs[e->zs_per ? i : 0] : 0;
-  int32_t zu = e->zu ? e->zu[0] : 0;
-  int32_t a = (int32_t) ((e->ibias ? (guint32) e->ibias[e->bias_per ? i : 0] : 0)
-                         - (guint32) zu * (guint32) (e->rowsum ? e->rowsum[i] : 0));
-  __m512i va = _mm512_set1_epi32 (a);
+  int32_t rs = e->rowsum ? e->rowsum[i] : 0;
+  __m512i c[2] = { c0, c1 };
+  __m512 sc[2], fb[2];
 
-  c0 = _mm512_add_epi32 (c0, va);
-  c1 = _mm512_add_epi32 (c1, va);
-  if (zs) {
-    __m512i vzs = _mm512_set1_epi32 (-zs);
-    c0 = _mm512_add_epi32 (c0, _mm512_mullo_epi32 (vzs, ct0));
-    c1 = _mm512_add_epi32 (c1, _mm512_mullo_epi32 (vzs, ct1));
-  }
-  if (e->out == NNP_QGEMM_OUT_INT32) {
-    _mm512_mask_storeu_epi32 ((int32_t *) e->c + at, m0, c0);
-    _mm512_mask_storeu_epi32 ((int32_t *) e->c + at + 16, m1, c1);
-  } else if (e->out == NNP_QGEMM_OUT_FLOAT) {
-    __m512 vs = _mm512_set1_ps (e->scale[e->scale_per ? i : 0]);
-    __m512 f0 = _mm512_mul_ps (_mm512_maskz_cvtepi32_ps (ALL16, c0), vs);
-    __m512 f1 = _mm512_mul_ps (_mm512_maskz_cvtepi32_ps (ALL16, c1), vs);
-    if (e->fbias) {
-      __m512 vb = _mm512_set1_ps (e->fbias[e->bias_per ? i : 0]);
-      f0 = _mm512_add_ps (f0, vb);
-      f1 = _mm512_add_ps (f1, vb);
-    }
-    if (e->act == NNP_ACT_RELU) {
-      f0 = _mm512_maskz_max_ps (ALL16, f0, _mm512_setzero_ps ());
-      f1 = _mm512_maskz_max_ps (ALL16, f1, _mm512_setzero_ps ());
-    }
-    _mm512_mask_storeu_ps ((float *) e->c + at, m0, f0);
-    _mm512_mask_storeu_ps ((float *) e->c + at + 16, m1, f1);
+  if (e->chan_rows) {
+    /* one zero point of U: a scalar per row */
+    int32_t a = (int32_t) ((e->ibias ? (guint32) e->ibias[e->bias_per ? i : 0] : 0)
+                           - (guint32) (e->zu ? e->zu[0] : 0) * (guint32) rs);
+    sc[0] = sc[1] =
+        _mm512_set1_ps (e->out != NNP_QGEMM_OUT_INT32 ? e->scale[e->scale_per ? i : 0] : 0.f);
+    fb[0] = fb[1] = _mm512_set1_ps (e->fbias ? e->fbias[e->bias_per ? i : 0] : 0.f);
+    for (int h = 0; h < 2; h++)
+      c[h] = _mm512_add_epi32 (c[h], _mm512_set1_epi32 (a));
   } else {
-    __m512 vs = _mm512_set1_ps (e->scale[e->scale_per ? i : 0]);
-    __m512 lo = _mm512_set1_ps ((float) (e->y_lo - e->y_zp));
-    __m512 hi = _mm512_set1_ps ((float) (e->y_hi - e->y_zp));
-    __m512i vzp = _mm512_set1_epi32 (e->y_zp);
-    __m512 f0 = _mm512_maskz_min_ps (
-        ALL16,
-        _mm512_maskz_max_ps (ALL16, _mm512_mul_ps (_mm512_maskz_cvtepi32_ps (ALL16, c0), vs), lo),
-        hi);
-    __m512 f1 = _mm512_maskz_min_ps (
-        ALL16,
-        _mm512_maskz_max_ps (ALL16, _mm512_mul_ps (_mm512_maskz_cvtepi32_ps (ALL16, c1), vs), lo),
-        hi);
-    /* in range: the truncating narrowing keeps the value */
-    __m128i q0 = _mm512_maskz_cvtepi32_epi8 (
-        ALL16, _mm512_add_epi32 (_mm512_maskz_cvtps_epi32 (ALL16, f0), vzp));
-    __m128i q1 = _mm512_maskz_cvtepi32_epi8 (
-        ALL16, _mm512_add_epi32 (_mm512_maskz_cvtps_epi32 (ALL16, f1), vzp));
-    _mm_mask_storeu_epi8 ((guint8 *) e->c + at, m0, q0);
-    _mm_mask_storeu_epi8 ((guint8 *) e->c + at + 16, m1, q1);
+    for (int h = 0; h < 2; h++) {
+      sc[h] = cv->sc[h];
+      fb[h] = cv->fb[h];
+      c[h] = _mm512_add_epi32 (c[h], cv->ib[h]);
+      if (rs)
+        c[h] = _mm512_sub_epi32 (c[h], _mm512_mullo_epi32 (_mm512_set1_epi32 (rs), cv->zu[h]));
+    }
+  }
+  if (zs)
+    for (int h = 0; h < 2; h++)
+      c[h] = _mm512_sub_epi32 (c[h], _mm512_mullo_epi32 (_mm512_set1_epi32 (zs), cv->ct[h]));
+  for (int h = 0; h < 2; h++) {
+    if (e->out == NNP_QGEMM_OUT_INT32) {
+      _mm512_mask_storeu_epi32 ((int32_t *) e->c + at + 16 * h, m[h], c[h]);
+    } else if (e->out == NNP_QGEMM_OUT_FLOAT) {
+      __m512 f = _mm512_mul_ps (_mm512_maskz_cvtepi32_ps (ALL16, c[h]), sc[h]);
+      if (e->fbias)
+        f = _mm512_add_ps (f, fb[h]);
+      if (e->act == NNP_ACT_RELU)
+        f = _mm512_maskz_max_ps (ALL16, f, _mm512_setzero_ps ());
+      _mm512_mask_storeu_ps ((float *) e->c + at + 16 * h, m[h], f);
+    } else {
+      __m512 lo = _mm512_set1_ps ((float) (e->y_lo - e->y_zp));
+      __m512 hi = _mm512_set1_ps ((float) (e->y_hi - e->y_zp));
+      __m512 f = _mm512_mul_ps (_mm512_maskz_cvtepi32_ps (ALL16, c[h]), sc[h]);
+      f = _mm512_maskz_min_ps (ALL16, _mm512_maskz_max_ps (ALL16, f, lo), hi);
+      /* in range: the truncating narrowing keeps the value */
+      _mm_mask_storeu_epi8 (
+          (guint8 *) e->c + at + 16 * h, m[h],
+          _mm512_maskz_cvtepi32_epi8 (ALL16, _mm512_add_epi32 (_mm512_maskz_cvtps_epi32 (ALL16, f),
+                                                               _mm512_set1_epi32 (e->y_zp))));
+    }
   }
 }
 
 #define ROW_OUT(r) \
   if ((r) < mr) \
-    row_out_avx512 (e, i0 + (r), c##r##0, c##r##1, ct0, ct1, m0, m1, (i0 + (r)) * e->ldc + j0);
+    row_out_avx512 (e, &cv, i0 + (r), c##r##0, c##r##1, m, (i0 + (r)) * e->ldc + j0);
+
+/* A per-column int32 array (or one value for all) at columns j0.. */
+__attribute__ ((target ("avx512f,avx512bw,avx512vl"))) static inline __m512i
+col_epi32 (const int32_t *v, gboolean per, int64_t j, __mmask16 m)
+{
+  if (v == NULL)
+    return _mm512_setzero_si512 ();
+  return per ? _mm512_maskz_loadu_epi32 (m, v + j) : _mm512_set1_epi32 (v[0]);
+}
+
+__attribute__ ((target ("avx512f,avx512bw,avx512vl"))) static inline __m512
+col_ps (const float *v, gboolean per, int64_t j, __mmask16 m)
+{
+  if (v == NULL)
+    return _mm512_setzero_ps ();
+  return per ? _mm512_maskz_loadu_ps (m, v + j) : _mm512_set1_ps (v[0]);
+}
 
 /* tile_avx512vnni and the epilogue without leaving the registers */
 __attribute__ ((target ("avx512f,avx512bw,avx512vl,avx512vnni"))) static void
 tile_store_avx512vnni (const NnpQgemmEpilogue *e, const gint8 *s, const guint8 *u0,
-                       const guint8 *u1, int64_t kp, int64_t i0, int mr, int64_t j0, int cols)
+                       const guint8 *u1, const int32_t *koff, int64_t kp, int64_t i0, int mr,
+                       int64_t j0, int cols)
 {
-  __m512i c00 = _mm512_setzero_si512 (), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
-  __m512i c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00;
-  __m512i c61 = c00, c70 = c00, c71 = c00, ct0 = c00, ct1 = c00;
-  const gboolean two = cols > NNP_QGEMM_NRP;
-  __mmask16 m0 = cols >= 16 ? 0xffff : (__mmask16) ((1u << cols) - 1);
-  __mmask16 m1 = cols >= 32 ? 0xffff : cols > 16 ? (__mmask16) ((1u << (cols - 16)) - 1) : 0;
-  int64_t kq = kp / QK;
+  VNNI512_DECLARE ();
+  __mmask16 m[2] = { cols >= 16 ? 0xffff : (__mmask16) ((1u << cols) - 1),
+                     cols >= 32  ? 0xffff
+                     : cols > 16 ? (__mmask16) ((1u << (cols - 16)) - 1)
+                                 : 0 };
+  ColVecs cv;
 
-  if (two) {
-    for (int64_t q = 0; q < kq; q++) {
-      const gint8 *sq = s + q * NNP_QGEMM_MR * QK;
-      __m512i b0 = _mm512_loadu_si512 ((const void *) (u0 + q * 64));
-      __m512i b1 = _mm512_loadu_si512 ((const void *) (u1 + q * 64));
-      VNNI512_ROW (0) VNNI512_ROW (1) VNNI512_ROW (2) VNNI512_ROW (3);
-      VNNI512_ROW (4) VNNI512_ROW (5) VNNI512_ROW (6) VNNI512_ROW (7);
+  VNNI512_ACCUMULATE ();
+  for (int h = 0; h < 2; h++) {
+    int64_t j = j0 + 16 * h;
+    cv.zu[h] = col_epi32 (e->zu, e->zu_per, j, m[h]);
+    cv.ct[h] = _mm512_setzero_si512 ();
+    if (e->colsum)
+      cv.ct[h] =
+          _mm512_sub_epi32 (_mm512_maskz_loadu_epi32 (m[h], e->colsum + j),
+                            _mm512_mullo_epi32 (_mm512_set1_epi32 ((int32_t) e->k), cv.zu[h]));
+    if (!e->chan_rows) {
+      cv.ib[h] = col_epi32 (e->ibias, e->bias_per, j, m[h]);
+      cv.sc[h] = col_ps (e->out != NNP_QGEMM_OUT_INT32 ? e->scale : NULL, e->scale_per, j, m[h]);
+      cv.fb[h] = col_ps (e->fbias, e->bias_per, j, m[h]);
     }
-  } else {
-    __m512i b1 = _mm512_setzero_si512 ();
-    for (int64_t q = 0; q < kq; q++) {
-      const gint8 *sq = s + q * NNP_QGEMM_MR * QK;
-      __m512i b0 = _mm512_loadu_si512 ((const void *) (u0 + q * 64));
-      VNNI512_ROW (0) VNNI512_ROW (1) VNNI512_ROW (2) VNNI512_ROW (3);
-      VNNI512_ROW (4) VNNI512_ROW (5) VNNI512_ROW (6) VNNI512_ROW (7);
-    }
-    (void) b1;
-  }
-  if (e->colsum) {
-    /* ct = colsum - k * zu, where some row has zs != 0 */
-    __m512i kz = _mm512_set1_epi32 ((int32_t) ((guint32) e->k * (guint32) (e->zu ? e->zu[0] : 0)));
-    ct0 = _mm512_sub_epi32 (_mm512_maskz_loadu_epi32 (m0, e->colsum + j0), kz);
-    ct1 = _mm512_sub_epi32 (_mm512_maskz_loadu_epi32 (m1, e->colsum + j0 + 16), kz);
   }
   ROW_OUT (0) ROW_OUT (1) ROW_OUT (2) ROW_OUT (3) ROW_OUT (4) ROW_OUT (5) ROW_OUT (6) ROW_OUT (7)
 }
@@ -579,14 +600,71 @@ nnp_qgemm_tile_store (const NnpQgemmEpilogue *e, const gint8 *s, const guint8 *u
                       int64_t kp, int64_t i0, int mr, int64_t j0, int cols, int32_t *tile)
 {
 #if defined(__x86_64__) || defined(__i386__)
-  if (nnp_qgemm_isa () == NNP_QGEMM_AVX512VNNI && e->chan_rows && !e->zu_per
+  if (nnp_qgemm_isa () == NNP_QGEMM_AVX512VNNI && !(e->chan_rows && e->zu_per)
       && (e->out != NNP_QGEMM_OUT_FLOAT || e->act == NNP_ACT_NONE || e->act == NNP_ACT_RELU)) {
-    tile_store_avx512vnni (e, s, u0, u1, kp, i0, mr, j0, cols);
+    tile_store_avx512vnni (e, s, u0, u1, NULL, kp, i0, mr, j0, cols);
     return;
   }
 #endif
   nnp_qgemm_tile (s, u0, u1, kp, cols, tile);
   nnp_qgemm_epilogue (e, tile, i0, mr, j0, cols);
+}
+
+gboolean
+nnp_qgemm_indirect_ok (const NnpQgemmEpilogue *e)
+{
+  return nnp_qgemm_isa () == NNP_QGEMM_AVX512VNNI && e->chan_rows && !e->zu_per
+         && (e->out != NNP_QGEMM_OUT_FLOAT || e->act == NNP_ACT_NONE || e->act == NNP_ACT_RELU);
+}
+
+void
+nnp_qgemm_tile_store_indirect (const NnpQgemmEpilogue *e, const gint8 *s, const guint8 *u0,
+                               const guint8 *u1, const int32_t *koff, int64_t kq, int64_t i0,
+                               int mr, int64_t j0, int cols)
+{
+#if defined(__x86_64__) || defined(__i386__)
+  g_return_if_fail (nnp_qgemm_indirect_ok (e));
+  tile_store_avx512vnni (e, s, u0, u1, koff, kq * QK, i0, mr, j0, cols);
+#endif
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+__attribute__ ((target ("avx512f,avx512bw,avx512vl,avx512vnni"))) static void
+colsum_avx512vnni (const guint8 *u0, const guint8 *u1, const int32_t *koff, int64_t kq, int cols,
+                   int32_t *colsum)
+{
+  const __m512i ones = _mm512_set1_epi8 (1);
+  __m512i c0 = _mm512_setzero_si512 (), c1 = c0;
+
+  for (int64_t q = 0; q < kq; q++) {
+    c0 = _mm512_dpbusd_epi32 (c0, _mm512_loadu_si512 ((const void *) (u0 + koff[q])), ones);
+    if (cols > NNP_QGEMM_NRP)
+      c1 = _mm512_dpbusd_epi32 (c1, _mm512_loadu_si512 ((const void *) (u1 + koff[q])), ones);
+  }
+  _mm512_mask_storeu_epi32 (colsum, cols >= 16 ? 0xffff : (__mmask16) ((1u << cols) - 1), c0);
+  if (cols > NNP_QGEMM_NRP)
+    _mm512_mask_storeu_epi32 (colsum + 16,
+                              cols >= 32 ? 0xffff : (__mmask16) ((1u << (cols - 16)) - 1), c1);
+}
+#endif
+
+void
+nnp_qgemm_colsum_indirect (const guint8 *u0, const guint8 *u1, const int32_t *koff, int64_t kq,
+                           int cols, int32_t *colsum)
+{
+#if defined(__x86_64__) || defined(__i386__)
+  if (nnp_qgemm_isa () == NNP_QGEMM_AVX512VNNI) {
+    colsum_avx512vnni (u0, u1, koff, kq, cols, colsum);
+    return;
+  }
+#endif
+  for (int c = 0; c < cols; c++) {
+    const guint8 *u = c < NNP_QGEMM_NRP ? u0 + c * QK : u1 + (c - NNP_QGEMM_NRP) * QK;
+    int32_t sum = 0;
+    for (int64_t q = 0; q < kq; q++)
+      sum += u[koff[q]] + u[koff[q] + 1] + u[koff[q] + 2] + u[koff[q] + 3];
+    colsum[c] = sum;
+  }
 }
 
 void

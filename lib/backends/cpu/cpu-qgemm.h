@@ -149,4 +149,17 @@ void nnp_qgemm_tile_store (const NnpQgemmEpilogue *e, const gint8 *s, const guin
                            const guint8 *u1, int64_t kp, int64_t i0, int mr, int64_t j0, int cols,
                            int32_t *tile);
 
+/* The direct ("indirect GEMM") form, AVX512-VNNI only: q-group q of U read
+ * in place, 64 bytes (16 columns x 4 k) at u0 + koff[q] (columns 0..15) and
+ * u1 + koff[q] (16..31).  nnp_qgemm_indirect_ok () says whether the kernel
+ * and this epilogue allow it (channels along rows, one U zero point,
+ * activation none or Relu). */
+gboolean nnp_qgemm_indirect_ok (const NnpQgemmEpilogue *e);
+void nnp_qgemm_tile_store_indirect (const NnpQgemmEpilogue *e, const gint8 *s, const guint8 *u0,
+                                    const guint8 *u1, const int32_t *koff, int64_t kq, int64_t i0,
+                                    int mr, int64_t j0, int cols);
+/* colsum[c] = the sum of column c's bytes over the kq q-groups, c < cols. */
+void nnp_qgemm_colsum_indirect (const guint8 *u0, const guint8 *u1, const int32_t *koff, int64_t kq,
+                                int cols, int32_t *colsum);
+
 G_END_DECLS

@@ -123,7 +123,20 @@ typedef struct {
   const float *scale;
   const void *zp;
   void *y;
+  gboolean quantize;
 } QJob;
+
+static QJob
+qjob (const NnpCpuCall *call, gboolean quantize)
+{
+  QJob j = { call->node->params,
+             call->inputs[0]->data,
+             call->inputs[1]->data,
+             call->node->n_inputs > 2 && call->inputs[2] ? call->inputs[2]->data : NULL,
+             call->outputs[0]->data,
+             quantize };
+  return j;
+}
 
 static inline gsize
 scale_index (const NnpQuantLinearParams *p, int64_t o, int64_t a, int64_t i)
@@ -131,12 +144,13 @@ scale_index (const NnpQuantLinearParams *p, int64_t o, int64_t a, int64_t i)
   return (gsize) (o * p->scale_os + (a / p->block) * p->scale_as + i * p->scale_is);
 }
 
-/* items: (o, a) rows of `inner` elements */
+/* items: (o, a) rows of `inner` elements; quantise or dequantise */
 static void
-quantize_rows (gpointer data, gsize begin, gsize end, int thread)
+linear_rows (gpointer data, gsize begin, gsize end, int thread)
 {
   const QJob *j = data;
   const NnpQuantLinearParams *p = j->p;
+  NnpDType qt = j->quantize ? p->y_dtype : p->x_dtype; /* the 8/16-bit side */
   int32_t lo, hi;
 
   (void) thread;
@@ -146,10 +160,15 @@ quantize_rows (gpointer data, gsize begin, gsize end, int thread)
     gsize base = r * (gsize) p->inner;
     for (int64_t i = 0; i < p->inner; i++) {
       gsize si = scale_index (p, o, a, i), e = base + (gsize) i;
-      int32_t zp = j->zp ? load_int (j->zp, p->y_dtype, si) : 0;
-      float v = p->x_dtype == NNP_DTYPE_FLOAT32 ? ((const float *) j->x)[e]
-                                                : (float) ((const gint32 *) j->x)[e];
-      store_int (j->y, p->y_dtype, e, quant_one (v / j->scale[si], zp, lo, hi));
+      int32_t zp = j->zp ? load_int (j->zp, qt, si) : 0;
+      if (j->quantize) {
+        float v = p->x_dtype == NNP_DTYPE_FLOAT32 ? ((const float *) j->x)[e]
+                                                  : (float) ((const gint32 *) j->x)[e];
+        store_int (j->y, p->y_dtype, e, quant_one (v / j->scale[si], zp, lo, hi));
+      } else {
+        /* the difference in int64: exact for int32 inputs too */
+        ((float *) j->y)[e] = (float) ((int64_t) load_int (j->x, qt, e) - zp) * j->scale[si];
+      }
     }
   }
 }
@@ -174,9 +193,7 @@ static gboolean
 quantize_linear_run (const NnpCpuCall *call, GError **error)
 {
   const NnpQuantLinearParams *p = call->node->params;
-  QJob j = { p, call->inputs[0]->data, call->inputs[1]->data,
-             call->node->n_inputs > 2 && call->inputs[2] ? call->inputs[2]->data : NULL,
-             call->outputs[0]->data };
+  QJob j = qjob (call, TRUE);
 
   (void) error;
   g_return_val_if_fail (p != NULL, FALSE);
@@ -184,34 +201,14 @@ quantize_linear_run (const NnpCpuCall *call, GError **error)
     nnp_cpu_run_items (call->pool, ((gsize) p->outer + QCHUNK - 1) / QCHUNK, QCHUNK,
                        quantize_chunks, &j);
   else
-    nnp_cpu_run_items (call->pool, (gsize) (p->outer * p->axis_dim), (gsize) p->inner,
-                       quantize_rows, &j);
+    nnp_cpu_run_items (call->pool, (gsize) (p->outer * p->axis_dim), (gsize) p->inner, linear_rows,
+                       &j);
   return TRUE;
 }
 
 const NnpCpuKernel nnp_cpu_quantize_linear = { .run = quantize_linear_run };
 
 /* ---------------------------------------------------------------- DequantizeLinear */
-
-static void
-dequantize_rows (gpointer data, gsize begin, gsize end, int thread)
-{
-  const QJob *j = data;
-  const NnpQuantLinearParams *p = j->p;
-  float *y = j->y;
-
-  (void) thread;
-  for (gsize r = begin; r < end; r++) {
-    int64_t o = (int64_t) r / p->axis_dim, a = (int64_t) r % p->axis_dim;
-    gsize base = r * (gsize) p->inner;
-    for (int64_t i = 0; i < p->inner; i++) {
-      gsize si = scale_index (p, o, a, i), e = base + (gsize) i;
-      int32_t zp = j->zp ? load_int (j->zp, p->x_dtype, si) : 0;
-      /* the difference in int64: exact for int32 inputs too */
-      y[e] = (float) ((int64_t) load_int (j->x, p->x_dtype, e) - zp) * j->scale[si];
-    }
-  }
-}
 
 /* per tensor: flat chunks */
 static void
@@ -245,9 +242,7 @@ static gboolean
 dequantize_linear_run (const NnpCpuCall *call, GError **error)
 {
   const NnpQuantLinearParams *p = call->node->params;
-  QJob j = { p, call->inputs[0]->data, call->inputs[1]->data,
-             call->node->n_inputs > 2 && call->inputs[2] ? call->inputs[2]->data : NULL,
-             call->outputs[0]->data };
+  QJob j = qjob (call, FALSE);
 
   (void) error;
   g_return_val_if_fail (p != NULL, FALSE);
@@ -255,8 +250,8 @@ dequantize_linear_run (const NnpCpuCall *call, GError **error)
     nnp_cpu_run_items (call->pool, ((gsize) p->outer + QCHUNK - 1) / QCHUNK, QCHUNK,
                        dequantize_chunks, &j);
   else
-    nnp_cpu_run_items (call->pool, (gsize) (p->outer * p->axis_dim), (gsize) p->inner,
-                       dequantize_rows, &j);
+    nnp_cpu_run_items (call->pool, (gsize) (p->outer * p->axis_dim), (gsize) p->inner, linear_rows,
+                       &j);
   return TRUE;
 }
 
