@@ -164,6 +164,13 @@ NNP_OP (RNN,                 rnn,                 "RNN",                 3, 6, 0
 NNP_OP (GRU,                 gru,                 "GRU",                 3, 6, 0, 2)
 NNP_OP (LSTM,                lstm,                "LSTM",                3, 8, 0, 3)
 
+/* selection ops (lib/ops/ops-select.c, lib/backends/cpu/cpu-select.c) */
+NNP_OP (TOP_K,               top_k,               "TopK",                1, 2, 1, 2)
+NNP_OP (COMPRESS,            compress,            "Compress",            2, 2, 1, 1)
+NNP_OP (NON_ZERO,            non_zero,            "NonZero",             1, 1, 1, 1)
+NNP_OP (UNIQUE,              unique,              "Unique",              1, 1, 1, 4)
+NNP_OP (NON_MAX_SUPPRESSION, non_max_suppression, "NonMaxSuppression",   2, 5, 1, 1)
+
 /* legacy ops (opsets 7 to 9) run by another op's code */
 NNP_OP (UPSAMPLE,            upsample,            "Upsample",            1, 2, 1, 1)
 /* clang-format on */

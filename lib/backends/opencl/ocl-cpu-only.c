@@ -86,3 +86,10 @@ CPU_ONLY (softmax_cross_entropy_loss)
 CPU_ONLY (rnn)
 CPU_ONLY (gru)
 CPU_ONLY (lstm)
+
+/* selection ops (lib/ops/ops-select.c) */
+CPU_ONLY (top_k)
+CPU_ONLY (compress)
+CPU_ONLY (non_zero)
+CPU_ONLY (unique)
+CPU_ONLY (non_max_suppression)
