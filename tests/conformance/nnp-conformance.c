@@ -1,6 +1,7 @@
 /* nnp-conformance: run ONNX backend conformance cases through libnnpipe.
  *
- *   nnp-conformance [--filter SUBSTR] [--verbose] [--no-fork] [--timeout S] DIR...
+ *   nnp-conformance [--filter SUBSTR] [--verbose] [--no-fork] [--timeout S]
+ *                   [--expect FILE] DIR...
  *
  * Each DIR is either one case (a folder holding model.onnx and
  * test_data_set_N/) or a folder of cases (e.g. .../libonnx-testdata/data/node).
@@ -16,6 +17,11 @@
  *
  * By default every case runs in a child process (fork), so a crash or a hang
  * in one case is reported as that case's failure and the run goes on.
+ *
+ * --expect FILE names cases (one per line, '#' comments) that must pass: one
+ * of them skipped, or absent from the folders given, is a failure too
+ * ("REGRESSED"), so the test that passes the list catches a case that used
+ * to pass and no longer does.
  *
  * Closing line: "N passed, N failed, N skipped"; exit status 1 if any failed,
  * and when no case was found (a failure naming libonnx-testdata, not a skip).
@@ -45,6 +51,7 @@ static gboolean opt_no_fork = FALSE;
 static int opt_timeout = 120;
 static double opt_rtol = RTOL;
 static double opt_atol = ATOL;
+static char *opt_expect = NULL;
 
 /* ---------------------------------------------------------------------- */
 /* Reference data */
@@ -684,6 +691,24 @@ collect_cases (const char *path, GPtrArray *cases)
   }
 }
 
+/* Case names of an --expect file (one per line; blank lines and '#' comments ignored). */
+static gboolean
+read_expect (const char *path, GHashTable *set, GError **error)
+{
+  g_autofree char *text = NULL;
+  g_auto (GStrv) lines = NULL;
+
+  if (!g_file_get_contents (path, &text, NULL, error))
+    return FALSE;
+  lines = g_strsplit (text, "\n", -1);
+  for (int i = 0; lines[i]; i++) {
+    char *l = g_strstrip (lines[i]);
+    if (*l != '\0' && *l != '#')
+      g_hash_table_add (set, g_strdup (l));
+  }
+  return TRUE;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -692,6 +717,8 @@ main (int argc, char **argv)
   g_autoptr (GPtrArray) cases = g_ptr_array_new_with_free_func (g_free);
   g_autoptr (GPtrArray) skipped = g_ptr_array_new_with_free_func (g_free);
   g_autoptr (GPtrArray) failed = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GHashTable) expect = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_autoptr (GHashTable) expect_all = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   int n_passed = 0, n_passed_bound = 0;
   GOptionEntry entries[] = {
     { "filter", 'f', 0, G_OPTION_ARG_STRING, &opt_filter,
@@ -702,6 +729,8 @@ main (int argc, char **argv)
     { "timeout", 0, 0, G_OPTION_ARG_INT, &opt_timeout, "Seconds per case (default 120)", "S" },
     { "rtol", 0, 0, G_OPTION_ARG_DOUBLE, &opt_rtol, "Relative tolerance (default 1e-4)", "R" },
     { "atol", 0, 0, G_OPTION_ARG_DOUBLE, &opt_atol, "Absolute tolerance (default 1e-5)", "A" },
+    { "expect", 0, 0, G_OPTION_ARG_FILENAME, &opt_expect,
+      "Cases listed in FILE must pass (a skip is a failure)", "FILE" },
     { NULL }
   };
 
@@ -720,6 +749,12 @@ main (int argc, char **argv)
 
   for (int i = 1; i < argc; i++)
     collect_cases (argv[i], cases);
+  if (opt_expect
+      && (!read_expect (opt_expect, expect, &error)
+          || !read_expect (opt_expect, expect_all, &error))) {
+    g_printerr ("nnp-conformance: %s\n", error->message);
+    return 2;
+  }
   if (cases->len == 0) {
     g_print ("FAIL: no conformance cases found%s%s%s (the cases come from the Debian "
              "package libonnx-testdata)\n",
@@ -749,6 +784,12 @@ main (int argc, char **argv)
           g_print ("PASS %s%s%s\n", name, msg ? ": " : "", msg ? msg : "");
         break;
       case CASE_SKIPPED:
+        if (g_hash_table_contains (expect, name)) {
+          g_print ("FAIL %s: REGRESSED (listed in %s as passing): %s\n", name, opt_expect,
+                   msg ? msg : "unsupported");
+          g_ptr_array_add (failed, g_steal_pointer (&name));
+          break;
+        }
         g_print ("SKIP %s: %s\n", name, msg ? msg : "unsupported");
         g_ptr_array_add (skipped, g_steal_pointer (&name));
         break;
@@ -759,6 +800,20 @@ main (int argc, char **argv)
         break;
     }
     fflush (stdout);
+    if (name == NULL)
+      name = g_path_get_basename (case_dir);
+    g_hash_table_remove (expect, name);
+  }
+  /* listed cases that were not there at all */
+  if (opt_filter == NULL) {
+    GHashTableIter it;
+    gpointer key;
+    g_hash_table_iter_init (&it, expect);
+    while (g_hash_table_iter_next (&it, &key, NULL)) {
+      g_print ("FAIL %s: REGRESSED (listed in %s as passing, but not found)\n", (char *) key,
+               opt_expect);
+      g_ptr_array_add (failed, g_strdup (key));
+    }
   }
 
   g_print ("\n");
@@ -778,7 +833,15 @@ main (int argc, char **argv)
     g_print ("(%d of the passed cases feed shape operands as graph inputs; the runner bound them"
              " to their test data as constants)\n",
              n_passed_bound);
+  if (opt_expect) {
+    guint bad = 0;
+    for (guint i = 0; i < failed->len; i++)
+      bad += g_hash_table_contains (expect_all, g_ptr_array_index (failed, i));
+    g_print ("%u of the %u cases listed in %s passed\n", g_hash_table_size (expect_all) - bad,
+             g_hash_table_size (expect_all), opt_expect);
+  }
   g_print ("%d passed, %u failed, %u skipped\n", n_passed, failed->len, skipped->len);
   g_free (opt_filter);
+  g_free (opt_expect);
   return failed->len > 0 ? 1 : 0;
 }
