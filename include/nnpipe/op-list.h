@@ -171,6 +171,12 @@ NNP_OP (NON_ZERO,            non_zero,            "NonZero",             1, 1, 1
 NNP_OP (UNIQUE,              unique,              "Unique",              1, 1, 1, 4)
 NNP_OP (NON_MAX_SUPPRESSION, non_max_suppression, "NonMaxSuppression",   2, 5, 1, 1)
 
+/* signal ops (lib/ops/ops-signal.c, lib/backends/cpu/cpu-signal.c) */
+NNP_OP (HANN_WINDOW,         hann_window,         "HannWindow",          1, 1, 1, 1)
+NNP_OP (HAMMING_WINDOW,      hamming_window,      "HammingWindow",       1, 1, 1, 1)
+NNP_OP (BLACKMAN_WINDOW,     blackman_window,     "BlackmanWindow",      1, 1, 1, 1)
+NNP_OP (DFT,                 dft,                 "DFT",                 1, 3, 1, 1)
+
 /* legacy ops (opsets 7 to 9) run by another op's code */
 NNP_OP (UPSAMPLE,            upsample,            "Upsample",            1, 2, 1, 1)
 /* clang-format on */

@@ -93,3 +93,9 @@ CPU_ONLY (compress)
 CPU_ONLY (non_zero)
 CPU_ONLY (unique)
 CPU_ONLY (non_max_suppression)
+
+/* signal ops (lib/ops/ops-signal.c) */
+CPU_ONLY (hann_window)
+CPU_ONLY (hamming_window)
+CPU_ONLY (blackman_window)
+CPU_ONLY (dft)
