@@ -177,6 +177,11 @@ NNP_OP (HAMMING_WINDOW,      hamming_window,      "HammingWindow",       1, 1, 1
 NNP_OP (BLACKMAN_WINDOW,     blackman_window,     "BlackmanWindow",      1, 1, 1, 1)
 NNP_OP (DFT,                 dft,                 "DFT",                 1, 3, 1, 1)
 
+/* sampling ops (lib/ops/ops-sample.c, lib/backends/cpu/cpu-sample.c) */
+NNP_OP (GRID_SAMPLE,         grid_sample,         "GridSample",          2, 2, 1, 1)
+NNP_OP (ROI_ALIGN,           roi_align,           "RoiAlign",            3, 3, 1, 1)
+NNP_OP (MAX_UNPOOL,          max_unpool,          "MaxUnpool",           2, 3, 1, 1)
+
 /* legacy ops (opsets 7 to 9) run by another op's code */
 NNP_OP (UPSAMPLE,            upsample,            "Upsample",            1, 2, 1, 1)
 /* clang-format on */

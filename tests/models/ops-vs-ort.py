@@ -12,7 +12,7 @@ linear_before_reset, clip, HardSigmoid), RNN (Relu), a ViT-style block
 style-transfer ops (InstanceNormalization, reflect Pad, Upsample 9), opset 7
 Upsample and BatchNormalization spatial=0, window functions and DFT,
 reductions with axes inputs (opset 18), TopK/CumSum/GatherElements/ScatterND,
-and the losses.
+the losses, GridSample (every mode and padding) and RoiAlign (avg and max).
 
 Usage: ops-vs-ort.py [--work DIR] [--keep] [--only SUBSTR]
 Environment: NNPIPE, NNP_ORT (set by tests/meson.build).
@@ -220,8 +220,31 @@ def losses():
         {"x": [2, 5, 3]}
 
 
+def sampling():
+    # grid values reach past [-1, 1] so that every padding mode matters
+    grid = (RNG.uniform(-1.3, 1.3, (2, 4, 5, 2))).astype(np.float32)
+    rois = np.array([[0.5, 0.7, 4.2, 3.9], [1.0, 0.0, 5.5, 4.5], [-0.5, 1.5, 2.0, 6.0]],
+                    np.float32)
+    nodes = [helper.make_node("GridSample", ["x", "grid"], ["g1"], mode="bilinear",
+                              padding_mode="reflection"),
+             helper.make_node("GridSample", ["x", "grid"], ["g2"], mode="nearest",
+                              padding_mode="border", align_corners=1),
+             helper.make_node("GridSample", ["x", "grid"], ["g3"], mode="bicubic"),
+             helper.make_node("RoiAlign", ["x", "rois", "bi"], ["r1"], output_height=3,
+                              output_width=2, sampling_ratio=2, spatial_scale=0.9),
+             helper.make_node("RoiAlign", ["x", "rois", "bi"], ["r2"], mode="max",
+                              output_height=2, output_width=2,
+                              coordinate_transformation_mode="output_half_pixel")]
+    inits = [const("grid", grid), const("rois", rois),
+             const("bi", np.array([1, 0, 1], np.int64))]
+    return model(nodes, [vi("x", F, [2, 3, 6, 7])],
+                 [vi("g1", F, [2, 3, 4, 5]), vi("g2", F, [2, 3, 4, 5]), vi("g3", F, [2, 3, 4, 5]),
+                  vi("r1", F, [3, 3, 3, 2]), vi("r2", F, [3, 3, 2, 2])], inits, opset=16), \
+        {"x": [2, 3, 6, 7]}
+
+
 CASES = [lstm_bidi, gru_reverse, gru_default, rnn_relu, vit_block, super_res, style, opset7,
-         signal, reductions, indexing, losses]
+         signal, reductions, indexing, losses, sampling]
 
 NP_OF = {TensorProto.FLOAT: np.float32, TensorProto.INT64: np.int64,
          TensorProto.INT32: np.int32, TensorProto.BOOL: np.bool_}

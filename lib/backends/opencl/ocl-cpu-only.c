@@ -99,3 +99,8 @@ CPU_ONLY (hann_window)
 CPU_ONLY (hamming_window)
 CPU_ONLY (blackman_window)
 CPU_ONLY (dft)
+
+/* sampling ops (lib/ops/ops-sample.c) */
+CPU_ONLY (grid_sample)
+CPU_ONLY (roi_align)
+CPU_ONLY (max_unpool)
