@@ -182,6 +182,10 @@ NNP_OP (GRID_SAMPLE,         grid_sample,         "GridSample",          2, 2, 1
 NNP_OP (ROI_ALIGN,           roi_align,           "RoiAlign",            3, 3, 1, 1)
 NNP_OP (MAX_UNPOOL,          max_unpool,          "MaxUnpool",           2, 3, 1, 1)
 
+/* linear algebra (lib/ops/ops-linalg.c, lib/backends/cpu/cpu-linalg.c) */
+NNP_OP (EINSUM,              einsum,              "Einsum",              1, 8, 1, 1)
+NNP_OP (DET,                 det,                 "Det",                 1, 1, 1, 1)
+
 /* legacy ops (opsets 7 to 9) run by another op's code */
 NNP_OP (UPSAMPLE,            upsample,            "Upsample",            1, 2, 1, 1)
 /* clang-format on */

@@ -12,7 +12,8 @@ linear_before_reset, clip, HardSigmoid), RNN (Relu), a ViT-style block
 style-transfer ops (InstanceNormalization, reflect Pad, Upsample 9), opset 7
 Upsample and BatchNormalization spatial=0, window functions and DFT,
 reductions with axes inputs (opset 18), TopK/CumSum/GatherElements/ScatterND,
-the losses, GridSample (every mode and padding) and RoiAlign (avg and max).
+the losses, GridSample (every mode and padding), RoiAlign (avg and max), Einsum
+(attention, implicit output, ellipsis diagonal) and Det.
 
 Usage: ops-vs-ort.py [--work DIR] [--keep] [--only SUBSTR]
 Environment: NNPIPE, NNP_ORT (set by tests/meson.build).
@@ -243,8 +244,19 @@ def sampling():
         {"x": [2, 3, 6, 7]}
 
 
+def einsum():
+    nodes = [helper.make_node("Einsum", ["q", "k"], ["a"], equation="bhqd,bhkd->bhqk"),
+             helper.make_node("Einsum", ["a", "k"], ["b"], equation="...qk,...kd"),
+             helper.make_node("Einsum", ["m"], ["d"], equation="...ii->...i"),
+             helper.make_node("Det", ["m"], ["det"])]
+    inits = [const("k", rand(2, 3, 5, 4)), const("m", rand(3, 4, 4))]
+    return model(nodes, [vi("q", F, [2, 3, 6, 4])],
+                 [vi("a", F, [2, 3, 6, 5]), vi("b", F, [2, 3, 6, 4]), vi("d", F, [3, 4]),
+                  vi("det", F, [3])], inits, opset=12), {"q": [2, 3, 6, 4]}
+
+
 CASES = [lstm_bidi, gru_reverse, gru_default, rnn_relu, vit_block, super_res, style, opset7,
-         signal, reductions, indexing, losses, sampling]
+         signal, reductions, indexing, losses, sampling, einsum]
 
 NP_OF = {TensorProto.FLOAT: np.float32, TensorProto.INT64: np.int64,
          TensorProto.INT32: np.int32, TensorProto.BOOL: np.bool_}

@@ -104,3 +104,7 @@ CPU_ONLY (dft)
 CPU_ONLY (grid_sample)
 CPU_ONLY (roi_align)
 CPU_ONLY (max_unpool)
+
+/* linear algebra (lib/ops/ops-linalg.c) */
+CPU_ONLY (einsum)
+CPU_ONLY (det)
