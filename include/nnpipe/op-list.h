@@ -186,6 +186,12 @@ NNP_OP (MAX_UNPOOL,          max_unpool,          "MaxUnpool",           2, 3, 1
 NNP_OP (EINSUM,              einsum,              "Einsum",              1, 8, 1, 1)
 NNP_OP (DET,                 det,                 "Det",                 1, 1, 1, 1)
 
+/* control flow (lib/ops/ops-control.c, lib/backends/cpu/cpu-control.c); the
+ * loader appends the outer values a subgraph reads to the node's inputs */
+NNP_OP (IF,                  if,                  "If",                  1, 64, 1, 64)
+NNP_OP (LOOP,                loop,                "Loop",                0, 64, 1, 64)
+NNP_OP (SCAN,                scan,                "Scan",                0, 64, 1, 64)
+
 /* legacy ops (opsets 7 to 9) run by another op's code */
 NNP_OP (UPSAMPLE,            upsample,            "Upsample",            1, 2, 1, 1)
 /* clang-format on */

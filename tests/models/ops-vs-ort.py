@@ -13,7 +13,10 @@ style-transfer ops (InstanceNormalization, reflect Pad, Upsample 9), opset 7
 Upsample and BatchNormalization spatial=0, window functions and DFT,
 reductions with axes inputs (opset 18), TopK/CumSum/GatherElements/ScatterND,
 the losses, GridSample (every mode and padding), RoiAlign (avg and max), Einsum
-(attention, implicit output, ellipsis diagonal) and Det.
+(attention, implicit output, ellipsis diagonal), Det, and control flow: a Loop with
+a carried value, scan outputs and a body slicing by the iteration number, a Loop
+ending on a condition computed from data, a Scan with reversed outputs and an If
+on data, every subgraph reading outer values.
 
 Usage: ops-vs-ort.py [--work DIR] [--keep] [--only SUBSTR]
 Environment: NNPIPE, NNP_ORT (set by tests/meson.build).
@@ -255,8 +258,59 @@ def einsum():
                   vi("det", F, [3])], inits, opset=12), {"q": [2, 3, 6, 4]}
 
 
+def control_flow():
+    B = TensorProto.BOOL
+    # Loop: carried sum and product, a scan output per iteration, trip count 4;
+    # the body reads the outer weight 'w' and slices x by the iteration number
+    body = helper.make_graph(
+        [helper.make_node("Unsqueeze", ["i", "zero"], ["i1"]),
+         helper.make_node("Add", ["i1", "one"], ["i2"]),
+         helper.make_node("Slice", ["x", "i1", "i2", "zero"], ["row"]),
+         helper.make_node("Add", ["acc_in", "row"], ["acc_out"]),
+         helper.make_node("Mul", ["acc_out", "w"], ["scan"]),
+         helper.make_node("Identity", ["c_in"], ["c_out"])],
+        "body", [vi("i", I64, []), vi("c_in", B, []), vi("acc_in", F, [1, 5])],
+        [vi("c_out", B, []), vi("acc_out", F, [1, 5]), vi("scan", F, [1, 5])],
+        initializer=[const("zero", np.array([0], np.int64)), const("one", np.array([1], np.int64))])
+    # Loop that ends on a condition computed from data (no scan outputs)
+    body2 = helper.make_graph(
+        [helper.make_node("Mul", ["v_in", "two"], ["v_out"]),
+         helper.make_node("ReduceSum", ["v_out"], ["s"], keepdims=0),
+         helper.make_node("Less", ["s", "limit"], ["c_out"])],
+        "body2", [vi("i", I64, []), vi("c_in", B, []), vi("v_in", F, [4, 5])],
+        [vi("c_out", B, []), vi("v_out", F, [4, 5])],
+        initializer=[const("two", np.array(1.5, np.float32)), const("limit", np.array(40.0, np.float32))])
+    # Scan: an RNN-like state over the rows of x, outputs reversed
+    sbody = helper.make_graph(
+        [helper.make_node("MatMul", ["h", "w2"], ["hw"]),
+         helper.make_node("Add", ["hw", "xt"], ["pre"]),
+         helper.make_node("Tanh", ["pre"], ["h_out"]),
+         helper.make_node("Identity", ["h_out"], ["y_t"])],
+        "sbody", [vi("h", F, [5]), vi("xt", F, [5])], [vi("h_out", F, [5]), vi("y_t", F, [5])])
+    # If on data, both branches reading outer values
+    then_g = helper.make_graph([helper.make_node("Mul", ["x", "w"], ["t"])], "then", [],
+                               [vi("t", F, [4, 5])])
+    else_g = helper.make_graph([helper.make_node("Sub", ["x", "w"], ["e"])], "else", [],
+                               [vi("e", F, [4, 5])])
+    nodes = [helper.make_node("Loop", ["M", "", "acc0"], ["acc", "scans"], body=body),
+             helper.make_node("Abs", ["x"], ["ax"]),
+             helper.make_node("Loop", ["", "true", "ax"], ["grown"], body=body2),
+             helper.make_node("Scan", ["h0", "x"], ["h_last", "ys"], body=sbody,
+                              num_scan_inputs=1, scan_output_directions=[1]),
+             helper.make_node("ReduceSum", ["x"], ["xs"], keepdims=0),
+             helper.make_node("Greater", ["xs", "zf"], ["pos"]),
+             helper.make_node("If", ["pos"], ["branch"], then_branch=then_g, else_branch=else_g)]
+    inits = [const("M", np.array(4, np.int64)), const("acc0", np.zeros((1, 5), np.float32)),
+             const("w", rand(1, 5)), const("true", np.array(True)), const("w2", rand(5, 5)),
+             const("h0", rand(5)), const("zf", np.array(0.0, np.float32))]
+    return model(nodes, [vi("x", F, [4, 5])],
+                 [vi("acc", F, [1, 5]), vi("scans", F, [4, 1, 5]), vi("grown", F, [4, 5]),
+                  vi("h_last", F, [5]), vi("ys", F, [4, 5]), vi("branch", F, [4, 5])],
+                 inits, opset=13), {"x": [4, 5]}
+
+
 CASES = [lstm_bidi, gru_reverse, gru_default, rnn_relu, vit_block, super_res, style, opset7,
-         signal, reductions, indexing, losses, sampling, einsum]
+         signal, reductions, indexing, losses, sampling, einsum, control_flow]
 
 NP_OF = {TensorProto.FLOAT: np.float32, TensorProto.INT64: np.int64,
          TensorProto.INT32: np.int32, TensorProto.BOOL: np.bool_}

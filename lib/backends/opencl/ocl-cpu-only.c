@@ -108,3 +108,8 @@ CPU_ONLY (max_unpool)
 /* linear algebra (lib/ops/ops-linalg.c) */
 CPU_ONLY (einsum)
 CPU_ONLY (det)
+
+/* control flow (lib/ops/ops-control.c) */
+CPU_ONLY (if)
+CPU_ONLY (loop)
+CPU_ONLY (scan)
