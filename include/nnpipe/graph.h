@@ -38,7 +38,7 @@ typedef enum {
   NNP_ATTR_INT = 2,
   NNP_ATTR_STRING = 3,
   NNP_ATTR_TENSOR = 4,
-  NNP_ATTR_GRAPH = 5, /* subgraphs are not supported: kept as a marker only */
+  NNP_ATTR_GRAPH = 5, /* a subgraph (If, Loop, Scan): `g` */
   NNP_ATTR_FLOATS = 6,
   NNP_ATTR_INTS = 7,
   NNP_ATTR_STRINGS = 8,
@@ -55,6 +55,11 @@ typedef struct {
   float *floats;  /* FLOATS (owned) */
   int64_t *ints;  /* INTS (owned) */
   char **strings; /* STRINGS (owned, NULL-terminated vector) */
+  /* GRAPH: the subgraph (owned ref, immutable, shared by copies; NULL for a
+   * `graphs` list, which no op uses).  Its inputs are its own (`i` of them)
+   * followed by the outer-scope values its nodes read, which the loader also
+   * appends to the node's inputs (by name). */
+  struct _NnpGraph *g;
 } NnpAttr;
 
 /* Activation fused into a producing node by the fusion pass (Conv, ConvTranspose,

@@ -164,6 +164,34 @@ NNP_OP (RNN,                 rnn,                 "RNN",                 3, 6, 0
 NNP_OP (GRU,                 gru,                 "GRU",                 3, 6, 0, 2)
 NNP_OP (LSTM,                lstm,                "LSTM",                3, 8, 0, 3)
 
+/* selection ops (lib/ops/ops-select.c, lib/backends/cpu/cpu-select.c) */
+NNP_OP (TOP_K,               top_k,               "TopK",                1, 2, 1, 2)
+NNP_OP (COMPRESS,            compress,            "Compress",            2, 2, 1, 1)
+NNP_OP (NON_ZERO,            non_zero,            "NonZero",             1, 1, 1, 1)
+NNP_OP (UNIQUE,              unique,              "Unique",              1, 1, 1, 4)
+NNP_OP (NON_MAX_SUPPRESSION, non_max_suppression, "NonMaxSuppression",   2, 5, 1, 1)
+
+/* signal ops (lib/ops/ops-signal.c, lib/backends/cpu/cpu-signal.c) */
+NNP_OP (HANN_WINDOW,         hann_window,         "HannWindow",          1, 1, 1, 1)
+NNP_OP (HAMMING_WINDOW,      hamming_window,      "HammingWindow",       1, 1, 1, 1)
+NNP_OP (BLACKMAN_WINDOW,     blackman_window,     "BlackmanWindow",      1, 1, 1, 1)
+NNP_OP (DFT,                 dft,                 "DFT",                 1, 3, 1, 1)
+
+/* sampling ops (lib/ops/ops-sample.c, lib/backends/cpu/cpu-sample.c) */
+NNP_OP (GRID_SAMPLE,         grid_sample,         "GridSample",          2, 2, 1, 1)
+NNP_OP (ROI_ALIGN,           roi_align,           "RoiAlign",            3, 3, 1, 1)
+NNP_OP (MAX_UNPOOL,          max_unpool,          "MaxUnpool",           2, 3, 1, 1)
+
+/* linear algebra (lib/ops/ops-linalg.c, lib/backends/cpu/cpu-linalg.c) */
+NNP_OP (EINSUM,              einsum,              "Einsum",              1, 8, 1, 1)
+NNP_OP (DET,                 det,                 "Det",                 1, 1, 1, 1)
+
+/* control flow (lib/ops/ops-control.c, lib/backends/cpu/cpu-control.c); the
+ * loader appends the outer values a subgraph reads to the node's inputs */
+NNP_OP (IF,                  if,                  "If",                  1, 64, 1, 64)
+NNP_OP (LOOP,                loop,                "Loop",                0, 64, 1, 64)
+NNP_OP (SCAN,                scan,                "Scan",                0, 64, 1, 64)
+
 /* legacy ops (opsets 7 to 9) run by another op's code */
 NNP_OP (UPSAMPLE,            upsample,            "Upsample",            1, 2, 1, 1)
 

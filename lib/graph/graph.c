@@ -42,6 +42,8 @@ attr_clear (NnpAttr *attr)
   g_free (attr->floats);
   g_free (attr->ints);
   g_strfreev (attr->strings);
+  if (attr->g)
+    nnp_graph_unref (attr->g);
   memset (attr, 0, sizeof (*attr));
 }
 
@@ -55,6 +57,7 @@ attr_copy (NnpAttr *dst, const NnpAttr *src)
   dst->floats = src->floats ? g_memdup2 (src->floats, sizeof (float) * MAX (src->n, 1)) : NULL;
   dst->ints = src->ints ? g_memdup2 (src->ints, sizeof (int64_t) * MAX (src->n, 1)) : NULL;
   dst->strings = g_strdupv (src->strings);
+  dst->g = src->g ? nnp_graph_ref (src->g) : NULL;
 }
 
 static void

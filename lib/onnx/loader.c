@@ -247,9 +247,16 @@ bytes_to_string (const NnpWireField *f)
   return g_strndup ((const char *) f->data, f->len);
 }
 
+static NnpGraph *parse_graph (const NnpWireReader *parent, const NnpWireField *msg,
+                              const char *fallback_name, int opset, int depth, guint *n_formal,
+                              GError **error);
+
+/* Subgraphs nest at most this deep (a hostile file cannot exhaust the stack). */
+#define MAX_SUBGRAPH_DEPTH 16
+
 static gboolean
-parse_attribute (const NnpWireReader *parent, const NnpWireField *msg, NnpAttr *attr,
-                 GError **error)
+parse_attribute (const NnpWireReader *parent, const NnpWireField *msg, NnpAttr *attr, int opset,
+                 int depth, GError **error)
 {
   NnpWireReader r;
   NnpWireField f;
@@ -258,6 +265,8 @@ parse_attribute (const NnpWireReader *parent, const NnpWireField *msg, NnpAttr *
   g_autoptr (GArray) ints = NULL;
   g_autoptr (GPtrArray) strings = NULL;
   g_autoptr (NnpTensor) t = NULL;
+  g_autoptr (NnpGraph) g = NULL;
+  guint n_formal = 0;
   gboolean has_f = FALSE, has_i = FALSE, has_s = FALSE, has_g = FALSE;
   float fv = 0;
   int64_t iv = 0, type = 0;
@@ -302,6 +311,18 @@ parse_attribute (const NnpWireReader *parent, const NnpWireField *msg, NnpAttr *
           goto failed;
         break;
       case ATTR_G:
+        /* a subgraph (If, Loop, Scan): its outer-scope names become inputs */
+        g_clear_pointer (&g, nnp_graph_unref);
+        if (depth >= MAX_SUBGRAPH_DEPTH) {
+          g_set_error (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED,
+                       "subgraphs nested more than %d deep", MAX_SUBGRAPH_DEPTH);
+          goto failed;
+        }
+        g = parse_graph (&r, &f, name ? name : "subgraph", opset, depth + 1, &n_formal, error);
+        if (g == NULL)
+          goto failed;
+        has_g = TRUE;
+        break;
       case ATTR_GRAPHS: has_g = TRUE; break;
       case ATTR_FLOATS:
         if (!nnp_wire_repeated_init (&it, &f, NNP_WIRE_FIXED32, error))
@@ -384,7 +405,10 @@ parse_attribute (const NnpWireReader *parent, const NnpWireField *msg, NnpAttr *
       break;
     case NNP_ATTR_GRAPH:
     case ONNX_ATTR_GRAPHS:
-      attr->type = NNP_ATTR_GRAPH; /* marker only: subgraphs are not decoded */
+      /* one subgraph (`graphs` lists stay a marker: no op we run has them) */
+      attr->type = NNP_ATTR_GRAPH;
+      attr->g = g ? nnp_graph_ref (g) : NULL;
+      attr->i = (int64_t) n_formal; /* the subgraph's own inputs; then its captures */
       break;
     case NNP_ATTR_FLOATS:
       attr->type = NNP_ATTR_FLOATS;
@@ -458,6 +482,8 @@ node_info_clear (NodeInfo *ni)
       g_free (a->floats);
       g_free (a->ints);
       g_strfreev (a->strings);
+      if (a->g)
+        nnp_graph_unref (a->g);
     }
     g_array_unref (ni->attrs);
   }
@@ -465,7 +491,8 @@ node_info_clear (NodeInfo *ni)
 }
 
 static gboolean
-parse_node (const NnpWireReader *parent, const NnpWireField *msg, NodeInfo *ni, GError **error)
+parse_node (const NnpWireReader *parent, const NnpWireField *msg, NodeInfo *ni, int opset,
+            int depth, GError **error)
 {
   NnpWireReader r;
   NnpWireField f;
@@ -502,7 +529,7 @@ parse_node (const NnpWireReader *parent, const NnpWireField *msg, NodeInfo *ni, 
         break;
       case NODE_ATTRIBUTE: {
         NnpAttr attr;
-        if (!parse_attribute (&r, &f, &attr, error))
+        if (!parse_attribute (&r, &f, &attr, opset, depth, error))
           return FALSE;
         g_array_append_val (ni->attrs, attr);
         break;
@@ -640,9 +667,74 @@ add_graph_io (NnpGraph *graph, const NnpWireReader *r, const NnpWireField *f, gu
   return ok;
 }
 
+/* A node with subgraphs also reads the values they capture from the outer
+ * scope: they become extra inputs of the node, after its own (each name once). */
+static gboolean
+add_captures (NodeInfo *ni)
+{
+  for (guint a = 0; a < ni->attrs->len; a++) {
+    const NnpAttr *attr = &g_array_index (ni->attrs, NnpAttr, a);
+    if (attr->type != NNP_ATTR_GRAPH || attr->g == NULL)
+      continue;
+    for (guint k = (guint) attr->i; k < attr->g->inputs->len; k++) {
+      const char *name = nnp_graph_value (attr->g, g_array_index (attr->g->inputs, int, k))->name;
+      gboolean have = FALSE;
+      for (guint j = 0; j < ni->inputs->len && !have; j++)
+        have = strcmp (g_ptr_array_index (ni->inputs, j), name) == 0;
+      if (!have)
+        g_ptr_array_add (ni->inputs, g_strdup (name));
+    }
+  }
+  return TRUE;
+}
+
+/* Subgraph: values read by its nodes that nothing in it defines come from
+ * the outer scope; they are appended to its inputs (after the formal ones,
+ * whose count the attribute keeps in `i`). */
+static void
+capture_outer (NnpGraph *graph)
+{
+  for (guint i = 0; i < graph->nodes->len; i++) {
+    NnpNode *node = nnp_graph_node (graph, i);
+    for (int k = 0; k < node->n_inputs; k++) {
+      NnpValue *v = nnp_node_input (graph, node, k);
+      gboolean produced = FALSE;
+      if (v == NULL || v->constant || v->is_input)
+        continue;
+      for (guint j = 0; j < graph->nodes->len && !produced; j++) {
+        NnpNode *n = nnp_graph_node (graph, j);
+        for (int o = 0; o < n->n_outputs && !produced; o++)
+          produced = n->outputs[o] == v->id;
+      }
+      if (produced)
+        continue;
+      v->is_input = TRUE;
+      g_array_append_val (graph->inputs, v->id);
+    }
+  }
+  /* graph outputs taken straight from the outer scope */
+  for (guint i = 0; i < graph->outputs->len; i++) {
+    NnpValue *v = nnp_graph_value (graph, g_array_index (graph->outputs, int, i));
+    gboolean produced = FALSE;
+    if (v->constant || v->is_input)
+      continue;
+    for (guint j = 0; j < graph->nodes->len && !produced; j++) {
+      NnpNode *n = nnp_graph_node (graph, j);
+      for (int o = 0; o < n->n_outputs && !produced; o++)
+        produced = n->outputs[o] == v->id;
+    }
+    if (!produced) {
+      v->is_input = TRUE;
+      g_array_append_val (graph->inputs, v->id);
+    }
+  }
+}
+
+/* A GraphProto; n_formal NULL for the model's graph, else a subgraph whose
+ * formal input count goes there (capture_outer appends the rest). */
 static NnpGraph *
 parse_graph (const NnpWireReader *parent, const NnpWireField *msg, const char *fallback_name,
-             int opset, GError **error)
+             int opset, int depth, guint *n_formal, GError **error)
 {
   NnpWireReader r;
   NnpWireField f;
@@ -730,7 +822,8 @@ parse_graph (const NnpWireReader *parent, const NnpWireField *msg, const char *f
     if (f.number != GRAPH_NODE)
       continue;
     i++;
-    ok = parse_node (&r, &f, &ni, error) && add_node (graph, &ni, error);
+    ok = parse_node (&r, &f, &ni, opset, depth, error) && add_captures (&ni)
+         && add_node (graph, &ni, error);
     if (!ok) {
       if (ni.name && *ni.name)
         g_prefix_error (error, "node %u ('%s'): ", i - 1, ni.name);
@@ -770,12 +863,17 @@ parse_graph (const NnpWireReader *parent, const NnpWireField *msg, const char *f
 
   if (!check_ops (graph, error))
     return NULL;
+  if (n_formal) {
+    *n_formal = graph->inputs->len;
+    capture_outer (graph);
+  }
   for (i = 0; i < graph->nodes->len; i++) {
     NnpNode *node = nnp_graph_node (graph, i);
     for (int a = 0; a < node->n_attrs; a++)
-      if (node->attrs[a].type == NNP_ATTR_GRAPH) {
+      if (node->attrs[a].type == NNP_ATTR_GRAPH && node->attrs[a].g == NULL) {
         nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
-                            "attribute '%s' is a subgraph (not supported)", node->attrs[a].name);
+                            "attribute '%s' is a list of subgraphs (not supported)",
+                            node->attrs[a].name);
         return NULL;
       }
   }
@@ -868,7 +966,7 @@ parse_model (const guint8 *data, gsize size, const char *graph_name, NnpOnnxMode
   }
   info->opset = (int) opset;
 
-  graph = parse_graph (&r, &graph_field, graph_name, info->opset, error);
+  graph = parse_graph (&r, &graph_field, graph_name, info->opset, 0, NULL, error);
   if (graph)
     NNP_DEBUG (LOG_CAT,
                "%s: IR %" G_GINT64_FORMAT ", opset %d, producer '%s': %u nodes, "

@@ -136,9 +136,9 @@ typedef struct {
 
 /* Shape inference of every reduction (ops-nn.c): axes from input 1
  * (axes_from_input) or the 'axes' attribute, keepdims, noop_with_empty_axes;
- * float_only: FLOAT32 only, else also INT32 and INT64. */
+ * float_only: FLOAT32 only, else also INT32 and INT64; allow_f64: FLOAT64 too. */
 gboolean nnp_op_reduce_infer (NnpGraph *graph, NnpNode *node, gboolean axes_from_input,
-                              gboolean float_only, GError **error);
+                              gboolean float_only, gboolean allow_f64, GError **error);
 
 /* ArgMax / ArgMin: input viewed as outer x dim x inner, output int64 outer x inner. */
 typedef struct {

@@ -824,7 +824,7 @@ nnp_op_pad_infer (NnpGraph *graph, NnpNode *node, GError **error)
 
 gboolean
 nnp_op_reduce_infer (NnpGraph *graph, NnpNode *node, gboolean axes_from_input, gboolean float_only,
-                     GError **error)
+                     gboolean allow_f64, GError **error)
 {
   static const NnpDType ok[] = { NNP_DTYPE_FLOAT32, NNP_DTYPE_INT32, NNP_DTYPE_INT64 };
   NnpValue *x = nnp_node_input (graph, node, 0);
@@ -838,7 +838,8 @@ nnp_op_reduce_infer (NnpGraph *graph, NnpNode *node, gboolean axes_from_input, g
   NnpShape out_shape;
   int n = 0, r = 0;
 
-  if (!check_dtype (node, x, 0, ok, float_only ? 1 : G_N_ELEMENTS (ok), error))
+  if (!(allow_f64 && x->dtype == NNP_DTYPE_FLOAT64)
+      && !check_dtype (node, x, 0, ok, float_only ? 1 : G_N_ELEMENTS (ok), error))
     return FALSE;
   if (axes_from_input) {
     if (nnp_node_input (graph, node, 1) != NULL) {
@@ -906,25 +907,25 @@ nnp_op_reduce_infer (NnpGraph *graph, NnpNode *node, gboolean axes_from_input, g
 gboolean
 nnp_op_reduce_mean_infer (NnpGraph *graph, NnpNode *node, GError **error)
 {
-  return nnp_op_reduce_infer (graph, node, graph->opset >= 18, TRUE, error);
+  return nnp_op_reduce_infer (graph, node, graph->opset >= 18, TRUE, FALSE, error);
 }
 
 gboolean
 nnp_op_reduce_sum_infer (NnpGraph *graph, NnpNode *node, GError **error)
 {
-  return nnp_op_reduce_infer (graph, node, graph->opset >= 13, FALSE, error);
+  return nnp_op_reduce_infer (graph, node, graph->opset >= 13, FALSE, FALSE, error);
 }
 
 gboolean
 nnp_op_reduce_max_infer (NnpGraph *graph, NnpNode *node, GError **error)
 {
-  return nnp_op_reduce_infer (graph, node, graph->opset >= 18, FALSE, error);
+  return nnp_op_reduce_infer (graph, node, graph->opset >= 18, FALSE, FALSE, error);
 }
 
 gboolean
 nnp_op_reduce_min_infer (NnpGraph *graph, NnpNode *node, GError **error)
 {
-  return nnp_op_reduce_infer (graph, node, graph->opset >= 18, FALSE, error);
+  return nnp_op_reduce_infer (graph, node, graph->opset >= 18, FALSE, FALSE, error);
 }
 
 gboolean

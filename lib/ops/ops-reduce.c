@@ -10,7 +10,7 @@
 #define REDUCE(id, float_only) \
   gboolean nnp_op_##id##_infer (NnpGraph *graph, NnpNode *node, GError **error) \
   { \
-    return nnp_op_reduce_infer (graph, node, graph->opset >= 18, float_only, error); \
+    return nnp_op_reduce_infer (graph, node, graph->opset >= 18, float_only, TRUE, error); \
   }
 
 REDUCE (reduce_l1, FALSE)

@@ -1,6 +1,7 @@
 /* nnp-conformance: run ONNX backend conformance cases through libnnpipe.
  *
- *   nnp-conformance [--filter SUBSTR] [--verbose] [--no-fork] [--timeout S] DIR...
+ *   nnp-conformance [--filter SUBSTR] [--verbose] [--no-fork] [--timeout S]
+ *                   [--expect FILE] DIR...
  *
  * Each DIR is either one case (a folder holding model.onnx and
  * test_data_set_N/) or a folder of cases (e.g. .../libonnx-testdata/data/node).
@@ -16,6 +17,14 @@
  *
  * By default every case runs in a child process (fork), so a crash or a hang
  * in one case is reported as that case's failure and the run goes on.
+ *
+ * --bad-reference FILE names cases whose reference outputs are wrong (with the
+ * reason): they are not run and count as skipped.
+ *
+ * --expect FILE names cases (one per line, '#' comments) that must pass: one
+ * of them skipped, or absent from the folders given, is a failure too
+ * ("REGRESSED"), so the test that passes the list catches a case that used
+ * to pass and no longer does.
  *
  * Closing line: "N passed, N failed, N skipped"; exit status 1 if any failed,
  * and when no case was found (a failure naming libonnx-testdata, not a skip).
@@ -45,6 +54,8 @@ static gboolean opt_no_fork = FALSE;
 static int opt_timeout = 120;
 static double opt_rtol = RTOL;
 static double opt_atol = ATOL;
+static char *opt_expect = NULL;
+static char *opt_bad_reference = NULL;
 
 /* ---------------------------------------------------------------------- */
 /* Reference data */
@@ -732,6 +743,45 @@ collect_cases (const char *path, GPtrArray *cases)
   }
 }
 
+/* Case names of an --expect file (one per line; blank lines and '#' comments ignored). */
+static gboolean
+read_expect (const char *path, GHashTable *set, GError **error)
+{
+  g_autofree char *text = NULL;
+  g_auto (GStrv) lines = NULL;
+
+  if (!g_file_get_contents (path, &text, NULL, error))
+    return FALSE;
+  lines = g_strsplit (text, "\n", -1);
+  for (int i = 0; lines[i]; i++) {
+    char *l = g_strstrip (lines[i]);
+    if (*l != '\0' && *l != '#')
+      g_hash_table_add (set, g_strdup (l));
+  }
+  return TRUE;
+}
+
+/* --bad-reference FILE: "NAME reason..." per line ('#' comments). */
+static gboolean
+read_bad_reference (const char *path, GHashTable *map, GError **error)
+{
+  g_autofree char *text = NULL;
+  g_auto (GStrv) lines = NULL;
+
+  if (!g_file_get_contents (path, &text, NULL, error))
+    return FALSE;
+  lines = g_strsplit (text, "\n", -1);
+  for (int i = 0; lines[i]; i++) {
+    char *l = g_strstrip (lines[i]), *sp;
+    if (*l == '\0' || *l == '#')
+      continue;
+    sp = strchr (l, ' ');
+    g_hash_table_insert (map, g_strndup (l, sp ? (gsize) (sp - l) : strlen (l)),
+                         g_strdup (sp ? g_strstrip (sp + 1) : "no reason given"));
+  }
+  return TRUE;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -740,6 +790,9 @@ main (int argc, char **argv)
   g_autoptr (GPtrArray) cases = g_ptr_array_new_with_free_func (g_free);
   g_autoptr (GPtrArray) skipped = g_ptr_array_new_with_free_func (g_free);
   g_autoptr (GPtrArray) failed = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GHashTable) expect = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_autoptr (GHashTable) expect_all = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_autoptr (GHashTable) bad_ref = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   int n_passed = 0, n_passed_bound = 0;
   GOptionEntry entries[] = {
     { "filter", 'f', 0, G_OPTION_ARG_STRING, &opt_filter,
@@ -750,12 +803,20 @@ main (int argc, char **argv)
     { "timeout", 0, 0, G_OPTION_ARG_INT, &opt_timeout, "Seconds per case (default 120)", "S" },
     { "rtol", 0, 0, G_OPTION_ARG_DOUBLE, &opt_rtol, "Relative tolerance (default 1e-4)", "R" },
     { "atol", 0, 0, G_OPTION_ARG_DOUBLE, &opt_atol, "Absolute tolerance (default 1e-5)", "A" },
+    { "expect", 0, 0, G_OPTION_ARG_FILENAME, &opt_expect,
+      "Cases listed in FILE must pass (a skip is a failure)", "FILE" },
+    { "bad-reference", 0, 0, G_OPTION_ARG_FILENAME, &opt_bad_reference,
+      "Cases listed in FILE ('NAME reason') have wrong reference data: not run, skipped", "FILE" },
     { NULL }
   };
 
   ctx = g_option_context_new ("DIR... - run ONNX conformance cases");
   g_option_context_add_main_entries (ctx, entries, NULL);
   if (!g_option_context_parse (ctx, &argc, &argv, &error)) {
+    g_printerr ("nnp-conformance: %s\n", error->message);
+    return 2;
+  }
+  if (opt_bad_reference && !read_bad_reference (opt_bad_reference, bad_ref, &error)) {
     g_printerr ("nnp-conformance: %s\n", error->message);
     return 2;
   }
@@ -768,6 +829,12 @@ main (int argc, char **argv)
 
   for (int i = 1; i < argc; i++)
     collect_cases (argv[i], cases);
+  if (opt_expect
+      && (!read_expect (opt_expect, expect, &error)
+          || !read_expect (opt_expect, expect_all, &error))) {
+    g_printerr ("nnp-conformance: %s\n", error->message);
+    return 2;
+  }
   if (cases->len == 0) {
     g_print ("FAIL: no conformance cases found%s%s%s (the cases come from the Debian "
              "package libonnx-testdata)\n",
@@ -787,7 +854,13 @@ main (int argc, char **argv)
       g_print ("RUN  %s\n", name);
       fflush (stdout);
     }
-    r = opt_no_fork ? run_case (case_dir, &msg) : run_case_forked (case_dir, &msg);
+    if (g_hash_table_contains (bad_ref, name)) {
+      r = CASE_SKIPPED;
+      msg = g_strdup_printf ("reference data is wrong (%s): %s", opt_bad_reference,
+                             (char *) g_hash_table_lookup (bad_ref, name));
+    } else {
+      r = opt_no_fork ? run_case (case_dir, &msg) : run_case_forked (case_dir, &msg);
+    }
     switch (r) {
       case CASE_PASSED:
         n_passed++;
@@ -797,6 +870,12 @@ main (int argc, char **argv)
           g_print ("PASS %s%s%s\n", name, msg ? ": " : "", msg ? msg : "");
         break;
       case CASE_SKIPPED:
+        if (g_hash_table_contains (expect, name)) {
+          g_print ("FAIL %s: REGRESSED (listed in %s as passing): %s\n", name, opt_expect,
+                   msg ? msg : "unsupported");
+          g_ptr_array_add (failed, g_steal_pointer (&name));
+          break;
+        }
         g_print ("SKIP %s: %s\n", name, msg ? msg : "unsupported");
         g_ptr_array_add (skipped, g_steal_pointer (&name));
         break;
@@ -807,6 +886,20 @@ main (int argc, char **argv)
         break;
     }
     fflush (stdout);
+    if (name == NULL)
+      name = g_path_get_basename (case_dir);
+    g_hash_table_remove (expect, name);
+  }
+  /* listed cases that were not there at all */
+  if (opt_filter == NULL) {
+    GHashTableIter it;
+    gpointer key;
+    g_hash_table_iter_init (&it, expect);
+    while (g_hash_table_iter_next (&it, &key, NULL)) {
+      g_print ("FAIL %s: REGRESSED (listed in %s as passing, but not found)\n", (char *) key,
+               opt_expect);
+      g_ptr_array_add (failed, g_strdup (key));
+    }
   }
 
   g_print ("\n");
@@ -826,7 +919,16 @@ main (int argc, char **argv)
     g_print ("(%d of the passed cases feed shape operands as graph inputs; the runner bound them"
              " to their test data as constants)\n",
              n_passed_bound);
+  if (opt_expect) {
+    guint bad = 0;
+    for (guint i = 0; i < failed->len; i++)
+      bad += g_hash_table_contains (expect_all, g_ptr_array_index (failed, i));
+    g_print ("%u of the %u cases listed in %s passed\n", g_hash_table_size (expect_all) - bad,
+             g_hash_table_size (expect_all), opt_expect);
+  }
   g_print ("%d passed, %u failed, %u skipped\n", n_passed, failed->len, skipped->len);
   g_free (opt_filter);
+  g_free (opt_expect);
+  g_free (opt_bad_reference);
   return failed->len > 0 ? 1 : 0;
 }

@@ -26,6 +26,7 @@ load (const void *x, NnpDType dtype, int64_t i)
 {
   switch (dtype) {
     case NNP_DTYPE_FLOAT32: return ((const float *) x)[i];
+    case NNP_DTYPE_FLOAT64: return ((const double *) x)[i];
     case NNP_DTYPE_INT32: return ((const gint32 *) x)[i];
     case NNP_DTYPE_INT64: return (double) ((const gint64 *) x)[i];
     default: return 0;
@@ -118,6 +119,7 @@ reduce_math_run (const NnpCpuCall *call, GError **error)
   for (int64_t i = 0; i < n_out; i++) {
     switch (p->dtype) {
       case NNP_DTYPE_FLOAT32: ((float *) y->data)[i] = (float) acc[i]; break;
+      case NNP_DTYPE_FLOAT64: ((double *) y->data)[i] = acc[i]; break;
       case NNP_DTYPE_INT32: ((gint32 *) y->data)[i] = (gint32) (gint64) acc[i]; break;
       case NNP_DTYPE_INT64: ((gint64 *) y->data)[i] = (gint64) acc[i]; break;
       default: break;

@@ -86,3 +86,30 @@ CPU_ONLY (softmax_cross_entropy_loss)
 CPU_ONLY (rnn)
 CPU_ONLY (gru)
 CPU_ONLY (lstm)
+
+/* selection ops (lib/ops/ops-select.c) */
+CPU_ONLY (top_k)
+CPU_ONLY (compress)
+CPU_ONLY (non_zero)
+CPU_ONLY (unique)
+CPU_ONLY (non_max_suppression)
+
+/* signal ops (lib/ops/ops-signal.c) */
+CPU_ONLY (hann_window)
+CPU_ONLY (hamming_window)
+CPU_ONLY (blackman_window)
+CPU_ONLY (dft)
+
+/* sampling ops (lib/ops/ops-sample.c) */
+CPU_ONLY (grid_sample)
+CPU_ONLY (roi_align)
+CPU_ONLY (max_unpool)
+
+/* linear algebra (lib/ops/ops-linalg.c) */
+CPU_ONLY (einsum)
+CPU_ONLY (det)
+
+/* control flow (lib/ops/ops-control.c) */
+CPU_ONLY (if)
+CPU_ONLY (loop)
+CPU_ONLY (scan)

@@ -1,0 +1,397 @@
+#!/usr/bin/python3
+"""ops-vs-ort: small models of the ops the ONNX node cases cover thinly, run by
+nnpipe and by ONNX Runtime on the same inputs.
+
+Each model is written with python3-onnx into WORKDIR, run with `nnpipe run` and
+`nnp-ort` (the same deterministic input pattern, seed = input index) and every
+output compared: floats by max abs error / max abs reference <= 1e-4 (as
+compare-raw), integers and booleans exactly.  Covered: LSTM (bidirectional,
+sequence lengths, peepholes, initial states), GRU (reverse,
+linear_before_reset, clip, HardSigmoid), RNN (Relu), a ViT-style block
+(LayerNormalization, Gelu, Softmax), super-resolution (DepthToSpace CRD),
+style-transfer ops (InstanceNormalization, reflect Pad, Upsample 9), opset 7
+Upsample and BatchNormalization spatial=0, window functions and DFT,
+reductions with axes inputs (opset 18), TopK/CumSum/GatherElements/ScatterND,
+the losses, GridSample (every mode and padding), RoiAlign (avg and max), Einsum
+(attention, implicit output, ellipsis diagonal), Det, and control flow: a Loop with
+a carried value, scan outputs and a body slicing by the iteration number, a Loop
+ending on a condition computed from data, a Scan with reversed outputs and an If
+on data, every subgraph reading outer values.
+
+Usage: ops-vs-ort.py [--work DIR] [--keep] [--only SUBSTR]
+Environment: NNPIPE, NNP_ORT (set by tests/meson.build).
+Fails (never skips) when ONNX Runtime is missing (tools/fetch-models.sh) or
+python3-onnx / python3-numpy are not installed (tools/check-deps.sh).
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+
+try:
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+except ImportError as e:
+    print(f"FAIL: ops-vs-ort: {e} (install python3-onnx and python3-numpy; "
+          "tools/check-deps.sh)")
+    sys.exit(1)
+
+F = TensorProto.FLOAT
+I64 = TensorProto.INT64
+RNG = np.random.default_rng(20)
+
+
+def vi(name, elem, shape):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def const(name, array):
+    return numpy_helper.from_array(np.asarray(array), name)
+
+
+def model(nodes, inputs, outputs, inits=(), opset=17):
+    g = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(inits))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    if opset <= 17:  # python3-onnx 1.12 knows opsets up to 17
+        onnx.checker.check_model(m)
+    return m
+
+
+def rand(*shape, scale=0.5):
+    return (RNG.standard_normal(shape) * scale).astype(np.float32)
+
+
+# ---------------------------------------------------------------- cases
+
+def lstm_bidi():
+    s, b, i, h = 6, 3, 5, 8
+    nodes = [helper.make_node("LSTM", ["x", "W", "R", "B", "lens", "h0", "c0", "P"],
+                              ["Y", "Y_h", "Y_c"], hidden_size=h, direction="bidirectional")]
+    inits = [const("W", rand(2, 4 * h, i)), const("R", rand(2, 4 * h, h)),
+             const("B", rand(2, 8 * h)), const("lens", np.array([6, 3, 1], np.int32)),
+             const("h0", rand(2, b, h)), const("c0", rand(2, b, h)), const("P", rand(2, 3 * h))]
+    return model(nodes, [vi("x", F, [s, b, i])],
+                 [vi("Y", F, [s, 2, b, h]), vi("Y_h", F, [2, b, h]), vi("Y_c", F, [2, b, h])],
+                 inits, opset=14), {"x": [s, b, i]}
+
+
+def gru_reverse():
+    # layout 1 is checked by the node cases (ONNX Runtime refuses it)
+    s, b, i, h = 5, 2, 4, 6
+    nodes = [helper.make_node("GRU", ["x", "W", "R", "B"], ["Y", "Y_h"], hidden_size=h,
+                              direction="reverse", linear_before_reset=1, clip=2.5,
+                              activations=["HardSigmoid", "Tanh"], activation_alpha=[0.3],
+                              activation_beta=[0.4])]
+    inits = [const("W", rand(1, 3 * h, i)), const("R", rand(1, 3 * h, h)),
+             const("B", rand(1, 6 * h))]
+    return model(nodes, [vi("x", F, [s, b, i])],
+                 [vi("Y", F, [s, 1, b, h]), vi("Y_h", F, [1, b, h])], inits, opset=14), \
+        {"x": [s, b, i]}
+
+
+def gru_default():
+    s, b, i, h = 4, 2, 3, 5
+    nodes = [helper.make_node("GRU", ["x", "W", "R", "B", "", "h0"], ["Y", "Y_h"],
+                              hidden_size=h, direction="bidirectional")]
+    inits = [const("W", rand(2, 3 * h, i)), const("R", rand(2, 3 * h, h)),
+             const("B", rand(2, 6 * h)), const("h0", rand(2, b, h))]
+    return model(nodes, [vi("x", F, [s, b, i])],
+                 [vi("Y", F, [s, 2, b, h]), vi("Y_h", F, [2, b, h])], inits), {"x": [s, b, i]}
+
+
+def rnn_relu():
+    s, b, i, h = 4, 2, 3, 5
+    nodes = [helper.make_node("RNN", ["x", "W", "R", "B"], ["Y", "Y_h"], hidden_size=h,
+                              activations=["Relu"])]
+    inits = [const("W", rand(1, h, i)), const("R", rand(1, h, h)), const("B", rand(1, 2 * h))]
+    return model(nodes, [vi("x", F, [s, b, i])],
+                 [vi("Y", F, [s, 1, b, h]), vi("Y_h", F, [1, b, h])], inits), {"x": [s, b, i]}
+
+
+def vit_block():
+    t, d = 7, 16
+    nodes = [
+        helper.make_node("LayerNormalization", ["x", "g", "b"], ["n"], epsilon=1e-6),
+        helper.make_node("MatMul", ["n", "wq"], ["q"]),
+        helper.make_node("MatMul", ["n", "wk"], ["k"]),
+        helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 2, 1]),
+        helper.make_node("MatMul", ["q", "kt"], ["a"]),
+        helper.make_node("Softmax", ["a"], ["p"], axis=-1),
+        helper.make_node("MatMul", ["p", "n"], ["v"]),
+        helper.make_node("Gelu", ["v"], ["y0"]),
+        helper.make_node("Gelu", ["v"], ["y1"], approximate="tanh"),
+        helper.make_node("Add", ["y0", "y1"], ["y"]),
+    ]
+    inits = [const("g", rand(d) + 1), const("b", rand(d)), const("wq", rand(d, d)),
+             const("wk", rand(d, d))]
+    return model(nodes, [vi("x", F, [1, t, d])], [vi("y", F, [1, t, d])], inits, opset=20), \
+        {"x": [1, t, d]}
+
+
+def super_res():
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("DepthToSpace", ["c"], ["y"], blocksize=2, mode="CRD"),
+             helper.make_node("SpaceToDepth", ["y"], ["z"], blocksize=2)]
+    return model(nodes, [vi("x", F, [1, 3, 6, 5])],
+                 [vi("y", F, [1, 2, 12, 10]), vi("z", F, [1, 8, 6, 5])],
+                 [const("w", rand(8, 3, 3, 3))]), {"x": [1, 3, 6, 5]}
+
+
+def style():
+    nodes = [helper.make_node("Pad", ["x"], ["p"], mode="reflect", pads=[0, 0, 2, 1, 0, 0, 2, 1]),
+             helper.make_node("InstanceNormalization", ["p", "s", "b"], ["n"], epsilon=1e-3),
+             helper.make_node("Upsample", ["n", "scales"], ["y"], mode="nearest")]
+    inits = [const("s", rand(3) + 1), const("b", rand(3)),
+             const("scales", np.array([1, 1, 2, 2], np.float32))]
+    return model(nodes, [vi("x", F, [1, 3, 5, 6])], [vi("y", F, [1, 3, 18, 16])], inits,
+                 opset=9), {"x": [1, 3, 5, 6]}
+
+
+def opset7():
+    nodes = [helper.make_node("Upsample", ["x"], ["u"], mode="linear", scales=[1.0, 1.0, 2.0, 3.0]),
+             helper.make_node("BatchNormalization", ["u", "s", "b", "m", "v"], ["y"], spatial=0)]
+    shape = [3, 4, 6]
+    inits = [const("s", rand(*shape) + 1), const("b", rand(*shape)), const("m", rand(*shape)),
+             const("v", np.abs(rand(*shape)) + 0.5)]
+    return model(nodes, [vi("x", F, [2, 3, 2, 2])], [vi("y", F, [2, 3, 4, 6])], inits,
+                 opset=7), {"x": [2, 3, 2, 2]}
+
+
+def signal():
+    n = 16
+    nodes = [helper.make_node("HannWindow", ["size"], ["w"]),
+             helper.make_node("HammingWindow", ["size"], ["w2"], periodic=0),
+             helper.make_node("BlackmanWindow", ["size"], ["w3"]),
+             helper.make_node("Mul", ["x", "w"], ["xw"]),
+             helper.make_node("Unsqueeze", ["xw", "ax"], ["xs"]),
+             helper.make_node("DFT", ["xs"], ["y"], axis=1, onesided=1),
+             helper.make_node("DFT", ["xs"], ["yi"], axis=1, inverse=1)]
+    inits = [const("size", np.array(n, np.int64)), const("ax", np.array([-1], np.int64))]
+    return model(nodes, [vi("x", F, [2, n])],
+                 [vi("y", F, [2, n // 2 + 1, 2]), vi("yi", F, [2, n, 2]), vi("w2", F, [n]),
+                  vi("w3", F, [n])], inits), {"x": [2, n]}
+
+
+def reductions():
+    nodes = [helper.make_node("ReduceLogSumExp", ["x", "a"], ["y1"], keepdims=0),
+             helper.make_node("ReduceL2", ["x", "a"], ["y2"]),
+             helper.make_node("ReduceL1", ["x"], ["y3"], keepdims=0),
+             helper.make_node("ReduceSumSquare", ["x", "a2"], ["y4"]),
+             helper.make_node("ReduceProd", ["x", "a2"], ["y5"], keepdims=0),
+             helper.make_node("ArgMin", ["x"], ["y6"], axis=-1, select_last_index=1)]
+    inits = [const("a", np.array([1, -1], np.int64)), const("a2", np.array([0], np.int64))]
+    return model(nodes, [vi("x", F, [3, 4, 5])],
+                 [vi("y1", F, [3]), vi("y2", F, [3, 1, 1]), vi("y3", F, []),
+                  vi("y4", F, [1, 4, 5]), vi("y5", F, [4, 5]), vi("y6", I64, [3, 4, 1])],
+                 inits, opset=18), {"x": [3, 4, 5]}
+
+
+def indexing():
+    nodes = [helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=1, largest=0),
+             helper.make_node("CumSum", ["x", "ax"], ["c"], exclusive=1, reverse=1),
+             helper.make_node("GatherElements", ["x", "gi"], ["g"], axis=-1),
+             helper.make_node("ScatterND", ["x", "si", "su"], ["s"], reduction="add"),
+             helper.make_node("Trilu", ["x", "tk"], ["t"], upper=0),
+             helper.make_node("Hardmax", ["x"], ["h"], axis=1),
+             helper.make_node("Mod", ["x", "d"], ["m"], fmod=1),
+             helper.make_node("Elu", ["x"], ["e"], alpha=0.7),
+             helper.make_node("Selu", ["x"], ["se"]),
+             helper.make_node("Atan", ["x"], ["at"]),
+             helper.make_node("PRelu", ["x", "slope"], ["pr"])]
+    inits = [const("k", np.array([3], np.int64)), const("ax", np.array(1, np.int64)),
+             const("gi", np.array([[[0, 4, 2]] * 5] * 4, np.int64)),
+             const("si", np.array([[1, 2], [3, 0], [1, 2]], np.int64)),
+             const("su", rand(3, 6)), const("tk", np.array(1, np.int64)),
+             const("d", np.array([0.7], np.float32)), const("slope", rand(1, 6))]
+    return model(nodes, [vi("x", F, [4, 5, 6])],
+                 [vi("v", F, [4, 3, 6]), vi("i", I64, [4, 3, 6]), vi("c", F, [4, 5, 6]),
+                  vi("g", F, [4, 5, 3]), vi("s", F, [4, 5, 6]), vi("t", F, [4, 5, 6]),
+                  vi("h", F, [4, 5, 6]), vi("m", F, [4, 5, 6]), vi("e", F, [4, 5, 6]),
+                  vi("se", F, [4, 5, 6]), vi("at", F, [4, 5, 6]), vi("pr", F, [4, 5, 6])],
+                 inits), {"x": [4, 5, 6]}
+
+
+def losses():
+    nodes = [helper.make_node("SoftmaxCrossEntropyLoss", ["x", "t", "w"], ["l", "lp"],
+                              ignore_index=2),
+             helper.make_node("NegativeLogLikelihoodLoss", ["lp", "t"], ["n"], reduction="sum")]
+    inits = [const("t", np.array([[0, 2, 3], [1, 1, 4]], np.int64)), const("w", rand(5) + 1)]
+    return model(nodes, [vi("x", F, [2, 5, 3])],
+                 [vi("l", F, []), vi("lp", F, [2, 5, 3]), vi("n", F, [])], inits, opset=13), \
+        {"x": [2, 5, 3]}
+
+
+def sampling():
+    # grid values reach past [-1, 1] so that every padding mode matters
+    grid = (RNG.uniform(-1.3, 1.3, (2, 4, 5, 2))).astype(np.float32)
+    rois = np.array([[0.5, 0.7, 4.2, 3.9], [1.0, 0.0, 5.5, 4.5], [-0.5, 1.5, 2.0, 6.0]],
+                    np.float32)
+    nodes = [helper.make_node("GridSample", ["x", "grid"], ["g1"], mode="bilinear",
+                              padding_mode="reflection"),
+             helper.make_node("GridSample", ["x", "grid"], ["g2"], mode="nearest",
+                              padding_mode="border", align_corners=1),
+             helper.make_node("GridSample", ["x", "grid"], ["g3"], mode="bicubic"),
+             helper.make_node("RoiAlign", ["x", "rois", "bi"], ["r1"], output_height=3,
+                              output_width=2, sampling_ratio=2, spatial_scale=0.9),
+             helper.make_node("RoiAlign", ["x", "rois", "bi"], ["r2"], mode="max",
+                              output_height=2, output_width=2,
+                              coordinate_transformation_mode="output_half_pixel")]
+    inits = [const("grid", grid), const("rois", rois),
+             const("bi", np.array([1, 0, 1], np.int64))]
+    return model(nodes, [vi("x", F, [2, 3, 6, 7])],
+                 [vi("g1", F, [2, 3, 4, 5]), vi("g2", F, [2, 3, 4, 5]), vi("g3", F, [2, 3, 4, 5]),
+                  vi("r1", F, [3, 3, 3, 2]), vi("r2", F, [3, 3, 2, 2])], inits, opset=16), \
+        {"x": [2, 3, 6, 7]}
+
+
+def einsum():
+    nodes = [helper.make_node("Einsum", ["q", "k"], ["a"], equation="bhqd,bhkd->bhqk"),
+             helper.make_node("Einsum", ["a", "k"], ["b"], equation="...qk,...kd"),
+             helper.make_node("Einsum", ["m"], ["d"], equation="...ii->...i"),
+             helper.make_node("Det", ["m"], ["det"])]
+    inits = [const("k", rand(2, 3, 5, 4)), const("m", rand(3, 4, 4))]
+    return model(nodes, [vi("q", F, [2, 3, 6, 4])],
+                 [vi("a", F, [2, 3, 6, 5]), vi("b", F, [2, 3, 6, 4]), vi("d", F, [3, 4]),
+                  vi("det", F, [3])], inits, opset=12), {"q": [2, 3, 6, 4]}
+
+
+def control_flow():
+    B = TensorProto.BOOL
+    # Loop: carried sum and product, a scan output per iteration, trip count 4;
+    # the body reads the outer weight 'w' and slices x by the iteration number
+    body = helper.make_graph(
+        [helper.make_node("Unsqueeze", ["i", "zero"], ["i1"]),
+         helper.make_node("Add", ["i1", "one"], ["i2"]),
+         helper.make_node("Slice", ["x", "i1", "i2", "zero"], ["row"]),
+         helper.make_node("Add", ["acc_in", "row"], ["acc_out"]),
+         helper.make_node("Mul", ["acc_out", "w"], ["scan"]),
+         helper.make_node("Identity", ["c_in"], ["c_out"])],
+        "body", [vi("i", I64, []), vi("c_in", B, []), vi("acc_in", F, [1, 5])],
+        [vi("c_out", B, []), vi("acc_out", F, [1, 5]), vi("scan", F, [1, 5])],
+        initializer=[const("zero", np.array([0], np.int64)), const("one", np.array([1], np.int64))])
+    # Loop that ends on a condition computed from data (no scan outputs)
+    body2 = helper.make_graph(
+        [helper.make_node("Mul", ["v_in", "two"], ["v_out"]),
+         helper.make_node("ReduceSum", ["v_out"], ["s"], keepdims=0),
+         helper.make_node("Less", ["s", "limit"], ["c_out"])],
+        "body2", [vi("i", I64, []), vi("c_in", B, []), vi("v_in", F, [4, 5])],
+        [vi("c_out", B, []), vi("v_out", F, [4, 5])],
+        initializer=[const("two", np.array(1.5, np.float32)), const("limit", np.array(40.0, np.float32))])
+    # Scan: an RNN-like state over the rows of x, outputs reversed
+    sbody = helper.make_graph(
+        [helper.make_node("MatMul", ["h", "w2"], ["hw"]),
+         helper.make_node("Add", ["hw", "xt"], ["pre"]),
+         helper.make_node("Tanh", ["pre"], ["h_out"]),
+         helper.make_node("Identity", ["h_out"], ["y_t"])],
+        "sbody", [vi("h", F, [5]), vi("xt", F, [5])], [vi("h_out", F, [5]), vi("y_t", F, [5])])
+    # If on data, both branches reading outer values
+    then_g = helper.make_graph([helper.make_node("Mul", ["x", "w"], ["t"])], "then", [],
+                               [vi("t", F, [4, 5])])
+    else_g = helper.make_graph([helper.make_node("Sub", ["x", "w"], ["e"])], "else", [],
+                               [vi("e", F, [4, 5])])
+    nodes = [helper.make_node("Loop", ["M", "", "acc0"], ["acc", "scans"], body=body),
+             helper.make_node("Abs", ["x"], ["ax"]),
+             helper.make_node("Loop", ["", "true", "ax"], ["grown"], body=body2),
+             helper.make_node("Scan", ["h0", "x"], ["h_last", "ys"], body=sbody,
+                              num_scan_inputs=1, scan_output_directions=[1]),
+             helper.make_node("ReduceSum", ["x"], ["xs"], keepdims=0),
+             helper.make_node("Greater", ["xs", "zf"], ["pos"]),
+             helper.make_node("If", ["pos"], ["branch"], then_branch=then_g, else_branch=else_g)]
+    inits = [const("M", np.array(4, np.int64)), const("acc0", np.zeros((1, 5), np.float32)),
+             const("w", rand(1, 5)), const("true", np.array(True)), const("w2", rand(5, 5)),
+             const("h0", rand(5)), const("zf", np.array(0.0, np.float32))]
+    return model(nodes, [vi("x", F, [4, 5])],
+                 [vi("acc", F, [1, 5]), vi("scans", F, [4, 1, 5]), vi("grown", F, [4, 5]),
+                  vi("h_last", F, [5]), vi("ys", F, [4, 5]), vi("branch", F, [4, 5])],
+                 inits, opset=13), {"x": [4, 5]}
+
+
+CASES = [lstm_bidi, gru_reverse, gru_default, rnn_relu, vit_block, super_res, style, opset7,
+         signal, reductions, indexing, losses, sampling, einsum, control_flow]
+
+NP_OF = {TensorProto.FLOAT: np.float32, TensorProto.INT64: np.int64,
+         TensorProto.INT32: np.int32, TensorProto.BOOL: np.bool_}
+
+
+def run(cmd, log):
+    with open(log, "w") as f:
+        return subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT).returncode
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--work", default=os.path.join(os.environ.get("TMPDIR", "/tmp"),
+                                                   f"nnp-ops-vs-ort-{os.getpid()}"))
+    ap.add_argument("--keep", action="store_true", help="keep the work folder")
+    ap.add_argument("--only", help="run the cases whose name contains SUBSTR")
+    opts = ap.parse_args()
+    nnpipe = os.environ.get("NNPIPE")
+    ort = os.environ.get("NNP_ORT")
+    if not nnpipe or not ort:
+        print("FAIL: ops-vs-ort: NNPIPE and NNP_ORT must name the tools (tests/meson.build)")
+        return 1
+    shutil.rmtree(opts.work, ignore_errors=True)
+    os.makedirs(opts.work)
+    passed = failed = 0
+    for make in CASES:
+        name = make.__name__
+        if opts.only and opts.only not in name:
+            continue
+        m, shapes = make()
+        path = os.path.join(opts.work, name + ".onnx")
+        onnx.save(m, path)
+        shape_args = [f"--shape={k}={','.join(map(str, v))}" for k, v in shapes.items()]
+        dirs = {t: os.path.join(opts.work, name, t) for t in ("nnpipe", "ort")}
+        for d in dirs.values():
+            os.makedirs(d)
+        rc_n = run([nnpipe, "run", path, *shape_args, "--output-dir", dirs["nnpipe"]],
+                   dirs["nnpipe"] + ".log")
+        rc_o = run([ort, path, *shape_args, "--output-dir", dirs["ort"]], dirs["ort"] + ".log")
+        if rc_o == 77:
+            print(f"FAIL: ONNX Runtime not available: run tools/fetch-models.sh "
+                  f"({open(dirs['ort'] + '.log').read().strip()})")
+            return 1
+        ok = rc_n == 0 and rc_o == 0
+        if rc_n != 0:
+            print(f"FAIL {name}: nnpipe run failed: {open(dirs['nnpipe'] + '.log').read().strip()}")
+        if rc_o != 0:
+            print(f"FAIL {name}: nnp-ort failed: {open(dirs['ort'] + '.log').read().strip()}")
+        for out in (m.graph.output if ok else []):
+            dt = NP_OF[out.type.tensor_type.elem_type]
+            files = [os.path.join(dirs[t], out.name + ".raw") for t in ("nnpipe", "ort")]
+            if not all(os.path.exists(f) for f in files):
+                print(f"FAIL {name}: output {out.name} missing")
+                ok = False
+                continue
+            got, ref = (np.fromfile(f, dtype=dt) for f in files)
+            if got.shape != ref.shape:
+                print(f"FAIL {name}: {out.name}: {got.size} elements, ONNX Runtime {ref.size}")
+                ok = False
+            elif dt == np.float32:
+                err = float(np.max(np.abs(got - ref))) if got.size else 0.0
+                mag = float(np.max(np.abs(ref))) if ref.size else 0.0
+                good = np.all(np.isfinite(got) == np.isfinite(ref)) and err <= 1e-4 * max(mag, 1e-30)
+                print(f"{name} {out.name}: max_abs_err={err:.3g} max_abs_ref={mag:.3g}"
+                      f"{'' if good else '  FAIL'}")
+                ok = ok and bool(good)
+            else:
+                good = np.array_equal(got, ref)
+                print(f"{name} {out.name}: {'equal' if good else 'DIFFERENT  FAIL'}")
+                ok = ok and good
+        if ok:
+            passed += 1
+        else:
+            failed += 1
+            print(f"FAIL {name}")
+    if not opts.keep:
+        shutil.rmtree(opts.work, ignore_errors=True)
+    print(f"{passed} passed, {failed} failed, 0 skipped")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
