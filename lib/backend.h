@@ -122,4 +122,14 @@ const NnpBackend *nnp_device_get_backend_table (NnpDevice *device, gpointer *ctx
  * Borrowed. */
 NnpDevice *nnp_device_open_kept (const char *spec, GError **error);
 
+/* TRUE when the device works on host memory (the CPU): its tensors are
+ * host tensors. */
+gboolean nnp_device_is_host (NnpDevice *device);
+/* Whether the device has a kernel for this (specialised) node, including its
+ * attribute and dtype case.  On FALSE, *why (if not NULL) gets a one-line
+ * reason, e.g. "Conv: 3-D convolution"; free it with g_free().  The CPU
+ * supports every op of op-list.h that has a kernel. */
+gboolean nnp_device_supports_node (NnpDevice *device, const NnpGraph *graph, const NnpNode *node,
+                                   char **why);
+
 G_END_DECLS

@@ -17,6 +17,7 @@
 
 #include <nnpipe/model.h>
 #include <nnpipe/plan.h>
+#include <nnpipe/plan-make.h>
 #include <nnpipe/trace.h>
 
 G_BEGIN_DECLS

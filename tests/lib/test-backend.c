@@ -10,6 +10,11 @@
 
 #include "backend.h"
 #include "backends/copy-counts.h"
+#include <nnpipe/device.h>
+#include <nnpipe/specialize.h>
+#include "graph/graph-edit.h"
+#include "exec/stage-private.h"
+#include "tensor-private.h"
 
 #include <string.h>
 

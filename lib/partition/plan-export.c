@@ -11,6 +11,9 @@
  * values, its outputs the output boundary values, under the same names, in
  * the plan's order, with static shapes.  See docs/partition.md. */
 #include "onnx/wire-write.h"
+#include "graph/graph-edit.h"
+#include "onnx/model-private.h"
+#include "partition/partition.h"
 
 #include <nnpipe/log.h>
 #include <nnpipe/plan.h>

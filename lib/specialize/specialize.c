@@ -11,11 +11,14 @@
  * made by the first specialisation and found by every later one. */
 #include <nnpipe/model.h>
 #include <nnpipe/log.h>
+#include <nnpipe/specialize.h>
 
 #include "graph/derived.h"
-#include "graph/passes.h"
+#include "specialize/passes.h"
 #include "ops/ops.h"
 #include "backend.h"
+#include "graph/graph-edit.h"
+#include "specialize/specialize.h"
 
 #include <stdlib.h>
 #include <string.h>
