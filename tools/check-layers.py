@@ -20,7 +20,8 @@ lib/, plugins/ and include/nnpipe/, then checks:
         in B) is judged by the layers of A and B, so a climb through a
         public header is seen too.
     Besides: lib/ includes nothing from plugins/ and no <gst/...>;
-    plugins/post/ includes nothing from the rest of plugins/, no <gst/...>.
+    plugins/pre/, plugins/post/ include nothing from the rest of plugins/, no
+    <gst/...>; post/ nothing from pre/ (includes and calls).
  2. No loops between files: file A calls a function defined in file B (so it
     includes B's header) and B, directly or through other files, calls one
     defined in A.  A header counts as part of the .c file of the same stem.
@@ -54,11 +55,14 @@ def forbidden(layer):
     """Layers a file of `layer` must not include from or call into."""
     if layer in LAYERS:
         return set(LAYERS[LAYERS.index(layer) + 1:]) | {"plugins"}
-    if layer == "post":
-        # plugins/post/: algorithms without GStreamer and without element code
+    # plugins/pre/, plugins/post/: pre- and post-processing algorithms, no
+    # GStreamer, no element code; pre/ may use post/'s box geometry
+    if layer == "pre":
         return {"plugins"}
+    if layer == "post":
+        return {"plugins", "pre"}
     if layer == "public":
-        return set(LAYERS) | {"plugins"}
+        return set(LAYERS) | {"plugins", "pre", "post"}
     return set()
 
 
@@ -113,7 +117,7 @@ def layer_of(rel):
     if parts[0] == "include":
         return "public"
     if parts[0] == "plugins":
-        return "post" if len(parts) > 2 and parts[1] == "post" else "plugins"
+        return parts[1] if len(parts) > 2 and parts[1] in ("pre", "post") else "plugins"
     if parts[0] == "lib":
         if rel == "lib/backend.h":
             return "backends"  # the backends' interface, implemented there
@@ -140,7 +144,7 @@ def resolve(root, rel, kind, name):
             return os.path.join("include", name)
         return None
     for base in (here, "lib", "include", "plugins", "plugins/elements", "plugins/common",
-                 "plugins/post"):
+                 "plugins/pre", "plugins/post"):
         cand = os.path.normpath(os.path.join(base, name))
         if os.path.isfile(os.path.join(root, cand)):
             return cand
@@ -312,9 +316,10 @@ def check(root, allowed):
             if kind == "<" and name.startswith("gst/") and rel.startswith("lib/"):
                 errors.append("%s: includes <%s>: libnnpipe has no GStreamer in it" % (rel, name))
                 continue
-            if kind == "<" and name.startswith("gst/") and rel.startswith("plugins/post/"):
-                errors.append("%s: includes <%s>: plugins/post/ holds algorithms without "
-                              "GStreamer" % (rel, name))
+            if kind == "<" and name.startswith("gst/") and rel.startswith(
+                    ("plugins/pre/", "plugins/post/")):
+                errors.append("%s: includes <%s>: plugins/%s/ holds algorithms without "
+                              "GStreamer" % (rel, name, rel.split("/")[1]))
                 continue
             dep = resolve(root, rel, kind, name)
             if dep is None:
@@ -408,6 +413,9 @@ def self_test():
         "include/nnpipe/two.h": 'void nnp_two_a (void);\nvoid nnp_two_b (void);\n',
         "lib/graph/two-a.c": 'void\nnnp_two_a (void)\n{\n}\n',
         "lib/partition/two-b.c": 'void\nnnp_two_b (void)\n{\n}\n',
+        "plugins/pre/p.c": '#include <gst/gst.h>\n',
+        "plugins/post/q.c": '#include "../pre/r.h"\n',
+        "plugins/pre/r.h": "#pragma once\n",
     }
     expect = [
         "include/nnpipe/pub.h includes lib/exec/x.h: the public layer may not include from exec",
@@ -418,6 +426,8 @@ def self_test():
         "lib/ok.c: includes <gst/gst.h>",
         "loop between lib/backends/cpu/k.c, lib/graph/g.c",
         "loop between plugins/a.c, plugins/b.c",
+        "plugins/pre/p.c: includes <gst/gst.h>",
+        "plugins/post/q.c includes plugins/pre/r.h: the post layer may not include from pre",
         "allow-list entry lib/x.c -> lib/y.c matches nothing",
         "lib/graph/g.c calls lib/backends/cpu/k.c (k_fn): the graph layer may not call into "
         "backends",

@@ -39,9 +39,13 @@ if ! $check; then
   exit 0
 fi
 
+# one clang-format process finds the files that would change (--dry-run
+# warns per violation); only those are diffed for the count
+bad=$(clang-format --style=file --dry-run "$@" 2>&1 |
+  sed -n 's/^\(.*\):[0-9]*:[0-9]*: warning: code should be clang-formatted.*/\1/p' | sort -u)
 total=0
 files=0
-for f in "$@"; do
+for f in $bad; do
   # lines of the file that the formatter would remove or replace
   n=$(clang-format --style=file "$f" | diff "$f" - | grep -c '^<' || true)
   if [ "$n" -gt 0 ]; then

@@ -173,37 +173,6 @@ gst_nn_frame_out_push (GstNnFrameOut *out, GstBuffer *frame,
 }
 
 gboolean
-gst_nn_results_parse_caps (GstElement *element, GstCaps *caps, gint min_rank,
-    gint max_rank, const gchar *expected, GstNnTensorsInfo *info)
-{
-  GError *err = NULL;
-  const NnpShape *shape;
-  gchar *got;
-
-  if (!gst_nn_tensors_info_from_caps (info, caps, &err)) {
-    GST_ELEMENT_ERROR (element, CORE, NEGOTIATION, (NULL),
-        ("invalid tensor caps: %s", err->message));
-    g_clear_error (&err);
-    return FALSE;
-  }
-  shape = &info->tensors[0].shape;
-  if (info->n_tensors == 1 && info->tensors[0].dtype == NNP_DTYPE_FLOAT32
-      && shape->rank >= min_rank && shape->rank <= max_rank) {
-    gboolean ok = TRUE;
-
-    for (gint i = 0; i < shape->rank - min_rank; i++)
-      ok = ok && shape->dims[i] == 1;
-    if (ok)
-      return TRUE;
-  }
-  got = gst_nn_tensors_info_to_string (info);
-  GST_ELEMENT_ERROR (element, CORE, NEGOTIATION, (NULL),
-      ("expected %s, got %s", expected, got));
-  g_free (got);
-  return FALSE;
-}
-
-gboolean
 gst_nn_results_sink_event (GstNnFrameOut *out, GstPad *pad, GstObject *parent,
     GstEvent *event, GstNnResultsSetCaps set_caps)
 {

@@ -71,15 +71,6 @@ gboolean gst_nn_frame_out_sink_event (GstNnFrameOut *out, GstEvent *event,
 GstFlowReturn gst_nn_frame_out_push (GstNnFrameOut *out, GstBuffer *frame,
     const GstVideoInfo *info);
 
-/* Tensor caps of a post-processing element's sink pad: one float32 tensor
- * of rank min_rank to max_rank whose dims before the last min_rank are 1
- * (a batch of one).  Fills info and returns TRUE; else posts a NEGOTIATION
- * error on element ("invalid tensor caps: ..." or "expected <expected>,
- * got <the caps' tensors>") and returns FALSE. */
-gboolean gst_nn_results_parse_caps (GstElement *element, GstCaps *caps,
-    gint min_rank, gint max_rank, const gchar *expected,
-    GstNnTensorsInfo *info);
-
 /* The sink event handler of a post-processing element: a CAPS event goes
  * to set_caps (FALSE drops it and fails), then @out takes what it handles
  * (see gst_nn_frame_out_sink_event()), the rest is forwarded. */

@@ -56,12 +56,10 @@
 #endif
 
 #include "gstnnclassdecode.h"
-#include "gstnnframemeta.h"
 #include "gstnnresults.h"
-#include "gstnntensorcaps.h"
+#include "nnlabels.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 
 GST_DEBUG_CATEGORY_STATIC (gst_nn_class_decode_debug);
@@ -70,7 +68,6 @@ GST_DEBUG_CATEGORY_STATIC (gst_nn_class_decode_debug);
 #define DEFAULT_LABELS NULL
 #define DEFAULT_TOP_K 1
 #define DEFAULT_SOFTMAX FALSE
-#define DEFAULT_LOCATION NULL
 
 enum
 {
@@ -78,36 +75,23 @@ enum
   PROP_LABELS,
   PROP_TOP_K,
   PROP_SOFTMAX,
-  PROP_LOCATION,
 };
 
 struct _GstNnClassDecode
 {
-  GstElement parent;
-
-  GstPad *sinkpad, *srcpad;
+  GstNnDecoder parent;
 
   /* properties (object lock) */
   gchar *labels_prop;
   guint top_k;
   gboolean softmax;
-  gchar *location;
 
   /* streaming state */
   gchar **labels; /* n_classes entries */
   gint n_classes;
-  FILE *out_file;
-  GstNnFrameOut out;
-  GstNnFrameCollect collect; /* region mode: the frame being assembled */
 };
 
-static GstStaticPadTemplate sink_template =
-    GST_STATIC_PAD_TEMPLATE ("sink", GST_PAD_SINK, GST_PAD_ALWAYS,
-        GST_STATIC_CAPS (GST_NN_TENSORS_CAPS_TEMPLATE_ANY));
-static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
-    GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS (GST_NN_FRAME_CAPS_TEMPLATE));
-
-G_DEFINE_TYPE (GstNnClassDecode, gst_nn_class_decode, GST_TYPE_ELEMENT);
+G_DEFINE_TYPE (GstNnClassDecode, gst_nn_class_decode, GST_TYPE_NN_DECODER);
 GST_ELEMENT_REGISTER_DEFINE (nnclassdecode, "nnclassdecode", GST_RANK_NONE,
     GST_TYPE_NN_CLASS_DECODE);
 
@@ -115,17 +99,17 @@ static gboolean
 load_labels (GstNnClassDecode *self, gint n_classes)
 {
   gchar *prop, **list = NULL;
-  guint n;
+  guint n = 0;
 
   GST_OBJECT_LOCK (self);
   prop = g_strdup (self->labels_prop);
   GST_OBJECT_UNLOCK (self);
 
-  if (prop && *prop && g_file_test (prop, G_FILE_TEST_IS_REGULAR)) {
-    gchar *contents;
+  if (prop && *prop) {
     GError *err = NULL;
 
-    if (!g_file_get_contents (prop, &contents, NULL, &err)) {
+    list = nn_labels_parse (prop, &n, &err);
+    if (list == NULL) {
       GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ,
           ("Could not read the labels file \"%s\".", prop),
           ("%s", err->message));
@@ -133,13 +117,7 @@ load_labels (GstNnClassDecode *self, gint n_classes)
       g_free (prop);
       return FALSE;
     }
-    g_strchomp (contents);
-    list = g_strsplit (contents, "\n", -1);
-    g_free (contents);
-  } else if (prop && *prop) {
-    list = g_strsplit (prop, ",", -1);
   }
-  n = list ? g_strv_length (list) : 0;
   if (list && (gint) n != n_classes) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
         ("The labels do not fit the model."),
@@ -151,8 +129,7 @@ load_labels (GstNnClassDecode *self, gint n_classes)
   g_strfreev (self->labels);
   self->labels = g_new0 (gchar *, n_classes + 1);
   for (gint i = 0; i < n_classes; i++)
-    self->labels[i] =
-        list ? g_strdup (g_strstrip (list[i])) : g_strdup_printf ("%d", i);
+    self->labels[i] = list ? g_strdup (list[i]) : g_strdup_printf ("%d", i);
   g_strfreev (list);
   g_free (prop);
   self->n_classes = n_classes;
@@ -160,37 +137,32 @@ load_labels (GstNnClassDecode *self, gint n_classes)
 }
 
 static gboolean
-gst_nn_class_decode_set_caps (GstElement *element, GstCaps *caps)
+gst_nn_class_decode_set_info (GstNnDecoder *decoder,
+    const GstNnTensorsInfo *info)
 {
-  GstNnClassDecode *self = GST_NN_CLASS_DECODE (element);
-  GstNnTensorsInfo info;
-  const NnpShape *shape;
+  const NnpShape *shape = &info->tensors[0].shape;
 
-  if (!gst_nn_results_parse_caps (element, caps, 1, NNP_MAX_RANK,
+  if (!gst_nn_decoder_expect_one_float32 (decoder, info, 1, NNP_MAX_RANK,
           "one float32 score vector of shape 1xC (dimensions=C:1 "
-          "types=float32)",
-          &info))
+          "types=float32)"))
     return FALSE;
-  shape = &info.tensors[0].shape;
-  return load_labels (self, (gint) shape->dims[shape->rank - 1]);
+  return load_labels (GST_NN_CLASS_DECODE (decoder),
+      (gint) shape->dims[shape->rank - 1]);
 }
 
-/* Region mode: push the frame being assembled (if any) with one
- * "nnpipe-class" message listing its regions' classes. */
-static GstFlowReturn
-flush_regions (GstNnClassDecode *self)
+/* Region mode: the frame is complete: one "nnpipe-class" message listing
+ * its regions' classes. */
+static void
+gst_nn_class_decode_finish (GstNnDecoder *decoder, GstBuffer *frame,
+    gboolean whole)
 {
-  GstBuffer *frame;
   GValue list = G_VALUE_INIT;
   GstStructure *s;
   gpointer state = NULL;
   GstMeta *m;
 
-  frame = gst_nn_frame_collect_take (&self->collect, GST_CAT_DEFAULT,
-      GST_OBJECT (self));
-  if (frame == NULL)
-    return GST_FLOW_OK;
-
+  if (whole)
+    return; /* decode() posted the top-k */
   gst_value_list_init (&list, 4);
   while ((m = gst_buffer_iterate_meta_filtered (frame, &state,
               GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {
@@ -213,158 +185,51 @@ flush_regions (GstNnClassDecode *self)
   s = gst_structure_new ("nnpipe-class", "pts", G_TYPE_UINT64,
       GST_BUFFER_PTS (frame), NULL);
   gst_structure_take_value (s, "regions", &list);
-  gst_element_post_message (GST_ELEMENT (self),
-      gst_message_new_element (GST_OBJECT (self), s));
-  return gst_nn_frame_out_push (&self->out, frame, &self->collect.info);
+  gst_nn_decoder_post (decoder, s);
 }
 
-static gboolean
-gst_nn_class_decode_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
-{
-  GstNnClassDecode *self = GST_NN_CLASS_DECODE (parent);
-
-  switch (GST_EVENT_TYPE (event)) {
-    case GST_EVENT_EOS:
-      flush_regions (self);
-      break;
-    case GST_EVENT_FLUSH_STOP:
-      gst_nn_frame_collect_clear (&self->collect);
-      break;
-    default:
-      break;
-  }
-  return gst_nn_results_sink_event (&self->out, pad, parent, event,
-      gst_nn_class_decode_set_caps);
-}
-
-/* Region mode: the best class of region @fm into its ROI on the frame
- * being assembled; pushes the frame once all its regions arrived. */
-static GstFlowReturn
-class_region (GstNnClassDecode *self, GstNnFrameMeta *fm, gint best,
+/* Region mode: the best class into the region's ROI. */
+static void
+class_region (GstNnClassDecode *self, GstNnDecoderFrame *f, gint best,
     gdouble score)
 {
-  GstFlowReturn ret = GST_FLOW_OK;
-  GstVideoRegionOfInterestMeta *roi;
+  gchar *line;
 
-  if (gst_nn_frame_collect_is_new (&self->collect, fm)) {
-    ret = flush_regions (self);
-    gst_nn_frame_collect_start (&self->collect, fm);
-    if (ret != GST_FLOW_OK)
-      return ret;
-  }
-  if (fm->n_rois == 0) /* placeholder of a frame without regions */
-    return flush_regions (self);
-
-  roi = gst_nn_find_roi (self->collect.frame, fm->roi_id);
-  if (roi) {
-    GstStructure *p = gst_video_region_of_interest_meta_get_param (roi,
+  if (f->roi) {
+    GstStructure *p = gst_video_region_of_interest_meta_get_param (f->roi,
         GST_NN_CLASS_PARAM_NAME);
 
     if (p)
       gst_structure_set (p, "label", G_TYPE_STRING, self->labels[best],
           "class-id", G_TYPE_INT, best, "score", G_TYPE_DOUBLE, score, NULL);
     else
-      gst_video_region_of_interest_meta_add_param (roi,
+      gst_video_region_of_interest_meta_add_param (f->roi,
           gst_structure_new (GST_NN_CLASS_PARAM_NAME, "label", G_TYPE_STRING,
               self->labels[best], "class-id", G_TYPE_INT, best, "score",
               G_TYPE_DOUBLE, score, NULL));
   }
-  if (self->out_file) {
-    fprintf (self->out_file, "%s\t%.4f\n", self->labels[best], score);
-    fflush (self->out_file);
-  }
-  GST_LOG_OBJECT (self, "region %d/%d: %s (%.3f)", fm->roi_index, fm->n_rois,
+  line = g_strdup_printf ("%s\t%.4f\n", self->labels[best], score);
+  gst_nn_decoder_write_results (GST_NN_DECODER (self), line);
+  g_free (line);
+  GST_LOG_OBJECT (self, "region %d/%d: %s (%.3f)", f->roi_index, f->n_rois,
       self->labels[best], score);
-  if (gst_nn_frame_collect_add (&self->collect))
-    ret = flush_regions (self);
-  return ret;
 }
 
-static GstFlowReturn
-gst_nn_class_decode_chain (GstPad *pad, GstObject *parent, GstBuffer *buf)
+/* Whole-frame mode: a "class" ROI covering the frame with the best class,
+ * a "nnpipe-class" message with the top k. */
+static void
+class_frame (GstNnClassDecode *self, GstNnDecoderFrame *f, const gdouble *p,
+    const gint *order, guint k)
 {
-  GstNnClassDecode *self = GST_NN_CLASS_DECODE (parent);
-  GstNnFrameMeta *fm;
-  GstMapInfo map;
-  gint C = self->n_classes, W, H;
-  gdouble *p;
-  gint *order;
-  guint k;
-  gboolean softmax;
-  GstBuffer *frame;
-  GstVideoInfo info;
+  gint W = GST_VIDEO_INFO_WIDTH (&f->info),
+       H = GST_VIDEO_INFO_HEIGHT (&f->info);
   GstVideoRegionOfInterestMeta *roi;
   GValue list = G_VALUE_INIT;
+  GString *lines = g_string_new (NULL);
   GstStructure *s;
-  GstClockTime pts;
 
-  if (self->labels == NULL)
-    goto not_negotiated;
-  fm = gst_buffer_get_nn_frame_meta (buf);
-  if (fm == NULL || fm->frame == NULL)
-    goto no_frame;
-  if (!gst_buffer_map (buf, &map, GST_MAP_READ))
-    goto map_failed;
-  if (map.size < C * sizeof (gfloat)) {
-    gst_buffer_unmap (buf, &map);
-    goto too_small;
-  }
-  GST_OBJECT_LOCK (self);
-  k = MIN (self->top_k, (guint) C);
-  softmax = self->softmax;
-  GST_OBJECT_UNLOCK (self);
-
-  p = g_new (gdouble, C);
-  order = g_new (gint, C);
-  {
-    const gfloat *v = (const gfloat *) map.data;
-    gdouble mx = -G_MAXDOUBLE, sum = 0;
-
-    for (gint i = 0; i < C; i++)
-      mx = MAX (mx, v[i]);
-    for (gint i = 0; i < C; i++) {
-      p[i] = softmax ? exp (v[i] - mx) : v[i];
-      sum += p[i];
-    }
-    if (softmax)
-      for (gint i = 0; i < C; i++)
-        p[i] /= sum;
-  }
-  gst_buffer_unmap (buf, &map);
-  /* partial selection sort: the k best first */
-  for (gint i = 0; i < C; i++)
-    order[i] = i;
-  for (guint i = 0; i < k; i++)
-    for (gint j = (gint) i + 1; j < C; j++)
-      if (p[order[j]] > p[order[i]]) {
-        gint t = order[i];
-
-        order[i] = order[j];
-        order[j] = t;
-      }
-
-  if (fm->n_rois >= 0) {
-    /* one tensor per region (nncrop): results go into the regions */
-    GstFlowReturn ret = class_region (self, fm, order[0], p[order[0]]);
-
-    gst_buffer_unref (buf);
-    g_free (p);
-    g_free (order);
-    return ret;
-  }
-
-  info = fm->info;
-  W = GST_VIDEO_INFO_WIDTH (&info);
-  H = GST_VIDEO_INFO_HEIGHT (&info);
-  pts = GST_BUFFER_PTS (buf);
-  frame = gst_buffer_copy (fm->frame);
-  GST_BUFFER_PTS (frame) = pts;
-  GST_BUFFER_DTS (frame) = GST_BUFFER_DTS (buf);
-  GST_BUFFER_DURATION (frame) = GST_BUFFER_DURATION (buf);
-  gst_buffer_unref (buf);
-
-  roi =
-      gst_buffer_add_video_region_of_interest_meta (frame, "class", 0, 0, W, H);
+  roi = gst_buffer_add_video_region_of_interest_meta (f->frame, "class", 0, 0,
+      W, H);
   if (roi && k > 0)
     gst_video_region_of_interest_meta_add_param (roi,
         gst_structure_new (GST_NN_CLASS_PARAM_NAME, "label", G_TYPE_STRING,
@@ -382,91 +247,97 @@ gst_nn_class_decode_chain (GstPad *pad, GstObject *parent, GstBuffer *buf)
     gst_value_set_structure (&v, c);
     gst_structure_free (c);
     gst_value_list_append_and_take_value (&list, &v);
-    if (self->out_file)
-      fprintf (self->out_file, "%s\t%.4f\n", self->labels[order[i]],
-          p[order[i]]);
+    g_string_append_printf (lines, "%s\t%.4f\n", self->labels[order[i]],
+        p[order[i]]);
   }
-  if (self->out_file)
-    fflush (self->out_file);
-  s = gst_structure_new ("nnpipe-class", "pts", G_TYPE_UINT64, pts, NULL);
+  gst_nn_decoder_write_results (GST_NN_DECODER (self), lines->str);
+  g_string_free (lines, TRUE);
+  s = gst_structure_new ("nnpipe-class", "pts", G_TYPE_UINT64,
+      GST_BUFFER_PTS (f->frame), NULL);
   gst_structure_take_value (s, "classes", &list);
-  gst_element_post_message (GST_ELEMENT (self),
-      gst_message_new_element (GST_OBJECT (self), s));
-  g_free (p);
-  g_free (order);
-
-  return gst_nn_frame_out_push (&self->out, frame, &info);
-
-  /* ERRORS */
-not_negotiated:
-  gst_buffer_unref (buf);
-  GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL), ("buffer before caps"));
-  return GST_FLOW_NOT_NEGOTIATED;
-no_frame:
-  gst_buffer_unref (buf);
-  GST_ELEMENT_ERROR (self, STREAM, FORMAT,
-      ("The tensors carry no video frame."),
-      ("no GstNnFrameMeta on the input: run nnconvert with keep-frame=true"));
-  return GST_FLOW_ERROR;
-map_failed:
-  gst_buffer_unref (buf);
-  GST_ELEMENT_ERROR (self, STREAM, FAILED, (NULL), ("could not map input"));
-  return GST_FLOW_ERROR;
-too_small:
-  gst_buffer_unref (buf);
-  GST_ELEMENT_ERROR (self, STREAM, FORMAT, (NULL),
-      ("input buffer smaller than %d float32 scores", C));
-  return GST_FLOW_ERROR;
+  gst_nn_decoder_post (GST_NN_DECODER (self), s);
 }
 
-static GstStateChangeReturn
-gst_nn_class_decode_change_state (GstElement *element,
-    GstStateChange transition)
+static GstFlowReturn
+gst_nn_class_decode_decode (GstNnDecoder *decoder, GstNnDecoderFrame *f)
 {
-  GstNnClassDecode *self = GST_NN_CLASS_DECODE (element);
-  GstStateChangeReturn ret;
+  GstNnClassDecode *self = GST_NN_CLASS_DECODE (decoder);
+  const gfloat *v = (const gfloat *) f->data[0];
+  gint C = self->n_classes;
+  gdouble *p, mx = -G_MAXDOUBLE, sum = 0;
+  gint *order;
+  guint k;
+  gboolean softmax;
 
-  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED) {
-    gchar *location, *labels;
+  GST_OBJECT_LOCK (self);
+  k = MIN (self->top_k, (guint) C);
+  softmax = self->softmax;
+  GST_OBJECT_UNLOCK (self);
 
-    /* labels without a comma name a file: it must be there */
-    GST_OBJECT_LOCK (self);
-    labels = g_strdup (self->labels_prop);
-    GST_OBJECT_UNLOCK (self);
-    if (labels && *labels && strchr (labels, ',') == NULL
-        && !g_file_test (labels, G_FILE_TEST_IS_REGULAR)) {
-      GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
-          ("invalid value \"%s\" for property 'labels': no such file (a "
-           "list of labels has commas, e.g. \"0,180\")",
-              labels),
-          (NULL));
-      g_free (labels);
-      return GST_STATE_CHANGE_FAILURE;
-    }
-    g_free (labels);
-
-    GST_OBJECT_LOCK (self);
-    location = g_strdup (self->location);
-    GST_OBJECT_UNLOCK (self);
-    if (!gst_nn_results_open_file (element, location, &self->out_file)) {
-      g_free (location);
-      return GST_STATE_CHANGE_FAILURE;
-    }
-    g_free (location);
+  p = g_new (gdouble, C);
+  order = g_new (gint, C);
+  for (gint i = 0; i < C; i++)
+    mx = MAX (mx, v[i]);
+  for (gint i = 0; i < C; i++) {
+    p[i] = softmax ? exp (v[i] - mx) : v[i];
+    sum += p[i];
   }
+  if (softmax)
+    for (gint i = 0; i < C; i++)
+      p[i] /= sum;
+  /* partial selection sort: the k best first */
+  for (gint i = 0; i < C; i++)
+    order[i] = i;
+  for (guint i = 0; i < k; i++)
+    for (gint j = (gint) i + 1; j < C; j++)
+      if (p[order[j]] > p[order[i]]) {
+        gint t = order[i];
 
-  ret = GST_ELEMENT_CLASS (gst_nn_class_decode_parent_class)
-            ->change_state (element, transition);
+        order[i] = order[j];
+        order[j] = t;
+      }
 
-  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY) {
-    gst_nn_frame_collect_clear (&self->collect);
-    gst_nn_frame_out_reset (&self->out);
-    g_strfreev (self->labels);
-    self->labels = NULL;
-    self->n_classes = 0;
-    gst_nn_results_close_file (&self->out_file);
+  if (f->whole)
+    class_frame (self, f, p, order, k);
+  else
+    class_region (self, f, order[0], p[order[0]]);
+  g_free (p);
+  g_free (order);
+  return GST_FLOW_OK;
+}
+
+/* labels without a comma name a file: it must be there */
+static gboolean
+gst_nn_class_decode_start (GstNnDecoder *decoder)
+{
+  GstNnClassDecode *self = GST_NN_CLASS_DECODE (decoder);
+  gchar *labels;
+  gboolean ok = TRUE;
+
+  GST_OBJECT_LOCK (self);
+  labels = g_strdup (self->labels_prop);
+  GST_OBJECT_UNLOCK (self);
+  if (labels && *labels && strchr (labels, ',') == NULL
+      && !g_file_test (labels, G_FILE_TEST_IS_REGULAR)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
+        ("invalid value \"%s\" for property 'labels': no such file (a "
+         "list of labels has commas, e.g. \"0,180\")",
+            labels),
+        (NULL));
+    ok = FALSE;
   }
-  return ret;
+  g_free (labels);
+  return ok;
+}
+
+static void
+gst_nn_class_decode_stop (GstNnDecoder *decoder)
+{
+  GstNnClassDecode *self = GST_NN_CLASS_DECODE (decoder);
+
+  g_strfreev (self->labels);
+  self->labels = NULL;
+  self->n_classes = 0;
 }
 
 static void
@@ -486,10 +357,6 @@ gst_nn_class_decode_set_property (GObject *object, guint prop_id,
       break;
     case PROP_SOFTMAX:
       self->softmax = g_value_get_boolean (value);
-      break;
-    case PROP_LOCATION:
-      g_free (self->location);
-      self->location = g_value_dup_string (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -515,9 +382,6 @@ gst_nn_class_decode_get_property (GObject *object, guint prop_id, GValue *value,
     case PROP_SOFTMAX:
       g_value_set_boolean (value, self->softmax);
       break;
-    case PROP_LOCATION:
-      g_value_set_string (value, self->location);
-      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -531,10 +395,7 @@ gst_nn_class_decode_finalize (GObject *object)
   GstNnClassDecode *self = GST_NN_CLASS_DECODE (object);
 
   g_free (self->labels_prop);
-  g_free (self->location);
   g_strfreev (self->labels);
-  gst_nn_frame_collect_clear (&self->collect);
-  gst_nn_frame_out_reset (&self->out);
   G_OBJECT_CLASS (gst_nn_class_decode_parent_class)->finalize (object);
 }
 
@@ -543,12 +404,10 @@ gst_nn_class_decode_class_init (GstNnClassDecodeClass *klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstNnDecoderClass *decoder_class = GST_NN_DECODER_CLASS (klass);
 
   GST_DEBUG_CATEGORY_INIT (gst_nn_class_decode_debug, "nnclassdecode", 0,
       "nnpipe classifier decoder");
-
-  /* register the metas up front (tests look them up by name) */
-  (void) GST_NN_FRAME_META_INFO;
 
   gobject_class->set_property = gst_nn_class_decode_set_property;
   gobject_class->get_property = gst_nn_class_decode_get_property;
@@ -572,40 +431,23 @@ gst_nn_class_decode_class_init (GstNnClassDecodeClass *klass)
           DEFAULT_SOFTMAX,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
               | GST_PARAM_MUTABLE_PLAYING));
-  g_object_class_install_property (gobject_class, PROP_LOCATION,
-      g_param_spec_string ("location", "Location",
-          "Also write the top-k classes to this file ('-': standard output): "
-          "label, tab, score",
-          DEFAULT_LOCATION,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
-              | GST_PARAM_MUTABLE_READY));
 
-  gst_element_class_add_static_pad_template (element_class, &sink_template);
-  gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class, "Classifier decoder",
       "Filter/Analyzer/Video/Tensor",
       "Picks the top-k labels of a classifier's scores and attaches them to "
       "the original frame",
       "nnpipe developers");
 
-  element_class->change_state =
-      GST_DEBUG_FUNCPTR (gst_nn_class_decode_change_state);
+  decoder_class->set_info = GST_DEBUG_FUNCPTR (gst_nn_class_decode_set_info);
+  decoder_class->decode = GST_DEBUG_FUNCPTR (gst_nn_class_decode_decode);
+  decoder_class->finish = GST_DEBUG_FUNCPTR (gst_nn_class_decode_finish);
+  decoder_class->start = GST_DEBUG_FUNCPTR (gst_nn_class_decode_start);
+  decoder_class->stop = GST_DEBUG_FUNCPTR (gst_nn_class_decode_stop);
 }
 
 static void
 gst_nn_class_decode_init (GstNnClassDecode *self)
 {
-  self->sinkpad = gst_pad_new_from_static_template (&sink_template, "sink");
-  gst_pad_set_chain_function (self->sinkpad,
-      GST_DEBUG_FUNCPTR (gst_nn_class_decode_chain));
-  gst_pad_set_event_function (self->sinkpad,
-      GST_DEBUG_FUNCPTR (gst_nn_class_decode_sink_event));
-  gst_element_add_pad (GST_ELEMENT (self), self->sinkpad);
-
-  self->srcpad = gst_pad_new_from_static_template (&src_template, "src");
-  gst_element_add_pad (GST_ELEMENT (self), self->srcpad);
-
   self->top_k = DEFAULT_TOP_K;
   self->softmax = DEFAULT_SOFTMAX;
-  gst_nn_frame_out_init (&self->out, self->srcpad);
 }

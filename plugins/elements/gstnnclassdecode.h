@@ -4,11 +4,13 @@
 
 #include <gst/gst.h>
 
+#include "gstnndecoder.h"
+
 G_BEGIN_DECLS
 
 #define GST_TYPE_NN_CLASS_DECODE (gst_nn_class_decode_get_type ())
 G_DECLARE_FINAL_TYPE (GstNnClassDecode, gst_nn_class_decode, GST,
-    NN_CLASS_DECODE, GstElement)
+    NN_CLASS_DECODE, GstNnDecoder)
 
 GST_ELEMENT_REGISTER_DECLARE (nnclassdecode);
 

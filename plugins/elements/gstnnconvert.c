@@ -122,6 +122,7 @@ struct _GstNnConvert
   GstNnConvertGeometry geom;
   gint channels;
   NnFrameConverter *conv; /* owned; the per-frame conversion */
+  gsize out_size;         /* bytes of the output tensor; 0 before set_caps */
 };
 
 G_DEFINE_TYPE (GstNnConvert, gst_nn_convert, GST_TYPE_BASE_TRANSFORM);
@@ -244,12 +245,26 @@ gst_nn_convert_get_unit_size (GstBaseTransform *trans, GstCaps *caps,
 }
 
 /* The output is always one tensor of the negotiated size, whatever the
- * input buffer's size (video buffers may carry padding). */
+ * input buffer's size (video buffers may carry padding).  GstBaseTransform
+ * asks this for every output buffer with the pads' current caps, which
+ * set_caps has seen: the answer is the size it kept.  Parsing the caps here
+ * again per buffer was work for nothing, and it read the source pad's caps
+ * after the last lock of the pad that orders them against the application
+ * thread clearing the pad's sticky events while the pipeline stops: only
+ * GStreamer's reference count (an atomic in uninstrumented libgstreamer)
+ * kept that read safe, so ThreadSanitizer reported it now and then
+ * (issue 19, plugin-torture's test_eos_while_stopping). */
 static gboolean
 gst_nn_convert_transform_size (GstBaseTransform *trans,
     GstPadDirection direction, GstCaps *caps, gsize size, GstCaps *othercaps,
     gsize *othersize)
 {
+  GstNnConvert *self = GST_NN_CONVERT (trans);
+
+  if (direction == GST_PAD_SINK && self->out_size > 0) {
+    *othersize = self->out_size;
+    return TRUE;
+  }
   return gst_nn_convert_get_unit_size (trans, othercaps, othersize);
 }
 
@@ -325,9 +340,11 @@ gst_nn_convert_set_caps (GstBaseTransform *trans, GstCaps *incaps,
   ci.pad_value = self->active.pad_value;
 
   g_clear_pointer (&self->conv, nn_frame_converter_free);
+  self->out_size = 0;
   self->conv = nn_frame_converter_new (&ci);
   if (self->conv == NULL)
     goto no_converter;
+  self->out_size = gst_nn_tensors_info_get_size (&tinfo);
 
   GST_INFO_OBJECT (self, "%dx%d %s -> %dx%d (content %dx%d), %d channels, %s",
       in_w, in_h, gst_video_format_to_string (fmt), self->geom.out_w,
@@ -431,6 +448,7 @@ gst_nn_convert_stop (GstBaseTransform *trans)
   GstNnConvert *self = GST_NN_CONVERT (trans);
 
   g_clear_pointer (&self->conv, nn_frame_converter_free);
+  self->out_size = 0;
   return TRUE;
 }
 

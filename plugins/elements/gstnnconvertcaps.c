@@ -2,7 +2,7 @@
  * mean/std property grammar, the output size for an input size (resize,
  * aspect ratio, multiple-of, padding) and the caps each side allows for the
  * other's (transform_caps).  The element is gstnnconvert.c, the per-frame
- * conversion plugins/post/nnframeconvert.c. */
+ * conversion plugins/pre/nnframeconvert.c. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif

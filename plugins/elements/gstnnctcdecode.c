@@ -27,7 +27,7 @@
  *   nnpipe-text, pts=(guint64)..., count=(uint)2,
  *       lines=(GstValueList){ line, text="Hello", score=0.99, x0=..., ... }
  *
- * With #GstNnCtcDecode:location set, the lines are also written to that
+ * With #GstNnDecoder:location set, the lines are also written to that
  * file ("-" for standard output), one per line: the text, a tab, the
  * score, a tab and the corners "x0,y0 x1,y1 x2,y2 x3,y3".
  *
@@ -46,95 +46,47 @@
 #endif
 
 #include "gstnnctcdecode.h"
-#include "gstnnframemeta.h"
 #include "gstnnresults.h"
-#include "gstnntensorcaps.h"
-
-#include <errno.h>
-#include <stdio.h>
-#include <string.h>
+#include "nnctc.h"
+#include "nnlabels.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_nn_ctc_decode_debug);
 #define GST_CAT_DEFAULT gst_nn_ctc_decode_debug
 
 #define DEFAULT_KEYS NULL
 #define DEFAULT_MIN_SCORE 0.5
-#define DEFAULT_LOCATION NULL
 
 enum
 {
   PROP_0,
   PROP_KEYS,
   PROP_MIN_SCORE,
-  PROP_LOCATION,
 };
 
 struct _GstNnCtcDecode
 {
-  GstElement parent;
-
-  GstPad *sinkpad, *srcpad;
+  GstNnDecoder parent;
 
   /* properties (object lock) */
   gchar *keys_path;
   gdouble min_score;
-  gchar *location;
 
   /* streaming state */
   gchar **classes; /* blank, keys..., [space]; NULL-terminated */
   gint n_classes;  /* classes in the model's output */
   gint steps;
-  FILE *out_file;            /* owned unless stdout */
-  GstNnFrameCollect collect; /* the frame being assembled */
-  GstNnFrameOut out;
 };
 
-static GstStaticPadTemplate sink_template =
-    GST_STATIC_PAD_TEMPLATE ("sink", GST_PAD_SINK, GST_PAD_ALWAYS,
-        GST_STATIC_CAPS (GST_NN_TENSORS_CAPS_TEMPLATE_ANY));
-static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
-    GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS (GST_NN_FRAME_CAPS_TEMPLATE));
-
-G_DEFINE_TYPE (GstNnCtcDecode, gst_nn_ctc_decode, GST_TYPE_ELEMENT);
+G_DEFINE_TYPE (GstNnCtcDecode, gst_nn_ctc_decode, GST_TYPE_NN_DECODER);
 GST_ELEMENT_REGISTER_DEFINE (nnctcdecode, "nnctcdecode", GST_RANK_NONE,
     GST_TYPE_NN_CTC_DECODE);
-
-gchar *
-gst_nn_ctc_greedy_decode (const gfloat *scores, gint steps, gint n_classes,
-    gint blank, const gchar *const *classes, gdouble *score)
-{
-  GString *text = g_string_new (NULL);
-  gdouble sum = 0;
-  gint kept = 0, prev = -1;
-
-  g_return_val_if_fail (scores != NULL || steps == 0, NULL);
-
-  for (gint t = 0; t < steps; t++) {
-    const gfloat *row = scores + (gsize) t * n_classes;
-    gint best = 0;
-
-    for (gint c = 1; c < n_classes; c++)
-      if (row[c] > row[best])
-        best = c;
-    if (best != blank && best != prev) {
-      if (classes && classes[best])
-        g_string_append (text, classes[best]);
-      sum += row[best];
-      kept++;
-    }
-    prev = best;
-  }
-  if (score)
-    *score = kept ? sum / kept : 0.0;
-  return g_string_free (text, FALSE);
-}
 
 /* blank + one class per line of the keys file (+ space when the model has
  * one class more) */
 static gboolean
 load_classes (GstNnCtcDecode *self, gint n_classes)
 {
-  gchar *path, *contents = NULL, **lines;
+  gchar *path, **lines;
   GError *err = NULL;
   guint n;
 
@@ -152,18 +104,14 @@ load_classes (GstNnCtcDecode *self, gint n_classes)
       self->classes[i] = g_strdup_printf ("<%d>", i);
     return TRUE;
   }
-  if (!g_file_get_contents (path, &contents, NULL, &err)) {
+  lines = nn_labels_read_file (path, NN_LABELS_RAW, &n, &err);
+  if (lines == NULL) {
     GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ,
         ("Could not read the keys file \"%s\".", path), ("%s", err->message));
     g_clear_error (&err);
     g_free (path);
     return FALSE;
   }
-  lines = g_strsplit (contents, "\n", -1);
-  g_free (contents);
-  n = g_strv_length (lines);
-  if (n > 0 && lines[n - 1][0] == '\0')
-    n--; /* final newline */
   if ((gint) n + 1 != n_classes && (gint) n + 2 != n_classes) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
         ("The keys file does not fit the model."),
@@ -176,13 +124,8 @@ load_classes (GstNnCtcDecode *self, gint n_classes)
   }
   self->classes = g_new0 (gchar *, n_classes + 1);
   self->classes[0] = g_strdup ("");
-  for (guint i = 0; i < n; i++) {
-    gsize len = strlen (lines[i]);
-
-    if (len > 0 && lines[i][len - 1] == '\r')
-      lines[i][len - 1] = '\0';
+  for (guint i = 0; i < n; i++)
     self->classes[i + 1] = g_strdup (lines[i]);
-  }
   if ((gint) n + 2 == n_classes)
     self->classes[n + 1] = g_strdup (" ");
   GST_DEBUG_OBJECT (self, "%u keys from %s, %d classes", n, path, n_classes);
@@ -192,19 +135,16 @@ load_classes (GstNnCtcDecode *self, gint n_classes)
 }
 
 static gboolean
-gst_nn_ctc_decode_set_caps (GstElement *element, GstCaps *caps)
+gst_nn_ctc_decode_set_info (GstNnDecoder *decoder, const GstNnTensorsInfo *info)
 {
-  GstNnCtcDecode *self = GST_NN_CTC_DECODE (element);
-  GstNnTensorsInfo info;
-  const NnpShape *shape;
+  GstNnCtcDecode *self = GST_NN_CTC_DECODE (decoder);
+  const NnpShape *shape = &info->tensors[0].shape;
   gint n_classes, steps;
 
-  if (!gst_nn_results_parse_caps (element, caps, 2, 3,
+  if (!gst_nn_decoder_expect_one_float32 (decoder, info, 2, 3,
           "one float32 tensor of shape 1xTxC (dimensions=C:T:1 "
-          "types=float32)",
-          &info))
+          "types=float32)"))
     return FALSE;
-  shape = &info.tensors[0].shape;
   n_classes = (gint) shape->dims[shape->rank - 1];
   steps = (gint) shape->dims[shape->rank - 2];
   if (n_classes != self->n_classes || self->classes == NULL) {
@@ -217,8 +157,8 @@ gst_nn_ctc_decode_set_caps (GstElement *element, GstCaps *caps)
 }
 
 static void
-append_line (GstNnCtcDecode *self, GValue *list, GString *lines,
-    GstVideoRegionOfInterestMeta *roi, const gchar *text, gdouble score)
+append_line (GValue *list, GString *lines, GstVideoRegionOfInterestMeta *roi,
+    const gchar *text, gdouble score)
 {
   NnQuad q;
   GValue v = G_VALUE_INIT;
@@ -242,11 +182,13 @@ append_line (GstNnCtcDecode *self, GValue *list, GString *lines,
       q.p[3].x, q.p[3].y);
 }
 
-/* Push the frame being assembled (if any), with its message and lines. */
-static GstFlowReturn
-flush_frame (GstNnCtcDecode *self)
+/* The frame is complete: drop the lines below min-score, post the
+ * message, write the lines. */
+static void
+gst_nn_ctc_decode_finish (GstNnDecoder *decoder, GstBuffer *frame,
+    gboolean whole)
 {
-  GstBuffer *frame;
+  GstNnCtcDecode *self = GST_NN_CTC_DECODE (decoder);
   GValue list = G_VALUE_INIT;
   GString *lines = g_string_new (NULL);
   GstStructure *s;
@@ -255,14 +197,6 @@ flush_frame (GstNnCtcDecode *self)
   GstMeta *m;
   gdouble min_score;
   guint count = 0;
-
-  frame = gst_nn_frame_collect_take (&self->collect, GST_CAT_DEFAULT,
-      GST_OBJECT (self));
-  if (frame == NULL) {
-    g_string_free (lines, TRUE);
-    g_ptr_array_unref (drop);
-    return GST_FLOW_OK;
-  }
 
   GST_OBJECT_LOCK (self);
   min_score = self->min_score;
@@ -284,7 +218,7 @@ flush_frame (GstNnCtcDecode *self)
       g_ptr_array_add (drop, m);
       continue;
     }
-    append_line (self, &list, lines, roi, text, score);
+    append_line (&list, lines, roi, text, score);
     count++;
   }
   for (guint i = 0; i < drop->len; i++)
@@ -294,90 +228,28 @@ flush_frame (GstNnCtcDecode *self)
   s = gst_structure_new ("nnpipe-text", "pts", G_TYPE_UINT64,
       GST_BUFFER_PTS (frame), "count", G_TYPE_UINT, count, NULL);
   gst_structure_take_value (s, "lines", &list);
-  gst_element_post_message (GST_ELEMENT (self),
-      gst_message_new_element (GST_OBJECT (self), s));
-  if (self->out_file && lines->len > 0) {
-    fputs (lines->str, self->out_file);
-    fflush (self->out_file);
-  }
+  gst_nn_decoder_post (decoder, s);
+  gst_nn_decoder_write_results (decoder, lines->str);
   g_string_free (lines, TRUE);
-
-  return gst_nn_frame_out_push (&self->out, frame, &self->collect.info);
-}
-
-static gboolean
-gst_nn_ctc_decode_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
-{
-  GstNnCtcDecode *self = GST_NN_CTC_DECODE (parent);
-
-  switch (GST_EVENT_TYPE (event)) {
-    case GST_EVENT_EOS:
-      flush_frame (self);
-      break;
-    case GST_EVENT_FLUSH_STOP:
-      gst_nn_frame_collect_clear (&self->collect);
-      break;
-    default:
-      break;
-  }
-  return gst_nn_results_sink_event (&self->out, pad, parent, event,
-      gst_nn_ctc_decode_set_caps);
 }
 
 static GstFlowReturn
-gst_nn_ctc_decode_chain (GstPad *pad, GstObject *parent, GstBuffer *buf)
+gst_nn_ctc_decode_decode (GstNnDecoder *decoder, GstNnDecoderFrame *f)
 {
-  GstNnCtcDecode *self = GST_NN_CTC_DECODE (parent);
-  GstNnFrameMeta *fm;
-  GstFlowReturn ret = GST_FLOW_OK;
-  GstMapInfo map;
-  gchar *text;
+  GstNnCtcDecode *self = GST_NN_CTC_DECODE (decoder);
+  GstVideoRegionOfInterestMeta *roi = f->roi;
+  gint fw = GST_VIDEO_INFO_WIDTH (&f->info);
+  gint fh = GST_VIDEO_INFO_HEIGHT (&f->info);
   gdouble score;
-  GstVideoRegionOfInterestMeta *roi;
-  gsize need = (gsize) self->steps * self->n_classes * sizeof (gfloat);
+  gchar *text;
 
-  if (self->classes == NULL)
-    goto not_negotiated;
-  fm = gst_buffer_get_nn_frame_meta (buf);
-  if (fm == NULL || fm->frame == NULL)
-    goto no_frame;
-
-  /* a new frame: the previous one is complete (or lost regions) */
-  if (gst_nn_frame_collect_is_new (&self->collect, fm)) {
-    ret = flush_frame (self);
-    gst_nn_frame_collect_start (&self->collect, fm);
-    if (ret != GST_FLOW_OK) {
-      gst_buffer_unref (buf);
-      return ret;
-    }
-  }
-
-  if (fm->n_rois == 0) {
-    /* placeholder of a frame without regions */
-    gst_buffer_unref (buf);
-    return flush_frame (self);
-  }
-
-  if (!gst_buffer_map (buf, &map, GST_MAP_READ))
-    goto map_failed;
-  if (map.size < need) {
-    gst_buffer_unmap (buf, &map);
-    goto too_small;
-  }
-  text = gst_nn_ctc_greedy_decode ((const gfloat *) map.data, self->steps,
+  text = nn_ctc_greedy_decode ((const gfloat *) f->data[0], self->steps,
       self->n_classes, 0, (const gchar *const *) self->classes, &score);
-  gst_buffer_unmap (buf, &map);
-
-  roi = fm->roi_id >= 0 ? gst_nn_find_roi (self->collect.frame, fm->roi_id)
-                        : NULL;
   if (roi == NULL) {
     /* whole-frame input: a region covering the frame */
-    NnQuad q = { { { 0, 0 }, { GST_VIDEO_INFO_WIDTH (&fm->info), 0 },
-        { GST_VIDEO_INFO_WIDTH (&fm->info), GST_VIDEO_INFO_HEIGHT (&fm->info) },
-        { 0, GST_VIDEO_INFO_HEIGHT (&fm->info) } } };
-    roi = gst_nn_add_text_roi (self->collect.frame, MAX (fm->roi_id, 0), &q,
-        1.0, GST_VIDEO_INFO_WIDTH (&fm->info),
-        GST_VIDEO_INFO_HEIGHT (&fm->info));
+    NnQuad q = { { { 0, 0 }, { fw, 0 }, { fw, fh }, { 0, fh } } };
+
+    roi = gst_nn_add_text_roi (f->frame, MAX (f->roi_id, 0), &q, 1.0, fw, fh);
   }
   if (roi) {
     GstStructure *p = gst_video_region_of_interest_meta_get_param (roi,
@@ -387,70 +259,20 @@ gst_nn_ctc_decode_chain (GstPad *pad, GstObject *parent, GstBuffer *buf)
       gst_structure_set (p, "text", G_TYPE_STRING, text, "score", G_TYPE_DOUBLE,
           score, NULL);
   }
-  GST_LOG_OBJECT (self, "region %d/%d: '%s' (%.3f)", fm->roi_index, fm->n_rois,
+  GST_LOG_OBJECT (self, "region %d/%d: '%s' (%.3f)", f->roi_index, f->n_rois,
       text, score);
   g_free (text);
-  gst_buffer_unref (buf);
-
-  if (gst_nn_frame_collect_add (&self->collect))
-    ret = flush_frame (self);
-  return ret;
-
-  /* ERRORS */
-not_negotiated:
-  gst_buffer_unref (buf);
-  GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL), ("buffer before caps"));
-  return GST_FLOW_NOT_NEGOTIATED;
-no_frame:
-  gst_buffer_unref (buf);
-  GST_ELEMENT_ERROR (self, STREAM, FORMAT,
-      ("The tensors carry no video frame."),
-      ("no GstNnFrameMeta on the input: feed nncrop's regions (or run "
-       "nnconvert with keep-frame=true)"));
-  return GST_FLOW_ERROR;
-map_failed:
-  gst_buffer_unref (buf);
-  GST_ELEMENT_ERROR (self, STREAM, FAILED, (NULL), ("could not map input"));
-  return GST_FLOW_ERROR;
-too_small:
-  gst_buffer_unref (buf);
-  GST_ELEMENT_ERROR (self, STREAM, FORMAT, (NULL),
-      ("input buffer smaller than the %dx%d float32 scores", self->steps,
-          self->n_classes));
-  return GST_FLOW_ERROR;
+  return GST_FLOW_OK;
 }
 
-static GstStateChangeReturn
-gst_nn_ctc_decode_change_state (GstElement *element, GstStateChange transition)
+static void
+gst_nn_ctc_decode_stop (GstNnDecoder *decoder)
 {
-  GstNnCtcDecode *self = GST_NN_CTC_DECODE (element);
-  GstStateChangeReturn ret;
+  GstNnCtcDecode *self = GST_NN_CTC_DECODE (decoder);
 
-  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED) {
-    gchar *location;
-
-    GST_OBJECT_LOCK (self);
-    location = g_strdup (self->location);
-    GST_OBJECT_UNLOCK (self);
-    if (!gst_nn_results_open_file (element, location, &self->out_file)) {
-      g_free (location);
-      return GST_STATE_CHANGE_FAILURE;
-    }
-    g_free (location);
-  }
-
-  ret = GST_ELEMENT_CLASS (gst_nn_ctc_decode_parent_class)
-            ->change_state (element, transition);
-
-  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY) {
-    gst_nn_frame_collect_clear (&self->collect);
-    gst_nn_frame_out_reset (&self->out);
-    g_strfreev (self->classes);
-    self->classes = NULL;
-    self->n_classes = self->steps = 0;
-    gst_nn_results_close_file (&self->out_file);
-  }
-  return ret;
+  g_strfreev (self->classes);
+  self->classes = NULL;
+  self->n_classes = self->steps = 0;
 }
 
 static void
@@ -467,10 +289,6 @@ gst_nn_ctc_decode_set_property (GObject *object, guint prop_id,
       break;
     case PROP_MIN_SCORE:
       self->min_score = g_value_get_double (value);
-      break;
-    case PROP_LOCATION:
-      g_free (self->location);
-      self->location = g_value_dup_string (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -493,9 +311,6 @@ gst_nn_ctc_decode_get_property (GObject *object, guint prop_id, GValue *value,
     case PROP_MIN_SCORE:
       g_value_set_double (value, self->min_score);
       break;
-    case PROP_LOCATION:
-      g_value_set_string (value, self->location);
-      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -509,10 +324,7 @@ gst_nn_ctc_decode_finalize (GObject *object)
   GstNnCtcDecode *self = GST_NN_CTC_DECODE (object);
 
   g_free (self->keys_path);
-  g_free (self->location);
   g_strfreev (self->classes);
-  gst_nn_frame_collect_clear (&self->collect);
-  gst_nn_frame_out_reset (&self->out);
   G_OBJECT_CLASS (gst_nn_ctc_decode_parent_class)->finalize (object);
 }
 
@@ -521,12 +333,10 @@ gst_nn_ctc_decode_class_init (GstNnCtcDecodeClass *klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstNnDecoderClass *decoder_class = GST_NN_DECODER_CLASS (klass);
 
   GST_DEBUG_CATEGORY_INIT (gst_nn_ctc_decode_debug, "nnctcdecode", 0,
       "nnpipe CTC text decoder");
-
-  /* register the metas up front (tests look them up by name) */
-  (void) GST_NN_FRAME_META_INFO;
 
   gobject_class->set_property = gst_nn_ctc_decode_set_property;
   gobject_class->get_property = gst_nn_ctc_decode_get_property;
@@ -546,41 +356,22 @@ gst_nn_ctc_decode_class_init (GstNnCtcDecodeClass *klass)
           DEFAULT_MIN_SCORE,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
               | GST_PARAM_MUTABLE_PLAYING));
-  g_object_class_install_property (gobject_class, PROP_LOCATION,
-      g_param_spec_string ("location", "Location",
-          "Also write the lines read to this file ('-': standard output): "
-          "text, tab, score, tab, corners",
-          DEFAULT_LOCATION,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
-              | GST_PARAM_MUTABLE_READY));
 
-  gst_element_class_add_static_pad_template (element_class, &sink_template);
-  gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class, "CTC text decoder",
       "Filter/Analyzer/Video/Tensor",
       "Decodes a CTC text recogniser's output into text on the frame's "
       "regions of interest and posts the lines read",
       "nnpipe developers");
 
-  element_class->change_state =
-      GST_DEBUG_FUNCPTR (gst_nn_ctc_decode_change_state);
+  decoder_class->set_info = GST_DEBUG_FUNCPTR (gst_nn_ctc_decode_set_info);
+  decoder_class->decode = GST_DEBUG_FUNCPTR (gst_nn_ctc_decode_decode);
+  decoder_class->finish = GST_DEBUG_FUNCPTR (gst_nn_ctc_decode_finish);
+  decoder_class->stop = GST_DEBUG_FUNCPTR (gst_nn_ctc_decode_stop);
 }
 
 static void
 gst_nn_ctc_decode_init (GstNnCtcDecode *self)
 {
-  self->sinkpad = gst_pad_new_from_static_template (&sink_template, "sink");
-  gst_pad_set_chain_function (self->sinkpad,
-      GST_DEBUG_FUNCPTR (gst_nn_ctc_decode_chain));
-  gst_pad_set_event_function (self->sinkpad,
-      GST_DEBUG_FUNCPTR (gst_nn_ctc_decode_sink_event));
-  gst_element_add_pad (GST_ELEMENT (self), self->sinkpad);
-
-  self->srcpad = gst_pad_new_from_static_template (&src_template, "src");
-  gst_element_add_pad (GST_ELEMENT (self), self->srcpad);
-
   self->keys_path = g_strdup (DEFAULT_KEYS);
   self->min_score = DEFAULT_MIN_SCORE;
-  self->location = g_strdup (DEFAULT_LOCATION);
-  gst_nn_frame_out_init (&self->out, self->srcpad);
 }

@@ -53,13 +53,8 @@
 #endif
 
 #include "gstnndbdecode.h"
-#include "gstnnframemeta.h"
-#include "gstnnmeta.h"
 #include "gstnnresults.h"
-#include "gstnntensorcaps.h"
-#include "nngeometry.h"
-
-#include <math.h>
+#include "nndb.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_nn_db_decode_debug);
 #define GST_CAT_DEFAULT gst_nn_db_decode_debug
@@ -82,41 +77,29 @@ enum
 
 struct _GstNnDbDecode
 {
-  GstElement parent;
-
-  GstPad *sinkpad, *srcpad;
+  GstNnDecoder parent;
 
   /* properties (object lock) */
   NnDbParams params;
 
   /* streaming state */
-  gint map_width, map_height; /* 0 before caps */
-  GstNnFrameOut out;
+  gint map_width, map_height;
 };
 
-static GstStaticPadTemplate sink_template =
-    GST_STATIC_PAD_TEMPLATE ("sink", GST_PAD_SINK, GST_PAD_ALWAYS,
-        GST_STATIC_CAPS (GST_NN_TENSORS_CAPS_TEMPLATE_ANY));
-static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
-    GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS (GST_NN_FRAME_CAPS_TEMPLATE));
-
-G_DEFINE_TYPE (GstNnDbDecode, gst_nn_db_decode, GST_TYPE_ELEMENT);
+G_DEFINE_TYPE (GstNnDbDecode, gst_nn_db_decode, GST_TYPE_NN_DECODER);
 GST_ELEMENT_REGISTER_DEFINE (nndbdecode, "nndbdecode", GST_RANK_NONE,
     GST_TYPE_NN_DB_DECODE);
 
 static gboolean
-gst_nn_db_decode_set_caps (GstElement *element, GstCaps *caps)
+gst_nn_db_decode_set_info (GstNnDecoder *decoder, const GstNnTensorsInfo *info)
 {
-  GstNnDbDecode *self = GST_NN_DB_DECODE (element);
-  GstNnTensorsInfo info;
-  const NnpShape *shape;
+  GstNnDbDecode *self = GST_NN_DB_DECODE (decoder);
+  const NnpShape *shape = &info->tensors[0].shape;
 
-  if (!gst_nn_results_parse_caps (element, caps, 2, NNP_MAX_RANK,
+  if (!gst_nn_decoder_expect_one_float32 (decoder, info, 2, NNP_MAX_RANK,
           "one float32 probability map of shape 1x1xHxW "
-          "(dimensions=W:H:1:1 types=float32)",
-          &info))
+          "(dimensions=W:H:1:1 types=float32)"))
     return FALSE;
-  shape = &info.tensors[0].shape;
   self->map_height = (gint) shape->dims[shape->rank - 2];
   self->map_width = (gint) shape->dims[shape->rank - 1];
   GST_DEBUG_OBJECT (self, "probability map %dx%d", self->map_width,
@@ -124,164 +107,85 @@ gst_nn_db_decode_set_caps (GstElement *element, GstCaps *caps)
   return TRUE;
 }
 
-static gboolean
-gst_nn_db_decode_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
-{
-  return gst_nn_results_sink_event (&GST_NN_DB_DECODE (parent)->out, pad,
-      parent, event, gst_nn_db_decode_set_caps);
-}
-
 static void
 post_boxes_message (GstNnDbDecode *self, GstBuffer *frame,
     const NnTextBox *boxes, guint n)
 {
   GValue list = G_VALUE_INIT;
+  GString *lines = g_string_new (NULL);
   GstStructure *s;
 
   gst_value_list_init (&list, n);
   for (guint i = 0; i < n; i++) {
+    const NnQuad *q = &boxes[i].quad;
     GValue v = G_VALUE_INIT;
-    GstStructure *b = gst_structure_new ("box", "score", G_TYPE_DOUBLE,
-        boxes[i].score, "x0", G_TYPE_DOUBLE, boxes[i].quad.p[0].x, "y0",
-        G_TYPE_DOUBLE, boxes[i].quad.p[0].y, "x1", G_TYPE_DOUBLE,
-        boxes[i].quad.p[1].x, "y1", G_TYPE_DOUBLE, boxes[i].quad.p[1].y, "x2",
-        G_TYPE_DOUBLE, boxes[i].quad.p[2].x, "y2", G_TYPE_DOUBLE,
-        boxes[i].quad.p[2].y, "x3", G_TYPE_DOUBLE, boxes[i].quad.p[3].x, "y3",
-        G_TYPE_DOUBLE, boxes[i].quad.p[3].y, NULL);
+    GstStructure *b =
+        gst_structure_new ("box", "score", G_TYPE_DOUBLE, boxes[i].score, "x0",
+            G_TYPE_DOUBLE, q->p[0].x, "y0", G_TYPE_DOUBLE, q->p[0].y, "x1",
+            G_TYPE_DOUBLE, q->p[1].x, "y1", G_TYPE_DOUBLE, q->p[1].y, "x2",
+            G_TYPE_DOUBLE, q->p[2].x, "y2", G_TYPE_DOUBLE, q->p[2].y, "x3",
+            G_TYPE_DOUBLE, q->p[3].x, "y3", G_TYPE_DOUBLE, q->p[3].y, NULL);
 
     g_value_init (&v, GST_TYPE_STRUCTURE);
     gst_value_set_structure (&v, b);
     gst_structure_free (b);
     gst_value_list_append_and_take_value (&list, &v);
+    g_string_append_printf (lines,
+        "%.4f\t%.1f,%.1f %.1f,%.1f %.1f,%.1f %.1f,%.1f\n", boxes[i].score,
+        q->p[0].x, q->p[0].y, q->p[1].x, q->p[1].y, q->p[2].x, q->p[2].y,
+        q->p[3].x, q->p[3].y);
   }
   s = gst_structure_new ("nnpipe-text-boxes", "pts", G_TYPE_UINT64,
       GST_BUFFER_PTS (frame), "count", G_TYPE_UINT, n, NULL);
   gst_structure_take_value (s, "boxes", &list);
-  gst_element_post_message (GST_ELEMENT (self),
-      gst_message_new_element (GST_OBJECT (self), s));
+  gst_nn_decoder_post (GST_NN_DECODER (self), s);
+  gst_nn_decoder_write_results (GST_NN_DECODER (self), lines->str);
+  g_string_free (lines, TRUE);
 }
 
 static GstFlowReturn
-gst_nn_db_decode_chain (GstPad *pad, GstObject *parent, GstBuffer *buf)
+gst_nn_db_decode_decode (GstNnDecoder *decoder, GstNnDecoderFrame *f)
 {
-  GstNnDbDecode *self = GST_NN_DB_DECODE (parent);
-  GstNnFrameMeta *fm;
-  GstNnTransformMeta *tm;
-  GstMapInfo map;
+  GstNnDbDecode *self = GST_NN_DB_DECODE (decoder);
+  gint W = self->map_width, H = self->map_height;
+  GstNnFrameMapping m;
   NnDbParams params;
   GArray *boxes;
-  GstBuffer *frame;
-  GstVideoInfo info;
-  gint W = self->map_width, H = self->map_height, cw = W, ch = H;
-  gint fw, fh;
-  gdouble sx, sy, ox = 0, oy = 0;
-  GstClockTime pts, dts, duration;
 
-  if (W == 0)
-    goto not_negotiated;
-  fm = gst_buffer_get_nn_frame_meta (buf);
-  if (fm == NULL || fm->frame == NULL)
-    goto no_frame;
-  info = fm->info;
-  fw = GST_VIDEO_INFO_WIDTH (&info);
-  fh = GST_VIDEO_INFO_HEIGHT (&info);
-
-  /* tensor -> frame mapping: nnconvert's meta, or a plain stretch */
-  tm = gst_buffer_get_nn_transform_meta (buf);
-  if (tm && tm->scale_x > 0 && tm->scale_y > 0) {
-    sx = tm->scale_x * W / MAX (tm->tensor_width, 1);
-    sy = tm->scale_y * H / MAX (tm->tensor_height, 1);
-    ox = tm->offset_x * W / MAX (tm->tensor_width, 1);
-    oy = tm->offset_y * H / MAX (tm->tensor_height, 1);
-    cw = (gint) ceil (
-        tm->content_width * (gdouble) W / MAX (tm->tensor_width, 1));
-    ch = (gint) ceil (
-        tm->content_height * (gdouble) H / MAX (tm->tensor_height, 1));
-  } else {
-    sx = (gdouble) W / fw;
-    sy = (gdouble) H / fh;
-  }
-
-  if (!gst_buffer_map (buf, &map, GST_MAP_READ))
-    goto map_failed;
-  if (map.size < (gsize) W * H * sizeof (gfloat)) {
-    gst_buffer_unmap (buf, &map);
-    goto too_small;
-  }
+  gst_nn_frame_mapping_init (&m, f, W, H);
   GST_OBJECT_LOCK (self);
   params = self->params;
   GST_OBJECT_UNLOCK (self);
   boxes = g_array_new (FALSE, FALSE, sizeof (NnTextBox));
-  nn_db_decode ((const gfloat *) map.data, W, H, W, cw, ch, &params, boxes);
-  gst_buffer_unmap (buf, &map);
+  nn_db_decode ((const gfloat *) f->data[0], W, H, W, m.content_width,
+      m.content_height, &params, boxes);
 
   for (guint i = 0; i < boxes->len; i++) {
     NnTextBox *b = &g_array_index (boxes, NnTextBox, i);
 
-    for (gint k = 0; k < 4; k++) {
-      b->quad.p[k].x = CLAMP ((b->quad.p[k].x - ox) / sx, 0, fw);
-      b->quad.p[k].y = CLAMP ((b->quad.p[k].y - oy) / sy, 0, fh);
-    }
+    for (gint k = 0; k < 4; k++)
+      gst_nn_frame_mapping_to_frame (&m, &b->quad.p[k].x, &b->quad.p[k].y);
   }
   nn_text_boxes_sort ((NnTextBox *) boxes->data, boxes->len);
   GST_LOG_OBJECT (self, "%u boxes", boxes->len);
 
-  /* the frame goes on with this buffer's timing */
-  pts = GST_BUFFER_PTS (buf);
-  dts = GST_BUFFER_DTS (buf);
-  duration = GST_BUFFER_DURATION (buf);
-  frame = gst_buffer_ref (fm->frame);
-  gst_buffer_unref (buf);
-  frame = gst_buffer_make_writable (frame);
-  GST_BUFFER_PTS (frame) = pts;
-  GST_BUFFER_DTS (frame) = dts;
-  GST_BUFFER_DURATION (frame) = duration;
-
   for (guint i = 0; i < boxes->len; i++) {
     NnTextBox *b = &g_array_index (boxes, NnTextBox, i);
 
-    gst_nn_add_text_roi (frame, (gint) i, &b->quad, b->score, fw, fh);
+    gst_nn_add_text_roi (f->frame, (gint) i, &b->quad, b->score, m.frame_width,
+        m.frame_height);
   }
-  post_boxes_message (self, frame, (NnTextBox *) boxes->data, boxes->len);
+  post_boxes_message (self, f->frame, (NnTextBox *) boxes->data, boxes->len);
   g_array_unref (boxes);
-
-  return gst_nn_frame_out_push (&self->out, frame, &info);
-
-  /* ERRORS */
-not_negotiated:
-  gst_buffer_unref (buf);
-  GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL), ("buffer before caps"));
-  return GST_FLOW_NOT_NEGOTIATED;
-no_frame:
-  gst_buffer_unref (buf);
-  GST_ELEMENT_ERROR (self, STREAM, FORMAT,
-      ("The tensors carry no video frame."),
-      ("no GstNnFrameMeta on the input: run nnconvert with keep-frame=true"));
-  return GST_FLOW_ERROR;
-map_failed:
-  gst_buffer_unref (buf);
-  GST_ELEMENT_ERROR (self, STREAM, FAILED, (NULL), ("could not map input"));
-  return GST_FLOW_ERROR;
-too_small:
-  gst_buffer_unref (buf);
-  GST_ELEMENT_ERROR (self, STREAM, FORMAT, (NULL),
-      ("input buffer smaller than the %dx%d float32 map", W, H));
-  return GST_FLOW_ERROR;
+  return GST_FLOW_OK;
 }
 
-static GstStateChangeReturn
-gst_nn_db_decode_change_state (GstElement *element, GstStateChange transition)
+static void
+gst_nn_db_decode_stop (GstNnDecoder *decoder)
 {
-  GstNnDbDecode *self = GST_NN_DB_DECODE (element);
-  GstStateChangeReturn ret;
+  GstNnDbDecode *self = GST_NN_DB_DECODE (decoder);
 
-  ret = GST_ELEMENT_CLASS (gst_nn_db_decode_parent_class)
-            ->change_state (element, transition);
-  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY) {
-    gst_nn_frame_out_reset (&self->out);
-    self->map_width = self->map_height = 0;
-  }
-  return ret;
+  self->map_width = self->map_height = 0;
 }
 
 static void
@@ -349,15 +253,12 @@ gst_nn_db_decode_class_init (GstNnDbDecodeClass *klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstNnDecoderClass *decoder_class = GST_NN_DECODER_CLASS (klass);
   const GParamFlags flags =
       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING;
 
   GST_DEBUG_CATEGORY_INIT (gst_nn_db_decode_debug, "nndbdecode", 0,
       "nnpipe DB text-box decoder");
-
-  /* register the metas up front (tests look them up by name) */
-  (void) GST_NN_FRAME_META_INFO;
-  (void) GST_NN_TRANSFORM_META_INFO;
 
   gobject_class->set_property = gst_nn_db_decode_set_property;
   gobject_class->get_property = gst_nn_db_decode_get_property;
@@ -384,35 +285,23 @@ gst_nn_db_decode_class_init (GstNnDbDecodeClass *klass)
           "Connected regions of the map examined at most per frame", 0,
           G_MAXUINT, DEFAULT_MAX_CANDIDATES, flags));
 
-  gst_element_class_add_static_pad_template (element_class, &sink_template);
-  gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class, "DB text-box decoder",
       "Filter/Analyzer/Video/Tensor",
       "Finds text boxes in a DB text detector's probability map and attaches "
       "them to the original frame as region-of-interest metas",
       "nnpipe developers");
 
-  element_class->change_state =
-      GST_DEBUG_FUNCPTR (gst_nn_db_decode_change_state);
+  decoder_class->set_info = GST_DEBUG_FUNCPTR (gst_nn_db_decode_set_info);
+  decoder_class->decode = GST_DEBUG_FUNCPTR (gst_nn_db_decode_decode);
+  decoder_class->stop = GST_DEBUG_FUNCPTR (gst_nn_db_decode_stop);
 }
 
 static void
 gst_nn_db_decode_init (GstNnDbDecode *self)
 {
-  self->sinkpad = gst_pad_new_from_static_template (&sink_template, "sink");
-  gst_pad_set_chain_function (self->sinkpad,
-      GST_DEBUG_FUNCPTR (gst_nn_db_decode_chain));
-  gst_pad_set_event_function (self->sinkpad,
-      GST_DEBUG_FUNCPTR (gst_nn_db_decode_sink_event));
-  gst_element_add_pad (GST_ELEMENT (self), self->sinkpad);
-
-  self->srcpad = gst_pad_new_from_static_template (&src_template, "src");
-  gst_element_add_pad (GST_ELEMENT (self), self->srcpad);
-
   self->params.threshold = DEFAULT_THRESHOLD;
   self->params.box_threshold = DEFAULT_BOX_THRESHOLD;
   self->params.unclip_ratio = DEFAULT_UNCLIP_RATIO;
   self->params.min_size = DEFAULT_MIN_SIZE;
   self->params.max_candidates = DEFAULT_MAX_CANDIDATES;
-  gst_nn_frame_out_init (&self->out, self->srcpad);
 }

@@ -4,11 +4,13 @@
 
 #include <gst/gst.h>
 
+#include "gstnndecoder.h"
+
 G_BEGIN_DECLS
 
 #define GST_TYPE_NN_DB_DECODE (gst_nn_db_decode_get_type ())
 G_DECLARE_FINAL_TYPE (GstNnDbDecode, gst_nn_db_decode, GST, NN_DB_DECODE,
-    GstElement)
+    GstNnDecoder)
 
 GST_ELEMENT_REGISTER_DECLARE (nndbdecode);
 

@@ -7,12 +7,15 @@
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 /* struct layouts only: the metas are registered by the plugin */
 #include "gstnnframemeta.h"
 #include "gstnnmeta.h"
 /* pure geometry, compiled into this test */
-#include "nngeometry.h"
+#include "nnctc.h"
+#include "nndb.h"
+#include "nnlabels.h"
 
 #define MAP_CAPS(w, h) \
   "other/tensors,format=static,num_tensors=1,types=float32," \
@@ -151,6 +154,74 @@ GST_START_TEST (test_geometry_min_area_rect)
   fail_unless (fabs (w - 44) < 1e-6 && fabs (h - 14) < 1e-6);
   fail_unless (nn_quad_contains (&q, 100 + 20 * c - 5 * s, 50 + 20 * s + 5 * c));
   fail_if (nn_quad_contains (&q, 0, 0));
+}
+
+GST_END_TEST;
+
+/* the CTC greedy decode: repeats merged, blanks split repeats, the score is
+ * the mean of the kept steps */
+GST_START_TEST (test_ctc_greedy)
+{
+  const gchar *classes[] = { "", "a", "b", " ", NULL };
+  /* steps: a a blank a b b space -> "aab " ; scores 0.9 / 0.6 */
+  const gint seq[7] = { 1, 1, 0, 1, 2, 2, 3 };
+  gfloat scores[7 * 4];
+  gdouble score;
+  gchar *text;
+
+  for (gint t = 0; t < 7; t++)
+    for (gint c = 0; c < 4; c++)
+      scores[t * 4 + c] = c == seq[t] ? (t == 6 ? 0.6f : 0.9f) : 0.01f;
+  text = nn_ctc_greedy_decode (scores, 7, 4, 0, classes, &score);
+  fail_unless_equals_string (text, "aab ");
+  fail_unless (fabs (score - (0.9 * 3 + 0.6) / 4) < 1e-6, "%f", score);
+  g_free (text);
+  text = nn_ctc_greedy_decode (scores, 0, 4, 0, classes, &score);
+  fail_unless_equals_string (text, "");
+  fail_unless_equals_float (score, 0.0);
+  g_free (text);
+}
+
+GST_END_TEST;
+
+/* one labels reader: raw keys keep a space key and blank lines inside,
+ * drop "\r" and the final newline; class labels are stripped, trailing
+ * blank lines ignored; a comma list is a list; a missing file an error */
+GST_START_TEST (test_labels_reader)
+{
+  gchar *path = g_strdup_printf ("%s/nnp-test-labels-%d.txt", g_get_tmp_dir (), (gint) getpid ());
+  GError *err = NULL;
+  gchar **l;
+  guint n;
+
+  fail_unless (g_file_set_contents (path, "a\r\n \n\nb\n", -1, NULL));
+  l = nn_labels_read_file (path, NN_LABELS_RAW, &n, &err);
+  fail_unless (l != NULL && err == NULL);
+  fail_unless_equals_int (n, 4);
+  fail_unless_equals_string (l[0], "a");
+  fail_unless_equals_string (l[1], " ");
+  fail_unless_equals_string (l[2], "");
+  fail_unless_equals_string (l[3], "b");
+  fail_unless (l[4] == NULL);
+  g_strfreev (l);
+
+  fail_unless (g_file_set_contents (path, " cat \ndog\n\n\n", -1, NULL));
+  l = nn_labels_parse (path, &n, &err);
+  fail_unless_equals_int (n, 2);
+  fail_unless_equals_string (l[0], "cat");
+  fail_unless_equals_string (l[1], "dog");
+  g_strfreev (l);
+
+  l = nn_labels_parse ("0, 180", &n, &err);
+  fail_unless_equals_int (n, 2);
+  fail_unless_equals_string (l[1], "180");
+  g_strfreev (l);
+
+  g_unlink (path);
+  fail_unless (nn_labels_parse (path, &n, &err) == NULL);
+  fail_unless (g_error_matches (err, G_FILE_ERROR, G_FILE_ERROR_NOENT));
+  g_clear_error (&err);
+  g_free (path);
 }
 
 GST_END_TEST;
@@ -301,6 +372,59 @@ GST_START_TEST (test_dbdecode_frames_flow)
   }
   gst_buffer_unref (frame);
   gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* the decoder base class: the location file gets one line per box (score,
+ * corners); a tensor buffer that does not hold the caps' tensors is an
+ * error naming both sizes, never a read past the end */
+GST_START_TEST (test_dbdecode_location_and_short_buffer)
+{
+  gchar *path = g_strdup_printf ("%s/nnp-test-boxes-%d.txt", g_get_tmp_dir (), (gint) getpid ());
+  gchar *launch = g_strdup_printf ("nndbdecode location=%s", path);
+  GstHarness *h = gst_harness_new_parse (launch);
+  GstVideoInfo info;
+  GstBuffer *frame = make_rgb_frame (&info, 256, 128, 0), *buf;
+  gchar *contents = NULL, **lines;
+  GstBus *bus;
+  GError *err;
+  gchar *dbg = NULL;
+
+  gst_harness_set_src_caps_str (h, MAP_CAPS (128, 64));
+  fail_unless_equals_int (gst_harness_push (h, db_map_buffer (frame, &info, TRUE, 0)), GST_FLOW_OK);
+  gst_buffer_unref (gst_harness_pull (h));
+  gst_harness_teardown (h);
+  fail_unless (g_file_get_contents (path, &contents, NULL, NULL));
+  lines = g_strsplit (contents, "\n", -1);
+  fail_unless_equals_int (g_strv_length (lines), 3); /* two lines + "" */
+  fail_unless (g_str_has_prefix (lines[0], "0.9500\t"), "%s", lines[0]);
+  fail_unless (g_str_has_prefix (lines[1], "0.8000\t"), "%s", lines[1]);
+  {
+    gchar **corners = g_strsplit (lines[0], " ", -1);
+
+    fail_unless_equals_int (g_strv_length (corners), 4);
+    g_strfreev (corners);
+  }
+  g_strfreev (lines);
+  g_free (contents);
+  g_unlink (path);
+
+  h = harness_with_bus ("nndbdecode", &bus);
+  gst_harness_set_src_caps_str (h, MAP_CAPS (128, 64));
+  buf = db_map_buffer (frame, &info, TRUE, 0);
+  gst_buffer_resize (buf, 0, 100);
+  fail_unless_equals_int (gst_harness_push (h, buf), GST_FLOW_ERROR);
+  err = nnp_test_pop_message (bus, GST_MESSAGE_ERROR, &dbg, "short buffer");
+  fail_unless (strstr (dbg, "100 bytes") != NULL, "%s", dbg);
+  fail_unless (strstr (dbg, "32768 bytes") != NULL, "%s", dbg);
+  g_clear_error (&err);
+  g_free (dbg);
+  fail_unless_equals_int (gst_harness_buffers_received (h), 0);
+  harness_teardown_with_bus (h, bus);
+  gst_buffer_unref (frame);
+  g_free (launch);
+  g_free (path);
 }
 
 GST_END_TEST;
@@ -770,9 +894,12 @@ post_suite (void)
 
   tcase_add_test (tc, test_geometry_min_area_rect);
   tcase_add_test (tc, test_geometry_db_decode);
+  tcase_add_test (tc, test_ctc_greedy);
+  tcase_add_test (tc, test_labels_reader);
   tcase_add_test (tc, test_dbdecode_boxes);
   tcase_add_test (tc, test_dbdecode_frames_flow);
   tcase_add_test (tc, test_dbdecode_wrong_caps);
+  tcase_add_test (tc, test_dbdecode_location_and_short_buffer);
   tcase_add_test (tc, test_crop_straightens);
   tcase_add_test (tc, test_crop_width_per_box);
   tcase_add_test (tc, test_ctcdecode);
