@@ -5,9 +5,16 @@
 #
 #   benchmarks/bench.sh [BUILD_DIR]
 #
+# Models: the PaddleOCR detector, recogniser and classifier, BlazeFace front
+# 128 / back 256, M-LSD 320 tiny / large, ISNet float16 as shipped and ISNet
+# in float32 (converted from it by benchmarks/make-float32-model.py into a
+# temporary folder; needs python3-onnx).
+#
 # Environment: ROUNDS (processes per runner and case, alternating; default 5),
+# HEAVY_ROUNDS (the same for ISNet, 320 GFLOP a run; default 3),
 # THREADS_LIST (default "1 2"), NNP_MODELS_DIR (default .cache/models),
-# QUICK=1 (ROUNDS=3, fewer timed runs per process).
+# MODELS (a substring: only the cases whose label has it, e.g. MODELS=isnet),
+# QUICK=1 (ROUNDS=3, HEAVY_ROUNDS=1, fewer timed runs per process).
 #
 # Each process runs one warm-up and K timed runs and reports their median
 # and minimum; the figure is the median over ROUNDS processes (ratio-min:
@@ -28,9 +35,11 @@ nnp_help "$@"
 build=${1:-$top/build}
 models=${NNP_MODELS_DIR:-$top/.cache/models}
 rounds=${ROUNDS:-5}
+heavy_rounds=${HEAVY_ROUNDS:-3}
 threads_list=${THREADS_LIST:-1 2}
 quick=${QUICK:-0}
-[ "$quick" = 1 ] && rounds=${ROUNDS:-3}
+only=${MODELS:-}
+[ "$quick" = 1 ] && rounds=${ROUNDS:-3} && heavy_rounds=${HEAVY_ROUNDS:-1}
 nnpipe=$build/tools/nnpipe
 ort=$build/tests/nnp-ort
 tmp=${TMPDIR:-/tmp}/nnp-bench.$$
@@ -41,10 +50,35 @@ for f in "$nnpipe" "$ort"; do
   [ -x "$f" ] || { echo "bench.sh: $f not built (meson setup/ninja in $build)" >&2; exit 1; }
 done
 
-# model  input dims  timed runs per process
-cases="ch_PP-OCRv4_det_infer.onnx 1,3,640,640 8
-ch_PP-OCRv4_rec_infer.onnx 1,3,48,320 30
-ch_ppocr_mobile_v2.0_cls_infer.onnx 1,3,48,192 300"
+# ISNet in float32: the float16 model as shipped, converted (never in .cache)
+isnet32=""
+if [ -z "$only" ] || echo "isnet-fp32" | grep -q -- "$only"; then
+  if [ -f "$models/isnet_fp16.onnx" ] && /usr/bin/python3 "$top/benchmarks/make-float32-model.py" \
+      "$models/isnet_fp16.onnx" "$tmp/isnet_fp32.onnx" > "$tmp/convert.log" 2>&1; then
+    isnet32=$tmp/isnet_fp32.onnx
+  else
+    echo "ISNet float32: conversion failed (python3-onnx?): $(tail -1 "$tmp/convert.log" 2>/dev/null)"
+  fi
+fi
+
+# label  model  input (NAME=dims, or - for a model of static shapes)  timed runs per process
+# (at least 2: nnp-ort prints a latency only for --repeat 2 and more)
+# (a model path without / is in NNP_MODELS_DIR)
+all_cases="det-640x640 ch_PP-OCRv4_det_infer.onnx x=1,3,640,640 8
+rec-48x320 ch_PP-OCRv4_rec_infer.onnx x=1,3,48,320 30
+cls-48x192 ch_ppocr_mobile_v2.0_cls_infer.onnx x=1,3,48,192 300
+blazeface-front-128 face_detection_front_128x128_barracuda.onnx - 200
+blazeface-back-256 face_detection_back_256x256_barracuda.onnx - 60
+mlsd-tiny-320 mlsd_320x320_tiny.onnx - 20
+mlsd-large-320 mlsd_320x320_large.onnx - 8
+isnet-fp16-1024 isnet_fp16.onnx - 2
+isnet-fp32-1024 ${isnet32:-isnet_fp32-not-converted.onnx} - 2"
+cases=$(echo "$all_cases" | while read -r label model shape k; do
+  if [ -z "$only" ] || echo "$label" | grep -q -- "$only"; then echo "$label $model $shape $k"; fi
+done)
+# the model file of a case, and the nnpipe / nnp-ort shape arguments
+model_file () { case $1 in /*) echo "$1" ;; *) echo "$models/$1" ;; esac; }
+shape_args () { [ "$1" = - ] || echo "--shape $1"; }
 
 median_of () { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print ""; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 lat () { sed -n 's/.*latency_ms median=\([0-9.]*\).*/\1/p' | head -1; }
@@ -66,20 +100,25 @@ echo
 echo "(a) latency (ms) and (d) GFLOP/s"
 printf '%-30s %3s %10s %10s %7s %9s %9s %7s %7s %9s\n' model thr nnpipe ORT ratio "nnp GF/s" "ORT GF/s" "%nom" "%meas" "ratio-min"
 for t in $threads_list; do
-  echo "$cases" | while read -r model dims k; do
-    [ -f "$models/$model" ] || { printf '%-30s %s\n' "$model" "missing (tools/fetch-models.sh)"; continue; }
+  echo "$cases" | while read -r label model shape k; do
+    [ -n "$label" ] || continue
+    mf=$(model_file "$model")
+    [ -f "$mf" ] || { printf '%-30s %s\n' "$label" "missing (tools/fetch-models.sh)"; continue; }
     [ "$quick" = 1 ] && k=$(( (k + 2) / 3 ))
-    label="$(echo "$model" | sed 's/_infer.onnx//; s/ch_//; s/_v2.0//') $(echo "$dims" | sed 's/^1,3,//; s/,/x/')"
-    flops=$("$nnpipe" inspect "$models/$model" --shape "x=$dims" 2>/dev/null | sed -n 's/^FLOPs: \([0-9]*\).*/\1/p')
+    # shellcheck disable=SC2046
+    flops=$("$nnpipe" inspect "$mf" $(shape_args "$shape") 2>/dev/null | sed -n 's/^FLOPs: \([0-9]*\).*/\1/p')
     : > "$tmp/n" ; : > "$tmp/o"
+    nr=$rounds
+    case $label in isnet*) nr=$heavy_rounds ;; esac
     r=1
-    while [ $r -le "$rounds" ]; do
+    while [ $r -le "$nr" ]; do
       if [ $((r % 2)) -eq 1 ]; then order="n o"; else order="o n"; fi
       for who in $order; do
+        # shellcheck disable=SC2046
         if [ $who = n ]; then
-          "$nnpipe" run "$models/$model" --shape "x=$dims" --threads "$t" --repeat "$k" 2>&1 | latmin >> "$tmp/n"
+          "$nnpipe" run "$mf" $(shape_args "$shape") --threads "$t" --repeat "$k" 2>&1 | latmin >> "$tmp/n"
         else
-          "$ort" "$models/$model" --shape "x=$dims" --threads "$t" --repeat "$k" 2>&1 | latmin >> "$tmp/o"
+          "$ort" "$mf" $(shape_args "$shape") --threads "$t" --repeat "$k" 2>&1 | latmin >> "$tmp/o"
         fi
       done
       r=$((r + 1))
@@ -103,7 +142,9 @@ echo
 echo "(b) pipeline throughput: detector 1x3x640x640, two 1-thread stages vs ORT with 2 threads"
 det=$models/ch_PP-OCRv4_det_infer.onnx
 plan=$tmp/det.plan
-if [ -f "$det" ] && "$nnpipe" split "$det" --shape x=1,3,640,640 --stages 2 --devices cpu:1,cpu:1 \
+if [ -n "$only" ] && ! echo det-640x640 | grep -q -- "$only"; then
+  echo "    not run (MODELS=$only)"
+elif [ -f "$det" ] && "$nnpipe" split "$det" --shape x=1,3,640,640 --stages 2 --devices cpu:1,cpu:1 \
      --profile -o "$plan" > "$tmp/split.txt" 2>&1; then
   # per-stage times, measured one after the other (no contention): the ideal
   # pipeline rate is 1 / slowest stage
@@ -149,12 +190,15 @@ echo
 
 echo "(c) peak RSS (one process: load, prepare, warm-up + 1 run; threads 1)"
 printf '%-30s %12s %12s\n' model "nnpipe MiB" "ORT MiB"
-echo "$cases" | while read -r model dims k; do
-  [ -f "$models/$model" ] || continue
-  label="$(echo "$model" | sed 's/_infer.onnx//; s/ch_//; s/_v2.0//') $(echo "$dims" | sed 's/^1,3,//; s/,/x/')"
+echo "$cases" | while read -r label model shape k; do
+  [ -n "$label" ] || continue
+  mf=$(model_file "$model")
+  [ -f "$mf" ] || continue
   if [ -x /usr/bin/time ]; then
-    /usr/bin/time -f %M -o "$tmp/rn" "$nnpipe" run "$models/$model" --shape "x=$dims" --repeat 1 >/dev/null 2>&1
-    /usr/bin/time -f %M -o "$tmp/ro" "$ort" "$models/$model" --shape "x=$dims" --threads 1 --repeat 1 >/dev/null 2>&1
+    # shellcheck disable=SC2046
+    /usr/bin/time -f %M -o "$tmp/rn" "$nnpipe" run "$mf" $(shape_args "$shape") --repeat 1 >/dev/null 2>&1
+    # shellcheck disable=SC2046
+    /usr/bin/time -f %M -o "$tmp/ro" "$ort" "$mf" $(shape_args "$shape") --threads 1 --repeat 1 >/dev/null 2>&1
     awk -v l="$label" -v a="$(tail -1 "$tmp/rn")" -v b="$(tail -1 "$tmp/ro")" \
       'BEGIN { printf "%-30s %12.1f %12.1f\n", l, a / 1024, b / 1024 }'
   else

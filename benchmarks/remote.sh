@@ -65,7 +65,7 @@ src="filesrc location=$tmp/in.raw blocksize=$bytes ! other/tensors,format=static
 
 # the server: stage 1 of the plan on host 1, core 1
 hosts_spawn 1 1 "$tmp/serve.log" "$nnpipe" serve "$model" --listen "$addr:$port" \
-  --plan "$tmp/plan.json" --stage 1
+  --plan "$tmp/plan.json" --stage 1 --insecure
 # two proxies in the client's namespace to the server: no delay (what the
 # proxy's copies cost) and DELAY_MS each way
 for d in 0 "$delay"; do

@@ -5,7 +5,7 @@
  * where nodes run.  Implementations live in lib/backends/<name>/ (cpu,
  * opencl) and are listed once, in lib/backends/registry.c; nothing else in
  * the library names a backend.  The device front (lib/backends/device.c),
- * the stage (lib/exec/stage.c), constant folding (lib/graph/specialize.c)
+ * the stage (lib/exec/stage.c), constant folding (lib/specialize/specialize.c)
  * and the partitioner's cost model reach backends only through this table.
  *
  * This header sits at the bottom of the layers (it includes public headers

@@ -14,12 +14,13 @@ static const struct {
   const char *name;
   gsize size;
 } dtype_info[] = {
-  { NNP_DTYPE_FLOAT32, "float32", 4 }, { NNP_DTYPE_UINT8, "uint8", 1 },
-  { NNP_DTYPE_INT8, "int8", 1 },       { NNP_DTYPE_UINT16, "uint16", 2 },
-  { NNP_DTYPE_INT16, "int16", 2 },     { NNP_DTYPE_INT32, "int32", 4 },
-  { NNP_DTYPE_INT64, "int64", 8 },     { NNP_DTYPE_BOOL, "bool", 1 },
-  { NNP_DTYPE_FLOAT16, "float16", 2 }, { NNP_DTYPE_FLOAT64, "float64", 8 },
-  { NNP_DTYPE_UINT32, "uint32", 4 },   { NNP_DTYPE_UINT64, "uint64", 8 },
+  { NNP_DTYPE_FLOAT32, "float32", 4 },   { NNP_DTYPE_UINT8, "uint8", 1 },
+  { NNP_DTYPE_INT8, "int8", 1 },         { NNP_DTYPE_UINT16, "uint16", 2 },
+  { NNP_DTYPE_INT16, "int16", 2 },       { NNP_DTYPE_INT32, "int32", 4 },
+  { NNP_DTYPE_INT64, "int64", 8 },       { NNP_DTYPE_BOOL, "bool", 1 },
+  { NNP_DTYPE_FLOAT16, "float16", 2 },   { NNP_DTYPE_FLOAT64, "float64", 8 },
+  { NNP_DTYPE_UINT32, "uint32", 4 },     { NNP_DTYPE_UINT64, "uint64", 8 },
+  { NNP_DTYPE_BFLOAT16, "bfloat16", 2 },
 };
 
 gsize
@@ -233,40 +234,6 @@ pattern_hash (guint32 i, guint32 seed)
   return h >> 8;
 }
 
-/* float32 -> IEEE half, round to nearest even (values here are in [-1, 1)). */
-static guint16
-float_to_half (float f)
-{
-  union {
-    float f;
-    guint32 u;
-  } v = { f };
-  guint32 sign = (v.u >> 16) & 0x8000u;
-  int exp = (int) ((v.u >> 23) & 0xff) - 127 + 15;
-  guint32 mant = v.u & 0x7fffffu;
-
-  if (exp >= 31)
-    return (guint16) (sign | 0x7c00u);
-  if (exp <= 0) {
-    guint32 m, half;
-    if (exp < -10)
-      return (guint16) sign;
-    mant |= 0x800000u;
-    m = mant >> (14 - exp);
-    half = 1u << (13 - exp);
-    if ((mant & (2 * half - 1)) > half || ((mant & (2 * half - 1)) == half && (m & 1)))
-      m++;
-    return (guint16) (sign | m);
-  }
-  {
-    guint32 h = sign | ((guint32) exp << 10) | (mant >> 13);
-    guint32 rest = mant & 0x1fffu;
-    if (rest > 0x1000u || (rest == 0x1000u && (h & 1)))
-      h++;
-    return (guint16) h;
-  }
-}
-
 void
 nnp_tensor_fill_pattern (NnpTensor *tensor, guint32 seed)
 {
@@ -283,7 +250,15 @@ nnp_tensor_fill_pattern (NnpTensor *tensor, guint32 seed)
     switch (tensor->dtype) {
       case NNP_DTYPE_FLOAT32: ((float *) tensor->data)[i] = (float) f; break;
       case NNP_DTYPE_FLOAT64: ((double *) tensor->data)[i] = f; break;
-      case NNP_DTYPE_FLOAT16: ((guint16 *) tensor->data)[i] = float_to_half ((float) f); break;
+      case NNP_DTYPE_FLOAT16:
+      case NNP_DTYPE_BFLOAT16: {
+        float x = (float) f;
+        if (tensor->dtype == NNP_DTYPE_FLOAT16)
+          nnp_f32_to_f16 (&x, (guint16 *) tensor->data + i, 1);
+        else
+          nnp_f32_to_bf16 (&x, (guint16 *) tensor->data + i, 1);
+        break;
+      }
       case NNP_DTYPE_BOOL: ((guint8 *) tensor->data)[i] = u & 1; break;
       case NNP_DTYPE_UINT8: ((guint8 *) tensor->data)[i] = u % 16; break;
       case NNP_DTYPE_INT8: ((gint8 *) tensor->data)[i] = u % 16; break;

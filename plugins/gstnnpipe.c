@@ -27,6 +27,10 @@
 #include "gstnnserversrc.h"
 #include "gstnnremote.h"
 #include "gstnnparallel.h"
+#include "gstnntrack.h"
+#include "gstnnredact.h"
+#include "gstnndetectdecode.h"
+#include "gstnnmask.h"
 
 #ifndef PACKAGE
 #define PACKAGE "nnpipe"
@@ -111,6 +115,10 @@ plugin_init (GstPlugin *plugin)
   ret |= GST_ELEMENT_REGISTER (nnserversink, plugin);
   ret |= GST_ELEMENT_REGISTER (nnremote, plugin);
   ret |= GST_ELEMENT_REGISTER (nnparallel, plugin);
+  ret |= GST_ELEMENT_REGISTER (nntrack, plugin);
+  ret |= GST_ELEMENT_REGISTER (nnredact, plugin);
+  ret |= GST_ELEMENT_REGISTER (nndetectdecode, plugin);
+  ret |= GST_ELEMENT_REGISTER (nnmask, plugin);
 
   return ret;
 }

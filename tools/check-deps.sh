@@ -112,9 +112,14 @@ py        numpy                                      python3-numpy
 py        onnx                                       python3-onnx
 # PyGObject: reading nnpipe results from Python (docs)
 py        gi                                         python3-gi
+# a real photo for the ISNet int8 test and benchmark (tools/isnet-prep.py)
+py        skimage                                    python3-skimage
 gir       Gst-1.0                                    gir1.2-gstreamer-1.0
 gir       GstVideo-1.0                               gir1.2-gst-plugins-base-1.0
 file      /usr/share/libonnx-testdata/data/node      libonnx-testdata
+# tests/models/compare-vision.sh: real photos (public domain) for the vision models
+file      /usr/lib/python3/dist-packages/skimage/data/astronaut.png  python3-skimage
+file      /usr/lib/python3/dist-packages/skimage/data/coffee.png     python3-skimage
 cmd       npm                                        npm
 cmd       /usr/bin/time                              time
 # tests/remote/hosts.sh: test hosts = network namespaces + veth, tbf rates, pinned servers
@@ -150,6 +155,14 @@ element   rtspsrc                                    gstreamer1.0-plugins-good
 element   facedetect                                 gstreamer1.0-opencv
 element   faceblur                                   gstreamer1.0-opencv
 file      /usr/share/opencv4/haarcascades/haarcascade_frontalface_default.xml  opencv-data
+# the hand-annotated photos of tests/data/faces/truth.json (benchmarks/faces.sh) and its
+# reference decoder's image reading
+file      /usr/share/doc/opencv-doc/opencv4/html/05.jpg  opencv-doc
+file      /usr/lib/python3/dist-packages/skimage/data/astronaut.png  python3-skimage
+file      /usr/share/matplotlib/mpl-data/sample_data/grace_hopper.jpg  python-matplotlib-data
+py        PIL                                        python3-pil
+# benchmarks/background.sh: one photo as N frames
+element   imagefreeze                                gstreamer1.0-plugins-good
 EOF
 }
 
@@ -210,8 +223,10 @@ missing_packages () {
 scan () {
   for f in "$@"; do
     case $f in
+      # a module beside the script (tests/remote/nnwire.py) is ours
       *.py) sed -n -e 's/^[[:space:]]*import[[:space:]]\{1,\}\([A-Za-z_][A-Za-z0-9_]*\).*/py \1/p' \
-              -e 's/^[[:space:]]*from[[:space:]]\{1,\}\([A-Za-z_][A-Za-z0-9_]*\).* import .*/py \1/p' "$f" ;;
+              -e 's/^[[:space:]]*from[[:space:]]\{1,\}\([A-Za-z_][A-Za-z0-9_]*\).* import .*/py \1/p' "$f" |
+              while read -r k m; do [ -e "$(dirname "$f")/$m.py" ] || echo "$k $m"; done ;;
       # find_program() of a file beside the meson.build is ours, not a dependency
       *meson.build) sed -n "s/.*find_program('\([^']*\)'.*/cmd \1/p" "$f" |
                       while read -r k c; do [ -e "$(dirname "$f")/$c" ] || echo "$k $c"; done ;;

@@ -50,8 +50,8 @@ static const char usage_text[] =
     "  --shape NAME=D0,D1,...   concrete shape of input NAME (repeatable)\n"
     "\n"
     "Options of run:\n"
-    "  --input NAME=FILE        raw little-endian C-order data for input NAME (float32 for\n"
-    "                           float inputs; the input's own dtype otherwise); without it\n"
+    "  --input NAME=FILE        raw little-endian C-order data for input NAME, in the\n"
+    "                           input's own dtype (float16 inputs: 16-bit floats); without it\n"
     "                           the input gets nnp_tensor_fill_pattern (seed = input index)\n"
     "  --output-dir DIR         write DIR/<output>.raw and DIR/outputs.json\n"
     "  --threads N              intra-op threads (default 1)\n"
@@ -227,6 +227,15 @@ element_as_double (const NnpTensor *t, int64_t i)
   switch (t->dtype) {
     case NNP_DTYPE_FLOAT32: return ((const float *) t->data)[i];
     case NNP_DTYPE_FLOAT64: return ((const double *) t->data)[i];
+    case NNP_DTYPE_FLOAT16:
+    case NNP_DTYPE_BFLOAT16: {
+      float f;
+      if (t->dtype == NNP_DTYPE_FLOAT16)
+        nnp_f16_to_f32 ((const guint16 *) t->data + i, &f, 1);
+      else
+        nnp_bf16_to_f32 ((const guint16 *) t->data + i, &f, 1);
+      return f;
+    }
     case NNP_DTYPE_UINT8:
     case NNP_DTYPE_BOOL: return ((const guint8 *) t->data)[i];
     case NNP_DTYPE_INT8: return ((const gint8 *) t->data)[i];

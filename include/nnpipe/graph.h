@@ -134,6 +134,8 @@ void nnp_graph_unref (NnpGraph *graph);
 
 /* Value of that name, NULL when absent. */
 NnpValue *nnp_graph_find_value (const NnpGraph *graph, const char *name);
+/* Node of that name, NULL when absent. */
+NnpNode *nnp_graph_find_node (const NnpGraph *graph, const char *name);
 static inline NnpValue *
 nnp_graph_value (const NnpGraph *graph, int id)
 {

@@ -49,4 +49,42 @@ NnpPlan *nnp_plan_rebalance (NnpModel *model, const NnpPlan *plan, const double 
  * graph), e.g. "conv_41@41" (new string). */
 char *nnp_plan_cuts_string (const NnpPlan *plan, const NnpGraph *graph);
 
+/* The switch policy of a running plan (nnpipeline rebalance=true), without
+ * the threads and elements around it: fed the stages' counters once per
+ * measurement window, it says when to switch and to which plan.
+ *
+ * A window counts when every stage finished at least 2 frames in it (a
+ * shorter one grows); the first window of new stages (first frames, cold
+ * caches) is not used.  A switch needs `sustain` windows in a row whose
+ * best plan (nnp_plan_rebalance()) moves nodes and beats the measured
+ * bottleneck by more than `threshold`; the plan switched to is then the
+ * one for the whole streak's measurements (less noise than one window).
+ * Stages alike (one device, threads, one replica) whose measured times are
+ * within the threshold of even cannot gain: the planner is not run.  Not
+ * thread-safe: one caller (a monitor thread). */
+typedef struct _NnpRebalanceMonitor NnpRebalanceMonitor;
+
+/* The stages' counters at one time: cumulative busy time (ns) and frames
+ * finished of each of n stages; gen is the caller's generation of the
+ * stages, changed whenever they are rebuilt (a switch). */
+typedef struct {
+  unsigned gen;
+  int n;
+  guint64 busy_ns[NNP_PLAN_MAX_STAGES];
+  guint64 frames[NNP_PLAN_MAX_STAGES];
+} NnpRebalanceSample;
+
+NnpRebalanceMonitor *nnp_rebalance_monitor_new (void);
+void nnp_rebalance_monitor_free (NnpRebalanceMonitor *monitor);
+
+/* One window's end: `now` (NULL: no sample, start over).  `model` and
+ * `plan` are the running plan's (NULL: no switch can be asked for now,
+ * e.g. one is pending: the window counts as no better plan).  Returns the
+ * plan to switch to (caller owns it; *why says what was found) or NULL;
+ * NULL + error when the planner failed on the measurements (the caller
+ * should stop asking for this plan). */
+NnpPlan *nnp_rebalance_monitor_tick (NnpRebalanceMonitor *monitor, const NnpRebalanceSample *now,
+                                     NnpModel *model, const NnpPlan *plan, double threshold,
+                                     unsigned sustain, NnpRebalance *why, GError **error);
+
 G_END_DECLS

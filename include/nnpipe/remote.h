@@ -150,6 +150,11 @@ gboolean nnp_remote_send_frame (GOutputStream *out, NnpRemoteType type, guint64 
                                 const char *caps, const char *shapes, int n_tensors,
                                 NnpRemoteTensor *tensors, GCancellable *cancellable,
                                 GError **error);
+/* Parse NNP_REMOTE_HEADER_SIZE bytes.  Checks the magic, the version (a
+ * different one: NNP_ERROR_UNSUPPORTED "protocol version 7, this side speaks
+ * 1"), the type, the reserved fields and length <= max_payload. */
+gboolean nnp_remote_header_parse (const guint8 *data, guint32 max_payload, NnpRemoteHeader *header,
+                                  GError **error);
 /* Read one message.  The payload (NNP_REMOTE_ALIGN-aligned, free with
  * g_aligned_free(); NULL when empty) is allocated only after the header has
  * been checked against max_payload.  A connection closed before a header:

@@ -22,6 +22,7 @@ typedef enum {
   NNP_DTYPE_FLOAT64 = 11,
   NNP_DTYPE_UINT32 = 12,
   NNP_DTYPE_UINT64 = 13,
+  NNP_DTYPE_BFLOAT16 = 16, /* the upper 16 bits of a float32 */
 } NnpDType;
 
 /* Bytes per element; 0 for UNDEFINED / STRING / unknown codes. */
@@ -30,6 +31,18 @@ gsize nnp_dtype_size (NnpDType dtype);
 const char *nnp_dtype_name (NnpDType dtype);
 /* Inverse of nnp_dtype_name(); NNP_DTYPE_UNDEFINED when unknown. */
 NnpDType nnp_dtype_from_name (const char *name);
+/* TRUE for the 16-bit float types (float16, bfloat16): stored as 16 bits, computed in
+ * float32 where an op has no 16-bit path (docs/tensor-caps.md "16-bit floats"). */
+gboolean nnp_dtype_is_half (NnpDType dtype);
+
+/* 16-bit floats <-> float32, n elements (src and dst must not overlap).  float32 ->
+ * float16 / bfloat16 rounds to nearest, ties to even (as ONNX Runtime); a value too large
+ * becomes +-inf, NaN stays a (quiet) NaN, float16 subnormals are kept.  16 bits -> float32
+ * is exact.  Uses the CPU's F16C conversions when it has them (the same results). */
+void nnp_f16_to_f32 (const guint16 *src, float *dst, gsize n);
+void nnp_f32_to_f16 (const float *src, guint16 *dst, gsize n);
+void nnp_bf16_to_f32 (const guint16 *src, float *dst, gsize n);
+void nnp_f32_to_bf16 (const float *src, guint16 *dst, gsize n);
 
 #define NNP_MAX_RANK 8
 
@@ -99,7 +112,8 @@ int64_t nnp_tensor_numel (const NnpTensor *tensor);
  *   h = i * 0x9E3779B1 + (seed + 1) * 0x85EBCA77
  *   h ^= h >> 15;  h *= 0x2C1B3C6D;  h ^= h >> 12;  h *= 0x297A2D39;  h ^= h >> 15
  *   u = h >> 8                                  (24 bits)
- * float32/float64/float16: u * (2 / 2^24) - 1, in [-1, 1) (float16 rounded to nearest);
+ * float32/float64/float16/bfloat16: u * (2 / 2^24) - 1, in [-1, 1) (16-bit floats rounded
+ * to nearest even);
  * bool: u & 1;  other integer dtypes: u % 16.
  * Other dtypes are left untouched. */
 void nnp_tensor_fill_pattern (NnpTensor *tensor, guint32 seed);

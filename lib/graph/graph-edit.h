@@ -47,7 +47,6 @@ const float *nnp_node_attr_floats (const NnpNode *node, const char *name, int *n
 void nnp_node_set_error (GError **error, NnpErrorCode code, const NnpNode *node, const char *format,
                          ...) G_GNUC_PRINTF (4, 5);
 
-NnpNode *nnp_graph_find_node (const NnpGraph *graph, const char *name);
 /* ONNX op type string ("Conv") for an op; "Unknown" for NNP_OP_UNKNOWN. */
 const char *nnp_op_name (NnpOpType op);
 

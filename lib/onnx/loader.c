@@ -66,8 +66,8 @@ enum { TT_ELEM_TYPE = 1, TT_SHAPE = 2 };
 enum { SHAPE_DIM = 1 };
 enum { DIM_VALUE = 1, DIM_PARAM = 2 };
 
-#define OPSET_MIN 6
-#define OPSET_MAX 18
+#define OPSET_MIN 1
+#define OPSET_MAX 21
 
 void
 nnp_onnx_model_info_clear (NnpOnnxModelInfo *info)
@@ -194,10 +194,10 @@ parse_value_info (const NnpWireReader *parent, const NnpWireField *msg, ValueInf
             int64_t et;
             if (!nnp_wire_get_int64 (&ttf, &et, error))
               return FALSE;
-            vi->dtype = et > 0 && et <= NNP_DTYPE_UINT64 ? (NnpDType) et : NNP_DTYPE_UNDEFINED;
+            vi->dtype = et > 0 && et <= NNP_DTYPE_BFLOAT16 ? (NnpDType) et : NNP_DTYPE_UNDEFINED;
             if (vi->dtype == NNP_DTYPE_UNDEFINED || nnp_dtype_size (vi->dtype) == 0)
-              vi->unsupported = "has an element type that is not supported (string, bfloat16, "
-                                "complex...)";
+              vi->unsupported = "has an element type that is not supported (string, complex, "
+                                "float8, int4...)";
           } else if (ttf.number == TT_SHAPE) {
             if (!nnp_wire_expect (&ttf, NNP_WIRE_LEN, error))
               return FALSE;
@@ -786,37 +786,6 @@ parse_graph (const NnpWireReader *parent, const NnpWireField *msg, const char *f
 }
 
 /* ---------------------------------------------------------------------------
- * Opset 6 and older: binary ops broadcast only with broadcast=1, aligning the
- * second operand at `axis` (default: its suffix).  The suffix form is a case of
- * numpy broadcasting, which the ops implement; an explicit axis is not. */
-
-static gboolean
-check_legacy_broadcast (const NnpGraph *graph, GError **error)
-{
-  for (guint i = 0; i < graph->nodes->len; i++) {
-    const NnpNode *node = nnp_graph_node (graph, (int) i);
-
-    switch (node->op) {
-      case NNP_OP_ADD:
-      case NNP_OP_SUB:
-      case NNP_OP_MUL:
-      case NNP_OP_DIV:
-      case NNP_OP_POW:
-        if (nnp_node_get_attr (node, "axis") != NULL) {
-          nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
-                              "opset %d broadcasting "
-                              "with an 'axis' attribute is not supported",
-                              graph->opset);
-          return FALSE;
-        }
-        break;
-      default: break;
-    }
-  }
-  return TRUE;
-}
-
-/* ---------------------------------------------------------------------------
  * ModelProto */
 
 static NnpGraph *
@@ -901,8 +870,6 @@ parse_model (const guint8 *data, gsize size, const char *graph_name, NnpOnnxMode
   info->opset = (int) opset;
 
   graph = parse_graph (&r, &graph_field, graph_name, info->opset, error);
-  if (graph && info->opset < 7 && !check_legacy_broadcast (graph, error))
-    g_clear_pointer (&graph, nnp_graph_unref);
   if (graph)
     NNP_DEBUG (LOG_CAT,
                "%s: IR %" G_GINT64_FORMAT ", opset %d, producer '%s': %u nodes, "

@@ -25,7 +25,7 @@ NnpGraph *nnp_onnx_parse_model (const guint8 *data, gsize size, const char *grap
 
 /* TensorProto (tensor-proto.c).  Parse the TensorProto in `msg` (a LEN field
  * read from parent).  With placeholder_ok, a tensor of a dtype nnpipe cannot
- * hold (string, bfloat16...) becomes a data-less placeholder carrying that
+ * hold (string, complex...) becomes a data-less placeholder carrying that
  * dtype code (ops reject it when used); otherwise that is
  * NNP_ERROR_UNSUPPORTED.  *name_out (may be NULL) receives the tensor's name
  * (owned).  `what` names the tensor in errors. */

@@ -60,7 +60,8 @@ typed_field_for (NnpDType dtype)
     case NNP_DTYPE_UINT16:
     case NNP_DTYPE_UINT8:
     case NNP_DTYPE_BOOL:
-    case NNP_DTYPE_FLOAT16: return TENSOR_INT32_DATA;
+    case NNP_DTYPE_FLOAT16:
+    case NNP_DTYPE_BFLOAT16: return TENSOR_INT32_DATA;
     case NNP_DTYPE_INT64: return TENSOR_INT64_DATA;
     case NNP_DTYPE_FLOAT64: return TENSOR_DOUBLE_DATA;
     case NNP_DTYPE_UINT32:
@@ -92,7 +93,8 @@ store_value (guint8 *dst, gsize i, NnpDType dtype, guint64 v)
     }
     case NNP_DTYPE_INT16:
     case NNP_DTYPE_UINT16:
-    case NNP_DTYPE_FLOAT16: {
+    case NNP_DTYPE_FLOAT16:
+    case NNP_DTYPE_BFLOAT16: {
       guint16 x = (guint16) v;
       memcpy (dst + 2 * i, &x, 2);
       break;
@@ -118,7 +120,7 @@ swap_to_host (guint8 *data, gsize nbytes, gsize esize)
 #endif
 
 /* Parse the TensorProto in `msg` (a LEN field read from parent).  With
- * placeholder_ok, a tensor of a dtype nnpipe cannot hold (string, bfloat16...)
+ * placeholder_ok, a tensor of a dtype nnpipe cannot hold (string, complex...)
  * becomes a data-less placeholder carrying that dtype code (ops reject it when
  * used); otherwise that is NNP_ERROR_UNSUPPORTED.  *name_out (may be NULL)
  * receives the tensor's name (owned). */

@@ -6,7 +6,7 @@
  * params with a byte copy. */
 #pragma once
 
-#include <nnpipe/tensor.h>
+#include <nnpipe/graph.h>
 
 G_BEGIN_DECLS
 
@@ -71,5 +71,14 @@ typedef struct {
   gboolean has_c;
   int64_t c_rs, c_cs;
 } NnpGemmParams;
+
+/* Conv's attributes and output geometry for X and W of any dtype (no dtype
+ * check; `b` may be NULL): the parsing Conv and the integer convolutions
+ * (ops-quant.c) share.  p->algo is left 0. */
+gboolean nnp_op_conv_geometry (const NnpNode *node, const NnpValue *x, const NnpValue *w,
+                               const NnpValue *b, NnpConvParams *p, GError **error);
+/* MatMul's broadcast geometry and output shape for A and B of any dtype. */
+gboolean nnp_op_mat_mul_geometry (const NnpNode *node, const NnpValue *a, const NnpValue *b,
+                                  NnpMatMulParams *p, NnpShape *out, GError **error);
 
 G_END_DECLS

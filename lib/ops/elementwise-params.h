@@ -6,7 +6,7 @@
  * params with a byte copy. */
 #pragma once
 
-#include <nnpipe/tensor.h>
+#include <nnpipe/graph.h>
 
 G_BEGIN_DECLS
 
@@ -36,6 +36,16 @@ typedef struct {
   int64_t dims[NNP_MAX_RANK];                            /* merged output dims */
   int64_t strides[NNP_ELTWISE_MAX_INPUTS][NNP_MAX_RANK]; /* elements; 0 = broadcast */
 } NnpBroadcast;
+
+/* Plan the numpy broadcast of node inputs [0, n) (with the legacy opset < 7
+ * `broadcast`/`axis` form for two inputs) into bc and the output shape;
+ * FALSE with the node's error when the shapes do not broadcast
+ * (lib/ops/ops-elementwise.c). */
+gboolean nnp_op_plan_broadcast (const NnpGraph *graph, const NnpNode *node, int n, NnpBroadcast *bc,
+                                NnpShape *out, GError **error);
+/* The same for given shapes (errors name the node). */
+gboolean nnp_op_plan_broadcast_shapes (const NnpNode *node, const NnpShape *const *shapes, int n,
+                                       NnpBroadcast *bc, NnpShape *out, GError **error);
 
 /* Add, Sub, Mul, Div, Pow, Max, Min, Sum, Equal, Less, Greater, Where. */
 typedef struct {

@@ -49,6 +49,20 @@ nnp_node_flops (const NnpGraph *graph, const NnpNode *node)
       double m = (in1 && in1->shape.rank >= 1) ? (double) in1->shape.dims[0] : 0.;
       return m > 0. ? 2. * y * numel (in1) / m : 0.;
     }
+    case NNP_OP_QLINEAR_CONV:
+      /* integer convolutions: 2 * multiply-adds too (W is input 3 here) */
+      in1 = nnp_node_input (graph, node, 3);
+      /* fall through */
+    case NNP_OP_CONV_INTEGER:
+    case NNP_OP_CONV_INTEGER_TO_FLOAT: {
+      double m = (in1 && in1->shape.rank >= 1) ? (double) in1->shape.dims[0] : 0.;
+      return m > 0. ? 2. * y * numel (in1) / m : 0.;
+    }
+    case NNP_OP_MAT_MUL_INTEGER:
+    case NNP_OP_QLINEAR_MAT_MUL:
+    case NNP_OP_MAT_MUL_INTEGER_TO_FLOAT:
+      return in0 && in0->shape.rank >= 1 ? 2. * y * (double) in0->shape.dims[in0->shape.rank - 1]
+                                         : 0.;
     case NNP_OP_CONV_TRANSPOSE:
       /* each input element: (M / group) * kvol MACs = W's numel / C */
       if (in1 && in1->shape.rank >= 1 && in1->shape.dims[0] > 0)

@@ -9,7 +9,7 @@
  * (Resize) are built by the kernel's `prepare`, not stored here. */
 #pragma once
 
-#include <nnpipe/tensor.h>
+#include <nnpipe/graph.h>
 
 G_BEGIN_DECLS
 
@@ -134,11 +134,18 @@ typedef struct {
   gboolean identity;
 } NnpReduceParams;
 
-/* ArgMax: input viewed as outer x dim x inner, output int64 outer x inner. */
+/* Shape inference of every reduction (ops-nn.c): axes from input 1
+ * (axes_from_input) or the 'axes' attribute, keepdims, noop_with_empty_axes;
+ * float_only: FLOAT32 only, else also INT32 and INT64. */
+gboolean nnp_op_reduce_infer (NnpGraph *graph, NnpNode *node, gboolean axes_from_input,
+                              gboolean float_only, GError **error);
+
+/* ArgMax / ArgMin: input viewed as outer x dim x inner, output int64 outer x inner. */
 typedef struct {
   NnpDType dtype; /* FLOAT32, INT32, INT64 */
   int64_t outer, dim, inner;
   gboolean select_last_index;
+  gboolean min; /* ArgMin */
 } NnpArgMaxParams;
 
 G_END_DECLS

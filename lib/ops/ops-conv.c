@@ -91,20 +91,13 @@ typedef struct {
 } ConvAttrs;
 
 static gboolean
-conv_common (NnpGraph *graph, NnpNode *node, gboolean transpose, ConvAttrs *a, NnpConvParams *p,
-             GError **error)
+conv_common (const NnpNode *node, const NnpValue *x, const NnpValue *w, const NnpValue *b,
+             gboolean transpose, ConvAttrs *a, NnpConvParams *p, GError **error)
 {
-  NnpValue *x = nnp_node_input (graph, node, 0);
-  NnpValue *w = nnp_node_input (graph, node, 1);
-  NnpValue *b = nnp_node_input (graph, node, 2);
   int rank, n;
   int64_t c, m;
   int count = 0;
 
-  if (!check_float (node, x, 0, "X", error) || !check_float (node, w, 1, "weight", error))
-    return FALSE;
-  if (b && !check_float (node, b, 2, "bias", error))
-    return FALSE;
   rank = x->shape.rank;
   if (rank < 3) {
     nnp_node_set_error (error, NNP_ERROR_INVALID, node,
@@ -272,14 +265,26 @@ finish_conv (NnpGraph *graph, NnpNode *node, NnpConvParams *p, GError **error)
 
 /* ---------------------------------------------------------------- Conv */
 
+/* Float inputs of Conv / ConvTranspose. */
+static gboolean
+check_conv_float (NnpGraph *graph, NnpNode *node, GError **error)
+{
+  NnpValue *b = nnp_node_input (graph, node, 2);
+
+  return check_float (node, nnp_node_input (graph, node, 0), 0, "X", error)
+         && check_float (node, nnp_node_input (graph, node, 1), 1, "weight", error)
+         && (b == NULL || check_float (node, b, 2, "bias", error));
+}
+
 gboolean
-nnp_op_conv_infer (NnpGraph *graph, NnpNode *node, GError **error)
+nnp_op_conv_geometry (const NnpNode *node, const NnpValue *x, const NnpValue *w, const NnpValue *b,
+                      NnpConvParams *pp, GError **error)
 {
   ConvAttrs a;
   NnpConvParams p;
   int n;
 
-  if (!conv_common (graph, node, FALSE, &a, &p, error))
+  if (!conv_common (node, x, w, b, FALSE, &a, &p, error))
     return FALSE;
   n = a.n;
   for (int i = 0; i < n; i++) {
@@ -308,15 +313,28 @@ nnp_op_conv_infer (NnpGraph *graph, NnpNode *node, GError **error)
     p.pads_end[d] = pe;
     p.out_dims[d] = out;
   }
+  *pp = p;
+  return TRUE;
+}
 
-  if (p.in_channels / p.group == 1 && n <= 2)
+gboolean
+nnp_op_conv_infer (NnpGraph *graph, NnpNode *node, GError **error)
+{
+  NnpConvParams p;
+
+  if (!check_conv_float (graph, node, error)
+      || !nnp_op_conv_geometry (node, nnp_node_input (graph, node, 0),
+                                nnp_node_input (graph, node, 1), nnp_node_input (graph, node, 2),
+                                &p, error))
+    return FALSE;
+  if (p.in_channels / p.group == 1 && p.n_spatial <= 2)
     p.algo = NNP_CONV_ALGO_DEPTHWISE;
   else if (p.kernel[0] * p.kernel[1] * p.kernel[2] == 1
            && p.strides[0] * p.strides[1] * p.strides[2] == 1 && p.pads_begin[0] == 0
            && p.pads_begin[1] == 0 && p.pads_begin[2] == 0 && p.pads_end[0] == 0
            && p.pads_end[1] == 0 && p.pads_end[2] == 0)
     p.algo = NNP_CONV_ALGO_GEMM;
-  else if (n <= 2 && /* in double: the product of huge attributes overflows int64 */
+  else if (p.n_spatial <= 2 && /* in double: the product of huge attributes overflows int64 */
            (double) (p.in_channels / p.group)
                    * ((double) p.strides[1] * (double) p.out_dims[1]
                       + (double) (p.kernel[1] - 1) * (double) p.dilations[1]
@@ -342,7 +360,9 @@ nnp_op_conv_transpose_infer (NnpGraph *graph, NnpNode *node, GError **error)
   int64_t opad[NNP_CONV_SPATIAL];
   const int64_t *os = NULL;
 
-  if (!conv_common (graph, node, TRUE, &a, &p, error))
+  if (!check_conv_float (graph, node, error)
+      || !conv_common (node, nnp_node_input (graph, node, 0), nnp_node_input (graph, node, 1),
+                       nnp_node_input (graph, node, 2), TRUE, &a, &p, error))
     return FALSE;
   n = a.n;
   if (!get_ints_attr (node, "output_padding", n, 0, opad, error))
@@ -411,20 +431,17 @@ nnp_op_conv_transpose_infer (NnpGraph *graph, NnpNode *node, GError **error)
 /* ---------------------------------------------------------------- MatMul */
 
 gboolean
-nnp_op_mat_mul_infer (NnpGraph *graph, NnpNode *node, GError **error)
+nnp_op_mat_mul_geometry (const NnpNode *node, const NnpValue *va, const NnpValue *vb,
+                         NnpMatMulParams *pp, NnpShape *outp, GError **error)
 {
-  NnpValue *va = nnp_node_input (graph, node, 0);
-  NnpValue *vb = nnp_node_input (graph, node, 1);
   const NnpShape *sa = &va->shape, *sb = &vb->shape;
   NnpShape ba, bb, batch, out;
   const NnpShape *both[2] = { &ba, &bb };
-  NnpMatMulParams *p, tmp;
+  NnpMatMulParams tmp;
   int64_t ka, kb;
   int64_t sta = 1, stb = 1;
   gboolean a_full = TRUE;
 
-  if (!check_float (node, va, 0, "A", error) || !check_float (node, vb, 1, "B", error))
-    return FALSE;
   if (sa->rank < 1 || sb->rank < 1) {
     nnp_node_set_error (error, NNP_ERROR_INVALID, node,
                         "input %d is a scalar, MatMul needs "
@@ -485,8 +502,23 @@ nnp_op_mat_mul_infer (NnpGraph *graph, NnpNode *node, GError **error)
     out.dims[out.rank++] = tmp.m;
   if (sb->rank >= 2)
     out.dims[out.rank++] = tmp.n;
-  p = NNP_NODE_NEW_PARAMS (node, NnpMatMulParams);
-  *p = tmp;
+  *pp = tmp;
+  *outp = out;
+  return TRUE;
+}
+
+gboolean
+nnp_op_mat_mul_infer (NnpGraph *graph, NnpNode *node, GError **error)
+{
+  NnpValue *va = nnp_node_input (graph, node, 0);
+  NnpValue *vb = nnp_node_input (graph, node, 1);
+  NnpMatMulParams tmp;
+  NnpShape out;
+
+  if (!check_float (node, va, 0, "A", error) || !check_float (node, vb, 1, "B", error)
+      || !nnp_op_mat_mul_geometry (node, va, vb, &tmp, &out, error))
+    return FALSE;
+  *NNP_NODE_NEW_PARAMS (node, NnpMatMulParams) = tmp;
   set_output (graph, node, &out);
   return TRUE;
 }

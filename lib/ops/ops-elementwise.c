@@ -51,7 +51,7 @@ is_signed_numeric (NnpDType t)
 static gboolean
 is_castable (NnpDType t)
 {
-  return is_numeric (t) || t == NNP_DTYPE_BOOL || t == NNP_DTYPE_FLOAT16;
+  return is_numeric (t) || t == NNP_DTYPE_BOOL || nnp_dtype_is_half (t);
 }
 
 static gboolean
@@ -225,31 +225,36 @@ legacy_shape (const NnpGraph *graph, const NnpNode *node, const NnpShape *a, con
   return TRUE;
 }
 
-/* Plan the broadcast of inputs [0, n) into node->params (NnpBinaryParams)
- * and set the output.  dtype checks are the caller's. */
-static NnpBinaryParams *
-infer_broadcast (NnpGraph *graph, NnpNode *node, int n, NnpDType out_dtype, GError **error)
+gboolean
+nnp_op_plan_broadcast (const NnpGraph *graph, const NnpNode *node, int n, NnpBroadcast *bc,
+                       NnpShape *out, GError **error)
 {
   const NnpShape *shapes[NNP_ELTWISE_MAX_INPUTS];
-  NnpShape legacy, out;
-  NnpBinaryParams *p;
+  NnpShape legacy;
 
-  g_return_val_if_fail (n >= 1 && n <= NNP_ELTWISE_MAX_INPUTS, NULL);
+  g_return_val_if_fail (n >= 1 && n <= NNP_ELTWISE_MAX_INPUTS, FALSE);
 
   for (int i = 0; i < n; i++) {
     NnpValue *v = nnp_node_input (graph, node, i);
     if (v == NULL) {
       nnp_node_set_error (error, NNP_ERROR_INVALID, node, "input %d is missing", i);
-      return NULL;
+      return FALSE;
     }
     shapes[i] = &v->shape;
   }
   if (n == 2) {
     if (!legacy_shape (graph, node, shapes[0], shapes[1], &legacy, error))
-      return NULL;
+      return FALSE;
     shapes[1] = &legacy;
   }
-  if (!nnp_broadcast_shapes (shapes, n, &out) || nnp_shape_numel (&out) < 0) {
+  return nnp_op_plan_broadcast_shapes (node, shapes, n, bc, out, error);
+}
+
+gboolean
+nnp_op_plan_broadcast_shapes (const NnpNode *node, const NnpShape *const *shapes, int n,
+                              NnpBroadcast *bc, NnpShape *out, GError **error)
+{
+  if (!nnp_broadcast_shapes (shapes, n, out) || nnp_shape_numel (out) < 0) {
     GString *s = g_string_new (NULL);
     for (int i = 0; i < n; i++) {
       g_autofree char *t = nnp_shape_to_string (shapes[i]);
@@ -257,17 +262,32 @@ infer_broadcast (NnpGraph *graph, NnpNode *node, int n, NnpDType out_dtype, GErr
     }
     nnp_node_set_error (error, NNP_ERROR_INVALID, node, "cannot broadcast shapes %s", s->str);
     g_string_free (s, TRUE);
-    return NULL;
+    return FALSE;
   }
-  p = NNP_NODE_NEW_PARAMS (node, NnpBinaryParams);
-  plan_broadcast (&p->bc, shapes, n, &out);
+  plan_broadcast (bc, shapes, n, out);
   {
     static const char *const kinds[] = { "general", "same", "scalar", "channel", "inner" };
-    int64_t rows = p->bc.numel / MAX (p->bc.dims[p->bc.rank - 1], 1);
+    int64_t rows = bc->numel / MAX (bc->dims[bc->rank - 1], 1);
     NNP_TRACE ("nnp-graph",
                "node '%s' (%s): broadcast %s, %" G_GINT64_FORMAT " rows of %" G_GINT64_FORMAT,
-               node->name, node->op_type, kinds[p->bc.kind], rows, p->bc.dims[p->bc.rank - 1]);
+               node->name, node->op_type, kinds[bc->kind], rows, bc->dims[bc->rank - 1]);
   }
+  return TRUE;
+}
+
+/* Plan the broadcast of inputs [0, n) into node->params (NnpBinaryParams)
+ * and set the output.  dtype checks are the caller's. */
+static NnpBinaryParams *
+infer_broadcast (NnpGraph *graph, NnpNode *node, int n, NnpDType out_dtype, GError **error)
+{
+  NnpBroadcast bc;
+  NnpShape out;
+  NnpBinaryParams *p;
+
+  if (!nnp_op_plan_broadcast (graph, node, n, &bc, &out, error))
+    return NULL;
+  p = NNP_NODE_NEW_PARAMS (node, NnpBinaryParams);
+  p->bc = bc;
   p->dtype = nnp_node_input (graph, node, 0)->dtype;
   p->dtype_b = n > 1 ? nnp_node_input (graph, node, 1)->dtype : p->dtype;
   set_output (graph, node, out_dtype, &out);
@@ -634,15 +654,29 @@ nnp_op_cast_infer (NnpGraph *graph, NnpNode *node, GError **error)
   NnpUnaryParams *p;
   NnpDType to;
 
-  if (to_attr == NULL || to_attr->type != NNP_ATTR_INT) {
+  if (to_attr != NULL && to_attr->type == NNP_ATTR_STRING && graph->opset < 6) {
+    /* Cast 1: 'to' names the type */
+    static const char *const names[] = { "",        "FLOAT",  "UINT8",  "INT8",   "UINT16",
+                                         "INT16",   "INT32",  "INT64",  "STRING", "BOOL",
+                                         "FLOAT16", "DOUBLE", "UINT32", "UINT64" };
+    to = NNP_DTYPE_UNDEFINED;
+    for (guint i = 1; i < G_N_ELEMENTS (names); i++)
+      if (g_ascii_strcasecmp (to_attr->s, names[i]) == 0)
+        to = (NnpDType) i;
+    if (to == NNP_DTYPE_UNDEFINED) {
+      nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "cast to '%s' is not supported",
+                          to_attr->s);
+      return FALSE;
+    }
+  } else if (to_attr == NULL || to_attr->type != NNP_ATTR_INT) {
     nnp_node_set_error (error, NNP_ERROR_INVALID, node, "has no integer 'to' attribute");
     return FALSE;
+  } else {
+    to = (NnpDType) to_attr->i;
   }
-  to = (NnpDType) to_attr->i;
   if (!is_castable (to)) {
-    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
-                        "cast to %s (%" G_GINT64_FORMAT ") is not supported", nnp_dtype_name (to),
-                        to_attr->i);
+    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "cast to %s (%d) is not supported",
+                        nnp_dtype_name (to), (int) to);
     return FALSE;
   }
   p = infer_unary (graph, node, is_castable, error);

@@ -162,16 +162,13 @@ nnp_op_batch_normalization_infer (NnpGraph *graph, NnpNode *node, GError **error
 {
   NnpValue *x = nnp_node_input (graph, node, 0);
   NnpBatchNormParams *p;
+  gboolean spatial;
   int64_t c;
 
   if (!check_float (node, x, 0, error))
     return FALSE;
   if (graph->opset >= 14 && nnp_node_attr_int (node, "training_mode", 0) != 0) {
     nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "training_mode is not supported");
-    return FALSE;
-  }
-  if (graph->opset < 9 && nnp_node_attr_int (node, "spatial", 1) == 0) {
-    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "spatial=0 is not supported");
     return FALSE;
   }
   if (!check_no_extra_outputs (graph, node, 1, "training statistics", error))
@@ -184,6 +181,10 @@ nnp_op_batch_normalization_infer (NnpGraph *graph, NnpNode *node, GError **error
     return FALSE;
   }
   c = x->shape.dims[1];
+  /* spatial=0 (before opset 9): statistics per element of x's dims 1.. */
+  spatial = graph->opset >= 9 || nnp_node_attr_int (node, "spatial", 1) != 0;
+  if (!spatial)
+    c = dims_product (&x->shape, 1, x->shape.rank);
   for (int k = 1; k < 5; k++) {
     NnpValue *v = nnp_node_input (graph, node, k);
     if (v == NULL) {
@@ -192,7 +193,8 @@ nnp_op_batch_normalization_infer (NnpGraph *graph, NnpNode *node, GError **error
     }
     if (!check_float (node, v, k, error))
       return FALSE;
-    if (v->shape.rank != 1 || v->shape.dims[0] != c) {
+    if (spatial ? (v->shape.rank != 1 || v->shape.dims[0] != c)
+                : nnp_shape_numel (&v->shape) != c) {
       g_autofree char *s = nnp_shape_to_string (&v->shape);
       nnp_node_set_error (error, NNP_ERROR_INVALID, node,
                           "input %d ('%s') has shape %s, "
@@ -205,7 +207,7 @@ nnp_op_batch_normalization_infer (NnpGraph *graph, NnpNode *node, GError **error
   p->epsilon = nnp_node_attr_float (node, "epsilon", 1e-5f);
   p->n = x->shape.dims[0];
   p->c = c;
-  p->inner = dims_product (&x->shape, 2, x->shape.rank);
+  p->inner = spatial ? dims_product (&x->shape, 2, x->shape.rank) : 1;
   set_output (graph, node, 0, x->dtype, &x->shape);
   return TRUE;
 }
@@ -441,6 +443,12 @@ softmax_infer (NnpGraph *graph, NnpNode *node, GError **error)
 }
 
 gboolean
+nnp_op_upsample_infer (NnpGraph *graph, NnpNode *node, GError **error)
+{
+  return nnp_op_resize_infer (graph, node, error);
+}
+
+gboolean
 nnp_op_softmax_infer (NnpGraph *graph, NnpNode *node, GError **error)
 {
   return softmax_infer (graph, node, error);
@@ -473,6 +481,12 @@ parse_enum (const NnpNode *node, const char *attr, const char *dflt, const char 
 gboolean
 nnp_op_resize_infer (NnpGraph *graph, NnpNode *node, GError **error)
 {
+  if (node->op == NNP_OP_UPSAMPLE && graph->opset >= 11) {
+    nnp_node_set_error (error, NNP_ERROR_INVALID, node,
+                        "Upsample was removed from ONNX in opset 10 (use Resize)");
+    return FALSE;
+  }
+
   static const char *const modes[] = { "nearest", "linear", "cubic", NULL };
   /* same order as NnpResizeCoord */
   static const char *const coords[] = { "half_pixel",           "half_pixel_symmetric",
@@ -492,6 +506,8 @@ nnp_op_resize_infer (NnpGraph *graph, NnpNode *node, GError **error)
   NnpResizeParams *p;
   NnpShape out_shape;
   int mode, coord = NNP_RESIZE_ASYMMETRIC, nearest = NNP_RESIZE_FLOOR, n;
+  /* Upsample (opsets 7 to 9) is Resize 10; before 9 its scales are an attribute */
+  gboolean legacy_scales = node->op == NNP_OP_UPSAMPLE && graph->opset < 9;
 
   if (!parse_enum (node, "mode", "nearest", modes, &mode, error))
     return FALSE;
@@ -540,7 +556,11 @@ nnp_op_resize_infer (NnpGraph *graph, NnpNode *node, GError **error)
       nnp_normalize_axis (a[i], rank, &axes[i]);
   }
 
-  if ((scales_v == NULL) == (sizes_v == NULL)) {
+  if (legacy_scales && nnp_node_get_attr (node, "scales") == NULL) {
+    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "has no 'scales' attribute");
+    return FALSE;
+  }
+  if (!legacy_scales && (scales_v == NULL) == (sizes_v == NULL)) {
     nnp_node_set_error (error, NNP_ERROR_INVALID, node,
                         "exactly one of 'scales' and 'sizes' "
                         "must be given");
@@ -584,8 +604,15 @@ nnp_op_resize_infer (NnpGraph *graph, NnpNode *node, GError **error)
       p->roi_end[axes[i]] = roi[n_axes + i];
     }
   }
-  if (scales_v) {
-    if (!const_doubles (graph, node, scales_input, &scales, &n, error))
+  if (legacy_scales) {
+    /* Upsample 7: scales is an attribute */
+    const float *f = nnp_node_attr_floats (node, "scales", &n);
+    scales = g_new (double, MAX (n, 1));
+    for (int i = 0; i < n; i++)
+      scales[i] = f[i];
+  }
+  if (scales_v || legacy_scales) {
+    if (!legacy_scales && !const_doubles (graph, node, scales_input, &scales, &n, error))
       return FALSE;
     if (n != n_axes) {
       nnp_node_set_error (error, NNP_ERROR_INVALID, node, "scales has %d values, expected %d", n,
@@ -795,9 +822,9 @@ nnp_op_pad_infer (NnpGraph *graph, NnpNode *node, GError **error)
 
 /* ------------------------------------------------------------- reductions */
 
-static gboolean
-reduce_infer (NnpGraph *graph, NnpNode *node, gboolean axes_from_input, gboolean float_only,
-              GError **error)
+gboolean
+nnp_op_reduce_infer (NnpGraph *graph, NnpNode *node, gboolean axes_from_input, gboolean float_only,
+                     GError **error)
 {
   static const NnpDType ok[] = { NNP_DTYPE_FLOAT32, NNP_DTYPE_INT32, NNP_DTYPE_INT64 };
   NnpValue *x = nnp_node_input (graph, node, 0);
@@ -879,25 +906,25 @@ reduce_infer (NnpGraph *graph, NnpNode *node, gboolean axes_from_input, gboolean
 gboolean
 nnp_op_reduce_mean_infer (NnpGraph *graph, NnpNode *node, GError **error)
 {
-  return reduce_infer (graph, node, graph->opset >= 18, TRUE, error);
+  return nnp_op_reduce_infer (graph, node, graph->opset >= 18, TRUE, error);
 }
 
 gboolean
 nnp_op_reduce_sum_infer (NnpGraph *graph, NnpNode *node, GError **error)
 {
-  return reduce_infer (graph, node, graph->opset >= 13, FALSE, error);
+  return nnp_op_reduce_infer (graph, node, graph->opset >= 13, FALSE, error);
 }
 
 gboolean
 nnp_op_reduce_max_infer (NnpGraph *graph, NnpNode *node, GError **error)
 {
-  return reduce_infer (graph, node, graph->opset >= 18, FALSE, error);
+  return nnp_op_reduce_infer (graph, node, graph->opset >= 18, FALSE, error);
 }
 
 gboolean
 nnp_op_reduce_min_infer (NnpGraph *graph, NnpNode *node, GError **error)
 {
-  return reduce_infer (graph, node, graph->opset >= 18, FALSE, error);
+  return nnp_op_reduce_infer (graph, node, graph->opset >= 18, FALSE, error);
 }
 
 gboolean

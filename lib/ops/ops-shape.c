@@ -364,8 +364,20 @@ nnp_op_reshape_infer (NnpGraph *graph, NnpNode *node, GError **error)
   int64_t known = 1, numel = nnp_shape_numel (&x->shape);
   NnpShape shape;
 
-  if (!nnp_node_const_ints (graph, node, 1, &req, &n, error))
+  if (graph->opset < 5) {
+    /* Reshape 1: the shape is an attribute */
+    const int64_t *a = nnp_node_attr_ints (node, "shape", &n);
+    if (a == NULL) {
+      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "has no 'shape' attribute");
+      return FALSE;
+    }
+    req = g_memdup2 (a, sizeof (int64_t) * MAX (n, 1));
+  } else if (nnp_node_input (graph, node, 1) == NULL) {
+    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "has no shape input");
     return FALSE;
+  } else if (!nnp_node_const_ints (graph, node, 1, &req, &n, error)) {
+    return FALSE;
+  }
   if (n > NNP_MAX_RANK) {
     nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
                         "shape has %d dims, at most %d "

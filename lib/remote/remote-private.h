@@ -19,11 +19,6 @@ typedef struct {
 /* Parse NNP_REMOTE_HEADER_SIZE bytes.  Checks the magic, the version (a
  * different one: NNP_ERROR_UNSUPPORTED "protocol version 7, this side speaks
  * 1"), the type, the reserved fields and length <= max_payload. */
-gboolean nnp_remote_header_parse (const guint8 *data, guint32 max_payload, NnpRemoteHeader *header,
-                                  GError **error);
-/* Parse NNP_REMOTE_HEADER_SIZE bytes.  Checks the magic, the version (a
- * different one: NNP_ERROR_UNSUPPORTED "protocol version 7, this side speaks
- * 1"), the type, the reserved fields and length <= max_payload. */
 void nnp_remote_header_write (guint8 *out, NnpRemoteType type, guint64 seq, guint32 length);
 guint8 *nnp_remote_cost_query_encode (const NnpRemoteCostQuery *query, gsize *size);
 gboolean nnp_remote_cost_reply_parse (const guint8 *data, gsize size, NnpRemoteCostReply *reply,

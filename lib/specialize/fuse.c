@@ -445,7 +445,8 @@ fuse_activation (NnpGraph *graph, NnpNode *node, gboolean *remove, GPtrArray *ch
   if (remove[prod->index] || prod->act != NNP_ACT_NONE || prod->n_outputs != 1)
     return FALSE;
   if (prod->op != NNP_OP_CONV && prod->op != NNP_OP_CONV_TRANSPOSE && prod->op != NNP_OP_GEMM
-      && prod->op != NNP_OP_MAT_MUL)
+      && prod->op != NNP_OP_MAT_MUL && prod->op != NNP_OP_CONV_INTEGER_TO_FLOAT
+      && prod->op != NNP_OP_MAT_MUL_INTEGER_TO_FLOAT)
     return FALSE;
   if (!activation_of (graph, node, &act, &alpha, &beta))
     return FALSE;
@@ -738,6 +739,23 @@ run_pass (NnpGraph *graph, FusePass pass, GPtrArray *changed)
   return n;
 }
 
+/* An opset < 7 binary op broadcasting with an explicit axis: its second
+ * operand's shape does not mean what numpy broadcasting says (the passes
+ * read shapes the numpy way). */
+static gboolean
+has_legacy_axis (const NnpGraph *graph)
+{
+  if (graph->opset >= 7)
+    return FALSE;
+  for (guint i = 0; i < graph->nodes->len; i++) {
+    const NnpNode *node = nnp_graph_node (graph, i);
+    if (node->n_inputs == 2 && nnp_node_attr_int (node, "broadcast", 0) != 0
+        && nnp_node_get_attr (node, "axis") != NULL)
+      return TRUE;
+  }
+  return FALSE;
+}
+
 int
 nnp_graph_fuse (NnpGraph *graph, GPtrArray *changed)
 {
@@ -745,6 +763,13 @@ nnp_graph_fuse (NnpGraph *graph, GPtrArray *changed)
 
   g_return_val_if_fail (graph != NULL && changed != NULL, 0);
 
+  if (has_legacy_axis (graph)) {
+    NNP_DEBUG ("nnp-graph", "no fusion: opset %d broadcasting with an axis", graph->opset);
+    return 0;
+  }
+
+  /* quantised patterns first (quant-fuse.c) */
+  n_fused += nnp_graph_fuse_quant (graph, changed);
   for (int round = 0; round < 8; round++) {
     int n = 0;
 

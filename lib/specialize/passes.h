@@ -20,4 +20,21 @@ G_BEGIN_DECLS
  * indices change (nnp_graph_remove_nodes()).  Returns the number of fusions. */
 int nnp_graph_fuse (NnpGraph *graph, GPtrArray *changed);
 
+/* The 16-bit float pass (lib/specialize/half.c), before shape inference: float16
+ * and bfloat16 constants become float32 (converted once per model, in the
+ * derived-data cache), 16-bit graph inputs and Cast outputs get a Cast to
+ * float32 for the ops that read them, 16-bit graph outputs are cast back.
+ * Nodes are appended: sort the graph again.  Returns the number of changes. */
+int nnp_graph_lower_half (NnpGraph *graph);
+/* The quantisation pass (quant-fuse.c), run first by nnp_graph_fuse():
+ * QDQ-wrapped Conv / MatMul / Gemm become QLinearConv / QLinearMatMul, and
+ * ConvInteger / MatMulInteger -> Cast -> Mul [-> Add] the fused
+ * NnpConvIntegerToFloat / NnpMatMulIntegerToFloat.  Same contract as
+ * nnp_graph_fuse(); returns the number of rewritten nodes. */
+int nnp_graph_fuse_quant (NnpGraph *graph, GPtrArray *changed);
+/* TRUE for a DequantizeLinear feeding a Conv / MatMul / Gemm whose result
+ * is quantised again (a QDQ pattern): specialisation keeps it (does not fold
+ * its constant weights to float) for the pass. */
+gboolean nnp_graph_quant_keep_dq (const NnpGraph *graph, const NnpNode *node);
+
 G_END_DECLS

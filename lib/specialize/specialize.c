@@ -1,6 +1,7 @@
 /* libnnpipe: specialisation of a graph for concrete input shapes.
  *
- *   copy -> set input shapes -> infer every node in topological order,
+ *   copy -> set input shapes -> 16-bit floats computed in float32 (half.c)
+ *   -> infer every node in topological order,
  *   folding nodes whose outputs are constants (Constant, Shape, ...) or whose
  *   inputs are all constants (run on the host backend) -> remove folded
  *   and dead nodes -> check every shape is static -> fuse (unless
@@ -290,6 +291,9 @@ try_fold (NnpGraph *graph, NnpNode *node, gboolean *folded, GError **error)
   }
   if (!all_in || bytes > FOLD_MAX_BYTES)
     return TRUE;
+  /* constant quantised weights stay 8-bit for the quantisation pass */
+  if (nnp_graph_quant_keep_dq (graph, node))
+    return TRUE;
   {
     GError *err = NULL;
     if (!fold_node (graph, node, &err)) {
@@ -394,6 +398,9 @@ nnp_graph_specialize (const NnpGraph *graph, const NnpInputShape *shapes, int n_
   if (!nnp_graph_sort (g, error))
     return NULL;
   if (!set_input_shapes (g, shapes, n_shapes, error))
+    return NULL;
+  /* float16 / bfloat16 computed in float32 (half.c): inserts Casts */
+  if (nnp_graph_lower_half (g) > 0 && !nnp_graph_sort (g, error))
     return NULL;
 
   n_before = g->nodes->len;

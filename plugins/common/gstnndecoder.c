@@ -14,6 +14,7 @@
 #include "gstnndecoder.h"
 #include "gstnnmeta.h"
 #include "gstnnresults.h"
+#include "gstnnskip.h"
 #include "gstnntensormap.h"
 
 #include <math.h>
@@ -264,10 +265,16 @@ gst_nn_decoder_chain (GstPad *pad, GstObject *parent, GstBuffer *buf)
     GST_BUFFER_PTS (f.frame) = GST_BUFFER_PTS (buf);
     GST_BUFFER_DTS (f.frame) = GST_BUFFER_DTS (buf);
     GST_BUFFER_DURATION (f.frame) = GST_BUFFER_DURATION (buf);
-    ret = decode_buffer (self, &f, buf);
-    if (ret != GST_FLOW_OK) {
-      gst_buffer_unref (f.frame);
-      return ret;
+    if (gst_nn_skip_is_skipped (buf)) {
+      /* inference-interval: the frame goes on without new results */
+      gst_buffer_add_nn_skipped_meta (f.frame);
+      gst_buffer_unref (buf);
+    } else {
+      ret = decode_buffer (self, &f, buf);
+      if (ret != GST_FLOW_OK) {
+        gst_buffer_unref (f.frame);
+        return ret;
+      }
     }
     if (klass->finish)
       klass->finish (self, f.frame, TRUE);

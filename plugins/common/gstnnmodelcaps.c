@@ -284,7 +284,7 @@ gst_nn_stage_model_sink_caps_filtered (NnpModel *model, GstCaps *filter)
 /* ------------------------------------------------------------------------ */
 /* caps -> shapes -> part (see gstnnmodelcaps.h) */
 
-#define SHAPES_QUERY_NAME "nnp-model-input-shapes"
+#define GST_NN_SHAPES_QUERY_NAME "nnp-model-input-shapes"
 
 /* Whether a part's inputs are the caps tensors (NnpPartInputsFunc). */
 static gboolean
@@ -310,7 +310,7 @@ inputs_fit (const NnpValue *const *values, gint n, gpointer data)
 gchar **
 gst_nn_shapes_query_upstream (GstPad *sinkpad, const gchar *digest)
 {
-  GstStructure *s = gst_structure_new (SHAPES_QUERY_NAME, "digest",
+  GstStructure *s = gst_structure_new (GST_NN_SHAPES_QUERY_NAME, "digest",
       G_TYPE_STRING, digest, NULL);
   GstQuery *q = gst_query_new_custom (GST_QUERY_CUSTOM, s);
   gchar **ret = NULL;
@@ -327,27 +327,43 @@ gst_nn_shapes_query_upstream (GstPad *sinkpad, const gchar *digest)
 }
 
 gboolean
-gst_nn_shapes_query_answer (GstQuery *query, NnpPart *part)
+gst_nn_shapes_query_is (GstQuery *query)
 {
   const GstStructure *s = gst_query_get_structure (query);
-  gchar **keys = NULL, *joined;
 
-  if (s == NULL || !gst_structure_has_name (s, SHAPES_QUERY_NAME))
+  return GST_QUERY_TYPE (query) == GST_QUERY_CUSTOM && s
+      && gst_structure_has_name (s, GST_NN_SHAPES_QUERY_NAME);
+}
+
+gboolean
+gst_nn_shapes_query_answer_keys (GstQuery *query, const gchar *joined_keys)
+{
+  if (!gst_nn_shapes_query_is (query) || joined_keys == NULL
+      || *joined_keys == '\0')
     return FALSE;
-  if (g_strcmp0 (gst_structure_get_string (s, "digest"),
+  gst_structure_set (gst_query_writable_structure (query), "shapes",
+      G_TYPE_STRING, joined_keys, NULL);
+  return TRUE;
+}
+
+gboolean
+gst_nn_shapes_query_answer (GstQuery *query, NnpPart *part)
+{
+  gchar **keys = NULL, *joined;
+  gboolean ret;
+
+  if (!gst_nn_shapes_query_is (query))
+    return FALSE;
+  if (g_strcmp0 (gst_structure_get_string (gst_query_get_structure (query),
+                     "digest"),
           nnp_model_get_digest (nnp_part_get_model (part)))
       == 0)
     keys = nnp_part_get_keys (part);
-  if (keys == NULL || keys[0] == NULL) {
-    g_strfreev (keys);
-    return FALSE;
-  }
-  joined = g_strjoinv ("|", keys);
-  gst_structure_set (gst_query_writable_structure (query), "shapes",
-      G_TYPE_STRING, joined, NULL);
+  joined = keys ? g_strjoinv ("|", keys) : NULL;
+  ret = gst_nn_shapes_query_answer_keys (query, joined);
   g_free (joined);
   g_strfreev (keys);
-  return TRUE;
+  return ret;
 }
 
 /* The whole model at the shapes the caps give. */

@@ -80,13 +80,25 @@ NnpPartSpec *gst_nn_part_spec_for_info (NnpPart *part,
 gboolean gst_nn_part_spec_outputs_info (NnpPart *part, NnpPartSpec *spec,
     GstNnTensorsInfo *out, GError **error);
 
-/* The custom query ("nnp-model-input-shapes") a later stage of a model
- * sends upstream for the model input shapes the stage before it used:
- * their keys (nnp_shapes_key(), newest first; g_strfreev) or NULL when no
- * stage of the model with that digest answered. */
+/* The shapes query: the custom query a later stage of a model (nnstage,
+ * nnremote) sends upstream for the model input shapes the stage before it
+ * used, and which that stage (nnstage, or nnserversrc for a served part)
+ * answers.  Its structure is named "nnp-model-input-shapes" with a
+ * "digest" string field (the model asked about) and, answered, a "shapes"
+ * string field: the keys joined by '|'.  These functions are its only
+ * readers and writers (gstnnmodelcaps.c). */
+/* TRUE for a shapes query. */
+gboolean gst_nn_shapes_query_is (GstQuery *query);
+/* Ask upstream: the keys (nnp_shapes_key(), newest first; g_strfreev) or
+ * NULL when no stage of the model with that digest answered. */
 gchar **gst_nn_shapes_query_upstream (GstPad *sinkpad, const gchar *digest);
 /* Answer it with the keys of part (nnp_part_get_keys()) when part runs the
  * model asked about.  TRUE when answered. */
 gboolean gst_nn_shapes_query_answer (GstQuery *query, NnpPart *part);
+/* Answer it with keys already joined by '|' (a served part's, known to run
+ * the model asked about).  FALSE when @query is not a shapes query or
+ * @joined_keys is NULL or empty. */
+gboolean gst_nn_shapes_query_answer_keys (GstQuery *query,
+    const gchar *joined_keys);
 
 G_END_DECLS

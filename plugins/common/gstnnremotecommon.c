@@ -62,31 +62,155 @@ gst_nn_remote_tls_certificate_load (const gchar *cert_file,
   return cert;
 }
 
+GTlsDatabase *
+gst_nn_remote_tls_database (const gchar *ca_file, GError **error)
+{
+  /* GIO wants the anchor file's absolute path */
+  gchar *abs = g_canonicalize_filename (ca_file, NULL);
+  GTlsDatabase *db = NULL;
+
+  if (!g_file_test (abs, G_FILE_TEST_IS_REGULAR))
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+        "CA file '%s' does not exist", ca_file);
+  else
+    db = g_tls_file_database_new (abs, error);
+  g_free (abs);
+  return db;
+}
+
+gchar *
+gst_nn_remote_tls_flags_text (GTlsCertificateFlags flags)
+{
+  static const struct
+  {
+    GTlsCertificateFlags flag;
+    const gchar *text;
+  } names[] = {
+    { G_TLS_CERTIFICATE_UNKNOWN_CA,
+        "it is not signed by a CA this side trusts" },
+    { G_TLS_CERTIFICATE_BAD_IDENTITY,
+        "it is not for the host name or IP "
+        "connected to" },
+    { G_TLS_CERTIFICATE_NOT_ACTIVATED, "it is not valid yet" },
+    { G_TLS_CERTIFICATE_EXPIRED, "it has expired" },
+    { G_TLS_CERTIFICATE_REVOKED, "it has been revoked" },
+    { G_TLS_CERTIFICATE_INSECURE, "its algorithm is insecure" },
+    { G_TLS_CERTIFICATE_GENERIC_ERROR, "it is invalid" },
+  };
+  GString *s = g_string_new (NULL);
+
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    if (flags & names[i].flag)
+      g_string_append_printf (s, "%s%s", s->len ? ", " : "", names[i].text);
+  return g_string_free (s, FALSE);
+}
+
+gboolean
+gst_nn_remote_tls_on_accept_certificate (GTlsConnection *conn,
+    GTlsCertificate *peer_cert, GTlsCertificateFlags errors, gpointer data)
+{
+  *(GTlsCertificateFlags *) data = errors;
+  /* a server connection asks even when the chain checked out */
+  return errors == 0;
+}
+
 GIOStream *
 gst_nn_remote_tls_client (GIOStream *base, const gchar *host, guint16 port,
-    const gchar *ca_file, GCancellable *cancellable, GError **error)
+    const gchar *ca_file, const gchar *cert_file, const gchar *key_file,
+    GCancellable *cancellable, GError **error)
 {
   GSocketConnectable *id = g_network_address_new (host, port);
   GIOStream *tls = g_tls_client_connection_new (base, id, error);
+  GTlsCertificateFlags bad = 0;
+  GError *err = NULL;
 
   g_object_unref (id);
-  if (tls && ca_file && ca_file[0]) {
-    GTlsDatabase *db = g_tls_file_database_new (ca_file, error);
+  if (tls == NULL) {
+    g_prefix_error (error, "TLS: ");
+    return NULL;
+  }
+  if (ca_file && ca_file[0]) {
+    GTlsDatabase *db = gst_nn_remote_tls_database (ca_file, error);
 
     if (db == NULL) {
-      g_clear_object (&tls);
-    } else {
-      g_tls_connection_set_database (G_TLS_CONNECTION (tls), db);
-      g_object_unref (db);
+      g_prefix_error (error, "TLS: ");
+      g_object_unref (tls);
+      return NULL;
     }
+    g_tls_connection_set_database (G_TLS_CONNECTION (tls), db);
+    g_object_unref (db);
   }
-  if (tls == NULL
-      || !g_tls_connection_handshake (G_TLS_CONNECTION (tls), cancellable,
-          error)) {
-    g_prefix_error (error, "TLS: ");
-    g_clear_object (&tls);
+  if (cert_file && cert_file[0]) {
+    GTlsCertificate *cert =
+        gst_nn_remote_tls_certificate_load (cert_file, key_file, error);
+
+    if (cert == NULL) {
+      g_prefix_error (error, "TLS: ");
+      g_object_unref (tls);
+      return NULL;
+    }
+    g_tls_connection_set_certificate (G_TLS_CONNECTION (tls), cert);
+    g_object_unref (cert);
   }
-  return tls;
+  g_signal_connect (tls, "accept-certificate",
+      G_CALLBACK (gst_nn_remote_tls_on_accept_certificate), &bad);
+  if (g_tls_connection_handshake (G_TLS_CONNECTION (tls), cancellable, &err)) {
+    g_signal_handlers_disconnect_by_func (tls,
+        gst_nn_remote_tls_on_accept_certificate, &bad);
+    return tls;
+  }
+  g_signal_handlers_disconnect_by_func (tls,
+      gst_nn_remote_tls_on_accept_certificate, &bad);
+  g_object_unref (tls);
+  /* the reason a person can act on first, GIO's words after */
+  if (bad) {
+    gchar *why = gst_nn_remote_tls_flags_text (bad);
+
+    g_set_error (error, G_TLS_ERROR, G_TLS_ERROR_BAD_CERTIFICATE,
+        "TLS: the server %s:%u's certificate is refused: %s (tls-ca-file) (%s)",
+        host, port, why, err->message);
+    g_free (why);
+    g_error_free (err);
+  } else {
+    gst_nn_remote_tls_error_explain (&err, host, port);
+    g_propagate_error (error, err);
+  }
+  return NULL;
+}
+
+gboolean
+gst_nn_remote_tls_error_explain (GError **error, const gchar *host,
+    guint16 port)
+{
+  GError *err = *error;
+  gchar *text;
+
+  if (err == NULL || err->domain != G_TLS_ERROR)
+    return FALSE;
+  if (err->code == G_TLS_ERROR_NOT_TLS)
+    text = g_strdup_printf ("TLS: the server %s:%u does not talk TLS (set "
+                            "tls=false, or start it with a certificate) (%s)",
+        host, port, err->message);
+  else if (err->code == G_TLS_ERROR_CERTIFICATE_REQUIRED)
+    text = g_strdup_printf ("TLS: the server %s:%u wants a client "
+                            "certificate its CA signed (set tls-certificate "
+                            "and tls-key) (%s)",
+        host, port, err->message);
+  else if (err->code == G_TLS_ERROR_EOF)
+    text = g_strdup_printf ("TLS: the server %s:%u closed the connection "
+                            "after the handshake (did it refuse this "
+                            "client's certificate? tls-certificate) (%s)",
+        host, port, err->message);
+  else if (err->code == G_TLS_ERROR_BAD_CERTIFICATE)
+    text = g_strdup_printf ("TLS: the server %s:%u refused this client's "
+                            "certificate (not signed by the CA it trusts?) "
+                            "(%s)",
+        host, port, err->message);
+  else
+    text = g_strdup_printf ("TLS: %s", err->message);
+  g_free (err->message);
+  err->message = text;
+  return TRUE;
 }
 
 gboolean
@@ -134,18 +258,61 @@ GstCaps *
 gst_nn_remote_frame_caps (const NnpRemoteFrame *frame, GError **error)
 {
   GstNnTensorsInfo info;
-  GstCaps *caps = gst_caps_from_string (frame->caps);
+  GstCaps *caps = NULL;
+  GstCapsFeatures *features;
+  const GstStructure *s;
+  gint fps_n, fps_d;
 
-  if (caps == NULL || !gst_caps_is_fixed (caps)) {
+  /* GStreamer's caps parser is not meant for hostile text of any length */
+  if (strlen (frame->caps) > GST_NN_REMOTE_MAX_CAPS) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE,
+        "frame caps of %" G_GSIZE_FORMAT " bytes (at most %d)",
+        strlen (frame->caps), GST_NN_REMOTE_MAX_CAPS);
+    return NULL;
+  }
+  /* lists, ranges and arrays are never fixed tensor caps, and GStreamer's
+   * parser leaks on unterminated ones (1.22): refused before it */
+  if (strpbrk (frame->caps, "{}[]<>")) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE,
+        "frame caps '%.200s' are not fixed caps (a list, range or array)",
+        frame->caps);
+    return NULL;
+  }
+  caps = gst_caps_from_string (frame->caps);
+  if (caps == NULL || gst_caps_get_size (caps) != 1
+      || !gst_caps_is_fixed (caps)) {
     g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE,
         "frame caps '%.200s' are not fixed caps", frame->caps);
-    gst_clear_caps (&caps);
-    return NULL;
+    goto fail;
   }
-  if (!gst_nn_tensors_info_from_caps (&info, caps, error)) {
-    gst_caps_unref (caps);
-    return NULL;
+  features = gst_caps_get_features (caps, 0);
+  if (features && !gst_caps_features_is_any (features)
+      && !gst_caps_features_is_equal (features,
+          GST_CAPS_FEATURES_MEMORY_SYSTEM_MEMORY)) {
+    gchar *f = gst_caps_features_to_string (features);
+
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE,
+        "frame caps '%.200s': caps feature (%s): tensors travel in system "
+        "memory",
+        frame->caps, f);
+    g_free (f);
+    goto fail;
   }
+  if (features && gst_caps_features_is_any (features)) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE,
+        "frame caps '%.200s': caps feature ANY", frame->caps);
+    goto fail;
+  }
+  s = gst_caps_get_structure (caps, 0);
+  if (gst_structure_has_field (s, "framerate")
+      && (!gst_structure_get_fraction (s, "framerate", &fps_n, &fps_d)
+          || fps_n < 0 || fps_d <= 0)) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE,
+        "frame caps '%.200s': framerate is not a fraction >= 0/1", frame->caps);
+    goto fail;
+  }
+  if (!gst_nn_tensors_info_from_caps (&info, caps, error))
+    goto fail;
   if ((gint) info.n_tensors != frame->n_tensors)
     goto mismatch;
   for (gint i = 0; i < frame->n_tensors; i++) {
@@ -154,13 +321,17 @@ gst_nn_remote_frame_caps (const NnpRemoteFrame *frame, GError **error)
             &frame->tensors[i].shape))
       goto mismatch;
   }
-  return caps;
+  gst_caps_unref (caps);
+  /* what goes on is rebuilt from the parsed tensors: no field, feature or
+   * form the stage was not made for */
+  return gst_nn_tensors_info_to_caps (&info);
 
 mismatch:
   g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE,
       "frame caps '%.200s' do not describe its %d tensors", frame->caps,
       frame->n_tensors);
-  gst_caps_unref (caps);
+fail:
+  gst_clear_caps (&caps);
   return NULL;
 }
 

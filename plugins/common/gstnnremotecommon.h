@@ -21,13 +21,36 @@ gchar **gst_nn_remote_hosts_parse (const gchar *list, GError **error);
 GTlsCertificate *gst_nn_remote_tls_certificate_load (const gchar *cert_file,
     const gchar *key_file, GError **error);
 
+/* A TLS database of the CA certificates in ca_file (GIO wants an absolute
+ * path: a relative one is taken from the working directory).  New ref or
+ * NULL + error naming the file. */
+GTlsDatabase *gst_nn_remote_tls_database (const gchar *ca_file, GError **error);
+
 /* The client's TLS over base (a connected socket, not taken): checks the
  * server's certificate for host:port against ca_file (NULL or "": the
- * system's trust store) and does the handshake.  The TLS stream (new ref)
- * or NULL + error prefixed "TLS: ". */
+ * system's trust store), shows cert_file/key_file (PEM, may be NULL) when
+ * the server asks for a client certificate, and does the handshake.  The
+ * TLS stream (new ref) or NULL + error prefixed "TLS: " whose message says
+ * first what to change (an untrusted, expired or wrong-name certificate, a
+ * server without TLS, a client certificate needed), then GIO's words. */
 GIOStream *gst_nn_remote_tls_client (GIOStream *base, const gchar *host,
-    guint16 port, const gchar *ca_file, GCancellable *cancellable,
-    GError **error);
+    guint16 port, const gchar *ca_file, const gchar *cert_file,
+    const gchar *key_file, GCancellable *cancellable, GError **error);
+
+/* The errors of a peer certificate in words ("it has expired, ..."). */
+gchar *gst_nn_remote_tls_flags_text (GTlsCertificateFlags flags);
+/* GTlsConnection::accept-certificate handler: stores the errors in
+ * *(GTlsCertificateFlags *) data and accepts the certificate only without
+ * errors (glib-networking asks a server connection even then). */
+gboolean gst_nn_remote_tls_on_accept_certificate (GTlsConnection *conn,
+    GTlsCertificate *peer_cert, GTlsCertificateFlags errors, gpointer data);
+
+/* When *error is a TLS error (G_TLS_ERROR) met at or after the handshake
+ * with host:port: rewrite its message as "TLS: " + what to change (a server
+ * without TLS, a client certificate needed or refused) + GIO's words, and
+ * return TRUE; else FALSE (*error unchanged). */
+gboolean gst_nn_remote_tls_error_explain (GError **error, const gchar *host,
+    guint16 port);
 
 /* Whether a HELLO's token is the expected one (no token expected: any).
  * Compares in constant time for tokens of the expected length. */
@@ -37,8 +60,14 @@ gboolean gst_nn_remote_token_ok (const gchar *expected, const gchar *got);
  * tensor, no copy): takes payload (g_aligned_free'd with the last memory). */
 GstBuffer *gst_nn_remote_frame_to_buffer (const NnpRemoteFrame *frame,
     guint8 *payload, gsize payload_size);
-/* Check a parsed frame's caps string against its tensors; the caps (new
- * ref) or NULL + error. */
+/* Longest caps string a frame may carry. */
+#define GST_NN_REMOTE_MAX_CAPS 8192
+
+/* Check a parsed frame's caps string (one fixed other/tensors structure in
+ * system memory, a framerate >= 0/1 if any) against its tensors; the
+ * canonical caps rebuilt from the parsed tensors (new ref: format=static,
+ * num_tensors, types, dimensions, framerate; nothing else) or NULL + error
+ * naming what is wrong. */
 GstCaps *gst_nn_remote_frame_caps (const NnpRemoteFrame *frame, GError **error);
 /* Describe the tensors of buffer (with fixed other/tensors caps) for
  * nnp_remote_send_frame(): maps each memory into maps[] (unmap with

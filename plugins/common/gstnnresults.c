@@ -5,6 +5,7 @@
 
 #include "gstnnresults.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
 #include <string.h>
@@ -261,4 +262,125 @@ gst_nn_frame_collect_clear (GstNnFrameCollect *c)
 {
   gst_clear_buffer (&c->frame);
   gst_clear_buffer (&c->src);
+}
+
+GstVideoRegionOfInterestMeta *
+gst_nn_add_detection_roi (GstBuffer *frame, gint id, const gchar *label,
+    gint label_id, gdouble confidence, gdouble x0, gdouble y0, gdouble x1,
+    gdouble y1, const gfloat *keypoints, gint n_keypoints, gint frame_width,
+    gint frame_height)
+{
+  GstVideoRegionOfInterestMeta *roi;
+  GstStructure *s;
+  guint ix0, iy0, ix1, iy1;
+  gdouble fw = MAX (frame_width, 1), fh = MAX (frame_height, 1);
+
+  g_return_val_if_fail (GST_IS_BUFFER (frame), NULL);
+
+  x0 = CLAMP (x0, 0, frame_width);
+  x1 = CLAMP (x1, 0, frame_width);
+  y0 = CLAMP (y0, 0, frame_height);
+  y1 = CLAMP (y1, 0, frame_height);
+  ix0 = (guint) floor (x0);
+  iy0 = (guint) floor (y0);
+  ix1 = (guint) ceil (x1);
+  iy1 = (guint) ceil (y1);
+  roi = gst_buffer_add_video_region_of_interest_meta (frame,
+      label ? label : "object", ix0, iy0, ix1 - ix0, iy1 - iy0);
+  if (roi == NULL)
+    return NULL;
+  roi->id = id;
+  s = gst_structure_new (GST_NN_DETECTION_PARAM_NAME, "label", G_TYPE_STRING,
+      label ? label : "object", "label_id", G_TYPE_INT, label_id, "confidence",
+      G_TYPE_DOUBLE, confidence, "x_min", G_TYPE_DOUBLE, x0 / fw, "y_min",
+      G_TYPE_DOUBLE, y0 / fh, "x_max", G_TYPE_DOUBLE, x1 / fw, "y_max",
+      G_TYPE_DOUBLE, y1 / fh, NULL);
+  if (keypoints && n_keypoints > 0) {
+    GValue arr = G_VALUE_INIT, v = G_VALUE_INIT;
+
+    gst_value_array_init (&arr, 2 * n_keypoints);
+    g_value_init (&v, G_TYPE_DOUBLE);
+    for (gint k = 0; k < 2 * n_keypoints; k++) {
+      g_value_set_double (&v, keypoints[k] / (k % 2 ? fh : fw));
+      gst_value_array_append_value (&arr, &v);
+    }
+    g_value_unset (&v);
+    gst_structure_take_value (s, "keypoints", &arr);
+  }
+  gst_video_region_of_interest_meta_add_param (roi, s);
+  return roi;
+}
+
+GstStructure *
+gst_nn_roi_get_detection (GstVideoRegionOfInterestMeta *roi, gint width,
+    gint height, gdouble box[4])
+{
+  GstStructure *s;
+  gdouble v[4];
+
+  g_return_val_if_fail (roi != NULL, NULL);
+
+  s = gst_video_region_of_interest_meta_get_param (roi,
+      GST_NN_DETECTION_PARAM_NAME);
+  if (s == NULL)
+    return NULL;
+  if (box == NULL)
+    return s;
+  if (gst_structure_get_double (s, "x_min", &v[0])
+      && gst_structure_get_double (s, "y_min", &v[1])
+      && gst_structure_get_double (s, "x_max", &v[2])
+      && gst_structure_get_double (s, "y_max", &v[3])) {
+    box[0] = v[0] * width;
+    box[1] = v[1] * height;
+    box[2] = v[2] * width;
+    box[3] = v[3] * height;
+  } else {
+    box[0] = roi->x;
+    box[1] = roi->y;
+    box[2] = roi->x + roi->w;
+    box[3] = roi->y + roi->h;
+  }
+  return s;
+}
+
+void
+gst_nn_roi_set_object_id (GstVideoRegionOfInterestMeta *roi, gint id)
+{
+  GstStructure *s;
+
+  g_return_if_fail (roi != NULL);
+
+  roi->id = id;
+  s = gst_video_region_of_interest_meta_get_param (roi,
+      GST_NN_DETECTION_PARAM_NAME);
+  if (s)
+    gst_structure_set (s, "object_id", G_TYPE_INT, id, NULL);
+}
+
+static double
+round_to (double v, double scale)
+{
+  return round (v * scale) / scale;
+}
+
+struct cJSON *
+gst_nn_detection_to_json (GstVideoRegionOfInterestMeta *roi,
+    const GstStructure *s, gint width, gint height)
+{
+  cJSON *o = cJSON_CreateObject ();
+  const gchar *label = gst_structure_get_string (s, "label");
+  gdouble score = 0, box[4];
+  gint id;
+
+  gst_nn_roi_get_detection (roi, width, height, box);
+  for (gint i = 0; i < 4; i++)
+    box[i] = round_to (box[i], 100);
+  gst_structure_get_double (s, "confidence", &score);
+  cJSON_AddStringToObject (o, "label",
+      label ? label : g_quark_to_string (roi->roi_type));
+  cJSON_AddNumberToObject (o, "score", round_to (score, 1e4));
+  cJSON_AddItemToObject (o, "box", cJSON_CreateDoubleArray (box, 4));
+  if (gst_structure_get_int (s, "object_id", &id))
+    cJSON_AddNumberToObject (o, "track", id);
+  return o;
 }

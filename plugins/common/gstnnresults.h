@@ -116,4 +116,46 @@ gboolean gst_nn_results_open_file (GstElement *element, const gchar *location,
 /* Close it (not stdout) and set *file to NULL. */
 void gst_nn_results_close_file (FILE **file);
 
+/* ---- generic detections (nndetectdecode, nntrack, nnredact, nnmetapublish)
+ *
+ * A detected object is a GstVideoRegionOfInterestMeta whose roi_type is
+ * its label, with one parameter structure named "detection" as DL
+ * Streamer's gvadetect writes it:
+ *
+ *   detection, label=(string)face, label_id=(int)0,
+ *       confidence=(double)0.93, x_min=(double)0.21, y_min=(double)0.1,
+ *       x_max=(double)0.35, y_max=(double)0.32,
+ *       keypoints=(double)< x0, y0, x1, y1, ... >, object_id=(int)7
+ *
+ * the box normalised to the frame (x / width, y / height; the meta's
+ * rectangle is the same box in whole pixels, rounded outwards), keypoints
+ * (when the model gives them) normalised the same way, and object_id the
+ * track id once nntrack followed it (also the meta's id). */
+#define GST_NN_DETECTION_PARAM_NAME "detection"
+
+/* Add a detection to a writable frame: box (x0, y0)-(x1, y1) in frame
+ * pixels (clipped to the frame), @keypoints n_keypoints (x, y) pairs in
+ * frame pixels or NULL.  The meta's id is @id.  Returns the meta (owned
+ * by the buffer). */
+GstVideoRegionOfInterestMeta *gst_nn_add_detection_roi (GstBuffer *frame,
+    gint id, const gchar *label, gint label_id, gdouble confidence, gdouble x0,
+    gdouble y0, gdouble x1, gdouble y1, const gfloat *keypoints,
+    gint n_keypoints, gint frame_width, gint frame_height);
+
+/* The "detection" structure of @roi, or NULL (owned by the meta).  With
+ * it, the box in frame pixels of a @width x @height frame. */
+GstStructure *gst_nn_roi_get_detection (GstVideoRegionOfInterestMeta *roi,
+    gint width, gint height, gdouble box[4]);
+
+/* Set the track id: the meta's id and the structure's object_id. */
+void gst_nn_roi_set_object_id (GstVideoRegionOfInterestMeta *roi, gint id);
+
+/* The JSON object of a detection (cJSON, caller owns it):
+ * {"label": "face", "score": 0.93, "box": [x0, y0, x1, y1], "track": 7}
+ * with the box in frame pixels (2 decimals) and "track" only when
+ * nntrack set object_id. */
+struct cJSON;
+struct cJSON *gst_nn_detection_to_json (GstVideoRegionOfInterestMeta *roi,
+    const GstStructure *s, gint width, gint height);
+
 G_END_DECLS

@@ -57,6 +57,7 @@
 
 #include "gstnnclassdecode.h"
 #include "gstnnresults.h"
+#include "gstnnsourcemeta.h"
 #include "nnlabels.h"
 
 #include <math.h>
@@ -185,6 +186,7 @@ gst_nn_class_decode_finish (GstNnDecoder *decoder, GstBuffer *frame,
   s = gst_structure_new ("nnpipe-class", "pts", G_TYPE_UINT64,
       GST_BUFFER_PTS (frame), NULL);
   gst_structure_take_value (s, "regions", &list);
+  gst_nn_source_structure_set (s, frame); /* where and when */
   gst_nn_decoder_post (decoder, s);
 }
 
@@ -255,6 +257,7 @@ class_frame (GstNnClassDecode *self, GstNnDecoderFrame *f, const gdouble *p,
   s = gst_structure_new ("nnpipe-class", "pts", G_TYPE_UINT64,
       GST_BUFFER_PTS (f->frame), NULL);
   gst_structure_take_value (s, "classes", &list);
+  gst_nn_source_structure_set (s, f->frame); /* where and when */
   gst_nn_decoder_post (GST_NN_DECODER (self), s);
 }
 

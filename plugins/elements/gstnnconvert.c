@@ -9,17 +9,22 @@
 /**
  * SECTION:element-nnconvert
  * @title: nnconvert
- * @short_description: convert video frames into normalised float32 tensors
+ * @short_description: convert video frames into normalised float tensors
  *
  * nnconvert turns raw video frames into the input tensor of a vision
- * network: an `other/tensors` stream with one float32 tensor per buffer,
- * laid out as NCHW (1 x C x H x W, the default) or NHWC.  Each 8-bit
- * sample `x` of channel `c` becomes
+ * network: an `other/tensors` stream with one float32 (or float16) tensor
+ * per buffer, laid out as NCHW (1 x C x H x W, the default) or NHWC.  Each
+ * 8-bit sample `x` of channel `c` becomes
  *
  *   `(x / 255 - mean[c]) / std[c]`
  *
- * Colour input gives three channels in RGB (or, with channel-order=bgr,
- * BGR) order; GRAY8 gives one channel.  Alpha and padding bytes are ignored.
+ * The tensor has the channels downstream asks for (a model's input): colour
+ * input gives three channels in RGB (or, with channel-order=bgr, BGR)
+ * order, or four with alpha last (RGBA / BGRA; a frame without alpha reads
+ * 255, opaque); GRAY8 gives one channel (put videoconvert in front to make
+ * gray from colour, or colour from gray).  Padding bytes are ignored.  The
+ * element type is float32 unless downstream asks for `types=float16`
+ * (rounded to nearest even).
  *
  * The frame can be resized on the way (bilinear, half-pixel centres as
  * OpenCV's INTER_LINEAR): #GstNnConvert:width and #GstNnConvert:height give
@@ -48,6 +53,13 @@
  * in BGR order, the frame scaled to fit 960x960 keeping its aspect ratio,
  * padded right and bottom to a multiple of 32, the original frame attached
  * for the decoders.
+ * |[
+ * gst-launch-1.0 -q filesrc location=photo.jpg ! decodebin ! videoconvert ! \
+ *     videoscale ! video/x-raw,width=320,height=320 ! \
+ *     nnconvert layout=nhwc mean=0.5 std=0.5 ! \
+ *     nnstage model=.cache/models/mlsd_320x320_tiny.onnx ! ...
+ * ]| feeds M-LSD its 1x320x320x4 RGBA input: the model's caps ask for four
+ * channels, nnconvert negotiates RGBA from videoconvert.
  */
 
 #ifdef HAVE_CONFIG_H
@@ -55,6 +67,7 @@
 #endif
 
 #include "gstnnconvert-private.h"
+#include "gstnnsourcemeta.h"
 #include "gstnnmeta.h"
 #include "gstnnframemeta.h"
 #include "gstnntensorcaps.h"
@@ -91,6 +104,11 @@ enum
   PROP_MAX_UPSCALE,
   PROP_PAD_TO_SIZE,
   PROP_KEEP_FRAME,
+  PROP_REGION_X,
+  PROP_REGION_Y,
+  PROP_REGION_WIDTH,
+  PROP_REGION_HEIGHT,
+  PROP_SOURCE_ID,
 };
 
 #define VIDEO_FORMATS_COLOR \
@@ -104,7 +122,8 @@ static GstStaticPadTemplate sink_template =
 static GstStaticPadTemplate src_template =
     GST_STATIC_PAD_TEMPLATE ("src", GST_PAD_SRC, GST_PAD_ALWAYS,
         GST_STATIC_CAPS ("other/tensors, format = (string) static, "
-                         "num_tensors = (int) 1, types = (string) float32, "
+                         "num_tensors = (int) 1, "
+                         "types = (string) { float32, float16 }, "
                          "framerate = (fraction) [ 0/1, MAX ]"));
 
 struct _GstNnConvert
@@ -115,12 +134,16 @@ struct _GstNnConvert
   GstNnConvertSettings settings;
   gchar *mean_str, *std_str;
   gboolean keep_frame; /* attach a GstNnFrameMeta (object lock) */
+  gchar *source_id;    /* GstNnSourceMeta's source-id (object lock) */
+  guint64 frames_seen; /* frames received since start (streaming) */
 
   /* negotiated state (streaming thread) */
   GstVideoInfo vinfo;
   GstNnConvertSettings active; /* settings the state below was built from */
   GstNnConvertGeometry geom;
+  gint region[4]; /* the frame's region converted, pixels: x, y, w, h */
   gint channels;
+  NnpDType dtype;         /* of the tensor: float32 or float16 */
   NnFrameConverter *conv; /* owned; the per-frame conversion */
   gsize out_size;         /* bytes of the output tensor; 0 before set_caps */
 };
@@ -206,16 +229,61 @@ gst_nn_convert_transform_caps (GstBaseTransform *trans,
   return ret;
 }
 
+/* The candidate of @othercaps (tensor caps) in the natural form of the
+ * video frames of @caps: one float32 tensor of 3 channels (colour) or 1
+ * (GRAY8) in the element's layout.  NULL when @othercaps has none. */
+static GstCaps *
+gst_nn_convert_natural_tensors (GstNnConvert *self, GstCaps *caps,
+    GstCaps *othercaps)
+{
+  GstNnConvertLayout layout;
+  GstVideoInfo vinfo;
+  gint want_c;
+
+  if (!gst_video_info_from_caps (&vinfo, caps))
+    return NULL;
+  want_c = GST_VIDEO_INFO_FORMAT (&vinfo) == GST_VIDEO_FORMAT_GRAY8 ? 1 : 3;
+  GST_OBJECT_LOCK (self);
+  layout = self->settings.layout;
+  GST_OBJECT_UNLOCK (self);
+  for (guint i = 0; i < gst_caps_get_size (othercaps); i++) {
+    const GstStructure *s = gst_caps_get_structure (othercaps, i);
+    GstNnTensorsInfo info;
+    NnpShape sh;
+
+    if (!gst_nn_tensors_info_from_structure (&info, s, NULL)
+        || info.n_tensors != 1 || info.tensors[0].dtype != NNP_DTYPE_FLOAT32
+        || !gst_nn_shape_fit_rank (&info.tensors[0].shape, 4, &sh))
+      continue;
+    if ((layout == GST_NN_CONVERT_LAYOUT_NCHW ? sh.dims[1] : sh.dims[3])
+        == want_c)
+      return gst_caps_new_full (gst_structure_copy (s), NULL);
+  }
+  return NULL;
+}
+
 static GstCaps *
 gst_nn_convert_fixate_caps (GstBaseTransform *trans, GstPadDirection direction,
     GstCaps *caps, GstCaps *othercaps)
 {
+  GstNnConvert *self = GST_NN_CONVERT (trans);
   GstCaps *ret;
 
-  if (direction == GST_PAD_SINK)
+  if (direction == GST_PAD_SINK) {
+    GstCaps *natural = gst_nn_convert_natural_tensors (self, caps, othercaps);
+
+    /* the first candidate downstream takes, unless it also takes the
+     * natural form of the frames: float32, 3 channels of a colour format, 1
+     * of GRAY8.  4 channels or float16 only when downstream asks for them
+     * (a later stage's candidates may come first in its answer) */
+    if (natural) {
+      gst_caps_unref (othercaps);
+      othercaps = natural;
+    }
     ret = gst_nn_tensors_caps_fixate (othercaps);
-  else
+  } else {
     ret = gst_caps_fixate (othercaps);
+  }
 
   GST_DEBUG_OBJECT (trans, "fixated to %" GST_PTR_FORMAT, ret);
   return ret;
@@ -294,30 +362,40 @@ gst_nn_convert_set_caps (GstBaseTransform *trans, GstCaps *incaps,
   in_w = GST_VIDEO_INFO_WIDTH (&self->vinfo);
   in_h = GST_VIDEO_INFO_HEIGHT (&self->vinfo);
   gst_nn_convert_compute_geometry (&self->active, in_w, in_h, &self->geom);
+  gst_nn_convert_region (&self->active, in_w, in_h, self->region);
 
   fmt = GST_VIDEO_INFO_FORMAT (&self->vinfo);
-  self->channels = fmt == GST_VIDEO_FORMAT_GRAY8 ? 1 : 3;
+  if (tinfo.n_tensors != 1)
+    goto wrong_caps;
+  /* the channels and the element type downstream asked for */
+  {
+    NnpShape got;
 
+    if (!gst_nn_shape_fit_rank (&tinfo.tensors[0].shape, 4, &got))
+      goto wrong_caps;
+    self->channels = self->active.layout == GST_NN_CONVERT_LAYOUT_NCHW
+        ? (gint) got.dims[1]
+        : (gint) got.dims[3];
+  }
+  self->dtype = tinfo.tensors[0].dtype;
+  if (fmt == GST_VIDEO_FORMAT_GRAY8
+          ? self->channels != 1
+          : self->channels != 3 && self->channels != 4)
+    goto wrong_caps;
   gst_nn_convert_layout_shape (self->active.layout, self->channels,
       self->geom.out_h, self->geom.out_w, &want);
-  if (tinfo.n_tensors != 1 || tinfo.tensors[0].dtype != NNP_DTYPE_FLOAT32
-      || !gst_nn_shape_is_compatible (&tinfo.tensors[0].shape, &want)) {
-    gchar *got = gst_nn_tensors_info_to_string (&tinfo);
-    gchar *w = gst_nn_dims_to_string (&want);
+  if (!gst_nn_convert_dtype_supported (self->dtype)
+      || !gst_nn_shape_is_compatible (&tinfo.tensors[0].shape, &want))
+    goto wrong_caps;
+  if ((self->active.mean_n > 1 && self->active.mean_n < self->channels)
+      || (self->active.std_n > 1 && self->active.std_n < self->channels))
+    goto too_few_values;
 
-    GST_ERROR_OBJECT (self,
-        "output caps %s do not match the conversion (%s "
-        "(float32))",
-        got, w);
-    g_free (got);
-    g_free (w);
-    return FALSE;
-  }
-
-  ci.in_w = in_w;
-  ci.in_h = in_h;
+  ci.in_w = self->region[2];
+  ci.in_h = self->region[3];
   ci.pstride = GST_VIDEO_INFO_COMP_PSTRIDE (&self->vinfo, 0);
   ci.channels = self->channels;
+  ci.dtype = self->dtype;
   if (self->channels == 1) {
     ci.chan_offset[0] = GST_VIDEO_INFO_COMP_POFFSET (&self->vinfo, 0);
   } else {
@@ -329,6 +407,11 @@ gst_nn_convert_set_caps (GstBaseTransform *trans, GstCaps *incaps,
       /* R, G, B are components 0, 1, 2 in every RGB-family format */
       ci.chan_offset[c] = GST_VIDEO_INFO_COMP_POFFSET (&self->vinfo, comp);
     }
+    /* alpha is component 3 where the format has it */
+    if (self->channels == 4)
+      ci.chan_offset[3] = GST_VIDEO_INFO_HAS_ALPHA (&self->vinfo)
+          ? (gint) GST_VIDEO_INFO_COMP_POFFSET (&self->vinfo, 3)
+          : NN_FRAME_CONVERT_OPAQUE;
   }
   memcpy (ci.mean, self->active.mean, sizeof (ci.mean));
   memcpy (ci.std, self->active.std, sizeof (ci.std));
@@ -346,15 +429,34 @@ gst_nn_convert_set_caps (GstBaseTransform *trans, GstCaps *incaps,
     goto no_converter;
   self->out_size = gst_nn_tensors_info_get_size (&tinfo);
 
-  GST_INFO_OBJECT (self, "%dx%d %s -> %dx%d (content %dx%d), %d channels, %s",
-      in_w, in_h, gst_video_format_to_string (fmt), self->geom.out_w,
-      self->geom.out_h, self->geom.content_w, self->geom.content_h,
-      self->channels,
+  GST_INFO_OBJECT (self,
+      "%dx%d %s -> %dx%d (content %dx%d), %d channels %s, %s", in_w, in_h,
+      gst_video_format_to_string (fmt), self->geom.out_w, self->geom.out_h,
+      self->geom.content_w, self->geom.content_h, self->channels,
+      nnp_dtype_name (self->dtype),
       nn_frame_converter_resizes (self->conv) ? "bilinear resize"
                                               : "no resize");
   return TRUE;
 
   /* ERRORS */
+wrong_caps : {
+  gchar *got = gst_nn_tensors_info_to_string (&tinfo);
+
+  GST_ERROR_OBJECT (self,
+      "output caps %s do not match the conversion of %s %dx%d frames into "
+      "%dx%d (1 channel from GRAY8, 3 or 4 from colour; float32 or float16)",
+      got, gst_video_format_to_string (fmt), in_w, in_h, self->geom.out_w,
+      self->geom.out_h);
+  g_free (got);
+  return FALSE;
+}
+too_few_values : {
+  GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
+      ("the tensor has %d channels, mean has %d values and std %d: give one "
+       "value for all channels or one per channel",
+          self->channels, self->active.mean_n, self->active.std_n));
+  return FALSE;
+}
 no_converter : {
   GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
       ("no conversion of %dx%d frames into %dx%d (content %dx%d)", in_w, in_h,
@@ -372,8 +474,11 @@ gst_nn_convert_transform (GstBaseTransform *trans, GstBuffer *inbuf,
   GstVideoFrame frame;
   GstMapInfo map;
   GstNnTransformMeta *meta;
+  GstNnSource src;
+  gchar *source_id;
+  gboolean keep;
   gsize need = (gsize) self->geom.out_w * self->geom.out_h * self->channels
-      * sizeof (gfloat);
+      * nnp_dtype_size (self->dtype);
 
   if (self->conv == NULL) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
@@ -400,8 +505,11 @@ gst_nn_convert_transform (GstBaseTransform *trans, GstBuffer *inbuf,
     return GST_FLOW_ERROR;
   }
 
-  nn_frame_converter_run (self->conv, GST_VIDEO_FRAME_PLANE_DATA (&frame, 0),
-      GST_VIDEO_FRAME_PLANE_STRIDE (&frame, 0), (gfloat *) map.data);
+  nn_frame_converter_run (self->conv,
+      (const guint8 *) GST_VIDEO_FRAME_PLANE_DATA (&frame, 0)
+          + (gsize) self->region[1] * GST_VIDEO_FRAME_PLANE_STRIDE (&frame, 0)
+          + (gsize) self->region[0] * GST_VIDEO_FRAME_COMP_PSTRIDE (&frame, 0),
+      GST_VIDEO_FRAME_PLANE_STRIDE (&frame, 0), map.data);
 
   gst_buffer_unmap (outbuf, &map);
   gst_video_frame_unmap (&frame);
@@ -413,17 +521,29 @@ gst_nn_convert_transform (GstBaseTransform *trans, GstBuffer *inbuf,
   meta->tensor_height = self->geom.out_h;
   meta->content_width = self->geom.content_w;
   meta->content_height = self->geom.content_h;
-  meta->scale_x =
-      (gdouble) self->geom.content_w / GST_VIDEO_INFO_WIDTH (&self->vinfo);
-  meta->scale_y =
-      (gdouble) self->geom.content_h / GST_VIDEO_INFO_HEIGHT (&self->vinfo);
-  meta->offset_x = 0.0;
-  meta->offset_y = 0.0;
+  /* the region's pixels scaled into the content area */
+  meta->scale_x = (gdouble) self->geom.content_w / self->region[2];
+  meta->scale_y = (gdouble) self->geom.content_h / self->region[3];
+  meta->offset_x = -self->region[0] * meta->scale_x;
+  meta->offset_y = -self->region[1] * meta->scale_y;
 
+  /* where and when (gstnnsourcemeta.h), on the tensor and the frame */
   GST_OBJECT_LOCK (self);
-  if (self->keep_frame)
-    gst_buffer_add_nn_frame_meta (outbuf, inbuf, &self->vinfo);
+  keep = self->keep_frame;
+  src.source_id = source_id = g_strdup (self->source_id);
   GST_OBJECT_UNLOCK (self);
+  src.frame = self->frames_seen++;
+  src.unix_us = gst_nn_source_wallclock (GST_ELEMENT (self), &trans->segment,
+      inbuf, &src.time_source);
+  gst_nn_source_meta_add (outbuf, &src);
+  if (keep) {
+    GstBuffer *kept = gst_buffer_copy (inbuf); /* shares the memory */
+
+    gst_nn_source_meta_add (kept, &src);
+    gst_buffer_add_nn_frame_meta (outbuf, kept, &self->vinfo);
+    gst_buffer_unref (kept);
+  }
+  g_free (source_id);
 
   return GST_FLOW_OK;
 }
@@ -434,7 +554,8 @@ gst_nn_convert_transform_meta (GstBaseTransform *trans, GstBuffer *outbuf,
 {
   /* we attach a fresh transform meta describing this conversion */
   if (meta->info->api == GST_NN_TRANSFORM_META_API_TYPE
-      || meta->info->api == GST_NN_FRAME_META_API_TYPE)
+      || meta->info->api == GST_NN_FRAME_META_API_TYPE
+      || gst_nn_source_meta_is (meta))
     return FALSE;
   /* video-specific metas (tags "video", "size", ...) do not apply to
    * tensors: the parent drops every tagged meta */
@@ -449,6 +570,7 @@ gst_nn_convert_stop (GstBaseTransform *trans)
 
   g_clear_pointer (&self->conv, nn_frame_converter_free);
   self->out_size = 0;
+  self->frames_seen = 0;
   return TRUE;
 }
 
@@ -472,18 +594,23 @@ gst_nn_convert_set_property (GObject *object, guint prop_id,
       const gchar *str = g_value_get_string (value);
       gboolean is_std = prop_id == PROP_STD;
       gdouble vals[MAX_CHANNELS];
+      gint n;
 
       if (str == NULL)
         str = is_std ? DEFAULT_STD : DEFAULT_MEAN;
-      if (!gst_nn_convert_parse_channel_values (str, vals, is_std)) {
+      if (!gst_nn_convert_parse_channel_values (str, vals, &n, is_std)) {
         GST_OBJECT_UNLOCK (self);
-        g_warning ("nnconvert: invalid %s \"%s\": want one value or three "
-                   "separated by commas%s",
+        g_warning ("nnconvert: invalid %s \"%s\": want one value, or three "
+                   "or four separated by commas%s",
             is_std ? "std" : "mean", str, is_std ? ", none zero" : "");
         return;
       }
       memcpy (is_std ? self->settings.std : self->settings.mean, vals,
           sizeof (vals));
+      if (is_std)
+        self->settings.std_n = n;
+      else
+        self->settings.mean_n = n;
       if (is_std) {
         g_free (self->std_str);
         self->std_str = g_strdup (str);
@@ -514,8 +641,20 @@ gst_nn_convert_set_property (GObject *object, guint prop_id,
     case PROP_PAD_TO_SIZE:
       self->settings.pad_to_size = g_value_get_boolean (value);
       break;
+    case PROP_REGION_X:
+    case PROP_REGION_Y:
+    case PROP_REGION_WIDTH:
+    case PROP_REGION_HEIGHT:
+      self->settings.region[prop_id - PROP_REGION_X] =
+          g_value_get_double (value);
+      break;
     case PROP_KEEP_FRAME:
       self->keep_frame = g_value_get_boolean (value);
+      reconfigure = FALSE;
+      break;
+    case PROP_SOURCE_ID:
+      g_free (self->source_id);
+      self->source_id = g_value_dup_string (value);
       reconfigure = FALSE;
       break;
     default:
@@ -571,8 +710,18 @@ gst_nn_convert_get_property (GObject *object, guint prop_id, GValue *value,
     case PROP_PAD_TO_SIZE:
       g_value_set_boolean (value, self->settings.pad_to_size);
       break;
+    case PROP_REGION_X:
+    case PROP_REGION_Y:
+    case PROP_REGION_WIDTH:
+    case PROP_REGION_HEIGHT:
+      g_value_set_double (value,
+          self->settings.region[prop_id - PROP_REGION_X]);
+      break;
     case PROP_KEEP_FRAME:
       g_value_set_boolean (value, self->keep_frame);
+      break;
+    case PROP_SOURCE_ID:
+      g_value_set_string (value, self->source_id);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -589,6 +738,7 @@ gst_nn_convert_finalize (GObject *object)
   nn_frame_converter_free (self->conv);
   g_free (self->mean_str);
   g_free (self->std_str);
+  g_free (self->source_id);
 
   G_OBJECT_CLASS (gst_nn_convert_parent_class)->finalize (object);
 }
@@ -635,12 +785,14 @@ gst_nn_convert_class_init (GstNnConvertClass *klass)
    * GstNnConvert:mean:
    *
    * Per-channel mean subtracted from x/255, in output channel order: one
-   * value for all channels or three separated by commas.
+   * value for all channels, or one per channel (three or four) separated by
+   * commas.
    */
   g_object_class_install_property (gobject_class, PROP_MEAN,
       g_param_spec_string ("mean", "Mean",
           "Per-channel mean subtracted from x/255, in output channel order "
-          "(one value, or three separated by commas, e.g. 0.485,0.456,0.406)",
+          "(one value, or one per channel separated by commas, e.g. "
+          "0.485,0.456,0.406)",
           DEFAULT_MEAN,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
               | GST_PARAM_MUTABLE_PLAYING));
@@ -653,7 +805,8 @@ gst_nn_convert_class_init (GstNnConvertClass *klass)
   g_object_class_install_property (gobject_class, PROP_STD,
       g_param_spec_string ("std", "Standard deviation",
           "Per-channel divisor of (x/255 - mean), in output channel order "
-          "(one value, or three separated by commas, e.g. 0.229,0.224,0.225)",
+          "(one value, or one per channel separated by commas, e.g. "
+          "0.229,0.224,0.225)",
           DEFAULT_STD,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
               | GST_PARAM_MUTABLE_PLAYING));
@@ -770,6 +923,50 @@ gst_nn_convert_class_init (GstNnConvertClass *klass)
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
               | GST_PARAM_MUTABLE_PLAYING));
 
+  /**
+   * GstNnConvert:region-x:
+   *
+   * With #GstNnConvert:region-y, #GstNnConvert:region-width and
+   * #GstNnConvert:region-height: the part of the frame converted, as
+   * fractions of its width and height (default all of it).  The transform
+   * meta maps the tensor back onto the whole frame, so decoders put their
+   * results where they are: a detector run on tiles of a large frame
+   * (pipelines/faces.sh) finds smaller objects.
+   */
+  {
+    static const gchar *names[4] = { "region-x", "region-y", "region-width",
+      "region-height" };
+    static const gchar *blurbs[4] = {
+      "Left edge of the frame's region converted, a fraction of the width",
+      "Top edge of the frame's region converted, a fraction of the height",
+      "Width of the region converted, a fraction of the frame's width",
+      "Height of the region converted, a fraction of the frame's height",
+    };
+
+    for (gint i = 0; i < 4; i++)
+      g_object_class_install_property (gobject_class, PROP_REGION_X + i,
+          g_param_spec_double (names[i], names[i], blurbs[i],
+              i < 2 ? 0.0 : 0.0001, 1.0, i < 2 ? 0.0 : 1.0,
+              G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+                  | GST_PARAM_MUTABLE_READY));
+  }
+
+  /**
+   * GstNnConvert:source-id:
+   *
+   * The camera or stream the frames come from ("cam0", a URI): with the
+   * frame's number and wall-clock time it goes on every tensor and kept
+   * frame (GstNnSourceMeta, gstnnsourcemeta.h) and into every result
+   * (nnmetapublish's JSON, nnpipeline-stats).
+   */
+  g_object_class_install_property (gobject_class, PROP_SOURCE_ID,
+      g_param_spec_string ("source-id", "Source id",
+          "Where the frames come from (a camera's name or URI), put on every "
+          "tensor and kept frame with the frame's number and time",
+          NULL,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_PLAYING));
+
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class,
@@ -801,8 +998,9 @@ gst_nn_convert_init (GstNnConvert *self)
   self->settings.layout = DEFAULT_LAYOUT;
   self->settings.channel_order = DEFAULT_CHANNEL_ORDER;
   gst_nn_convert_parse_channel_values (DEFAULT_MEAN, self->settings.mean,
-      FALSE);
-  gst_nn_convert_parse_channel_values (DEFAULT_STD, self->settings.std, TRUE);
+      &self->settings.mean_n, FALSE);
+  gst_nn_convert_parse_channel_values (DEFAULT_STD, self->settings.std,
+      &self->settings.std_n, TRUE);
   self->mean_str = g_strdup (DEFAULT_MEAN);
   self->std_str = g_strdup (DEFAULT_STD);
   self->settings.width = DEFAULT_WIDTH;
@@ -812,4 +1010,5 @@ gst_nn_convert_init (GstNnConvert *self)
   self->settings.pad_value = DEFAULT_PAD_VALUE;
   self->settings.max_upscale = DEFAULT_MAX_UPSCALE;
   self->settings.pad_to_size = DEFAULT_PAD_TO_SIZE;
+  self->settings.region[2] = self->settings.region[3] = 1.0;
 }

@@ -9,47 +9,25 @@
 
 #include "gstnnconvert-private.h"
 #include "gstnntensorcaps.h"
+#include "nnchannels.h"
 
 #include <math.h>
 #include <string.h>
 
-/* Parse "0.485,0.456,0.406" (or one value for every channel).  Commas,
- * colons and blanks separate values. */
+/* Parse "0.485,0.456,0.406" (one value for every channel, or one per
+ * channel: 3 or 4).  Commas, colons and blanks separate values. */
 gboolean
 gst_nn_convert_parse_channel_values (const gchar *str,
-    gdouble out[MAX_CHANNELS], gboolean nonzero)
+    gdouble out[MAX_CHANNELS], gint *n_out, gboolean nonzero)
 {
-  gchar **parts;
   gdouble vals[MAX_CHANNELS];
-  gint n = 0;
-  gboolean ok = TRUE;
+  guint n = nn_channel_values_parse (str, vals, MAX_CHANNELS, nonzero);
 
-  if (str == NULL)
-    return FALSE;
-
-  parts = g_strsplit_set (str, ",: \t", -1);
-  for (gint i = 0; parts[i] != NULL && ok; i++) {
-    gchar *end = NULL;
-    gdouble v;
-
-    if (parts[i][0] == '\0')
-      continue;
-    if (n == MAX_CHANNELS) {
-      ok = FALSE;
-      break;
-    }
-    v = g_ascii_strtod (parts[i], &end);
-    if (end == NULL || *end != '\0' || !isfinite (v) || (nonzero && v == 0.0))
-      ok = FALSE;
-    else
-      vals[n++] = v;
-  }
-  g_strfreev (parts);
-
-  if (!ok || (n != 1 && n != MAX_CHANNELS))
+  if (n != 1 && n != 3 && n != 4)
     return FALSE;
   for (gint c = 0; c < MAX_CHANNELS; c++)
-    out[c] = vals[n == 1 ? 0 : c];
+    out[c] = vals[n == 1 ? 0 : MIN (c, (gint) n - 1)];
+  *n_out = n;
   return TRUE;
 }
 
@@ -80,12 +58,37 @@ scale_dim (gint v, gdouble s)
   return CLAMP (r, 1, MAX_SIZE);
 }
 
-/* The output geometry for an in_w x in_h frame. */
+static gboolean
+region_is_whole (const GstNnConvertSettings *st)
+{
+  return st->region[0] == 0 && st->region[1] == 0 && st->region[2] >= 1
+      && st->region[3] >= 1;
+}
+
+void
+gst_nn_convert_region (const GstNnConvertSettings *st, gint in_w, gint in_h,
+    gint r[4])
+{
+  r[0] = CLAMP ((gint) floor (st->region[0] * in_w), 0, in_w - 1);
+  r[1] = CLAMP ((gint) floor (st->region[1] * in_h), 0, in_h - 1);
+  r[2] = CLAMP ((gint) lround (st->region[2] * in_w), 1, in_w - r[0]);
+  r[3] = CLAMP ((gint) lround (st->region[3] * in_h), 1, in_h - r[1]);
+}
+
+/* The output geometry for an in_w x in_h frame (of its region). */
 void
 gst_nn_convert_compute_geometry (const GstNnConvertSettings *st, gint in_w,
     gint in_h, GstNnConvertGeometry *g)
 {
   gint tw = st->width, th = st->height;
+
+  if (!region_is_whole (st) && in_w > 0 && in_h > 0) {
+    gint r[4];
+
+    gst_nn_convert_region (st, in_w, in_h, r);
+    in_w = r[2];
+    in_h = r[3];
+  }
 
   if (st->keep_aspect) {
     gint box_w, box_h;
@@ -131,7 +134,8 @@ geometry_is_input_independent (const GstNnConvertSettings *st)
 static gboolean
 geometry_is_identity (const GstNnConvertSettings *st)
 {
-  return st->width == 0 && st->height == 0 && st->multiple_of <= 1;
+  return st->width == 0 && st->height == 0 && st->multiple_of <= 1
+      && region_is_whole (st);
 }
 
 void
@@ -185,13 +189,13 @@ structure_channels (const GstStructure *s, gboolean *has1, gboolean *has3)
 
 static GstStructure *
 make_tensor_structure (const GstNnConvertSettings *st, gint channels,
-    gint out_w, gint out_h, const GValue *framerate)
+    NnpDType dtype, gint out_w, gint out_h, const GValue *framerate)
 {
   GstStructure *s;
 
   s = gst_structure_new (GST_NN_TENSORS_MEDIA_TYPE, "format", G_TYPE_STRING,
-      "static", "num_tensors", G_TYPE_INT, 1, "types", G_TYPE_STRING, "float32",
-      NULL);
+      "static", "num_tensors", G_TYPE_INT, 1, "types", G_TYPE_STRING,
+      nnp_dtype_name (dtype), NULL);
   if (out_w > 0 && out_h > 0) {
     NnpShape shape;
     gchar *dims;
@@ -204,6 +208,19 @@ make_tensor_structure (const GstNnConvertSettings *st, gint channels,
   if (framerate)
     gst_structure_set_value (s, "framerate", framerate);
   return s;
+}
+
+/* The element types nnconvert writes, the default first. */
+static const NnpDType convert_dtypes[] = { NNP_DTYPE_FLOAT32,
+  NNP_DTYPE_FLOAT16 };
+
+gboolean
+gst_nn_convert_dtype_supported (NnpDType dtype)
+{
+  for (guint d = 0; d < G_N_ELEMENTS (convert_dtypes); d++)
+    if (convert_dtypes[d] == dtype)
+      return TRUE;
+  return FALSE;
 }
 
 /* video/x-raw -> other/tensors */
@@ -233,25 +250,40 @@ gst_nn_convert_caps_from_video (const GstNnConvertSettings *st,
     out_h = g.out_h;
   }
 
-  if (has3)
-    gst_caps_append_structure (out,
-        make_tensor_structure (st, 3, out_w, out_h, framerate));
-  if (has1)
-    gst_caps_append_structure (out,
-        make_tensor_structure (st, 1, out_w, out_h, framerate));
+  /* colour: 3 channels (the default) or 4 (with alpha, 255 where the frame
+   * has none); gray: 1; float32 (the default) or float16 */
+  for (guint d = 0; d < G_N_ELEMENTS (convert_dtypes); d++) {
+    if (has3) {
+      gst_caps_append_structure (out,
+          make_tensor_structure (st, 3, convert_dtypes[d], out_w, out_h,
+              framerate));
+      gst_caps_append_structure (out,
+          make_tensor_structure (st, 4, convert_dtypes[d], out_w, out_h,
+              framerate));
+    }
+    if (has1)
+      gst_caps_append_structure (out,
+          make_tensor_structure (st, 1, convert_dtypes[d], out_w, out_h,
+              framerate));
+  }
 }
 
+/* color: 3 channels, RGB formats first; 4: formats with alpha first */
 static void
-set_formats (GstStructure *s, gboolean color)
+set_formats (GstStructure *s, gint channels)
 {
-  if (color) {
+  if (channels >= 3) {
     GValue list = G_VALUE_INIT, v = G_VALUE_INIT;
-    const gchar *fmts[] = { "RGB", "BGR", "RGBA", "BGRA", "RGBx", "BGRx",
+    const gchar *fmts3[] = { "RGB", "BGR", "RGBA", "BGRA", "RGBx", "BGRx",
       "xRGB", "xBGR", "ARGB", "ABGR" };
+    const gchar *fmts4[] = { "RGBA", "BGRA", "ARGB", "ABGR", "RGB", "BGR",
+      "RGBx", "BGRx", "xRGB", "xBGR" };
+    const gchar **fmts = channels == 4 ? fmts4 : fmts3;
 
-    gst_value_list_init (&list, G_N_ELEMENTS (fmts));
+    G_STATIC_ASSERT (G_N_ELEMENTS (fmts3) == G_N_ELEMENTS (fmts4));
+    gst_value_list_init (&list, G_N_ELEMENTS (fmts3));
     g_value_init (&v, G_TYPE_STRING);
-    for (guint i = 0; i < G_N_ELEMENTS (fmts); i++) {
+    for (guint i = 0; i < G_N_ELEMENTS (fmts3); i++) {
       g_value_set_static_string (&v, fmts[i]);
       gst_value_list_append_value (&list, &v);
     }
@@ -263,11 +295,11 @@ set_formats (GstStructure *s, gboolean color)
 }
 
 static GstStructure *
-make_video_structure (gboolean color, gint w, gint h, const GValue *framerate)
+make_video_structure (gint channels, gint w, gint h, const GValue *framerate)
 {
   GstStructure *s = gst_structure_new_empty ("video/x-raw");
 
-  set_formats (s, color);
+  set_formats (s, channels);
   if (w > 0 && h > 0)
     gst_structure_set (s, "width", G_TYPE_INT, w, "height", G_TYPE_INT, h,
         NULL);
@@ -289,7 +321,7 @@ gst_nn_convert_caps_from_tensors (const GstNnConvertSettings *st,
 {
   const GValue *framerate = gst_structure_get_value (s, "framerate");
   const GValue *num = gst_structure_get_value (s, "num_tensors");
-  const gchar *types = gst_structure_get_string (s, "types");
+  const GValue *types_field = gst_structure_get_value (s, "types");
   const gchar *dims = gst_structure_get_string (s, "dimensions");
   NnpShape shape;
   gint c, h, w;
@@ -307,16 +339,26 @@ gst_nn_convert_caps_from_tensors (const GstNnConvertSettings *st,
     if (!ok)
       return;
   }
-  if (gst_structure_has_field (s, "types")
-      && (types == NULL || strcmp (types, "float32") != 0))
-    return;
+  if (types_field != NULL) {
+    gboolean any = FALSE;
+
+    /* a fixed type or a list of them: one we write */
+    for (guint d = 0; d < G_N_ELEMENTS (convert_dtypes) && !any; d++) {
+      GValue v = G_VALUE_INIT;
+
+      g_value_init (&v, G_TYPE_STRING);
+      g_value_set_static_string (&v, nnp_dtype_name (convert_dtypes[d]));
+      any = gst_value_can_intersect (types_field, &v);
+      g_value_unset (&v);
+    }
+    if (!any)
+      return;
+  }
 
   if (dims == NULL) {
-    /* anything, as long as it is one float32 tensor */
-    gst_caps_append_structure (out,
-        make_video_structure (TRUE, 0, 0, framerate));
-    gst_caps_append_structure (out,
-        make_video_structure (FALSE, 0, 0, framerate));
+    /* anything, as long as it is one float32 or float16 tensor */
+    gst_caps_append_structure (out, make_video_structure (3, 0, 0, framerate));
+    gst_caps_append_structure (out, make_video_structure (1, 0, 0, framerate));
     return;
   }
 
@@ -332,12 +374,11 @@ gst_nn_convert_caps_from_tensors (const GstNnConvertSettings *st,
     w = shape.dims[2];
     c = shape.dims[3];
   }
-  if (c != 1 && c != 3)
+  if (c != 1 && c != 3 && c != 4)
     return;
 
   if (geometry_is_identity (st)) {
-    gst_caps_append_structure (out,
-        make_video_structure (c == 3, w, h, framerate));
+    gst_caps_append_structure (out, make_video_structure (c, w, h, framerate));
     return;
   }
   if (geometry_is_input_independent (st)) {
@@ -347,6 +388,5 @@ gst_nn_convert_caps_from_tensors (const GstNnConvertSettings *st,
     if (g.out_w != w || g.out_h != h)
       return;
   }
-  gst_caps_append_structure (out,
-      make_video_structure (c == 3, 0, 0, framerate));
+  gst_caps_append_structure (out, make_video_structure (c, 0, 0, framerate));
 }

@@ -62,10 +62,10 @@
 #include "gstnnframemeta.h"
 #include "gstnnresults.h"
 #include "gstnntensorcaps.h"
+#include "nnchannels.h"
+#include "nncropsample.h"
 
 #include <gst/video/video.h>
-#include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 GST_DEBUG_CATEGORY_STATIC (gst_nn_crop_debug);
@@ -75,7 +75,6 @@ GST_DEBUG_CATEGORY_STATIC (gst_nn_crop_debug);
 #define DEFAULT_WIDTH_MULTIPLE 32
 #define DEFAULT_MAX_WIDTH 1280
 #define DEFAULT_WIDTH_SCALE 1.0
-#define UNSQUEEZED_ASPECT 4
 #define DEFAULT_HEIGHT 48
 #define DEFAULT_MEAN "0.5"
 #define DEFAULT_STD "0.5"
@@ -141,14 +140,9 @@ struct _GstNnCrop
   /* streaming state, fixed at caps time */
   gboolean have_info;
   GstVideoInfo vinfo;
-  gint width, height; /* width 0: per box */
-  gint width_multiple, max_width;
-  gdouble width_scale;
-  gint caps_width;       /* width of the caps pushed last, 0: none */
-  gfloat mul[3], add[3]; /* output channel c = v * mul + add */
-  gint src_chan[3];      /* output channel c reads colour component */
-  gboolean rotate_tall;
-  gdouble margin;    /* fraction of the box's height */
+  NnCropParams crop; /* the sampler's settings */
+  gint caps_width;   /* width of the caps pushed last, 0: none */
+  gint src_chan[3];  /* output channel c reads colour component */
   gchar *flip_label; /* NULL: never turned */
   gdouble flip_threshold;
   gchar *roi_type;
@@ -156,29 +150,6 @@ struct _GstNnCrop
 
 G_DEFINE_TYPE (GstNnCrop, gst_nn_crop, GST_TYPE_ELEMENT);
 GST_ELEMENT_REGISTER_DEFINE (nncrop, "nncrop", GST_RANK_NONE, GST_TYPE_NN_CROP);
-
-/* "0.5" or "0.485,0.456,0.406" -> 3 values; FALSE if malformed */
-static gboolean
-parse_values (const gchar *str, gdouble *out, gboolean positive)
-{
-  gchar **parts = g_strsplit (str ? str : "", ",", -1);
-  guint n = g_strv_length (parts);
-  gboolean ok = n == 1 || n == 3;
-  gdouble v[3] = { 0, 0, 0 };
-
-  for (guint i = 0; ok && i < n; i++) {
-    gchar *end;
-
-    v[i] = g_ascii_strtod (g_strstrip (parts[i]), &end);
-    ok = end != parts[i] && *end == '\0' && (!positive || v[i] > 0);
-  }
-  g_strfreev (parts);
-  if (!ok)
-    return FALSE;
-  for (gint i = 0; i < 3; i++)
-    out[i] = n == 1 ? v[0] : v[i];
-  return TRUE;
-}
 
 /* Push the caps of 1x3xheight x @width tensors; remembers @width. */
 static gboolean
@@ -194,7 +165,7 @@ push_tensor_caps (GstNnCrop *self, gint width)
   tinfo.tensors[0].shape.rank = 4;
   tinfo.tensors[0].shape.dims[0] = 1;
   tinfo.tensors[0].shape.dims[1] = 3;
-  tinfo.tensors[0].shape.dims[2] = self->height;
+  tinfo.tensors[0].shape.dims[2] = self->crop.height;
   tinfo.tensors[0].shape.dims[3] = width;
   tinfo.fps_n = 0;
   tinfo.fps_d = 1;
@@ -218,23 +189,24 @@ gst_nn_crop_set_caps (GstNnCrop *self, GstCaps *caps)
   }
 
   GST_OBJECT_LOCK (self);
-  self->width = self->settings.width;
-  self->height = self->settings.height;
-  self->width_multiple = self->settings.width_multiple;
-  self->max_width = self->settings.max_width;
-  self->width_scale = self->settings.width_scale;
+  self->crop.width = self->settings.width;
+  self->crop.height = self->settings.height;
+  self->crop.width_multiple = self->settings.width_multiple;
+  self->crop.max_width = self->settings.max_width;
+  self->crop.width_scale = self->settings.width_scale;
   g_free (self->roi_type);
   self->roi_type = g_strdup (self->settings.roi_type);
-  self->rotate_tall = self->settings.rotate_tall;
-  self->margin = self->settings.margin;
+  self->crop.rotate_tall = self->settings.rotate_tall;
+  self->crop.margin = self->settings.margin;
   g_free (self->flip_label);
   self->flip_label = self->settings.flip_label && *self->settings.flip_label
       ? g_strdup (self->settings.flip_label)
       : NULL;
   self->flip_threshold = self->settings.flip_threshold;
   for (gint c = 0; c < 3; c++) {
-    self->mul[c] = (gfloat) (1.0 / (255.0 * self->settings.std[c]));
-    self->add[c] = (gfloat) (-self->settings.mean[c] / self->settings.std[c]);
+    self->crop.mul[c] = (gfloat) (1.0 / (255.0 * self->settings.std[c]));
+    self->crop.add[c] =
+        (gfloat) (-self->settings.mean[c] / self->settings.std[c]);
   }
   if (GST_VIDEO_INFO_IS_GRAY (&vinfo)) {
     self->src_chan[0] = self->src_chan[1] = self->src_chan[2] = 0;
@@ -255,9 +227,9 @@ gst_nn_crop_set_caps (GstNnCrop *self, GstCaps *caps)
   /* with a width per box these are only the first caps (they must come
    * before the segment): tensors of another width push their own */
   return push_tensor_caps (self,
-      self->width > 0            ? self->width
+      self->crop.width > 0       ? self->crop.width
           : self->caps_width > 0 ? self->caps_width
-                                 : self->width_multiple);
+                                 : self->crop.width_multiple);
 }
 
 static gboolean
@@ -275,164 +247,6 @@ gst_nn_crop_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
     return ret;
   }
   return gst_pad_event_default (pad, parent, event);
-}
-
-/* Packed 8-bit frame access. */
-typedef struct
-{
-  const guint8 *data;
-  gint stride, pstride, width, height;
-  gint off[3]; /* byte offset of output channel c */
-} Image;
-
-static inline gfloat
-image_sample (const Image *img, gint c, gfloat x, gfloat y)
-{
-  /* bilinear on pixel centres, edges replicated */
-  gfloat fx = x - 0.5f, fy = y - 0.5f;
-  gint x0 = (gint) floorf (fx), y0 = (gint) floorf (fy);
-  gfloat ax = fx - x0, ay = fy - y0;
-  gint x1 = CLAMP (x0 + 1, 0, img->width - 1);
-  gint y1 = CLAMP (y0 + 1, 0, img->height - 1);
-  const guint8 *r0, *r1;
-  gfloat top, bot;
-
-  x0 = CLAMP (x0, 0, img->width - 1);
-  y0 = CLAMP (y0, 0, img->height - 1);
-  r0 = img->data + (gsize) y0 * img->stride + img->off[c];
-  r1 = img->data + (gsize) y1 * img->stride + img->off[c];
-  top = r0[x0 * img->pstride]
-      + ax * (r0[x1 * img->pstride] - r0[x0 * img->pstride]);
-  bot = r1[x0 * img->pstride]
-      + ax * (r1[x1 * img->pstride] - r1[x0 * img->pstride]);
-  return top + ay * (bot - top);
-}
-
-/* The box to read: @quad_in (ordered tl, tr, br, bl), turned when tall,
- * into @quad of size @cw x @chh (at least 1 x 1). */
-static void
-box_geometry (GstNnCrop *self, const NnQuad *quad_in, NnQuad *quad, gdouble *cw,
-    gdouble *chh)
-{
-  *quad = *quad_in;
-  nn_quad_size (quad, cw, chh);
-  if (self->rotate_tall && *cw > 0 && *chh / *cw >= 1.5) {
-    /* turn counter-clockwise: the right edge becomes the top */
-    NnQuad r = { { quad->p[1], quad->p[2], quad->p[3], quad->p[0] } };
-    gdouble t = *cw;
-
-    *quad = r;
-    *cw = *chh;
-    *chh = t;
-  }
-  if (self->margin > 0
-      && hypot (quad->p[3].x - quad->p[0].x, quad->p[3].y - quad->p[0].y) > 0) {
-    /* grow above and below (across the reading direction) only: a
-     * horizontal margin would take in neighbouring icons and borders */
-    gdouble l =
-        hypot (quad->p[3].x - quad->p[0].x, quad->p[3].y - quad->p[0].y);
-    gdouble d = self->margin * *chh;
-    gdouble ux = (quad->p[3].x - quad->p[0].x) / l;
-    gdouble uy = (quad->p[3].y - quad->p[0].y) / l;
-
-    quad->p[0].x -= ux * d;
-    quad->p[0].y -= uy * d;
-    quad->p[1].x -= ux * d;
-    quad->p[1].y -= uy * d;
-    quad->p[2].x += ux * d;
-    quad->p[2].y += uy * d;
-    quad->p[3].x += ux * d;
-    quad->p[3].y += uy * d;
-    *chh += 2 * d;
-  }
-  *cw = MAX (*cw, 1.0);
-  *chh = MAX (*chh, 1.0);
-}
-
-/* With a width per box: the box's width at the tensor height, narrowed by
- * width-scale, but not below the lesser of its own width and
- * UNSQUEEZED_ASPECT times the height (short boxes keep their shape). */
-static gdouble
-box_width (GstNnCrop *self, gdouble cw, gdouble chh)
-{
-  gdouble natural = ceil (self->height * cw / chh);
-
-  return MAX (ceil (natural * self->width_scale),
-      MIN (natural, UNSQUEEZED_ASPECT * self->height));
-}
-
-/* The tensor width for a box of @cw x @chh: the fixed width, or the box's
- * width at the tensor height rounded up to width-multiple, clamped to
- * [width-multiple, max-width]. */
-static gint
-tensor_width (GstNnCrop *self, gdouble cw, gdouble chh)
-{
-  gdouble want;
-  gint m = self->width_multiple, w;
-
-  if (self->width > 0)
-    return self->width;
-  want = box_width (self, cw, chh);
-  if (want >= self->max_width)
-    return self->max_width;
-  w = ((gint) want + m - 1) / m * m;
-  w = MAX (w, m);
-  return MIN (w, self->max_width);
-}
-
-/* Straighten @quad_in into a height x @W planar 3-channel tensor @out. */
-static void
-crop_quad (GstNnCrop *self, const Image *img, const NnQuad *quad_in, gint W,
-    gfloat *out)
-{
-  NnQuad quad;
-  gdouble cw, chh, ex_x, ex_y, ey_x, ey_y;
-  gint H = self->height, rw, k;
-  gsize plane = (gsize) W * H;
-
-  box_geometry (self, quad_in, &quad, &cw, &chh);
-  {
-    gdouble lx = hypot (quad.p[1].x - quad.p[0].x, quad.p[1].y - quad.p[0].y);
-    gdouble ly = hypot (quad.p[3].x - quad.p[0].x, quad.p[3].y - quad.p[0].y);
-
-    ex_x = lx > 0 ? (quad.p[1].x - quad.p[0].x) / lx : 1;
-    ex_y = lx > 0 ? (quad.p[1].y - quad.p[0].y) / lx : 0;
-    ey_x = ly > 0 ? (quad.p[3].x - quad.p[0].x) / ly : -ex_y;
-    ey_y = ly > 0 ? (quad.p[3].y - quad.p[0].y) / ly : ex_x;
-  }
-  rw = self->width > 0 ? (gint) ceil (H * cw / chh)
-                       : (gint) box_width (self, cw, chh);
-  rw = CLAMP (rw, 1, W);
-  /* area averaging: k x k samples per output pixel when shrinking */
-  k = (gint) ceil (MAX (chh / H, cw / rw));
-  k = CLAMP (k, 1, 4);
-
-  for (gint v = 0; v < H; v++) {
-    for (gint u = 0; u < W; u++) {
-      gsize o = (gsize) v * W + u;
-
-      if (u >= rw) {
-        out[o] = out[o + plane] = out[o + 2 * plane] = 0.0f;
-        continue;
-      }
-      for (gint c = 0; c < 3; c++) {
-        gfloat acc = 0;
-
-        for (gint j = 0; j < k; j++) {
-          gdouble t = (v + (j + 0.5) / k) * chh / H;
-
-          for (gint i = 0; i < k; i++) {
-            gdouble s = (u + (i + 0.5) / k) * cw / rw;
-            gfloat x = (gfloat) (quad.p[0].x + s * ex_x + t * ey_x);
-            gfloat y = (gfloat) (quad.p[0].y + s * ex_y + t * ey_y);
-
-            acc += image_sample (img, c, x, y);
-          }
-        }
-        out[o + c * plane] = acc / (k * k) * self->mul[c] + self->add[c];
-      }
-    }
-  }
 }
 
 /* TRUE when the ROI's "nnpipe/class" structure (the direction classifier's
@@ -467,7 +281,7 @@ static GstBuffer *
 new_tensor_buffer (GstNnCrop *self, GstBuffer *frame, gint width, gfloat **data,
     GstMapInfo *map)
 {
-  gsize size = (gsize) 3 * width * self->height * sizeof (gfloat);
+  gsize size = (gsize) 3 * width * self->crop.height * sizeof (gfloat);
   GstBuffer *buf = gst_buffer_new_allocate (NULL, size, NULL);
 
   if (buf == NULL)
@@ -502,7 +316,7 @@ gst_nn_crop_chain (GstPad *pad, GstObject *parent, GstBuffer *frame)
   GPtrArray *rois;
   gpointer state = NULL;
   GstMeta *m;
-  Image img;
+  NnImage img;
   GstFlowReturn ret = GST_FLOW_OK;
 
   if (!self->have_info)
@@ -523,9 +337,9 @@ gst_nn_crop_chain (GstPad *pad, GstObject *parent, GstBuffer *frame)
     /* a placeholder that keeps the frame flowing */
     GstMapInfo map;
     gfloat *data;
-    gint width = self->width > 0 ? self->width
-        : self->caps_width > 0   ? self->caps_width
-                                 : self->width_multiple;
+    gint width = self->crop.width > 0 ? self->crop.width
+        : self->caps_width > 0        ? self->caps_width
+                                      : self->crop.width_multiple;
     GstBuffer *buf = new_tensor_buffer (self, frame, width, &data, &map);
     GstNnFrameMeta *fm;
 
@@ -565,8 +379,7 @@ gst_nn_crop_chain (GstPad *pad, GstObject *parent, GstBuffer *frame)
       gfloat *data;
       GstBuffer *buf;
       GstNnFrameMeta *fm;
-      NnQuad quad, box;
-      gdouble cw, chh;
+      NnQuad quad;
       gint width;
 
       gst_nn_roi_get_quad (roi, &quad);
@@ -576,12 +389,11 @@ gst_nn_crop_chain (GstPad *pad, GstObject *parent, GstBuffer *frame)
 
         quad = r;
       }
-      box_geometry (self, &quad, &box, &cw, &chh);
-      width = tensor_width (self, cw, chh);
+      width = nn_crop_tensor_width (&self->crop, &quad);
       buf = new_tensor_buffer (self, frame, width, &data, &map);
       if (buf == NULL)
         break;
-      crop_quad (self, &img, &quad, width, data);
+      nn_crop_sample (&self->crop, &img, &quad, width, data);
       gst_buffer_unmap (buf, &map);
       fm = gst_buffer_add_nn_frame_meta (buf, frame, &self->vinfo);
       fm->n_rois = (gint) rois->len;
@@ -601,7 +413,7 @@ gst_nn_crop_chain (GstPad *pad, GstObject *parent, GstBuffer *frame)
     for (guint i = 0; i < bufs->len; i++) {
       GstBuffer *buf = g_ptr_array_index (bufs, i);
       gint width = (gint) (gst_buffer_get_size (buf)
-          / (3 * sizeof (gfloat) * (gsize) self->height));
+          / (3 * sizeof (gfloat) * (gsize) self->crop.height));
 
       if (ret == GST_FLOW_OK)
         ret = push_tensor (self, buf, width);
@@ -644,14 +456,14 @@ gst_nn_crop_change_state (GstElement *element, GstStateChange transition)
     mean = g_strdup (self->settings.mean_str);
     std = g_strdup (self->settings.std_str);
     GST_OBJECT_UNLOCK (self);
-    mean_ok = parse_values (mean, v, FALSE);
-    std_ok = parse_values (std, v, TRUE);
+    mean_ok = nn_channel_values_parse_n (mean, v, 3, FALSE);
+    std_ok = nn_channel_values_parse_n (std, v, 3, TRUE);
     if (!mean_ok || !std_ok)
       GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
           ("invalid value \"%s\" for property '%s': expected one or three "
-           "comma-separated numbers%s",
+           "numbers separated by commas%s",
               mean_ok ? std : mean, mean_ok ? "std" : "mean",
-              mean_ok ? " (> 0)" : ""),
+              mean_ok ? ", not 0" : ""),
           (NULL));
     g_free (mean);
     g_free (std);
@@ -698,7 +510,7 @@ gst_nn_crop_set_property (GObject *object, guint prop_id, const GValue *value,
       gdouble v[3];
 
       /* kept as given: an invalid value fails the start, naming it */
-      if (parse_values (str, v, is_std))
+      if (nn_channel_values_parse_n (str, v, 3, is_std))
         memcpy (is_std ? self->settings.std : self->settings.mean, v,
             sizeof (v));
       g_free (is_std ? self->settings.std_str : self->settings.mean_str);
@@ -914,8 +726,8 @@ gst_nn_crop_init (GstNnCrop *self)
   self->settings.width_multiple = DEFAULT_WIDTH_MULTIPLE;
   self->settings.max_width = DEFAULT_MAX_WIDTH;
   self->settings.width_scale = DEFAULT_WIDTH_SCALE;
-  parse_values (DEFAULT_MEAN, self->settings.mean, FALSE);
-  parse_values (DEFAULT_STD, self->settings.std, TRUE);
+  nn_channel_values_parse_n (DEFAULT_MEAN, self->settings.mean, 3, FALSE);
+  nn_channel_values_parse_n (DEFAULT_STD, self->settings.std, 3, TRUE);
   self->settings.mean_str = g_strdup (DEFAULT_MEAN);
   self->settings.std_str = g_strdup (DEFAULT_STD);
   self->settings.order = DEFAULT_CHANNEL_ORDER;

@@ -47,6 +47,7 @@
 
 #include "gstnnctcdecode.h"
 #include "gstnnresults.h"
+#include "gstnnsourcemeta.h"
 #include "nnctc.h"
 #include "nnlabels.h"
 
@@ -228,6 +229,7 @@ gst_nn_ctc_decode_finish (GstNnDecoder *decoder, GstBuffer *frame,
   s = gst_structure_new ("nnpipe-text", "pts", G_TYPE_UINT64,
       GST_BUFFER_PTS (frame), "count", G_TYPE_UINT, count, NULL);
   gst_structure_take_value (s, "lines", &list);
+  gst_nn_source_structure_set (s, frame); /* where and when */
   gst_nn_decoder_post (decoder, s);
   gst_nn_decoder_write_results (decoder, lines->str);
   g_string_free (lines, TRUE);

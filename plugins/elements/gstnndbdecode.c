@@ -54,6 +54,7 @@
 
 #include "gstnndbdecode.h"
 #include "gstnnresults.h"
+#include "gstnnsourcemeta.h"
 #include "nndb.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_nn_db_decode_debug);
@@ -138,6 +139,7 @@ post_boxes_message (GstNnDbDecode *self, GstBuffer *frame,
   s = gst_structure_new ("nnpipe-text-boxes", "pts", G_TYPE_UINT64,
       GST_BUFFER_PTS (frame), "count", G_TYPE_UINT, n, NULL);
   gst_structure_take_value (s, "boxes", &list);
+  gst_nn_source_structure_set (s, frame); /* where and when */
   gst_nn_decoder_post (GST_NN_DECODER (self), s);
   gst_nn_decoder_write_results (GST_NN_DECODER (self), lines->str);
   g_string_free (lines, TRUE);

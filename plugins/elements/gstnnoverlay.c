@@ -210,6 +210,18 @@ roi_label (GstVideoRegionOfInterestMeta *roi)
     gst_structure_get_double (s, "score", &score);
     return g_strdup_printf ("%s %.2f", t, score);
   }
+  /* a detection: "label score", and "#track" once nntrack followed it */
+  s = gst_video_region_of_interest_meta_get_param (roi,
+      GST_NN_DETECTION_PARAM_NAME);
+  if (s && (t = gst_structure_get_string (s, "label"))) {
+    gdouble score = 0;
+    gint track;
+
+    gst_structure_get_double (s, "confidence", &score);
+    if (gst_structure_get_int (s, "object_id", &track))
+      return g_strdup_printf ("%s %.2f #%d", t, score, track);
+    return g_strdup_printf ("%s %.2f", t, score);
+  }
   return NULL;
 }
 

@@ -270,6 +270,9 @@ make_stage (gpointer user_data, guint r)
     g_object_set (stage, "fallback", ms->fallback, NULL);
   if (ms->self->trace && !remote)
     g_object_set (stage, "trace", nnp_trace_get_path (ms->self->trace), NULL);
+  if (ms->k == 0 && !remote)
+    g_object_set (stage, "inference-interval", ms->self->inference_interval,
+        NULL);
   return stage;
 }
 

@@ -11,6 +11,7 @@
  * gstnnpipeline-stats.c: the nnpipeline-stats messages. */
 #pragma once
 
+#include "gstnndrop.h"
 #include "gstnnpipeline.h"
 #include "gstnnstreams.h"
 #include "gstnntensorcaps.h"
@@ -37,6 +38,7 @@ enum
 };
 
 typedef struct _GstNnPipelineRebalance GstNnPipelineRebalance;
+typedef struct _GstNnPipelineDrop GstNnPipelineDrop;
 
 struct _GstNnPipeline
 {
@@ -62,7 +64,12 @@ struct _GstNnPipeline
   gchar *trace_path;
   guint max_replicas;
   guint batch_size;
-  guint64 batch_timeout; /* ns */
+  guint64 batch_timeout;    /* ns */
+  guint inference_interval; /* the first stage's (nnstage) */
+  GstNnDrop drop_settings;  /* drop, max-lateness: copied to drops */
+  GPtrArray *drops;         /* GstNnPipelineDrop*, owned: one per sink pad
+                            * (gstnnpipeline-drop.c; the array under the
+                            * object lock) */
 
   /* stream state (build_lock), between READY -> PAUSED and back */
   GMutex build_lock;
@@ -105,6 +112,16 @@ struct _GstNnPipeline
   guint64 last_frames;
   guint64 frames_in, frames_out;
   gint64 first_in; /* monotonic us of the first input buffer, 0 */
+  /* latency (the static pads: frames leave in order, so the times of the
+   * frames in the stages are a FIFO; request pads: per stream, in
+   * gstnnstreams.c) and the last frame's source id */
+  GQueue in_times;        /* monotonic us (GSIZE_TO_POINTER) */
+  guint64 latency_sum_us; /* over frames_out */
+  gint64 latency_max_us;
+  guint64 last_latency_sum_us, last_frames_out; /* at the last tick */
+  gchar *source_id;
+  GHashTable *stream_last; /* stream index -> guint64[2]: frames out and
+                             * latency sum at the last tick */
   gint64 first_out,
       last_out; /* monotonic us of the first and last output buffers */
 
@@ -145,6 +162,21 @@ GstPadProbeReturn gst_nn_pipeline_stats_sink_probe (GstPad *pad,
     GstPadProbeInfo *info, gpointer user_data);
 GstPadProbeReturn gst_nn_pipeline_stats_src_probe (GstPad *pad,
     GstPadProbeInfo *info, gpointer user_data);
+
+/* gstnnpipeline-drop.c: late frames of live input dropped at the inputs
+ * (properties drop, max-lateness) */
+void gst_nn_pipeline_drop_init (GstNnPipeline *self);
+void gst_nn_pipeline_drop_finalize (GstNnPipeline *self);
+/* The policy on a sink ghost pad (index: its stream, -1 for the static
+ * sink) and its src ghost pad (QoS, LATENCY). */
+void gst_nn_pipeline_drop_attach (GstNnPipeline *self, gint index, GstPad *sink,
+    GstPad *src);
+/* drop or max-lateness changed: to every input */
+void gst_nn_pipeline_drop_update (GstNnPipeline *self);
+/* READY -> PAUSED: counters to 0 */
+void gst_nn_pipeline_drop_reset (GstNnPipeline *self);
+/* Frames dropped at input `index` (-1: all inputs). */
+guint64 gst_nn_pipeline_drop_dropped (GstNnPipeline *self, gint index);
 
 /* gstnnpipeline-rebalance.c: re-balancing while PLAYING (never takes
  * build_lock but in the switch, from the streaming thread) */

@@ -47,9 +47,6 @@
 
 #include <nnpipe/rebalance.h>
 
-#include <math.h>
-#include <string.h>
-
 #define GST_CAT_DEFAULT gst_nn_pipeline_debug
 
 #define DEFAULT_REBALANCE FALSE
@@ -58,8 +55,6 @@
 #define DEFAULT_REBALANCE_SUSTAIN 2
 #define DEFAULT_DEBUG_SLOWDOWN NULL
 
-/* a window counts when every stage finished at least this many frames in it */
-#define MIN_WINDOW_FRAMES 2
 /* the longest wait for the frames in flight before a switch (us) */
 #define DRAIN_TIMEOUT (30 * G_TIME_SPAN_SECOND)
 
@@ -427,17 +422,10 @@ gst_nn_pipeline_rebalance_built (GstNnPipeline *self, GError **error)
 /* ------------------------------------------------------------------------ */
 /* the monitor */
 
-typedef struct
-{
-  guint gen;
-  guint n;
-  guint64 busy[MAX_STAGES], frames[MAX_STAGES];
-} Sample;
-
 /* The stages' busy time and frames now (stats_lock for the list, the
  * elements' own locks for the values).  FALSE when there are none. */
 static gboolean
-sample_read (GstNnPipeline *self, Sample *s)
+sample_read (GstNnPipeline *self, NnpRebalanceSample *s)
 {
   GstElement *refs[MAX_STAGES];
 
@@ -445,81 +433,49 @@ sample_read (GstNnPipeline *self, Sample *s)
   s->gen = self->rb->gen;
   g_mutex_unlock (&self->rb->lock);
   g_mutex_lock (&self->stats_lock);
-  s->n = MIN (self->stats_stages->len, MAX_STAGES);
-  for (guint k = 0; k < s->n; k++)
+  s->n = (gint) MIN (self->stats_stages->len, MAX_STAGES);
+  for (gint k = 0; k < s->n; k++)
     refs[k] = gst_object_ref (g_ptr_array_index (self->stats_stages, k));
   g_mutex_unlock (&self->stats_lock);
-  for (guint k = 0; k < s->n; k++) {
-    g_object_get (refs[k], "busy-time", &s->busy[k], "frames", &s->frames[k],
+  for (gint k = 0; k < s->n; k++) {
+    g_object_get (refs[k], "busy-time", &s->busy_ns[k], "frames", &s->frames[k],
         NULL);
     gst_object_unref (refs[k]);
   }
   return s->n > 0;
 }
 
-/* True when no split of these stages can beat the measured bottleneck by
- * the threshold: stages alike (device, threads, one replica) share the
- * measured total at best evenly.  Saves a planner run per window. */
-static gboolean
-cannot_gain (const NnpPlan *plan, const gdouble *ms, guint n, gdouble thr)
-{
-  gdouble sum = 0, worst = 0;
-
-  for (guint k = 0; k < n; k++) {
-    const NnpPlanStage *st = &plan->stages[k];
-
-    if (g_strcmp0 (st->device, plan->stages[0].device) != 0
-        || st->threads != plan->stages[0].threads || st->replicas > 1)
-      return FALSE;
-    sum += ms[k];
-    worst = MAX (worst, ms[k]);
-  }
-  return worst <= thr * sum / n;
-}
-
-/* Measured ms per frame of each stage between samples a and b; FALSE when
- * the stages changed in between or a stage finished too few frames. */
-static gboolean
-span_ms (const Sample *a, const Sample *b, gdouble *ms)
-{
-  if (a->gen != b->gen || a->n != b->n || b->n == 0)
-    return FALSE;
-  for (guint k = 0; k < b->n; k++) {
-    guint64 df = b->frames[k] - MIN (b->frames[k], a->frames[k]);
-    guint64 db = b->busy[k] - MIN (b->busy[k], a->busy[k]);
-
-    if (df < MIN_WINDOW_FRAMES || db == 0)
-      return FALSE;
-    ms[k] = db / 1e6 / df;
-  }
-  return TRUE;
-}
-
-/* The planner on these measurements: the better plan when its gain is over
- * the threshold and it moves nodes, else NULL.  *r gets what was found. */
-static NnpPlan *
-better_plan (GstNnPipeline *self, guint gen, const gdouble *ms, guint n,
-    gdouble thr, NnpRebalance *r)
+/* One window's end: the policy (nnp_rebalance_monitor_tick(), libnnpipe)
+ * on the running plan, when a switch can be asked for; a plan it returns
+ * becomes the pending switch. */
+static void
+monitor_tick (GstNnPipeline *self, NnpRebalanceMonitor *m,
+    const NnpRebalanceSample *now)
 {
   GstNnPipelineRebalance *rb = self->rb;
   NnpModel *model = NULL;
-  NnpPlan *plan = NULL, *best = NULL;
+  NnpPlan *plan = NULL, *best;
+  NnpRebalance r;
   GError *err = NULL;
+  gdouble thr;
+  guint sustain;
 
   g_mutex_lock (&rb->lock);
-  if (rb->plan && rb->gen == gen && rb->pending == NULL && !rb->refused
-      && (guint) rb->plan->n_stages == n) {
+  if (rb->plan && rb->gen == now->gen && rb->pending == NULL && !rb->refused) {
     plan = nnp_plan_copy (rb->plan);
     model = nnp_model_ref (rb->model);
   }
   g_mutex_unlock (&rb->lock);
-  if (plan == NULL)
-    return NULL;
-  if (n < 2 || cannot_gain (plan, ms, n, thr))
-    goto done;
+  GST_OBJECT_LOCK (self);
+  thr = rb->threshold;
+  sustain = rb->sustain;
+  GST_OBJECT_UNLOCK (self);
 
-  best = nnp_plan_rebalance (model, plan, ms, (int) n, NNP_COST_AUTO, r, &err);
-  if (best == NULL) {
+  best =
+      nnp_rebalance_monitor_tick (m, now, model, plan, thr, sustain, &r, &err);
+  g_clear_pointer (&plan, nnp_plan_free);
+  g_clear_pointer (&model, nnp_model_unref);
+  if (err) {
     /* the planner failed on these measurements (remote stages were
      * refused at start): said once, the plan stays */
     GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS, ("%s", err->message),
@@ -528,79 +484,7 @@ better_plan (GstNnPipeline *self, guint gen, const gdouble *ms, guint n,
     g_mutex_lock (&rb->lock);
     rb->refused = TRUE;
     g_mutex_unlock (&rb->lock);
-    goto done;
   }
-  GST_DEBUG_OBJECT (self,
-      "measured bottleneck %.2f ms, best plan %.2f ms "
-      "(x%.3f), %s",
-      r->measured_bottleneck_ms, r->best_bottleneck_ms, r->gain,
-      r->changed ? "other cuts" : "same cuts");
-  if (!r->changed || !(r->gain > thr))
-    g_clear_pointer (&best, nnp_plan_free);
-done:
-  nnp_plan_free (plan);
-  nnp_model_unref (model);
-  return best;
-}
-
-typedef struct
-{
-  Sample last; /* the start of the window in progress */
-  gboolean have_last;
-  gboolean settling; /* the stages are new: their first window
-                                 * (first frames, cold caches) is not used */
-  Sample streak;     /* the start of the windows over threshold */
-  guint over;        /* how many in a row */
-} Monitor;
-
-/* One tick: the window since m->last, when it holds enough frames.  A
- * switch needs `sustain` windows in a row whose best plan beats the
- * measured bottleneck by the threshold; the plan switched to is then the
- * one for the whole streak's measurements (less noise than one window). */
-static void
-monitor_tick (GstNnPipeline *self, Monitor *m, const Sample *now)
-{
-  GstNnPipelineRebalance *rb = self->rb;
-  gdouble ms[MAX_STAGES], thr;
-  guint sustain;
-  NnpRebalance r;
-  NnpPlan *best;
-
-  if (!m->have_last || m->last.gen != now->gen || m->last.n != now->n) {
-    m->last = *now; /* new stages: start over */
-    m->have_last = TRUE;
-    m->settling = TRUE;
-    m->over = 0;
-    return;
-  }
-  if (!span_ms (&m->last, now, ms))
-    return; /* too few frames yet: the window grows */
-  if (m->settling) {
-    m->settling = FALSE;
-    m->last = *now;
-    return;
-  }
-  GST_OBJECT_LOCK (self);
-  thr = rb->threshold;
-  sustain = rb->sustain;
-  GST_OBJECT_UNLOCK (self);
-
-  best = better_plan (self, now->gen, ms, now->n, thr, &r);
-  if (best) {
-    if (m->over++ == 0)
-      m->streak = m->last;
-  } else {
-    m->over = 0;
-  }
-  g_clear_pointer (&best, nnp_plan_free);
-  m->last = *now;
-  if (m->over < sustain)
-    return;
-
-  m->over = 0;
-  if (!span_ms (&m->streak, now, ms))
-    return;
-  best = better_plan (self, now->gen, ms, now->n, thr, &r);
   if (best == NULL)
     return;
   g_mutex_lock (&rb->lock);
@@ -621,8 +505,8 @@ monitor_thread (gpointer user_data)
 {
   GstNnPipeline *self = GST_NN_PIPELINE (user_data);
   GstNnPipelineRebalance *rb = self->rb;
-  Monitor m = { 0 };
-  Sample now;
+  NnpRebalanceMonitor *m = nnp_rebalance_monitor_new ();
+  NnpRebalanceSample now;
   gint64 period, next;
 
   GST_OBJECT_LOCK (self);
@@ -643,12 +527,13 @@ monitor_thread (gpointer user_data)
     enabled = rb->enabled;
     GST_OBJECT_UNLOCK (self);
     if (enabled && sample_read (self, &now))
-      monitor_tick (self, &m, &now);
+      monitor_tick (self, m, &now);
     else
-      m.have_last = FALSE;
+      nnp_rebalance_monitor_tick (m, NULL, NULL, NULL, 0, 0, NULL, NULL);
     g_mutex_lock (&rb->lock);
   }
   g_mutex_unlock (&rb->lock);
+  nnp_rebalance_monitor_free (m);
   return NULL;
 }
 

@@ -16,6 +16,7 @@
 #endif
 
 #include "gstnnpipeline-private.h"
+#include "gstnnsourcemeta.h"
 
 #include <string.h>
 
@@ -30,6 +31,15 @@ gst_nn_pipeline_stats_reset (GstNnPipeline *self)
   self->first_in = self->first_out = self->last_out = 0;
   self->last_frames = 0;
   memset (self->last_busy, 0, sizeof (self->last_busy));
+  g_queue_clear (&self->in_times);
+  self->latency_sum_us = 0;
+  self->latency_max_us = 0;
+  self->last_latency_sum_us = self->last_frames_out = 0;
+  g_clear_pointer (&self->source_id, g_free);
+  if (self->stream_last == NULL)
+    self->stream_last =
+        g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, g_free);
+  g_hash_table_remove_all (self->stream_last);
   g_mutex_unlock (&self->stats_lock);
 }
 
@@ -86,6 +96,52 @@ stats_read (GstElement **stages, GstElement **queues, StatsSample *sample)
   }
 }
 
+/* The request pads' streams: frames in and out, fps and mean latency over
+ * the interval (final: the run), the largest latency, frames dropped at
+ * its input, its source id.  stats_lock held; streams (taken without it)
+ * and dropped[] read before. */
+static void
+add_streams_locked (GstNnPipeline *self, GstStructure *s, GArray *streams,
+    const guint64 *dropped, gboolean final, gint64 dt)
+{
+  GValue arr = G_VALUE_INIT;
+
+  g_value_init (&arr, GST_TYPE_ARRAY);
+  for (guint i = 0; i < streams->len; i++) {
+    GstNnStreamStats *ss = &g_array_index (streams, GstNnStreamStats, i);
+    guint64 *last =
+        g_hash_table_lookup (self->stream_last, GUINT_TO_POINTER (ss->index));
+    guint64 d_out, d_lat;
+    GstStructure *st;
+    GValue v = G_VALUE_INIT;
+
+    if (last == NULL) {
+      last = g_new0 (guint64, 2);
+      g_hash_table_insert (self->stream_last, GUINT_TO_POINTER (ss->index),
+          last);
+    }
+    d_out =
+        final ? ss->frames_out : ss->frames_out - MIN (last[0], ss->frames_out);
+    d_lat = final ? ss->latency_sum_us
+                  : ss->latency_sum_us - MIN (last[1], ss->latency_sum_us);
+    last[0] = ss->frames_out;
+    last[1] = ss->latency_sum_us;
+    st = gst_structure_new ("stream", "index", G_TYPE_UINT, ss->index,
+        "frames-in", G_TYPE_UINT64, ss->frames_in, "frames-out", G_TYPE_UINT64,
+        ss->frames_out, "dropped", G_TYPE_UINT64, dropped[i], "fps",
+        G_TYPE_DOUBLE, d_out * 1e6 / dt, "latency-ms", G_TYPE_DOUBLE,
+        d_out ? d_lat / 1e3 / d_out : 0.0, "latency-max-ms", G_TYPE_DOUBLE,
+        ss->latency_max_us / 1e3, NULL);
+    if (ss->source_id)
+      gst_structure_set (st, "source-id", G_TYPE_STRING, ss->source_id, NULL);
+    g_value_init (&v, GST_TYPE_STRUCTURE);
+    gst_value_set_structure (&v, st);
+    gst_structure_free (st);
+    gst_value_array_append_and_take_value (&arr, &v);
+  }
+  gst_structure_take_value (s, "streams", &arr);
+}
+
 /* Post an nnpipeline-stats message: periodic (the interval since the last
  * one) or final (the whole run, once, at EOS).  Called from the clock
  * thread and from a streaming thread: takes post_lock and stats_lock,
@@ -98,7 +154,8 @@ post_stats (GstNnPipeline *self, gboolean final)
   StatsSample sample;
   GstStructure *s;
   gint64 before, now, dt;
-  guint64 frames = 0;
+  guint64 frames = 0, dropped, d_out, d_lat, *stream_dropped = NULL;
+  GArray *streams = NULL;
   gdouble worst = -1.0;
   gint bottleneck = -1;
 
@@ -120,6 +177,16 @@ post_stats (GstNnPipeline *self, gboolean final)
   stats_read (stage_refs, queue_refs, &sample);
   now = g_get_monotonic_time ();
 
+  /* late frames of live input dropped at the inputs (never in the stages) */
+  dropped = gst_nn_pipeline_drop_dropped (self, -1);
+  /* the streams' own figures (their locks, not stats_lock) */
+  if (self->streams) {
+    streams = gst_nn_streams_get_stats (self->streams);
+    stream_dropped = g_new0 (guint64, MAX (streams->len, 1));
+    for (guint i = 0; i < streams->len; i++)
+      stream_dropped[i] = gst_nn_pipeline_drop_dropped (self,
+          (gint) g_array_index (streams, GstNnStreamStats, i).index);
+  }
   g_value_init (&stages, GST_TYPE_ARRAY);
   g_value_init (&queues, GST_TYPE_ARRAY);
   g_mutex_lock (&self->stats_lock);
@@ -164,7 +231,26 @@ post_stats (GstNnPipeline *self, gboolean final)
       G_TYPE_DOUBLE,
       final ? self->frames_out * 1e6 / dt
             : (frames - MIN (frames, self->last_frames)) * 1e6 / dt,
-      "bottleneck-stage", G_TYPE_INT, bottleneck, NULL);
+      "bottleneck-stage", G_TYPE_INT, bottleneck, "dropped", G_TYPE_UINT64,
+      dropped, NULL);
+  if (streams) {
+    add_streams_locked (self, s, streams, stream_dropped, final, dt);
+  } else {
+    /* the static pads: one stream */
+    d_out = final
+        ? self->frames_out
+        : self->frames_out - MIN (self->last_frames_out, self->frames_out);
+    d_lat = final ? self->latency_sum_us
+                  : self->latency_sum_us
+            - MIN (self->last_latency_sum_us, self->latency_sum_us);
+    gst_structure_set (s, "latency-ms", G_TYPE_DOUBLE,
+        d_out ? d_lat / 1e3 / d_out : 0.0, "latency-max-ms", G_TYPE_DOUBLE,
+        self->latency_max_us / 1e3, NULL);
+    if (self->source_id)
+      gst_structure_set (s, "source-id", G_TYPE_STRING, self->source_id, NULL);
+  }
+  self->last_frames_out = self->frames_out;
+  self->last_latency_sum_us = self->latency_sum_us;
   /* steady-state rate: frames between the first and the last output, so the
    * time the first frame takes to fill the pipeline is not counted */
   if (final && self->frames_out > 1 && self->last_out > self->first_out)
@@ -177,6 +263,9 @@ post_stats (GstNnPipeline *self, gboolean final)
 
   gst_structure_take_value (s, "stages", &stages);
   gst_structure_take_value (s, "queues", &queues);
+  if (streams)
+    g_array_unref (streams);
+  g_free (stream_dropped);
   GST_DEBUG_OBJECT (self, "%" GST_PTR_FORMAT, s);
   gst_element_post_message (GST_ELEMENT (self),
       gst_message_new_element (GST_OBJECT (self), s));
@@ -283,11 +372,24 @@ gst_nn_pipeline_stats_sink_probe (GstPad *pad, GstPadProbeInfo *info,
   GstNnPipeline *self = GST_NN_PIPELINE (user_data);
   /* a batch of several streams' frames counts as its frames */
   guint n = self->streams ? gst_nn_streams_in_frames (self->streams) : 1;
+  gint64 now = g_get_monotonic_time ();
+  GstNnSource src;
+  gboolean have_src = self->streams == NULL
+      && gst_nn_source_meta_get (GST_PAD_PROBE_INFO_BUFFER (info), &src)
+      && src.source_id;
 
   g_mutex_lock (&self->stats_lock);
   if (self->frames_in == 0)
-    self->first_in = g_get_monotonic_time ();
+    self->first_in = now;
   self->frames_in += n;
+  if (self->streams == NULL) {
+    /* the static pads: in order, one out per in */
+    g_queue_push_tail (&self->in_times, GSIZE_TO_POINTER ((gsize) now));
+    if (have_src && g_strcmp0 (src.source_id, self->source_id) != 0) {
+      g_free (self->source_id);
+      self->source_id = g_strdup (src.source_id);
+    }
+  }
   g_mutex_unlock (&self->stats_lock);
   return GST_PAD_PROBE_OK;
 }
@@ -307,6 +409,13 @@ gst_nn_pipeline_stats_src_probe (GstPad *pad, GstPadProbeInfo *info,
       self->first_out = now;
     self->frames_out += n;
     self->last_out = now;
+    if (self->streams == NULL && !g_queue_is_empty (&self->in_times)) {
+      gint64 t_in =
+          (gint64) GPOINTER_TO_SIZE (g_queue_pop_head (&self->in_times));
+
+      self->latency_sum_us += now - t_in;
+      self->latency_max_us = MAX (self->latency_max_us, now - t_in);
+    }
     g_mutex_unlock (&self->stats_lock);
   } else if (GST_IS_EVENT (info->data)
       && GST_EVENT_TYPE (GST_EVENT (info->data)) == GST_EVENT_EOS) {
@@ -321,6 +430,8 @@ gst_nn_pipeline_stats_src_probe (GstPad *pad, GstPadProbeInfo *info,
     g_mutex_lock (&self->post_lock);
     g_mutex_lock (&self->stats_lock);
     self->final_posted = FALSE;
+    /* the frames in the stages were flushed */
+    g_queue_clear (&self->in_times);
     g_mutex_unlock (&self->stats_lock);
     g_mutex_unlock (&self->post_lock);
     GST_OBJECT_LOCK (self);

@@ -165,8 +165,19 @@ gst_nn_pipeline_request_new_pad (GstElement *element, GstPadTemplate *templ,
           "src_%u");
   pad = gst_nn_streams_request (self->streams, index, templ, src_templ);
   g_mutex_unlock (&self->build_lock);
-  if (pad == NULL)
+  if (pad == NULL) {
     GST_WARNING_OBJECT (self, "pad %s exists already", name);
+    return NULL;
+  }
+  {
+    /* late frames of a live stream are dropped before its FIFO */
+    gchar *src_name = g_strdup_printf ("src_%u", index);
+    GstPad *src = gst_element_get_static_pad (element, src_name);
+
+    gst_nn_pipeline_drop_attach (self, (gint) index, pad, src);
+    gst_object_unref (src);
+    g_free (src_name);
+  }
   return pad;
 }
 

@@ -103,6 +103,8 @@ enum
   PROP_MAX_REPLICAS,
   PROP_BATCH_SIZE,
   PROP_BATCH_TIMEOUT,
+  PROP_INFERENCE_INTERVAL,
+  PROP_DROP, /* .. + GST_NN_DROP_N_PROPS - 1: gstnndrop.h's */
 };
 
 static GstStaticPadTemplate sink_template =
@@ -329,6 +331,7 @@ gst_nn_pipeline_change_state (GstElement *element, GstStateChange transition)
       if (!check_properties (self, &err))
         goto bad_property;
       gst_nn_pipeline_stats_reset (self);
+      gst_nn_pipeline_drop_reset (self);
       gst_nn_pipeline_rebalance_reset (self);
       g_mutex_lock (&self->build_lock);
       ok = gst_nn_pipeline_trace_open_locked (self, &err);
@@ -412,6 +415,11 @@ gst_nn_pipeline_set_property (GObject *object, guint prop_id,
 {
   GstNnPipeline *self = GST_NN_PIPELINE (object);
 
+  if (gst_nn_drop_set_property (&self->drop_settings, PROP_DROP, prop_id,
+          value)) {
+    gst_nn_pipeline_drop_update (self); /* to every input */
+    return;
+  }
   if (gst_nn_pipeline_rebalance_set_property (self, prop_id, value))
     return; /* gstnnpipeline-rebalance.c's */
   GST_OBJECT_LOCK (self);
@@ -466,6 +474,10 @@ gst_nn_pipeline_set_property (GObject *object, guint prop_id,
     case PROP_BATCH_TIMEOUT:
       self->batch_timeout = g_value_get_uint64 (value);
       break;
+    case PROP_INFERENCE_INTERVAL:
+      self->inference_interval = g_value_get_uint (value);
+      break;
+
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -481,6 +493,13 @@ gst_nn_pipeline_get_property (GObject *object, guint prop_id, GValue *value,
 
   if (gst_nn_pipeline_rebalance_get_property (self, prop_id, value))
     return; /* gstnnpipeline-rebalance.c's */
+  if (prop_id == PROP_DROP + GST_NN_DROP_PROP_DROPPED) {
+    g_value_set_uint64 (value, gst_nn_pipeline_drop_dropped (self, -1));
+    return;
+  }
+  if (gst_nn_drop_get_property (&self->drop_settings, PROP_DROP, prop_id,
+          value))
+    return;
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
     case PROP_MODEL:
@@ -525,6 +544,10 @@ gst_nn_pipeline_get_property (GObject *object, guint prop_id, GValue *value,
     case PROP_BATCH_TIMEOUT:
       g_value_set_uint64 (value, self->batch_timeout);
       break;
+    case PROP_INFERENCE_INTERVAL:
+      g_value_set_uint (value, self->inference_interval);
+      break;
+
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -540,6 +563,7 @@ gst_nn_pipeline_finalize (GObject *object)
   gst_nn_pipeline_stats_stop (self);
   gst_nn_pipeline_rebalance_finalize (self);
   g_clear_pointer (&self->streams, gst_nn_streams_free);
+  gst_nn_pipeline_drop_finalize (self);
   g_ptr_array_unref (self->stage_elems);
   g_ptr_array_unref (self->queues);
   g_ptr_array_unref (self->stats_stages);
@@ -556,6 +580,9 @@ gst_nn_pipeline_finalize (GObject *object)
   g_free (self->cuts);
   g_free (self->stage_load);
   g_free (self->trace_path);
+  g_queue_clear (&self->in_times);
+  g_free (self->source_id);
+  g_clear_pointer (&self->stream_last, g_hash_table_unref);
   g_mutex_clear (&self->build_lock);
   g_mutex_clear (&self->stats_lock);
   g_mutex_clear (&self->post_lock);
@@ -783,6 +810,27 @@ gst_nn_pipeline_class_init (GstNnPipelineClass *klass)
           G_MAXUINT64, DEFAULT_BATCH_TIMEOUT,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
               | GST_PARAM_MUTABLE_READY));
+  /* the first stage runs on one frame in N and the others pass its skipped
+   * frames on (nnstage inference-interval, gstnnskip.h) */
+  g_object_class_install_property (gobject_class, PROP_INFERENCE_INTERVAL,
+      g_param_spec_uint ("inference-interval", "Inference interval",
+          "Run the model on one buffer in N; pass the others on as skipped "
+          "frames (not with remote stages or request pads)",
+          1, G_MAXINT, 1,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstNnPipeline:drop:
+   *
+   * The drop policy of late frames at every input (gstnndrop.h, as
+   * nnstage's): auto drops the frames of live input that arrive more than
+   * #GstNnPipeline:max-lateness late (or that a QoS event said are late)
+   * before they enter the stages, and none of files; on drops late frames
+   * of any input, off none.  Each sink_N has its own state; the stages
+   * inside never drop, so every frame that entered comes out.
+   */
+  gst_nn_drop_install (gobject_class, PROP_DROP, "at the inputs, all streams");
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
@@ -817,12 +865,14 @@ gst_nn_pipeline_init (GstNnPipeline *self)
   self->queue_size = DEFAULT_QUEUE_SIZE;
   self->batch_size = DEFAULT_BATCH_SIZE;
   self->batch_timeout = DEFAULT_BATCH_TIMEOUT;
+  self->inference_interval = 1;
   self->stats_interval = DEFAULT_STATS_INTERVAL;
   self->pin = DEFAULT_PIN;
   self->fallback = DEFAULT_FALLBACK;
   self->max_replicas = DEFAULT_MAX_REPLICAS;
   self->stage_elems = g_ptr_array_new_with_free_func (gst_object_unref);
   self->queues = g_ptr_array_new_with_free_func (gst_object_unref);
+  gst_nn_pipeline_drop_init (self);
 
   tmpl = gst_static_pad_template_get (&sink_template);
   self->sinkpad = gst_ghost_pad_new_no_target_from_template ("sink", tmpl);
@@ -831,13 +881,15 @@ gst_nn_pipeline_init (GstNnPipeline *self)
       GST_DEBUG_FUNCPTR (gst_nn_pipeline_sink_event));
   gst_pad_set_query_function (self->sinkpad,
       GST_DEBUG_FUNCPTR (gst_nn_pipeline_pad_query));
+  tmpl = gst_static_pad_template_get (&src_template);
+  self->srcpad = gst_ghost_pad_new_no_target_from_template ("src", tmpl);
+  gst_object_unref (tmpl);
+  /* first: a dropped frame never counts as one in */
+  gst_nn_pipeline_drop_attach (self, -1, self->sinkpad, self->srcpad);
   gst_pad_add_probe (self->sinkpad, GST_PAD_PROBE_TYPE_BUFFER,
       gst_nn_pipeline_stats_sink_probe, self, NULL);
   gst_element_add_pad (GST_ELEMENT (self), self->sinkpad);
 
-  tmpl = gst_static_pad_template_get (&src_template);
-  self->srcpad = gst_ghost_pad_new_no_target_from_template ("src", tmpl);
-  gst_object_unref (tmpl);
   gst_pad_set_query_function (self->srcpad,
       GST_DEBUG_FUNCPTR (gst_nn_pipeline_pad_query));
   gst_pad_add_probe (self->srcpad,

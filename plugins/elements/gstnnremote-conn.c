@@ -170,7 +170,7 @@ connect_one (GstNnRemote *self, const gchar *addr, guint timeout_ms,
   g_socket_set_timeout (sock, MAX (1, (timeout_ms + 999) / 1000));
   if (self->tls) {
     GIOStream *tls = gst_nn_remote_tls_client (G_IO_STREAM (sc), host, port,
-        self->tls_ca, self->cancellable, error);
+        self->tls_ca, self->tls_cert, self->tls_key, self->cancellable, error);
 
     if (tls == NULL) {
       g_object_unref (sc);
@@ -183,18 +183,25 @@ connect_one (GstNnRemote *self, const gchar *addr, guint timeout_ms,
   } else {
     stream = G_IO_STREAM (sc);
   }
-  g_free (host);
 
+  /* with TLS 1.3 the server judges a client certificate after the
+   * handshake: its refusal comes with the first read */
   if (!nnp_remote_send (g_io_stream_get_output_stream (stream),
           NNP_REMOTE_HELLO, 0, self->hello, self->hello_size, self->cancellable,
-          error))
-    goto failed;
-  if (!nnp_remote_recv (g_io_stream_get_input_stream (stream), 1u << 20, &h,
+          error)
+      || !nnp_remote_recv (g_io_stream_get_input_stream (stream), 1u << 20, &h,
           &payload, self->cancellable, error)) {
     /* garbage, another protocol, another version: not worth retrying */
     if (g_error_matches (*error, NNP_ERROR, NNP_ERROR_PARSE)
-        || g_error_matches (*error, NNP_ERROR, NNP_ERROR_UNSUPPORTED))
+        || g_error_matches (*error, NNP_ERROR, NNP_ERROR_UNSUPPORTED)
+        || gst_nn_remote_tls_error_explain (error, host, port))
       *fatal = TRUE;
+    else if (self->tls && (*error)->domain == G_IO_ERROR
+        && (*error)->code != G_IO_ERROR_CANCELLED)
+      g_prefix_error (error,
+          "TLS: the server closed the connection after "
+          "the handshake (did it refuse this client's "
+          "certificate? tls-certificate): ");
     goto failed;
   }
   if (h.type == NNP_REMOTE_ERROR || h.type == NNP_REMOTE_HELLO_OK) {
@@ -212,6 +219,7 @@ connect_one (GstNnRemote *self, const gchar *addr, guint timeout_ms,
     }
     *device = msg;
     *sock_out = g_object_ref (sock);
+    g_free (host);
   } else {
     g_aligned_free (payload);
     g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE, "answered HELLO with %s",
@@ -222,6 +230,7 @@ connect_one (GstNnRemote *self, const gchar *addr, guint timeout_ms,
   return stream;
 
 failed:
+  g_free (host);
   g_io_stream_close (stream, NULL, NULL);
   g_object_unref (stream);
   return NULL;
@@ -307,8 +316,15 @@ gst_nn_remote_connect_any (GstNnRemote *self)
           goto out;
         }
         if (fatal) {
-          gchar *text = g_strdup_printf ("Server %s cannot run this stage.",
-              self->addrs[i]);
+          /* the reason first: what a person can change */
+          gchar *text = g_str_has_prefix (err->message, "TLS: ")
+              ? g_strdup_printf ("TLS with server %s failed: %s",
+                  self->addrs[i], err->message + 5)
+              : g_str_has_prefix (err->message, "refused: ")
+              ? g_strdup_printf ("Server %s refused this client: %s",
+                  self->addrs[i], err->message + 9)
+              : g_strdup_printf ("Server %s cannot run this stage: %s",
+                  self->addrs[i], err->message);
           gst_nn_remote_fail (self, text, err->message);
           g_free (text);
           g_error_free (err);

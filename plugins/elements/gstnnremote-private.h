@@ -41,7 +41,8 @@ struct _GstNnRemote
   guint in_flight, timeout, max_payload;
   gboolean tls;
   gchar *tls_ca, *token, *digest;
-  GstNnPartProps part; /* model, plan, plan-object, stage, nodes */
+  gchar *tls_cert, *tls_key; /* client certificate for mutual TLS */
+  GstNnPartProps part;       /* model, plan, plan-object, stage, nodes */
 
   /* from start to stop */
   gchar **addrs; /* "host:port" */

@@ -51,6 +51,7 @@
 #endif
 
 #include "gstnnremote-private.h"
+#include "gstnnmodelcaps.h"
 #include "gstnnserver.h"
 #include "gstnntensorcaps.h"
 
@@ -75,6 +76,8 @@ enum
   PROP_TIMEOUT,
   PROP_TLS,
   PROP_TLS_CA,
+  PROP_TLS_CERTIFICATE,
+  PROP_TLS_KEY,
   PROP_TOKEN,
   PROP_DIGEST,
   PROP_MAX_PAYLOAD,
@@ -168,24 +171,18 @@ gst_nn_remote_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
       /* a part after the first: which model input shapes (the stage
        * upstream specialised for) the server's stage must use */
       {
-        GstQuery *q = gst_query_new_custom (GST_QUERY_CUSTOM,
-            gst_structure_new (GST_NN_SHAPES_QUERY_NAME, "digest",
-                G_TYPE_STRING, self->model_digest ? self->model_digest : "",
-                NULL));
-        const gchar *keys = NULL;
+        gchar **keys = gst_nn_shapes_query_upstream (self->sinkpad,
+            self->model_digest ? self->model_digest : "");
 
         g_clear_pointer (&self->in_shapes, g_free);
-        if (gst_pad_peer_query (self->sinkpad, q))
-          keys =
-              gst_structure_get_string (gst_query_get_structure (q), "shapes");
         /* the most recent first: the one the caps come from */
-        if (keys && keys[0])
-          self->in_shapes = g_strndup (keys, strcspn (keys, "|"));
+        if (keys && keys[0] && keys[0][0])
+          self->in_shapes = g_strdup (keys[0]);
+        g_strfreev (keys);
         GST_DEBUG_OBJECT (self,
             "caps %" GST_PTR_FORMAT ", model input shapes "
             "%s",
             caps, self->in_shapes ? self->in_shapes : "(none)");
-        gst_query_unref (q);
       }
       gst_event_unref (event);
       return TRUE;
@@ -464,6 +461,12 @@ gst_nn_remote_set_property (GObject *object, guint prop_id, const GValue *value,
     case PROP_TLS_CA:
       str = &self->tls_ca;
       break;
+    case PROP_TLS_CERTIFICATE:
+      str = &self->tls_cert;
+      break;
+    case PROP_TLS_KEY:
+      str = &self->tls_key;
+      break;
     case PROP_TOKEN:
       str = &self->token;
       break;
@@ -516,6 +519,12 @@ gst_nn_remote_get_property (GObject *object, guint prop_id, GValue *value,
       break;
     case PROP_TLS_CA:
       g_value_set_string (value, self->tls_ca);
+      break;
+    case PROP_TLS_CERTIFICATE:
+      g_value_set_string (value, self->tls_cert);
+      break;
+    case PROP_TLS_KEY:
+      g_value_set_string (value, self->tls_key);
       break;
     case PROP_TOKEN:
       g_value_set_string (value, self->token);
@@ -576,6 +585,8 @@ gst_nn_remote_finalize (GObject *object)
   g_free (self->host);
   g_free (self->hosts);
   g_free (self->tls_ca);
+  g_free (self->tls_cert);
+  g_free (self->tls_key);
   g_free (self->token);
   g_free (self->digest);
   gst_nn_part_props_clear (&self->part);
@@ -647,6 +658,14 @@ gst_nn_remote_class_init (GstNnRemoteClass *klass)
           "PEM file of the certificate authorities to trust (default: the "
           "system's)",
           NULL, rw));
+  g_object_class_install_property (gobject_class, PROP_TLS_CERTIFICATE,
+      g_param_spec_string ("tls-certificate", "TLS certificate",
+          "PEM file with this client's certificate (and its key unless "
+          "tls-key is set), for a server that asks for one (mutual TLS)",
+          NULL, rw));
+  g_object_class_install_property (gobject_class, PROP_TLS_KEY,
+      g_param_spec_string ("tls-key", "TLS key",
+          "PEM file with the client certificate's private key", NULL, rw));
   g_object_class_install_property (gobject_class, PROP_TOKEN,
       g_param_spec_string ("token", "Token", "Shared secret for the server",
           NULL, rw));

@@ -42,6 +42,7 @@ gst_nn_server_meta_init (GstMeta *meta, gpointer params, GstBuffer *buffer)
   GstNnServerMeta *m = (GstNnServerMeta *) meta;
 
   m->client_id = m->seq = 0;
+  m->part_id = 0;
   return TRUE;
 }
 
@@ -53,7 +54,9 @@ gst_nn_server_meta_transform (GstBuffer *dest, GstMeta *meta, GstBuffer *buffer,
 
   if (!GST_META_TRANSFORM_IS_COPY (type))
     return FALSE;
-  return gst_buffer_add_nn_server_meta (dest, src->client_id, src->seq) != NULL;
+  return gst_buffer_add_nn_server_meta (dest, src->client_id, src->seq,
+             src->part_id)
+      != NULL;
 }
 
 const GstMetaInfo *
@@ -72,13 +75,14 @@ gst_nn_server_meta_get_info (void)
 
 GstNnServerMeta *
 gst_buffer_add_nn_server_meta (GstBuffer *buffer, guint64 client_id,
-    guint64 seq)
+    guint64 seq, guint part_id)
 {
   GstNnServerMeta *m = (GstNnServerMeta *) gst_buffer_add_meta (buffer,
       gst_nn_server_meta_get_info (), NULL);
 
   m->client_id = client_id;
   m->seq = seq;
+  m->part_id = part_id;
   return m;
 }
 
@@ -140,6 +144,8 @@ gst_nn_server_config_clear (GstNnServerConfig *c)
   g_free (c->part);
   g_free (c->model);
   g_free (c->device);
+  g_free (c->tls_client_ca);
+  g_free (c->http);
 }
 
 void
@@ -148,7 +154,14 @@ gst_nn_server_listener_unref (Listener *s)
   if (!g_atomic_int_dec_and_test (&s->ref_count))
     return;
   g_hash_table_unref (s->clients);
+  g_hash_table_unref (s->addrs);
+  g_clear_object (&s->accept_sa);
+  g_clear_pointer (&s->accept_loop, g_main_loop_unref);
+  g_clear_pointer (&s->accept_ctx, g_main_context_unref);
+  g_clear_error (&s->accept_error);
   g_ptr_array_unref (s->endpoints);
+  g_cond_clear (&s->reaper_cond);
+  g_clear_object (&s->client_ca);
   g_mutex_clear (&s->part_lock);
   g_clear_object (&s->cert);
   g_clear_pointer (&s->model, nnp_model_unref);
@@ -188,6 +201,8 @@ gst_nn_server_client_unref (Client *c)
     g_async_queue_unref (c->results);
   g_mutex_clear (&c->write_lock);
   g_free (c->peer);
+  g_free (c->ip);
+  g_free (c->kicked);
   g_free (c->part);
   g_clear_pointer (&c->check, nnp_part_free);
   gst_clear_caps (&c->caps_ok);
@@ -208,30 +223,34 @@ client_send (Client *c, NnpRemoteType type, guint64 seq, const guint8 *payload,
   return ok;
 }
 
+/* The ERROR goes out even when the client's I/O was cancelled (that is
+ * how it is ended), but never waits long for a peer that does not read. */
 void
 gst_nn_server_client_send_error (Client *c, const gchar *message)
 {
   gsize size;
-  guint8 *p = nnp_remote_string_encode (message, &size);
+  guint8 *p;
 
-  (void) client_send (c, NNP_REMOTE_ERROR, 0, p, size, NULL);
+  if (c->talks_tls)
+    return;
+  p = nnp_remote_string_encode (message, &size);
+  if (c->sock)
+    g_socket_set_timeout (c->sock, 2);
+  g_mutex_lock (&c->write_lock);
+  (void) nnp_remote_send (g_io_stream_get_output_stream (c->stream),
+      NNP_REMOTE_ERROR, 0, p, size, NULL, NULL);
+  g_mutex_unlock (&c->write_lock);
   g_free (p);
 }
 
-/* Tell the application (nnpipe serve logs them): an element message
- * "nnserver-client" from nnserversrc with event (connected, refused, left),
- * id, peer and reason. */
-static void
-post_client_event (Listener *s, Client *c, const gchar *event,
-    const gchar *reason)
+void
+gst_nn_server_client_kick_locked (Client *c, const gchar *why, gboolean tell)
 {
-  if (!GST_IS_ELEMENT (s->owner))
-    return;
-  gst_element_post_message (GST_ELEMENT (s->owner),
-      gst_message_new_element (GST_OBJECT (s->owner),
-          gst_structure_new ("nnserver-client", "event", G_TYPE_STRING, event,
-              "id", G_TYPE_UINT64, c->id, "peer", G_TYPE_STRING, c->peer,
-              "reason", G_TYPE_STRING, reason ? reason : "", NULL)));
+  if (c->kicked == NULL) {
+    c->kicked = g_strdup (why);
+    c->kick_tell = tell;
+  }
+  g_cancellable_cancel (c->cancellable);
 }
 
 /* The endpoint serving key (or any part), NULL if none.  Listener lock held. */
@@ -254,67 +273,44 @@ find_endpoint_locked (Listener *s, const gchar *key)
 }
 
 /* Give the client the endpoint of its part; when none serves it, ask the
- * application (nnpipe serve builds a pipeline for the part).  FALSE when no
- * endpoint serves it. */
-static gboolean
+ * application (nnpipe serve builds a pipeline for the part).  NULL when an
+ * endpoint serves it, else why not (g_free). */
+static gchar *
 attach_client (Listener *s, Client *c, const NnpRemoteHello *h,
     const gchar *key)
 {
   GstNnServer *ep;
   gboolean asked = FALSE;
+  gchar *why = NULL;
 
   for (;;) {
     g_mutex_lock (&s->lock);
     ep = find_endpoint_locked (s, key);
     c->ep = ep;
     g_mutex_unlock (&s->lock);
-    if (ep || asked || s->part_func == NULL)
+    if (ep || asked || s->part_func == NULL || why)
       break;
     g_mutex_lock (&s->part_lock);
     g_mutex_lock (&s->lock);
     ep = find_endpoint_locked (s, key);
     g_mutex_unlock (&s->lock);
-    if (ep == NULL && s->endpoints->len < MAX_ENDPOINTS) {
+    if (ep == NULL && s->endpoints->len >= MAX_ENDPOINTS)
+      why = g_strdup_printf ("this server runs %d parts already, the most it "
+                             "can",
+          MAX_ENDPOINTS);
+    else if (ep == NULL) {
       GST_INFO_OBJECT (s->owner,
           "client %" G_GUINT64_FORMAT " asks for part "
           "'%.200s': asking the application",
           c->id, key);
-      s->part_func (h->part_kind, h->part, h->stage, key, s->part_data);
+      why = s->part_func (h->part_kind, h->part, h->stage, key, s->part_data);
     }
     g_mutex_unlock (&s->part_lock);
     asked = TRUE;
   }
-  return ep != NULL;
-}
-
-/* Check a HELLO and attach the client to its part: NULL when welcome, else
- * the reason (g_free). */
-static gchar *
-check_hello (Listener *s, Client *c, const NnpRemoteHello *h)
-{
-  GError *err = NULL;
-  gchar *key, *why = NULL;
-
-  if (!gst_nn_remote_token_ok (s->config.token, h->token))
-    return g_strdup ("authentication failed: wrong or missing token");
-  if (s->config.digest && s->config.digest[0]
-      && g_ascii_strcasecmp (s->config.digest, h->digest) != 0) {
-    /* the client's text as C escapes: one line */
-    gchar *shown = g_strescape (h->digest, NULL);
-
-    why = g_strdup_printf ("model digest mismatch: the client runs model "
-                           "%.64s, this server serves %s",
-        shown, s->config.digest);
-    g_free (shown);
-    return why;
-  }
-  key = gst_nn_server_part_key (h->part_kind, h->part, h->stage, &err);
-  if (key == NULL) {
-    why = g_strdup_printf ("bad part: %s", err->message);
-    g_error_free (err);
-    return why;
-  }
-  if (!attach_client (s, c, h, key)) {
+  if (ep)
+    return NULL;
+  if (why == NULL) {
     gchar *shown = g_strescape (key, NULL);
 
     why = g_strdup_printf ("part mismatch: the client asks for nodes "
@@ -323,30 +319,13 @@ check_hello (Listener *s, Client *c, const NnpRemoteHello *h)
         s->config.part ? (s->config.part[0] ? s->config.part : "(whole model)")
                        : "(any)");
     g_free (shown);
-  }
-  g_free (key);
-  return why;
-}
+  } else {
+    gchar *t = g_strdup_printf ("part refused: %s", why);
 
-/* Queue a frame; blocks while the queue is full.  FALSE when stopping. */
-static gboolean
-server_push (Listener *s, Client *c, GstNnServerFrame *f)
-{
-  g_mutex_lock (&s->lock);
-  while (!s->stopped && !g_cancellable_is_cancelled (c->cancellable) && c->ep
-      && !c->ep->stopped
-      && g_queue_get_length (&c->ep->queue) >= MAX (c->ep->max_queue, 1))
-    g_cond_wait (&s->cond, &s->lock);
-  if (s->stopped || g_cancellable_is_cancelled (c->cancellable) || c->ep == NULL
-      || c->ep->stopped) {
-    g_mutex_unlock (&s->lock);
-    gst_nn_server_frame_free (f);
-    return FALSE;
+    g_free (why);
+    why = t;
   }
-  g_queue_push_tail (&c->ep->queue, f);
-  g_cond_broadcast (&s->cond);
-  g_mutex_unlock (&s->lock);
-  return TRUE;
+  return why;
 }
 
 /* The model of the served parts, loaded once (NULL: no model file, or it
@@ -372,6 +351,132 @@ listener_model (Listener *s)
     model = nnp_model_ref (s->model);
   g_mutex_unlock (&s->lock);
   return model;
+}
+
+/* The node names of a part key that the model does not have (a range's
+ * ends, or each name of a list; topological indices are checked at the
+ * first frame, at its shapes): NULL when all are known, else the message. */
+static gchar *
+unknown_nodes (NnpModel *model, guint8 part_kind, const gchar *key)
+{
+  NnpGraph *graph = nnp_model_get_graph (model); /* borrowed */
+  const gchar *dots = strstr (key, "..");
+  gchar **names;
+  GString *bad = g_string_new (NULL);
+  guint n_bad = 0;
+
+  if (part_kind == NNP_REMOTE_PART_WHOLE || key[0] == '\0') {
+    g_string_free (bad, TRUE);
+    return NULL;
+  }
+  if (dots) {
+    names = g_new0 (gchar *, 3);
+    names[0] = g_strndup (key, dots - key);
+    names[1] = g_strdup (dots + 2);
+  } else {
+    names = g_strsplit (key, ",", -1);
+  }
+  for (guint i = 0; names[i]; i++) {
+    gchar *name = g_strstrip (names[i]), *end = NULL;
+
+    if (name[0] && nnp_graph_find_node (graph, name) == NULL) {
+      g_ascii_strtoll (name, &end, 10);
+      if (end != name && *end == '\0')
+        continue; /* a topological index */
+      if (n_bad++ < 8)
+        g_string_append_printf (bad, "%s'%.64s'", n_bad > 1 ? ", " : "", name);
+    } else if (name[0] == '\0') {
+      n_bad++;
+      g_string_append_printf (bad, "%s(an empty name)", n_bad > 1 ? ", " : "");
+    }
+  }
+  g_strfreev (names);
+  if (n_bad == 0) {
+    g_string_free (bad, TRUE);
+    return NULL;
+  }
+  {
+    gchar *why = g_strdup_printf ("unknown node%s %s%s: the model %s has no "
+                                  "such node",
+        n_bad > 1 ? "s" : "", bad->str, n_bad > 8 ? ", ..." : "",
+        nnp_model_get_name (model));
+
+    g_string_free (bad, TRUE);
+    return why;
+  }
+}
+
+/* Check a HELLO and attach the client to its part: NULL when welcome, else
+ * the reason (g_free); *auth_failed when the token was wrong. */
+static gchar *
+check_hello (Listener *s, Client *c, const NnpRemoteHello *h,
+    gboolean *auth_failed)
+{
+  GError *err = NULL;
+  gchar *key, *why = NULL;
+  NnpModel *model;
+
+  *auth_failed = !gst_nn_remote_token_ok (s->config.token, h->token);
+  if (*auth_failed)
+    return g_strdup ("authentication failed: wrong or missing token");
+  if (s->config.digest && s->config.digest[0]
+      && g_ascii_strcasecmp (s->config.digest, h->digest) != 0) {
+    /* the client's text as C escapes: one line */
+    gchar *shown = g_strescape (h->digest, NULL);
+
+    why = g_strdup_printf ("model digest mismatch: the client runs model "
+                           "%.64s, this server serves %s",
+        shown, s->config.digest);
+    g_free (shown);
+    return why;
+  }
+  key = gst_nn_server_part_key (h->part_kind, h->part, h->stage, &err);
+  if (key == NULL) {
+    why = g_strdup_printf ("bad part: %s", err->message);
+    g_error_free (err);
+    return why;
+  }
+  /* a part the model does not have is refused before anything starts */
+  model = listener_model (s);
+  if (model) {
+    why = unknown_nodes (model, h->part_kind, key);
+    nnp_model_unref (model);
+  }
+  if (why) {
+    gchar *t = g_strdup_printf ("bad part: %s", why);
+
+    g_free (why);
+    g_free (key);
+    return t;
+  }
+  why = attach_client (s, c, h, key);
+  g_free (key);
+  return why;
+}
+
+/* Queue a frame; blocks while the queue is full.  FALSE when stopping. */
+static gboolean
+server_push (Listener *s, Client *c, GstNnServerFrame *f)
+{
+  g_mutex_lock (&s->lock);
+  /* (a kick cancels without signalling the condition: looked at often) */
+  while (!s->stopped && !g_cancellable_is_cancelled (c->cancellable) && c->ep
+      && !c->ep->stopped
+      && g_queue_get_length (&c->ep->queue) >= MAX (c->ep->max_queue, 1))
+    g_cond_wait_until (&s->cond, &s->lock,
+        g_get_monotonic_time () + 100 * G_TIME_SPAN_MILLISECOND);
+  if (s->stopped || g_cancellable_is_cancelled (c->cancellable) || c->ep == NULL
+      || c->ep->stopped) {
+    g_mutex_unlock (&s->lock);
+    gst_nn_server_frame_free (f);
+    return FALSE;
+  }
+  c->ep->frames++;
+  gst_buffer_add_nn_server_meta (f->buffer, c->id, f->seq, c->ep->id);
+  g_queue_push_tail (&c->ep->queue, f);
+  g_cond_broadcast (&s->cond);
+  g_mutex_unlock (&s->lock);
+  return TRUE;
 }
 
 /* Whether a client's frame fits its part of the model: the check the stage
@@ -401,7 +506,7 @@ check_caps (Listener *s, Client *c, GstCaps *caps, const gchar *shapes)
     /* only the shapes matter here, not the device the plan names */
     o.device = "cpu";
     if (c->part_kind == NNP_REMOTE_PART_PLAN) {
-      plan = nnp_plan_from_json (c->part, -1, NULL);
+      plan = nnp_plan_from_json (c->part, -1, &err);
       o.plan = plan;
       o.stage = (int) c->part_stage;
     } else if (c->part_kind == NNP_REMOTE_PART_NODES) {
@@ -414,15 +519,8 @@ check_caps (Listener *s, Client *c, GstCaps *caps, const gchar *shapes)
     if (plan)
       nnp_plan_free (plan);
     nnp_model_unref (model);
-    if (c->check == NULL) {
-      /* a part the model does not have: the stage reports it */
-      GST_DEBUG_OBJECT (s->owner,
-          "client %" G_GUINT64_FORMAT ": no caps "
-          "check: %s",
-          c->id, err ? err->message : "bad plan");
-      g_clear_error (&err);
-      return NULL;
-    }
+    if (c->check == NULL)
+      goto refused; /* its HELLO was checked: should not happen */
   }
   if (!gst_nn_tensors_info_from_caps (&info, caps, &err))
     goto refused;
@@ -440,160 +538,110 @@ refused:
   str = gst_caps_to_string (caps);
   why = g_strdup_printf ("frame caps do not fit the served part: %s "
                          "(caps %.300s)",
-      err->message, str);
+      err ? err->message : "bad plan", str);
   g_free (str);
-  g_error_free (err);
+  g_clear_error (&err);
   return why;
 }
 
-/* The conversation with one client, after the TLS handshake. */
-static void
-serve_client (Listener *s, Client *c)
+/* The HELLO, read before the client is authenticated: the header, then the
+ * payload as it comes (never more than GST_NN_SERVER_MAX_HELLO, and all the
+ * unauthenticated peers together within GST_NN_SERVER_PREAUTH_BUDGET), so a
+ * peer holds only the memory it has sent.  *payload: g_free. */
+static gboolean
+hello_recv (Listener *s, Client *c, NnpRemoteHeader *h, guint8 **payload,
+    GError **error)
 {
   GInputStream *in = g_io_stream_get_input_stream (c->stream);
-  NnpRemoteHeader h;
-  guint8 *payload = NULL;
-  GError *err = NULL;
-  gchar *why = NULL;
+  guint8 head[NNP_REMOTE_HEADER_SIZE];
+  gsize got = 0, want;
+  gboolean ok;
+  guint8 *buf;
 
-  /* HELLO first */
-  if (!nnp_remote_recv (in, MIN (s->config.max_payload, 4u << 20), &h, &payload,
-          c->cancellable, &err))
-    goto bad_peer;
-  if (h.type != NNP_REMOTE_HELLO) {
-    why = g_strdup_printf ("expected HELLO, got %s",
-        nnp_remote_type_name (h.type));
-    goto refuse;
-  } else {
-    NnpRemoteHello hello;
-    gsize size;
-    guint8 *ok;
-
-    if (!nnp_remote_hello_parse (payload, h.length, &hello, &err))
-      goto bad_peer;
-    why = check_hello (s, c, &hello);
-    c->part_kind = hello.part_kind;
-    c->part = g_strdup (hello.part);
-    c->part_stage = hello.stage;
-    nnp_remote_hello_clear (&hello);
-    if (why)
-      goto refuse;
-    ok = nnp_remote_string_encode (s->config.device ? s->config.device : "cpu",
-        &size);
-    if (!client_send (c, NNP_REMOTE_HELLO_OK, h.seq, ok, size, &err)) {
-      g_free (ok);
-      goto bad_peer;
-    }
-    g_free (ok);
+  *payload = NULL;
+  if (!g_input_stream_read_all (in, head, sizeof head, &got, c->cancellable,
+          error))
+    return FALSE;
+  if (got < 4 && got < sizeof head) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_IO, "connection closed");
+    return FALSE;
   }
-  g_clear_pointer (&payload, g_aligned_free);
-  GST_INFO_OBJECT (s->owner, "client %" G_GUINT64_FORMAT " (%s) connected",
-      c->id, c->peer);
-  post_client_event (s, c, "connected", NULL);
-
-  for (;;) {
-    if (!nnp_remote_recv (in, s->config.max_payload, &h, &payload,
-            c->cancellable, &err))
-      goto closed;
-    switch (h.type) {
-      case NNP_REMOTE_FRAME: {
-        NnpRemoteFrame frame;
-        GstNnServerFrame *f;
-        GstCaps *caps;
-
-        if (!nnp_remote_frame_parse (payload, h.length, &frame, &err))
-          goto bad_peer;
-        caps = gst_nn_remote_frame_caps (&frame, &err);
-        if (caps == NULL) {
-          nnp_remote_frame_clear (&frame);
-          goto bad_peer;
-        }
-        why = check_caps (s, c, caps, frame.shapes);
-        if (why) {
-          gst_caps_unref (caps);
-          nnp_remote_frame_clear (&frame);
-          goto refuse;
-        }
-        f = g_new0 (GstNnServerFrame, 1);
-        f->client_id = c->id;
-        f->seq = h.seq;
-        f->caps = caps;
-        f->shapes = g_strdup (frame.shapes);
-        f->buffer = gst_nn_remote_frame_to_buffer (&frame, payload, h.length);
-        payload = NULL;
-        gst_buffer_add_nn_server_meta (f->buffer, c->id, h.seq);
-        nnp_remote_frame_clear (&frame);
-        g_atomic_int_inc (&c->at_stage);
-        if (!server_push (s, c, f))
-          goto closed;
-        break;
-      }
-      case NNP_REMOTE_PING: {
-        guint8 n[8];
-        guint64 len = GUINT64_TO_LE ((guint64) h.length);
-
-        memcpy (n, &len, 8);
-        if (!client_send (c, NNP_REMOTE_PONG, h.seq, n, 8, &err))
-          goto closed;
-        break;
-      }
-      case NNP_REMOTE_COST: {
-        NnpRemoteCostQuery q;
-        NnpRemoteCostReply r;
-        gsize size;
-        guint8 *out;
-        gboolean ok;
-
-        if (!nnp_remote_cost_query_parse (payload, h.length, &q, &err))
-          goto bad_peer;
-        if (s->config.model == NULL) {
-          nnp_remote_cost_query_clear (&q);
-          why = g_strdup ("this server has no model file to answer COST");
-          goto refuse;
-        }
-        ok = nnp_remote_cost_answer (s->config.model, s->config.device, &q, &r,
-            &err);
-        nnp_remote_cost_query_clear (&q);
-        if (!ok) {
-          why = g_strdup_printf ("COST: %s", err->message);
-          g_clear_error (&err);
-          goto refuse;
-        }
-        out = nnp_remote_cost_reply_encode (&r, &size);
-        nnp_remote_cost_reply_clear (&r);
-        ok = client_send (c, NNP_REMOTE_COST_REPLY, h.seq, out, size, &err);
-        g_free (out);
-        if (!ok)
-          goto closed;
-        break;
-      }
-      default:
-        why = g_strdup_printf ("unexpected %s message from a client",
-            nnp_remote_type_name (h.type));
-        goto refuse;
-    }
-    g_clear_pointer (&payload, g_aligned_free);
+  /* a TLS ClientHello (a handshake record) on a plain server */
+  if (s->cert == NULL && head[0] == 0x16 && head[1] == 0x03) {
+    /* no ERROR: a closed handshake tells a TLS client "not TLS" */
+    c->talks_tls = TRUE;
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE,
+        "the client talks TLS, this server does not (no certificate): set "
+        "tls=false on the client or start the server with a certificate");
+    return FALSE;
   }
+  if (got < sizeof head) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE,
+        "connection closed after %" G_GSIZE_FORMAT " bytes of a header", got);
+    return FALSE;
+  }
+  if (!nnp_remote_header_parse (head,
+          MIN (s->config.max_payload, GST_NN_SERVER_MAX_HELLO), h, error))
+    return FALSE;
+  if (h->type != NNP_REMOTE_HELLO) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE, "expected HELLO, got %s",
+        nnp_remote_type_name (h->type));
+    return FALSE;
+  }
+  want = h->length;
+  buf = g_malloc (1);
+  for (got = 0; got < want;) {
+    gsize chunk = MIN (want - got, 16384), n = 0;
 
-bad_peer:
-  why = g_strdup (err->message);
-  g_clear_error (&err);
-refuse:
-  GST_WARNING_OBJECT (s->owner,
-      "client %" G_GUINT64_FORMAT " (%s) refused: "
-      "%s",
-      c->id, c->peer, why);
-  gst_nn_server_client_send_error (c, why);
-  post_client_event (s, c, "refused", why);
-  g_free (why);
-  g_clear_pointer (&payload, g_aligned_free);
-  return;
-closed:
-  GST_INFO_OBJECT (s->owner, "client %" G_GUINT64_FORMAT " (%s) left: %s",
-      c->id, c->peer, err ? err->message : "stopping");
-  post_client_event (s, c, "left", err ? err->message : "stopping");
-  g_clear_error (&err);
-  g_clear_pointer (&payload, g_aligned_free);
+    g_mutex_lock (&s->lock);
+    ok = s->preauth_bytes + chunk <= GST_NN_SERVER_PREAUTH_BUDGET;
+    if (ok) {
+      s->preauth_bytes += chunk;
+      c->preauth_bytes += chunk;
+    } else {
+      s->stats.rejected_budget++;
+    }
+    g_mutex_unlock (&s->lock);
+    if (!ok) {
+      g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE,
+          "server busy: unauthenticated peers hold %u MiB of HELLOs, try "
+          "again",
+          GST_NN_SERVER_PREAUTH_BUDGET >> 20);
+      g_free (buf);
+      return FALSE;
+    }
+    buf = g_realloc (buf, got + chunk);
+    if (!g_input_stream_read_all (in, buf + got, chunk, &n, c->cancellable,
+            error)) {
+      g_free (buf);
+      return FALSE;
+    }
+    if (n < chunk) {
+      g_set_error (error, NNP_ERROR, NNP_ERROR_IO, "connection closed");
+      g_free (buf);
+      return FALSE;
+    }
+    got += n;
+  }
+  *payload = buf;
+  return TRUE;
+}
+
+static void
+preauth_release (Listener *s, Client *c)
+{
+  g_mutex_lock (&s->lock);
+  s->preauth_bytes -= c->preauth_bytes;
+  c->preauth_bytes = 0;
+  g_mutex_unlock (&s->lock);
+}
+
+/* Whether a failed read is the peer's fault (malformed, refused: it gets an
+ * ERROR) rather than the connection's end. */
+static gboolean
+is_peer_fault (const GError *err)
+{
+  return err->domain == NNP_ERROR && err->code != NNP_ERROR_IO;
 }
 
 /* The client's writer thread: sends its results in order. */
@@ -650,76 +698,237 @@ client_writer (gpointer data)
   return NULL;
 }
 
-gboolean
-gst_nn_server_on_run (GThreadedSocketService *service,
-    GSocketConnection *connection, GObject *source_object, gpointer user_data)
+/* HELLO: NULL when accepted (HELLO-OK sent), else why not (g_free);
+ * *counter: the stats counter the refusal counts in. */
+static gchar *
+serve_hello (Listener *s, Client *c, guint64 **counter)
 {
-  Listener *s = gst_nn_server_listener_ref (user_data);
-  Client *c = g_new0 (Client, 1);
-  GSocketAddress *addr;
+  NnpRemoteHeader h;
+  NnpRemoteHello hello;
+  guint8 *payload = NULL, *ok;
   GError *err = NULL;
+  gboolean auth_failed = FALSE, parsed;
+  gchar *why;
+  gsize size;
 
-  c->ref_count = 1;
-  g_mutex_init (&c->write_lock);
-  c->cancellable = g_cancellable_new ();
-  addr = g_socket_connection_get_remote_address (connection, NULL);
-  if (G_IS_INET_SOCKET_ADDRESS (addr)) {
-    gchar *ip = g_inet_address_to_string (
-        g_inet_socket_address_get_address (G_INET_SOCKET_ADDRESS (addr)));
-    c->peer = g_strdup_printf ("%s:%u", ip,
-        g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (addr)));
-    g_free (ip);
-  } else {
-    c->peer = g_strdup ("?");
+  *counter = &s->stats.protocol_errors;
+  if (!hello_recv (s, c, &h, &payload, &err)) {
+    preauth_release (s, c);
+    goto failed;
   }
-  g_clear_object (&addr);
-  g_socket_set_option (g_socket_connection_get_socket (connection), IPPROTO_TCP,
-      TCP_NODELAY, 1, NULL);
+  parsed = nnp_remote_hello_parse (payload, h.length, &hello, &err);
+  g_free (payload);
+  preauth_release (s, c);
+  if (!parsed)
+    goto failed;
+  why = check_hello (s, c, &hello, &auth_failed);
+  c->part_kind = hello.part_kind;
+  c->part = g_strdup (hello.part);
+  c->part_stage = hello.stage;
+  nnp_remote_hello_clear (&hello);
+  if (auth_failed) {
+    guint ms;
 
-  if (s->cert) {
-    GIOStream *tls =
-        g_tls_server_connection_new (G_IO_STREAM (connection), s->cert, &err);
-    if (tls == NULL
-        || !g_tls_connection_handshake (G_TLS_CONNECTION (tls), c->cancellable,
-            &err)) {
-      GST_WARNING_OBJECT (s->owner, "client %s: TLS handshake failed: %s",
-          c->peer, err->message);
-      post_client_event (s, c, "refused", err->message);
-      g_clear_error (&err);
-      g_clear_object (&tls);
-      gst_nn_server_client_unref (c);
-      gst_nn_server_listener_unref (s);
-      return TRUE;
-    }
-    c->stream = tls;
-  } else {
-    c->stream = g_object_ref (G_IO_STREAM (connection));
-  }
-
-  g_mutex_lock (&s->lock);
-  if (s->stopped) {
+    g_mutex_lock (&s->lock);
+    ms = gst_nn_server_peers_auth_failed_locked (s, c->ip);
     g_mutex_unlock (&s->lock);
-    goto done;
+    *counter = NULL; /* counted there */
+    gchar *t = g_strdup_printf ("%s (next try from %s in %u ms at the "
+                                "earliest)",
+        why, c->ip, ms);
+    g_free (why);
+    return t;
   }
-  c->id = ++s->next_id;
-  c->results = g_async_queue_new ();
-  c->writer = g_thread_new ("nnserver-writer", client_writer, c);
-  g_hash_table_insert (s->clients, &c->id, gst_nn_server_client_ref (c));
-  g_mutex_unlock (&s->lock);
-
-  serve_client (s, c);
-
+  if (why) {
+    *counter = &s->stats.refusals;
+    return why;
+  }
   g_mutex_lock (&s->lock);
-  g_hash_table_remove (s->clients, &c->id);
+  gst_nn_server_peers_auth_ok_locked (s, c->ip);
   g_mutex_unlock (&s->lock);
-  /* no more results are queued for it: stop the writer */
-  g_cancellable_cancel (c->cancellable);
-  g_async_queue_push (c->results, g_new0 (Result, 1));
-  g_thread_join (c->writer);
-  c->writer = NULL;
-done:
-  g_io_stream_close (c->stream, NULL, NULL);
-  gst_nn_server_client_unref (c);
-  gst_nn_server_listener_unref (s);
-  return TRUE;
+  ok = nnp_remote_string_encode (s->config.device ? s->config.device : "cpu",
+      &size);
+  if (!client_send (c, NNP_REMOTE_HELLO_OK, h.seq, ok, size, &err)) {
+    g_free (ok);
+    goto failed;
+  }
+  g_free (ok);
+  return NULL;
+
+failed:
+  why = g_strdup (err->message);
+  if (!is_peer_fault (err))
+    *counter = NULL;
+  g_clear_error (&err);
+  return why;
+}
+
+void
+gst_nn_server_client_serve (Listener *s, Client *c)
+{
+  GInputStream *in = g_io_stream_get_input_stream (c->stream);
+  NnpRemoteHeader h;
+  guint8 *payload = NULL;
+  GError *err = NULL;
+  gchar *why = NULL;
+  guint64 *counter = NULL;
+  gboolean tell;
+
+  why = serve_hello (s, c, &counter);
+  if (why)
+    goto refuse_hello;
+  g_mutex_lock (&s->lock);
+  c->authed = TRUE;
+  c->last_rx_us = g_get_monotonic_time ();
+  c->results = g_async_queue_new ();
+  c->writer = g_thread_try_new ("nnserver-writer", client_writer, c, &err);
+  g_mutex_unlock (&s->lock);
+  if (c->writer == NULL) {
+    why = g_strdup_printf ("server out of threads: %s", err->message);
+    g_clear_error (&err);
+    counter = NULL;
+    goto refuse;
+  }
+  gst_nn_server_log (s, c->id, c->peer, "connected", NULL);
+
+  for (;;) {
+    if (!nnp_remote_recv (in, s->config.max_payload, &h, &payload,
+            c->cancellable, &err)) {
+      /* a bad header after HELLO is the peer's fault: it gets an ERROR */
+      if (is_peer_fault (err)) {
+        counter = &s->stats.protocol_errors;
+        goto bad_peer;
+      }
+      goto closed;
+    }
+    g_mutex_lock (&s->lock);
+    c->last_rx_us = g_get_monotonic_time ();
+    g_mutex_unlock (&s->lock);
+    switch (h.type) {
+      case NNP_REMOTE_FRAME: {
+        NnpRemoteFrame frame;
+        GstNnServerFrame *f;
+        GstCaps *caps;
+
+        counter = &s->stats.protocol_errors;
+        if (!nnp_remote_frame_parse (payload, h.length, &frame, &err))
+          goto bad_peer;
+        /* canonical caps rebuilt from the parsed tensors */
+        caps = gst_nn_remote_frame_caps (&frame, &err);
+        if (caps == NULL) {
+          nnp_remote_frame_clear (&frame);
+          counter = &s->stats.caps_refused;
+          goto bad_peer;
+        }
+        why = check_caps (s, c, caps, frame.shapes);
+        if (why) {
+          gst_caps_unref (caps);
+          nnp_remote_frame_clear (&frame);
+          counter = &s->stats.caps_refused;
+          goto refuse;
+        }
+        f = g_new0 (GstNnServerFrame, 1);
+        f->client_id = c->id;
+        f->seq = h.seq;
+        f->caps = caps;
+        f->shapes = g_strdup (frame.shapes);
+        f->buffer = gst_nn_remote_frame_to_buffer (&frame, payload, h.length);
+        payload = NULL;
+        nnp_remote_frame_clear (&frame);
+        g_atomic_int_inc (&c->at_stage);
+        if (!server_push (s, c, f))
+          goto closed;
+        break;
+      }
+      case NNP_REMOTE_PING: {
+        guint8 n[8];
+        guint64 len = GUINT64_TO_LE ((guint64) h.length);
+
+        memcpy (n, &len, 8);
+        if (!client_send (c, NNP_REMOTE_PONG, h.seq, n, 8, &err))
+          goto closed;
+        break;
+      }
+      case NNP_REMOTE_COST: {
+        NnpRemoteCostQuery q;
+        NnpRemoteCostReply r;
+        gsize size;
+        guint8 *out;
+        gboolean ok;
+
+        counter = &s->stats.protocol_errors;
+        if (!nnp_remote_cost_query_parse (payload, h.length, &q, &err))
+          goto bad_peer;
+        if (s->config.model == NULL) {
+          nnp_remote_cost_query_clear (&q);
+          why = g_strdup ("this server has no model file to answer COST");
+          goto refuse;
+        }
+        ok = nnp_remote_cost_answer (s->config.model, s->config.device, &q, &r,
+            &err);
+        nnp_remote_cost_query_clear (&q);
+        if (!ok) {
+          why = g_strdup_printf ("COST: %s", err->message);
+          g_clear_error (&err);
+          goto refuse;
+        }
+        out = nnp_remote_cost_reply_encode (&r, &size);
+        nnp_remote_cost_reply_clear (&r);
+        ok = client_send (c, NNP_REMOTE_COST_REPLY, h.seq, out, size, &err);
+        g_free (out);
+        if (!ok)
+          goto closed;
+        break;
+      }
+      default:
+        counter = &s->stats.protocol_errors;
+        why = g_strdup_printf ("unexpected %s message from a client",
+            nnp_remote_type_name (h.type));
+        goto refuse;
+    }
+    g_clear_pointer (&payload, g_aligned_free);
+  }
+
+bad_peer:
+  why = g_strdup (err->message);
+  g_clear_error (&err);
+refuse:
+  g_mutex_lock (&s->lock);
+  if (counter)
+    (*counter)++;
+  g_mutex_unlock (&s->lock);
+  gst_nn_server_client_send_error (c, why);
+  gst_nn_server_log (s, c->id, c->peer, "refused", why);
+  g_free (why);
+  g_clear_pointer (&payload, g_aligned_free);
+  return;
+refuse_hello:
+  /* ended by the reaper or the server: its reason */
+  g_mutex_lock (&s->lock);
+  tell = TRUE;
+  if (c->kicked) {
+    g_free (why);
+    why = g_strdup (c->kicked);
+    tell = c->kick_tell;
+    counter = NULL;
+  }
+  if (counter)
+    (*counter)++;
+  g_mutex_unlock (&s->lock);
+  if (tell)
+    gst_nn_server_client_send_error (c, why);
+  gst_nn_server_log (s, c->id, c->peer, "refused", why);
+  g_free (why);
+  return;
+closed:
+  g_mutex_lock (&s->lock);
+  why = g_strdup (c->kicked ? c->kicked : err ? err->message : "stopping");
+  tell = c->kicked && c->kick_tell;
+  g_mutex_unlock (&s->lock);
+  if (tell)
+    gst_nn_server_client_send_error (c, why);
+  gst_nn_server_log (s, c->id, c->peer, "left", why);
+  g_free (why);
+  g_clear_error (&err);
+  g_clear_pointer (&payload, g_aligned_free);
 }

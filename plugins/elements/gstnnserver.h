@@ -38,7 +38,28 @@ typedef struct
   gchar *device;     /* device spec for COST answers */
   guint max_payload; /* bytes; larger messages are refused before allocation */
   guint max_queue;   /* frames queued for the pipeline (backpressure beyond) */
+  /* limits per peer (docs/remote.md, "Running a server exposed to a
+   * network"); 0 takes the default below */
+  gchar *tls_client_ca;    /* PEM CA file: clients must show a certificate
+                                it signed (mutual TLS), or NULL */
+  guint handshake_timeout; /* ms from accept to HELLO answered */
+  guint idle_timeout;      /* s without a message from an idle client
+                                (G_MAXUINT: never) */
+  guint max_connections;   /* open connections in all */
+  guint max_per_address;   /* open connections from one IP address */
+  gchar *http;             /* "ADDR:PORT" of /metrics, /healthz, /readyz,
+                                /parts, or NULL */
 } GstNnServerConfig;
+
+#define GST_NN_SERVER_DEFAULT_HANDSHAKE_TIMEOUT 5000
+#define GST_NN_SERVER_DEFAULT_IDLE_TIMEOUT 300
+#define GST_NN_SERVER_DEFAULT_MAX_CONNECTIONS 512
+#define GST_NN_SERVER_DEFAULT_MAX_PER_ADDRESS 64
+/* A HELLO is read before its token is checked: at most this many bytes
+ * (a plan JSON of thousands of nodes fits), read as they come, and all the
+ * unauthenticated peers together hold at most PREAUTH_BUDGET bytes. */
+#define GST_NN_SERVER_MAX_HELLO (1u << 20)
+#define GST_NN_SERVER_PREAUTH_BUDGET (16u << 20)
 
 /* Free the strings of a config. */
 void gst_nn_server_config_clear (GstNnServerConfig *config);
@@ -67,13 +88,17 @@ void gst_nn_server_stop (GstNnServer *server);
 guint gst_nn_server_get_port (GstNnServer *server);
 
 /* Called (from a client's thread) when a client asks for a part nobody
- * serves: the application may start an nnserversrc for `key` on this port
- * before returning (nnpipe serve builds a pipeline for it). */
-typedef void (*GstNnServerPartFunc) (guint8 part_kind, const gchar *part,
+ * serves (its node names checked against the model when there is one): the
+ * application may start an nnserversrc for `key` on this port before
+ * returning (nnpipe serve builds a pipeline for it).  NULL, or why it
+ * refuses the part (g_free'd; the client gets it in its ERROR). */
+typedef gchar *(*GstNnServerPartFunc) (guint8 part_kind, const gchar *part,
     guint stage, const gchar *key, gpointer data);
 void gst_nn_server_set_part_func (GstNnServer *server, GstNnServerPartFunc func,
     gpointer data);
 guint gst_nn_server_get_n_clients (GstNnServer *server);
+/* The HTTP port of the metrics and health endpoints (0: none). */
+guint gst_nn_server_get_http_port (GstNnServer *server);
 
 /* Next frame (blocks); NULL when unlocked (flushing) or stopped. */
 GstNnServerFrame *gst_nn_server_pop (GstNnServer *server);
@@ -83,27 +108,13 @@ void gst_nn_server_set_flushing (GstNnServer *server, gboolean flushing);
 void gst_nn_server_drop_client (GstNnServer *server, guint64 client_id,
     const gchar *message);
 
-/* Send a RESULT to client_id on the server listening on port.  FALSE (not
- * an error for the pipeline) when the client is gone. */
-gboolean gst_nn_server_send_result (guint port, guint64 client_id, guint64 seq,
-    const gchar *caps, GstBuffer *buffer);
-
-/* The custom query nnstage asks upstream for the model input shapes (see
- * gstnnstagepart.c); a "shapes" string field holds the answer. */
-#define GST_NN_SHAPES_QUERY_NAME "nnp-model-input-shapes"
-
-/* The served-part key a HELLO is compared with: "" for the whole model, the
- * node list for NODES, the plan stage's node names joined by ',' for PLAN.
- * NULL + error for a plan that does not parse or has no such stage. */
-gchar *gst_nn_server_part_key (guint8 part_kind, const gchar *part, guint stage,
-    GError **error);
-
 /* GstNnServerMeta: which client and frame a buffer answers. */
 typedef struct
 {
   GstMeta meta;
   guint64 client_id;
   guint64 seq;
+  guint part_id; /* the part (endpoint) that took it, see gstnnserver.c */
 } GstNnServerMeta;
 
 GType gst_nn_server_meta_api_get_type (void);
@@ -112,6 +123,23 @@ const GstMetaInfo *gst_nn_server_meta_get_info (void);
 #define gst_buffer_get_nn_server_meta(b) \
   ((GstNnServerMeta *) gst_buffer_get_meta ((b), GST_NN_SERVER_META_API_TYPE))
 GstNnServerMeta *gst_buffer_add_nn_server_meta (GstBuffer *buffer,
-    guint64 client_id, guint64 seq);
+    guint64 client_id, guint64 seq, guint part_id);
+
+/* Send a RESULT to the client and frame meta names on the server
+ * listening on port.  FALSE (not an error for the pipeline) when the client
+ * is gone. */
+gboolean gst_nn_server_send_result (guint port, const GstNnServerMeta *meta,
+    const gchar *caps, GstBuffer *buffer);
+
+/* The served-part key a HELLO is compared with: "" for the whole model, the
+ * node list for NODES, the plan stage's node names joined by ',' for PLAN.
+ * NULL + error for a plan that does not parse or has no such stage. */
+gchar *gst_nn_server_part_key (guint8 part_kind, const gchar *part, guint stage,
+    GError **error);
+
+
+/* A frame nnserversrc popped and will not push (its caps refused): no
+ * result will come for it (the part's busy time counts until then). */
+void gst_nn_server_frame_dropped (GstNnServer *server);
 
 G_END_DECLS

@@ -138,8 +138,7 @@ gst_nn_server_sink_render (GstBaseSink *sink, GstBuffer *buffer)
   GST_OBJECT_LOCK (self);
   port = self->port;
   GST_OBJECT_UNLOCK (self);
-  if (gst_nn_server_send_result (port, meta->client_id, meta->seq, self->caps,
-          buffer))
+  if (gst_nn_server_send_result (port, meta, self->caps, buffer))
     g_atomic_pointer_add (&self->results, 1);
   return GST_FLOW_OK;
 

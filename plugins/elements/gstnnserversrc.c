@@ -31,6 +31,7 @@
 #endif
 
 #include "gstnnserversrc.h"
+#include "gstnnmodelcaps.h"
 #include "gstnnserver.h"
 #include "gstnntensorcaps.h"
 
@@ -61,6 +62,13 @@ enum
   PROP_MAX_PAYLOAD,
   PROP_MAX_QUEUE,
   PROP_CLIENTS,
+  PROP_TLS_CLIENT_CA,
+  PROP_HANDSHAKE_TIMEOUT,
+  PROP_IDLE_TIMEOUT,
+  PROP_MAX_CONNECTIONS,
+  PROP_MAX_PER_ADDRESS,
+  PROP_HTTP,
+  PROP_HTTP_PORT,
 };
 
 struct _GstNnServerSrc
@@ -71,7 +79,9 @@ struct _GstNnServerSrc
   gchar *host;
   guint port;
   gchar *tls_cert, *tls_key, *token, *model, *digest, *part, *device;
+  gchar *tls_client_ca, *http;
   guint max_payload, max_queue;
+  guint handshake_timeout, idle_timeout, max_connections, max_per_address;
 
   GstNnServer *server; /* owned; from start to stop */
   GstCaps *caps;       /* caps of the last pushed frame */
@@ -135,6 +145,24 @@ gst_nn_server_src_set_property (GObject *object, guint prop_id,
     case PROP_MAX_QUEUE:
       self->max_queue = g_value_get_uint (value);
       break;
+    case PROP_TLS_CLIENT_CA:
+      str = &self->tls_client_ca;
+      break;
+    case PROP_HTTP:
+      str = &self->http;
+      break;
+    case PROP_HANDSHAKE_TIMEOUT:
+      self->handshake_timeout = g_value_get_uint (value);
+      break;
+    case PROP_IDLE_TIMEOUT:
+      self->idle_timeout = g_value_get_uint (value);
+      break;
+    case PROP_MAX_CONNECTIONS:
+      self->max_connections = g_value_get_uint (value);
+      break;
+    case PROP_MAX_PER_ADDRESS:
+      self->max_per_address = g_value_get_uint (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -195,6 +223,28 @@ gst_nn_server_src_get_property (GObject *object, guint prop_id, GValue *value,
       g_value_set_uint (value,
           self->server ? gst_nn_server_get_n_clients (self->server) : 0);
       break;
+    case PROP_TLS_CLIENT_CA:
+      g_value_set_string (value, self->tls_client_ca);
+      break;
+    case PROP_HTTP:
+      g_value_set_string (value, self->http);
+      break;
+    case PROP_HTTP_PORT:
+      g_value_set_uint (value,
+          self->server ? gst_nn_server_get_http_port (self->server) : 0);
+      break;
+    case PROP_HANDSHAKE_TIMEOUT:
+      g_value_set_uint (value, self->handshake_timeout);
+      break;
+    case PROP_IDLE_TIMEOUT:
+      g_value_set_uint (value, self->idle_timeout);
+      break;
+    case PROP_MAX_CONNECTIONS:
+      g_value_set_uint (value, self->max_connections);
+      break;
+    case PROP_MAX_PER_ADDRESS:
+      g_value_set_uint (value, self->max_per_address);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -202,12 +252,15 @@ gst_nn_server_src_get_property (GObject *object, guint prop_id, GValue *value,
   GST_OBJECT_UNLOCK (self);
 }
 
-static void
+static gchar *
 part_requested (guint8 part_kind, const gchar *part, guint stage,
     const gchar *key, gpointer data)
 {
+  gchar *why = NULL;
+
   g_signal_emit (data, signals[SIGNAL_PART_REQUESTED], 0, (guint) part_kind,
-      part, stage, key);
+      part, stage, key, &why);
+  return why;
 }
 
 static gboolean
@@ -231,6 +284,12 @@ gst_nn_server_src_start (GstBaseSrc *src)
   config.device = g_strdup (self->device);
   config.max_payload = self->max_payload;
   config.max_queue = self->max_queue;
+  config.tls_client_ca = g_strdup (self->tls_client_ca);
+  config.http = g_strdup (self->http);
+  config.handshake_timeout = self->handshake_timeout;
+  config.idle_timeout = self->idle_timeout ? self->idle_timeout : G_MAXUINT;
+  config.max_connections = self->max_connections;
+  config.max_per_address = self->max_per_address;
   GST_OBJECT_UNLOCK (self);
 
   /* with a model and no digest: clients must run this model */
@@ -289,24 +348,29 @@ gst_nn_server_src_stop (GstBaseSrc *src)
 }
 
 /* A later part asks which model input shapes the tensors come from: the
- * client's, sent with the frame being pushed. */
+ * client's, sent with the frame being pushed.
+ *
+ * LATENCY: not live.  The source pushes when a request comes (hence
+ * gst_base_src_set_live, no preroll), but its frames are requests that
+ * carry their client's timestamps, not captures in this pipeline's clock:
+ * nothing downstream may sync on them or drop them as late (a stage's live
+ * drop policy, gstnndrop.h); every frame is answered, and a client too slow
+ * to be served is dropped whole by max-queue. */
 static gboolean
 gst_nn_server_src_query (GstBaseSrc *src, GstQuery *query)
 {
   GstNnServerSrc *self = GST_NN_SERVER_SRC (src);
-  const GstStructure *s = gst_query_get_structure (query);
-  gboolean answered = FALSE;
+  gboolean answered;
 
-  if (GST_QUERY_TYPE (query) == GST_QUERY_CUSTOM && s
-      && gst_structure_has_name (s, GST_NN_SHAPES_QUERY_NAME)) {
+  if (gst_nn_shapes_query_is (query)) {
     GST_OBJECT_LOCK (self);
-    if (self->shapes && self->shapes[0]) {
-      gst_structure_set (gst_query_writable_structure (query), "shapes",
-          G_TYPE_STRING, self->shapes, NULL);
-      answered = TRUE;
-    }
+    answered = gst_nn_shapes_query_answer_keys (query, self->shapes);
     GST_OBJECT_UNLOCK (self);
     return answered;
+  }
+  if (GST_QUERY_TYPE (query) == GST_QUERY_LATENCY) {
+    gst_query_set_latency (query, FALSE, 0, GST_CLOCK_TIME_NONE);
+    return TRUE;
   }
   return GST_BASE_SRC_CLASS (gst_nn_server_src_parent_class)
       ->query (src, query);
@@ -353,19 +417,19 @@ gst_nn_server_src_create (GstPushSrc *src, GstBuffer **buf)
   self->shapes = g_strdup (f->shapes);
   GST_OBJECT_UNLOCK (self);
   if (self->caps == NULL || !gst_caps_is_equal (self->caps, f->caps)) {
-    GST_DEBUG_OBJECT (self, "caps %" GST_PTR_FORMAT, f->caps);
-    if (!gst_base_src_set_caps (GST_BASE_SRC (self), f->caps)) {
-      gchar *msg = g_strdup_printf ("the served stage refuses the frame caps "
-                                    "%" GST_PTR_FORMAT,
-          f->caps);
+    GstPad *pad = GST_BASE_SRC_PAD (self);
 
-      /* the client would wait for a result that cannot come: drop it */
-      GST_WARNING_OBJECT (self, "client %" G_GUINT64_FORMAT ": %s",
-          f->client_id, msg);
-      gst_nn_server_drop_client (self->server, f->client_id, msg);
-      g_free (msg);
-      gst_nn_server_frame_free (f);
-      return GST_FLOW_OK;
+    GST_DEBUG_OBJECT (self, "caps %" GST_PTR_FORMAT, f->caps);
+    /* the stage is asked first (its own caps query): a CAPS event it
+     * refuses would stop it for every client */
+    if (!gst_pad_peer_query_accept_caps (pad, f->caps))
+      goto refused;
+    if (!gst_base_src_set_caps (GST_BASE_SRC (self), f->caps)) {
+      /* the refused caps stay sticky on the pad: put the last good ones
+       * back so the next frame does not meet them */
+      if (self->caps)
+        gst_base_src_set_caps (GST_BASE_SRC (self), self->caps);
+      goto refused;
     }
     gst_caps_replace (&self->caps, f->caps);
   }
@@ -373,6 +437,21 @@ gst_nn_server_src_create (GstPushSrc *src, GstBuffer **buf)
   f->buffer = NULL;
   gst_nn_server_frame_free (f);
   return GST_FLOW_OK;
+
+refused : {
+  gchar *msg = g_strdup_printf ("the served stage refuses the frame caps "
+                                "%" GST_PTR_FORMAT,
+      f->caps);
+
+  /* the client would wait for a result that cannot come: drop it */
+  GST_WARNING_OBJECT (self, "client %" G_GUINT64_FORMAT ": %s", f->client_id,
+      msg);
+  gst_nn_server_drop_client (self->server, f->client_id, msg);
+  gst_nn_server_frame_dropped (self->server);
+  g_free (msg);
+  gst_nn_server_frame_free (f);
+  return GST_FLOW_OK;
+}
 }
 
 static void
@@ -388,6 +467,8 @@ gst_nn_server_src_finalize (GObject *object)
   g_free (self->digest);
   g_free (self->part);
   g_free (self->device);
+  g_free (self->tls_client_ca);
+  g_free (self->http);
   g_free (self->shapes);
   G_OBJECT_CLASS (gst_nn_server_src_parent_class)->finalize (object);
 }
@@ -462,6 +543,38 @@ gst_nn_server_src_class_init (GstNnServerSrcClass *klass)
   g_object_class_install_property (gobject_class, PROP_CLIENTS,
       g_param_spec_uint ("clients", "Clients", "Clients connected now", 0,
           G_MAXUINT, 0, ro));
+  g_object_class_install_property (gobject_class, PROP_TLS_CLIENT_CA,
+      g_param_spec_string ("tls-client-ca", "TLS client CA",
+          "PEM file of the CA(s) whose certificates clients must show "
+          "(mutual TLS; needs tls-certificate)",
+          NULL, rw));
+  g_object_class_install_property (gobject_class, PROP_HANDSHAKE_TIMEOUT,
+      g_param_spec_uint ("handshake-timeout", "Handshake timeout",
+          "ms from accepting a connection to its HELLO (TLS handshake "
+          "included); a slower peer is dropped",
+          100, 600000, GST_NN_SERVER_DEFAULT_HANDSHAKE_TIMEOUT, rw));
+  g_object_class_install_property (gobject_class, PROP_IDLE_TIMEOUT,
+      g_param_spec_uint ("idle-timeout", "Idle timeout",
+          "s a client with no frame at the server may send nothing before it "
+          "is dropped (0: never)",
+          0, G_MAXUINT - 1, GST_NN_SERVER_DEFAULT_IDLE_TIMEOUT, rw));
+  g_object_class_install_property (gobject_class, PROP_MAX_CONNECTIONS,
+      g_param_spec_uint ("max-connections", "Max connections",
+          "Connections open at once (each has a thread); beyond it new ones "
+          "get an ERROR",
+          1, 65536, GST_NN_SERVER_DEFAULT_MAX_CONNECTIONS, rw));
+  g_object_class_install_property (gobject_class, PROP_MAX_PER_ADDRESS,
+      g_param_spec_uint ("max-per-address", "Max per address",
+          "Connections open at once from one IP address", 1, 65536,
+          GST_NN_SERVER_DEFAULT_MAX_PER_ADDRESS, rw));
+  g_object_class_install_property (gobject_class, PROP_HTTP,
+      g_param_spec_string ("http", "HTTP",
+          "ADDR:PORT serving Prometheus /metrics, /healthz, /readyz and "
+          "/parts (port 0: any free port; unset: none)",
+          NULL, rw));
+  g_object_class_install_property (gobject_class, PROP_HTTP_PORT,
+      g_param_spec_uint ("http-port", "HTTP port",
+          "The port of the HTTP endpoints (0 when none)", 0, 65535, 0, ro));
 
   /**
    * GstNnServerSrc::part-requested:
@@ -475,11 +588,15 @@ gst_nn_server_src_class_init (GstNnServerSrcClass *klass)
    * A client asks for a part no nnserversrc of this port serves (emitted
    * from the client's thread; only when a handler is connected before
    * start).  The handler may start a pipeline with `nnserversrc port=P
-   * part=KEY` before it returns; the client then talks to it.
+   * part=KEY` before it returns; the client then talks to it.  With a
+   * model, the part's node names were checked against it first.
+   *
+   * Returns: (transfer full) (nullable): NULL, or why the part is refused
+   * (the client gets it in its ERROR)
    */
   signals[SIGNAL_PART_REQUESTED] = g_signal_new ("part-requested",
       G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
-      G_TYPE_NONE, 4, G_TYPE_UINT, G_TYPE_STRING, G_TYPE_UINT, G_TYPE_STRING);
+      G_TYPE_STRING, 4, G_TYPE_UINT, G_TYPE_STRING, G_TYPE_UINT, G_TYPE_STRING);
 
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class,
@@ -503,6 +620,10 @@ gst_nn_server_src_init (GstNnServerSrc *self)
   self->device = g_strdup (DEFAULT_DEVICE);
   self->max_payload = DEFAULT_MAX_PAYLOAD;
   self->max_queue = DEFAULT_MAX_QUEUE;
+  self->handshake_timeout = GST_NN_SERVER_DEFAULT_HANDSHAKE_TIMEOUT;
+  self->idle_timeout = GST_NN_SERVER_DEFAULT_IDLE_TIMEOUT;
+  self->max_connections = GST_NN_SERVER_DEFAULT_MAX_CONNECTIONS;
+  self->max_per_address = GST_NN_SERVER_DEFAULT_MAX_PER_ADDRESS;
   gst_base_src_set_live (GST_BASE_SRC (self), TRUE);
   gst_base_src_set_format (GST_BASE_SRC (self), GST_FORMAT_TIME);
 }

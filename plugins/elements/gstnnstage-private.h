@@ -6,6 +6,7 @@
 #include <gst/base/gstbasetransform.h>
 #include <nnpipe/part.h>
 
+#include "gstnndrop.h"
 #include "gstnnpartprops.h"
 #include "gstnnrunstats.h"
 #include "gstnnstage.h"
@@ -23,6 +24,7 @@ struct _GstNnStage
    * by every write: set_caps remakes the part), and nnstage's own */
   GstNnPartProps props;
   gint shape_cache;
+  guint inference_interval; /* run the model on one buffer in N */
 
   /* the device, between start() and stop(): dev_spec is what the part
    * runs on ("cpu", "opencl:1": the library's choice, after fallback);
@@ -51,9 +53,12 @@ struct _GstNnStage
                                  * upstream retries the same CAPS event on
                                  * every buffer, the error is posted once */
 
+  guint64 frames_seen; /* buffers counted for inference-interval */
   guint stages_built;  /* stages prepared since start (object lock) */
   GstNnRunStats stats; /* busy time, frames, latency, trace and
                                  * debug-slowdown (their properties) */
+  GstNnDrop drop;      /* late frames of live input (drop,
+                                 * max-lateness, dropped) */
 };
 
 /* gstnnstagecaps.c: negotiation (its base class vfuncs: transform_caps,

@@ -40,6 +40,18 @@
  * Timestamps and metas pass through; LATENCY queries add the measured
  * processing time (median of the last buffers).
  *
+ * On live input (a camera, RTSP, `videotestsrc is-live=true`: the LATENCY
+ * query upstream says live) a stage that cannot keep up drops the frames
+ * that waited too long instead of running them late
+ * (#GstNnStage:drop, gstnndrop.h): a frame more than
+ * #GstNnStage:max-lateness behind the clock when it arrives, or one a QoS
+ * event from downstream said is late, is dropped before it runs and counted
+ * (#GstNnStage:dropped, a QoS message on the bus), so the lag stays bounded
+ * however slow the model is; the LATENCY answer then includes
+ * max-lateness.  Files are never dropped from (every frame runs), nor are
+ * crops of a frame (after nncrop), nor the stages inside nnpipeline or a
+ * replica (nnpipeline drops at its own inputs).
+ *
  * ## Example launch lines
  * |[
  * gst-launch-1.0 filesrc location=in.f32 blocksize=110592 ! \
@@ -64,6 +76,7 @@
 #include "gstnnstage-private.h"
 #include "gstnnclmemory.h"
 #include "gstnntensormap.h"
+#include "gstnnskip.h"
 
 #include <nnpipe/stage.h>
 
@@ -88,6 +101,8 @@ enum
 {
   PROP_STAGES_BUILT = PROP_STATS + GST_NN_RUN_STATS_N_PROPS,
   PROP_SHAPE_CACHE,
+  PROP_INFERENCE_INTERVAL,
+  PROP_DROP, /* .. + GST_NN_DROP_N_PROPS - 1: gstnndrop.h's */
 };
 
 /* device memory first: an OpenCL stage prefers it (see transform_caps) */
@@ -122,6 +137,8 @@ gst_nn_stage_transform (GstBaseTransform *trans, GstBuffer *inbuf,
   gboolean ok;
   gint64 t0, t1; /* monotonic us */
 
+  if (gst_nn_skip_is_skipped (outbuf))
+    return GST_FLOW_OK; /* inference-interval: no run on this frame */
   if (G_UNLIKELY (self->stage == NULL))
     goto not_negotiated;
   if (!gst_nn_tensors_map_stage (&in_map, inbuf, &self->in_info, self->stage,
@@ -170,6 +187,25 @@ failed : {
 }
 }
 
+/* inference-interval (gstnnskip.h): a skipped frame's buffer, or the
+ * base class's */
+static GstFlowReturn
+gst_nn_stage_prepare_output_buffer (GstBaseTransform *trans, GstBuffer *inbuf,
+    GstBuffer **outbuf)
+{
+  GstNnStage *self = GST_NN_STAGE (trans);
+  guint interval;
+
+  GST_OBJECT_LOCK (self);
+  interval = self->inference_interval;
+  GST_OBJECT_UNLOCK (self);
+  if (gst_nn_skip_prepare_output (trans, interval, &self->frames_seen, inbuf,
+          outbuf))
+    return GST_FLOW_OK;
+  return GST_BASE_TRANSFORM_CLASS (gst_nn_stage_parent_class)
+      ->prepare_output_buffer (trans, inbuf, outbuf);
+}
+
 static gboolean
 gst_nn_stage_query (GstBaseTransform *trans, GstPadDirection direction,
     GstQuery *query)
@@ -190,9 +226,62 @@ gst_nn_stage_query (GstBaseTransform *trans, GstPadDirection direction,
             ->query (trans, direction, query);
 
   if (ret && direction == GST_PAD_SRC
-      && GST_QUERY_TYPE (query) == GST_QUERY_LATENCY)
+      && GST_QUERY_TYPE (query) == GST_QUERY_LATENCY) {
     gst_nn_run_stats_add_latency (&self->stats, GST_OBJECT (self), query);
+    gst_nn_drop_add_latency (&self->drop, GST_OBJECT (self), query);
+  }
   return ret;
+}
+
+/* The drop policy (gstnndrop.h) before the frame runs. */
+static GstFlowReturn
+gst_nn_stage_submit_input_buffer (GstBaseTransform *trans, gboolean is_discont,
+    GstBuffer *input)
+{
+  GstNnStage *self = GST_NN_STAGE (trans);
+
+  if (gst_nn_drop_check (&self->drop, GST_ELEMENT (self), trans->sinkpad,
+          input)) {
+    gst_buffer_unref (input);
+    return GST_BASE_TRANSFORM_FLOW_DROPPED;
+  }
+  return GST_BASE_TRANSFORM_CLASS (gst_nn_stage_parent_class)
+      ->submit_input_buffer (trans, is_discont, input);
+}
+
+static gboolean
+gst_nn_stage_src_event (GstBaseTransform *trans, GstEvent *event)
+{
+  GstNnStage *self = GST_NN_STAGE (trans);
+
+  if (GST_EVENT_TYPE (event) == GST_EVENT_QOS)
+    gst_nn_drop_event (&self->drop, event);
+  return GST_BASE_TRANSFORM_CLASS (gst_nn_stage_parent_class)
+      ->src_event (trans, event);
+}
+
+/* Inside nnpipeline or a replica the container drops (at its inputs,
+ * where no frame is in flight yet): auto is off here. */
+static gboolean
+is_contained (GstNnStage *self)
+{
+  GType pipeline = g_type_from_name ("GstNnPipeline");
+  GType replicas = g_type_from_name ("GstNnReplicas");
+  GstObject *p = gst_object_get_parent (GST_OBJECT (self));
+  gboolean found = FALSE;
+
+  while (p && !found) {
+    GstObject *next;
+
+    found = (pipeline && G_TYPE_CHECK_INSTANCE_TYPE (p, pipeline))
+        || (replicas && G_TYPE_CHECK_INSTANCE_TYPE (p, replicas));
+    next = gst_object_get_parent (p);
+    gst_object_unref (p);
+    p = next;
+  }
+  if (p)
+    gst_object_unref (p);
+  return found;
 }
 
 /* The properties are checked first (a bad value fails naming it), then
@@ -212,6 +301,8 @@ gst_nn_stage_start (GstBaseTransform *trans)
   self->stages_built = 0;
   cache_size = self->shape_cache;
   GST_OBJECT_UNLOCK (self);
+  gst_nn_drop_reset (&self->drop, TRUE);
+  gst_nn_drop_set_never (&self->drop, is_contained (self));
   if (!gst_nn_part_props_check (GST_OBJECT (self), &self->props, &err))
     goto bad_property;
   part = gst_nn_part_props_open (GST_OBJECT (self), &self->props, NULL,
@@ -309,6 +400,7 @@ gst_nn_stage_stop (GstBaseTransform *trans)
     g_clear_error (&err);
   }
   forget_state (self);
+  self->frames_seen = 0;
   return TRUE;
 }
 
@@ -318,10 +410,15 @@ gst_nn_stage_set_property (GObject *object, guint prop_id, const GValue *value,
 {
   GstNnStage *self = GST_NN_STAGE (object);
 
+  /* the drop policy has its own lock */
+  if (gst_nn_drop_set_property (&self->drop, PROP_DROP, prop_id, value))
+    return;
   GST_OBJECT_LOCK (self);
   /* the part's properties bump props.gen: set_caps makes a new part */
   if (prop_id == PROP_SHAPE_CACHE)
     self->shape_cache = g_value_get_int (value);
+  else if (prop_id == PROP_INFERENCE_INTERVAL)
+    self->inference_interval = g_value_get_uint (value);
   else if (!gst_nn_part_props_set (&self->props, prop_id, value)
       && !gst_nn_run_stats_set_property (&self->stats, PROP_STATS, prop_id,
           value))
@@ -341,11 +438,15 @@ gst_nn_stage_get_property (GObject *object, guint prop_id, GValue *value,
 {
   GstNnStage *self = GST_NN_STAGE (object);
 
+  if (gst_nn_drop_get_property (&self->drop, PROP_DROP, prop_id, value))
+    return;
   GST_OBJECT_LOCK (self);
   if (prop_id == PROP_STAGES_BUILT)
     g_value_set_uint (value, self->stages_built);
   else if (prop_id == PROP_SHAPE_CACHE)
     g_value_set_int (value, self->shape_cache);
+  else if (prop_id == PROP_INFERENCE_INTERVAL)
+    g_value_set_uint (value, self->inference_interval);
   else if (!gst_nn_part_props_get (&self->props, prop_id, value)
       && !gst_nn_run_stats_get_property (&self->stats, PROP_STATS, prop_id,
           value))
@@ -362,6 +463,7 @@ gst_nn_stage_finalize (GObject *object)
   gst_nn_part_props_clear (&self->props);
   g_mutex_clear (&self->lock);
   gst_nn_run_stats_clear (&self->stats);
+  gst_nn_drop_clear (&self->drop);
 
   G_OBJECT_CLASS (gst_nn_stage_parent_class)->finalize (object);
 }
@@ -432,6 +534,34 @@ gst_nn_stage_class_init (GstNnStageClass *klass)
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
               | GST_PARAM_MUTABLE_PLAYING));
 
+  /**
+   * GstNnStage:inference-interval:
+   *
+   * Run the model on the first of every N buffers only (DL Streamer's
+   * inference-interval); the others leave as empty GAP buffers with the
+   * input's metas and a GstNnSkippedMeta (gstnnskip.h), which stages
+   * further down pass on, decoders turn into their frame without new
+   * results and nntrack fills with its tracks' predicted boxes.
+   */
+  g_object_class_install_property (gobject_class, PROP_INFERENCE_INTERVAL,
+      g_param_spec_uint ("inference-interval", "Inference interval",
+          "Run the model on one buffer in N; pass the others on as skipped "
+          "frames",
+          1, G_MAXINT, 1,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_PLAYING));
+
+  /**
+   * GstNnStage:drop:
+   *
+   * The drop policy of late frames (gstnndrop.h): auto drops the frames of
+   * live input that arrive more than #GstNnStage:max-lateness late (or
+   * that a QoS event said are late) instead of running them, and none of
+   * files; on drops late frames of any input, off none.  Also
+   * #GstNnStage:max-lateness (ns, -1: QoS only) and #GstNnStage:dropped.
+   */
+  gst_nn_drop_install (gobject_class, PROP_DROP, "before they ran");
+
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class, "Neural network stage",
@@ -445,7 +575,12 @@ gst_nn_stage_class_init (GstNnStageClass *klass)
   trans_class->stop = GST_DEBUG_FUNCPTR (gst_nn_stage_stop);
   gst_nn_stage_caps_class_init (trans_class); /* negotiation */
   trans_class->transform = GST_DEBUG_FUNCPTR (gst_nn_stage_transform);
+  trans_class->prepare_output_buffer =
+      GST_DEBUG_FUNCPTR (gst_nn_stage_prepare_output_buffer);
   trans_class->query = GST_DEBUG_FUNCPTR (gst_nn_stage_query);
+  trans_class->submit_input_buffer =
+      GST_DEBUG_FUNCPTR (gst_nn_stage_submit_input_buffer);
+  trans_class->src_event = GST_DEBUG_FUNCPTR (gst_nn_stage_src_event);
   trans_class->passthrough_on_same_caps = FALSE;
 }
 
@@ -455,7 +590,9 @@ gst_nn_stage_init (GstNnStage *self)
   g_mutex_init (&self->lock);
   gst_nn_part_props_init (&self->props);
   self->shape_cache = DEFAULT_SHAPE_CACHE;
+  self->inference_interval = 1;
   gst_nn_run_stats_init (&self->stats);
+  gst_nn_drop_init (&self->drop);
   gst_nn_tensors_info_init (&self->in_info);
   gst_nn_tensors_info_init (&self->out_info);
 }

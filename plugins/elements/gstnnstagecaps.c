@@ -291,6 +291,8 @@ gst_nn_stage_sink_event (GstBaseTransform *trans, GstEvent *event)
 {
   GstNnStage *self = GST_NN_STAGE (trans);
 
+  /* the drop policy follows the segment and new streams */
+  gst_nn_drop_event (&self->drop, event);
   if (GST_EVENT_TYPE (event) == GST_EVENT_CAPS) {
     GstCaps *caps;
     GstNnTensorsInfo in, out;

@@ -33,6 +33,7 @@ gst_nn_streams_entry_free (Entry *e)
 {
   if (e->event)
     gst_event_unref (e->event);
+  gst_clear_buffer (&e->metas);
   g_free (e);
 }
 
@@ -146,8 +147,13 @@ pop_frame (GstNnStreams *sn)
   gst_nn_streams_drain_events (sn);
   g_mutex_lock (&sn->lock);
   e = g_queue_pop_head (&sn->fifo);
-  if (e)
+  if (e && e->event == NULL) {
+    gint64 lat = g_get_monotonic_time () - e->t_in;
+
     e->stream->frames_out++;
+    e->stream->latency_sum_us += lat;
+    e->stream->latency_max_us = MAX (e->stream->latency_max_us, lat);
+  }
   g_mutex_unlock (&sn->lock);
   return e;
 }
@@ -162,6 +168,9 @@ deliver_frame (Entry *e, GstCaps *caps, GstBuffer *buf)
   GST_BUFFER_DURATION (buf) = e->duration;
   GST_BUFFER_OFFSET (buf) = e->offset;
   GST_BUFFER_OFFSET_END (buf) = e->offset_end;
+  /* the frame's metas again (it went through the stages without) */
+  if (e->metas)
+    gst_buffer_copy_into (buf, e->metas, GST_BUFFER_COPY_META, 0, -1);
   /* one stream's downstream stopping (not linked, EOS, flushing, an error
    * there, posted by that element) does not stop the chain for the others */
   if (e->drop)

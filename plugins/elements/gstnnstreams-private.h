@@ -34,6 +34,9 @@ typedef struct
   gboolean ended;    /* EOS received or the stream failed */
   gboolean released; /* lock and out_lock to write */
   guint64 frames_in, frames_out;
+  gchar *source_id;       /* of its last frame (GstNnSourceMeta) */
+  guint64 latency_sum_us; /* frames out: into the mux to out of the */
+  gint64 latency_max_us;  /* demux, summed and the largest */
 
   /* batch_lock */
   gboolean flushing; /* between flush-start and flush-stop */
@@ -50,6 +53,12 @@ typedef struct
   GstEvent *event; /* owned; NULL: a frame */
   GstClockTime pts, dts, duration;
   guint64 offset, offset_end;
+  gint64 t_in;              /* monotonic us it went into the chain */
+  GstBuffer *metas;         /* owned: an empty buffer holding the frame's metas
+                     * (frame, transform, ROI, custom...), put back on its
+                     * output; the frame enters the stages without them, so
+                     * a lone frame and a part of a batch come out alike
+                     * (a stage copies only untagged metas, a batch none) */
   guint batch;              /* frames in the chain buffer this one went
                                  * in with (1: alone); the entries of one
                                  * batch are neighbours in the FIFO */

@@ -32,6 +32,7 @@
 #include "config.h"
 #endif
 
+#include "gstnnsourcemeta.h"
 #include "gstnnstreams-private.h"
 #include "gstnntensorcaps.h"
 
@@ -112,6 +113,9 @@ streams_reset (GstNnStreams *sn)
     g_queue_clear_full (&st->held, (GDestroyNotify) gst_event_unref);
     st->ended = FALSE;
     st->frames_in = st->frames_out = 0;
+    st->latency_sum_us = 0;
+    st->latency_max_us = 0;
+    g_clear_pointer (&st->source_id, g_free);
   }
   sn->chain_started = FALSE;
   sn->chain_eos = FALSE;
@@ -355,6 +359,15 @@ push_frames (GstNnStreams *sn, GstCaps *caps, Pending *p, guint n)
   for (guint r = 0; r < n; r++) {
     Entry *e = g_new0 (Entry, 1);
     GstBuffer *b = p[r].buf;
+    GstNnSource src;
+
+    /* where it comes from, for the statistics */
+    if (gst_nn_source_meta_get (b, &src) && src.source_id
+        && g_strcmp0 (src.source_id, p[r].stream->source_id) != 0) {
+      g_free (p[r].stream->source_id);
+      p[r].stream->source_id = g_strdup (src.source_id);
+    }
+    e->t_in = g_get_monotonic_time ();
 
     e->stream = p[r].stream;
     e->pts = GST_BUFFER_PTS (b);
@@ -362,13 +375,22 @@ push_frames (GstNnStreams *sn, GstCaps *caps, Pending *p, guint n)
     e->duration = GST_BUFFER_DURATION (b);
     e->offset = GST_BUFFER_OFFSET (b);
     e->offset_end = GST_BUFFER_OFFSET_END (b);
+    /* the frame's metas wait in the FIFO, whatever path it takes */
+    e->metas = gst_buffer_new ();
+    gst_buffer_copy_into (e->metas, b, GST_BUFFER_COPY_META, 0, -1);
     e->batch = n;
     g_queue_push_tail (&sn->fifo, e);
     p[r].stream->frames_in++;
   }
   g_mutex_unlock (&sn->lock);
   if (n == 1) {
-    buf = g_steal_pointer (&p[0].buf);
+    /* its memory, flags and timestamps, without the metas */
+    buf = gst_buffer_new ();
+    gst_buffer_copy_into (buf, p[0].buf,
+        GST_BUFFER_COPY_FLAGS | GST_BUFFER_COPY_TIMESTAMPS
+            | GST_BUFFER_COPY_MEMORY,
+        0, -1);
+    gst_clear_buffer (&p[0].buf);
   } else {
     GstBuffer **frames = g_new (GstBuffer *, n);
 
@@ -783,6 +805,7 @@ gst_nn_streams_free (GstNnStreams *sn)
     gst_caps_replace (&st->out_caps, NULL);
     g_queue_clear_full (&st->held, (GDestroyNotify) gst_event_unref);
     gst_clear_object (&st->mq_sink);
+    g_free (st->source_id);
     g_free (st);
   }
   g_ptr_array_unref (sn->streams);
@@ -976,4 +999,35 @@ gst_nn_streams_out_frames (GstNnStreams *sn)
   }
   g_mutex_unlock (&sn->lock);
   return n;
+}
+
+static void
+stream_stats_clear (gpointer data)
+{
+  g_free (((GstNnStreamStats *) data)->source_id);
+}
+
+GArray *
+gst_nn_streams_get_stats (GstNnStreams *sn)
+{
+  GArray *out = g_array_new (FALSE, TRUE, sizeof (GstNnStreamStats));
+
+  g_array_set_clear_func (out, stream_stats_clear);
+  g_mutex_lock (&sn->lock);
+  for (guint i = 0; i < sn->streams->len; i++) {
+    Stream *st = g_ptr_array_index (sn->streams, i);
+    GstNnStreamStats ss;
+
+    if (st == NULL || st->released)
+      continue;
+    ss.index = st->index;
+    ss.source_id = g_strdup (st->source_id);
+    ss.frames_in = st->frames_in;
+    ss.frames_out = st->frames_out;
+    ss.latency_sum_us = st->latency_sum_us;
+    ss.latency_max_us = st->latency_max_us;
+    g_array_append_val (out, ss);
+  }
+  g_mutex_unlock (&sn->lock);
+  return out;
 }

@@ -70,4 +70,18 @@ void gst_nn_streams_set_batching (GstNnStreams *streams, guint batch_size,
 guint gst_nn_streams_in_frames (GstNnStreams *streams);
 guint gst_nn_streams_out_frames (GstNnStreams *streams);
 
+/* One stream's figures since the start (gst_nn_streams_get_stats()). */
+typedef struct
+{
+  guint index;
+  gchar *source_id; /* owned, NULL: its frames name none */
+  guint64 frames_in, frames_out;
+  guint64 latency_sum_us; /* over frames_out: into the stages to out */
+  gint64 latency_max_us;
+} GstNnStreamStats;
+
+/* The streams not released, in index order: a new array of
+ * GstNnStreamStats (its clear function frees source_id). */
+GArray *gst_nn_streams_get_stats (GstNnStreams *streams);
+
 G_END_DECLS

@@ -19,6 +19,7 @@ struct _NnFrameConverter
   gfloat *y_frac;
   gfloat *hrows[2]; /* horizontally resized rows, planar */
   gint hrow_src[2]; /* which source row each holds, -1 none */
+  gfloat *scratch;  /* float16 output: the float32 tensor first */
 };
 
 /* Bilinear source positions with half-pixel centres:
@@ -54,10 +55,16 @@ nn_frame_converter_new (const NnFrameConvertInfo *info)
 
   g_return_val_if_fail (info != NULL && info->channels >= 1
           && info->channels <= NN_FRAME_CONVERT_MAX_CHANNELS
-          && info->content_w <= info->out_w && info->content_h <= info->out_h,
+          && info->content_w <= info->out_w && info->content_h <= info->out_h
+          && (info->dtype == NNP_DTYPE_UNDEFINED
+              || info->dtype == NNP_DTYPE_FLOAT32
+              || info->dtype == NNP_DTYPE_FLOAT16),
       NULL);
   conv = g_new0 (NnFrameConverter, 1);
   conv->info = *info;
+  if (info->dtype == NNP_DTYPE_FLOAT16)
+    conv->scratch =
+        g_new (gfloat, (gsize) info->out_w * info->out_h * info->channels);
   for (gint c = 0; c < info->channels; c++) {
     gdouble mean = info->mean[c], std = info->std[c];
 
@@ -101,6 +108,7 @@ nn_frame_converter_free (NnFrameConverter *conv)
   g_free (conv->y_frac);
   g_free (conv->hrows[0]);
   g_free (conv->hrows[1]);
+  g_free (conv->scratch);
   g_free (conv);
 }
 
@@ -143,6 +151,11 @@ convert_direct (NnFrameConverter *conv, const guint8 *base, gint stride,
       gint step;
       gfloat *o = out_ptr (conv, out, c, y, &step);
 
+      if (conv->info.chan_offset[c] == NN_FRAME_CONVERT_OPAQUE) {
+        for (gint x = 0; x < W; x++, o += step)
+          *o = lut[255];
+        continue;
+      }
       for (gint x = 0; x < W; x++, p += ps, o += step)
         *o = lut[*p];
     }
@@ -159,6 +172,11 @@ resize_row (NnFrameConverter *conv, const guint8 *row, gfloat *dst)
     const guint8 *src = row + conv->info.chan_offset[c];
     gfloat *d = dst + (gsize) c * cw;
 
+    if (conv->info.chan_offset[c] == NN_FRAME_CONVERT_OPAQUE) {
+      for (gint x = 0; x < cw; x++)
+        d[x] = 255.0f;
+      continue;
+    }
     for (gint x = 0; x < cw; x++) {
       gfloat p0 = src[conv->x_off0[x]], p1 = src[conv->x_off1[x]];
 
@@ -248,12 +266,18 @@ fill_padding (const NnFrameConverter *conv, gfloat *out)
 
 void
 nn_frame_converter_run (NnFrameConverter *conv, const guint8 *base, gint stride,
-    gfloat *out)
+    gpointer out)
 {
+  gfloat *f;
+
   g_return_if_fail (conv != NULL && base != NULL && out != NULL);
+  f = conv->scratch ? conv->scratch : (gfloat *) out;
   if (conv->resize)
-    convert_resize (conv, base, stride, out);
+    convert_resize (conv, base, stride, f);
   else
-    convert_direct (conv, base, stride, out);
-  fill_padding (conv, out);
+    convert_direct (conv, base, stride, f);
+  fill_padding (conv, f);
+  if (conv->scratch)
+    nnp_f32_to_f16 (f, out,
+        (gsize) conv->info.out_w * conv->info.out_h * conv->info.channels);
 }

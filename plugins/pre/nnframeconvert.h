@@ -1,6 +1,8 @@
 /* nnpipe plugin: the conversion nnconvert runs on every frame, without
- * GStreamer: 8-bit packed pixels -> normalised float32 tensor, each sample
- * x of channel c becoming (x / 255 - mean[c]) / std[c], optionally resized
+ * GStreamer: 8-bit packed pixels -> normalised float32 (or float16) tensor
+ * of 1 to 4 channels, each sample x of channel c becoming
+ * (x / 255 - mean[c]) / std[c] (a channel the frame lacks, as the alpha of
+ * an RGB frame, reads 255: opaque), optionally resized
  * (bilinear, half-pixel centres as OpenCV's INTER_LINEAR) into the top-left
  * content area of the tensor and the rest filled with a pad value.
  *
@@ -11,17 +13,21 @@
 #pragma once
 
 #include <glib.h>
+#include <nnpipe/tensor.h>
 
 G_BEGIN_DECLS
 
-#define NN_FRAME_CONVERT_MAX_CHANNELS 3
+#define NN_FRAME_CONVERT_MAX_CHANNELS 4
+/* chan_offset of a channel the frame lacks: every sample reads 255 */
+#define NN_FRAME_CONVERT_OPAQUE (-1)
 
 typedef struct
 {
   gint in_w, in_h; /* frame size in pixels */
   gint pstride;    /* bytes per pixel */
-  gint channels;   /* tensor channels: 1 or 3 */
-  /* byte offset in a pixel of the sample that becomes tensor channel c */
+  gint channels;   /* tensor channels: 1 to 4 */
+  /* byte offset in a pixel of the sample that becomes tensor channel c, or
+   * NN_FRAME_CONVERT_OPAQUE */
   gint chan_offset[NN_FRAME_CONVERT_MAX_CHANNELS];
   gdouble mean[NN_FRAME_CONVERT_MAX_CHANNELS];
   gdouble std[NN_FRAME_CONVERT_MAX_CHANNELS]; /* none zero */
@@ -29,6 +35,7 @@ typedef struct
   gint content_w, content_h; /* image area inside it (top-left) */
   gboolean nchw;             /* TRUE: 1 x C x H x W; FALSE: 1 x H x W x C */
   gfloat pad_value;          /* outside the content area */
+  NnpDType dtype; /* NNP_DTYPE_FLOAT32 (0 means it too) or _FLOAT16 */
 } NnFrameConvertInfo;
 
 typedef struct _NnFrameConverter NnFrameConverter;
@@ -43,9 +50,10 @@ void nn_frame_converter_free (NnFrameConverter *conv);
 gboolean nn_frame_converter_resizes (const NnFrameConverter *conv);
 
 /* Convert the frame whose first row starts at @base (rows @stride bytes
- * apart) into @out, out_w * out_h * channels floats in the info's layout:
- * every element written, padding included. */
+ * apart) into @out, out_w * out_h * channels elements of the info's dtype
+ * in its layout: every element written, padding included (float16: the
+ * float32 values rounded to nearest even). */
 void nn_frame_converter_run (NnFrameConverter *conv, const guint8 *base,
-    gint stride, gfloat *out);
+    gint stride, gpointer out);
 
 G_END_DECLS

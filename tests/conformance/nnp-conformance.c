@@ -148,7 +148,7 @@ half_to_float (uint16_t h)
 static gboolean
 dtype_is_float (NnpDType dtype)
 {
-  return dtype == NNP_DTYPE_FLOAT32 || dtype == NNP_DTYPE_FLOAT64 || dtype == NNP_DTYPE_FLOAT16;
+  return dtype == NNP_DTYPE_FLOAT32 || dtype == NNP_DTYPE_FLOAT64 || nnp_dtype_is_half (dtype);
 }
 
 static double
@@ -158,6 +158,11 @@ element_as_double (const NnpTensor *t, int64_t i)
     case NNP_DTYPE_FLOAT32: return ((const float *) t->data)[i];
     case NNP_DTYPE_FLOAT64: return ((const double *) t->data)[i];
     case NNP_DTYPE_FLOAT16: return half_to_float (((const uint16_t *) t->data)[i]);
+    case NNP_DTYPE_BFLOAT16: {
+      float f;
+      nnp_bf16_to_f32 ((const guint16 *) t->data + i, &f, 1);
+      return f;
+    }
     case NNP_DTYPE_UINT8: return ((const uint8_t *) t->data)[i];
     case NNP_DTYPE_INT8: return ((const int8_t *) t->data)[i];
     case NNP_DTYPE_UINT16: return ((const uint16_t *) t->data)[i];
@@ -431,6 +436,9 @@ run_data_set (NnpModel *model, const char *set_dir, int *n_bound, char **message
         *message = g_strdup_printf ("stage input '%s' has no data", v->name);
         goto out;
       }
+      /* ONNX 1.12's data hold bfloat16 as uint16: the same bits */
+      if (v->dtype == NNP_DTYPE_BFLOAT16 && t->dtype == NNP_DTYPE_UINT16)
+        t->dtype = NNP_DTYPE_BFLOAT16;
       if (t->dtype != v->dtype || !nnp_shape_equal (&t->shape, &v->shape)) {
         g_autofree char *ts = nnp_shape_to_string (&t->shape);
         g_autofree char *vs = nnp_shape_to_string (&v->shape);
@@ -486,6 +494,10 @@ run_data_set (NnpModel *model, const char *set_dir, int *n_bound, char **message
       *message = g_strdup_printf ("output %u '%s': not produced by the stage", k, v->name);
       goto out;
     }
+    /* ONNX 1.12's data hold bfloat16 as uint16: the same bits */
+    if (got->dtype == NNP_DTYPE_BFLOAT16
+        && ((NnpTensor *) g_ptr_array_index (expected, k))->dtype == NNP_DTYPE_UINT16)
+      ((NnpTensor *) g_ptr_array_index (expected, k))->dtype = NNP_DTYPE_BFLOAT16;
     if (!compare_tensors (got, g_ptr_array_index (expected, k), &why)) {
       *message = g_strdup_printf ("output %u '%s': %s", k, v->name, why);
       goto out;
@@ -499,8 +511,44 @@ out:
   return result;
 }
 
+/* Cases whose test data contradict the operator's current definition: run
+ * as skipped with the reason.  (Debian's libonnx-testdata is ONNX 1.12's: it
+ * stores bfloat16 tensors as uint16, which the runner reads as bfloat16 bits.) */
+static CaseResult run_case_model (const char *case_dir, char **message);
+
+static const struct {
+  const char *name, *why;
+} data_defects[] = {
+  { "test_cast_FLOAT_to_BFLOAT16",
+    "ONNX 1.12's expected data truncate to bfloat16; ONNX >= 1.14 and ONNX Runtime round to "
+    "nearest even, as nnpipe does" },
+  { "test_castlike_FLOAT_to_BFLOAT16_expanded",
+    "ONNX 1.12's data truncate to bfloat16 (see test_cast_FLOAT_to_BFLOAT16) and give 'like' 1 "
+    "dim where the model declares 2" },
+  { "test_castlike_BFLOAT16_to_FLOAT_expanded",
+    "ONNX 1.12's data give 'like' 1 dim where the model declares 2" },
+  { "test_castlike_FLOAT_to_BFLOAT16",
+    "ONNX 1.12's data truncate to bfloat16 (see test_cast_FLOAT_to_BFLOAT16) and give 'like' 1 "
+    "dim where the model declares 2" },
+  { "test_castlike_BFLOAT16_to_FLOAT",
+    "ONNX 1.12's data give 'like' 1 dim where the model declares 2" },
+};
+
 static CaseResult
 run_case (const char *case_dir, char **message)
+{
+  g_autofree char *base = g_path_get_basename (case_dir);
+
+  for (guint i = 0; i < G_N_ELEMENTS (data_defects); i++)
+    if (strcmp (base, data_defects[i].name) == 0) {
+      *message = g_strdup_printf ("test data defect: %s", data_defects[i].why);
+      return CASE_SKIPPED;
+    }
+  return run_case_model (case_dir, message);
+}
+
+static CaseResult
+run_case_model (const char *case_dir, char **message)
 {
   g_autofree char *model_path = g_build_filename (case_dir, "model.onnx", NULL);
   g_autoptr (GError) error = NULL;

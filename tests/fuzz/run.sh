@@ -40,7 +40,7 @@ case $1 in
   *) seconds=$1 ;;
 esac
 shift
-harnesses=${*:-onnx-load onnx-run plan-json tensor-caps remote-frame}
+harnesses=${*:-onnx-load onnx-run plan-json tensor-caps remote-frame server}
 
 status=0
 for name in $harnesses; do

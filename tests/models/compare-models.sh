@@ -68,9 +68,10 @@ passed=0
 det_norm="0.485,0.456,0.406 0.229,0.224,0.225"
 line_norm="0.5,0.5,0.5 0.5,0.5,0.5"
 
-# check NAME MODEL N,C,H,W PATTERN FONT TEXT NORM
+# check NAME MODEL N,C,H,W PATTERN FONT TEXT NORM [F16_OUTPUTS [F16_TOL]]
+# (F16_OUTPUTS: outputs that are float16, compared within F16_TOL)
 check () {
-  name=$1 model=$2 dims=$3 pattern=$4 font=$5 text=$6 norm=$7
+  name=$1 model=$2 dims=$3 pattern=$4 font=$5 text=$6 norm=$7 f16outs=${8:-} f16tol=${9:-$tol}
   h=$(echo "$dims" | cut -d, -f3)
   w=$(echo "$dims" | cut -d, -f4)
   # shellcheck disable=SC2086
@@ -105,7 +106,9 @@ check () {
     if [ ! -f "$work/$name/nnpipe/$out" ]; then
       echo "FAIL $name: nnpipe wrote no $out"; ok=no; continue
     fi
-    res=$("$COMPARE_RAW" "$work/$name/nnpipe/$out" "$ref" "$tol")
+    otol=$tol odtype=float32
+    case " $f16outs " in *" ${out%.raw} "*) otol=$f16tol odtype=float16 ;; esac
+    res=$("$COMPARE_RAW" "$work/$name/nnpipe/$out" "$ref" "$otol" "$odtype")
     st=$?
     echo "$name ($model $dims, $what) ${out%.raw}: $res"
     [ $st -eq 0 ] || ok=no
@@ -120,6 +123,9 @@ if [ "$set_name" = small ]; then
   check small-2x3x8x8 small.onnx 2,3,8,8 none "" "" ""
   check small-constants-1x4x16x24 small-constants.onnx 1,4,16,24 none "" "" ""
   check small-constants-1x4x5x7 small-constants.onnx 1,4,5,7 none "" "" ""
+  # float16 input, weights and output (make-half-model.py): computed in float32,
+  # rounded to float16 once at the output (one float16 step: 1e-3 relative)
+  check half-1x3x12x14 half.onnx 1,3,12,14 none "" "" "" y 1e-3
   echo "$passed passed, $failed failed, 0 skipped"
   [ $failed -eq 0 ]
   exit

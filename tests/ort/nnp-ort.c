@@ -159,6 +159,7 @@ static char *opt_output_dir = NULL;
 static char *opt_ort_lib = NULL;
 static int opt_threads = 1;
 static int opt_repeat = 1;
+static gboolean opt_no_optimization = FALSE;
 
 static gboolean
 run (const char *model_path, GError **error)
@@ -184,7 +185,8 @@ run (const char *model_path, GError **error)
       || !check (ORT (SetInt, SetIntraOpNumThreads) (so, MAX (opt_threads, 1)),
                  "SetIntraOpNumThreads", error)
       || !check (ORT (SetInt, SetInterOpNumThreads) (so, 1), "SetInterOpNumThreads", error)
-      || !check (ORT (SetInt, SetSessionGraphOptimizationLevel) (so, ORT_ENABLE_ALL),
+      || !check (ORT (SetInt, SetSessionGraphOptimizationLevel) (
+                     so, opt_no_optimization ? ORT_DISABLE_ALL : ORT_ENABLE_ALL),
                  "SetSessionGraphOptimizationLevel", error)
       || !check (ORT (CreateSession, CreateSession) (env, model_path, so, &session),
                  "CreateSession", error)
@@ -471,6 +473,8 @@ main (int argc, char **argv)
     { "threads", 't', 0, G_OPTION_ARG_INT, &opt_threads, "Intra-op threads (default 1)", "N" },
     { "repeat", 'r', 0, G_OPTION_ARG_INT, &opt_repeat, "Timed runs (prints latency)", "K" },
     { "ort-lib", 0, 0, G_OPTION_ARG_FILENAME, &opt_ort_lib, "Path of libonnxruntime.so.1", "PATH" },
+    { "no-optimization", 0, 0, G_OPTION_ARG_NONE, &opt_no_optimization,
+      "Graph optimisations off (how far ONNX Runtime disagrees with itself)", NULL },
     { NULL }
   };
   int status;

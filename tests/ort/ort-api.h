@@ -77,6 +77,7 @@ enum {
 /* Enum values used (onnxruntime_c_api.h). */
 #define ORT_LOGGING_LEVEL_WARNING 2
 #define ORT_LOGGING_LEVEL_ERROR 3
+#define ORT_DISABLE_ALL 0
 #define ORT_ENABLE_ALL 99
 #define ORT_ARENA_ALLOCATOR 1
 #define ORT_MEM_TYPE_DEFAULT 0

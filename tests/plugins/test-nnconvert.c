@@ -1,9 +1,12 @@
 /* GstHarness tests of nnconvert: pixel formats, layouts, channel order,
  * exact mean/std normalisation, resizing with kept aspect ratio and padding
- * to a multiple, and the GstNnTransformMeta it attaches. */
+ * to a multiple, and the GstNnTransformMeta it attaches; the channel count
+ * and element type downstream asks for (4 channels with alpha, float16). */
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
 #include <gst/video/video.h>
+
+#include <nnpipe/tensor.h>
 
 #include <math.h>
 #include <string.h>
@@ -367,6 +370,38 @@ GST_START_TEST (test_padded_input)
 
 GST_END_TEST;
 
+GST_START_TEST (test_region)
+{
+  /* the region x 0.25, y 0.5, 0.5 x 0.5 of an 8x4 frame: pixels (2..5,
+   * 2..3), converted without resize (a 4x2 tensor of the pattern there);
+   * the transform meta maps tensor (0, 0) back to frame (2, 2) */
+  GstHarness *h = convert_harness ("region-x=0.25 region-y=0.5 region-width=0.5 "
+                                   "region-height=0.5",
+                                   "video/x-raw,format=RGB,width=8,height=4,framerate=30/1");
+  GstBuffer *out = gst_harness_push_and_pull (h, make_frame (GST_VIDEO_FORMAT_RGB, 8, 4, NULL));
+  GstNnTransformMeta *meta;
+  GstMapInfo map;
+  const gfloat *o;
+
+  fail_unless_equals_string (output_dims (h), "4:2:3:1");
+  gst_buffer_map (out, &map, GST_MAP_READ);
+  o = (const gfloat *) map.data;
+  for (gint c = 0; c < 3; c++)
+    for (gint y = 0; y < 2; y++)
+      for (gint x = 0; x < 4; x++)
+        fail_unless (fabsf (o[(c * 2 + y) * 4 + x] - pattern (x + 2, y + 2, c) / 255.0f) < 1e-6f,
+                     "c%d (%d,%d)", c, x, y);
+  gst_buffer_unmap (out, &map);
+  meta = get_transform_meta (out);
+  fail_unless_equals_int (meta->source_width, 8);
+  fail_unless (meta->scale_x == 1.0 && meta->scale_y == 1.0);
+  fail_unless (meta->offset_x == -2.0 && meta->offset_y == -2.0);
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_caps_query)
 {
   /* upstream can ask what video a tensor shape needs */
@@ -396,6 +431,201 @@ GST_START_TEST (test_caps_query)
 
 GST_END_TEST;
 
+/* The tensor's channels come from downstream (a model's input): 4 channels
+ * take alpha from the frame, or 255 where it has none; mean/std per channel. */
+static void
+check_four_channels (GstVideoFormat format, gboolean nhwc, gboolean bgr)
+{
+  const gint W = 4, H = 3, C = 4;
+  const gdouble mean[4] = { 0.1, 0.2, 0.3, 0.4 }, std[4] = { 0.5, 0.6, 0.7, 0.8 };
+  GstVideoInfo info;
+  gchar *props, *caps, *tcaps;
+  GstHarness *h;
+  GstBuffer *out;
+  GstMapInfo map;
+  const gfloat *o;
+
+  props = g_strdup_printf ("layout=%s channel-order=%s mean=0.1,0.2,0.3,0.4 std=0.5,0.6,0.7,0.8",
+                           nhwc ? "nhwc" : "nchw", bgr ? "bgr" : "rgb");
+  caps = g_strdup_printf ("video/x-raw,format=%s,width=%d,height=%d,framerate=0/1",
+                          gst_video_format_to_string (format), W, H);
+  tcaps = nhwc ? g_strdup_printf ("other/tensors,format=static,num_tensors=1,types=float32,"
+                                  "dimensions=%d:%d:%d:1",
+                                  C, W, H)
+               : g_strdup_printf ("other/tensors,format=static,num_tensors=1,types=float32,"
+                                  "dimensions=%d:%d:%d:1",
+                                  W, H, C);
+  h = convert_harness (props, caps);
+  gst_harness_set_sink_caps_str (h, tcaps);
+  out = gst_harness_push_and_pull (h, make_frame (format, W, H, &info));
+  fail_unless (out != NULL);
+  gst_buffer_map (out, &map, GST_MAP_READ);
+  fail_unless_equals_int (map.size, W * H * C * sizeof (gfloat));
+  o = (const gfloat *) map.data;
+  for (gint c = 0; c < C; c++) {
+    for (gint y = 0; y < H; y++) {
+      for (gint x = 0; x < W; x++) {
+        gsize idx = nhwc ? ((gsize) y * W + x) * C + c : ((gsize) c * H + y) * W + x;
+        gint v = c < 3 ? pattern (x, y, bgr ? 2 - c : c)
+                       : (GST_VIDEO_INFO_HAS_ALPHA (&info) ? pattern (x, y, 3) : 255);
+        gfloat want = (gfloat) (((gdouble) v / 255.0 - mean[c]) / std[c]);
+
+        fail_unless (o[idx] == want, "%s %s %s: c%d (%d,%d) = %.9g, want %.9g",
+                     gst_video_format_to_string (format), nhwc ? "nhwc" : "nchw",
+                     bgr ? "bgr" : "rgb", c, x, y, o[idx], want);
+      }
+    }
+  }
+  gst_buffer_unmap (out, &map);
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+  g_free (props);
+  g_free (caps);
+  g_free (tcaps);
+}
+
+GST_START_TEST (test_four_channels)
+{
+  const GstVideoFormat formats[] = {
+    GST_VIDEO_FORMAT_RGBA, GST_VIDEO_FORMAT_BGRA, GST_VIDEO_FORMAT_ARGB,
+    GST_VIDEO_FORMAT_ABGR, GST_VIDEO_FORMAT_RGB,  GST_VIDEO_FORMAT_BGRx,
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (formats); i++) {
+    check_four_channels (formats[i], FALSE, FALSE);
+    check_four_channels (formats[i], TRUE, FALSE);
+    check_four_channels (formats[i], TRUE, TRUE);
+  }
+}
+
+GST_END_TEST;
+
+/* The output tensor of one frame through nnconvert with these properties,
+ * downstream asking for `types` (float32 or float16). */
+static GstBuffer *
+convert_one (const gchar *props, const gchar *types, gint out_w, gint out_h, GstBuffer *frame)
+{
+  gchar *tcaps = g_strdup_printf ("other/tensors,format=static,num_tensors=1,types=%s,"
+                                  "dimensions=%d:%d:3:1",
+                                  types, out_w, out_h);
+  GstHarness *h = convert_harness (props, "video/x-raw,format=RGB,width=7,height=5,framerate=0/1");
+  GstBuffer *out;
+  GstCaps *caps;
+
+  gst_harness_set_sink_caps_str (h, tcaps);
+  out = gst_harness_push_and_pull (h, frame);
+  fail_unless (out != NULL);
+  caps = gst_pad_get_current_caps (h->sinkpad);
+  fail_unless_equals_string (gst_structure_get_string (gst_caps_get_structure (caps, 0), "types"),
+                             types);
+  gst_caps_unref (caps);
+  gst_harness_teardown (h);
+  g_free (tcaps);
+  return out;
+}
+
+/* float16 tensors: the float32 values rounded to nearest even, with and
+ * without resizing and padding */
+GST_START_TEST (test_float16)
+{
+  const gchar *props[] = {
+    "mean=0.485,0.456,0.406 std=0.229,0.224,0.225",
+    "mean=0.5 std=0.25 width=12 height=12 keep-aspect-ratio=true pad-value=-3",
+  };
+  const gint sizes[][2] = { { 7, 5 }, { 12, 12 } };
+
+  for (guint i = 0; i < G_N_ELEMENTS (props); i++) {
+    GstBuffer *frame = make_frame (GST_VIDEO_FORMAT_RGB, 7, 5, NULL);
+    GstBuffer *f32 =
+        convert_one (props[i], "float32", sizes[i][0], sizes[i][1], gst_buffer_copy (frame));
+    GstBuffer *f16 = convert_one (props[i], "float16", sizes[i][0], sizes[i][1], frame);
+    GstMapInfo m32, m16;
+    gsize n = (gsize) sizes[i][0] * sizes[i][1] * 3;
+
+    gst_buffer_map (f32, &m32, GST_MAP_READ);
+    gst_buffer_map (f16, &m16, GST_MAP_READ);
+    fail_unless_equals_int (m32.size, n * 4);
+    fail_unless_equals_int (m16.size, n * 2);
+    for (gsize k = 0; k < n; k++) {
+      guint16 want;
+
+      nnp_f32_to_f16 ((const gfloat *) m32.data + k, &want, 1);
+      fail_unless_equals_int (((const guint16 *) m16.data)[k], want);
+    }
+    fail_unless (get_transform_meta (f16) != NULL);
+    gst_buffer_unmap (f32, &m32);
+    gst_buffer_unmap (f16, &m16);
+    gst_buffer_unref (f32);
+    gst_buffer_unref (f16);
+  }
+}
+
+GST_END_TEST;
+
+/* a 4-channel tensor asks upstream for formats with alpha first; a float16
+ * one is answered as well */
+GST_START_TEST (test_caps_query_channels)
+{
+  const gchar *cases[][2] = {
+    { "float32", "64:48:4:1" },
+    { "float16", "64:48:3:1" },
+    { "float16", "64:48:1:1" },
+  };
+  const gchar *want_fmt[] = { "RGBA", "RGB", "GRAY8" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++) {
+    GstHarness *h = gst_harness_new_parse ("nnconvert");
+    GstCaps *filter = gst_caps_from_string ("video/x-raw"), *caps;
+    gchar *tcaps = g_strdup_printf ("other/tensors,format=static,num_tensors=1,types=%s,"
+                                    "dimensions=%s,framerate=0/1",
+                                    cases[i][0], cases[i][1]);
+    const GValue *fmt;
+
+    gst_harness_set_sink_caps_str (h, tcaps);
+    caps = gst_pad_peer_query_caps (h->srcpad, filter);
+    fail_if (gst_caps_is_empty (caps), "%s %s: no video caps", cases[i][0], cases[i][1]);
+    fmt = gst_structure_get_value (gst_caps_get_structure (caps, 0), "format");
+    fail_unless_equals_string (G_VALUE_HOLDS_STRING (fmt)
+                                   ? g_value_get_string (fmt)
+                                   : g_value_get_string (gst_value_list_get_value (fmt, 0)),
+                               want_fmt[i]);
+    gst_caps_unref (caps);
+    gst_caps_unref (filter);
+    gst_harness_teardown (h);
+    g_free (tcaps);
+  }
+}
+
+GST_END_TEST;
+
+/* three means for four channels: an error naming both counts */
+GST_START_TEST (test_too_few_values)
+{
+  GstHarness *h = convert_harness ("mean=0.1,0.2,0.3 std=0.5",
+                                   "video/x-raw,format=RGBA,width=4,height=2,framerate=0/1");
+  GstBus *bus = gst_bus_new ();
+  GstMessage *msg;
+  GError *err = NULL;
+  gchar *dbg = NULL;
+
+  gst_element_set_bus (h->element, bus);
+  gst_harness_set_sink_caps_str (h, "other/tensors,format=static,num_tensors=1,types=float32,"
+                                    "dimensions=4:2:4:1");
+  fail_if (gst_harness_push (h, make_frame (GST_VIDEO_FORMAT_RGBA, 4, 2, NULL)) == GST_FLOW_OK);
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL);
+  gst_message_parse_error (msg, &err, &dbg);
+  fail_unless (strstr (dbg, "4 channels, mean has 3 values") != NULL, "%s", dbg);
+  g_clear_error (&err);
+  g_free (dbg);
+  gst_message_unref (msg);
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
 static Suite *
 nnconvert_suite (void)
 {
@@ -411,6 +641,11 @@ nnconvert_suite (void)
   tcase_add_test (tc, test_multiple_of_stretch);
   tcase_add_test (tc, test_padded_input);
   tcase_add_test (tc, test_caps_query);
+  tcase_add_test (tc, test_four_channels);
+  tcase_add_test (tc, test_float16);
+  tcase_add_test (tc, test_caps_query_channels);
+  tcase_add_test (tc, test_too_few_values);
+  tcase_add_test (tc, test_region);
   return s;
 }
 

@@ -16,10 +16,17 @@
   "other/tensors,format=static,num_tensors=2,types=\"float32,float32\"," \
   "dimensions=\"4:1,4:1\",framerate=0/1"
 
+/* a model of the test models dir, or an absolute path */
+static gchar *
+model_path (const gchar *model)
+{
+  return g_path_is_absolute (model) ? g_strdup (model) : nnp_test_model_path (model);
+}
+
 static GstElement *
 make_stage (const gchar *model, const gchar *first_prop, ...)
 {
-  gchar *path = nnp_test_model_path (model);
+  gchar *path = model_path (model);
   GstElement *e = nnp_test_make ("nnstage", "model", path, NULL);
   va_list args;
 
@@ -47,7 +54,7 @@ stage_harness (const gchar *model, const gchar *caps)
 static GPtrArray *
 reference_run (const gchar *model, const NnpInputShape *shapes, gint n, GstBuffer *input)
 {
-  gchar *path = nnp_test_model_path (model);
+  gchar *path = model_path (model);
   GError *err = NULL;
   NnpModel *m = nnp_model_load (path, &err);
   NnpGraph *g;
@@ -456,6 +463,54 @@ GST_START_TEST (test_bit_identical_multi_tensor)
 
 GST_END_TEST;
 
+/* a float16 model (tests/data/half.onnx: float16 input, weights and output
+ * y, float32 output z): the pads carry float16 as the model declares, the
+ * outputs are the library's bit for bit */
+GST_START_TEST (test_float16_pads)
+{
+  const gchar *src = g_getenv ("NNP_SOURCE_DIR");
+  gchar *path;
+  GstHarness *h;
+  NnpInputShape shape = { "x" };
+  const int64_t dims[4] = { 1, 3, 6, 8 };
+  GstBuffer *in, *out;
+  GstMapInfo map;
+  GPtrArray *ref;
+  GstCaps *caps;
+  GstStructure *st;
+
+  fail_unless (src != NULL, "NNP_SOURCE_DIR is not set");
+  path = g_build_filename (src, "tests", "data", "half.onnx", NULL);
+  h = stage_harness (path, "other/tensors,format=static,num_tensors=1,types=float16,"
+                           "dimensions=8:6:3:1,framerate=0/1");
+  /* float16 input: 16-bit patterns of values in [-1, 1) */
+  in = gst_buffer_new_allocate (NULL, 3 * 6 * 8 * 2, NULL);
+  gst_buffer_map (in, &map, GST_MAP_WRITE);
+  for (gint i = 0; i < 3 * 6 * 8; i++) {
+    gfloat f = (gfloat) ((i * 37) % 97) / 48.5f - 1.f;
+
+    nnp_f32_to_f16 (&f, (guint16 *) map.data + i, 1);
+  }
+  gst_buffer_unmap (in, &map);
+  nnp_shape_set (&shape.shape, 4, dims);
+  ref = reference_run (path, &shape, 1, in);
+  fail_unless_equals_int (((NnpTensor *) ref->pdata[0])->dtype, NNP_DTYPE_FLOAT16);
+
+  out = gst_harness_push_and_pull (h, in);
+  caps = gst_pad_get_current_caps (h->sinkpad);
+  st = gst_caps_get_structure (caps, 0);
+  fail_unless_equals_string (gst_structure_get_string (st, "types"), "float16,float32");
+  fail_unless_equals_string (gst_structure_get_string (st, "dimensions"), "4:3:4:1,8:6:4:1");
+  gst_caps_unref (caps);
+  assert_identical (out, ref);
+  gst_buffer_unref (out);
+  g_ptr_array_unref (ref);
+  gst_harness_teardown (h);
+  g_free (path);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_threads_identical)
 {
   /* two pinned threads give the same bits as the single-threaded library */
@@ -793,6 +848,7 @@ nnstage_suite (void)
   tcase_add_test (tc, test_wrong_caps);
   tcase_add_test (tc, test_bit_identical_multi_tensor);
   tcase_add_test (tc, test_threads_identical);
+  tcase_add_test (tc, test_float16_pads);
   tcase_add_test (tc, test_frames_and_timestamps);
   tcase_add_test (tc, test_state_cycles);
   tcase_add_test (tc, test_element_cycles);

@@ -15,6 +15,7 @@
 /* pure geometry, compiled into this test */
 #include "nnctc.h"
 #include "nndb.h"
+#include "nnchannels.h"
 #include "nnlabels.h"
 
 #define MAP_CAPS(w, h) \
@@ -222,6 +223,29 @@ GST_START_TEST (test_labels_reader)
   fail_unless (g_error_matches (err, G_FILE_ERROR, G_FILE_ERROR_NOENT));
   g_clear_error (&err);
   g_free (path);
+}
+
+GST_END_TEST;
+
+/* one grammar for mean/std (nnconvert and nncrop): one value or one per
+ * channel, separated by commas, colons or blanks; 0 refused for std */
+GST_START_TEST (test_channel_values)
+{
+  gdouble v[3] = { 7, 7, 7 }, many[8];
+
+  fail_unless (nn_channel_values_parse_n ("0.5", v, 3, TRUE));
+  fail_unless (v[0] == 0.5 && v[1] == 0.5 && v[2] == 0.5);
+  fail_unless (nn_channel_values_parse_n ("0.485, 0.456:0.406", v, 3, FALSE));
+  fail_unless (v[0] == 0.485 && v[1] == 0.456 && v[2] == 0.406);
+  fail_unless (!nn_channel_values_parse_n ("1,2", v, 3, FALSE));
+  fail_unless (!nn_channel_values_parse_n ("1,2,3,4", v, 3, FALSE));
+  fail_unless (!nn_channel_values_parse_n ("0", v, 3, TRUE));
+  fail_unless (!nn_channel_values_parse_n ("1,x,3", v, 3, FALSE));
+  fail_unless (!nn_channel_values_parse_n ("", v, 3, FALSE));
+  fail_unless (!nn_channel_values_parse_n ("nan", v, 3, FALSE));
+  fail_unless (v[0] == 0.485); /* untouched on failure */
+  fail_unless_equals_int (nn_channel_values_parse ("1 2 3 4", many, 8, FALSE), 4);
+  fail_unless_equals_int (nn_channel_values_parse ("1 2 3 4", many, 3, FALSE), 0);
 }
 
 GST_END_TEST;
@@ -896,6 +920,7 @@ post_suite (void)
   tcase_add_test (tc, test_geometry_db_decode);
   tcase_add_test (tc, test_ctc_greedy);
   tcase_add_test (tc, test_labels_reader);
+  tcase_add_test (tc, test_channel_values);
   tcase_add_test (tc, test_dbdecode_boxes);
   tcase_add_test (tc, test_dbdecode_frames_flow);
   tcase_add_test (tc, test_dbdecode_wrong_caps);

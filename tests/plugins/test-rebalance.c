@@ -103,6 +103,78 @@ GST_START_TEST (test_library)
 
 GST_END_TEST;
 
+/* The switch policy (nnp_rebalance_monitor_tick()) on made-up counters: the
+ * first sample starts, the first full window settles, then `sustain`
+ * windows over the threshold in a row give the plan; a window with too
+ * few frames grows, new stages (gen) start over, balanced stages never
+ * switch, no plan (a switch pending) never either. */
+static void
+advance (NnpRebalanceSample *s, gdouble ms0, gdouble ms1, guint frames)
+{
+  s->frames[0] += frames;
+  s->frames[1] += frames;
+  s->busy_ns[0] += (guint64) (ms0 * 1e6 * frames);
+  s->busy_ns[1] += (guint64) (ms1 * 1e6 * frames);
+}
+
+GST_START_TEST (test_monitor)
+{
+  NnpModel *model;
+  NnpPlan *plan = chain_plan ("cpu:1,cpu:1", &model), *best;
+  NnpRebalanceMonitor *m = nnp_rebalance_monitor_new ();
+  NnpRebalanceSample s = { .gen = 1, .n = 2 };
+  NnpRebalance r = { 0 };
+  GError *err = NULL;
+  gint tick;
+
+  /* stage 1 three times slower: start, settle, over 1, over 2 -> switch */
+  for (tick = 0; tick < 4; tick++) {
+    best = nnp_rebalance_monitor_tick (m, &s, model, plan, 1.15, 2, &r, &err);
+    fail_unless (err == NULL);
+    if (tick < 3) {
+      fail_unless (best == NULL, "switch at tick %d", tick);
+      advance (&s, 1.0, 3.0, 10);
+    }
+  }
+  fail_unless (best != NULL);
+  fail_unless (r.changed && r.gain > 1.15, "gain %g", r.gain);
+  fail_unless (best->stages[1].n_nodes < plan->stages[1].n_nodes);
+  nnp_plan_free (best);
+
+  /* new stages: start over (start, settle, a first window over) */
+  s.gen = 2;
+  for (tick = 0; tick < 2; tick++) {
+    fail_unless (nnp_rebalance_monitor_tick (m, &s, model, plan, 1.15, 2, &r, &err) == NULL);
+    advance (&s, 1.0, 3.0, 10);
+  }
+  fail_unless (nnp_rebalance_monitor_tick (m, &s, model, plan, 1.15, 2, &r, &err) == NULL);
+  /* a window of one frame per stage is too short: no decision, it grows */
+  advance (&s, 1.0, 3.0, 1);
+  fail_unless (nnp_rebalance_monitor_tick (m, &s, model, plan, 1.15, 2, &r, &err) == NULL);
+  advance (&s, 1.0, 3.0, 10);
+  best = nnp_rebalance_monitor_tick (m, &s, model, plan, 1.15, 2, &r, &err);
+  fail_unless (best != NULL);
+  nnp_plan_free (best);
+
+  /* no plan to ask about (a switch pending): the streak breaks */
+  for (tick = 0; tick < 4; tick++) {
+    advance (&s, 1.0, 3.0, 10);
+    fail_unless (nnp_rebalance_monitor_tick (m, &s, model, NULL, 1.15, 2, &r, &err) == NULL);
+  }
+
+  /* balanced stages: never */
+  nnp_rebalance_monitor_tick (m, NULL, NULL, NULL, 0, 0, NULL, NULL);
+  for (tick = 0; tick < 8; tick++) {
+    fail_unless (nnp_rebalance_monitor_tick (m, &s, model, plan, 1.15, 2, &r, &err) == NULL);
+    advance (&s, 1.0, 1.05, 10);
+  }
+  nnp_rebalance_monitor_free (m);
+  nnp_plan_free (plan);
+  nnp_model_unref (model);
+}
+
+GST_END_TEST;
+
 /* A stage of 2 replicas is planned, predicted and measured as twice one
  * replica's throughput: its measured ms per frame (busy time / replicas,
  * nnreplicas) at the prediction changes nothing; twice the prediction
@@ -659,6 +731,7 @@ rebalance_suite (void)
   Suite *s = nnp_test_suite_new ("nnpipeline-rebalance", 240, &tc);
 
   tcase_add_test (tc, test_library);
+  tcase_add_test (tc, test_monitor);
   tcase_add_test (tc, test_library_replicas);
   tcase_add_test (tc, test_slow_stage1);
   tcase_add_test (tc, test_slow_stage0);

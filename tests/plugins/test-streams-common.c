@@ -4,8 +4,98 @@
  * (test-streams-common.h). */
 #include "test-streams-common.h"
 
+#include <gst/video/video.h>
 #include <math.h>
 #include <string.h>
+
+/* struct layouts only: the metas are registered by the plugin */
+#include "gstnnframemeta.h"
+#include "gstnnmeta.h"
+
+#define CUSTOM_META "NnpTestStreamMeta"
+
+static GstMeta *
+add_plugin_meta (GstBuffer *buf, const gchar *impl)
+{
+  const GstMetaInfo *info = gst_meta_get_info (impl);
+
+  fail_unless (info != NULL, "%s not registered", impl);
+  return gst_buffer_add_meta (buf, info, NULL);
+}
+
+static GstMeta *
+get_plugin_meta (GstBuffer *buf, const gchar *api_name)
+{
+  GType api = g_type_from_name (api_name);
+
+  fail_unless (api != 0, "%s not registered", api_name);
+  return gst_buffer_get_meta (buf, api);
+}
+
+void
+add_frame_metas (GstBuffer *b, guint stream, guint i)
+{
+  static gsize once;
+  GstNnFrameMeta *fm;
+  GstNnTransformMeta *tm;
+  GstVideoRegionOfInterestMeta *roi;
+  GstCustomMeta *cm;
+  GstBuffer *frame = gst_buffer_new_allocate (NULL, 16, NULL);
+
+  if (g_once_init_enter (&once)) {
+    const gchar *tags[] = { NULL };
+
+    gst_meta_register_custom (CUSTOM_META, tags, NULL, NULL, NULL);
+    /* the plugin registers its metas with their first use */
+    nnp_test_launch_stop (nnp_test_launch_to_eos ("videotestsrc num-buffers=1 ! "
+                                                  "video/x-raw,width=16,height=16 ! "
+                                                  "nnconvert keep-frame=true ! fakesink",
+                                                  30 * GST_SECOND));
+    g_once_init_leave (&once, 1);
+  }
+  GST_BUFFER_PTS (frame) = stream_pts (stream, i);
+  fm = (GstNnFrameMeta *) add_plugin_meta (b, "GstNnFrameMeta");
+  fm->frame = frame; /* the meta's reference */
+  gst_video_info_set_format (&fm->info, GST_VIDEO_FORMAT_GRAY8, 4, 4);
+  fm->n_rois = fm->roi_index = fm->roi_id = -1;
+  tm = (GstNnTransformMeta *) add_plugin_meta (b, "GstNnTransformMeta");
+  tm->source_width = 100 + stream;
+  tm->source_height = 1000 + i;
+  tm->scale_x = tm->scale_y = 1.0;
+  roi = gst_buffer_add_video_region_of_interest_meta (b, "nnp-test", stream, i, 1, 1);
+  roi->id = (gint) (stream * 1000 + i);
+  cm = gst_buffer_add_custom_meta (b, CUSTOM_META);
+  gst_structure_set (gst_custom_meta_get_structure (cm), "stream", G_TYPE_UINT, stream, "frame",
+                     G_TYPE_UINT, i, NULL);
+}
+
+void
+check_frame_metas (GstBuffer *b, guint stream, guint i)
+{
+  GstNnFrameMeta *fm = (GstNnFrameMeta *) get_plugin_meta (b, "GstNnFrameMetaAPI");
+  GstNnTransformMeta *tm = (GstNnTransformMeta *) get_plugin_meta (b, "GstNnTransformMetaAPI");
+  GstVideoRegionOfInterestMeta *roi = gst_buffer_get_video_region_of_interest_meta (b);
+  GstCustomMeta *cm = gst_buffer_get_custom_meta (b, CUSTOM_META);
+  guint s_got = G_MAXUINT, i_got = G_MAXUINT;
+
+  fail_unless (fm != NULL && fm->frame != NULL, "stream %u frame %u: no frame meta", stream, i);
+  fail_unless_equals_uint64 (GST_BUFFER_PTS (fm->frame), stream_pts (stream, i));
+  fail_unless (tm != NULL, "stream %u frame %u: no transform meta", stream, i);
+  fail_unless_equals_int (tm->source_width, 100 + stream);
+  fail_unless_equals_int (tm->source_height, 1000 + i);
+  fail_unless (roi != NULL, "stream %u frame %u: no ROI meta", stream, i);
+  fail_unless_equals_int (roi->id, stream * 1000 + i);
+  fail_unless_equals_int (roi->x, stream);
+  fail_unless_equals_int (roi->y, i);
+  fail_unless (cm != NULL, "stream %u frame %u: no custom meta", stream, i);
+  fail_unless (gst_structure_get_uint (gst_custom_meta_get_structure (cm), "stream", &s_got));
+  fail_unless (gst_structure_get_uint (gst_custom_meta_get_structure (cm), "frame", &i_got));
+  fail_unless_equals_int (s_got, stream);
+  fail_unless_equals_int (i_got, i);
+  /* one of each: no meta of another frame of the batch came along */
+  fail_unless_equals_int (gst_buffer_get_n_meta (b, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE), 1);
+  fail_unless_equals_int (gst_buffer_get_n_meta (b, g_type_from_name ("GstNnFrameMetaAPI")), 1);
+}
 
 gsize
 n_floats (const Feed *f)
@@ -34,6 +124,8 @@ feed_thread (gpointer data)
     else
       b = nnp_test_random_frame (n_floats (f), f->seed + i, i);
     GST_BUFFER_PTS (b) = stream_pts (f->index, i);
+    if (f->metas)
+      add_frame_metas (b, f->index, i);
     f->last = gst_harness_push (f->h, b);
     if (f->last != GST_FLOW_OK)
       return NULL;
@@ -125,6 +217,8 @@ check_stream (const gchar *model, Feed *f, guint expect)
     }
     fail_unless (got < expect, "%s: more than %u frames", what, expect);
     fail_unless_equals_uint64 (GST_BUFFER_PTS (b), stream_pts (f->index, got));
+    if (f->metas)
+      check_frame_metas (b, f->index, got);
     assert_same (g_ptr_array_index (ref, got), b, what, got);
     gst_buffer_unref (b);
     got++;
@@ -137,6 +231,19 @@ check_stream (const gchar *model, Feed *f, guint expect)
   gst_event_parse_segment (ev, (const GstSegment **) &seg);
   fail_unless_equals_uint64 (seg->base, f->index * GST_SECOND);
   gst_event_unref (ev);
+  /* and its own stream-start: the stream id survives */
+  {
+    GstEvent *in = gst_pad_get_sticky_event (f->h->srcpad, GST_EVENT_STREAM_START, 0);
+    const gchar *id_in = NULL, *id_out = NULL;
+
+    ev = gst_pad_get_sticky_event (f->h->sinkpad, GST_EVENT_STREAM_START, 0);
+    fail_unless (in != NULL && ev != NULL, "%s: no stream-start", what);
+    gst_event_parse_stream_start (in, &id_in);
+    gst_event_parse_stream_start (ev, &id_out);
+    fail_unless_equals_string (id_out, id_in);
+    gst_event_unref (in);
+    gst_event_unref (ev);
+  }
   g_ptr_array_unref (ref);
   g_free (what);
 }

@@ -18,6 +18,7 @@ typedef struct {
   guint bad_frame;     /* push a wrong-size frame here (0: none) */
   gulong delay_us;     /* sleep before each frame (a slow stream) */
   gboolean short_caps; /* caps without the outer 1 ("16:16:3") */
+  gboolean metas;      /* frames carry metas (add_frame_metas ()) */
   GstFlowReturn last;
 } Feed;
 
@@ -26,6 +27,15 @@ gsize n_floats (const Feed *f);
 
 /* The PTS of frame i of stream `stream` (each stream its own origin). */
 GstClockTime stream_pts (guint stream, guint i);
+
+/* Puts on frame i of stream `stream` one meta of each kind a video
+ * analytics chain carries: GstNnFrameMeta (its frame a buffer of PTS
+ * stream_pts ()), GstNnTransformMeta, a GstVideoRegionOfInterestMeta and
+ * a custom meta, each naming the stream and the frame. */
+void add_frame_metas (GstBuffer *b, guint stream, guint i);
+
+/* Fails unless b carries exactly add_frame_metas (stream, i)'s metas. */
+void check_frame_metas (GstBuffer *b, guint stream, guint i);
 
 /* Pushes f's frames into f->h, then EOS (a GThreadFunc). */
 gpointer feed_thread (gpointer data);

@@ -58,6 +58,7 @@ GST_START_TEST (test_four_streams)
   for (guint i = 0; i < N_STREAMS; i++) {
     /* different lengths too */
     feeds[i].n = FRAMES + 3 * i;
+    feeds[i].metas = TRUE;
     expect[i] = feeds[i].n;
   }
   run_streams (model, NULL, feeds, N_STREAMS, expect, &bus, &p);
@@ -213,6 +214,8 @@ run_batched (const gchar *model_name, const gchar *stages, guint batch, guint64 
 
   g_object_set (p, "stages", stages, "batch-size", batch, "batch-timeout", timeout, NULL);
   for (guint i = 0; i < n; i++) {
+    /* every frame's metas come out on it, on every path of a batch */
+    feeds[i].metas = TRUE;
     start_feed (p, &feeds[i]);
     total += expect[i];
   }
@@ -331,6 +334,7 @@ GST_START_TEST (test_batch_flush)
 
   g_object_set (p, "batch-size", 2, "batch-timeout", 30 * GST_SECOND, NULL);
   init_feeds (feeds, 2, FRAMES);
+  feeds[0].metas = feeds[1].metas = TRUE;
   start_feed (p, &feeds[0]);
   start_feed (p, &feeds[1]);
   t = g_thread_new ("push-one", push_one_thread, &po);

@@ -138,6 +138,29 @@ GST_START_TEST (test_round_trip)
 
 GST_END_TEST;
 
+/* the 16-bit floats: two bytes an element, names round-trip */
+GST_START_TEST (test_half_types)
+{
+  const gchar *str = "other/tensors, format=(string)static, "
+                     "num_tensors=(int)2, types=(string)\"float16,bfloat16\", "
+                     "dimensions=(string)\"8:6:3:1,5:1\", framerate=(fraction)0/1";
+  GstNnTensorsInfo info;
+  GstCaps *caps, *caps2;
+
+  parse_ok (&info, str);
+  fail_unless_equals_int (info.tensors[0].dtype, NNP_DTYPE_FLOAT16);
+  fail_unless_equals_int (info.tensors[1].dtype, NNP_DTYPE_BFLOAT16);
+  fail_unless_equals_int (gst_nn_tensors_info_get_size (&info), 8 * 6 * 3 * 2 + 5 * 2);
+  caps = gst_nn_tensors_info_to_caps (&info);
+  caps2 = gst_caps_from_string (str);
+  fail_unless (gst_caps_is_equal (caps, caps2), "%" GST_PTR_FORMAT " != %" GST_PTR_FORMAT, caps,
+               caps2);
+  gst_caps_unref (caps);
+  gst_caps_unref (caps2);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_print_parse)
 {
   GstNnTensorsInfo info, back;
@@ -277,6 +300,7 @@ tensorcaps_suite (void)
   tcase_add_test (tc, test_dims_order);
   tcase_add_test (tc, test_compatible);
   tcase_add_test (tc, test_round_trip);
+  tcase_add_test (tc, test_half_types);
   tcase_add_test (tc, test_print_parse);
   tcase_add_test (tc, test_singular);
   tcase_add_test (tc, test_errors);

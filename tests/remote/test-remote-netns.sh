@@ -52,10 +52,11 @@ source="videotestsrc num-buffers=$frames pattern=ball ! video/x-raw,format=RGB,w
 stage0="nnstage model=$model plan=$tmp/plan.json stage=0 ! queue"
 remote="nnremote model=$model plan=$tmp/plan.json stage=1"
 
-# serve I CORE: `nnpipe serve` on host I, pinned; sets server_pid<I>
+# serve I CORE: `nnpipe serve` on host I, pinned; sets server_pid<I> (--insecure:
+# the hosts are namespaces of this machine on a veth network of their own)
 serve () {
   hosts_spawn "$1" "$2" "$tmp/serve$1.log" "$nnpipe" serve "$model" \
-    --listen "$(hosts_addr "$1"):$port" --plan "$tmp/plan.json" --stage 1
+    --listen "$(hosts_addr "$1"):$port" --plan "$tmp/plan.json" --stage 1 --insecure
   eval "server_pid$1=$HOSTS_PID"
   t=0
   until hosts_client "$py" -c "import socket; socket.create_connection(('$(hosts_addr "$1")', $port), 1).close()" 2>/dev/null; do
@@ -141,7 +142,7 @@ fi
 export NNP_PROFILE_DIR="$tmp/profiles"
 kill -9 "$server_pid2" 2>/dev/null
 hosts_spawn 2 1 "$tmp/serve2w.log" env NNP_PROFILE_DIR="$tmp/profiles" "$nnpipe" serve "$model" \
-  --listen "$a2:$port"
+  --listen "$a2:$port" --insecure
 t=0
 until grep -q listening "$tmp/serve2w.log"; do
   t=$((t + 1)); [ $t -lt 100 ] || { bad "host 2's whole-model server did not start: $(cat "$tmp/serve2w.log")"; exit 1; }

@@ -1,68 +1,13 @@
 /* libnnpipe: CPU kernel for Cast between every dtype of NnpDType (float16
- * through its bits).  Float-like sources go through double, integer-like
- * ones through int64, in chunks that stay in L1. */
+ * and bfloat16 through nnp_f16_to_f32() and friends, lib/half.c).  Float-like
+ * sources go through double, integer-like ones through int64, in chunks that
+ * stay in L1; 16-bit floats to and from float32 convert directly. */
 #include "backends/cpu/cpu.h"
 #include "backends/cpu/cpu-elementwise.h"
 
 #include <string.h>
 
 /* ---------------------------------------------------------------- Cast */
-
-/* IEEE half <-> float, round to nearest even. */
-static float
-half_to_float (guint16 h)
-{
-  guint32 sign = (guint32) (h & 0x8000) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ff, bits;
-  float f;
-
-  if (exp == 0) {
-    /* zero or subnormal: mant * 2^-24 */
-    f = (float) mant * (1.f / 16777216.f);
-    return sign ? -f : f;
-  }
-  if (exp == 31)
-    bits = sign | 0x7f800000u | (mant << 13);
-  else
-    bits = sign | ((exp + 112) << 23) | (mant << 13);
-  memcpy (&f, &bits, sizeof (f));
-  return f;
-}
-
-static guint16
-float_to_half (float f)
-{
-  guint32 bits, sign, mant;
-  int exp;
-
-  memcpy (&bits, &f, sizeof (bits));
-  sign = (bits >> 16) & 0x8000;
-  exp = (int) ((bits >> 23) & 0xff);
-  mant = bits & 0x7fffff;
-  if (exp == 255) /* inf / nan */
-    return (guint16) (sign | 0x7c00 | (mant ? 0x200 : 0));
-  exp -= 127 - 15;
-  if (exp >= 31) /* overflow */
-    return (guint16) (sign | 0x7c00);
-  if (exp <= 0) { /* subnormal or zero */
-    guint32 m, shift, r, half;
-    if (exp < -10)
-      return (guint16) sign;
-    m = mant | 0x800000;
-    shift = (guint32) (14 - exp);
-    r = m >> shift;
-    half = 1u << (shift - 1);
-    if ((m & (2 * half - 1)) > half || ((m & (2 * half - 1)) == half && (r & 1)))
-      r++;
-    return (guint16) (sign | r);
-  }
-  {
-    guint32 h = sign | ((guint32) exp << 10) | (mant >> 13);
-    guint32 rest = mant & 0x1fff;
-    if (rest > 0x1000 || (rest == 0x1000 && (h & 1)))
-      h++; /* may carry into the exponent: fine */
-    return (guint16) h;
-  }
-}
 
 #define CAST_CHUNK 256
 
@@ -71,7 +16,34 @@ float_to_half (float f)
 static gboolean
 cast_src_is_float (NnpDType t)
 {
-  return t == NNP_DTYPE_FLOAT32 || t == NNP_DTYPE_FLOAT64 || t == NNP_DTYPE_FLOAT16;
+  return t == NNP_DTYPE_FLOAT32 || t == NNP_DTYPE_FLOAT64 || nnp_dtype_is_half (t);
+}
+
+/* 16-bit floats <-> float32 without the double: TRUE when done. */
+static gboolean
+cast_half_direct (const void *src, NnpDType from, void *dst, NnpDType to, gsize n)
+{
+  if (to == NNP_DTYPE_FLOAT32 && from == NNP_DTYPE_FLOAT16)
+    nnp_f16_to_f32 (src, dst, n);
+  else if (to == NNP_DTYPE_FLOAT32 && from == NNP_DTYPE_BFLOAT16)
+    nnp_bf16_to_f32 (src, dst, n);
+  else if (from == NNP_DTYPE_FLOAT32 && to == NNP_DTYPE_FLOAT16)
+    nnp_f32_to_f16 (src, dst, n);
+  else if (from == NNP_DTYPE_FLOAT32 && to == NNP_DTYPE_BFLOAT16)
+    nnp_f32_to_bf16 (src, dst, n);
+  else
+    return FALSE;
+  return TRUE;
+}
+
+/* float32 values of a chunk to 16-bit floats */
+static void
+store_half (void *dst, NnpDType t, gsize n, const float *f)
+{
+  if (t == NNP_DTYPE_FLOAT16)
+    nnp_f32_to_f16 (f, dst, n);
+  else
+    nnp_f32_to_bf16 (f, dst, n);
 }
 
 static void
@@ -83,10 +55,16 @@ cast_load_f (const void *src, NnpDType t, gsize n, double *d)
         d[i] = ((const float *) src)[i];
       break;
     case NNP_DTYPE_FLOAT64: memcpy (d, src, n * sizeof (double)); break;
-    default:
+    default: {
+      float f[CAST_CHUNK];
+      if (t == NNP_DTYPE_FLOAT16)
+        nnp_f16_to_f32 (src, f, n);
+      else
+        nnp_bf16_to_f32 (src, f, n);
       for (gsize i = 0; i < n; i++)
-        d[i] = half_to_float (((const guint16 *) src)[i]);
+        d[i] = f[i];
       break;
+    }
   }
 }
 
@@ -136,9 +114,14 @@ cast_store_f (void *dst, NnpDType t, gsize n, const double *d)
       break;
     case NNP_DTYPE_FLOAT64: memcpy (dst, d, n * sizeof (double)); break;
     case NNP_DTYPE_FLOAT16:
+    case NNP_DTYPE_BFLOAT16: {
+      /* float64 sources: rounded to float32 first (ONNX Runtime does the same) */
+      float f[CAST_CHUNK];
       for (gsize i = 0; i < n; i++)
-        ((guint16 *) dst)[i] = float_to_half ((float) d[i]);
+        f[i] = (float) d[i];
+      store_half (dst, t, n, f);
       break;
+    }
     case NNP_DTYPE_BOOL:
       for (gsize i = 0; i < n; i++)
         ((guint8 *) dst)[i] = d[i] != 0;
@@ -167,9 +150,13 @@ cast_store_i (void *dst, NnpDType t, gsize n, const gint64 *v, gboolean src_u64)
         ((double *) dst)[i] = src_u64 ? (double) (guint64) v[i] : (double) v[i];
       break;
     case NNP_DTYPE_FLOAT16:
+    case NNP_DTYPE_BFLOAT16: {
+      float f[CAST_CHUNK];
       for (gsize i = 0; i < n; i++)
-        ((guint16 *) dst)[i] = float_to_half (src_u64 ? (float) (guint64) v[i] : (float) v[i]);
+        f[i] = src_u64 ? (float) (guint64) v[i] : (float) v[i];
+      store_half (dst, t, n, f);
       break;
+    }
     case NNP_DTYPE_BOOL:
       for (gsize i = 0; i < n; i++)
         ((guint8 *) dst)[i] = v[i] != 0;
@@ -203,6 +190,8 @@ cast_work (gpointer data, gsize begin, gsize end, int thread)
     gsize n = MIN ((gsize) CAST_CHUNK, stop - s);
     const guint8 *src = job->in + s * job->in_esize;
     guint8 *dst = job->out + s * job->out_esize;
+    if (cast_half_direct (src, job->from, dst, job->to, n))
+      continue;
     if (cast_src_is_float (job->from)) {
       double tmp[CAST_CHUNK];
       cast_load_f (src, job->from, n, tmp);

@@ -1,4 +1,4 @@
-/* CPU kernels: ReduceMean, ReduceSum, ReduceMax, ReduceMin, ArgMax.
+/* CPU kernels: ReduceMean, ReduceSum, ReduceMax, ReduceMin, ArgMax, ArgMin.
  *
  * Reductions see the input as the merged, alternating kept/reduced groups of
  * NnpReduceParams.  The output starts at the operation's identity and the
@@ -218,7 +218,7 @@ typedef struct {
     const ArgMaxJob *job = data; \
     const NnpArgMaxParams *p = job->p; \
     const int64_t dim = p->dim, inner = p->inner; \
-    const gboolean last = p->select_last_index; \
+    const gboolean last = p->select_last_index, mn = p->min; \
     for (gsize o = begin; o < end; o++) { \
       const T *x = (const T *) job->x + (int64_t) o * dim * inner; \
       gint64 *y = job->y + (int64_t) o * inner; \
@@ -226,7 +226,7 @@ typedef struct {
         T best = x[0]; \
         gint64 bi = 0; \
         for (int64_t d = 1; d < dim; d++) { \
-          if (x[d] > best || (last && x[d] == best)) { \
+          if ((mn ? x[d] < best : x[d] > best) || (last && x[d] == best)) { \
             best = x[d]; \
             bi = d; \
           } \
@@ -244,7 +244,8 @@ typedef struct {
         for (int64_t d = 1; d < dim; d++) { \
           const T *row = x + d * inner + j0; \
           for (int64_t j = 0; j < nj; j++) { \
-            gboolean take = last ? row[j] >= best[j] : row[j] > best[j]; \
+            gboolean take = mn ? (last ? row[j] <= best[j] : row[j] < best[j]) \
+                               : (last ? row[j] >= best[j] : row[j] > best[j]); \
             best[j] = take ? row[j] : best[j]; \
             y[j0 + j] = take ? d : y[j0 + j]; \
           } \
@@ -282,3 +283,4 @@ const NnpCpuKernel nnp_cpu_reduce_sum = { .run = reduce_sum_run };
 const NnpCpuKernel nnp_cpu_reduce_max = { .run = reduce_max_run };
 const NnpCpuKernel nnp_cpu_reduce_min = { .run = reduce_min_run };
 const NnpCpuKernel nnp_cpu_arg_max = { .run = arg_max_run };
+const NnpCpuKernel nnp_cpu_arg_min = { .run = arg_max_run }; /* params->min */

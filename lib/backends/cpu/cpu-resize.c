@@ -433,3 +433,11 @@ const NnpCpuKernel nnp_cpu_resize = {
   .prepare = resize_prepare,
   .free_state = resize_free_state,
 };
+
+/* Upsample (opsets 7 to 9) is Resize 10 (ops-nn.c) */
+const NnpCpuKernel nnp_cpu_upsample = {
+  .run = resize_run,
+  .workspace = resize_workspace,
+  .prepare = resize_prepare,
+  .free_state = resize_free_state,
+};

@@ -1,5 +1,8 @@
 /* OpenCL backend: launch code of Cast (kernels/elementwise.cl) between
- * float32, int32, int64, uint8, int8 and bool.  As lib/backends/cpu/cpu-cast.c. */
+ * float32, int32, int64, uint8, int8 and bool, and float16 / bfloat16 to and
+ * from float32 (the 16-bit graph pass, lib/graph/half.c, puts such Casts at
+ * a stage's 16-bit edges: the 16-bit tensors cross to the device as they are
+ * and convert there).  As lib/backends/cpu/cpu-cast.c. */
 #include "backends/opencl/ocl-ops.h"
 
 typedef struct {
@@ -24,6 +27,10 @@ static const CastEntry cast_table[] = {
   { NNP_DTYPE_INT32, NNP_DTYPE_BOOL, "cast_i32_bool" },
   { NNP_DTYPE_BOOL, NNP_DTYPE_INT64, "cast_bool_i64" },
   { NNP_DTYPE_BOOL, NNP_DTYPE_INT32, "cast_bool_i32" },
+  { NNP_DTYPE_FLOAT16, NNP_DTYPE_FLOAT32, "cast_f16_f32" },
+  { NNP_DTYPE_FLOAT32, NNP_DTYPE_FLOAT16, "cast_f32_f16" },
+  { NNP_DTYPE_BFLOAT16, NNP_DTYPE_FLOAT32, "cast_bf16_f32" },
+  { NNP_DTYPE_FLOAT32, NNP_DTYPE_BFLOAT16, "cast_f32_bf16" },
 };
 
 static const char *

@@ -153,3 +153,11 @@ const NnpOclKernel nnp_ocl_kernel_resize = {
   .run = resize_run,
   .free_state = nnp_ocl_state_free,
 };
+
+/* Upsample (opsets 7 to 9) is Resize 10 (ops-nn.c) */
+const NnpOclKernel nnp_ocl_kernel_upsample = {
+  .supports = resize_supports,
+  .prepare = resize_prepare,
+  .run = resize_run,
+  .free_state = nnp_ocl_state_free,
+};

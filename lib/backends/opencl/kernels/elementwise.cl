@@ -124,7 +124,8 @@ where_f32 (__global const uchar *c, int co, __global const float *a, int ao,
   y[yo + i] = c[co + ic] ? a[ao + ia] : b[bo + ib];
 }
 
-/* Cast between float32, int32, int64, uint8, int8 and bool (uchar 0/1). */
+/* Cast between float32, int32, int64, uint8, int8 and bool (uchar 0/1); the
+ * 16-bit floats below. */
 #define CAST(NAME, TIN, TOUT, EXPR)                                              \
   __kernel void NAME (__global const TIN *x, int xo, __global TOUT *y, int yo, int n) \
   {                                                                              \
@@ -152,3 +153,44 @@ CAST (cast_i64_bool, long, uchar, (uchar) (v != 0))
 CAST (cast_i32_bool, int, uchar, (uchar) (v != 0))
 CAST (cast_bool_i64, uchar, long, (long) (v != 0))
 CAST (cast_bool_i32, uchar, int, (int) (v != 0))
+
+/* 16-bit floats: float16 through vload_half / vstore_half_rte (core OpenCL,
+ * no cl_khr_fp16 needed), bfloat16 as the upper half of a float32's bits;
+ * to 16 bits rounds to nearest even, as the CPU backend (lib/half.c). */
+__kernel void
+cast_f16_f32 (__global const half *x, int xo, __global float *y, int yo, int n)
+{
+  int i = get_global_id (0);
+  if (i < n)
+    y[yo + i] = vload_half (xo + i, x);
+}
+
+__kernel void
+cast_f32_f16 (__global const float *x, int xo, __global half *y, int yo, int n)
+{
+  int i = get_global_id (0);
+  if (i < n)
+    vstore_half_rte (x[xo + i], yo + i, y);
+}
+
+__kernel void
+cast_bf16_f32 (__global const ushort *x, int xo, __global float *y, int yo, int n)
+{
+  int i = get_global_id (0);
+  if (i < n)
+    y[yo + i] = as_float ((uint) x[xo + i] << 16);
+}
+
+__kernel void
+cast_f32_bf16 (__global const float *x, int xo, __global ushort *y, int yo, int n)
+{
+  int i = get_global_id (0);
+  uint b;
+  if (i >= n)
+    return;
+  b = as_uint (x[xo + i]);
+  if ((b & 0x7fffffffu) > 0x7f800000u) /* NaN stays a quiet NaN */
+    y[yo + i] = (ushort) ((b >> 16) | 0x40u);
+  else
+    y[yo + i] = (ushort) ((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
+}
