@@ -5,7 +5,7 @@
  * where nodes run.  Implementations live in lib/backends/<name>/ (cpu,
  * opencl) and are listed once, in lib/backends/registry.c; nothing else in
  * the library names a backend.  The device front (lib/backends/device.c),
- * the stage (lib/exec/stage.c), constant folding (lib/graph/specialize.c)
+ * the stage (lib/exec/stage.c), constant folding (lib/specialize/specialize.c)
  * and the partitioner's cost model reach backends only through this table.
  *
  * This header sits at the bottom of the layers (it includes public headers
@@ -121,5 +121,15 @@ const NnpBackend *nnp_device_get_backend_table (NnpDevice *device, gpointer *ctx
  * and again); a failed open is remembered and its error repeated.
  * Borrowed. */
 NnpDevice *nnp_device_open_kept (const char *spec, GError **error);
+
+/* TRUE when the device works on host memory (the CPU): its tensors are
+ * host tensors. */
+gboolean nnp_device_is_host (NnpDevice *device);
+/* Whether the device has a kernel for this (specialised) node, including its
+ * attribute and dtype case.  On FALSE, *why (if not NULL) gets a one-line
+ * reason, e.g. "Conv: 3-D convolution"; free it with g_free().  The CPU
+ * supports every op of op-list.h that has a kernel. */
+gboolean nnp_device_supports_node (NnpDevice *device, const NnpGraph *graph, const NnpNode *node,
+                                   char **why);
 
 G_END_DECLS

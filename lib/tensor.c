@@ -2,6 +2,8 @@
 #include <nnpipe/tensor.h>
 #include <nnpipe/error.h>
 
+#include "tensor-private.h"
+
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,19 +1,27 @@
 #!/usr/bin/env python3
-"""Check the include layering of libnnpipe and the plugin (issue 11).
+"""Check the layering of libnnpipe and the plugin: includes and calls (issues 11, 24).
 
-  tools/check-layers.py [--list | --self-test] [SOURCE_ROOT]
+  tools/check-layers.py [--list | --layers | --self-test] [SOURCE_ROOT]
 
 Reads every #include line (and the functions each file defines and calls) of
 lib/, plugins/ and include/nnpipe/, then checks:
 
- 1. Layers, by the directory of the including file and of the included header
-    (docs/architecture.md, "Layers"):
-      include/nnpipe/ (public)  includes only include/nnpipe/ and system headers
-      lib/graph, lib/ops        include nothing from lib/backends, lib/exec, lib/partition
-      lib/backends              includes nothing from lib/exec, lib/partition
-      lib/ (all of it)          includes nothing from plugins/ and no <gst/...>
-      plugins/pre/, plugins/post/  include nothing from the rest of plugins/, no
-                                <gst/...>; post/ nothing from pre/
+ 1. Layers.  libnnpipe's folders are layers, bottom up (LAYERS below,
+    docs/architecture.md "Layers"): core (lib/*.c, lib/backend.h), graph,
+    ops, onnx, backends, specialize, exec, partition, remote, pipeline.  A
+    file may include headers of its own layer and the layers below, and
+    call functions defined there, never above:
+      - an internal header (lib/...) belongs to the layer of its folder;
+      - a public header (include/nnpipe/X.h) belongs to the layer that
+        implements it: the one whose files define the functions it
+        declares (learnt from the tree; a public header implemented in two
+        layers is itself a violation: one header, one layer);
+      - a call edge A -> B (A uses a function with external linkage defined
+        in B) is judged by the layers of A and B, so a climb through a
+        public header is seen too.
+    Besides: lib/ includes nothing from plugins/ and no <gst/...>;
+    plugins/pre/, plugins/post/ include nothing from the rest of plugins/, no
+    <gst/...>; post/ nothing from pre/ (includes and calls).
  2. No loops between files: file A calls a function defined in file B (so it
     includes B's header) and B, directly or through other files, calls one
     defined in A.  A header counts as part of the .c file of the same stem.
@@ -26,9 +34,9 @@ lib/, plugins/ and include/nnpipe/, then checks:
 
 Known violations are on ALLOWED below, each with its reason; the list may
 only shrink: an entry that no longer matches anything is an error too, so a
-fixed violation is taken off the list.  It is empty since the backend
-interface of issue 11 (NnpBackend).
+fixed violation is taken off the list.  It is empty.
 --list prints every file-to-file call edge (A -> B: symbols) and exits 0;
+--layers prints each public header's layer and each layer's files;
 --self-test checks the checker on a small tree with one of each violation.
 Exits 1 naming each violation, 0 when the tree is clean.
 """
@@ -38,23 +46,25 @@ import sys
 
 # ------------------------------------------------------------------ the rules
 
-# layer of a path (relative to the source root) -> layers it must not include
-FORBIDDEN = {
-    "graph": {"backends", "exec", "partition", "plugins"},
-    "ops": {"backends", "exec", "partition", "plugins"},
-    "backends": {"exec", "partition", "plugins"},
-    "exec": {"partition", "plugins"},
-    "onnx": {"backends", "exec", "partition", "plugins"},
-    "partition": {"plugins"},
-    "remote": {"plugins"},
-    "core": {"plugins"},
+# libnnpipe's layers, bottom up: each may use its own and those before it.
+LAYERS = ["core", "graph", "ops", "onnx", "backends", "specialize", "exec", "partition",
+          "remote", "pipeline"]
+
+
+def forbidden(layer):
+    """Layers a file of `layer` must not include from or call into."""
+    if layer in LAYERS:
+        return set(LAYERS[LAYERS.index(layer) + 1:]) | {"plugins"}
     # plugins/pre/, plugins/post/: pre- and post-processing algorithms, no
     # GStreamer, no element code; pre/ may use post/'s box geometry
-    "pre": {"plugins"},
-    "post": {"plugins", "pre"},
-    "public": {"graph", "ops", "backends", "exec", "partition", "onnx", "remote", "core", "plugins",
-               "pre", "post"},
-}
+    if layer == "pre":
+        return {"plugins"}
+    if layer == "post":
+        return {"plugins", "pre"}
+    if layer == "public":
+        return set(LAYERS) | {"plugins", "pre", "post"}
+    return set()
+
 
 # Known violations, each "A -> B" (include edge: A includes header B; call
 # edge: A calls a function defined in B), mapped to the reason.  Shrink only.
@@ -109,6 +119,8 @@ def layer_of(rel):
     if parts[0] == "plugins":
         return parts[1] if len(parts) > 2 and parts[1] in ("pre", "post") else "plugins"
     if parts[0] == "lib":
+        if rel == "lib/backend.h":
+            return "backends"  # the backends' interface, implemented there
         return parts[1] if len(parts) > 2 else "core"
     return None
 
@@ -170,6 +182,15 @@ def main(argv):
     root = os.path.abspath(root)
     if "--self-test" in argv:
         return self_test()
+    if "--layers" in argv:
+        files, text = read_tree(root)
+        header_layer, multi = public_header_layers(root, files, text)
+        for h in sorted(header_layer):
+            print("%-32s %s%s" % (h, header_layer[h], "  (several!)" if h in multi else ""))
+        for layer in LAYERS:
+            print("%-10s %s" % (layer, " ".join(f for f in files if layer_of(f) == layer
+                                                 and f.endswith(".c"))))
+        return 0
     if "--list" in argv:
         for a, b, syms in call_edges(root):
             print("%s -> %s: %s" % (a, b, " ".join(sorted(syms))))
@@ -191,11 +212,58 @@ def read_tree(root):
     return files, text
 
 
-def call_edges(root):
-    """(A, B, symbols): file A calls functions defined in file B."""
-    files, text = read_tree(root)
-    existing = set(files)
-    defined = {}   # symbol -> unit defining it
+DECL_RE = re.compile(r'\b(nnp_[a-z0-9_]+)\s*\(')
+
+
+def declared_functions(text):
+    """nnp_ functions a header declares (prototypes at file scope, not
+    typedefs or static inline bodies)."""
+    body = strip_comments_and_strings(text)
+    body = re.sub(r'^\s*#(?:[^\n]*\\\n)*[^\n]*', ' ', body, flags=re.M)
+    names, depth, stmt = set(), 0, []
+    for c in body:
+        if depth > 0:
+            depth += (c == "{") - (c == "}")
+            continue
+        if c == "{":
+            depth, stmt = 1, []
+        elif c == ";":
+            st = "".join(stmt)
+            stmt = []
+            if re.match(r'\s*(typedef|static)\b', st):
+                continue
+            m = DECL_RE.search(st)
+            if m:
+                names.add(m.group(1))
+        else:
+            stmt.append(c)
+    return names
+
+
+def public_header_layers(root, files, text):
+    """{header: layer} of the public headers that declare functions, and
+    {header: {layer: files}} of those implemented in more than one layer."""
+    defined = definitions(files, text)
+    layers, multi = {}, {}
+    for rel in files:
+        if not rel.startswith("include/"):
+            continue
+        by = {}
+        for name in declared_functions(text[rel]):
+            if name in defined:
+                by.setdefault(layer_of(defined[name]), set()).add(defined[name])
+        if len(by) == 1:
+            layers[rel] = next(iter(by))
+        elif len(by) > 1:
+            multi[rel] = by
+            # judged as its lowest layer (the violation is reported once)
+            layers[rel] = min(by, key=lambda l: LAYERS.index(l) if l in LAYERS else -1)
+    return layers, multi
+
+
+def definitions(files, text):
+    """symbol -> .c file defining it with external linkage."""
+    defined = {}
     for rel in files:
         if not rel.endswith(".c"):
             continue
@@ -210,6 +278,14 @@ def call_edges(root):
             if re.search(r'\bstatic\b', prev) or line.rstrip().endswith(";"):
                 continue
             defined.setdefault(m.group(1), rel)
+    return defined
+
+
+def call_edges(root):
+    """(A, B, symbols): file A calls functions defined in file B."""
+    files, text = read_tree(root)
+    existing = set(files)
+    defined = definitions(files, text)
     edges = {}     # unit -> {unit -> set(symbols)}
     for rel in files:
         src = unit_of(rel, existing)
@@ -226,6 +302,11 @@ def check(root, allowed):
     files, text = read_tree(root)
     errors = []
     used_allow = set()
+    header_layer, multi = public_header_layers(root, files, text)
+    for h, layers in sorted(multi.items()):
+        errors.append("%s is implemented in %d layers (%s): one public header, one layer"
+                      % (h, len(layers), ", ".join("%s: %s" % (l, " ".join(sorted(f)[:3]))
+                                                   for l, f in sorted(layers.items()))))
 
     # 1 + 3: includes and layers
     for rel in files:
@@ -248,8 +329,11 @@ def check(root, allowed):
                     errors.append("%s: includes \"%s\", which does not exist" % (rel, name))
                 continue
             dst_layer = layer_of(dep)
+            if dst_layer == "public" and src_layer != "public":
+                # a public header counts as the layer that implements it
+                dst_layer = header_layer.get(dep, "public")
             key = (rel, dep)
-            if dst_layer in FORBIDDEN.get(src_layer, ()):
+            if dst_layer in forbidden(src_layer):
                 if key in allowed:
                     used_allow.add(key)
                 else:
@@ -267,6 +351,17 @@ def check(root, allowed):
     edges = {}
     for a, b, syms in call_edges(root):
         edges.setdefault(a, {})[b] = syms
+
+    for a, outs in sorted(edges.items()):
+        la = layer_of(a)
+        for b in sorted(outs):
+            lb = layer_of(b)
+            if lb in forbidden(la) and la not in ("public", "plugins"):
+                if (a, b) in allowed:
+                    used_allow.add((a, b))
+                else:
+                    errors.append("%s calls %s (%s): the %s layer may not call into %s"
+                                  % (a, b, ", ".join(sorted(outs[b])[:4]), la, lb))
 
     graph = {}
     for a, outs in edges.items():
@@ -308,6 +403,16 @@ def self_test():
         "lib/ok.c": '#include <gst/gst.h>\nstatic int\nk_private (void)\n{\n  return 0;\n}\n',
         "plugins/a.c": 'void\na_fn (void)\n{\n  b_fn ();\n}\n',
         "plugins/b.c": 'void\nb_fn (void)\n{\n  a_fn ();\n}\n',
+        # a public header of the exec layer, included from ops; a call from
+        # graph into exec without any include (through a public header)
+        "include/nnpipe/xp.h": 'void nnp_xp (void);\n',
+        "lib/exec/xp.c": '#include <nnpipe/xp.h>\nvoid\nnnp_xp (void)\n{\n}\n',
+        "lib/ops/o.c": '#include <nnpipe/xp.h>\n',
+        "lib/graph/climb.c": 'void\nclimb_fn (void)\n{\n  nnp_xp ();\n}\n',
+        # a public header implemented in two layers
+        "include/nnpipe/two.h": 'void nnp_two_a (void);\nvoid nnp_two_b (void);\n',
+        "lib/graph/two-a.c": 'void\nnnp_two_a (void)\n{\n}\n',
+        "lib/partition/two-b.c": 'void\nnnp_two_b (void)\n{\n}\n',
         "plugins/pre/p.c": '#include <gst/gst.h>\n',
         "plugins/post/q.c": '#include "../pre/r.h"\n',
         "plugins/pre/r.h": "#pragma once\n",
@@ -324,6 +429,12 @@ def self_test():
         "plugins/pre/p.c: includes <gst/gst.h>",
         "plugins/post/q.c includes plugins/pre/r.h: the post layer may not include from pre",
         "allow-list entry lib/x.c -> lib/y.c matches nothing",
+        "lib/graph/g.c calls lib/backends/cpu/k.c (k_fn): the graph layer may not call into "
+        "backends",
+        "lib/ops/o.c includes include/nnpipe/xp.h: the ops layer may not include from exec",
+        "lib/graph/climb.c calls lib/exec/xp.c (nnp_xp): the graph layer may not call into exec",
+        "include/nnpipe/two.h is implemented in 2 layers (graph: lib/graph/two-a.c, partition: "
+        "lib/partition/two-b.c)",
     ]
     with tempfile.TemporaryDirectory() as root:
         for rel, body in tree.items():
@@ -341,7 +452,7 @@ def self_test():
         print("check-layers self-test: %d violations, expected %d:\n  %s"
               % (len(errors), len(expect), "\n  ".join(errors)))
         ok = False
-    if used != 1 or any("the graph layer" in e for e in allowed_errors):
+    if used != 1 or any("g.c includes lib/backends/cpu/k.h" in e for e in allowed_errors):
         print("check-layers self-test: the allow-list entry was not honoured")
         ok = False
     print("check-layers self-test: %s" % ("ok" if ok else "FAILED"))

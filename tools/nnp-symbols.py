@@ -4,6 +4,8 @@
   tools/nnp-symbols.py --list HEADER...           print the declared functions
   tools/nnp-symbols.py --map OUT HEADER...        write the linker version script
   tools/nnp-symbols.py --check LIB HEADER...      check LIB's exported symbols
+  tools/nnp-symbols.py --users ROOT HEADER...     check that every public function
+                                                  has a user or is documented
 
 The build links libnnpipe.so with the version script written by --map (every
 function declared in a public header, `local: *` for the rest), so the
@@ -12,6 +14,12 @@ test) reads `nm -D --defined-only LIB` and fails naming every exported symbol
 that is not a declared nnp_ function, and every declared function the library
 does not export (declared in a public header but defined nowhere, or hidden).
 static inline functions of the headers are not exported and not listed.
+
+--users (the meson test 'public-api-users') keeps the public API narrow
+(issue 24): every declared function must have a user outside lib/ (a call
+in plugins/ or tools/, comments and strings aside) or be named in the
+"Public API" section of docs/architecture.md, the functions a library user
+needs that no element or command calls (nnp_version, the NNP_ERROR quark).
 """
 import re
 import subprocess
@@ -62,6 +70,39 @@ def declared(headers):
     return names
 
 
+def strip_code(text):
+    """Comments and string literals out (names in them are not uses)."""
+    text = re.sub(r'/\*.*?\*/', ' ', text, flags=re.S)
+    text = re.sub(r'//[^\n]*', ' ', text)
+    return re.sub(r'"(?:\\.|[^"\\\n])*"', '""', text)
+
+
+def users(root, names):
+    """{name: files outside lib/ that use it}."""
+    import os
+    found = {n: [] for n in names}
+    for top in ("plugins", "tools"):
+        for dirpath, _, files in os.walk(os.path.join(root, top)):
+            for f in files:
+                if not f.endswith((".c", ".h", ".inc")):
+                    continue
+                path = os.path.join(dirpath, f)
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    idents = set(re.findall(r'\bnnp_[a-z0-9_]+\b', strip_code(fh.read())))
+                for n in idents & set(names):
+                    found[n].append(os.path.relpath(path, root))
+    return found
+
+
+def documented(root):
+    """Names in the "Public API" section of docs/architecture.md."""
+    import os
+    with open(os.path.join(root, "docs", "architecture.md"), encoding="utf-8") as f:
+        text = f.read()
+    m = re.search(r'^#+ The public API.*?(?=^#+ )', text, flags=re.S | re.M)
+    return set(re.findall(r'\bnnp_[a-z0-9_]+', m.group(0))) if m else set()
+
+
 def main(argv):
     if len(argv) < 3:
         sys.stderr.write(__doc__)
@@ -79,6 +120,19 @@ def main(argv):
                 f.write("    %s;\n" % n)
             f.write("  local:\n    *;\n};\n")
         return 0
+    if mode == "--users":
+        root, names = argv[2], declared(argv[3:])
+        found = users(root, names)
+        docs = documented(root)
+        bad = sorted(n for n in names if not found[n] and n not in docs)
+        for n in bad:
+            print("nnp-symbols: %s has no user outside lib/ (plugins/, tools/) and is not "
+                  "documented in docs/architecture.md, \"The public API\": make it internal "
+                  "(a lib/ header) or document it" % n)
+        print("nnp-symbols: %d public functions, %d used outside lib/, %d documented only, "
+              "%d problem(s)" % (len(names), sum(1 for n in names if found[n]),
+                                 sum(1 for n in names if not found[n] and n in docs), len(bad)))
+        return 1 if bad else 0
     if mode == "--check":
         lib, names = argv[2], declared(argv[3:])
         out = subprocess.run(["nm", "-D", "--defined-only", lib], check=True,

@@ -16,6 +16,7 @@
 #include <nnpipe/tensor.h>
 #include <nnpipe/graph.h>
 #include <nnpipe/plan.h>
+#include <nnpipe/plan-make.h>
 #include <nnpipe/remote.h>
 
 #include <cjson/cJSON.h>

@@ -88,23 +88,12 @@ typedef struct {
  * NNP_ERROR_PLAN when malformed.  Devices named here are opened once and
  * kept open for the process by the partitioner. */
 NnpDeviceSpec *nnp_device_specs_parse (const char *text, int *n, GError **error);
+void nnp_device_specs_free (NnpDeviceSpec *specs, int n);
 /* One device list item "DEVICE" or "DEVICE*K" (K replicas, 1..64): *device
  * gets DEVICE (g_free), *replicas K (1 without "*").  NNP_ERROR_PLAN naming
  * the item when K is malformed. */
 gboolean nnp_device_item_split_replicas (const char *item, char **device, int *replicas,
                                          GError **error);
-void nnp_device_specs_free (NnpDeviceSpec *specs, int n);
-/* TRUE when this build and machine can run stages on the device ("cpu",
- * "opencl...": opens it once). */
-gboolean nnp_device_available (const char *device);
-/* TRUE when the CPU has a kernel for the node; FALSE for every other device
- * (their answer depends on the graph: use nnp_device_spec_supports()). */
-gboolean nnp_device_supports (const char *device, const NnpNode *node);
-/* TRUE when the device named by a spec can run this node of graph
- * (nnp_device_supports_node() of device.h).  On FALSE, *why (when not NULL)
- * gets a one-line reason (g_free), also when the device is unavailable. */
-gboolean nnp_device_spec_supports (const char *device, const NnpGraph *graph, const NnpNode *node,
-                                   char **why);
 
 /* Open (or return the shared) device for spec; NULL = "cpu".  Errors:
  * NNP_ERROR_DEVICE: unknown spec, "no OpenCL platform found", "OpenCL device
@@ -116,18 +105,9 @@ void nnp_device_unref (NnpDevice *device);
 
 /* The device's backend: "cpu", "opencl" (the first word of its spec). */
 const char *nnp_device_get_backend (NnpDevice *device);
-/* TRUE when the device works on host memory (the CPU): its tensors are
- * host tensors. */
-gboolean nnp_device_is_host (NnpDevice *device);
 /* "cpu" or e.g. "opencl:0 (NVIDIA H100 80GB HBM3, NVIDIA CUDA)"; owned by the device. */
 const char *nnp_device_get_name (NnpDevice *device);
 
-/* Whether the device has a kernel for this (specialised) node, including its
- * attribute and dtype case.  On FALSE, *why (if not NULL) gets a one-line
- * reason, e.g. "Conv: 3-D convolution"; free it with g_free().  The CPU
- * supports every op of op-list.h that has a kernel. */
-gboolean nnp_device_supports_node (NnpDevice *device, const NnpGraph *graph, const NnpNode *node,
-                                   char **why);
 
 /* A native handle of the device for sharing it with other code (a
  * GstContext), by name; borrowed: valid while the device is referenced
@@ -167,5 +147,14 @@ typedef struct {
 void nnp_device_get_copy_counts (NnpCopyCounts *counts);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (NnpDevice, nnp_device_unref)
+
+/* Parse a list of cores, the one syntax of nnstage cpus= and `nnpipe run
+ * --cpus`: core numbers and inclusive ranges separated by commas, e.g. "0,1"
+ * or "0-3,6" (each 0..1023, at most 1024 in all).  NULL or "" is no list:
+ * TRUE with *cpus = NULL and *n_cpus = 0.  Otherwise *cpus (g_free) gets the
+ * cores in the order given.  FALSE with NNP_ERROR_INVALID naming text and
+ * the bad item when malformed. */
+gboolean nnp_cpus_parse (const char *text, int **cpus, int *n_cpus, GError **error);
+
 
 G_END_DECLS

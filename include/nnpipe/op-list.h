@@ -204,7 +204,7 @@ NNP_OP (MAT_MUL_INTEGER,     mat_mul_integer,     "MatMulInteger",       2, 4, 1
 NNP_OP (QLINEAR_CONV,        qlinear_conv,        "QLinearConv",         8, 9, 1, 1)
 NNP_OP (QLINEAR_MAT_MUL,     qlinear_mat_mul,     "QLinearMatMul",       8, 9, 1, 1)
 /* QLinearMatMul's 9th input (not ONNX): an int32 bias per column, from a
- * QDQ Gemm.  Not ONNX: made by the quantisation pass (lib/graph/quant.c) from
+ * QDQ Gemm.  Not ONNX: made by the quantisation pass (lib/specialize/quant-fuse.c) from
  * ConvInteger / MatMulInteger -> Cast -> Mul (scale) [-> Add (bias)]:
  * inputs x, w, x_zero_point, w_zero_point, scale, bias; float output */
 NNP_OP (CONV_INTEGER_TO_FLOAT, conv_integer_to_float, "NnpConvIntegerToFloat", 2, 6, 1, 1)

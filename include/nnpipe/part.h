@@ -132,13 +132,6 @@ gboolean nnp_part_request_resolve (const char *model_path, const char *plan_path
                                    NnpPartRequest *req, GError **error);
 void nnp_part_request_clear (NnpPartRequest *req);
 
-/* The CPU fallback policy, written once for parts (nnp_part_open(),
- * nnp_part_prepare()) and plans (nnp_plan_make()): whether work meant for
- * `device` goes to the CPU after `err`, the error of opening the device or
- * of preparing a stage on it.  TRUE when fallback is asked for, device is
- * not the CPU and err is NNP_ERROR_DEVICE (missing or failed) or
- * NNP_ERROR_UNSUPPORTED (an op, attribute or shape without kernel). */
-gboolean nnp_fallback_applies (const char *device, gboolean fallback, const GError *err);
 
 NnpModel *nnp_part_get_model (NnpPart *part);  /* borrowed */
 const char *nnp_part_get_name (NnpPart *part); /* "stage 1 of plan.json" */
@@ -150,13 +143,11 @@ gboolean nnp_part_is_whole (NnpPart *part);
  * whole model, stage 0 of a plan, nodes with nothing before them at the
  * shapes checked by nnp_part_new()). */
 gboolean nnp_part_takes_model_inputs (NnpPart *part);
-int nnp_part_get_cache_size (NnpPart *part);
 /* Resize the cache (<= 0: the default); drops the least recently used
  * specialisations beyond it. */
 void nnp_part_set_cache_size (NnpPart *part, int size);
-/* Specialisations made since the part was created (cache misses) and
- * stages prepared (a debugging aid and what the tests count). */
-guint nnp_part_get_n_specialized (NnpPart *part);
+/* Stages prepared since the part was created (a debugging aid, nnstage's
+ * stages-built, what the tests count). */
 guint nnp_part_get_n_stages_built (NnpPart *part);
 
 /* The model's real inputs (graph inputs that are not constants), in order:
@@ -171,8 +162,6 @@ int nnp_model_real_inputs (NnpModel *model, const NnpValue **inputs, int max);
  * fit the graph at those shapes: a node list that is not convex...). */
 NnpPartSpec *nnp_part_reshape (NnpPart *part, const NnpInputShape *shapes, int n_shapes,
                                GError **error);
-/* The same by key (nnp_shapes_key()). */
-NnpPartSpec *nnp_part_reshape_key (NnpPart *part, const char *key, GError **error);
 
 /* Whether the part's inputs at a specialisation are what the caller has
  * (inputs[0..n) are the part's input values there). */
@@ -214,21 +203,14 @@ NnpPartSpec *nnp_part_answer (NnpPart *part, const char *question, NnpPartAnswer
  * upstream) asks this first. */
 gboolean nnp_part_knows (NnpPart *part, const char *question);
 
-NnpPartSpec *nnp_part_spec_ref (NnpPartSpec *spec);
 void nnp_part_spec_unref (NnpPartSpec *spec);
 /* The key (nnp_shapes_key()) and the specialised graph (borrowed). */
 const char *nnp_part_spec_get_key (NnpPartSpec *spec);
-NnpGraph *nnp_part_spec_get_graph (NnpPartSpec *spec);
-/* The part's boundary at this specialisation (values of the graph,
- * static shapes; borrowed): a plan stage's inputs/outputs in plan order,
- * the model's real inputs and outputs for the whole model. */
-int nnp_part_spec_get_n_inputs (NnpPartSpec *spec);
-const NnpValue *nnp_part_spec_get_input (NnpPartSpec *spec, int i);
+/* The part's outputs at this specialisation (values of the graph, static
+ * shapes; borrowed): a plan stage's outputs in plan order, the model's
+ * outputs for the whole model. */
 int nnp_part_spec_get_n_outputs (NnpPartSpec *spec);
 const NnpValue *nnp_part_spec_get_output (NnpPartSpec *spec, int i);
-/* The part's nodes (names, borrowed; topological order); n_nodes may be NULL.
- * NULL for the whole model. */
-const char *const *nnp_part_spec_get_nodes (NnpPartSpec *spec, int *n_nodes);
 
 /* The prepared stage of a specialisation of part (made on the first call
  * for spec, then the same; borrowed: valid while spec lives).  When the

@@ -40,13 +40,6 @@ typedef struct {
   int n_outputs;
 } NnpStageOptions;
 
-/* Parse a list of cores, the one syntax of nnstage cpus= and `nnpipe run
- * --cpus`: core numbers and inclusive ranges separated by commas, e.g. "0,1"
- * or "0-3,6" (each 0..1023, at most 1024 in all).  NULL or "" is no list:
- * TRUE with *cpus = NULL and *n_cpus = 0.  Otherwise *cpus (g_free) gets the
- * cores in the order given.  FALSE with NNP_ERROR_INVALID naming text and
- * the bad item when malformed. */
-gboolean nnp_cpus_parse (const char *text, int **cpus, int *n_cpus, GError **error);
 
 /* Prepare nodes[0..n_nodes) of graph (node indices; NULL = all nodes) on a device.
  * The stage keeps a reference to graph.  Errors: NNP_ERROR_DEVICE (unknown
@@ -56,7 +49,6 @@ NnpStage *nnp_stage_new (NnpGraph *graph, const int *nodes, int n_nodes,
                          const NnpStageOptions *options, GError **error);
 void nnp_stage_free (NnpStage *stage);
 
-NnpGraph *nnp_stage_get_graph (NnpStage *stage);
 int nnp_stage_get_n_inputs (NnpStage *stage);
 const NnpValue *nnp_stage_get_input (NnpStage *stage, int i);
 int nnp_stage_get_n_outputs (NnpStage *stage);
@@ -83,8 +75,5 @@ NnpTensor *nnp_stage_new_output (NnpStage *stage, int i, GError **error);
  * options->device ("cpu", "opencl", "opencl:N", "opencl:NAME": device.h and
  * docs/opencl.md). */
 NnpDevice *nnp_stage_get_device (NnpStage *stage);
-/* A new tensor for output i in the memory of the stage's device (host memory
- * on the CPU). */
-NnpTensor *nnp_stage_new_device_output (NnpStage *stage, int i, GError **error);
 
 G_END_DECLS

@@ -104,11 +104,6 @@ NnpTensor *nnp_tensor_new_wrapped (NnpDType dtype, const NnpShape *shape, void *
                                    GDestroyNotify release, gpointer release_data);
 NnpTensor *nnp_tensor_ref (NnpTensor *tensor);
 void nnp_tensor_unref (NnpTensor *tensor);
-/* Deep copy of a host tensor into new owned host storage (for any tensor:
- * nnp_tensor_new() + nnp_tensor_copy_into()). */
-NnpTensor *nnp_tensor_copy (const NnpTensor *tensor);
-/* TRUE when the tensor's storage is host memory (`data`). */
-gboolean nnp_tensor_is_host (const NnpTensor *tensor);
 int64_t nnp_tensor_numel (const NnpTensor *tensor);
 
 /* Fill a tensor with a deterministic pattern (test inputs, `nnpipe run`

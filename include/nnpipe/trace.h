@@ -22,8 +22,7 @@
  * Traces are shared by file name within a process: nnp_trace_open() of a
  * path that is already open returns the same trace with one more
  * reference, so every stage of a pipeline writes into one file.  The file
- * is written when the last reference is closed (nnp_trace_close()), or on
- * demand with nnp_trace_write(). */
+ * is written when the last reference is closed (nnp_trace_close()). */
 #pragma once
 
 #include <glib.h>
@@ -67,12 +66,8 @@ void nnp_trace_span (NnpTrace *trace, int track, gint64 frame, gint64 begin_us, 
 /* A counter sample: counter `counter` (nnp_trace_add_counter) has `value` at ts_us. */
 void nnp_trace_counter (NnpTrace *trace, int counter, gint64 value, gint64 ts_us);
 
-/* Events recorded so far, and events dropped because the trace was full. */
-guint nnp_trace_get_n_events (NnpTrace *trace);
+/* Events dropped because the trace was full. */
 guint nnp_trace_get_n_dropped (NnpTrace *trace);
 
-/* Write the events recorded so far to the trace's path (atomically:
- * a temporary file renamed over it).  NNP_ERROR_IO on failure. */
-gboolean nnp_trace_write (NnpTrace *trace, GError **error);
 
 G_END_DECLS

@@ -3,6 +3,7 @@
  * device.c so that the backends that count (lib/backends/opencl/ocl-buffer.c)
  * do not call back into the device front (no loop: tools/check-layers.py). */
 #include "backends/copy-counts.h"
+#include <nnpipe/device.h>
 
 static GMutex lock;
 static guint64 n_to_device, n_to_host, bytes_to_device, bytes_to_host, n_weights;

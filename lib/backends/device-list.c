@@ -124,3 +124,11 @@ nnp_device_specs_parse (const char *text, int *n, GError **error)
   *n = count;
   return specs;
 }
+
+gboolean
+nnp_fallback_applies (const char *device, gboolean fallback, const GError *err)
+{
+  return fallback && !nnp_device_spec_is_host (device) && err != NULL
+         && (g_error_matches (err, NNP_ERROR, NNP_ERROR_DEVICE)
+             || g_error_matches (err, NNP_ERROR, NNP_ERROR_UNSUPPORTED));
+}

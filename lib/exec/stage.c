@@ -10,9 +10,12 @@
  * the backend's run and copies forwarded values. */
 #include <nnpipe/stage.h>
 #include <nnpipe/log.h>
+#include <nnpipe/device.h>
 
 #include "backend.h"
 #include "backends/memplan.h"
+#include "exec/stage-private.h"
+#include "graph/graph-edit.h"
 
 #include <stdlib.h>
 #include <string.h>

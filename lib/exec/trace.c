@@ -1,6 +1,8 @@
 /* nnpipe: the tracer (see include/nnpipe/trace.h). */
 #include <nnpipe/trace.h>
 
+#include "exec/trace-private.h"
+
 #include <glib/gstdio.h>
 #include <errno.h>
 #include <stdio.h>

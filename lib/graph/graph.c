@@ -2,6 +2,7 @@
 #include <nnpipe/graph.h>
 
 #include "graph/derived.h"
+#include "graph/graph-edit.h"
 
 #include <stdarg.h>
 #include <string.h>

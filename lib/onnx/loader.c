@@ -8,6 +8,7 @@
  * never more than 8x the bytes of the message it comes from. */
 #include "onnx/loader.h"
 #include "onnx/wire.h"
+#include "graph/graph-edit.h"
 
 #include <nnpipe/log.h>
 #include <nnpipe/model.h>

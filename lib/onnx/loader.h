@@ -36,4 +36,5 @@ NnpTensor *nnp_onnx_parse_tensor (const NnpWireReader *parent, const NnpWireFiel
  * NnpDType does not cover; "unknown" past the table. */
 const char *nnp_onnx_dtype_name (int64_t code);
 
+
 G_END_DECLS

@@ -10,6 +10,7 @@
 #include <nnpipe/log.h>
 
 #include "onnx/loader.h"
+#include "onnx/model-private.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -3,6 +3,7 @@
  * nnp_tensor_from_onnx_bytes().  Untrusted input as in loader.c: every count
  * is checked against the bytes that carry it before anything is allocated. */
 #include "onnx/loader.h"
+#include "onnx/model-private.h"
 
 #include <nnpipe/model.h>
 

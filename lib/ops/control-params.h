@@ -40,6 +40,15 @@ NnpGraph *nnp_op_subgraph_specialize (const NnpGraph *parent, const NnpNode *nod
                                       const NnpShape *shapes, NnpTensor *const *consts,
                                       GError **error);
 
+/* Specialise graph g for its inputs `names` at `shapes` (n of them; the
+ * others static): new graph or NULL with the error.  The ops sit below the
+ * specialisation layer that shape-infers them, so it lends this function:
+ * nnp_graph_specialize() installs it (lib/specialize/specialize.c) before any
+ * shape inference runs, and nnp_op_subgraph_specialize() calls it. */
+typedef NnpGraph *(*NnpSubgraphSpecializeFunc) (const NnpGraph *g, const char *const *names,
+                                                const NnpShape *shapes, int n, GError **error);
+void nnp_op_set_subgraph_specializer (NnpSubgraphSpecializeFunc func);
+
 /* Loop bodies that need the iteration number as a constant are specialised
  * once per iteration, up to this many. */
 #define NNP_LOOP_MAX_UNROLL 1024

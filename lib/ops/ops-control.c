@@ -11,9 +11,15 @@
 #include "ops/ops.h"
 #include "ops/control-params.h"
 
-#include <nnpipe/model.h>
-
 #include <string.h>
+
+static NnpSubgraphSpecializeFunc specializer;
+
+void
+nnp_op_set_subgraph_specializer (NnpSubgraphSpecializeFunc func)
+{
+  g_atomic_pointer_set (&specializer, func);
+}
 
 NnpGraph *
 nnp_op_subgraph_specialize (const NnpGraph *parent, const NnpNode *node, const NnpAttr *sub,
@@ -21,14 +27,18 @@ nnp_op_subgraph_specialize (const NnpGraph *parent, const NnpNode *node, const N
                             NnpTensor *const *consts, GError **error)
 {
   g_autoptr (NnpGraph) g = NULL;
-  g_autofree NnpInputShape *in = NULL;
+  g_autofree const char **names = NULL;
+  g_autofree NnpShape *in = NULL;
+  NnpSubgraphSpecializeFunc func = g_atomic_pointer_get (&specializer);
   GError *local = NULL;
   NnpGraph *res;
   int n_in = 0;
 
   g_return_val_if_fail (sub->g != NULL, NULL);
+  g_return_val_if_fail (func != NULL, NULL);
   g = nnp_graph_copy (sub->g);
-  in = g_new0 (NnpInputShape, MAX (g->inputs->len, 1));
+  names = g_new0 (const char *, MAX (g->inputs->len, 1));
+  in = g_new0 (NnpShape, MAX (g->inputs->len, 1));
   for (guint k = 0; k < g->inputs->len; k++) {
     NnpValue *v = nnp_graph_value (g, g_array_index (g->inputs, int, k));
     if (k < (guint) sub->i) {
@@ -38,8 +48,8 @@ nnp_op_subgraph_specialize (const NnpGraph *parent, const NnpNode *node, const N
         v->shape = consts[k]->shape;
         continue;
       }
-      in[n_in].name = v->name;
-      in[n_in++].shape = shapes[k];
+      names[n_in] = v->name;
+      in[n_in++] = shapes[k];
     } else {
       /* an outer value: the node input of that name */
       NnpValue *pv = NULL;
@@ -60,11 +70,11 @@ nnp_op_subgraph_specialize (const NnpGraph *parent, const NnpNode *node, const N
         v->shape = pv->shape;
         continue;
       }
-      in[n_in].name = v->name;
-      in[n_in++].shape = pv->shape;
+      names[n_in] = v->name;
+      in[n_in++] = pv->shape;
     }
   }
-  res = nnp_graph_specialize (g, in, n_in, NNP_SPECIALIZE_DEFAULT, &local);
+  res = func (g, names, in, n_in, &local);
   if (res == NULL) {
     nnp_node_set_error (error, local->code, node, "subgraph '%s': %s", sub->name, local->message);
     g_error_free (local);

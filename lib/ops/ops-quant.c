@@ -2,7 +2,7 @@
  * DequantizeLinear (per tensor, per axis, blocked), DynamicQuantizeLinear,
  * ConvInteger, MatMulInteger, QLinearConv, QLinearMatMul and the fused
  * NnpConvIntegerToFloat / NnpMatMulIntegerToFloat of the quantisation pass
- * (lib/graph/quant.c).  Parameters go to the structs of quant-params.h. */
+ * (lib/specialize/quant-fuse.c).  Parameters go to the structs of quant-params.h. */
 #include "ops/ops.h"
 #include "ops/quant-params.h"
 

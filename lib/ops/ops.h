@@ -21,6 +21,9 @@
 
 #include <nnpipe/graph.h>
 #include <nnpipe/error.h>
+#include <nnpipe/ops.h>
+
+#include "graph/graph-edit.h"
 
 G_BEGIN_DECLS
 

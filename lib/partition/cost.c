@@ -25,10 +25,12 @@
 #include <nnpipe/plan.h>
 #include <nnpipe/device.h>
 #include <nnpipe/log.h>
+#include <nnpipe/ops.h>
 
 #include "backend.h"
 #include "backends/device-list.h"
 #include "partition/partition.h"
+#include "exec/stage-private.h"
 
 #include <cjson/cJSON.h>
 #include <glib/gstdio.h>

@@ -16,10 +16,12 @@
  *   - pinning of the stages the plan does not pin to consecutive cores. */
 #include <nnpipe/plan.h>
 #include <nnpipe/model.h>
-#include <nnpipe/part.h>
+#include <nnpipe/device.h>
+#include <nnpipe/specialize.h>
 
 #include "backends/device-list.h"
 #include "partition/partition.h"
+#include "graph/graph-edit.h"
 
 #include <string.h>
 

@@ -7,6 +7,7 @@
 #include <nnpipe/stage.h>
 
 #include "partition/partition.h"
+#include <nnpipe/device.h>
 
 typedef struct {
   NnpStage *stage;

@@ -4,8 +4,11 @@
  * the stage-load list of a request. */
 #include <nnpipe/plan.h>
 #include <nnpipe/log.h>
+#include <nnpipe/device.h>
+#include <nnpipe/specialize.h>
 
 #include "partition/partition.h"
+#include "graph/graph-edit.h"
 
 #include <math.h>
 #include <string.h>

@@ -5,6 +5,7 @@
 
 #include "backends/device-list.h"
 #include "partition/partition.h"
+#include "graph/graph-edit.h"
 
 #include <string.h>
 

@@ -1,6 +1,9 @@
 /* libnnpipe: plan files: save and load, the one rule for the model path
  * in a plan file, the model digest check, a plan's specialised graph. */
 #include <nnpipe/plan.h>
+#include <nnpipe/specialize.h>
+
+#include "partition/partition.h"
 
 #include <glib/gstdio.h>
 #include <stdlib.h>

@@ -2,6 +2,9 @@
  * the plan file format of docs/partition.md, read strictly (every error names
  * the key and the stage); a plan copied through its JSON (nnp_plan_copy). */
 #include <nnpipe/plan.h>
+#include <nnpipe/device.h>
+
+#include "partition/partition.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>

@@ -3,6 +3,8 @@
  * graph ids for nnp_stage_new). */
 #include <nnpipe/plan.h>
 #include <nnpipe/stage.h>
+#include "partition/partition.h"
+#include "graph/graph-edit.h"
 
 
 /* Ids of the named values (all known: the plan is resolved); newly allocated. */

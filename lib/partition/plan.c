@@ -5,6 +5,9 @@
  * against a graph), plan-stage.c (an executable stage of a plan),
  * plan-build.c (plans from cuts or by search, predicted costs). */
 #include <nnpipe/plan.h>
+#include <nnpipe/specialize.h>
+
+#include "partition/partition.h"
 
 #include <string.h>
 

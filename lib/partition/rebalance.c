@@ -6,6 +6,9 @@
 #include <nnpipe/rebalance.h>
 
 #include "partition/partition.h"
+#include <nnpipe/device.h>
+#include <nnpipe/specialize.h>
+#include "graph/graph-edit.h"
 
 /* The scaled node costs handed to nnp_plan_make() through its prepare
  * hook: for every device of the request, the node costs of that device

@@ -10,6 +10,8 @@
  * (it calls the planner), below make.c (nnp_plan_make() calls it). */
 #include <nnpipe/plan.h>
 #include <nnpipe/log.h>
+#include <nnpipe/device.h>
+#include <nnpipe/specialize.h>
 
 #include "partition/partition.h"
 

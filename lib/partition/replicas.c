@@ -5,6 +5,7 @@
  * costs and balance the stages accordingly (the search over replica counts
  * is in replicas-search.c). */
 #include <nnpipe/plan.h>
+#include <nnpipe/device.h>
 
 #include "partition/partition.h"
 

@@ -13,6 +13,10 @@
 #include <nnpipe/remote.h>
 
 #include "partition/partition.h"
+#include "remote/remote-private.h"
+#include <nnpipe/device.h>
+#include <nnpipe/plan-make.h>
+#include <nnpipe/specialize.h>
 
 #define CAT "nnp-partition"
 #define DEFAULT_WINDOW 4

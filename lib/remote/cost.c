@@ -7,6 +7,13 @@
 #include <nnpipe/model.h>
 #include <nnpipe/plan.h>
 #include <nnpipe/remote.h>
+#include <nnpipe/device.h>
+#include <nnpipe/specialize.h>
+
+#include "partition/partition.h"
+#include "remote/remote-private.h"
+#include "backends/device-list.h"
+#include "graph/graph-edit.h"
 
 #include <string.h>
 

@@ -13,6 +13,11 @@
 #include <nnpipe/log.h>
 #include <nnpipe/plan.h>
 #include <nnpipe/remote.h>
+#include <nnpipe/device.h>
+
+#include "partition/partition.h"
+#include "remote/remote-private.h"
+#include "graph/graph-edit.h"
 
 #include <math.h>
 #include <netinet/in.h>

@@ -9,6 +9,8 @@
 #include <nnpipe/error.h>
 #include <nnpipe/remote.h>
 
+#include "remote/remote-private.h"
+
 #include <string.h>
 
 /* ------------------------------------------------------------ little-endian */

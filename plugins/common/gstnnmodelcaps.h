@@ -5,6 +5,7 @@
 
 #include <gst/gst.h>
 #include <nnpipe/model.h>
+#include <nnpipe/specialize.h>
 #include <nnpipe/part.h>
 
 #include "gstnntensorcaps.h"

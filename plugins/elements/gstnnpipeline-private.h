@@ -18,6 +18,7 @@
 
 #include <nnpipe/model.h>
 #include <nnpipe/plan.h>
+#include <nnpipe/plan-make.h>
 #include <nnpipe/trace.h>
 
 G_BEGIN_DECLS

@@ -30,6 +30,10 @@
  * and when no case was found (a failure naming libonnx-testdata, not a skip).
  */
 #include <nnpipe/nnpipe.h>
+#include <nnpipe/specialize.h>
+
+#include "graph/graph-edit.h"
+#include "onnx/model-private.h"
 
 #include <errno.h>
 #include <math.h>

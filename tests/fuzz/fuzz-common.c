@@ -1,5 +1,7 @@
 /* Shared by the fuzz harnesses and tests/lib/fuzz-loader.c; see fuzz-common.h. */
 #include "fuzz-common.h"
+#include <nnpipe/ops.h>
+#include <nnpipe/specialize.h>
 
 #include <stdlib.h>
 #include <string.h>

@@ -11,6 +11,7 @@
  * Any input must give a result xor a one-line GError; a crash, a sanitizer
  * report, a leak or a broken contract aborts. */
 #include "fuzz-common.h"
+#include "onnx/model-private.h"
 
 #include <stdlib.h>
 

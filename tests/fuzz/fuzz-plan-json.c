@@ -6,6 +6,8 @@
  * graph (tests/data/small.onnx) so the checks behind validation run too.
  * Seeds: corpus/plan-json/. */
 #include "fuzz-common.h"
+#include <nnpipe/specialize.h>
+#include "partition/partition.h"
 
 #include <stdlib.h>
 #include <string.h>

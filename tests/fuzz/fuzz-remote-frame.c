@@ -11,8 +11,10 @@
  * goes to each payload parser directly (no header), and to
  * nnp_remote_address_parse() as text. */
 #include "fuzz-common.h"
+#include "remote/remote-private.h"
 
 #include <nnpipe/remote.h>
+#include <nnpipe/device.h>
 #include <stdlib.h>
 #include <string.h>
 

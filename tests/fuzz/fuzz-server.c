@@ -164,15 +164,28 @@ LLVMFuzzerInitialize (int *argc, char ***argv)
   return 0;
 }
 
+/* What a GMemoryOutputStream holds, as a byte array. */
+static GByteArray *
+stream_bytes (GOutputStream *out)
+{
+  GByteArray *a = g_byte_array_new ();
+  GMemoryOutputStream *mem = G_MEMORY_OUTPUT_STREAM (out);
+
+  g_byte_array_append (a, g_memory_output_stream_get_data (mem),
+                       (guint) g_memory_output_stream_get_data_size (mem));
+  g_object_unref (out);
+  return a;
+}
+
+/* One message as the public writer lays it out. */
 static GByteArray *
 message (NnpRemoteType type, guint64 seq, const guint8 *payload, gsize size)
 {
-  GByteArray *a = g_byte_array_sized_new (NNP_REMOTE_HEADER_SIZE + size);
+  GOutputStream *out = g_memory_output_stream_new_resizable ();
 
-  g_byte_array_set_size (a, NNP_REMOTE_HEADER_SIZE);
-  nnp_remote_header_write (a->data, type, seq, (guint32) size);
-  g_byte_array_append (a, payload, size);
-  return a;
+  if (!nnp_remote_send (out, type, seq, payload, size, NULL, NULL))
+    violation ("cannot lay out a message", "");
+  return stream_bytes (out);
 }
 
 static GByteArray *
@@ -194,10 +207,7 @@ good_frame (void)
 {
   static guint8 zeros[3 * 8 * 8 * 4];
   NnpRemoteTensor t = { 0 };
-  GByteArray *a = g_byte_array_new ();
-  gsize head_size;
-  guint32 payload_size;
-  guint8 *head;
+  GOutputStream *out = g_memory_output_stream_new_resizable ();
 
   t.dtype = NNP_DTYPE_FLOAT32;
   t.shape.rank = 4;
@@ -207,14 +217,12 @@ good_frame (void)
   t.shape.dims[3] = 8;
   t.nbytes = sizeof zeros;
   t.data = zeros;
-  head = nnp_remote_frame_encode_head (NNP_REMOTE_FRAME, 1,
-                                       "other/tensors,format=static,num_tensors=1,"
-                                       "types=float32,dimensions=8:8:3:1,framerate=0/1",
-                                       "", 1, &t, &head_size, &payload_size, NULL);
-  g_byte_array_append (a, head, head_size);
-  g_byte_array_append (a, zeros, sizeof zeros);
-  g_free (head);
-  return a;
+  if (!nnp_remote_send_frame (out, NNP_REMOTE_FRAME, 1,
+                              "other/tensors,format=static,num_tensors=1,"
+                              "types=float32,dimensions=8:8:3:1,framerate=0/1",
+                              "", 1, &t, NULL, NULL))
+    violation ("cannot lay out a frame", "");
+  return stream_bytes (out);
 }
 
 /* Read what the server says until it closes; check each message. */

@@ -15,6 +15,7 @@
  * error together) is a bug.  Meant to run under AddressSanitizer (suite
  * 'asan').  Prints counts and exits 1 on a contract violation. */
 #include "../fuzz/fuzz-common.h"
+#include "onnx/model-private.h"
 
 #include <string.h>
 

@@ -10,6 +10,12 @@
 
 #include "backend.h"
 #include "backends/copy-counts.h"
+#include "backends/device-spec.h"
+#include <nnpipe/device.h>
+#include <nnpipe/specialize.h>
+#include "graph/graph-edit.h"
+#include "exec/stage-private.h"
+#include "tensor-private.h"
 
 #include <string.h>
 
@@ -265,6 +271,60 @@ test_spec (void)
   g_assert_nonnull (strstr (error->message, "no device 'testmem:7'"));
 }
 
+/* The one parsed device spec: "is this the CPU?" from the backend table,
+ * the remote address, the parts of a spec (issue 24). */
+static void
+test_spec_info (void)
+{
+  g_auto (NnpDeviceSpecInfo) info = { 0 };
+  g_autoptr (GError) error = NULL;
+  const char *host[] = { NULL, "cpu", " CPU:4 ", "cpu:1" };
+  const char *not_host[] = { "testmem", "testmem:7", "remote://a:7000", "tpu9", "", "cpux" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (host); i++)
+    g_assert_true (nnp_device_spec_is_host (host[i]));
+  for (guint i = 0; i < G_N_ELEMENTS (not_host); i++)
+    g_assert_false (nnp_device_spec_is_host (not_host[i]));
+  g_assert_cmpstr (nnp_device_spec_remote_address ("remote://a:7000|b:7001"), ==, "a:7000|b:7001");
+  g_assert_cmpstr (nnp_device_spec_remote_address (" REMOTE://h:1"), ==, "h:1");
+  g_assert_null (nnp_device_spec_remote_address ("cpu"));
+  g_assert_null (nnp_device_spec_remote_address ("testmem:remote://x"));
+  g_assert_null (nnp_device_spec_remote_address (NULL));
+
+  g_assert_true (nnp_device_spec_info_parse ("testmem:7", &info, &error));
+  g_assert_cmpstr (info.spec, ==, "testmem:7");
+  g_assert_cmpstr (info.backend, ==, "testmem");
+  g_assert_cmpstr (info.arg, ==, "7");
+  g_assert_cmpint (info.index, ==, 7);
+  g_assert_false (info.is_host);
+  g_assert_null (info.remote_address);
+  nnp_device_spec_info_clear (&info);
+  g_assert_true (nnp_device_spec_info_parse ("testmem:H100", &info, &error));
+  g_assert_cmpint (info.index, ==, -1);
+  g_assert_cmpstr (info.arg, ==, "H100");
+  nnp_device_spec_info_clear (&info);
+  g_assert_true (nnp_device_spec_info_parse ("Cpu:3", &info, &error));
+  g_assert_cmpstr (info.spec, ==, "cpu");
+  g_assert_cmpint (info.threads, ==, 3);
+  g_assert_true (info.is_host);
+  nnp_device_spec_info_clear (&info);
+  g_assert_true (nnp_device_spec_info_parse ("Remote://h1:7000|[::1]:7001", &info, &error));
+  g_assert_cmpstr (info.backend, ==, "remote");
+  g_assert_cmpstr (info.spec, ==, "remote://h1:7000|[::1]:7001");
+  g_assert_cmpstr (info.remote_address, ==, "h1:7000|[::1]:7001");
+  g_assert_false (info.is_host);
+  nnp_device_spec_info_clear (&info);
+  /* a remote spec with a bad address is a bad value, named */
+  g_assert_false (nnp_device_spec_info_parse ("remote://h1:7000|nohost", &info, &error));
+  g_assert_error (error, NNP_ERROR, NNP_ERROR_INVALID);
+  g_assert_nonnull (strstr (error->message, "nohost"));
+  g_clear_error (&error);
+  /* nnp_device_open() refuses a remote stage: it runs in nnremote */
+  g_assert_null (nnp_device_open ("remote://h1:7000", &error));
+  g_assert_error (error, NNP_ERROR, NNP_ERROR_DEVICE);
+  g_assert_nonnull (strstr (error->message, "nnremote"));
+}
+
 static void
 test_device_tensors (void)
 {
@@ -421,6 +481,7 @@ main (int argc, char **argv)
   g_test_add_func ("/backend/registry", test_registry);
   g_test_add_func ("/backend/register", test_register);
   g_test_add_func ("/backend/spec", test_spec);
+  g_test_add_func ("/backend/spec-info", test_spec_info);
   g_test_add_func ("/backend/device-tensors", test_device_tensors);
   g_test_add_func ("/backend/stages", test_stages);
   g_test_add_func ("/backend/unsupported", test_unsupported);

@@ -8,6 +8,9 @@
 #include "graph/derived.h"
 #include "backends/cpu/cpu.h"
 #include "backends/cpu/cpu-conv.h"
+#include <nnpipe/specialize.h>
+#include "graph/graph-edit.h"
+#include "tensor-private.h"
 
 #include <string.h>
 

@@ -1,5 +1,8 @@
 /* Unit tests: graph construction, topological sort, cycle and missing-input detection. */
 #include "test-util.h"
+#include <nnpipe/specialize.h>
+#include "graph/graph-edit.h"
+#include "specialize/specialize.h"
 
 #include <string.h>
 

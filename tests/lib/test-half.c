@@ -2,12 +2,14 @@
  * (lib/half.c: every float16 and bfloat16 value round-trips, ties go to
  * even, overflow, NaN, subnormals, the F16C path equal to the scalar one),
  * TensorProto forms, and graphs of 16-bit values run on the CPU through the
- * 16-bit pass (lib/graph/half.c): weights converted once per model, a
+ * 16-bit pass (lib/specialize/half.c): weights converted once per model, a
  * 16-bit input and output kept at the stage's edges, a Cast to float16 that
  * rounds, a 16-bit value crossing from one stage to the next. */
 #include "test-util.h"
 
 #include "graph/derived.h"
+#include "graph/graph-edit.h"
+#include "onnx/model-private.h"
 
 #include <math.h>
 #include <string.h>

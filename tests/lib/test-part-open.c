@@ -9,6 +9,11 @@
  * Reshape, Gemm, Softmax; small-constants.onnx is another model. */
 #include <nnpipe/nnpipe.h>
 #include <nnpipe/part.h>
+#include <nnpipe/device.h>
+#include <nnpipe/plan-make.h>
+#include <nnpipe/specialize.h>
+
+#include "backends/device-list.h"
 
 #include <glib/gstdio.h>
 #include <string.h>

@@ -6,6 +6,11 @@
  * tests/data/small.onnx: x [N,3,8,8] -> Conv, BN, Relu, Reshape, Gemm, Softmax. */
 #include <nnpipe/nnpipe.h>
 #include <nnpipe/part.h>
+#include <nnpipe/device.h>
+#include <nnpipe/specialize.h>
+
+#include "partition/partition.h"
+#include "pipeline/part-private.h"
 
 #include <string.h>
 

@@ -1,6 +1,8 @@
 /* Unit tests: executing hand-built graphs (broadcasting, memory plan reuse,
  * a graph split into stages run in sequence). */
 #include "test-util.h"
+#include <nnpipe/specialize.h>
+#include "graph/graph-edit.h"
 
 #include <math.h>
 #include <string.h>

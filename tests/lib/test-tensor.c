@@ -1,6 +1,9 @@
 /* Unit tests: dtypes, shapes, tensors, the test pattern, TensorProto reading. */
 #include <nnpipe/nnpipe.h>
 
+#include "onnx/model-private.h"
+#include "tensor-private.h"
+
 #include <string.h>
 
 static void

@@ -2,6 +2,8 @@
 #include <nnpipe/nnpipe.h>
 #include <nnpipe/trace.h>
 
+#include "exec/trace-private.h"
+
 #include <cjson/cJSON.h>
 #include <glib/gstdio.h>
 

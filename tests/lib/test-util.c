@@ -1,5 +1,7 @@
 /* Helpers for the unit tests. */
 #include "test-util.h"
+#include <nnpipe/specialize.h>
+#include "graph/graph-edit.h"
 
 #include <string.h>
 

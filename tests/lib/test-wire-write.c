@@ -5,6 +5,8 @@
 
 #include "onnx/wire-write.h"
 #include "onnx/wire.h"
+#include "graph/graph-edit.h"
+#include "partition/partition.h"
 
 #include <glib/gstdio.h>
 #include <math.h>

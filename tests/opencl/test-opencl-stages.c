@@ -13,8 +13,11 @@
  * the node and the index (constant indices: OpenCL fails at prepare).
  * Fails, naming pocl-opencl-icd, when there is no OpenCL device. */
 #include "../lib/test-util.h"
+#include "graph/graph-edit.h"
+#include "exec/stage-private.h"
 
 #include <nnpipe/device.h>
+#include <nnpipe/specialize.h>
 
 #include <math.h>
 #include <string.h>

@@ -5,6 +5,9 @@
  * The export test feeds these inputs to the exported stage files in ONNX
  * Runtime and compares with these outputs.  Exit 0 on success. */
 #include <nnpipe/nnpipe.h>
+#include <nnpipe/specialize.h>
+
+#include "partition/partition.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,6 +6,9 @@
  * compute-balanced cut. */
 #include "../lib/test-util.h"
 #include "partition/partition.h"
+#include <nnpipe/device.h>
+#include <nnpipe/specialize.h>
+#include "graph/graph-edit.h"
 
 #include <glib/gstdio.h>
 

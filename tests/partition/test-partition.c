@@ -6,6 +6,10 @@
  * splits run against the whole graph on the CPU. */
 #include "../lib/test-util.h"
 #include "partition/partition.h"
+#include <nnpipe/device.h>
+#include <nnpipe/specialize.h>
+#include "backends/device-list.h"
+#include "graph/graph-edit.h"
 
 #include <math.h>
 #include <string.h>

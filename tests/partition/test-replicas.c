@@ -8,6 +8,10 @@
  * timed both ways (plain threading, whole-model replicas) on a real graph. */
 #include "../lib/test-util.h"
 #include "partition/partition.h"
+#include <nnpipe/device.h>
+#include <nnpipe/specialize.h>
+#include "graph/graph-edit.h"
+#include "backends/device-list.h"
 
 #include <math.h>
 #include <string.h>

@@ -4,6 +4,10 @@
  * DP), run the stages in sequence with nnp_stage_run and check every graph
  * output is bit-identical to the whole-model run.  Exit 0 when all match. */
 #include <nnpipe/nnpipe.h>
+#include <nnpipe/device.h>
+#include <nnpipe/specialize.h>
+
+#include "partition/partition.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -11,7 +11,7 @@
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
 
-#include <nnpipe/model.h>
+#include <nnpipe/nnpipe.h>
 
 G_BEGIN_DECLS
 

@@ -19,7 +19,7 @@
  * Fails, naming pocl-opencl-icd, when no OpenCL device can be opened. */
 #include "test-common.h"
 
-#include <nnpipe/device.h>
+#include <nnpipe/nnpipe.h>
 
 /* from plugins/common/gstnnclmemory.h (the plugin's types live in the plugin) */
 #define GST_CAPS_FEATURE_MEMORY_OPENCL "memory:OpenCL"

@@ -15,7 +15,7 @@
 
 #include <glib/gstdio.h>
 
-#include <nnpipe/plan.h>
+#include <nnpipe/nnpipe.h>
 
 #include <math.h>
 #include <string.h>
@@ -245,13 +245,20 @@ save_plan (const gchar *path, gint h, gint w, const int *cuts, gint n_cuts, cons
   GError *err = NULL;
   NnpModel *m = NULL;
   NnpInputShape s;
-  NnpDeviceSpec dev = { (char *) "cpu", 1 };
+  NnpPlanRequest req = { 0 };
+  GString *cut_list = g_string_new (NULL);
   NnpGraph *g = nnp_test_specialize (path, "x", h, w, &s, &m, &err);
   NnpPlan *plan;
 
   fail_unless (g != NULL, "%s", err ? err->message : "?");
-  plan = nnp_plan_new_from_cuts (path, nnp_model_get_digest (m), &s, 1, g, cuts, n_cuts, &dev, 1,
-                                 NULL, &err);
+  /* the one planning call, with cuts: one single-thread CPU stage each */
+  for (gint i = 0; i < n_cuts; i++)
+    g_string_append_printf (cut_list, "%s%d", i ? "," : "", cuts[i]);
+  req.model_path = path;
+  req.cuts = cut_list->str;
+  req.cost = NNP_COST_ESTIMATE;
+  plan = nnp_plan_make (m, &s, 1, &req, NULL, &err);
+  g_string_free (cut_list, TRUE);
   fail_unless (plan != NULL, "%s", err ? err->message : "?");
   fail_unless (nnp_plan_save (plan, plan_path, &err), "%s", err ? err->message : "?");
   nnp_plan_free (plan);

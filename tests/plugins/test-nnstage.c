@@ -5,7 +5,7 @@
  * properties shared with nnremote. */
 #include "test-common.h"
 
-#include <nnpipe/stage.h>
+#include <nnpipe/nnpipe.h>
 
 #include <string.h>
 

@@ -24,7 +24,7 @@
 
 #include <glib/gstdio.h>
 
-#include <nnpipe/plan.h>
+#include <nnpipe/nnpipe.h>
 
 #include <math.h>
 #include <sched.h>

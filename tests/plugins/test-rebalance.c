@@ -11,7 +11,7 @@
 #include <glib/gstdio.h>
 #include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
-#include <nnpipe/rebalance.h>
+#include <nnpipe/nnpipe.h>
 
 #define C 16
 #define H 32

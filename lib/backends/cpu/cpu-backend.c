@@ -1,7 +1,7 @@
 /* CPU backend: its table (lib/backend.h).  The host backend: one device
  * ("cpu", "cpu:THREADS" gives the stage's threads), host tensors only, the
  * executor in cpu-exec.c, and constant folding (run_node) for
- * lib/graph/specialize.c. */
+ * lib/specialize/specialize.c. */
 #include "backends/cpu/cpu-exec.h"
 #include "ops/ops.h"
 

@@ -14,6 +14,8 @@
 
 #include <nnpipe/graph.h>
 #include <nnpipe/error.h>
+#include <nnpipe/ops.h>
+#include "graph/graph-edit.h"
 #include "backends/cpu/threadpool.h"
 
 G_BEGIN_DECLS

@@ -13,10 +13,10 @@
  * Nothing is allocated per nnp_parallel_for call. */
 #include "backends/cpu/threadpool.h"
 
-#include <nnpipe/stage.h>
 
 #include <nnpipe/error.h>
 #include <nnpipe/log.h>
+#include <nnpipe/device.h>
 
 #include <errno.h>
 #include <pthread.h>

@@ -1,6 +1,6 @@
 /* OpenCL backend: launch code of Cast (kernels/elementwise.cl) between
  * float32, int32, int64, uint8, int8 and bool, and float16 / bfloat16 to and
- * from float32 (the 16-bit graph pass, lib/graph/half.c, puts such Casts at
+ * from float32 (the 16-bit graph pass, lib/specialize/half.c, puts such Casts at
  * a stage's 16-bit edges: the 16-bit tensors cross to the device as they are
  * and convert there).  As lib/backends/cpu/cpu-cast.c. */
 #include "backends/opencl/ocl-ops.h"

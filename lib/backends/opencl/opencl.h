@@ -25,6 +25,8 @@
 #include <nnpipe/graph.h>
 #include <nnpipe/error.h>
 
+#include "graph/graph-edit.h"
+
 G_BEGIN_DECLS
 
 /* Embedded sources (generated ocl-sources.c by embed-cl.py): every program

@@ -25,7 +25,8 @@
 #include <nnpipe/graph.h>
 #include <nnpipe/log.h>
 
-#include "graph/passes.h"
+#include "graph/graph-edit.h"
+#include "specialize/passes.h"
 
 #include <string.h>
 

@@ -1,23 +1,31 @@
-/* test-opencl-ops: every op with an OpenCL kernel against the CPU backend,
- * node by node, on the ONNX conformance cases.
+/* test-backend-ops: every op of the ONNX conformance cases on every
+ * registered backend against the CPU backend, node by node (as ggml's
+ * test-backend-ops runs every op on every backend against the CPU).
  *
- *   test-opencl-ops [--device opencl] [--filter SUBSTR] [--verbose] DIR...
+ *   test-backend-ops [--backend NAME] [--filter SUBSTR] [--verbose] DIR...
  *
  * Each DIR is a folder of cases (model.onnx + test_data_set_0/).  A case is
  * specialised to its inputs (inputs that must be constants are bound, as
  * nnp-conformance does), then run node by node: each node runs as a one-node
- * CPU stage (its outputs feed the next nodes) and, when the OpenCL backend
- * supports it, once more on the device through the backend's executor with
- * the same inputs; the outputs must agree within rtol 1e-4 / atol 1e-5
- * (bit-exact for non-float types).
+ * stage on the host backend (the reference; its outputs feed the next nodes)
+ * and, for every other registered backend (lib/backends/registry.c: OpenCL
+ * when built with it, any other), as a one-node stage on that backend's
+ * device with the same host inputs, through the backend-neutral API
+ * (nnp_stage_new() with the device spec, host tensors in and out).  The
+ * outputs must agree within rtol 1e-4 / atol 1e-5 (bit-exact for non-float
+ * types).  A node the device does not support (nnp_device_supports_node(),
+ * the placement query) is reported as unsupported with the backend's reason,
+ * not failed.
  *
- * Per op: passed / failed / skipped (no kernel for that case).  Closing line
- * "N passed, N failed, N skipped" over nodes; exit 1 on any failure and when
- * there is no OpenCL device (pocl-opencl-icd) or no case (libonnx-testdata). */
+ * Per backend and op: passed / failed / unsupported; closing line per
+ * backend.  Exit 1 on any failure, when a registered backend's device does
+ * not open (for OpenCL: install pocl-opencl-icd), and when there is no case
+ * (libonnx-testdata). */
 #include <nnpipe/nnpipe.h>
-#include <nnpipe/device.h>
 
-#include "backends/opencl/opencl.h"
+#include "backend.h"
+#include "graph/graph-edit.h"
+#include "onnx/model-private.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -25,17 +33,27 @@
 
 #define RTOL 1e-4
 #define ATOL 1e-5
+#define MAX_BACKENDS 8
 
-static char *opt_device = NULL;
+static char *opt_backend = NULL;
 static char *opt_filter = NULL;
 static gboolean opt_verbose = FALSE;
 
 typedef struct {
-  int passed, failed, skipped;
+  int passed, failed, unsupported;
 } Stats;
 
-static Stats op_stats[NNP_OP_COUNT + 1];
-static GHashTable *skip_reasons; /* "Op: reason" -> count */
+/* A backend under test: its device and its counts per op. */
+typedef struct {
+  const char *name;
+  NnpDevice *device;
+  Stats ops[NNP_OP_COUNT + 1];
+  GHashTable *why; /* "Op: reason" -> count */
+} Target;
+
+static Target targets[MAX_BACKENDS];
+static int n_targets;
+static int ops_seen[NNP_OP_COUNT + 1];
 
 static NnpTensor *
 read_pb (const char *path, char **name, GError **error)
@@ -144,26 +162,74 @@ specialize (NnpModel *model, NnpInputShape *shapes, NnpTensor **data, int n, GEr
 }
 
 static void
-count_skip (const char *why)
+count_unsupported (Target *t, const char *why)
 {
-  gpointer old = g_hash_table_lookup (skip_reasons, why);
-  g_hash_table_replace (skip_reasons, g_strdup (why), GINT_TO_POINTER (GPOINTER_TO_INT (old) + 1));
+  gpointer old = g_hash_table_lookup (t->why, why);
+  g_hash_table_replace (t->why, g_strdup (why), GINT_TO_POINTER (GPOINTER_TO_INT (old) + 1));
 }
 
-/* Run one node on both backends; values[] holds CPU tensors by value id. */
+/* Node idx on target t with the reference's inputs; compares with ref_out. */
 static void
-run_node (NnpOclDevice *dev, NnpGraph *sg, int idx, NnpTensor **values, const char *case_name,
-          gboolean *ok)
+run_on (Target *t, NnpGraph *sg, int idx, NnpTensor **ins, NnpTensor **ref_out, int n_out,
+        const char *case_name)
 {
   NnpNode *node = nnp_graph_node (sg, idx);
-  NnpStageOptions opts = { .device = "cpu", .threads = 1 };
+  Stats *st = &t->ops[MIN ((int) node->op, NNP_OP_COUNT)];
+  NnpStageOptions opts = { .device = t->name, .threads = 1 };
+  g_autoptr (GError) error = NULL;
+  g_autofree char *why = NULL, *msg = NULL;
+  g_autofree NnpTensor **out = g_new0 (NnpTensor *, MAX (n_out, 1));
+  NnpStage *stage;
+  gboolean good;
+
+  if (!nnp_device_supports_node (t->device, sg, node, &why)) {
+    st->unsupported++;
+    count_unsupported (t, why ? why : node->op_type);
+    if (opt_verbose)
+      printf ("UNSUPPORTED %s on %s: node '%s': %s\n", case_name, t->name, node->name, why);
+    return;
+  }
+  stage = nnp_stage_new (sg, &idx, 1, &opts, &error);
+  good = stage != NULL;
+  for (int i = 0; good && i < n_out; i++)
+    good = (out[i] = nnp_stage_new_output (stage, i, &error)) != NULL;
+  good = good && nnp_stage_run (stage, ins, out, &error);
+  if (!good)
+    msg = g_strdup (error ? error->message : "failed");
+  for (int i = 0; good && i < n_out; i++) {
+    g_autofree char *m = NULL;
+    if (!compare (out[i], ref_out[i], &m)) {
+      good = FALSE;
+      msg = g_strdup_printf ("output '%s': %s", nnp_stage_get_output (stage, i)->name, m);
+    }
+  }
+  if (good) {
+    st->passed++;
+    if (opt_verbose)
+      printf ("PASS %s on %s: node '%s' (%s)\n", case_name, t->name, node->name, node->op_type);
+  } else {
+    st->failed++;
+    printf ("FAIL %s on %s: node '%s' (%s): %s\n", case_name, t->name, node->name, node->op_type,
+            msg);
+  }
+  for (int i = 0; i < n_out; i++)
+    if (out[i])
+      nnp_tensor_unref (out[i]);
+  if (stage)
+    nnp_stage_free (stage);
+}
+
+/* Run one node on the host backend (the reference), then on every target;
+ * values[] holds the reference's tensors by value id. */
+static void
+run_node (NnpGraph *sg, int idx, NnpTensor **values, const char *case_name, gboolean *ok)
+{
+  NnpNode *node = nnp_graph_node (sg, idx);
+  NnpStageOptions opts = { .device = nnp_backend_host ()->name, .threads = 1 };
   g_autoptr (GError) error = NULL;
   NnpStage *stage;
   int n_in, n_out;
-  g_autofree int *in_ids = NULL, *out_ids = NULL;
-  g_autofree NnpTensor **ins = NULL, **cpu_out = NULL, **ocl_out = NULL;
-  g_autofree char *why = NULL;
-  Stats *st = &op_stats[MIN ((int) node->op, NNP_OP_COUNT)];
+  g_autofree NnpTensor **ins = NULL, **ref_out = NULL;
 
   stage = nnp_stage_new (sg, &idx, 1, &opts, &error);
   if (stage == NULL) {
@@ -172,77 +238,37 @@ run_node (NnpOclDevice *dev, NnpGraph *sg, int idx, NnpTensor **values, const ch
   }
   n_in = nnp_stage_get_n_inputs (stage);
   n_out = nnp_stage_get_n_outputs (stage);
-  in_ids = g_new (int, MAX (n_in, 1));
-  out_ids = g_new (int, MAX (n_out, 1));
   ins = g_new0 (NnpTensor *, MAX (n_in, 1));
-  cpu_out = g_new0 (NnpTensor *, MAX (n_out, 1));
-  ocl_out = g_new0 (NnpTensor *, MAX (n_out, 1));
-  for (int i = 0; i < n_in; i++) {
-    in_ids[i] = nnp_stage_get_input (stage, i)->id;
-    ins[i] = values[in_ids[i]];
-    if (ins[i] == NULL) {
+  ref_out = g_new0 (NnpTensor *, MAX (n_out, 1));
+  for (int i = 0; i < n_in; i++)
+    if ((ins[i] = values[nnp_stage_get_input (stage, i)->id]) == NULL) {
       *ok = FALSE;
       goto out;
     }
-  }
-  for (int i = 0; i < n_out; i++) {
-    out_ids[i] = nnp_stage_get_output (stage, i)->id;
-    cpu_out[i] = nnp_stage_new_output (stage, i, NULL);
-    ocl_out[i] = nnp_stage_new_output (stage, i, NULL);
-  }
-  if (!nnp_stage_run (stage, ins, cpu_out, &error)) {
+  for (int i = 0; i < n_out; i++)
+    ref_out[i] = nnp_stage_new_output (stage, i, NULL);
+  if (!nnp_stage_run (stage, ins, ref_out, &error)) {
     *ok = FALSE;
     goto out;
   }
   for (int i = 0; i < n_out; i++) {
-    if (values[out_ids[i]] == NULL)
-      values[out_ids[i]] = nnp_tensor_ref (cpu_out[i]);
+    int id = nnp_stage_get_output (stage, i)->id;
+    if (values[id] == NULL)
+      values[id] = nnp_tensor_ref (ref_out[i]);
   }
-
-  if (!nnp_ocl_supports_node (sg, node, &why)) {
-    st->skipped++;
-    count_skip (why);
-    if (opt_verbose)
-      printf ("SKIP %s: node '%s': %s\n", case_name, node->name, why);
-  } else {
-    NnpOclExec *exec = nnp_ocl_exec_new (dev, sg, &idx, 1, in_ids, n_in, out_ids, n_out, &error);
-    gboolean good = exec != NULL && nnp_ocl_exec_run (exec, ins, ocl_out, &error);
-    g_autofree char *msg = NULL;
-
-    if (!good)
-      msg = g_strdup (error ? error->message : "failed");
-    for (int i = 0; good && i < n_out; i++) {
-      if (!compare (ocl_out[i], cpu_out[i], &msg)) {
-        good = FALSE;
-        g_autofree char *m2 =
-            g_strdup_printf ("output '%s': %s", nnp_graph_value (sg, out_ids[i])->name, msg);
-        g_free (msg);
-        msg = g_steal_pointer (&m2);
-      }
-    }
-    nnp_ocl_exec_free (exec);
-    if (good) {
-      st->passed++;
-      if (opt_verbose)
-        printf ("PASS %s: node '%s' (%s)\n", case_name, node->name, node->op_type);
-    } else {
-      st->failed++;
-      printf ("FAIL %s: node '%s' (%s): %s\n", case_name, node->name, node->op_type, msg);
-    }
-  }
+  ops_seen[MIN ((int) node->op, NNP_OP_COUNT)]++;
+  for (int t = 0; t < n_targets; t++)
+    run_on (&targets[t], sg, idx, ins, ref_out, n_out, case_name);
 
 out:
-  for (int i = 0; i < n_out; i++) {
-    if (cpu_out[i])
-      nnp_tensor_unref (cpu_out[i]);
-    if (ocl_out[i])
-      nnp_tensor_unref (ocl_out[i]);
-  }
+  for (int i = 0; i < n_out; i++)
+    if (ref_out[i])
+      nnp_tensor_unref (ref_out[i]);
   nnp_stage_free (stage);
 }
 
 static void
-run_case (NnpOclDevice *dev, const char *dir, const char *case_name)
+run_case (const char *dir, const char *case_name)
 {
   g_autofree char *model_path = g_build_filename (dir, "model.onnx", NULL);
   g_autofree char *set = g_build_filename (dir, "test_data_set_0", NULL);
@@ -300,7 +326,7 @@ run_case (NnpOclDevice *dev, const char *dir, const char *case_name)
         values[id] = nnp_tensor_ref (sdata[s]);
   }
   for (guint i = 0; i < sg->nodes->len && ok; i++)
-    run_node (dev, sg, (int) i, values, case_name, &ok);
+    run_node (sg, (int) i, values, case_name, &ok);
   for (guint id = 0; id < sg->values->len; id++)
     if (values[id])
       nnp_tensor_unref (values[id]);
@@ -316,32 +342,48 @@ cmp_str (gconstpointer a, gconstpointer b)
 int
 main (int argc, char **argv)
 {
-  GOptionEntry entries[] = { { "device", 'd', 0, G_OPTION_ARG_STRING, &opt_device,
-                               "OpenCL device (default opencl)", "SPEC" },
+  GOptionEntry entries[] = { { "backend", 'b', 0, G_OPTION_ARG_STRING, &opt_backend,
+                               "Only this backend (default: every registered one)", "NAME" },
                              { "filter", 'f', 0, G_OPTION_ARG_STRING, &opt_filter,
                                "Only cases containing SUBSTR", "SUBSTR" },
                              { "verbose", 'v', 0, G_OPTION_ARG_NONE, &opt_verbose,
                                "Print every node", NULL },
                              { NULL } };
-  g_autoptr (GOptionContext) ctx = g_option_context_new ("DIR... - OpenCL vs CPU, node by node");
+  g_autoptr (GOptionContext) ctx =
+      g_option_context_new ("DIR... - every op on every backend against the CPU, node by node");
   g_autoptr (GError) error = NULL;
-  NnpOclDevice *dev;
-  Stats total = { 0 };
-  int n_cases = 0;
+  const NnpBackend *host = nnp_backend_host ();
+  int n_cases = 0, failed = 0, missing = 0, n_ops = 0;
 
   g_option_context_add_main_entries (ctx, entries, NULL);
   if (!g_option_context_parse (ctx, &argc, &argv, &error)) {
     fprintf (stderr, "%s\n", error->message);
     return 2;
   }
-  dev = nnp_ocl_device_open (opt_device ? opt_device : "opencl", &error);
-  if (dev == NULL) {
-    printf ("FAIL: no OpenCL device (install the Debian package pocl-opencl-icd): %s\n",
-            error->message);
-    return 1;
+  printf ("reference: %s\n", host->name);
+  for (int i = 0; i < nnp_backend_count () && n_targets < MAX_BACKENDS; i++) {
+    const NnpBackend *b = nnp_backend_get (i);
+    Target *t = &targets[n_targets];
+
+    if (b == host || (opt_backend && g_ascii_strcasecmp (opt_backend, b->name) != 0))
+      continue;
+    t->name = b->name;
+    t->device = nnp_device_open (b->name, &error);
+    if (t->device == NULL) {
+      /* a registered backend must be tested: its device missing is a failure */
+      printf ("FAIL: backend '%s': its device does not open (OpenCL: install the Debian "
+              "package pocl-opencl-icd): %s\n",
+              b->name, error->message);
+      g_clear_error (&error);
+      missing++;
+      continue;
+    }
+    printf ("backend: %s (%s)\n", b->name, nnp_device_get_name (t->device));
+    t->why = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+    n_targets++;
   }
-  printf ("device: %s\n", dev->name);
-  skip_reasons = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  if (n_targets == 0 && missing == 0)
+    printf ("no backend besides %s is registered: the reference runs alone\n", host->name);
 
   for (int a = 1; a < argc; a++) {
     g_autoptr (GDir) d = g_dir_open (argv[a], 0, NULL);
@@ -359,37 +401,45 @@ main (int argc, char **argv)
       g_autofree char *model = g_build_filename (dir, "model.onnx", NULL);
       if (!g_file_test (model, G_FILE_TEST_EXISTS))
         continue;
-      run_case (dev, dir, g_ptr_array_index (list, i));
+      run_case (dir, g_ptr_array_index (list, i));
       n_cases++;
     }
   }
 
-  printf ("\nper op (nodes on OpenCL vs CPU):\n");
-  for (int op = 0; op <= NNP_OP_COUNT; op++) {
-    Stats *s = &op_stats[op];
-    if (s->passed + s->failed + s->skipped == 0)
-      continue;
-    printf ("  %-20s %4d passed, %3d failed, %3d skipped\n", nnp_op_name ((NnpOpType) op),
-            s->passed, s->failed, s->skipped);
-    total.passed += s->passed;
-    total.failed += s->failed;
-    total.skipped += s->skipped;
-  }
-  {
+  for (int op = 0; op <= NNP_OP_COUNT; op++)
+    n_ops += ops_seen[op] > 0;
+  printf ("\n%d cases, %d ops run on %s\n", n_cases, n_ops, host->name);
+  for (int k = 0; k < n_targets; k++) {
+    Target *t = &targets[k];
+    Stats total = { 0 };
     GHashTableIter it;
-    gpointer k, v;
-    printf ("skip reasons:\n");
-    g_hash_table_iter_init (&it, skip_reasons);
-    while (g_hash_table_iter_next (&it, &k, &v))
-      printf ("  %4d  %s\n", GPOINTER_TO_INT (v), (char *) k);
+    gpointer key, v;
+
+    printf ("\n%s against %s, per op:\n", t->name, host->name);
+    for (int op = 0; op <= NNP_OP_COUNT; op++) {
+      Stats *s = &t->ops[op];
+      if (ops_seen[op] == 0)
+        continue;
+      printf ("  %-20s %4d passed, %3d failed, %3d unsupported\n",
+              op < NNP_OP_COUNT ? nnp_op_name ((NnpOpType) op) : "(other)", s->passed, s->failed,
+              s->unsupported);
+      total.passed += s->passed;
+      total.failed += s->failed;
+      total.unsupported += s->unsupported;
+    }
+    printf ("  unsupported, why:\n");
+    g_hash_table_iter_init (&it, t->why);
+    while (g_hash_table_iter_next (&it, &key, &v))
+      printf ("    %4d  %s\n", GPOINTER_TO_INT (v), (char *) key);
+    printf ("%s: %d passed, %d failed, %d unsupported (nodes)\n", t->name, total.passed,
+            total.failed, total.unsupported);
+    failed += total.failed;
+    g_hash_table_destroy (t->why);
+    nnp_device_unref (t->device);
   }
-  printf ("%d cases\n%d passed, %d failed, %d skipped\n", n_cases, total.passed, total.failed,
-          total.skipped);
-  g_hash_table_destroy (skip_reasons);
-  nnp_ocl_device_unref (dev);
   if (n_cases == 0) {
     printf ("FAIL: no cases found (install the Debian package libonnx-testdata)\n");
     return 1;
   }
-  return total.failed > 0 ? 1 : 0;
+  return failed > 0 || missing > 0 ? 1 : 0;
 }

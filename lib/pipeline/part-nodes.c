@@ -2,6 +2,10 @@
  * topological indices) made a plan at the shapes of a specialisation:
  * [the nodes before it], the part, [the rest] (lib/exec/part-private.h). */
 #include "part-private.h"
+#include <nnpipe/specialize.h>
+#include "partition/partition.h"
+#include "pipeline/part-private.h"
+#include "graph/graph-edit.h"
 
 #include <string.h>
 

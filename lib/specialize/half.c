@@ -25,7 +25,8 @@
  * two converted nodes).  A 16-bit value that reaches any other op afterwards
  * is refused by that op's inference with its usual error. */
 #include "graph/derived.h"
-#include "graph/passes.h"
+#include "graph/graph-edit.h"
+#include "specialize/passes.h"
 
 #include <nnpipe/log.h>
 

@@ -13,7 +13,8 @@
 #include <nnpipe/log.h>
 
 #include "graph/derived.h"
-#include "graph/passes.h"
+#include "specialize/passes.h"
+#include "graph/graph-edit.h"
 
 #include <math.h>
 #include <string.h>

@@ -9,8 +9,13 @@
  * is the whole of what an element does to get its part from its
  * properties (files, digest, device). */
 #include "part-private.h"
+#include "backends/device-list.h"
+#include "partition/partition.h"
+#include "pipeline/part-private.h"
+#include "specialize/specialize.h"
 #include <nnpipe/device.h>
 #include <nnpipe/log.h>
+#include <nnpipe/specialize.h>
 
 #include <string.h>
 
@@ -516,13 +521,6 @@ nnp_part_spec_fell_back (NnpPartSpec *spec)
 /* ------------------------------------------------------------------------ */
 /* Stages and the fallback policy */
 
-gboolean
-nnp_fallback_applies (const char *device, gboolean fallback, const GError *err)
-{
-  return fallback && !nnp_device_spec_is_host (device) && err != NULL
-         && (g_error_matches (err, NNP_ERROR, NNP_ERROR_DEVICE)
-             || g_error_matches (err, NNP_ERROR, NNP_ERROR_UNSUPPORTED));
-}
 
 static NnpStage *
 stage_new (NnpPart *part, NnpPartSpec *spec, const char *device, GError **error)

@@ -5,6 +5,7 @@
 #define NNP_PART_PRIVATE_H
 
 #include <nnpipe/part.h>
+#include <nnpipe/specialize.h>
 
 struct _NnpPartSpec {
   gint ref_count;
@@ -48,5 +49,22 @@ struct _NnpPart {
  * lib/exec/part-nodes.c. */
 NnpPlan *nnp_part_nodes_plan (NnpPart *part, NnpGraph *graph, const NnpInputShape *shapes,
                               int n_shapes, int *k, GError **error);
+
+int nnp_part_get_cache_size (NnpPart *part);
+/* Specialisations made since the part was created (cache misses). */
+guint nnp_part_get_n_specialized (NnpPart *part);
+/* The same by key (nnp_shapes_key()). */
+NnpPartSpec *nnp_part_reshape_key (NnpPart *part, const char *key, GError **error);
+NnpGraph *nnp_part_spec_get_graph (NnpPartSpec *spec);
+/* The part's nodes (names, borrowed; topological order); n_nodes may be NULL.
+ * NULL for the whole model. */
+const char *const *nnp_part_spec_get_nodes (NnpPartSpec *spec, int *n_nodes);
+NnpPartSpec *nnp_part_spec_ref (NnpPartSpec *spec);
+
+/* The part's boundary at this specialisation (values of the graph,
+ * static shapes; borrowed): a plan stage's inputs/outputs in plan order,
+ * the model's real inputs and outputs for the whole model. */
+int nnp_part_spec_get_n_inputs (NnpPartSpec *spec);
+const NnpValue *nnp_part_spec_get_input (NnpPartSpec *spec, int i);
 
 #endif /* NNP_PART_PRIVATE_H */

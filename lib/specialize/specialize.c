@@ -12,11 +12,15 @@
  * made by the first specialisation and found by every later one. */
 #include <nnpipe/model.h>
 #include <nnpipe/log.h>
+#include <nnpipe/specialize.h>
 
 #include "graph/derived.h"
-#include "graph/passes.h"
+#include "specialize/passes.h"
 #include "ops/ops.h"
+#include "ops/control-params.h"
 #include "backend.h"
+#include "graph/graph-edit.h"
+#include "specialize/specialize.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -377,6 +381,21 @@ check_static (NnpGraph *graph, GError **error)
   return TRUE;
 }
 
+/* If/Loop/Scan bodies, for the ops' shape inference and the CPU backend
+ * (lib/ops/control-params.h). */
+static NnpGraph *
+subgraph_specialize (const NnpGraph *g, const char *const *names, const NnpShape *shapes, int n,
+                     GError **error)
+{
+  g_autofree NnpInputShape *in = g_new0 (NnpInputShape, MAX (n, 1));
+
+  for (int k = 0; k < n; k++) {
+    in[k].name = names[k];
+    in[k].shape = shapes[k];
+  }
+  return nnp_graph_specialize (g, in, n, NNP_SPECIALIZE_DEFAULT, error);
+}
+
 NnpGraph *
 nnp_graph_specialize (const NnpGraph *graph, const NnpInputShape *shapes, int n_shapes,
                       NnpSpecializeFlags flags, GError **error)
@@ -387,6 +406,7 @@ nnp_graph_specialize (const NnpGraph *graph, const NnpInputShape *shapes, int n_
 
   g_return_val_if_fail (graph != NULL, NULL);
   g_return_val_if_fail (n_shapes == 0 || shapes != NULL, NULL);
+  nnp_op_set_subgraph_specializer (subgraph_specialize);
 
   /* the source's weights are stable sources of the cache its copies share:
    * what is derived from them is computed once per model (derived.h) */

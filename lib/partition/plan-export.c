@@ -11,6 +11,9 @@
  * values, its outputs the output boundary values, under the same names, in
  * the plan's order, with static shapes.  See docs/partition.md. */
 #include "onnx/wire-write.h"
+#include "graph/graph-edit.h"
+#include "onnx/model-private.h"
+#include "partition/partition.h"
 
 #include <nnpipe/log.h>
 #include <nnpipe/plan.h>
@@ -318,7 +321,7 @@ put_activation (Writer *w, const NnpNode *node, const char *x, const char *y, GE
   }
 }
 
-/* The quantisation pass's nodes (lib/graph/quant-fuse.c, docs/int8.md) as
+/* The quantisation pass's nodes (lib/specialize/quant-fuse.c, docs/int8.md) as
  * standard ONNX, exactly:
  *   NnpConvIntegerToFloat / NnpMatMulIntegerToFloat (x, w, xz, wz, scale,
  *     bias) -> ConvInteger / MatMulInteger, Cast, Mul [, Add], activation;

@@ -24,7 +24,7 @@ int nnp_graph_fuse (NnpGraph *graph, GPtrArray *changed);
  * (made unique) (fuse.c). */
 NnpValue *nnp_graph_new_constant (NnpGraph *graph, const char *base, NnpTensor *t);
 
-/* The 16-bit float pass (lib/graph/half.c), before shape inference: float16
+/* The 16-bit float pass (lib/specialize/half.c), before shape inference: float16
  * and bfloat16 constants become float32 (converted once per model, in the
  * derived-data cache), 16-bit graph inputs and Cast outputs get a Cast to
  * float32 for the ops that read them, 16-bit graph outputs are cast back.
