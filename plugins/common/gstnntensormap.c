@@ -12,7 +12,7 @@
 #endif
 
 #include "gstnntensormap.h"
-#include "gstnnclmemory.h"
+#include "gstnndevicememory.h"
 
 #include <nnpipe/error.h>
 
@@ -107,12 +107,12 @@ gst_nn_tensors_map_stage (GstNnTensorsMap *tm, GstBuffer *buffer,
     const NnpValue *v = output ? nnp_stage_get_output (stage, (int) i)
                                : nnp_stage_get_input (stage, (int) i);
 
-    if (!gst_is_nn_cl_memory (mem)
+    if (!gst_is_nn_device_memory (mem)
         || (same_device
-            && gst_nn_cl_memory_get_device (mem)
+            && gst_nn_device_memory_get_device (mem)
                 != nnp_stage_get_device (stage)))
       continue;
-    dev[i] = gst_nn_cl_memory_get_tensor (mem, v->dtype, &v->shape, output);
+    dev[i] = gst_nn_device_memory_get_tensor (mem, v->dtype, &v->shape, output);
     skip[i] = dev[i] != NULL;
     n_device += skip[i];
   }

@@ -32,7 +32,7 @@ gboolean gst_nn_tensors_map (GstNnTensorsMap *tm, GstBuffer *buffer,
     const GstNnTensorsInfo *info, const gboolean *skip, GstMapFlags flags,
     GError **error);
 /* The same as tensors for one side of a stage (its inputs, or its outputs
- * when output), in place: a memory in OpenCL device memory is used as a
+ * when output), in place: a memory in device memory (gstnndevicememory.h) is used as a
  * device tensor (only one of the stage's device when same_device; any
  * otherwise, which the library copies), the rest are mapped and wrapped as
  * host tensors of the stage's dtypes and shapes (no copy).  tm->tensors

@@ -6,7 +6,7 @@
 
 #include "gstnntensorpool.h"
 #include "gstnntensorcaps.h"
-#include "gstnnclmemory.h"
+#include "gstnndevicememory.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_nn_tensor_pool_debug);
 #define GST_CAT_DEFAULT gst_nn_tensor_pool_debug
@@ -231,7 +231,7 @@ gst_nn_tensor_pool_decide_allocation (GstQuery *query, NnpDevice *device)
   gst_object_unref (pool);
 
   if (device) {
-    GstAllocator *allocator = gst_nn_cl_allocator_new (device);
+    GstAllocator *allocator = gst_nn_device_allocator_new (device);
     GstAllocationParams params;
 
     gst_allocation_params_init (&params);

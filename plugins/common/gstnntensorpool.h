@@ -25,8 +25,8 @@ GstBuffer *gst_nn_tensors_buffer_new (const GstCaps *caps);
 /* decide_allocation of an element that makes tensor buffers: buffers
  * carry one memory per tensor, so a tensor pool, whatever downstream
  * offers (its minimum kept, no maximum); with device (may be NULL:
- * system memory), memories in its device memory (memory:OpenCL caps):
- * its allocator (gstnnclmemory.h).  FALSE when the query's caps are not
+ * system memory), memories in its device memory (its caps feature,
+ * memory:OpenCL): its allocator (gstnndevicememory.h).  FALSE when the query's caps are not
  * fixed tensor caps. */
 gboolean gst_nn_tensor_pool_decide_allocation (GstQuery *query,
     NnpDevice *device);

@@ -28,11 +28,12 @@ struct _GstNnStage
 
   /* the device, between start() and stop(): dev_spec is what the part
    * runs on ("cpu", "opencl:1": the library's choice, after fallback);
-   * use_cl when that is an OpenCL device, which is then cl_device (shared
-   * through GstContext; also set by set_context). */
+   * use_device_memory when that device keeps tensors in memory of its own
+   * (not the host: OpenCL), which is then device (shared through
+   * GstContext; also set by set_context; gstnndevicememory.h). */
   gchar *dev_spec;
-  gboolean use_cl;
-  NnpDevice *cl_device; /* owned ref */
+  gboolean use_device_memory;
+  NnpDevice *device; /* owned ref */
 
   /* what runs, between start() and stop(); transform_caps runs on any
    * thread (lock) */
@@ -45,11 +46,11 @@ struct _GstNnStage
 
   /* negotiated state (streaming thread) */
   GstNnTensorsInfo in_info, out_info;
-  NnpPartSpec *spec;     /* owned ref: the current specialisation */
-  NnpStage *stage;       /* borrowed from spec, or NULL */
-  gboolean stage_on_cl;  /* the stage runs on cl_device (no fallback) */
-  gboolean out_device;   /* output caps have memory:OpenCL */
-  GstCaps *refused_caps; /* input caps whose error was posted (ref):
+  NnpPartSpec *spec;        /* owned ref: the current specialisation */
+  NnpStage *stage;          /* borrowed from spec, or NULL */
+  gboolean stage_on_device; /* the stage runs on device (no fallback) */
+  gboolean out_device;      /* output caps are in device's memory */
+  GstCaps *refused_caps;    /* input caps whose error was posted (ref):
                                  * upstream retries the same CAPS event on
                                  * every buffer, the error is posted once */
 

@@ -74,7 +74,7 @@
 #endif
 
 #include "gstnnstage-private.h"
-#include "gstnnclmemory.h"
+#include "gstnndevicememory.h"
 #include "gstnntensormap.h"
 #include "gstnnskip.h"
 
@@ -105,19 +105,22 @@ enum
   PROP_DROP, /* .. + GST_NN_DROP_N_PROPS - 1: gstnndrop.h's */
 };
 
-/* device memory first: an OpenCL stage prefers it (see transform_caps) */
-#define CL_TENSORS_CAPS \
-  "other/tensors(" GST_CAPS_FEATURE_MEMORY_OPENCL \
-  "), format = (string) static, " \
+/* device memory first: a stage on a device with memory of its own prefers
+ * it (see transform_caps); which feature is the device's backend's
+ * (gstnndevicememory.h), so the templates take any and transform_caps and
+ * accept_caps narrow it to the stage's own */
+#define DEVICE_TENSORS_CAPS \
+  "other/tensors(ANY), format = (string) static, " \
   "num_tensors = (int) [ 1, 16 ], framerate = (fraction) [ 0/1, MAX ]"
 
-static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
-    GST_PAD_SINK, GST_PAD_ALWAYS,
-    GST_STATIC_CAPS (CL_TENSORS_CAPS "; " GST_NN_TENSORS_CAPS_TEMPLATE_ANY));
+static GstStaticPadTemplate sink_template =
+    GST_STATIC_PAD_TEMPLATE ("sink", GST_PAD_SINK, GST_PAD_ALWAYS,
+        GST_STATIC_CAPS (
+            DEVICE_TENSORS_CAPS "; " GST_NN_TENSORS_CAPS_TEMPLATE_ANY));
 
-static GstStaticPadTemplate src_template =
-    GST_STATIC_PAD_TEMPLATE ("src", GST_PAD_SRC, GST_PAD_ALWAYS,
-        GST_STATIC_CAPS (CL_TENSORS_CAPS "; " GST_NN_TENSORS_CAPS_TEMPLATE));
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
+    GST_PAD_SRC, GST_PAD_ALWAYS,
+    GST_STATIC_CAPS (DEVICE_TENSORS_CAPS "; " GST_NN_TENSORS_CAPS_TEMPLATE));
 
 G_DEFINE_TYPE (GstNnStage, gst_nn_stage, GST_TYPE_BASE_TRANSFORM);
 
@@ -142,10 +145,10 @@ gst_nn_stage_transform (GstBaseTransform *trans, GstBuffer *inbuf,
   if (G_UNLIKELY (self->stage == NULL))
     goto not_negotiated;
   if (!gst_nn_tensors_map_stage (&in_map, inbuf, &self->in_info, self->stage,
-          FALSE, self->stage_on_cl, GST_MAP_READ, &err))
+          FALSE, self->stage_on_device, GST_MAP_READ, &err))
     goto bad_input;
   if (!gst_nn_tensors_map_stage (&out_map, outbuf, &self->out_info, self->stage,
-          TRUE, self->stage_on_cl, GST_MAP_WRITE, &err)) {
+          TRUE, self->stage_on_device, GST_MAP_WRITE, &err)) {
     gst_nn_tensors_unmap (&in_map);
     what = "invalid output buffer";
     goto failed;
@@ -214,8 +217,8 @@ gst_nn_stage_query (GstBaseTransform *trans, GstPadDirection direction,
   gboolean ret;
 
   if (GST_QUERY_TYPE (query) == GST_QUERY_CONTEXT
-      && gst_nn_cl_handle_context_query (GST_ELEMENT (self), query,
-          self->cl_device, self->dev_spec))
+      && gst_nn_device_handle_context_query (GST_ELEMENT (self), query,
+          self->device, self->dev_spec))
     return TRUE;
 
   if (direction == GST_PAD_SRC && GST_QUERY_TYPE (query) == GST_QUERY_CUSTOM
@@ -287,7 +290,8 @@ is_contained (GstNnStage *self)
 /* The properties are checked first (a bad value fails naming it), then
  * the library makes the part and chooses its device (falling back to the
  * CPU when told to: the element posts the library's reason), and an
- * OpenCL device is shared with the neighbours through GstContext. */
+ * device with memory of its own (OpenCL) is shared with the neighbours
+ * through GstContext. */
 static gboolean
 gst_nn_stage_start (GstBaseTransform *trans)
 {
@@ -323,11 +327,11 @@ gst_nn_stage_start (GstBaseTransform *trans)
   /* set_context (answering our NEED_CONTEXT) reads dev_spec */
   g_free (self->dev_spec);
   self->dev_spec = g_strdup (nnp_part_get_device (part));
-  self->use_cl = gst_nn_cl_spec_is_opencl (self->dev_spec);
-  if (!self->use_cl)
-    g_clear_pointer (&self->cl_device, nnp_device_unref);
-  else if (!gst_nn_cl_ensure_element_device (GST_ELEMENT (self), self->dev_spec,
-               &self->cl_device, &err))
+  self->use_device_memory = gst_nn_device_spec_has_memory (self->dev_spec);
+  if (!self->use_device_memory)
+    g_clear_pointer (&self->device, nnp_device_unref);
+  else if (!gst_nn_ensure_element_device (GST_ELEMENT (self), self->dev_spec,
+               &self->device, &err))
     goto no_device;
 
   GST_INFO_OBJECT (self, "model %s loaded (digest %s), %s on %s",
@@ -381,9 +385,9 @@ forget_state (GstNnStage *self)
   gst_nn_tensors_info_init (&self->in_info);
   gst_nn_tensors_info_init (&self->out_info);
   gst_caps_replace (&self->refused_caps, NULL);
-  self->stage_on_cl = self->out_device = self->use_cl = FALSE;
+  self->stage_on_device = self->out_device = self->use_device_memory = FALSE;
   g_clear_pointer (&self->dev_spec, g_free);
-  g_clear_pointer (&self->cl_device, nnp_device_unref);
+  g_clear_pointer (&self->device, nnp_device_unref);
   g_mutex_lock (&self->lock);
   gst_nn_stage_set_part_locked (self, NULL);
   g_mutex_unlock (&self->lock);
@@ -480,8 +484,8 @@ gst_nn_stage_set_context (GstElement *element, GstContext *context)
       ? g_strdup (self->dev_spec)
       : gst_nn_part_props_device_spec (&self->props, NULL, NULL);
   GST_OBJECT_UNLOCK (self);
-  if (spec && gst_nn_cl_spec_is_opencl (spec))
-    gst_nn_cl_handle_set_context (element, context, spec, &self->cl_device);
+  if (gst_nn_device_spec_has_memory (spec))
+    gst_nn_device_handle_set_context (element, context, spec, &self->device);
   g_free (spec);
 
   GST_ELEMENT_CLASS (gst_nn_stage_parent_class)->set_context (element, context);

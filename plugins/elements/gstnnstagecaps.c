@@ -16,7 +16,7 @@
 #endif
 
 #include "gstnnstage-private.h"
-#include "gstnnclmemory.h"
+#include "gstnndevicememory.h"
 #include "gstnnmodelcaps.h"
 #include "gstnntensorpool.h"
 
@@ -163,8 +163,8 @@ output_structure (GstNnStage *self, NnpModel *model, const gchar *name,
 /* The caps of the other pad: before start() anything the templates allow;
  * sink -> src the outputs of each structure (shape inference); src -> sink
  * the model's inputs (a whole model, a first part) or any tensors (a later
- * part: its inputs are checked on the CAPS event); on an OpenCL stage each
- * also in device memory, first. */
+ * part: its inputs are checked on the CAPS event); on a stage whose device
+ * has memory of its own each also in that memory, first. */
 static GstCaps *
 gst_nn_stage_transform_caps (GstBaseTransform *trans, GstPadDirection direction,
     GstCaps *caps, GstCaps *filter)
@@ -208,13 +208,19 @@ gst_nn_stage_transform_caps (GstBaseTransform *trans, GstPadDirection direction,
       ret = gst_caps_merge (ret, gst_nn_model_input_caps (model, NULL));
   }
 
-  ret = gst_nn_caps_offer_cl_memory (ret, self->use_cl);
+  ret = gst_nn_caps_offer_device_memory (ret,
+      self->use_device_memory ? self->device : NULL);
 
   /* upstream offers candidates: drop fixed ones the model cannot take
    * (e.g. 1 channel for a model that wants 3), which the caps above cannot
    * say when the model's sizes are dynamic */
   if (filter && model && !later && direction == GST_PAD_SRC) {
-    GstCaps *tmpl = gst_pad_get_pad_template_caps (sinkpad), *tmp;
+    /* the template's memories narrowed to what this stage takes */
+    GstCaps *tmpl =
+                gst_nn_caps_offer_device_memory (gst_pad_get_pad_template_caps (
+                                                     sinkpad),
+                    self->use_device_memory ? self->device : NULL),
+            *tmp;
 
     tmp = gst_nn_model_answer_offer (GST_OBJECT (self), model, name, filter,
         ret, tmpl);
@@ -262,6 +268,7 @@ static gboolean
 gst_nn_stage_accept_caps (GstBaseTransform *trans, GstPadDirection direction,
     GstCaps *caps)
 {
+  GstNnStage *self = GST_NN_STAGE (trans);
   GstCaps *tmpl;
   gboolean ret;
 
@@ -272,11 +279,11 @@ gst_nn_stage_accept_caps (GstBaseTransform *trans, GstPadDirection direction,
   tmpl = gst_pad_get_pad_template_caps (GST_BASE_TRANSFORM_SINK_PAD (trans));
   ret = gst_caps_can_intersect (tmpl, caps);
   gst_caps_unref (tmpl);
-  /* device memory only on an OpenCL stage */
-  for (guint i = 0;
-       ret && !GST_NN_STAGE (trans)->use_cl && i < gst_caps_get_size (caps);
-       i++)
-    if (gst_nn_caps_has_cl_memory (caps, i))
+  /* system memory, or the memory of the stage's own device */
+  for (guint i = 0; ret && i < gst_caps_get_size (caps); i++)
+    if (!gst_nn_caps_is_system_memory (caps, i)
+        && !(self->use_device_memory
+            && gst_nn_caps_is_device_memory (caps, i, self->device)))
       ret = FALSE;
   GST_DEBUG_OBJECT (trans, "accept caps %" GST_PTR_FORMAT ": %d", caps, ret);
   return ret;
@@ -339,7 +346,8 @@ gst_nn_stage_set_caps (GstBaseTransform *trans, GstCaps *incaps,
   if (!gst_nn_tensors_info_from_caps (&in, incaps, &err)
       || !gst_nn_tensors_info_from_caps (&out, outcaps, &err))
     goto refused;
-  self->out_device = gst_nn_caps_has_cl_memory (outcaps, 0);
+  self->out_device = self->use_device_memory
+      && gst_nn_caps_is_device_memory (outcaps, 0, self->device);
 
   /* a property changed since the part was made: a new part, on the
    * device start() chose */
@@ -386,7 +394,8 @@ gst_nn_stage_set_caps (GstBaseTransform *trans, GstCaps *incaps,
   g_clear_pointer (&self->spec, nnp_part_spec_unref);
   self->spec = spec;
   self->stage = stage;
-  self->stage_on_cl = self->use_cl && !nnp_part_spec_fell_back (spec);
+  self->stage_on_device =
+      self->use_device_memory && !nnp_part_spec_fell_back (spec);
   self->in_info = in;
   self->out_info = out;
   if (nnp_part_get_n_stages_built (self->part) == built) {
@@ -414,12 +423,12 @@ refused : {
   return FALSE;
 }
 no_stage : {
-  if (self->use_cl)
+  if (self->use_device_memory)
     GST_ELEMENT_ERROR (self, LIBRARY, INIT,
-        ("model %s: could not prepare the stage on OpenCL device '%s' "
+        ("model %s: could not prepare the stage on %s device '%s' "
          "(%s): %s",
-            self->model_name, self->dev_spec,
-            nnp_device_get_name (self->cl_device), err->message),
+            self->model_name, gst_nn_device_kind_name (self->device),
+            self->dev_spec, nnp_device_get_name (self->device), err->message),
         ("%s (set fallback=true to run on the CPU instead)", err->message));
   else
     GST_ELEMENT_ERROR (self, LIBRARY, INIT,
@@ -433,16 +442,16 @@ no_stage : {
 }
 }
 
-/* Our pool, whatever downstream offers; in device memory (memory:OpenCL
- * caps) an allocator of the stage's OpenCL device. */
+/* Our pool, whatever downstream offers; in device memory (the device's caps
+ * feature, memory:OpenCL) an allocator of the stage's device. */
 static gboolean
 gst_nn_stage_decide_allocation (GstBaseTransform *trans, GstQuery *query)
 {
   GstNnStage *self = GST_NN_STAGE (trans);
 
-  if ((self->out_device && self->cl_device == NULL)
+  if ((self->out_device && self->device == NULL)
       || !gst_nn_tensor_pool_decide_allocation (query,
-          self->out_device ? self->cl_device : NULL))
+          self->out_device ? self->device : NULL))
     return FALSE;
   return GST_NN_STAGE_PARENT_CLASS (trans)->decide_allocation (trans, query);
 }

@@ -13,23 +13,25 @@
  *   opencl:99; with fallback=true a warning and the CPU's output;
  * - nnpipeline devices=cpu,opencl: a plan over both devices, the same
  *   copy counts, the CPU's output; opencl:99 with fallback=true on the CPU;
- * - GstNnClMemory maps: read downloads once, write uploads at unmap; the
- *   device is shared through a GstContext.
+ * - GstNnDeviceMemory of an OpenCL device maps: read downloads once, write
+ *   uploads at unmap; the device is shared through a GstContext of type
+ *   nnpipe.opencl.device.
  *
  * Fails, naming pocl-opencl-icd, when no OpenCL device can be opened. */
 #include "test-common.h"
 
 #include <nnpipe/nnpipe.h>
 
-/* from plugins/common/gstnnclmemory.h (the plugin's types live in the plugin) */
+/* from plugins/common/gstnndevicememory.h (the plugin's types live in the
+ * plugin): OpenCL's caps feature and context type */
 #define GST_CAPS_FEATURE_MEMORY_OPENCL "memory:OpenCL"
-#define GST_NN_CL_MEMORY_TYPE "NnpOpenCLMemory"
+#define GST_NN_DEVICE_MEMORY_TYPE "NnpDeviceMemory"
 #define GST_NN_CL_DEVICE_CONTEXT_TYPE "nnpipe.opencl.device"
 
 static gboolean
 is_cl_memory (GstMemory *mem)
 {
-  return mem->allocator && g_strcmp0 (mem->allocator->mem_type, GST_NN_CL_MEMORY_TYPE) == 0;
+  return mem->allocator && g_strcmp0 (mem->allocator->mem_type, GST_NN_DEVICE_MEMORY_TYPE) == 0;
 }
 
 #include <math.h>
@@ -440,6 +442,9 @@ context_device (GstElement *e, GstContext **ctx_out)
   fail_unless (gst_structure_get_string (st, "name") != NULL);
   fail_unless (gst_structure_get_string (st, "spec") != NULL);
   fail_unless (gst_structure_has_field (st, "cl-context"));
+  fail_unless (gst_structure_has_field (st, "cl-queue"));
+  fail_unless (gst_structure_has_field (st, "cl-device-id"));
+  fail_unless_equals_string (gst_structure_get_string (st, "backend"), "opencl");
   v = gst_structure_get_value (st, "device");
   fail_unless (v != NULL && G_VALUE_HOLDS_BOXED (v));
   dev = g_value_get_boxed (v);
