@@ -1,4 +1,4 @@
-/* libnnpipe internal: what the CPU Conv (cpu-conv.c) and ConvTranspose
+/* libnnpipe internal: what the CPU Conv (cpu-conv.c, cpu-conv-direct.c) and ConvTranspose
  * (cpu-conv-transpose.c) kernels share: packed weights, scratch slots. */
 #pragma once
 
@@ -45,6 +45,12 @@ gpointer nnp_cpu_conv_prepare_common (const NnpGraph *graph, const NnpNode *node
 /* GEMM shape of one group: Conv: M = Cout/g rows, K = Cin/g * kvol;
  * ConvTranspose: M = Cout/g * kvol, K = Cin/g. */
 void nnp_cpu_conv_group_mk (const NnpConvParams *p, gboolean transpose, int64_t *m, int64_t *k);
+
+/* DIRECT algo (cpu-conv-direct.c): scratch bytes (packed_weights: the
+ * node's weights were packed by prepare) and the run, with the ConvState
+ * of prepare or NULL in call->state. */
+gsize nnp_cpu_conv_direct_workspace (const NnpConvParams *p, gboolean packed_weights);
+gboolean nnp_cpu_conv_direct_run (const NnpCpuCall *call, const NnpConvParams *p);
 
 /* The GEMM of one (batch, group) index: Y = W x X (Conv, GEMM / IM2COL
  * algos) or cols = W^T x X (ConvTranspose); an NnpSgemm setup callback. */
