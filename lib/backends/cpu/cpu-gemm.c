@@ -505,6 +505,13 @@ nnp_sgemm_activate (float *x, gsize n, NnpActivation act, float alpha, float bet
   activate_generic (x + done, n - done, act, alpha, beta);
 }
 
+gboolean
+nnp_sgemm_has_avx512 (void)
+{
+  get_uk ();
+  return the_512;
+}
+
 const char *
 nnp_sgemm_kernel_name (void)
 {

@@ -115,6 +115,9 @@ void nnp_sgemm_run_indirect_full (const NnpSgemm *g, const float *b, const int32
  * possible; same results as nnp_cpu_apply_activation(). */
 void nnp_sgemm_activate (float *x, gsize n, NnpActivation act, float alpha, float beta);
 
+/* TRUE when the AVX-512 12x32 kernels run (see the top of this file). */
+gboolean nnp_sgemm_has_avx512 (void);
+
 /* Which micro-kernel runs: "avx512-fma", "avx2-fma" or "generic". */
 const char *nnp_sgemm_kernel_name (void);
 
