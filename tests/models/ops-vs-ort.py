@@ -309,8 +309,77 @@ def control_flow():
                  inits, opset=13), {"x": [4, 5]}
 
 
+# ------------------------------------------- shapes that depend on data
+# (a data-dependent tail run at run time: docs/conformance.md)
+
+def detect_nms():
+    """Conv -> boxes + scores -> NonMaxSuppression -> the selected boxes by
+    Gather, beside a static output of the head."""
+    n = 16
+    nodes = [helper.make_node("Conv", ["x", "W", "B"], ["y"]),
+             helper.make_node("Reshape", ["y", "s3"], ["y3"]),
+             helper.make_node("Transpose", ["y3"], ["yt"], perm=[0, 2, 1]),
+             helper.make_node("Slice", ["yt", "b0", "b1", "ax2"], ["boxes"]),
+             helper.make_node("Slice", ["yt", "b1", "b2", "ax2"], ["logits"]),
+             helper.make_node("Sigmoid", ["logits"], ["sc"]),
+             helper.make_node("Transpose", ["sc"], ["scores"], perm=[0, 2, 1]),
+             helper.make_node("NonMaxSuppression", ["boxes", "scores", "maxo", "iou", "thr"],
+                              ["selected"], name="nms"),
+             helper.make_node("Gather", ["selected", "col2"], ["box_idx"], axis=1),
+             helper.make_node("Squeeze", ["boxes", "ax0"], ["boxes2"]),
+             helper.make_node("Gather", ["boxes2", "box_idx"], ["sel_boxes"], axis=0),
+             helper.make_node("ReduceMean", ["y"], ["y_mean"], keepdims=0)]
+    inits = [const("W", rand(7, 4, 1, 1, scale=1.0)), const("B", rand(7)),
+             const("s3", np.array([1, 7, n], np.int64)), const("b0", np.array([0], np.int64)),
+             const("b1", np.array([4], np.int64)), const("b2", np.array([7], np.int64)),
+             const("ax2", np.array([2], np.int64)), const("ax0", np.array([0], np.int64)),
+             const("maxo", np.array([6], np.int64)), const("iou", np.array([0.3], np.float32)),
+             const("thr", np.array([0.4], np.float32)), const("col2", np.array(2, np.int64))]
+    return model(nodes, [vi("x", F, [1, 4, 4, 4])],
+                 [vi("selected", I64, ["n", 3]), vi("sel_boxes", F, ["n", 4]),
+                  vi("y_mean", F, [])], inits, opset=13), {"x": [1, 4, 4, 4]}
+
+
+def nonzero_gathernd():
+    """NonZero of a computed mask, then GatherND of the values it selects."""
+    nodes = [helper.make_node("Mul", ["x", "w"], ["xw"]),
+             helper.make_node("Greater", ["xw", "t"], ["mask"]),
+             helper.make_node("NonZero", ["mask"], ["nz"]),
+             helper.make_node("Transpose", ["nz"], ["idx"], perm=[1, 0]),
+             helper.make_node("GatherND", ["xw", "idx"], ["vals"]),
+             helper.make_node("Relu", ["vals"], ["vals_relu"])]
+    inits = [const("w", rand(3, 5, scale=1.0)), const("t", np.array(0.1, np.float32))]
+    return model(nodes, [vi("x", F, [3, 5])],
+                 [vi("nz", I64, [2, "n"]), vi("vals_relu", F, ["n"])], inits, opset=13), \
+        {"x": [3, 5]}
+
+
+def topk_range_computed():
+    """TopK whose K is a computed shape (the length of a NonZero), Range whose
+    limit is a count of the data."""
+    nodes = [helper.make_node("Greater", ["x", "t"], ["mask"]),
+             helper.make_node("NonZero", ["mask"], ["nz"]),
+             helper.make_node("Shape", ["nz"], ["nzs"]),
+             helper.make_node("Slice", ["nzs", "one", "two"], ["k"]),
+             helper.make_node("Reshape", ["x", "flat"], ["xf"]),
+             helper.make_node("TopK", ["xf", "k"], ["top_v", "top_i"], axis=0),
+             helper.make_node("Cast", ["mask"], ["mi"], to=I64),
+             helper.make_node("ReduceSum", ["mi"], ["cnt"], keepdims=0),
+             helper.make_node("Range", ["zero", "cnt", "two_s"], ["rng"]),
+             helper.make_node("Cast", ["rng"], ["rngf"], to=F),
+             helper.make_node("Mul", ["rngf", "half"], ["rng_half"])]
+    inits = [const("t", np.array(0.2, np.float32)), const("one", np.array([1], np.int64)),
+             const("two", np.array([2], np.int64)), const("flat", np.array([-1], np.int64)),
+             const("zero", np.array(0, np.int64)), const("two_s", np.array(2, np.int64)),
+             const("half", np.array(0.5, np.float32))]
+    return model(nodes, [vi("x", F, [4, 6])],
+                 [vi("top_v", F, ["k"]), vi("top_i", I64, ["k"]), vi("rng", I64, ["r"]),
+                  vi("rng_half", F, ["r"])], inits, opset=13), {"x": [4, 6]}
+
+
 CASES = [lstm_bidi, gru_reverse, gru_default, rnn_relu, vit_block, super_res, style, opset7,
-         signal, reductions, indexing, losses, sampling, einsum, control_flow]
+         signal, reductions, indexing, losses, sampling, einsum, control_flow, detect_nms,
+         nonzero_gathernd, topk_range_computed]
 
 NP_OF = {TensorProto.FLOAT: np.float32, TensorProto.INT64: np.int64,
          TensorProto.INT32: np.int32, TensorProto.BOOL: np.bool_}
