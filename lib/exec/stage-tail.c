@@ -193,7 +193,10 @@ run_inner_tail (const NnpGraph *sg, GHashTable *made, int depth, GError **error)
     return FALSE;
   for (int k = 0; inner->cuts[k]; k++) {
     const NnpValue *v = nnp_graph_find_value (sg, inner->cuts[k]);
-    NnpTensor *t = v ? lookup (sg, made, v) : NULL;
+    NnpTensor *t = g_hash_table_lookup (sg->tail->consts, inner->cuts[k]);
+
+    if (t == NULL && v)
+      t = lookup (sg, made, v);
     if (t == NULL) {
       g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID, "%s: value '%s' is not known", inner->where,
                    inner->cuts[k]);

@@ -602,12 +602,13 @@ tail_stage_new (NnpGraph *graph, const int *nodes, int n_nodes, const NnpStageOp
   stage->cut_const = g_new0 (NnpTensor *, MAX (n_cuts, 1));
   for (int k = 0; k < n_cuts; k++) {
     NnpValue *v = nnp_graph_find_value (graph, cuts[k]);
+    NnpTensor *folded = g_hash_table_lookup (graph->tail->consts, cuts[k]);
     int j = v ? index_of (head->outputs, head->n_outputs, v->id) : -1;
     int in = v ? index_of (stage->inputs, stage->n_inputs, v->id) : -1;
 
-    if (v && v->constant) {
+    if ((v && v->constant) || folded) {
       stage->cut_from[k] = G_MININT;
-      stage->cut_const[k] = v->constant;
+      stage->cut_const[k] = folded ? folded : v->constant;
     } else if (j >= 0) {
       stage->cut_from[k] = j;
     } else if (in >= 0) {

@@ -58,6 +58,9 @@ typedef struct _NnpGraphTail {
   char **nodes;     /* names of the tail's nodes in source, NULL-terminated */
   char *first;      /* "node 'nms' (NonMaxSuppression)": where the tail starts */
   char *why;        /* the specialisation's message there (needs which input) */
+  /* values the tail reads that the specialisation computed (folded) and
+   * removed from the graph: name -> NnpTensor* (owned refs) */
+  GHashTable *consts;
 } NnpGraphTail;
 void nnp_graph_tail_free (NnpGraphTail *tail);
 

@@ -117,6 +117,8 @@ nnp_graph_tail_free (NnpGraphTail *tail)
   g_strfreev (tail->nodes);
   g_free (tail->first);
   g_free (tail->why);
+  if (tail->consts)
+    g_hash_table_unref (tail->consts);
   g_free (tail);
 }
 
@@ -159,6 +161,7 @@ nnp_graph_copy (const NnpGraph *graph)
     c->nodes = g_strdupv (t->nodes);
     c->first = g_strdup (t->first);
     c->why = g_strdup (t->why);
+    c->consts = t->consts ? g_hash_table_ref (t->consts) : NULL;
     copy->tail = c;
   }
 

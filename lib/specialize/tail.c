@@ -35,6 +35,9 @@ nnp_graph_cut_tail (NnpGraph *graph, const NnpGraph *source, const gboolean *tai
   NnpGraphTail *t = g_new0 (NnpGraphTail, 1);
   GPtrArray *names = g_ptr_array_new ();
 
+  t->consts =
+      g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) nnp_tensor_unref);
+
   for (guint i = 0; i < graph->nodes->len; i++) {
     NnpNode *node = nnp_graph_node (graph, i);
 
@@ -48,7 +51,9 @@ nnp_graph_cut_tail (NnpGraph *graph, const NnpGraph *source, const gboolean *tai
     for (int k = 0; k < node->n_inputs; k++) {
       NnpValue *v = nnp_node_input (graph, node, k);
       if (v && v->constant == NULL && (v->producer < 0 || !tail[v->producer]))
-        v->is_output = TRUE; /* the head hands it over */
+        v->is_output = TRUE;     /* the head hands it over */
+      else if (v && v->constant) /* it may go with its folded node */
+        g_hash_table_replace (t->consts, g_strdup (v->name), nnp_tensor_ref (v->constant));
     }
     for (int k = 0; k < node->n_outputs; k++) {
       NnpValue *v = nnp_node_output (graph, node, k);
