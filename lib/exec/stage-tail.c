@@ -160,6 +160,12 @@ run_level (NnpStageTail *tail, NnpTensor *const *cuts, GHashTable *made, int dep
     v->shape = cuts[k]->shape;
   }
   sg = nnp_graph_specialize (g, NULL, 0, NNP_SPECIALIZE_DYNAMIC_TAIL, &err);
+  /* with every value it reads bound, a node that still needs values (a Loop
+   * whose carried value changes shape) cannot be done: no smaller tail */
+  if (sg && sg->tail && g_strv_length (sg->tail->nodes) >= tail->tmpl->nodes->len) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED, "%s: %s", tail->where, sg->tail->why);
+    return FALSE;
+  }
   if (sg == NULL || !run_specialised (sg, made, depth, &err)) {
     g_propagate_prefixed_error (error, err, "%s: ", tail->where);
     return FALSE;

@@ -24,4 +24,9 @@ void nnp_graph_cut_tail (NnpGraph *graph, const NnpGraph *source, const gboolean
  * until run time). */
 gboolean nnp_tail_is_output (const NnpGraph *graph, const NnpValue *v);
 
+/* TRUE when graph has no data-dependent tail; else FALSE and an
+ * NNP_ERROR_UNSUPPORTED naming the outputs the tail makes and its first
+ * node, for what needs fixed output shapes (plans, the elements). */
+gboolean nnp_graph_refuse_tail (const NnpGraph *graph, const char *model_name, GError **error);
+
 G_END_DECLS
