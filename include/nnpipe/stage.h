@@ -84,9 +84,8 @@ NnpTensor *nnp_stage_new_output (NnpStage *stage, int i, GError **error);
  * nnp_stage_run_alloc() runs the stage and gives every output as a new
  * tensor of the shape this run produced. */
 gboolean nnp_stage_output_is_dynamic (NnpStage *stage, int i);
-/* Run once; outputs[i] receives a new tensor for output i (the caller
- * unrefs each; host memory, or the device's for a head output of a device
- * stage: see nnp_stage_run()).  Works on any stage. */
+/* Run once; outputs[i] receives a new host tensor for output i (the caller
+ * unrefs each).  Works on any stage. */
 gboolean nnp_stage_run_alloc (NnpStage *stage, NnpTensor *const *inputs, NnpTensor **outputs,
                               GError **error);
 

@@ -13,8 +13,8 @@
  * node made) runs the same way, recursively.
  *
  * The specialisation depends on the cuts' values, not only their shapes, so
- * it is redone on every run (NMS-sized tails cost well under a millisecond;
- * docs/conformance.md).  Each run's copy gets a derived-data cache of its
+ * it is redone on every run (no cache: a tail should be small, NMS and the
+ * gathers after it).  Each run's copy gets a derived-data cache of its
  * own, dropped with it, so per-run tensors never enter the model's cache. */
 #include <nnpipe/log.h>
 #include <nnpipe/specialize.h>
