@@ -317,7 +317,7 @@ def control_flow():
 # ------------------------------------------- shapes that depend on data
 # (a data-dependent tail run at run time: docs/conformance.md)
 
-def detect_nms():
+def detect_nms(batch=1, center=0):
     """Conv -> boxes + scores -> NonMaxSuppression -> the selected boxes by
     Gather, beside a static output of the head."""
     n = 16
@@ -329,20 +329,27 @@ def detect_nms():
              helper.make_node("Sigmoid", ["logits"], ["sc"]),
              helper.make_node("Transpose", ["sc"], ["scores"], perm=[0, 2, 1]),
              helper.make_node("NonMaxSuppression", ["boxes", "scores", "maxo", "iou", "thr"],
-                              ["selected"], name="nms"),
+                              ["selected"], name="nms", center_point_box=center),
              helper.make_node("Gather", ["selected", "col2"], ["box_idx"], axis=1),
-             helper.make_node("Squeeze", ["boxes", "ax0"], ["boxes2"]),
+             helper.make_node("Gather", ["boxes", "zero_i"], ["boxes2"], axis=0),
              helper.make_node("Gather", ["boxes2", "box_idx"], ["sel_boxes"], axis=0),
              helper.make_node("ReduceMean", ["y"], ["y_mean"], keepdims=0)]
     inits = [const("W", rand(7, 4, 1, 1, scale=1.0)), const("B", rand(7)),
-             const("s3", np.array([1, 7, n], np.int64)), const("b0", np.array([0], np.int64)),
+             const("s3", np.array([batch, 7, n], np.int64)), const("b0", np.array([0], np.int64)),
              const("b1", np.array([4], np.int64)), const("b2", np.array([7], np.int64)),
-             const("ax2", np.array([2], np.int64)), const("ax0", np.array([0], np.int64)),
+             const("ax2", np.array([2], np.int64)), const("zero_i", np.array(0, np.int64)),
              const("maxo", np.array([6], np.int64)), const("iou", np.array([0.3], np.float32)),
              const("thr", np.array([0.4], np.float32)), const("col2", np.array(2, np.int64))]
-    return model(nodes, [vi("x", F, [1, 4, 4, 4])],
+    return model(nodes, [vi("x", F, [batch, 4, 4, 4])],
                  [vi("selected", I64, ["n", 3]), vi("sel_boxes", F, ["n", 4]),
-                  vi("y_mean", F, [])], inits, opset=13), {"x": [1, 4, 4, 4]}
+                  vi("y_mean", F, [])], inits, opset=13), {"x": [batch, 4, 4, 4]}
+
+
+def detect_nms_batch2_center():
+    """The same over two images, boxes as centre + size: rows batch by batch,
+    class by class (the selected boxes gathered from image 0's list by index,
+    as a model that ignores the batch column would)."""
+    return detect_nms(batch=2, center=1)
 
 
 def nonzero_gathernd():
@@ -404,7 +411,7 @@ REFUSED = {loop_growing: ["data-dependent tail from node 'loop' (Loop)",
 
 CASES = [lstm_bidi, gru_reverse, gru_default, rnn_relu, vit_block, super_res, style, opset7,
          signal, reductions, indexing, losses, sampling, einsum, control_flow, detect_nms,
-         nonzero_gathernd, topk_range_computed, loop_growing]
+         detect_nms_batch2_center, nonzero_gathernd, topk_range_computed, loop_growing]
 
 NP_OF = {TensorProto.FLOAT: np.float32, TensorProto.INT64: np.int64,
          TensorProto.INT32: np.int32, TensorProto.BOOL: np.bool_}
