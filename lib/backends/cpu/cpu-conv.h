@@ -1,4 +1,4 @@
-/* libnnpipe internal: what the CPU Conv (cpu-conv.c) and ConvTranspose
+/* libnnpipe internal: what the CPU Conv (cpu-conv.c, cpu-conv-dw.c) and ConvTranspose
  * (cpu-conv-transpose.c) kernels share: packed weights, scratch slots. */
 #pragma once
 
@@ -59,5 +59,10 @@ typedef struct {
 } ConvGemmCtx;
 
 void nnp_cpu_conv_gemm_setup (gpointer data, int64_t index, NnpSgemm *g);
+
+/* Depthwise Conv (cpu-conv-dw.c): the run of algo NNP_CONV_ALGO_DEPTHWISE
+ * and its scratch size (one padded input plane per slot). */
+gboolean nnp_cpu_conv_depthwise_run (const NnpCpuCall *call, const NnpConvParams *p);
+gsize nnp_cpu_conv_depthwise_workspace (const NnpConvParams *p);
 
 G_END_DECLS
