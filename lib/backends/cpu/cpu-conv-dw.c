@@ -26,7 +26,10 @@ typedef struct {
   float *y;
   NnpActivation act;
   float act_alpha, act_beta;
-  int64_t hp, wp; /* padded plane */
+  int64_t hp, wp;  /* padded plane */
+  guint8 *scratch; /* the slots */
+  gsize slot_bytes;
+  gboolean *zeroed; /* per slot: its padded plane's borders are zero */
 } DwCtx;
 
 static void
@@ -51,13 +54,40 @@ dw_row_generic (const float *pl, int64_t wp, const float *w, int64_t kh_n, int64
   }
 }
 
+/* The taps kh_lo <= kh < kh_hi of output row oh that read input rows
+ * (0 <= oh * sh + kh * dh - pt < IH); FALSE when there are none. */
+static inline gboolean
+dw_row_taps (const NnpConvParams *p, int64_t oh, int64_t *kh_lo, int64_t *kh_hi)
+{
+  const int64_t IH = p->in_dims[1], KH = p->kernel[1], pt = p->pads_begin[1];
+  const int64_t dh = p->dilations[1], r0 = oh * p->strides[1];
+
+  *kh_lo = 0;
+  *kh_hi = KH;
+  while (*kh_lo < KH && r0 + *kh_lo * dh - pt < 0)
+    (*kh_lo)++;
+  while (*kh_hi > *kh_lo && r0 + (*kh_hi - 1) * dh - pt >= IH)
+    (*kh_hi)--;
+  return *kh_lo < *kh_hi;
+}
+
+/* An output row without taps: the bias, activated. */
+static void
+dw_row_bias (const DwCtx *c, float bias, float *out, int64_t OW)
+{
+  for (int64_t ow = 0; ow < OW; ow++)
+    out[ow] = bias;
+  nnp_sgemm_activate (out, OW, c->act, c->act_alpha, c->act_beta);
+}
+
 #if HAVE_X86
 /* Returns the first output column it did not compute; the activation is
- * applied to the columns it computed. */
-__attribute__ ((target ("avx2,fma"))) static int64_t
-dw_row_avx2 (const float *pl, int64_t wp, const float *w, int64_t kh_n, int64_t kw_n, int64_t dh,
-             int64_t dw, int64_t sw, int64_t ow_n, float bias, float *out, NnpActivation act,
-             float act_alpha, float act_beta)
+ * applied to the columns it computed.  Inlined into dw_row_avx2's
+ * specialisations, where kw_n and dw are constants (unrolled tap loops). */
+__attribute__ ((target ("avx2,fma"), always_inline)) static inline int64_t
+dw_row_avx2_body (const float *pl, int64_t wp, const float *w, int64_t kh_n, int64_t kw_n,
+                  int64_t dh, int64_t dw, int64_t sw, int64_t ow_n, float bias, float *out,
+                  NnpActivation act, float act_alpha, float act_beta)
 {
   const __m256 va = _mm256_set1_ps (act_alpha), vb = _mm256_set1_ps (act_beta);
   int64_t ow = 0;
@@ -96,29 +126,59 @@ dw_row_avx2 (const float *pl, int64_t wp, const float *w, int64_t kh_n, int64_t 
       STORE (out + ow + 16, _mm256_add_ps (e2, o2));
       STORE (out + ow + 24, _mm256_add_ps (e3, o3));
     }
+    /* 16 and 8 outputs (narrow planes): the taps of kernel column kw go to
+     * accumulator set kw % 3, so a 3x3 kernel has 3 (8 outputs) or 6 (16)
+     * independent FMA chains of depth 3 instead of 1 or 2 of depth 9 */
+#define TAP(acc, kw, off) \
+  acc = _mm256_fmadd_ps (_mm256_broadcast_ss (wk + (kw)), _mm256_loadu_ps (r + (kw) *dw + (off)), \
+                         acc)
     for (; ow + 16 <= ow_n; ow += 16) {
       __m256 a0 = _mm256_set1_ps (bias), a1 = a0;
+      __m256 b0 = _mm256_setzero_ps (), b1 = b0, c0 = b0, c1 = b0;
       for (int64_t kh = 0; kh < kh_n; kh++) {
-        const float *r = pl + kh * dh * wp + ow;
-        for (int64_t kw = 0; kw < kw_n; kw++) {
-          __m256 wv = _mm256_broadcast_ss (w + kh * kw_n + kw);
-          a0 = _mm256_fmadd_ps (wv, _mm256_loadu_ps (r + kw * dw), a0);
-          a1 = _mm256_fmadd_ps (wv, _mm256_loadu_ps (r + kw * dw + 8), a1);
+        const float *r = pl + kh * dh * wp + ow, *wk = w + kh * kw_n;
+        int64_t kw = 0;
+        for (; kw + 3 <= kw_n; kw += 3) {
+          TAP (a0, kw, 0);
+          TAP (a1, kw, 8);
+          TAP (b0, kw + 1, 0);
+          TAP (b1, kw + 1, 8);
+          TAP (c0, kw + 2, 0);
+          TAP (c1, kw + 2, 8);
+        }
+        if (kw < kw_n) {
+          TAP (a0, kw, 0);
+          TAP (a1, kw, 8);
+          kw++;
+        }
+        if (kw < kw_n) {
+          TAP (b0, kw, 0);
+          TAP (b1, kw, 8);
         }
       }
-      STORE (out + ow, a0);
-      STORE (out + ow + 8, a1);
+      STORE (out + ow, _mm256_add_ps (_mm256_add_ps (a0, b0), c0));
+      STORE (out + ow + 8, _mm256_add_ps (_mm256_add_ps (a1, b1), c1));
     }
     for (; ow + 8 <= ow_n; ow += 8) {
-      __m256 a0 = _mm256_set1_ps (bias);
+      __m256 a0 = _mm256_set1_ps (bias), b0 = _mm256_setzero_ps (), c0 = b0;
       for (int64_t kh = 0; kh < kh_n; kh++) {
-        const float *r = pl + kh * dh * wp + ow;
-        for (int64_t kw = 0; kw < kw_n; kw++)
-          a0 = _mm256_fmadd_ps (_mm256_broadcast_ss (w + kh * kw_n + kw),
-                                _mm256_loadu_ps (r + kw * dw), a0);
+        const float *r = pl + kh * dh * wp + ow, *wk = w + kh * kw_n;
+        int64_t kw = 0;
+        for (; kw + 3 <= kw_n; kw += 3) {
+          TAP (a0, kw, 0);
+          TAP (b0, kw + 1, 0);
+          TAP (c0, kw + 2, 0);
+        }
+        if (kw < kw_n) {
+          TAP (a0, kw, 0);
+          kw++;
+        }
+        if (kw < kw_n)
+          TAP (b0, kw, 0);
       }
-      STORE (out + ow, a0);
+      STORE (out + ow, _mm256_add_ps (_mm256_add_ps (a0, b0), c0));
     }
+#undef TAP
   } else if (sw == 2) {
     for (; ow + 16 <= ow_n; ow += 16) {
       __m256 a0 = _mm256_set1_ps (bias), a1 = a0;
@@ -170,6 +230,52 @@ dw_row_avx2 (const float *pl, int64_t wp, const float *w, int64_t kh_n, int64_t 
 #undef STORE
   return ow;
 }
+
+/* Every output row of one plane from its padded copy: one call per plane
+ * (the per-row call overhead dominated on 16x16 planes), the row kernel
+ * inlined with kw_n and dw constant where the caller makes them so. */
+__attribute__ ((target ("avx2,fma"), always_inline)) static inline void
+dw_rows_avx2_body (const DwCtx *c, const float *pad, const float *w, float bias, float *y,
+                   int64_t kw_n, int64_t dw)
+{
+  const NnpConvParams *p = c->p;
+  const int64_t OH = p->out_dims[1], OW = p->out_dims[2];
+  const int64_t dh = p->dilations[1], sh = p->strides[1], sw = p->strides[2];
+
+  for (int64_t oh = 0; oh < OH; oh++) {
+    float *out = y + oh * OW;
+    const float *rows, *wk;
+    int64_t kh_lo, kh_hi, done;
+
+    if (!dw_row_taps (p, oh, &kh_lo, &kh_hi)) {
+      dw_row_bias (c, bias, out, OW);
+      continue;
+    }
+    rows = pad + (oh * sh + kh_lo * dh) * c->wp;
+    wk = w + kh_lo * kw_n;
+    done = dw_row_avx2_body (rows, c->wp, wk, kh_hi - kh_lo, kw_n, dh, dw, sw, OW, bias, out,
+                             c->act, c->act_alpha, c->act_beta);
+    if (done < OW) {
+      dw_row_generic (rows, c->wp, wk, kh_hi - kh_lo, kw_n, dh, dw, sw, done, OW, bias, out);
+      nnp_sgemm_activate (out + done, OW - done, c->act, c->act_alpha, c->act_beta);
+    }
+  }
+}
+
+__attribute__ ((target ("avx2,fma"))) static void
+dw_rows_avx2 (const DwCtx *c, const float *pad, const float *w, float bias, float *y)
+{
+  const int64_t KW = c->p->kernel[2], dw = c->p->dilations[2];
+
+  /* the kernels of the models (3x3 and 5x5, no dilation along W): tap
+   * loops unrolled */
+  if (KW == 3 && dw == 1)
+    dw_rows_avx2_body (c, pad, w, bias, y, 3, 1);
+  else if (KW == 5 && dw == 1)
+    dw_rows_avx2_body (c, pad, w, bias, y, 5, 1);
+  else
+    dw_rows_avx2_body (c, pad, w, bias, y, KW, dw);
+}
 #endif
 
 
@@ -192,43 +298,37 @@ dw_task (gpointer data, int64_t task, void *slot)
   gboolean avx2 = nnp_cpu_avx2_ok ();
 
   /* zero-padded copy: pad[r][col] = x[r - pt][col - pl]; rows outside the
-   * input are never read (their taps are skipped below) */
-  for (int64_t r = MAX (pt, 0); r < MIN (c->hp, IH + pt); r++) {
-    float *dr = pad + r * c->wp;
-    int64_t ih = r - pt;
-    int64_t lo = MIN (pl, c->wp), n = MAX (0, MIN (IW, c->wp - lo));
-    memset (dr, 0, lo * sizeof (float));
-    memcpy (dr + lo, x + ih * IW, n * sizeof (float));
-    if (lo + n < c->wp)
-      memset (dr + lo + n, 0, (c->wp - lo - n) * sizeof (float));
+   * input are never read (their taps are skipped below).  Every task of a
+   * run writes the same columns of the same rows, so the zero borders are
+   * written once per slot and run (zeroed[]). */
+  int64_t lo = MIN (pl, c->wp), n = MAX (0, MIN (IW, c->wp - lo));
+  int64_t slot_index = ((guint8 *) slot - c->scratch) / (int64_t) c->slot_bytes;
+  if (!c->zeroed[slot_index]) {
+    memset (pad, 0, c->hp * c->wp * sizeof (float));
+    c->zeroed[slot_index] = TRUE;
   }
+  for (int64_t r = MAX (pt, 0); r < MIN (c->hp, IH + pt); r++)
+    memcpy (pad + r * c->wp + lo, x + (r - pt) * IW, n * sizeof (float));
+#if HAVE_X86
+  if (avx2) {
+    dw_rows_avx2 (c, pad, w, bias, y);
+    return;
+  }
+#endif
   for (int64_t oh = 0; oh < OH; oh++) {
-    const int64_t dh = p->dilations[1], r0 = oh * p->strides[1];
+    const int64_t dh = p->dilations[1];
     float *out = y + oh * OW;
-    int64_t done = 0, kh_lo = 0, kh_hi = KH;
-    const float *rows, *wk;
+    int64_t kh_lo, kh_hi;
+    const float *rows;
 
-    /* taps kh with 0 <= r0 + kh * dh - pt < IH */
-    while (kh_lo < KH && r0 + kh_lo * dh - pt < 0)
-      kh_lo++;
-    while (kh_hi > kh_lo && r0 + (kh_hi - 1) * dh - pt >= IH)
-      kh_hi--;
-    if (kh_lo == kh_hi) {
-      for (int64_t ow = 0; ow < OW; ow++)
-        out[ow] = bias;
-      nnp_sgemm_activate (out, OW, c->act, c->act_alpha, c->act_beta);
+    if (!dw_row_taps (p, oh, &kh_lo, &kh_hi)) {
+      dw_row_bias (c, bias, out, OW);
       continue;
     }
-    rows = pad + (r0 + kh_lo * dh) * c->wp;
-    wk = w + kh_lo * KW;
-#if HAVE_X86
-    if (avx2)
-      done = dw_row_avx2 (rows, c->wp, wk, kh_hi - kh_lo, KW, dh, p->dilations[2], p->strides[2],
-                          OW, bias, out, c->act, c->act_alpha, c->act_beta);
-#endif
-    dw_row_generic (rows, c->wp, wk, kh_hi - kh_lo, KW, dh, p->dilations[2], p->strides[2], done,
-                    OW, bias, out);
-    nnp_sgemm_activate (out + done, OW - done, c->act, c->act_alpha, c->act_beta);
+    rows = pad + (oh * p->strides[1] + kh_lo * dh) * c->wp;
+    dw_row_generic (rows, c->wp, w + kh_lo * KW, kh_hi - kh_lo, KW, dh, p->dilations[2],
+                    p->strides[2], 0, OW, bias, out);
+    nnp_sgemm_activate (out, OW, c->act, c->act_alpha, c->act_beta);
   }
   (void) avx2;
 }
@@ -247,8 +347,12 @@ nnp_cpu_conv_depthwise_run (const NnpCpuCall *call, const NnpConvParams *p)
   ctx.act_alpha = call->node->act_alpha;
   ctx.act_beta = call->node->act_beta;
   dw_geometry (p, &ctx.hp, &ctx.wp);
-  nnp_cpu_run_in_slots (call->pool, p->batch * p->out_channels, call->scratch,
-                        round_up_bytes (ctx.hp * ctx.wp * sizeof (float)), dw_task, &ctx);
+  ctx.scratch = call->scratch;
+  ctx.slot_bytes = round_up_bytes (ctx.hp * ctx.wp * sizeof (float));
+  ctx.zeroed = g_new0 (gboolean, MAX (nnp_sgemm_slots (), 1));
+  nnp_cpu_run_in_slots (call->pool, p->batch * p->out_channels, call->scratch, ctx.slot_bytes,
+                        dw_task, &ctx);
+  g_free (ctx.zeroed);
   return TRUE;
 }
 

@@ -21,7 +21,7 @@ round_up_bytes (gsize n)
   return (n + 63) & ~(gsize) 63;
 }
 
-/* Run n_tasks tasks on min(threads, slots) scratch slots of slot_bytes each
+/* Run n_tasks tasks on min(threads, slots) scratch slots of slot_bytes each (cpu-slots.c)
  * (tasks are dealt out round-robin, so a slot is never shared). */
 typedef void (*SlotTaskFunc) (gpointer data, int64_t task, void *slot);
 
