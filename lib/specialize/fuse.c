@@ -8,7 +8,8 @@
  * ConvTranspose W is [C_in, C_out/group, k...]: output channel of W[ci, j] is
  *   (ci / (C_in/group)) * (C_out/group) + j.
  *
- * Activation after Conv / ConvTranspose / Gemm / MatMul: node->act. */
+ * Activation after Conv / ConvTranspose / Gemm / MatMul, or after an Add /
+ * Sub / Mul / Div of two computed tensors (residual Add + Relu): node->act. */
 #include <nnpipe/graph.h>
 #include <nnpipe/log.h>
 
@@ -429,6 +430,25 @@ activation_of (const NnpGraph *graph, const NnpNode *node, NnpActivation *act, f
   }
 }
 
+/* Add / Sub / Mul / Div of two computed float tensors (a residual Add): the
+ * binary kernels apply node->act in their store loop.  Binary ops with a
+ * constant operand are left to the affine and HardSwish patterns. */
+static gboolean
+tensor_binary (const NnpGraph *graph, const NnpNode *node)
+{
+  NnpValue *a, *b;
+
+  if (node->op != NNP_OP_ADD && node->op != NNP_OP_SUB && node->op != NNP_OP_MUL
+      && node->op != NNP_OP_DIV)
+    return FALSE;
+  if (node->n_inputs != 2)
+    return FALSE;
+  a = nnp_node_input (graph, node, 0);
+  b = nnp_node_input (graph, node, 1);
+  return a && b && a->constant == NULL && b->constant == NULL && a->dtype == NNP_DTYPE_FLOAT32
+         && b->dtype == NNP_DTYPE_FLOAT32;
+}
+
 static gboolean
 fuse_activation (NnpGraph *graph, NnpNode *node, gboolean *remove, GPtrArray *changed)
 {
@@ -446,7 +466,7 @@ fuse_activation (NnpGraph *graph, NnpNode *node, gboolean *remove, GPtrArray *ch
     return FALSE;
   if (prod->op != NNP_OP_CONV && prod->op != NNP_OP_CONV_TRANSPOSE && prod->op != NNP_OP_GEMM
       && prod->op != NNP_OP_MAT_MUL && prod->op != NNP_OP_CONV_INTEGER_TO_FLOAT
-      && prod->op != NNP_OP_MAT_MUL_INTEGER_TO_FLOAT)
+      && prod->op != NNP_OP_MAT_MUL_INTEGER_TO_FLOAT && !tensor_binary (graph, prod))
     return FALSE;
   if (!activation_of (graph, node, &act, &alpha, &beta))
     return FALSE;

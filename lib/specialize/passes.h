@@ -12,7 +12,8 @@ G_BEGIN_DECLS
  *      (new constant weight and bias values; the folded node is removed);
  *   2. HardSwish written out as x * Clip(x + 3, 0, 6) / 6 and activations
  *      (Relu, Clip, LeakyRelu, HardSigmoid, HardSwish, Sigmoid) fused into a
- *      producing Conv / ConvTranspose / Gemm / MatMul (node->act);
+ *      producing Conv / ConvTranspose / Gemm / MatMul, or Add / Sub / Mul /
+ *      Div of two computed tensors (node->act);
  *   3. a scalar Mul / Add / Sub / Div after a fused HardSwish folded into the
  *      activation (NNP_ACT_HARD_SWISH_AFFINE).
  * Nodes whose inputs or act changed are appended to `changed` (NnpNode*,
