@@ -21,6 +21,14 @@ G_BEGIN_DECLS
  * indices change (nnp_graph_remove_nodes()).  Returns the number of fusions. */
 int nnp_graph_fuse (NnpGraph *graph, GPtrArray *changed);
 
+/* Transpose(p) ... Transpose(inverse of p) around a chain of layout-agnostic
+ * nodes (elementwise unary and binary ops with constant or equally
+ * transposed operands, Concat, Pad) folded away (transpose-fold.c): the
+ * chain runs in the first Transpose's input layout, with constants
+ * transposed, Concat axes and Pad pads remapped; the chain's nodes are
+ * re-inferred here.  Returns the number of folds, -1 on error (set). */
+int nnp_graph_fold_transposes (NnpGraph *graph, GError **error);
+
 /* A new constant value holding t (reference taken), named after `base`
  * (made unique) (fuse.c). */
 NnpValue *nnp_graph_new_constant (NnpGraph *graph, const char *base, NnpTensor *t);
