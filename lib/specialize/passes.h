@@ -15,7 +15,9 @@ G_BEGIN_DECLS
  *      producing Conv / ConvTranspose / Gemm / MatMul, or Add / Sub / Mul /
  *      Div of two computed tensors (node->act);
  *   3. a scalar Mul / Add / Sub / Div after a fused HardSwish folded into the
- *      activation (NNP_ACT_HARD_SWISH_AFFINE).
+ *      activation (NNP_ACT_HARD_SWISH_AFFINE);
+ *   4. a constant-zero Pad of the spatial dims only, read only by a Conv
+ *      (auto_pad NOTSET), folded into the Conv's pads.
  * Nodes whose inputs or act changed are appended to `changed` (NnpNode*,
  * owned by the graph: the caller re-infers them).  Value ids and node
  * indices change (nnp_graph_remove_nodes()).  Returns the number of fusions. */

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""transpose-fold-vs-ort: the Transpose-pair folding pass
-(lib/specialize/transpose-fold.c) on small python3-onnx models, run by nnpipe
-and by ONNX Runtime on the same inputs.
+"""fold-vs-ort: the Transpose-pair folding pass (lib/specialize/transpose-fold.c)
+and the Pad-into-Conv fusion (lib/specialize/fuse.c) on small python3-onnx
+models, run by nnpipe and by ONNX Runtime on the same inputs.
 
 Each case is an NHWC-style chain: Transpose(perm), layout-agnostic ops,
 Transpose(inverse perm).  Every output is compared with ONNX Runtime's (max
@@ -13,9 +13,13 @@ constant input and a negative axis, Pad with pads as attribute and as input,
 rank-3 perms, a bare Transpose pair), unchanged where it must not fold (a
 chain value also read elsewhere or a graph output, a perm that is not the
 inverse, a Softmax on an axis in between, a binary op with an operand in
-the other layout, a bare pair whose result is a graph output).
+the other layout, a bare pair whose result is a graph output).  Likewise the
+number of Pad nodes: 0 where a zero Pad of the spatial dims goes into the
+Conv after it (pads as input, added to the Conv's own pads; pads as an
+attribute), 1 where it must stay (reflect mode, a non-zero value, a pad of
+the channel dim).
 
-Usage: transpose-fold-vs-ort.py [--work DIR] [--keep] [--only SUBSTR]
+Usage: fold-vs-ort.py [--work DIR] [--keep] [--only SUBSTR]
 Environment: NNPIPE, NNP_ORT (set by tests/meson.build).
 Fails (never skips) when ONNX Runtime is missing (tools/fetch-models.sh) or
 python3-onnx / python3-numpy are not installed (tools/check-deps.sh).
@@ -32,7 +36,7 @@ try:
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 except ImportError as e:
-    print(f"FAIL: transpose-fold-vs-ort: {e} (install python3-onnx and python3-numpy; "
+    print(f"FAIL: fold-vs-ort: {e} (install python3-onnx and python3-numpy; "
           "tools/check-deps.sh)")
     sys.exit(1)
 
@@ -67,7 +71,7 @@ def T(src, dst, perm):
 
 
 # ---------------------------------------------------------------- folding cases
-# (model, expected number of Transposes left)
+# (model, expected number of Transposes left, or {op: expected number left})
 
 def fold_unary_binary():
     # NCHW -> NHWC, Relu, + per-channel bias (broadcast on the last axis),
@@ -155,9 +159,56 @@ def keep_bare_pair_output():
     return model(nodes, [vi("x", [1, 3, 4, 5])], [vi("y", [1, 3, 4, 5])]), 2
 
 
+# ---------------------------------------------------------------- Pad into Conv
+
+def conv_after_pad(pad_node, conv_pads, x_shape, y_shape, inits=(), opset=13):
+    nodes = [pad_node, helper.make_node("Conv", ["p", "w"], ["y"], strides=[2, 2],
+                                        pads=conv_pads)]
+    inits = [const("w", rand(4, x_shape[1], 3, 3))] + list(inits)
+    return model(nodes, [vi("x", x_shape)], [vi("y", y_shape)], inits, opset=opset)
+
+
+def fold_pad_input():
+    # pads as input (H begin 2, W end 1), added to the Conv's own pads 1
+    pad = helper.make_node("Pad", ["x", "pads"], ["p"])
+    return conv_after_pad(pad, [1, 1, 1, 1], [1, 3, 9, 10], [1, 4, 6, 6],
+                          [const("pads", np.array([0, 0, 2, 0, 0, 0, 0, 1], np.int64))]), \
+        {"Pad": 0}
+
+
+def fold_pad_attr_conv():
+    # opset 10: pads as an attribute, explicit value 0
+    pad = helper.make_node("Pad", ["x"], ["p"], pads=[0, 0, 1, 1, 0, 0, 0, 0], value=0.0)
+    return conv_after_pad(pad, [0, 0, 0, 0], [1, 2, 8, 8], [1, 4, 4, 4], opset=10), {"Pad": 0}
+
+
+def keep_pad_reflect():
+    pad = helper.make_node("Pad", ["x", "pads"], ["p"], mode="reflect")
+    return conv_after_pad(pad, [0, 0, 0, 0], [1, 3, 8, 8], [1, 4, 4, 4],
+                          [const("pads", np.array([0, 0, 1, 1, 0, 0, 0, 0], np.int64))]), \
+        {"Pad": 1}
+
+
+def keep_pad_value():
+    pad = helper.make_node("Pad", ["x", "pads", "v"], ["p"])
+    return conv_after_pad(pad, [0, 0, 0, 0], [1, 3, 8, 8], [1, 4, 4, 4],
+                          [const("pads", np.array([0, 0, 1, 1, 0, 0, 0, 0], np.int64)),
+                           const("v", np.array(0.5, np.float32))]), {"Pad": 1}
+
+
+def keep_pad_channels():
+    # a pad of the channel dim changes the Conv's input channels
+    nodes = [helper.make_node("Pad", ["x", "pads"], ["p"]),
+             helper.make_node("Conv", ["p", "w"], ["y"], pads=[1, 1, 1, 1])]
+    inits = [const("pads", np.array([0, 1, 0, 0, 0, 0, 0, 0], np.int64)),
+             const("w", rand(4, 3, 3, 3))]
+    return model(nodes, [vi("x", [1, 2, 5, 5])], [vi("y", [1, 4, 5, 5])], inits), {"Pad": 1}
+
+
 CASES = [fold_unary_binary, fold_concat_pad, fold_pad_attr, fold_two_inputs_rank3,
          fold_bare_pair, keep_value_read_twice, keep_not_inverse, keep_softmax_between,
-         keep_operand_other_layout, keep_bare_pair_output]
+         keep_operand_other_layout, keep_bare_pair_output, fold_pad_input, fold_pad_attr_conv,
+         keep_pad_reflect, keep_pad_value, keep_pad_channels]
 
 
 def run(cmd, log):
@@ -165,10 +216,10 @@ def run(cmd, log):
         return subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT).returncode
 
 
-def transposes_run(log):
-    """Transpose nodes in nnpipe's --profile table (0 when it has no row)."""
+def nodes_run(log, op):
+    """Nodes of that op in nnpipe's --profile table (0 when it has no row)."""
     for line in open(log):
-        m = re.match(r"\s*Transpose\s+(\d+)\s", line)
+        m = re.match(r"\s*" + op + r"\s+(\d+)\s", line)
         if m:
             return int(m.group(1))
     return 0
@@ -178,14 +229,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--work", default=os.path.join(os.environ.get("TMPDIR", "/tmp"),
-                                                   f"nnp-transpose-fold-{os.getpid()}"))
+                                                   f"nnp-fold-vs-ort-{os.getpid()}"))
     ap.add_argument("--keep", action="store_true", help="keep the work folder")
     ap.add_argument("--only", help="run the cases whose name contains SUBSTR")
     opts = ap.parse_args()
     nnpipe = os.environ.get("NNPIPE")
     ort = os.environ.get("NNP_ORT")
     if not nnpipe or not ort:
-        print("FAIL: transpose-fold-vs-ort: NNPIPE and NNP_ORT must name the tools "
+        print("FAIL: fold-vs-ort: NNPIPE and NNP_ORT must name the tools "
               "(tests/meson.build)")
         return 1
     shutil.rmtree(opts.work, ignore_errors=True)
@@ -195,7 +246,9 @@ def main():
         name = make.__name__
         if opts.only and opts.only not in name:
             continue
-        m, want_transposes = make()
+        m, want = make()
+        if not isinstance(want, dict):
+            want = {"Transpose": want}
         path = os.path.join(opts.work, name + ".onnx")
         onnx.save(m, path)
         dirs = {t: os.path.join(opts.work, name, t) for t in ("nnpipe", "ort")}
@@ -213,12 +266,11 @@ def main():
             print(f"FAIL {name}: nnpipe run failed: {open(dirs['nnpipe'] + '.log').read().strip()}")
         if rc_o != 0:
             print(f"FAIL {name}: nnp-ort failed: {open(dirs['ort'] + '.log').read().strip()}")
-        if ok:
-            got_t = transposes_run(dirs["nnpipe"] + ".log")
-            good = got_t == want_transposes
-            print(f"{name}: {got_t} Transpose(s) run, expected {want_transposes}"
-                  f"{'' if good else '  FAIL'}")
-            ok = good
+        for op, count in (want.items() if ok else []):
+            got_n = nodes_run(dirs["nnpipe"] + ".log", op)
+            good = got_n == count
+            print(f"{name}: {got_n} {op} node(s) run, expected {count}{'' if good else '  FAIL'}")
+            ok = ok and good
         for out in (m.graph.output if rc_n == 0 and rc_o == 0 else []):
             files = [os.path.join(dirs[t], out.name + ".raw") for t in ("nnpipe", "ort")]
             if not all(os.path.exists(f) for f in files):
