@@ -8,6 +8,7 @@
 #include <string.h>
 
 #if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define NNP_HAVE_F16C_PATH 1
 #endif
@@ -128,8 +129,13 @@ have_f16c (void)
   int v = g_atomic_int_get (&cached);
 
   if (v < 0) {
+    /* F16C: CPUID leaf 1, ECX bit 29 (clang 14's __builtin_cpu_supports()
+     * does not know "f16c") */
+    unsigned int a = 0, b = 0, c = 0, d = 0;
+    gboolean f16c = __get_cpuid (1, &a, &b, &c, &d) && (c & (1u << 29)) != 0;
+
     __builtin_cpu_init ();
-    v = __builtin_cpu_supports ("avx") && __builtin_cpu_supports ("f16c") ? 1 : 0;
+    v = __builtin_cpu_supports ("avx") && f16c ? 1 : 0;
     g_atomic_int_set (&cached, v);
   }
   return v == 1;

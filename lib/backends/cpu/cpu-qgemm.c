@@ -9,6 +9,9 @@
 
 #include <math.h>
 #include <string.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 #define QK 4 /* k values per group */
 
@@ -25,6 +28,22 @@ nnp_qgemm_isa_name (NnpQgemmIsa isa)
   }
 }
 
+/* AVX-VNNI (CPUID leaf 7 sub-leaf 1, EAX bit 4): read directly, since
+ * __builtin_cpu_supports() does not know the name in every compiler (clang
+ * 14 does not). */
+static gboolean
+have_avxvnni (void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned int a = 0, b = 0, c = 0, d = 0;
+
+  return __get_cpuid_count (7, 1, &a, &b, &c, &d) && (a & (1u << 4)) != 0
+         && __builtin_cpu_supports ("avx2");
+#else
+  return FALSE;
+#endif
+}
+
 NnpQgemmIsa
 nnp_qgemm_isa (void)
 {
@@ -39,7 +58,7 @@ nnp_qgemm_isa (void)
     __builtin_cpu_init ();
     if (g_getenv ("NNPIPE_CPU_GENERIC") == NULL && __builtin_cpu_supports ("avx2")) {
       best = NNP_QGEMM_AVX2;
-      if (__builtin_cpu_supports ("avxvnni"))
+      if (have_avxvnni ())
         best = NNP_QGEMM_AVXVNNI;
       if (__builtin_cpu_supports ("avx512f") && __builtin_cpu_supports ("avx512bw")
           && __builtin_cpu_supports ("avx512vnni"))
@@ -53,8 +72,7 @@ nnp_qgemm_isa (void)
     }
     /* AVX-VNNI is not implied by AVX512-VNNI: step down through AVX2 */
     if (best > cap)
-      best = cap == NNP_QGEMM_AVXVNNI && best == NNP_QGEMM_AVX512VNNI
-                     && !__builtin_cpu_supports ("avxvnni")
+      best = cap == NNP_QGEMM_AVXVNNI && best == NNP_QGEMM_AVX512VNNI && !have_avxvnni ()
                  ? NNP_QGEMM_AVX2
                  : cap;
     isa = best;
@@ -285,12 +303,20 @@ typedef struct {
   __m512 sc[2], fb[2]; /* channels along columns: scale / multiplier, float bias */
 } ColVecs;
 
+/* GCC would fuse the intrinsics' multiply and add; clang does not fuse
+ * across intrinsics at its default (-ffp-contract=on) and has no such
+ * attribute. */
+#if defined(__clang__)
+#define NNP_NO_FP_CONTRACT
+#else
+#define NNP_NO_FP_CONTRACT , optimize ("fp-contract=off")
+#endif
+
 /* The epilogue of one row in registers:
  *   v = c + ibias - rowsum * zu - zs * (colsum - k * zu)
  * then the output; m[] mask the columns.  No contraction of the multiply
  * and add (Cast -> Mul -> Add rounds twice). */
-__attribute__ ((target ("avx512f,avx512bw,avx512vl"),
-                optimize ("fp-contract=off"))) static inline void
+__attribute__ ((target ("avx512f,avx512bw,avx512vl") NNP_NO_FP_CONTRACT)) static inline void
 row_out_avx512 (const NnpQgemmEpilogue *e, const ColVecs *cv, int64_t i, __m512i c0, __m512i c1,
                 const __mmask16 *m, int64_t at)
 {
