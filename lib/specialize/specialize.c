@@ -467,6 +467,8 @@ nnp_graph_specialize (const NnpGraph *graph, const NnpInputShape *shapes, int n_
 
   if (!(flags & NNP_SPECIALIZE_NO_FUSION)) {
     g_autoptr (GPtrArray) changed = g_ptr_array_new ();
+    if (nnp_graph_fold_transposes (g, error) < 0) /* transpose-fold.c */
+      return NULL;
     /* quantised patterns first (quant-fuse.c), then the float fusions */
     int n_fused = nnp_graph_fuse_quant (g, changed);
 

@@ -1,4 +1,5 @@
-/* libnnpipe internal: what the CPU Conv (cpu-conv.c, cpu-conv-direct.c) and ConvTranspose
+/* libnnpipe internal: what the CPU Conv (cpu-conv.c, cpu-conv-direct.c,
+ * cpu-conv-dw.c) and ConvTranspose
  * (cpu-conv-transpose.c) kernels share: packed weights, scratch slots. */
 #pragma once
 
@@ -21,7 +22,7 @@ round_up_bytes (gsize n)
   return (n + 63) & ~(gsize) 63;
 }
 
-/* Run n_tasks tasks on min(threads, slots) scratch slots of slot_bytes each
+/* Run n_tasks tasks on min(threads, slots) scratch slots of slot_bytes each (cpu-slots.c)
  * (tasks are dealt out round-robin, so a slot is never shared). */
 typedef void (*SlotTaskFunc) (gpointer data, int64_t task, void *slot);
 
@@ -65,5 +66,10 @@ typedef struct {
 } ConvGemmCtx;
 
 void nnp_cpu_conv_gemm_setup (gpointer data, int64_t index, NnpSgemm *g);
+
+/* Depthwise Conv (cpu-conv-dw.c): the run of algo NNP_CONV_ALGO_DEPTHWISE
+ * and its scratch size (one padded input plane per slot). */
+gboolean nnp_cpu_conv_depthwise_run (const NnpCpuCall *call, const NnpConvParams *p);
+gsize nnp_cpu_conv_depthwise_workspace (const NnpConvParams *p);
 
 G_END_DECLS
