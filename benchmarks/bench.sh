@@ -89,11 +89,13 @@ mhz=$(awk -F: '/^cpu MHz/ { gsub(/ /, "", $2); print $2; exit }' /proc/cpuinfo)
 cores=$(nproc)
 model_name=$(awk -F: '/^model name/ { sub(/^ /, "", $2); print $2; exit }' /proc/cpuinfo)
 meas=0
+meas512=0
 if cc -O2 "$top/benchmarks/fma-peak.c" -o "$tmp/fma-peak" 2>/dev/null; then
   meas=$("$tmp/fma-peak")
+  meas512=$("$tmp/fma-peak" avx512)
 fi
 echo "machine: $model_name, $cores cpus, cpu MHz $mhz; nnpipe $($nnpipe --version 2>/dev/null | head -1)"
-awk -v mhz="$mhz" -v m="$meas" 'BEGIN { printf "peak per core: nominal %.1f GFLOP/s (32 flops/cycle x %.3f GHz), measured FMA loop %.1f GFLOP/s\n", 32 * mhz / 1000, mhz / 1000, m }'
+awk -v mhz="$mhz" -v m="$meas" -v w="$meas512" 'BEGIN { printf "peak per core: nominal %.1f GFLOP/s (32 flops/cycle x %.3f GHz), measured FMA loop %.1f GFLOP/s (AVX-512 loop: %.1f; %%meas is against the AVX2 loop)\n", 32 * mhz / 1000, mhz / 1000, m, w }'
 echo "rounds: $rounds alternating processes per runner and case; figure = median of per-process medians"
 echo
 

@@ -478,6 +478,19 @@ graph_output_tensor (NnpStage *stage, NnpTensor **outputs, const NnpValue *v)
   return v->constant;
 }
 
+/* One run: into the preallocated outputs, or, with data-dependent output
+ * shapes, into new ones (replacing the last run's). */
+static gboolean
+run_once (NnpStage *stage, gboolean dynamic, NnpTensor **inputs, NnpTensor **outputs, int n_out,
+          GError **error)
+{
+  if (!dynamic)
+    return nnp_stage_run (stage, inputs, outputs, error);
+  for (int i = 0; i < n_out; i++)
+    g_clear_pointer (&outputs[i], nnp_tensor_unref);
+  return nnp_stage_run_alloc (stage, inputs, outputs, error);
+}
+
 /* DIR/<output>.raw for every graph output, in graph order, and DIR/outputs.json. */
 static gboolean
 write_outputs (const NnpGraph *graph, NnpStage *stage, NnpTensor **outputs, const char *dir,
@@ -500,16 +513,18 @@ write_outputs (const NnpGraph *graph, NnpStage *stage, NnpTensor **outputs, cons
     g_autofree char *base = safe_file_name (v->name);
     g_autofree char *fname = g_strconcat (base, ".raw", NULL);
     g_autofree char *path = g_build_filename (dir, fname, NULL);
-    cJSON *shape = cJSON_CreateArray ();
+    cJSON *shape;
 
-    for (int d = 0; d < v->shape.rank; d++)
-      cJSON_AddItemToArray (shape, cJSON_CreateNumber ((double) v->shape.dims[d]));
-    cJSON_AddItemToObject (root, v->name, shape);
     if (t == NULL) {
       g_set_error (error, NNP_ERROR, NNP_ERROR_FAILED, "output '%s' has no value", v->name);
       ok = FALSE;
       break;
     }
+    /* the tensor's shape: a data-dependent output's is known after the run */
+    shape = cJSON_CreateArray ();
+    for (int d = 0; d < t->shape.rank; d++)
+      cJSON_AddItemToArray (shape, cJSON_CreateNumber ((double) t->shape.dims[d]));
+    cJSON_AddItemToObject (root, v->name, shape);
     if (!g_file_set_contents (path, t->data ? t->data : "", t->nbytes, error)) {
       ok = FALSE;
       break;
@@ -592,6 +607,7 @@ cmd_run (int argc, char **argv)
   ShapeArgs sa = { 0 };
   g_autofree int *cpus = NULL;
   int n_cpus = 0, ret = 1, n_in = 0, n_out = 0;
+  gboolean dynamic = FALSE;
   g_autoptr (GError) err = NULL;
   NnpModel *model = NULL;
   NnpGraph *graph = NULL;
@@ -652,8 +668,12 @@ cmd_run (int argc, char **argv)
     print_error ("%s", err->message);
     goto out;
   }
-  graph = nnp_model_specialize (
-      model, sa.shapes, sa.n, no_fusion ? NNP_SPECIALIZE_NO_FUSION : NNP_SPECIALIZE_DEFAULT, &err);
+  /* a data-dependent tail (NMS over the network's boxes...) runs at run time:
+   * its outputs are made by nnp_stage_run_alloc() */
+  graph = nnp_model_specialize (model, sa.shapes, sa.n,
+                                (no_fusion ? NNP_SPECIALIZE_NO_FUSION : NNP_SPECIALIZE_DEFAULT)
+                                    | NNP_SPECIALIZE_DYNAMIC_TAIL,
+                                &err);
   if (graph == NULL) {
     print_error ("%s", err->message);
     goto out;
@@ -729,7 +749,9 @@ cmd_run (int argc, char **argv)
       nnp_tensor_fill_pattern (inputs[k], (guint32) k);
     }
   }
-  for (int i = 0; i < n_out; i++) {
+  for (int i = 0; i < n_out; i++)
+    dynamic = dynamic || nnp_stage_output_is_dynamic (stage, i);
+  for (int i = 0; i < n_out && !dynamic; i++) {
     outputs[i] = nnp_stage_new_output (stage, i, &err);
     if (outputs[i] == NULL) {
       print_error ("output '%s': %s", nnp_stage_get_output (stage, i)->name, err->message);
@@ -737,7 +759,7 @@ cmd_run (int argc, char **argv)
     }
   }
 
-  if (!nnp_stage_run (stage, inputs, outputs, &err)) {
+  if (!run_once (stage, dynamic, inputs, outputs, n_out, &err)) {
     print_error ("%s", err->message);
     goto out;
   }
@@ -745,7 +767,7 @@ cmd_run (int argc, char **argv)
     g_autofree double *ms = g_new (double, repeat);
     for (int r = 0; r < repeat; r++) {
       gint64 t0 = g_get_monotonic_time ();
-      if (!nnp_stage_run (stage, inputs, outputs, &err)) {
+      if (!run_once (stage, dynamic, inputs, outputs, n_out, &err)) {
         print_error ("%s", err->message);
         goto out;
       }

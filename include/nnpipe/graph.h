@@ -132,6 +132,8 @@ struct _NnpGraph {
   GHashTable *by_name;      /* char* name -> NnpValue* */
   GHashTable *node_by_name; /* char* name -> NnpNode* */
   gpointer derived; /* NnpDerivedCache*, owned ref or NULL; shared with copies (derived.h) */
+  struct _NnpGraphTail *tail; /* owned or NULL: the data-dependent tail a
+                              * specialisation cut off (lib/graph/graph-edit.h) */
 };
 
 NnpGraph *nnp_graph_ref (NnpGraph *graph);

@@ -17,13 +17,21 @@ typedef struct {
 typedef enum {
   NNP_SPECIALIZE_DEFAULT = 0,
   NNP_SPECIALIZE_NO_FUSION = 1 << 0, /* keep BatchNormalization and activations as nodes */
+  /* a node whose output shape needs input values that are not constants
+   * (NonMaxSuppression, NonZero, TopK's K, Range's limit... computed by the
+   * network) is not refused: it and every node after it form the graph's
+   * data-dependent tail, specialised at run time by its stage (stage.h,
+   * nnp_stage_run_alloc(); docs/conformance.md "Shapes that depend on data") */
+  NNP_SPECIALIZE_DYNAMIC_TAIL = 1 << 1,
 } NnpSpecializeFlags;
 
 /* Make an executable graph for concrete input shapes: infer every shape,
  * fold constants (Constant nodes, shape arithmetic), remove dead nodes and,
  * unless NO_FUSION, fold BatchNormalization into Conv and fuse activations.
  * Inputs not named in `shapes` must have static declared shapes.  Returns a
- * new graph (caller owns the reference) whose values all have static shapes.
+ * new graph (caller owns the reference) whose values all have static shapes
+ * (but, with NNP_SPECIALIZE_DYNAMIC_TAIL, the graph outputs its data-dependent
+ * tail makes: their shape is unknown, rank -1, until a stage runs).
  * Error messages start with the model name, as the loader's do. */
 NnpGraph *nnp_model_specialize (NnpModel *model, const NnpInputShape *shapes, int n_shapes,
                                 NnpSpecializeFlags flags, GError **error);

@@ -68,8 +68,26 @@ gsize nnp_stage_get_arena_bytes (NnpStage *stage);
  * Safe to call from any one thread at a time. */
 gboolean nnp_stage_run (NnpStage *stage, NnpTensor *const *inputs, NnpTensor *const *outputs,
                         GError **error);
-/* Convenience: a new host tensor for output i. */
+/* Convenience: a new host tensor for output i (NULL and an error for an
+ * output with a data-dependent shape). */
 NnpTensor *nnp_stage_new_output (NnpStage *stage, int i, GError **error);
+
+/* Data-dependent shapes.  A graph specialised with NNP_SPECIALIZE_DYNAMIC_TAIL
+ * (specialize.h) may end in a tail whose output shapes need values known
+ * only at run time (NonMaxSuppression over the network's boxes, NonZero of
+ * a computed mask, TopK with a computed K...).  A stage of such a graph (of
+ * all its nodes: it cannot be split in stages) runs the static head as any
+ * stage, then specialises the tail with the head's values and runs it on
+ * the host.  Its outputs that the tail makes are "dynamic": their value's
+ * shape has rank -1, nnp_stage_new_output() and nnp_stage_run() refuse
+ * them (NNP_ERROR_UNSUPPORTED naming the output and the node);
+ * nnp_stage_run_alloc() runs the stage and gives every output as a new
+ * tensor of the shape this run produced. */
+gboolean nnp_stage_output_is_dynamic (NnpStage *stage, int i);
+/* Run once; outputs[i] receives a new host tensor for output i (the caller
+ * unrefs each).  Works on any stage. */
+gboolean nnp_stage_run_alloc (NnpStage *stage, NnpTensor *const *inputs, NnpTensor **outputs,
+                              GError **error);
 
 /* The stage's device (borrowed; valid while the stage lives), from
  * options->device ("cpu", "opencl", "opencl:N", "opencl:NAME": device.h and

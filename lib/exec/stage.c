@@ -15,7 +15,10 @@
 #include "backend.h"
 #include "backends/memplan.h"
 #include "exec/stage-private.h"
+#include "exec/stage-tail.h"
 #include "graph/graph-edit.h"
+#include "specialize/tail.h"
+#include "tensor-private.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +33,16 @@ struct _NnpStage {
   int *inputs, *outputs;         /* value ids */
   int *forward_from;             /* per output: stage input index it copies, or -1 */
   NnpTensor **run_in, **run_out; /* per run: what the backend gets (borrowed) */
+
+  /* a graph with a data-dependent tail (graph->tail): this stage runs `head`
+   * (a stage of the graph's nodes) then `tail`, and has no exec of its own */
+  NnpStage *head;        /* owned */
+  NnpStageTail *tail;    /* owned */
+  int *head_out;         /* per output: index in head's outputs, or -1: the tail's */
+  int *tail_out;         /* per output: index in the tail's outputs, or -1 */
+  int *cut_from;         /* per cut: head output index (>= 0), or -1 - input index, or
+                       * G_MININT: a constant of the graph (cut_const) */
+  NnpTensor **cut_const; /* per cut: borrowed constant or NULL */
 };
 
 static int
@@ -98,9 +111,14 @@ check_explicit (const NnpGraph *graph, const char *what, const gboolean *derived
   return TRUE;
 }
 
-NnpStage *
-nnp_stage_new (NnpGraph *graph, const int *nodes, int n_nodes, const NnpStageOptions *options,
-               GError **error)
+static gboolean tail_stage_run_into (NnpStage *stage, NnpTensor *const *inputs,
+                                     NnpTensor *const *outputs, GError **error);
+static NnpStage *tail_stage_new (NnpGraph *graph, const int *nodes, int n_nodes,
+                                 const NnpStageOptions *options, GError **error);
+
+static NnpStage *
+stage_new (NnpGraph *graph, const int *nodes, int n_nodes, const NnpStageOptions *options,
+           GError **error)
 {
   NnpStageOptions dflt = { 0 };
   const NnpStageOptions *opt = options ? options : &dflt;
@@ -270,11 +288,27 @@ fail:
   return NULL;
 }
 
+NnpStage *
+nnp_stage_new (NnpGraph *graph, const int *nodes, int n_nodes, const NnpStageOptions *options,
+               GError **error)
+{
+  g_return_val_if_fail (graph != NULL, NULL);
+  if (graph->tail)
+    return tail_stage_new (graph, nodes, n_nodes, options, error);
+  return stage_new (graph, nodes, n_nodes, options, error);
+}
+
 void
 nnp_stage_free (NnpStage *stage)
 {
   if (stage == NULL)
     return;
+  nnp_stage_free (stage->head);
+  nnp_stage_tail_free (stage->tail);
+  g_free (stage->head_out);
+  g_free (stage->tail_out);
+  g_free (stage->cut_from);
+  g_free (stage->cut_const);
   if (stage->exec)
     stage->backend->stage_free (stage->exec);
   g_free (stage->inputs);
@@ -326,6 +360,8 @@ gsize
 nnp_stage_get_arena_bytes (NnpStage *stage)
 {
   g_return_val_if_fail (stage != NULL, 0);
+  if (stage->head)
+    return nnp_stage_get_arena_bytes (stage->head);
   return stage->backend->stage_arena_bytes ? stage->backend->stage_arena_bytes (stage->exec) : 0;
 }
 
@@ -336,12 +372,33 @@ nnp_stage_get_device (NnpStage *stage)
   return stage->device;
 }
 
+gboolean
+nnp_stage_output_is_dynamic (NnpStage *stage, int i)
+{
+  g_return_val_if_fail (stage != NULL && i >= 0 && i < stage->n_outputs, FALSE);
+  return stage->head != NULL && stage->head_out[i] < 0;
+}
+
+static gboolean
+refuse_dynamic (NnpStage *stage, int i, GError **error)
+{
+  if (!nnp_stage_output_is_dynamic (stage, i))
+    return FALSE;
+  g_set_error (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED,
+               "output '%s' has a data-dependent shape (the graph's tail from %s computes it "
+               "at run time): run the stage with nnp_stage_run_alloc()",
+               nnp_graph_value (stage->graph, stage->outputs[i])->name, stage->graph->tail->first);
+  return TRUE;
+}
+
 NnpTensor *
 nnp_stage_new_output (NnpStage *stage, int i, GError **error)
 {
   const NnpValue *v;
 
   g_return_val_if_fail (stage != NULL && i >= 0 && i < stage->n_outputs, NULL);
+  if (refuse_dynamic (stage, i, error))
+    return NULL;
   v = nnp_graph_value (stage->graph, stage->outputs[i]);
   return nnp_tensor_new (v->dtype, &v->shape, error);
 }
@@ -352,6 +409,8 @@ nnp_stage_new_device_output (NnpStage *stage, int i, GError **error)
   const NnpValue *v;
 
   g_return_val_if_fail (stage != NULL && i >= 0 && i < stage->n_outputs, NULL);
+  if (refuse_dynamic (stage, i, error))
+    return NULL;
   v = nnp_graph_value (stage->graph, stage->outputs[i]);
   return nnp_tensor_new_on (stage->device, v->dtype, &v->shape, error);
 }
@@ -405,6 +464,8 @@ nnp_stage_run (NnpStage *stage, NnpTensor *const *inputs, NnpTensor *const *outp
   g_return_val_if_fail (stage != NULL, FALSE);
   g_return_val_if_fail (stage->n_inputs == 0 || inputs != NULL, FALSE);
   g_return_val_if_fail (stage->n_outputs == 0 || outputs != NULL, FALSE);
+  if (stage->head)
+    return tail_stage_run_into (stage, inputs, outputs, error);
 
   for (int i = 0; i < stage->n_inputs; i++) {
     if (!check_tensor ("input", nnp_graph_value (stage->graph, stage->inputs[i]), inputs[i], error))
@@ -441,4 +502,223 @@ nnp_stage_run (NnpStage *stage, NnpTensor *const *inputs, NnpTensor *const *outp
       ok = nnp_tensor_copy_into (outputs[i], stage->run_out[i], error);
   }
   return ok;
+}
+
+/* ------------------------------------------------------------------------ */
+/* A graph with a data-dependent tail (lib/specialize/tail.c): the head is a
+ * stage of the graph's nodes; each run hands what the tail reads (head
+ * outputs, graph inputs, constants) to lib/exec/stage-tail.c. */
+
+static int
+index_of (const int *ids, int n, int id)
+{
+  for (int i = 0; i < n; i++)
+    if (ids[i] == id)
+      return i;
+  return -1;
+}
+
+static NnpStage *
+tail_stage_new (NnpGraph *graph, const int *nodes, int n_nodes, const NnpStageOptions *options,
+                GError **error)
+{
+  NnpStageOptions dflt = { 0 }, hopt;
+  const NnpStageOptions *opt = options ? options : &dflt;
+  g_autoptr (GArray) ins = g_array_new (FALSE, FALSE, sizeof (int));
+  g_autoptr (GArray) outs = g_array_new (FALSE, FALSE, sizeof (int));
+  g_autoptr (GPtrArray) tail_names = g_ptr_array_new ();
+  const char *const *cuts;
+  NnpStage *head, *stage;
+  int n_cuts;
+
+  if (nodes != NULL && n_nodes != (int) graph->nodes->len) {
+    g_set_error (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED,
+                 "the graph has a data-dependent tail from %s (%s): it runs as one stage of "
+                 "the whole graph only, not split in stages",
+                 graph->tail->first, graph->tail->why);
+    return NULL;
+  }
+  if (opt->inputs)
+    g_array_append_vals (ins, opt->inputs, opt->n_inputs);
+  else
+    for (guint i = 0; i < graph->inputs->len; i++)
+      if (!nnp_graph_value (graph, g_array_index (graph->inputs, int, i))->constant)
+        g_array_append_val (ins, g_array_index (graph->inputs, int, i));
+  if (opt->outputs)
+    g_array_append_vals (outs, opt->outputs, opt->n_outputs);
+  else
+    for (guint i = 0; i < graph->outputs->len; i++)
+      if (!nnp_graph_value (graph, g_array_index (graph->outputs, int, i))->constant)
+        g_array_append_val (outs, g_array_index (graph->outputs, int, i));
+
+  hopt = *opt;
+  hopt.inputs = (const int *) ins->data;
+  hopt.n_inputs = ins->len;
+  hopt.outputs = NULL; /* derived: the static graph outputs and what the tail reads */
+  hopt.n_outputs = 0;
+  head = stage_new (graph, nodes, n_nodes, &hopt, error);
+  if (head == NULL)
+    return NULL;
+
+  stage = g_new0 (NnpStage, 1);
+  stage->graph = nnp_graph_ref (graph);
+  stage->device = nnp_device_ref (head->device);
+  stage->backend = head->backend;
+  stage->head = head;
+  stage->n_inputs = ins->len;
+  stage->inputs = g_memdup2 (ins->data, sizeof (int) * MAX (ins->len, 1));
+  stage->n_outputs = outs->len;
+  stage->outputs = g_memdup2 (outs->data, sizeof (int) * MAX (outs->len, 1));
+  stage->forward_from = g_new (int, MAX (outs->len, 1));
+  stage->head_out = g_new (int, MAX (outs->len, 1));
+  stage->tail_out = g_new (int, MAX (outs->len, 1));
+  stage->run_in = g_new0 (NnpTensor *, MAX (ins->len, 1));
+  stage->run_out = g_new0 (NnpTensor *, MAX (outs->len, 1));
+  for (int i = 0; i < stage->n_outputs; i++) {
+    NnpValue *v = nnp_graph_value (graph, stage->outputs[i]);
+
+    stage->forward_from[i] = -1;
+    stage->tail_out[i] = -1;
+    stage->head_out[i] = v ? index_of (head->outputs, head->n_outputs, v->id) : -1;
+    if (v && nnp_tail_is_output (graph, v)) {
+      stage->tail_out[i] = tail_names->len;
+      g_ptr_array_add (tail_names, v->name);
+    } else if (stage->head_out[i] < 0) {
+      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "value %s%s%s is not a stage output",
+                   v ? "'" : "", v ? v->name : "(bad id)", v ? "'" : "");
+      goto fail;
+    }
+  }
+  if (tail_names->len == 0)
+    return stage; /* the caller wants none of the tail's outputs */
+
+  stage->tail =
+      nnp_stage_tail_new (graph, (const char *const *) tail_names->pdata, tail_names->len, error);
+  if (stage->tail == NULL)
+    goto fail;
+  cuts = nnp_stage_tail_get_cuts (stage->tail);
+  n_cuts = (int) g_strv_length ((char **) cuts);
+  stage->cut_from = g_new (int, MAX (n_cuts, 1));
+  stage->cut_const = g_new0 (NnpTensor *, MAX (n_cuts, 1));
+  for (int k = 0; k < n_cuts; k++) {
+    NnpValue *v = nnp_graph_find_value (graph, cuts[k]);
+    NnpTensor *folded = g_hash_table_lookup (graph->tail->consts, cuts[k]);
+    int j = v ? index_of (head->outputs, head->n_outputs, v->id) : -1;
+    int in = v ? index_of (stage->inputs, stage->n_inputs, v->id) : -1;
+
+    if ((v && v->constant) || folded) {
+      stage->cut_from[k] = G_MININT;
+      stage->cut_const[k] = folded ? folded : v->constant;
+    } else if (j >= 0) {
+      stage->cut_from[k] = j;
+    } else if (in >= 0) {
+      stage->cut_from[k] = -1 - in;
+    } else {
+      g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
+                   "the data-dependent tail from %s reads '%s', which the head does not make",
+                   graph->tail->first, cuts[k]);
+      goto fail;
+    }
+  }
+  NNP_DEBUG ("nnp-exec", "stage with a data-dependent tail from %s: %d outputs, %u of the tail",
+             graph->tail->first, stage->n_outputs, tail_names->len);
+  return stage;
+
+fail:
+  nnp_stage_free (stage);
+  return NULL;
+}
+
+/* Run head then tail; outputs[i] gets a new reference (host memory for the
+ * tail's outputs). */
+static gboolean
+tail_stage_run (NnpStage *stage, NnpTensor *const *inputs, NnpTensor **outputs, GError **error)
+{
+  NnpStage *head = stage->head;
+  g_autoptr (GPtrArray) hold = g_ptr_array_new_with_free_func ((GDestroyNotify) nnp_tensor_unref);
+  g_autofree NnpTensor **hout = g_new0 (NnpTensor *, MAX (head->n_outputs, 1));
+  g_autofree NnpTensor **tout = g_new0 (NnpTensor *, MAX (stage->n_outputs, 1));
+  g_autofree NnpTensor **cut = NULL;
+  const char *const *cuts;
+
+  for (int j = 0; j < head->n_outputs; j++) {
+    if ((hout[j] = nnp_stage_new_output (head, j, error)) == NULL)
+      return FALSE;
+    g_ptr_array_add (hold, hout[j]);
+  }
+  if (!nnp_stage_run (head, inputs, hout, error))
+    return FALSE;
+  if (stage->tail) {
+    int n_cuts;
+
+    cuts = nnp_stage_tail_get_cuts (stage->tail);
+    n_cuts = (int) g_strv_length ((char **) cuts);
+    cut = g_new0 (NnpTensor *, MAX (n_cuts, 1));
+    for (int k = 0; k < n_cuts; k++) {
+      int from = stage->cut_from[k];
+      if (from == G_MININT)
+        cut[k] = stage->cut_const[k];
+      else if (from >= 0)
+        cut[k] = hout[from];
+      else if (nnp_tensor_is_host (inputs[-1 - from]))
+        cut[k] = inputs[-1 - from];
+      else {
+        cut[k] = nnp_tensor_copy (inputs[-1 - from]);
+        g_ptr_array_add (hold, cut[k]);
+      }
+    }
+    if (!nnp_stage_tail_run (stage->tail, cut, tout, error))
+      return FALSE;
+  }
+  for (int i = 0; i < stage->n_outputs; i++)
+    outputs[i] = stage->head_out[i] >= 0 ? nnp_tensor_ref (hout[stage->head_out[i]])
+                                         : tout[stage->tail_out[i]];
+  return TRUE;
+}
+
+static gboolean
+tail_stage_run_into (NnpStage *stage, NnpTensor *const *inputs, NnpTensor *const *outputs,
+                     GError **error)
+{
+  g_autofree NnpTensor **got = NULL;
+  gboolean ok = TRUE;
+
+  for (int i = 0; i < stage->n_outputs; i++)
+    if (refuse_dynamic (stage, i, error))
+      return FALSE;
+  for (int i = 0; i < stage->n_outputs; i++)
+    if (!check_tensor ("output", nnp_graph_value (stage->graph, stage->outputs[i]), outputs[i],
+                       error))
+      return FALSE;
+  got = g_new0 (NnpTensor *, MAX (stage->n_outputs, 1));
+  if (!tail_stage_run (stage, inputs, got, error))
+    return FALSE;
+  for (int i = 0; i < stage->n_outputs; i++) {
+    ok = ok && nnp_tensor_copy_into (outputs[i], got[i], error);
+    nnp_tensor_unref (got[i]);
+  }
+  return ok;
+}
+
+gboolean
+nnp_stage_run_alloc (NnpStage *stage, NnpTensor *const *inputs, NnpTensor **outputs, GError **error)
+{
+  g_return_val_if_fail (stage != NULL, FALSE);
+  g_return_val_if_fail (stage->n_inputs == 0 || inputs != NULL, FALSE);
+  g_return_val_if_fail (stage->n_outputs == 0 || outputs != NULL, FALSE);
+
+  for (int i = 0; i < stage->n_outputs; i++)
+    outputs[i] = NULL;
+  if (stage->head)
+    return tail_stage_run (stage, inputs, outputs, error);
+  for (int i = 0; i < stage->n_outputs; i++) {
+    if ((outputs[i] = nnp_stage_new_output (stage, i, error)) == NULL)
+      goto fail;
+  }
+  if (nnp_stage_run (stage, inputs, outputs, error))
+    return TRUE;
+fail:
+  for (int i = 0; i < stage->n_outputs; i++)
+    g_clear_pointer (&outputs[i], nnp_tensor_unref);
+  return FALSE;
 }

@@ -47,6 +47,23 @@ const float *nnp_node_attr_floats (const NnpNode *node, const char *name, int *n
 void nnp_node_set_error (GError **error, NnpErrorCode code, const NnpNode *node, const char *format,
                          ...) G_GNUC_PRINTF (4, 5);
 
+/* The data-dependent tail of a specialised graph (graph->tail, made by
+ * lib/specialize/tail.c, run by lib/exec/stage-tail.c): nodes of the source
+ * graph whose output shapes need values known only at run time, and every
+ * node after them.  The specialised graph holds the static head; its values
+ * that the tail reads are flagged is_output, the graph outputs the tail
+ * makes keep their ids with non-static shapes.  Owned by the graph. */
+typedef struct _NnpGraphTail {
+  NnpGraph *source; /* owned ref: the graph before specialisation */
+  char **nodes;     /* names of the tail's nodes in source, NULL-terminated */
+  char *first;      /* "node 'nms' (NonMaxSuppression)": where the tail starts */
+  char *why;        /* the specialisation's message there (needs which input) */
+  /* values the tail reads that the specialisation computed (folded) and
+   * removed from the graph: name -> NnpTensor* (owned refs) */
+  GHashTable *consts;
+} NnpGraphTail;
+void nnp_graph_tail_free (NnpGraphTail *tail);
+
 /* ONNX op type string ("Conv") for an op; "Unknown" for NNP_OP_UNKNOWN. */
 const char *nnp_op_name (NnpOpType op);
 

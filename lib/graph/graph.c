@@ -108,6 +108,20 @@ nnp_graph_new (const char *name, int opset)
   return graph;
 }
 
+void
+nnp_graph_tail_free (NnpGraphTail *tail)
+{
+  if (tail == NULL)
+    return;
+  nnp_graph_unref (tail->source);
+  g_strfreev (tail->nodes);
+  g_free (tail->first);
+  g_free (tail->why);
+  if (tail->consts)
+    g_hash_table_unref (tail->consts);
+  g_free (tail);
+}
+
 NnpGraph *
 nnp_graph_ref (NnpGraph *graph)
 {
@@ -128,6 +142,7 @@ nnp_graph_unref (NnpGraph *graph)
   g_array_unref (graph->inputs);
   g_array_unref (graph->outputs);
   nnp_derived_cache_unref (graph->derived);
+  nnp_graph_tail_free (graph->tail);
   g_free (graph->name);
   g_free (graph);
 }
@@ -138,6 +153,17 @@ nnp_graph_copy (const NnpGraph *graph)
   NnpGraph *copy = nnp_graph_new (graph->name, graph->opset);
 
   copy->derived = nnp_derived_cache_ref (nnp_graph_get_derived (graph));
+  if (graph->tail) {
+    const NnpGraphTail *t = graph->tail;
+    NnpGraphTail *c = g_new0 (NnpGraphTail, 1);
+
+    c->source = nnp_graph_ref (t->source);
+    c->nodes = g_strdupv (t->nodes);
+    c->first = g_strdup (t->first);
+    c->why = g_strdup (t->why);
+    c->consts = t->consts ? g_hash_table_ref (t->consts) : NULL;
+    copy->tail = c;
+  }
 
   for (guint i = 0; i < graph->values->len; i++) {
     const NnpValue *v = g_ptr_array_index (graph->values, i);

@@ -107,6 +107,13 @@ nnp_node_new_params (NnpNode *node, gsize size)
 }
 
 gboolean
+nnp_error_is_data_dependent (const GError *error)
+{
+  return error != NULL && g_error_matches (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED)
+         && strstr (error->message, NNP_DATA_DEPENDENT_NOTE) != NULL;
+}
+
+gboolean
 nnp_node_const_ints (const NnpGraph *graph, const NnpNode *node, int input, int64_t **ints, int *n,
                      GError **error)
 {

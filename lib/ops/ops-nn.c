@@ -96,8 +96,9 @@ const_doubles (const NnpGraph *graph, const NnpNode *node, int input, double **o
   *out = NULL;
   *n = 0;
   if (v == NULL || v->constant == NULL) {
-    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "input %d%s%s%s must be a constant",
-                        input, v ? " ('" : "", v ? v->name : "", v ? "')" : "");
+    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
+                        "input %d%s%s%s must be a constant (" NNP_DATA_DEPENDENT_NOTE ")", input,
+                        v ? " ('" : "", v ? v->name : "", v ? "')" : "");
     return FALSE;
   }
   t = v->constant;

@@ -61,6 +61,15 @@ gpointer nnp_node_new_params (NnpNode *node, gsize size);
 gboolean nnp_node_const_ints (const NnpGraph *graph, const NnpNode *node, int input, int64_t **ints,
                               int *n, GError **error);
 
+/* Every infer error caused by an input whose *values* are needed and not
+ * known (an output shape that depends on data: "input 0 ('boxes') must be a
+ * constant (data-dependent shapes are not supported)") contains this text,
+ * so the specialiser can tell such a node from a broken one and cut a
+ * data-dependent tail there (lib/specialize/tail.c). */
+#define NNP_DATA_DEPENDENT_NOTE "data-dependent shapes are not supported"
+/* TRUE when error is such an error (NNP_ERROR_UNSUPPORTED with the note). */
+gboolean nnp_error_is_data_dependent (const GError *error);
+
 /* Normalise an axis in [-rank, rank) to [0, rank); FALSE when out of range. */
 gboolean nnp_normalize_axis (int64_t axis, int rank, int *out);
 

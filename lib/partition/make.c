@@ -22,6 +22,7 @@
 #include "backends/device-list.h"
 #include "partition/partition.h"
 #include "graph/graph-edit.h"
+#include "specialize/tail.h"
 
 #include <string.h>
 
@@ -230,8 +231,12 @@ plan_split (NnpModel *model, const NnpInputShape *shapes, int n_shapes, const Nn
     return NULL;
   if (!(specs = request_devices (req, n_cuts, &n_specs, error)))
     return NULL;
-  graph = nnp_model_specialize (model, shapes, n_shapes, req->flags, error);
+  /* a data-dependent output is refused by name (the tail flag) */
+  graph = nnp_model_specialize (model, shapes, n_shapes, req->flags | NNP_SPECIALIZE_DYNAMIC_TAIL,
+                                error);
   if (graph == NULL)
+    goto out;
+  if (!nnp_graph_refuse_tail (graph, nnp_model_get_name (model), error))
     goto out;
   key = nnp_shapes_key (shapes, n_shapes, req->flags);
   cm = nnp_cost_model_new (graph, digest, key, req->cost);

@@ -13,6 +13,7 @@
 #include "partition/partition.h"
 #include "pipeline/part-private.h"
 #include "specialize/specialize.h"
+#include "specialize/tail.h"
 #include <nnpipe/device.h>
 #include <nnpipe/log.h>
 #include <nnpipe/specialize.h>
@@ -112,11 +113,18 @@ spec_new_locked (NnpPart *part, const NnpInputShape *shapes, int n_shapes, const
   NnpPlan *plan = NULL;
   int k = 0;
 
-  graph = nnp_model_specialize (part->model, shapes, n_shapes, part->flags, &err);
+  /* with the tail flag, a data-dependent output is named below rather than
+   * the node's input that is not a constant */
+  graph = nnp_model_specialize (part->model, shapes, n_shapes,
+                                part->flags | NNP_SPECIALIZE_DYNAMIC_TAIL, &err);
   if (graph == NULL) {
     g_set_error (error, NNP_ERROR, err->code == NNP_ERROR_PLAN ? NNP_ERROR_PLAN : NNP_ERROR_INVALID,
                  "model %s: shape inference failed for input shapes %s: %s", part->model_name, key,
                  err->message);
+    return NULL;
+  }
+  if (!nnp_graph_refuse_tail (graph, part->model_name, error)) {
+    nnp_graph_unref (graph);
     return NULL;
   }
   if ((part->plan || part->nodes)

@@ -8,7 +8,10 @@
  * ConvTranspose W is [C_in, C_out/group, k...]: output channel of W[ci, j] is
  *   (ci / (C_in/group)) * (C_out/group) + j.
  *
- * Activation after Conv / ConvTranspose / Gemm / MatMul: node->act. */
+ * A zero Pad of the spatial dims before a Conv: into the Conv's pads.
+ *
+ * Activation after Conv / ConvTranspose / Gemm / MatMul, or after an Add /
+ * Sub / Mul / Div of two computed tensors (residual Add + Relu): node->act. */
 #include <nnpipe/graph.h>
 #include <nnpipe/log.h>
 
@@ -429,6 +432,25 @@ activation_of (const NnpGraph *graph, const NnpNode *node, NnpActivation *act, f
   }
 }
 
+/* Add / Sub / Mul / Div of two computed float tensors (a residual Add): the
+ * binary kernels apply node->act in their store loop.  Binary ops with a
+ * constant operand are left to the affine and HardSwish patterns. */
+static gboolean
+tensor_binary (const NnpGraph *graph, const NnpNode *node)
+{
+  NnpValue *a, *b;
+
+  if (node->op != NNP_OP_ADD && node->op != NNP_OP_SUB && node->op != NNP_OP_MUL
+      && node->op != NNP_OP_DIV)
+    return FALSE;
+  if (node->n_inputs != 2)
+    return FALSE;
+  a = nnp_node_input (graph, node, 0);
+  b = nnp_node_input (graph, node, 1);
+  return a && b && a->constant == NULL && b->constant == NULL && a->dtype == NNP_DTYPE_FLOAT32
+         && b->dtype == NNP_DTYPE_FLOAT32;
+}
+
 static gboolean
 fuse_activation (NnpGraph *graph, NnpNode *node, gboolean *remove, GPtrArray *changed)
 {
@@ -446,7 +468,7 @@ fuse_activation (NnpGraph *graph, NnpNode *node, gboolean *remove, GPtrArray *ch
     return FALSE;
   if (prod->op != NNP_OP_CONV && prod->op != NNP_OP_CONV_TRANSPOSE && prod->op != NNP_OP_GEMM
       && prod->op != NNP_OP_MAT_MUL && prod->op != NNP_OP_CONV_INTEGER_TO_FLOAT
-      && prod->op != NNP_OP_MAT_MUL_INTEGER_TO_FLOAT)
+      && prod->op != NNP_OP_MAT_MUL_INTEGER_TO_FLOAT && !tensor_binary (graph, prod))
     return FALSE;
   if (!activation_of (graph, node, &act, &alpha, &beta))
     return FALSE;
@@ -709,6 +731,86 @@ fuse_se_residual (NnpGraph *graph, NnpNode *add, gboolean *remove, GPtrArray *ch
   return FALSE;
 }
 
+/* Pad(x) with zeros on the spatial dims only, read only by a Conv without
+ * auto_pad: the pads go into the Conv's own (the 10 MB Pad before M-LSD's
+ * stride-2 depthwise convolutions; the kernels pad in their own copies). */
+static gboolean
+fold_pad_conv (NnpGraph *graph, NnpNode *conv, gboolean *remove, GPtrArray *changed)
+{
+  NnpValue *v, *x;
+  NnpNode *pad;
+  const int64_t *pads;
+  int64_t conv_pads[2 * NNP_MAX_RANK] = { 0 };
+  int rank, nsp, n = 0;
+  const char *mode, *auto_pad;
+
+  if (conv->op != NNP_OP_CONV || conv->n_inputs < 2)
+    return FALSE;
+  v = nnp_node_input (graph, conv, 0);
+  if (!single_use (v) || v->producer < 0 || v->shape.rank < 3)
+    return FALSE;
+  pad = nnp_graph_node (graph, v->producer);
+  x = pad->n_inputs > 0 ? nnp_node_input (graph, pad, 0) : NULL;
+  if (remove[pad->index] || pad->op != NNP_OP_PAD || pad->act != NNP_ACT_NONE || x == NULL
+      || x->dtype != NNP_DTYPE_FLOAT32)
+    return FALSE;
+  rank = v->shape.rank;
+  nsp = rank - 2;
+  mode = nnp_node_attr_string (pad, "mode", "constant");
+  auto_pad = nnp_node_attr_string (conv, "auto_pad", "NOTSET");
+  if (g_strcmp0 (mode, "constant") != 0 || g_strcmp0 (auto_pad, "NOTSET") != 0)
+    return FALSE;
+  if (pad->n_inputs > 3 && pad->inputs[3] >= 0)
+    return FALSE; /* axes */
+  if (pad->n_inputs >= 2 && pad->inputs[1] >= 0) {
+    NnpValue *pv = nnp_node_input (graph, pad, 1);
+    NnpValue *cv =
+        pad->n_inputs >= 3 && pad->inputs[2] >= 0 ? nnp_node_input (graph, pad, 2) : NULL;
+    const float *value;
+    if (pv == NULL || pv->constant == NULL || pv->constant->dtype != NNP_DTYPE_INT64
+        || nnp_tensor_numel (pv->constant) != 2 * rank)
+      return FALSE;
+    if (cv && (!(value = const_floats (cv, 1)) || value[0] != 0.f))
+      return FALSE;
+    pads = pv->constant->data;
+  } else {
+    pads = nnp_node_attr_ints (pad, "pads", &n);
+    if (pads == NULL || n != 2 * rank || nnp_node_attr_float (pad, "value", 0.f) != 0.f)
+      return FALSE;
+  }
+  for (int d = 0; d < rank; d++)
+    if (pads[d] < 0 || pads[rank + d] < 0 || (d < 2 && (pads[d] != 0 || pads[rank + d] != 0)))
+      return FALSE;
+  {
+    const int64_t *cp = nnp_node_attr_ints (conv, "pads", &n);
+    NnpAttr *attr = NULL;
+    if (cp != NULL && n != 2 * nsp)
+      return FALSE;
+    for (int i = 0; i < 2 * nsp; i++)
+      conv_pads[i] = (cp ? cp[i] : 0) + pads[(i < nsp ? 2 + i : rank + 2 + i - nsp)];
+    for (int i = 0; i < conv->n_attrs; i++)
+      if (g_strcmp0 (conv->attrs[i].name, "pads") == 0)
+        attr = &conv->attrs[i];
+    if (attr) {
+      memcpy (attr->ints, conv_pads, sizeof (int64_t) * 2 * nsp);
+    } else {
+      NnpAttr a = { 0 };
+      a.name = g_strdup ("pads");
+      a.type = NNP_ATTR_INTS;
+      a.n = 2 * nsp;
+      a.ints = g_memdup2 (conv_pads, sizeof (int64_t) * 2 * nsp);
+      nnp_node_take_attr (conv, &a);
+    }
+  }
+  conv->inputs[0] = x->id;
+  v->n_consumers = 0;
+  remove[pad->index] = TRUE;
+  if (!g_ptr_array_find (changed, conv, NULL))
+    g_ptr_array_add (changed, conv);
+  NNP_DEBUG ("nnp-graph", "folded Pad '%s' into Conv '%s'", pad->name, conv->name);
+  return TRUE;
+}
+
 typedef gboolean (*FusePass) (NnpGraph *graph, NnpNode *node, gboolean *remove, GPtrArray *changed);
 
 static gboolean
@@ -780,6 +882,8 @@ nnp_graph_fuse (NnpGraph *graph, GPtrArray *changed)
     n += run_pass (graph, fuse_post_affine, changed);
     /* x + x * s -> x * (s + 1) */
     n += run_pass (graph, fuse_se_residual, changed);
+    /* zero Pad of the spatial dims into the Conv reading it */
+    n += run_pass (graph, fold_pad_conv, changed);
     n_fused += n;
     if (n == 0)
       break;

@@ -12,13 +12,24 @@ G_BEGIN_DECLS
  *      (new constant weight and bias values; the folded node is removed);
  *   2. HardSwish written out as x * Clip(x + 3, 0, 6) / 6 and activations
  *      (Relu, Clip, LeakyRelu, HardSigmoid, HardSwish, Sigmoid) fused into a
- *      producing Conv / ConvTranspose / Gemm / MatMul (node->act);
+ *      producing Conv / ConvTranspose / Gemm / MatMul, or Add / Sub / Mul /
+ *      Div of two computed tensors (node->act);
  *   3. a scalar Mul / Add / Sub / Div after a fused HardSwish folded into the
- *      activation (NNP_ACT_HARD_SWISH_AFFINE).
+ *      activation (NNP_ACT_HARD_SWISH_AFFINE);
+ *   4. a constant-zero Pad of the spatial dims only, read only by a Conv
+ *      (auto_pad NOTSET), folded into the Conv's pads.
  * Nodes whose inputs or act changed are appended to `changed` (NnpNode*,
  * owned by the graph: the caller re-infers them).  Value ids and node
  * indices change (nnp_graph_remove_nodes()).  Returns the number of fusions. */
 int nnp_graph_fuse (NnpGraph *graph, GPtrArray *changed);
+
+/* Transpose(p) ... Transpose(inverse of p) around a chain of layout-agnostic
+ * nodes (elementwise unary and binary ops with constant or equally
+ * transposed operands, Concat, Pad) folded away (transpose-fold.c): the
+ * chain runs in the first Transpose's input layout, with constants
+ * transposed, Concat axes and Pad pads remapped; the chain's nodes are
+ * re-inferred here.  Returns the number of folds, -1 on error (set). */
+int nnp_graph_fold_transposes (NnpGraph *graph, GError **error);
 
 /* A new constant value holding t (reference taken), named after `base`
  * (made unique) (fuse.c). */

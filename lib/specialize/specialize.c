@@ -21,6 +21,7 @@
 #include "backend.h"
 #include "graph/graph-edit.h"
 #include "specialize/specialize.h"
+#include "specialize/tail.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -312,15 +313,38 @@ try_fold (NnpGraph *graph, NnpNode *node, gboolean *folded, GError **error)
   return TRUE;
 }
 
+/* `tail` (NULL unless NNP_SPECIALIZE_DYNAMIC_TAIL): nodes whose output
+ * shapes need values known only at run time, and those after them, are
+ * flagged there instead of refused (tail.c); *first is the first one and
+ * *why its error. */
 static gboolean
-infer_all (NnpGraph *graph, gboolean *folded, int *n_folded, GError **error)
+infer_all (NnpGraph *graph, gboolean *folded, int *n_folded, gboolean *tail, NnpNode **first,
+           GError **why, GError **error)
 {
   *n_folded = 0;
   for (guint i = 0; i < graph->nodes->len; i++) {
     NnpNode *node = nnp_graph_node (graph, i);
+    GError *err = NULL;
 
-    if (!nnp_op_infer (graph, node, error))
-      return FALSE;
+    if (tail && nnp_tail_reads_tail (graph, node, tail)) {
+      tail[i] = TRUE;
+      continue;
+    }
+    if (!nnp_op_infer (graph, node, &err)) {
+      if (tail == NULL || !nnp_error_is_data_dependent (err)) {
+        g_propagate_error (error, err);
+        return FALSE;
+      }
+      NNP_DEBUG ("nnp-graph", "data-dependent tail from here: %s", err->message);
+      tail[i] = TRUE;
+      if (*first == NULL) {
+        *first = node;
+        *why = err;
+      } else {
+        g_error_free (err);
+      }
+      continue;
+    }
     if (!try_fold (graph, node, &folded[i], error))
       return FALSE;
     if (folded[i]) {
@@ -341,6 +365,8 @@ mark_dead (NnpGraph *graph, gboolean *remove)
 
   for (guint i = 0; i < graph->outputs->len; i++)
     needed[g_array_index (graph->outputs, int, i)] = TRUE;
+  for (guint i = 0; i < n_values; i++) /* also what a data-dependent tail reads */
+    needed[i] = needed[i] || nnp_graph_value (graph, i)->is_output;
   for (int i = (int) graph->nodes->len - 1; i >= 0; i--) {
     NnpNode *node = nnp_graph_node (graph, i);
     gboolean live = FALSE;
@@ -370,6 +396,8 @@ check_static (NnpGraph *graph, GError **error)
 {
   for (guint i = 0; i < graph->values->len; i++) {
     NnpValue *v = nnp_graph_value (graph, i);
+    if (nnp_tail_is_output (graph, v))
+      continue;
     if (v->dtype == NNP_DTYPE_UNDEFINED || !nnp_shape_is_static (&v->shape)) {
       g_autofree char *s = nnp_shape_to_string (&v->shape);
       g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
@@ -393,7 +421,7 @@ subgraph_specialize (const NnpGraph *g, const char *const *names, const NnpShape
     in[k].name = names[k];
     in[k].shape = shapes[k];
   }
-  return nnp_graph_specialize (g, in, n, NNP_SPECIALIZE_DEFAULT, error);
+  return nnp_graph_specialize (g, in, n, NNP_SPECIALIZE_DEFAULT, error); /* no tail */
 }
 
 NnpGraph *
@@ -401,7 +429,9 @@ nnp_graph_specialize (const NnpGraph *graph, const NnpInputShape *shapes, int n_
                       NnpSpecializeFlags flags, GError **error)
 {
   g_autoptr (NnpGraph) g = NULL;
-  g_autofree gboolean *remove = NULL;
+  g_autofree gboolean *remove = NULL, *tail = NULL;
+  g_autoptr (GError) why = NULL;
+  NnpNode *first = NULL;
   int n_folded = 0, n_dead, n_before;
 
   g_return_val_if_fail (graph != NULL, NULL);
@@ -422,8 +452,12 @@ nnp_graph_specialize (const NnpGraph *graph, const NnpInputShape *shapes, int n_
 
   n_before = g->nodes->len;
   remove = g_new0 (gboolean, MAX (g->nodes->len, 1));
-  if (!infer_all (g, remove, &n_folded, error))
+  if (flags & NNP_SPECIALIZE_DYNAMIC_TAIL)
+    tail = g_new0 (gboolean, MAX (g->nodes->len, 1));
+  if (!infer_all (g, remove, &n_folded, tail, &first, &why, error))
     return NULL;
+  if (first)
+    nnp_graph_cut_tail (g, graph, tail, remove, first, why);
   n_dead = mark_dead (g, remove);
   nnp_graph_remove_nodes (g, remove);
   NNP_DEBUG ("nnp-graph", "specialised '%s': %d nodes -> %u (%d folded, %d dead)", g->name,
@@ -433,6 +467,8 @@ nnp_graph_specialize (const NnpGraph *graph, const NnpInputShape *shapes, int n_
 
   if (!(flags & NNP_SPECIALIZE_NO_FUSION)) {
     g_autoptr (GPtrArray) changed = g_ptr_array_new ();
+    if (nnp_graph_fold_transposes (g, error) < 0) /* transpose-fold.c */
+      return NULL;
     /* quantised patterns first (quant-fuse.c), then the float fusions */
     int n_fused = nnp_graph_fuse_quant (g, changed);
 

@@ -325,6 +325,7 @@ specialize_binding (NnpModel *model, NnpInputShape *shapes, NnpTensor **data, in
                     int *n_bound, GError **error)
 {
   g_autoptr (NnpGraph) graph = NULL;
+  g_autofree char *wanted = NULL;
   NnpGraph *sg;
 
   *n_bound = 0;
@@ -335,7 +336,7 @@ specialize_binding (NnpModel *model, NnpInputShape *shapes, NnpTensor **data, in
     int k = -1;
 
     if (name == NULL)
-      return NULL;
+      break;
     if (graph == NULL)
       graph = nnp_graph_copy (nnp_model_get_graph (model));
     v = nnp_graph_find_value (graph, name);
@@ -344,7 +345,7 @@ specialize_binding (NnpModel *model, NnpInputShape *shapes, NnpTensor **data, in
         k = s;
     }
     if (v == NULL || !v->is_input || k < 0)
-      return NULL;
+      break;
     /* shapes[k] names the data tensor data[k] (borrowed) */
     v->constant = nnp_tensor_ref (data[k]);
     v->dtype = v->constant->dtype;
@@ -362,6 +363,13 @@ specialize_binding (NnpModel *model, NnpInputShape *shapes, NnpTensor **data, in
     (*n_bound)++;
     g_clear_error (error);
     sg = nnp_graph_specialize (graph, shapes, n_shapes, NNP_SPECIALIZE_DEFAULT, error);
+  }
+  /* a value computed by the graph that no binding can give: the
+   * data-dependent tail runs it (what `nnpipe run` does) */
+  if (sg == NULL && (wanted = constant_wanted (*error)) != NULL) {
+    g_clear_error (error);
+    sg = nnp_graph_specialize (graph ? graph : nnp_model_get_graph (model), shapes, n_shapes,
+                               NNP_SPECIALIZE_DYNAMIC_TAIL, error);
   }
   return sg;
 }
@@ -426,7 +434,9 @@ run_data_set (NnpModel *model, const char *set_dir, int *n_bound, char **message
   stage_in = g_ptr_array_new ();
   stage_out = g_ptr_array_new_with_free_func ((GDestroyNotify) nnp_tensor_unref);
 
-  if (sg->nodes->len > 0) {
+  if (sg->nodes->len > 0 || sg->tail != NULL) {
+    g_autofree NnpTensor **made = NULL;
+
     stage = nnp_stage_new (sg, NULL, 0, &opts, &error);
     if (stage == NULL) {
       *message = g_strdup_printf ("prepare: %s", error->message);
@@ -459,19 +469,14 @@ run_data_set (NnpModel *model, const char *set_dir, int *n_bound, char **message
       }
       g_ptr_array_add (stage_in, t);
     }
-    for (int i = 0; i < nnp_stage_get_n_outputs (stage); i++) {
-      NnpTensor *t = nnp_stage_new_output (stage, i, &error);
-      if (t == NULL) {
-        *message = g_strdup_printf ("output %d: %s", i, error->message);
-        goto out;
-      }
-      g_ptr_array_add (stage_out, t);
-    }
-    if (!nnp_stage_run (stage, (NnpTensor *const *) stage_in->pdata,
-                        (NnpTensor *const *) stage_out->pdata, &error)) {
+    /* new outputs: those of a data-dependent tail get their shape at run time */
+    made = g_new0 (NnpTensor *, MAX (nnp_stage_get_n_outputs (stage), 1));
+    if (!nnp_stage_run_alloc (stage, (NnpTensor *const *) stage_in->pdata, made, &error)) {
       *message = g_strdup_printf ("run: %s", error->message);
       goto out;
     }
+    for (int i = 0; i < nnp_stage_get_n_outputs (stage); i++)
+      g_ptr_array_add (stage_out, made[i]);
   }
 
   if (expected->len != sg->outputs->len) {

@@ -245,6 +245,111 @@ test_split_stages (void)
   nnp_tensor_unref (x);
 }
 
+/* ------------------------------------------------ data-dependent shapes */
+
+static int
+output_index (NnpStage *stage, const char *name)
+{
+  for (int i = 0; i < nnp_stage_get_n_outputs (stage); i++)
+    if (strcmp (nnp_stage_get_output (stage, i)->name, name) == 0)
+      return i;
+  g_assert_not_reached ();
+  return -1;
+}
+
+/* x -> Relu -> r (a static output) -> Greater 0 -> NonZero -> nz: NonZero
+ * reads a computed mask, so nz's shape is known only at run time. */
+static void
+test_data_dependent_tail (void)
+{
+  const int64_t d6[] = { 6 };
+  const float xs[2][6] = { { -1, 2, 0, 3, -4, 5 }, { 1, 1, 1, 1, 1, 1 } };
+  const int64_t want_n[2] = { 3, 6 };
+  const int64_t want[2][6] = { { 1, 3, 5 }, { 0, 1, 2, 3, 4, 5 } };
+  g_autoptr (NnpGraph) g = nnp_graph_new ("tail", 13);
+  g_autoptr (NnpGraph) sg = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (NnpTensor) zero = NULL;
+  NnpTensor *outs[2] = { NULL, NULL };
+  NnpStage *stage;
+  const int node0[] = { 0 };
+  int i_nz, i_r;
+
+  tu_add_input (g, "x", NNP_DTYPE_FLOAT32, 1, d6);
+  zero = tu_tensor_f32 (0, NULL, (const float[]){ 0 });
+  tu_add_constant (g, "zero", zero);
+  tu_add_node (g, "relu", "Relu", L ("x"), L ("r"));
+  tu_add_node (g, "gt", "Greater", L ("r", "zero"), L ("m"));
+  tu_add_node (g, "nonzero", "NonZero", L ("m"), L ("nz"));
+  tu_add_output (g, "nz");
+  tu_add_output (g, "r");
+  g_assert_true (nnp_graph_sort (g, &error));
+
+  /* without the flag: refused as before, naming the node */
+  g_assert_null (nnp_graph_specialize (g, NULL, 0, NNP_SPECIALIZE_DEFAULT, &error));
+  g_assert_error (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED);
+  g_assert_nonnull (strstr (error->message, "node 'nonzero' (NonZero)"));
+  g_clear_error (&error);
+
+  sg = tu_specialize (g, NNP_SPECIALIZE_DYNAMIC_TAIL);
+  g_assert_nonnull (sg->tail);
+  stage = new_stage (sg, NULL, 0, 1);
+  i_nz = output_index (stage, "nz");
+  i_r = output_index (stage, "r");
+  g_assert_true (nnp_stage_output_is_dynamic (stage, i_nz));
+  g_assert_false (nnp_stage_output_is_dynamic (stage, i_r));
+  g_assert_cmpint (nnp_stage_get_output (stage, i_nz)->shape.rank, ==, -1);
+
+  /* what needs a fixed shape refuses the dynamic output by name */
+  g_assert_null (nnp_stage_new_output (stage, i_nz, &error));
+  g_assert_error (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED);
+  g_assert_nonnull (strstr (error->message, "output 'nz'"));
+  g_assert_nonnull (strstr (error->message, "nnp_stage_run_alloc"));
+  g_clear_error (&error);
+  {
+    g_autoptr (NnpTensor) x = tu_tensor_f32 (1, d6, xs[0]);
+    g_autoptr (NnpTensor) r = nnp_stage_new_output (stage, i_r, NULL);
+    g_autoptr (NnpTensor) fake = nnp_tensor_new (NNP_DTYPE_INT64, &(NnpShape){ 2, { 1, 3 } }, NULL);
+    NnpTensor *o[2];
+
+    o[i_r] = r;
+    o[i_nz] = fake;
+    g_assert_false (nnp_stage_run (stage, &x, o, &error));
+    g_assert_error (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED);
+    g_clear_error (&error);
+  }
+  /* run twice with data giving different shapes: the tail follows */
+  for (int run = 0; run < 2; run++) {
+    g_autoptr (NnpTensor) x = tu_tensor_f32 (1, d6, xs[run]);
+    const int64_t *nz;
+    const float *r;
+
+    g_assert_true (nnp_stage_run_alloc (stage, &x, outs, &error));
+    g_assert_no_error (error);
+    g_assert_cmpint (outs[i_nz]->dtype, ==, NNP_DTYPE_INT64);
+    g_assert_cmpint (outs[i_nz]->shape.rank, ==, 2);
+    g_assert_cmpint (outs[i_nz]->shape.dims[0], ==, 1);
+    g_assert_cmpint (outs[i_nz]->shape.dims[1], ==, want_n[run]);
+    nz = outs[i_nz]->data;
+    for (int k = 0; k < want_n[run]; k++)
+      g_assert_cmpint (nz[k], ==, want[run][k]);
+    r = outs[i_r]->data;
+    for (int k = 0; k < 6; k++)
+      g_assert_cmpfloat (r[k], ==, MAX (xs[run][k], 0.0f));
+    g_clear_pointer (&outs[0], nnp_tensor_unref);
+    g_clear_pointer (&outs[1], nnp_tensor_unref);
+  }
+  nnp_stage_free (stage);
+
+  /* a stage of part of its nodes is refused */
+  {
+    NnpStageOptions opts = { .device = "cpu" };
+    g_assert_null (nnp_stage_new (sg, node0, 1, &opts, &error));
+    g_assert_error (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED);
+    g_assert_nonnull (strstr (error->message, "NonZero"));
+  }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -252,5 +357,6 @@ main (int argc, char **argv)
   g_test_add_func ("/stage/broadcast", test_broadcast);
   g_test_add_func ("/stage/memplan-reuse", test_memplan_reuse);
   g_test_add_func ("/stage/split-stages", test_split_stages);
+  g_test_add_func ("/stage/data-dependent-tail", test_data_dependent_tail);
   return g_test_run ();
 }

@@ -11,6 +11,8 @@ add-4x4.onnx         x: float32 1x3xHxW (dynamic), y = x + c (c: 1x3x4x4), so sh
                      inference fails unless H and W are 4 (or 1)
 relu.onnx            x: float32 1x1x2x4 (static), y = Relu(x): one node, what the
                      test-only "testmem" backend runs (test-testmem.c)
+nonzero.onnx         x: float32 1x3xHxW (dynamic), nz = NonZero(x > 0) (int64
+                     4xN: N depends on the data, so the elements refuse it)
 corrupt.onnx         conv-relu-add.onnx cut in the middle of its weights
 Weights live in Constant nodes, as in the PP-OCR models.
 """
@@ -82,6 +84,18 @@ def relu():
                              opset_imports=[helper.make_opsetid("", 11)])
 
 
+def nonzero():
+    nodes = [const("zero", np.array(0.0, np.float32)),
+             helper.make_node("Greater", ["x", "zero"], ["mask"], name="gt"),
+             helper.make_node("NonZero", ["mask"], ["nz"], name="nonzero")]
+    graph = helper.make_graph(
+        nodes, "nonzero",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, "h", "w"])],
+        [helper.make_tensor_value_info("nz", TensorProto.INT64, [4, "n"])])
+    return helper.make_model(graph, producer_name="nnpipe-tests",
+                             opset_imports=[helper.make_opsetid("", 13)])
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit("usage: make-models.py OUTDIR [STAMP]")
@@ -89,7 +103,7 @@ def main():
     os.makedirs(out, exist_ok=True)
     for name, model in (("conv-relu-add", conv_relu_add()), ("two-io", two_io()),
                         ("add-4x4", add_4x4()), ("fixed-h8", conv_relu_add(8)),
-                        ("relu", relu())):
+                        ("nonzero", nonzero()), ("relu", relu())):
         onnx.checker.check_model(model)
         onnx.save(model, os.path.join(out, name + ".onnx"))
     data = conv_relu_add().SerializeToString()

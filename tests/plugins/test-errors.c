@@ -451,6 +451,34 @@ GST_START_TEST (test_wrong_caps_errors)
 
 GST_END_TEST;
 
+/* A model whose output shape depends on the data (NonZero of a mask): the
+ * elements' caps need fixed dimensions, so nnstage and nnpipeline refuse it,
+ * naming the output and the node (`nnpipe run` runs it: ops-vs-ort). */
+GST_START_TEST (test_data_dependent_output_refused)
+{
+  gchar *nz = nnp_test_model_path ("nonzero.onnx");
+  const gchar *want[] = { "nonzero.onnx",
+                          "output 'nz'",
+                          "depends on the data",
+                          "node 'nonzero' (NonZero)",
+                          "fixed output dimensions",
+                          NULL };
+  gchar *d = g_strdup_printf ("videotestsrc num-buffers=3 ! video/x-raw,width=8,height=8 ! "
+                              "nnconvert ! nnstage model=%s ! fakesink",
+                              nz);
+
+  check_refused (d, "nnstage", want);
+  g_free (d);
+  d = g_strdup_printf ("videotestsrc num-buffers=3 ! video/x-raw,width=8,height=8 ! "
+                       "nnconvert ! nnpipeline model=%s ! fakesink",
+                       nz);
+  check_refused (d, "nnpipeline", want);
+  g_free (d);
+  g_free (nz);
+}
+
+GST_END_TEST;
+
 /* Issue 14 F7: the refused pipeline, 30 times: each run ends with the
  * error (within the timeout) and stops.  (gst-launch-1.0 itself can hang
  * on any error posted while prerolling: its bus sync handler may quit its
@@ -486,6 +514,7 @@ errors_suite (void)
   tcase_add_test (tc, test_stage_device_values);
   tcase_add_test (tc, test_wrong_caps_errors);
   tcase_add_test (tc, test_refused_never_hangs);
+  tcase_add_test (tc, test_data_dependent_output_refused);
   return s;
 }
 

@@ -6,10 +6,8 @@
  *              packed form from X by an im2col callback, block by block, so
  *              no column matrix is ever materialised.
  *   DIRECT     1-D/2-D, other cases: indirect GEMM (no packing of B) on a
- *              padded, stride-phase-split copy of X (see DirectGeometry).
- *   DEPTHWISE  one input channel per group, 1-D/2-D: direct, per output
- *              plane, on a zero-padded copy of the input plane, vectorised
- *              along W (AVX2 for strides 1 and 2).
+ *              padded, stride-phase-split copy of X (cpu-conv-direct.c).
+ *   DEPTHWISE  one input channel per group, 1-D/2-D: cpu-conv-dw.c.
  * Constant weights are packed once by `prepare`; otherwise they are packed
  * on the fly from the weight input (conformance tests feed W as an input).
  *
@@ -52,44 +50,6 @@ have_avx2 (void)
 #else
   return FALSE;
 #endif
-}
-
-/* ---------------------------------------------------------------- slots */
-
-typedef struct {
-  SlotTaskFunc fn;
-  gpointer data;
-  guint8 *scratch;
-  gsize slot_bytes;
-  int64_t n_tasks;
-  int n_slots;
-} SlotRun;
-
-static void
-slot_run_range (gpointer data, gsize begin, gsize end, int thread)
-{
-  SlotRun *r = data;
-
-  for (gsize s = begin; s < end; s++)
-    for (int64_t t = (int64_t) s; t < r->n_tasks; t += r->n_slots)
-      r->fn (r->data, t, r->scratch ? r->scratch + s * r->slot_bytes : NULL);
-}
-
-void
-nnp_cpu_run_in_slots (NnpThreadPool *pool, int64_t n_tasks, void *scratch, gsize slot_bytes,
-                      SlotTaskFunc fn, gpointer data)
-{
-  SlotRun r = { fn, data, scratch, slot_bytes, n_tasks, 1 };
-  int64_t n =
-      MIN ((int64_t) MIN (nnp_thread_pool_get_n_threads (pool), nnp_sgemm_slots ()), n_tasks);
-
-  if (n_tasks <= 0)
-    return;
-  r.n_slots = (int) MAX (n, 1);
-  if (r.n_slots == 1)
-    slot_run_range (&r, 0, 1, 0);
-  else
-    nnp_parallel_for (pool, r.n_slots, 1, slot_run_range, &r);
 }
 
 /* ---------------------------------------------------------------- packed weights */
@@ -413,11 +373,15 @@ conv_gemm_run (const NnpCpuCall *call, const NnpConvParams *p)
     conv_gemv_run (call, p);
     return TRUE;
   }
-  if (p->algo == NNP_CONV_ALGO_GEMM && ctx.st && ctx.st->koff && ctx.m <= 4 * NNP_SGEMM_MR) {
+  if (p->algo == NNP_CONV_ALGO_GEMM && ctx.st && ctx.st->koff
+      && (ctx.m <= 4 * NNP_SGEMM_MR || nnp_sgemm_has_avx512 ())) {
     /* 1x1 with few output channels: the indirect GEMM reads X in place (no
      * packing of B, whose cost is only shared by m / MR panels).  With
-     * more rows the packed GEMM is faster (measured: 70-79 against 56-62
-     * GFLOP/s on the recognizer's 240- and 480-channel 1x1 convolutions) */
+     * more rows and the AVX2 kernel the packed GEMM is faster (measured:
+     * 70-79 against 56-62 GFLOP/s on the recognizer's 240- and 480-channel
+     * 1x1 convolutions); with the AVX-512 kernels the indirect one is
+     * (measured: 1x1 128->128 and 64->128 at 160x160, 12-15 % less time;
+     * the recognizer and detector unchanged) */
     g.ldc = g.n;
     g.bias_rs = 1;
     g.bias_cs = 0;
@@ -450,464 +414,6 @@ conv_gemm_run (const NnpCpuCall *call, const NnpConvParams *p)
   return TRUE;
 }
 
-/* ---------------------------------------------------------------- depthwise */
-
-typedef struct {
-  const NnpConvParams *p;
-  const float *x, *w, *bias;
-  float *y;
-  NnpActivation act;
-  float act_alpha, act_beta;
-  int64_t hp, wp; /* padded plane */
-} DwCtx;
-
-static void
-dw_geometry (const NnpConvParams *p, int64_t *hp, int64_t *wp)
-{
-  *hp = (p->out_dims[1] - 1) * p->strides[1] + (p->kernel[1] - 1) * p->dilations[1] + 1;
-  *wp = (p->out_dims[2] - 1) * p->strides[2] + (p->kernel[2] - 1) * p->dilations[2] + 1 + 2 * NR;
-}
-
-/* One output row from the padded plane rows: generic scalar version. */
-static void
-dw_row_generic (const float *pl, int64_t wp, const float *w, int64_t kh_n, int64_t kw_n, int64_t dh,
-                int64_t dw, int64_t sw, int64_t ow0, int64_t ow_n, float bias, float *out)
-{
-  for (int64_t ow = ow0; ow < ow_n; ow++) {
-    float acc = bias;
-    const float *base = pl + ow * sw;
-    for (int64_t kh = 0; kh < kh_n; kh++)
-      for (int64_t kw = 0; kw < kw_n; kw++)
-        acc += w[kh * kw_n + kw] * base[kh * dh * wp + kw * dw];
-    out[ow] = acc;
-  }
-}
-
-#if HAVE_X86
-/* Returns the first output column it did not compute; the activation is
- * applied to the columns it computed. */
-__attribute__ ((target ("avx2,fma"))) static int64_t
-dw_row_avx2 (const float *pl, int64_t wp, const float *w, int64_t kh_n, int64_t kw_n, int64_t dh,
-             int64_t dw, int64_t sw, int64_t ow_n, float bias, float *out, NnpActivation act,
-             float act_alpha, float act_beta)
-{
-  const __m256 va = _mm256_set1_ps (act_alpha), vb = _mm256_set1_ps (act_beta);
-  int64_t ow = 0;
-#define STORE(ptr, v) _mm256_storeu_ps ((ptr), nnp_act_avx2 ((v), act, va, vb))
-
-  if (sw == 1) {
-    /* 32 outputs, taps of even and odd kernel rows in separate accumulators:
-     * 8 independent FMA chains */
-    for (; ow + 32 <= ow_n; ow += 32) {
-      __m256 e0 = _mm256_set1_ps (bias), e1 = e0, e2 = e0, e3 = e0;
-      __m256 o0 = _mm256_setzero_ps (), o1 = o0, o2 = o0, o3 = o0;
-      for (int64_t kh = 0; kh < kh_n; kh++) {
-        const float *r = pl + kh * dh * wp + ow;
-        if (kh & 1) {
-          for (int64_t kw = 0; kw < kw_n; kw++) {
-            __m256 wv = _mm256_broadcast_ss (w + kh * kw_n + kw);
-            const float *rk = r + kw * dw;
-            o0 = _mm256_fmadd_ps (wv, _mm256_loadu_ps (rk), o0);
-            o1 = _mm256_fmadd_ps (wv, _mm256_loadu_ps (rk + 8), o1);
-            o2 = _mm256_fmadd_ps (wv, _mm256_loadu_ps (rk + 16), o2);
-            o3 = _mm256_fmadd_ps (wv, _mm256_loadu_ps (rk + 24), o3);
-          }
-        } else {
-          for (int64_t kw = 0; kw < kw_n; kw++) {
-            __m256 wv = _mm256_broadcast_ss (w + kh * kw_n + kw);
-            const float *rk = r + kw * dw;
-            e0 = _mm256_fmadd_ps (wv, _mm256_loadu_ps (rk), e0);
-            e1 = _mm256_fmadd_ps (wv, _mm256_loadu_ps (rk + 8), e1);
-            e2 = _mm256_fmadd_ps (wv, _mm256_loadu_ps (rk + 16), e2);
-            e3 = _mm256_fmadd_ps (wv, _mm256_loadu_ps (rk + 24), e3);
-          }
-        }
-      }
-      STORE (out + ow, _mm256_add_ps (e0, o0));
-      STORE (out + ow + 8, _mm256_add_ps (e1, o1));
-      STORE (out + ow + 16, _mm256_add_ps (e2, o2));
-      STORE (out + ow + 24, _mm256_add_ps (e3, o3));
-    }
-    for (; ow + 16 <= ow_n; ow += 16) {
-      __m256 a0 = _mm256_set1_ps (bias), a1 = a0;
-      for (int64_t kh = 0; kh < kh_n; kh++) {
-        const float *r = pl + kh * dh * wp + ow;
-        for (int64_t kw = 0; kw < kw_n; kw++) {
-          __m256 wv = _mm256_broadcast_ss (w + kh * kw_n + kw);
-          a0 = _mm256_fmadd_ps (wv, _mm256_loadu_ps (r + kw * dw), a0);
-          a1 = _mm256_fmadd_ps (wv, _mm256_loadu_ps (r + kw * dw + 8), a1);
-        }
-      }
-      STORE (out + ow, a0);
-      STORE (out + ow + 8, a1);
-    }
-    for (; ow + 8 <= ow_n; ow += 8) {
-      __m256 a0 = _mm256_set1_ps (bias);
-      for (int64_t kh = 0; kh < kh_n; kh++) {
-        const float *r = pl + kh * dh * wp + ow;
-        for (int64_t kw = 0; kw < kw_n; kw++)
-          a0 = _mm256_fmadd_ps (_mm256_broadcast_ss (w + kh * kw_n + kw),
-                                _mm256_loadu_ps (r + kw * dw), a0);
-      }
-      STORE (out + ow, a0);
-    }
-  } else if (sw == 2) {
-    for (; ow + 16 <= ow_n; ow += 16) {
-      __m256 a0 = _mm256_set1_ps (bias), a1 = a0;
-      __m256 b0 = _mm256_setzero_ps (), b1 = b0;
-      for (int64_t kh = 0; kh < kh_n; kh++) {
-        const float *r = pl + kh * dh * wp + ow * 2;
-        for (int64_t kw = 0; kw < kw_n; kw++) {
-          const float *rk = r + kw * dw;
-          __m256 wv = _mm256_broadcast_ss (w + kh * kw_n + kw);
-          __m256 ev0 = _mm256_shuffle_ps (_mm256_loadu_ps (rk), _mm256_loadu_ps (rk + 8),
-                                          _MM_SHUFFLE (2, 0, 2, 0));
-          __m256 ev1 = _mm256_shuffle_ps (_mm256_loadu_ps (rk + 16), _mm256_loadu_ps (rk + 24),
-                                          _MM_SHUFFLE (2, 0, 2, 0));
-          /* the lane permutation commutes with the FMA: apply it once at the end */
-          if (kh & 1) {
-            b0 = _mm256_fmadd_ps (wv, ev0, b0);
-            b1 = _mm256_fmadd_ps (wv, ev1, b1);
-          } else {
-            a0 = _mm256_fmadd_ps (wv, ev0, a0);
-            a1 = _mm256_fmadd_ps (wv, ev1, a1);
-          }
-        }
-      }
-      a0 = _mm256_add_ps (a0, b0);
-      a1 = _mm256_add_ps (a1, b1);
-      a0 = _mm256_castpd_ps (
-          _mm256_permute4x64_pd (_mm256_castps_pd (a0), _MM_SHUFFLE (3, 1, 2, 0)));
-      a1 = _mm256_castpd_ps (
-          _mm256_permute4x64_pd (_mm256_castps_pd (a1), _MM_SHUFFLE (3, 1, 2, 0)));
-      STORE (out + ow, a0);
-      STORE (out + ow + 8, a1);
-    }
-    for (; ow + 8 <= ow_n; ow += 8) {
-      __m256 a0 = _mm256_set1_ps (bias);
-      for (int64_t kh = 0; kh < kh_n; kh++) {
-        const float *r = pl + kh * dh * wp + ow * 2;
-        for (int64_t kw = 0; kw < kw_n; kw++) {
-          __m256 lo = _mm256_loadu_ps (r + kw * dw), hi = _mm256_loadu_ps (r + kw * dw + 8);
-          /* even elements: lo0 lo2 hi0 hi2 | lo4 lo6 hi4 hi6 -> lo0 lo2 lo4 lo6 hi0 .. */
-          __m256 ev = _mm256_shuffle_ps (lo, hi, _MM_SHUFFLE (2, 0, 2, 0));
-          ev = _mm256_castpd_ps (
-              _mm256_permute4x64_pd (_mm256_castps_pd (ev), _MM_SHUFFLE (3, 1, 2, 0)));
-          a0 = _mm256_fmadd_ps (_mm256_broadcast_ss (w + kh * kw_n + kw), ev, a0);
-        }
-      }
-      STORE (out + ow, a0);
-    }
-  }
-#undef STORE
-  return ow;
-}
-#endif
-
-
-static void
-dw_task (gpointer data, int64_t task, void *slot)
-{
-  DwCtx *c = data;
-  const NnpConvParams *p = c->p;
-  const int64_t IH = p->in_dims[1], IW = p->in_dims[2];
-  const int64_t OH = p->out_dims[1], OW = p->out_dims[2];
-  const int64_t KH = p->kernel[1], KW = p->kernel[2];
-  const int64_t pt = p->pads_begin[1], pl = p->pads_begin[2];
-  int64_t oc = task % p->out_channels, b = task / p->out_channels;
-  int64_t ic = oc / (p->out_channels / p->group);
-  const float *x = c->x + (b * p->in_channels + ic) * IH * IW;
-  const float *w = c->w + oc * KH * KW;
-  float *y = c->y + (b * p->out_channels + oc) * OH * OW;
-  float bias = c->bias ? c->bias[oc] : 0.f;
-  float *pad = slot;
-  gboolean avx2 = have_avx2 ();
-
-  /* zero-padded copy: pad[r][col] = x[r - pt][col - pl]; rows outside the
-   * input are never read (their taps are skipped below) */
-  for (int64_t r = MAX (pt, 0); r < MIN (c->hp, IH + pt); r++) {
-    float *dr = pad + r * c->wp;
-    int64_t ih = r - pt;
-    int64_t lo = MIN (pl, c->wp), n = MAX (0, MIN (IW, c->wp - lo));
-    memset (dr, 0, lo * sizeof (float));
-    memcpy (dr + lo, x + ih * IW, n * sizeof (float));
-    if (lo + n < c->wp)
-      memset (dr + lo + n, 0, (c->wp - lo - n) * sizeof (float));
-  }
-  for (int64_t oh = 0; oh < OH; oh++) {
-    const int64_t dh = p->dilations[1], r0 = oh * p->strides[1];
-    float *out = y + oh * OW;
-    int64_t done = 0, kh_lo = 0, kh_hi = KH;
-    const float *rows, *wk;
-
-    /* taps kh with 0 <= r0 + kh * dh - pt < IH */
-    while (kh_lo < KH && r0 + kh_lo * dh - pt < 0)
-      kh_lo++;
-    while (kh_hi > kh_lo && r0 + (kh_hi - 1) * dh - pt >= IH)
-      kh_hi--;
-    if (kh_lo == kh_hi) {
-      for (int64_t ow = 0; ow < OW; ow++)
-        out[ow] = bias;
-      nnp_sgemm_activate (out, OW, c->act, c->act_alpha, c->act_beta);
-      continue;
-    }
-    rows = pad + (r0 + kh_lo * dh) * c->wp;
-    wk = w + kh_lo * KW;
-#if HAVE_X86
-    if (avx2)
-      done = dw_row_avx2 (rows, c->wp, wk, kh_hi - kh_lo, KW, dh, p->dilations[2], p->strides[2],
-                          OW, bias, out, c->act, c->act_alpha, c->act_beta);
-#endif
-    dw_row_generic (rows, c->wp, wk, kh_hi - kh_lo, KW, dh, p->dilations[2], p->strides[2], done,
-                    OW, bias, out);
-    nnp_sgemm_activate (out + done, OW - done, c->act, c->act_alpha, c->act_beta);
-  }
-  (void) avx2;
-}
-
-static gboolean
-conv_depthwise_run (const NnpCpuCall *call, const NnpConvParams *p)
-{
-  DwCtx ctx;
-
-  ctx.p = p;
-  ctx.x = call->inputs[0]->data;
-  ctx.w = call->inputs[1]->data;
-  ctx.bias = p->has_bias && call->inputs[2] ? call->inputs[2]->data : NULL;
-  ctx.y = call->outputs[0]->data;
-  ctx.act = call->node->act;
-  ctx.act_alpha = call->node->act_alpha;
-  ctx.act_beta = call->node->act_beta;
-  dw_geometry (p, &ctx.hp, &ctx.wp);
-  nnp_cpu_run_in_slots (call->pool, p->batch * p->out_channels, call->scratch,
-                        round_up_bytes (ctx.hp * ctx.wp * sizeof (float)), dw_task, &ctx);
-  return TRUE;
-}
-
-/* ---------------------------------------------------------------- direct */
-
-/* Padded copy of one group's input, split into stride phases: for phase
- * (ph, pw) of channel ci, plane[i][j] = padded[i * sh + ph][j * sw + pw]
- * (padded = X with the pads as zeros), Hp x Wp per plane, planes at a stride
- * `cs` (an odd number of cache lines, so planes spread over cache sets).
- * Tap (kh, kw) of output (oh, ow) is then plane (ci, (kh*dh) % sh,
- * (kw*dw) % sw) at row oh + (kh*dh) / sh, column ow + (kw*dw) / sw: a
- * stride-1 access, so the indirect GEMM reads B rows in place.  With
- * stride 1 there is one phase and this is the plain padded input. */
-typedef struct {
-  int64_t hp, wp, cs, sh, sw;
-  gsize pad_bytes, koff_bytes, a_bytes;
-} DirectGeometry;
-
-static void
-direct_geometry (const NnpConvParams *p, gboolean packed_weights, DirectGeometry *dg)
-{
-  int64_t cin_g = p->in_channels / p->group, m, k;
-
-  dg->sh = p->strides[1];
-  dg->sw = p->strides[2];
-  dg->hp = p->out_dims[1] + (p->kernel[1] - 1) * p->dilations[1] / dg->sh;
-  dg->wp = p->out_dims[2] + (p->kernel[2] - 1) * p->dilations[2] / dg->sw;
-  dg->cs = (dg->hp * dg->wp + 15) / 16 * 16;
-  if ((dg->cs / 16) % 2 == 0)
-    dg->cs += 16;
-  nnp_cpu_conv_group_mk (p, FALSE, &m, &k);
-  dg->pad_bytes = round_up_bytes ((cin_g * dg->sh * dg->sw * dg->cs + 2 * NR) * sizeof (float));
-  dg->koff_bytes = round_up_bytes (k * sizeof (int32_t));
-  dg->a_bytes =
-      packed_weights ? 0 : round_up_bytes (nnp_sgemm_packed_a_size (m, k) * sizeof (float));
-}
-
-typedef struct {
-  const NnpConvParams *p;
-  const DirectGeometry *dg;
-  const float *x; /* first channel of the group */
-  float *pad;
-} PadCtx;
-
-/* even[k] = src[2k], odd[k] = src[2k + 1] for k < n. */
-static void
-deinterleave2_generic (const float *src, int64_t n, float *even, float *odd)
-{
-  for (int64_t k = 0; k < n; k++) {
-    even[k] = src[2 * k];
-    odd[k] = src[2 * k + 1];
-  }
-}
-
-#if HAVE_X86
-__attribute__ ((target ("avx2,fma"))) static void
-deinterleave2_avx2 (const float *src, int64_t n, float *even, float *odd)
-{
-  int64_t k = 0;
-
-  for (; k + 8 <= n; k += 8) {
-    __m256 lo = _mm256_loadu_ps (src + 2 * k), hi = _mm256_loadu_ps (src + 2 * k + 8);
-    /* lanes: lo0 lo2 hi0 hi2 | lo4 lo6 hi4 hi6 -> in order by a 64-bit permute */
-    __m256 ev = _mm256_shuffle_ps (lo, hi, _MM_SHUFFLE (2, 0, 2, 0));
-    __m256 od = _mm256_shuffle_ps (lo, hi, _MM_SHUFFLE (3, 1, 3, 1));
-    ev = _mm256_castpd_ps (_mm256_permute4x64_pd (_mm256_castps_pd (ev), _MM_SHUFFLE (3, 1, 2, 0)));
-    od = _mm256_castpd_ps (_mm256_permute4x64_pd (_mm256_castps_pd (od), _MM_SHUFFLE (3, 1, 2, 0)));
-    _mm256_storeu_ps (even + k, ev);
-    _mm256_storeu_ps (odd + k, od);
-  }
-  deinterleave2_generic (src + 2 * k, n - k, even + k, odd + k);
-}
-#endif
-
-/* Stride 2 along W: both column phases of one padded row in one pass. */
-static void
-pad_row_sw2 (const float *xr, int64_t IW, int64_t pl, int64_t wp, float *d0, float *d1)
-{
-  /* iw_e: first input column landing in phase 0; the pair (iw_e + 2k,
-   * iw_e + 2k + 1) lands at column j0 + k of phases 0 and 1 */
-  int64_t iw_e = pl & 1, j0 = (iw_e + pl) >> 1;
-  int64_t n = (IW - iw_e) / 2;
-
-  memset (d0, 0, wp * sizeof (float));
-  memset (d1, 0, wp * sizeof (float));
-  n = CLAMP (MIN (n, wp - j0), 0, G_MAXINT64);
-#if HAVE_X86
-  if (have_avx2 ())
-    deinterleave2_avx2 (xr + iw_e, n, d0 + j0, d1 + j0);
-  else
-#endif
-    deinterleave2_generic (xr + iw_e, n, d0 + j0, d1 + j0);
-  if (iw_e == 1 && (pl >> 1) < wp) /* column 0 lands in phase 1 */
-    d1[pl >> 1] = xr[0];
-  if ((IW - iw_e) % 2 == 1 && IW >= 1) { /* the last column, unpaired */
-    int64_t col = IW - 1 + pl;
-    if ((col >> 1) < wp)
-      ((col & 1) ? d1 : d0)[col >> 1] = xr[IW - 1];
-  }
-}
-
-static void
-pad_channels (gpointer data, gsize begin, gsize end, int thread)
-{
-  PadCtx *c = data;
-  const NnpConvParams *p = c->p;
-  const DirectGeometry *dg = c->dg;
-  const int64_t IH = p->in_dims[1], IW = p->in_dims[2];
-  const int64_t pt = p->pads_begin[1], pl = p->pads_begin[2];
-  const int64_t wp = dg->wp, sh = dg->sh, sw = dg->sw;
-
-  if (sw == 2) {
-    for (gsize ci = begin; ci < end; ci++) {
-      const float *x = c->x + ci * IH * IW;
-      for (int64_t ph = 0; ph < sh; ph++) {
-        float *p0 = c->pad + ((ci * sh + ph) * sw + 0) * dg->cs;
-        float *p1 = c->pad + ((ci * sh + ph) * sw + 1) * dg->cs;
-        for (int64_t i = 0; i < dg->hp; i++) {
-          int64_t ih = i * sh + ph - pt;
-          if (ih < 0 || ih >= IH) {
-            memset (p0 + i * wp, 0, wp * sizeof (float));
-            memset (p1 + i * wp, 0, wp * sizeof (float));
-          } else {
-            pad_row_sw2 (x + ih * IW, IW, pl, wp, p0 + i * wp, p1 + i * wp);
-          }
-        }
-        memset (p0 + dg->hp * wp, 0, (dg->cs - dg->hp * wp) * sizeof (float));
-        memset (p1 + dg->hp * wp, 0, (dg->cs - dg->hp * wp) * sizeof (float));
-      }
-    }
-    return;
-  }
-  for (gsize ci = begin; ci < end; ci++) {
-    const float *x = c->x + ci * IH * IW;
-    for (int64_t ph = 0; ph < sh; ph++) {
-      for (int64_t pw = 0; pw < sw; pw++) {
-        float *d = c->pad + ((ci * sh + ph) * sw + pw) * dg->cs;
-        /* columns j with 0 <= j * sw + pw - pl < IW: [j_lo, j_hi) */
-        int64_t j_lo = pl - pw <= 0 ? 0 : (pl - pw + sw - 1) / sw;
-        int64_t j_hi = IW + pl - pw <= 0 ? 0 : (IW + pl - pw + sw - 1) / sw;
-        j_lo = MIN (j_lo, wp);
-        j_hi = CLAMP (j_hi, j_lo, wp);
-        for (int64_t i = 0; i < dg->hp; i++) {
-          float *dr = d + i * wp;
-          int64_t ih = i * sh + ph - pt;
-          if (ih < 0 || ih >= IH || j_lo == j_hi) {
-            memset (dr, 0, wp * sizeof (float));
-            continue;
-          }
-          memset (dr, 0, j_lo * sizeof (float));
-          if (sw == 1) {
-            memcpy (dr + j_lo, x + ih * IW + j_lo - pl, (j_hi - j_lo) * sizeof (float));
-          } else {
-            const float *xr = x + ih * IW;
-            for (int64_t j = j_lo; j < j_hi; j++)
-              dr[j] = xr[j * sw + pw - pl];
-          }
-          memset (dr + j_hi, 0, (wp - j_hi) * sizeof (float));
-        }
-        /* the gap up to the next plane (read by the tail tiles, results unused) */
-        memset (d + dg->hp * wp, 0, (dg->cs - dg->hp * wp) * sizeof (float));
-      }
-    }
-  }
-}
-
-static gboolean
-conv_direct_run (const NnpCpuCall *call, const NnpConvParams *p)
-{
-  const NnpNode *node = call->node;
-  const ConvState *st = call->state;
-  DirectGeometry dg;
-  int64_t cin_g = p->in_channels / p->group, m, k;
-  int64_t in_sp = vol3 (p->in_dims), out_sp = vol3 (p->out_dims);
-  guint8 *ws = call->scratch;
-  float *pad, *apack;
-  int32_t *koff;
-  const float *x = call->inputs[0]->data, *w = call->inputs[1]->data;
-  const float *bias = p->has_bias && call->inputs[2] ? call->inputs[2]->data : NULL;
-  float *y = call->outputs[0]->data;
-  NnpSgemm g = { 0 };
-  int64_t q = 0;
-
-  direct_geometry (p, st != NULL, &dg);
-  nnp_cpu_conv_group_mk (p, FALSE, &m, &k);
-  pad = (float *) ws;
-  koff = (int32_t *) (ws + dg.pad_bytes);
-  apack = (float *) (ws + dg.pad_bytes + dg.koff_bytes);
-  memset (pad + cin_g * dg.sh * dg.sw * dg.cs, 0, 2 * NR * sizeof (float));
-  for (int64_t ci = 0; ci < cin_g; ci++)
-    for (int64_t kh = 0; kh < p->kernel[1]; kh++)
-      for (int64_t kw = 0; kw < p->kernel[2]; kw++) {
-        int64_t oh = kh * p->dilations[1], ow = kw * p->dilations[2];
-        int64_t plane = (ci * dg.sh + oh % dg.sh) * dg.sw + ow % dg.sw;
-        koff[q++] = (int32_t) (plane * dg.cs + (oh / dg.sh) * dg.wp + ow / dg.sw);
-      }
-
-  g.m = m;
-  g.k = k;
-  g.ldc = out_sp;
-  g.bias_rs = 1;
-  g.bias_cs = 0;
-  g.beta = 1.f;
-  g.act = node->act;
-  g.act_alpha = node->act_alpha;
-  g.act_beta = node->act_beta;
-  for (int64_t b = 0; b < p->batch; b++) {
-    for (int64_t grp = 0; grp < p->group; grp++) {
-      PadCtx pc = { p, &dg, x + (b * p->in_channels + grp * cin_g) * in_sp, pad };
-      nnp_parallel_for (call->pool, cin_g, 1, pad_channels, &pc);
-      if (st) {
-        g.a_packed = st->packed + grp * st->group_floats;
-      } else {
-        const float *a;
-        int64_t rs, cs;
-        group_a (p, FALSE, w, grp, &a, &rs, &cs);
-        nnp_sgemm_pack_a (m, k, a, rs, cs, 1.f, apack);
-        g.a_packed = apack;
-      }
-      g.c = y + (b * p->out_channels + grp * m) * out_sp;
-      g.bias = bias ? bias + grp * m : NULL;
-      nnp_sgemm_run_indirect (&g, pad, koff, dg.wp, p->out_dims[1], p->out_dims[2], call->pool);
-    }
-  }
-  return TRUE;
-}
-
 /* ---------------------------------------------------------------- Conv */
 
 static gpointer
@@ -920,20 +426,16 @@ static gsize
 conv_workspace (const NnpGraph *graph, const NnpNode *node)
 {
   const NnpConvParams *p = node->params;
-  int64_t hp, wp;
 
   if (p == NULL)
     return 0;
   if (p->algo == NNP_CONV_ALGO_DIRECT) {
     NnpValue *wv = nnp_node_input (graph, node, 1);
-    DirectGeometry dg;
-    direct_geometry (p, wv && wv->constant, &dg);
-    return dg.pad_bytes + dg.koff_bytes + dg.a_bytes;
+    return nnp_cpu_conv_direct_workspace (p, wv && wv->constant);
   }
   if (p->algo != NNP_CONV_ALGO_DEPTHWISE)
     return nnp_sgemm_scratch_size ();
-  dw_geometry (p, &hp, &wp);
-  return round_up_bytes (hp * wp * sizeof (float)) * nnp_sgemm_slots ();
+  return nnp_cpu_conv_depthwise_workspace (p);
 }
 
 static gboolean
@@ -943,9 +445,9 @@ conv_run (const NnpCpuCall *call, GError **error)
 
   g_return_val_if_fail (p != NULL, FALSE);
   if (p->algo == NNP_CONV_ALGO_DEPTHWISE)
-    return conv_depthwise_run (call, p);
+    return nnp_cpu_conv_depthwise_run (call, p);
   if (p->algo == NNP_CONV_ALGO_DIRECT)
-    return conv_direct_run (call, p);
+    return nnp_cpu_conv_direct_run (call, p);
   return conv_gemm_run (call, p);
 }
 

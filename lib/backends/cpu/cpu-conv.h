@@ -1,4 +1,5 @@
-/* libnnpipe internal: what the CPU Conv (cpu-conv.c) and ConvTranspose
+/* libnnpipe internal: what the CPU Conv (cpu-conv.c, cpu-conv-direct.c,
+ * cpu-conv-dw.c) and ConvTranspose
  * (cpu-conv-transpose.c) kernels share: packed weights, scratch slots. */
 #pragma once
 
@@ -21,7 +22,7 @@ round_up_bytes (gsize n)
   return (n + 63) & ~(gsize) 63;
 }
 
-/* Run n_tasks tasks on min(threads, slots) scratch slots of slot_bytes each
+/* Run n_tasks tasks on min(threads, slots) scratch slots of slot_bytes each (cpu-slots.c)
  * (tasks are dealt out round-robin, so a slot is never shared). */
 typedef void (*SlotTaskFunc) (gpointer data, int64_t task, void *slot);
 
@@ -46,6 +47,12 @@ gpointer nnp_cpu_conv_prepare_common (const NnpGraph *graph, const NnpNode *node
  * ConvTranspose: M = Cout/g * kvol, K = Cin/g. */
 void nnp_cpu_conv_group_mk (const NnpConvParams *p, gboolean transpose, int64_t *m, int64_t *k);
 
+/* DIRECT algo (cpu-conv-direct.c): scratch bytes (packed_weights: the
+ * node's weights were packed by prepare) and the run, with the ConvState
+ * of prepare or NULL in call->state. */
+gsize nnp_cpu_conv_direct_workspace (const NnpConvParams *p, gboolean packed_weights);
+gboolean nnp_cpu_conv_direct_run (const NnpCpuCall *call, const NnpConvParams *p);
+
 /* The GEMM of one (batch, group) index: Y = W x X (Conv, GEMM / IM2COL
  * algos) or cols = W^T x X (ConvTranspose); an NnpSgemm setup callback. */
 typedef struct {
@@ -59,5 +66,10 @@ typedef struct {
 } ConvGemmCtx;
 
 void nnp_cpu_conv_gemm_setup (gpointer data, int64_t index, NnpSgemm *g);
+
+/* Depthwise Conv (cpu-conv-dw.c): the run of algo NNP_CONV_ALGO_DEPTHWISE
+ * and its scratch size (one padded input plane per slot). */
+gboolean nnp_cpu_conv_depthwise_run (const NnpCpuCall *call, const NnpConvParams *p);
+gsize nnp_cpu_conv_depthwise_workspace (const NnpConvParams *p);
 
 G_END_DECLS

@@ -243,6 +243,168 @@ uki_avx2 (int64_t kc, const float *a, const float *b, const int32_t *koff, float
 #endif
 
 #if HAVE_X86
+/* AVX-512: a block of two MR-row A panels x two NR-column B tiles (12 x 32)
+ * in 24 zmm accumulators named c<row>_0 / c<row>_1, or one panel (6 x 32).
+ * Same packed layouts as the AVX2 kernel: the second A panel is `as` floats
+ * after the first, the second B tile 16 floats (indirect: the same B row)
+ * or `bs` floats (packed) after the first. */
+#define UK512 __attribute__ ((target ("avx512f,avx512dq,avx2,fma")))
+#define Z_DECL(r) __m512 c##r##_0 = _mm512_setzero_ps (), c##r##_1 = _mm512_setzero_ps ()
+#define Z_FMA(r, ap) \
+  do { \
+    __m512 av_ = _mm512_set1_ps ((ap)[r % MR]); \
+    c##r##_0 = _mm512_fmadd_ps (av_, b0, c##r##_0); \
+    c##r##_1 = _mm512_fmadd_ps (av_, b1, c##r##_1); \
+  } while (0)
+#define Z_RANK1_6(a) \
+  do { \
+    Z_FMA (0, a); \
+    Z_FMA (1, a); \
+    Z_FMA (2, a); \
+    Z_FMA (3, a); \
+    Z_FMA (4, a); \
+    Z_FMA (5, a); \
+  } while (0)
+#define Z_RANK1_12(a, a2) \
+  do { \
+    Z_RANK1_6 (a); \
+    Z_FMA (6, a2); \
+    Z_FMA (7, a2); \
+    Z_FMA (8, a2); \
+    Z_FMA (9, a2); \
+    Z_FMA (10, a2); \
+    Z_FMA (11, a2); \
+  } while (0)
+#define Z_DECL_6 \
+  Z_DECL (0); \
+  Z_DECL (1); \
+  Z_DECL (2); \
+  Z_DECL (3); \
+  Z_DECL (4); \
+  Z_DECL (5)
+#define Z_DECL_12 \
+  Z_DECL_6; \
+  Z_DECL (6); \
+  Z_DECL (7); \
+  Z_DECL (8); \
+  Z_DECL (9); \
+  Z_DECL (10); \
+  Z_DECL (11)
+#define Z_STORE(r) uk512_store_row (c##r##_0, c##r##_1, c + (r) *ldc, r, args)
+#define Z_STORE_6 \
+  do { \
+    Z_STORE (0); \
+    Z_STORE (1); \
+    Z_STORE (2); \
+    Z_STORE (3); \
+    Z_STORE (4); \
+    Z_STORE (5); \
+  } while (0)
+#define Z_STORE_12 \
+  do { \
+    Z_STORE_6; \
+    Z_STORE (6); \
+    Z_STORE (7); \
+    Z_STORE (8); \
+    Z_STORE (9); \
+    Z_STORE (10); \
+    Z_STORE (11); \
+  } while (0)
+
+/* Row r of the tile: the epilogue of uk_store_avx2 on 32 columns (args->rb:
+ * 12 or 6 row biases, args->cb: 32 column biases). */
+UK512 static inline void
+uk512_store_row (__m512 x0, __m512 x1, float *cr, int r, const UkArgs *args)
+{
+  if (args->load_c) {
+    x0 = _mm512_add_ps (x0, _mm512_loadu_ps (cr));
+    x1 = _mm512_add_ps (x1, _mm512_loadu_ps (cr + 16));
+  }
+  if (args->rb) {
+    __m512 rb = _mm512_set1_ps (args->rb[r]);
+    x0 = _mm512_add_ps (x0, rb);
+    x1 = _mm512_add_ps (x1, rb);
+  }
+  if (args->cb) {
+    x0 = _mm512_add_ps (x0, _mm512_loadu_ps (args->cb));
+    x1 = _mm512_add_ps (x1, _mm512_loadu_ps (args->cb + 16));
+  }
+  _mm512_storeu_ps (cr, x0);
+  _mm512_storeu_ps (cr + 16, x1);
+  if (args->act != NNP_ACT_NONE) {
+    /* the AVX2 activations of cpu-act.h, on the stored row (last K block only) */
+    __m256 va = _mm256_set1_ps (args->act_alpha), vb = _mm256_set1_ps (args->act_beta);
+    for (int h = 0; h < 2 * NR; h += 8)
+      _mm256_storeu_ps (cr + h, nnp_act_avx2 (_mm256_loadu_ps (cr + h), args->act, va, vb));
+  }
+}
+
+/* Packed B: tile 0 at b, tile 1 at b + bs; A panel 1 at a + as. */
+UK512 static void
+uk512_12x32 (int64_t kc, const float *a, int64_t as, const float *b, int64_t bs, float *c,
+             int64_t ldc, const UkArgs *args)
+{
+  Z_DECL_12;
+
+#pragma GCC unroll 2
+  for (int64_t q = 0; q < kc; q++) {
+    __m512 b0 = _mm512_loadu_ps (b + q * NR), b1 = _mm512_loadu_ps (b + bs + q * NR);
+    Z_RANK1_12 (a + q * MR, a + as + q * MR);
+  }
+  Z_STORE_12;
+}
+
+UK512 static void
+uk512_6x32 (int64_t kc, const float *a, const float *b, int64_t bs, float *c, int64_t ldc,
+            const UkArgs *args)
+{
+  Z_DECL_6;
+
+#pragma GCC unroll 4
+  for (int64_t q = 0; q < kc; q++) {
+    __m512 b0 = _mm512_loadu_ps (b + q * NR), b1 = _mm512_loadu_ps (b + bs + q * NR);
+    Z_RANK1_6 (a + q * MR);
+  }
+  Z_STORE_6;
+}
+
+/* Indirect: B row q is b + koff[q] (32 contiguous floats). */
+UK512 static void
+uki512_12x32 (int64_t kc, const float *a, int64_t as, const float *b, const int32_t *koff, float *c,
+              int64_t ldc, const UkArgs *args)
+{
+  Z_DECL_12;
+
+#pragma GCC unroll 2
+  for (int64_t q = 0; q < kc; q++) {
+    const float *bq = b + koff[q];
+    __m512 b0 = _mm512_loadu_ps (bq), b1 = _mm512_loadu_ps (bq + 16);
+    _mm_prefetch ((const char *) (bq + 2 * NR), _MM_HINT_T0);
+    _mm_prefetch ((const char *) (bq + 3 * NR), _MM_HINT_T0);
+    Z_RANK1_12 (a + q * MR, a + as + q * MR);
+  }
+  Z_STORE_12;
+}
+
+UK512 static void
+uki512_6x32 (int64_t kc, const float *a, const float *b, const int32_t *koff, float *c, int64_t ldc,
+             const UkArgs *args)
+{
+  Z_DECL_6;
+
+#pragma GCC unroll 4
+  for (int64_t q = 0; q < kc; q++) {
+    const float *bq = b + koff[q];
+    __m512 b0 = _mm512_loadu_ps (bq), b1 = _mm512_loadu_ps (bq + 16);
+    _mm_prefetch ((const char *) (bq + 2 * NR), _MM_HINT_T0);
+    _mm_prefetch ((const char *) (bq + 3 * NR), _MM_HINT_T0);
+    Z_RANK1_6 (a + q * MR);
+  }
+  Z_STORE_6;
+}
+#endif
+
+#if HAVE_X86
 __attribute__ ((target ("avx2,fma"))) static gsize
 activate_avx2 (float *x, gsize n, NnpActivation act, float alpha, float beta)
 {
@@ -258,6 +420,8 @@ activate_avx2 (float *x, gsize n, NnpActivation act, float alpha, float beta)
 static UkFunc the_uk;
 static UkIndFunc the_uki;
 static const char *the_uk_name;
+/* the AVX-512 32-column kernels are used (with the_uk / the_uki at the edges) */
+static gboolean the_512;
 
 static UkFunc
 get_uk (void)
@@ -275,6 +439,11 @@ get_uk (void)
       the_uk = uk_avx2;
       the_uki = uki_avx2;
       the_uk_name = "avx2-fma";
+      if (__builtin_cpu_supports ("avx512f") && __builtin_cpu_supports ("avx512dq")
+          && g_getenv ("NNPIPE_CPU_NO_AVX512") == NULL) {
+        the_512 = TRUE;
+        the_uk_name = "avx512-fma";
+      }
     }
 #endif
     g_once_init_leave (&once, 1);
@@ -334,6 +503,13 @@ nnp_sgemm_activate (float *x, gsize n, NnpActivation act, float alpha, float bet
     done = activate_avx2 (x, n, act, alpha, beta);
 #endif
   activate_generic (x + done, n - done, act, alpha, beta);
+}
+
+gboolean
+nnp_sgemm_has_avx512 (void)
+{
+  get_uk ();
+  return the_512;
 }
 
 const char *
@@ -501,7 +677,7 @@ run_block (const NnpSgemm *g, int64_t m0, int64_t mc, int64_t n0, int64_t nc, fl
   int64_t kcb = kblock (g->k);
   int64_t mp = round_up (g->m, MR), np = round_up (g->n, NR);
   float *slot_a = slot, *slot_b = slot ? slot + MC * KC : NULL;
-  float rb[MR], cb[NR], tmp[MR * NR];
+  float rb[MR], cb[NR], tmp[MR * NR], rb12[2 * MR], cb32[2 * NR];
   UkArgs args;
 
   if (bk == BIAS_FULL) {
@@ -562,35 +738,74 @@ run_block (const NnpSgemm *g, int64_t m0, int64_t mc, int64_t n0, int64_t nc, fl
     if (last)
       args.act = g->act;
 
-    for (int64_t j = 0; j < nc; j += NR) {
-      int64_t nr = MIN (NR, nc - j);
-      const float *bp = bbase + j * kc;
-      if (last && bk == BIAS_COLS) {
-        for (int64_t jj = 0; jj < NR; jj++)
-          cb[jj] = jj < nr ? g->beta * g->bias[(n0 + j + jj) * g->bias_cs] : 0.f;
-        args.cb = cb;
-      }
-      for (int64_t i = 0; i < mc; i += MR) {
-        int64_t mr = MIN (MR, mc - i);
-        const float *ap = abase + i * kc;
-        float *cp = g->c + (m0 + i) * g->ldc + n0 + j;
-        if (last && bk == BIAS_ROWS) {
-          for (int64_t r = 0; r < MR; r++)
-            rb[r] = r < mr ? g->beta * g->bias[(m0 + i + r) * g->bias_rs] : 0.f;
-          args.rb = rb;
+    for (int64_t j0 = 0; j0 < nc; j0 += NR) {
+      int64_t i_from = 0, n_tiles = 1;
+#if HAVE_X86
+      if (the_512 && j0 + 2 * NR <= nc) {
+        /* 32 columns: 12 x 32 blocks, 6 x 32 for a last full panel; a
+         * partial last panel goes through the AVX2 tiles below */
+        const float *bp = bbase + j0 * kc;
+        int64_t i = 0;
+        args.cb = NULL;
+        args.rb = NULL;
+        if (last && bk == BIAS_COLS) {
+          for (int64_t jj = 0; jj < 2 * NR; jj++)
+            cb32[jj] = g->beta * g->bias[(n0 + j0 + jj) * g->bias_cs];
+          args.cb = cb32;
         }
-        if (mr == MR && nr == NR) {
-          uk (kc, ap, bp, cp, g->ldc, &args);
-        } else {
-          if (args.load_c) {
+        for (; i + MR <= mc; i += 2 * MR) {
+          int64_t mr = i + 2 * MR <= mc ? 2 * MR : MR;
+          const float *ap = abase + i * kc;
+          float *cp = g->c + (m0 + i) * g->ldc + n0 + j0;
+          if (last && bk == BIAS_ROWS) {
             for (int64_t r = 0; r < mr; r++)
-              copy_tile_row (tmp + r * NR, cp + r * g->ldc, nr);
+              rb12[r] = g->beta * g->bias[(m0 + i + r) * g->bias_rs];
+            args.rb = rb12;
           }
-          uk (kc, ap, bp, tmp, NR, &args);
-          for (int64_t r = 0; r < mr; r++)
-            copy_tile_row (cp + r * g->ldc, tmp + r * NR, nr);
+          if (mr == 2 * MR)
+            uk512_12x32 (kc, ap, MR * kc, bp, NR * kc, cp, g->ldc, &args);
+          else
+            uk512_6x32 (kc, ap, bp, NR * kc, cp, g->ldc, &args);
+          if (mr == MR)
+            i -= MR;
+        }
+        args.cb = NULL;
+        args.rb = NULL;
+        i_from = MIN (i, mc);
+        n_tiles = 2;
+      }
+#endif
+      for (int64_t j = j0; j < j0 + n_tiles * NR; j += NR) {
+        int64_t nr = MIN (NR, nc - j);
+        const float *bp = bbase + j * kc;
+        if (last && bk == BIAS_COLS) {
+          for (int64_t jj = 0; jj < NR; jj++)
+            cb[jj] = jj < nr ? g->beta * g->bias[(n0 + j + jj) * g->bias_cs] : 0.f;
+          args.cb = cb;
+        }
+        for (int64_t i = i_from; i < mc; i += MR) {
+          int64_t mr = MIN (MR, mc - i);
+          const float *ap = abase + i * kc;
+          float *cp = g->c + (m0 + i) * g->ldc + n0 + j;
+          if (last && bk == BIAS_ROWS) {
+            for (int64_t r = 0; r < MR; r++)
+              rb[r] = r < mr ? g->beta * g->bias[(m0 + i + r) * g->bias_rs] : 0.f;
+            args.rb = rb;
+          }
+          if (mr == MR && nr == NR) {
+            uk (kc, ap, bp, cp, g->ldc, &args);
+          } else {
+            if (args.load_c) {
+              for (int64_t r = 0; r < mr; r++)
+                copy_tile_row (tmp + r * NR, cp + r * g->ldc, nr);
+            }
+            uk (kc, ap, bp, tmp, NR, &args);
+            for (int64_t r = 0; r < mr; r++)
+              copy_tile_row (cp + r * g->ldc, tmp + r * NR, nr);
+          }
         }
       }
+      j0 += (n_tiles - 1) * NR;
     }
   }
 }
@@ -697,7 +912,7 @@ run_indirect_tasks (gpointer data, gsize begin, gsize end, int thread)
   UkFunc uk = get_uk ();
   BiasKind bk = bias_kind (g);
   int64_t kcb = kblock (g->k), mp = round_up (g->m, MR);
-  float rb[MR], tmp[MR * NR];
+  float rb[MR], tmp[MR * NR], rb12[2 * MR], tmp32[MR * 2 * NR];
   float panel[KC * NR] __attribute__ ((aligned (32)));
   UkArgs args;
   const int64_t ksub = IND_KSUB;
@@ -728,6 +943,48 @@ run_indirect_tasks (gpointer data, gsize begin, gsize end, int thread)
         for (int64_t j = c0; j < c1; j += NR) {
           int64_t nr = MIN (NR, c1 - j);
           gboolean packed = FALSE;
+#if HAVE_X86
+          if (the_512 && j + 2 * NR <= c1) {
+            /* 32 columns: 12 x 32 blocks, a 6 x 32 block for the last panel */
+            int64_t i = 0;
+            for (; i < g->m; i += 2 * MR) {
+              int64_t mr = MIN (2 * MR, g->m - i);
+              const float *ap = abase + i * kc + q0 * MR;
+              float *cp = crow + i * g->ldc + j;
+              if (last && bk == BIAS_ROWS) {
+                for (int64_t q = 0; q < 2 * MR; q++)
+                  rb12[q] = q < mr ? g->beta * g->bias[(i + q) * g->bias_rs] : 0.f;
+                args.rb = rb12;
+              }
+              if (mr == 2 * MR) {
+                uki512_12x32 (ks, ap, MR * kc, brow + j, koff, cp, g->ldc, &args);
+              } else if (mr == MR) {
+                uki512_6x32 (ks, ap, brow + j, koff, cp, g->ldc, &args);
+              } else {
+                /* through tmp32, one panel at a time */
+                for (int64_t i2 = 0; i2 < mr; i2 += MR) {
+                  int64_t mr2 = MIN (MR, mr - i2);
+                  UkArgs a2 = args;
+                  float *cp2 = cp + i2 * g->ldc;
+                  if (args.rb)
+                    a2.rb = rb12 + i2;
+                  if (mr2 == MR) {
+                    uki512_6x32 (ks, ap + i2 * kc, brow + j, koff, cp2, g->ldc, &a2);
+                    continue;
+                  }
+                  if (args.load_c)
+                    for (int64_t q = 0; q < mr2; q++)
+                      memcpy (tmp32 + q * 2 * NR, cp2 + q * g->ldc, 2 * NR * sizeof (float));
+                  uki512_6x32 (ks, ap + i2 * kc, brow + j, koff, tmp32, 2 * NR, &a2);
+                  for (int64_t q = 0; q < mr2; q++)
+                    memcpy (cp2 + q * g->ldc, tmp32 + q * 2 * NR, 2 * NR * sizeof (float));
+                }
+              }
+            }
+            j += NR;
+            continue;
+          }
+#endif
           if (nr < NR && !ctx->overread_ok) {
             /* the last columns of B may end the buffer: gather them */
             for (int64_t q = 0; q < ks; q++) {

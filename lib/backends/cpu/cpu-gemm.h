@@ -5,7 +5,9 @@
  * A packed driver in the BLIS style: A is cut into MR-row panels and B into
  * NR-column panels, both k-blocked; a register-blocked MR x NR micro-kernel
  * (AVX2 + FMA when the CPU has it, portable C otherwise, chosen at run time)
- * does the work.  Constant operands (weights) can be packed once with
+ * does the work; with AVX-512 (and no NNPIPE_CPU_NO_AVX512) blocks of two
+ * panels by two NR-column tiles (12 x 32) go through an AVX-512 kernel on
+ * the same packed layouts, the edges through the AVX2 one.  Constant operands (weights) can be packed once with
  * nnp_sgemm_pack_a() / nnp_sgemm_pack_b(); the others are packed block by
  * block into the caller's scratch, or produced directly in packed form by a
  * callback (im2col).
@@ -113,7 +115,10 @@ void nnp_sgemm_run_indirect_full (const NnpSgemm *g, const float *b, const int32
  * possible; same results as nnp_cpu_apply_activation(). */
 void nnp_sgemm_activate (float *x, gsize n, NnpActivation act, float alpha, float beta);
 
-/* Which micro-kernel runs: "avx2-fma" or "generic". */
+/* TRUE when the AVX-512 12x32 kernels run (see the top of this file). */
+gboolean nnp_sgemm_has_avx512 (void);
+
+/* Which micro-kernel runs: "avx512-fma", "avx2-fma" or "generic". */
 const char *nnp_sgemm_kernel_name (void);
 
 G_END_DECLS

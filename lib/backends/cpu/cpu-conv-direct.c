@@ -1,0 +1,259 @@
+/* libnnpipe: CPU kernel of the DIRECT Conv algorithm (float32, NCHW, 1-D/2-D
+ * convolutions that are neither 1x1 GEMMs nor depthwise): an indirect GEMM
+ * (nnp_sgemm_run_indirect, no packing of B) on a padded, stride-phase-split
+ * copy of X.  Called by cpu-conv.c; the packed weights come from its
+ * `prepare` (cpu-conv.h). */
+#include "backends/cpu/cpu.h"
+#include "backends/cpu/cpu-gemm.h"
+#include "backends/cpu/cpu-act.h"
+#include "backends/cpu/cpu-conv.h"
+#include "ops/conv-params.h"
+
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define HAVE_X86 1
+#else
+#define HAVE_X86 0
+#endif
+
+#define NR NNP_SGEMM_NR
+
+/* Padded copy of one group's input, split into stride phases: for phase
+ * (ph, pw) of channel ci, plane[i][j] = padded[i * sh + ph][j * sw + pw]
+ * (padded = X with the pads as zeros), Hp x Wp per plane, planes at a stride
+ * `cs` (an odd number of cache lines, so planes spread over cache sets).
+ * Tap (kh, kw) of output (oh, ow) is then plane (ci, (kh*dh) % sh,
+ * (kw*dw) % sw) at row oh + (kh*dh) / sh, column ow + (kw*dw) / sw: a
+ * stride-1 access, so the indirect GEMM reads B rows in place.  With
+ * stride 1 there is one phase and this is the plain padded input. */
+typedef struct {
+  int64_t hp, wp, cs, sh, sw;
+  gsize pad_bytes, koff_bytes, a_bytes;
+} DirectGeometry;
+
+/* The GEMM shape of one group (nnp_cpu_conv_group_mk of a Conv; computed
+ * here so that this file does not call back into cpu-conv.c). */
+static void
+direct_mk (const NnpConvParams *p, int64_t *m, int64_t *k)
+{
+  *m = p->out_channels / p->group;
+  *k = p->in_channels / p->group * vol3 (p->kernel);
+}
+
+static void
+direct_geometry (const NnpConvParams *p, gboolean packed_weights, DirectGeometry *dg)
+{
+  int64_t cin_g = p->in_channels / p->group, m, k;
+
+  dg->sh = p->strides[1];
+  dg->sw = p->strides[2];
+  dg->hp = p->out_dims[1] + (p->kernel[1] - 1) * p->dilations[1] / dg->sh;
+  dg->wp = p->out_dims[2] + (p->kernel[2] - 1) * p->dilations[2] / dg->sw;
+  dg->cs = (dg->hp * dg->wp + 15) / 16 * 16;
+  if ((dg->cs / 16) % 2 == 0)
+    dg->cs += 16;
+  direct_mk (p, &m, &k);
+  dg->pad_bytes = round_up_bytes ((cin_g * dg->sh * dg->sw * dg->cs + 2 * NR) * sizeof (float));
+  dg->koff_bytes = round_up_bytes (k * sizeof (int32_t));
+  dg->a_bytes =
+      packed_weights ? 0 : round_up_bytes (nnp_sgemm_packed_a_size (m, k) * sizeof (float));
+}
+
+typedef struct {
+  const NnpConvParams *p;
+  const DirectGeometry *dg;
+  const float *x; /* first channel of the group */
+  float *pad;
+} PadCtx;
+
+/* even[k] = src[2k], odd[k] = src[2k + 1] for k < n. */
+static void
+deinterleave2_generic (const float *src, int64_t n, float *even, float *odd)
+{
+  for (int64_t k = 0; k < n; k++) {
+    even[k] = src[2 * k];
+    odd[k] = src[2 * k + 1];
+  }
+}
+
+#if HAVE_X86
+__attribute__ ((target ("avx2,fma"))) static void
+deinterleave2_avx2 (const float *src, int64_t n, float *even, float *odd)
+{
+  int64_t k = 0;
+
+  for (; k + 8 <= n; k += 8) {
+    __m256 lo = _mm256_loadu_ps (src + 2 * k), hi = _mm256_loadu_ps (src + 2 * k + 8);
+    /* lanes: lo0 lo2 hi0 hi2 | lo4 lo6 hi4 hi6 -> in order by a 64-bit permute */
+    __m256 ev = _mm256_shuffle_ps (lo, hi, _MM_SHUFFLE (2, 0, 2, 0));
+    __m256 od = _mm256_shuffle_ps (lo, hi, _MM_SHUFFLE (3, 1, 3, 1));
+    ev = _mm256_castpd_ps (_mm256_permute4x64_pd (_mm256_castps_pd (ev), _MM_SHUFFLE (3, 1, 2, 0)));
+    od = _mm256_castpd_ps (_mm256_permute4x64_pd (_mm256_castps_pd (od), _MM_SHUFFLE (3, 1, 2, 0)));
+    _mm256_storeu_ps (even + k, ev);
+    _mm256_storeu_ps (odd + k, od);
+  }
+  deinterleave2_generic (src + 2 * k, n - k, even + k, odd + k);
+}
+#endif
+
+/* Stride 2 along W: both column phases of one padded row in one pass. */
+static void
+pad_row_sw2 (const float *xr, int64_t IW, int64_t pl, int64_t wp, float *d0, float *d1)
+{
+  /* iw_e: first input column landing in phase 0; the pair (iw_e + 2k,
+   * iw_e + 2k + 1) lands at column j0 + k of phases 0 and 1 */
+  int64_t iw_e = pl & 1, j0 = (iw_e + pl) >> 1;
+  int64_t n = (IW - iw_e) / 2;
+
+  memset (d0, 0, wp * sizeof (float));
+  memset (d1, 0, wp * sizeof (float));
+  n = CLAMP (MIN (n, wp - j0), 0, G_MAXINT64);
+#if HAVE_X86
+  if (nnp_cpu_avx2_ok ())
+    deinterleave2_avx2 (xr + iw_e, n, d0 + j0, d1 + j0);
+  else
+#endif
+    deinterleave2_generic (xr + iw_e, n, d0 + j0, d1 + j0);
+  if (iw_e == 1 && (pl >> 1) < wp) /* column 0 lands in phase 1 */
+    d1[pl >> 1] = xr[0];
+  if ((IW - iw_e) % 2 == 1 && IW >= 1) { /* the last column, unpaired */
+    int64_t col = IW - 1 + pl;
+    if ((col >> 1) < wp)
+      ((col & 1) ? d1 : d0)[col >> 1] = xr[IW - 1];
+  }
+}
+
+static void
+pad_channels (gpointer data, gsize begin, gsize end, int thread)
+{
+  PadCtx *c = data;
+  const NnpConvParams *p = c->p;
+  const DirectGeometry *dg = c->dg;
+  const int64_t IH = p->in_dims[1], IW = p->in_dims[2];
+  const int64_t pt = p->pads_begin[1], pl = p->pads_begin[2];
+  const int64_t wp = dg->wp, sh = dg->sh, sw = dg->sw;
+
+  if (sw == 2) {
+    for (gsize ci = begin; ci < end; ci++) {
+      const float *x = c->x + ci * IH * IW;
+      for (int64_t ph = 0; ph < sh; ph++) {
+        float *p0 = c->pad + ((ci * sh + ph) * sw + 0) * dg->cs;
+        float *p1 = c->pad + ((ci * sh + ph) * sw + 1) * dg->cs;
+        for (int64_t i = 0; i < dg->hp; i++) {
+          int64_t ih = i * sh + ph - pt;
+          if (ih < 0 || ih >= IH) {
+            memset (p0 + i * wp, 0, wp * sizeof (float));
+            memset (p1 + i * wp, 0, wp * sizeof (float));
+          } else {
+            pad_row_sw2 (x + ih * IW, IW, pl, wp, p0 + i * wp, p1 + i * wp);
+          }
+        }
+        memset (p0 + dg->hp * wp, 0, (dg->cs - dg->hp * wp) * sizeof (float));
+        memset (p1 + dg->hp * wp, 0, (dg->cs - dg->hp * wp) * sizeof (float));
+      }
+    }
+    return;
+  }
+  for (gsize ci = begin; ci < end; ci++) {
+    const float *x = c->x + ci * IH * IW;
+    for (int64_t ph = 0; ph < sh; ph++) {
+      for (int64_t pw = 0; pw < sw; pw++) {
+        float *d = c->pad + ((ci * sh + ph) * sw + pw) * dg->cs;
+        /* columns j with 0 <= j * sw + pw - pl < IW: [j_lo, j_hi) */
+        int64_t j_lo = pl - pw <= 0 ? 0 : (pl - pw + sw - 1) / sw;
+        int64_t j_hi = IW + pl - pw <= 0 ? 0 : (IW + pl - pw + sw - 1) / sw;
+        j_lo = MIN (j_lo, wp);
+        j_hi = CLAMP (j_hi, j_lo, wp);
+        for (int64_t i = 0; i < dg->hp; i++) {
+          float *dr = d + i * wp;
+          int64_t ih = i * sh + ph - pt;
+          if (ih < 0 || ih >= IH || j_lo == j_hi) {
+            memset (dr, 0, wp * sizeof (float));
+            continue;
+          }
+          memset (dr, 0, j_lo * sizeof (float));
+          if (sw == 1) {
+            memcpy (dr + j_lo, x + ih * IW + j_lo - pl, (j_hi - j_lo) * sizeof (float));
+          } else {
+            const float *xr = x + ih * IW;
+            for (int64_t j = j_lo; j < j_hi; j++)
+              dr[j] = xr[j * sw + pw - pl];
+          }
+          memset (dr + j_hi, 0, (wp - j_hi) * sizeof (float));
+        }
+        /* the gap up to the next plane (read by the tail tiles, results unused) */
+        memset (d + dg->hp * wp, 0, (dg->cs - dg->hp * wp) * sizeof (float));
+      }
+    }
+  }
+}
+
+gsize
+nnp_cpu_conv_direct_workspace (const NnpConvParams *p, gboolean packed_weights)
+{
+  DirectGeometry dg;
+
+  direct_geometry (p, packed_weights, &dg);
+  return dg.pad_bytes + dg.koff_bytes + dg.a_bytes;
+}
+
+gboolean
+nnp_cpu_conv_direct_run (const NnpCpuCall *call, const NnpConvParams *p)
+{
+  const NnpNode *node = call->node;
+  const ConvState *st = call->state;
+  DirectGeometry dg;
+  int64_t cin_g = p->in_channels / p->group, m, k;
+  int64_t in_sp = vol3 (p->in_dims), out_sp = vol3 (p->out_dims);
+  guint8 *ws = call->scratch;
+  float *pad, *apack;
+  int32_t *koff;
+  const float *x = call->inputs[0]->data, *w = call->inputs[1]->data;
+  const float *bias = p->has_bias && call->inputs[2] ? call->inputs[2]->data : NULL;
+  float *y = call->outputs[0]->data;
+  NnpSgemm g = { 0 };
+  int64_t q = 0;
+
+  direct_geometry (p, st != NULL, &dg);
+  direct_mk (p, &m, &k);
+  pad = (float *) ws;
+  koff = (int32_t *) (ws + dg.pad_bytes);
+  apack = (float *) (ws + dg.pad_bytes + dg.koff_bytes);
+  memset (pad + cin_g * dg.sh * dg.sw * dg.cs, 0, 2 * NR * sizeof (float));
+  for (int64_t ci = 0; ci < cin_g; ci++)
+    for (int64_t kh = 0; kh < p->kernel[1]; kh++)
+      for (int64_t kw = 0; kw < p->kernel[2]; kw++) {
+        int64_t oh = kh * p->dilations[1], ow = kw * p->dilations[2];
+        int64_t plane = (ci * dg.sh + oh % dg.sh) * dg.sw + ow % dg.sw;
+        koff[q++] = (int32_t) (plane * dg.cs + (oh / dg.sh) * dg.wp + ow / dg.sw);
+      }
+
+  g.m = m;
+  g.k = k;
+  g.ldc = out_sp;
+  g.bias_rs = 1;
+  g.bias_cs = 0;
+  g.beta = 1.f;
+  g.act = node->act;
+  g.act_alpha = node->act_alpha;
+  g.act_beta = node->act_beta;
+  for (int64_t b = 0; b < p->batch; b++) {
+    for (int64_t grp = 0; grp < p->group; grp++) {
+      PadCtx pc = { p, &dg, x + (b * p->in_channels + grp * cin_g) * in_sp, pad };
+      nnp_parallel_for (call->pool, cin_g, 1, pad_channels, &pc);
+      if (st) {
+        g.a_packed = st->packed + grp * st->group_floats;
+      } else {
+        /* group grp's rows of W, row i at w + (grp * m + i) * k */
+        nnp_sgemm_pack_a (m, k, w + grp * m * k, k, 1, 1.f, apack);
+        g.a_packed = apack;
+      }
+      g.c = y + (b * p->out_channels + grp * m) * out_sp;
+      g.bias = bias ? bias + grp * m : NULL;
+      nnp_sgemm_run_indirect (&g, pad, koff, dg.wp, p->out_dims[1], p->out_dims[2], call->pool);
+    }
+  }
+  return TRUE;
+}

@@ -1,0 +1,366 @@
+/* libnnpipe: CPU kernel of depthwise Conv (float32, NCHW; one input
+ * channel per group, 1-D/2-D): direct, per output plane, on a zero-padded
+ * copy of the input plane, vectorised along W (AVX2 for strides 1 and 2),
+ * the node's activation applied in the store.  Dispatched by cpu-conv.c
+ * (algo NNP_CONV_ALGO_DEPTHWISE). */
+#include "backends/cpu/cpu.h"
+#include "backends/cpu/cpu-gemm.h"
+#include "backends/cpu/cpu-act.h"
+#include "backends/cpu/cpu-conv.h"
+#include "ops/conv-params.h"
+
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define HAVE_X86 1
+#else
+#define HAVE_X86 0
+#endif
+
+#define NR NNP_SGEMM_NR
+
+typedef struct {
+  const NnpConvParams *p;
+  const float *x, *w, *bias;
+  float *y;
+  NnpActivation act;
+  float act_alpha, act_beta;
+  int64_t hp, wp;  /* padded plane */
+  guint8 *scratch; /* the slots */
+  gsize slot_bytes;
+  gboolean *zeroed; /* per slot: its padded plane's borders are zero */
+} DwCtx;
+
+static void
+dw_geometry (const NnpConvParams *p, int64_t *hp, int64_t *wp)
+{
+  *hp = (p->out_dims[1] - 1) * p->strides[1] + (p->kernel[1] - 1) * p->dilations[1] + 1;
+  *wp = (p->out_dims[2] - 1) * p->strides[2] + (p->kernel[2] - 1) * p->dilations[2] + 1 + 2 * NR;
+}
+
+/* One output row from the padded plane rows: generic scalar version. */
+static void
+dw_row_generic (const float *pl, int64_t wp, const float *w, int64_t kh_n, int64_t kw_n, int64_t dh,
+                int64_t dw, int64_t sw, int64_t ow0, int64_t ow_n, float bias, float *out)
+{
+  for (int64_t ow = ow0; ow < ow_n; ow++) {
+    float acc = bias;
+    const float *base = pl + ow * sw;
+    for (int64_t kh = 0; kh < kh_n; kh++)
+      for (int64_t kw = 0; kw < kw_n; kw++)
+        acc += w[kh * kw_n + kw] * base[kh * dh * wp + kw * dw];
+    out[ow] = acc;
+  }
+}
+
+/* The taps kh_lo <= kh < kh_hi of output row oh that read input rows
+ * (0 <= oh * sh + kh * dh - pt < IH); FALSE when there are none. */
+static inline gboolean
+dw_row_taps (const NnpConvParams *p, int64_t oh, int64_t *kh_lo, int64_t *kh_hi)
+{
+  const int64_t IH = p->in_dims[1], KH = p->kernel[1], pt = p->pads_begin[1];
+  const int64_t dh = p->dilations[1], r0 = oh * p->strides[1];
+
+  *kh_lo = 0;
+  *kh_hi = KH;
+  while (*kh_lo < KH && r0 + *kh_lo * dh - pt < 0)
+    (*kh_lo)++;
+  while (*kh_hi > *kh_lo && r0 + (*kh_hi - 1) * dh - pt >= IH)
+    (*kh_hi)--;
+  return *kh_lo < *kh_hi;
+}
+
+/* An output row without taps: the bias, activated. */
+static void
+dw_row_bias (const DwCtx *c, float bias, float *out, int64_t OW)
+{
+  for (int64_t ow = 0; ow < OW; ow++)
+    out[ow] = bias;
+  nnp_sgemm_activate (out, OW, c->act, c->act_alpha, c->act_beta);
+}
+
+#if HAVE_X86
+/* Returns the first output column it did not compute; the activation is
+ * applied to the columns it computed.  Inlined into dw_row_avx2's
+ * specialisations, where kw_n and dw are constants (unrolled tap loops). */
+__attribute__ ((target ("avx2,fma"), always_inline)) static inline int64_t
+dw_row_avx2_body (const float *pl, int64_t wp, const float *w, int64_t kh_n, int64_t kw_n,
+                  int64_t dh, int64_t dw, int64_t sw, int64_t ow_n, float bias, float *out,
+                  NnpActivation act, float act_alpha, float act_beta)
+{
+  const __m256 va = _mm256_set1_ps (act_alpha), vb = _mm256_set1_ps (act_beta);
+  int64_t ow = 0;
+#define STORE(ptr, v) _mm256_storeu_ps ((ptr), nnp_act_avx2 ((v), act, va, vb))
+
+  if (sw == 1) {
+    /* 32 outputs, taps of even and odd kernel rows in separate accumulators:
+     * 8 independent FMA chains */
+    for (; ow + 32 <= ow_n; ow += 32) {
+      __m256 e0 = _mm256_set1_ps (bias), e1 = e0, e2 = e0, e3 = e0;
+      __m256 o0 = _mm256_setzero_ps (), o1 = o0, o2 = o0, o3 = o0;
+      for (int64_t kh = 0; kh < kh_n; kh++) {
+        const float *r = pl + kh * dh * wp + ow;
+        if (kh & 1) {
+          for (int64_t kw = 0; kw < kw_n; kw++) {
+            __m256 wv = _mm256_broadcast_ss (w + kh * kw_n + kw);
+            const float *rk = r + kw * dw;
+            o0 = _mm256_fmadd_ps (wv, _mm256_loadu_ps (rk), o0);
+            o1 = _mm256_fmadd_ps (wv, _mm256_loadu_ps (rk + 8), o1);
+            o2 = _mm256_fmadd_ps (wv, _mm256_loadu_ps (rk + 16), o2);
+            o3 = _mm256_fmadd_ps (wv, _mm256_loadu_ps (rk + 24), o3);
+          }
+        } else {
+          for (int64_t kw = 0; kw < kw_n; kw++) {
+            __m256 wv = _mm256_broadcast_ss (w + kh * kw_n + kw);
+            const float *rk = r + kw * dw;
+            e0 = _mm256_fmadd_ps (wv, _mm256_loadu_ps (rk), e0);
+            e1 = _mm256_fmadd_ps (wv, _mm256_loadu_ps (rk + 8), e1);
+            e2 = _mm256_fmadd_ps (wv, _mm256_loadu_ps (rk + 16), e2);
+            e3 = _mm256_fmadd_ps (wv, _mm256_loadu_ps (rk + 24), e3);
+          }
+        }
+      }
+      STORE (out + ow, _mm256_add_ps (e0, o0));
+      STORE (out + ow + 8, _mm256_add_ps (e1, o1));
+      STORE (out + ow + 16, _mm256_add_ps (e2, o2));
+      STORE (out + ow + 24, _mm256_add_ps (e3, o3));
+    }
+    /* 16 and 8 outputs (narrow planes): the taps of kernel column kw go to
+     * accumulator set kw % 3, so a 3x3 kernel has 3 (8 outputs) or 6 (16)
+     * independent FMA chains of depth 3 instead of 1 or 2 of depth 9 */
+#define TAP(acc, kw, off) \
+  acc = _mm256_fmadd_ps (_mm256_broadcast_ss (wk + (kw)), _mm256_loadu_ps (r + (kw) *dw + (off)), \
+                         acc)
+    for (; ow + 16 <= ow_n; ow += 16) {
+      __m256 a0 = _mm256_set1_ps (bias), a1 = a0;
+      __m256 b0 = _mm256_setzero_ps (), b1 = b0, c0 = b0, c1 = b0;
+      for (int64_t kh = 0; kh < kh_n; kh++) {
+        const float *r = pl + kh * dh * wp + ow, *wk = w + kh * kw_n;
+        int64_t kw = 0;
+        for (; kw + 3 <= kw_n; kw += 3) {
+          TAP (a0, kw, 0);
+          TAP (a1, kw, 8);
+          TAP (b0, kw + 1, 0);
+          TAP (b1, kw + 1, 8);
+          TAP (c0, kw + 2, 0);
+          TAP (c1, kw + 2, 8);
+        }
+        if (kw < kw_n) {
+          TAP (a0, kw, 0);
+          TAP (a1, kw, 8);
+          kw++;
+        }
+        if (kw < kw_n) {
+          TAP (b0, kw, 0);
+          TAP (b1, kw, 8);
+        }
+      }
+      STORE (out + ow, _mm256_add_ps (_mm256_add_ps (a0, b0), c0));
+      STORE (out + ow + 8, _mm256_add_ps (_mm256_add_ps (a1, b1), c1));
+    }
+    for (; ow + 8 <= ow_n; ow += 8) {
+      __m256 a0 = _mm256_set1_ps (bias), b0 = _mm256_setzero_ps (), c0 = b0;
+      for (int64_t kh = 0; kh < kh_n; kh++) {
+        const float *r = pl + kh * dh * wp + ow, *wk = w + kh * kw_n;
+        int64_t kw = 0;
+        for (; kw + 3 <= kw_n; kw += 3) {
+          TAP (a0, kw, 0);
+          TAP (b0, kw + 1, 0);
+          TAP (c0, kw + 2, 0);
+        }
+        if (kw < kw_n) {
+          TAP (a0, kw, 0);
+          kw++;
+        }
+        if (kw < kw_n)
+          TAP (b0, kw, 0);
+      }
+      STORE (out + ow, _mm256_add_ps (_mm256_add_ps (a0, b0), c0));
+    }
+#undef TAP
+  } else if (sw == 2) {
+    for (; ow + 16 <= ow_n; ow += 16) {
+      __m256 a0 = _mm256_set1_ps (bias), a1 = a0;
+      __m256 b0 = _mm256_setzero_ps (), b1 = b0;
+      for (int64_t kh = 0; kh < kh_n; kh++) {
+        const float *r = pl + kh * dh * wp + ow * 2;
+        for (int64_t kw = 0; kw < kw_n; kw++) {
+          const float *rk = r + kw * dw;
+          __m256 wv = _mm256_broadcast_ss (w + kh * kw_n + kw);
+          __m256 ev0 = _mm256_shuffle_ps (_mm256_loadu_ps (rk), _mm256_loadu_ps (rk + 8),
+                                          _MM_SHUFFLE (2, 0, 2, 0));
+          __m256 ev1 = _mm256_shuffle_ps (_mm256_loadu_ps (rk + 16), _mm256_loadu_ps (rk + 24),
+                                          _MM_SHUFFLE (2, 0, 2, 0));
+          /* the lane permutation commutes with the FMA: apply it once at the end */
+          if (kh & 1) {
+            b0 = _mm256_fmadd_ps (wv, ev0, b0);
+            b1 = _mm256_fmadd_ps (wv, ev1, b1);
+          } else {
+            a0 = _mm256_fmadd_ps (wv, ev0, a0);
+            a1 = _mm256_fmadd_ps (wv, ev1, a1);
+          }
+        }
+      }
+      a0 = _mm256_add_ps (a0, b0);
+      a1 = _mm256_add_ps (a1, b1);
+      a0 = _mm256_castpd_ps (
+          _mm256_permute4x64_pd (_mm256_castps_pd (a0), _MM_SHUFFLE (3, 1, 2, 0)));
+      a1 = _mm256_castpd_ps (
+          _mm256_permute4x64_pd (_mm256_castps_pd (a1), _MM_SHUFFLE (3, 1, 2, 0)));
+      STORE (out + ow, a0);
+      STORE (out + ow + 8, a1);
+    }
+    for (; ow + 8 <= ow_n; ow += 8) {
+      __m256 a0 = _mm256_set1_ps (bias);
+      for (int64_t kh = 0; kh < kh_n; kh++) {
+        const float *r = pl + kh * dh * wp + ow * 2;
+        for (int64_t kw = 0; kw < kw_n; kw++) {
+          __m256 lo = _mm256_loadu_ps (r + kw * dw), hi = _mm256_loadu_ps (r + kw * dw + 8);
+          /* even elements: lo0 lo2 hi0 hi2 | lo4 lo6 hi4 hi6 -> lo0 lo2 lo4 lo6 hi0 .. */
+          __m256 ev = _mm256_shuffle_ps (lo, hi, _MM_SHUFFLE (2, 0, 2, 0));
+          ev = _mm256_castpd_ps (
+              _mm256_permute4x64_pd (_mm256_castps_pd (ev), _MM_SHUFFLE (3, 1, 2, 0)));
+          a0 = _mm256_fmadd_ps (_mm256_broadcast_ss (w + kh * kw_n + kw), ev, a0);
+        }
+      }
+      STORE (out + ow, a0);
+    }
+  }
+#undef STORE
+  return ow;
+}
+
+/* Every output row of one plane from its padded copy: one call per plane
+ * (the per-row call overhead dominated on 16x16 planes), the row kernel
+ * inlined with kw_n and dw constant where the caller makes them so. */
+__attribute__ ((target ("avx2,fma"), always_inline)) static inline void
+dw_rows_avx2_body (const DwCtx *c, const float *pad, const float *w, float bias, float *y,
+                   int64_t kw_n, int64_t dw)
+{
+  const NnpConvParams *p = c->p;
+  const int64_t OH = p->out_dims[1], OW = p->out_dims[2];
+  const int64_t dh = p->dilations[1], sh = p->strides[1], sw = p->strides[2];
+
+  for (int64_t oh = 0; oh < OH; oh++) {
+    float *out = y + oh * OW;
+    const float *rows, *wk;
+    int64_t kh_lo, kh_hi, done;
+
+    if (!dw_row_taps (p, oh, &kh_lo, &kh_hi)) {
+      dw_row_bias (c, bias, out, OW);
+      continue;
+    }
+    rows = pad + (oh * sh + kh_lo * dh) * c->wp;
+    wk = w + kh_lo * kw_n;
+    done = dw_row_avx2_body (rows, c->wp, wk, kh_hi - kh_lo, kw_n, dh, dw, sw, OW, bias, out,
+                             c->act, c->act_alpha, c->act_beta);
+    if (done < OW) {
+      dw_row_generic (rows, c->wp, wk, kh_hi - kh_lo, kw_n, dh, dw, sw, done, OW, bias, out);
+      nnp_sgemm_activate (out + done, OW - done, c->act, c->act_alpha, c->act_beta);
+    }
+  }
+}
+
+__attribute__ ((target ("avx2,fma"))) static void
+dw_rows_avx2 (const DwCtx *c, const float *pad, const float *w, float bias, float *y)
+{
+  const int64_t KW = c->p->kernel[2], dw = c->p->dilations[2];
+
+  /* the kernels of the models (3x3 and 5x5, no dilation along W): tap
+   * loops unrolled */
+  if (KW == 3 && dw == 1)
+    dw_rows_avx2_body (c, pad, w, bias, y, 3, 1);
+  else if (KW == 5 && dw == 1)
+    dw_rows_avx2_body (c, pad, w, bias, y, 5, 1);
+  else
+    dw_rows_avx2_body (c, pad, w, bias, y, KW, dw);
+}
+#endif
+
+
+static void
+dw_task (gpointer data, int64_t task, void *slot)
+{
+  DwCtx *c = data;
+  const NnpConvParams *p = c->p;
+  const int64_t IH = p->in_dims[1], IW = p->in_dims[2];
+  const int64_t OH = p->out_dims[1], OW = p->out_dims[2];
+  const int64_t KH = p->kernel[1], KW = p->kernel[2];
+  const int64_t pt = p->pads_begin[1], pl = p->pads_begin[2];
+  int64_t oc = task % p->out_channels, b = task / p->out_channels;
+  int64_t ic = oc / (p->out_channels / p->group);
+  const float *x = c->x + (b * p->in_channels + ic) * IH * IW;
+  const float *w = c->w + oc * KH * KW;
+  float *y = c->y + (b * p->out_channels + oc) * OH * OW;
+  float bias = c->bias ? c->bias[oc] : 0.f;
+  float *pad = slot;
+  gboolean avx2 = nnp_cpu_avx2_ok ();
+
+  /* zero-padded copy: pad[r][col] = x[r - pt][col - pl]; rows outside the
+   * input are never read (their taps are skipped below).  Every task of a
+   * run writes the same columns of the same rows, so the zero borders are
+   * written once per slot and run (zeroed[]). */
+  int64_t lo = MIN (pl, c->wp), n = MAX (0, MIN (IW, c->wp - lo));
+  int64_t slot_index = ((guint8 *) slot - c->scratch) / (int64_t) c->slot_bytes;
+  if (!c->zeroed[slot_index]) {
+    memset (pad, 0, c->hp * c->wp * sizeof (float));
+    c->zeroed[slot_index] = TRUE;
+  }
+  for (int64_t r = MAX (pt, 0); r < MIN (c->hp, IH + pt); r++)
+    memcpy (pad + r * c->wp + lo, x + (r - pt) * IW, n * sizeof (float));
+#if HAVE_X86
+  if (avx2) {
+    dw_rows_avx2 (c, pad, w, bias, y);
+    return;
+  }
+#endif
+  for (int64_t oh = 0; oh < OH; oh++) {
+    const int64_t dh = p->dilations[1];
+    float *out = y + oh * OW;
+    int64_t kh_lo, kh_hi;
+    const float *rows;
+
+    if (!dw_row_taps (p, oh, &kh_lo, &kh_hi)) {
+      dw_row_bias (c, bias, out, OW);
+      continue;
+    }
+    rows = pad + (oh * p->strides[1] + kh_lo * dh) * c->wp;
+    dw_row_generic (rows, c->wp, w + kh_lo * KW, kh_hi - kh_lo, KW, dh, p->dilations[2],
+                    p->strides[2], 0, OW, bias, out);
+    nnp_sgemm_activate (out, OW, c->act, c->act_alpha, c->act_beta);
+  }
+  (void) avx2;
+}
+
+gboolean
+nnp_cpu_conv_depthwise_run (const NnpCpuCall *call, const NnpConvParams *p)
+{
+  DwCtx ctx;
+
+  ctx.p = p;
+  ctx.x = call->inputs[0]->data;
+  ctx.w = call->inputs[1]->data;
+  ctx.bias = p->has_bias && call->inputs[2] ? call->inputs[2]->data : NULL;
+  ctx.y = call->outputs[0]->data;
+  ctx.act = call->node->act;
+  ctx.act_alpha = call->node->act_alpha;
+  ctx.act_beta = call->node->act_beta;
+  dw_geometry (p, &ctx.hp, &ctx.wp);
+  ctx.scratch = call->scratch;
+  ctx.slot_bytes = round_up_bytes (ctx.hp * ctx.wp * sizeof (float));
+  ctx.zeroed = g_new0 (gboolean, MAX (nnp_sgemm_slots (), 1));
+  nnp_cpu_run_in_slots (call->pool, p->batch * p->out_channels, call->scratch, ctx.slot_bytes,
+                        dw_task, &ctx);
+  g_free (ctx.zeroed);
+  return TRUE;
+}
+
+gsize
+nnp_cpu_conv_depthwise_workspace (const NnpConvParams *p)
+{
+  int64_t hp, wp;
+
+  dw_geometry (p, &hp, &wp);
+  return round_up_bytes (hp * wp * sizeof (float)) * nnp_sgemm_slots ();
+}

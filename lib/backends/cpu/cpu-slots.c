@@ -1,0 +1,43 @@
+/* libnnpipe: scratch-slot task runner of the CPU convolution kernels
+ * (nnp_cpu_run_in_slots, declared in cpu-conv.h): tasks dealt out
+ * round-robin over min(threads, nnp_sgemm_slots()) slots, so a slot is
+ * never shared. */
+#include "backends/cpu/cpu.h"
+#include "backends/cpu/cpu-gemm.h"
+#include "backends/cpu/cpu-conv.h"
+
+typedef struct {
+  SlotTaskFunc fn;
+  gpointer data;
+  guint8 *scratch;
+  gsize slot_bytes;
+  int64_t n_tasks;
+  int n_slots;
+} SlotRun;
+
+static void
+slot_run_range (gpointer data, gsize begin, gsize end, int thread)
+{
+  SlotRun *r = data;
+
+  for (gsize s = begin; s < end; s++)
+    for (int64_t t = (int64_t) s; t < r->n_tasks; t += r->n_slots)
+      r->fn (r->data, t, r->scratch ? r->scratch + s * r->slot_bytes : NULL);
+}
+
+void
+nnp_cpu_run_in_slots (NnpThreadPool *pool, int64_t n_tasks, void *scratch, gsize slot_bytes,
+                      SlotTaskFunc fn, gpointer data)
+{
+  SlotRun r = { fn, data, scratch, slot_bytes, n_tasks, 1 };
+  int64_t n =
+      MIN ((int64_t) MIN (nnp_thread_pool_get_n_threads (pool), nnp_sgemm_slots ()), n_tasks);
+
+  if (n_tasks <= 0)
+    return;
+  r.n_slots = (int) MAX (n, 1);
+  if (r.n_slots == 1)
+    slot_run_range (&r, 0, 1, 0);
+  else
+    nnp_parallel_for (pool, r.n_slots, 1, slot_run_range, &r);
+}
