@@ -536,7 +536,9 @@ count_probe (GstPad *pad, GstPadProbeInfo *info, gpointer user_data)
  * nnpipeline: the final nnpipeline-stats has a structure per stream whose
  * frames in, out and dropped add up to what its source sent and its sink
  * got, with its source id, fps and latency; the decoder's messages after it
- * name the source, the frame and the time. */
+ * name the source, the frame and the time.  The frames are 640x640 so that
+ * the detector, slowed 2x, is slower than 2 x 60 frames/s on any CPU (at
+ * 160x160 a fast idle machine kept up and dropped nothing). */
 GST_START_TEST (test_stream_stats)
 {
   gchar *model = nnp_test_ocr_model ("ch_PP-OCRv4_det_infer.onnx");
@@ -555,7 +557,7 @@ GST_START_TEST (test_stream_stats)
   for (guint i = 0; i < 2; i++)
     g_string_append_printf (desc,
                             " videotestsrc is-live=true num-buffers=%u pattern=%u ! "
-                            "video/x-raw,format=RGB,width=160,height=160,framerate=60/1 ! "
+                            "video/x-raw,format=RGB,width=640,height=640,framerate=60/1 ! "
                             "nnconvert keep-frame=true source-id=cam%u ! p.sink_%u p.src_%u ! "
                             "nndbdecode ! fakesink name=sink%u",
                             n, i, i, i, i, i);
