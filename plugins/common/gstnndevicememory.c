@@ -661,6 +661,30 @@ gst_nn_caps_offer_device_memory (GstCaps *caps, NnpDevice *device)
   return gst_caps_merge (dev, sys);
 }
 
+GstCaps *
+gst_nn_caps_device_memory_first (GstCaps *caps, NnpDevice *device)
+{
+  GstCaps *dev, *rest;
+
+  if (device == NULL || gst_caps_is_any (caps) || gst_caps_is_empty (caps))
+    return caps;
+  dev = gst_caps_new_empty ();
+  rest = gst_caps_new_empty ();
+  for (guint i = 0; i < gst_caps_get_size (caps); i++) {
+    GstCapsFeatures *f = gst_caps_get_features (caps, i);
+
+    gst_caps_append_structure_full (gst_nn_caps_is_device_memory (caps, i,
+                                        device)
+            ? dev
+            : rest,
+        gst_structure_copy (gst_caps_get_structure (caps, i)),
+        f ? gst_caps_features_copy (f) : NULL);
+  }
+  gst_caps_unref (caps);
+  gst_caps_append (dev, rest);
+  return dev;
+}
+
 gboolean
 gst_nn_caps_is_device_memory (GstCaps *caps, guint i, NnpDevice *device)
 {

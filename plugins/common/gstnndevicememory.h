@@ -99,6 +99,13 @@ gboolean gst_nn_caps_is_system_memory (GstCaps *caps, guint i);
  * the same in system memory; without (NULL), system memory only.  ANY
  * caps stay ANY. */
 GstCaps *gst_nn_caps_offer_device_memory (GstCaps *caps, NnpDevice *device);
+/* The structures of caps in device's memory moved before the others, each
+ * group in its order (caps taken; new caps returned; device NULL or ANY
+ * caps: caps as they are).  A stage answers a caps query on its sink pad
+ * with this: GstBaseTransform orders that answer as its peer downstream
+ * ordered it, so a stage before a system-memory element would otherwise
+ * be offered system memory first by a device stage upstream of it. */
+GstCaps *gst_nn_caps_device_memory_first (GstCaps *caps, NnpDevice *device);
 
 /* Contexts (see above).  New context holding device, non-persistent; spec
  * NULL: the backend's name. */

@@ -228,6 +228,21 @@ gst_nn_stage_query (GstBaseTransform *trans, GstPadDirection direction,
   ret = GST_BASE_TRANSFORM_CLASS (gst_nn_stage_parent_class)
             ->query (trans, direction, query);
 
+  /* upstream picks the first caps it can give: this stage's own memory */
+  if (ret && direction == GST_PAD_SINK
+      && GST_QUERY_TYPE (query) == GST_QUERY_CAPS && self->use_device_memory
+      && self->device) {
+    GstCaps *caps;
+
+    gst_query_parse_caps_result (query, &caps);
+    if (caps) {
+      caps =
+          gst_nn_caps_device_memory_first (gst_caps_ref (caps), self->device);
+      gst_query_set_caps_result (query, caps);
+      gst_caps_unref (caps);
+    }
+  }
+
   if (ret && direction == GST_PAD_SRC
       && GST_QUERY_TYPE (query) == GST_QUERY_LATENCY) {
     gst_nn_run_stats_add_latency (&self->stats, GST_OBJECT (self), query);

@@ -157,13 +157,20 @@ run_two (const gchar *dev_b, const gchar *sink_caps, const gchar *want_feature, 
 
 /* testmem ! testmem ! (memory:testmem): in its memory between the stages
  * and after them; per frame 1 copy up and none down until the output is
- * read (with system memory between them: 2 up and 1 down).  Downstream
- * takes the device memory: with system memory downstream, GstBaseTransform
- * puts downstream's caps first when they fit a's output (Relu keeps the
- * shape), as for any device. */
+ * read (with system memory between them it would be 2 up and 1 down). */
 GST_START_TEST (test_testmem_to_testmem)
 {
   run_two ("testmem", "other/tensors(memory:testmem)", "memory:testmem", 1, 0);
+}
+
+GST_END_TEST;
+
+/* testmem ! testmem ! (system memory): still the device's memory between
+ * the stages (b prefers its own memory on its sink pad, whatever comes after
+ * it): per frame 1 copy up (a's input) and 1 down (b's output) */
+GST_START_TEST (test_testmem_to_testmem_system_out)
+{
+  run_two ("testmem", "other/tensors", "memory:testmem", 1, 1);
 }
 
 GST_END_TEST;
@@ -218,6 +225,7 @@ testmem_suite (void)
   Suite *s = nnp_test_suite_new ("testmem", 120, &tc);
 
   tcase_add_test (tc, test_testmem_to_testmem);
+  tcase_add_test (tc, test_testmem_to_testmem_system_out);
   tcase_add_test (tc, test_testmem_to_cpu);
   tcase_add_test (tc, test_context);
   return s;
