@@ -3,7 +3,7 @@
  * float32 -> 16 bits rounds to nearest, ties to even, as ONNX Runtime does;
  * the F16C instructions (vcvtph2ps / vcvtps2ph with round-to-nearest-even)
  * give the same bits as the scalar code and are used when the CPU has them. */
-#include <nnpipe/tensor.h>
+#include "tensor-private.h"
 
 #include <string.h>
 
@@ -182,4 +182,24 @@ nnp_f32_to_bf16 (const float *src, guint16 *dst, gsize n)
 {
   for (gsize i = 0; i < n; i++)
     dst[i] = f32_to_bf16_one (src[i]);
+}
+
+void
+nnp_half_to_f32 (NnpDType dtype, const guint16 *src, float *dst, gsize n)
+{
+  g_return_if_fail (nnp_dtype_is_half (dtype));
+  if (dtype == NNP_DTYPE_FLOAT16)
+    nnp_f16_to_f32 (src, dst, n);
+  else
+    nnp_bf16_to_f32 (src, dst, n);
+}
+
+void
+nnp_f32_to_half (NnpDType dtype, const float *src, guint16 *dst, gsize n)
+{
+  g_return_if_fail (nnp_dtype_is_half (dtype));
+  if (dtype == NNP_DTYPE_FLOAT16)
+    nnp_f32_to_f16 (src, dst, n);
+  else
+    nnp_f32_to_bf16 (src, dst, n);
 }

@@ -230,10 +230,7 @@ element_as_double (const NnpTensor *t, int64_t i)
     case NNP_DTYPE_FLOAT16:
     case NNP_DTYPE_BFLOAT16: {
       float f;
-      if (t->dtype == NNP_DTYPE_FLOAT16)
-        nnp_f16_to_f32 ((const guint16 *) t->data + i, &f, 1);
-      else
-        nnp_bf16_to_f32 ((const guint16 *) t->data + i, &f, 1);
+      nnp_half_to_f32 (t->dtype, (const guint16 *) t->data + i, &f, 1);
       return f;
     }
     case NNP_DTYPE_UINT8:

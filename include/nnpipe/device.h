@@ -75,20 +75,6 @@ gboolean nnp_remote_address_parse (const char *text, char **host, guint16 *port,
 
 /* ------------------------------------------------------------ device lists (the partitioner's) */
 
-typedef struct {
-  char *device; /* "cpu", "opencl", "opencl:N", "opencl:NAME" (device.h) */
-  int threads;  /* >= 1 (CPU threads; 1 for OpenCL) */
-  int replicas; /* "cpu:1*2": the stage runs as 2 replicas (0 is read as 1) */
-} NnpDeviceSpec;
-
-/* Parse "cpu:1,opencl,cpu:2" ("cpu:N" = N threads, default 1; "opencl:X"
- * names an OpenCL device as in device.h).  Returns n specs (free with
- * nnp_device_specs_free), NULL + NNP_ERROR_DEVICE when a device is unknown
- * or unavailable (the message says why, e.g. "no OpenCL platform found"),
- * NNP_ERROR_PLAN when malformed.  Devices named here are opened once and
- * kept open for the process by the partitioner. */
-NnpDeviceSpec *nnp_device_specs_parse (const char *text, int *n, GError **error);
-void nnp_device_specs_free (NnpDeviceSpec *specs, int n);
 /* One device list item "DEVICE" or "DEVICE*K" (K replicas, 1..64): *device
  * gets DEVICE (g_free), *replicas K (1 without "*").  NNP_ERROR_PLAN naming
  * the item when K is malformed. */

@@ -141,8 +141,16 @@ void nnp_graph_unref (NnpGraph *graph);
 
 /* Value of that name, NULL when absent. */
 NnpValue *nnp_graph_find_value (const NnpGraph *graph, const char *name);
-/* Node of that name, NULL when absent. */
-NnpNode *nnp_graph_find_node (const NnpGraph *graph, const char *name);
+/* A node list as parts name their nodes (nnstage nodes=, a remote part): "a,b,c" or
+ * "first..last", each item a node name or a topological index ("12"; blanks around an
+ * item are ignored).  Marks sel[] (graph->nodes->len entries, not cleared first) for
+ * each node, with first..last every node between them in topological order.  FALSE with
+ * NNP_ERROR_PLAN naming the problem: an empty item, an index out of range, last before
+ * first, or the unknown names (up to 8 of them).  sel NULL: only checks that each name
+ * is a node of graph, an index being taken as it is (it counts the nodes of a specialised
+ * graph, which graph may not be yet). */
+gboolean nnp_graph_select_nodes (const NnpGraph *graph, const char *nodes, gboolean *sel,
+                                 GError **error);
 static inline NnpValue *
 nnp_graph_value (const NnpGraph *graph, int id)
 {

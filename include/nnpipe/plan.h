@@ -196,10 +196,10 @@ typedef struct {
 
 /* Human-readable table of a plan (new string). */
 char *nnp_plan_to_table (const NnpPlan *plan);
-/* gst-launch descriptions: "nnstage model=M plan=P stage=0 ! queue ! ..." and
- * "nnpipeline model=M plan=P" (new strings). */
-char *nnp_plan_to_gst_launch (const NnpPlan *plan, const char *plan_path);
-char *nnp_plan_to_gst_launch_bin (const NnpPlan *plan, const char *plan_path);
+/* The gst-launch description of a plan saved at plan_path (NULL: "plan.json"), new
+ * string: its stages "nnstage model=M plan=P stage=0 ! queue ! ...", or with as_bin
+ * the one element "nnpipeline model=M plan=P". */
+char *nnp_plan_to_gst_launch (const NnpPlan *plan, const char *plan_path, gboolean as_bin);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (NnpPlan, nnp_plan_free)
 

@@ -112,29 +112,6 @@ gboolean nnp_remote_frame_parse (const guint8 *data, gsize size, NnpRemoteFrame 
 void nnp_remote_frame_clear (NnpRemoteFrame *frame);
 
 
-typedef struct {
-  guint8 part_kind; /* as in HELLO */
-  char *part;
-  guint32 stage;
-  char *shapes; /* input shapes, "x=1,3,640,640;y=1,4" ("" = the model's static ones):
-                 * nnp_remote_shapes_text() writes them */
-} NnpRemoteCostQuery;
-
-
-gboolean nnp_remote_cost_query_parse (const guint8 *data, gsize size, NnpRemoteCostQuery *query,
-                                      GError **error);
-void nnp_remote_cost_query_clear (NnpRemoteCostQuery *query);
-
-typedef struct {
-  char *device; /* the server's device ("cpu:1") */
-  int n_nodes;
-  char **names; /* node names of the specialised graph, in topological order */
-  double *ms;   /* predicted milliseconds of each node on the server's device */
-} NnpRemoteCostReply;
-
-guint8 *nnp_remote_cost_reply_encode (const NnpRemoteCostReply *reply, gsize *size);
-void nnp_remote_cost_reply_clear (NnpRemoteCostReply *reply);
-
 /* One string payload (HELLO_OK, ERROR). */
 guint8 *nnp_remote_string_encode (const char *text, gsize *size);
 char *nnp_remote_string_parse (const guint8 *data, gsize size, GError **error);
@@ -162,14 +139,16 @@ gboolean nnp_remote_header_parse (const guint8 *data, guint32 max_payload, NnpRe
 gboolean nnp_remote_recv (GInputStream *in, guint32 max_payload, NnpRemoteHeader *header,
                           guint8 **payload, GCancellable *cancellable, GError **error);
 
-/* The server's answer to a COST query: specialise model for query->shapes,
- * take the part's nodes (the whole graph for WHOLE; the plan's stage; a nodes=
- * list: names or "first..last" topological indices/names) and predict each
- * node on `device` (a device spec, "cpu:1") with the partitioner's cost model
- * (profiled and cached like nnpipe split's). */
-gboolean nnp_remote_cost_answer (const char *model_path, const char *device,
-                                 const NnpRemoteCostQuery *query, NnpRemoteCostReply *reply,
-                                 GError **error);
+/* The server's side of COST: `query` is a COST payload (`size` bytes).  Specialises
+ * the model at `model_path` for the query's input shapes, takes the part's nodes (the
+ * whole graph for WHOLE; the plan's stage; a nodes= list: names or "first..last"
+ * topological indices/names) and predicts each node on `device` (a device spec,
+ * "cpu:1"; NULL for "cpu") with the partitioner's cost model (profiled and cached like
+ * nnpipe split's).  Returns the COST_REPLY payload (g_free, *reply_size bytes); NULL
+ * with NNP_ERROR_PARSE naming the fault for a malformed query, with the reason prefixed
+ * "COST: " for one that cannot be answered (unknown part or node, bad shapes, ...). */
+guint8 *nnp_remote_cost_reply (const char *model_path, const char *device, const guint8 *query,
+                               gsize size, gsize *reply_size, GError **error);
 
 /* ---- the link-aware partitioner's questions (lib/remote/probe.c) ---- */
 

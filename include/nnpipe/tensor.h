@@ -31,18 +31,13 @@ gsize nnp_dtype_size (NnpDType dtype);
 const char *nnp_dtype_name (NnpDType dtype);
 /* Inverse of nnp_dtype_name(); NNP_DTYPE_UNDEFINED when unknown. */
 NnpDType nnp_dtype_from_name (const char *name);
-/* TRUE for the 16-bit float types (float16, bfloat16): stored as 16 bits, computed in
- * float32 where an op has no 16-bit path (docs/tensor-caps.md "16-bit floats"). */
-gboolean nnp_dtype_is_half (NnpDType dtype);
-
-/* 16-bit floats <-> float32, n elements (src and dst must not overlap).  float32 ->
- * float16 / bfloat16 rounds to nearest, ties to even (as ONNX Runtime); a value too large
- * becomes +-inf, NaN stays a (quiet) NaN, float16 subnormals are kept.  16 bits -> float32
- * is exact.  Uses the CPU's F16C conversions when it has them (the same results). */
-void nnp_f16_to_f32 (const guint16 *src, float *dst, gsize n);
-void nnp_f32_to_f16 (const float *src, guint16 *dst, gsize n);
-void nnp_bf16_to_f32 (const guint16 *src, float *dst, gsize n);
-void nnp_f32_to_bf16 (const float *src, guint16 *dst, gsize n);
+/* 16-bit floats (dtype NNP_DTYPE_FLOAT16 or NNP_DTYPE_BFLOAT16) <-> float32, n elements
+ * (src and dst must not overlap).  float32 -> 16 bits rounds to nearest, ties to even (as
+ * ONNX Runtime); a value too large becomes +-inf, NaN stays a (quiet) NaN, float16
+ * subnormals are kept.  16 bits -> float32 is exact.  Uses the CPU's F16C conversions when
+ * it has them (the same results).  Another dtype: a programming error (g_return). */
+void nnp_half_to_f32 (NnpDType dtype, const guint16 *src, float *dst, gsize n);
+void nnp_f32_to_half (NnpDType dtype, const float *src, guint16 *dst, gsize n);
 
 #define NNP_MAX_RANK 8
 

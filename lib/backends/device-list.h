@@ -6,6 +6,23 @@
 
 G_BEGIN_DECLS
 
+/* Device lists, the partitioner's ("cpu:1,opencl,cpu:2*2"): nnpipeline's
+ * devices= and `nnpipe split --devices` reach them through nnp_plan_make(). */
+typedef struct {
+  char *device; /* "cpu", "opencl", "opencl:N", "opencl:NAME" (device.h) */
+  int threads;  /* >= 1 (CPU threads; 1 for OpenCL) */
+  int replicas; /* "cpu:1*2": the stage runs as 2 replicas (0 is read as 1) */
+} NnpDeviceSpec;
+
+/* Parse "cpu:1,opencl,cpu:2" ("cpu:N" = N threads, default 1; "opencl:X"
+ * names an OpenCL device as in device.h).  Returns n specs (free with
+ * nnp_device_specs_free), NULL + NNP_ERROR_DEVICE when a device is unknown
+ * or unavailable (the message says why, e.g. "no OpenCL platform found"),
+ * NNP_ERROR_PLAN when malformed.  Devices named here are opened once and
+ * kept open for the process by the partitioner. */
+NnpDeviceSpec *nnp_device_specs_parse (const char *text, int *n, GError **error);
+void nnp_device_specs_free (NnpDeviceSpec *specs, int n);
+
 /* The device a plan stage is planned on, kept open for the process
  * (nnp_device_open_kept()): a remote stage is planned as this host's CPU. */
 NnpDevice *nnp_device_open_planned (const char *spec, GError **error);

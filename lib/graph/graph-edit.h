@@ -12,6 +12,9 @@ G_BEGIN_DECLS
 /* Table lookup by ONNX op type; NNP_OP_UNKNOWN if absent. */
 NnpOpType nnp_op_from_onnx (const char *op_type);
 NnpGraph *nnp_graph_new (const char *name, int opset);
+/* Node of that name, NULL when absent (a user names nodes through
+ * nnp_graph_select_nodes()). */
+NnpNode *nnp_graph_find_node (const NnpGraph *graph, const char *name);
 /* Deep copy (constants are shared by reference: they are immutable; so is the
  * cache of weight-derived data, lib/graph/derived.h). */
 NnpGraph *nnp_graph_copy (const NnpGraph *graph);

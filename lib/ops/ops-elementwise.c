@@ -6,6 +6,7 @@
  * elementwise-params.h): merged dims, per-input strides and the loop kind,
  * so the kernels only walk rows. */
 #include "ops/ops.h"
+#include "tensor-private.h"
 #include "ops/elementwise-params.h"
 
 #include <nnpipe/log.h>

@@ -7,6 +7,7 @@
 #include <nnpipe/plan.h>
 #include <nnpipe/device.h>
 #include <nnpipe/specialize.h>
+#include "backends/device-list.h"
 
 G_BEGIN_DECLS
 

@@ -177,24 +177,20 @@ nnp_plan_to_table (const NnpPlan *plan)
 }
 
 char *
-nnp_plan_to_gst_launch (const NnpPlan *plan, const char *plan_path)
+nnp_plan_to_gst_launch (const NnpPlan *plan, const char *plan_path, gboolean as_bin)
 {
-  GString *s = g_string_new (NULL);
+  GString *s;
 
   g_return_val_if_fail (plan != NULL, NULL);
+  if (plan_path == NULL)
+    plan_path = "plan.json";
+  if (as_bin)
+    return g_strdup_printf ("nnpipeline model=%s plan=%s", plan->model, plan_path);
+  s = g_string_new (NULL);
   for (int k = 0; k < plan->n_stages; k++) {
     if (k)
       g_string_append (s, " ! queue ! ");
-    g_string_append_printf (s, "nnstage model=%s plan=%s stage=%d", plan->model,
-                            plan_path ? plan_path : "plan.json", k);
+    g_string_append_printf (s, "nnstage model=%s plan=%s stage=%d", plan->model, plan_path, k);
   }
   return g_string_free (s, FALSE);
-}
-
-char *
-nnp_plan_to_gst_launch_bin (const NnpPlan *plan, const char *plan_path)
-{
-  g_return_val_if_fail (plan != NULL, NULL);
-  return g_strdup_printf ("nnpipeline model=%s plan=%s", plan->model,
-                          plan_path ? plan_path : "plan.json");
 }

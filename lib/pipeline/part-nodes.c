@@ -9,74 +9,6 @@
 
 #include <string.h>
 
-/* Node index by name, or by topological index ("12"); -1 with error. */
-static int
-find_node (NnpGraph *graph, const char *nodes, const char *what, GError **error)
-{
-  g_autofree char *name = g_strstrip (g_strdup (what));
-  NnpNode *node;
-  char *end = NULL;
-  gint64 idx;
-
-  if (*name == '\0') {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "nodes \"%s\": empty node name", nodes);
-    return -1;
-  }
-  node = nnp_graph_find_node (graph, name);
-  if (node)
-    return node->index;
-  idx = g_ascii_strtoll (name, &end, 10);
-  if (end != name && *end == '\0') {
-    if (idx < 0 || idx >= (gint64) graph->nodes->len) {
-      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-                   "nodes \"%s\": node index %" G_GINT64_FORMAT " out of range (the "
-                   "specialised graph has %u nodes)",
-                   nodes, idx, graph->nodes->len);
-      return -1;
-    }
-    return (int) idx;
-  }
-  g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-               "nodes \"%s\": unknown node '%s' (not in the specialised graph)", nodes, name);
-  return -1;
-}
-
-/* Mark the nodes of "a,b,c" or "first..last" in sel[]. */
-static gboolean
-select_nodes (NnpGraph *graph, const char *nodes, gboolean *sel, GError **error)
-{
-  const char *dots = strstr (nodes, "..");
-
-  if (dots) {
-    g_autofree char *a = g_strndup (nodes, dots - nodes);
-    int first = find_node (graph, nodes, a, error), last;
-
-    if (first < 0 || (last = find_node (graph, nodes, dots + 2, error)) < 0)
-      return FALSE;
-    if (first > last) {
-      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-                   "nodes \"%s\": '%s' (node %d) comes after '%s' (node %d) in "
-                   "topological order",
-                   nodes, nnp_graph_node (graph, first)->name, first,
-                   nnp_graph_node (graph, last)->name, last);
-      return FALSE;
-    }
-    for (int i = first; i <= last; i++)
-      sel[i] = TRUE;
-    return TRUE;
-  }
-
-  g_auto (GStrv) names = g_strsplit (nodes, ",", -1);
-  for (guint i = 0; names[i] != NULL; i++) {
-    int idx = find_node (graph, nodes, names[i], error);
-
-    if (idx < 0)
-      return FALSE;
-    sel[idx] = TRUE;
-  }
-  return TRUE;
-}
-
 /* The plan of a node list at graph's shapes.  "Before" are the nodes that
  * precede the part's first node in topological order and the part's
  * ancestors, so adjacent parts given as ranges agree on what crosses
@@ -96,7 +28,7 @@ nnp_part_nodes_plan (NnpPart *part, NnpGraph *graph, const NnpInputShape *shapes
   NnpPlanStage *st;
   int first = -1;
 
-  if (!select_nodes (graph, part->nodes, sel, error))
+  if (!nnp_graph_select_nodes (graph, part->nodes, sel, error))
     return NULL;
   for (guint i = 0; i < n; i++) {
     const NnpNode *node = nnp_graph_node (graph, (int) i);

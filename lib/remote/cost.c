@@ -127,28 +127,8 @@ select_part (const NnpRemoteCostQuery *q, const NnpGraph *graph, gboolean *sel, 
         return FALSE;
       sel[k] = TRUE;
     }
-  } else {
-    const char *dots = strstr (q->part, "..");
-    if (dots) {
-      char *a = g_strndup (q->part, dots - q->part);
-      int first = node_index (graph, a, error), last = -1;
-      g_free (a);
-      if (first < 0 || (last = node_index (graph, dots + 2, error)) < 0)
-        return FALSE;
-      for (int i = first; i <= last; i++)
-        sel[i] = TRUE;
-    } else {
-      char **names = g_strsplit (q->part, ",", -1);
-      for (int i = 0; names[i]; i++) {
-        int k = node_index (graph, g_strstrip (names[i]), error);
-        if (k < 0) {
-          g_strfreev (names);
-          return FALSE;
-        }
-        sel[k] = TRUE;
-      }
-      g_strfreev (names);
-    }
+  } else if (!nnp_graph_select_nodes (graph, q->part, sel, error)) {
+    return FALSE;
   }
   return TRUE;
 }
@@ -212,4 +192,27 @@ out:
   g_free (shapes);
   g_strfreev (parts);
   return ok;
+}
+
+guint8 *
+nnp_remote_cost_reply (const char *model_path, const char *device, const guint8 *query, gsize size,
+                       gsize *reply_size, GError **error)
+{
+  NnpRemoteCostQuery q;
+  NnpRemoteCostReply r;
+  guint8 *out;
+  gboolean ok;
+
+  g_return_val_if_fail (model_path != NULL && reply_size != NULL, NULL);
+  if (!nnp_remote_cost_query_parse (query, size, &q, error))
+    return NULL;
+  ok = nnp_remote_cost_answer (model_path, device, &q, &r, error);
+  nnp_remote_cost_query_clear (&q);
+  if (!ok) {
+    g_prefix_error (error, "COST: ");
+    return NULL;
+  }
+  out = nnp_remote_cost_reply_encode (&r, reply_size);
+  nnp_remote_cost_reply_clear (&r);
+  return out;
 }

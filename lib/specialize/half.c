@@ -27,6 +27,7 @@
 #include "graph/derived.h"
 #include "graph/graph-edit.h"
 #include "specialize/passes.h"
+#include "tensor-private.h"
 
 #include <nnpipe/log.h>
 

@@ -355,55 +355,21 @@ listener_model (Listener *s)
 
 /* The node names of a part key that the model does not have (a range's
  * ends, or each name of a list; topological indices are checked at the
- * first frame, at its shapes): NULL when all are known, else the message. */
+ * first frame, at its shapes): NULL when all are known, else the message
+ * (g_free). */
 static gchar *
 unknown_nodes (NnpModel *model, guint8 part_kind, const gchar *key)
 {
-  NnpGraph *graph = nnp_model_get_graph (model); /* borrowed */
-  const gchar *dots = strstr (key, "..");
-  gchar **names;
-  GString *bad = g_string_new (NULL);
-  guint n_bad = 0;
+  GError *err = NULL;
+  gchar *why;
 
-  if (part_kind == NNP_REMOTE_PART_WHOLE || key[0] == '\0') {
-    g_string_free (bad, TRUE);
+  if (part_kind == NNP_REMOTE_PART_WHOLE || key[0] == '\0'
+      || nnp_graph_select_nodes (nnp_model_get_graph (model), key, NULL, &err))
     return NULL;
-  }
-  if (dots) {
-    names = g_new0 (gchar *, 3);
-    names[0] = g_strndup (key, dots - key);
-    names[1] = g_strdup (dots + 2);
-  } else {
-    names = g_strsplit (key, ",", -1);
-  }
-  for (guint i = 0; names[i]; i++) {
-    gchar *name = g_strstrip (names[i]), *end = NULL;
-
-    if (name[0] && nnp_graph_find_node (graph, name) == NULL) {
-      g_ascii_strtoll (name, &end, 10);
-      if (end != name && *end == '\0')
-        continue; /* a topological index */
-      if (n_bad++ < 8)
-        g_string_append_printf (bad, "%s'%.64s'", n_bad > 1 ? ", " : "", name);
-    } else if (name[0] == '\0') {
-      n_bad++;
-      g_string_append_printf (bad, "%s(an empty name)", n_bad > 1 ? ", " : "");
-    }
-  }
-  g_strfreev (names);
-  if (n_bad == 0) {
-    g_string_free (bad, TRUE);
-    return NULL;
-  }
-  {
-    gchar *why = g_strdup_printf ("unknown node%s %s%s: the model %s has no "
-                                  "such node",
-        n_bad > 1 ? "s" : "", bad->str, n_bad > 8 ? ", ..." : "",
-        nnp_model_get_name (model));
-
-    g_string_free (bad, TRUE);
-    return why;
-  }
+  why = g_strdup_printf ("model %s: %s", nnp_model_get_name (model),
+      err->message);
+  g_error_free (err);
+  return why;
 }
 
 /* Check a HELLO and attach the client to its part: NULL when welcome, else
@@ -853,30 +819,19 @@ gst_nn_server_client_serve (Listener *s, Client *c)
         break;
       }
       case NNP_REMOTE_COST: {
-        NnpRemoteCostQuery q;
-        NnpRemoteCostReply r;
         gsize size;
         guint8 *out;
         gboolean ok;
 
         counter = &s->stats.protocol_errors;
-        if (!nnp_remote_cost_query_parse (payload, h.length, &q, &err))
-          goto bad_peer;
         if (s->config.model == NULL) {
-          nnp_remote_cost_query_clear (&q);
           why = g_strdup ("this server has no model file to answer COST");
           goto refuse;
         }
-        ok = nnp_remote_cost_answer (s->config.model, s->config.device, &q, &r,
-            &err);
-        nnp_remote_cost_query_clear (&q);
-        if (!ok) {
-          why = g_strdup_printf ("COST: %s", err->message);
-          g_clear_error (&err);
-          goto refuse;
-        }
-        out = nnp_remote_cost_reply_encode (&r, &size);
-        nnp_remote_cost_reply_clear (&r);
+        out = nnp_remote_cost_reply (s->config.model, s->config.device, payload,
+            h.length, &size, &err);
+        if (out == NULL)
+          goto bad_peer;
         ok = client_send (c, NNP_REMOTE_COST_REPLY, h.seq, out, size, &err);
         g_free (out);
         if (!ok)

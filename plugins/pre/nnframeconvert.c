@@ -278,6 +278,6 @@ nn_frame_converter_run (NnFrameConverter *conv, const guint8 *base, gint stride,
     convert_direct (conv, base, stride, f);
   fill_padding (conv, f);
   if (conv->scratch)
-    nnp_f32_to_f16 (f, out,
+    nnp_f32_to_half (NNP_DTYPE_FLOAT16, f, out,
         (gsize) conv->info.out_w * conv->info.out_h * conv->info.channels);
 }

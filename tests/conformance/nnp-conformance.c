@@ -34,6 +34,7 @@
 
 #include "graph/graph-edit.h"
 #include "onnx/model-private.h"
+#include "tensor-private.h"
 
 #include <errno.h>
 #include <math.h>

@@ -186,6 +186,66 @@ test_shapes_key (void)
   g_assert_error (error, NNP_ERROR, NNP_ERROR_INVALID);
 }
 
+/* The one reader of node lists (nnstage nodes=, remote parts, COST). */
+static void
+test_select_nodes (void)
+{
+  g_autoptr (NnpGraph) g = nnp_graph_new ("chain", 13);
+  const char *names[] = { "n0", "n1", "n2", "n3", "n4" };
+  gboolean sel[5];
+  GError *error = NULL;
+  struct {
+    const char *nodes;
+    const char *want; /* marked nodes as '1'/'0', or NULL: an error containing `why` */
+    const char *why;
+  } cases[] = {
+    { "n1,n3", "01010", NULL },
+    { " n3 , n1 ", "01010", NULL },
+    { "n1..n3", "01110", NULL },
+    { "1..n2", "01100", NULL },
+    { "4", "00001", NULL },
+    { "n3..n1", NULL, "'n3' (node 3) comes after 'n1' (node 1)" },
+    { "n1,,n2", NULL, "empty node name" },
+    { "n1,7", NULL, "node index 7 out of range" },
+    { "n1,x,y", NULL, "unknown nodes 'x', 'y' (not in the graph)" },
+    { "x..n2", NULL, "unknown node 'x' (not in the graph)" },
+    { "a,b,c,d,e,f,g,h,i", NULL, "'g', 'h', ..." },
+  };
+
+  tu_add_input (g, "x", NNP_DTYPE_FLOAT32, 2, dims_1x4);
+  for (int i = 0; i < 5; i++) {
+    g_autofree char *in = i ? g_strdup_printf ("v%d", i - 1) : g_strdup ("x");
+    g_autofree char *out = g_strdup_printf ("v%d", i);
+    tu_add_node (g, names[i], "Relu", L (in), L (out));
+  }
+  tu_add_output (g, "v4");
+  g_assert_true (nnp_graph_sort (g, NULL));
+  for (guint c = 0; c < G_N_ELEMENTS (cases); c++) {
+    gboolean ok;
+
+    memset (sel, 0, sizeof sel);
+    ok = nnp_graph_select_nodes (g, cases[c].nodes, sel, &error);
+    if (cases[c].want) {
+      g_assert_no_error (error);
+      g_assert_true (ok);
+      for (int i = 0; i < 5; i++)
+        g_assert_cmpint (sel[i], ==, cases[c].want[i] == '1');
+    } else {
+      g_assert_false (ok);
+      g_assert_error (error, NNP_ERROR, NNP_ERROR_PLAN);
+      if (strstr (error->message, cases[c].why) == NULL)
+        g_error ("'%s': '%s' does not say '%s'", cases[c].nodes, error->message, cases[c].why);
+      g_clear_error (&error);
+    }
+  }
+  /* only names are checked without sel: an index counts a specialised graph's nodes */
+  g_assert_true (nnp_graph_select_nodes (g, "n1,70", NULL, NULL));
+  g_assert_true (nnp_graph_select_nodes (g, "n3..n1", NULL, NULL));
+  g_assert_false (nnp_graph_select_nodes (g, "n1,nope", NULL, &error));
+  g_assert_nonnull (strstr (error->message, "unknown node 'nope'"));
+  g_clear_error (&error);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -197,5 +257,6 @@ main (int argc, char **argv)
   g_test_add_func ("/graph/double-producer", test_double_producer);
   g_test_add_func ("/graph/unique-names-and-copy", test_unique_names_and_copy);
   g_test_add_func ("/graph/shapes-key", test_shapes_key);
+  g_test_add_func ("/graph/select-nodes", test_select_nodes);
   return g_test_run ();
 }

@@ -10,6 +10,7 @@
 #include "graph/derived.h"
 #include "graph/graph-edit.h"
 #include "onnx/model-private.h"
+#include "tensor-private.h"
 
 #include <math.h>
 #include <string.h>

@@ -302,7 +302,47 @@ test_malformed_plans (void)
   }
   /* devices */
   {
+    /* a device list (nnpipeline devices=, nnpipe split --devices) gives the
+     * single spec parser's verdict on each item (tests/plugins/test-errors.c
+     * checks that parser): an absent OpenCL device is NNP_ERROR_DEVICE, not a
+     * malformed item; an unknown kind is a device error, a known one written
+     * wrong (and an empty list) a plan error */
+    const char *good[] = { "cpu",      "CPU",      " cpu:2 ",     "cpu:1024",       "opencl",
+                           "opencl:0", "opencl:1", "OpenCL:H100", "opencl:portable" };
+    const int good_threads[] = { 0, 0, 2, 1024, 0, 0, 0, 0, 0 };
+    const char *bad[] = { "",         "gpu",    "cpu:",    "cpu:0", "cpu:-1",
+                          "cpu:1025", "cpu:2x", "opencl:", "cpux",  "cuda:0" };
     int n = 0;
+
+    for (guint i = 0; i < G_N_ELEMENTS (good); i++) {
+      char *dev = NULL;
+      int threads = -1;
+      NnpDeviceSpec *specs;
+
+      g_assert_true (nnp_device_spec_parse (good[i], &dev, &threads, NULL));
+      g_assert_cmpint (threads, ==, good_threads[i]);
+      g_free (dev);
+      specs = nnp_device_specs_parse (good[i], &n, &error);
+      if (specs) {
+        g_assert_cmpint (n, ==, 1);
+        g_assert_cmpint (specs[0].threads, ==, MAX (good_threads[i], 1));
+        nnp_device_specs_free (specs, n);
+      } else {
+        g_assert_error (error, NNP_ERROR, NNP_ERROR_DEVICE);
+        g_clear_error (&error);
+      }
+    }
+    for (guint i = 0; i < G_N_ELEMENTS (bad); i++) {
+      gboolean empty = *bad[i] == '\0';
+      gboolean unknown = empty || g_str_equal (bad[i], "gpu") || g_str_equal (bad[i], "cpux")
+                         || g_str_equal (bad[i], "cuda:0");
+      int code = (unknown && !empty) ? NNP_ERROR_DEVICE : NNP_ERROR_PLAN;
+
+      g_assert_false (nnp_device_spec_parse (bad[i], NULL, NULL, NULL));
+      g_assert_null (nnp_device_specs_parse (bad[i], &n, &error));
+      g_assert_error (error, NNP_ERROR, code);
+      g_clear_error (&error);
+    }
     g_assert_null (nnp_device_specs_parse ("cpu:1,tpu9", &n, &error));
     g_assert_error (error, NNP_ERROR, NNP_ERROR_DEVICE);
     g_clear_error (&error);

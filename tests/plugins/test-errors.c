@@ -5,8 +5,8 @@
  *   nncrop mean/std, nnclassdecode labels) fails the start (the state
  *   change to PAUSED fails) with one error naming the property and value;
  * - one device syntax: the same spec strings are accepted or refused by
- *   nnp_device_spec_parse(), nnp_device_specs_parse() (nnpipeline devices=,
- *   `nnpipe split --devices`), plans and nnstage device=; nnstage
+ *   nnp_device_spec_parse(), the device lists (nnpipeline devices=,
+ *   `nnpipe split --devices`: tests/partition/test-partition.c), plans and nnstage device=; nnstage
  *   device=opencl:1 is not refused as a value; device=cpu:2 runs with two
  *   threads; one cpu list syntax (nnp_cpus_parse());
  * - caps that do not fit the model (one channel where it wants three, a
@@ -200,32 +200,17 @@ GST_START_TEST (test_device_syntax)
 
   for (guint i = 0; i < G_N_ELEMENTS (good); i++) {
     gchar *dev = NULL;
-    gint threads = -1, n = 0;
+    gint threads = -1;
     GError *err = NULL;
-    NnpDeviceSpec *specs;
 
     fail_unless (nnp_device_spec_parse (good[i], &dev, &threads, &err), "'%s': %s", good[i],
                  err ? err->message : "?");
     fail_unless_equals_string (dev, good_dev[i]);
     fail_unless_equals_int (threads, good_threads[i]);
     g_free (dev);
-    /* the device list of nnpipeline / nnpipe split: the same verdict on
-     * the syntax (an absent OpenCL device is NNP_ERROR_DEVICE, not a
-     * malformed item) */
-    specs = nnp_device_specs_parse (good[i], &n, &err);
-    if (specs) {
-      fail_unless_equals_int (n, 1);
-      fail_unless_equals_int (specs[0].threads, MAX (good_threads[i], 1));
-      nnp_device_specs_free (specs, n);
-    } else {
-      fail_unless (g_error_matches (err, NNP_ERROR, NNP_ERROR_DEVICE), "'%s': %s", good[i],
-                   err->message);
-      g_clear_error (&err);
-    }
   }
   for (guint i = 0; i < G_N_ELEMENTS (bad); i++) {
     GError *err = NULL;
-    gint n = 0;
 
     /* an unknown kind is a device error, a known one written wrong an
      * invalid value; in a device list, the latter is a plan error */
@@ -236,12 +221,6 @@ GST_START_TEST (test_device_syntax)
     fail_if (nnp_device_spec_parse (bad[i], NULL, NULL, &err), "'%s'", bad[i]);
     fail_unless (g_error_matches (err, NNP_ERROR, unknown ? NNP_ERROR_DEVICE : NNP_ERROR_INVALID),
                  "'%s': %s", bad[i], err->message);
-    g_clear_error (&err);
-    /* (an empty list is a malformed list) */
-    fail_unless (nnp_device_specs_parse (bad[i], &n, &err) == NULL);
-    fail_unless (
-        g_error_matches (err, NNP_ERROR, unknown && !empty ? NNP_ERROR_DEVICE : NNP_ERROR_PLAN),
-        "'%s': %s", bad[i], err ? err->message : "no error");
     g_clear_error (&err);
   }
 }

@@ -549,7 +549,7 @@ GST_START_TEST (test_float16)
     for (gsize k = 0; k < n; k++) {
       guint16 want;
 
-      nnp_f32_to_f16 ((const gfloat *) m32.data + k, &want, 1);
+      nnp_f32_to_half (NNP_DTYPE_FLOAT16, (const gfloat *) m32.data + k, &want, 1);
       fail_unless_equals_int (((const guint16 *) m16.data)[k], want);
     }
     fail_unless (get_transform_meta (f16) != NULL);

@@ -489,7 +489,7 @@ GST_START_TEST (test_float16_pads)
   for (gint i = 0; i < 3 * 6 * 8; i++) {
     gfloat f = (gfloat) ((i * 37) % 97) / 48.5f - 1.f;
 
-    nnp_f32_to_f16 (&f, (guint16 *) map.data + i, 1);
+    nnp_f32_to_half (NNP_DTYPE_FLOAT16, &f, (guint16 *) map.data + i, 1);
   }
   gst_buffer_unmap (in, &map);
   nnp_shape_set (&shape.shape, 4, dims);

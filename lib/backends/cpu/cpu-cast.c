@@ -4,6 +4,7 @@
  * stay in L1; 16-bit floats to and from float32 convert directly. */
 #include "backends/cpu/cpu.h"
 #include "backends/cpu/cpu-elementwise.h"
+#include "tensor-private.h"
 
 #include <string.h>
 
