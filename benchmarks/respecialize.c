@@ -119,12 +119,12 @@ main (int argc, char **argv)
     csum[i] = cs[i] + ct[i];
     wsum[i] = ws[i] + wt[i];
   }
-  printf ("new width, cold (weights folded and packed again): specialise %.2f ms + stage %.2f ms"
-          " = %.2f ms\n",
-          median (cs, n), median (ct, n), median (csum, n));
-  printf ("new width, warm (weight-derived data shared):       specialise %.2f ms + stage %.2f ms"
-          " = %.2f ms\n",
-          median (ws, n), median (wt, n), median (wsum, n));
+  printf (
+      "new width, cold (weights folded and packed again): specialise %.2f ms + stage %.2f ms = %.2f ms\n",
+      median (cs, n), median (ct, n), median (csum, n));
+  printf (
+      "new width, warm (weight-derived data shared):       specialise %.2f ms + stage %.2f ms = %.2f ms\n",
+      median (ws, n), median (wt, n), median (wsum, n));
   nnp_model_unref (warm);
   g_free (bytes);
   g_free (cs);

@@ -411,9 +411,9 @@ cmd_inspect (int argc, char **argv)
     spec = nnp_graph_specialize (graph, (const NnpInputShape *) shapes->data, shapes->len,
                                  NNP_SPECIALIZE_NO_FUSION, &serr);
     if (assumed->len)
-      printf ("note: symbolic dims replaced by defaults (1 for the first dim, 64 otherwise): "
-              "%s; use --shape to choose\n",
-              assumed->str);
+      printf (
+          "note: symbolic dims replaced by defaults (1 for the first dim, 64 otherwise): %s; use --shape to choose\n",
+          assumed->str);
     if (spec == NULL) {
       printf ("FLOPs: unknown (%s)\n", serr->message);
     } else {

@@ -186,10 +186,10 @@ nnp_device_spec_select (const char *text, int index, const char *name, int *thre
     return g_steal_pointer (&device);
   backend = nnp_backend_find (device);
   if (backend == NULL || backend->spec_threads || strchr (device, ':')) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE,
-                 "an index or name chooses among the "
-                 "devices of a backend that names them, but the device is '%s'%s",
-                 device, strchr (device, ':') ? ", which already names one" : "");
+    g_set_error (
+        error, NNP_ERROR, NNP_ERROR_DEVICE,
+        "an index or name chooses among the devices of a backend that names them, but the device is '%s'%s",
+        device, strchr (device, ':') ? ", which already names one" : "");
     return NULL;
   }
   if (name && *name)

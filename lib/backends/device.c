@@ -39,17 +39,16 @@ nnp_device_open (const char *spec, GError **error)
   if (!nnp_device_spec_info_parse (spec, &info, error))
     return NULL;
   if (info.threads > 0) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE,
-                 "device '%s': a thread count is not a "
-                 "device (give it as the threads of the stage)",
-                 spec);
+    g_set_error (
+        error, NNP_ERROR, NNP_ERROR_DEVICE,
+        "device '%s': a thread count is not a device (give it as the threads of the stage)", spec);
     return NULL;
   }
   if (info.remote_address) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE,
-                 "device '%s' is a remote stage: it runs "
-                 "in an nnremote element (nnpipeline builds one), not in this process",
-                 spec);
+    g_set_error (
+        error, NNP_ERROR, NNP_ERROR_DEVICE,
+        "device '%s' is a remote stage: it runs in an nnremote element (nnpipeline builds one), not in this process",
+        spec);
     return NULL;
   }
   backend = nnp_backend_find (info.backend);

@@ -102,8 +102,7 @@ check_explicit (const NnpGraph *graph, const char *what, const gboolean *derived
   for (guint id = 0; id < n_values; id++) {
     if (derived[id] && !seen[id]) {
       g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-                   "value '%s' is a stage %s but "
-                   "missing from the explicit list",
+                   "value '%s' is a stage %s but missing from the explicit list",
                    nnp_graph_value (graph, id)->name, what);
       return FALSE;
     }
@@ -205,10 +204,10 @@ stage_new (NnpGraph *graph, const int *nodes, int n_nodes, const NnpStageOptions
     if (v->dtype == NNP_DTYPE_UNDEFINED || nnp_dtype_size (v->dtype) == 0
         || !nnp_shape_is_static (&v->shape)) {
       g_autofree char *s = nnp_shape_to_string (&v->shape);
-      g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
-                   "value '%s' has no static shape or sized type (%s %s): specialise the "
-                   "graph first",
-                   v->name, nnp_dtype_name (v->dtype), s);
+      g_set_error (
+          error, NNP_ERROR, NNP_ERROR_INVALID,
+          "value '%s' has no static shape or sized type (%s %s): specialise the graph first",
+          v->name, nnp_dtype_name (v->dtype), s);
       return NULL;
     }
   }
@@ -384,10 +383,10 @@ refuse_dynamic (NnpStage *stage, int i, GError **error)
 {
   if (!nnp_stage_output_is_dynamic (stage, i))
     return FALSE;
-  g_set_error (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED,
-               "output '%s' has a data-dependent shape (the graph's tail from %s computes it "
-               "at run time): run the stage with nnp_stage_run_alloc()",
-               nnp_graph_value (stage->graph, stage->outputs[i])->name, stage->graph->tail->first);
+  g_set_error (
+      error, NNP_ERROR, NNP_ERROR_UNSUPPORTED,
+      "output '%s' has a data-dependent shape (the graph's tail from %s computes it at run time): run the stage with nnp_stage_run_alloc()",
+      nnp_graph_value (stage->graph, stage->outputs[i])->name, stage->graph->tail->first);
   return TRUE;
 }
 
@@ -532,10 +531,10 @@ tail_stage_new (NnpGraph *graph, const int *nodes, int n_nodes, const NnpStageOp
   int n_cuts;
 
   if (nodes != NULL && n_nodes != (int) graph->nodes->len) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED,
-                 "the graph has a data-dependent tail from %s (%s): it runs as one stage of "
-                 "the whole graph only, not split in stages",
-                 graph->tail->first, graph->tail->why);
+    g_set_error (
+        error, NNP_ERROR, NNP_ERROR_UNSUPPORTED,
+        "the graph has a data-dependent tail from %s (%s): it runs as one stage of the whole graph only, not split in stages",
+        graph->tail->first, graph->tail->why);
     return NULL;
   }
   if (opt->inputs)

@@ -301,21 +301,21 @@ nnp_trace_write (NnpTrace *trace, GError **error)
 
   g_mutex_lock (&trace->lock);
   g_string_append (out, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
-  g_string_append (out, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,"
-                        "\"args\":{\"name\":\"nnpipe\"}}");
+  g_string_append (
+      out,
+      "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"nnpipe\"}}");
   for (guint i = 0; i < trace->tracks->len; i++) {
     const TraceTrack *t = g_ptr_array_index (trace->tracks, i);
     if (t->counter)
       continue;
-    g_string_append_printf (out,
-                            ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,"
-                            "\"tid\":%u,\"args\":{\"name\":",
-                            i + 1);
+    g_string_append_printf (
+        out, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%u,\"args\":{\"name\":",
+        i + 1);
     append_json_string (out, t->name);
-    g_string_append_printf (out,
-                            "}},\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,"
-                            "\"tid\":%u,\"args\":{\"sort_index\":%d}}",
-                            i + 1, t->sort_index);
+    g_string_append_printf (
+        out,
+        "}},\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":%u,\"args\":{\"sort_index\":%d}}",
+        i + 1, t->sort_index);
   }
   for (guint i = 0; i < events->len; i++) {
     const TraceEvent *e = &g_array_index (events, TraceEvent, i);
@@ -328,18 +328,20 @@ nnp_trace_write (NnpTrace *trace, GError **error)
     g_ascii_formatd (ts, sizeof ts, "%.1f", (double) (e->ts - trace->epoch));
     if (e->kind == EV_SPAN) {
       g_ascii_formatd (dur, sizeof dur, "%.1f", (double) e->dur);
-      g_string_append_printf (out,
-                              ",\n{\"name\":\"frame %" G_GINT64_FORMAT "\","
-                              "\"cat\":\"stage\",\"ph\":\"X\",\"ts\":%s,\"dur\":%s,\"pid\":1,"
-                              "\"tid\":%d,\"args\":{\"frame\":%" G_GINT64_FORMAT "}}",
-                              e->value, ts, dur, e->track, e->value);
+      g_string_append_printf (
+          out,
+          ",\n{\"name\":\"frame %" G_GINT64_FORMAT
+          "\",\"cat\":\"stage\",\"ph\":\"X\",\"ts\":%s,\"dur\":%s,\"pid\":1,\"tid\":%d,\"args\":{\"frame\":%" G_GINT64_FORMAT
+          "}}",
+          e->value, ts, dur, e->track, e->value);
     } else {
       g_string_append (out, ",\n{\"name\":");
       append_json_string (out, t->name);
-      g_string_append_printf (out,
-                              ",\"cat\":\"queue\",\"ph\":\"C\",\"ts\":%s,\"pid\":1,"
-                              "\"args\":{\"buffers\":%" G_GINT64_FORMAT "}}",
-                              ts, e->value);
+      g_string_append_printf (
+          out,
+          ",\"cat\":\"queue\",\"ph\":\"C\",\"ts\":%s,\"pid\":1,\"args\":{\"buffers\":%" G_GINT64_FORMAT
+          "}}",
+          ts, e->value);
     }
   }
   g_string_append_printf (out, "\n],\"otherData\":{\"dropped_events\":%u}}\n",

@@ -32,8 +32,8 @@ item_index (const NnpGraph *graph, const char *nodes, const char *text, gboolean
   if (end != name && *end == '\0') {
     if (check_range && (idx < 0 || idx >= (gint64) graph->nodes->len)) {
       g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-                   "nodes \"%.200s\": node index %" G_GINT64_FORMAT " out of range (the "
-                   "specialised graph has %u nodes)",
+                   "nodes \"%.200s\": node index %" G_GINT64_FORMAT
+                   " out of range (the specialised graph has %u nodes)",
                    nodes, idx, graph->nodes->len);
       return -2;
     }
@@ -83,11 +83,10 @@ nnp_graph_select_nodes (const NnpGraph *graph, const char *nodes, gboolean *sel,
   }
   if (dots && check) {
     if (first > last) {
-      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-                   "nodes \"%.200s\": '%s' (node %d) comes after '%s' (node %d) in "
-                   "topological order",
-                   nodes, nnp_graph_node (graph, first)->name, first,
-                   nnp_graph_node (graph, last)->name, last);
+      g_set_error (
+          error, NNP_ERROR, NNP_ERROR_PLAN,
+          "nodes \"%.200s\": '%s' (node %d) comes after '%s' (node %d) in topological order", nodes,
+          nnp_graph_node (graph, first)->name, first, nnp_graph_node (graph, last)->name, last);
       return FALSE;
     }
     for (int i = first; i <= last; i++)

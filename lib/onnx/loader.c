@@ -196,8 +196,8 @@ parse_value_info (const NnpWireReader *parent, const NnpWireField *msg, ValueInf
               return FALSE;
             vi->dtype = et > 0 && et <= NNP_DTYPE_BFLOAT16 ? (NnpDType) et : NNP_DTYPE_UNDEFINED;
             if (vi->dtype == NNP_DTYPE_UNDEFINED || nnp_dtype_size (vi->dtype) == 0)
-              vi->unsupported = "has an element type that is not supported (string, complex, "
-                                "float8, int4...)";
+              vi->unsupported =
+                  "has an element type that is not supported (string, complex, float8, int4...)";
           } else if (ttf.number == TT_SHAPE) {
             if (!nnp_wire_expect (&ttf, NNP_WIRE_LEN, error))
               return FALSE;
@@ -954,8 +954,8 @@ parse_model (const guint8 *data, gsize size, const char *graph_name, NnpOnnxMode
   }
   if (!has_opset) {
     g_set_error (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED,
-                 "no opset for the default domain "
-                 "(IR version %" G_GINT64_FORMAT "; opsets %d..%d are supported)",
+                 "no opset for the default domain (IR version %" G_GINT64_FORMAT
+                 "; opsets %d..%d are supported)",
                  info->ir_version, OPSET_MIN, OPSET_MAX);
     return NULL;
   }
@@ -970,8 +970,8 @@ parse_model (const guint8 *data, gsize size, const char *graph_name, NnpOnnxMode
   graph = parse_graph (&r, &graph_field, graph_name, info->opset, 0, NULL, error);
   if (graph)
     NNP_DEBUG (LOG_CAT,
-               "%s: IR %" G_GINT64_FORMAT ", opset %d, producer '%s': %u nodes, "
-               "%u values, %u inputs, %u outputs",
+               "%s: IR %" G_GINT64_FORMAT
+               ", opset %d, producer '%s': %u nodes, %u values, %u inputs, %u outputs",
                graph_name, info->ir_version, info->opset, info->producer, graph->nodes->len,
                graph->values->len, graph->inputs->len, graph->outputs->len);
   return graph;

@@ -272,8 +272,7 @@ nnp_onnx_parse_tensor (const NnpWireReader *parent, const NnpWireField *msg,
   } else if (counts.count[typed] != (guint64) numel) {
     g_autofree char *s = nnp_shape_to_string (&shape);
     g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE,
-                 "has %" G_GSIZE_FORMAT " values, shape %s"
-                 " needs %" G_GINT64_FORMAT,
+                 "has %" G_GSIZE_FORMAT " values, shape %s needs %" G_GINT64_FORMAT,
                  counts.count[typed], s, numel);
     goto failed;
   }

@@ -124,10 +124,10 @@ nnp_node_const_ints (const NnpGraph *graph, const NnpNode *node, int input, int6
   *ints = NULL;
   *n = 0;
   if (v == NULL || v->constant == NULL) {
-    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
-                        "input %d%s%s%s must be a constant (data-dependent shapes are not "
-                        "supported)",
-                        input, v ? " ('" : "", v ? v->name : "", v ? "')" : "");
+    nnp_node_set_error (
+        error, NNP_ERROR_UNSUPPORTED, node,
+        "input %d%s%s%s must be a constant (data-dependent shapes are not supported)", input,
+        v ? " ('" : "", v ? v->name : "", v ? "')" : "");
     return FALSE;
   }
   t = v->constant;

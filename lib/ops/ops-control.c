@@ -164,11 +164,10 @@ nnp_op_if_infer (NnpGraph *graph, NnpNode *node, GError **error)
     if (t && e && (t->dtype != e->dtype || !nnp_shape_equal (&t->shape, &e->shape))) {
       g_autofree char *ts = nnp_shape_to_string (&t->shape);
       g_autofree char *es = nnp_shape_to_string (&e->shape);
-      nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
-                          "input 0 ('%s') must be a constant: the branches give output %d as "
-                          "%s %s and %s %s (data-dependent shapes are not supported)",
-                          cond->name, k, nnp_dtype_name (t->dtype), ts, nnp_dtype_name (e->dtype),
-                          es);
+      nnp_node_set_error (
+          error, NNP_ERROR_UNSUPPORTED, node,
+          "input 0 ('%s') must be a constant: the branches give output %d as %s %s and %s %s (data-dependent shapes are not supported)",
+          cond->name, k, nnp_dtype_name (t->dtype), ts, nnp_dtype_name (e->dtype), es);
       return FALSE;
     }
     nnp_op_set_output (graph, node, k, v->dtype, &v->shape);
@@ -303,10 +302,10 @@ nnp_op_loop_infer (NnpGraph *graph, NnpNode *node, GError **error)
       }
     } else if (g == NULL && local->code == NNP_ERROR_UNSUPPORTED && p->trip < 0 && m != NULL) {
       /* it could be unrolled if the trip count were known */
-      nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
-                          "input 0 ('%s') must be a constant (data-dependent shapes are not "
-                          "supported: the body would run once per iteration number; %s)",
-                          m->name, local->message);
+      nnp_node_set_error (
+          error, NNP_ERROR_UNSUPPORTED, node,
+          "input 0 ('%s') must be a constant (data-dependent shapes are not supported: the body would run once per iteration number; %s)",
+          m->name, local->message);
       g_error_free (local);
       return FALSE;
     } else if (g == NULL) {
@@ -317,10 +316,10 @@ nnp_op_loop_infer (NnpGraph *graph, NnpNode *node, GError **error)
   for (int k = 0; k < n_state; k++) {
     NnpValue *o = out_value (g, 1 + k);
     if (o->dtype != dt[2 + k] || !nnp_shape_equal (&o->shape, &sh[2 + k])) {
-      nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
-                          "loop-carried value %d changes its type or shape in the body "
-                          "(data-dependent shapes are not supported)",
-                          k);
+      nnp_node_set_error (
+          error, NNP_ERROR_UNSUPPORTED, node,
+          "loop-carried value %d changes its type or shape in the body (data-dependent shapes are not supported)",
+          k);
       return FALSE;
     }
     nnp_op_set_output (graph, node, k, o->dtype, &o->shape);
@@ -333,21 +332,21 @@ nnp_op_loop_infer (NnpGraph *graph, NnpNode *node, GError **error)
     else if (p->trip >= 0 && p->cond_init == 1 && (c == NULL || cond_out == 1))
       p->iterations = p->trip;
     else if (p->trip >= 0 && c != NULL && cond_out == 1 && p->cond_init < 0) {
-      nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
-                          "input 1 ('%s') must be a constant (the scan outputs' length depends "
-                          "on it; data-dependent shapes are not supported)",
-                          c->name);
+      nnp_node_set_error (
+          error, NNP_ERROR_UNSUPPORTED, node,
+          "input 1 ('%s') must be a constant (the scan outputs' length depends on it; data-dependent shapes are not supported)",
+          c->name);
       return FALSE;
     } else if (p->trip < 0 && m) {
-      nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
-                          "input 0 ('%s') must be a constant (the scan outputs' length depends "
-                          "on it; data-dependent shapes are not supported)",
-                          m->name);
+      nnp_node_set_error (
+          error, NNP_ERROR_UNSUPPORTED, node,
+          "input 0 ('%s') must be a constant (the scan outputs' length depends on it; data-dependent shapes are not supported)",
+          m->name);
       return FALSE;
     } else {
-      nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
-                          "the body's condition may end the loop early, so the length of its "
-                          "scan outputs depends on data (not supported)");
+      nnp_node_set_error (
+          error, NNP_ERROR_UNSUPPORTED, node,
+          "the body's condition may end the loop early, so the length of its scan outputs depends on data (not supported)");
       return FALSE;
     }
     if (p->iterations > G_MAXINT32) {

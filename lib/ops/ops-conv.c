@@ -14,9 +14,8 @@ check_float (const NnpNode *node, const NnpValue *v, int k, const char *what, GE
 {
   if (v->dtype != NNP_DTYPE_FLOAT32) {
     nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
-                        "input %d (%s) has dtype %s, only "
-                        "float32 is supported",
-                        k, what, nnp_dtype_name (v->dtype));
+                        "input %d (%s) has dtype %s, only float32 is supported", k, what,
+                        nnp_dtype_name (v->dtype));
     return FALSE;
   }
   return TRUE;
@@ -47,9 +46,7 @@ get_ints_attr (const NnpNode *node, const char *name, int n, int64_t dflt, int64
     return TRUE;
   }
   if (count != n) {
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                        "attribute '%s' has %d values, "
-                        "expected %d",
+    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "attribute '%s' has %d values, expected %d",
                         name, count, n);
     return FALSE;
   }
@@ -101,22 +98,17 @@ conv_common (const NnpNode *node, const NnpValue *x, const NnpValue *w, const Nn
   rank = x->shape.rank;
   if (rank < 3) {
     nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                        "input 0 (X) has %d dims, expected "
-                        "at least 3",
-                        rank);
+                        "input 0 (X) has %d dims, expected at least 3", rank);
     return FALSE;
   }
   if (rank > 2 + NNP_CONV_SPATIAL) {
     nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
-                        "input 0 (X) has %d dims, at most "
-                        "%d are supported",
-                        rank, 2 + NNP_CONV_SPATIAL);
+                        "input 0 (X) has %d dims, at most %d are supported", rank,
+                        2 + NNP_CONV_SPATIAL);
     return FALSE;
   }
   if (w->shape.rank != rank) {
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                        "input 1 (weight) has %d dims, "
-                        "expected %d",
+    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "input 1 (weight) has %d dims, expected %d",
                         w->shape.rank, rank);
     return FALSE;
   }
@@ -125,8 +117,8 @@ conv_common (const NnpNode *node, const NnpValue *x, const NnpValue *w, const Nn
   c = x->shape.dims[1];
   if (a->group < 1 || c % a->group != 0) {
     nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                        "group %" G_GINT64_FORMAT " does not "
-                        "divide the %" G_GINT64_FORMAT " input channels",
+                        "group %" G_GINT64_FORMAT " does not divide the %" G_GINT64_FORMAT
+                        " input channels",
                         a->group, c);
     return FALSE;
   }
@@ -144,8 +136,8 @@ conv_common (const NnpNode *node, const NnpValue *x, const NnpValue *w, const Nn
     m = w->shape.dims[0];
     if (m % a->group != 0) {
       nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                          "group %" G_GINT64_FORMAT " does not "
-                          "divide the %" G_GINT64_FORMAT " output channels",
+                          "group %" G_GINT64_FORMAT " does not divide the %" G_GINT64_FORMAT
+                          " output channels",
                           a->group, m);
       return FALSE;
     }
@@ -153,9 +145,7 @@ conv_common (const NnpNode *node, const NnpValue *x, const NnpValue *w, const Nn
   if (b && (b->shape.rank != 1 || b->shape.dims[0] != m)) {
     char *s = nnp_shape_to_string (&b->shape);
     nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                        "input 2 (bias) has shape %s, "
-                        "expected %" G_GINT64_FORMAT,
-                        s, m);
+                        "input 2 (bias) has shape %s, expected %" G_GINT64_FORMAT, s, m);
     g_free (s);
     return FALSE;
   }
@@ -163,9 +153,7 @@ conv_common (const NnpNode *node, const NnpValue *x, const NnpValue *w, const Nn
     const int64_t *ks = nnp_node_attr_ints (node, "kernel_shape", &count);
     if (count != n) {
       nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                          "attribute 'kernel_shape' has %d "
-                          "values, expected %d",
-                          count, n);
+                          "attribute 'kernel_shape' has %d values, expected %d", count, n);
       return FALSE;
     }
     for (int i = 0; i < n; i++) {
@@ -190,10 +178,10 @@ conv_common (const NnpNode *node, const NnpValue *x, const NnpValue *w, const Nn
     if (a->strides[i] > G_MAXINT32 || a->dil[i] > G_MAXINT32 || a->kernel[i] > G_MAXINT32
         || a->pads[i] > G_MAXINT32 || a->pads[i] < -G_MAXINT32 || a->pads[n + i] > G_MAXINT32
         || a->pads[n + i] < -G_MAXINT32 || x->shape.dims[2 + i] > G_MAXINT32) {
-      nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                          "axis %d: input dim, kernel, stride, "
-                          "dilation and pads must be at most %d",
-                          i, G_MAXINT32);
+      nnp_node_set_error (
+          error, NNP_ERROR_INVALID, node,
+          "axis %d: input dim, kernel, stride, dilation and pads must be at most %d", i,
+          G_MAXINT32);
       return FALSE;
     }
     if (a->strides[i] < 1 || a->dil[i] < 1 || a->kernel[i] < 1) {
@@ -384,9 +372,7 @@ nnp_op_conv_transpose_infer (NnpGraph *graph, NnpNode *node, GError **error)
     }
     if (n_os != n) {
       nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                          "attribute 'output_shape' has %d "
-                          "values, expected %d",
-                          n_os, n);
+                          "attribute 'output_shape' has %d values, expected %d", n_os, n);
       return FALSE;
     }
   }
@@ -453,9 +439,7 @@ nnp_op_mat_mul_geometry (const NnpNode *node, const NnpValue *va, const NnpValue
 
   if (sa->rank < 1 || sb->rank < 1) {
     nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                        "input %d is a scalar, MatMul needs "
-                        "at least 1 dim",
-                        sa->rank < 1 ? 0 : 1);
+                        "input %d is a scalar, MatMul needs at least 1 dim", sa->rank < 1 ? 0 : 1);
     return FALSE;
   }
   memset (&tmp, 0, sizeof (tmp));
@@ -478,9 +462,7 @@ nnp_op_mat_mul_geometry (const NnpNode *node, const NnpValue *va, const NnpValue
   memcpy (bb.dims, sb->dims, bb.rank * sizeof (int64_t));
   if (!nnp_broadcast_shapes (both, 2, &batch)) {
     char *s1 = nnp_shape_to_string (sa), *s2 = nnp_shape_to_string (sb);
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                        "batch dims of %s and %s do not "
-                        "broadcast",
+    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "batch dims of %s and %s do not broadcast",
                         s1, s2);
     g_free (s1);
     g_free (s2);
@@ -575,9 +557,7 @@ nnp_op_gemm_infer (NnpGraph *graph, NnpNode *node, GError **error)
     int64_t cm = 1, cn = 1;
     if (sc->rank > 2) {
       nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                          "input 2 (C) has %d dims, expected "
-                          "at most 2",
-                          sc->rank);
+                          "input 2 (C) has %d dims, expected at most 2", sc->rank);
       return FALSE;
     }
     if (sc->rank == 2) {
@@ -589,8 +569,8 @@ nnp_op_gemm_infer (NnpGraph *graph, NnpNode *node, GError **error)
     if ((cm != 1 && cm != tmp.m) || (cn != 1 && cn != tmp.n)) {
       char *s = nnp_shape_to_string (sc);
       nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                          "input 2 (C) of shape %s does not "
-                          "broadcast to %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT,
+                          "input 2 (C) of shape %s does not broadcast to %" G_GINT64_FORMAT
+                          "x%" G_GINT64_FORMAT,
                           s, tmp.m, tmp.n);
       g_free (s);
       return FALSE;

@@ -63,9 +63,8 @@ check_dtype (const NnpGraph *graph, const NnpNode *node, int k, gboolean (*ok) (
 
   if (!ok (v->dtype)) {
     nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
-                        "input %d ('%s') has dtype %s, "
-                        "which is not supported",
-                        k, v->name, nnp_dtype_name (v->dtype));
+                        "input %d ('%s') has dtype %s, which is not supported", k, v->name,
+                        nnp_dtype_name (v->dtype));
     return FALSE;
   }
   return TRUE;
@@ -591,9 +590,7 @@ clip_bound (const NnpGraph *graph, const NnpNode *node, int k, gboolean *has, in
   if (nnp_shape_numel (&v->shape) != 1) {
     g_autofree char *s = nnp_shape_to_string (&v->shape);
     nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                        "input %d ('%s') must be a scalar, "
-                        "has shape %s",
-                        k, v->name, s);
+                        "input %d ('%s') must be a scalar, has shape %s", k, v->name, s);
     return FALSE;
   }
   *has = TRUE;
@@ -611,8 +608,7 @@ nnp_op_clip_infer (NnpGraph *graph, NnpNode *node, GError **error)
 
   if (graph->opset < 11 && node->n_inputs > 1 && node->inputs[1] >= 0) {
     nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                        "has %d inputs; before opset 11 Clip "
-                        "takes min/max as attributes",
+                        "has %d inputs; before opset 11 Clip takes min/max as attributes",
                         node->n_inputs);
     return FALSE;
   }
@@ -624,9 +620,7 @@ nnp_op_clip_infer (NnpGraph *graph, NnpNode *node, GError **error)
     const NnpAttr *hi = nnp_node_get_attr (node, "max");
     if (p->dtype != NNP_DTYPE_FLOAT32) {
       nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
-                          "dtype %s is not supported "
-                          "before opset 11",
-                          nnp_dtype_name (p->dtype));
+                          "dtype %s is not supported before opset 11", nnp_dtype_name (p->dtype));
       return FALSE;
     }
     if (lo != NULL) {

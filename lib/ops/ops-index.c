@@ -128,9 +128,9 @@ nnp_op_scatter_elements_infer (NnpGraph *graph, NnpNode *node, GError **error)
     return fail_dtype (node, i, 1, error);
   if (u->dtype != x->dtype || !nnp_shape_equal (&u->shape, &i->shape)
       || i->shape.rank != x->shape.rank || x->shape.rank < 1) {
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                        "updates must have the indices' shape and the data's dtype, "
-                        "indices the data's rank");
+    nnp_node_set_error (
+        error, NNP_ERROR_INVALID, node,
+        "updates must have the indices' shape and the data's dtype, indices the data's rank");
     return FALSE;
   }
   if (!get_axis (node, nnp_node_attr_int (node, "axis", 0), x->shape.rank, &axis, error))
@@ -372,10 +372,9 @@ nnp_op_one_hot_infer (NnpGraph *graph, NnpNode *node, GError **error)
     return FALSE;
   }
   if (depth->constant == NULL) {
-    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
-                        "input 1 ('%s') must be a constant (data-dependent shapes are not "
-                        "supported)",
-                        depth->name);
+    nnp_node_set_error (
+        error, NNP_ERROR_UNSUPPORTED, node,
+        "input 1 ('%s') must be a constant (data-dependent shapes are not supported)", depth->name);
     return FALSE;
   }
   switch (depth->dtype) {

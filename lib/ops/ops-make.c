@@ -36,9 +36,7 @@ nnp_op_constant_infer (NnpGraph *graph, NnpNode *node, GError **error)
       return FALSE;
     }
     if (nnp_dtype_size (a->t->dtype) == 0) {
-      nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
-                          "value of dtype %s is not "
-                          "supported",
+      nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "value of dtype %s is not supported",
                           nnp_dtype_name (a->t->dtype));
       return FALSE;
     }
@@ -58,8 +56,7 @@ nnp_op_constant_infer (NnpGraph *graph, NnpNode *node, GError **error)
   } else if (nnp_node_get_attr (node, "value_string") || nnp_node_get_attr (node, "value_strings")
              || nnp_node_get_attr (node, "sparse_value")) {
     nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
-                        "string and sparse constants are "
-                        "not supported");
+                        "string and sparse constants are not supported");
     return FALSE;
   } else {
     nnp_node_set_error (error, NNP_ERROR_INVALID, node, "has no value attribute");
@@ -106,9 +103,7 @@ nnp_op_constant_of_shape_infer (NnpGraph *graph, NnpNode *node, GError **error)
     }
     esize = nnp_dtype_size (value->t->dtype);
     if (esize == 0 || esize > 8) {
-      nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
-                          "value of dtype %s is not "
-                          "supported",
+      nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "value of dtype %s is not supported",
                           nnp_dtype_name (value->t->dtype));
       return FALSE;
     }
@@ -138,10 +133,9 @@ range_scalar (const NnpGraph *graph, const NnpNode *node, int k, NnpDType dtype,
   const NnpTensor *t = v->constant;
 
   if (t == NULL) {
-    nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
-                        "input %d ('%s') must be a "
-                        "constant (data-dependent shapes are not supported)",
-                        k, v->name);
+    nnp_node_set_error (
+        error, NNP_ERROR_UNSUPPORTED, node,
+        "input %d ('%s') must be a constant (data-dependent shapes are not supported)", k, v->name);
     return FALSE;
   }
   if (t->dtype != dtype || nnp_tensor_numel (t) != 1) {
@@ -183,8 +177,7 @@ nnp_op_range_infer (NnpGraph *graph, NnpNode *node, GError **error)
     double c;
     if (fd == 0 || !isfinite (fs) || !isfinite (fl) || !isfinite (fd)) {
       nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                          "start, limit and delta must be "
-                          "finite and delta non-zero");
+                          "start, limit and delta must be finite and delta non-zero");
       return FALSE;
     }
     if (dtype == NNP_DTYPE_FLOAT32)

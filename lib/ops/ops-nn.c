@@ -33,9 +33,8 @@ check_dtype (const NnpNode *node, const NnpValue *v, int k, const NnpDType *ok, 
     if (v->dtype == ok[i])
       return TRUE;
   nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
-                      "input %d ('%s') has unsupported "
-                      "dtype %s",
-                      k, v->name, nnp_dtype_name (v->dtype));
+                      "input %d ('%s') has unsupported dtype %s", k, v->name,
+                      nnp_dtype_name (v->dtype));
   return FALSE;
 }
 
@@ -74,10 +73,8 @@ check_no_extra_outputs (const NnpGraph *graph, const NnpNode *node, int first, c
 {
   for (int k = first; k < node->n_outputs; k++) {
     if (nnp_node_output (graph, node, k) != NULL) {
-      nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
-                          "output %d (%s) is not "
-                          "supported",
-                          k, what);
+      nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "output %d (%s) is not supported", k,
+                          what);
       return FALSE;
     }
   }
@@ -120,9 +117,8 @@ const_doubles (const NnpGraph *graph, const NnpNode *node, int input, double **o
   } else {
     g_clear_pointer (out, g_free);
     nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
-                        "input %d ('%s') has unsupported "
-                        "dtype %s",
-                        input, v->name, nnp_dtype_name (t->dtype));
+                        "input %d ('%s') has unsupported dtype %s", input, v->name,
+                        nnp_dtype_name (t->dtype));
     return FALSE;
   }
   *n = (int) count;
@@ -139,15 +135,11 @@ axes_to_mask (const NnpNode *node, const int64_t *axes, int n, int rank, gboolea
     int a;
     if (!nnp_normalize_axis (axes[i], rank, &a)) {
       nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                          "axis %" G_GINT64_FORMAT " is out of "
-                          "range for rank %d",
-                          axes[i], rank);
+                          "axis %" G_GINT64_FORMAT " is out of range for rank %d", axes[i], rank);
       return FALSE;
     }
     if (mask[a]) {
-      nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                          "axis %" G_GINT64_FORMAT " is "
-                          "repeated",
+      nnp_node_set_error (error, NNP_ERROR_INVALID, node, "axis %" G_GINT64_FORMAT " is repeated",
                           axes[i]);
       return FALSE;
     }
@@ -176,9 +168,7 @@ nnp_op_batch_normalization_infer (NnpGraph *graph, NnpNode *node, GError **error
     return FALSE;
   if (x->shape.rank < 2) {
     nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                        "input 0 ('%s') has %d dims, expected "
-                        "at least 2",
-                        x->name, x->shape.rank);
+                        "input 0 ('%s') has %d dims, expected at least 2", x->name, x->shape.rank);
     return FALSE;
   }
   c = x->shape.dims[1];
@@ -198,9 +188,8 @@ nnp_op_batch_normalization_infer (NnpGraph *graph, NnpNode *node, GError **error
                 : nnp_shape_numel (&v->shape) != c) {
       g_autofree char *s = nnp_shape_to_string (&v->shape);
       nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                          "input %d ('%s') has shape %s, "
-                          "expected %" G_GINT64_FORMAT,
-                          k, v->name, s, c);
+                          "input %d ('%s') has shape %s, expected %" G_GINT64_FORMAT, k, v->name, s,
+                          c);
       return FALSE;
     }
   }
@@ -229,9 +218,7 @@ pool_ints (const NnpNode *node, const char *name, int n, int64_t dflt, int64_t m
     return TRUE;
   }
   if (count != n) {
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                        "attribute '%s' has %d values, "
-                        "expected %d",
+    nnp_node_set_error (error, NNP_ERROR_INVALID, node, "attribute '%s' has %d values, expected %d",
                         name, count, n);
     return FALSE;
   }
@@ -270,17 +257,13 @@ pool_infer (NnpGraph *graph, NnpNode *node, gboolean is_max, GError **error)
   }
   if (x->shape.rank < 3) {
     nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                        "input 0 ('%s') has %d dims, expected "
-                        "at least 3",
-                        x->name, x->shape.rank);
+                        "input 0 ('%s') has %d dims, expected at least 3", x->name, x->shape.rank);
     return FALSE;
   }
   ns = x->shape.rank - 2;
   if (ns > NNP_POOL_MAX_SPATIAL) {
     nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
-                        "%d spatial dims are not "
-                        "supported (at most %d)",
-                        ns, NNP_POOL_MAX_SPATIAL);
+                        "%d spatial dims are not supported (at most %d)", ns, NNP_POOL_MAX_SPATIAL);
     return FALSE;
   }
   if (nnp_node_get_attr (node, "kernel_shape") == NULL) {
@@ -376,9 +359,7 @@ global_pool_infer (NnpGraph *graph, NnpNode *node, GError **error)
     return FALSE;
   if (x->shape.rank < 2) {
     nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                        "input 0 ('%s') has %d dims, expected "
-                        "at least 2",
-                        x->name, x->shape.rank);
+                        "input 0 ('%s') has %d dims, expected at least 2", x->name, x->shape.rank);
     return FALSE;
   }
   p = NNP_NODE_NEW_PARAMS (node, NnpPoolParams);
@@ -425,9 +406,8 @@ softmax_infer (NnpGraph *graph, NnpNode *node, GError **error)
   }
   if (!nnp_normalize_axis (axis, x->shape.rank, &a)) {
     nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                        "axis %" G_GINT64_FORMAT " is out of "
-                        "range for rank %d",
-                        axis, x->shape.rank);
+                        "axis %" G_GINT64_FORMAT " is out of range for rank %d", axis,
+                        x->shape.rank);
     return FALSE;
   }
   p = NNP_NODE_NEW_PARAMS (node, NnpSoftmaxParams);
@@ -526,8 +506,7 @@ nnp_op_resize_infer (NnpGraph *graph, NnpNode *node, GError **error)
   }
   if (strcmp (nnp_node_attr_string (node, "keep_aspect_ratio_policy", "stretch"), "stretch") != 0) {
     nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
-                        "keep_aspect_ratio_policy '%s' is "
-                        "not supported",
+                        "keep_aspect_ratio_policy '%s' is not supported",
                         nnp_node_attr_string (node, "keep_aspect_ratio_policy", ""));
     return FALSE;
   }
@@ -563,8 +542,7 @@ nnp_op_resize_infer (NnpGraph *graph, NnpNode *node, GError **error)
   }
   if (!legacy_scales && (scales_v == NULL) == (sizes_v == NULL)) {
     nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                        "exactly one of 'scales' and 'sizes' "
-                        "must be given");
+                        "exactly one of 'scales' and 'sizes' must be given");
     return FALSE;
   }
   p = NNP_NODE_NEW_PARAMS (node, NnpResizeParams);
@@ -594,9 +572,7 @@ nnp_op_resize_infer (NnpGraph *graph, NnpNode *node, GError **error)
       /* roi feeds coordinates that become indices: finite and sane only */
       if (!(fabs (roi[i]) <= 1e6)) {
         nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                            "roi[%d] = %g is not a finite "
-                            "number in -1e6..1e6",
-                            i, roi[i]);
+                            "roi[%d] = %g is not a finite number in -1e6..1e6", i, roi[i]);
         return FALSE;
       }
     }
@@ -625,17 +601,15 @@ nnp_op_resize_infer (NnpGraph *graph, NnpNode *node, GError **error)
       double extent = p->roi_end[a] - p->roi_start[a], out;
       if (!(scales[i] > 0.0) || !isfinite (scales[i])) {
         nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                            "scales[%d] = %g is not a finite "
-                            "positive number",
-                            i, scales[i]);
+                            "scales[%d] = %g is not a finite positive number", i, scales[i]);
         return FALSE;
       }
       /* the output dim is checked as a double before it becomes an integer */
       out = floor ((double) p->in[a] * extent * scales[i]);
       if (!(out >= 0.0 && out <= (double) G_MAXINT32)) {
         nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                            "scales[%d] = %g makes dim %d of "
-                            "the output %g (%" G_GINT64_FORMAT " x %g), outside 0..%d",
+                            "scales[%d] = %g makes dim %d of the output %g (%" G_GINT64_FORMAT
+                            " x %g), outside 0..%d",
                             i, scales[i], a, out, p->in[a], scales[i] * extent, G_MAXINT32);
         return FALSE;
       }
@@ -745,8 +719,7 @@ nnp_op_pad_infer (NnpGraph *graph, NnpNode *node, GError **error)
       pads = nnp_node_attr_ints (node, "pads", &n);
     if (!pad_value_bytes (x->dtype, nnp_node_attr_float (node, "value", 0.f), p->value)) {
       nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
-                          "value %g is not supported for "
-                          "dtype %s",
+                          "value %g is not supported for dtype %s",
                           nnp_node_attr_float (node, "value", 0.f), nnp_dtype_name (x->dtype));
       return FALSE;
     }
@@ -758,9 +731,7 @@ nnp_op_pad_infer (NnpGraph *graph, NnpNode *node, GError **error)
     pads = pads_in;
     if (cv) {
       if (cv->constant == NULL) {
-        nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
-                            "input 2 ('%s') must be a "
-                            "constant",
+        nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "input 2 ('%s') must be a constant",
                             cv->name);
         return FALSE;
       }
@@ -944,9 +915,8 @@ nnp_op_arg_max_infer (NnpGraph *graph, NnpNode *node, GError **error)
     return FALSE;
   if (!nnp_normalize_axis (axis, x->shape.rank, &a)) {
     nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                        "axis %" G_GINT64_FORMAT " is out of "
-                        "range for rank %d",
-                        axis, x->shape.rank);
+                        "axis %" G_GINT64_FORMAT " is out of range for rank %d", axis,
+                        x->shape.rank);
     return FALSE;
   }
   if (x->shape.dims[a] == 0) {

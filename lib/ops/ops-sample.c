@@ -132,10 +132,10 @@ nnp_op_max_unpool_infer (NnpGraph *graph, NnpNode *node, GError **error)
     return FALSE;
   if (sp < 1 || ind->dtype != NNP_DTYPE_INT64 || !nnp_shape_equal (&ind->shape, &x->shape)
       || n_k != sp || (s && n_s != sp) || (pads && n_p != 2 * sp)) {
-    nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                        "needs X and int64 indices of one shape and kernel_shape/strides/pads "
-                        "for its %d spatial dims",
-                        sp);
+    nnp_node_set_error (
+        error, NNP_ERROR_INVALID, node,
+        "needs X and int64 indices of one shape and kernel_shape/strides/pads for its %d spatial dims",
+        sp);
     return FALSE;
   }
   for (int d = 0; d < sp; d++)

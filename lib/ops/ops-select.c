@@ -20,10 +20,9 @@ need_constant (const NnpNode *node, const NnpValue *v, int k, GError **error)
 {
   if (v == NULL || v->constant != NULL)
     return TRUE;
-  nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
-                      "input %d ('%s') must be a constant (data-dependent shapes are not "
-                      "supported)",
-                      k, v->name);
+  nnp_node_set_error (
+      error, NNP_ERROR_UNSUPPORTED, node,
+      "input %d ('%s') must be a constant (data-dependent shapes are not supported)", k, v->name);
   return FALSE;
 }
 

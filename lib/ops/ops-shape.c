@@ -83,9 +83,8 @@ input_esize (const NnpNode *node, const NnpValue *v, int k, gsize *esize, GError
 
   if (s == 0) {
     nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
-                        "input %d ('%s') has unsupported "
-                        "dtype %s",
-                        k, v->name, nnp_dtype_name (v->dtype));
+                        "input %d ('%s') has unsupported dtype %s", k, v->name,
+                        nnp_dtype_name (v->dtype));
     return FALSE;
   }
   *esize = s;
@@ -209,9 +208,7 @@ nnp_op_ints_to_shape (const NnpNode *node, const char *what, const int64_t *v, i
 {
   if (n > NNP_MAX_RANK) {
     nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
-                        "%s has %d dims, at most %d are "
-                        "supported",
-                        what, n, NNP_MAX_RANK);
+                        "%s has %d dims, at most %d are supported", what, n, NNP_MAX_RANK);
     return FALSE;
   }
   for (int i = 0; i < n; i++) {
@@ -269,16 +266,12 @@ nnp_op_dropout_infer (NnpGraph *graph, NnpNode *node, GError **error)
     NnpTensor *c = training->constant;
     if (c == NULL) {
       nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
-                          "input 2 ('%s', training_mode) "
-                          "must be a constant",
-                          training->name);
+                          "input 2 ('%s', training_mode) must be a constant", training->name);
       return FALSE;
     }
     for (gsize i = 0; i < c->nbytes; i++) {
       if (((const guint8 *) c->data)[i] != 0) {
-        nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
-                            "training mode is not "
-                            "supported");
+        nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "training mode is not supported");
         return FALSE;
       }
     }
@@ -380,9 +373,7 @@ nnp_op_reshape_infer (NnpGraph *graph, NnpNode *node, GError **error)
   }
   if (n > NNP_MAX_RANK) {
     nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
-                        "shape has %d dims, at most %d "
-                        "are supported",
-                        n, NNP_MAX_RANK);
+                        "shape has %d dims, at most %d are supported", n, NNP_MAX_RANK);
     return FALSE;
   }
   memset (&shape, 0, sizeof (shape));
@@ -401,9 +392,7 @@ nnp_op_reshape_infer (NnpGraph *graph, NnpNode *node, GError **error)
       if (i >= x->shape.rank) {
         g_autofree char *in = nnp_shape_to_string (&x->shape);
         nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                            "shape[%d] = 0 copies a dim that "
-                            "input %s does not have",
-                            i, in);
+                            "shape[%d] = 0 copies a dim that input %s does not have", i, in);
         return FALSE;
       }
       d = x->shape.dims[i];
@@ -448,9 +437,7 @@ nnp_op_flatten_infer (NnpGraph *graph, NnpNode *node, GError **error)
 
   if (axis < -rank || axis > rank) {
     nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                        "axis %" G_GINT64_FORMAT " is out of "
-                        "range for rank %d",
-                        axis, rank);
+                        "axis %" G_GINT64_FORMAT " is out of range for rank %d", axis, rank);
     return FALSE;
   }
   if (axis < 0)
@@ -481,9 +468,7 @@ nnp_op_squeeze_infer (NnpGraph *graph, NnpNode *node, GError **error)
       int a;
       if (!nnp_normalize_axis (axes[i], rank, &a)) {
         nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                            "axis %" G_GINT64_FORMAT " is out "
-                            "of range for rank %d",
-                            axes[i], rank);
+                            "axis %" G_GINT64_FORMAT " is out of range for rank %d", axes[i], rank);
         return FALSE;
       }
       if (drop[a]) {
@@ -535,9 +520,8 @@ nnp_op_unsqueeze_infer (NnpGraph *graph, NnpNode *node, GError **error)
     int a;
     if (!nnp_normalize_axis (axes[i], out_rank, &a)) {
       nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                          "axis %" G_GINT64_FORMAT " is out "
-                          "of range for output rank %d",
-                          axes[i], out_rank);
+                          "axis %" G_GINT64_FORMAT " is out of range for output rank %d", axes[i],
+                          out_rank);
       return FALSE;
     }
     if (add[a]) {
@@ -576,9 +560,7 @@ nnp_op_transpose_infer (NnpGraph *graph, NnpNode *node, GError **error)
   } else {
     if (n != rank) {
       nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                          "perm has %d entries for an input of "
-                          "rank %d",
-                          n, rank);
+                          "perm has %d entries for an input of rank %d", n, rank);
       return FALSE;
     }
     for (int k = 0; k < rank; k++) {
@@ -641,9 +623,7 @@ nnp_op_concat_infer (NnpGraph *graph, NnpNode *node, GError **error)
   axis_attr = nnp_node_attr_int (node, "axis", 1);
   if (!nnp_normalize_axis (axis_attr, rank, &axis)) {
     nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                        "axis %" G_GINT64_FORMAT " is out of "
-                        "range for rank %d",
-                        axis_attr, rank);
+                        "axis %" G_GINT64_FORMAT " is out of range for rank %d", axis_attr, rank);
     return FALSE;
   }
   shape = x0->shape;
@@ -669,9 +649,8 @@ nnp_op_concat_infer (NnpGraph *graph, NnpNode *node, GError **error)
       g_autofree char *s0 = nnp_shape_to_string (&x0->shape);
       g_autofree char *si = nnp_shape_to_string (&x->shape);
       nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                          "cannot concatenate %s (input %d) "
-                          "and %s (input 0) along axis %d",
-                          si, i, s0, axis);
+                          "cannot concatenate %s (input %d) and %s (input 0) along axis %d", si, i,
+                          s0, axis);
       return FALSE;
     }
     shape.dims[axis] += x->shape.dims[axis];
@@ -698,9 +677,7 @@ nnp_op_split_infer (NnpGraph *graph, NnpNode *node, GError **error)
     return FALSE;
   if (!nnp_normalize_axis (axis_attr, rank, &axis)) {
     nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                        "axis %" G_GINT64_FORMAT " is out of "
-                        "range for rank %d",
-                        axis_attr, rank);
+                        "axis %" G_GINT64_FORMAT " is out of range for rank %d", axis_attr, rank);
     return FALSE;
   }
   dim = x->shape.dims[axis];
@@ -801,8 +778,7 @@ nnp_op_slice_infer (NnpGraph *graph, NnpNode *node, GError **error)
     return FALSE;
   if (graph->opset < 10 && node->n_inputs > 1) {
     nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                        "has %d inputs; before opset 10 Slice "
-                        "takes starts/ends as attributes",
+                        "has %d inputs; before opset 10 Slice takes starts/ends as attributes",
                         node->n_inputs);
     return FALSE;
   }
@@ -822,8 +798,7 @@ nnp_op_slice_infer (NnpGraph *graph, NnpNode *node, GError **error)
   if (n_ends != n_starts || (has_axes && n_axes != n_starts)
       || (has_steps && n_steps != n_starts)) {
     nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                        "starts, ends, axes and steps have "
-                        "different lengths (%d, %d, %d, %d)",
+                        "starts, ends, axes and steps have different lengths (%d, %d, %d, %d)",
                         n_starts, n_ends, has_axes ? n_axes : n_starts,
                         has_steps ? n_steps : n_starts);
     return FALSE;
@@ -840,9 +815,7 @@ nnp_op_slice_infer (NnpGraph *graph, NnpNode *node, GError **error)
 
     if (!nnp_normalize_axis (axis_v, rank, &a)) {
       nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                          "axis %" G_GINT64_FORMAT " is out "
-                          "of range for rank %d",
-                          axis_v, rank);
+                          "axis %" G_GINT64_FORMAT " is out of range for rank %d", axis_v, rank);
       return FALSE;
     }
     if (seen[a]) {
@@ -903,16 +876,13 @@ nnp_op_gather_infer (NnpGraph *graph, NnpNode *node, GError **error)
     return FALSE;
   if (idx->dtype != NNP_DTYPE_INT64 && idx->dtype != NNP_DTYPE_INT32) {
     nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                        "indices ('%s') must be int32 or int64, "
-                        "got %s",
-                        idx->name, nnp_dtype_name (idx->dtype));
+                        "indices ('%s') must be int32 or int64, got %s", idx->name,
+                        nnp_dtype_name (idx->dtype));
     return FALSE;
   }
   if (!nnp_normalize_axis (axis_attr, rank, &axis)) {
     nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                        "axis %" G_GINT64_FORMAT " is out of "
-                        "range for rank %d",
-                        axis_attr, rank);
+                        "axis %" G_GINT64_FORMAT " is out of range for rank %d", axis_attr, rank);
     return FALSE;
   }
   out_rank = rank - 1 + q;

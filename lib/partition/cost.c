@@ -116,9 +116,7 @@ memcpy_bytes_per_ms (void)
       g_autofree char *out = NULL;
 
       bw = memcpy_measure ();
-      out = g_strdup_printf ("{\n  \"version\": 1,\n  "
-                             "\"memcpy_bytes_per_ms\": %.1f\n}\n",
-                             bw);
+      out = g_strdup_printf ("{\n  \"version\": 1,\n  \"memcpy_bytes_per_ms\": %.1f\n}\n", bw);
       if (g_mkdir_with_parents (dir, 0755) != 0 || !g_file_set_contents (path, out, -1, NULL))
         NNP_DEBUG (CAT, "cannot write %s", path);
     }

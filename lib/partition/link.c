@@ -81,10 +81,10 @@ nnp_link_parse (const char *text, NnpLink *link, GError **error)
   }
   if (!parse_quantity (g_strstrip (parts[0]), bandwidth_units, &l.bytes_per_s)
       || l.bytes_per_s <= 0) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-                 "link '%s': bandwidth '%s' is not a positive number with a unit "
-                 "(bit, kbit, mbit, gbit, B, kB, MB, GB per second)",
-                 text, parts[0]);
+    g_set_error (
+        error, NNP_ERROR, NNP_ERROR_PLAN,
+        "link '%s': bandwidth '%s' is not a positive number with a unit (bit, kbit, mbit, gbit, B, kB, MB, GB per second)",
+        text, parts[0]);
     return FALSE;
   }
   if (!parse_quantity (g_strstrip (parts[1]), time_units, &l.rtt_ms) || l.rtt_ms < 0) {

@@ -39,13 +39,12 @@ falls_back (const NnpPlanRequest *req, const char *device, int stage)
       || !nnp_fallback_applies (device, req->fallback, err))
     return FALSE;
   if (stage >= 0)
-    msg = g_strdup_printf ("device '%s' is not available, running stage %d on the CPU "
-                           "instead: %s",
+    msg = g_strdup_printf ("device '%s' is not available, running stage %d on the CPU instead: %s",
                            device, stage, err->message);
   else
-    msg = g_strdup_printf ("device '%s' is not available, planning its stage on the CPU "
-                           "instead: %s",
-                           device, err->message);
+    msg =
+        g_strdup_printf ("device '%s' is not available, planning its stage on the CPU instead: %s",
+                         device, err->message);
   if (req->notice)
     req->notice (stage, msg, req->notice_data);
   return TRUE;
@@ -215,9 +214,7 @@ plan_split (NnpModel *model, const NnpInputShape *shapes, int n_shapes, const Nn
   NnpPlan *plan = NULL;
 
   if (req->n_stages < 0 || req->n_stages > NNP_PLAN_MAX_STAGES) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-                 "%d stages asked, 1 to %d (or auto) "
-                 "possible",
+    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "%d stages asked, 1 to %d (or auto) possible",
                  req->n_stages, NNP_PLAN_MAX_STAGES);
     return NULL;
   }

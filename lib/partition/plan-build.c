@@ -32,10 +32,10 @@ nnp_stage_load_parse (const char *text, int *n, GError **error)
     double v = g_ascii_strtod (item, &end);
 
     if (*item == '\0' || end == NULL || *end != '\0' || !(v >= 0 && v <= 1000)) {
-      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-                   "invalid stage-load item '%s' in \"%s\": want a comma-separated list of "
-                   "numbers >= 0 (fractions of the model's time)",
-                   item, text);
+      g_set_error (
+          error, NNP_ERROR, NNP_ERROR_PLAN,
+          "invalid stage-load item '%s' in \"%s\": want a comma-separated list of numbers >= 0 (fractions of the model's time)",
+          item, text);
       g_free (load);
       return NULL;
     }

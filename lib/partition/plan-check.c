@@ -93,18 +93,14 @@ check_boundary (const NnpGraph *graph, int k, const char *what, char **names, co
       return FALSE;
     }
     if (seen[v->id]) {
-      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-                   "stage %d: value '%s' is listed twice in "
-                   "%s",
+      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "stage %d: value '%s' is listed twice in %s",
                    k, names[i], what);
       return FALSE;
     }
     seen[v->id] = TRUE;
     if (pos[v->id] < 0) {
       g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-                   "stage %d: value '%s' in %s does not "
-                   "cross that boundary",
-                   k, names[i], what);
+                   "stage %d: value '%s' in %s does not cross that boundary", k, names[i], what);
       return FALSE;
     }
   }
@@ -170,18 +166,16 @@ nnp_plan_check_stage_of (const NnpPlan *plan, const NnpGraph *graph, int **stage
       }
       if (stage_of[node->index] >= 0) {
         g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-                     "node '%s' is listed twice (stage %d "
-                     "and stage %d)",
-                     node->name, stage_of[node->index], k);
+                     "node '%s' is listed twice (stage %d and stage %d)", node->name,
+                     stage_of[node->index], k);
         return FALSE;
       }
       {
         g_autofree char *why = NULL;
         if (!nnp_device_spec_supports (s->device, graph, node, &why)) {
           g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-                       "stage %d: node '%s' (%s) is not "
-                       "supported on device '%s': %s",
-                       k, node->name, node->op_type, s->device, why ? why : "no kernel");
+                       "stage %d: node '%s' (%s) is not supported on device '%s': %s", k,
+                       node->name, node->op_type, s->device, why ? why : "no kernel");
           return FALSE;
         }
       }
@@ -231,11 +225,11 @@ nnp_plan_check_stage_of (const NnpPlan *plan, const NnpGraph *graph, int **stage
           for (int c = 0; v && c < v->n_consumers; c++) {
             int w = v->consumers[c];
             if (stage_of[w] == k) {
-              g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-                           "stage %d is not convex: a path leaves it at node '%s', goes "
-                           "through node '%s' (stage %d) and comes back to node '%s'",
-                           k, nnp_graph_node (graph, from[u])->name, node->name, stage_of[u],
-                           nnp_graph_node (graph, w)->name);
+              g_set_error (
+                  error, NNP_ERROR, NNP_ERROR_PLAN,
+                  "stage %d is not convex: a path leaves it at node '%s', goes through node '%s' (stage %d) and comes back to node '%s'",
+                  k, nnp_graph_node (graph, from[u])->name, node->name, stage_of[u],
+                  nnp_graph_node (graph, w)->name);
               return FALSE;
             }
             if (!mark[w]) {
@@ -285,15 +279,15 @@ nnp_plan_check_stage_of (const NnpPlan *plan, const NnpGraph *graph, int **stage
         forward = reach[a];
       }
       if (forward)
-        g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-                     "cycle between stages %d and %d: node '%s' (stage %d) feeds node '%s' "
-                     "(stage %d), and stage %d also feeds stage %d",
-                     b, a, nnp_graph_node (graph, v->producer)->name, a, node->name, b, b, a);
+        g_set_error (
+            error, NNP_ERROR, NNP_ERROR_PLAN,
+            "cycle between stages %d and %d: node '%s' (stage %d) feeds node '%s' (stage %d), and stage %d also feeds stage %d",
+            b, a, nnp_graph_node (graph, v->producer)->name, a, node->name, b, b, a);
       else
-        g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-                     "stages out of order: node '%s' in stage %d reads '%s' produced by node "
-                     "'%s' in the later stage %d",
-                     node->name, b, v->name, nnp_graph_node (graph, v->producer)->name, a);
+        g_set_error (
+            error, NNP_ERROR, NNP_ERROR_PLAN,
+            "stages out of order: node '%s' in stage %d reads '%s' produced by node '%s' in the later stage %d",
+            node->name, b, v->name, nnp_graph_node (graph, v->producer)->name, a);
       return FALSE;
     }
   }
@@ -310,8 +304,7 @@ nnp_plan_check_stage_of (const NnpPlan *plan, const NnpGraph *graph, int **stage
         g_auto (GStrv) canon = names_of (graph, ids, m);
         if (!strv_equal_n (canon, s->inputs)) {
           g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-                       "stage 0: inputs must be the graph "
-                       "inputs in graph order");
+                       "stage 0: inputs must be the graph inputs in graph order");
           return FALSE;
         }
       }
@@ -324,9 +317,7 @@ nnp_plan_check_stage_of (const NnpPlan *plan, const NnpGraph *graph, int **stage
         g_auto (GStrv) canon = names_of (graph, ids, m);
         if (!strv_equal_n (canon, s->outputs)) {
           g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-                       "stage %d: outputs must be the graph "
-                       "outputs in graph order",
-                       k);
+                       "stage %d: outputs must be the graph outputs in graph order", k);
           return FALSE;
         }
       }
@@ -334,9 +325,7 @@ nnp_plan_check_stage_of (const NnpPlan *plan, const NnpGraph *graph, int **stage
     if (k > 0 && s->inputs && plan->stages[k - 1].outputs
         && !strv_equal_n (s->inputs, plan->stages[k - 1].outputs)) {
       g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-                   "stage %d: inputs are not stage %d's "
-                   "outputs in the same order",
-                   k, k - 1);
+                   "stage %d: inputs are not stage %d's outputs in the same order", k, k - 1);
       return FALSE;
     }
   }

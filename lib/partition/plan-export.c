@@ -433,9 +433,9 @@ put_graph_node (Writer *w, const NnpNode *node, GError **error)
     in[i] = v ? v->name : "";
     if (v && v->constant && !g_hash_table_contains (w->inits, GINT_TO_POINTER (v->id))) {
       if (v->constant->nbytes > PROTOBUF_MAX_BYTES - w->g->len) {
-        nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node,
-                            "the stage's weights exceed protobuf's 2 GiB limit (external "
-                            "data is not written)");
+        nnp_node_set_error (
+            error, NNP_ERROR_UNSUPPORTED, node,
+            "the stage's weights exceed protobuf's 2 GiB limit (external data is not written)");
         return FALSE;
       }
       if (!put_tensor (w->g, GRAPH_INITIALIZER, v->name, v->constant, error))
@@ -544,10 +544,10 @@ put_model (GByteArray *out, const NnpPlan *plan, int k, NnpModel *model, const N
         goto out;
     }
   }
-  doc = g_strdup_printf ("stage %d of %d of %s (sha256 %s), specialised graph%s, exported by "
-                         "nnpipe split --export",
-                         k, plan->n_stages, nnp_model_get_name (model),
-                         nnp_model_get_digest (model), plan->no_fusion ? " without fusion" : "");
+  doc = g_strdup_printf (
+      "stage %d of %d of %s (sha256 %s), specialised graph%s, exported by nnpipe split --export", k,
+      plan->n_stages, nnp_model_get_name (model), nnp_model_get_digest (model),
+      plan->no_fusion ? " without fusion" : "");
   nnp_wire_put_string (w.g, GRAPH_DOC_STRING, doc);
 
   nnp_wire_put_int (out, MODEL_IR_VERSION,

@@ -146,8 +146,7 @@ nnp_plan_check_model (const NnpPlan *plan, NnpModel *model, const char *plan_nam
       || g_ascii_strcasecmp (plan->digest, digest) == 0)
     return TRUE;
   g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-               "%s was made for another model than '%s' (digest %.12s..., the model's "
-               "%.12s...)",
+               "%s was made for another model than '%s' (digest %.12s..., the model's %.12s...)",
                plan_name ? plan_name : "plan", nnp_model_get_name (model), plan->digest, digest);
   return FALSE;
 }

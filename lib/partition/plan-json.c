@@ -224,9 +224,7 @@ nnp_plan_from_json (const char *json, gssize length, GError **error)
   if ((bad_str = json_find_control_chars (root->child)) != NULL) {
     g_autofree char *near = json_error_snippet (bad_str, NULL);
     g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-                 "plan: a string or key holds a control "
-                 "character (near '%s')",
-                 near);
+                 "plan: a string or key holds a control character (near '%s')", near);
     goto fail;
   }
   v = cJSON_GetObjectItemCaseSensitive (root, "version");
@@ -305,9 +303,7 @@ nnp_plan_from_json (const char *json, gssize length, GError **error)
     }
     dev = cJSON_GetObjectItemCaseSensitive (it, "device");
     if (dev && !cJSON_IsString (dev)) {
-      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-                   "plan: stage %d: \"device\" must be a "
-                   "string",
+      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN, "plan: stage %d: \"device\" must be a string",
                    k);
       goto fail;
     }
@@ -330,9 +326,8 @@ nnp_plan_from_json (const char *json, gssize length, GError **error)
       }
       if (threads > 0 && cJSON_GetObjectItemCaseSensitive (it, "threads") && threads != want) {
         g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-                     "plan: stage %d: \"device\" '%s' and "
-                     "\"threads\" %d disagree",
-                     k, dev->valuestring, want);
+                     "plan: stage %d: \"device\" '%s' and \"threads\" %d disagree", k,
+                     dev->valuestring, want);
         goto fail;
       }
       s = nnp_plan_add_stage (plan, device, threads > 0 ? threads : want, NULL, 0);
@@ -345,9 +340,7 @@ nnp_plan_from_json (const char *json, gssize length, GError **error)
       const cJSON *c;
       if (!cJSON_IsArray (v)) {
         g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-                     "plan: stage %d: \"cpus\" must be an "
-                     "array of cpu numbers",
-                     k);
+                     "plan: stage %d: \"cpus\" must be an array of cpu numbers", k);
         goto fail;
       }
       s->cpus = g_new0 (int, MAX (cJSON_GetArraySize (v), 1));
@@ -356,9 +349,7 @@ nnp_plan_from_json (const char *json, gssize length, GError **error)
         if (!cJSON_IsNumber (c) || !(c->valuedouble >= 0 && c->valuedouble <= 65535)
             || c->valuedouble != floor (c->valuedouble)) {
           g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-                       "plan: stage %d: bad cpu number (an "
-                       "integer in 0..65535)",
-                       k);
+                       "plan: stage %d: bad cpu number (an integer in 0..65535)", k);
           goto fail;
         }
         s->cpus[s->n_cpus++] = (int) c->valuedouble;

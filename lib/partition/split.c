@@ -314,10 +314,10 @@ nnp_split_solve_topo (const NnpGraph *graph, const NnpSplitProblem *p, int *stag
   }
   best = dp[(gsize) (k - 1) * (n + 1) + n];
   if (!isfinite (best)) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-                 "no split of the topological order into %d stages satisfies the device op "
-                 "support%s",
-                 k, p->mem_limit > 0 ? " and the memory limit" : "");
+    g_set_error (
+        error, NNP_ERROR, NNP_ERROR_PLAN,
+        "no split of the topological order into %d stages satisfies the device op support%s", k,
+        p->mem_limit > 0 ? " and the memory limit" : "");
     return FALSE;
   }
   for (int j = k - 1, i = n; j >= 0; j--) {

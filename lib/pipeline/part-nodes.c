@@ -58,10 +58,10 @@ nnp_part_nodes_plan (NnpPart *part, NnpGraph *graph, const NnpInputShape *shapes
           up[i] = 1;
     }
     if (up[i] && down[i]) {
-      g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-                   "nodes \"%s\": not convex: node '%s' (%s) is outside the stage but "
-                   "both reads from it and feeds it",
-                   part->nodes, node->name, node->op_type);
+      g_set_error (
+          error, NNP_ERROR, NNP_ERROR_PLAN,
+          "nodes \"%s\": not convex: node '%s' (%s) is outside the stage but both reads from it and feeds it",
+          part->nodes, node->name, node->op_type);
       return NULL;
     }
   }

@@ -395,11 +395,11 @@ nnp_part_find (NnpPart *part, const char *const *candidates, const char *const *
     nnp_part_spec_unref (spec);
   }
   if (ret == NULL && keys->len == 0)
-    g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-                 "model %s, %s: cannot tell the model's input shapes for input %s "
-                 "(the caps are not the model's inputs, no stage upstream answered, "
-                 "and the model's inputs are not static): use a plan with shapes",
-                 part->model_name, part->name, got ? got : "");
+    g_set_error (
+        error, NNP_ERROR, NNP_ERROR_PLAN,
+        "model %s, %s: cannot tell the model's input shapes for input %s (the caps are not the model's inputs, no stage upstream answered, "
+        "and the model's inputs are not static): use a plan with shapes",
+        part->model_name, part->name, got ? got : "");
   else if (ret == NULL)
     g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
                  "model %s, %s: input %s does not fit the stage: %s", part->model_name, part->name,
@@ -561,8 +561,7 @@ nnp_part_prepare (NnpPart *part, NnpPartSpec *spec, GError **fallback_reason, GE
   stage = stage_new (part, spec, part->device, &err);
   if (stage == NULL && nnp_fallback_applies (part->device, part->fallback, err)) {
     g_set_error (fallback_reason, err->domain, err->code,
-                 "device '%s'%s%s%s cannot run the "
-                 "stage, running it on the CPU instead: %s",
+                 "device '%s'%s%s%s cannot run the stage, running it on the CPU instead: %s",
                  part->device, part->dev ? " (" : "",
                  part->dev ? nnp_device_get_name (part->dev) : "", part->dev ? ")" : "",
                  err->message);
@@ -576,12 +575,11 @@ nnp_part_prepare (NnpPart *part, NnpPartSpec *spec, GError **fallback_reason, GE
 
     spec->stage = stage;
     part->n_built++;
-    NNP_INFO ("nnp-exec",
-              "model %s, %s: stage for model input shapes %s on %s, arena %zu bytes, "
-              "built in %.1f ms",
-              part->model_name, part->name, spec->key,
-              nnp_device_get_name (nnp_stage_get_device (stage)), nnp_stage_get_arena_bytes (stage),
-              (g_get_monotonic_time () - t0) / 1000.0);
+    NNP_INFO (
+        "nnp-exec",
+        "model %s, %s: stage for model input shapes %s on %s, arena %zu bytes, built in %.1f ms",
+        part->model_name, part->name, spec->key, nnp_device_get_name (nnp_stage_get_device (stage)),
+        nnp_stage_get_arena_bytes (stage), (g_get_monotonic_time () - t0) / 1000.0);
     if (n_nodes > 0)
       NNP_INFO ("nnp-exec", "%s: %d nodes, '%s' .. '%s'", part->name, n_nodes, nodes[0],
                 nodes[n_nodes - 1]);
@@ -810,8 +808,7 @@ nnp_part_request_resolve (const char *model_path, const char *plan_path,
     model_path = req->plan->model;
   if (model_path == NULL && need_model) {
     g_set_error (error, NNP_ERROR, NNP_ERROR_PLAN,
-                 "no model file given (neither a model "
-                 "path nor a plan naming one)");
+                 "no model file given (neither a model path nor a plan naming one)");
     goto fail;
   }
   if (model_path) {
@@ -863,10 +860,9 @@ nnp_part_open (const char *model_path, const char *plan_path, const NnpPartOptio
       g_propagate_prefixed_error (error, err, "device '%s' is not available: ", o.device);
       return NULL;
     }
-    g_propagate_prefixed_error (fallback_reason, err,
-                                "device '%s' is not available, running "
-                                "on the CPU instead: ",
-                                o.device);
+    g_propagate_prefixed_error (
+        fallback_reason, err,
+        "device '%s' is not available, running on the CPU instead: ", o.device);
     o.device = "cpu";
   }
   part = nnp_part_new (req.model, &o, error);

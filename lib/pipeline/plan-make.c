@@ -72,10 +72,9 @@ ask_servers (NnpCostModel *cm, NnpGraph *graph, const NnpDeviceSpec *devs, int n
     }
     if (ra->link)
       nnp_cost_model_set_link (cm, devs[i].device, ra->link);
-    msg = g_strdup_printf ("%s: no costs from its server (%s): planned with this host's CPU "
-                           "costs, %s",
-                           devs[i].device, err->message,
-                           ra->link ? "over the given link" : "and no link");
+    msg = g_strdup_printf (
+        "%s: no costs from its server (%s): planned with this host's CPU costs, %s", devs[i].device,
+        err->message, ra->link ? "over the given link" : "and no link");
     notify (ra->req->notice, ra->req->notice_data, msg);
   }
   return TRUE;

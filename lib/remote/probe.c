@@ -202,10 +202,10 @@ nnp_remote_prepare_cost_model (NnpCostModel *cm, const NnpGraph *graph, const Nn
   for (guint i = 0; i < n; i++)
     missing += !isfinite (ms[i]);
   if (missing == (int) n) {
-    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE,
-                 "server %s: its node costs name none of this graph's %u nodes (another "
-                 "specialisation?)",
-                 first, n);
+    g_set_error (
+        error, NNP_ERROR, NNP_ERROR_DEVICE,
+        "server %s: its node costs name none of this graph's %u nodes (another specialisation?)",
+        first, n);
     nnp_remote_probe_clear (&probe);
     return FALSE;
   }

@@ -512,8 +512,8 @@ nnp_remote_frame_parse (const guint8 *data, gsize size, NnpRemoteFrame *frame, G
       const NnpRemoteTensor *t = &frame->tensors[i];
       if (t->offset < data_end || t->offset - data_end >= NNP_REMOTE_ALIGN) {
         rd_fail (&r,
-                 "tensor %u: data at %" G_GSIZE_FORMAT ", expected the next aligned offset"
-                 " after %" G_GSIZE_FORMAT,
+                 "tensor %u: data at %" G_GSIZE_FORMAT
+                 ", expected the next aligned offset after %" G_GSIZE_FORMAT,
                  i, t->offset, data_end);
         break;
       }

@@ -124,10 +124,10 @@ nnp_shapes_from_key (const NnpGraph *graph, const char *key, NnpInputShape *shap
       }
       if (eq == NULL || v == NULL || n >= max_shapes
           || !shape_from_text (eq + 1, &shapes[n].shape)) {
-        g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
-                     "shapes key '%s': item %d is not NAME=D0xD1x... of a graph input "
-                     "(or more than %d items)",
-                     key, n, max_shapes);
+        g_set_error (
+            error, NNP_ERROR, NNP_ERROR_INVALID,
+            "shapes key '%s': item %d is not NAME=D0xD1x... of a graph input (or more than %d items)",
+            key, n, max_shapes);
         return FALSE;
       }
       shapes[n].name = v->name;

@@ -93,11 +93,10 @@ nnp_graph_refuse_tail (const NnpGraph *graph, const char *model_name, GError **e
     if (nnp_tail_is_output (graph, v))
       g_string_append_printf (names, "%s'%s'", names->len ? ", " : "", v->name);
   }
-  g_set_error (error, NNP_ERROR, NNP_ERROR_UNSUPPORTED,
-               "%s: output %s has a shape that depends on the data (computed at run time "
-               "after %s): plan stages and the elements need fixed output dimensions "
-               "(other/tensors caps); run the model with `nnpipe run` or the library "
-               "(nnp_stage_run_alloc)",
-               model_name, names->str, graph->tail->first);
+  g_set_error (
+      error, NNP_ERROR, NNP_ERROR_UNSUPPORTED,
+      "%s: output %s has a shape that depends on the data (computed at run time after %s): plan stages and the elements need fixed output dimensions "
+      "(other/tensors caps); run the model with `nnpipe run` or the library (nnp_stage_run_alloc)",
+      model_name, names->str, graph->tail->first);
   return FALSE;
 }

@@ -307,8 +307,7 @@ no_frame:
   gst_buffer_unref (buf);
   GST_ELEMENT_ERROR (self, STREAM, FORMAT,
       ("The tensors carry no video frame."),
-      ("no GstNnFrameMeta on the input: run nnconvert with keep-frame=true "
-       "(or feed nncrop's regions)"));
+      ("no GstNnFrameMeta on the input: run nnconvert with keep-frame=true (or feed nncrop's regions)"));
   return GST_FLOW_ERROR;
 }
 
@@ -419,8 +418,7 @@ gst_nn_decoder_class_init (GstNnDecoderClass *klass)
 
   g_object_class_install_property (gobject_class, PROP_LOCATION,
       g_param_spec_string ("location", "Location",
-          "Also write the results to this file ('-': standard output), one "
-          "line per result (the element's description gives the format)",
+          "Also write the results to this file ('-': standard output), one line per result (the element's description gives the format)",
           DEFAULT_LOCATION,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
               | GST_PARAM_MUTABLE_READY));

@@ -79,22 +79,20 @@ void
 gst_nn_drop_install (GObjectClass *klass, guint first_id,
     const gchar *what_dropped)
 {
-  gchar *blurb = g_strdup_printf ("Frames dropped by the drop policy since "
-                                  "the element started (%s)",
+  gchar *blurb = g_strdup_printf (
+      "Frames dropped by the drop policy since the element started (%s)",
       what_dropped);
 
   g_object_class_install_property (klass, first_id + GST_NN_DROP_PROP_DROP,
       g_param_spec_enum ("drop", "Drop",
-          "Late frames: auto (dropped on live input, never from files), on, "
-          "off (every frame runs)",
+          "Late frames: auto (dropped on live input, never from files), on, off (every frame runs)",
           GST_TYPE_NN_DROP_MODE, GST_NN_DROP_DEFAULT_MODE,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
               | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (klass,
       first_id + GST_NN_DROP_PROP_MAX_LATENESS,
       g_param_spec_int64 ("max-lateness", "Max lateness",
-          "ns a frame may arrive behind the clock before it is dropped (drop "
-          "policy on; -1: QoS events only)",
+          "ns a frame may arrive behind the clock before it is dropped (drop policy on; -1: QoS events only)",
           -1, G_MAXINT64, GST_NN_DROP_DEFAULT_MAX_LATENESS,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
               | GST_PARAM_MUTABLE_PLAYING));

@@ -111,8 +111,7 @@ gst_nn_values_to_info (const gchar *what, const NnpValue *const *values,
 
     if (!nnp_shape_is_static (&v->shape) || nnp_dtype_size (v->dtype) == 0) {
       g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
-          "%s: output '%s' has no static shape and type after shape "
-          "inference",
+          "%s: output '%s' has no static shape and type after shape inference",
           what, v->name);
       return FALSE;
     }
@@ -384,14 +383,12 @@ whole_spec (NnpPart *part, const gchar *model_name, const GstNnTensorsInfo *in,
     return spec;
   /* say it in caps words: "for dimensions=..." */
   key = nnp_shapes_key (shapes, (gint) in->n_tensors, NNP_SPECIALIZE_DEFAULT);
-  prefix = g_strdup_printf ("model %s: shape inference failed for input "
-                            "shapes %s: ",
-      model_name, key);
+  prefix =
+      g_strdup_printf ("model %s: shape inference failed for input shapes %s: ",
+          model_name, key);
   got = gst_nn_tensors_info_to_string (in);
   g_set_error (error, NNP_ERROR, err->code,
-      "model %s: shape inference failed "
-      "for dimensions=%s: %s",
-      model_name, got,
+      "model %s: shape inference failed for dimensions=%s: %s", model_name, got,
       g_str_has_prefix (err->message, prefix) ? err->message + strlen (prefix)
                                               : err->message);
   g_free (got);

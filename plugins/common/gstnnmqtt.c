@@ -101,8 +101,7 @@ gst_nn_mqtt_parse_address (const gchar *address, GstNnMqttSettings *s,
 
 bad:
   g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
-      "invalid MQTT address \"%s\": expected HOST:PORT (or HOST, port "
-      "1883; [IPV6]:PORT)",
+      "invalid MQTT address \"%s\": expected HOST:PORT (or HOST, port 1883; [IPV6]:PORT)",
       address ? address : "");
   return FALSE;
 }
@@ -135,8 +134,7 @@ gst_nn_mqtt_read_credentials (const gchar *path, GstNnMqttSettings *s,
       s->password = g_strdup (line + 9);
     } else {
       g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
-          "MQTT credentials file %s, line %u: expected username=... or "
-          "password=...",
+          "MQTT credentials file %s, line %u: expected username=... or password=...",
           path, i + 1);
       ok = FALSE;
     }

@@ -73,24 +73,18 @@ static const gchar *const default_blurbs[GST_NN_PART_PROP_LAST] = {
       "An NnpPlan (copied) instead of a plan file (used by nnpipeline)",
   [GST_NN_PART_PROP_STAGE] = "Index of the plan's stage to run (with 'plan')",
   [GST_NN_PART_PROP_NODES] =
-      "Run only these nodes: \"name,name,...\" or \"first..last\" "
-      "(names or topological indices of the specialised graph)",
+      "Run only these nodes: \"name,name,...\" or \"first..last\" (names or topological indices of the specialised graph)",
   [GST_NN_PART_PROP_DEVICE] =
-      "The device the stage runs on: cpu, cpu:THREADS, opencl, opencl:N "
-      "or opencl:NAME",
+      "The device the stage runs on: cpu, cpu:THREADS, opencl, opencl:N or opencl:NAME",
   [GST_NN_PART_PROP_DEVICE_INDEX] =
-      "With device=opencl: index of the OpenCL device (-1 = first GPU, "
-      "else first device)",
+      "With device=opencl: index of the OpenCL device (-1 = first GPU, else first device)",
   [GST_NN_PART_PROP_DEVICE_NAME] =
-      "With device=opencl: a substring of the OpenCL device or platform "
-      "name (overrides device-index)",
+      "With device=opencl: a substring of the OpenCL device or platform name (overrides device-index)",
   [GST_NN_PART_PROP_FALLBACK] =
-      "Run on the CPU (with a warning) when the OpenCL device is missing "
-      "or cannot run the stage",
+      "Run on the CPU (with a warning) when the OpenCL device is missing or cannot run the stage",
   [GST_NN_PART_PROP_THREADS] = "Number of intra-op threads the stage owns",
   [GST_NN_PART_PROP_CPUS] =
-      "Cores to pin the stage's threads to (e.g. \"0,1\" or \"0-3\"; "
-      "unset = not pinned)",
+      "Cores to pin the stage's threads to (e.g. \"0,1\" or \"0-3\"; unset = not pinned)",
 };
 
 void
@@ -267,13 +261,8 @@ gst_nn_part_props_device_spec (const GstNnPartProps *props, gint *threads_out,
       props->device_index, props->device_name, threads_out, &err);
   if (spec == NULL) {
     g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE,
-        "invalid value \"%s\" "
-        "for property 'device'%s: %s",
-        props->device,
-        named ? " with "
-                "device-index / device-name"
-              : "",
-        err->message);
+        "invalid value \"%s\" for property 'device'%s: %s", props->device,
+        named ? " with device-index / device-name" : "", err->message);
     g_error_free (err);
   }
   return spec;
@@ -297,8 +286,7 @@ gst_nn_part_props_check (GstObject *owner, const GstNnPartProps *props,
   if (ok && spec_threads > 0 && threads != GST_NN_PART_DEFAULT_THREADS
       && threads != spec_threads) {
     g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
-        "property 'device' "
-        "says %d threads, property 'threads' says %d",
+        "property 'device' says %d threads, property 'threads' says %d",
         spec_threads, threads);
     ok = FALSE;
   }

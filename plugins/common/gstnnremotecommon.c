@@ -89,8 +89,7 @@ gst_nn_remote_tls_flags_text (GTlsCertificateFlags flags)
     { G_TLS_CERTIFICATE_UNKNOWN_CA,
         "it is not signed by a CA this side trusts" },
     { G_TLS_CERTIFICATE_BAD_IDENTITY,
-        "it is not for the host name or IP "
-        "connected to" },
+        "it is not for the host name or IP connected to" },
     { G_TLS_CERTIFICATE_NOT_ACTIVATED, "it is not valid yet" },
     { G_TLS_CERTIFICATE_EXPIRED, "it has expired" },
     { G_TLS_CERTIFICATE_REVOKED, "it has been revoked" },
@@ -188,23 +187,20 @@ gst_nn_remote_tls_error_explain (GError **error, const gchar *host,
   if (err == NULL || err->domain != G_TLS_ERROR)
     return FALSE;
   if (err->code == G_TLS_ERROR_NOT_TLS)
-    text = g_strdup_printf ("TLS: the server %s:%u does not talk TLS (set "
-                            "tls=false, or start it with a certificate) (%s)",
+    text = g_strdup_printf (
+        "TLS: the server %s:%u does not talk TLS (set tls=false, or start it with a certificate) (%s)",
         host, port, err->message);
   else if (err->code == G_TLS_ERROR_CERTIFICATE_REQUIRED)
-    text = g_strdup_printf ("TLS: the server %s:%u wants a client "
-                            "certificate its CA signed (set tls-certificate "
-                            "and tls-key) (%s)",
+    text = g_strdup_printf (
+        "TLS: the server %s:%u wants a client certificate its CA signed (set tls-certificate and tls-key) (%s)",
         host, port, err->message);
   else if (err->code == G_TLS_ERROR_EOF)
-    text = g_strdup_printf ("TLS: the server %s:%u closed the connection "
-                            "after the handshake (did it refuse this "
-                            "client's certificate? tls-certificate) (%s)",
+    text = g_strdup_printf (
+        "TLS: the server %s:%u closed the connection after the handshake (did it refuse this client's certificate? tls-certificate) (%s)",
         host, port, err->message);
   else if (err->code == G_TLS_ERROR_BAD_CERTIFICATE)
-    text = g_strdup_printf ("TLS: the server %s:%u refused this client's "
-                            "certificate (not signed by the CA it trusts?) "
-                            "(%s)",
+    text = g_strdup_printf (
+        "TLS: the server %s:%u refused this client's certificate (not signed by the CA it trusts?) (%s)",
         host, port, err->message);
   else
     text = g_strdup_printf ("TLS: %s", err->message);
@@ -378,8 +374,8 @@ caps_read (const gchar *text, GstNnTensorsInfo *info, GError **error)
     gchar *feature = close ? g_strndup (r.p + 1, close - r.p - 1) : NULL;
 
     if (feature == NULL || strcmp (feature, "memory:SystemMemory") != 0) {
-      gchar *msg = g_strdup_printf ("caps feature (%.64s): tensors travel in "
-                                    "system memory",
+      gchar *msg = g_strdup_printf (
+          "caps feature (%.64s): tensors travel in system memory",
           feature ? feature : "unterminated");
 
       ok = caps_fail (&r, msg);

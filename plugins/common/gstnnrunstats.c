@@ -48,9 +48,8 @@ gst_nn_run_stats_reset (GstNnRunStats *st, GstObject *obj, GError **error)
   if (trace == NULL)
     return TRUE;
   GST_INFO_OBJECT (obj,
-      "trace: %" G_GUINT64_FORMAT " frames, %u dropped "
-      "events",
-      st->trace_frame, nnp_trace_get_n_dropped (trace));
+      "trace: %" G_GUINT64_FORMAT " frames, %u dropped events", st->trace_frame,
+      nnp_trace_get_n_dropped (trace));
   return nnp_trace_close (trace, error);
 }
 
@@ -193,8 +192,8 @@ gst_nn_run_stats_add_latency (GstNnRunStats *st, GstObject *obj,
   if (GST_CLOCK_TIME_IS_VALID (max))
     max += ours;
   GST_DEBUG_OBJECT (obj,
-      "latency: adding %" GST_TIME_FORMAT " processing "
-      "time, min %" GST_TIME_FORMAT " max %" GST_TIME_FORMAT,
+      "latency: adding %" GST_TIME_FORMAT
+      " processing time, min %" GST_TIME_FORMAT " max %" GST_TIME_FORMAT,
       GST_TIME_ARGS (ours), GST_TIME_ARGS (min), GST_TIME_ARGS (max));
   gst_query_set_latency (query, live, min, max);
 }
@@ -221,8 +220,7 @@ gst_nn_run_stats_install (GObjectClass *klass, guint first_id)
   g_object_class_install_property (klass,
       first_id + GST_NN_RUN_STATS_PROP_TRACE,
       g_param_spec_string ("trace", "Trace",
-          "Write a Chrome trace-event JSON file of the stage's runs "
-          "(default: $NNP_TRACE)",
+          "Write a Chrome trace-event JSON file of the stage's runs (default: $NNP_TRACE)",
           NULL,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
               | GST_PARAM_MUTABLE_READY));

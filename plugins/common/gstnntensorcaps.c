@@ -303,8 +303,7 @@ gst_nn_tensors_info_from_structure (GstNnTensorsInfo *info,
     if (!gst_nn_dims_from_string (dim_parts[i], &t->shape)) {
       gchar *esc = g_strescape (dim_parts[i], NULL);
       g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
-          "tensor %d: bad dimension \"%s\" (want positive integers "
-          "separated by ':', innermost first, at most %d)",
+          "tensor %d: bad dimension \"%s\" (want positive integers separated by ':', innermost first, at most %d)",
           i, esc, NNP_MAX_RANK);
       g_free (esc);
       goto done;

@@ -70,8 +70,8 @@ gst_nn_tensors_map (GstNnTensorsMap *tm, GstBuffer *buffer,
           gst_memory_get_sizes (gst_buffer_peek_memory (buffer, i), NULL,
               NULL));
     g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
-        "buffer has %u memories of %s bytes, the caps want %u tensors of "
-        "%" G_GSIZE_FORMAT " bytes in all",
+        "buffer has %u memories of %s bytes, the caps want %u tensors of %" G_GSIZE_FORMAT
+        " bytes in all",
         gst_buffer_n_memory (buffer), sizes->str, n, total);
     g_string_free (sizes, TRUE);
     return FALSE;

@@ -38,8 +38,7 @@ gst_nn_batch_check_model (NnpModel *model, guint batch_size, GError **error)
       continue;
     shape = nnp_shape_to_string (&v->shape);
     g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
-        "batch-size=%u needs a dynamic batch dimension, but the first dim of "
-        "the model's input '%s' is fixed (%s): use batch-size=1 (frames "
+        "batch-size=%u needs a dynamic batch dimension, but the first dim of the model's input '%s' is fixed (%s): use batch-size=1 (frames "
         "interleave) or a model exported with a dynamic batch dim",
         batch_size, v->name, shape);
     g_free (shape);
@@ -87,9 +86,7 @@ scale_dim0 (GstCaps *caps, guint mul, guint div, const gint *ranks,
       gchar *str = gst_nn_dims_to_string (s);
 
       g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
-          "tensor %u (dimensions=%s) has no first dim that a batch of %u "
-          "frames divides: the model's outputs must keep the batch "
-          "dimension first",
+          "tensor %u (dimensions=%s) has no first dim that a batch of %u frames divides: the model's outputs must keep the batch dimension first",
           t, str, div);
       g_free (str);
       return NULL;

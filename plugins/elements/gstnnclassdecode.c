@@ -144,8 +144,7 @@ gst_nn_class_decode_set_info (GstNnDecoder *decoder,
   const NnpShape *shape = &info->tensors[0].shape;
 
   if (!gst_nn_decoder_expect_one_float32 (decoder, info, 1, NNP_MAX_RANK,
-          "one float32 score vector of shape 1xC (dimensions=C:1 "
-          "types=float32)"))
+          "one float32 score vector of shape 1xC (dimensions=C:1 types=float32)"))
     return FALSE;
   return load_labels (GST_NN_CLASS_DECODE (decoder),
       (gint) shape->dims[shape->rank - 1]);
@@ -323,8 +322,7 @@ gst_nn_class_decode_start (GstNnDecoder *decoder)
   if (labels && *labels && strchr (labels, ',') == NULL
       && !g_file_test (labels, G_FILE_TEST_IS_REGULAR)) {
     GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
-        ("invalid value \"%s\" for property 'labels': no such file (a "
-         "list of labels has commas, e.g. \"0,180\")",
+        ("invalid value \"%s\" for property 'labels': no such file (a list of labels has commas, e.g. \"0,180\")",
             labels),
         (NULL));
     ok = FALSE;
@@ -418,8 +416,7 @@ gst_nn_class_decode_class_init (GstNnClassDecodeClass *klass)
 
   g_object_class_install_property (gobject_class, PROP_LABELS,
       g_param_spec_string ("labels", "Labels",
-          "Class labels: comma-separated (\"0,180\") or a file with one "
-          "label per line (no comma: a file); unset: class numbers",
+          "Class labels: comma-separated (\"0,180\") or a file with one label per line (no comma: a file); unset: class numbers",
           DEFAULT_LABELS,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
               | GST_PARAM_MUTABLE_READY));
@@ -437,8 +434,7 @@ gst_nn_class_decode_class_init (GstNnClassDecodeClass *klass)
 
   gst_element_class_set_static_metadata (element_class, "Classifier decoder",
       "Filter/Analyzer/Video/Tensor",
-      "Picks the top-k labels of a classifier's scores and attaches them to "
-      "the original frame",
+      "Picks the top-k labels of a classifier's scores and attaches them to the original frame",
       "nnpipe developers");
 
   decoder_class->set_info = GST_DEBUG_FUNCPTR (gst_nn_class_decode_set_info);

@@ -122,12 +122,10 @@ static GstStaticPadTemplate sink_template =
     GST_STATIC_PAD_TEMPLATE ("sink", GST_PAD_SINK, GST_PAD_ALWAYS,
         GST_STATIC_CAPS (GST_VIDEO_CAPS_MAKE (VIDEO_FORMATS)));
 
-static GstStaticPadTemplate src_template =
-    GST_STATIC_PAD_TEMPLATE ("src", GST_PAD_SRC, GST_PAD_ALWAYS,
-        GST_STATIC_CAPS ("other/tensors, format = (string) static, "
-                         "num_tensors = (int) 1, "
-                         "types = (string) { float32, float16 }, "
-                         "framerate = (fraction) [ 0/1, MAX ]"));
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
+    GST_PAD_SRC, GST_PAD_ALWAYS,
+    GST_STATIC_CAPS (
+        "other/tensors, format = (string) static, num_tensors = (int) 1, types = (string) { float32, float16 }, framerate = (fraction) [ 0/1, MAX ]"));
 
 struct _GstNnConvert
 {
@@ -446,8 +444,7 @@ wrong_caps : {
   gchar *got = gst_nn_tensors_info_to_string (&tinfo);
 
   GST_ERROR_OBJECT (self,
-      "output caps %s do not match the conversion of %s %dx%d frames into "
-      "%dx%d (1 channel from GRAY8, 3 or 4 from colour; float32 or float16)",
+      "output caps %s do not match the conversion of %s %dx%d frames into %dx%d (1 channel from GRAY8, 3 or 4 from colour; float32 or float16)",
       got, gst_video_format_to_string (fmt), in_w, in_h, self->geom.out_w,
       self->geom.out_h);
   g_free (got);
@@ -455,8 +452,7 @@ wrong_caps : {
 }
 too_few_values : {
   GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
-      ("the tensor has %d channels, mean has %d values and std %d: give one "
-       "value for all channels or one per channel",
+      ("the tensor has %d channels, mean has %d values and std %d: give one value for all channels or one per channel",
           self->channels, self->active.mean_n, self->active.std_n));
   return FALSE;
 }
@@ -603,8 +599,8 @@ gst_nn_convert_set_property (GObject *object, guint prop_id,
         str = is_std ? DEFAULT_STD : DEFAULT_MEAN;
       if (!gst_nn_convert_parse_channel_values (str, vals, &n, is_std)) {
         GST_OBJECT_UNLOCK (self);
-        g_warning ("nnconvert: invalid %s \"%s\": want one value, or three "
-                   "or four separated by commas%s",
+        g_warning (
+            "nnconvert: invalid %s \"%s\": want one value, or three or four separated by commas%s",
             is_std ? "std" : "mean", str, is_std ? ", none zero" : "");
         return;
       }
@@ -793,9 +789,7 @@ gst_nn_convert_class_init (GstNnConvertClass *klass)
    */
   g_object_class_install_property (gobject_class, PROP_MEAN,
       g_param_spec_string ("mean", "Mean",
-          "Per-channel mean subtracted from x/255, in output channel order "
-          "(one value, or one per channel separated by commas, e.g. "
-          "0.485,0.456,0.406)",
+          "Per-channel mean subtracted from x/255, in output channel order (one value, or one per channel separated by commas, e.g. 0.485,0.456,0.406)",
           DEFAULT_MEAN,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
               | GST_PARAM_MUTABLE_PLAYING));
@@ -807,9 +801,7 @@ gst_nn_convert_class_init (GstNnConvertClass *klass)
    */
   g_object_class_install_property (gobject_class, PROP_STD,
       g_param_spec_string ("std", "Standard deviation",
-          "Per-channel divisor of (x/255 - mean), in output channel order "
-          "(one value, or one per channel separated by commas, e.g. "
-          "0.229,0.224,0.225)",
+          "Per-channel divisor of (x/255 - mean), in output channel order (one value, or one per channel separated by commas, e.g. 0.229,0.224,0.225)",
           DEFAULT_STD,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
               | GST_PARAM_MUTABLE_PLAYING));
@@ -861,8 +853,7 @@ gst_nn_convert_class_init (GstNnConvertClass *klass)
    */
   g_object_class_install_property (gobject_class, PROP_MULTIPLE_OF,
       g_param_spec_uint ("multiple-of", "Multiple of",
-          "Round the output size to a multiple of this (up and padded with "
-          "keep-aspect-ratio, else to the nearest by stretching)",
+          "Round the output size to a multiple of this (up and padded with keep-aspect-ratio, else to the nearest by stretching)",
           1, 4096, DEFAULT_MULTIPLE_OF,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
               | GST_PARAM_MUTABLE_PLAYING));
@@ -888,8 +879,7 @@ gst_nn_convert_class_init (GstNnConvertClass *klass)
    */
   g_object_class_install_property (gobject_class, PROP_MAX_UPSCALE,
       g_param_spec_double ("max-upscale", "Max upscale",
-          "With keep-aspect-ratio, scale frames up by at most this factor "
-          "to fit (0 = no bound, 1 = only scale down)",
+          "With keep-aspect-ratio, scale frames up by at most this factor to fit (0 = no bound, 1 = only scale down)",
           0.0, 64.0, DEFAULT_MAX_UPSCALE,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
               | GST_PARAM_MUTABLE_PLAYING));
@@ -905,8 +895,7 @@ gst_nn_convert_class_init (GstNnConvertClass *klass)
    */
   g_object_class_install_property (gobject_class, PROP_PAD_TO_SIZE,
       g_param_spec_boolean ("pad-to-size", "Pad to size",
-          "With keep-aspect-ratio, pad to the full target size (else only to "
-          "multiple-of)",
+          "With keep-aspect-ratio, pad to the full target size (else only to multiple-of)",
           DEFAULT_PAD_TO_SIZE,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
               | GST_PARAM_MUTABLE_PLAYING));
@@ -920,8 +909,7 @@ gst_nn_convert_class_init (GstNnConvertClass *klass)
    */
   g_object_class_install_property (gobject_class, PROP_KEEP_FRAME,
       g_param_spec_boolean ("keep-frame", "Keep frame",
-          "Attach the input frame to each tensor (GstNnFrameMeta) for the "
-          "post-processing elements",
+          "Attach the input frame to each tensor (GstNnFrameMeta) for the post-processing elements",
           FALSE,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
               | GST_PARAM_MUTABLE_PLAYING));
@@ -964,8 +952,7 @@ gst_nn_convert_class_init (GstNnConvertClass *klass)
    */
   g_object_class_install_property (gobject_class, PROP_SOURCE_ID,
       g_param_spec_string ("source-id", "Source id",
-          "Where the frames come from (a camera's name or URI), put on every "
-          "tensor and kept frame with the frame's number and time",
+          "Where the frames come from (a camera's name or URI), put on every tensor and kept frame with the frame's number and time",
           NULL,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
               | GST_PARAM_MUTABLE_PLAYING));
@@ -974,8 +961,7 @@ gst_nn_convert_class_init (GstNnConvertClass *klass)
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class,
       "Video to tensor converter", "Filter/Converter/Video/Tensor",
-      "Converts video frames into normalised float32 tensors (NCHW or NHWC), "
-      "optionally resized",
+      "Converts video frames into normalised float32 tensors (NCHW or NHWC), optionally resized",
       "nnpipe developers");
 
   trans_class->transform_caps =

@@ -133,11 +133,10 @@ gst_nn_crop_filter_get_type (void)
 static GstStaticPadTemplate sink_template =
     GST_STATIC_PAD_TEMPLATE ("sink", GST_PAD_SINK, GST_PAD_ALWAYS,
         GST_STATIC_CAPS (GST_VIDEO_CAPS_MAKE (VIDEO_FORMATS)));
-static GstStaticPadTemplate src_template =
-    GST_STATIC_PAD_TEMPLATE ("src", GST_PAD_SRC, GST_PAD_ALWAYS,
-        GST_STATIC_CAPS ("other/tensors, format = (string) static, "
-                         "num_tensors = (int) 1, types = (string) float32, "
-                         "framerate = (fraction) [ 0/1, MAX ]"));
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
+    GST_PAD_SRC, GST_PAD_ALWAYS,
+    GST_STATIC_CAPS (
+        "other/tensors, format = (string) static, num_tensors = (int) 1, types = (string) float32, framerate = (fraction) [ 0/1, MAX ]"));
 
 typedef struct
 {
@@ -520,8 +519,7 @@ gst_nn_crop_change_state (GstElement *element, GstStateChange transition)
     std_ok = nn_channel_values_parse_n (std, v, 3, TRUE);
     if (!mean_ok || !std_ok)
       GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-          ("invalid value \"%s\" for property '%s': expected one or three "
-           "numbers separated by commas%s",
+          ("invalid value \"%s\" for property '%s': expected one or three numbers separated by commas%s",
               mean_ok ? std : mean, mean_ok ? "std" : "mean",
               mean_ok ? ", not 0" : ""),
           (NULL));
@@ -707,14 +705,11 @@ gst_nn_crop_class_init (GstNnCropClass *klass)
 
   g_object_class_install_property (gobject_class, PROP_WIDTH,
       g_param_spec_int ("width", "Width",
-          "Width of the output tensors (crops are padded to it, squeezed when "
-          "wider); 0: per box, following its aspect ratio (see width-multiple "
-          "and max-width)",
+          "Width of the output tensors (crops are padded to it, squeezed when wider); 0: per box, following its aspect ratio (see width-multiple and max-width)",
           0, 32768, DEFAULT_WIDTH, flags));
   g_object_class_install_property (gobject_class, PROP_WIDTH_MULTIPLE,
       g_param_spec_int ("width-multiple", "Width multiple",
-          "With width 0: round each tensor's width up to a multiple of this "
-          "(and at least this)",
+          "With width 0: round each tensor's width up to a multiple of this (and at least this)",
           1, 32768, DEFAULT_WIDTH_MULTIPLE, flags));
   g_object_class_install_property (gobject_class, PROP_MAX_WIDTH,
       g_param_spec_int ("max-width", "Maximum width",
@@ -722,9 +717,7 @@ gst_nn_crop_class_init (GstNnCropClass *klass)
           32768, DEFAULT_MAX_WIDTH, flags));
   g_object_class_install_property (gobject_class, PROP_WIDTH_SCALE,
       g_param_spec_double ("width-scale", "Width scale",
-          "With width 0: narrow boxes more than 4 times wider than high by "
-          "this factor (not below 4 times the height); 1: keep the aspect "
-          "ratio exactly",
+          "With width 0: narrow boxes more than 4 times wider than high by this factor (not below 4 times the height); 1: keep the aspect ratio exactly",
           0.1, 1.0, DEFAULT_WIDTH_SCALE, flags));
   /**
    * GstNnCrop:filter:
@@ -738,8 +731,7 @@ gst_nn_crop_class_init (GstNnCropClass *klass)
    */
   g_object_class_install_property (gobject_class, PROP_FILTER,
       g_param_spec_enum ("filter", "Filter",
-          "Interpolation that enlarges lines lower than the tensor (higher "
-          "ones are shrunk by averaging bilinear samples)",
+          "Interpolation that enlarges lines lower than the tensor (higher ones are shrunk by averaging bilinear samples)",
           GST_TYPE_NN_CROP_FILTER, DEFAULT_FILTER, flags));
   /**
    * GstNnCrop:read-both:
@@ -753,8 +745,7 @@ gst_nn_crop_class_init (GstNnCropClass *klass)
    */
   g_object_class_install_property (gobject_class, PROP_READ_BOTH,
       g_param_spec_boolean ("read-both", "Read both",
-          "Cut regions labelled flip-label both ways (turned and as they are) "
-          "for the recogniser to pick the better reading; FALSE: turned only "
+          "Cut regions labelled flip-label both ways (turned and as they are) for the recogniser to pick the better reading; FALSE: turned only "
           "when the label's score reaches flip-threshold",
           DEFAULT_READ_BOTH, flags));
   g_object_class_install_property (gobject_class, PROP_HEIGHT,
@@ -763,13 +754,11 @@ gst_nn_crop_class_init (GstNnCropClass *klass)
           DEFAULT_HEIGHT, flags));
   g_object_class_install_property (gobject_class, PROP_MEAN,
       g_param_spec_string ("mean", "Mean",
-          "Per-channel mean in [0, 1] units, one value or three "
-          "comma-separated",
+          "Per-channel mean in [0, 1] units, one value or three comma-separated",
           DEFAULT_MEAN, flags));
   g_object_class_install_property (gobject_class, PROP_STD,
       g_param_spec_string ("std", "Standard deviation",
-          "Per-channel standard deviation in [0, 1] units, one value or "
-          "three comma-separated",
+          "Per-channel standard deviation in [0, 1] units, one value or three comma-separated",
           DEFAULT_STD, flags));
   g_object_class_install_property (gobject_class, PROP_CHANNEL_ORDER,
       g_param_spec_enum ("channel-order", "Channel order",
@@ -781,14 +770,11 @@ gst_nn_crop_class_init (GstNnCropClass *klass)
           DEFAULT_ROTATE_TALL, flags));
   g_object_class_install_property (gobject_class, PROP_MARGIN,
       g_param_spec_double ("margin", "Margin",
-          "Grow every box above and below by this fraction of its height "
-          "before cropping",
+          "Grow every box above and below by this fraction of its height before cropping",
           0.0, 2.0, DEFAULT_MARGIN, flags));
   g_object_class_install_property (gobject_class, PROP_FLIP_LABEL,
       g_param_spec_string ("flip-label", "Flip label",
-          "Turn by 180 degrees the regions whose nnpipe/class label (the "
-          "direction classifier's, from nnclassdecode) is this (empty: "
-          "never)",
+          "Turn by 180 degrees the regions whose nnpipe/class label (the direction classifier's, from nnclassdecode) is this (empty: never)",
           DEFAULT_FLIP_LABEL, flags));
   g_object_class_install_property (gobject_class, PROP_FLIP_THRESHOLD,
       g_param_spec_double ("flip-threshold", "Flip threshold",
@@ -803,8 +789,7 @@ gst_nn_crop_class_init (GstNnCropClass *klass)
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class, "Region cropper",
       "Filter/Converter/Video/Tensor",
-      "Cuts the regions of interest of video frames out as straightened, "
-      "resized and normalised float32 tensors, one buffer per region",
+      "Cuts the regions of interest of video frames out as straightened, resized and normalised float32 tensors, one buffer per region",
       "nnpipe developers");
 
   element_class->change_state = GST_DEBUG_FUNCPTR (gst_nn_crop_change_state);

@@ -120,8 +120,7 @@ load_classes (GstNnCtcDecode *self, gint n_classes)
   if ((gint) n + 1 != n_classes && (gint) n + 2 != n_classes) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
         ("The keys file does not fit the model."),
-        ("keys file \"%s\" has %u lines, the model has %d classes: expected "
-         "%d or %d lines (blank + keys [+ space])",
+        ("keys file \"%s\" has %u lines, the model has %d classes: expected %d or %d lines (blank + keys [+ space])",
             path, n, n_classes, n_classes - 1, n_classes - 2));
     g_strfreev (lines);
     g_free (path);
@@ -147,8 +146,7 @@ gst_nn_ctc_decode_set_info (GstNnDecoder *decoder, const GstNnTensorsInfo *info)
   gint n_classes, steps;
 
   if (!gst_nn_decoder_expect_one_float32 (decoder, info, 2, 3,
-          "one float32 tensor of shape 1xTxC (dimensions=C:T:1 "
-          "types=float32)"))
+          "one float32 tensor of shape 1xTxC (dimensions=C:T:1 types=float32)"))
     return FALSE;
   n_classes = (gint) shape->dims[shape->rank - 1];
   steps = (gint) shape->dims[shape->rank - 2];
@@ -181,10 +179,9 @@ append_line (GValue *list, GString *lines, GstVideoRegionOfInterestMeta *roi,
   gst_structure_free (s);
   gst_value_list_append_and_take_value (list, &v);
   g_string_append_printf (lines,
-      "%s\t%.4f\t%.1f,%.1f %.1f,%.1f %.1f,%.1f "
-      "%.1f,%.1f\n",
-      text, score, q.p[0].x, q.p[0].y, q.p[1].x, q.p[1].y, q.p[2].x, q.p[2].y,
-      q.p[3].x, q.p[3].y);
+      "%s\t%.4f\t%.1f,%.1f %.1f,%.1f %.1f,%.1f %.1f,%.1f\n", text, score,
+      q.p[0].x, q.p[0].y, q.p[1].x, q.p[1].y, q.p[2].x, q.p[2].y, q.p[3].x,
+      q.p[3].y);
 }
 
 /* The frame is complete: drop the lines below min-score, post the
@@ -370,8 +367,7 @@ gst_nn_ctc_decode_class_init (GstNnCtcDecodeClass *klass)
 
   g_object_class_install_property (gobject_class, PROP_KEYS,
       g_param_spec_string ("keys", "Keys file",
-          "Character list, one per line: line i is class i + 1 (class 0 is "
-          "the CTC blank; a last class beyond the file is a space). Unset: "
+          "Character list, one per line: line i is class i + 1 (class 0 is the CTC blank; a last class beyond the file is a space). Unset: "
           "classes decode as <number>",
           DEFAULT_KEYS,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
@@ -394,16 +390,14 @@ gst_nn_ctc_decode_class_init (GstNnCtcDecodeClass *klass)
    */
   g_object_class_install_property (gobject_class, PROP_NORMALIZE_LATIN,
       g_param_spec_boolean ("normalize-latin", "Normalize Latin",
-          "On Latin lines (no Han, kana or Hangul), map full-width forms and "
-          "CJK punctuation to their plain forms",
+          "On Latin lines (no Han, kana or Hangul), map full-width forms and CJK punctuation to their plain forms",
           DEFAULT_NORMALIZE_LATIN,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
               | GST_PARAM_MUTABLE_PLAYING));
 
   gst_element_class_set_static_metadata (element_class, "CTC text decoder",
       "Filter/Analyzer/Video/Tensor",
-      "Decodes a CTC text recogniser's output into text on the frame's "
-      "regions of interest and posts the lines read",
+      "Decodes a CTC text recogniser's output into text on the frame's regions of interest and posts the lines read",
       "nnpipe developers");
 
   decoder_class->set_info = GST_DEBUG_FUNCPTR (gst_nn_ctc_decode_set_info);

@@ -104,8 +104,7 @@ gst_nn_db_decode_set_info (GstNnDecoder *decoder, const GstNnTensorsInfo *info)
   const NnpShape *shape = &info->tensors[0].shape;
 
   if (!gst_nn_decoder_expect_one_float32 (decoder, info, 2, NNP_MAX_RANK,
-          "one float32 probability map of shape 1x1xHxW "
-          "(dimensions=W:H:1:1 types=float32)"))
+          "one float32 probability map of shape 1x1xHxW (dimensions=W:H:1:1 types=float32)"))
     return FALSE;
   self->map_height = (gint) shape->dims[shape->rank - 2];
   self->map_width = (gint) shape->dims[shape->rank - 1];
@@ -316,8 +315,7 @@ gst_nn_db_decode_class_init (GstNnDbDecodeClass *klass)
           100.0, DEFAULT_UNCLIP_RATIO, flags));
   g_object_class_install_property (gobject_class, PROP_MIN_SIZE,
       g_param_spec_double ("min-size", "Minimum size",
-          "Minimum short side of a box in map pixels (before unclip; "
-          "min-size + 2 after)",
+          "Minimum short side of a box in map pixels (before unclip; min-size + 2 after)",
           0.0, 10000.0, DEFAULT_MIN_SIZE, flags));
   g_object_class_install_property (gobject_class, PROP_MAX_CANDIDATES,
       g_param_spec_uint ("max-candidates", "Maximum candidates",
@@ -332,8 +330,7 @@ gst_nn_db_decode_class_init (GstNnDbDecodeClass *klass)
    */
   g_object_class_install_property (gobject_class, PROP_TIDY,
       g_param_spec_boolean ("tidy", "Tidy",
-          "Join overlapping boxes of one line and stop each box halfway to "
-          "the neighbouring line",
+          "Join overlapping boxes of one line and stop each box halfway to the neighbouring line",
           DEFAULT_TIDY, flags));
   /**
    * GstNnDbDecode:whole-frame-size:
@@ -345,14 +342,12 @@ gst_nn_db_decode_class_init (GstNnDbDecodeClass *klass)
    */
   g_object_class_install_property (gobject_class, PROP_WHOLE_FRAME_SIZE,
       g_param_spec_uint ("whole-frame-size", "Whole-frame size",
-          "When no box is found on a frame whose short side is at most this "
-          "many pixels, the whole frame is one box (0: never)",
+          "When no box is found on a frame whose short side is at most this many pixels, the whole frame is one box (0: never)",
           0, G_MAXUINT, DEFAULT_WHOLE_FRAME_SIZE, flags));
 
   gst_element_class_set_static_metadata (element_class, "DB text-box decoder",
       "Filter/Analyzer/Video/Tensor",
-      "Finds text boxes in a DB text detector's probability map and attaches "
-      "them to the original frame as region-of-interest metas",
+      "Finds text boxes in a DB text detector's probability map and attaches them to the original frame as region-of-interest metas",
       "nnpipe developers");
 
   decoder_class->set_info = GST_DEBUG_FUNCPTR (gst_nn_db_decode_set_info);

@@ -40,8 +40,7 @@ DEFINE_ENUM (gst_nn_detect_layout_get_type, "GstNnDetectLayout",
 DEFINE_ENUM (gst_nn_detect_preset_get_type, "GstNnDetectPreset",
     { PRESET_NONE, "None", "none" },
     { PRESET_BLAZEFACE,
-        "MediaPipe BlazeFace (front 128 / back 256): SSD anchors, sigmoid, "
-        "6 keypoints, weighted NMS 0.3, label face", "blazeface" })
+        "MediaPipe BlazeFace (front 128 / back 256): SSD anchors, sigmoid, 6 keypoints, weighted NMS 0.3, label face", "blazeface" })
 DEFINE_ENUM (gst_nn_detect_nms_get_type, "GstNnDetectNms",
     { NN_NMS_NONE, "None", "none" },
     { NN_NMS_HARD, "Greedy (ONNX NonMaxSuppression)", "hard" },
@@ -134,11 +133,9 @@ static const PropDef props[] = {
   { "score-clip", T_DOUBLE, F (score_clip), NULL, 0, G_MAXDOUBLE, 0,
     "Raw scores clipped to +-this before the activation (0: none)" },
   { "anchor-strides", T_STRING, F (anchor_strides), NULL, 0, 0, 0,
-    "ssd: stride of each anchor layer, e.g. \"8,16,16,16\" (layers of equal "
-    "stride share a grid; empty with preset=blazeface: by input size)" },
+    "ssd: stride of each anchor layer, e.g. \"8,16,16,16\" (layers of equal stride share a grid; empty with preset=blazeface: by input size)" },
   { "anchors-per-cell", T_STRING, F (anchors_per_cell), NULL, 0, 0, 0,
-    "ssd: anchors per cell of each distinct stride, e.g. \"2,6\" (fixed-size "
-    "anchors; empty: from the aspect ratios)" },
+    "ssd: anchors per cell of each distinct stride, e.g. \"2,6\" (fixed-size anchors; empty: from the aspect ratios)" },
   { "anchor-offset", T_DOUBLE, F (anchor_offset), NULL, 0, 1,
     DEFAULT_ANCHOR_OFFSET, "ssd: anchor centre within its cell" },
   { "anchor-min-scale", T_DOUBLE, F (anchor_min_scale), NULL, 0, 10,
@@ -149,8 +146,7 @@ static const PropDef props[] = {
     "ssd: anchor aspect ratios (w/h) of each layer, e.g. \"1.0,2.0,0.5\"" },
   { "anchor-interpolated-ratio", T_DOUBLE, F (anchor_interpolated), NULL, 0,
     100, 1.0,
-    "ssd: aspect ratio of the extra anchor between two layers' scales (0: "
-    "none)" },
+    "ssd: aspect ratio of the extra anchor between two layers' scales (0: none)" },
   { "anchor-fixed-size", T_BOOL, F (anchor_fixed), NULL, 0, 1, TRUE,
     "ssd: every anchor 1 x 1 (the regressors give absolute sizes)" },
   { "box-format", T_ENUM, F (box_format), gst_nn_detect_box_format_get_type, 0, 0,
@@ -176,8 +172,7 @@ static const PropDef props[] = {
   { "input-height", T_INT, F (input_height), NULL, 0, 65536, 0,
     "Model input height (0: from nnconvert's transform meta)" },
   { "merge", T_BOOL, F (merge), NULL, 0, 1, FALSE,
-    "Detections already on the frame (an earlier nndetectdecode's, another "
-    "model or scale) join this one's NMS" },
+    "Detections already on the frame (an earlier nndetectdecode's, another model or scale) join this one's NMS" },
 };
 /* clang-format on */
 #undef F

@@ -227,8 +227,7 @@ make_state (GstNnDetectDecode *self)
     GST_OBJECT_UNLOCK (self);
     g_strfreev (labels);
     GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, (NULL),
-        ("invalid value \"%s\" for property '%s': a comma-separated list "
-         "of non-negative numbers expected (at most %d%s)",
+        ("invalid value \"%s\" for property '%s': a comma-separated list of non-negative numbers expected (at most %d%s)",
             value, what, NN_SSD_MAX_LAYERS,
             g_str_equal (what, "box-scale") ? ", exactly 4" : ""));
     g_free (value);
@@ -451,8 +450,7 @@ ensure_anchors (GstNnDetectDecode *self, gint w, gint h)
   o.input_height = h;
   if (o.n_layers == 0) {
     GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, (NULL),
-        ("layout ssd needs anchors: set anchor-strides (e.g. \"8,16,16,16\") "
-         "or preset=blazeface"));
+        ("layout ssd needs anchors: set anchor-strides (e.g. \"8,16,16,16\") or preset=blazeface"));
     return FALSE;
   }
   self->anchors = nn_ssd_anchors_generate (&o, &err);
@@ -653,8 +651,7 @@ gst_nn_detect_decode_decode (GstNnDecoder *decoder, GstNnDecoderFrame *f)
   /* ERRORS */
 no_size:
   GST_ELEMENT_ERROR (self, STREAM, FORMAT, (NULL),
-      ("the model input size is unknown: no nnconvert transform meta on the "
-       "tensors and no input-width / input-height"));
+      ("the model input size is unknown: no nnconvert transform meta on the tensors and no input-width / input-height"));
   return GST_FLOW_ERROR;
 decode_failed:
   GST_ELEMENT_ERROR (self, STREAM, DECODE,
@@ -742,8 +739,7 @@ gst_nn_detect_decode_class_init (GstNnDetectDecodeClass *klass)
 
   gst_element_class_set_static_metadata (element_class, "Detection decoder",
       "Filter/Analyzer/Video/Tensor",
-      "Decodes an object detector's output (SSD anchors, YOLO, boxes and "
-      "scores) into region-of-interest metas on the original frame",
+      "Decodes an object detector's output (SSD anchors, YOLO, boxes and scores) into region-of-interest metas on the original frame",
       "nnpipe developers");
 
   decoder_class->set_info = GST_DEBUG_FUNCPTR (gst_nn_detect_decode_set_info);

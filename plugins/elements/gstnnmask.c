@@ -149,8 +149,7 @@ bad : {
   gchar *got = gst_nn_tensors_info_to_string (info);
 
   GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
-      ("expected tensor %u to be a float32 mask 1x1xHxW, HxW or 1xHxWx1, "
-       "got %s",
+      ("expected tensor %u to be a float32 mask 1x1xHxW, HxW or 1xHxWx1, got %s",
           index, got));
   g_free (got);
   return FALSE;
@@ -239,14 +238,12 @@ gst_nn_mask_decode (GstNnDecoder *decoder, GstNnDecoderFrame *f)
   /* ERRORS */
 bad_format:
   GST_ELEMENT_ERROR (self, STREAM, FORMAT, (NULL),
-      ("frames in %s: nnmask works on packed 8-bit RGB formats (RGB, BGR, "
-       "RGBA, ...): convert before nnconvert",
+      ("frames in %s: nnmask works on packed 8-bit RGB formats (RGB, BGR, RGBA, ...): convert before nnconvert",
           gst_video_format_to_string (GST_VIDEO_INFO_FORMAT (&f->info))));
   return GST_FLOW_ERROR;
 no_alpha:
   GST_ELEMENT_ERROR (self, STREAM, FORMAT, (NULL),
-      ("mode=alpha needs frames with an alpha channel (RGBA, BGRA, ARGB, "
-       "ABGR), got %s",
+      ("mode=alpha needs frames with an alpha channel (RGBA, BGRA, ARGB, ABGR), got %s",
           gst_video_format_to_string (GST_VIDEO_INFO_FORMAT (&f->info))));
   return GST_FLOW_ERROR;
 }
@@ -354,8 +351,7 @@ gst_nn_mask_class_init (GstNnMaskClass *klass)
           "The mask holds logits (apply the logistic function)", FALSE, flags));
   g_object_class_install_property (gobject_class, PROP_BLUR_RADIUS,
       g_param_spec_int ("blur-radius", "Blur radius",
-          "mode=blur: box-blur radius in pixels (0: a 50th of the shorter "
-          "side)",
+          "mode=blur: box-blur radius in pixels (0: a 50th of the shorter side)",
           0, 1024, 0, flags));
   g_object_class_install_property (gobject_class, PROP_COLOR,
       g_param_spec_uint ("color", "Color",
@@ -371,8 +367,7 @@ gst_nn_mask_class_init (GstNnMaskClass *klass)
 
   gst_element_class_set_static_metadata (element_class, "Segmentation mask",
       "Filter/Effect/Video/Tensor",
-      "Applies a segmentation model's mask to the original frame: background "
-      "blurred, replaced by a colour, or as the alpha channel",
+      "Applies a segmentation model's mask to the original frame: background blurred, replaced by a colour, or as the alpha channel",
       "nnpipe developers");
 
   decoder_class->set_info = GST_DEBUG_FUNCPTR (gst_nn_mask_set_info);

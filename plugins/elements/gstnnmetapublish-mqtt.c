@@ -93,8 +93,7 @@ gst_nn_meta_publish_mqtt_install (GObjectClass *klass, guint first)
 
   g_object_class_install_property (klass, first + GST_NN_MQTT_PROP_METHOD,
       g_param_spec_enum ("method", "Method",
-          "file: write to location; mqtt: publish each frame's JSON to the "
-          "broker at address",
+          "file: write to location; mqtt: publish each frame's JSON to the broker at address",
           GST_TYPE_NN_META_PUBLISH_METHOD, GST_NN_META_PUBLISH_METHOD_FILE,
           rw));
   g_object_class_install_property (klass, first + GST_NN_MQTT_PROP_ADDRESS,
@@ -109,18 +108,15 @@ gst_nn_meta_publish_mqtt_install (GObjectClass *klass, guint first)
           NULL));
   g_object_class_install_property (klass, first + GST_NN_MQTT_PROP_QOS,
       g_param_spec_int ("qos", "QoS",
-          "method=mqtt: MQTT QoS of the messages (0 at most once, 1 at least "
-          "once, 2 exactly once)",
+          "method=mqtt: MQTT QoS of the messages (0 at most once, 1 at least once, 2 exactly once)",
           0, 2, DEFAULT_QOS, rw));
   g_object_class_install_property (klass, first + GST_NN_MQTT_PROP_CREDENTIALS,
       string_spec ("mqtt-credentials", "MQTT credentials",
-          "method=mqtt: a file of username=... and password=... lines "
-          "(kept out of the command line)",
+          "method=mqtt: a file of username=... and password=... lines (kept out of the command line)",
           NULL));
   g_object_class_install_property (klass, first + GST_NN_MQTT_PROP_TLS_CA_FILE,
       string_spec ("tls-ca-file", "TLS CA file",
-          "method=mqtt: PEM file of the CAs that signed the broker's "
-          "certificate: connect with TLS",
+          "method=mqtt: PEM file of the CAs that signed the broker's certificate: connect with TLS",
           NULL));
   g_object_class_install_property (klass,
       first + GST_NN_MQTT_PROP_TLS_CERT_FILE,
@@ -131,20 +127,17 @@ gst_nn_meta_publish_mqtt_install (GObjectClass *klass, guint first)
           "method=mqtt, TLS: this client's private key (PEM)", NULL));
   g_object_class_install_property (klass, first + GST_NN_MQTT_PROP_MAX_QUEUE,
       g_param_spec_uint ("max-queue", "Max queue",
-          "method=mqtt: messages waiting for the broker at most; beyond, the "
-          "oldest is dropped (counted)",
+          "method=mqtt: messages waiting for the broker at most; beyond, the oldest is dropped (counted)",
           1, G_MAXINT, DEFAULT_MAX_QUEUE, rw));
   g_object_class_install_property (klass,
       first + GST_NN_MQTT_PROP_RECONNECT_MAX,
       g_param_spec_uint ("reconnect-max", "Reconnect max",
-          "method=mqtt: ms of the longest wait between reconnections (the "
-          "back-off doubles from 250 ms)",
+          "method=mqtt: ms of the longest wait between reconnections (the back-off doubles from 250 ms)",
           250, G_MAXINT, DEFAULT_RECONNECT_MAX, rw));
   g_object_class_install_property (klass,
       first + GST_NN_MQTT_PROP_FLUSH_TIMEOUT,
       g_param_spec_uint ("flush-timeout", "Flush timeout",
-          "method=mqtt: at EOS, ms the queued messages get to reach a "
-          "connected broker",
+          "method=mqtt: at EOS, ms the queued messages get to reach a connected broker",
           0, G_MAXINT, DEFAULT_FLUSH_TIMEOUT, rw));
   g_object_class_install_property (klass, first + GST_NN_MQTT_PROP_PUBLISHED,
       g_param_spec_uint64 ("messages-published", "Messages published",
@@ -152,8 +145,7 @@ gst_nn_meta_publish_mqtt_install (GObjectClass *klass, guint first)
           0, G_MAXUINT64, 0, ro));
   g_object_class_install_property (klass, first + GST_NN_MQTT_PROP_DROPPED,
       g_param_spec_uint64 ("messages-dropped", "Messages dropped",
-          "method=mqtt: messages dropped (the queue was full while the "
-          "broker was slow or away, or left at the stop)",
+          "method=mqtt: messages dropped (the queue was full while the broker was slow or away, or left at the stop)",
           0, G_MAXUINT64, 0, ro));
   gst_type_mark_as_plugin_api (GST_TYPE_NN_META_PUBLISH_METHOD, 0);
 }
@@ -315,14 +307,12 @@ on_event (gpointer user_data, GstNnMqttEvent event, const gchar *what)
   g_mutex_unlock (&mq->lock);
   if (event == GST_NN_MQTT_DISCONNECTED)
     GST_ELEMENT_WARNING (mq->element, RESOURCE, WRITE,
-        ("Lost the MQTT broker %s: %s; reconnecting, results wait in a queue "
-         "of %u messages at most.",
+        ("Lost the MQTT broker %s: %s; reconnecting, results wait in a queue of %u messages at most.",
             address, what ? what : "?", max_queue),
         (NULL));
   else if (event == GST_NN_MQTT_DROPPING)
     GST_ELEMENT_WARNING (mq->element, RESOURCE, WRITE,
-        ("The MQTT broker %s takes no results: its queue is full, the oldest "
-         "are dropped (counted in messages-dropped).",
+        ("The MQTT broker %s takes no results: its queue is full, the oldest are dropped (counted in messages-dropped).",
             address),
         (NULL));
   s = gst_structure_new ("nnmetapublish-mqtt", "event", G_TYPE_STRING,
@@ -355,8 +345,7 @@ gst_nn_meta_publish_mqtt_start (GstNnMetaPublishMqtt *mq)
   } else if (mq->topic == NULL || *mq->topic == '\0'
       || strpbrk (mq->topic, "#+")) {
     g_set_error (&err, NNP_ERROR, NNP_ERROR_INVALID,
-        "invalid MQTT topic \"%s\": a topic to publish to is not empty and "
-        "has no wildcard (# +)",
+        "invalid MQTT topic \"%s\": a topic to publish to is not empty and has no wildcard (# +)",
         mq->topic ? mq->topic : "");
     prop = "topic";
   } else if (mq->credentials

@@ -170,12 +170,10 @@ gst_nn_meta_publish_format_get_type (void)
 {
   static GType type = 0;
   static const GEnumValue values[] = { { GST_NN_META_PUBLISH_FORMAT_JSON_LINES,
-                                           "One JSON object per frame and "
-                                           "line",
+                                           "One JSON object per frame and line",
                                            "json-lines" },
     { GST_NN_META_PUBLISH_FORMAT_TEXT,
-        "One tab-separated line per text "
-        "line: frame, PTS (s), text, score, corners",
+        "One tab-separated line per text line: frame, PTS (s), text, score, corners",
         "text" },
     { 0, NULL, NULL } };
 
@@ -369,8 +367,8 @@ frame_to_text (GstBuffer *frame, guint64 frame_number)
     gst_structure_get_double (s, "score", &score);
     gst_nn_roi_get_quad (roi, &q);
     g_string_append_printf (out,
-        "%" G_GUINT64_FORMAT "\t%.3f\t%s\t%.4f\t"
-        "%.1f,%.1f %.1f,%.1f %.1f,%.1f %.1f,%.1f\n",
+        "%" G_GUINT64_FORMAT
+        "\t%.3f\t%s\t%.4f\t%.1f,%.1f %.1f,%.1f %.1f,%.1f %.1f,%.1f\n",
         frame_number, pts, text, score, q.p[0].x, q.p[0].y, q.p[1].x, q.p[1].y,
         q.p[2].x, q.p[2].y, q.p[3].x, q.p[3].y);
   }
@@ -579,15 +577,13 @@ gst_nn_meta_publish_class_init (GstNnMetaPublishClass *klass)
 
   g_object_class_install_property (gobject_class, PROP_LOCATION,
       g_param_spec_string ("location", "Location",
-          "File to write the results to ('-': standard output; empty: "
-          "none)",
+          "File to write the results to ('-': standard output; empty: none)",
           DEFAULT_LOCATION,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
               | GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_FILE_FORMAT,
       g_param_spec_enum ("file-format", "File format",
-          "json-lines: one JSON object per frame; text: one tab-separated "
-          "line per text line",
+          "json-lines: one JSON object per frame; text: one tab-separated line per text line",
           GST_TYPE_NN_META_PUBLISH_FORMAT, DEFAULT_FILE_FORMAT,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
               | GST_PARAM_MUTABLE_READY));
@@ -597,8 +593,7 @@ gst_nn_meta_publish_class_init (GstNnMetaPublishClass *klass)
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   g_object_class_install_property (gobject_class, PROP_RESULTS,
       g_param_spec_enum ("results", "Results",
-          "What a JSON line holds: text (\"lines\", \"classes\"), objects "
-          "(detections) or all",
+          "What a JSON line holds: text (\"lines\", \"classes\"), objects (detections) or all",
           results_get_type (), RESULTS_TEXT,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
               | GST_PARAM_MUTABLE_READY));
@@ -613,8 +608,7 @@ gst_nn_meta_publish_class_init (GstNnMetaPublishClass *klass)
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class, "Result publisher",
       "Filter/Analyzer/Video",
-      "Writes the results on each frame (regions, text, scores) as JSON Lines "
-      "or text and passes the frames through",
+      "Writes the results on each frame (regions, text, scores) as JSON Lines or text and passes the frames through",
       "nnpipe developers");
 
   trans_class->set_caps = GST_DEBUG_FUNCPTR (gst_nn_meta_publish_set_caps);

@@ -416,8 +416,7 @@ gst_nn_overlay_class_init (GstNnOverlayClass *klass)
           flags));
   g_object_class_install_property (gobject_class, PROP_FONT_DESC,
       g_param_spec_string ("font-desc", "Font description",
-          "Pango font description of the labels (as textoverlay's), e.g. "
-          "\"Sans Bold 18\"",
+          "Pango font description of the labels (as textoverlay's), e.g. \"Sans Bold 18\"",
           DEFAULT_FONT_DESC, flags));
   g_object_class_install_property (gobject_class, PROP_DRAW_TEXT,
       g_param_spec_boolean ("draw-text", "Draw text",

@@ -111,8 +111,7 @@ parse_copy (const gchar *chain, GError **error)
   src = gst_element_get_static_pad (bin, "src");
   if (sink == NULL || src == NULL) {
     g_set_error (error, GST_PARSE_ERROR, GST_PARSE_ERROR_LINK,
-        "it has no unlinked %s pad (the chain takes frames in and gives "
-        "frames out: no source or sink elements)",
+        "it has no unlinked %s pad (the chain takes frames in and gives frames out: no source or sink elements)",
         sink ? "src" : "sink");
     gst_object_ref_sink (bin);
     gst_object_unref (bin);
@@ -166,8 +165,7 @@ build (GstNnParallel *self)
 no_chain : {
   g_free (chain);
   GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-      ("nnparallel needs chain= (a gst-launch description of the elements "
-       "to copy)"),
+      ("nnparallel needs chain= (a gst-launch description of the elements to copy)"),
       (NULL));
   return FALSE;
 }
@@ -298,8 +296,7 @@ gst_nn_parallel_class_init (GstNnParallelClass *klass)
    */
   g_object_class_install_property (gobject_class, PROP_CHAIN,
       g_param_spec_string ("chain", "Chain",
-          "gst-launch description of the elements each copy runs "
-          "(one frame out per frame in)",
+          "gst-launch description of the elements each copy runs (one frame out per frame in)",
           DEFAULT_CHAIN,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
               | GST_PARAM_MUTABLE_READY));
@@ -311,8 +308,7 @@ gst_nn_parallel_class_init (GstNnParallelClass *klass)
    */
   g_object_class_install_property (gobject_class, PROP_COPIES,
       g_param_spec_int ("copies", "Copies",
-          "Copies of the chain (1 to 64), each taking frames in turn in its "
-          "own thread",
+          "Copies of the chain (1 to 64), each taking frames in turn in its own thread",
           G_MININT, G_MAXINT, DEFAULT_COPIES,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
               | GST_PARAM_MUTABLE_READY));
@@ -321,8 +317,7 @@ gst_nn_parallel_class_init (GstNnParallelClass *klass)
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class, "nnpipe parallel chain",
       "Filter/Bin",
-      "Runs copies of a chain of elements over alternate frames, outputs "
-      "in input order",
+      "Runs copies of a chain of elements over alternate frames, outputs in input order",
       "nnpipe");
 }
 

@@ -96,15 +96,13 @@ gst_nn_pipeline_rebalance_install_properties (GObjectClass *gobject_class)
    */
   g_object_class_install_property (gobject_class, PROP_REBALANCE,
       g_param_spec_boolean ("rebalance", "Rebalance",
-          "Switch to a better split while playing when the measured stage "
-          "times call for one",
+          "Switch to a better split while playing when the measured stage times call for one",
           DEFAULT_REBALANCE,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
               | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_REBALANCE_THRESHOLD,
       g_param_spec_double ("rebalance-threshold", "Rebalance threshold",
-          "Switch when the measured bottleneck exceeds the best plan's for "
-          "the measured costs by this factor",
+          "Switch when the measured bottleneck exceeds the best plan's for the measured costs by this factor",
           1.0, 100.0, DEFAULT_REBALANCE_THRESHOLD,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
               | GST_PARAM_MUTABLE_PLAYING));
@@ -122,8 +120,7 @@ gst_nn_pipeline_rebalance_install_properties (GObjectClass *gobject_class)
               | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_DEBUG_SLOWDOWN,
       g_param_spec_string ("debug-slowdown", "Debug slowdown",
-          "Testing: per stage, the nnstage debug-slowdown factor (\"0,2\": "
-          "stage 1 three times slower), kept across re-balancing",
+          "Testing: per stage, the nnstage debug-slowdown factor (\"0,2\": stage 1 three times slower), kept across re-balancing",
           DEFAULT_DEBUG_SLOWDOWN,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
               | GST_PARAM_MUTABLE_PLAYING));
@@ -225,9 +222,7 @@ parse_slowdown (const gchar *str, GArray **factors, GError **error)
 
     if (end == items[k] || *end != '\0' || !(f >= 0.0 && f <= 100.0)) {
       g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
-          "invalid value "
-          "\"%s\" for property 'debug-slowdown': item %u (\"%s\") is not a "
-          "factor from 0 to 100",
+          "invalid value \"%s\" for property 'debug-slowdown': item %u (\"%s\") is not a factor from 0 to 100",
           str, k, items[k]);
       ok = FALSE;
     }
@@ -244,10 +239,8 @@ static void
 remote_error (const gchar *what, GError **error)
 {
   g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
-      "property 'rebalance' "
-      "cannot be true with remote stages (%s): their node costs are their "
-      "servers' and a switch would need the servers to prepare new parts; "
-      "set rebalance=false or plan the stages on this host",
+      "property 'rebalance' cannot be true with remote stages (%s): their node costs are their "
+      "servers' and a switch would need the servers to prepare new parts; set rebalance=false or plan the stages on this host",
       what);
 }
 
@@ -494,9 +487,7 @@ monitor_tick (GstNnPipeline *self, NnpRebalanceMonitor *m,
   }
   g_mutex_unlock (&rb->lock);
   g_clear_pointer (&best, nnp_plan_free);
-  GST_INFO_OBJECT (self,
-      "re-balancing at the next frame: expected gain "
-      "x%.3f",
+  GST_INFO_OBJECT (self, "re-balancing at the next frame: expected gain x%.3f",
       r.gain);
 }
 
@@ -636,8 +627,7 @@ post_rebalance (GstNnPipeline *self, const NnpPlan *old_plan,
   }
   s = gst_structure_new ("nnpipeline-rebalance", "count", G_TYPE_UINT, count,
       "reason", G_TYPE_STRING,
-      "measured bottleneck over the best plan for "
-      "the measured costs by more than rebalance-threshold",
+      "measured bottleneck over the best plan for the measured costs by more than rebalance-threshold",
       "old-cuts", G_TYPE_STRING, old_cuts, "new-cuts", G_TYPE_STRING, new_cuts,
       "bottleneck-stage", G_TYPE_INT, slowest, "measured-bottleneck-ms",
       G_TYPE_DOUBLE, r->measured_bottleneck_ms, "expected-bottleneck-ms",

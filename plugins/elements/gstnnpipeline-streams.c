@@ -128,8 +128,7 @@ gst_nn_pipeline_request_new_pad (GstElement *element, GstPadTemplate *templ,
       /* the stages are linked to sink/src: streams need them rebuilt */
       g_mutex_unlock (&self->build_lock);
       GST_WARNING_OBJECT (self,
-          "request pads must be asked for before the "
-          "stages are built (in NULL or READY)");
+          "request pads must be asked for before the stages are built (in NULL or READY)");
       return NULL;
     }
     self->streams = gst_nn_streams_new (GST_BIN (self), &hooks, self);

@@ -165,8 +165,7 @@ gst_nn_pipeline_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
 
       if (g_strcmp0 (s, self->built_key) != 0)
         GST_INFO_OBJECT (self,
-            "input now %s (stages built for %s): the "
-            "stages re-specialise the model",
+            "input now %s (stages built for %s): the stages re-specialise the model",
             s, self->built_key);
       g_free (s);
     }
@@ -273,9 +272,7 @@ check_properties (GstNnPipeline *self, GError **error)
 
   if (!valid_stages (stages)) {
     g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
-        "invalid value \"%s\" "
-        "for property 'stages': expected \"auto\" or a number of stages from 1 "
-        "to %d",
+        "invalid value \"%s\" for property 'stages': expected \"auto\" or a number of stages from 1 to %d",
         stages, MAX_STAGES);
     ok = FALSE;
   }
@@ -290,9 +287,8 @@ check_properties (GstNnPipeline *self, GError **error)
     if (!nnp_device_item_split_replicas (items[i], &device, &replicas, &err)
         || !nnp_device_spec_parse (device, NULL, NULL, &err)) {
       g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
-          "invalid value \"%s\" "
-          "for property 'devices': item %u: %s",
-          devices, i, err->message);
+          "invalid value \"%s\" for property 'devices': item %u: %s", devices,
+          i, err->message);
       g_error_free (err);
       ok = FALSE;
     }
@@ -641,9 +637,7 @@ gst_nn_pipeline_class_init (GstNnPipelineClass *klass)
    */
   g_object_class_install_property (gobject_class, PROP_DEVICES,
       g_param_spec_string ("devices", "Devices",
-          "Devices of the stages: cpu[:THREADS] or opencl[:N|:NAME], "
-          "comma-separated, e.g. \"cpu:1,cpu:1\" or \"cpu,opencl\" (unset: "
-          "cpu:1 per stage)",
+          "Devices of the stages: cpu[:THREADS] or opencl[:N|:NAME], comma-separated, e.g. \"cpu:1,cpu:1\" or \"cpu,opencl\" (unset: cpu:1 per stage)",
           DEFAULT_DEVICES,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
               | GST_PARAM_MUTABLE_READY));
@@ -721,8 +715,7 @@ gst_nn_pipeline_class_init (GstNnPipelineClass *klass)
    */
   g_object_class_install_property (gobject_class, PROP_FALLBACK,
       g_param_spec_boolean ("fallback", "Fallback",
-          "Run OpenCL stages on the CPU (with a warning) when their device "
-          "is missing or cannot run them",
+          "Run OpenCL stages on the CPU (with a warning) when their device is missing or cannot run them",
           DEFAULT_FALLBACK,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
               | GST_PARAM_MUTABLE_READY));
@@ -738,8 +731,7 @@ gst_nn_pipeline_class_init (GstNnPipelineClass *klass)
    */
   g_object_class_install_property (gobject_class, PROP_STAGE_LOAD,
       g_param_spec_string ("stage-load", "Stage load",
-          "Automatic split: other work on each stage's core, as fractions of "
-          "the model's time (\"0,0.6\")",
+          "Automatic split: other work on each stage's core, as fractions of the model's time (\"0,0.6\")",
           DEFAULT_STAGE_LOAD,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
               | GST_PARAM_MUTABLE_READY));
@@ -754,8 +746,7 @@ gst_nn_pipeline_class_init (GstNnPipelineClass *klass)
    */
   g_object_class_install_property (gobject_class, PROP_TRACE,
       g_param_spec_string ("trace", "Trace",
-          "Write a Chrome trace-event JSON file of the stages' runs and the "
-          "queue levels (default: $NNP_TRACE)",
+          "Write a Chrome trace-event JSON file of the stages' runs and the queue levels (default: $NNP_TRACE)",
           DEFAULT_TRACE,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
               | GST_PARAM_MUTABLE_READY));
@@ -772,8 +763,7 @@ gst_nn_pipeline_class_init (GstNnPipelineClass *klass)
    */
   g_object_class_install_property (gobject_class, PROP_MAX_REPLICAS,
       g_param_spec_uint ("max-replicas", "Max replicas",
-          "stages=auto: consider replicated stages of up to this many copies "
-          "(1 = none)",
+          "stages=auto: consider replicated stages of up to this many copies (1 = none)",
           1, 64, DEFAULT_MAX_REPLICAS,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
               | GST_PARAM_MUTABLE_READY));
@@ -792,8 +782,7 @@ gst_nn_pipeline_class_init (GstNnPipelineClass *klass)
    */
   g_object_class_install_property (gobject_class, PROP_BATCH_SIZE,
       g_param_spec_uint ("batch-size", "Batch size",
-          "Request pads: frames of different streams run as one batch of up "
-          "to this many (dynamic batch dim only; 1 = none)",
+          "Request pads: frames of different streams run as one batch of up to this many (dynamic batch dim only; 1 = none)",
           1, 64, DEFAULT_BATCH_SIZE,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
               | GST_PARAM_MUTABLE_READY));
@@ -814,8 +803,7 @@ gst_nn_pipeline_class_init (GstNnPipelineClass *klass)
    * frames on (nnstage inference-interval, gstnnskip.h) */
   g_object_class_install_property (gobject_class, PROP_INFERENCE_INTERVAL,
       g_param_spec_uint ("inference-interval", "Inference interval",
-          "Run the model on one buffer in N; pass the others on as skipped "
-          "frames (not with remote stages or request pads)",
+          "Run the model on one buffer in N; pass the others on as skipped frames (not with remote stages or request pads)",
           1, G_MAXINT, 1,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
               | GST_PARAM_MUTABLE_READY));

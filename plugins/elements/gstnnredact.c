@@ -333,18 +333,15 @@ gst_nn_redact_class_init (GstNnRedactClass *klass)
           GST_TYPE_NN_REDACT_MODE, DEFAULT_MODE, flags));
   g_object_class_install_property (gobject_class, PROP_LABELS,
       g_param_spec_string ("labels", "Labels",
-          "Comma-separated region types (detection labels) to redact; empty: "
-          "every region",
+          "Comma-separated region types (detection labels) to redact; empty: every region",
           DEFAULT_LABELS, flags));
   g_object_class_install_property (gobject_class, PROP_STRENGTH,
       g_param_spec_int ("strength", "Strength",
-          "Pixelate block size or blur radius in pixels (0: from each "
-          "region's size)",
+          "Pixelate block size or blur radius in pixels (0: from each region's size)",
           0, 1024, DEFAULT_STRENGTH, flags));
   g_object_class_install_property (gobject_class, PROP_MARGIN,
       g_param_spec_double ("margin", "Margin",
-          "Each region grown by this fraction of its width / height on "
-          "each side",
+          "Each region grown by this fraction of its width / height on each side",
           0.0, 2.0, DEFAULT_MARGIN, flags));
   g_object_class_install_property (gobject_class, PROP_COLOR,
       g_param_spec_uint ("color", "Color",
@@ -363,8 +360,7 @@ gst_nn_redact_class_init (GstNnRedactClass *klass)
   gst_caps_unref (caps);
   gst_element_class_set_static_metadata (element_class, "Region redaction",
       "Filter/Effect/Video",
-      "Pixelates, blurs or fills the regions of interest of chosen labels "
-      "(faces, plates) in video frames",
+      "Pixelates, blurs or fills the regions of interest of chosen labels (faces, plates) in video frames",
       "nnpipe developers");
 
   trans_class->start = GST_DEBUG_FUNCPTR (gst_nn_redact_start);

@@ -199,9 +199,7 @@ connect_one (GstNnRemote *self, const gchar *addr, guint timeout_ms,
     else if (self->tls && (*error)->domain == G_IO_ERROR
         && (*error)->code != G_IO_ERROR_CANCELLED)
       g_prefix_error (error,
-          "TLS: the server closed the connection after "
-          "the handshake (did it refuse this client's "
-          "certificate? tls-certificate): ");
+          "TLS: the server closed the connection after the handshake (did it refuse this client's certificate? tls-certificate): ");
     goto failed;
   }
   if (h.type == NNP_REMOTE_ERROR || h.type == NNP_REMOTE_HELLO_OK) {
@@ -432,8 +430,7 @@ watchdog_thread (gpointer data)
         since = now;
       } else if (now - since >= (gint64) self->timeout * 1000) {
         GST_WARNING_OBJECT (self,
-            "%s: nothing received or acknowledged for "
-            "%u ms with %u frames waiting: hung, trying the next server",
+            "%s: nothing received or acknowledged for %u ms with %u frames waiting: hung, trying the next server",
             self->addrs[self->cur_addr], self->timeout, self->n_frames);
         self->hung_gen = self->gen;
         g_cancellable_cancel (self->conn_cancel);

@@ -180,9 +180,8 @@ gst_nn_remote_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
           self->in_shapes = g_strdup (keys[0]);
         g_strfreev (keys);
         GST_DEBUG_OBJECT (self,
-            "caps %" GST_PTR_FORMAT ", model input shapes "
-            "%s",
-            caps, self->in_shapes ? self->in_shapes : "(none)");
+            "caps %" GST_PTR_FORMAT ", model input shapes %s", caps,
+            self->in_shapes ? self->in_shapes : "(none)");
       }
       gst_event_unref (event);
       return TRUE;
@@ -603,11 +602,10 @@ gst_nn_remote_finalize (GObject *object)
 
 /* the part's properties, in nnremote's words */
 static const gchar *const part_blurbs[GST_NN_PART_PROP_LAST] = {
-  [GST_NN_PART_PROP_MODEL] = "The ONNX model (its digest is sent to the "
-                             "server)",
-  [GST_NN_PART_PROP_NODES] = "The part to run remotely, as nnstage nodes= "
-                             "(\"a,b\", \"first..last\"); none: the whole "
-                             "model",
+  [GST_NN_PART_PROP_MODEL] =
+      "The ONNX model (its digest is sent to the server)",
+  [GST_NN_PART_PROP_NODES] =
+      "The part to run remotely, as nnstage nodes= (\"a,b\", \"first..last\"); none: the whole model",
   [GST_NN_PART_PROP_PLAN] = "Plan file whose stage runs remotely",
   [GST_NN_PART_PROP_STAGE] = "Stage of the plan to run remotely",
 };
@@ -636,8 +634,7 @@ gst_nn_remote_class_init (GstNnRemoteClass *klass)
           65535, DEFAULT_PORT, rw));
   g_object_class_install_property (gobject_class, PROP_HOSTS,
       g_param_spec_string ("hosts", "Hosts",
-          "Servers to try in turn, \"a:7000|b:7000\" (a leading remote:// is "
-          "allowed); overrides host and port",
+          "Servers to try in turn, \"a:7000|b:7000\" (a leading remote:// is allowed); overrides host and port",
           NULL, rw));
   g_object_class_install_property (gobject_class, PROP_IN_FLIGHT,
       g_param_spec_uint ("in-flight", "In flight",
@@ -645,23 +642,19 @@ gst_nn_remote_class_init (GstNnRemoteClass *klass)
           DEFAULT_IN_FLIGHT, rw));
   g_object_class_install_property (gobject_class, PROP_TIMEOUT,
       g_param_spec_uint ("timeout", "Timeout",
-          "Milliseconds to find a server (at start and after a connection "
-          "breaks) before failing; also: a server with frames waiting that "
-          "sends and acknowledges nothing for this long is hung (a busy one "
-          "sends keepalives) and left for the next host",
+          "Milliseconds to find a server (at start and after a connection breaks) before failing; also: a server with frames waiting that "
+          "sends and acknowledges nothing for this long is hung (a busy one sends keepalives) and left for the next host",
           1, G_MAXUINT, DEFAULT_TIMEOUT, rw));
   g_object_class_install_property (gobject_class, PROP_TLS,
       g_param_spec_boolean ("tls", "TLS",
           "Talk TLS, checking the server's certificate", FALSE, rw));
   g_object_class_install_property (gobject_class, PROP_TLS_CA,
       g_param_spec_string ("tls-ca-file", "TLS CA file",
-          "PEM file of the certificate authorities to trust (default: the "
-          "system's)",
+          "PEM file of the certificate authorities to trust (default: the system's)",
           NULL, rw));
   g_object_class_install_property (gobject_class, PROP_TLS_CERTIFICATE,
       g_param_spec_string ("tls-certificate", "TLS certificate",
-          "PEM file with this client's certificate (and its key unless "
-          "tls-key is set), for a server that asks for one (mutual TLS)",
+          "PEM file with this client's certificate (and its key unless tls-key is set), for a server that asks for one (mutual TLS)",
           NULL, rw));
   g_object_class_install_property (gobject_class, PROP_TLS_KEY,
       g_param_spec_string ("tls-key", "TLS key",

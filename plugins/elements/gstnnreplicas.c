@@ -270,8 +270,7 @@ reorder_sink_event (GstPad *pad, GstObject *parent, GstEvent *event)
 frames_lost : {
   gst_event_unref (event);
   GST_ELEMENT_ERROR (self, STREAM, FAILED,
-      ("replica %u gave no output for %u of the frames it was given (it "
-       "must give one frame out per frame in)",
+      ("replica %u gave no output for %u of the frames it was given (it must give one frame out per frame in)",
           r, lost),
       (NULL));
   return FALSE;

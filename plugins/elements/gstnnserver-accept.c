@@ -110,8 +110,8 @@ tls_accept (Listener *s, Client *c, gboolean *plain)
     goto failed;
   if (first == NNP_REMOTE_MAGIC[0]) {
     *plain = TRUE;
-    return g_strdup ("this server talks TLS: set tls=true (and tls-ca-file) "
-                     "on the client");
+    return g_strdup (
+        "this server talks TLS: set tls=true (and tls-ca-file) on the client");
   }
   tls = g_tls_server_connection_new (c->stream, s->cert, &err);
   if (tls == NULL)
@@ -132,8 +132,8 @@ tls_accept (Listener *s, Client *c, gboolean *plain)
     if (bad) {
       gchar *what = gst_nn_remote_tls_flags_text (bad);
 
-      why = g_strdup_printf ("TLS handshake failed: the client's certificate "
-                             "is refused: %s (%s)",
+      why = g_strdup_printf (
+          "TLS handshake failed: the client's certificate is refused: %s (%s)",
           what, err->message);
       g_free (what);
       g_clear_error (&err);
@@ -261,8 +261,7 @@ reaper_thread (gpointer data)
       if (!c->authed
           && now - c->accepted_us
               > (gint64) s->config.handshake_timeout * 1000) {
-        why = g_strdup_printf ("no %sHELLO within %u ms (handshake "
-                               "timeout)",
+        why = g_strdup_printf ("no %sHELLO within %u ms (handshake timeout)",
             s->cert ? "TLS handshake and " : "", s->config.handshake_timeout);
         s->stats.handshake_timeouts++;
       } else if (c->authed && s->config.idle_timeout != G_MAXUINT

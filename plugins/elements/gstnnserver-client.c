@@ -295,13 +295,13 @@ attach_client (Listener *s, Client *c, const NnpRemoteHello *h,
     ep = find_endpoint_locked (s, key);
     g_mutex_unlock (&s->lock);
     if (ep == NULL && s->endpoints->len >= MAX_ENDPOINTS)
-      why = g_strdup_printf ("this server runs %d parts already, the most it "
-                             "can",
-          MAX_ENDPOINTS);
+      why =
+          g_strdup_printf ("this server runs %d parts already, the most it can",
+              MAX_ENDPOINTS);
     else if (ep == NULL) {
       GST_INFO_OBJECT (s->owner,
-          "client %" G_GUINT64_FORMAT " asks for part "
-          "'%.200s': asking the application",
+          "client %" G_GUINT64_FORMAT
+          " asks for part '%.200s': asking the application",
           c->id, key);
       why = s->part_func (h->part_kind, h->part, h->stage, key, s->part_data);
     }
@@ -313,8 +313,8 @@ attach_client (Listener *s, Client *c, const NnpRemoteHello *h,
   if (why == NULL) {
     gchar *shown = g_strescape (key, NULL);
 
-    why = g_strdup_printf ("part mismatch: the client asks for nodes "
-                           "'%.200s', this server runs '%.200s'",
+    why = g_strdup_printf (
+        "part mismatch: the client asks for nodes '%.200s', this server runs '%.200s'",
         shown[0] ? shown : "(whole model)",
         s->config.part ? (s->config.part[0] ? s->config.part : "(whole model)")
                        : "(any)");
@@ -390,8 +390,8 @@ check_hello (Listener *s, Client *c, const NnpRemoteHello *h,
     /* the client's text as C escapes: one line */
     gchar *shown = g_strescape (h->digest, NULL);
 
-    why = g_strdup_printf ("model digest mismatch: the client runs model "
-                           "%.64s, this server serves %s",
+    why = g_strdup_printf (
+        "model digest mismatch: the client runs model %.64s, this server serves %s",
         shown, s->config.digest);
     g_free (shown);
     return why;
@@ -505,8 +505,8 @@ check_caps (Listener *s, Client *c, GstCaps *caps, const gchar *shapes)
 
 refused:
   str = gst_caps_to_string (caps);
-  why = g_strdup_printf ("frame caps do not fit the served part: %s "
-                         "(caps %.300s)",
+  why = g_strdup_printf (
+      "frame caps do not fit the served part: %s (caps %.300s)",
       err ? err->message : "bad plan", str);
   g_free (str);
   g_clear_error (&err);
@@ -540,8 +540,7 @@ hello_recv (Listener *s, Client *c, NnpRemoteHeader *h, guint8 **payload,
     /* no ERROR: a closed handshake tells a TLS client "not TLS" */
     c->talks_tls = TRUE;
     g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE,
-        "the client talks TLS, this server does not (no certificate): set "
-        "tls=false on the client or start the server with a certificate");
+        "the client talks TLS, this server does not (no certificate): set tls=false on the client or start the server with a certificate");
     return FALSE;
   }
   if (got < sizeof head) {
@@ -573,8 +572,7 @@ hello_recv (Listener *s, Client *c, NnpRemoteHeader *h, guint8 **payload,
     g_mutex_unlock (&s->lock);
     if (!ok) {
       g_set_error (error, NNP_ERROR, NNP_ERROR_PARSE,
-          "server busy: unauthenticated peers hold %u MiB of HELLOs, try "
-          "again",
+          "server busy: unauthenticated peers hold %u MiB of HELLOs, try again",
           GST_NN_SERVER_PREAUTH_BUDGET >> 20);
       g_free (buf);
       return FALSE;
@@ -702,9 +700,9 @@ serve_hello (Listener *s, Client *c, guint64 **counter)
     ms = gst_nn_server_peers_auth_failed_locked (s, c->ip);
     g_mutex_unlock (&s->lock);
     *counter = NULL; /* counted there */
-    gchar *t = g_strdup_printf ("%s (next try from %s in %u ms at the "
-                                "earliest)",
-        why, c->ip, ms);
+    gchar *t =
+        g_strdup_printf ("%s (next try from %s in %u ms at the earliest)", why,
+            c->ip, ms);
     g_free (why);
     return t;
   }

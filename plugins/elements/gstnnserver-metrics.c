@@ -151,9 +151,8 @@ parts_page (gpointer data, const gchar **content_type)
     while (g_hash_table_iter_next (&it, NULL, &value))
       n += ((Client *) value)->ep == ep ? 1 : 0;
     g_string_append_printf (out,
-        "%s\n  {\"part\": \"%s\", \"clients\": %u, \"frames\": "
-        "%" G_GUINT64_FORMAT ", \"queued\": %u, \"started\": %" G_GINT64_FORMAT
-        "}",
+        "%s\n  {\"part\": \"%s\", \"clients\": %u, \"frames\": %" G_GUINT64_FORMAT
+        ", \"queued\": %u, \"started\": %" G_GINT64_FORMAT "}",
         i ? "," : "", key, n, ep->frames, g_queue_get_length (&ep->queue),
         ep->started_us / G_USEC_PER_SEC);
     g_free (key);

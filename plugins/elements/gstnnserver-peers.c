@@ -45,21 +45,21 @@ gst_nn_server_peers_admit_locked (Listener *s, const gchar *ip)
 
   if (a && a->blocked_until > now) {
     s->stats.rejected_backoff++;
-    return g_strdup_printf ("too many failed authentications from %s: "
-                            "retry in %" G_GINT64_FORMAT " ms",
+    return g_strdup_printf (
+        "too many failed authentications from %s: retry in %" G_GINT64_FORMAT
+        " ms",
         ip, (a->blocked_until - now + 999) / 1000);
   }
   if (s->n_conns >= s->config.max_connections) {
     s->stats.rejected_limit++;
-    return g_strdup_printf ("server full: %u connections open "
-                            "(max-connections)",
-        s->n_conns);
+    return g_strdup_printf (
+        "server full: %u connections open (max-connections)", s->n_conns);
   }
   if (a && a->n_conns >= s->config.max_per_address) {
     s->stats.rejected_address++;
-    return g_strdup_printf ("too many connections from %s: %u open "
-                            "(max-per-address)",
-        ip, a->n_conns);
+    return g_strdup_printf (
+        "too many connections from %s: %u open (max-per-address)", ip,
+        a->n_conns);
   }
   a = addr_get (s, ip, TRUE);
   a->n_conns++;

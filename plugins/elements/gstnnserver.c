@@ -62,18 +62,15 @@ join (Listener *l, const GstNnServerConfig *config, GObject *owner,
     GstNnServer *o = g_ptr_array_index (l->endpoints, i);
     if (!o->stopped && g_strcmp0 (o->key, config->part) == 0) {
       g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
-          "port %u already "
-          "serves part '%.200s' in this process",
-          l->port, config->part ? config->part : "(any)");
+          "port %u already serves part '%.200s' in this process", l->port,
+          config->part ? config->part : "(any)");
       g_mutex_unlock (&l->lock);
       return NULL;
     }
   }
   if (l->stopped || l->endpoints->len >= MAX_ENDPOINTS)
     g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
-        "port %u serves %d "
-        "parts already",
-        l->port, MAX_ENDPOINTS);
+        "port %u serves %d parts already", l->port, MAX_ENDPOINTS);
   else
     ep = endpoint_new (l, config, owner);
   g_mutex_unlock (&l->lock);
@@ -171,15 +168,13 @@ clamp_to_open_files (Listener *s)
   getrlimit (RLIMIT_NOFILE, &rl);
   if (rl.rlim_cur > 256) {
     GST_WARNING_OBJECT (s->owner,
-        "max-connections %u lowered to %lu: the "
-        "open-file limit is %lu (ulimit -n)",
+        "max-connections %u lowered to %lu: the open-file limit is %lu (ulimit -n)",
         s->config.max_connections, (gulong) (rl.rlim_cur - 128),
         (gulong) rl.rlim_cur);
     s->config.max_connections = (guint) (rl.rlim_cur - 128);
   } else {
     GST_WARNING_OBJECT (s->owner,
-        "max-connections %u lowered to 128: the "
-        "open-file limit is %lu (ulimit -n)",
+        "max-connections %u lowered to 128: the open-file limit is %lu (ulimit -n)",
         s->config.max_connections, (gulong) rl.rlim_cur);
     s->config.max_connections = MIN (s->config.max_connections, 128);
   }
@@ -527,8 +522,8 @@ gst_nn_server_send_result (guint port, const GstNnServerMeta *meta,
       ok = TRUE;
     } else {
       GST_WARNING_OBJECT (s->owner,
-          "client %" G_GUINT64_FORMAT " does not read "
-          "its results (%d waiting): dropped",
+          "client %" G_GUINT64_FORMAT
+          " does not read its results (%d waiting): dropped",
           meta->client_id, MAX_RESULTS_QUEUED);
       gst_nn_server_client_kick_locked (c,
           "too slow: results not read (16 waiting)", TRUE);

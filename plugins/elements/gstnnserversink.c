@@ -201,8 +201,7 @@ gst_nn_server_sink_class_init (GstNnServerSinkClass *klass)
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_set_static_metadata (element_class,
       "nnpipe remote-stage server sink", "Sink/Network",
-      "Sends results back to the nnremote client of each frame (with "
-      "nnserversrc)",
+      "Sends results back to the nnremote client of each frame (with nnserversrc)",
       "nnpipe");
 
   base_class->set_caps = GST_DEBUG_FUNCPTR (gst_nn_server_sink_set_caps);

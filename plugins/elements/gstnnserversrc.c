@@ -451,9 +451,8 @@ gst_nn_server_src_create (GstPushSrc *src, GstBuffer **buf)
   return GST_FLOW_OK;
 
 refused : {
-  gchar *msg = g_strdup_printf ("the served stage refuses the frame caps "
-                                "%" GST_PTR_FORMAT,
-      f->caps);
+  gchar *msg = g_strdup_printf (
+      "the served stage refuses the frame caps %" GST_PTR_FORMAT, f->caps);
 
   /* the client would wait for a result that cannot come: drop it */
   GST_WARNING_OBJECT (self, "client %" G_GUINT64_FORMAT ": %s", f->client_id,
@@ -515,8 +514,7 @@ gst_nn_server_src_class_init (GstNnServerSrcClass *klass)
           "The port listened on (0 when stopped)", 0, 65535, 0, ro));
   g_object_class_install_property (gobject_class, PROP_TLS_CERTIFICATE,
       g_param_spec_string ("tls-certificate", "TLS certificate",
-          "PEM file with the server certificate (and the key unless tls-key "
-          "is set); clients then talk TLS",
+          "PEM file with the server certificate (and the key unless tls-key is set); clients then talk TLS",
           NULL, rw));
   g_object_class_install_property (gobject_class, PROP_TLS_KEY,
       g_param_spec_string ("tls-key", "TLS key",
@@ -526,8 +524,7 @@ gst_nn_server_src_class_init (GstNnServerSrcClass *klass)
           "Shared secret every client's HELLO must carry", NULL, rw));
   g_object_class_install_property (gobject_class, PROP_MODEL,
       g_param_spec_string ("model", "Model",
-          "ONNX model served: clients must name its digest; answers COST "
-          "queries",
+          "ONNX model served: clients must name its digest; answers COST queries",
           NULL, rw));
   g_object_class_install_property (gobject_class, PROP_DIGEST,
       g_param_spec_string ("digest", "Digest",
@@ -535,8 +532,7 @@ gst_nn_server_src_class_init (GstNnServerSrcClass *klass)
           NULL, rw));
   g_object_class_install_property (gobject_class, PROP_PART,
       g_param_spec_string ("part", "Part",
-          "The part of the model served, as node names joined by ',' or an "
-          "nnstage nodes= range; \"\" = the whole model; unset = any part",
+          "The part of the model served, as node names joined by ',' or an nnstage nodes= range; \"\" = the whole model; unset = any part",
           NULL, rw));
   g_object_class_install_property (gobject_class, PROP_DEVICE,
       g_param_spec_string ("device", "Device",
@@ -544,36 +540,30 @@ gst_nn_server_src_class_init (GstNnServerSrcClass *klass)
           DEFAULT_DEVICE, rw));
   g_object_class_install_property (gobject_class, PROP_MAX_PAYLOAD,
       g_param_spec_uint ("max-payload", "Max payload",
-          "Largest message accepted (bytes); larger ones are refused before "
-          "allocation",
+          "Largest message accepted (bytes); larger ones are refused before allocation",
           1024, G_MAXUINT32, DEFAULT_MAX_PAYLOAD, rw));
   g_object_class_install_property (gobject_class, PROP_MAX_QUEUE,
       g_param_spec_uint ("max-queue", "Max queue",
-          "Frames of all clients queued for the pipeline; beyond it clients "
-          "wait (TCP backpressure)",
+          "Frames of all clients queued for the pipeline; beyond it clients wait (TCP backpressure)",
           1, 1024, DEFAULT_MAX_QUEUE, rw));
   g_object_class_install_property (gobject_class, PROP_CLIENTS,
       g_param_spec_uint ("clients", "Clients", "Clients connected now", 0,
           G_MAXUINT, 0, ro));
   g_object_class_install_property (gobject_class, PROP_TLS_CLIENT_CA,
       g_param_spec_string ("tls-client-ca", "TLS client CA",
-          "PEM file of the CA(s) whose certificates clients must show "
-          "(mutual TLS; needs tls-certificate)",
+          "PEM file of the CA(s) whose certificates clients must show (mutual TLS; needs tls-certificate)",
           NULL, rw));
   g_object_class_install_property (gobject_class, PROP_HANDSHAKE_TIMEOUT,
       g_param_spec_uint ("handshake-timeout", "Handshake timeout",
-          "ms from accepting a connection to its HELLO (TLS handshake "
-          "included); a slower peer is dropped",
+          "ms from accepting a connection to its HELLO (TLS handshake included); a slower peer is dropped",
           100, 600000, GST_NN_SERVER_DEFAULT_HANDSHAKE_TIMEOUT, rw));
   g_object_class_install_property (gobject_class, PROP_IDLE_TIMEOUT,
       g_param_spec_uint ("idle-timeout", "Idle timeout",
-          "s a client with no frame at the server may send nothing before it "
-          "is dropped (0: never)",
+          "s a client with no frame at the server may send nothing before it is dropped (0: never)",
           0, G_MAXUINT - 1, GST_NN_SERVER_DEFAULT_IDLE_TIMEOUT, rw));
   g_object_class_install_property (gobject_class, PROP_MAX_CONNECTIONS,
       g_param_spec_uint ("max-connections", "Max connections",
-          "Connections open at once (each has a thread); beyond it new ones "
-          "get an ERROR",
+          "Connections open at once (each has a thread); beyond it new ones get an ERROR",
           1, 65536, GST_NN_SERVER_DEFAULT_MAX_CONNECTIONS, rw));
   g_object_class_install_property (gobject_class, PROP_MAX_PER_ADDRESS,
       g_param_spec_uint ("max-per-address", "Max per address",
@@ -581,8 +571,7 @@ gst_nn_server_src_class_init (GstNnServerSrcClass *klass)
           GST_NN_SERVER_DEFAULT_MAX_PER_ADDRESS, rw));
   g_object_class_install_property (gobject_class, PROP_HTTP,
       g_param_spec_string ("http", "HTTP",
-          "ADDR:PORT serving Prometheus /metrics, /healthz, /readyz and "
-          "/parts (port 0: any free port; unset: none)",
+          "ADDR:PORT serving Prometheus /metrics, /healthz, /readyz and /parts (port 0: any free port; unset: none)",
           NULL, rw));
   g_object_class_install_property (gobject_class, PROP_HTTP_PORT,
       g_param_spec_uint ("http-port", "HTTP port",

@@ -158,8 +158,7 @@ gst_nn_stage_transform (GstBaseTransform *trans, GstBuffer *inbuf,
   ok = nnp_stage_run (self->stage, in_map.tensors, out_map.tensors, &err);
   t1 = gst_nn_run_stats_end (&self->stats, GST_ELEMENT (self), t0, ok);
   GST_LOG_OBJECT (self,
-      "ran %" GST_TIME_FORMAT " in %.2f ms (%u tensors in "
-      "device memory)",
+      "ran %" GST_TIME_FORMAT " in %.2f ms (%u tensors in device memory)",
       GST_TIME_ARGS (GST_BUFFER_PTS (inbuf)), (t1 - t0) / 1000.0,
       in_map.n_device + out_map.n_device);
   gst_nn_tensors_unmap (&out_map);
@@ -564,8 +563,7 @@ gst_nn_stage_class_init (GstNnStageClass *klass)
    */
   g_object_class_install_property (gobject_class, PROP_INFERENCE_INTERVAL,
       g_param_spec_uint ("inference-interval", "Inference interval",
-          "Run the model on one buffer in N; pass the others on as skipped "
-          "frames",
+          "Run the model on one buffer in N; pass the others on as skipped frames",
           1, G_MAXINT, 1,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
               | GST_PARAM_MUTABLE_PLAYING));

@@ -405,9 +405,7 @@ gst_nn_stage_set_caps (GstBaseTransform *trans, GstCaps *incaps,
   GST_OBJECT_LOCK (self);
   self->stages_built++; /* the library logs the stage it built */
   GST_OBJECT_UNLOCK (self);
-  GST_INFO_OBJECT (self,
-      "model %s, %s: new stage for %s, output in %s "
-      "memory",
+  GST_INFO_OBJECT (self, "model %s, %s: new stage for %s, output in %s memory",
       self->model_name, nnp_part_get_name (self->part),
       nnp_part_spec_get_key (spec), self->out_device ? "device" : "host");
   return TRUE;
@@ -425,8 +423,7 @@ refused : {
 no_stage : {
   if (self->use_device_memory)
     GST_ELEMENT_ERROR (self, LIBRARY, INIT,
-        ("model %s: could not prepare the stage on %s device '%s' "
-         "(%s): %s",
+        ("model %s: could not prepare the stage on %s device '%s' (%s): %s",
             self->model_name, gst_nn_device_kind_name (self->device),
             self->dev_spec, nnp_device_get_name (self->device), err->message),
         ("%s (set fallback=true to run on the CPU instead)", err->message));

@@ -239,15 +239,13 @@ bad_batch : {
   GST_ELEMENT_ERROR (sn->bin, STREAM, FAILED,
       ("cannot split a batch of %u frames back into frames: %s", n,
           err->message),
-      ("batch-size > 1 needs a model whose outputs "
-       "keep the batch dimension first"));
+      ("batch-size > 1 needs a model whose outputs keep the batch dimension first"));
   g_clear_error (&err);
   return GST_FLOW_ERROR;
 }
 short_batch : {
   g_set_error (&err, NNP_ERROR, NNP_ERROR_FAILED,
-      "the batch buffer is "
-      "smaller than its caps say");
+      "the batch buffer is smaller than its caps say");
   goto bad_batch;
 }
 }

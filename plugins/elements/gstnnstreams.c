@@ -608,8 +608,8 @@ not_negotiated : {
   return GST_FLOW_NOT_NEGOTIATED;
 }
 wrong_size : {
-  gchar *why = g_strdup_printf ("a frame of %" G_GSIZE_FORMAT " bytes, its "
-                                "caps say %" G_GSIZE_FORMAT,
+  gchar *why = g_strdup_printf ("a frame of %" G_GSIZE_FORMAT
+                                " bytes, its caps say %" G_GSIZE_FORMAT,
       got, want);
 
   gst_caps_unref (caps);

@@ -377,13 +377,11 @@ gst_nn_track_class_init (GstNnTrackClass *klass)
           GST_TYPE_NN_TRACK_MODE, DEFAULT_MODE, flags));
   g_object_class_install_property (gobject_class, PROP_IOU_THRESHOLD,
       g_param_spec_double ("iou-threshold", "IoU threshold",
-          "Least IoU of a detection with a track's predicted box to continue "
-          "it",
+          "Least IoU of a detection with a track's predicted box to continue it",
           0.0, 1.0, DEFAULT_IOU_THRESHOLD, flags));
   g_object_class_install_property (gobject_class, PROP_HIGH_THRESHOLD,
       g_param_spec_double ("high-threshold", "High threshold",
-          "bytetrack: detections scoring at least this are associated first "
-          "and may start tracks",
+          "bytetrack: detections scoring at least this are associated first and may start tracks",
           0.0, 1.0, DEFAULT_HIGH_THRESHOLD, flags));
   g_object_class_install_property (gobject_class, PROP_LOW_THRESHOLD,
       g_param_spec_double ("low-threshold", "Low threshold",
@@ -406,8 +404,7 @@ gst_nn_track_class_init (GstNnTrackClass *klass)
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class, "Object tracker",
       "Filter/Analyzer/Video",
-      "Gives the detections on video frames stable track ids (SORT or "
-      "ByteTrack) and predicts their boxes on frames the model skipped",
+      "Gives the detections on video frames stable track ids (SORT or ByteTrack) and predicts their boxes on frames the model skipped",
       "nnpipe developers");
 
   trans_class->set_caps = GST_DEBUG_FUNCPTR (gst_nn_track_set_caps);

@@ -282,8 +282,7 @@ nn_detect_decode_ssd (const NnDetectParams *p, const gfloat *scores,
   }
   if (n_classes == 0 || n_coords < 4) {
     set_error (error,
-        "SSD rows of %u scores and %u coordinates: at least 1 "
-        "and 4 expected",
+        "SSD rows of %u scores and %u coordinates: at least 1 and 4 expected",
         n_classes, n_coords);
     return FALSE;
   }
@@ -291,8 +290,7 @@ nn_detect_decode_ssd (const NnDetectParams *p, const gfloat *scores,
       || (p->n_keypoints > 0
           && (guint) (p->keypoint_offset + 2 * p->n_keypoints) > n_coords)) {
     set_error (error,
-        "%d keypoints from offset %d do not fit rows of %u "
-        "coordinates (at most %d keypoints)",
+        "%d keypoints from offset %d do not fit rows of %u coordinates (at most %d keypoints)",
         p->n_keypoints, p->keypoint_offset, n_coords, NN_DETECT_MAX_KEYPOINTS);
     return FALSE;
   }
@@ -355,9 +353,7 @@ nn_detect_decode_yolov5 (const NnDetectParams *p, const gfloat *data, guint n,
 {
   if (row < 6) {
     set_error (error,
-        "YOLO v5 rows of %u values: 5 + classes (at least 6) "
-        "expected",
-        row);
+        "YOLO v5 rows of %u values: 5 + classes (at least 6) expected", row);
     return FALSE;
   }
   for (guint i = 0; i < n; i++) {
@@ -388,9 +384,8 @@ nn_detect_decode_yolov8 (const NnDetectParams *p, const gfloat *data,
 
   if (rows <= box_rows) {
     set_error (error,
-        "YOLO v8 tensor of %u rows: %u box rows + classes "
-        "expected",
-        rows, box_rows);
+        "YOLO v8 tensor of %u rows: %u box rows + classes expected", rows,
+        box_rows);
     return FALSE;
   }
   n_classes = rows - box_rows;
@@ -407,8 +402,7 @@ nn_detect_decode_yolov8 (const NnDetectParams *p, const gfloat *data,
     }
     if (total != n || p->n_strides == 0) {
       set_error (error,
-          "YOLO v8 DFL: %u points, but the strides' grids over "
-          "%dx%d give %u",
+          "YOLO v8 DFL: %u points, but the strides' grids over %dx%d give %u",
           n, p->input_width, p->input_height, total);
       return FALSE;
     }

@@ -270,10 +270,10 @@ compare_tensors (const NnpTensor *got, const NnpTensor *want, char **message)
     g_autofree char *where = index_to_string (&want->shape, worst);
     double a = element_as_double (got, worst), b = element_as_double (want, worst);
 
-    *message = g_strdup_printf ("%" G_GINT64_FORMAT "/%" G_GINT64_FORMAT
-                                " elements differ; worst at %s: got %.9g, expected %.9g"
-                                " (|diff| %.3g)",
-                                bad, n, where, a, b, fabs (a - b));
+    *message =
+        g_strdup_printf ("%" G_GINT64_FORMAT "/%" G_GINT64_FORMAT
+                         " elements differ; worst at %s: got %.9g, expected %.9g (|diff| %.3g)",
+                         bad, n, where, a, b, fabs (a - b));
     return FALSE;
   }
   return TRUE;
@@ -537,16 +537,13 @@ static const struct {
   const char *name, *why;
 } data_defects[] = {
   { "test_cast_FLOAT_to_BFLOAT16",
-    "ONNX 1.12's expected data truncate to bfloat16; ONNX >= 1.14 and ONNX Runtime round to "
-    "nearest even, as nnpipe does" },
+    "ONNX 1.12's expected data truncate to bfloat16; ONNX >= 1.14 and ONNX Runtime round to nearest even, as nnpipe does" },
   { "test_castlike_FLOAT_to_BFLOAT16_expanded",
-    "ONNX 1.12's data truncate to bfloat16 (see test_cast_FLOAT_to_BFLOAT16) and give 'like' 1 "
-    "dim where the model declares 2" },
+    "ONNX 1.12's data truncate to bfloat16 (see test_cast_FLOAT_to_BFLOAT16) and give 'like' 1 dim where the model declares 2" },
   { "test_castlike_BFLOAT16_to_FLOAT_expanded",
     "ONNX 1.12's data give 'like' 1 dim where the model declares 2" },
   { "test_castlike_FLOAT_to_BFLOAT16",
-    "ONNX 1.12's data truncate to bfloat16 (see test_cast_FLOAT_to_BFLOAT16) and give 'like' 1 "
-    "dim where the model declares 2" },
+    "ONNX 1.12's data truncate to bfloat16 (see test_cast_FLOAT_to_BFLOAT16) and give 'like' 1 dim where the model declares 2" },
   { "test_castlike_BFLOAT16_to_FLOAT",
     "ONNX 1.12's data give 'like' 1 dim where the model declares 2" },
 };
@@ -846,9 +843,9 @@ main (int argc, char **argv)
     return 2;
   }
   if (cases->len == 0) {
-    g_print ("FAIL: no conformance cases found%s%s%s (the cases come from the Debian "
-             "package libonnx-testdata)\n",
-             opt_filter ? " matching '" : "", opt_filter ? opt_filter : "", opt_filter ? "'" : "");
+    g_print (
+        "FAIL: no conformance cases found%s%s%s (the cases come from the Debian package libonnx-testdata)\n",
+        opt_filter ? " matching '" : "", opt_filter ? opt_filter : "", opt_filter ? "'" : "");
     g_print ("0 passed, 1 failed, 0 skipped\n");
     g_free (opt_filter);
     return 1;
@@ -926,9 +923,9 @@ main (int argc, char **argv)
     g_print ("\n");
   }
   if (n_passed_bound > 0)
-    g_print ("(%d of the passed cases feed shape operands as graph inputs; the runner bound them"
-             " to their test data as constants)\n",
-             n_passed_bound);
+    g_print (
+        "(%d of the passed cases feed shape operands as graph inputs; the runner bound them to their test data as constants)\n",
+        n_passed_bound);
   if (opt_expect) {
     guint bad = 0;
     for (guint i = 0; i < failed->len; i++)

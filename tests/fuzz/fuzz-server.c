@@ -217,10 +217,10 @@ good_frame (void)
   t.shape.dims[3] = 8;
   t.nbytes = sizeof zeros;
   t.data = zeros;
-  if (!nnp_remote_send_frame (out, NNP_REMOTE_FRAME, 1,
-                              "other/tensors,format=static,num_tensors=1,"
-                              "types=float32,dimensions=8:8:3:1,framerate=0/1",
-                              "", 1, &t, NULL, NULL))
+  if (!nnp_remote_send_frame (
+          out, NNP_REMOTE_FRAME, 1,
+          "other/tensors,format=static,num_tensors=1,types=float32,dimensions=8:8:3:1,framerate=0/1",
+          "", 1, &t, NULL, NULL))
     violation ("cannot lay out a frame", "");
   return stream_bytes (out);
 }

@@ -179,10 +179,9 @@ main (int argc, char **argv)
   }
   g_rand_free (rng);
 
-  g_print ("%d iterations: %d loaded (%d specialised, %d ran, %d run errors), %d rejected, "
-           "%d contract violations\n",
-           opt_iterations, c.loaded, c.specialized, c.ran, c.run_failed, c.load_failed,
-           c.violations);
+  g_print (
+      "%d iterations: %d loaded (%d specialised, %d ran, %d run errors), %d rejected, %d contract violations\n",
+      opt_iterations, c.loaded, c.specialized, c.ran, c.run_failed, c.load_failed, c.violations);
   g_print ("%d passed, %d failed, 0 skipped\n", opt_iterations - c.violations, c.violations);
   return c.violations ? 1 : 0;
 }

@@ -371,9 +371,9 @@ main (int argc, char **argv)
     t->device = nnp_device_open (b->name, &error);
     if (t->device == NULL) {
       /* a registered backend must be tested: its device missing is a failure */
-      printf ("FAIL: backend '%s': its device does not open (OpenCL: install the Debian "
-              "package pocl-opencl-icd): %s\n",
-              b->name, error->message);
+      printf (
+          "FAIL: backend '%s': its device does not open (OpenCL: install the Debian package pocl-opencl-icd): %s\n",
+          b->name, error->message);
       g_clear_error (&error);
       missing++;
       continue;

@@ -193,8 +193,8 @@ test_open_device_fallback (void)
   p = nnp_part_open (path, NULL, &o, &why, &error);
   g_assert_no_error (error);
   g_assert_error (why, NNP_ERROR, NNP_ERROR_DEVICE);
-  g_assert_nonnull (strstr (why->message, "device 'opencl:99' is not available, running on "
-                                          "the CPU instead: "));
+  g_assert_nonnull (
+      strstr (why->message, "device 'opencl:99' is not available, running on the CPU instead: "));
   g_clear_error (&why);
   g_assert_cmpstr (nnp_part_get_device (p), ==, "cpu");
   spec = nnp_part_reshape (p, &shape, 1, &error);

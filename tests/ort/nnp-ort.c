@@ -486,8 +486,8 @@ main (int argc, char **argv)
     return 2;
   }
   if (argc != 2) {
-    g_printerr ("usage: nnp-ort MODEL --shape NAME=DIMS [--input NAME=FILE] [--output-dir DIR]"
-                " [--threads N] [--repeat K] [--ort-lib PATH]\n");
+    g_printerr (
+        "usage: nnp-ort MODEL --shape NAME=DIMS [--input NAME=FILE] [--output-dir DIR] [--threads N] [--repeat K] [--ort-lib PATH]\n");
     return 2;
   }
 

@@ -258,31 +258,31 @@ test_malformed_plans (void)
   expect_rejected (g, HEAD "{\"nodes\":[\"A\",\"B\",\"E\"]},{\"nodes\":[\"C\",\"D\"]}]}",
                    "stage 0 is not convex");
   expect_rejected (g,
-                   HEAD "{\"nodes\":[\"A\",\"D\"]},{\"nodes\":[\"B\",\"C\"]},"
-                        "{\"nodes\":[\"E\"]}]}",
+                   HEAD "{\"nodes\":[\"A\",\"D\"]},{\"nodes\":[\"B\",\"C\"]},{\"nodes\":[\"E\"]}]}",
                    "cycle between stages");
   expect_rejected (g, HEAD "{\"nodes\":[\"A\",\"C\",\"E\"]},{\"nodes\":[\"B\",\"D\"]}]}",
                    "stages out of order");
-  expect_rejected (g,
-                   HEAD "{\"nodes\":[\"A\",\"C\"],\"outputs\":[\"x\"]},"
-                        "{\"nodes\":[\"B\",\"D\",\"E\"]}]}",
-                   "stage 0: missing output 'c'");
-  expect_rejected (g,
-                   HEAD "{\"nodes\":[\"A\",\"C\"]},"
-                        "{\"nodes\":[\"B\",\"D\",\"E\"],\"inputs\":[\"c\"]}]}",
-                   "stage 1: missing input 'x'");
-  expect_rejected (g,
-                   HEAD "{\"nodes\":[\"A\",\"C\"]},"
-                        "{\"nodes\":[\"B\",\"D\",\"E\"],\"inputs\":[\"x\",\"c\",\"q\"]}]}",
-                   "stage 1: unknown value 'q' in inputs");
-  expect_rejected (g,
-                   HEAD "{\"nodes\":[\"A\",\"C\"]},"
-                        "{\"nodes\":[\"B\",\"D\",\"E\"],\"inputs\":[\"x\",\"c\",\"a\"]}]}",
-                   "'a' in inputs does not cross");
-  expect_rejected (g,
-                   HEAD "{\"nodes\":[\"A\",\"C\"],\"outputs\":[\"x\",\"c\"]},"
-                        "{\"nodes\":[\"B\",\"D\",\"E\"],\"inputs\":[\"c\",\"x\"]}]}",
-                   "stage 1: inputs are not stage 0's outputs in the same order");
+  expect_rejected (
+      g, HEAD "{\"nodes\":[\"A\",\"C\"],\"outputs\":[\"x\"]},{\"nodes\":[\"B\",\"D\",\"E\"]}]}",
+      "stage 0: missing output 'c'");
+  expect_rejected (
+      g, HEAD "{\"nodes\":[\"A\",\"C\"]},{\"nodes\":[\"B\",\"D\",\"E\"],\"inputs\":[\"c\"]}]}",
+      "stage 1: missing input 'x'");
+  expect_rejected (
+      g,
+      HEAD
+      "{\"nodes\":[\"A\",\"C\"]},{\"nodes\":[\"B\",\"D\",\"E\"],\"inputs\":[\"x\",\"c\",\"q\"]}]}",
+      "stage 1: unknown value 'q' in inputs");
+  expect_rejected (
+      g,
+      HEAD
+      "{\"nodes\":[\"A\",\"C\"]},{\"nodes\":[\"B\",\"D\",\"E\"],\"inputs\":[\"x\",\"c\",\"a\"]}]}",
+      "'a' in inputs does not cross");
+  expect_rejected (
+      g,
+      HEAD
+      "{\"nodes\":[\"A\",\"C\"],\"outputs\":[\"x\",\"c\"]},{\"nodes\":[\"B\",\"D\",\"E\"],\"inputs\":[\"c\",\"x\"]}]}",
+      "stage 1: inputs are not stage 0's outputs in the same order");
   expect_rejected (g, "{\"model\":\"m\",\"shapes\":{\"x\":[1,-2]},\"stages\":[{\"nodes\":[]}]}",
                    "dims must be integers in 0..");
 
@@ -452,8 +452,9 @@ test_plan_numbers (void)
                    "holds a control character");
   /* in range they still load */
   {
-    NnpPlan *plan = plan_of (HEAD "{\"threads\":1024,\"cpus\":[0,3],\"out_bytes\":4096,"
-                                  "\"nodes\":[\"A\"]}],\"bottleneck_stage\":0}");
+    NnpPlan *plan = plan_of (
+        HEAD
+        "{\"threads\":1024,\"cpus\":[0,3],\"out_bytes\":4096,\"nodes\":[\"A\"]}],\"bottleneck_stage\":0}");
     g_assert_cmpint (plan->stages[0].threads, ==, 1024);
     g_assert_cmpint (plan->stages[0].n_cpus, ==, 2);
     g_assert_cmpint (plan->stages[0].cpus[1], ==, 3);
@@ -562,8 +563,8 @@ test_pass_through (void)
   g_autoptr (NnpGraph) g = diamond ();
   g_autoptr (GError) error = NULL;
   /* x passes through stage 1 untouched (read by B in stage 2 and by E) */
-  NnpPlan *plan = plan_of (HEAD "{\"nodes\":[\"A\"]},{\"nodes\":[\"C\"]},"
-                                "{\"nodes\":[\"B\",\"D\",\"E\"]}]}");
+  NnpPlan *plan =
+      plan_of (HEAD "{\"nodes\":[\"A\"]},{\"nodes\":[\"C\"]},{\"nodes\":[\"B\",\"D\",\"E\"]}]}");
 
   g_assert_true (nnp_plan_resolve (plan, g, &error));
   g_assert_no_error (error);
@@ -908,14 +909,14 @@ test_opencl_split (void)
 
   /* a stage putting the clip on OpenCL is rejected, saying why */
   {
-    NnpPlan *plan = plan_of (HEAD "{\"device\":\"cpu\",\"nodes\":[\"conv1\"]},"
-                                  "{\"device\":\"opencl\",\"nodes\":[\"clip\",\"conv2\",\"sig\","
-                                  "\"add\",\"pool\"]}]}");
+    NnpPlan *plan = plan_of (
+        HEAD
+        "{\"device\":\"cpu\",\"nodes\":[\"conv1\"]},{\"device\":\"opencl\",\"nodes\":[\"clip\",\"conv2\",\"sig\",\"add\",\"pool\"]}]}");
     g_assert_false (nnp_plan_validate (plan, g, &error));
     g_assert_error (error, NNP_ERROR, NNP_ERROR_PLAN);
-    g_assert_nonnull (strstr (error->message,
-                              "stage 1: node 'clip' (Clip) is not supported on "
-                              "device 'opencl': Clip: bounds computed at run time"));
+    g_assert_nonnull (strstr (
+        error->message,
+        "stage 1: node 'clip' (Clip) is not supported on device 'opencl': Clip: bounds computed at run time"));
     g_clear_error (&error);
     nnp_plan_free (plan);
   }
@@ -925,9 +926,9 @@ test_opencl_split (void)
     NnpPlan *plan = nnp_plan_new_auto ("cnn.onnx", NULL, NULL, 0, g, &o, cm, &error);
     g_assert_null (plan);
     g_assert_error (error, NNP_ERROR, NNP_ERROR_PLAN);
-    g_assert_nonnull (strstr (error->message,
-                              "node 'clip' (Clip) cannot run on any of the "
-                              "devices (opencl: Clip: bounds computed at run time)"));
+    g_assert_nonnull (strstr (
+        error->message,
+        "node 'clip' (Clip) cannot run on any of the devices (opencl: Clip: bounds computed at run time)"));
     g_clear_error (&error);
   }
   nnp_cost_model_free (cm);

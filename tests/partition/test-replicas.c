@@ -90,8 +90,8 @@ test_plan_json (void)
   g_assert_cmpint (back->stages[1].replicas, ==, 3);
   nnp_plan_free (back);
 
-  bad = g_strdup ("{\"version\": 1, \"model\": \"m.onnx\", \"stages\": [{\"device\": \"cpu\", "
-                  "\"replicas\": 0, \"nodes\": [\"a\"]}]}");
+  bad = g_strdup (
+      "{\"version\": 1, \"model\": \"m.onnx\", \"stages\": [{\"device\": \"cpu\", \"replicas\": 0, \"nodes\": [\"a\"]}]}");
   g_assert_null (nnp_plan_from_json (bad, -1, &error));
   g_assert_error (error, NNP_ERROR, NNP_ERROR_PLAN);
   g_assert_nonnull (strstr (error->message, "replicas"));

@@ -41,8 +41,7 @@ main (int argc, char **argv)
   GArray *dets;
 
   if (argc != 8) {
-    g_printerr ("usage: nms-dump N C IOU SCORE_THRESHOLD MAX_PER_CLASS "
-                "BOXES.raw SCORES.raw\n");
+    g_printerr ("usage: nms-dump N C IOU SCORE_THRESHOLD MAX_PER_CLASS BOXES.raw SCORES.raw\n");
     return 2;
   }
   n = (guint) atoi (argv[1]);

@@ -55,9 +55,9 @@ nnp_test_specialize (const gchar *path, const gchar *input, gint h, gint w,
 gchar *
 nnp_test_tensor_caps (gint c, gint h, gint w)
 {
-  return g_strdup_printf ("other/tensors,format=static,num_tensors=1,"
-                          "types=float32,dimensions=%d:%d:%d:1,framerate=30/1",
-                          w, h, c);
+  return g_strdup_printf (
+      "other/tensors,format=static,num_tensors=1,types=float32,dimensions=%d:%d:%d:1,framerate=30/1",
+      w, h, c);
 }
 
 GstBuffer *

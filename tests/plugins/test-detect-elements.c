@@ -262,8 +262,8 @@ GST_START_TEST (test_decode_yolov8_labels)
   GstStructure *s;
   gdouble box[4];
 
-  gst_harness_set_src_caps_str (h, "other/tensors,format=static,num_tensors=1,types=float32,"
-                                   "dimensions=4:7:1,framerate=0/1");
+  gst_harness_set_src_caps_str (
+      h, "other/tensors,format=static,num_tensors=1,types=float32,dimensions=4:7:1,framerate=0/1");
   in = gst_buffer_new_memdup (t, sizeof (t));
   add_convert_metas (in, frame, &info, 640, 640, 1.0);
   out = gst_harness_push_and_pull (h, in);
@@ -291,8 +291,9 @@ GST_START_TEST (test_decode_bad_caps_and_settings)
 
   /* a YOLO v5 row needs 5 + classes values */
   gst_element_set_bus (h->element, bus);
-  gst_harness_set_src_caps_str (h, "other/tensors,format=static,num_tensors=1,types=float32,"
-                                   "dimensions=4:100:1,framerate=0/1");
+  gst_harness_set_src_caps_str (
+      h,
+      "other/tensors,format=static,num_tensors=1,types=float32,dimensions=4:100:1,framerate=0/1");
   err = nnp_test_pop_message (bus, GST_MESSAGE_ERROR, &dbg, "yolov5 caps");
   fail_unless (strstr (dbg, "layout yolov5") && strstr (dbg, "[1,N,5+C]"), "%s", dbg);
   g_clear_error (&err);
@@ -539,8 +540,9 @@ check_mask_mode (const gchar *launch, GstVideoFormat fmt, const guint8 *want_bg)
   GstVideoFrame fa, fb;
   gint ps;
 
-  gst_harness_set_src_caps_str (h, "other/tensors,format=static,num_tensors=1,types=float32,"
-                                   "dimensions=4:2:1:1,framerate=0/1");
+  gst_harness_set_src_caps_str (
+      h,
+      "other/tensors,format=static,num_tensors=1,types=float32,dimensions=4:2:1:1,framerate=0/1");
   out = gst_harness_push_and_pull (h, mask_tensors (frame, &info));
   fail_unless (gst_video_frame_map (&fa, &info, frame, GST_MAP_READ));
   fail_unless (gst_video_frame_map (&fb, &info, out, GST_MAP_READ));
@@ -596,8 +598,9 @@ GST_START_TEST (test_mask_errors)
   GError *err;
 
   gst_element_set_bus (h->element, bus);
-  gst_harness_set_src_caps_str (h, "other/tensors,format=static,num_tensors=1,types=float32,"
-                                   "dimensions=4:2:1:1,framerate=0/1");
+  gst_harness_set_src_caps_str (
+      h,
+      "other/tensors,format=static,num_tensors=1,types=float32,dimensions=4:2:1:1,framerate=0/1");
   fail_unless_equals_int (gst_harness_push (h, mask_tensors (frame, &info)), GST_FLOW_ERROR);
   err = nnp_test_pop_message (bus, GST_MESSAGE_ERROR, &dbg, "alpha on RGB");
   fail_unless (strstr (dbg, "alpha channel") && strstr (dbg, "RGB"), "%s", dbg);

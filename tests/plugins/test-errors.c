@@ -123,17 +123,14 @@ GST_START_TEST (test_bad_properties)
   const gchar *stages[] = { "0", "-1", "abc", "999", "2x" };
 
   for (guint i = 0; i < G_N_ELEMENTS (stages); i++) {
-    gchar *d = g_strdup_printf ("appsrc ! nnpipeline model=%s stages=%s ! "
-                                "fakesink",
-                                res, stages[i]);
+    gchar *d =
+        g_strdup_printf ("appsrc ! nnpipeline model=%s stages=%s ! fakesink", res, stages[i]);
 
     check_bad_property (d, "nnpipeline", "stages", stages[i]);
     g_free (d);
   }
   {
-    gchar *d = g_strdup_printf ("appsrc ! nnpipeline model=%s "
-                                "devices=cpu,gpu ! fakesink",
-                                res);
+    gchar *d = g_strdup_printf ("appsrc ! nnpipeline model=%s devices=cpu,gpu ! fakesink", res);
 
     check_bad_property (d, "nnpipeline", "devices", "cpu,gpu");
     g_free (d);
@@ -142,8 +139,7 @@ GST_START_TEST (test_bad_properties)
     const gchar *slow[] = { "abc", "0,-1", "0,101", "1x", "0,,1" };
 
     for (guint i = 0; i < G_N_ELEMENTS (slow); i++) {
-      gchar *d = g_strdup_printf ("appsrc ! nnpipeline model=%s "
-                                  "debug-slowdown=\"%s\" ! fakesink",
+      gchar *d = g_strdup_printf ("appsrc ! nnpipeline model=%s debug-slowdown=\"%s\" ! fakesink",
                                   res, slow[i]);
 
       check_bad_property (d, "nnpipeline", "debug-slowdown", slow[i]);
@@ -154,9 +150,8 @@ GST_START_TEST (test_bad_properties)
     const gchar *cpus[] = { "abc", "0,,1", "3-1", "-2", "0-99999" };
 
     for (guint i = 0; i < G_N_ELEMENTS (cpus); i++) {
-      gchar *d = g_strdup_printf ("appsrc ! nnstage model=%s cpus=\"%s\" ! "
-                                  "fakesink",
-                                  conv, cpus[i]);
+      gchar *d =
+          g_strdup_printf ("appsrc ! nnstage model=%s cpus=\"%s\" ! fakesink", conv, cpus[i]);
 
       check_bad_property (d, "nnstage", "cpus", cpus[i]);
       g_free (d);
@@ -166,9 +161,8 @@ GST_START_TEST (test_bad_properties)
     const gchar *devs[] = { "gpu", "opencl:", "cpu:0", "cpu:x", "cpu:2000" };
 
     for (guint i = 0; i < G_N_ELEMENTS (devs); i++) {
-      gchar *d = g_strdup_printf ("appsrc ! nnstage model=%s device=\"%s\" ! "
-                                  "fakesink",
-                                  conv, devs[i]);
+      gchar *d =
+          g_strdup_printf ("appsrc ! nnstage model=%s device=\"%s\" ! fakesink", conv, devs[i]);
 
       check_bad_property (d, "nnstage", "device", devs[i]);
       g_free (d);
@@ -252,13 +246,12 @@ GST_END_TEST;
 /* A plan's "device" takes the same strings: "cpu:2" is two threads. */
 GST_START_TEST (test_plan_device_syntax)
 {
-  const gchar *json = "{\"model\": \"m.onnx\", \"stages\": ["
-                      "{\"device\": \"cpu:2\", \"nodes\": [\"a\"]},"
-                      "{\"device\": \"OpenCL:1\", \"nodes\": [\"b\"]}]}";
-  const gchar *bad = "{\"model\": \"m.onnx\", \"stages\": ["
-                     "{\"device\": \"gpu\", \"nodes\": [\"a\"]}]}";
-  const gchar *clash = "{\"model\": \"m.onnx\", \"stages\": ["
-                       "{\"device\": \"cpu:2\", \"threads\": 3, \"nodes\": [\"a\"]}]}";
+  const gchar *json =
+      "{\"model\": \"m.onnx\", \"stages\": [{\"device\": \"cpu:2\", \"nodes\": [\"a\"]},{\"device\": \"OpenCL:1\", \"nodes\": [\"b\"]}]}";
+  const gchar *bad =
+      "{\"model\": \"m.onnx\", \"stages\": [{\"device\": \"gpu\", \"nodes\": [\"a\"]}]}";
+  const gchar *clash =
+      "{\"model\": \"m.onnx\", \"stages\": [{\"device\": \"cpu:2\", \"threads\": 3, \"nodes\": [\"a\"]}]}";
   GError *err = NULL;
   NnpPlan *plan = nnp_plan_from_json (json, strlen (json), &err);
 
@@ -299,9 +292,8 @@ GST_START_TEST (test_stage_device_values)
   GstStateChangeReturn ret;
   Errors e;
 
-  desc = g_strdup_printf ("appsrc caps=\"%s\" ! nnstage model=%s "
-                          "device=opencl:1 ! fakesink",
-                          caps, conv);
+  desc = g_strdup_printf ("appsrc caps=\"%s\" ! nnstage model=%s device=opencl:1 ! fakesink", caps,
+                          conv);
   p = gst_parse_launch (desc, NULL);
   bus = gst_element_get_bus (p);
   ret = gst_element_set_state (p, GST_STATE_PAUSED);
@@ -320,9 +312,9 @@ GST_START_TEST (test_stage_device_values)
   gst_object_unref (p);
   g_free (desc);
 
-  desc = g_strdup_printf ("videotestsrc num-buffers=3 ! video/x-raw,width=8,"
-                          "height=8 ! nnconvert ! nnstage model=%s device=cpu:2 ! fakesink",
-                          conv);
+  desc = g_strdup_printf (
+      "videotestsrc num-buffers=3 ! video/x-raw,width=8,height=8 ! nnconvert ! nnstage model=%s device=cpu:2 ! fakesink",
+      conv);
   p = nnp_test_launch_to_eos (desc, TIMEOUT);
   nnp_test_launch_stop (p);
   g_free (desc);
@@ -396,31 +388,29 @@ GST_START_TEST (test_wrong_caps_errors)
   gchar *d;
 
   /* GRAY8 through nnconvert into a 3-channel model */
-  d = g_strdup_printf ("videotestsrc num-buffers=5 ! video/x-raw,format=GRAY8,"
-                       "width=16,height=8 ! nnconvert ! nnstage model=%s ! fakesink",
-                       conv);
+  d = g_strdup_printf (
+      "videotestsrc num-buffers=5 ! video/x-raw,format=GRAY8,width=16,height=8 ! nnconvert ! nnstage model=%s ! fakesink",
+      conv);
   check_refused (d, "nnstage", gray);
   g_free (d);
   /* a model with a fixed height fed another height */
-  d = g_strdup_printf ("videotestsrc num-buffers=5 ! video/x-raw,format=RGB,"
-                       "width=16,height=12 ! nnconvert ! nnstage model=%s ! fakesink",
-                       fixed);
+  d = g_strdup_printf (
+      "videotestsrc num-buffers=5 ! video/x-raw,format=RGB,width=16,height=12 ! nnconvert ! nnstage model=%s ! fakesink",
+      fixed);
   check_refused (d, "nnstage", height);
   g_free (d);
   /* fixed tensor caps with wrong dims (filesrc retries each block) */
-  d = g_strdup_printf ("filesrc location=/dev/zero blocksize=256 "
-                       "num-buffers=5 ! other/tensors,format=static,num_tensors=1,"
-                       "types=float32,dimensions=8:8:1:1,framerate=0/1 ! nnstage model=%s ! "
-                       "fakesink",
-                       conv);
+  d = g_strdup_printf (
+      "filesrc location=/dev/zero blocksize=256 num-buffers=5 ! other/tensors,format=static,num_tensors=1,"
+      "types=float32,dimensions=8:8:1:1,framerate=0/1 ! nnstage model=%s ! fakesink",
+      conv);
   check_refused (d, "nnstage", dims);
   g_free (d);
   /* the same into nnpipeline */
-  d = g_strdup_printf ("filesrc location=/dev/zero blocksize=256 "
-                       "num-buffers=5 ! other/tensors,format=static,num_tensors=1,"
-                       "types=float32,dimensions=8:8:1:1,framerate=0/1 ! nnpipeline "
-                       "model=%s stages=2 ! fakesink",
-                       res);
+  d = g_strdup_printf (
+      "filesrc location=/dev/zero blocksize=256 num-buffers=5 ! other/tensors,format=static,num_tensors=1,"
+      "types=float32,dimensions=8:8:1:1,framerate=0/1 ! nnpipeline model=%s stages=2 ! fakesink",
+      res);
   check_refused (d, "nnpipeline", dims);
   g_free (d);
   g_free (conv);
@@ -442,15 +432,15 @@ GST_START_TEST (test_data_dependent_output_refused)
                           "node 'nonzero' (NonZero)",
                           "fixed output dimensions",
                           NULL };
-  gchar *d = g_strdup_printf ("videotestsrc num-buffers=3 ! video/x-raw,width=8,height=8 ! "
-                              "nnconvert ! nnstage model=%s ! fakesink",
-                              nz);
+  gchar *d = g_strdup_printf (
+      "videotestsrc num-buffers=3 ! video/x-raw,width=8,height=8 ! nnconvert ! nnstage model=%s ! fakesink",
+      nz);
 
   check_refused (d, "nnstage", want);
   g_free (d);
-  d = g_strdup_printf ("videotestsrc num-buffers=3 ! video/x-raw,width=8,height=8 ! "
-                       "nnconvert ! nnpipeline model=%s ! fakesink",
-                       nz);
+  d = g_strdup_printf (
+      "videotestsrc num-buffers=3 ! video/x-raw,width=8,height=8 ! nnconvert ! nnpipeline model=%s ! fakesink",
+      nz);
   check_refused (d, "nnpipeline", want);
   g_free (d);
   g_free (nz);
@@ -466,11 +456,10 @@ GST_START_TEST (test_refused_never_hangs)
 {
   gchar *conv = nnp_test_model_path ("conv-relu-add.onnx");
   const gchar *want[] = { "input 'x' expects", "got dimensions=48:16:1:1", NULL };
-  gchar *d = g_strdup_printf ("filesrc location=/dev/zero blocksize=3072 "
-                              "num-buffers=5 ! other/tensors,format=static,num_tensors=1,"
-                              "types=float32,dimensions=(string)48:16:1:1,framerate=0/1 ! "
-                              "nnstage model=%s ! fakesink",
-                              conv);
+  gchar *d = g_strdup_printf (
+      "filesrc location=/dev/zero blocksize=3072 num-buffers=5 ! other/tensors,format=static,num_tensors=1,"
+      "types=float32,dimensions=(string)48:16:1:1,framerate=0/1 ! nnstage model=%s ! fakesink",
+      conv);
 
   for (gint i = 0; i < 30; i++)
     check_refused (d, "nnstage", want);

@@ -52,13 +52,11 @@ rm_tree (const gchar *dir)
 static gchar *
 det_source (guint i, guint frames)
 {
-  return g_strdup_printf ("videotestsrc num-buffers=%u pattern=white ! "
-                          "video/x-raw,format=RGB,width=320,height=96,framerate=30/1 ! "
-                          "timeoverlay font-desc=\"Sans 20\" halignment=left valignment=top "
-                          "xpad=%u ypad=%u ! "
-                          "nnconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225 "
-                          "channel-order=bgr keep-frame=true",
-                          frames, 8 + 40 * i, 4 + 16 * i);
+  return g_strdup_printf (
+      "videotestsrc num-buffers=%u pattern=white ! video/x-raw,format=RGB,width=320,height=96,framerate=30/1 ! "
+      "timeoverlay font-desc=\"Sans 20\" halignment=left valignment=top xpad=%u ypad=%u ! nnconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225 "
+      "channel-order=bgr keep-frame=true",
+      frames, 8 + 40 * i, 4 + 16 * i);
 }
 
 /* The sink end: boxes of the detector's map, one JSON object per frame. */
@@ -150,10 +148,11 @@ run_det_batched (const gchar *model, const gchar *dir, gchar **refs, const guint
   guint64 ran;
   gchar *json[DET_STREAMS];
 
-  g_string_printf (desc,
-                   "nnpipeline name=p model=\"%s\" stages=2 devices=cpu:1,cpu:1 "
-                   "batch-size=4 batch-timeout=%" G_GUINT64_FORMAT " stats-interval=0 ",
-                   model, timeout);
+  g_string_printf (
+      desc,
+      "nnpipeline name=p model=\"%s\" stages=2 devices=cpu:1,cpu:1 batch-size=4 batch-timeout=%" G_GUINT64_FORMAT
+      " stats-interval=0 ",
+      model, timeout);
   for (guint i = 0; i < DET_STREAMS; i++) {
     gchar *src = det_source (i, frames[i]), *sink;
     gchar *slow =
@@ -368,10 +367,8 @@ static gchar *
 live_desc (const gchar *model, gboolean live, const gchar *element, const gchar *json)
 {
   return g_strdup_printf (
-      "videotestsrc %s ! "
-      "video/x-raw,format=RGB,width=160,height=160,framerate=120/1 ! "
-      "nnconvert name=conv keep-frame=true source-id=cam7 ! %s model=\"%s\" ! "
-      "nndbdecode ! nnmetapublish location=\"%s\" ! fakesink name=sink sync=true",
+      "videotestsrc %s ! video/x-raw,format=RGB,width=160,height=160,framerate=120/1 ! "
+      "nnconvert name=conv keep-frame=true source-id=cam7 ! %s model=\"%s\" ! nndbdecode ! nnmetapublish location=\"%s\" ! fakesink name=sink sync=true",
       live ? "is-live=true" : "num-buffers=40", element, model, json);
 }
 
@@ -493,12 +490,11 @@ GST_START_TEST (test_qos)
   gchar *model = nnp_test_ocr_model ("ch_PP-OCRv4_det_infer.onnx");
 
   for (guint qos = 0; qos < 2; qos++) {
-    gchar *desc = g_strdup_printf ("videotestsrc is-live=true ! "
-                                   "video/x-raw,format=RGB,width=160,height=160,framerate=120/1 ! "
-                                   "nnconvert name=conv ! nnstage name=st model=\"%s\" threads=1 "
-                                   "debug-slowdown=1 drop=on max-lateness=-1 ! "
-                                   "fakesink name=sink sync=true qos=%s max-lateness=0",
-                                   model, qos ? "true" : "false");
+    gchar *desc = g_strdup_printf (
+        "videotestsrc is-live=true ! video/x-raw,format=RGB,width=160,height=160,framerate=120/1 ! "
+        "nnconvert name=conv ! nnstage name=st model=\"%s\" threads=1 debug-slowdown=1 drop=on max-lateness=-1 ! "
+        "fakesink name=sink sync=true qos=%s max-lateness=0",
+        model, qos ? "true" : "false");
     LiveRun r;
     GstElement *pipe = run_live (&r, desc, 4, TRUE), *st;
     guint64 dropped = 0;
@@ -550,17 +546,14 @@ GST_START_TEST (test_stream_stats)
   gint out[2] = { 0, 0 }, boxes_msgs = 0;
   const guint n = 90;
 
-  g_string_printf (desc,
-                   "nnpipeline name=p model=\"%s\" stages=2 debug-slowdown=1,1 "
-                   "stats-interval=500",
-                   model);
+  g_string_printf (
+      desc, "nnpipeline name=p model=\"%s\" stages=2 debug-slowdown=1,1 stats-interval=500", model);
   for (guint i = 0; i < 2; i++)
-    g_string_append_printf (desc,
-                            " videotestsrc is-live=true num-buffers=%u pattern=%u ! "
-                            "video/x-raw,format=RGB,width=640,height=640,framerate=60/1 ! "
-                            "nnconvert keep-frame=true source-id=cam%u ! p.sink_%u p.src_%u ! "
-                            "nndbdecode ! fakesink name=sink%u",
-                            n, i, i, i, i, i);
+    g_string_append_printf (
+        desc,
+        " videotestsrc is-live=true num-buffers=%u pattern=%u ! video/x-raw,format=RGB,width=640,height=640,framerate=60/1 ! "
+        "nnconvert keep-frame=true source-id=cam%u ! p.sink_%u p.src_%u ! nndbdecode ! fakesink name=sink%u",
+        n, i, i, i, i, i);
   pipe = gst_parse_launch (desc->str, NULL);
   fail_unless (pipe != NULL);
   for (guint i = 0; i < 2; i++) {
@@ -669,10 +662,9 @@ eos_probe (GstPad *pad, GstPadProbeInfo *info, gpointer user_data)
 static gchar *
 camera_source_desc (guint index, guint frames, gboolean live)
 {
-  return g_strdup_printf ("videotestsrc is-live=%s num-buffers=%u pattern=smpte "
-                          "horizontal-speed=%u ! "
-                          "video/x-raw,format=RGB,width=16,height=16,framerate=30/1 ! nnconvert",
-                          live ? "true" : "false", frames, index + 1);
+  return g_strdup_printf (
+      "videotestsrc is-live=%s num-buffers=%u pattern=smpte horizontal-speed=%u ! video/x-raw,format=RGB,width=16,height=16,framerate=30/1 ! nnconvert",
+      live ? "true" : "false", frames, index + 1);
 }
 
 static void

@@ -47,8 +47,7 @@ static guint n_nodes; /* of the specialised residual model */
 static const gchar *
 input_caps (void)
 {
-  return "other/tensors,format=static,num_tensors=1,types=float32,"
-         "dimensions=32:24:3:1,framerate=30/1";
+  return "other/tensors,format=static,num_tensors=1,types=float32,dimensions=32:24:3:1,framerate=30/1";
 }
 
 /* Run FRAMES frames through a gst-launch style description; returns the
@@ -169,9 +168,9 @@ chain (const gchar *dev0, const gchar *dev1)
 {
   guint cut = n_nodes / 2;
 
-  return g_strdup_printf ("nnstage name=s0 model=%s device=%s nodes=0..%u ! "
-                          "queue ! nnstage name=s1 model=%s device=%s nodes=%u..%u",
-                          model_path, dev0, cut - 1, model_path, dev1, cut, n_nodes - 1);
+  return g_strdup_printf (
+      "nnstage name=s0 model=%s device=%s nodes=0..%u ! queue ! nnstage name=s1 model=%s device=%s nodes=%u..%u",
+      model_path, dev0, cut - 1, model_path, dev1, cut, n_nodes - 1);
 }
 
 GST_START_TEST (test_opencl_chain_no_copies)
@@ -311,9 +310,8 @@ pop_fallback_warning (GstBus *bus)
 GST_START_TEST (test_missing_device_fallback)
 {
   GPtrArray *ref = reference ();
-  gchar *desc = g_strdup_printf ("nnstage model=%s device=opencl "
-                                 "device-index=99 fallback=true",
-                                 model_path);
+  gchar *desc =
+      g_strdup_printf ("nnstage model=%s device=opencl device-index=99 fallback=true", model_path);
   GstBus *bus = gst_bus_new ();
   Run r = run_chain (desc, FALSE, bus);
   GError *err = pop_fallback_warning (bus);
@@ -375,8 +373,7 @@ pop_plan (GstBus *bus, gchar ***devices, gint *crossing, gdouble *pred)
 GST_START_TEST (test_pipeline_cpu_opencl)
 {
   GPtrArray *ref = reference ();
-  gchar *desc = g_strdup_printf ("nnpipeline model=%s stages=2 "
-                                 "devices=cpu,opencl stats-interval=0",
+  gchar *desc = g_strdup_printf ("nnpipeline model=%s stages=2 devices=cpu,opencl stats-interval=0",
                                  model_path);
   GstBus *bus = gst_bus_new ();
   Run r = run_chain (desc, FALSE, bus);
@@ -401,9 +398,9 @@ GST_START_TEST (test_pipeline_cpu_opencl)
   run_clear (&r);
   g_free (desc);
 
-  desc = g_strdup_printf ("nnpipeline model=%s stages=2 "
-                          "devices=cpu,opencl:99 fallback=true stats-interval=0",
-                          model_path);
+  desc = g_strdup_printf (
+      "nnpipeline model=%s stages=2 devices=cpu,opencl:99 fallback=true stats-interval=0",
+      model_path);
   r = run_chain (desc, FALSE, bus);
   g_error_free (pop_fallback_warning (bus));
   pop_plan (bus, &devices, &crossing, &pred);

@@ -127,11 +127,10 @@ check_direct (GstVideoFormat format, gboolean nhwc, gboolean bgr)
   const gfloat *o;
   GstNnTransformMeta *meta;
 
-  props = g_strdup_printf ("layout=%s channel-order=%s "
-                           "mean=0.485,0.456,0.406 std=0.229,0.224,0.225",
-                           nhwc ? "nhwc" : "nchw", bgr ? "bgr" : "rgb");
-  caps = g_strdup_printf ("video/x-raw,format=%s,width=%d,height=%d,"
-                          "framerate=30/1",
+  props =
+      g_strdup_printf ("layout=%s channel-order=%s mean=0.485,0.456,0.406 std=0.229,0.224,0.225",
+                       nhwc ? "nhwc" : "nchw", bgr ? "bgr" : "rgb");
+  caps = g_strdup_printf ("video/x-raw,format=%s,width=%d,height=%d,framerate=30/1",
                           gst_video_format_to_string (format), W, H);
   h = convert_harness (props, caps);
 
@@ -247,9 +246,9 @@ make_solid (GstVideoFormat format, gint w, gint h, guint8 r, guint8 g, guint8 b)
 GST_START_TEST (test_resize_keep_aspect)
 {
   /* 8x4 into a 6x6 box: content 6x3, padded to a multiple of 4: 8x8 */
-  GstHarness *h = convert_harness ("width=6 height=6 keep-aspect-ratio=true "
-                                   "multiple-of=4 pad-value=-1 mean=0.5 std=0.5",
-                                   "video/x-raw,format=RGB,width=8,height=4,framerate=30/1");
+  GstHarness *h = convert_harness (
+      "width=6 height=6 keep-aspect-ratio=true multiple-of=4 pad-value=-1 mean=0.5 std=0.5",
+      "video/x-raw,format=RGB,width=8,height=4,framerate=30/1");
   GstBuffer *out =
       gst_harness_push_and_pull (h, make_solid (GST_VIDEO_FORMAT_RGB, 8, 4, 255, 0, 51));
   GstNnTransformMeta *meta;
@@ -293,8 +292,7 @@ GST_START_TEST (test_resize_height_multiple)
 {
   /* text recogniser input: height 48, width by aspect ratio (153.6 -> 154),
    * padded up to a multiple of 8 (160) */
-  GstHarness *h = convert_harness ("height=48 keep-aspect-ratio=true "
-                                   "multiple-of=8",
+  GstHarness *h = convert_harness ("height=48 keep-aspect-ratio=true multiple-of=8",
                                    "video/x-raw,format=BGRx,width=320,height=100,framerate=0/1");
   GstBuffer *out =
       gst_harness_push_and_pull (h, make_frame (GST_VIDEO_FORMAT_BGRx, 320, 100, NULL));
@@ -375,8 +373,7 @@ GST_START_TEST (test_region)
   /* the region x 0.25, y 0.5, 0.5 x 0.5 of an 8x4 frame: pixels (2..5,
    * 2..3), converted without resize (a 4x2 tensor of the pattern there);
    * the transform meta maps tensor (0, 0) back to frame (2, 2) */
-  GstHarness *h = convert_harness ("region-x=0.25 region-y=0.5 region-width=0.5 "
-                                   "region-height=0.5",
+  GstHarness *h = convert_harness ("region-x=0.25 region-y=0.5 region-width=0.5 region-height=0.5",
                                    "video/x-raw,format=RGB,width=8,height=4,framerate=30/1");
   GstBuffer *out = gst_harness_push_and_pull (h, make_frame (GST_VIDEO_FORMAT_RGB, 8, 4, NULL));
   GstNnTransformMeta *meta;
@@ -408,9 +405,9 @@ GST_START_TEST (test_caps_query)
   GstHarness *h = gst_harness_new_parse ("nnconvert");
   GstCaps *filter, *caps;
 
-  gst_harness_set_sink_caps_str (h,
-                                 "other/tensors,format=static,"
-                                 "num_tensors=1,types=float32,dimensions=64:48:3:1,framerate=0/1");
+  gst_harness_set_sink_caps_str (
+      h,
+      "other/tensors,format=static,num_tensors=1,types=float32,dimensions=64:48:3:1,framerate=0/1");
   filter = gst_caps_from_string ("video/x-raw");
   caps = gst_pad_peer_query_caps (h->srcpad, filter);
   fail_unless (caps != NULL);
@@ -449,12 +446,12 @@ check_four_channels (GstVideoFormat format, gboolean nhwc, gboolean bgr)
                            nhwc ? "nhwc" : "nchw", bgr ? "bgr" : "rgb");
   caps = g_strdup_printf ("video/x-raw,format=%s,width=%d,height=%d,framerate=0/1",
                           gst_video_format_to_string (format), W, H);
-  tcaps = nhwc ? g_strdup_printf ("other/tensors,format=static,num_tensors=1,types=float32,"
-                                  "dimensions=%d:%d:%d:1",
-                                  C, W, H)
-               : g_strdup_printf ("other/tensors,format=static,num_tensors=1,types=float32,"
-                                  "dimensions=%d:%d:%d:1",
-                                  W, H, C);
+  tcaps =
+      nhwc ? g_strdup_printf (
+          "other/tensors,format=static,num_tensors=1,types=float32,dimensions=%d:%d:%d:1", C, W, H)
+           : g_strdup_printf (
+               "other/tensors,format=static,num_tensors=1,types=float32,dimensions=%d:%d:%d:1", W,
+               H, C);
   h = convert_harness (props, caps);
   gst_harness_set_sink_caps_str (h, tcaps);
   out = gst_harness_push_and_pull (h, make_frame (format, W, H, &info));
@@ -505,9 +502,9 @@ GST_END_TEST;
 static GstBuffer *
 convert_one (const gchar *props, const gchar *types, gint out_w, gint out_h, GstBuffer *frame)
 {
-  gchar *tcaps = g_strdup_printf ("other/tensors,format=static,num_tensors=1,types=%s,"
-                                  "dimensions=%d:%d:3:1",
-                                  types, out_w, out_h);
+  gchar *tcaps =
+      g_strdup_printf ("other/tensors,format=static,num_tensors=1,types=%s,dimensions=%d:%d:3:1",
+                       types, out_w, out_h);
   GstHarness *h = convert_harness (props, "video/x-raw,format=RGB,width=7,height=5,framerate=0/1");
   GstBuffer *out;
   GstCaps *caps;
@@ -576,9 +573,9 @@ GST_START_TEST (test_caps_query_channels)
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++) {
     GstHarness *h = gst_harness_new_parse ("nnconvert");
     GstCaps *filter = gst_caps_from_string ("video/x-raw"), *caps;
-    gchar *tcaps = g_strdup_printf ("other/tensors,format=static,num_tensors=1,types=%s,"
-                                    "dimensions=%s,framerate=0/1",
-                                    cases[i][0], cases[i][1]);
+    gchar *tcaps = g_strdup_printf (
+        "other/tensors,format=static,num_tensors=1,types=%s,dimensions=%s,framerate=0/1",
+        cases[i][0], cases[i][1]);
     const GValue *fmt;
 
     gst_harness_set_sink_caps_str (h, tcaps);
@@ -609,8 +606,8 @@ GST_START_TEST (test_too_few_values)
   gchar *dbg = NULL;
 
   gst_element_set_bus (h->element, bus);
-  gst_harness_set_sink_caps_str (h, "other/tensors,format=static,num_tensors=1,types=float32,"
-                                    "dimensions=4:2:4:1");
+  gst_harness_set_sink_caps_str (
+      h, "other/tensors,format=static,num_tensors=1,types=float32,dimensions=4:2:4:1");
   fail_if (gst_harness_push (h, make_frame (GST_VIDEO_FORMAT_RGBA, 4, 2, NULL)) == GST_FLOW_OK);
   msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
   fail_unless (msg != NULL);

@@ -286,9 +286,9 @@ GST_START_TEST (test_plan_file_and_nodes)
 
   ref = run_element (nnp_test_make ("nnstage", "model", path, NULL), caps, 3 * 16 * 16, 20, 7);
 
-  desc = g_strdup_printf ("nnstage plan=%s stage=0 ! queue ! "
-                          "nnstage plan=%s stage=1 ! queue ! nnstage plan=%s stage=2",
-                          plan_path, plan_path, plan_path);
+  desc = g_strdup_printf (
+      "nnstage plan=%s stage=0 ! queue ! nnstage plan=%s stage=1 ! queue ! nnstage plan=%s stage=2",
+      plan_path, plan_path, plan_path);
   got = run_element (make_bin (desc), caps, 3 * 16 * 16, 20, 7);
   assert_same_runs (&ref, &got, desc);
   run_clear (&got);
@@ -299,9 +299,9 @@ GST_START_TEST (test_plan_file_and_nodes)
   assert_same_runs (&ref, &got, "nnpipeline plan=");
   run_clear (&got);
 
-  desc = g_strdup_printf ("nnstage model=%s nodes=0..2 ! queue ! "
-                          "nnstage model=%s nodes=3..%d ! nnstage model=%s nodes=%d..%d",
-                          path, path, n - 3, path, n - 2, n - 1);
+  desc = g_strdup_printf (
+      "nnstage model=%s nodes=0..2 ! queue ! nnstage model=%s nodes=3..%d ! nnstage model=%s nodes=%d..%d",
+      path, path, n - 3, path, n - 2, n - 1);
   got = run_element (make_bin (desc), caps, 3 * 16 * 16, 20, 7);
   assert_same_runs (&ref, &got, desc);
   run_clear (&got);
@@ -469,11 +469,9 @@ static void
 check_caps_query (GstElement *e, const gchar *what)
 {
   GstHarness *h = nnp_test_harness_take (e);
-  GstCaps *filter =
-      gst_caps_from_string ("other/tensors,format=static,"
-                            "num_tensors=1,types=float32,dimensions=16:12:1:1,framerate=30/1; "
-                            "other/tensors,format=static,num_tensors=1,types=float32,"
-                            "dimensions=16:12:3:1,framerate=30/1");
+  GstCaps *filter = gst_caps_from_string (
+      "other/tensors,format=static,num_tensors=1,types=float32,dimensions=16:12:1:1,framerate=30/1; other/tensors,format=static,num_tensors=1,types=float32,"
+      "dimensions=16:12:3:1,framerate=30/1");
   gchar *caps = nnp_test_tensor_caps (3, 12, 16);
 
   for (gint round = 0; round < 2; round++) {
@@ -508,8 +506,8 @@ GST_START_TEST (test_input_channels)
 {
   gchar *path = nnp_test_model_path ("unet.onnx");
   gchar *dir = g_dir_make_tmp ("nnp-chan-XXXXXX", NULL);
-  const gchar *src = "videotestsrc num-buffers=3 ! "
-                     "video/x-raw,width=16,height=12 ! nnconvert name=conv";
+  const gchar *src =
+      "videotestsrc num-buffers=3 ! video/x-raw,width=16,height=12 ! nnconvert name=conv";
   const int cuts[1] = { 3 };
   NnpGraph *g;
   gchar *plan_path = save_plan (path, 12, 16, cuts, 1, dir, "unet.json", &g);
@@ -518,24 +516,21 @@ GST_START_TEST (test_input_channels)
   desc = g_strdup_printf ("%s ! nnstage model=%s ! fakesink", src, path);
   launch_expect_caps (desc, "16:12:3:1");
   g_free (desc);
-  desc = g_strdup_printf ("%s ! nnpipeline model=%s stages=2 "
-                          "stats-interval=0 ! fakesink",
-                          src, path);
+  desc =
+      g_strdup_printf ("%s ! nnpipeline model=%s stages=2 stats-interval=0 ! fakesink", src, path);
   launch_expect_caps (desc, "16:12:3:1");
   g_free (desc);
-  desc = g_strdup_printf ("%s ! nnpipeline plan=%s stats-interval=0 ! "
-                          "fakesink",
-                          src, plan_path);
+  desc = g_strdup_printf ("%s ! nnpipeline plan=%s stats-interval=0 ! fakesink", src, plan_path);
   launch_expect_caps (desc, "16:12:3:1");
   g_free (desc);
-  desc = g_strdup_printf ("%s ! nnstage plan=%s stage=0 ! queue ! "
-                          "nnstage plan=%s stage=1 ! fakesink",
-                          src, plan_path, plan_path);
+  desc =
+      g_strdup_printf ("%s ! nnstage plan=%s stage=0 ! queue ! nnstage plan=%s stage=1 ! fakesink",
+                       src, plan_path, plan_path);
   launch_expect_caps (desc, "16:12:3:1");
   g_free (desc);
-  desc = g_strdup_printf ("%s ! nnstage model=%s nodes=0..2 ! "
-                          "nnstage model=%s nodes=3..%u ! fakesink",
-                          src, path, path, g->nodes->len - 1);
+  desc =
+      g_strdup_printf ("%s ! nnstage model=%s nodes=0..2 ! nnstage model=%s nodes=3..%u ! fakesink",
+                       src, path, path, g->nodes->len - 1);
   launch_expect_caps (desc, "16:12:3:1");
   g_free (desc);
 
@@ -551,10 +546,9 @@ GST_START_TEST (test_input_channels)
   g_free (path);
   path = nnp_test_ocr_model ("ch_PP-OCRv4_det_infer.onnx");
   if (path) {
-    desc = g_strdup_printf ("videotestsrc num-buffers=2 ! "
-                            "video/x-raw,width=64,height=32 ! nnconvert name=conv ! "
-                            "nnpipeline model=%s stages=2 stats-interval=0 ! fakesink",
-                            path);
+    desc = g_strdup_printf (
+        "videotestsrc num-buffers=2 ! video/x-raw,width=64,height=32 ! nnconvert name=conv ! nnpipeline model=%s stages=2 stats-interval=0 ! fakesink",
+        path);
     launch_expect_caps (desc, "64:32:3:1");
     g_free (desc);
   }
@@ -651,23 +645,17 @@ GST_START_TEST (test_bad_plans)
     /* @MODEL@ model, @ALL@ all node names, @FIRST@ first node, @REST@ the others */
     { "garbage.json", "{ \"version\": 1, \"stages\": [ ", "plan" },
     { "unknown-node.json",
-      "{\"version\":1,\"model\":\"@MODEL@\",\"shapes\":"
-      "{\"x\":[1,3,16,16]},\"stages\":[{\"device\":\"cpu\",\"nodes\":"
-      "[@ALL@,\"no_such_node\"]}]}",
+      "{\"version\":1,\"model\":\"@MODEL@\",\"shapes\":{\"x\":[1,3,16,16]},\"stages\":[{\"device\":\"cpu\",\"nodes\":[@ALL@,\"no_such_node\"]}]}",
       "no_such_node" },
     { "cycle.json",
-      "{\"version\":1,\"model\":\"@MODEL@\",\"shapes\":"
-      "{\"x\":[1,3,16,16]},\"stages\":[{\"device\":\"cpu\",\"nodes\":"
+      "{\"version\":1,\"model\":\"@MODEL@\",\"shapes\":{\"x\":[1,3,16,16]},\"stages\":[{\"device\":\"cpu\",\"nodes\":"
       "[@REST@]},{\"device\":\"cpu\",\"nodes\":[@FIRST@]}]}",
       "stage" },
     { "device.json",
-      "{\"version\":1,\"model\":\"@MODEL@\",\"shapes\":"
-      "{\"x\":[1,3,16,16]},\"stages\":[{\"device\":\"tpu\",\"nodes\":"
-      "[@ALL@]}]}",
+      "{\"version\":1,\"model\":\"@MODEL@\",\"shapes\":{\"x\":[1,3,16,16]},\"stages\":[{\"device\":\"tpu\",\"nodes\":[@ALL@]}]}",
       "tpu" },
     { "missing-input.json",
-      "{\"version\":1,\"model\":\"@MODEL@\",\"shapes\":"
-      "{\"x\":[1,3,16,16]},\"stages\":[{\"device\":\"cpu\",\"nodes\":"
+      "{\"version\":1,\"model\":\"@MODEL@\",\"shapes\":{\"x\":[1,3,16,16]},\"stages\":[{\"device\":\"cpu\",\"nodes\":"
       "[@FIRST@]},{\"device\":\"cpu\",\"nodes\":[@REST@],\"inputs\":[]}]}",
       "input" },
   };

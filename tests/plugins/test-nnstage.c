@@ -310,11 +310,9 @@ GST_START_TEST (test_negotiate_with_nnconvert)
   /* upstream picks a 3-channel frame for a 3-channel model, although
    * nnconvert could also make 1-channel tensors (GRAY8) */
   gchar *path = nnp_test_model_path ("conv-relu-add.onnx");
-  gchar *desc =
-      g_strdup_printf ("videotestsrc num-buffers=3 ! "
-                       "video/x-raw,width=16,height=8 ! nnconvert ! nnstage model=\"%s\" ! "
-                       "fakesink name=sink",
-                       path);
+  gchar *desc = g_strdup_printf (
+      "videotestsrc num-buffers=3 ! video/x-raw,width=16,height=8 ! nnconvert ! nnstage model=\"%s\" ! fakesink name=sink",
+      path);
   GstElement *pipeline;
   gchar *dims;
 
@@ -392,26 +390,26 @@ GST_START_TEST (test_wrong_caps)
                            NULL };
   const gchar *rank[] = { "input 'a' expects", "1x4", "got dimensions=4:2", NULL };
 
-  check_wrong_caps ("conv-relu-add.onnx",
-                    "other/tensors,format=static,num_tensors=1,types=float32,"
-                    "dimensions=8:6:2:1,framerate=0/1",
-                    8 * 6 * 2 * 4, channels);
-  check_wrong_caps ("conv-relu-add.onnx",
-                    "other/tensors,format=static,num_tensors=1,types=uint8,"
-                    "dimensions=8:6:3:1,framerate=0/1",
-                    8 * 6 * 3, type);
-  check_wrong_caps ("conv-relu-add.onnx",
-                    "other/tensors,format=static,num_tensors=2,types=\"float32,float32\","
-                    "dimensions=\"8:6:3:1,8:6:3:1\",framerate=0/1",
-                    8 * 6 * 3 * 8, count);
-  check_wrong_caps ("add-4x4.onnx",
-                    "other/tensors,format=static,num_tensors=1,types=float32,"
-                    "dimensions=5:5:3:1,framerate=0/1",
-                    5 * 5 * 3 * 4, infer);
-  check_wrong_caps ("two-io.onnx",
-                    "other/tensors,format=static,num_tensors=2,types=\"float32,float32\","
-                    "dimensions=\"4:2,4:1\",framerate=0/1",
-                    48, rank);
+  check_wrong_caps (
+      "conv-relu-add.onnx",
+      "other/tensors,format=static,num_tensors=1,types=float32,dimensions=8:6:2:1,framerate=0/1",
+      8 * 6 * 2 * 4, channels);
+  check_wrong_caps (
+      "conv-relu-add.onnx",
+      "other/tensors,format=static,num_tensors=1,types=uint8,dimensions=8:6:3:1,framerate=0/1",
+      8 * 6 * 3, type);
+  check_wrong_caps (
+      "conv-relu-add.onnx",
+      "other/tensors,format=static,num_tensors=2,types=\"float32,float32\",dimensions=\"8:6:3:1,8:6:3:1\",framerate=0/1",
+      8 * 6 * 3 * 8, count);
+  check_wrong_caps (
+      "add-4x4.onnx",
+      "other/tensors,format=static,num_tensors=1,types=float32,dimensions=5:5:3:1,framerate=0/1",
+      5 * 5 * 3 * 4, infer);
+  check_wrong_caps (
+      "two-io.onnx",
+      "other/tensors,format=static,num_tensors=2,types=\"float32,float32\",dimensions=\"4:2,4:1\",framerate=0/1",
+      48, rank);
 }
 
 GST_END_TEST;
@@ -481,8 +479,9 @@ GST_START_TEST (test_float16_pads)
 
   fail_unless (src != NULL, "NNP_SOURCE_DIR is not set");
   path = g_build_filename (src, "tests", "data", "half.onnx", NULL);
-  h = stage_harness (path, "other/tensors,format=static,num_tensors=1,types=float16,"
-                           "dimensions=8:6:3:1,framerate=0/1");
+  h = stage_harness (
+      path,
+      "other/tensors,format=static,num_tensors=1,types=float16,dimensions=8:6:3:1,framerate=0/1");
   /* float16 input: 16-bit patterns of values in [-1, 1) */
   in = gst_buffer_new_allocate (NULL, 3 * 6 * 8 * 2, NULL);
   gst_buffer_map (in, &map, GST_MAP_WRITE);
@@ -639,10 +638,10 @@ GST_START_TEST (test_state_cycles)
   /* 10 x NULL -> PLAYING -> NULL in a pipeline with data flowing; every
    * object goes away at the end */
   gchar *path = nnp_test_model_path ("conv-relu-add.onnx");
-  gchar *desc = g_strdup_printf ("appsrc name=src format=time caps=\"" CONV_CAPS (
-                                     8, 6) "\" ! nnstage name=stage model=\"%s\" ! "
-                                           "fakesink name=sink sync=false",
-                                 path);
+  gchar *desc = g_strdup_printf (
+      "appsrc name=src format=time caps=\"" CONV_CAPS (
+          8, 6) "\" ! nnstage name=stage model=\"%s\" ! fakesink name=sink sync=false",
+      path);
   GstElement *pipeline = gst_parse_launch (desc, NULL);
   GstElement *src, *stage;
   GstBus *bus;

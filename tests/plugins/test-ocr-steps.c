@@ -90,8 +90,9 @@ boxes_on_empty_map (gint frame_w, gint frame_h, const gchar *launch, gdouble *bo
   buf = float_buffer (map, 64 * 32);
   g_free (map);
   add_frame_meta (buf, frame, &info, -1, -1, -1);
-  gst_harness_set_src_caps_str (h, "other/tensors,format=static,num_tensors=1,types=float32,"
-                                   "dimensions=64:32:1:1,framerate=0/1");
+  gst_harness_set_src_caps_str (
+      h,
+      "other/tensors,format=static,num_tensors=1,types=float32,dimensions=64:32:1:1,framerate=0/1");
   fail_unless_equals_int (gst_harness_push (h, buf), GST_FLOW_OK);
   out = gst_harness_pull (h);
   n = count_rois (out);
@@ -265,9 +266,9 @@ ctc_read_region (const gchar *keys, const gchar *options, gint steps, gint class
   launch = g_strdup_printf ("nnctcdecode keys=%s %s", path, options);
   h = gst_harness_new_parse (launch);
   add_text_roi (frame, 3, 0, 0, 100, 40);
-  caps = g_strdup_printf ("other/tensors,format=static,num_tensors=1,types=float32,"
-                          "dimensions=%d:%d:1,framerate=0/1",
-                          classes, steps);
+  caps = g_strdup_printf (
+      "other/tensors,format=static,num_tensors=1,types=float32,dimensions=%d:%d:1,framerate=0/1",
+      classes, steps);
   gst_harness_set_src_caps_str (h, caps);
   for (gint i = 0; i < n; i++) {
     GstBuffer *buf = float_buffer (scores[i], (gsize) steps * classes);
@@ -327,8 +328,8 @@ GST_START_TEST (test_normalize_latin)
   fail_unless (nn_text_is_latin ("\uff28i"));         /* full-width H */
   fail_unless (!nn_text_is_latin ("\u4e2d\u6587 A")); /* Han */
   fail_unless (!nn_text_is_latin ("\u3002"));         /* no letter */
-  t = nn_text_normalize_latin ("\uff28\uff45\uff4c\uff4c\uff4f\uff1a a\u3001b\u3002 "
-                               "\u3010x\u3011\uff08y\uff09\u3000z");
+  t = nn_text_normalize_latin (
+      "\uff28\uff45\uff4c\uff4c\uff4f\uff1a a\u3001b\u3002 \u3010x\u3011\uff08y\uff09\u3000z");
   fail_unless_equals_string (t, "Hello: a,b. [x](y) z");
   g_free (t);
   /* a Chinese line keeps its punctuation */

@@ -50,10 +50,7 @@ static const Request requests[] = {
   { "cuts by name and index", "cuts=NODE3,6 stages=3", TRUE },
   { "threads and pin", "cuts=4 devices=cpu:2,cpu:1 pin=true", TRUE },
 #ifdef NNP_TEST_HAVE_OPENCL
-  { "missing OpenCL device, fallback",
-    "stages=2 devices=cpu:1,opencl:99 "
-    "fallback=true",
-    FALSE },
+  { "missing OpenCL device, fallback", "stages=2 devices=cpu:1,opencl:99 fallback=true", FALSE },
 #endif
   { "plan file from the CLI", "plan=PLAN", TRUE },
 };
@@ -151,10 +148,7 @@ plan_cli (const gchar *path, gchar **props, const gchar *out)
   fail_unless (g_spawn_sync (NULL, (gchar **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL,
                              &std_out, &std_err, &status, &err),
                "%s: %s", cli, err ? err->message : "?");
-  fail_unless (g_spawn_check_wait_status (status, NULL),
-               "nnpipe split "
-               "failed:\n%s",
-               std_err);
+  fail_unless (g_spawn_check_wait_status (status, NULL), "nnpipe split failed:\n%s", std_err);
   /* fallback: the CLI warns as the element does */
   if (g_strv_contains ((const gchar *const *) props, "fallback=true"))
     fail_unless (strstr (std_err, "'opencl:99' is not available") != NULL,
@@ -282,9 +276,8 @@ assert_message_is_plan (const GstStructure *msg, const NnpPlan *plan, const gcha
             && g_strcmp0 (gst_structure_get_string (st, "last-node"), ps->nodes[ps->n_nodes - 1])
                    == 0
             && fabs (ms - ps->predicted_ms) <= 1e-9 * MAX (1.0, fabs (ms)),
-        "%s: stage %d: element %s, nnp_plan_make %s x%d "
-        "cpus %s, %d nodes %s .. %s, %.6f ms",
-        what, k, got, ps->device, ps->threads, cpus, ps->n_nodes, ps->nodes[0],
+        "%s: stage %d: element %s, nnp_plan_make %s x%d cpus %s, %d nodes %s .. %s, %.6f ms", what,
+        k, got, ps->device, ps->threads, cpus, ps->n_nodes, ps->nodes[0],
         ps->nodes[ps->n_nodes - 1], ps->predicted_ms);
     g_free (got);
     g_free (cpus);
@@ -311,26 +304,21 @@ same_nodes (const NnpPlan *a, const NnpPlan *b)
 static void
 assert_cli_is_plan (const NnpPlan *cli, const NnpPlan *plan, gboolean exact, const gchar *what)
 {
-  fail_unless (cli->n_stages == plan->n_stages,
-               "%s: CLI %d stages, "
-               "nnp_plan_make %d",
-               what, cli->n_stages, plan->n_stages);
+  fail_unless (cli->n_stages == plan->n_stages, "%s: CLI %d stages, nnp_plan_make %d", what,
+               cli->n_stages, plan->n_stages);
   for (gint k = 0; k < cli->n_stages; k++) {
     gchar *a = cpus_string (&cli->stages[k]), *b = cpus_string (&plan->stages[k]);
 
     fail_unless (strcmp (cli->stages[k].device, plan->stages[k].device) == 0
                      && cli->stages[k].threads == plan->stages[k].threads && strcmp (a, b) == 0,
-                 "%s: stage %d: CLI %s x%d cpus %s, "
-                 "nnp_plan_make %s x%d cpus %s",
-                 what, k, cli->stages[k].device, cli->stages[k].threads, a, plan->stages[k].device,
+                 "%s: stage %d: CLI %s x%d cpus %s, nnp_plan_make %s x%d cpus %s", what, k,
+                 cli->stages[k].device, cli->stages[k].threads, a, plan->stages[k].device,
                  plan->stages[k].threads, b);
     g_free (a);
     g_free (b);
   }
   if (exact || same_nodes (cli, plan)) {
-    fail_unless (same_nodes (cli, plan),
-                 "%s: CLI and nnp_plan_make split "
-                 "the nodes differently",
+    fail_unless (same_nodes (cli, plan), "%s: CLI and nnp_plan_make split the nodes differently",
                  what);
   } else {
     gdouble x = cli->predicted_bottleneck_ms, y = plan->predicted_bottleneck_ms;
@@ -369,9 +357,8 @@ GST_START_TEST (test_same_plan)
 
     fail_unless (sched_getaffinity (0, sizeof (cpus_after), &cpus_after) == 0
                      && CPU_EQUAL (&cpus_before, &cpus_after),
-                 "%s: the element left "
-                 "this thread on %d of its %d cpus",
-                 requests[r].what, CPU_COUNT (&cpus_after), CPU_COUNT (&cpus_before));
+                 "%s: the element left this thread on %d of its %d cpus", requests[r].what,
+                 CPU_COUNT (&cpus_after), CPU_COUNT (&cpus_before));
     fail_unless (cli != NULL, "%s: no CLI plan", requests[r].what);
     assert_message_is_plan (msg, here, requests[r].what);
     assert_cli_is_plan (cli, here, requests[r].exact, requests[r].what);

@@ -22,8 +22,7 @@ GST_START_TEST (test_overlay_draws)
   gint stride = GST_VIDEO_INFO_PLANE_STRIDE (&info, 0);
 
   add_text_roi (frame, 0, 10, 30, 40, 20);
-  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=64,"
-                                   "height=64,framerate=0/1");
+  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=64,height=64,framerate=0/1");
   out = gst_harness_push_and_pull (h, frame);
   gst_buffer_map (out, &map, GST_MAP_READ);
   /* the left edge is green, the inside stays white */
@@ -56,8 +55,7 @@ overlay_label (const gchar *props, const gchar *text, guint *bright, guint *dark
   roi = roi_by_id (frame, 0);
   gst_structure_set (gst_video_region_of_interest_meta_get_param (roi, "nnpipe/text"), "text",
                      G_TYPE_STRING, text, "score", G_TYPE_DOUBLE, 0.9, NULL);
-  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=200,"
-                                   "height=100,framerate=0/1");
+  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=200,height=100,framerate=0/1");
   out = gst_harness_push_and_pull (h, frame);
   *bright = *dark = 0;
   gst_buffer_map (out, &map, GST_MAP_READ);
@@ -172,8 +170,7 @@ GST_START_TEST (test_metapublish_json)
   g_close (fd, NULL);
   launch = g_strdup_printf ("nnmetapublish location=%s", path);
   h = gst_harness_new_parse (launch);
-  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=64,"
-                                   "height=48,framerate=0/1");
+  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=64,height=48,framerate=0/1");
 
   /* frame 0: two lines, the second turned by the classifier */
   frame = make_rgb_frame (&info, 64, 48, 0);
@@ -269,8 +266,7 @@ GST_START_TEST (test_metapublish_text_and_errors)
   g_close (fd, NULL);
   launch = g_strdup_printf ("nnmetapublish file-format=text location=%s", path);
   h = gst_harness_new_parse (launch);
-  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=64,"
-                                   "height=48,framerate=0/1");
+  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=64,height=48,framerate=0/1");
   for (gint i = 0; i < 3; i++) {
     frame = make_rgb_frame (&info, 64, 48, 0);
     GST_BUFFER_PTS (frame) = i * 500 * GST_MSECOND;

@@ -410,10 +410,10 @@ GST_START_TEST (test_dbdecode_wrong_caps)
   GstHarness *h = harness_with_bus ("nndbdecode", &bus);
   const gchar *want[] = { "expected", "got", "uint8", NULL };
 
-  expect_caps_error (h, bus,
-                     "other/tensors,format=static,"
-                     "num_tensors=1,types=uint8,dimensions=128:64:3:1,framerate=0/1",
-                     want);
+  expect_caps_error (
+      h, bus,
+      "other/tensors,format=static,num_tensors=1,types=uint8,dimensions=128:64:3:1,framerate=0/1",
+      want);
 }
 
 GST_END_TEST;
@@ -441,8 +441,7 @@ GST_START_TEST (test_crop_straightens)
   add_text_roi (frame, 7, 50, 30, 100, 40);
   GST_BUFFER_PTS (frame) = 42;
 
-  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=200,"
-                                   "height=100,framerate=0/1");
+  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=200,height=100,framerate=0/1");
   fail_unless_equals_int (gst_harness_push (h, gst_buffer_ref (frame)), GST_FLOW_OK);
   out = gst_harness_pull (h);
   fail_unless_equals_uint64 (GST_BUFFER_PTS (out), 42);
@@ -529,8 +528,7 @@ GST_START_TEST (test_crop_width_per_box)
   add_text_roi (frame, 0, 50, 30, 100, 40);
   /* 380 x 20: 912 wide at height 48, padded to 928 (never narrowed) */
   add_text_roi (frame, 1, 10, 75, 380, 20);
-  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=400,"
-                                   "height=100,framerate=0/1");
+  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=400,height=100,framerate=0/1");
   fail_unless_equals_int (gst_harness_push (h, frame), GST_FLOW_OK);
 
   out = gst_harness_pull (h);
@@ -559,8 +557,7 @@ GST_START_TEST (test_crop_width_per_box)
   /* width-scale 0.5 narrows long boxes (not below 4 x 48): 456 -> 480 */
   h = gst_harness_new ("nncrop");
   g_object_set (h->element, "width-scale", 0.5, NULL);
-  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=400,"
-                                   "height=100,framerate=0/1");
+  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=400,height=100,framerate=0/1");
   frame = make_rgb_frame (&info, 400, 100, 0);
   add_text_roi (frame, 0, 10, 75, 380, 20);
   gst_harness_push (h, frame);
@@ -574,8 +571,7 @@ GST_START_TEST (test_crop_width_per_box)
    * half, black above and below */
   h = gst_harness_new ("nncrop");
   g_object_set (h->element, "margin", 0.5, NULL);
-  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=400,"
-                                   "height=100,framerate=0/1");
+  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=400,height=100,framerate=0/1");
   frame = make_rgb_frame (&info, 400, 100, 0);
   gst_buffer_map (frame, &map, GST_MAP_WRITE);
   for (gint y = 30; y < 70; y++)
@@ -597,8 +593,7 @@ GST_START_TEST (test_crop_width_per_box)
   /* max-width squeezes, width-scale 1 keeps the aspect ratio */
   h = gst_harness_new ("nncrop");
   g_object_set (h->element, "max-width", 640, "width-scale", 1.0, NULL);
-  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=400,"
-                                   "height=100,framerate=0/1");
+  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=400,height=100,framerate=0/1");
   frame = make_rgb_frame (&info, 400, 100, 0);
   add_text_roi (frame, 0, 10, 75, 380, 20);
   add_text_roi (frame, 1, 10, 10, 200, 40);
@@ -656,8 +651,8 @@ GST_START_TEST (test_ctcdecode)
   add_text_roi (frame, 0, 0, 0, 50, 20);
   add_text_roi (frame, 1, 0, 30, 50, 20);
   GST_BUFFER_PTS (frame) = 1000;
-  gst_harness_set_src_caps_str (h, "other/tensors,format=static,"
-                                   "num_tensors=1,types=float32,dimensions=5:8:1,framerate=0/1");
+  gst_harness_set_src_caps_str (
+      h, "other/tensors,format=static,num_tensors=1,types=float32,dimensions=5:8:1,framerate=0/1");
 
   /* the frame waits for its second region; a blank line scores 0 */
   gst_harness_push (h, ctc_buffer (seq, frame, &info, 2, 0));
@@ -717,10 +712,10 @@ GST_START_TEST (test_ctcdecode_keys_mismatch)
 
   fail_unless (g_file_set_contents (keys, "a\nb\nc\nd\ne\nf\n", -1, NULL));
   g_object_set (h->element, "keys", keys, NULL);
-  expect_caps_error (h, bus,
-                     "other/tensors,format=static,"
-                     "num_tensors=1,types=float32,dimensions=5:8:1,framerate=0/1",
-                     want);
+  expect_caps_error (
+      h, bus,
+      "other/tensors,format=static,num_tensors=1,types=float32,dimensions=5:8:1,framerate=0/1",
+      want);
   g_unlink (keys);
   g_free (keys);
 }
@@ -739,9 +734,9 @@ GST_START_TEST (test_classdecode)
   GstStructure *s;
   gdouble score;
 
-  gst_harness_set_src_caps_str (h,
-                                "other/tensors,format=static,"
-                                "num_tensors=1,types=float32,dimensions=(string)2:1,framerate=0/1");
+  gst_harness_set_src_caps_str (
+      h,
+      "other/tensors,format=static,num_tensors=1,types=float32,dimensions=(string)2:1,framerate=0/1");
   buf = float_buffer (scores, 2);
   GST_BUFFER_PTS (buf) = 5;
   add_frame_meta (buf, frame, &info, -1, -1, -1);
@@ -776,9 +771,9 @@ GST_START_TEST (test_classdecode_regions)
   add_text_roi (frame, 0, 10, 10, 80, 20);
   add_text_roi (frame, 1, 10, 50, 80, 20);
   GST_BUFFER_PTS (frame) = 7;
-  gst_harness_set_src_caps_str (h,
-                                "other/tensors,format=static,"
-                                "num_tensors=1,types=float32,dimensions=(string)2:1,framerate=0/1");
+  gst_harness_set_src_caps_str (
+      h,
+      "other/tensors,format=static,num_tensors=1,types=float32,dimensions=(string)2:1,framerate=0/1");
   buf = float_buffer (up, 2);
   add_frame_meta (buf, frame, &info, 2, 0, 0);
   fail_unless_equals_int (gst_harness_push (h, buf), GST_FLOW_OK);
@@ -838,8 +833,7 @@ crop_first_column (const gchar *launch, gdouble score)
       roi_by_id (frame, 0),
       gst_structure_new ("nnpipe/class", "label", G_TYPE_STRING, "180", "class-id", G_TYPE_INT, 1,
                          "score", G_TYPE_DOUBLE, score, NULL));
-  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=200,"
-                                   "height=100,framerate=0/1");
+  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=200,height=100,framerate=0/1");
   fail_unless_equals_int (gst_harness_push (h, frame), GST_FLOW_OK);
   out = gst_harness_pull (h);
   fail_unless_equals_uint64 (gst_buffer_get_size (out), 3 * 48 * 96 * 4);

@@ -432,10 +432,7 @@ run_slowdown (gint slowed, const gchar *devices, gint max_after)
       push_frame (src, n);
     moved = drain_bus (bus, slowed, &n_rebalance, &last_nodes);
   }
-  fail_unless (moved,
-               "no nnpipeline-rebalance moving nodes off stage %d in "
-               "%u frames",
-               slowed, n);
+  fail_unless (moved, "no nnpipeline-rebalance moving nodes off stage %d in %u frames", slowed, n);
   moved_at = n;
   /* frames through the new stages, then the end */
   for (guint j = 0; j < TAIL_FRAMES; j++, n++)
@@ -625,9 +622,7 @@ GST_START_TEST (test_streams)
     push_round (srcs, sent, ended, 10);
     moved = drain_bus (bus, 1, &n_rebalance, &last_nodes);
   }
-  fail_unless (moved,
-               "no nnpipeline-rebalance moving nodes off stage 1 in "
-               "%u frames of stream 0",
+  fail_unless (moved, "no nnpipeline-rebalance moving nodes off stage 1 in %u frames of stream 0",
                sent[0]);
   /* the message is posted after the switch: stream 2 ends next to it */
   end_stream (srcs, ended, 2);
@@ -676,9 +671,11 @@ GST_START_TEST (test_remote_refused)
   gst_element_set_bus (nnp, bus);
   fail_unless_equals_int (gst_element_set_state (nnp, GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
   err = nnp_test_pop_message (bus, GST_MESSAGE_ERROR, NULL, "rebalance");
-  fail_unless (strstr (err->message, "property 'rebalance' cannot be true "
-                                     "with remote stages (devices \"cpu:1,remote://127.0.0.1:9\")"),
-               "%s", err->message);
+  fail_unless (
+      strstr (
+          err->message,
+          "property 'rebalance' cannot be true with remote stages (devices \"cpu:1,remote://127.0.0.1:9\")"),
+      "%s", err->message);
   fail_unless (strstr (err->message, "node costs are their servers'"), "%s", err->message);
   g_error_free (err);
   gst_element_set_state (nnp, GST_STATE_NULL);
@@ -704,9 +701,11 @@ GST_START_TEST (test_remote_refused)
     fail_unless_equals_int (gst_element_set_state (nnp, GST_STATE_PAUSED),
                             GST_STATE_CHANGE_FAILURE);
     err = nnp_test_pop_message (bus, GST_MESSAGE_ERROR, NULL, "rebalance");
-    fail_unless (strstr (err->message, "property 'rebalance' cannot be true "
-                                       "with remote stages (stage 1 on remote://127.0.0.1:9)"),
-                 "%s", err->message);
+    fail_unless (
+        strstr (
+            err->message,
+            "property 'rebalance' cannot be true with remote stages (stage 1 on remote://127.0.0.1:9)"),
+        "%s", err->message);
     g_error_free (err);
     gst_element_set_state (nnp, GST_STATE_NULL);
     g_unlink (plan_path);

@@ -195,10 +195,9 @@ counting_pipeline (const gchar *middle, Counter *c, guint num_buffers)
 {
   GstElement *p, *sink;
 
-  p = launch ("videotestsrc num-buffers=%u ! video/x-raw,width=32,height=32,"
-              "framerate=30/1 ! nnconvert ! %s ! fakesink name=sink sync=false "
-              "signal-handoffs=true",
-              num_buffers, middle);
+  p = launch (
+      "videotestsrc num-buffers=%u ! video/x-raw,width=32,height=32,framerate=30/1 ! nnconvert ! %s ! fakesink name=sink sync=false signal-handoffs=true",
+      num_buffers, middle);
   sink = gst_bin_get_by_name (GST_BIN (p), "sink");
   g_signal_connect_data (sink, "handoff", G_CALLBACK (on_handoff), counter_ref (c),
                          counter_unref_closure, 0);
@@ -220,10 +219,10 @@ GST_START_TEST (test_pipeline_eos_no_frames)
   /* an empty file: filesrc sends EOS before any caps reach nnpipeline */
   fail_unless (fd >= 0);
   close (fd);
-  p = launch ("filesrc location=%s ! other/tensors,format=static,"
-              "num_tensors=1,types=float32,dimensions=8:8:3:1,framerate=0/1 ! "
-              "nnpipeline model=%s stages=2 ! fakesink",
-              empty, model);
+  p = launch (
+      "filesrc location=%s ! other/tensors,format=static,num_tensors=1,types=float32,dimensions=8:8:3:1,framerate=0/1 ! "
+      "nnpipeline model=%s stages=2 ! fakesink",
+      empty, model);
   fail_if (gst_element_set_state (p, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE);
   fail_unless (wait_eos (p), "no EOS within %d s", TIMEOUT_S);
   set_state_sync (p, GST_STATE_NULL);
@@ -240,10 +239,10 @@ GST_END_TEST;
 GST_START_TEST (test_stage_eos_no_frames)
 {
   gchar *model = model_path ("residual.onnx");
-  GstElement *p = launch ("appsrc name=src format=time caps=\"other/tensors,"
-                          "format=static,num_tensors=1,types=float32,dimensions=8:8:3:1,"
-                          "framerate=0/1\" ! nnstage model=%s ! fakesink",
-                          model);
+  GstElement *p = launch (
+      "appsrc name=src format=time caps=\"other/tensors,format=static,num_tensors=1,types=float32,dimensions=8:8:3:1,"
+      "framerate=0/1\" ! nnstage model=%s ! fakesink",
+      model);
   GstElement *src = gst_bin_get_by_name (GST_BIN (p), "src");
 
   /* no data yet: the state change completes asynchronously */
@@ -342,9 +341,9 @@ GST_END_TEST;
 GST_START_TEST (test_caps_change)
 {
   gchar *model = model_path ("residual.onnx");
-  GstElement *p = launch ("appsrc name=src format=time ! nnpipeline model=%s "
-                          "stages=2 ! appsink name=sink sync=false",
-                          model);
+  GstElement *p = launch (
+      "appsrc name=src format=time ! nnpipeline model=%s stages=2 ! appsink name=sink sync=false",
+      model);
   GstElement *src = gst_bin_get_by_name (GST_BIN (p), "src");
   GstElement *sink = gst_bin_get_by_name (GST_BIN (p), "sink");
   const gint sizes[] = { 8, 16, 8, 12 };
@@ -352,9 +351,9 @@ GST_START_TEST (test_caps_change)
   fail_if (gst_element_set_state (p, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE);
   for (guint s = 0; s < G_N_ELEMENTS (sizes); s++) {
     gint n = sizes[s];
-    gchar *str = g_strdup_printf ("other/tensors,format=static,num_tensors=1,"
-                                  "types=float32,dimensions=%d:%d:3:1,framerate=0/1",
-                                  n, n);
+    gchar *str = g_strdup_printf (
+        "other/tensors,format=static,num_tensors=1,types=float32,dimensions=%d:%d:3:1,framerate=0/1",
+        n, n);
     GstCaps *caps = gst_caps_from_string (str);
 
     gst_app_src_set_caps (GST_APP_SRC (src), caps);

@@ -47,10 +47,9 @@ add_frame_metas (GstBuffer *b, guint stream, guint i)
 
     gst_meta_register_custom (CUSTOM_META, tags, NULL, NULL, NULL);
     /* the plugin registers its metas with their first use */
-    nnp_test_launch_stop (nnp_test_launch_to_eos ("videotestsrc num-buffers=1 ! "
-                                                  "video/x-raw,width=16,height=16 ! "
-                                                  "nnconvert keep-frame=true ! fakesink",
-                                                  30 * GST_SECOND));
+    nnp_test_launch_stop (nnp_test_launch_to_eos (
+        "videotestsrc num-buffers=1 ! video/x-raw,width=16,height=16 ! nnconvert keep-frame=true ! fakesink",
+        30 * GST_SECOND));
     g_once_init_leave (&once, 1);
   }
   GST_BUFFER_PTS (frame) = stream_pts (stream, i);
@@ -208,10 +207,7 @@ check_stream (const gchar *model, Feed *f, guint expect)
     if (b == NULL) {
       if (eos)
         break;
-      fail_unless (g_get_monotonic_time () < deadline,
-                   "%s: no EOS after %u "
-                   "frames",
-                   what, got);
+      fail_unless (g_get_monotonic_time () < deadline, "%s: no EOS after %u frames", what, got);
       g_usleep (1000);
       continue;
     }
@@ -269,11 +265,10 @@ start_feed (GstElement *p, Feed *f)
   gchar *sink = g_strdup_printf ("sink_%u", f->index);
   gchar *src = g_strdup_printf ("src_%u", f->index);
   gchar *caps =
-      f->short_caps
-          ? g_strdup_printf ("other/tensors,format="
-                             "static,num_tensors=1,types=float32,dimensions=%d:%d:3,framerate=30/1",
-                             f->w_px, f->h_px)
-          : nnp_test_tensor_caps (3, f->h_px, f->w_px);
+      f->short_caps ? g_strdup_printf (
+          "other/tensors,format=static,num_tensors=1,types=float32,dimensions=%d:%d:3,framerate=30/1",
+          f->w_px, f->h_px)
+                    : nnp_test_tensor_caps (3, f->h_px, f->w_px);
   GstSegment segment;
 
   f->h = gst_harness_new_with_element (p, sink, src);

@@ -309,9 +309,7 @@ check_max_replicas (guint max_replicas, gint want_replicas)
   /* with replicas: one stage of 2 on the two cores (the big Conv cannot be
    * split); without: no stage replicated */
   fail_unless (replicas - n_stages == want_replicas - 1,
-               "max-replicas=%u: "
-               "%d stages, %d replicas in all",
-               max_replicas, n_stages, replicas);
+               "max-replicas=%u: %d stages, %d replicas in all", max_replicas, n_stages, replicas);
   if (want_replicas > 1)
     replica_frames (p, "stage0", want_replicas);
   no_error (bus);

@@ -103,8 +103,8 @@ GST_START_TEST (test_stream_errors)
   run_streams (model, NULL, feeds, 3, expect, &bus, &p);
   fail_unless_equals_int (feeds[1].last, GST_FLOW_ERROR);
   err = nnp_test_pop_message (bus, GST_MESSAGE_WARNING, NULL, "bad frame");
-  fail_unless (strstr (err->message, "stream 1 (pad sink_1) stopped: a frame "
-                                     "of 3068 bytes, its caps say 3072")
+  fail_unless (strstr (err->message,
+                       "stream 1 (pad sink_1) stopped: a frame of 3068 bytes, its caps say 3072")
                    != NULL,
                "%s", err->message);
   g_error_free (err);
@@ -339,8 +339,7 @@ GST_START_TEST (test_batch_flush)
   start_feed (p, &feeds[1]);
   t = g_thread_new ("push-one", push_one_thread, &po);
   g_usleep (300 * 1000);
-  fail_unless (!g_atomic_int_get (&po.done), "the frame did not wait for "
-                                             "its batch");
+  fail_unless (!g_atomic_int_get (&po.done), "the frame did not wait for its batch");
   fail_unless (gst_harness_push_event (feeds[0].h, gst_event_new_flush_start ()));
   g_thread_join (t);
   fail_unless_equals_int (po.ret, GST_FLOW_FLUSHING);

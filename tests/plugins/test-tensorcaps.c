@@ -92,9 +92,9 @@ GST_END_TEST;
 
 GST_START_TEST (test_round_trip)
 {
-  const gchar *str = "other/tensors, format=(string)static, "
-                     "num_tensors=(int)2, types=(string)\"float32,int64\", "
-                     "dimensions=(string)\"640:640:3:1,10:1\", framerate=(fraction)30/1";
+  const gchar *str =
+      "other/tensors, format=(string)static, num_tensors=(int)2, types=(string)\"float32,int64\", "
+      "dimensions=(string)\"640:640:3:1,10:1\", framerate=(fraction)30/1";
   GstNnTensorsInfo info, info2;
   GstCaps *caps, *caps2;
   gchar *desc;
@@ -141,9 +141,9 @@ GST_END_TEST;
 /* the 16-bit floats: two bytes an element, names round-trip */
 GST_START_TEST (test_half_types)
 {
-  const gchar *str = "other/tensors, format=(string)static, "
-                     "num_tensors=(int)2, types=(string)\"float16,bfloat16\", "
-                     "dimensions=(string)\"8:6:3:1,5:1\", framerate=(fraction)0/1";
+  const gchar *str =
+      "other/tensors, format=(string)static, num_tensors=(int)2, types=(string)\"float16,bfloat16\", "
+      "dimensions=(string)\"8:6:3:1,5:1\", framerate=(fraction)0/1";
   GstNnTensorsInfo info;
   GstCaps *caps, *caps2;
 
@@ -197,15 +197,15 @@ GST_START_TEST (test_singular)
   GstNnTensorsInfo info;
 
   /* NNStreamer's other/tensor form */
-  parse_ok (&info, "other/tensor, type=(string)float32, "
-                   "dimension=(string)192:48:3:1, framerate=(fraction)0/1");
+  parse_ok (
+      &info,
+      "other/tensor, type=(string)float32, dimension=(string)192:48:3:1, framerate=(fraction)0/1");
   fail_unless_equals_int (info.n_tensors, 1);
   fail_unless_equals_int (info.tensors[0].dtype, NNP_DTYPE_FLOAT32);
   fail_unless_equals_int64 (info.tensors[0].shape.dims[3], 192);
 
   /* format may be left out */
-  parse_ok (&info, "other/tensors, num_tensors=(int)1, types=(string)int32, "
-                   "dimensions=(string)4");
+  parse_ok (&info, "other/tensors, num_tensors=(int)1, types=(string)int32, dimensions=(string)4");
   fail_unless_equals_int (info.tensors[0].dtype, NNP_DTYPE_INT32);
   fail_unless_equals_int (info.fps_n, 0);
   fail_unless_equals_int (info.fps_d, 1);
@@ -217,18 +217,18 @@ GST_START_TEST (test_errors)
 {
   gchar *msg;
 
-  msg = parse_error ("other/tensors, format=(string)static, num_tensors=(int)2, "
-                     "types=(string)float32, dimensions=(string)\"4:1,4:1\"");
+  msg = parse_error (
+      "other/tensors, format=(string)static, num_tensors=(int)2, types=(string)float32, dimensions=(string)\"4:1,4:1\"");
   fail_unless (strstr (msg, "types") != NULL, "%s", msg);
   g_free (msg);
 
-  msg = parse_error ("other/tensors, format=(string)static, num_tensors=(int)1, "
-                     "types=(string)float99, dimensions=(string)4:1");
+  msg = parse_error (
+      "other/tensors, format=(string)static, num_tensors=(int)1, types=(string)float99, dimensions=(string)4:1");
   fail_unless (strstr (msg, "float99") != NULL, "%s", msg);
   g_free (msg);
 
-  msg = parse_error ("other/tensors, format=(string)static, num_tensors=(int)1, "
-                     "types=(string)float32, dimensions=(string)4:0");
+  msg = parse_error (
+      "other/tensors, format=(string)static, num_tensors=(int)1, types=(string)float32, dimensions=(string)4:0");
   fail_unless (strstr (msg, "4:0") != NULL, "%s", msg);
   g_free (msg);
 
@@ -236,8 +236,8 @@ GST_START_TEST (test_errors)
   fail_unless (strstr (msg, "flexible") != NULL, "%s", msg);
   g_free (msg);
 
-  msg = parse_error ("other/tensors, format=(string)static, num_tensors=(int)1, "
-                     "types=(string)float32");
+  msg = parse_error (
+      "other/tensors, format=(string)static, num_tensors=(int)1, types=(string)float32");
   fail_unless (strstr (msg, "dimensions") != NULL, "%s", msg);
   g_free (msg);
 
@@ -272,10 +272,9 @@ GST_END_TEST;
 
 GST_START_TEST (test_fixate)
 {
-  GstCaps *caps =
-      gst_caps_from_string ("other/tensors, num_tensors=(int)1, "
-                            "types=(string)float32, dimensions=(string)4:1, "
-                            "framerate=(fraction)[ 0/1, 60/1 ]; other/tensors, num_tensors=(int)2");
+  GstCaps *caps = gst_caps_from_string (
+      "other/tensors, num_tensors=(int)1, types=(string)float32, dimensions=(string)4:1, "
+      "framerate=(fraction)[ 0/1, 60/1 ]; other/tensors, num_tensors=(int)2");
   GstStructure *s;
   gint n, d;
 

@@ -202,16 +202,15 @@ GST_START_TEST (test_cycles_tiny_models)
   gchar *res = nnp_test_model_path ("residual.onnx");
   gchar *d;
 
-  d = g_strdup_printf ("videotestsrc num-buffers=8 ! video/x-raw,width=32,"
-                       "height=24,framerate=30/1 ! nnconvert ! nnstage model=%s ! "
-                       "fakesink name=sink sync=false",
-                       conv);
+  d = g_strdup_printf (
+      "videotestsrc num-buffers=8 ! video/x-raw,width=32,height=24,framerate=30/1 ! nnconvert ! nnstage model=%s ! fakesink name=sink sync=false",
+      conv);
   check_cycles (d, 8, 4);
   g_free (d);
-  d = g_strdup_printf ("videotestsrc num-buffers=8 ! video/x-raw,width=32,"
-                       "height=24,framerate=30/1 ! nnconvert ! nnpipeline model=%s stages=3 "
-                       "stats-interval=5 ! fakesink name=sink sync=false",
-                       res);
+  d = g_strdup_printf (
+      "videotestsrc num-buffers=8 ! video/x-raw,width=32,height=24,framerate=30/1 ! nnconvert ! nnpipeline model=%s stages=3 "
+      "stats-interval=5 ! fakesink name=sink sync=false",
+      res);
   check_cycles (d, 8, 4);
   g_free (d);
   g_free (conv);
@@ -230,22 +229,18 @@ GST_START_TEST (test_cycles_ocr_chains)
 
   /* detector, boxes, crops, recogniser, text, overlay: one frame out per
    * frame in (the smpte bars give the detector something to find or not) */
-  d = g_strdup_printf ("videotestsrc num-buffers=4 pattern=smpte ! "
-                       "video/x-raw,format=RGB,width=96,height=64,framerate=30/1 ! "
-                       "nnconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225 "
-                       "channel-order=bgr keep-aspect-ratio=true multiple-of=32 "
-                       "keep-frame=true ! nnstage model=%s ! nndbdecode ! nncrop "
-                       "channel-order=bgr ! nnstage model=%s ! nnctcdecode keys=%s ! "
-                       "nnoverlay ! fakesink name=sink sync=false",
-                       det, rec, keys);
+  d = g_strdup_printf (
+      "videotestsrc num-buffers=4 pattern=smpte ! video/x-raw,format=RGB,width=96,height=64,framerate=30/1 ! "
+      "nnconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225 channel-order=bgr keep-aspect-ratio=true multiple-of=32 "
+      "keep-frame=true ! nnstage model=%s ! nndbdecode ! nncrop channel-order=bgr ! nnstage model=%s ! nnctcdecode keys=%s ! "
+      "nnoverlay ! fakesink name=sink sync=false",
+      det, rec, keys);
   check_cycles (d, 4, 3);
   g_free (d);
-  d = g_strdup_printf ("videotestsrc num-buffers=4 ! video/x-raw,format=RGB,"
-                       "width=192,height=48,framerate=30/1 ! nnconvert mean=0.5 std=0.5 "
-                       "channel-order=bgr keep-frame=true ! nnstage model=%s ! "
-                       "nnclassdecode labels=0,180 ! nnoverlay ! fakesink name=sink "
-                       "sync=false",
-                       cls);
+  d = g_strdup_printf (
+      "videotestsrc num-buffers=4 ! video/x-raw,format=RGB,width=192,height=48,framerate=30/1 ! nnconvert mean=0.5 std=0.5 "
+      "channel-order=bgr keep-frame=true ! nnstage model=%s ! nnclassdecode labels=0,180 ! nnoverlay ! fakesink name=sink sync=false",
+      cls);
   check_cycles (d, 4, 3);
   g_free (d);
   g_free (det);
@@ -264,9 +259,8 @@ GST_END_TEST;
 static void
 check_caps_changes (const gchar *middle, const gchar *const *names, gint changes, gint per)
 {
-  gchar *desc = g_strdup_printf ("appsrc name=src format=time ! %s ! "
-                                 "fakesink name=sink sync=false",
-                                 middle);
+  gchar *desc =
+      g_strdup_printf ("appsrc name=src format=time ! %s ! fakesink name=sink sync=false", middle);
   GstElement *p = launch (desc);
   GstElement *src = gst_bin_get_by_name (GST_BIN (p), "src");
   PadCounts *pc = pad_counts_new (p);
@@ -320,15 +314,12 @@ GST_START_TEST (test_caps_changes_counted)
   const gchar *direct[] = { "conv", "stage", NULL };
   const gchar *queued[] = { "conv", "q", "stage", NULL };
   const gchar *split[] = { "conv", "pipe", NULL };
-  gchar *a = g_strdup_printf ("nnconvert name=conv keep-aspect-ratio=true "
-                              "multiple-of=8 ! nnstage name=stage model=%s",
-                              conv);
-  gchar *b = g_strdup_printf ("nnconvert name=conv ! queue name=q "
-                              "max-size-buffers=2 ! nnstage name=stage model=%s",
-                              conv);
-  gchar *c = g_strdup_printf ("nnconvert name=conv ! nnpipeline name=pipe "
-                              "model=%s stages=2",
-                              res);
+  gchar *a = g_strdup_printf (
+      "nnconvert name=conv keep-aspect-ratio=true multiple-of=8 ! nnstage name=stage model=%s",
+      conv);
+  gchar *b = g_strdup_printf (
+      "nnconvert name=conv ! queue name=q max-size-buffers=2 ! nnstage name=stage model=%s", conv);
+  gchar *c = g_strdup_printf ("nnconvert name=conv ! nnpipeline name=pipe model=%s stages=2", res);
 
   /* 13 runs of 12 size changes: the issue saw 1 run in 13 lose a frame */
   for (gint run = 0; run < 13; run++)
@@ -381,11 +372,9 @@ GST_START_TEST (test_shared_model)
 
   for (gint i = 0; i < 4; i++) {
     /* nnstage and nnpipeline, different sizes, one file */
-    runs[i].desc = g_strdup_printf ("videotestsrc num-buffers=10 ! "
-                                    "video/x-raw,width=%d,height=16 ! nnconvert ! %s model=%s %s ! "
-                                    "fakesink sync=false",
-                                    16 + 8 * i, i % 2 ? "nnpipeline" : "nnstage", res,
-                                    i % 2 ? "stages=2" : "");
+    runs[i].desc = g_strdup_printf (
+        "videotestsrc num-buffers=10 ! video/x-raw,width=%d,height=16 ! nnconvert ! %s model=%s %s ! fakesink sync=false",
+        16 + 8 * i, i % 2 ? "nnpipeline" : "nnstage", res, i % 2 ? "stages=2" : "");
     runs[i].ok = FALSE;
     threads[i] = g_thread_new ("shared", shared_run_thread, &runs[i]);
   }
@@ -441,9 +430,9 @@ GST_START_TEST (test_model_replaced)
 
   fail_unless (dir != NULL);
   copy_file (conv, path); /* 4 output channels */
-  desc = g_strdup_printf ("appsrc name=src format=time caps=\"%s\" ! "
-                          "nnstage model=%s ! appsink name=sink sync=false",
-                          caps, path);
+  desc = g_strdup_printf (
+      "appsrc name=src format=time caps=\"%s\" ! nnstage model=%s ! appsink name=sink sync=false",
+      caps, path);
   p = launch (desc);
   src = gst_bin_get_by_name (GST_BIN (p), "src");
   sink = gst_bin_get_by_name (GST_BIN (p), "sink");
@@ -555,11 +544,10 @@ stats_to_eos (GstElement *p, GstClockTime after)
 GST_START_TEST (test_stats_final_is_last)
 {
   gchar *res = nnp_test_model_path ("residual.onnx");
-  gchar *desc =
-      g_strdup_printf ("videotestsrc num-buffers=20 ! "
-                       "video/x-raw,width=32,height=32,framerate=30/1 ! nnconvert ! "
-                       "nnpipeline model=%s stages=2 stats-interval=2 ! fakesink sync=false",
-                       res);
+  gchar *desc = g_strdup_printf (
+      "videotestsrc num-buffers=20 ! video/x-raw,width=32,height=32,framerate=30/1 ! nnconvert ! "
+      "nnpipeline model=%s stages=2 stats-interval=2 ! fakesink sync=false",
+      res);
 
   for (gint run = 0; run < 5; run++) {
     GstElement *p = launch (desc);
@@ -575,10 +563,8 @@ GST_START_TEST (test_stats_final_is_last)
     fail_unless (stats->len > 0);
     last = g_array_index (stats, Stats, stats->len - 1);
     fail_unless_equals_int (finals, 1);
-    fail_unless (last.final,
-                 "run %d: a periodic message after the final "
-                 "one (%u messages)",
-                 run, stats->len);
+    fail_unless (last.final, "run %d: a periodic message after the final one (%u messages)", run,
+                 stats->len);
     fail_unless_equals_int (last.frames_in, 20);
     fail_unless_equals_int (last.frames_out, 20);
     g_array_unref (stats);
@@ -595,11 +581,10 @@ GST_END_TEST;
 GST_START_TEST (test_stats_first_interval)
 {
   gchar *res = nnp_test_model_path ("residual.onnx");
-  gchar *desc = g_strdup_printf ("videotestsrc num-buffers=40 ! "
-                                 "video/x-raw,width=160,height=160,framerate=30/1 ! nnconvert ! "
-                                 "nnpipeline model=%s stages=2 queue-size=4 stats-interval=40 ! "
-                                 "fakesink sync=false",
-                                 res);
+  gchar *desc = g_strdup_printf (
+      "videotestsrc num-buffers=40 ! video/x-raw,width=160,height=160,framerate=30/1 ! nnconvert ! "
+      "nnpipeline model=%s stages=2 queue-size=4 stats-interval=40 ! fakesink sync=false",
+      res);
   GstElement *p = launch (desc);
   GstBus *bus = gst_element_get_bus (p);
   GArray *stats;
@@ -642,11 +627,10 @@ GST_END_TEST;
 GST_START_TEST (test_eos_while_stopping)
 {
   gchar *res = nnp_test_model_path ("residual.onnx");
-  gchar *desc =
-      g_strdup_printf ("videotestsrc num-buffers=6 ! "
-                       "video/x-raw,width=16,height=16,framerate=30/1 ! nnconvert ! "
-                       "nnpipeline model=%s stages=3 stats-interval=1 ! fakesink sync=false",
-                       res);
+  gchar *desc = g_strdup_printf (
+      "videotestsrc num-buffers=6 ! video/x-raw,width=16,height=16,framerate=30/1 ! nnconvert ! "
+      "nnpipeline model=%s stages=3 stats-interval=1 ! fakesink sync=false",
+      res);
 
   for (gint i = 0; i < 40; i++) {
     GstElement *p = launch (desc);

@@ -303,10 +303,10 @@ parse_ms (const char *text, const char *what)
 static void
 usage (FILE *f)
 {
-  fprintf (f, "usage: delay-proxy --listen [HOST:]PORT --target HOST:PORT "
-              "[--delay MS] [--up MS] [--down MS] [--max-queued BYTES]\n"
-              "A TCP proxy delaying every byte by MS each way (see "
-              "tests/remote/delay-proxy.c).\n");
+  fprintf (
+      f,
+      "usage: delay-proxy --listen [HOST:]PORT --target HOST:PORT [--delay MS] [--up MS] [--down MS] [--max-queued BYTES]\n"
+      "A TCP proxy delaying every byte by MS each way (see tests/remote/delay-proxy.c).\n");
 }
 
 int
@@ -357,8 +357,7 @@ main (int argc, char **argv)
   if (listen_arg == NULL || target_arg == NULL
       || parse_addr (listen_arg, "127.0.0.1", lhost, sizeof lhost, lport) < 0
       || parse_addr (target_arg, NULL, thost, sizeof thost, tport) < 0) {
-    fprintf (stderr, "delay-proxy: --listen [HOST:]PORT and --target HOST:PORT "
-                     "are needed\n");
+    fprintf (stderr, "delay-proxy: --listen [HOST:]PORT and --target HOST:PORT are needed\n");
     usage (stderr);
     return 2;
   }

@@ -67,10 +67,8 @@ main (int argc, char **argv)
   const gsize size = 64 * 32 * 4;
 
   gst_init (&argc, &argv);
-  caps =
-      gst_caps_from_string ("other/tensors, format=(string)static, "
-                            "num_tensors=(int)1, dimensions=(string)64:32, types=(string)float32, "
-                            "framerate=(fraction)0/1");
+  caps = gst_caps_from_string (
+      "other/tensors, format=(string)static, num_tensors=(int)1, dimensions=(string)64:32, types=(string)float32, framerate=(fraction)0/1");
   pool = gst_nn_tensor_pool_new ();
   config = gst_buffer_pool_get_config (pool);
   gst_buffer_pool_config_set_params (config, caps, size, 1, 1);

@@ -338,8 +338,8 @@ loop_run (const NnpCpuCall *call, GError **error)
     if (p->unrolled) {
       if (i >= st->n_iters) {
         nnp_node_set_error (error, NNP_ERROR_INVALID, call->node,
-                            "trip count %" G_GINT64_FORMAT " differs from the %d it was "
-                            "specialised for",
+                            "trip count %" G_GINT64_FORMAT
+                            " differs from the %d it was specialised for",
                             trip, st->n_iters);
         if (f != formal)
           g_free (f);

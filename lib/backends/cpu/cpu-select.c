@@ -153,8 +153,7 @@ constant_outputs_run (const NnpCpuCall *call, GError **error)
       continue;
     if (v == NULL || v->constant == NULL || v->constant->nbytes != out->nbytes) {
       nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, call->node,
-                          "runs only on constant inputs (data-dependent shapes are not "
-                          "supported)");
+                          "runs only on constant inputs (data-dependent shapes are not supported)");
       return FALSE;
     }
     if (out->nbytes)

@@ -34,8 +34,7 @@ constant_run (const NnpCpuCall *call, GError **error)
     return TRUE;
   if (v == NULL || v->constant == NULL || v->constant->nbytes != out->nbytes) {
     nnp_node_set_error (error, NNP_ERROR_INVALID, call->node,
-                        "output has no constant value "
-                        "of the inferred size");
+                        "output has no constant value of the inferred size");
     return FALSE;
   }
   copy_bytes (out->data, v->constant->data, out->nbytes);

@@ -180,11 +180,10 @@ nnp_cpus_parse (const char *text, int **cpus, int *n_cpus, GError **error)
     continue;
 
   bad_item:
-    g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
-                 "invalid cpu list '%s' (at '%s'): "
-                 "expected core numbers and ranges 0..%d separated by commas, e.g. 0,1 or "
-                 "0-3",
-                 text, p, MAX_CPU_LIST - 1);
+    g_set_error (
+        error, NNP_ERROR, NNP_ERROR_INVALID,
+        "invalid cpu list '%s' (at '%s'): expected core numbers and ranges 0..%d separated by commas, e.g. 0,1 or 0-3",
+        text, p, MAX_CPU_LIST - 1);
     g_array_unref (list);
     return FALSE;
   }

@@ -24,8 +24,8 @@ nnp_ocl_alloc (NnpOclDevice *dev, gsize bytes, const char *what, GError **error)
     bytes = 4;
   if (dev->max_alloc > 0 && bytes > dev->max_alloc) {
     g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE,
-                 "%s: %s of %" G_GSIZE_FORMAT " bytes exceeds "
-                 "the device's largest allocation (%" G_GUINT64_FORMAT " bytes)",
+                 "%s: %s of %" G_GSIZE_FORMAT
+                 " bytes exceeds the device's largest allocation (%" G_GUINT64_FORMAT " bytes)",
                  dev->name, what, bytes, (guint64) dev->max_alloc);
     return NULL;
   }

@@ -132,9 +132,8 @@ select_device (const char *spec, Candidate *c, int n, GError **error)
     for (int i = 0; i < n; i++)
       g_string_append_printf (list, "%sopencl:%d %s", i ? ", " : "", i, c[i].name);
     g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE,
-                 "OpenCL device '%s' not found "
-                 "(%d device%s: %s)",
-                 spec, n, n == 1 ? "" : "s", list->str);
+                 "OpenCL device '%s' not found (%d device%s: %s)", spec, n, n == 1 ? "" : "s",
+                 list->str);
     g_string_free (list, TRUE);
   }
   return -1;

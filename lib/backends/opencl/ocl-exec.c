@@ -209,10 +209,8 @@ bind_boundary (NnpOclExec *exec, const char *what, int id, const NnpTensor *t, g
     g_autofree char *want = nnp_shape_to_string (&v->shape);
     g_autofree char *got = nnp_shape_to_string (&t->shape);
     g_set_error (error, NNP_ERROR, NNP_ERROR_INVALID,
-                 "%s '%s': expected %s %s, got %s %s "
-                 "(offset %" G_GSIZE_FORMAT ")",
-                 what, v->name, nnp_dtype_name (v->dtype), want, nnp_dtype_name (t->dtype), got,
-                 t->offset);
+                 "%s '%s': expected %s %s, got %s %s (offset %" G_GSIZE_FORMAT ")", what, v->name,
+                 nnp_dtype_name (v->dtype), want, nnp_dtype_name (t->dtype), got, t->offset);
     return FALSE;
   }
   if (!locate)

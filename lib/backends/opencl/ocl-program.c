@@ -182,9 +182,7 @@ build_program (NnpOclDevice *dev, int index, GError **error)
   err = clBuildProgram (program, 1, &dev->device, OCL_BUILD_OPTIONS, NULL, NULL);
   if (err != CL_SUCCESS) {
     g_autofree char *log = build_log_head (dev, program);
-    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE,
-                 "%s: kernel file %s failed to build "
-                 "(%s): %s",
+    g_set_error (error, NNP_ERROR, NNP_ERROR_DEVICE, "%s: kernel file %s failed to build (%s): %s",
                  dev->name, nnp_ocl_sources[index].name, nnp_ocl_error_name (err), log);
     clReleaseProgram (program);
     return NULL;

@@ -301,8 +301,8 @@ gather_set_error (const NnpNode *node, int64_t index, GError **error)
 
   /* the CPU kernel's wording */
   nnp_node_set_error (error, NNP_ERROR_INVALID, node,
-                      "index %" G_GINT64_FORMAT " is out of "
-                      "range for axis %d of size %" G_GINT64_FORMAT,
+                      "index %" G_GINT64_FORMAT
+                      " is out of range for axis %d of size %" G_GINT64_FORMAT,
                       index, p->axis, p->axis_dim);
 }
 
