@@ -319,7 +319,16 @@ test_malformed_plans (void)
       int threads = -1;
       NnpDeviceSpec *specs;
 
-      g_assert_true (nnp_device_spec_parse (good[i], &dev, &threads, NULL));
+      /* a kind this build lacks (OpenCL in the ThreadSanitizer build) is a
+       * device error for both parsers */
+      if (!nnp_device_spec_parse (good[i], &dev, &threads, &error)) {
+        g_assert_error (error, NNP_ERROR, NNP_ERROR_DEVICE);
+        g_clear_error (&error);
+        g_assert_null (nnp_device_specs_parse (good[i], &n, &error));
+        g_assert_error (error, NNP_ERROR, NNP_ERROR_DEVICE);
+        g_clear_error (&error);
+        continue;
+      }
       g_assert_cmpint (threads, ==, good_threads[i]);
       g_free (dev);
       specs = nnp_device_specs_parse (good[i], &n, &error);
