@@ -16,7 +16,8 @@
  * of shape 1x1xHxW, and finds the text boxes in it the way PaddleOCR does:
  * the map is binarised at #GstNnDbDecode:threshold, each connected region
  * gets its minimum-area (rotated) rectangle, regions whose mean probability
- * is below #GstNnDbDecode:box-threshold or whose short side is below
+ * is below #GstNnDbDecode:box-threshold (unless its own pixels' mean
+ * reaches #GstNnDbDecode:region-threshold) or whose short side is below
  * #GstNnDbDecode:min-size are dropped, and the rest are grown ("unclipped")
  * by area * #GstNnDbDecode:unclip-ratio / perimeter on each side.
  *
@@ -62,6 +63,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_nn_db_decode_debug);
 
 #define DEFAULT_THRESHOLD 0.3
 #define DEFAULT_BOX_THRESHOLD 0.6
+#define DEFAULT_REGION_THRESHOLD 0.9
 #define DEFAULT_UNCLIP_RATIO 1.5
 #define DEFAULT_MIN_SIZE 3.0
 #define DEFAULT_MAX_CANDIDATES 1000
@@ -78,6 +80,7 @@ enum
   PROP_MAX_CANDIDATES,
   PROP_TIDY,
   PROP_WHOLE_FRAME_SIZE,
+  PROP_REGION_THRESHOLD,
 };
 
 struct _GstNnDbDecode
@@ -243,6 +246,9 @@ gst_nn_db_decode_set_property (GObject *object, guint prop_id,
     case PROP_WHOLE_FRAME_SIZE:
       self->whole_frame_size = g_value_get_uint (value);
       break;
+    case PROP_REGION_THRESHOLD:
+      self->params.region_threshold = g_value_get_double (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -278,6 +284,9 @@ gst_nn_db_decode_get_property (GObject *object, guint prop_id, GValue *value,
       break;
     case PROP_WHOLE_FRAME_SIZE:
       g_value_set_uint (value, self->whole_frame_size);
+      break;
+    case PROP_REGION_THRESHOLD:
+      g_value_set_double (value, self->params.region_threshold);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -345,6 +354,22 @@ gst_nn_db_decode_class_init (GstNnDbDecodeClass *klass)
           "When no box is found on a frame whose short side is at most this many pixels, the whole frame is one box (0: never)",
           0, G_MAXUINT, DEFAULT_WHOLE_FRAME_SIZE, flags));
 
+  /**
+   * GstNnDbDecode:region-threshold:
+   *
+   * The rectangle of a curved or slanted line (a photographed page, a
+   * sign on a cylinder) holds much background, and its mean probability
+   * falls below #GstNnDbDecode:box-threshold although the line is plain
+   * text: such a box is kept when the mean over its connected region's own
+   * pixels (those above #GstNnDbDecode:threshold; PaddleOCR's score_mode
+   * "slow" scores the region's contour) is at least this.  Faint specks
+   * and icons score 0.6 to 0.86 there, lines 0.9 and more.  1: never.
+   */
+  g_object_class_install_property (gobject_class, PROP_REGION_THRESHOLD,
+      g_param_spec_double ("region-threshold", "Region threshold",
+          "Keep a box below box-threshold when the mean over its region's own pixels is at least this (curved lines; 1: never)",
+          0.0, 1.0, DEFAULT_REGION_THRESHOLD, flags));
+
   gst_element_class_set_static_metadata (element_class, "DB text-box decoder",
       "Filter/Analyzer/Video/Tensor",
       "Finds text boxes in a DB text detector's probability map and attaches them to the original frame as region-of-interest metas",
@@ -365,4 +390,5 @@ gst_nn_db_decode_init (GstNnDbDecode *self)
   self->params.max_candidates = DEFAULT_MAX_CANDIDATES;
   self->tidy = DEFAULT_TIDY;
   self->whole_frame_size = DEFAULT_WHOLE_FRAME_SIZE;
+  self->params.region_threshold = DEFAULT_REGION_THRESHOLD;
 }

@@ -60,6 +60,8 @@ nn_db_decode (const gfloat *prob, gint width, gint height, gint stride,
     for (gint x0 = 0; x0 < W; x0++) {
       gsize top = 0;
       gint ymin = y0, ymax = y0, n_pts = 0, n_hull;
+      gdouble region_sum = 0;
+      guint64 region_count = 0;
       NnQuad quad;
       gdouble w, h, score, d;
       NnTextBox box;
@@ -83,6 +85,8 @@ nn_db_decode (const gfloat *prob, gint width, gint height, gint stride,
 
         row_min[y] = MIN (row_min[y], x);
         row_max[y] = MAX (row_max[y], x);
+        region_sum += prob[(gsize) y * stride + x];
+        region_count++;
         ymin = MIN (ymin, y);
         ymax = MAX (ymax, y);
         for (gint dy = -1; dy <= 1; dy++) {
@@ -119,8 +123,12 @@ nn_db_decode (const gfloat *prob, gint width, gint height, gint stride,
       if (MIN (w, h) < params->min_size || w <= 0 || h <= 0)
         continue;
       score = box_score (prob, W, H, stride, &quad);
-      if (score < params->box_threshold)
-        continue;
+      if (score < params->box_threshold) {
+        /* a curved or slanted line: its own pixels are strong */
+        score = region_sum / region_count;
+        if (score < params->region_threshold)
+          continue;
+      }
       box.core = quad;
       d = w * h * params->unclip_ratio / (2.0 * (w + h));
       nn_quad_expand (&quad, d);

@@ -16,9 +16,14 @@ typedef struct
 {
   gdouble threshold;     /* binarisation threshold of the probability map */
   gdouble box_threshold; /* minimum mean probability inside a box */
-  gdouble unclip_ratio;  /* expansion: distance = area * ratio / perimeter */
-  gdouble min_size;      /* minimum short side, before (and + 2 after) unclip */
-  guint max_candidates;  /* connected components examined at most */
+  /* a box below box_threshold is kept when the mean over its connected
+   * region's own pixels (those above threshold) is at least this: the
+   * rectangle of a curved or slanted line holds much background (PaddleOCR's
+   * score_mode "slow" scores the region's contour instead) */
+  gdouble region_threshold;
+  gdouble unclip_ratio; /* expansion: distance = area * ratio / perimeter */
+  gdouble min_size;     /* minimum short side, before (and + 2 after) unclip */
+  guint max_candidates; /* connected components examined at most */
 } NnDbParams;
 
 /* One decoded text box, in map coordinates. */
@@ -26,7 +31,8 @@ typedef struct
 {
   NnQuad quad;   /* ordered corners after unclip */
   NnQuad core;   /* the same before unclip: the map's text kernel */
-  gdouble score; /* mean probability inside the box before unclip */
+  gdouble score; /* mean probability inside the box before unclip (inside
+                  * the region when it was kept by region_threshold) */
 } NnTextBox;
 
 /* Decode text boxes from a probability map (row-major, @width x @height,

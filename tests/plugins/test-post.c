@@ -199,10 +199,18 @@ GST_START_TEST (test_channel_values)
 
 GST_END_TEST;
 
+/* PaddleOCR's DBPostProcess defaults, the region threshold of nndbdecode */
+static const NnDbParams db_params = { .threshold = 0.3,
+                                      .box_threshold = 0.6,
+                                      .region_threshold = 0.9,
+                                      .unclip_ratio = 1.5,
+                                      .min_size = 3,
+                                      .max_candidates = 1000 };
+
 GST_START_TEST (test_geometry_db_decode)
 {
   gfloat map[32 * 64];
-  NnDbParams p = { 0.3, 0.6, 1.5, 3, 1000 };
+  NnDbParams p = db_params;
   GArray *boxes = g_array_new (FALSE, FALSE, sizeof (NnTextBox));
   NnTextBox *b;
   gdouble d = 29.0 * 7 * 1.5 / (2 * 36);
@@ -231,6 +239,52 @@ GST_START_TEST (test_geometry_db_decode)
   nn_db_decode (map, 64, 32, 64, 8, 32, &p, boxes);
   fail_unless_equals_int (boxes->len, 0);
   g_array_unref (boxes);
+}
+
+GST_END_TEST;
+
+/* A curved line (a photographed page's): its rectangle is mostly
+ * background, its own pixels are strong; kept by the region threshold,
+ * while a faint region stays dropped however its mean is taken. */
+GST_START_TEST (test_geometry_db_decode_curved)
+{
+  enum { W = 128, H = 40 };
+  gfloat *map = g_new0 (gfloat, W * H);
+  NnDbParams p = db_params;
+  GArray *boxes = g_array_new (FALSE, FALSE, sizeof (NnTextBox));
+  NnTextBox *b;
+
+  for (gint x = 4; x < 124; x++) {
+    gint yc = 4 + (x - 64) * (x - 64) / 200;
+
+    for (gint y = yc; y < yc + 4; y++)
+      map[y * W + x] = 0.95f;
+  }
+  for (gint y = 32; y < 38; y++)
+    for (gint x = 10; x < 40; x++)
+      map[y * W + x] = 0.5f;
+
+  nn_db_decode (map, W, H, W, W, H, &p, boxes);
+  fail_unless_equals_int (boxes->len, 1);
+  b = &g_array_index (boxes, NnTextBox, 0);
+  /* the score is the region's, the line spans the map */
+  fail_unless (fabs (b->score - 0.95) < 1e-5, "%f", b->score);
+  fail_unless (b->core.p[0].x < 6 && b->core.p[2].x > 122);
+
+  /* without the region threshold the rectangle's mean drops the line */
+  p.region_threshold = 1.0;
+  g_array_set_size (boxes, 0);
+  nn_db_decode (map, W, H, W, W, H, &p, boxes);
+  fail_unless_equals_int (boxes->len, 0);
+
+  /* the faint region (0.5 over its pixels) stays below a region
+   * threshold of 0.6 */
+  p.region_threshold = 0.6;
+  g_array_set_size (boxes, 0);
+  nn_db_decode (map, W, H, W, W, H, &p, boxes);
+  fail_unless_equals_int (boxes->len, 1);
+  g_array_unref (boxes);
+  g_free (map);
 }
 
 GST_END_TEST;
@@ -864,6 +918,7 @@ post_suite (void)
 
   tcase_add_test (tc, test_geometry_min_area_rect);
   tcase_add_test (tc, test_geometry_db_decode);
+  tcase_add_test (tc, test_geometry_db_decode_curved);
   tcase_add_test (tc, test_ctc_greedy);
   tcase_add_test (tc, test_labels_reader);
   tcase_add_test (tc, test_channel_values);
