@@ -39,7 +39,9 @@
 # filter (nncrop's Lanczos filter: bilinear instead), whole-frame
 # (nndbdecode whole-frame-size: 0), tidy (nndbdecode tidy: false),
 # read-both (nncrop read-both: false), normalize (nnctcdecode
-# normalize-latin: false); benchmarks/ocr-real.sh --steps runs each).
+# normalize-latin: false), region (nndbdecode region-threshold: 1), join
+# (nnctcdecode join-gap: -1), icon (nncrop skip-icon: false);
+# benchmarks/ocr-real.sh --steps runs each).
 set -eu
 
 me=ocr-file.sh
@@ -139,7 +141,11 @@ for step in $(printf '%s' "${NNP_OCR_OFF:-}" | tr ',' ' '); do
     tidy) db_opts="$db_opts tidy=false" ;;
     read-both) crop_opts="$crop_opts read-both=false" ;;
     normalize) ctc_opts="$ctc_opts normalize-latin=false" ;;
-    *) echo "$me: NNP_OCR_OFF: unknown step '$step' (filter, whole-frame, tidy, read-both, normalize)" >&2
+    region) db_opts="$db_opts region-threshold=1" ;;
+    join) ctc_opts="$ctc_opts join-gap=-1" ;;
+    icon) crop_opts="$crop_opts skip-icon=false"
+      cls_crop_opts="$cls_crop_opts skip-icon=false" ;;
+    *) echo "$me: NNP_OCR_OFF: unknown step '$step' (filter, whole-frame, tidy, read-both, normalize, region, join, icon)" >&2
        exit 2 ;;
   esac
 done

@@ -10,13 +10,30 @@
 #include <math.h>
 #include <string.h>
 
+/* The corners as the structure's "points" (x0, y0, ... x3, y3). */
+static void
+set_points (GstStructure *s, const NnQuad *quad)
+{
+  GValue points = G_VALUE_INIT, v = G_VALUE_INIT;
+
+  gst_value_array_init (&points, 8);
+  g_value_init (&v, G_TYPE_DOUBLE);
+  for (gint i = 0; i < 4; i++) {
+    g_value_set_double (&v, quad->p[i].x);
+    gst_value_array_append_value (&points, &v);
+    g_value_set_double (&v, quad->p[i].y);
+    gst_value_array_append_value (&points, &v);
+  }
+  g_value_unset (&v);
+  gst_structure_take_value (s, "points", &points);
+}
+
 GstVideoRegionOfInterestMeta *
 gst_nn_add_text_roi (GstBuffer *frame, gint id, const NnQuad *quad,
     gdouble box_score, gint frame_width, gint frame_height)
 {
   GstVideoRegionOfInterestMeta *roi;
   GstStructure *s;
-  GValue points = G_VALUE_INIT, v = G_VALUE_INIT;
   gdouble x0, y0, x1, y1;
   guint ix0, iy0, ix1, iy1;
 
@@ -34,20 +51,28 @@ gst_nn_add_text_roi (GstBuffer *frame, gint id, const NnQuad *quad,
     return NULL;
   roi->id = id;
 
-  gst_value_array_init (&points, 8);
-  g_value_init (&v, G_TYPE_DOUBLE);
-  for (gint i = 0; i < 4; i++) {
-    g_value_set_double (&v, quad->p[i].x);
-    gst_value_array_append_value (&points, &v);
-    g_value_set_double (&v, quad->p[i].y);
-    gst_value_array_append_value (&points, &v);
-  }
-  g_value_unset (&v);
   s = gst_structure_new (GST_NN_TEXT_PARAM_NAME, "box-score", G_TYPE_DOUBLE,
       box_score, NULL);
-  gst_structure_take_value (s, "points", &points);
+  set_points (s, quad);
   gst_video_region_of_interest_meta_add_param (roi, s);
   return roi;
+}
+
+void
+gst_nn_roi_set_quad (GstVideoRegionOfInterestMeta *roi, const NnQuad *quad,
+    guint x, guint y, guint w, guint h)
+{
+  GstStructure *s;
+
+  g_return_if_fail (roi != NULL && quad != NULL);
+
+  roi->x = x;
+  roi->y = y;
+  roi->w = w;
+  roi->h = h;
+  s = gst_video_region_of_interest_meta_get_param (roi, GST_NN_TEXT_PARAM_NAME);
+  if (s)
+    set_points (s, quad);
 }
 
 GstVideoRegionOfInterestMeta *

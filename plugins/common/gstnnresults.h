@@ -50,6 +50,11 @@ GstVideoRegionOfInterestMeta *gst_nn_find_roi (GstBuffer *frame, gint id);
  * rectangle. */
 void gst_nn_roi_get_quad (GstVideoRegionOfInterestMeta *roi, NnQuad *quad);
 
+/* Move a text ROI: its rectangle (frame pixels) and, when it has an
+ * "nnpipe/text" structure, the corners there. */
+void gst_nn_roi_set_quad (GstVideoRegionOfInterestMeta *roi, const NnQuad *quad,
+    guint x, guint y, guint w, guint h);
+
 typedef struct
 {
   GstPad *srcpad;    /* not owned */

@@ -64,6 +64,7 @@
 #include "gstnnresults.h"
 #include "gstnntensorcaps.h"
 #include "nnchannels.h"
+#include "nncropicon.h"
 #include "nncropsample.h"
 
 #include <gst/video/video.h>
@@ -87,6 +88,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_nn_crop_debug);
 #define DEFAULT_ROI_TYPE "text"
 #define DEFAULT_FILTER NN_CROP_FILTER_LANCZOS
 #define DEFAULT_READ_BOTH TRUE
+#define DEFAULT_SKIP_ICON TRUE
 
 enum
 {
@@ -106,6 +108,7 @@ enum
   PROP_WIDTH_SCALE,
   PROP_FILTER,
   PROP_READ_BOTH,
+  PROP_SKIP_ICON,
 };
 
 #define GST_TYPE_NN_CROP_FILTER (gst_nn_crop_filter_get_type ())
@@ -152,6 +155,7 @@ typedef struct
   gchar *roi_type;
   NnCropFilter filter;
   gboolean read_both;
+  gboolean skip_icon;
 } GstNnCropSettings;
 
 struct _GstNnCrop
@@ -171,6 +175,7 @@ struct _GstNnCrop
   gchar *flip_label; /* NULL: never turned */
   gdouble flip_threshold;
   gboolean read_both;
+  gboolean skip_icon;
   gchar *roi_type;
 };
 
@@ -231,6 +236,7 @@ gst_nn_crop_set_caps (GstNnCrop *self, GstCaps *caps)
       : NULL;
   self->flip_threshold = self->settings.flip_threshold;
   self->read_both = self->settings.read_both;
+  self->skip_icon = self->settings.skip_icon;
   for (gint c = 0; c < 3; c++) {
     self->crop.mul[c] = (gfloat) (1.0 / (255.0 * self->settings.std[c]));
     self->crop.add[c] =
@@ -438,7 +444,7 @@ gst_nn_crop_chain (GstPad *pad, GstObject *parent, GstBuffer *frame)
       GstBuffer *buf;
       GstNnFrameMeta *fm;
       NnQuad quad;
-      gint width;
+      gint width, used;
 
       gst_nn_roi_get_quad (roi, &quad);
       if (cut % 2) {
@@ -451,7 +457,17 @@ gst_nn_crop_chain (GstPad *pad, GstObject *parent, GstBuffer *frame)
       buf = new_tensor_buffer (self, frame, width, &data, &map);
       if (buf == NULL)
         break;
-      nn_crop_sample (&self->crop, &img, &quad, width, data);
+      used = nn_crop_sample (&self->crop, &img, &quad, width, data);
+      if (self->skip_icon) {
+        gint from = nn_crop_find_icon (data, self->crop.height, width, used,
+            self->crop.mul, self->crop.add);
+
+        if (from > 0) {
+          GST_LOG_OBJECT (self, "region %d: an icon in columns 0-%d left out",
+              roi->id, from);
+          nn_crop_shift_left (data, self->crop.height, width, used, from);
+        }
+      }
       gst_buffer_unmap (buf, &map);
       fm = gst_buffer_add_nn_frame_meta (buf, frame, &self->vinfo);
       fm->n_rois = (gint) n_cuts;
@@ -567,6 +583,9 @@ gst_nn_crop_set_property (GObject *object, guint prop_id, const GValue *value,
     case PROP_READ_BOTH:
       self->settings.read_both = g_value_get_boolean (value);
       break;
+    case PROP_SKIP_ICON:
+      self->settings.skip_icon = g_value_get_boolean (value);
+      break;
     case PROP_MEAN:
     case PROP_STD: {
       gboolean is_std = prop_id == PROP_STD;
@@ -639,6 +658,9 @@ gst_nn_crop_get_property (GObject *object, guint prop_id, GValue *value,
       break;
     case PROP_READ_BOTH:
       g_value_set_boolean (value, self->settings.read_both);
+      break;
+    case PROP_SKIP_ICON:
+      g_value_set_boolean (value, self->settings.skip_icon);
       break;
     case PROP_MEAN:
       g_value_set_string (value, self->settings.mean_str);
@@ -748,6 +770,20 @@ gst_nn_crop_class_init (GstNnCropClass *klass)
           "Cut regions labelled flip-label both ways (turned and as they are) for the recogniser to pick the better reading; FALSE: turned only "
           "when the label's score reaches flip-threshold",
           DEFAULT_READ_BOTH, flags));
+  /**
+   * GstNnCrop:skip-icon:
+   *
+   * A menu entry, a button or a dialog's line often starts with an icon
+   * (a star, a magnifier, a cross) inside the text's box, which the
+   * recogniser reads as a letter ("Q Search", "X Close").  A first word of
+   * the crop's ink that is about square, as high as the line and set
+   * apart by a gap wider than the line's own word gaps is left out (the
+   * rest of the crop moves to the left edge).  See docs/ocr.md.
+   */
+  g_object_class_install_property (gobject_class, PROP_SKIP_ICON,
+      g_param_spec_boolean ("skip-icon", "Skip icon",
+          "Leave out a square mark as high as the line at its start, set apart by a gap wider than the line's word gaps (an icon)",
+          DEFAULT_SKIP_ICON, flags));
   g_object_class_install_property (gobject_class, PROP_HEIGHT,
       g_param_spec_int ("height", "Height",
           "Height of the output tensor (crops are resized to it)", 1, 32768,
@@ -811,6 +847,7 @@ gst_nn_crop_init (GstNnCrop *self)
 
   self->settings.filter = DEFAULT_FILTER;
   self->settings.read_both = DEFAULT_READ_BOTH;
+  self->settings.skip_icon = DEFAULT_SKIP_ICON;
   self->settings.width = DEFAULT_WIDTH;
   self->settings.height = DEFAULT_HEIGHT;
   self->settings.width_multiple = DEFAULT_WIDTH_MULTIPLE;

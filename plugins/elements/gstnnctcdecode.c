@@ -21,7 +21,8 @@
  *
  * The text and score go into the region's "nnpipe/text" structure on the
  * original frame; once every region of a frame is read the frame is pushed
- * (lines scoring below #GstNnCtcDecode:min-score lose their region) and an
+ * (lines scoring below #GstNnCtcDecode:min-score lose their region, the
+ * regions of one line are joined: #GstNnCtcDecode:join-gap) and an
  * element message "nnpipe-text" lists its lines:
  *
  *   nnpipe-text, pts=(guint64)..., count=(uint)2,
@@ -50,6 +51,7 @@
 #include "gstnnsourcemeta.h"
 #include "nnctc.h"
 #include "nnlabels.h"
+#include "nntextlines.h"
 #include "nntextnorm.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_nn_ctc_decode_debug);
@@ -58,6 +60,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_nn_ctc_decode_debug);
 #define DEFAULT_KEYS NULL
 #define DEFAULT_MIN_SCORE 0.5
 #define DEFAULT_NORMALIZE_LATIN TRUE
+#define DEFAULT_JOIN_GAP 0.75
 
 enum
 {
@@ -65,6 +68,7 @@ enum
   PROP_KEYS,
   PROP_MIN_SCORE,
   PROP_NORMALIZE_LATIN,
+  PROP_JOIN_GAP,
 };
 
 struct _GstNnCtcDecode
@@ -75,6 +79,7 @@ struct _GstNnCtcDecode
   gchar *keys_path;
   gdouble min_score;
   gboolean normalize_latin;
+  gdouble join_gap;
 
   /* streaming state */
   gchar **classes; /* blank, keys..., [space]; NULL-terminated */
@@ -184,8 +189,91 @@ append_line (GValue *list, GString *lines, GstVideoRegionOfInterestMeta *roi,
       q.p[3].y);
 }
 
-/* The frame is complete: drop the lines below min-score, post the
- * message, write the lines. */
+/* Join the regions in @kept (ROI metas with text, in frame order) that
+ * are pieces of one line (nntextlines.h): the line's first region takes
+ * the joined text, the mean score of its characters and the corners
+ * spanning the pieces; the others are removed from @frame and @kept. */
+static void
+join_lines (GstNnCtcDecode *self, GstBuffer *frame, GPtrArray *kept,
+    gdouble max_gap)
+{
+  guint n = kept->len;
+  NnTextPiece *pieces = g_new (NnTextPiece, n);
+  gint *next = g_new (gint, n);
+  gboolean *follower = g_new0 (gboolean, n);
+
+  for (guint i = 0; i < n; i++) {
+    GstVideoRegionOfInterestMeta *roi = g_ptr_array_index (kept, i);
+    GstStructure *p = gst_video_region_of_interest_meta_get_param (roi,
+        GST_NN_TEXT_PARAM_NAME);
+
+    gst_nn_roi_get_quad (roi, &pieces[i].quad);
+    pieces[i].text = gst_structure_get_string (p, "text");
+  }
+  if (nn_text_lines_join (pieces, n, max_gap, next) == 0)
+    goto done;
+
+  for (guint i = 0; i < n; i++)
+    if (next[i] >= 0)
+      follower[next[i]] = TRUE;
+  for (guint i = 0; i < n; i++) {
+    GstVideoRegionOfInterestMeta *head = g_ptr_array_index (kept, i);
+    GString *text;
+    NnQuad quad = pieces[i].quad;
+    guint x0 = head->x, y0 = head->y, x1 = head->x + head->w,
+          y1 = head->y + head->h;
+    gdouble score_sum = 0;
+    glong chars = 0;
+    gint last = (gint) i;
+
+    if (follower[i] || next[i] < 0)
+      continue;
+    text = g_string_new (NULL);
+    for (gint k = (gint) i; k >= 0; k = next[k]) {
+      GstVideoRegionOfInterestMeta *roi = g_ptr_array_index (kept, k);
+      GstStructure *p = gst_video_region_of_interest_meta_get_param (roi,
+          GST_NN_TEXT_PARAM_NAME);
+      gchar *word = g_strstrip (g_strdup (pieces[k].text));
+      glong len = g_utf8_strlen (word, -1);
+      gdouble score = 0;
+
+      gst_structure_get_double (p, "score", &score);
+      score_sum += score * len;
+      chars += len;
+      if (text->len > 0)
+        g_string_append_c (text, ' ');
+      g_string_append (text, word);
+      g_free (word);
+      x0 = MIN (x0, roi->x);
+      y0 = MIN (y0, roi->y);
+      x1 = MAX (x1, roi->x + roi->w);
+      y1 = MAX (y1, roi->y + roi->h);
+      last = k;
+    }
+    quad.p[1] = pieces[last].quad.p[1];
+    quad.p[2] = pieces[last].quad.p[2];
+    GST_LOG_OBJECT (self, "joined the pieces of one line: '%s'", text->str);
+    gst_structure_set (gst_video_region_of_interest_meta_get_param (head,
+                           GST_NN_TEXT_PARAM_NAME),
+        "text", G_TYPE_STRING, text->str, "score", G_TYPE_DOUBLE,
+        chars > 0 ? score_sum / chars : 0.0, NULL);
+    gst_nn_roi_set_quad (head, &quad, x0, y0, x1 - x0, y1 - y0);
+    g_string_free (text, TRUE);
+  }
+  for (guint i = n; i-- > 0;)
+    if (follower[i]) {
+      gst_buffer_remove_meta (frame, g_ptr_array_index (kept, i));
+      g_ptr_array_remove_index (kept, i);
+    }
+
+done:
+  g_free (follower);
+  g_free (next);
+  g_free (pieces);
+}
+
+/* The frame is complete: drop the lines below min-score, join the pieces
+ * of each line, post the message, write the lines. */
 static void
 gst_nn_ctc_decode_finish (GstNnDecoder *decoder, GstBuffer *frame,
     gboolean whole)
@@ -194,38 +282,48 @@ gst_nn_ctc_decode_finish (GstNnDecoder *decoder, GstBuffer *frame,
   GValue list = G_VALUE_INIT;
   GString *lines = g_string_new (NULL);
   GstStructure *s;
-  GPtrArray *drop = g_ptr_array_new ();
+  GPtrArray *drop = g_ptr_array_new (), *kept = g_ptr_array_new ();
   gpointer state = NULL;
   GstMeta *m;
-  gdouble min_score;
+  gdouble min_score, join_gap;
   guint count = 0;
 
   GST_OBJECT_LOCK (self);
   min_score = self->min_score;
+  join_gap = self->join_gap;
   GST_OBJECT_UNLOCK (self);
 
-  gst_value_list_init (&list, 4);
   while ((m = gst_buffer_iterate_meta_filtered (frame, &state,
               GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {
     GstVideoRegionOfInterestMeta *roi = (GstVideoRegionOfInterestMeta *) m;
     GstStructure *p = gst_video_region_of_interest_meta_get_param (roi,
         GST_NN_TEXT_PARAM_NAME);
-    const gchar *text = p ? gst_structure_get_string (p, "text") : NULL;
     gdouble score = 0;
 
-    if (text == NULL)
+    if (p == NULL || !gst_structure_has_field (p, "text"))
       continue;
     gst_structure_get_double (p, "score", &score);
-    if (score < min_score) {
-      g_ptr_array_add (drop, m);
-      continue;
-    }
-    append_line (&list, lines, roi, text, score);
-    count++;
+    g_ptr_array_add (score < min_score ? drop : kept, m);
   }
   for (guint i = 0; i < drop->len; i++)
     gst_buffer_remove_meta (frame, g_ptr_array_index (drop, i));
   g_ptr_array_unref (drop);
+  if (join_gap >= 0 && kept->len > 1)
+    join_lines (self, frame, kept, join_gap);
+
+  gst_value_list_init (&list, 4);
+  for (guint i = 0; i < kept->len; i++) {
+    GstVideoRegionOfInterestMeta *roi = g_ptr_array_index (kept, i);
+    GstStructure *p = gst_video_region_of_interest_meta_get_param (roi,
+        GST_NN_TEXT_PARAM_NAME);
+    gdouble score = 0;
+
+    gst_structure_get_double (p, "score", &score);
+    append_line (&list, lines, roi, gst_structure_get_string (p, "text"),
+        score);
+    count++;
+  }
+  g_ptr_array_unref (kept);
 
   s = gst_structure_new ("nnpipe-text", "pts", G_TYPE_UINT64,
       GST_BUFFER_PTS (frame), "count", G_TYPE_UINT, count, NULL);
@@ -310,6 +408,9 @@ gst_nn_ctc_decode_set_property (GObject *object, guint prop_id,
     case PROP_NORMALIZE_LATIN:
       self->normalize_latin = g_value_get_boolean (value);
       break;
+    case PROP_JOIN_GAP:
+      self->join_gap = g_value_get_double (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -333,6 +434,9 @@ gst_nn_ctc_decode_get_property (GObject *object, guint prop_id, GValue *value,
       break;
     case PROP_NORMALIZE_LATIN:
       g_value_set_boolean (value, self->normalize_latin);
+      break;
+    case PROP_JOIN_GAP:
+      g_value_set_double (value, self->join_gap);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -395,6 +499,24 @@ gst_nn_ctc_decode_class_init (GstNnCtcDecodeClass *klass)
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
               | GST_PARAM_MUTABLE_PLAYING));
 
+  /**
+   * GstNnCtcDecode:join-gap:
+   *
+   * The detector splits a line into several boxes where its words stand
+   * far apart (large sign lettering: "Stationery" and "Box"); the regions
+   * of one line (about the same angle and height, side by side, the gap
+   * between them at most this many times their height) become one region
+   * whose text joins theirs with a space.  A region read as one character
+   * is never joined (beside a word it is usually an icon or a check box).
+   * -1: never join.
+   */
+  g_object_class_install_property (gobject_class, PROP_JOIN_GAP,
+      g_param_spec_double ("join-gap", "Join gap",
+          "Join the regions of one line whose gap is at most this many times their height into one (-1: never)",
+          -1.0, 100.0, DEFAULT_JOIN_GAP,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+              | GST_PARAM_MUTABLE_PLAYING));
+
   gst_element_class_set_static_metadata (element_class, "CTC text decoder",
       "Filter/Analyzer/Video/Tensor",
       "Decodes a CTC text recogniser's output into text on the frame's regions of interest and posts the lines read",
@@ -412,4 +534,5 @@ gst_nn_ctc_decode_init (GstNnCtcDecode *self)
   self->keys_path = g_strdup (DEFAULT_KEYS);
   self->min_score = DEFAULT_MIN_SCORE;
   self->normalize_latin = DEFAULT_NORMALIZE_LATIN;
+  self->join_gap = DEFAULT_JOIN_GAP;
 }

@@ -159,7 +159,7 @@ nn_crop_tensor_width (const NnCropParams *p, const NnQuad *quad_in)
   return MIN (w, p->max_width);
 }
 
-void
+gint
 nn_crop_sample (const NnCropParams *p, const NnImage *img,
     const NnQuad *quad_in, gint W, gfloat *out)
 {
@@ -218,4 +218,5 @@ nn_crop_sample (const NnCropParams *p, const NnImage *img,
       }
     }
   }
+  return rw;
 }

@@ -62,8 +62,9 @@ void nn_crop_box_geometry (const NnCropParams *p, const NnQuad *quad_in,
 gint nn_crop_tensor_width (const NnCropParams *p, const NnQuad *quad_in);
 
 /* Straighten @quad_in of @img into @out, a planar 3 x height x @width
- * float tensor (the box fills the left part, zeros the rest). */
-void nn_crop_sample (const NnCropParams *p, const NnImage *img,
+ * float tensor (the box fills the left part, zeros the rest).  Returns the
+ * number of columns the box fills. */
+gint nn_crop_sample (const NnCropParams *p, const NnImage *img,
     const NnQuad *quad_in, gint width, gfloat *out);
 
 G_END_DECLS

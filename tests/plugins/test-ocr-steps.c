@@ -18,7 +18,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "nncropicon.h"
 #include "nndb.h"
+#include "nntextlines.h"
 #include "nntextnorm.h"
 
 /* ------------------------------------------------------------ 1. filter */
@@ -366,6 +368,262 @@ GST_START_TEST (test_ctcdecode_normalize)
 
 GST_END_TEST;
 
+/* ------------------------------------------------ 6. pieces of one line */
+
+static NnTextPiece
+piece (const gchar *text, gdouble x, gdouble y, gdouble w, gdouble h, gdouble angle)
+{
+  gdouble c = cos (angle), s = sin (angle);
+  NnTextPiece p = { .text = text };
+
+  /* the box (x, y, w, h) turned by angle about the origin */
+  p.quad.p[0] = (NnPoint){ x * c - y * s, x * s + y * c };
+  p.quad.p[1] = (NnPoint){ (x + w) * c - y * s, (x + w) * s + y * c };
+  p.quad.p[2] = (NnPoint){ (x + w) * c - (y + h) * s, (x + w) * s + (y + h) * c };
+  p.quad.p[3] = (NnPoint){ x * c - (y + h) * s, x * s + (y + h) * c };
+  return p;
+}
+
+GST_START_TEST (test_join_lines)
+{
+  gint next[6];
+
+  for (gint turn = 0; turn < 2; turn++) {
+    gdouble a = turn ? 0.5 : 0.0; /* a line at 29 degrees too */
+    /* given out of order: Box, a lone x, Stationery, the next line, a
+     * piece too far, one too high */
+    NnTextPiece p[6] = {
+      piece ("Box", 410, 100, 150, 70, a),       piece ("x", 0, 105, 40, 60, a),
+      piece ("Stationery", 50, 100, 350, 70, a), piece ("Customer", 50, 200, 300, 70, a),
+      piece ("Far", 620, 100, 100, 70, a),  /* gap 60: 0.86 x 70 */
+      piece ("Tall", 730, 60, 100, 150, a), /* 2.1 times higher */
+    };
+
+    fail_unless_equals_int (nn_text_lines_join (p, 6, 0.75, next), 1);
+    fail_unless_equals_int (next[2], 0);  /* Stationery -> Box */
+    fail_unless_equals_int (next[0], -1); /* Far: gap too wide */
+    fail_unless_equals_int (next[1], -1); /* x: one character */
+    fail_unless_equals_int (next[3], -1);
+    fail_unless_equals_int (next[4], -1); /* Tall: height */
+    fail_unless_equals_int (next[5], -1);
+    /* a wider gap allowed: Box -> Far, and a chain of three */
+    fail_unless_equals_int (nn_text_lines_join (p, 6, 1.0, next), 2);
+    fail_unless_equals_int (next[2], 0);
+    fail_unless_equals_int (next[0], 4);
+  }
+  {
+    /* another angle, or a line below by more than half the height */
+    NnTextPiece q[3] = {
+      piece ("left", 0, 0, 100, 40, 0),
+      piece ("right", 110, 0, 100, 40, 0.2),
+      piece ("below", 110, 25, 100, 40, 0),
+    };
+
+    fail_unless_equals_int (nn_text_lines_join (q, 3, 0.75, next), 0);
+    /* overlapping pieces join (up to half the height) */
+    q[1] = piece ("right", 85, 0, 100, 40, 0);
+    fail_unless_equals_int (nn_text_lines_join (q, 3, 0.75, next), 1);
+    fail_unless_equals_int (next[0], 1);
+  }
+}
+
+GST_END_TEST;
+
+/* nnctcdecode joins regions of one line: classes blank, a, b, x; each
+ * region's text spelled over 3 steps */
+static GstBuffer *
+ctc_join_frame (const gchar *options)
+{
+  const gchar *texts[4] = { "ab", "ba", "ab", "x" };
+  /* id 3 "x" | id 0 "ab" | id 1 "ba" on one line, id 2 "ab" below */
+  const gint boxes[4][4] = { { 16, 10, 44, 20 },
+                             { 70, 10, 40, 20 },
+                             { 16, 60, 44, 20 },
+                             { 0, 10, 12, 20 } };
+  gchar *path = g_strdup_printf ("%s/nnp-test-join-%d.txt", g_get_tmp_dir (), (gint) getpid ());
+  gchar *launch;
+  GstHarness *h;
+  GstVideoInfo info;
+  GstBuffer *frame = make_rgb_frame (&info, 200, 100, 0), *out;
+
+  fail_unless (g_file_set_contents (path, "a\nb\nx\n", -1, NULL));
+  launch = g_strdup_printf ("nnctcdecode keys=%s %s", path, options);
+  h = gst_harness_new_parse (launch);
+  for (gint i = 0; i < 4; i++)
+    add_text_roi (frame, i, boxes[i][0], boxes[i][1], boxes[i][2], boxes[i][3]);
+  gst_harness_set_src_caps_str (
+      h, "other/tensors,format=static,num_tensors=1,types=float32,dimensions=4:3:1,framerate=0/1");
+  for (gint i = 0; i < 4; i++) {
+    gfloat sc[3 * 4] = { 0 };
+    GstBuffer *buf;
+
+    for (gint t = 0; t < 3; t++) {
+      gchar ch = texts[i][t];
+
+      sc[t * 4 + (ch == 'a' ? 1 : ch == 'b' ? 2 : ch == 'x' ? 3 : 0)] = 0.9f;
+    }
+    buf = float_buffer (sc, 12);
+    add_frame_meta (buf, frame, &info, 4, i, i);
+    fail_unless_equals_int (gst_harness_push (h, buf), GST_FLOW_OK);
+  }
+  out = gst_harness_pull (h);
+  gst_buffer_unref (frame);
+  gst_harness_teardown (h);
+  g_unlink (path);
+  g_free (path);
+  g_free (launch);
+  return out;
+}
+
+static const gchar *
+roi_text (GstBuffer *buf, gint id)
+{
+  GstVideoRegionOfInterestMeta *roi = roi_by_id (buf, id);
+
+  fail_unless (roi != NULL, "no region %d", id);
+  return gst_structure_get_string (gst_video_region_of_interest_meta_get_param (roi, "nnpipe/text"),
+                                   "text");
+}
+
+GST_START_TEST (test_ctcdecode_join)
+{
+  GstBuffer *out = ctc_join_frame ("");
+  GstVideoRegionOfInterestMeta *roi;
+
+  fail_unless_equals_int (gst_buffer_get_n_meta (out, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE),
+                          3);
+  fail_unless_equals_string (roi_text (out, 0), "ab ba");
+  fail_unless (roi_by_id (out, 1) == NULL);
+  fail_unless_equals_string (roi_text (out, 2), "ab");
+  fail_unless_equals_string (roi_text (out, 3), "x");
+  /* the joined region spans both pieces */
+  roi = roi_by_id (out, 0);
+  fail_unless_equals_int (roi->x, 16);
+  fail_unless_equals_int (roi->w, 110 - 16);
+  fail_unless_equals_int (roi->h, 20);
+  gst_buffer_unref (out);
+
+  /* a gap of half the height: not joined below that, -1 never */
+  out = ctc_join_frame ("join-gap=0.25");
+  fail_unless_equals_int (gst_buffer_get_n_meta (out, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE),
+                          4);
+  fail_unless_equals_string (roi_text (out, 1), "ba");
+  gst_buffer_unref (out);
+  out = ctc_join_frame ("join-gap=-1");
+  fail_unless_equals_int (gst_buffer_get_n_meta (out, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE),
+                          4);
+  gst_buffer_unref (out);
+}
+
+GST_END_TEST;
+
+/* --------------------------------------------------- 7. a leading icon */
+
+/* A crop as nncrop makes it (mean 0.5, std 0.5: v / 127.5 - 1) of height
+ * 48: light background, dark ink; marks[] are x, width, top, height of
+ * ink rectangles; the line fills the first @used columns. */
+static gfloat *
+icon_crop (gint width, gint used, const gint (*marks)[4], gint n)
+{
+  gfloat *t = g_new0 (gfloat, 3 * 48 * (gsize) width);
+
+  for (gint c = 0; c < 3; c++)
+    for (gint v = 0; v < 48; v++)
+      for (gint u = 0; u < used; u++) {
+        guint8 level = 230;
+
+        for (gint i = 0; i < n; i++)
+          if (u >= marks[i][0] && u < marks[i][0] + marks[i][1] && v >= marks[i][2]
+              && v < marks[i][2] + marks[i][3])
+            level = 20;
+        t[(gsize) c * 48 * width + (gsize) v * width + u] = level / 127.5f - 1.0f;
+      }
+  return t;
+}
+
+/* letters: bars 6 wide, 4 apart; the ink is 30 high (rows 9..38) */
+static gint
+add_word (gint (*marks)[4], gint n, gint x, gint letters)
+{
+  for (gint i = 0; i < letters; i++) {
+    marks[n][0] = x + i * 10;
+    marks[n][1] = 6;
+    marks[n][2] = 9;
+    marks[n][3] = 30;
+    n++;
+  }
+  return n;
+}
+
+static gint
+find_icon (gint first_width, gint first_height, gint gap, gint words, gint word_gap)
+{
+  const gfloat mul[3] = { 1 / 127.5f, 1 / 127.5f, 1 / 127.5f };
+  const gfloat add[3] = { -1, -1, -1 };
+  gint marks[64][4], n = 1, x, cut;
+  gfloat *t;
+
+  marks[0][0] = 4;
+  marks[0][1] = first_width;
+  marks[0][2] = 9 + (30 - first_height) / 2;
+  marks[0][3] = first_height;
+  x = 4 + first_width + gap;
+  for (gint w = 0; w < words; w++) {
+    n = add_word (marks, n, x, 4);
+    x += 36 + word_gap;
+  }
+  t = icon_crop (x + 40, x + 4, (const gint (*)[4]) marks, n);
+  cut = nn_crop_find_icon (t, 48, x + 40, x + 4, mul, add);
+  g_free (t);
+  return cut;
+}
+
+GST_START_TEST (test_find_icon)
+{
+  const gfloat mul[3] = { 1 / 127.5f, 1 / 127.5f, 1 / 127.5f };
+  const gfloat add[3] = { -1, -1, -1 };
+  gfloat *t;
+
+  /* a 30 x 30 icon, a gap of 24 (0.8 of the ink's height), words 10
+   * apart (0.33): the text starts in the middle of the gap */
+  fail_unless_equals_int (find_icon (30, 30, 24, 3, 10), 4 + 30 + 12);
+  /* two words only: a gap of 0.8 is enough, 0.6 not */
+  fail_unless_equals_int (find_icon (30, 30, 24, 1, 0), 4 + 30 + 12);
+  fail_unless_equals_int (find_icon (30, 30, 18, 1, 0), 0);
+  /* a gap no wider than the line's own word gaps */
+  fail_unless_equals_int (find_icon (30, 30, 18, 3, 18), 0);
+  /* one narrow letter ("A", "1."), a wide word ("NO"), a low mark */
+  fail_unless_equals_int (find_icon (16, 30, 24, 3, 10), 0);
+  fail_unless_equals_int (find_icon (46, 30, 24, 3, 10), 0);
+  fail_unless_equals_int (find_icon (30, 20, 24, 3, 10), 0);
+  /* no contrast: a blank crop */
+  t = icon_crop (100, 90, NULL, 0);
+  fail_unless_equals_int (nn_crop_find_icon (t, 48, 100, 90, mul, add), 0);
+  g_free (t);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_shift_left)
+{
+  gfloat t[3 * 2 * 5];
+
+  for (gint i = 0; i < 30; i++)
+    t[i] = (gfloat) i + 1;
+  /* 2 rows of 5 columns, 4 used: columns 1..3 move to 0..2 */
+  nn_crop_shift_left (t, 2, 5, 4, 1);
+  for (gint c = 0; c < 3; c++)
+    for (gint v = 0; v < 2; v++) {
+      const gfloat *row = t + c * 10 + v * 5;
+      gfloat base = c * 10 + v * 5 + 1;
+
+      fail_unless (row[0] == base + 1 && row[1] == base + 2 && row[2] == base + 3);
+      fail_unless (row[3] == 0 && row[4] == base + 4); /* padding untouched */
+    }
+}
+
+GST_END_TEST;
+
 static Suite *
 ocr_steps_suite (void)
 {
@@ -379,6 +637,10 @@ ocr_steps_suite (void)
   tcase_add_test (tc, test_best_reading);
   tcase_add_test (tc, test_normalize_latin);
   tcase_add_test (tc, test_ctcdecode_normalize);
+  tcase_add_test (tc, test_join_lines);
+  tcase_add_test (tc, test_ctcdecode_join);
+  tcase_add_test (tc, test_find_icon);
+  tcase_add_test (tc, test_shift_left);
   return s;
 }
 
