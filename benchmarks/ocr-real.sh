@@ -12,8 +12,8 @@
 # The scoring rule is in tests/ocr-real/eval.py.  -v prints every line not
 # read exactly.  --steps also runs nnpipe once with each step of issue 23
 # turned off (NNP_OCR_OFF of pipelines/ocr-file.sh: filter, whole-frame,
-# tidy, read-both, normalize) and once with all of them off, to show what
-# each one brings.  --speed also times nnpipe per image (one ocr-file.sh
+# tidy, read-both, normalize, region, join, icon) and once with all of them
+# off, to show what each one brings.  --speed also times nnpipe per image (one ocr-file.sh
 # process per image, start-up included: wall and CPU seconds, /usr/bin/time)
 # with the steps on and off, interleaved image by image, and Tesseract.
 set -eu
@@ -36,8 +36,8 @@ eval="/usr/bin/python3 $root/tests/ocr-real/eval.py --jobs 2 $verbose"
 echo "== nnpipe (pipelines/ocr-file.sh)"
 $eval --cmd "sh $root/pipelines/ocr-file.sh {image} {out}"
 if $steps; then
-  for off in filter whole-frame tidy read-both normalize \
-      filter,whole-frame,tidy,read-both,normalize; do
+  for off in filter whole-frame tidy read-both normalize region join icon \
+      filter,whole-frame,tidy,read-both,normalize,region,join,icon; do
     echo "== nnpipe without $off (NNP_OCR_OFF=$off)"
     NNP_OCR_OFF=$off $eval --cmd "sh $root/pipelines/ocr-file.sh {image} {out}"
   done
@@ -59,7 +59,7 @@ if $speed; then
   data=$root/tests/data/ocr-real
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' EXIT
-  all_off=filter,whole-frame,tidy,read-both,normalize
+  all_off=filter,whole-frame,tidy,read-both,normalize,region,join,icon
   echo "== seconds per image, one process per image (wall, CPU user+sys; mean of $(ls "$data"/*.png "$data"/*.jpg | wc -l) images)"
   for img in "$data"/*.png "$data"/*.jpg; do
     /usr/bin/time -f "on %e %U %S" -a -o "$tmp/t" sh "$root/pipelines/ocr-file.sh" "$img" - >/dev/null 2>&1

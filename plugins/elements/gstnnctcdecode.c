@@ -60,7 +60,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_nn_ctc_decode_debug);
 #define DEFAULT_KEYS NULL
 #define DEFAULT_MIN_SCORE 0.5
 #define DEFAULT_NORMALIZE_LATIN TRUE
-#define DEFAULT_JOIN_GAP 0.75
+#define DEFAULT_JOIN_GAP 0.5
 
 enum
 {
