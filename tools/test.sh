@@ -115,7 +115,7 @@ G_SLICE=always-malloc GST_REGISTRY_FORK=no CK_FORK=no \
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$top/tests/tsan/tsan.supp" \
   meson test -C "$tsan" --logbase tsan --print-errorlogs --timeout-multiplier 4 \
     --wrapper "$top/tests/tsan/preload.sh $tsan/tests/tsan/libnnp-tsan-glib-locks.so" \
-    tsan-glib-locks tsan-glib-locks-unseen tsan-glib-errors tsan-glib-errors-unseen tsan-tensor-pool tsan-tensor-pool-unseen tensor graph model stage threadpool partition derived \
+    tsan-glib-locks tsan-glib-locks-unseen tsan-glib-errors tsan-glib-errors-unseen tsan-glib-clear tsan-glib-clear-unseen tsan-tensor-pool tsan-tensor-pool-unseen tensor graph model stage threadpool partition derived \
     plugin-tensorcaps plugin-nnconvert plugin-post plugin-post-output plugin-nnstage \
     plugin-nnpipeline plugin-streams plugin-streams-replicas plugin-robustness plugin-plan-make \
     plugin-torture plugin-server-replay plugin-live \
