@@ -128,7 +128,9 @@ test_packed (void)
 
 /* The indirect driver: B row q of output row r at b + koff[q] + r * stride
  * (koff a permutation of row offsets, as a convolution's taps are), with
- * and without read margin. */
+ * and without read margin; rows padded by 2 (a 3x3 convolution's padded
+ * input, where short rows run as one linear run of tiles) or by NR, and
+ * the 2 * NR - 1 floats of margin the contract allows at the end. */
 static void
 test_indirect (void)
 {
@@ -140,12 +142,13 @@ test_indirect (void)
   for (guint mi = 0; mi < G_N_ELEMENTS (ms); mi++)
     for (guint ni = 0; ni < G_N_ELEMENTS (ns); ni++)
       for (guint ki = 0; ki < G_N_ELEMENTS (ks); ki++)
-        for (int rows = 1; rows <= 3; rows += 2) {
+        for (int shape = 0; shape < 3; shape++) {
+          int rows = shape == 0 ? 1 : 3 + 2 * (shape - 1);
           int64_t m = ms[mi], cols = ns[ni], k = ks[ki], n = rows * cols;
           gboolean margin = rows > 1;
-          /* B: k rows of `rows` segments of cols floats (+ NR margin) */
-          int64_t seg = cols + (margin ? NNP_SGEMM_NR : 0), ldb = rows * seg;
-          float *a = g_new (float, m *k), *b = g_new0 (float, k *ldb + NNP_SGEMM_NR);
+          /* B: k rows of `rows` segments of cols floats (+ 2 or NR floats) */
+          int64_t seg = cols + (margin ? (shape == 1 ? NNP_SGEMM_NR : 2) : 0), ldb = rows * seg;
+          float *a = g_new (float, m *k), *b = g_new0 (float, k *ldb + 2 * NNP_SGEMM_NR);
           float *bd = g_new (float, k *n), *c = g_new (float, m *n), *rb = g_new (float, m);
           float *ap = g_aligned_alloc (nnp_sgemm_packed_a_size (m, k), sizeof (float), 64);
           int32_t *koff = g_new (int32_t, k);

@@ -1029,6 +1029,122 @@ run_indirect_tasks (gpointer data, gsize begin, gsize end, int thread)
   }
 }
 
+/* Linear mode (rows of B padded to b_row_stride > cols, e.g. a direct
+ * convolution's padded input): output (r, j) is B column p = r *
+ * b_row_stride + j, so the whole plane is one run of P = (rows - 1) *
+ * b_row_stride + cols columns, cut into full-width tiles however short
+ * the rows are; the columns p % b_row_stride >= cols are computed and not
+ * stored.  A tile inside one row goes straight to C; a tile that crosses
+ * a row end goes through a tile buffer, its row pieces copied out (and in,
+ * after the first K sub-block). */
+#define LIN_TW (2 * NR) /* widest tile of any kernel */
+
+typedef struct {
+  int64_t r, j, t0, n; /* C row r, columns [j, j + n) = tile columns [t0, t0 + n) */
+} LinSeg;
+
+/* The stored pieces of the tile at column p, tw wide; returns how many. */
+static int
+lin_segments (const IndCtx *ctx, int64_t p, int64_t tw, LinSeg *seg)
+{
+  int ns = 0;
+
+  for (int64_t t = 0; t < tw;) {
+    int64_t r = (p + t) / ctx->b_row_stride, j = (p + t) % ctx->b_row_stride;
+    int64_t left = ctx->b_row_stride - j, n;
+
+    if (r >= ctx->rows)
+      break;
+    if (j < ctx->cols) {
+      n = MIN (MIN (ctx->cols - j, tw - t), left);
+      seg[ns++] = (LinSeg){ r, j, t, n };
+      t += n;
+    } else {
+      t += MIN (left, tw - t);
+    }
+  }
+  return ns;
+}
+
+static void
+run_indirect_linear_tasks (gpointer data, gsize begin, gsize end, int thread)
+{
+  IndCtx *ctx = data;
+  const NnpSgemm *g = ctx->g;
+  BiasKind bk = bias_kind (g);
+  int64_t kcb = kblock (g->k), mp = round_up (g->m, MR);
+  const int64_t tw = the_512 ? LIN_TW : NR, bm = the_512 ? 2 * MR : MR;
+  const int64_t total = (ctx->rows - 1) * ctx->b_row_stride + ctx->cols;
+  float rb[2 * MR], tile[2 * MR * LIN_TW] __attribute__ ((aligned (64)));
+  LinSeg seg[LIN_TW];
+  UkArgs args;
+
+  get_uk ();
+  memset (tile, 0, sizeof (tile));
+  for (gsize t = begin; t < end; t++) {
+    int64_t p0 = (int64_t) t * ctx->chunk, p1 = MIN (total, p0 + ctx->chunk);
+
+    for (int64_t k0 = 0; k0 < g->k; k0 += kcb) {
+      int64_t kc = MIN (kcb, g->k - k0);
+      const float *abase = g->a_packed + k0 * mp;
+
+      for (int64_t q0 = 0; q0 < kc; q0 += IND_KSUB) {
+        int64_t ks = MIN (IND_KSUB, kc - q0);
+        const int32_t *koff = ctx->koff + k0 + q0;
+        gboolean last = k0 + q0 + ks >= g->k;
+
+        args.load_c = k0 + q0 > 0;
+        args.cb = NULL;
+        args.act = last ? g->act : NNP_ACT_NONE;
+        args.act_alpha = g->act_alpha;
+        args.act_beta = g->act_beta;
+        for (int64_t p = p0; p < p1; p += tw) {
+          int ns = lin_segments (ctx, p, tw, seg);
+          gboolean direct = ns == 1 && seg[0].n == tw;
+
+          for (int64_t i = 0; i < g->m; i += bm) {
+            int64_t mr = MIN (bm, g->m - i);
+            const float *ap = abase + i * kc + q0 * MR;
+            float *dst = tile;
+            int64_t ldd = tw;
+
+            args.rb = NULL;
+            if (last && bk == BIAS_ROWS) {
+              for (int64_t q = 0; q < bm; q++)
+                rb[q] = q < mr ? g->beta * g->bias[(i + q) * g->bias_rs] : 0.f;
+              args.rb = rb;
+            }
+            if (direct && (mr == bm || mr == MR)) {
+              dst = g->c + i * g->ldc + seg[0].r * ctx->cols + seg[0].j;
+              ldd = g->ldc;
+            } else if (args.load_c) {
+              for (int s = 0; s < ns; s++)
+                for (int64_t q = 0; q < mr; q++)
+                  memcpy (tile + q * tw + seg[s].t0,
+                          g->c + (i + q) * g->ldc + seg[s].r * ctx->cols + seg[s].j,
+                          seg[s].n * sizeof (float));
+            }
+#if HAVE_X86
+            if (the_512) {
+              if (mr > MR)
+                uki512_12x32 (ks, ap, MR * kc, ctx->b + p, koff, dst, ldd, &args);
+              else
+                uki512_6x32 (ks, ap, ctx->b + p, koff, dst, ldd, &args);
+            } else
+#endif
+              the_uki (ks, ap, ctx->b + p, koff, dst, ldd, &args);
+            if (dst == tile)
+              for (int s = 0; s < ns; s++)
+                for (int64_t q = 0; q < mr; q++)
+                  memcpy (g->c + (i + q) * g->ldc + seg[s].r * ctx->cols + seg[s].j,
+                          tile + q * tw + seg[s].t0, seg[s].n * sizeof (float));
+          }
+        }
+      }
+    }
+  }
+}
+
 void
 nnp_sgemm_run_indirect_full (const NnpSgemm *g, const float *b, const int32_t *koff,
                              int64_t b_row_stride, int64_t rows, int64_t cols, gboolean overread_ok,
@@ -1042,6 +1158,19 @@ nnp_sgemm_run_indirect_full (const NnpSgemm *g, const float *b, const int32_t *k
   if (g->m <= 0 || rows <= 0 || cols <= 0)
     return;
   get_uk ();
+  if (overread_ok && rows > 1 && b_row_stride > cols && cols % (the_512 ? LIN_TW : NR) != 0) {
+    /* rows that end in a part tile: one run of full tiles (linear mode) */
+    int64_t tw = the_512 ? LIN_TW : NR, total = (rows - 1) * b_row_stride + cols;
+    ctx.chunk = MIN (round_up (total, tw), IND_CHUNK);
+    while ((total + ctx.chunk - 1) / ctx.chunk < 4 * threads && ctx.chunk > 2 * tw)
+      ctx.chunk = round_up (ctx.chunk / 2, tw);
+    ctx.n_chunks = (total + ctx.chunk - 1) / ctx.chunk;
+    if (threads <= 1 || ctx.n_chunks == 1)
+      run_indirect_linear_tasks (&ctx, 0, ctx.n_chunks, 0);
+    else
+      nnp_parallel_for (pool, ctx.n_chunks, 1, run_indirect_linear_tasks, &ctx);
+    return;
+  }
   if (cols > IND_CHUNK || rows < 4 * threads) {
     ctx.chunk = MIN (round_up (cols, NR), IND_CHUNK);
     /* enough chunks for the threads */

@@ -95,9 +95,12 @@ void nnp_sgemm_run (const NnpSgemm *g, int64_t n_batch, NnpSgemmSetup setup, gpo
 
 /* Indirect GEMM for stride-1 convolutions (no im2col, no B packing): the
  * columns are `rows` x `cols` output positions; B element (q, (r, j)) is
- * b[koff[q] + r * b_row_stride + j] (reads may run up to NNP_SGEMM_NR - 1
+ * b[koff[q] + r * b_row_stride + j] (reads may run up to 2 * NNP_SGEMM_NR - 1
  * floats past the last column of a row: keep that much readable margin).
- * C element (i, (r, j)) is g->c[i * g->ldc + r * cols + j].  Uses g->m,
+ * C element (i, (r, j)) is g->c[i * g->ldc + r * cols + j].  When
+ * b_row_stride > cols and the rows do not divide into whole tiles, the
+ * columns are taken as one run over the padded rows (the columns past
+ * `cols` computed and not stored), so short rows still use full tiles.  Uses g->m,
  * g->k, g->a_packed (required), c, ldc, bias/beta, act; ignores B fields.
  * Needs no scratch. */
 void nnp_sgemm_run_indirect (const NnpSgemm *g, const float *b, const int32_t *koff,
