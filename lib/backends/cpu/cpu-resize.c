@@ -11,6 +11,7 @@
  *     through two scratch buffers; the result equals the n-linear / n-cubic
  *     interpolation of the ONNX reference. */
 #include "backends/cpu/cpu.h"
+#include "backends/cpu/cpu-act.h"
 #include "ops/nn-params.h"
 
 #include <string.h>
@@ -365,6 +366,125 @@ resize_workspace (const NnpGraph *graph, const NnpNode *node)
   return 2 * ((interp_scratch_elems (p, axes, n) * sizeof (float) + 63) & ~(gsize) 63);
 }
 
+/* Linear on the last two axes only (an image upsampled or shrunk, planes
+ * of H x W): both passes in one sweep per plane.  Each input row that an
+ * output row needs is interpolated along W once into a ring of two rows
+ * (one per tap of the H axis), and each output row is the weighted sum of
+ * two ring rows: the input is read once, the output written once, and no
+ * intermediate tensor goes through memory.  Same sums as the two passes. */
+typedef struct {
+  const ResizeState *s;
+  int kh, kw;
+  const float *src;
+  float *dst, *ring; /* ring: 2 * w_out floats per thread */
+  int64_t h_in, w_in, h_out, w_out;
+} Linear2dJob;
+
+/* d = wa * a + wb * b */
+static void
+blend_row_generic (float *d, const float *a, const float *b, float wa, float wb, int64_t n)
+{
+  for (int64_t x = 0; x < n; x++)
+    d[x] = wa * a[x] + wb * b[x];
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+__attribute__ ((target ("avx2,fma"))) static void
+blend_row_avx2 (float *d, const float *a, const float *b, float wa, float wb, int64_t n)
+{
+  const __m256 va = _mm256_set1_ps (wa), vb = _mm256_set1_ps (wb);
+  int64_t x = 0;
+
+  /* the same two products and sum as the generic loop (no FMA contraction) */
+  for (; x + 8 <= n; x += 8)
+    _mm256_storeu_ps (d + x, _mm256_add_ps (_mm256_mul_ps (va, _mm256_loadu_ps (a + x)),
+                                            _mm256_mul_ps (vb, _mm256_loadu_ps (b + x))));
+  blend_row_generic (d + x, a + x, b + x, wa, wb, n - x);
+}
+#endif
+
+static void
+blend_row (float *d, const float *a, const float *b, float wa, float wb, int64_t n)
+{
+#if defined(__x86_64__) || defined(__i386__)
+  if (nnp_cpu_avx2_ok ()) {
+    blend_row_avx2 (d, a, b, wa, wb, n);
+    return;
+  }
+#endif
+  blend_row_generic (d, a, b, wa, wb, n);
+}
+
+static void
+linear_row (const float *src, const int64_t *ix, const float *wx, int64_t w_out, float *dst)
+{
+  for (int64_t x = 0; x < w_out; x++)
+    dst[x] = wx[2 * x] * src[ix[2 * x]] + wx[2 * x + 1] * src[ix[2 * x + 1]];
+}
+
+static void
+linear2d_worker (gpointer data, gsize begin, gsize end, int thread)
+{
+  const Linear2dJob *job = data;
+  const int64_t *iy = job->s->idx[job->kh], *ix = job->s->idx[job->kw];
+  const float *wy = job->s->w[job->kh], *wx = job->s->w[job->kw];
+  const int64_t w_out = job->w_out;
+  float *ring = job->ring + (gsize) thread * 2 * w_out;
+
+  for (gsize plane = begin; plane < end; plane++) {
+    const float *src = job->src + (int64_t) plane * job->h_in * job->w_in;
+    float *dst = job->dst + (int64_t) plane * job->h_out * w_out;
+    int64_t held[2] = { -1, -1 }; /* input row in ring slot 0 / 1 */
+    for (int64_t y = 0; y < job->h_out; y++) {
+      const int64_t need[2] = { iy[2 * y], iy[2 * y + 1] };
+      const float w0 = wy[2 * y], w1 = wy[2 * y + 1];
+      float *d = dst + y * w_out;
+      int slot[2];
+      for (int t = 0; t < 2; t++)
+        slot[t] = held[0] == need[t] ? 0 : held[1] == need[t] ? 1 : -1;
+      for (int t = 0; t < 2; t++) {
+        if (slot[t] >= 0)
+          continue;
+        /* the slot the other tap does not use */
+        slot[t] = slot[1 - t] == 0 ? 1 : 0;
+        linear_row (src + need[t] * job->w_in, ix, wx, w_out, ring + slot[t] * w_out);
+        held[slot[t]] = need[t];
+        if (need[1 - t] == need[t])
+          slot[1 - t] = slot[t];
+      }
+      blend_row (d, ring + slot[0] * w_out, ring + slot[1] * w_out, w0, w1, w_out);
+    }
+  }
+}
+
+/* TRUE when the linear sweep of the last two axes ran (scratch_elems:
+ * floats of the call's scratch). */
+static gboolean
+resize_linear2d (const NnpCpuCall *call, const NnpResizeParams *p, const ResizeState *s,
+                 const int *axes, int n, int64_t scratch_elems)
+{
+  const int r = p->rank;
+  int threads = nnp_thread_pool_get_n_threads (call->pool);
+  Linear2dJob job;
+
+  if (s->taps != 2 || s->has_extrapolation || n != 2 || r < 2 || axes[0] != r - 1
+      || axes[1] != r - 2 || (int64_t) threads * 2 * p->out[r - 1] > scratch_elems)
+    return FALSE;
+  job.s = s;
+  job.kh = r - 2;
+  job.kw = r - 1;
+  job.src = call->inputs[0]->data;
+  job.dst = call->outputs[0]->data;
+  job.ring = call->scratch;
+  job.h_in = p->in[r - 2];
+  job.w_in = p->in[r - 1];
+  job.h_out = p->out[r - 2];
+  job.w_out = p->out[r - 1];
+  nnp_parallel_for (call->pool, nnp_tensor_numel (call->inputs[0]) / (job.h_in * job.w_in), 1,
+                    linear2d_worker, &job);
+  return TRUE;
+}
+
 static void
 resize_interp (const NnpCpuCall *call, const NnpResizeParams *p, const ResizeState *s)
 {
@@ -383,6 +503,8 @@ resize_interp (const NnpCpuCall *call, const NnpResizeParams *p, const ResizeSta
   if (nnp_tensor_numel (call->outputs[0]) == 0)
     return;
   half = (interp_scratch_elems (p, axes, n) * sizeof (float) + 63) & ~(gsize) 63;
+  if (resize_linear2d (call, p, s, axes, n, 2 * half / sizeof (float)))
+    return;
   /* one pass needs no scratch (call->scratch may be NULL: no arithmetic on it) */
   bufs[0] = call->scratch;
   bufs[1] = n > 1 ? (float *) ((guint8 *) call->scratch + half) : NULL;
