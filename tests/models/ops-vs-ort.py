@@ -404,12 +404,52 @@ def loop_growing():
         {"x": [2]}
 
 
+def conv_kernels():
+    """Dense convolutions with constant weights through every CPU kernel path:
+    the blocked-channel kernel (channel blocks of 16 with a part block, panels
+    of 32 output channels with a part panel, dilation, asymmetric pads, 1xK
+    and 5x5 kernels, two groups, a batch of 2, rows that end inside a tile,
+    fused Relu / Clip) and the ones it leaves to the indirect GEMM (stride 2,
+    3 input channels)."""
+    n, c, h, w = 2, 32, 13, 17
+    convs = [  # name, cin (first channels of x), cout, kernel, attributes, activation
+        ("c1", 24, 40, (3, 3), dict(pads=[1, 1, 1, 1]), "Relu"),
+        ("c2", 24, 48, (3, 3), dict(pads=[2, 1, 2, 3], dilations=[2, 2]), "Clip"),
+        ("c3", 32, 34, (5, 5), dict(pads=[2, 2, 2, 2], group=2), None),
+        ("c4", 32, 16, (1, 7), dict(pads=[0, 3, 0, 3]), None),
+        ("c5", 32, 64, (3, 3), dict(pads=[0, 0, 0, 0]), "Relu"),
+        ("c6", 32, 24, (3, 3), dict(pads=[1, 1, 1, 1], strides=[2, 2]), None),
+        ("c7", 3, 32, (3, 3), dict(pads=[1, 1, 1, 1]), "Relu"),
+    ]
+    nodes, inits, outputs = [], [], []
+    for name, cin, cout, (kh, kw), attrs, act in convs:
+        src = "x"
+        if cin < c:
+            nodes.append(helper.make_node("Slice", ["x", "s0", name + "_end", "s1"], [name + "_x"]))
+            inits.append(const(name + "_end", np.array([cin], np.int64)))
+            src = name + "_x"
+        g = attrs.get("group", 1)
+        inits += [const(name + "_w", rand(cout, cin // g, kh, kw, scale=0.2)),
+                  const(name + "_b", rand(cout))]
+        out = name if act is None else name + "_c"
+        nodes.append(helper.make_node("Conv", [src, name + "_w", name + "_b"], [out],
+                                      kernel_shape=[kh, kw], **attrs))
+        if act == "Relu":
+            nodes.append(helper.make_node("Relu", [out], [name]))
+        elif act == "Clip":
+            nodes.append(helper.make_node("Clip", [out, "zero", "six"], [name]))
+        outputs.append(vi(name, F, [n, cout, None, None]))
+    inits += [const("s0", np.array([0], np.int64)), const("s1", np.array([1], np.int64)),
+              const("zero", np.array(0, np.float32)), const("six", np.array(6, np.float32))]
+    return model(nodes, [vi("x", F, [n, c, h, w])], outputs, inits), {"x": [n, c, h, w]}
+
+
 # what must still be refused: case -> strings nnpipe's error names
 REFUSED = {loop_growing: ["data-dependent tail from node 'loop' (Loop)",
                           "loop-carried value 0 changes its type or shape"]}
 
 
-CASES = [lstm_bidi, gru_reverse, gru_default, rnn_relu, vit_block, super_res, style, opset7,
+CASES = [conv_kernels, lstm_bidi, gru_reverse, gru_default, rnn_relu, vit_block, super_res, style, opset7,
          signal, reductions, indexing, losses, sampling, einsum, control_flow, detect_nms,
          detect_nms_batch2_center, nonzero_gathernd, topk_range_computed, loop_growing]
 

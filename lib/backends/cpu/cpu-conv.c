@@ -102,6 +102,7 @@ typedef struct {
   const NnpConvParams *p;
   const float *w;
   gboolean transpose;
+  gboolean blocked; /* for cpu-conv-blocked.c */
   int64_t m, k;
 } PackJob;
 
@@ -110,6 +111,9 @@ static gpointer
 pack_weights (gpointer data)
 {
   const PackJob *j = data;
+
+  if (j->blocked)
+    return nnp_cpu_conv_blocked_pack (j->p, j->w);
   gsize group_floats = nnp_sgemm_packed_a_size (j->m, j->k);
   float *packed = g_aligned_alloc (group_floats * j->p->group, sizeof (float), 64);
 
@@ -137,16 +141,19 @@ nnp_cpu_conv_prepare_common (const NnpGraph *graph, const NnpNode *node, gboolea
   job.p = p;
   job.w = wv->constant->data;
   job.transpose = transpose;
+  job.blocked = !transpose && nnp_cpu_conv_blocked_ok (p);
   nnp_cpu_conv_group_mk (p, transpose, &job.m, &job.k);
   st = g_new0 (ConvState, 1);
+  st->blocked = job.blocked;
   st->group_floats = nnp_sgemm_packed_a_size (job.m, job.k);
   /* the packing depends on the weights alone: once per model, shared by
    * every specialisation (lib/graph/derived.h); a weight that is not one
    * of the model's gets this state's own copy */
   {
     int64_t key[4] = { transpose, job.m, job.k, p->group };
-    st->packed = nnp_derived_get (nnp_graph_get_derived (graph), "conv-packed-a", &wv->constant, 1,
-                                  key, sizeof (key), pack_weights, &job, g_aligned_free);
+    st->packed = nnp_derived_get (nnp_graph_get_derived (graph),
+                                  job.blocked ? "conv-blocked-a" : "conv-packed-a", &wv->constant,
+                                  1, key, sizeof (key), pack_weights, &job, g_aligned_free);
   }
   if (st->packed == NULL)
     st->packed = st->own_packed = pack_weights (&job);
@@ -158,7 +165,8 @@ nnp_cpu_conv_prepare_common (const NnpGraph *graph, const NnpNode *node, gboolea
   NNP_DEBUG ("nnp-cpu",
              "%s: packed %" G_GINT64_FORMAT " group(s) of %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT
              " weights (%s kernel%s)",
-             node->name, p->group, job.m, job.k, nnp_sgemm_kernel_name (),
+             node->name, p->group, job.m, job.k,
+             job.blocked ? "blocked-channel avx512" : nnp_sgemm_kernel_name (),
              st->own_packed ? "" : ", shared");
   return st;
 }
@@ -431,6 +439,8 @@ conv_workspace (const NnpGraph *graph, const NnpNode *node)
     return 0;
   if (p->algo == NNP_CONV_ALGO_DIRECT) {
     NnpValue *wv = nnp_node_input (graph, node, 1);
+    if (wv && wv->constant && nnp_cpu_conv_blocked_ok (p))
+      return nnp_cpu_conv_blocked_workspace (p);
     return nnp_cpu_conv_direct_workspace (p, wv && wv->constant);
   }
   if (p->algo != NNP_CONV_ALGO_DEPTHWISE)
@@ -446,8 +456,12 @@ conv_run (const NnpCpuCall *call, GError **error)
   g_return_val_if_fail (p != NULL, FALSE);
   if (p->algo == NNP_CONV_ALGO_DEPTHWISE)
     return nnp_cpu_conv_depthwise_run (call, p);
-  if (p->algo == NNP_CONV_ALGO_DIRECT)
+  if (p->algo == NNP_CONV_ALGO_DIRECT) {
+    const ConvState *st = call->state;
+    if (st && st->blocked)
+      return nnp_cpu_conv_blocked_run (call, p, st->packed);
     return nnp_cpu_conv_direct_run (call, p);
+  }
   return conv_gemm_run (call, p);
 }
 

@@ -35,8 +35,9 @@ typedef struct {
                         * the graph's derived-data cache (lives as long as the graph) */
   float *own_packed;   /* owned, or NULL */
   gsize group_floats;
-  int32_t *koff; /* Conv GEMM (1x1) algo and ConvTranspose: B row offsets q * HW for
+  int32_t *koff;    /* Conv GEMM (1x1) algo and ConvTranspose: B row offsets q * HW for
                         * the indirect GEMM, or NULL */
+  gboolean blocked; /* packed holds the weights of cpu-conv-blocked.c (not the GEMM's) */
 } ConvState;
 
 void nnp_cpu_conv_state_free (gpointer data);
@@ -52,6 +53,15 @@ void nnp_cpu_conv_group_mk (const NnpConvParams *p, gboolean transpose, int64_t 
  * of prepare or NULL in call->state. */
 gsize nnp_cpu_conv_direct_workspace (const NnpConvParams *p, gboolean packed_weights);
 gboolean nnp_cpu_conv_direct_run (const NnpCpuCall *call, const NnpConvParams *p);
+
+/* DIRECT algo in a blocked channel layout (cpu-conv-blocked.c), where
+ * nnp_cpu_conv_blocked_ok(): the weights of all groups packed for it
+ * (g_aligned_free), the scratch bytes, and the run. */
+gboolean nnp_cpu_conv_blocked_ok (const NnpConvParams *p);
+float *nnp_cpu_conv_blocked_pack (const NnpConvParams *p, const float *w);
+gsize nnp_cpu_conv_blocked_workspace (const NnpConvParams *p);
+gboolean nnp_cpu_conv_blocked_run (const NnpCpuCall *call, const NnpConvParams *p,
+                                   const float *packed);
 
 /* The GEMM of one (batch, group) index: Y = W x X (Conv, GEMM / IM2COL
  * algos) or cols = W^T x X (ConvTranspose); an NnpSgemm setup callback. */

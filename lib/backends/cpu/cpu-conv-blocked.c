@@ -1,0 +1,396 @@
+/* libnnpipe: CPU kernel of the DIRECT Conv algorithm in a blocked channel
+ * layout (float32, 2-D, stride 1, no dilation, at least 16 input and 16
+ * output channels per group, AVX-512): what ONNX Runtime's NCHWc
+ * convolutions do, with NCHW tensors on both sides.
+ *
+ * The input of a group is copied, padded, into blocks of 16 channels with
+ * the channel innermost: block cb holds hp x wp pixels of 16 floats
+ * (element (c, i, j) of the padded input at [cb][i * wp + j][c % 16]).
+ * Output pixel (r, j) is "linear" pixel p = r * wp + j of the padded
+ * width, so tap (kh, kw) of a run of output pixels p.. reads the run of
+ * padded pixels p + kh * dh * wp + kw * dw.. (the pixels j >= OW are computed and
+ * not stored, as the indirect GEMM's linear mode does).
+ *
+ * The micro-kernel holds 12 pixels x 32 output channels in 24 zmm
+ * registers: per input channel it loads the 32 weights (two aligned
+ * vectors, packed once per model) and broadcasts the 12 pixels' values
+ * (one cache line serves 16 channels of a pixel), 24 FMAs.  The finished
+ * tile goes to a small buffer, gets the bias and the activation, and is
+ * written transposed into Y's channel planes.
+ *
+ * Weights: panels of 32 output channels (zero rows past m), each K x 32
+ * with K in the order (cb, kh, kw, c < the block's channels). */
+#include "backends/cpu/cpu.h"
+#include "backends/cpu/cpu-gemm.h"
+#include "backends/cpu/cpu-conv.h"
+#include "ops/conv-params.h"
+
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define HAVE_X86 1
+#else
+#define HAVE_X86 0
+#endif
+
+#define BC 16  /* channels per block */
+#define TP 12  /* pixels per tile */
+#define TC 32  /* output channels per panel */
+#define MARGIN (TP + 4) /* pixels readable past a block's hp x wp */
+
+gboolean
+nnp_cpu_conv_blocked_ok (const NnpConvParams *p)
+{
+#if HAVE_X86
+  return p->algo == NNP_CONV_ALGO_DIRECT && nnp_sgemm_has_avx512 () && p->kernel[0] == 1
+         && p->in_dims[0] == 1 && p->strides[1] == 1 && p->strides[2] == 1
+         && p->in_channels / p->group >= BC
+         && p->out_channels / p->group >= BC;
+#else
+  return FALSE;
+#endif
+}
+
+typedef struct {
+  int64_t cin, m, cb, hp, wp, block; /* block: floats per channel block */
+  int64_t k, panels;
+} Geometry;
+
+static void
+geometry (const NnpConvParams *p, Geometry *ge)
+{
+  ge->cin = p->in_channels / p->group;
+  ge->m = p->out_channels / p->group;
+  ge->cb = (ge->cin + BC - 1) / BC;
+  ge->hp = p->out_dims[1] + (p->kernel[1] - 1) * p->dilations[1];
+  ge->wp = p->out_dims[2] + (p->kernel[2] - 1) * p->dilations[2];
+  ge->block = (ge->hp * ge->wp + MARGIN) * BC;
+  ge->k = ge->cin * p->kernel[1] * p->kernel[2];
+  ge->panels = (ge->m + TC - 1) / TC;
+}
+
+float *
+nnp_cpu_conv_blocked_pack (const NnpConvParams *p, const float *w)
+{
+  Geometry ge;
+  const int64_t KH = p->kernel[1], KW = p->kernel[2];
+  gsize group_floats;
+  float *packed;
+
+  geometry (p, &ge);
+  group_floats = (gsize) (ge.panels * ge.k * TC);
+  packed = g_aligned_alloc0 (group_floats * p->group, sizeof (float), 64);
+  for (int64_t grp = 0; grp < p->group; grp++)
+    for (int64_t pn = 0; pn < ge.panels; pn++) {
+    const float *wg = w + grp * ge.m * ge.k;
+    float *d = packed + grp * group_floats + pn * ge.k * TC;
+    for (int64_t cb = 0; cb < ge.cb; cb++) {
+      int64_t cbn = MIN (BC, ge.cin - cb * BC);
+      for (int64_t kh = 0; kh < KH; kh++)
+        for (int64_t kw = 0; kw < KW; kw++)
+          for (int64_t c = 0; c < cbn; c++, d += TC)
+            for (int64_t o = 0; o < TC && pn * TC + o < ge.m; o++)
+              d[o] = wg[(((pn * TC + o) * ge.cin + cb * BC + c) * KH + kh) * KW + kw];
+    }
+  }
+  return packed;
+}
+
+gsize
+nnp_cpu_conv_blocked_workspace (const NnpConvParams *p)
+{
+  Geometry ge;
+
+  geometry (p, &ge);
+  return round_up_bytes ((gsize) (ge.cb * ge.block) * sizeof (float));
+}
+
+#if HAVE_X86
+
+typedef struct {
+  const NnpConvParams *p;
+  const Geometry *ge;
+  const float *x; /* first channel of the group */
+  float *pad;
+} PadCtx;
+
+/* out[t][c] = in[c][t] for an 8 x 8 block (rows of 8 floats). */
+__attribute__ ((target ("avx2,fma"))) static inline void
+transpose8 (__m256 r[8])
+{
+  __m256 t0 = _mm256_unpacklo_ps (r[0], r[1]), t1 = _mm256_unpackhi_ps (r[0], r[1]);
+  __m256 t2 = _mm256_unpacklo_ps (r[2], r[3]), t3 = _mm256_unpackhi_ps (r[2], r[3]);
+  __m256 t4 = _mm256_unpacklo_ps (r[4], r[5]), t5 = _mm256_unpackhi_ps (r[4], r[5]);
+  __m256 t6 = _mm256_unpacklo_ps (r[6], r[7]), t7 = _mm256_unpackhi_ps (r[6], r[7]);
+  __m256 u0 = _mm256_shuffle_ps (t0, t2, 0x44), u1 = _mm256_shuffle_ps (t0, t2, 0xee);
+  __m256 u2 = _mm256_shuffle_ps (t1, t3, 0x44), u3 = _mm256_shuffle_ps (t1, t3, 0xee);
+  __m256 u4 = _mm256_shuffle_ps (t4, t6, 0x44), u5 = _mm256_shuffle_ps (t4, t6, 0xee);
+  __m256 u6 = _mm256_shuffle_ps (t5, t7, 0x44), u7 = _mm256_shuffle_ps (t5, t7, 0xee);
+
+  r[0] = _mm256_permute2f128_ps (u0, u4, 0x20);
+  r[1] = _mm256_permute2f128_ps (u1, u5, 0x20);
+  r[2] = _mm256_permute2f128_ps (u2, u6, 0x20);
+  r[3] = _mm256_permute2f128_ps (u3, u7, 0x20);
+  r[4] = _mm256_permute2f128_ps (u0, u4, 0x31);
+  r[5] = _mm256_permute2f128_ps (u1, u5, 0x31);
+  r[6] = _mm256_permute2f128_ps (u2, u6, 0x31);
+  r[7] = _mm256_permute2f128_ps (u3, u7, 0x31);
+}
+
+/* One input row of a block's cbn channels into padded row dr (pixel iw at
+ * dr[(iw + pl) * BC + c]); the columns outside the input are left alone. */
+__attribute__ ((target ("avx2,fma"))) static void
+pad_row (const float *x, int64_t plane, int64_t IW, int64_t cbn, int64_t pl, int64_t wp, float *dr)
+{
+  int64_t iw = MAX (0, -pl), end = MIN (IW, wp - pl);
+
+  if (cbn == BC)
+    for (; iw + 8 <= end; iw += 8)
+      for (int h = 0; h < 2; h++) {
+        __m256 r[8];
+        for (int c = 0; c < 8; c++)
+          r[c] = _mm256_loadu_ps (x + (h * 8 + c) * plane + iw);
+        transpose8 (r);
+        for (int t = 0; t < 8; t++)
+          _mm256_storeu_ps (dr + (iw + t + pl) * BC + h * 8, r[t]);
+      }
+  for (; iw < end; iw++)
+    for (int64_t c = 0; c < cbn; c++)
+      dr[(iw + pl) * BC + c] = x[c * plane + iw];
+}
+
+/* Blocks [begin, end) of the padded blocked copy: the pad pixels (and a
+ * part block's missing channels) zero, the rest from X. */
+static void
+pad_blocks (gpointer data, gsize begin, gsize end, int thread)
+{
+  const PadCtx *c = data;
+  const Geometry *ge = c->ge;
+  const int64_t IH = c->p->in_dims[1], IW = c->p->in_dims[2];
+  const int64_t pt = c->p->pads_begin[1], pl = c->p->pads_begin[2];
+  const int64_t wp = ge->wp, rowf = wp * BC;
+  /* data columns [pl, pl + IW) of rows [pt, pt + IH), within the padded planes */
+  const int64_t c0 = MAX (0, pl), c1 = MIN (wp, pl + IW);
+  const int64_t r0 = MAX (0, pt), r1 = MIN (ge->hp, pt + IH);
+
+  for (gsize cb = begin; cb < end; cb++) {
+    float *d = c->pad + cb * ge->block;
+    int64_t cbn = MIN (BC, ge->cin - (int64_t) cb * BC);
+    if (cbn < BC || r1 <= r0 || c1 <= c0) {
+      memset (d, 0, ge->block * sizeof (float));
+    } else {
+      memset (d, 0, r0 * rowf * sizeof (float));
+      for (int64_t i = r0; i < r1; i++) {
+        memset (d + i * rowf, 0, c0 * BC * sizeof (float));
+        memset (d + i * rowf + c1 * BC, 0, (wp - c1) * BC * sizeof (float));
+      }
+      memset (d + r1 * rowf, 0, (ge->block - r1 * rowf) * sizeof (float));
+    }
+    for (int64_t i = r0; i < r1; i++)
+      pad_row (c->x + (int64_t) cb * BC * IH * IW + (i - pt) * IW, IH * IW, IW, cbn, pl, wp,
+               d + i * rowf);
+  }
+}
+
+typedef struct {
+  const NnpConvParams *p;
+  const Geometry *ge;
+  const float *pad, *a, *bias;
+  float *y; /* first output channel of the group */
+  int64_t ldc; /* floats between output channels */
+  int64_t total, chunk, n_chunks;
+  const int64_t *toff; /* per (cb, kh, kw): float offset of the tap */
+  const int *tn;       /* per (cb, kh, kw): channels of the block */
+  int64_t taps;
+  NnpActivation act;
+  float act_alpha, act_beta;
+} RunCtx;
+
+#define UKB __attribute__ ((target ("avx512f,avx512dq,avx2,fma")))
+#define B_DECL(t) __m512 c##t##_0 = _mm512_setzero_ps (), c##t##_1 = _mm512_setzero_ps ()
+#define B_FMA(t) \
+  do { \
+    __m512 bv_ = _mm512_set1_ps (s[(t) * BC + c]); \
+    c##t##_0 = _mm512_fmadd_ps (a0, bv_, c##t##_0); \
+    c##t##_1 = _mm512_fmadd_ps (a1, bv_, c##t##_1); \
+  } while (0)
+#define B_STORE(t) \
+  do { \
+    _mm512_store_ps (tile + (t) * TC, c##t##_0); \
+    _mm512_store_ps (tile + (t) * TC + 16, c##t##_1); \
+  } while (0)
+
+/* One tile: pixels p..p+11 x one panel of 32 output channels, into tile[12][32]. */
+UKB static void
+tile_12x32 (const RunCtx *ctx, const float *a, int64_t p, float *tile)
+{
+  B_DECL (0);
+  B_DECL (1);
+  B_DECL (2);
+  B_DECL (3);
+  B_DECL (4);
+  B_DECL (5);
+  B_DECL (6);
+  B_DECL (7);
+  B_DECL (8);
+  B_DECL (9);
+  B_DECL (10);
+  B_DECL (11);
+  const float *base = ctx->pad + p * BC;
+
+  for (int64_t tap = 0; tap < ctx->taps; tap++) {
+    const float *s = base + ctx->toff[tap];
+    const int n = ctx->tn[tap];
+    for (int c = 0; c < n; c++, a += TC) {
+      __m512 a0 = _mm512_load_ps (a), a1 = _mm512_load_ps (a + 16);
+      B_FMA (0);
+      B_FMA (1);
+      B_FMA (2);
+      B_FMA (3);
+      B_FMA (4);
+      B_FMA (5);
+      B_FMA (6);
+      B_FMA (7);
+      B_FMA (8);
+      B_FMA (9);
+      B_FMA (10);
+      B_FMA (11);
+    }
+  }
+  B_STORE (0);
+  B_STORE (1);
+  B_STORE (2);
+  B_STORE (3);
+  B_STORE (4);
+  B_STORE (5);
+  B_STORE (6);
+  B_STORE (7);
+  B_STORE (8);
+  B_STORE (9);
+  B_STORE (10);
+  B_STORE (11);
+}
+
+UKB static void
+tile_epilogue (const RunCtx *ctx, int64_t o0, float *tile)
+{
+  __m512 b0 = _mm512_setzero_ps (), b1 = _mm512_setzero_ps ();
+
+  if (ctx->bias) {
+    float bb[TC] __attribute__ ((aligned (64)));
+    for (int o = 0; o < TC; o++)
+      bb[o] = o0 + o < ctx->ge->m ? ctx->bias[o0 + o] : 0.f;
+    b0 = _mm512_load_ps (bb);
+    b1 = _mm512_load_ps (bb + 16);
+  }
+  for (int t = 0; t < TP; t++) {
+    _mm512_store_ps (tile + t * TC, _mm512_add_ps (_mm512_load_ps (tile + t * TC), b0));
+    _mm512_store_ps (tile + t * TC + 16, _mm512_add_ps (_mm512_load_ps (tile + t * TC + 16), b1));
+  }
+  if (ctx->act != NNP_ACT_NONE)
+    nnp_sgemm_activate (tile, TP * TC, ctx->act, ctx->act_alpha, ctx->act_beta);
+}
+
+/* Tasks: (panel, chunk of pixels). */
+static void
+run_tasks (gpointer data, gsize begin, gsize end, int thread)
+{
+  const RunCtx *ctx = data;
+  const Geometry *ge = ctx->ge;
+  const int64_t OW = ctx->p->out_dims[2], wp = ge->wp;
+  float tile[TP * TC] __attribute__ ((aligned (64)));
+
+  for (gsize task = begin; task < end; task++) {
+    int64_t pn = (int64_t) task / ctx->n_chunks, ch = (int64_t) task % ctx->n_chunks;
+    int64_t p0 = ch * ctx->chunk, p1 = MIN (ctx->total, p0 + ctx->chunk);
+    int64_t o0 = pn * TC, on = MIN (TC, ge->m - o0);
+    const float *a = ctx->a + pn * ge->k * TC;
+
+    for (int64_t p = p0; p < p1; p += TP) {
+      tile_12x32 (ctx, a, p, tile);
+      tile_epilogue (ctx, o0, tile);
+      /* the stored pixels: runs of one output row */
+      for (int64_t t = 0; t < TP && p + t < p1;) {
+        int64_t r = (p + t) / wp, j = (p + t) % wp, n;
+        if (j >= OW) {
+          t += wp - j;
+          continue;
+        }
+        n = MIN (MIN (OW - j, TP - t), p1 - p - t);
+        for (int64_t o = 0; o < on; o++) {
+          float *yo = ctx->y + (o0 + o) * ctx->ldc + r * OW + j;
+          for (int64_t q = 0; q < n; q++)
+            yo[q] = tile[(t + q) * TC + o];
+        }
+        t += n;
+      }
+    }
+  }
+}
+
+gboolean
+nnp_cpu_conv_blocked_run (const NnpCpuCall *call, const NnpConvParams *p, const float *packed)
+{
+  const NnpNode *node = call->node;
+  Geometry ge;
+  const float *x = call->inputs[0]->data;
+  const float *bias = p->has_bias && call->inputs[2] ? call->inputs[2]->data : NULL;
+  float *y = call->outputs[0]->data;
+  int64_t in_sp = vol3 (p->in_dims), out_sp = vol3 (p->out_dims);
+  int threads = nnp_thread_pool_get_n_threads (call->pool);
+  int64_t taps_max;
+  RunCtx ctx = { 0 };
+
+  geometry (p, &ge);
+  taps_max = ge.cb * p->kernel[1] * p->kernel[2];
+  {
+    int64_t *toff = g_new (int64_t, taps_max);
+    int *tn = g_new (int, taps_max), q = 0;
+    for (int64_t cb = 0; cb < ge.cb; cb++)
+      for (int64_t kh = 0; kh < p->kernel[1]; kh++)
+        for (int64_t kw = 0; kw < p->kernel[2]; kw++, q++) {
+          toff[q] = cb * ge.block + (kh * p->dilations[1] * ge.wp + kw * p->dilations[2]) * BC;
+          tn[q] = (int) MIN (BC, ge.cin - cb * BC);
+        }
+    ctx.p = p;
+    ctx.ge = &ge;
+    ctx.pad = call->scratch;
+    ctx.ldc = out_sp;
+    ctx.total = (p->out_dims[1] - 1) * ge.wp + p->out_dims[2];
+    ctx.toff = toff;
+    ctx.tn = tn;
+    ctx.taps = taps_max;
+    ctx.act = node->act;
+    ctx.act_alpha = node->act_alpha;
+    ctx.act_beta = node->act_beta;
+    /* chunks of whole tiles, enough tasks for the threads */
+    ctx.chunk = MIN ((ctx.total + TP - 1) / TP, 16) * TP;
+    while (ge.panels * ((ctx.total + ctx.chunk - 1) / ctx.chunk) < 4 * threads && ctx.chunk > TP)
+      ctx.chunk = MAX (TP, ctx.chunk / 2 / TP * TP);
+    ctx.n_chunks = (ctx.total + ctx.chunk - 1) / ctx.chunk;
+    for (int64_t b = 0; b < p->batch; b++) {
+      for (int64_t grp = 0; grp < p->group; grp++) {
+        PadCtx pc = { p, &ge, x + (b * p->in_channels + grp * ge.cin) * in_sp, call->scratch };
+        nnp_parallel_for (call->pool, ge.cb, 1, pad_blocks, &pc);
+        ctx.a = packed + grp * ge.panels * ge.k * TC;
+        ctx.bias = bias ? bias + grp * ge.m : NULL;
+        ctx.y = y + (b * p->out_channels + grp * ge.m) * out_sp;
+        nnp_parallel_for (call->pool, ge.panels * ctx.n_chunks, 1, run_tasks, &ctx);
+      }
+    }
+    g_free (toff);
+    g_free (tn);
+  }
+  return TRUE;
+}
+
+#else
+
+gboolean
+nnp_cpu_conv_blocked_run (const NnpCpuCall *call, const NnpConvParams *p, const float *packed)
+{
+  return FALSE;
+}
+
+#endif
