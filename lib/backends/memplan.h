@@ -5,7 +5,9 @@
  * nnp_mem_plan() assigns byte offsets in one arena so that blocks whose
  * intervals overlap never overlap in memory (greedy by size, best fit), and
  * returns the arena size.  Offsets and sizes are multiples of
- * NNP_MEM_ALIGN. */
+ * NNP_MEM_ALIGN; blocks of 16 KiB or more are made a few cache lines
+ * larger, a different number each, so that their starts spread over the
+ * addresses modulo 4 KiB (memplan.c says why). */
 #pragma once
 
 #include <glib.h>
@@ -16,7 +18,7 @@ G_BEGIN_DECLS
 #define NNP_MEM_ALIGN 64
 
 typedef struct {
-  gsize size;      /* bytes (rounded up to NNP_MEM_ALIGN by the planner) */
+  gsize size;      /* bytes (rounded up to NNP_MEM_ALIGN and skewed by the planner) */
   int first, last; /* live steps, first <= last */
   gsize offset;    /* out: byte offset in the arena */
 } NnpMemBlock;

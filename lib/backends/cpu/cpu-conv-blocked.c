@@ -34,9 +34,9 @@
 #define HAVE_X86 0
 #endif
 
-#define BC 16  /* channels per block */
-#define TP 12  /* pixels per tile */
-#define TC 32  /* output channels per panel */
+#define BC 16           /* channels per block */
+#define TP 12           /* pixels per tile */
+#define TC 32           /* output channels per panel */
 #define MARGIN (TP + 4) /* pixels readable past a block's hp x wp */
 
 gboolean
@@ -45,8 +45,7 @@ nnp_cpu_conv_blocked_ok (const NnpConvParams *p)
 #if HAVE_X86
   return p->algo == NNP_CONV_ALGO_DIRECT && nnp_sgemm_has_avx512 () && p->kernel[0] == 1
          && p->in_dims[0] == 1 && p->strides[1] == 1 && p->strides[2] == 1
-         && p->in_channels / p->group >= BC
-         && p->out_channels / p->group >= BC;
+         && p->in_channels / p->group >= BC && p->out_channels / p->group >= BC;
 #else
   return FALSE;
 #endif
@@ -83,17 +82,17 @@ nnp_cpu_conv_blocked_pack (const NnpConvParams *p, const float *w)
   packed = g_aligned_alloc0 (group_floats * p->group, sizeof (float), 64);
   for (int64_t grp = 0; grp < p->group; grp++)
     for (int64_t pn = 0; pn < ge.panels; pn++) {
-    const float *wg = w + grp * ge.m * ge.k;
-    float *d = packed + grp * group_floats + pn * ge.k * TC;
-    for (int64_t cb = 0; cb < ge.cb; cb++) {
-      int64_t cbn = MIN (BC, ge.cin - cb * BC);
-      for (int64_t kh = 0; kh < KH; kh++)
-        for (int64_t kw = 0; kw < KW; kw++)
-          for (int64_t c = 0; c < cbn; c++, d += TC)
-            for (int64_t o = 0; o < TC && pn * TC + o < ge.m; o++)
-              d[o] = wg[(((pn * TC + o) * ge.cin + cb * BC + c) * KH + kh) * KW + kw];
+      const float *wg = w + grp * ge.m * ge.k;
+      float *d = packed + grp * group_floats + pn * ge.k * TC;
+      for (int64_t cb = 0; cb < ge.cb; cb++) {
+        int64_t cbn = MIN (BC, ge.cin - cb * BC);
+        for (int64_t kh = 0; kh < KH; kh++)
+          for (int64_t kw = 0; kw < KW; kw++)
+            for (int64_t c = 0; c < cbn; c++, d += TC)
+              for (int64_t o = 0; o < TC && pn * TC + o < ge.m; o++)
+                d[o] = wg[(((pn * TC + o) * ge.cin + cb * BC + c) * KH + kh) * KW + kw];
+      }
     }
-  }
   return packed;
 }
 
@@ -197,7 +196,7 @@ typedef struct {
   const NnpConvParams *p;
   const Geometry *ge;
   const float *pad, *a, *bias;
-  float *y; /* first output channel of the group */
+  float *y;    /* first output channel of the group */
   int64_t ldc; /* floats between output channels */
   int64_t total, chunk, n_chunks;
   const int64_t *toff; /* per (cb, kh, kw): float offset of the tap */
@@ -211,14 +210,14 @@ typedef struct {
 #define B_DECL(t) __m512 c##t##_0 = _mm512_setzero_ps (), c##t##_1 = _mm512_setzero_ps ()
 #define B_FMA(t) \
   do { \
-    __m512 bv_ = _mm512_set1_ps (s[(t) * BC + c]); \
+    __m512 bv_ = _mm512_set1_ps (s[(t) *BC + c]); \
     c##t##_0 = _mm512_fmadd_ps (a0, bv_, c##t##_0); \
     c##t##_1 = _mm512_fmadd_ps (a1, bv_, c##t##_1); \
   } while (0)
 #define B_STORE(t) \
   do { \
-    _mm512_store_ps (tile + (t) * TC, c##t##_0); \
-    _mm512_store_ps (tile + (t) * TC + 16, c##t##_1); \
+    _mm512_store_ps (tile + (t) *TC, c##t##_0); \
+    _mm512_store_ps (tile + (t) *TC + 16, c##t##_1); \
   } while (0)
 
 /* One tile: pixels p..p+11 x one panel of 32 output channels, into tile[12][32]. */
