@@ -14,7 +14,11 @@
 # HEAVY_ROUNDS (the same for ISNet, 320 GFLOP a run; default 3),
 # THREADS_LIST (default "1 2"), NNP_MODELS_DIR (default .cache/models),
 # MODELS (a substring: only the cases whose label has it, e.g. MODELS=isnet),
-# QUICK=1 (ROUNDS=3, HEAVY_ROUNDS=1, fewer timed runs per process).
+# QUICK=1 (ROUNDS=3, HEAVY_ROUNDS=1, fewer timed runs per process),
+# BASE_BUILD=DIR (another build of nnpipe, e.g. main's before a change: (a)
+# also runs its nnpipe in every round, the three runners' order rotating, and
+# adds its latency and new / base: "no model slower than before" measured in
+# the same minutes as the change).
 #
 # Each process runs one warm-up and K timed runs and reports their median
 # and minimum; the figure is the median over ROUNDS processes (ratio-min:
@@ -42,11 +46,12 @@ only=${MODELS:-}
 [ "$quick" = 1 ] && rounds=${ROUNDS:-3} && heavy_rounds=${HEAVY_ROUNDS:-1}
 nnpipe=$build/tools/nnpipe
 ort=$build/tests/nnp-ort
+base=${BASE_BUILD:+$BASE_BUILD/tools/nnpipe}
 tmp=${TMPDIR:-/tmp}/nnp-bench.$$
 mkdir -p "$tmp"
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
-for f in "$nnpipe" "$ort"; do
+for f in "$nnpipe" "$ort" ${base:+"$base"}; do
   [ -x "$f" ] || { echo "bench.sh: $f not built (meson setup/ninja in $build)" >&2; exit 1; }
 done
 
@@ -100,7 +105,9 @@ echo "rounds: $rounds alternating processes per runner and case; figure = median
 echo
 
 echo "(a) latency (ms) and (d) GFLOP/s"
-printf '%-30s %3s %10s %10s %7s %9s %9s %7s %7s %9s\n' model thr nnpipe ORT ratio "nnp GF/s" "ORT GF/s" "%nom" "%meas" "ratio-min"
+printf '%-30s %3s %10s %10s %7s %9s %9s %7s %7s %9s' model thr nnpipe ORT ratio "nnp GF/s" "ORT GF/s" "%nom" "%meas" "ratio-min"
+[ -n "$base" ] && printf ' %10s %8s' "base" "new/base"
+echo
 for t in $threads_list; do
   echo "$cases" | while read -r label model shape k; do
     [ -n "$label" ] || continue
@@ -109,16 +116,20 @@ for t in $threads_list; do
     [ "$quick" = 1 ] && k=$(( (k + 2) / 3 ))
     # shellcheck disable=SC2046
     flops=$("$nnpipe" inspect "$mf" $(shape_args "$shape") 2>/dev/null | sed -n 's/^FLOPs: \([0-9]*\).*/\1/p')
-    : > "$tmp/n" ; : > "$tmp/o"
+    : > "$tmp/n" ; : > "$tmp/o" ; : > "$tmp/b"
     nr=$rounds
     case $label in isnet*) nr=$heavy_rounds ;; esac
     r=1
     while [ $r -le "$nr" ]; do
-      if [ $((r % 2)) -eq 1 ]; then order="n o"; else order="o n"; fi
+      if [ -n "$base" ]; then
+        case $((r % 3)) in 1) order="n b o" ;; 2) order="o n b" ;; *) order="b o n" ;; esac
+      elif [ $((r % 2)) -eq 1 ]; then order="n o"; else order="o n"; fi
       for who in $order; do
         # shellcheck disable=SC2046
         if [ $who = n ]; then
           "$nnpipe" run "$mf" $(shape_args "$shape") --threads "$t" --repeat "$k" 2>&1 | latmin >> "$tmp/n"
+        elif [ $who = b ]; then
+          "$base" run "$mf" $(shape_args "$shape") --threads "$t" --repeat "$k" 2>&1 | latmin >> "$tmp/b"
         else
           "$ort" "$mf" $(shape_args "$shape") --threads "$t" --repeat "$k" 2>&1 | latmin >> "$tmp/o"
         fi
@@ -129,16 +140,20 @@ for t in $threads_list; do
     o=$(cut -d' ' -f1 "$tmp/o" | median_of)
     nmin=$(cut -d' ' -f2 "$tmp/n" | sort -g | head -1)
     omin=$(cut -d' ' -f2 "$tmp/o" | sort -g | head -1)
+    b=$(cut -d' ' -f1 "$tmp/b" | median_of)
     awk -v l="$label" -v t="$t" -v n="$n" -v o="$o" -v f="${flops:-0}" -v mhz="$mhz" -v m="$meas" \
-        -v nm="${nmin:-0}" -v om="${omin:-0}" 'BEGIN {
+        -v nm="${nmin:-0}" -v om="${omin:-0}" -v b="$b" 'BEGIN {
       peak = 32 * mhz / 1000 * t; mpeak = m * t;   # GFLOP/s
       gn = n > 0 ? f / (n * 1e6) : 0; go = o > 0 ? f / (o * 1e6) : 0;
-      printf "%-30s %3d %10.3f %10.3f %7.3f %9.1f %9.1f %6.1f%% %6.1f%% %9.3f\n", l, t, n, o, (o > 0 ? n / o : 0), gn, go, (peak > 0 ? 100 * gn / peak : 0), (mpeak > 0 ? 100 * gn / mpeak : 0), (om > 0 ? nm / om : 0) }'
+      printf "%-30s %3d %10.3f %10.3f %7.3f %9.1f %9.1f %6.1f%% %6.1f%% %9.3f", l, t, n, o, (o > 0 ? n / o : 0), gn, go, (peak > 0 ? 100 * gn / peak : 0), (mpeak > 0 ? 100 * gn / mpeak : 0), (om > 0 ? nm / om : 0);
+      if (b != "") printf " %10.3f %8.3f", b, (b > 0 ? n / b : 0);
+      printf "\n" }'
   done
 done
 echo "    ratio = nnpipe / ORT (< 1: nnpipe faster); %nom = nnpipe GFLOP/s / (32 x cpu MHz x threads);"
 echo "    %meas = nnpipe GFLOP/s / (measured FMA peak x threads); FLOPs of the unfused graph (nnpipe inspect);"
 echo "    ratio-min = fastest nnpipe run / fastest ORT run over all processes (least disturbed by other load)"
+[ -n "$base" ] && echo "    base = BASE_BUILD's nnpipe in the same rounds; new/base < 1: this build faster"
 echo
 
 echo "(b) pipeline throughput: detector 1x3x640x640, two 1-thread stages vs ORT with 2 threads"

@@ -291,7 +291,8 @@ tile_epilogue (const RunCtx *ctx, int64_t o0, float *tile)
     nnp_sgemm_activate (tile, TP * TC, ctx->act, ctx->act_alpha, ctx->act_beta);
 }
 
-/* Tasks: (panel, chunk of pixels). */
+/* Tasks: (chunk of pixels, panel), the panels of a chunk one after the
+ * other (its input stays in L2 while they run). */
 static void
 run_tasks (gpointer data, gsize begin, gsize end, int thread)
 {
@@ -301,7 +302,7 @@ run_tasks (gpointer data, gsize begin, gsize end, int thread)
   float tile[TP * TC] __attribute__ ((aligned (64)));
 
   for (gsize task = begin; task < end; task++) {
-    int64_t pn = (int64_t) task / ctx->n_chunks, ch = (int64_t) task % ctx->n_chunks;
+    int64_t pn = (int64_t) task % ctx->ge->panels, ch = (int64_t) task / ctx->ge->panels;
     int64_t p0 = ch * ctx->chunk, p1 = MIN (ctx->total, p0 + ctx->chunk);
     int64_t o0 = pn * TC, on = MIN (TC, ge->m - o0);
     const float *a = ctx->a + pn * ge->k * TC;
