@@ -153,7 +153,7 @@ is_alias_op (const NnpNode *node)
 
 void
 nnp_value_plan_init (NnpValuePlan *plan, const NnpGraph *graph, const int *nodes, int n_nodes,
-                     const NnpValueRole *role, gboolean boundary)
+                     const NnpValueRole *role, gboolean boundary, const int *inplace)
 {
   guint n_values = graph->values->len;
   g_autofree int *first = g_new (int, MAX (n_values, 1));
@@ -179,9 +179,11 @@ nnp_value_plan_init (NnpValuePlan *plan, const NnpGraph *graph, const int *nodes
     const NnpNode *node = nnp_graph_node (graph, nodes[s]);
     int *buffer = plan->buffer;
 
-    if (is_alias_op (node) && node->n_inputs >= 1 && node->inputs[0] >= 0
-        && node->outputs[0] >= 0) {
-      int a = node->inputs[0], b = node->outputs[0];
+    gboolean in_place = inplace && inplace[s] >= 0;
+
+    if ((in_place || (is_alias_op (node) && node->n_inputs >= 1 && node->inputs[0] >= 0))
+        && node->n_outputs >= 1 && node->outputs[0] >= 0) {
+      int a = in_place ? inplace[s] : node->inputs[0], b = node->outputs[0];
       if (role[a] == NNP_ROLE_INTERNAL && role[b] == NNP_ROLE_INTERNAL
           && nnp_value_bytes (nnp_graph_value (graph, a))
                  == nnp_value_bytes (nnp_graph_value (graph, b))) {

@@ -60,9 +60,13 @@ typedef struct {
 /* Plans the internal values of nodes[0..n_nodes) (run in that order).  With
  * `boundary`, stage inputs and outputs get blocks too, live over the whole
  * run, and every block at least one byte: the device executor stages host
- * boundary data there.  Free with nnp_value_plan_clear(). */
+ * boundary data there.  `inplace` (NULL, or per step): a value id whose
+ * block the step's first output takes over (an executor that computes the
+ * node inside an earlier one, e.g. a residual Add in its Conv's store; the
+ * step is then skipped like a Reshape), or -1; taken only when both values
+ * are internal and of one size.  Free with nnp_value_plan_clear(). */
 void nnp_value_plan_init (NnpValuePlan *plan, const NnpGraph *graph, const int *nodes, int n_nodes,
-                          const NnpValueRole *role, gboolean boundary);
+                          const NnpValueRole *role, gboolean boundary, const int *inplace);
 /* The block value `id` lives in (after aliasing), or NULL when it has none. */
 const NnpMemBlock *nnp_value_plan_block (const NnpValuePlan *plan, int id);
 void nnp_value_plan_clear (NnpValuePlan *plan);

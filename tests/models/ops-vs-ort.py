@@ -413,9 +413,9 @@ def conv_kernels():
     3 input channels)."""
     n, c, h, w = 2, 32, 13, 17
     convs = [  # name, cin (first channels of x), cout, kernel, attributes, activation
-        ("c1", 24, 40, (3, 3), dict(pads=[1, 1, 1, 1]), "Relu"),
-        ("c2", 24, 48, (3, 3), dict(pads=[2, 1, 2, 3], dilations=[2, 2]), "Clip"),
-        ("c3", 32, 34, (5, 5), dict(pads=[2, 2, 2, 2], group=2), None),
+        ("c1", 24, 60, (3, 3), dict(pads=[1, 1, 1, 1]), "Relu"),
+        ("c2", 24, 30, (3, 3), dict(pads=[2, 1, 2, 3], dilations=[2, 2]), "Clip"),
+        ("c3", 32, 62, (5, 5), dict(pads=[2, 2, 2, 2], group=2), None),
         ("c4", 32, 16, (1, 7), dict(pads=[0, 3, 0, 3]), None),
         ("c5", 32, 64, (3, 3), dict(pads=[0, 0, 0, 0]), "Relu"),
         ("c6", 32, 24, (3, 3), dict(pads=[1, 1, 1, 1], strides=[2, 2]), None),
@@ -444,12 +444,54 @@ def conv_kernels():
     return model(nodes, [vi("x", F, [n, c, h, w])], outputs, inits), {"x": [n, c, h, w]}
 
 
+def residual_fusion():
+    """Residual Adds the CPU executor computes inside their Conv (the 1x1
+    indirect GEMM, the blocked kernel, the indirect GEMM's linear rows, a
+    depthwise convolution's whole-output pass; the Add's activation after
+    it; a batch of 2) and ones it must leave alone (the other operand computed
+    after the Conv, the Conv's output also a graph output, a broadcast Add)."""
+    n, c, h, w = 2, 32, 12, 20
+
+    def conv(name, src, cout, k, cin=c, group=1, **attrs):
+        inits.append(const(name + "_w", rand(cout, cin // group, k, k, scale=0.2)))
+        inits.append(const(name + "_b", rand(cout)))
+        nodes.append(helper.make_node("Conv", [src, name + "_w", name + "_b"], [name],
+                                      kernel_shape=[k, k], pads=[k // 2] * 4, group=group,
+                                      **attrs))
+
+    nodes, inits = [], []
+    conv("a", "x", c, 1)
+    nodes += [helper.make_node("Add", ["a", "x"], ["a1"]),
+              helper.make_node("Relu", ["a1"], ["y1"])]             # r: a stage input
+    conv("b", "y1", c, 3)
+    nodes.append(helper.make_node("Add", ["y1", "b"], ["y2"]))      # blocked, operands swapped
+    conv("d", "y2", c, 3, cin=c, group=c)
+    nodes += [helper.make_node("Add", ["d", "y2"], ["d1"]),
+              helper.make_node("Clip", ["d1", "zero", "six"], ["y3"])]  # depthwise
+    conv("m", "y3", 24, 1)
+    conv("l", "y3", 24, 3)
+    nodes += [helper.make_node("Add", ["l", "m"], ["y4"]),         # linear rows, r computed
+              helper.make_node("Mul", ["y4", "y4"], ["y4r"])]
+    conv("e", "y3", c, 1)
+    nodes += [helper.make_node("Sigmoid", ["y3"], ["s"]),
+              helper.make_node("Add", ["e", "s"], ["y5"])]          # r computed after: kept
+    conv("g", "y5", c, 1)
+    nodes.append(helper.make_node("Add", ["g", "y5"], ["y"]))       # g also an output: kept
+    conv("q", "y5", c, 1)
+    nodes.append(helper.make_node("Add", ["q", "cb"], ["z"]))       # broadcast: kept
+    inits += [const("zero", np.array(0, np.float32)), const("six", np.array(6, np.float32)),
+              const("cb", rand(1, c, 1, 1))]
+    outs = [vi("y", F, [n, c, h, w]), vi("g", F, [n, c, h, w]), vi("z", F, [n, c, h, w]),
+            vi("y4r", F, [n, 24, h, w])]
+    return model(nodes, [vi("x", F, [n, c, h, w])], outs, inits), {"x": [n, c, h, w]}
+
+
 # what must still be refused: case -> strings nnpipe's error names
 REFUSED = {loop_growing: ["data-dependent tail from node 'loop' (Loop)",
                           "loop-carried value 0 changes its type or shape"]}
 
 
-CASES = [conv_kernels, lstm_bidi, gru_reverse, gru_default, rnn_relu, vit_block, super_res, style, opset7,
+CASES = [conv_kernels, residual_fusion, lstm_bidi, gru_reverse, gru_default, rnn_relu, vit_block, super_res, style, opset7,
          signal, reductions, indexing, losses, sampling, einsum, control_flow, detect_nms,
          detect_nms_batch2_center, nonzero_gathernd, topk_range_computed, loop_growing]
 

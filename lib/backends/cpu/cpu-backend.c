@@ -90,7 +90,7 @@ cpu_run_node (const NnpGraph *graph, const NnpNode *node, NnpTensor *const *inpu
   gpointer state = NULL, scratch = NULL;
   gsize ws = 0;
   gboolean ok = FALSE;
-  NnpCpuCall call;
+  NnpCpuCall call = { 0 };
 
   if (kernel == NULL || kernel->run == NULL) {
     nnp_node_set_error (error, NNP_ERROR_UNSUPPORTED, node, "no CPU kernel");

@@ -239,6 +239,9 @@ nnp_cpu_conv_direct_run (const NnpCpuCall *call, const NnpConvParams *p)
   g.act = node->act;
   g.act_alpha = node->act_alpha;
   g.act_beta = node->act_beta;
+  g.sum_act = call->sum_act;
+  g.sum_alpha = call->sum_alpha;
+  g.sum_beta = call->sum_beta;
   for (int64_t b = 0; b < p->batch; b++) {
     for (int64_t grp = 0; grp < p->group; grp++) {
       PadCtx pc = { p, &dg, x + (b * p->in_channels + grp * cin_g) * in_sp, pad };
@@ -251,6 +254,8 @@ nnp_cpu_conv_direct_run (const NnpCpuCall *call, const NnpConvParams *p)
         g.a_packed = apack;
       }
       g.c = y + (b * p->out_channels + grp * m) * out_sp;
+      g.sum = call->sum ? (const float *) call->sum->data + (b * p->out_channels + grp * m) * out_sp
+                        : NULL;
       g.bias = bias ? bias + grp * m : NULL;
       nnp_sgemm_run_indirect (&g, pad, koff, dg.wp, p->out_dims[1], p->out_dims[2], call->pool);
     }

@@ -289,6 +289,8 @@ nnp_cpu_conv_gemm_setup (gpointer data, int64_t index, NnpSgemm *g)
     g->c = c->y + (b * p->out_channels + grp * c->m) * out_sp;
     if (c->bias)
       g->bias = c->bias + grp * c->m;
+    if (c->sum)
+      g->sum = c->sum + (b * p->out_channels + grp * c->m) * out_sp;
   }
 }
 
@@ -379,6 +381,7 @@ conv_gemm_run (const NnpCpuCall *call, const NnpConvParams *p)
   g.alpha = 1.f;
   if (p->algo == NNP_CONV_ALGO_GEMM && vol3 (p->out_dims) == 1) {
     conv_gemv_run (call, p);
+    nnp_cpu_conv_add_sum (call);
     return TRUE;
   }
   if (p->algo == NNP_CONV_ALGO_GEMM && ctx.st && ctx.st->koff
@@ -397,6 +400,11 @@ conv_gemm_run (const NnpCpuCall *call, const NnpConvParams *p)
     g.act = node->act;
     g.act_alpha = node->act_alpha;
     g.act_beta = node->act_beta;
+    /* the fused residual in the driver's tasks */
+    ctx.sum = call->sum ? call->sum->data : NULL;
+    g.sum_act = call->sum_act;
+    g.sum_alpha = call->sum_alpha;
+    g.sum_beta = call->sum_beta;
     for (int64_t index = 0; index < p->batch * p->group; index++) {
       NnpSgemm gi = g;
       nnp_cpu_conv_gemm_setup (&ctx, index, &gi);
@@ -419,6 +427,7 @@ conv_gemm_run (const NnpCpuCall *call, const NnpConvParams *p)
   g.act_alpha = node->act_alpha;
   g.act_beta = node->act_beta;
   nnp_sgemm_run (&g, p->batch * p->group, nnp_cpu_conv_gemm_setup, &ctx, call->pool, call->scratch);
+  nnp_cpu_conv_add_sum (call);
   return TRUE;
 }
 
@@ -448,14 +457,25 @@ conv_workspace (const NnpGraph *graph, const NnpNode *node)
   return nnp_cpu_conv_depthwise_workspace (p);
 }
 
+void
+nnp_cpu_conv_add_sum (const NnpCpuCall *call)
+{
+  if (call->sum)
+    nnp_sgemm_add_act (call->outputs[0]->data, call->sum->data, nnp_tensor_numel (call->outputs[0]),
+                       call->sum_act, call->sum_alpha, call->sum_beta);
+}
+
 static gboolean
 conv_run (const NnpCpuCall *call, GError **error)
 {
   const NnpConvParams *p = call->node->params;
 
   g_return_val_if_fail (p != NULL, FALSE);
-  if (p->algo == NNP_CONV_ALGO_DEPTHWISE)
-    return nnp_cpu_conv_depthwise_run (call, p);
+  if (p->algo == NNP_CONV_ALGO_DEPTHWISE) {
+    gboolean ok = nnp_cpu_conv_depthwise_run (call, p);
+    nnp_cpu_conv_add_sum (call);
+    return ok;
+  }
   if (p->algo == NNP_CONV_ALGO_DIRECT) {
     const ConvState *st = call->state;
     if (st && st->blocked)

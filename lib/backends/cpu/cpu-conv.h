@@ -54,6 +54,10 @@ void nnp_cpu_conv_group_mk (const NnpConvParams *p, gboolean transpose, int64_t 
 gsize nnp_cpu_conv_direct_workspace (const NnpConvParams *p, gboolean packed_weights);
 gboolean nnp_cpu_conv_direct_run (const NnpCpuCall *call, const NnpConvParams *p);
 
+/* The fused residual of call->sum (see cpu.h) over the whole output, for the
+ * paths that do not add it in their own stores. */
+void nnp_cpu_conv_add_sum (const NnpCpuCall *call);
+
 /* DIRECT algo in a blocked channel layout (cpu-conv-blocked.c), where
  * nnp_cpu_conv_blocked_ok(): the weights of all groups packed for it
  * (g_aligned_free), the scratch bytes, and the run. */
@@ -72,7 +76,8 @@ typedef struct {
   float *y;
   int64_t m, k;
   gboolean transpose;
-  float *cols; /* ConvTranspose */
+  float *cols;      /* ConvTranspose */
+  const float *sum; /* Conv: a fused residual (NnpCpuCall.sum), or NULL */
 } ConvGemmCtx;
 
 void nnp_cpu_conv_gemm_setup (gpointer data, int64_t index, NnpSgemm *g);

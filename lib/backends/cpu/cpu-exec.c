@@ -36,6 +36,8 @@ typedef struct {
   NnpTensor **out; /* node->n_outputs views */
   NnpCpuCall call;
   gboolean skip; /* output aliases the input: nothing to do */
+  int sum_value; /* Conv: the operand of a residual Add fused into it, or -1 */
+  int sum_step;  /* ... and the Add's step */
 } Step;
 
 struct _NnpCpuExec {
@@ -65,6 +67,62 @@ aligned_free (gpointer p)
   free (p);
 }
 
+/* Residual Adds to compute inside their Conv (Conv -> Add(conv, r) [->
+ * activation], BlazeFace's and MobileNet's blocks): the Conv's output read
+ * only by the Add, r of the same shape and ready before the Conv runs (a
+ * stage input, a constant, or computed by an earlier step), both values and
+ * the Add's output internal.  The Conv kernel then adds r while its tiles
+ * are in cache, the Add's output takes over the Conv's output block and its
+ * step is skipped: one pass over three tensors fewer.  Fills sum_value /
+ * sum_step of the Conv steps and inplace[] (per step) for the memory plan. */
+static void
+find_sum_fusions (const NnpGraph *graph, const int *order, int n_nodes, const NnpValueRole *role,
+                  Step *steps, int *inplace)
+{
+  g_autofree int *step_of = g_new (int, MAX (graph->nodes->len, 1));
+
+  for (guint i = 0; i < graph->nodes->len; i++)
+    step_of[i] = -1;
+  for (int s = 0; s < n_nodes; s++) {
+    step_of[order[s]] = s;
+    steps[s].sum_value = -1;
+    steps[s].sum_step = -1;
+    inplace[s] = -1;
+  }
+  for (int sa = 0; sa < n_nodes; sa++) {
+    const NnpNode *add = nnp_graph_node (graph, order[sa]);
+    if (add->op != NNP_OP_ADD || add->n_inputs != 2 || add->n_outputs != 1 || add->outputs[0] < 0
+        || role[add->outputs[0]] != NNP_ROLE_INTERNAL)
+      continue;
+    for (int k = 0; k < 2; k++) {
+      int v = add->inputs[k], r = add->inputs[1 - k], sc;
+      const NnpValue *vv, *rv, *ov = nnp_graph_value (graph, add->outputs[0]);
+      const NnpNode *conv;
+      if (v < 0 || r < 0 || v == r || role[v] != NNP_ROLE_INTERNAL)
+        continue;
+      vv = nnp_graph_value (graph, v);
+      rv = nnp_graph_value (graph, r);
+      if (vv->n_consumers != 1 || vv->producer < 0 || (sc = step_of[vv->producer]) < 0)
+        continue;
+      conv = nnp_graph_node (graph, vv->producer);
+      if (conv->op != NNP_OP_CONV || conv->outputs[0] != v || steps[sc].sum_value >= 0
+          || vv->dtype != NNP_DTYPE_FLOAT32 || rv->dtype != NNP_DTYPE_FLOAT32
+          || ov->dtype != NNP_DTYPE_FLOAT32 || !nnp_shape_equal (&vv->shape, &rv->shape)
+          || !nnp_shape_equal (&vv->shape, &ov->shape))
+        continue;
+      if (role[r] == NNP_ROLE_INTERNAL
+          && (rv->producer < 0 || step_of[rv->producer] < 0 || step_of[rv->producer] >= sc))
+        continue;
+      if (role[r] != NNP_ROLE_INTERNAL && role[r] != NNP_ROLE_INPUT && role[r] != NNP_ROLE_CONST)
+        continue;
+      steps[sc].sum_value = r;
+      steps[sc].sum_step = sa;
+      inplace[sa] = v;
+      break;
+    }
+  }
+}
+
 NnpCpuExec *
 nnp_cpu_exec_new (const NnpBackendStageInfo *info, GError **error)
 {
@@ -75,6 +133,7 @@ nnp_cpu_exec_new (const NnpBackendStageInfo *info, GError **error)
   g_autofree NnpValueRole *role = g_new (NnpValueRole, MAX (n_values, 1));
   g_autofree int *forward_from = g_new (int, MAX (info->n_outputs, 1));
   NnpValuePlan plan = { 0 };
+  g_autofree int *inplace = NULL;
   NnpCpuExec *stage;
 
   stage = g_new0 (NnpCpuExec, 1);
@@ -131,7 +190,9 @@ nnp_cpu_exec_new (const NnpBackendStageInfo *info, GError **error)
   }
 
   /* buffers: internal values, Reshape-like outputs sharing their input's */
-  nnp_value_plan_init (&plan, graph, order, n_nodes, role, FALSE);
+  inplace = g_new (int, MAX (n_nodes, 1));
+  find_sum_fusions (graph, order, n_nodes, role, stage->steps, inplace);
+  nnp_value_plan_init (&plan, graph, order, n_nodes, role, FALSE, inplace);
   for (int s = 0; s < n_nodes; s++)
     stage->steps[s].skip = plan.skip[s];
   stage->arena_bytes = plan.arena_bytes;
@@ -186,6 +247,15 @@ nnp_cpu_exec_new (const NnpBackendStageInfo *info, GError **error)
     step->call.outputs = step->out;
     step->call.scratch = stage->scratch;
     step->call.state = step->state;
+    /* a fused residual Add (the plan took the Add's step out) */
+    if (step->sum_value >= 0 && stage->steps[step->sum_step].skip) {
+      const NnpNode *add = stage->steps[step->sum_step].node;
+      step->call.sum = stage->views[step->sum_value];
+      step->call.sum_act = add->act;
+      step->call.sum_alpha = add->act_alpha;
+      step->call.sum_beta = add->act_beta;
+      NNP_DEBUG ("nnp-exec", "  Add '%s' computed in Conv '%s'", add->name, node->name);
+    }
   }
 
   if (info->threads > 1 || info->n_cpus > 0) {

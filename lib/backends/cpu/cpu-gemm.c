@@ -505,6 +505,35 @@ nnp_sgemm_activate (float *x, gsize n, NnpActivation act, float alpha, float bet
   activate_generic (x + done, n - done, act, alpha, beta);
 }
 
+#if HAVE_X86
+__attribute__ ((target ("avx2,fma"))) static gsize
+add_act_avx2 (float *x, const float *y, gsize n, NnpActivation act, float alpha, float beta)
+{
+  __m256 va = _mm256_set1_ps (alpha), vb = _mm256_set1_ps (beta);
+  gsize i = 0;
+
+  for (; i + 8 <= n; i += 8) {
+    __m256 v = _mm256_add_ps (_mm256_loadu_ps (x + i), _mm256_loadu_ps (y + i));
+    _mm256_storeu_ps (x + i, act == NNP_ACT_NONE ? v : nnp_act_avx2 (v, act, va, vb));
+  }
+  return i;
+}
+#endif
+
+void
+nnp_sgemm_add_act (float *x, const float *y, gsize n, NnpActivation act, float alpha, float beta)
+{
+  gsize done = 0;
+
+#if HAVE_X86
+  if (get_uk () == uk_avx2)
+    done = add_act_avx2 (x, y, n, act, alpha, beta);
+#endif
+  for (gsize i = done; i < n; i++)
+    x[i] += y[i];
+  activate_generic (x + done, n - done, act, alpha, beta);
+}
+
 gboolean
 nnp_sgemm_has_avx512 (void)
 {
@@ -1026,6 +1055,10 @@ run_indirect_tasks (gpointer data, gsize begin, gsize end, int thread)
         }
       }
     }
+    if (g->sum)
+      for (int64_t i = 0; i < g->m; i++)
+        nnp_sgemm_add_act (crow + i * g->ldc + c0, g->sum + (crow - g->c) + i * g->ldc + c0,
+                           c1 - c0, g->sum_act, g->sum_alpha, g->sum_beta);
   }
 }
 
@@ -1141,6 +1174,20 @@ run_indirect_linear_tasks (gpointer data, gsize begin, gsize end, int thread)
           }
         }
       }
+    }
+    /* the fused residual, row piece by row piece of the chunk */
+    for (int64_t p = p0; g->sum && p < p1;) {
+      int64_t r = p / ctx->b_row_stride, j = p % ctx->b_row_stride, n;
+      if (j >= ctx->cols) {
+        p += ctx->b_row_stride - j;
+        continue;
+      }
+      n = MIN (ctx->cols - j, p1 - p);
+      for (int64_t i = 0; i < g->m; i++)
+        nnp_sgemm_add_act (g->c + i * g->ldc + r * ctx->cols + j,
+                           g->sum + i * g->ldc + r * ctx->cols + j, n, g->sum_act, g->sum_alpha,
+                           g->sum_beta);
+      p += n;
     }
   }
 }

@@ -66,6 +66,13 @@ struct _NnpSgemm {
   float beta;
   NnpActivation act;
   float act_alpha, act_beta;
+  /* the indirect driver only: after the epilogue, C = sum_act (C + sum), sum
+   * element (i, j) at the same place as C's (a residual Add fused into a
+   * convolution: cpu.h NnpCpuCall.sum), done per task while C is in cache;
+   * NULL for none */
+  const float *sum;
+  NnpActivation sum_act;
+  float sum_alpha, sum_beta;
 };
 
 /* Called per batch item to point a copy of the base description at the
@@ -117,6 +124,11 @@ void nnp_sgemm_run_indirect_full (const NnpSgemm *g, const float *b, const int32
 /* Apply a fused activation in place to n floats, vectorised (AVX2) where
  * possible; same results as nnp_cpu_apply_activation(). */
 void nnp_sgemm_activate (float *x, gsize n, NnpActivation act, float alpha, float beta);
+
+/* x[i] = act (x[i] + y[i]) for n floats (a residual Add with its activation),
+ * vectorised (AVX2) where possible; the same results as the Add kernel. */
+void nnp_sgemm_add_act (float *x, const float *y, gsize n, NnpActivation act, float alpha,
+                        float beta);
 
 /* TRUE when the AVX-512 12x32 kernels run (see the top of this file). */
 gboolean nnp_sgemm_has_avx512 (void);

@@ -28,6 +28,13 @@ typedef struct {
   NnpThreadPool *pool;       /* may be NULL: single thread */
   void *scratch;             /* `workspace` bytes, or NULL */
   gpointer state;            /* from `prepare`, or NULL */
+  /* A residual Add fused into this Conv by the executor (cpu-exec.c), or
+   * NULL: the output becomes sum_act (output + sum), sum a tensor of the
+   * output's shape (the Add's other operand), sum_act the Add's fused
+   * activation.  The Conv kernel adds it while its tiles are in cache. */
+  const NnpTensor *sum;
+  NnpActivation sum_act;
+  float sum_alpha, sum_beta;
 } NnpCpuCall;
 
 typedef struct {

@@ -140,7 +140,7 @@ nnp_ocl_exec_new (NnpOclDevice *dev, NnpGraph *graph, const int *nodes, int n_no
   }
 
   /* memory plan: intermediates by liveness, boundary staging for the whole run */
-  nnp_value_plan_init (&plan, graph, nodes, n_nodes, role, TRUE);
+  nnp_value_plan_init (&plan, graph, nodes, n_nodes, role, TRUE, NULL);
   for (int s = 0; s < n_nodes; s++)
     exec->steps[s].skip = plan.skip[s];
   exec->arena_bytes = plan.arena_bytes;
