@@ -409,8 +409,8 @@ def conv_kernels():
     the blocked-channel kernel (channel blocks of 16 with a part block, panels
     of 32 output channels with a part panel, dilation, asymmetric pads, 1xK
     and 5x5 kernels, two groups, a batch of 2, rows that end inside a tile,
-    fused Relu / Clip) and the ones it leaves to the indirect GEMM (stride 2,
-    3 input channels)."""
+    fused Relu / Clip), the ones it leaves to the indirect GEMM (stride 2,
+    3 input channels) and depthwise rows that end in a part vector."""
     n, c, h, w = 2, 32, 13, 17
     convs = [  # name, cin (first channels of x), cout, kernel, attributes, activation
         ("c1", 24, 60, (3, 3), dict(pads=[1, 1, 1, 1]), "Relu"),
@@ -420,6 +420,9 @@ def conv_kernels():
         ("c5", 32, 64, (3, 3), dict(pads=[0, 0, 0, 0]), "Relu"),
         ("c6", 32, 24, (3, 3), dict(pads=[1, 1, 1, 1], strides=[2, 2]), None),
         ("c7", 3, 32, (3, 3), dict(pads=[1, 1, 1, 1]), "Relu"),
+        # depthwise: rows of 9 and 17 outputs (the last 8-wide block overlaps)
+        ("c8", 32, 32, (3, 3), dict(pads=[1, 1, 1, 1], strides=[2, 2], group=32), None),
+        ("c9", 32, 32, (5, 5), dict(pads=[2, 2, 2, 2], group=32), "Relu"),
     ]
     nodes, inits, outputs = [], [], []
     for name, cin, cout, (kh, kw), attrs, act in convs:

@@ -159,8 +159,13 @@ dw_row_avx2_body (const float *pl, int64_t wp, const float *w, int64_t kh_n, int
       STORE (out + ow, _mm256_add_ps (_mm256_add_ps (a0, b0), c0));
       STORE (out + ow + 8, _mm256_add_ps (_mm256_add_ps (a1, b1), c1));
     }
-    for (; ow + 8 <= ow_n; ow += 8) {
+    /* 8 outputs; the last block of a row whose width is not a multiple of 8
+     * overlaps the one before it (its outputs computed again, the same way)
+     * instead of leaving a scalar tail */
+    for (; ow < ow_n && ow_n >= 8; ow += 8) {
       __m256 a0 = _mm256_set1_ps (bias), b0 = _mm256_setzero_ps (), c0 = b0;
+      if (ow + 8 > ow_n)
+        ow = ow_n - 8;
       for (int64_t kh = 0; kh < kh_n; kh++) {
         const float *r = pl + kh * dh * wp + ow, *wk = w + kh * kw_n;
         int64_t kw = 0;
@@ -211,8 +216,10 @@ dw_row_avx2_body (const float *pl, int64_t wp, const float *w, int64_t kh_n, int
       STORE (out + ow, a0);
       STORE (out + ow + 8, a1);
     }
-    for (; ow + 8 <= ow_n; ow += 8) {
+    for (; ow < ow_n && ow_n >= 8; ow += 8) { /* the last block overlapping, as above */
       __m256 a0 = _mm256_set1_ps (bias);
+      if (ow + 8 > ow_n)
+        ow = ow_n - 8;
       for (int64_t kh = 0; kh < kh_n; kh++) {
         const float *r = pl + kh * dh * wp + ow * 2;
         for (int64_t kw = 0; kw < kw_n; kw++) {
