@@ -468,7 +468,8 @@ resize_linear2d (const NnpCpuCall *call, const NnpResizeParams *p, const ResizeS
   Linear2dJob job;
 
   if (s->taps != 2 || s->has_extrapolation || n != 2 || r < 2 || axes[0] != r - 1
-      || axes[1] != r - 2 || (int64_t) threads * 2 * p->out[r - 1] > scratch_elems)
+      || axes[1] != r - 2 || p->in[r - 2] * p->in[r - 1] == 0
+      || (int64_t) threads * 2 * p->out[r - 1] > scratch_elems)
     return FALSE;
   job.s = s;
   job.kh = r - 2;
