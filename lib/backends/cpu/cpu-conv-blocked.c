@@ -1,6 +1,7 @@
 /* libnnpipe: CPU kernel of the DIRECT Conv algorithm in a blocked channel
- * layout (float32, 2-D, stride 1, no dilation, at least 16 input and 16
- * output channels per group, AVX-512): what ONNX Runtime's NCHWc
+ * layout (float32, 2-D, stride 1, any dilation, at least 16 input channels
+ * per group and output panels of 32 channels at most 1/9 padding, AVX-512,
+ * constant weights: nnp_cpu_conv_blocked_ok()): what ONNX Runtime's NCHWc
  * convolutions do, with NCHW tensors on both sides.
  *
  * The input of a group is copied, padded, into blocks of 16 channels with

@@ -6,7 +6,12 @@
  *              packed form from X by an im2col callback, block by block, so
  *              no column matrix is ever materialised.
  *   DIRECT     1-D/2-D, other cases: indirect GEMM (no packing of B) on a
- *              padded, stride-phase-split copy of X (cpu-conv-direct.c).
+ *              padded, stride-phase-split copy of X (cpu-conv-direct.c), or,
+ *              for stride 1 with enough channels on AVX-512, the
+ *              blocked-channel kernel (cpu-conv-blocked.c).
+ * A residual Add the executor fused into the Conv (NnpCpuCall.sum) is added
+ * in the indirect GEMM's tasks and the blocked kernel's tiles, otherwise by
+ * nnp_cpu_conv_add_sum() after the kernel.
  *   DEPTHWISE  one input channel per group, 1-D/2-D: cpu-conv-dw.c.
  * Constant weights are packed once by `prepare`; otherwise they are packed
  * on the fly from the weight input (conformance tests feed W as an input).
