@@ -102,6 +102,24 @@ nnp_cpu_conv_blocked_pack (const NnpConvParams *p, const float *w)
   return packed;
 }
 
+void
+nnp_cpu_conv_blocked_taps (const NnpConvParams *p, ConvState *st)
+{
+  Geometry ge;
+  int64_t q = 0;
+
+  geometry (p, &ge);
+  st->n_taps = ge.cb * p->kernel[1] * p->kernel[2];
+  st->tap_off = g_new (int64_t, MAX (st->n_taps, 1));
+  st->tap_channels = g_new (int, MAX (st->n_taps, 1));
+  for (int64_t cb = 0; cb < ge.cb; cb++)
+    for (int64_t kh = 0; kh < p->kernel[1]; kh++)
+      for (int64_t kw = 0; kw < p->kernel[2]; kw++, q++) {
+        st->tap_off[q] = cb * ge.block + (kh * p->dilations[1] * ge.wp + kw * p->dilations[2]) * BC;
+        st->tap_channels[q] = (int) MIN (BC, ge.cin - cb * BC);
+      }
+}
+
 gsize
 nnp_cpu_conv_blocked_workspace (const NnpConvParams *p)
 {
@@ -208,7 +226,7 @@ typedef struct {
   float sum_alpha, sum_beta;
   int64_t ldc; /* floats between output channels */
   int64_t total, chunk, n_chunks;
-  const int64_t *toff; /* per (cb, kh, kw): float offset of the tap */
+  const int64_t *toff; /* per (cb, kh, kw): float offset of the tap (ConvState) */
   const int *tn;       /* per (cb, kh, kw): channels of the block */
   int64_t taps;
   NnpActivation act;
@@ -342,63 +360,50 @@ run_tasks (gpointer data, gsize begin, gsize end, int thread)
 }
 
 gboolean
-nnp_cpu_conv_blocked_run (const NnpCpuCall *call, const NnpConvParams *p, const float *packed)
+nnp_cpu_conv_blocked_run (const NnpCpuCall *call, const NnpConvParams *p, const ConvState *st)
 {
   const NnpNode *node = call->node;
+  const float *packed = st->packed;
   Geometry ge;
   const float *x = call->inputs[0]->data;
   const float *bias = p->has_bias && call->inputs[2] ? call->inputs[2]->data : NULL;
   float *y = call->outputs[0]->data;
   int64_t in_sp = vol3 (p->in_dims), out_sp = vol3 (p->out_dims);
   int threads = nnp_thread_pool_get_n_threads (call->pool);
-  int64_t taps_max;
   RunCtx ctx = { 0 };
 
   geometry (p, &ge);
-  taps_max = ge.cb * p->kernel[1] * p->kernel[2];
-  {
-    int64_t *toff = g_new (int64_t, taps_max);
-    int *tn = g_new (int, taps_max), q = 0;
-    for (int64_t cb = 0; cb < ge.cb; cb++)
-      for (int64_t kh = 0; kh < p->kernel[1]; kh++)
-        for (int64_t kw = 0; kw < p->kernel[2]; kw++, q++) {
-          toff[q] = cb * ge.block + (kh * p->dilations[1] * ge.wp + kw * p->dilations[2]) * BC;
-          tn[q] = (int) MIN (BC, ge.cin - cb * BC);
-        }
-    ctx.p = p;
-    ctx.ge = &ge;
-    ctx.pad = call->scratch;
-    ctx.ldc = out_sp;
-    ctx.total = (p->out_dims[1] - 1) * ge.wp + p->out_dims[2];
-    ctx.toff = toff;
-    ctx.tn = tn;
-    ctx.taps = taps_max;
-    ctx.act = node->act;
-    ctx.act_alpha = node->act_alpha;
-    ctx.act_beta = node->act_beta;
-    ctx.sum_act = call->sum_act;
-    ctx.sum_alpha = call->sum_alpha;
-    ctx.sum_beta = call->sum_beta;
-    /* chunks of whole tiles, enough tasks for the threads */
-    ctx.chunk = MIN ((ctx.total + TP - 1) / TP, 16) * TP;
-    while (ge.panels * ((ctx.total + ctx.chunk - 1) / ctx.chunk) < 4 * threads && ctx.chunk > TP)
-      ctx.chunk = MAX (TP, ctx.chunk / 2 / TP * TP);
-    ctx.n_chunks = (ctx.total + ctx.chunk - 1) / ctx.chunk;
-    for (int64_t b = 0; b < p->batch; b++) {
-      for (int64_t grp = 0; grp < p->group; grp++) {
-        PadCtx pc = { p, &ge, x + (b * p->in_channels + grp * ge.cin) * in_sp, call->scratch };
-        nnp_parallel_for (call->pool, ge.cb, 1, pad_blocks, &pc);
-        ctx.a = packed + grp * ge.panels * ge.k * TC;
-        ctx.bias = bias ? bias + grp * ge.m : NULL;
-        ctx.y = y + (b * p->out_channels + grp * ge.m) * out_sp;
-        ctx.sum = call->sum ? (const float *) call->sum->data
-                                  + (b * p->out_channels + grp * ge.m) * out_sp
-                            : NULL;
-        nnp_parallel_for (call->pool, ge.panels * ctx.n_chunks, 1, run_tasks, &ctx);
-      }
+  ctx.p = p;
+  ctx.ge = &ge;
+  ctx.pad = call->scratch;
+  ctx.ldc = out_sp;
+  ctx.total = (p->out_dims[1] - 1) * ge.wp + p->out_dims[2];
+  ctx.toff = st->tap_off;
+  ctx.tn = st->tap_channels;
+  ctx.taps = st->n_taps;
+  ctx.act = node->act;
+  ctx.act_alpha = node->act_alpha;
+  ctx.act_beta = node->act_beta;
+  ctx.sum_act = call->sum_act;
+  ctx.sum_alpha = call->sum_alpha;
+  ctx.sum_beta = call->sum_beta;
+  /* chunks of whole tiles, enough tasks for the threads */
+  ctx.chunk = MIN ((ctx.total + TP - 1) / TP, 16) * TP;
+  while (ge.panels * ((ctx.total + ctx.chunk - 1) / ctx.chunk) < 4 * threads && ctx.chunk > TP)
+    ctx.chunk = MAX (TP, ctx.chunk / 2 / TP * TP);
+  ctx.n_chunks = (ctx.total + ctx.chunk - 1) / ctx.chunk;
+  for (int64_t b = 0; b < p->batch; b++) {
+    for (int64_t grp = 0; grp < p->group; grp++) {
+      PadCtx pc = { p, &ge, x + (b * p->in_channels + grp * ge.cin) * in_sp, call->scratch };
+      nnp_parallel_for (call->pool, ge.cb, 1, pad_blocks, &pc);
+      ctx.a = packed + grp * ge.panels * ge.k * TC;
+      ctx.bias = bias ? bias + grp * ge.m : NULL;
+      ctx.y = y + (b * p->out_channels + grp * ge.m) * out_sp;
+      ctx.sum = call->sum
+                    ? (const float *) call->sum->data + (b * p->out_channels + grp * ge.m) * out_sp
+                    : NULL;
+      nnp_parallel_for (call->pool, ge.panels * ctx.n_chunks, 1, run_tasks, &ctx);
     }
-    g_free (toff);
-    g_free (tn);
   }
   return TRUE;
 }
@@ -406,7 +411,7 @@ nnp_cpu_conv_blocked_run (const NnpCpuCall *call, const NnpConvParams *p, const 
 #else
 
 gboolean
-nnp_cpu_conv_blocked_run (const NnpCpuCall *call, const NnpConvParams *p, const float *packed)
+nnp_cpu_conv_blocked_run (const NnpCpuCall *call, const NnpConvParams *p, const ConvState *st)
 {
   return FALSE;
 }

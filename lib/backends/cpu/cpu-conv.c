@@ -9,10 +9,10 @@
  *              padded, stride-phase-split copy of X (cpu-conv-direct.c), or,
  *              for stride 1 with enough channels on AVX-512, the
  *              blocked-channel kernel (cpu-conv-blocked.c).
+ *   DEPTHWISE  one input channel per group, 1-D/2-D: cpu-conv-dw.c.
  * A residual Add the executor fused into the Conv (NnpCpuCall.sum) is added
  * in the indirect GEMM's tasks and the blocked kernel's tiles, otherwise by
  * nnp_cpu_conv_add_sum() after the kernel.
- *   DEPTHWISE  one input channel per group, 1-D/2-D: cpu-conv-dw.c.
  * Constant weights are packed once by `prepare`; otherwise they are packed
  * on the fly from the weight input (conformance tests feed W as an input).
  *
@@ -68,6 +68,8 @@ nnp_cpu_conv_state_free (gpointer data)
     return;
   g_aligned_free (st->own_packed);
   g_free (st->koff);
+  g_free (st->tap_off);
+  g_free (st->tap_channels);
   g_free (st);
 }
 
@@ -150,6 +152,8 @@ nnp_cpu_conv_prepare_common (const NnpGraph *graph, const NnpNode *node, gboolea
   nnp_cpu_conv_group_mk (p, transpose, &job.m, &job.k);
   st = g_new0 (ConvState, 1);
   st->blocked = job.blocked;
+  if (job.blocked)
+    nnp_cpu_conv_blocked_taps (p, st);
   st->group_floats = nnp_sgemm_packed_a_size (job.m, job.k);
   /* the packing depends on the weights alone: once per model, shared by
    * every specialisation (lib/graph/derived.h); a weight that is not one
@@ -484,7 +488,7 @@ conv_run (const NnpCpuCall *call, GError **error)
   if (p->algo == NNP_CONV_ALGO_DIRECT) {
     const ConvState *st = call->state;
     if (st && st->blocked)
-      return nnp_cpu_conv_blocked_run (call, p, st->packed);
+      return nnp_cpu_conv_blocked_run (call, p, st);
     return nnp_cpu_conv_direct_run (call, p);
   }
   return conv_gemm_run (call, p);

@@ -38,6 +38,11 @@ typedef struct {
   int32_t *koff;    /* Conv GEMM (1x1) algo and ConvTranspose: B row offsets q * HW for
                         * the indirect GEMM, or NULL */
   gboolean blocked; /* packed holds the weights of cpu-conv-blocked.c (not the GEMM's) */
+  /* blocked: per tap (channel block, kh, kw), the float offset of its first
+   * pixel in the blocked copy and the block's channels (owned), n_taps */
+  int64_t *tap_off;
+  int *tap_channels;
+  int64_t n_taps;
 } ConvState;
 
 void nnp_cpu_conv_state_free (gpointer data);
@@ -63,9 +68,11 @@ void nnp_cpu_conv_add_sum (const NnpCpuCall *call);
  * (g_aligned_free), the scratch bytes, and the run. */
 gboolean nnp_cpu_conv_blocked_ok (const NnpConvParams *p);
 float *nnp_cpu_conv_blocked_pack (const NnpConvParams *p, const float *w);
+/* The tap table of ConvState (tap_off, tap_channels, n_taps), made once by prepare. */
+void nnp_cpu_conv_blocked_taps (const NnpConvParams *p, ConvState *st);
 gsize nnp_cpu_conv_blocked_workspace (const NnpConvParams *p);
 gboolean nnp_cpu_conv_blocked_run (const NnpCpuCall *call, const NnpConvParams *p,
-                                   const float *packed);
+                                   const ConvState *st);
 
 /* The GEMM of one (batch, group) index: Y = W x X (Conv, GEMM / IM2COL
  * algos) or cols = W^T x X (ConvTranspose); an NnpSgemm setup callback. */
