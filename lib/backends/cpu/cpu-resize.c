@@ -259,6 +259,41 @@ resize_nearest (const NnpCpuCall *call, const NnpResizeParams *p, const ResizeSt
 
 /* ----------------------------------------------------------- linear, cubic */
 
+/* d = wa * a + wb * b */
+static void
+blend_row_generic (float *d, const float *a, const float *b, float wa, float wb, int64_t n)
+{
+  for (int64_t x = 0; x < n; x++)
+    d[x] = wa * a[x] + wb * b[x];
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+__attribute__ ((target ("avx2,fma"))) static void
+blend_row_avx2 (float *d, const float *a, const float *b, float wa, float wb, int64_t n)
+{
+  const __m256 va = _mm256_set1_ps (wa), vb = _mm256_set1_ps (wb);
+  int64_t x = 0;
+
+  /* the same two products and sum as the generic loop (no FMA contraction) */
+  for (; x + 8 <= n; x += 8)
+    _mm256_storeu_ps (d + x, _mm256_add_ps (_mm256_mul_ps (va, _mm256_loadu_ps (a + x)),
+                                            _mm256_mul_ps (vb, _mm256_loadu_ps (b + x))));
+  blend_row_generic (d + x, a + x, b + x, wa, wb, n - x);
+}
+#endif
+
+static void
+blend_row (float *d, const float *a, const float *b, float wa, float wb, int64_t n)
+{
+#if defined(__x86_64__) || defined(__i386__)
+  if (nnp_cpu_avx2_ok ()) {
+    blend_row_avx2 (d, a, b, wa, wb, n);
+    return;
+  }
+#endif
+  blend_row_generic (d, a, b, wa, wb, n);
+}
+
 typedef struct {
   const NnpResizeParams *p;
   const ResizeState *s;
@@ -308,10 +343,7 @@ pass_worker (gpointer data, gsize begin, gsize end, int thread)
       for (int64_t j = 0; j < inner; j++)
         dst[j] = ev;
     } else if (T == 2) {
-      const float *a = src + ix[0] * inner, *b = src + ix[1] * inner;
-      const float wa = wx[0], wb = wx[1];
-      for (int64_t j = 0; j < inner; j++)
-        dst[j] = wa * a[j] + wb * b[j];
+      blend_row (dst, src + ix[0] * inner, src + ix[1] * inner, wx[0], wx[1], inner);
     } else {
       const float *a = src + ix[0] * inner, *b = src + ix[1] * inner;
       const float *c = src + ix[2] * inner, *d = src + ix[3] * inner;
@@ -379,41 +411,6 @@ typedef struct {
   float *dst, *ring; /* ring: 2 * w_out floats per thread */
   int64_t h_in, w_in, h_out, w_out;
 } Linear2dJob;
-
-/* d = wa * a + wb * b */
-static void
-blend_row_generic (float *d, const float *a, const float *b, float wa, float wb, int64_t n)
-{
-  for (int64_t x = 0; x < n; x++)
-    d[x] = wa * a[x] + wb * b[x];
-}
-
-#if defined(__x86_64__) || defined(__i386__)
-__attribute__ ((target ("avx2,fma"))) static void
-blend_row_avx2 (float *d, const float *a, const float *b, float wa, float wb, int64_t n)
-{
-  const __m256 va = _mm256_set1_ps (wa), vb = _mm256_set1_ps (wb);
-  int64_t x = 0;
-
-  /* the same two products and sum as the generic loop (no FMA contraction) */
-  for (; x + 8 <= n; x += 8)
-    _mm256_storeu_ps (d + x, _mm256_add_ps (_mm256_mul_ps (va, _mm256_loadu_ps (a + x)),
-                                            _mm256_mul_ps (vb, _mm256_loadu_ps (b + x))));
-  blend_row_generic (d + x, a + x, b + x, wa, wb, n - x);
-}
-#endif
-
-static void
-blend_row (float *d, const float *a, const float *b, float wa, float wb, int64_t n)
-{
-#if defined(__x86_64__) || defined(__i386__)
-  if (nnp_cpu_avx2_ok ()) {
-    blend_row_avx2 (d, a, b, wa, wb, n);
-    return;
-  }
-#endif
-  blend_row_generic (d, a, b, wa, wb, n);
-}
 
 static void
 linear_row (const float *src, const int64_t *ix, const float *wx, int64_t w_out, float *dst)
