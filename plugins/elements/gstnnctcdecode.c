@@ -17,7 +17,8 @@
  * merged, blank class 0 dropped) with the characters of the
  * #GstNnCtcDecode:keys file (class i + 1 is line i; a last class beyond the
  * file is a space, as in PaddleOCR) and scores each line with the mean
- * probability of its characters.
+ * probability of its characters.  Spaces read at either end of a line (the
+ * gap where nncrop left out an icon, a crop's margin) are removed.
  *
  * The text and score go into the region's "nnpipe/text" structure on the
  * original frame; once every region of a frame is read the frame is pushed
@@ -356,6 +357,9 @@ gst_nn_ctc_decode_decode (GstNnDecoder *decoder, GstNnDecoderFrame *f)
     g_free (text);
     text = plain;
   }
+  /* a blank read at either end (the gap left by a cut icon, a crop's
+   * margin) is not part of the line */
+  g_strstrip (text);
   if (roi == NULL) {
     /* whole-frame input: a region covering the frame */
     NnQuad q = { { { 0, 0 }, { fw, 0 }, { fw, fh }, { 0, fh } } };

@@ -9,10 +9,19 @@
 #define CLOSE_GAP 0.25
 #define MIN_WIDTH 0.75
 #define MAX_WIDTH 1.35
+/* set apart */
 #define MIN_HEIGHT 0.85
 #define MIN_GAP 0.5
 #define GAP_OVER_WORDS 1.5
 #define MIN_GAP_TWO_WORDS 0.7
+/* a widget beside its label: above the label's top and below its bottom */
+#define WIDGET_ABOVE 0.05
+#define WIDGET_BELOW 0.02
+#define WIDGET_GAP 0.4
+/* a filled box */
+#define FILLED_HEIGHT 0.85
+#define FILLED_SHARE 0.75
+#define FILLED_GAP 0.35
 /* ink: farther from the background than this share of the crop's 97th
  * percentile difference, and than MIN_INK levels; no icon is looked for
  * in a crop with less contrast than MIN_CONTRAST levels */
@@ -69,8 +78,10 @@ nn_crop_find_icon (const gfloat *t, gint height, gint width, gint used,
   gfloat *gray, *diff, bg, hi, level;
   guint8 *ink;
   Run *words;
-  gint n_words = 0, top, bottom, cut = 0;
-  gdouble th, w1, h1, g1, median = 0;
+  gint n_words = 0, top, bottom, top1, bottom1, top2, bottom2, cut = 0;
+  gdouble th, w1, h1, g1, median = 0, filled;
+  gsize n_ink = 0;
+  gboolean apart, widget;
   guint n_border = 0;
 
   g_return_val_if_fail (t != NULL && mul != NULL && add != NULL, 0);
@@ -140,11 +151,19 @@ nn_crop_find_icon (const gfloat *t, gint height, gint width, gint used,
   if (n_words < 2)
     goto done;
 
-  /* the first word against the rule */
-  ink_rows (ink, height, used, words[0].start, words[0].end, &top, &bottom);
+  /* the first word against the rules: its size, how much of its box is
+   * ink, where it stands against the rest of the line */
+  ink_rows (ink, height, used, words[0].start, words[0].end, &top1, &bottom1);
+  ink_rows (ink, height, used, words[1].start, words[n_words - 1].end, &top2,
+      &bottom2);
+  for (gint v = top1; v < bottom1; v++)
+    for (gint u = words[0].start; u < words[0].end; u++)
+      n_ink += ink[(gsize) v * used + u];
   w1 = (words[0].end - words[0].start) / th;
-  h1 = (bottom - top) / th;
+  h1 = (bottom1 - top1) / th;
   g1 = (words[1].start - words[0].end) / th;
+  filled = (gdouble) n_ink
+      / ((gsize) (bottom1 - top1) * (gsize) (words[0].end - words[0].start));
   if (n_words > 2) {
     gdouble *gaps = g_new (gdouble, n_words - 2);
 
@@ -160,9 +179,16 @@ nn_crop_find_icon (const gfloat *t, gint height, gint width, gint used,
     median = gaps[(n_words - 2) / 2];
     g_free (gaps);
   }
-  if (w1 >= MIN_WIDTH && w1 <= MAX_WIDTH && h1 >= MIN_HEIGHT && g1 >= MIN_GAP
+  apart = h1 >= MIN_HEIGHT && g1 >= MIN_GAP
       && (n_words > 2 ? g1 >= GAP_OVER_WORDS * median
-                      : g1 >= MIN_GAP_TWO_WORDS))
+                      : g1 >= MIN_GAP_TWO_WORDS);
+  widget = (top2 - top1) >= WIDGET_ABOVE * th
+      && (bottom1 - bottom2) >= MAX (1.0, WIDGET_BELOW * th)
+      && g1 >= WIDGET_GAP;
+  if (w1 >= MIN_WIDTH && w1 <= MAX_WIDTH
+      && (apart || widget
+          || (h1 >= FILLED_HEIGHT && filled >= FILLED_SHARE
+              && g1 >= FILLED_GAP)))
     cut = (words[0].end + words[1].start) / 2;
 
 done:

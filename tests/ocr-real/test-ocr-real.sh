@@ -6,7 +6,7 @@
 # 1. tests/ocr-real/eval.py runs pipelines/ocr-file.sh on every image of
 #    tests/data/ocr-real (public photos, pages and screenshots with
 #    hand-written ground truth, see SOURCES.md there) and must reach a mean
-#    character accuracy >= 0.97 and >= 0.85 of the lines read exactly; its
+#    character accuracy >= 0.97 and >= 0.89 of the lines read exactly; its
 #    first 20 images (issue 10) >= 0.95 and >= 0.85.  Each step of issue
 #    23 (filter, whole-frame, tidy, read-both, region, join, icon) must
 #    help on the images it is for (NNP_OCR_OFF turns it off for the
@@ -52,11 +52,11 @@ subset () {
 # the whole set (30 images since issue 23 added harder ones: a slanted
 # and two upside-down pages, tight one-line screenshots) and, for issue
 # 10's acceptance figures, its first 20 images
-if python3 "$src/tests/ocr-real/eval.py" -v --jobs 2 --min-char 0.97 --min-exact 0.85 \
+if python3 "$src/tests/ocr-real/eval.py" -v --jobs 2 --min-char 0.97 --min-exact 0.89 \
     --cmd "$ocr" "$data"; then
-  echo "ok  : real images (>= 0.97 of characters, >= 0.85 of lines)"
+  echo "ok  : real images (>= 0.97 of characters, >= 0.89 of lines)"
 else
-  echo "FAIL: real images below 0.97 / 0.85 (or the run failed)"; fail=1
+  echo "FAIL: real images below 0.97 / 0.89 (or the run failed)"; fail=1
 fi
 subset "$tmp/issue10" scene-01.jpg scene-02.jpg scene-03.jpg scene-04.jpg scene-05.jpg \
   scene-06.jpg word-01.jpg word-02.jpg word-03.jpg word-04.jpg sign-01.jpg sign-02.jpg \
@@ -68,6 +68,26 @@ if python3 "$src/tests/ocr-real/eval.py" --jobs 2 --min-char 0.95 --min-exact 0.
 else
   echo "FAIL: issue 10's 20 real images below 0.95 / 0.85"; fail=1
 fi
+
+# read_rendered TEXT FONT WxH ENCODER FILE: TEXT drawn black on white in
+# FONT, centred in a WxH frame, encoded into FILE, read by ocr-file.sh into
+# $got (lines joined by '|'); fails if the frame could not be made
+read_rendered () {
+  gst-launch-1.0 -q videotestsrc num-buffers=1 pattern=white ! \
+    "video/x-raw,width=${3%x*},height=${3#*x}" ! \
+    textoverlay "text=$1" "font-desc=$2" color=0xff000000 \
+      draw-shadow=false draw-outline=false valignment=center halignment=center ! \
+    videoconvert ! $4 ! filesink "location=$5" || return 1
+  got=$(sh "$src/pipelines/ocr-file.sh" "$5" - | cut -f1 | paste -sd'|')
+}
+# expect_read TEXT WHAT: $got must be TEXT
+expect_read () {
+  if [ "$got" = "$1" ]; then
+    echo "ok  : '$1' ($2)"
+  else
+    echo "FAIL: '$1' ($2) read '$got'"; fail=1
+  fi
+}
 
 # issue 23: each step of the reading helps on the real images it is for:
 # with it (the default), more lines are read exactly than with it turned
@@ -95,7 +115,15 @@ step_helps tidy photo-page-upside-down.png
 step_helps read-both screen-paths-menu.png screen-upside-down.png
 step_helps region photo-page.png line-title-bar.png
 step_helps join sign-02.jpg sign-03.jpg
-step_helps icon screen-help-menu.png screen-dashboard-menu.png
+step_helps icon screen-help-menu.png screen-dashboard-menu.png \
+  screen-palette-dialog.png screen-convert-dialog.png
+# ... and takes no letter: a capital alone before a word is read
+for spec in "Sans 22|W Street" "Sans 22|O Canada" "Serif 22|A new era begins"; do
+  font=${spec%%|*}; text=${spec#*|}
+  read_rendered "$text" "$font" 420x70 pngenc "$tmp/lead.png" ||
+    { echo "FAIL: could not render '$text'"; fail=1; continue; }
+  expect_read "$text" "$font: a leading capital is not an icon"
+done
 
 for text in nnpipe sneezing 0x04000000 bookkeeper Mississippi "committee 1100" \
     "Hello nnpipe 2026!"; do
@@ -124,18 +152,9 @@ done
 for spec in "Sans 32|Last frame 789|85" "Serif 28|Fourth line ABC|85" \
     "Sans Bold 24|Second frame here|85" "Sans 32|Hello video 2026|75"; do
   font=${spec%%|*}; rest=${spec#*|}; text=${rest%|*}; q=${rest#*|}
-  gst-launch-1.0 -q videotestsrc num-buffers=1 pattern=white ! \
-    video/x-raw,width=640,height=480 ! \
-    textoverlay "text=$text" "font-desc=$font" color=0xff000000 \
-      draw-shadow=false draw-outline=false valignment=center halignment=center ! \
-    videoconvert ! jpegenc quality=$q ! filesink "location=$tmp/s.jpg" ||
+  read_rendered "$text" "$font" 640x480 "jpegenc quality=$q" "$tmp/s.jpg" ||
     { echo "FAIL: could not render '$text' as JPEG"; fail=1; continue; }
-  got=$(sh "$src/pipelines/ocr-file.sh" "$tmp/s.jpg" - | cut -f1 | paste -sd'|')
-  if [ "$got" = "$text" ]; then
-    echo "ok  : '$text' ($font, JPEG quality $q)"
-  else
-    echo "FAIL: '$text' ($font, JPEG quality $q) read '$got'"; fail=1
-  fi
+  expect_read "$text" "$font, JPEG quality $q"
 done
 # frames in == frames out through the whole chain, classifier included
 n=$(NNP_OCR_FRAMES=3 sh "$src/pipelines/ocr.sh" "Three frames" "$tmp/f.png" |

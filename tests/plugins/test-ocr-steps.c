@@ -555,18 +555,37 @@ add_word (gint (*marks)[4], gint n, gint x, gint letters)
   return n;
 }
 
+/* A crop with a first mark @first_width x @first_height whose top is
+ * @top (the words' ink is rows 9..38): a solid rectangle when @filled, else
+ * its outline, 3 pixels thick (a check box, a ring); @gap columns after it
+ * @words words of four letters, @word_gap apart.  The column
+ * nn_crop_find_icon() returns. */
 static gint
-find_icon (gint first_width, gint first_height, gint gap, gint words, gint word_gap)
+find_mark (gint first_width, gint first_height, gint top, gboolean filled, gint gap, gint words,
+           gint word_gap)
 {
   const gfloat mul[3] = { 1 / 127.5f, 1 / 127.5f, 1 / 127.5f };
   const gfloat add[3] = { -1, -1, -1 };
-  gint marks[64][4], n = 1, x, cut;
+  gint marks[64][4], n, x, cut;
   gfloat *t;
 
-  marks[0][0] = 4;
-  marks[0][1] = first_width;
-  marks[0][2] = 9 + (30 - first_height) / 2;
-  marks[0][3] = first_height;
+  if (filled) {
+    marks[0][0] = 4;
+    marks[0][1] = first_width;
+    marks[0][2] = top;
+    marks[0][3] = first_height;
+    n = 1;
+  } else {
+    const gint sides[4][4] = {
+      { 4, first_width, top, 3 },
+      { 4, first_width, top + first_height - 3, 3 },
+      { 4, 3, top, first_height },
+      { 4 + first_width - 3, 3, top, first_height },
+    };
+
+    memcpy (marks, sides, sizeof sides);
+    n = 4;
+  }
   x = 4 + first_width + gap;
   for (gint w = 0; w < words; w++) {
     n = add_word (marks, n, x, 4);
@@ -578,14 +597,22 @@ find_icon (gint first_width, gint first_height, gint gap, gint words, gint word_
   return cut;
 }
 
+/* an outlined mark centred on the words' rows */
+static gint
+find_icon (gint first_width, gint first_height, gint gap, gint words, gint word_gap)
+{
+  return find_mark (first_width, first_height, 9 + (30 - first_height) / 2, FALSE, gap, words,
+                    word_gap);
+}
+
 GST_START_TEST (test_find_icon)
 {
   const gfloat mul[3] = { 1 / 127.5f, 1 / 127.5f, 1 / 127.5f };
   const gfloat add[3] = { -1, -1, -1 };
   gfloat *t;
 
-  /* a 30 x 30 icon, a gap of 24 (0.8 of the ink's height), words 10
-   * apart (0.33): the text starts in the middle of the gap */
+  /* set apart: a 30 x 30 icon, a gap of 24 (0.8 of the ink's height),
+   * words 10 apart (0.33): the text starts in the middle of the gap */
   fail_unless_equals_int (find_icon (30, 30, 24, 3, 10), 4 + 30 + 12);
   /* two words only: a gap of 0.8 is enough, 0.6 not */
   fail_unless_equals_int (find_icon (30, 30, 24, 1, 0), 4 + 30 + 12);
@@ -596,6 +623,24 @@ GST_START_TEST (test_find_icon)
   fail_unless_equals_int (find_icon (16, 30, 24, 3, 10), 0);
   fail_unless_equals_int (find_icon (46, 30, 24, 3, 10), 0);
   fail_unless_equals_int (find_icon (30, 20, 24, 3, 10), 0);
+
+  /* a widget beside its label (a radio button, a check box): a ring 36
+   * high reaching 3 rows above and below the words, a gap of 16 (0.44 of
+   * the ink's height, too narrow to be set apart): cut */
+  fail_unless_equals_int (find_mark (36, 36, 6, FALSE, 16, 1, 0), 4 + 36 + 8);
+  fail_unless_equals_int (find_mark (36, 36, 6, FALSE, 16, 3, 10), 4 + 36 + 8);
+  /* not when it stands on the words' baseline (a capital letter), nor
+   * when it is no taller than the words, nor with a gap under 0.4 */
+  fail_unless_equals_int (find_mark (36, 36, 3, FALSE, 16, 3, 10), 0);
+  fail_unless_equals_int (find_mark (30, 30, 9, FALSE, 14, 3, 10), 0);
+  fail_unless_equals_int (find_mark (36, 36, 6, FALSE, 13, 3, 10), 0);
+
+  /* a filled box (a check box drawn as a white cross on a dark square):
+   * a gap of 12 (0.4) is enough; not for its outline, nor under 0.35 */
+  fail_unless_equals_int (find_mark (30, 30, 9, TRUE, 12, 3, 10), 4 + 30 + 6);
+  fail_unless_equals_int (find_mark (30, 30, 9, FALSE, 12, 3, 10), 0);
+  fail_unless_equals_int (find_mark (30, 30, 9, TRUE, 9, 3, 10), 0);
+
   /* no contrast: a blank crop */
   t = icon_crop (100, 90, NULL, 0);
   fail_unless_equals_int (nn_crop_find_icon (t, 48, 100, 90, mul, add), 0);
