@@ -447,6 +447,37 @@ def conv_kernels():
     return model(nodes, [vi("x", F, [n, c, h, w])], outputs, inits), {"x": [n, c, h, w]}
 
 
+def depthwise_rows():
+    """Depthwise convolutions at stride 1 through the AVX-512 row kernel:
+    rows of 83 outputs (a 64-wide step, a 16-wide one, the last 16-wide
+    step overlapping), 3x3 and 5x5, asymmetric pads (rows with and without
+    every tap), fused Clip and HardSwish (an activation applied on vector
+    halves), and a row of 15 (left to the AVX2 kernel)."""
+    n, c, h = 1, 8, 9
+    convs = [  # name, width, kernel, pads, activation
+        ("d1", 83, 3, [1, 1, 1, 1], "Clip"),
+        ("d2", 83, 5, [2, 2, 2, 2], "HardSwish"),
+        ("d3", 83, 3, [0, 2, 2, 0], None),
+        ("d4", 15, 3, [1, 1, 1, 1], "Relu"),
+    ]
+    nodes, inits, inputs, outputs = [], [], [], []
+    for name, w, k, pads, act in convs:
+        inits += [const(name + "_w", rand(c, 1, k, k, scale=0.3)), const(name + "_b", rand(c))]
+        out = name if act is None else name + "_c"
+        nodes.append(helper.make_node("Conv", [name + "_x", name + "_w", name + "_b"], [out],
+                                      kernel_shape=[k, k], pads=pads, group=c))
+        if act == "Clip":
+            nodes.append(helper.make_node("Clip", [out, "zero", "six"], [name]))
+        elif act is not None:
+            nodes.append(helper.make_node(act, [out], [name]))
+        inputs.append(vi(name + "_x", F, [n, c, h, w]))
+        outputs.append(vi(name, F, [n, c, None, None]))
+    inits += [const("zero", np.array(0, np.float32)), const("six", np.array(6, np.float32))]
+    return model(nodes, inputs, outputs, inits), {i.name: [n, c, h, d.dim_value]
+                                                  for i in inputs
+                                                  for d in [i.type.tensor_type.shape.dim[3]]}
+
+
 def residual_fusion():
     """Residual Adds the CPU executor computes inside their Conv (the 1x1
     indirect GEMM, the blocked kernel, the indirect GEMM's linear rows, a
@@ -494,7 +525,7 @@ REFUSED = {loop_growing: ["data-dependent tail from node 'loop' (Loop)",
                           "loop-carried value 0 changes its type or shape"]}
 
 
-CASES = [conv_kernels, residual_fusion, lstm_bidi, gru_reverse, gru_default, rnn_relu, vit_block, super_res, style, opset7,
+CASES = [conv_kernels, depthwise_rows, residual_fusion, lstm_bidi, gru_reverse, gru_default, rnn_relu, vit_block, super_res, style, opset7,
          signal, reductions, indexing, losses, sampling, einsum, control_flow, detect_nms,
          detect_nms_batch2_center, nonzero_gathernd, topk_range_computed, loop_growing]
 

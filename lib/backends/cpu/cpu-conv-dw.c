@@ -1,7 +1,9 @@
 /* libnnpipe: CPU kernel of depthwise Conv (float32, NCHW; one input
  * channel per group, 1-D/2-D): direct, per output plane, on a zero-padded
- * copy of the input plane, vectorised along W (AVX2 for strides 1 and 2),
- * the node's activation applied in the store.  Dispatched by cpu-conv.c
+ * copy of the input plane, vectorised along W (AVX2 for strides 1 and 2;
+ * AVX-512 for the rows of 3x3 and 5x5 stride-1 kernels that have every
+ * tap, weights broadcast once per plane), the node's activation applied
+ * in the store.  Dispatched by cpu-conv.c
  * (algo NNP_CONV_ALGO_DEPTHWISE). */
 #include "backends/cpu/cpu.h"
 #include "backends/cpu/cpu-gemm.h"
@@ -29,7 +31,9 @@ typedef struct {
   int64_t hp, wp;  /* padded plane */
   guint8 *scratch; /* the slots */
   gsize slot_bytes;
-  gboolean *zeroed; /* per slot: its padded plane's borders are zero */
+  gboolean *zeroed;         /* per slot: its padded plane's borders are zero */
+  gboolean s1_avx512;       /* dw_rows_s1_avx512 takes rows [full_lo, full_hi) */
+  int64_t full_lo, full_hi; /* the output rows whose taps all read input rows */
 } DwCtx;
 
 static void
@@ -238,6 +242,126 @@ dw_row_avx2_body (const float *pl, int64_t wp, const float *w, int64_t kh_n, int
   return ow;
 }
 
+/* AVX-512, stride 1, a K x K kernel (3 or 5) without dilation, straight
+ * from the input plane (no padded copy): 64 outputs a step in four
+ * vectors, the taps of even and odd kernel rows in separate accumulators
+ * (8 FMA chains), the K x K weights broadcast once per plane.  A step whose
+ * taps reach past the row's ends (the padding) loads with lane masks, and
+ * the row's last step stores with one; output rows whose taps reach above
+ * or below the plane skip those kernel rows. */
+#define UKD __attribute__ ((target ("avx512f,avx512dq,avx2,fma")))
+
+UKD static inline __m512
+dw_act512 (__m512 v, NnpActivation act, float alpha, float beta)
+{
+  switch (act) {
+    case NNP_ACT_NONE: return v;
+    /* the maskz forms: GCC 12's plain ones warn of an undefined operand */
+    case NNP_ACT_RELU: return _mm512_maskz_max_ps ((__mmask16) -1, v, _mm512_setzero_ps ());
+    case NNP_ACT_CLIP:
+      return _mm512_maskz_min_ps ((__mmask16) -1,
+                                  _mm512_maskz_max_ps ((__mmask16) -1, v, _mm512_set1_ps (alpha)),
+                                  _mm512_set1_ps (beta));
+    default: {
+      /* the other activations: cpu-act.h's AVX2 forms on the two halves */
+      float buf[16] __attribute__ ((aligned (64)));
+      __m256 va = _mm256_set1_ps (alpha), vb = _mm256_set1_ps (beta);
+
+      _mm512_store_ps (buf, v);
+      _mm256_store_ps (buf, nnp_act_avx2 (_mm256_load_ps (buf), act, va, vb));
+      _mm256_store_ps (buf + 8, nnp_act_avx2 (_mm256_load_ps (buf + 8), act, va, vb));
+      return _mm512_load_ps (buf);
+    }
+  }
+}
+
+/* Output rows [oh0, oh1), whose K taps all read input rows, from the
+ * padded plane. */
+UKD __attribute__ ((always_inline)) static inline void
+dw_rows_s1_avx512_body (const DwCtx *c, const float *pad, const float *w, float bias, float *y,
+                        const int K, int64_t oh0, int64_t oh1)
+{
+  const int64_t OW = c->p->out_dims[2], wp = c->wp;
+  const NnpActivation act = c->act;
+  const float alpha = c->act_alpha, beta = c->act_beta;
+  __m512 wv[25];
+
+  for (int q = 0; q < K * K; q++)
+    wv[q] = _mm512_set1_ps (w[q]);
+  for (int64_t oh = oh0; oh < oh1; oh++) {
+    const float *r = pad + oh * wp; /* stride 1, no dilation: row oh + kh */
+    float *out = y + oh * OW;
+    int64_t ow = 0;
+
+    for (; ow + 64 <= OW; ow += 64) {
+      __m512 e0 = _mm512_set1_ps (bias), e1 = e0, e2 = e0, e3 = e0;
+      __m512 o0 = _mm512_setzero_ps (), o1 = o0, o2 = o0, o3 = o0;
+#pragma GCC unroll 5
+      for (int kh = 0; kh < K; kh++) {
+        const float *rk = r + kh * wp + ow;
+#pragma GCC unroll 5
+        for (int kw = 0; kw < K; kw++) {
+          __m512 wk = wv[kh * K + kw];
+          if (kh & 1) {
+            o0 = _mm512_fmadd_ps (wk, _mm512_loadu_ps (rk + kw), o0);
+            o1 = _mm512_fmadd_ps (wk, _mm512_loadu_ps (rk + kw + 16), o1);
+            o2 = _mm512_fmadd_ps (wk, _mm512_loadu_ps (rk + kw + 32), o2);
+            o3 = _mm512_fmadd_ps (wk, _mm512_loadu_ps (rk + kw + 48), o3);
+          } else {
+            e0 = _mm512_fmadd_ps (wk, _mm512_loadu_ps (rk + kw), e0);
+            e1 = _mm512_fmadd_ps (wk, _mm512_loadu_ps (rk + kw + 16), e1);
+            e2 = _mm512_fmadd_ps (wk, _mm512_loadu_ps (rk + kw + 32), e2);
+            e3 = _mm512_fmadd_ps (wk, _mm512_loadu_ps (rk + kw + 48), e3);
+          }
+        }
+      }
+      _mm512_storeu_ps (out + ow, dw_act512 (_mm512_add_ps (e0, o0), act, alpha, beta));
+      _mm512_storeu_ps (out + ow + 16, dw_act512 (_mm512_add_ps (e1, o1), act, alpha, beta));
+      _mm512_storeu_ps (out + ow + 32, dw_act512 (_mm512_add_ps (e2, o2), act, alpha, beta));
+      _mm512_storeu_ps (out + ow + 48, dw_act512 (_mm512_add_ps (e3, o3), act, alpha, beta));
+    }
+    /* 16 outputs; the last step of a row whose width is not a multiple of
+     * 16 overlaps the one before (outputs computed again, the same way) */
+    for (; ow < OW; ow += 16) {
+      __m512 e0 = _mm512_set1_ps (bias), o0 = _mm512_setzero_ps ();
+      if (ow + 16 > OW)
+        ow = OW - 16;
+#pragma GCC unroll 5
+      for (int kh = 0; kh < K; kh++) {
+        const float *rk = r + kh * wp + ow;
+#pragma GCC unroll 5
+        for (int kw = 0; kw < K; kw++) {
+          if (kh & 1)
+            o0 = _mm512_fmadd_ps (wv[kh * K + kw], _mm512_loadu_ps (rk + kw), o0);
+          else
+            e0 = _mm512_fmadd_ps (wv[kh * K + kw], _mm512_loadu_ps (rk + kw), e0);
+        }
+      }
+      _mm512_storeu_ps (out + ow, dw_act512 (_mm512_add_ps (e0, o0), act, alpha, beta));
+    }
+  }
+}
+
+UKD static void
+dw_rows_s1_avx512 (const DwCtx *c, const float *pad, const float *w, float bias, float *y,
+                   int64_t oh0, int64_t oh1)
+{
+  if (c->p->kernel[2] == 3)
+    dw_rows_s1_avx512_body (c, pad, w, bias, y, 3, oh0, oh1);
+  else
+    dw_rows_s1_avx512_body (c, pad, w, bias, y, 5, oh0, oh1);
+}
+
+/* Whether dw_rows_s1_avx512 takes the rows of this convolution that have
+ * every tap */
+static gboolean
+dw_s1_avx512_ok (const NnpConvParams *p)
+{
+  return nnp_sgemm_has_avx512 () && p->strides[1] == 1 && p->strides[2] == 1 && p->dilations[1] == 1
+         && p->dilations[2] == 1 && p->kernel[1] == p->kernel[2]
+         && (p->kernel[2] == 3 || p->kernel[2] == 5) && p->out_dims[2] >= 16;
+}
+
 /* Every output row of one plane from its padded copy: one call per plane
  * (the per-row call overhead dominated on 16x16 planes), the row kernel
  * inlined with kw_n and dw constant where the caller makes them so. */
@@ -254,6 +378,12 @@ dw_rows_avx2_body (const DwCtx *c, const float *pad, const float *w, float bias,
     const float *rows, *wk;
     int64_t kh_lo, kh_hi, done;
 
+    if (c->s1_avx512 && oh >= c->full_lo && oh < c->full_hi) {
+      /* the rows with every tap, at once */
+      dw_rows_s1_avx512 (c, pad, w, bias, y, oh, c->full_hi);
+      oh = c->full_hi - 1;
+      continue;
+    }
     if (!dw_row_taps (p, oh, &kh_lo, &kh_hi)) {
       dw_row_bias (c, bias, out, OW);
       continue;
@@ -357,6 +487,14 @@ nnp_cpu_conv_depthwise_run (const NnpCpuCall *call, const NnpConvParams *p)
   ctx.scratch = call->scratch;
   ctx.slot_bytes = round_up_bytes (ctx.hp * ctx.wp * sizeof (float));
   ctx.zeroed = g_new0 (gboolean, MAX (nnp_sgemm_slots (), 1));
+  ctx.s1_avx512 = FALSE;
+#if HAVE_X86
+  ctx.s1_avx512 = nnp_cpu_avx2_ok () && dw_s1_avx512_ok (p);
+#endif
+  /* output row oh reads input rows oh - pt + kh, kh < K */
+  ctx.full_lo = MAX (p->pads_begin[1], 0);
+  ctx.full_hi =
+      MAX (ctx.full_lo, MIN (p->out_dims[1], p->in_dims[1] + p->pads_begin[1] - p->kernel[1] + 1));
   nnp_cpu_run_in_slots (call->pool, p->batch * p->out_channels, call->scratch, ctx.slot_bytes,
                         dw_task, &ctx);
   g_free (ctx.zeroed);
