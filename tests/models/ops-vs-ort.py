@@ -409,7 +409,8 @@ def conv_kernels():
     the blocked-channel kernel (channel blocks of 16 with a part block, panels
     of 32 output channels with a part panel, dilation, asymmetric pads, 1xK
     and 5x5 kernels, two groups, a batch of 2, rows that end inside a tile,
-    fused Relu / Clip), the ones it leaves to the indirect GEMM (stride 2,
+    fused Relu / Clip), the ones it leaves to the indirect GEMM (stride 2
+    with a fused Clip, applied in the AVX-512 tile store,
     3 input channels) and depthwise rows that end in a part vector."""
     n, c, h, w = 2, 32, 13, 17
     convs = [  # name, cin (first channels of x), cout, kernel, attributes, activation
@@ -418,7 +419,7 @@ def conv_kernels():
         ("c3", 32, 62, (5, 5), dict(pads=[2, 2, 2, 2], group=2), None),
         ("c4", 32, 16, (1, 7), dict(pads=[0, 3, 0, 3]), None),
         ("c5", 32, 64, (3, 3), dict(pads=[0, 0, 0, 0]), "Relu"),
-        ("c6", 32, 24, (3, 3), dict(pads=[1, 1, 1, 1], strides=[2, 2]), None),
+        ("c6", 32, 24, (3, 3), dict(pads=[1, 1, 1, 1], strides=[2, 2]), "Clip"),
         ("c7", 3, 32, (3, 3), dict(pads=[1, 1, 1, 1]), "Relu"),
         # depthwise: rows of 9 and 17 outputs (the last 8-wide block overlaps)
         ("c8", 32, 32, (3, 3), dict(pads=[1, 1, 1, 1], strides=[2, 2], group=32), None),

@@ -329,6 +329,23 @@ uk512_store_row (__m512 x0, __m512 x1, float *cr, int r, const UkArgs *args)
     x0 = _mm512_add_ps (x0, _mm512_loadu_ps (args->cb));
     x1 = _mm512_add_ps (x1, _mm512_loadu_ps (args->cb + 16));
   }
+  if (args->act == NNP_ACT_RELU || args->act == NNP_ACT_CLIP) {
+    /* in registers (the maskz forms: GCC 12's plain ones warn of an
+     * undefined operand) */
+    __m512 lo = args->act == NNP_ACT_RELU ? _mm512_setzero_ps () : _mm512_set1_ps (args->act_alpha);
+
+    x0 = _mm512_maskz_max_ps ((__mmask16) -1, x0, lo);
+    x1 = _mm512_maskz_max_ps ((__mmask16) -1, x1, lo);
+    if (args->act == NNP_ACT_CLIP) {
+      __m512 hi = _mm512_set1_ps (args->act_beta);
+
+      x0 = _mm512_maskz_min_ps ((__mmask16) -1, x0, hi);
+      x1 = _mm512_maskz_min_ps ((__mmask16) -1, x1, hi);
+    }
+    _mm512_storeu_ps (cr, x0);
+    _mm512_storeu_ps (cr + 16, x1);
+    return;
+  }
   _mm512_storeu_ps (cr, x0);
   _mm512_storeu_ps (cr + 16, x1);
   if (args->act != NNP_ACT_NONE) {
