@@ -346,14 +346,19 @@ uk512_store_row (__m512 x0, __m512 x1, float *cr, int r, const UkArgs *args)
     _mm512_storeu_ps (cr + 16, x1);
     return;
   }
+  if (args->act != NNP_ACT_NONE) {
+    /* the AVX2 activations of cpu-act.h on the four halves, in registers
+     * (last K block only) */
+    __m256 va = _mm256_set1_ps (args->act_alpha), vb = _mm256_set1_ps (args->act_beta);
+
+    _mm256_storeu_ps (cr, nnp_act_avx2 (_mm512_extractf32x8_ps (x0, 0), args->act, va, vb));
+    _mm256_storeu_ps (cr + 8, nnp_act_avx2 (_mm512_extractf32x8_ps (x0, 1), args->act, va, vb));
+    _mm256_storeu_ps (cr + 16, nnp_act_avx2 (_mm512_extractf32x8_ps (x1, 0), args->act, va, vb));
+    _mm256_storeu_ps (cr + 24, nnp_act_avx2 (_mm512_extractf32x8_ps (x1, 1), args->act, va, vb));
+    return;
+  }
   _mm512_storeu_ps (cr, x0);
   _mm512_storeu_ps (cr + 16, x1);
-  if (args->act != NNP_ACT_NONE) {
-    /* the AVX2 activations of cpu-act.h, on the stored row (last K block only) */
-    __m256 va = _mm256_set1_ps (args->act_alpha), vb = _mm256_set1_ps (args->act_beta);
-    for (int h = 0; h < 2 * NR; h += 8)
-      _mm256_storeu_ps (cr + h, nnp_act_avx2 (_mm256_loadu_ps (cr + h), args->act, va, vb));
-  }
 }
 
 /* Packed B: tile 0 at b, tile 1 at b + bs; A panel 1 at a + as. */
