@@ -521,12 +521,28 @@ def residual_fusion():
     return model(nodes, [vi("x", F, [n, c, h, w])], outs, inits), {"x": [n, c, h, w]}
 
 
+def concat_chunks():
+    """Concat copied in 256 KiB chunks of the output on two threads (THREADS):
+    chunks that start and end inside a part's row, parts of odd byte
+    lengths, an empty part, along axis 1 (one output row of 1.9 MiB) and
+    axis 2 (many short rows)."""
+    a, b, e, d = [1, 5, 301, 163], [1, 3, 301, 163], [1, 0, 301, 163], [1, 2, 301, 163]
+    nodes = [helper.make_node("Concat", ["a", "b", "e", "d"], ["y1"], axis=1),
+             helper.make_node("Concat", ["a", "a"], ["y2"], axis=2)]
+    ins = [vi("a", F, a), vi("b", F, b), vi("e", F, e), vi("d", F, d)]
+    return (model(nodes, ins, [vi("y1", F, [1, 10, 301, 163]), vi("y2", F, [1, 5, 602, 163])]),
+            {"a": a, "b": b, "e": e, "d": d})
+
+
+# cases run with more than one intra-op thread: case -> threads
+THREADS = {concat_chunks: 2}
+
 # what must still be refused: case -> strings nnpipe's error names
 REFUSED = {loop_growing: ["data-dependent tail from node 'loop' (Loop)",
                           "loop-carried value 0 changes its type or shape"]}
 
 
-CASES = [conv_kernels, depthwise_rows, residual_fusion, lstm_bidi, gru_reverse, gru_default, rnn_relu, vit_block, super_res, style, opset7,
+CASES = [conv_kernels, depthwise_rows, concat_chunks, residual_fusion, lstm_bidi, gru_reverse, gru_default, rnn_relu, vit_block, super_res, style, opset7,
          signal, reductions, indexing, losses, sampling, einsum, control_flow, detect_nms,
          detect_nms_batch2_center, nonzero_gathernd, topk_range_computed, loop_growing]
 
@@ -566,7 +582,8 @@ def main():
         dirs = {t: os.path.join(opts.work, name, t) for t in ("nnpipe", "ort")}
         for d in dirs.values():
             os.makedirs(d)
-        rc_n = run([nnpipe, "run", path, *shape_args, "--output-dir", dirs["nnpipe"]],
+        rc_n = run([nnpipe, "run", path, *shape_args, "--output-dir", dirs["nnpipe"],
+                    "--threads", str(THREADS.get(make, 1))],
                    dirs["nnpipe"] + ".log")
         rc_o = run([ort, path, *shape_args, "--output-dir", dirs["ort"]], dirs["ort"] + ".log")
         if rc_o == 77:

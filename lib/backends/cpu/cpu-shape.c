@@ -305,22 +305,61 @@ const NnpCpuKernel nnp_cpu_expand = { .run = strided_run };
 
 /* ---------------------------------------------------------------- Concat, Split */
 
+/* Concat in chunks of the output of this many bytes, one task each (a
+ * large concatenation is a copy bound by memory bandwidth, which two
+ * cores share better than one uses) */
+#define CONCAT_CHUNK (256 * 1024)
+
+typedef struct {
+  const NnpConcatParams *p;
+  const NnpCpuCall *call;
+  guint8 *dst;
+  gsize total;
+} ConcatCtx;
+
+/* Output bytes [begin * CONCAT_CHUNK, end * CONCAT_CHUNK): output row o
+ * is the parts' rows o, one after another. */
+static void
+concat_chunks (gpointer data, gsize begin, gsize end, int thread)
+{
+  const ConcatCtx *c = data;
+  const NnpConcatParams *p = c->p;
+  gsize at = begin * CONCAT_CHUNK, stop = MIN (end * CONCAT_CHUNK, c->total);
+  gsize o = at / (gsize) p->whole_row, in_row = at % (gsize) p->whole_row;
+  int i = 0;
+
+  /* the part holding byte in_row of row o */
+  while (in_row >= (gsize) p->part_row[i]) {
+    in_row -= (gsize) p->part_row[i];
+    i++;
+  }
+  while (at < stop) {
+    gsize row = (gsize) p->part_row[i], n = MIN (row - in_row, stop - at);
+
+    memcpy (c->dst + at, (const guint8 *) c->call->inputs[i]->data + o * row + in_row, n);
+    at += n;
+    in_row = 0;
+    if (++i == p->n_parts) {
+      i = 0;
+      o++;
+    }
+  }
+}
+
 static gboolean
 concat_run (const NnpCpuCall *call, GError **error)
 {
   const NnpConcatParams *p = call->node->params;
-  guint8 *dst = call->outputs[0]->data;
+  ConcatCtx c;
 
   g_return_val_if_fail (p != NULL, FALSE);
-  for (int64_t o = 0; o < p->outer; o++) {
-    for (int i = 0; i < p->n_parts; i++) {
-      const NnpTensor *x = call->inputs[i];
-      gsize row = (gsize) p->part_row[i];
-      if (row > 0)
-        memcpy (dst, (const guint8 *) x->data + (gsize) o * row, row);
-      dst += row;
-    }
-  }
+  c.p = p;
+  c.call = call;
+  c.dst = call->outputs[0]->data;
+  c.total = (gsize) p->outer * (gsize) p->whole_row;
+  if (c.total > 0)
+    nnp_parallel_for (call->pool, (c.total + CONCAT_CHUNK - 1) / CONCAT_CHUNK, 1, concat_chunks,
+                      &c);
   return TRUE;
 }
 
