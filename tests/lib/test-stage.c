@@ -350,6 +350,52 @@ test_data_dependent_tail (void)
   }
 }
 
+/* ------------------------------------------- one thread or the pool, measured */
+
+/* A stage of two or more threads measures its first runs with every node
+ * on the pool, then on one thread, then the mix (cpu-exec.c): every run,
+ * during and after, gives the same bytes as a one-thread stage. */
+static void
+test_threads_measured (void)
+{
+  const int64_t da[] = { 64, 96 }, dw[] = { 96, 80 }, db[] = { 80 };
+  g_autoptr (NnpGraph) g = nnp_graph_new ("measured", 13);
+  g_autoptr (NnpGraph) sg = NULL;
+  g_autoptr (GPtrArray) want = NULL;
+  NnpTensor *a = tu_tensor_f32 (2, da, NULL), *w = tu_tensor_f32 (2, dw, NULL);
+  NnpTensor *b = tu_tensor_f32 (1, db, NULL);
+  NnpStage *one, *two;
+
+  nnp_tensor_fill_pattern (w, 2);
+  nnp_tensor_fill_pattern (b, 3);
+  tu_add_input (g, "a", NNP_DTYPE_FLOAT32, 2, da);
+  tu_add_constant (g, "w", w);
+  tu_add_constant (g, "b", b);
+  tu_add_node (g, "mm", "MatMul", L ("a", "w"), L ("m"));
+  tu_add_node (g, "add", "Add", L ("m", "b"), L ("s"));
+  tu_add_node (g, "relu", "Relu", L ("s"), L ("r"));
+  tu_add_node (g, "soft", "Softmax", L ("r"), L ("y"));
+  tu_add_output (g, "y");
+  sg = tu_specialize (g, 0);
+  one = new_stage (sg, NULL, 0, 1);
+  two = new_stage (sg, NULL, 0, 2);
+  nnp_tensor_fill_pattern (a, 1);
+  want = tu_run_stage (one, &a);
+  for (int run = 0; run < 14; run++) {
+    g_autoptr (GPtrArray) got = tu_run_stage (two, &a);
+    const NnpTensor *x = g_ptr_array_index (want, 0), *y = g_ptr_array_index (got, 0);
+
+    g_assert_cmpuint (y->nbytes, ==, x->nbytes);
+    if (memcmp (x->data, y->data, x->nbytes) != 0)
+      g_error ("run %d on two threads differs from one thread", run);
+  }
+  nnp_stage_free (one);
+  nnp_stage_free (two);
+  nnp_tensor_unref (a);
+  nnp_tensor_unref (w);
+  nnp_tensor_unref (b);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -358,5 +404,6 @@ main (int argc, char **argv)
   g_test_add_func ("/stage/memplan-reuse", test_memplan_reuse);
   g_test_add_func ("/stage/split-stages", test_split_stages);
   g_test_add_func ("/stage/data-dependent-tail", test_data_dependent_tail);
+  g_test_add_func ("/stage/threads-measured", test_threads_measured);
   return g_test_run ();
 }

@@ -13,6 +13,19 @@
  * nnp_cpu_exec_run() then only points the boundary views at the caller's
  * tensors and calls the kernels in order: no allocation, no lookup.
  *
+ * One thread or several, measured (run_calibrating): with a pool of two or
+ * more threads the first runs alternate between every node on the pool
+ * and every node on the calling thread alone, each node timed, then try
+ * the mix (each node the faster way); the fastest of the three as a whole
+ * is kept.  Small nodes on tensors that fit a core's caches often run
+ * faster on one thread: the hand-over to the pool and the halves of the
+ * tensors moving between the cores' caches cost more than the second core
+ * gives (BlazeFace at 2 threads ran slower than at 1).  A stage whose
+ * second run on the pool takes 50 ms or more stays there (three runs
+ * measured, not ten).  Results do not
+ * depend on it: each kernel computes the same sums in the same order
+ * whatever the number of threads.
+ *
  * Profiling (opt-in): with NNP_PROFILE set in the environment when the
  * stage is created, each kernel call is timed and nnp_cpu_exec_free() logs a
  * per-kind time table and the slowest nodes at INFO level in category
@@ -56,10 +69,23 @@ struct _NnpCpuExec {
   gsize scratch_bytes;
   NnpThreadPool *pool;
 
+  /* per node on one thread or the pool: runs measured so far, and per step
+   * the least nanoseconds on the pool [2 s] and on one thread [2 s + 1] */
+  int calib_runs;
+  gint64 *calib_ns;
+  gint64 calib_total[3]; /* least whole run: on the pool, one thread, the mix */
+
   gboolean profile; /* NNP_PROFILE was set at creation */
   int prof_runs;
   gint64 *prof_ns; /* per step: total nanoseconds over prof_runs */
 };
+
+/* runs that measure each node on the pool and on one thread, alternately,
+ * then the mix of the faster ways */
+#define CALIB_ALT 8
+#define CALIB_RUNS 10
+/* runs on the pool at least this long (the second one) end the measuring */
+#define CALIB_LONG_NS (50 * 1000 * 1000)
 
 static void
 aligned_free (gpointer p)
@@ -265,6 +291,15 @@ nnp_cpu_exec_new (const NnpBackendStageInfo *info, GError **error)
   }
   for (int s = 0; s < n_nodes; s++)
     stage->steps[s].call.pool = stage->pool;
+  if (nnp_thread_pool_get_n_threads (stage->pool) > 1) {
+    stage->calib_ns = g_new (gint64, 2 * MAX (n_nodes, 1));
+    for (int i = 0; i < 2 * n_nodes; i++)
+      stage->calib_ns[i] = G_MAXINT64;
+    for (int m = 0; m < 3; m++)
+      stage->calib_total[m] = G_MAXINT64;
+  } else {
+    stage->calib_runs = CALIB_RUNS;
+  }
 
   NNP_DEBUG ("nnp-exec",
              "cpu: %d nodes, %d inputs, %d outputs, %d buffers, arena %" G_GSIZE_FORMAT
@@ -395,6 +430,7 @@ nnp_cpu_exec_free (NnpCpuExec *stage)
   if (stage->profile && stage->prof_runs > 0)
     log_profile (stage);
   g_free (stage->prof_ns);
+  g_free (stage->calib_ns);
   nnp_thread_pool_free (stage->pool);
   for (int s = 0; stage->steps && s < stage->n_steps; s++) {
     Step *step = &stage->steps[s];
@@ -427,6 +463,78 @@ nnp_cpu_exec_get_arena_bytes (NnpCpuExec *stage)
   return stage->arena_bytes;
 }
 
+/* One of the first CALIB_RUNS runs.  Runs 0 .. CALIB_ALT - 1: every node
+ * on the pool (even runs) or on the calling thread (odd runs), each node
+ * timed; then the mix (each node the faster way) for the remaining runs;
+ * the whole run timed each time.  Kept from then on: whichever of the
+ * three was fastest as a whole (a mix can lose to all-on-one-thread when
+ * the nodes it splits hand the tensors between the cores' caches). */
+static gboolean
+run_calibrating (NnpCpuExec *stage, GError **error)
+{
+  int run = stage->calib_runs, mode = run < CALIB_ALT ? run % 2 : 2, best = 0, n_serial = 0;
+  gboolean ok = TRUE;
+  gint64 total = 0;
+
+  for (int s = 0; s < stage->n_steps && ok; s++) {
+    Step *step = &stage->steps[s];
+    gint64 t0, ns;
+    if (step->skip)
+      continue;
+    if (mode < 2)
+      step->call.pool = mode ? NULL : stage->pool;
+    t0 = now_ns ();
+    ok = step->kernel->run (&step->call, error);
+    ns = now_ns () - t0;
+    total += ns;
+    if (mode < 2)
+      stage->calib_ns[2 * s + mode] = MIN (stage->calib_ns[2 * s + mode], ns);
+    if (stage->profile)
+      stage->prof_ns[s] += ns;
+  }
+  stage->prof_runs += ok && stage->profile;
+  if (!ok)
+    return FALSE;
+  stage->calib_total[mode] = MIN (stage->calib_total[mode], total);
+  if (run == 2 && stage->calib_total[0] >= CALIB_LONG_NS) {
+    /* long runs (the first is cold: the second on the pool decides): the
+     * hand-overs, microseconds a node, cannot matter */
+    stage->calib_runs = CALIB_RUNS;
+    NNP_DEBUG ("nnp-exec", "cpu: every node on %d threads (a run of %.1f ms)",
+               nnp_thread_pool_get_n_threads (stage->pool), stage->calib_total[0] / 1e6);
+    for (int s = 0; s < stage->n_steps; s++)
+      stage->steps[s].call.pool = stage->pool;
+    return TRUE;
+  }
+  stage->calib_runs++;
+  if (stage->calib_runs == CALIB_ALT) {
+    /* the mix for the next runs */
+    for (int s = 0; s < stage->n_steps; s++)
+      stage->steps[s].call.pool =
+          stage->calib_ns[2 * s + 1] < stage->calib_ns[2 * s] ? NULL : stage->pool;
+  }
+  if (stage->calib_runs < CALIB_RUNS)
+    return TRUE;
+  for (int m = 1; m < 3; m++)
+    if (stage->calib_total[m] < stage->calib_total[best])
+      best = m;
+  for (int s = 0; s < stage->n_steps; s++) {
+    Step *step = &stage->steps[s];
+    if (best < 2)
+      step->call.pool = best ? NULL : stage->pool;
+    n_serial += step->call.pool == NULL && !step->skip;
+  }
+  NNP_DEBUG ("nnp-exec",
+             "cpu: %d nodes on one thread, the rest on %d (fastest measured: %s; "
+             "runs of %.3f / %.3f / %.3f ms)",
+             n_serial, nnp_thread_pool_get_n_threads (stage->pool),
+             best == 0   ? "all on the pool"
+             : best == 1 ? "all on one thread"
+                         : "each node its way",
+             stage->calib_total[0] / 1e6, stage->calib_total[1] / 1e6, stage->calib_total[2] / 1e6);
+  return TRUE;
+}
+
 gboolean
 nnp_cpu_exec_run (NnpCpuExec *stage, NnpTensor *const *inputs, NnpTensor *const *outputs,
                   GError **error)
@@ -441,7 +549,9 @@ nnp_cpu_exec_run (NnpCpuExec *stage, NnpTensor *const *inputs, NnpTensor *const 
 
   /* a pinned stage pins the calling thread only while it runs */
   nnp_thread_pool_enter (stage->pool);
-  if (G_UNLIKELY (stage->profile)) {
+  if (G_UNLIKELY (stage->calib_runs < CALIB_RUNS)) {
+    ok = run_calibrating (stage, error);
+  } else if (G_UNLIKELY (stage->profile)) {
     for (int s = 0; s < stage->n_steps && ok; s++) {
       Step *step = &stage->steps[s];
       gint64 t0;
