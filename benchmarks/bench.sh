@@ -20,7 +20,8 @@
 # adds its latency and new / base: "no model slower than before" measured in
 # the same minutes as the change).
 #
-# Each process runs one warm-up and K timed runs and reports their median
+# Each process runs W untimed runs (10; 3 for ISNet; the base build: its one
+# warm-up) and K timed runs and reports their median
 # and minimum; the figure is the median over ROUNDS processes (ratio-min:
 # the ratio of the fastest runs, useful when other jobs load the machine).  Round r runs nnpipe first
 # when r is odd, ONNX Runtime first when it is even.
@@ -118,7 +119,11 @@ for t in $threads_list; do
     flops=$("$nnpipe" inspect "$mf" $(shape_args "$shape") 2>/dev/null | sed -n 's/^FLOPs: \([0-9]*\).*/\1/p')
     : > "$tmp/n" ; : > "$tmp/o" ; : > "$tmp/b"
     nr=$rounds
-    case $label in isnet*) nr=$heavy_rounds ;; esac
+    # untimed runs first: enough for a CPU stage of several threads to
+    # measure its nodes (10 runs; 3 when a run takes 50 ms or more:
+    # docs/architecture.md), the same for ONNX Runtime
+    w=10
+    case $label in isnet*) nr=$heavy_rounds; w=3 ;; esac
     r=1
     while [ $r -le "$nr" ]; do
       if [ -n "$base" ]; then
@@ -127,11 +132,11 @@ for t in $threads_list; do
       for who in $order; do
         # shellcheck disable=SC2046
         if [ $who = n ]; then
-          "$nnpipe" run "$mf" $(shape_args "$shape") --threads "$t" --repeat "$k" 2>&1 | latmin >> "$tmp/n"
+          "$nnpipe" run "$mf" $(shape_args "$shape") --threads "$t" --warmup "$w" --repeat "$k" 2>&1 | latmin >> "$tmp/n"
         elif [ $who = b ]; then
           "$base" run "$mf" $(shape_args "$shape") --threads "$t" --repeat "$k" 2>&1 | latmin >> "$tmp/b"
         else
-          "$ort" "$mf" $(shape_args "$shape") --threads "$t" --repeat "$k" 2>&1 | latmin >> "$tmp/o"
+          "$ort" "$mf" $(shape_args "$shape") --threads "$t" --warmup "$w" --repeat "$k" 2>&1 | latmin >> "$tmp/o"
         fi
       done
       r=$((r + 1))

@@ -57,6 +57,8 @@ static const char usage_text[] =
     "  --threads N              intra-op threads (default 1)\n"
     "  --cpus 0,1,...           pin thread i to cpus[i % n]\n"
     "  --repeat K               time K runs after one warm-up, print latency\n"
+    "  --warmup W               W untimed runs before them (default 1; a CPU stage of\n"
+    "                           several threads measures its first 10 runs)\n"
     "  --device NAME            cpu[:THREADS] or opencl[:N|:NAME] (default cpu)\n"
     "  --profile                print per-node-kind kernel times (cpu device)\n"
     "  --no-fusion              keep BatchNormalization and activations as nodes\n"
@@ -579,7 +581,7 @@ cmd_run (int argc, char **argv)
   char **shape_strv = NULL, **input_strv = NULL, *output_dir = NULL, *cpus_str = NULL;
   char *device = NULL;
   g_autofree char *plan_path = NULL;
-  int threads = 1, repeat = 0;
+  int threads = 1, repeat = 0, warmup = 1;
   gboolean no_fusion = FALSE, profile = FALSE;
   GOptionEntry entries[] = {
     { "shape", 0, 0, G_OPTION_ARG_STRING_ARRAY, &shape_strv,
@@ -591,6 +593,8 @@ cmd_run (int argc, char **argv)
     { "threads", 0, 0, G_OPTION_ARG_INT, &threads, "Intra-op threads (default 1)", "N" },
     { "cpus", 0, 0, G_OPTION_ARG_STRING, &cpus_str, "Pin threads to these cpus", "0,1,..." },
     { "repeat", 0, 0, G_OPTION_ARG_INT, &repeat, "Time K runs after one warm-up", "K" },
+    { "warmup", 0, 0, G_OPTION_ARG_INT, &warmup, "Untimed runs before the timed ones (default 1)",
+      "W" },
     { "device", 0, 0, G_OPTION_ARG_STRING, &device, "Device: cpu or opencl[:N|:NAME] (default cpu)",
       "NAME" },
     { "no-fusion", 0, 0, G_OPTION_ARG_NONE, &no_fusion,
@@ -642,8 +646,8 @@ cmd_run (int argc, char **argv)
     g_free (device);
     device = g_steal_pointer (&dev);
   }
-  if (threads < 1 || threads > 1024 || repeat < 0) {
-    print_error ("--threads must be in 1..1024 and --repeat >= 0");
+  if (threads < 1 || threads > 1024 || repeat < 0 || warmup < 1) {
+    print_error ("--threads must be in 1..1024, --repeat >= 0 and --warmup >= 1");
     ret = EXIT_USAGE;
     goto out;
   }
@@ -756,10 +760,11 @@ cmd_run (int argc, char **argv)
     }
   }
 
-  if (!run_once (stage, dynamic, inputs, outputs, n_out, &err)) {
-    print_error ("%s", err->message);
-    goto out;
-  }
+  for (int w = 0; w < (repeat > 0 ? warmup : 1); w++)
+    if (!run_once (stage, dynamic, inputs, outputs, n_out, &err)) {
+      print_error ("%s", err->message);
+      goto out;
+    }
   if (repeat > 0) {
     g_autofree double *ms = g_new (double, repeat);
     for (int r = 0; r < repeat; r++) {

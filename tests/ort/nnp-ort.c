@@ -1,15 +1,15 @@
 /* nnp-ort: run a model with ONNX Runtime, the reference nnpipe is tested against.
  *
  *   nnp-ort MODEL --shape x=1,3,640,640 [--input x=FILE.raw] [--output-dir DIR]
- *           [--threads N] [--repeat K] [--ort-lib PATH]
+ *           [--threads N] [--warmup W] [--repeat K] [--ort-lib PATH]
  *
  * Mirrors `nnpipe run`: input files are raw little-endian data of the input's
  * element type in C order (float32 for the working models); without --input
  * an input gets nnp_tensor_fill_pattern() with seed = the input's position,
  * exactly like nnpipe.  Each output is written to DIR/NAME.raw (characters
  * outside [A-Za-z0-9._-] replaced by '_') and DIR/outputs.json maps names to
- * shapes.  With --repeat K the run is timed K times and
- * "latency_ms median=X min=Y" is printed.
+ * shapes.  With --repeat K the run is timed K times (after W untimed runs
+ * with --warmup W) and "latency_ms median=X min=Y" is printed.
  *
  * libonnxruntime.so.1 is opened with dlopen() (no build-time dependency):
  * --ort-lib, else $NNP_ORT_LIB, else NNP_ORT_DEFAULT_LIB (set by the build
@@ -159,6 +159,7 @@ static char *opt_output_dir = NULL;
 static char *opt_ort_lib = NULL;
 static int opt_threads = 1;
 static int opt_repeat = 1;
+static int opt_warmup = 0;
 static gboolean opt_no_optimization = FALSE;
 
 static gboolean
@@ -339,10 +340,11 @@ run (const char *model_path, GError **error)
     ORT (AllocatorFree, AllocatorFree) (alloc, name);
   }
 
-  /* Run: once, or K timed runs. */
+  /* Run: W untimed runs, then once, or K timed runs. */
   opt_repeat = MAX (opt_repeat, 1);
-  times = g_new0 (double, opt_repeat);
-  for (int r = 0; r < opt_repeat; r++) {
+  opt_warmup = MAX (opt_warmup, 0);
+  times = g_new0 (double, opt_repeat + opt_warmup);
+  for (int r = -opt_warmup; r < opt_repeat; r++) {
     gint64 t0;
     for (size_t o = 0; o < n_out; o++) {
       release (ORT_FN_ReleaseValue, outputs[o]);
@@ -353,7 +355,8 @@ run (const char *model_path, GError **error)
                                 (const char *const *) out_names, n_out, outputs),
                 "Run", error))
       goto out;
-    times[r] = (double) (g_get_monotonic_time () - t0) / 1000.0;
+    if (r >= 0)
+      times[r] = (double) (g_get_monotonic_time () - t0) / 1000.0;
   }
 
   /* Report and write outputs. */
@@ -472,6 +475,7 @@ main (int argc, char **argv)
       "Write NAME.raw and outputs.json here", "DIR" },
     { "threads", 't', 0, G_OPTION_ARG_INT, &opt_threads, "Intra-op threads (default 1)", "N" },
     { "repeat", 'r', 0, G_OPTION_ARG_INT, &opt_repeat, "Timed runs (prints latency)", "K" },
+    { "warmup", 0, 0, G_OPTION_ARG_INT, &opt_warmup, "Untimed runs before them (default 0)", "W" },
     { "ort-lib", 0, 0, G_OPTION_ARG_FILENAME, &opt_ort_lib, "Path of libonnxruntime.so.1", "PATH" },
     { "no-optimization", 0, 0, G_OPTION_ARG_NONE, &opt_no_optimization,
       "Graph optimisations off (how far ONNX Runtime disagrees with itself)", NULL },
@@ -487,7 +491,7 @@ main (int argc, char **argv)
   }
   if (argc != 2) {
     g_printerr (
-        "usage: nnp-ort MODEL --shape NAME=DIMS [--input NAME=FILE] [--output-dir DIR] [--threads N] [--repeat K] [--ort-lib PATH]\n");
+        "usage: nnp-ort MODEL --shape NAME=DIMS [--input NAME=FILE] [--output-dir DIR] [--threads N] [--warmup W] [--repeat K] [--ort-lib PATH]\n");
     return 2;
   }
 
