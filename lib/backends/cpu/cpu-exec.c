@@ -20,9 +20,11 @@
  * is kept.  Small nodes on tensors that fit a core's caches often run
  * faster on one thread: the hand-over to the pool and the halves of the
  * tensors moving between the cores' caches cost more than the second core
- * gives (BlazeFace at 2 threads ran slower than at 1).  A stage whose
- * second run on the pool takes 50 ms or more stays there (three runs
- * measured, not ten).  Results do not
+ * gives (BlazeFace at 2 threads ran slower than at 1).  Measured again
+ * from runs 100 and 1000 (other work on the machine during the first runs
+ * must not decide for good).  A stage whose second run on the pool takes
+ * 50 ms or more stays there (three runs measured, not ten, and not
+ * again).  Results do not
  * depend on it: each kernel computes the same sums in the same order
  * whatever the number of threads.
  *
@@ -74,6 +76,8 @@ struct _NnpCpuExec {
   int calib_runs;
   gint64 *calib_ns;
   gint64 calib_total[3]; /* least whole run: on the pool, one thread, the mix */
+  gint64 runs;           /* runs of the stage so far */
+  gint64 next_calib;     /* the run at which to measure again */
 
   gboolean profile; /* NNP_PROFILE was set at creation */
   int prof_runs;
@@ -86,6 +90,10 @@ struct _NnpCpuExec {
 #define CALIB_RUNS 10
 /* runs on the pool at least this long (the second one) end the measuring */
 #define CALIB_LONG_NS (50 * 1000 * 1000)
+/* measured again from runs 100 and 1000 (a machine busy with other work
+ * during the first runs must not decide for good), then kept */
+#define CALIB_AGAIN_1 100
+#define CALIB_AGAIN_2 1000
 
 static void
 aligned_free (gpointer p)
@@ -291,14 +299,11 @@ nnp_cpu_exec_new (const NnpBackendStageInfo *info, GError **error)
   }
   for (int s = 0; s < n_nodes; s++)
     stage->steps[s].call.pool = stage->pool;
+  stage->calib_runs = CALIB_RUNS;
+  stage->next_calib = G_MAXINT64;
   if (nnp_thread_pool_get_n_threads (stage->pool) > 1) {
     stage->calib_ns = g_new (gint64, 2 * MAX (n_nodes, 1));
-    for (int i = 0; i < 2 * n_nodes; i++)
-      stage->calib_ns[i] = G_MAXINT64;
-    for (int m = 0; m < 3; m++)
-      stage->calib_total[m] = G_MAXINT64;
-  } else {
-    stage->calib_runs = CALIB_RUNS;
+    stage->next_calib = 0;
   }
 
   NNP_DEBUG ("nnp-exec",
@@ -500,6 +505,7 @@ run_calibrating (NnpCpuExec *stage, GError **error)
     /* long runs (the first is cold: the second on the pool decides): the
      * hand-overs, microseconds a node, cannot matter */
     stage->calib_runs = CALIB_RUNS;
+    stage->next_calib = G_MAXINT64;
     NNP_DEBUG ("nnp-exec", "cpu: every node on %d threads (a run of %.1f ms)",
                nnp_thread_pool_get_n_threads (stage->pool), stage->calib_total[0] / 1e6);
     for (int s = 0; s < stage->n_steps; s++)
@@ -515,6 +521,9 @@ run_calibrating (NnpCpuExec *stage, GError **error)
   }
   if (stage->calib_runs < CALIB_RUNS)
     return TRUE;
+  stage->next_calib = stage->runs < CALIB_AGAIN_1   ? CALIB_AGAIN_1
+                      : stage->runs < CALIB_AGAIN_2 ? CALIB_AGAIN_2
+                                                    : G_MAXINT64;
   for (int m = 1; m < 3; m++)
     if (stage->calib_total[m] < stage->calib_total[best])
       best = m;
@@ -549,6 +558,15 @@ nnp_cpu_exec_run (NnpCpuExec *stage, NnpTensor *const *inputs, NnpTensor *const 
 
   /* a pinned stage pins the calling thread only while it runs */
   nnp_thread_pool_enter (stage->pool);
+  if (G_UNLIKELY (stage->runs == stage->next_calib)) {
+    /* measure (again) from this run on */
+    stage->calib_runs = 0;
+    for (int i = 0; i < 2 * stage->n_steps; i++)
+      stage->calib_ns[i] = G_MAXINT64;
+    for (int m = 0; m < 3; m++)
+      stage->calib_total[m] = G_MAXINT64;
+  }
+  stage->runs++;
   if (G_UNLIKELY (stage->calib_runs < CALIB_RUNS)) {
     ok = run_calibrating (stage, error);
   } else if (G_UNLIKELY (stage->profile)) {
