@@ -343,7 +343,7 @@ run (const char *model_path, GError **error)
   /* Run: W untimed runs, then once, or K timed runs. */
   opt_repeat = MAX (opt_repeat, 1);
   opt_warmup = MAX (opt_warmup, 0);
-  times = g_new0 (double, opt_repeat + opt_warmup);
+  times = g_new0 (double, opt_repeat);
   for (int r = -opt_warmup; r < opt_repeat; r++) {
     gint64 t0;
     for (size_t o = 0; o < n_out; o++) {

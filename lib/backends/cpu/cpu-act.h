@@ -1,4 +1,4 @@
-/* libnnpipe internal: fused activations on AVX2 vectors, shared by the CPU
+/* libnnpipe internal: fused activations on AVX2 (and AVX-512) vectors, shared by the CPU
  * kernels that apply them while the values are in registers (cpu-gemm.c,
  * cpu-conv.c), and the vector exp / horizontal reductions of Softmax and
  * the elementwise kernels.  Call the vector functions only from functions
@@ -99,6 +99,39 @@ nnp_act_avx2 (__m256 x, NnpActivation act, __m256 va, __m256 vb)
     case NNP_ACT_SIGMOID:
       return _mm256_div_ps (one, _mm256_add_ps (one, nnp_exp_avx2 (_mm256_sub_ps (zero, x))));
     default: return x;
+  }
+}
+
+/* Whether nnp_act_avx512() works on the AVX-512 register itself (Relu,
+ * Clip, none); the other activations go through its AVX2 halves. */
+static inline gboolean
+nnp_act_avx512_direct (NnpActivation act)
+{
+  return act == NNP_ACT_NONE || act == NNP_ACT_RELU || act == NNP_ACT_CLIP;
+}
+
+/* A fused activation on 16 lanes, for kernels compiled for AVX-512 (with
+ * avx512dq).  Relu and Clip with the maskz forms: GCC 12's plain ones warn
+ * of an undefined operand. */
+__attribute__ ((target ("avx512f,avx512dq,avx2,fma"))) static inline __m512
+nnp_act_avx512 (__m512 v, NnpActivation act, float alpha, float beta)
+{
+  switch (act) {
+    case NNP_ACT_NONE: return v;
+    case NNP_ACT_RELU: return _mm512_maskz_max_ps ((__mmask16) -1, v, _mm512_setzero_ps ());
+    case NNP_ACT_CLIP:
+      return _mm512_maskz_min_ps ((__mmask16) -1,
+                                  _mm512_maskz_max_ps ((__mmask16) -1, v, _mm512_set1_ps (alpha)),
+                                  _mm512_set1_ps (beta));
+    default: {
+      /* nnp_act_avx2 on the two halves, joined through the stack */
+      float buf[16] __attribute__ ((aligned (64)));
+      __m256 va = _mm256_set1_ps (alpha), vb = _mm256_set1_ps (beta);
+
+      _mm256_store_ps (buf, nnp_act_avx2 (_mm512_extractf32x8_ps (v, 0), act, va, vb));
+      _mm256_store_ps (buf + 8, nnp_act_avx2 (_mm512_extractf32x8_ps (v, 1), act, va, vb));
+      return _mm512_load_ps (buf);
+    }
   }
 }
 

@@ -251,30 +251,6 @@ dw_row_avx2_body (const float *pl, int64_t wp, const float *w, int64_t kh_n, int
  * or below the plane skip those kernel rows. */
 #define UKD __attribute__ ((target ("avx512f,avx512dq,avx2,fma")))
 
-UKD static inline __m512
-dw_act512 (__m512 v, NnpActivation act, float alpha, float beta)
-{
-  switch (act) {
-    case NNP_ACT_NONE: return v;
-    /* the maskz forms: GCC 12's plain ones warn of an undefined operand */
-    case NNP_ACT_RELU: return _mm512_maskz_max_ps ((__mmask16) -1, v, _mm512_setzero_ps ());
-    case NNP_ACT_CLIP:
-      return _mm512_maskz_min_ps ((__mmask16) -1,
-                                  _mm512_maskz_max_ps ((__mmask16) -1, v, _mm512_set1_ps (alpha)),
-                                  _mm512_set1_ps (beta));
-    default: {
-      /* the other activations: cpu-act.h's AVX2 forms on the two halves */
-      float buf[16] __attribute__ ((aligned (64)));
-      __m256 va = _mm256_set1_ps (alpha), vb = _mm256_set1_ps (beta);
-
-      _mm512_store_ps (buf, v);
-      _mm256_store_ps (buf, nnp_act_avx2 (_mm256_load_ps (buf), act, va, vb));
-      _mm256_store_ps (buf + 8, nnp_act_avx2 (_mm256_load_ps (buf + 8), act, va, vb));
-      return _mm512_load_ps (buf);
-    }
-  }
-}
-
 /* Output rows [oh0, oh1), whose K taps all read input rows, from the
  * padded plane. */
 UKD __attribute__ ((always_inline)) static inline void
@@ -315,10 +291,10 @@ dw_rows_s1_avx512_body (const DwCtx *c, const float *pad, const float *w, float 
           }
         }
       }
-      _mm512_storeu_ps (out + ow, dw_act512 (_mm512_add_ps (e0, o0), act, alpha, beta));
-      _mm512_storeu_ps (out + ow + 16, dw_act512 (_mm512_add_ps (e1, o1), act, alpha, beta));
-      _mm512_storeu_ps (out + ow + 32, dw_act512 (_mm512_add_ps (e2, o2), act, alpha, beta));
-      _mm512_storeu_ps (out + ow + 48, dw_act512 (_mm512_add_ps (e3, o3), act, alpha, beta));
+      _mm512_storeu_ps (out + ow, nnp_act_avx512 (_mm512_add_ps (e0, o0), act, alpha, beta));
+      _mm512_storeu_ps (out + ow + 16, nnp_act_avx512 (_mm512_add_ps (e1, o1), act, alpha, beta));
+      _mm512_storeu_ps (out + ow + 32, nnp_act_avx512 (_mm512_add_ps (e2, o2), act, alpha, beta));
+      _mm512_storeu_ps (out + ow + 48, nnp_act_avx512 (_mm512_add_ps (e3, o3), act, alpha, beta));
     }
     /* 16 outputs; the last step of a row whose width is not a multiple of
      * 16 overlaps the one before (outputs computed again, the same way) */
@@ -337,7 +313,7 @@ dw_rows_s1_avx512_body (const DwCtx *c, const float *pad, const float *w, float 
             e0 = _mm512_fmadd_ps (wv[kh * K + kw], _mm512_loadu_ps (rk + kw), e0);
         }
       }
-      _mm512_storeu_ps (out + ow, dw_act512 (_mm512_add_ps (e0, o0), act, alpha, beta));
+      _mm512_storeu_ps (out + ow, nnp_act_avx512 (_mm512_add_ps (e0, o0), act, alpha, beta));
     }
   }
 }

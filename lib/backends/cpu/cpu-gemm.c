@@ -329,36 +329,20 @@ uk512_store_row (__m512 x0, __m512 x1, float *cr, int r, const UkArgs *args)
     x0 = _mm512_add_ps (x0, _mm512_loadu_ps (args->cb));
     x1 = _mm512_add_ps (x1, _mm512_loadu_ps (args->cb + 16));
   }
-  if (args->act == NNP_ACT_RELU || args->act == NNP_ACT_CLIP) {
-    /* in registers (the maskz forms: GCC 12's plain ones warn of an
-     * undefined operand) */
-    __m512 lo = args->act == NNP_ACT_RELU ? _mm512_setzero_ps () : _mm512_set1_ps (args->act_alpha);
-
-    x0 = _mm512_maskz_max_ps ((__mmask16) -1, x0, lo);
-    x1 = _mm512_maskz_max_ps ((__mmask16) -1, x1, lo);
-    if (args->act == NNP_ACT_CLIP) {
-      __m512 hi = _mm512_set1_ps (args->act_beta);
-
-      x0 = _mm512_maskz_min_ps ((__mmask16) -1, x0, hi);
-      x1 = _mm512_maskz_min_ps ((__mmask16) -1, x1, hi);
-    }
-    _mm512_storeu_ps (cr, x0);
-    _mm512_storeu_ps (cr + 16, x1);
+  if (nnp_act_avx512_direct (args->act)) {
+    /* in registers, one store */
+    _mm512_storeu_ps (cr, nnp_act_avx512 (x0, args->act, args->act_alpha, args->act_beta));
+    _mm512_storeu_ps (cr + 16, nnp_act_avx512 (x1, args->act, args->act_alpha, args->act_beta));
     return;
   }
-  if (args->act != NNP_ACT_NONE) {
-    /* the AVX2 activations of cpu-act.h on the four halves, in registers
-     * (last K block only) */
-    __m256 va = _mm256_set1_ps (args->act_alpha), vb = _mm256_set1_ps (args->act_beta);
+  /* the other activations (last K block only): cpu-act.h's AVX2 forms on
+   * the four halves, each stored as it comes */
+  __m256 va = _mm256_set1_ps (args->act_alpha), vb = _mm256_set1_ps (args->act_beta);
 
-    _mm256_storeu_ps (cr, nnp_act_avx2 (_mm512_extractf32x8_ps (x0, 0), args->act, va, vb));
-    _mm256_storeu_ps (cr + 8, nnp_act_avx2 (_mm512_extractf32x8_ps (x0, 1), args->act, va, vb));
-    _mm256_storeu_ps (cr + 16, nnp_act_avx2 (_mm512_extractf32x8_ps (x1, 0), args->act, va, vb));
-    _mm256_storeu_ps (cr + 24, nnp_act_avx2 (_mm512_extractf32x8_ps (x1, 1), args->act, va, vb));
-    return;
-  }
-  _mm512_storeu_ps (cr, x0);
-  _mm512_storeu_ps (cr + 16, x1);
+  _mm256_storeu_ps (cr, nnp_act_avx2 (_mm512_extractf32x8_ps (x0, 0), args->act, va, vb));
+  _mm256_storeu_ps (cr + 8, nnp_act_avx2 (_mm512_extractf32x8_ps (x0, 1), args->act, va, vb));
+  _mm256_storeu_ps (cr + 16, nnp_act_avx2 (_mm512_extractf32x8_ps (x1, 0), args->act, va, vb));
+  _mm256_storeu_ps (cr + 24, nnp_act_avx2 (_mm512_extractf32x8_ps (x1, 1), args->act, va, vb));
 }
 
 /* Packed B: tile 0 at b, tile 1 at b + bs; A panel 1 at a + as. */
