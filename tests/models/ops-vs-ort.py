@@ -521,6 +521,43 @@ def residual_fusion():
     return model(nodes, [vi("x", F, [n, c, h, w])], outs, inits), {"x": [n, c, h, w]}
 
 
+def winograd():
+    """3x3 stride-1 convolutions through Winograd F(4x4, 3x3), on two threads
+    (THREADS): outputs whose sides are not multiples of 4 (part tiles at the
+    right and bottom), asymmetric pads and none, 20 input channels (a part
+    channel block), 96 output channels (three panels) and 60 (a part panel),
+    no bias, fused Clip and HardSwish, a residual Add with Relu, a batch of
+    2, 50 tiles a plane (tasks of 24: a last one of 2 tiles); and a residual
+    Add on the blocked kernel's dilated convolution, which Winograd leaves
+    to it."""
+    n, c, h, w = 2, 20, 19, 39
+    nodes, inits = [], [const("zero", np.array(0, np.float32)), const("six", np.array(6, np.float32))]
+
+    def conv(name, src, cin, cout, bias=True, **attrs):
+        inits.append(const(name + "_w", rand(cout, cin, 3, 3, scale=0.2)))
+        ins = [src, name + "_w"]
+        if bias:
+            inits.append(const(name + "_b", rand(cout)))
+            ins.append(name + "_b")
+        nodes.append(helper.make_node("Conv", ins, [name + "_c"], kernel_shape=[3, 3], **attrs))
+
+    conv("w1", "x", c, 64, pads=[1, 0, 1, 2])                       # 19 x 39: 5 x 10 tiles
+    nodes.append(helper.make_node("Clip", ["w1_c", "zero", "six"], ["w1"]))
+    conv("w2", "w1", 64, 96, bias=False, pads=[0, 0, 0, 0])         # 17 x 37, three panels
+    nodes.append(helper.make_node("HardSwish", ["w2_c"], ["w2"]))
+    conv("w3", "w2", 96, 60, pads=[1, 1, 1, 1])                     # a part panel
+    conv("w4", "w2", 96, 96, pads=[1, 1, 1, 1])
+    # residual Adds (computed in the Conv: their outputs internal)
+    nodes += [helper.make_node("Add", ["w4_c", "w2"], ["w4a"]),
+              helper.make_node("Relu", ["w4a"], ["w4r"]),
+              helper.make_node("Neg", ["w4r"], ["y"])]
+    conv("b1", "w1", 64, 64, pads=[2, 2, 2, 2], dilations=[2, 2])   # blocked kernel
+    nodes += [helper.make_node("Add", ["w1", "b1_c"], ["b1a"]),
+              helper.make_node("Neg", ["b1a"], ["b"])]
+    outs = [vi("w3_c", F, [n, 60, 17, 37]), vi("y", F, [n, 96, 17, 37]), vi("b", F, [n, 64, h, w])]
+    return model(nodes, [vi("x", F, [n, c, h, w])], outs, inits), {"x": [n, c, h, w]}
+
+
 def concat_chunks():
     """Concat copied in 256 KiB chunks of the output on two threads (THREADS):
     chunks that start and end inside a part's row, parts of odd byte
@@ -535,14 +572,14 @@ def concat_chunks():
 
 
 # cases run with more than one intra-op thread: case -> threads
-THREADS = {concat_chunks: 2}
+THREADS = {concat_chunks: 2, winograd: 2}
 
 # what must still be refused: case -> strings nnpipe's error names
 REFUSED = {loop_growing: ["data-dependent tail from node 'loop' (Loop)",
                           "loop-carried value 0 changes its type or shape"]}
 
 
-CASES = [conv_kernels, depthwise_rows, concat_chunks, residual_fusion, lstm_bidi, gru_reverse, gru_default, rnn_relu, vit_block, super_res, style, opset7,
+CASES = [conv_kernels, depthwise_rows, winograd, concat_chunks, residual_fusion, lstm_bidi, gru_reverse, gru_default, rnn_relu, vit_block, super_res, style, opset7,
          signal, reductions, indexing, losses, sampling, einsum, control_flow, detect_nms,
          detect_nms_batch2_center, nonzero_gathernd, topk_range_computed, loop_growing]
 

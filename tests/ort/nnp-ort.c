@@ -161,6 +161,8 @@ static int opt_threads = 1;
 static int opt_repeat = 1;
 static int opt_warmup = 0;
 static gboolean opt_no_optimization = FALSE;
+static char *opt_profile = NULL;
+static char *opt_save_optimized = NULL;
 
 static gboolean
 run (const char *model_path, GError **error)
@@ -189,6 +191,11 @@ run (const char *model_path, GError **error)
       || !check (ORT (SetInt, SetSessionGraphOptimizationLevel) (
                      so, opt_no_optimization ? ORT_DISABLE_ALL : ORT_ENABLE_ALL),
                  "SetSessionGraphOptimizationLevel", error)
+      || (opt_profile
+          && !check (ORT (SetPath, EnableProfiling) (so, opt_profile), "EnableProfiling", error))
+      || (opt_save_optimized
+          && !check (ORT (SetPath, SetOptimizedModelFilePath) (so, opt_save_optimized),
+                     "SetOptimizedModelFilePath", error))
       || !check (ORT (CreateSession, CreateSession) (env, model_path, so, &session),
                  "CreateSession", error)
       || !check (ORT (CreateCpuMemoryInfo, CreateCpuMemoryInfo) (ORT_ARENA_ALLOCATOR,
@@ -479,6 +486,10 @@ main (int argc, char **argv)
     { "ort-lib", 0, 0, G_OPTION_ARG_FILENAME, &opt_ort_lib, "Path of libonnxruntime.so.1", "PATH" },
     { "no-optimization", 0, 0, G_OPTION_ARG_NONE, &opt_no_optimization,
       "Graph optimisations off (how far ONNX Runtime disagrees with itself)", NULL },
+    { "profile", 0, 0, G_OPTION_ARG_FILENAME, &opt_profile,
+      "ONNX Runtime's own per-node profile, written to PREFIX_<date>.json at exit", "PREFIX" },
+    { "save-optimized", 0, 0, G_OPTION_ARG_FILENAME, &opt_save_optimized,
+      "Write the graph ONNX Runtime runs after its optimisations", "FILE" },
     { NULL }
   };
   int status;

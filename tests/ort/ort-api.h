@@ -46,6 +46,8 @@ enum {
   ORT_FN_CreateSession = 7,
   ORT_FN_Run = 9,
   ORT_FN_CreateSessionOptions = 10,
+  ORT_FN_SetOptimizedModelFilePath = 11,
+  ORT_FN_EnableProfiling = 14,
   ORT_FN_SetSessionGraphOptimizationLevel = 23,
   ORT_FN_SetIntraOpNumThreads = 24,
   ORT_FN_SetInterOpNumThreads = 25,
@@ -96,6 +98,8 @@ typedef OrtStatus *(*OrtRunFn) (OrtSession *session, const OrtRunOptions *run_op
                                 size_t output_names_len, OrtValue **outputs);
 typedef OrtStatus *(*OrtCreateSessionOptionsFn) (OrtSessionOptions **options);
 typedef OrtStatus *(*OrtSetIntFn) (OrtSessionOptions *options, int value);
+/* EnableProfiling, SetOptimizedModelFilePath (a char path on Linux) */
+typedef OrtStatus *(*OrtSetPathFn) (OrtSessionOptions *options, const char *path);
 typedef OrtStatus *(*OrtSessionGetCountFn) (const OrtSession *session, size_t *out);
 typedef OrtStatus *(*OrtSessionGetTypeInfoFn) (const OrtSession *session, size_t index,
                                                OrtTypeInfo **type_info);

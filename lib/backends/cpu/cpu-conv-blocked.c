@@ -133,8 +133,8 @@ nnp_cpu_conv_blocked_workspace (const NnpConvParams *p)
 
 typedef struct {
   const NnpConvParams *p;
-  const Geometry *ge;
-  const float *x; /* first channel of the group */
+  int64_t cin, hp, wp, block; /* the copy's channels, padded plane, floats per block */
+  const float *x;             /* first channel of the group */
   float *pad;
 } PadCtx;
 
@@ -189,31 +189,39 @@ static void
 pad_blocks (gpointer data, gsize begin, gsize end, int thread)
 {
   const PadCtx *c = data;
-  const Geometry *ge = c->ge;
   const int64_t IH = c->p->in_dims[1], IW = c->p->in_dims[2];
   const int64_t pt = c->p->pads_begin[1], pl = c->p->pads_begin[2];
-  const int64_t wp = ge->wp, rowf = wp * BC;
+  const int64_t wp = c->wp, rowf = wp * BC;
   /* data columns [pl, pl + IW) of rows [pt, pt + IH), within the padded planes */
   const int64_t c0 = MAX (0, pl), c1 = MIN (wp, pl + IW);
-  const int64_t r0 = MAX (0, pt), r1 = MIN (ge->hp, pt + IH);
+  const int64_t r0 = MAX (0, pt), r1 = MIN (c->hp, pt + IH);
 
   for (gsize cb = begin; cb < end; cb++) {
-    float *d = c->pad + cb * ge->block;
-    int64_t cbn = MIN (BC, ge->cin - (int64_t) cb * BC);
+    float *d = c->pad + cb * c->block;
+    int64_t cbn = MIN (BC, c->cin - (int64_t) cb * BC);
     if (cbn < BC || r1 <= r0 || c1 <= c0) {
-      memset (d, 0, ge->block * sizeof (float));
+      memset (d, 0, c->block * sizeof (float));
     } else {
       memset (d, 0, r0 * rowf * sizeof (float));
       for (int64_t i = r0; i < r1; i++) {
         memset (d + i * rowf, 0, c0 * BC * sizeof (float));
         memset (d + i * rowf + c1 * BC, 0, (wp - c1) * BC * sizeof (float));
       }
-      memset (d + r1 * rowf, 0, (ge->block - r1 * rowf) * sizeof (float));
+      memset (d + r1 * rowf, 0, (c->block - r1 * rowf) * sizeof (float));
     }
     for (int64_t i = r0; i < r1; i++)
       pad_row (c->x + (int64_t) cb * BC * IH * IW + (i - pt) * IW, IH * IW, IW, cbn, pl, wp,
                d + i * rowf);
   }
+}
+
+void
+nnp_cpu_conv_blocked_pad (NnpThreadPool *pool, const NnpConvParams *p, const float *x, int64_t cin,
+                          int64_t hp, int64_t wp, int64_t block, float *dst)
+{
+  PadCtx pc = { p, cin, hp, wp, block, x, dst };
+
+  nnp_parallel_for (pool, (cin + BC - 1) / BC, 1, pad_blocks, &pc);
 }
 
 typedef struct {
@@ -394,8 +402,8 @@ nnp_cpu_conv_blocked_run (const NnpCpuCall *call, const NnpConvParams *p, const 
   ctx.n_chunks = (ctx.total + ctx.chunk - 1) / ctx.chunk;
   for (int64_t b = 0; b < p->batch; b++) {
     for (int64_t grp = 0; grp < p->group; grp++) {
-      PadCtx pc = { p, &ge, x + (b * p->in_channels + grp * ge.cin) * in_sp, call->scratch };
-      nnp_parallel_for (call->pool, ge.cb, 1, pad_blocks, &pc);
+      nnp_cpu_conv_blocked_pad (call->pool, p, x + (b * p->in_channels + grp * ge.cin) * in_sp,
+                                ge.cin, ge.hp, ge.wp, ge.block, call->scratch);
       ctx.a = packed + grp * ge.panels * ge.k * TC;
       ctx.bias = bias ? bias + grp * ge.m : NULL;
       ctx.y = y + (b * p->out_channels + grp * ge.m) * out_sp;
@@ -414,6 +422,12 @@ gboolean
 nnp_cpu_conv_blocked_run (const NnpCpuCall *call, const NnpConvParams *p, const ConvState *st)
 {
   return FALSE;
+}
+
+void
+nnp_cpu_conv_blocked_pad (NnpThreadPool *pool, const NnpConvParams *p, const float *x, int64_t cin,
+                          int64_t hp, int64_t wp, int64_t block, float *dst)
+{
 }
 
 #endif

@@ -8,7 +8,8 @@
  *   DIRECT     1-D/2-D, other cases: indirect GEMM (no packing of B) on a
  *              padded, stride-phase-split copy of X (cpu-conv-direct.c), or,
  *              for stride 1 with enough channels on AVX-512, the
- *              blocked-channel kernel (cpu-conv-blocked.c).
+ *              blocked-channel kernel (cpu-conv-blocked.c), or for 3x3
+ *              ones Winograd F(4x4, 3x3) (cpu-conv-winograd.c).
  *   DEPTHWISE  one input channel per group, 1-D/2-D: cpu-conv-dw.c.
  * A residual Add the executor fused into the Conv (NnpCpuCall.sum) is added
  * in the indirect GEMM's tasks and the blocked kernel's tiles, otherwise by
@@ -109,7 +110,8 @@ typedef struct {
   const NnpConvParams *p;
   const float *w;
   gboolean transpose;
-  gboolean blocked; /* for cpu-conv-blocked.c */
+  gboolean blocked;  /* for cpu-conv-blocked.c */
+  gboolean winograd; /* for cpu-conv-winograd.c */
   int64_t m, k;
 } PackJob;
 
@@ -119,6 +121,8 @@ pack_weights (gpointer data)
 {
   const PackJob *j = data;
 
+  if (j->winograd)
+    return nnp_cpu_conv_winograd_pack (j->p, j->w);
   if (j->blocked)
     return nnp_cpu_conv_blocked_pack (j->p, j->w);
   gsize group_floats = nnp_sgemm_packed_a_size (j->m, j->k);
@@ -148,10 +152,12 @@ nnp_cpu_conv_prepare_common (const NnpGraph *graph, const NnpNode *node, gboolea
   job.p = p;
   job.w = wv->constant->data;
   job.transpose = transpose;
-  job.blocked = !transpose && nnp_cpu_conv_blocked_ok (p);
+  job.winograd = !transpose && nnp_cpu_conv_winograd_ok (p);
+  job.blocked = !transpose && !job.winograd && nnp_cpu_conv_blocked_ok (p);
   nnp_cpu_conv_group_mk (p, transpose, &job.m, &job.k);
   st = g_new0 (ConvState, 1);
   st->blocked = job.blocked;
+  st->winograd = job.winograd;
   if (job.blocked)
     nnp_cpu_conv_blocked_taps (p, st);
   st->group_floats = nnp_sgemm_packed_a_size (job.m, job.k);
@@ -160,9 +166,12 @@ nnp_cpu_conv_prepare_common (const NnpGraph *graph, const NnpNode *node, gboolea
    * of the model's gets this state's own copy */
   {
     int64_t key[4] = { transpose, job.m, job.k, p->group };
-    st->packed = nnp_derived_get (nnp_graph_get_derived (graph),
-                                  job.blocked ? "conv-blocked-a" : "conv-packed-a", &wv->constant,
-                                  1, key, sizeof (key), pack_weights, &job, g_aligned_free);
+    st->packed =
+        nnp_derived_get (nnp_graph_get_derived (graph),
+                         job.winograd  ? "conv-winograd-a"
+                         : job.blocked ? "conv-blocked-a"
+                                       : "conv-packed-a",
+                         &wv->constant, 1, key, sizeof (key), pack_weights, &job, g_aligned_free);
   }
   if (st->packed == NULL)
     st->packed = st->own_packed = pack_weights (&job);
@@ -175,7 +184,9 @@ nnp_cpu_conv_prepare_common (const NnpGraph *graph, const NnpNode *node, gboolea
              "%s: packed %" G_GINT64_FORMAT " group(s) of %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT
              " weights (%s kernel%s)",
              node->name, p->group, job.m, job.k,
-             job.blocked ? "blocked-channel avx512" : nnp_sgemm_kernel_name (),
+             job.winograd  ? "winograd F(4x4,3x3) avx512"
+             : job.blocked ? "blocked-channel avx512"
+                           : nnp_sgemm_kernel_name (),
              st->own_packed ? "" : ", shared");
   return st;
 }
@@ -457,6 +468,8 @@ conv_workspace (const NnpGraph *graph, const NnpNode *node)
     return 0;
   if (p->algo == NNP_CONV_ALGO_DIRECT) {
     NnpValue *wv = nnp_node_input (graph, node, 1);
+    if (wv && wv->constant && nnp_cpu_conv_winograd_ok (p))
+      return nnp_cpu_conv_winograd_workspace (p);
     if (wv && wv->constant && nnp_cpu_conv_blocked_ok (p))
       return nnp_cpu_conv_blocked_workspace (p);
     return nnp_cpu_conv_direct_workspace (p, wv && wv->constant);
@@ -487,6 +500,8 @@ conv_run (const NnpCpuCall *call, GError **error)
   }
   if (p->algo == NNP_CONV_ALGO_DIRECT) {
     const ConvState *st = call->state;
+    if (st && st->winograd)
+      return nnp_cpu_conv_winograd_run (call, p, st);
     if (st && st->blocked)
       return nnp_cpu_conv_blocked_run (call, p, st);
     return nnp_cpu_conv_direct_run (call, p);
@@ -494,9 +509,18 @@ conv_run (const NnpCpuCall *call, GError **error)
   return conv_gemm_run (call, p);
 }
 
+static const char *
+conv_algo_name (gconstpointer state)
+{
+  const ConvState *st = state;
+
+  return st && st->winograd ? "winograd" : NULL;
+}
+
 const NnpCpuKernel nnp_cpu_conv = {
   .run = conv_run,
   .workspace = conv_workspace,
   .prepare = conv_prepare,
   .free_state = nnp_cpu_conv_state_free,
+  .algo_name = conv_algo_name,
 };

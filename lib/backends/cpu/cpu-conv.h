@@ -35,9 +35,10 @@ typedef struct {
                         * the graph's derived-data cache (lives as long as the graph) */
   float *own_packed;   /* owned, or NULL */
   gsize group_floats;
-  int32_t *koff;    /* Conv GEMM (1x1) algo and ConvTranspose: B row offsets q * HW for
+  int32_t *koff;     /* Conv GEMM (1x1) algo and ConvTranspose: B row offsets q * HW for
                         * the indirect GEMM, or NULL */
-  gboolean blocked; /* packed holds the weights of cpu-conv-blocked.c (not the GEMM's) */
+  gboolean blocked;  /* packed holds the weights of cpu-conv-blocked.c (not the GEMM's) */
+  gboolean winograd; /* packed holds the weights of cpu-conv-winograd.c */
   /* blocked: per tap (channel block, kh, kw), the float offset of its first
    * pixel in the blocked copy and the block's channels (owned), n_taps */
   int64_t *tap_off;
@@ -73,6 +74,22 @@ void nnp_cpu_conv_blocked_taps (const NnpConvParams *p, ConvState *st);
 gsize nnp_cpu_conv_blocked_workspace (const NnpConvParams *p);
 gboolean nnp_cpu_conv_blocked_run (const NnpCpuCall *call, const NnpConvParams *p,
                                    const ConvState *st);
+/* DIRECT algo for 3x3 stride-1 convolutions by Winograd F(4x4, 3x3)
+ * (cpu-conv-winograd.c), where nnp_cpu_conv_winograd_ok() (tried before
+ * the blocked kernel): the transformed weights of all groups
+ * (g_aligned_free), the scratch bytes, and the run. */
+gboolean nnp_cpu_conv_winograd_ok (const NnpConvParams *p);
+float *nnp_cpu_conv_winograd_pack (const NnpConvParams *p, const float *w);
+gsize nnp_cpu_conv_winograd_workspace (const NnpConvParams *p);
+gboolean nnp_cpu_conv_winograd_run (const NnpCpuCall *call, const NnpConvParams *p,
+                                    const ConvState *st);
+
+/* The blocked copy both blocked kernels read (AVX-512 only): the cin
+ * channels from x (NCHW planes of in_dims) into blocks of 16 channels of
+ * hp x wp pixels, block floats apart, input pixel (i, j) at padded pixel
+ * (i + pads_begin[1], j + pads_begin[2]), every other float of a block zero. */
+void nnp_cpu_conv_blocked_pad (NnpThreadPool *pool, const NnpConvParams *p, const float *x,
+                               int64_t cin, int64_t hp, int64_t wp, int64_t block, float *dst);
 
 /* The GEMM of one (batch, group) index: Y = W x X (Conv, GEMM / IM2COL
  * algos) or cols = W^T x X (ConvTranspose); an NnpSgemm setup callback. */

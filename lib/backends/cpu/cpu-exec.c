@@ -331,15 +331,18 @@ now_ns (void)
   return (gint64) ts.tv_sec * G_GINT64_CONSTANT (1000000000) + ts.tv_nsec;
 }
 
-/* "Conv 3x3 s1 direct"-style kind of a node (newly allocated). */
+/* "Conv 3x3 s1 direct"-style kind of a step's node (newly allocated). */
 static char *
-profile_kind (const NnpNode *node)
+profile_kind (const Step *step)
 {
   static const char *const algo_names[] = { "gemm", "im2col", "depthwise", "direct" };
+  const NnpNode *node = step->node;
   const NnpConvParams *p = node->params;
+  const char *chosen = step->kernel->algo_name ? step->kernel->algo_name (step->state) : NULL;
 
   if ((node->op == NNP_OP_CONV || node->op == NNP_OP_CONV_TRANSPOSE) && p != NULL) {
-    const char *algo = node->op == NNP_OP_CONV_TRANSPOSE                 ? "gemm+col2im"
+    const char *algo = chosen                                            ? chosen
+                       : node->op == NNP_OP_CONV_TRANSPOSE               ? "gemm+col2im"
                        : (int) p->algo < (int) G_N_ELEMENTS (algo_names) ? algo_names[p->algo]
                                                                          : "?";
     return g_strdup_printf ("%s %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " s%" G_GINT64_FORMAT " %s",
@@ -383,7 +386,7 @@ log_profile (NnpCpuExec *stage)
   double runs = stage->prof_runs;
 
   for (int s = 0; s < stage->n_steps; s++) {
-    char *kind = profile_kind (stage->steps[s].node);
+    char *kind = profile_kind (&stage->steps[s]);
     gpointer found;
     int r;
 
@@ -418,7 +421,7 @@ log_profile (NnpCpuExec *stage)
     const NnpValue *out = step->node->n_outputs > 0 && step->node->outputs[0] >= 0
                               ? nnp_graph_value (stage->graph, step->node->outputs[0])
                               : NULL;
-    g_autofree char *kind = profile_kind (step->node);
+    g_autofree char *kind = profile_kind (step);
     g_autofree char *shape = out ? nnp_shape_to_string (&out->shape) : g_strdup ("-");
     double ns = stage->prof_ns[order[i]];
     NNP_INFO ("nnp-profile", "  %8.3f ms %7.1f GFLOP/s  %-20s %-32s -> %s", ns / runs / 1e6,

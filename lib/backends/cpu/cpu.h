@@ -46,6 +46,9 @@ typedef struct {
   /* Optional: build per-node state once (prepack constant weights). */
   gpointer (*prepare) (const NnpGraph *graph, const NnpNode *node, GError **error);
   GDestroyNotify free_state;
+  /* Optional: the algorithm the prepared state chose when it is not the
+   * one node->params names (--profile's kinds: "winograd"), or NULL. */
+  const char *(*algo_name) (gconstpointer state);
 } NnpCpuKernel;
 
 #define NNP_OP(ID, id, onnx, ...) extern const NnpCpuKernel nnp_cpu_##id;
