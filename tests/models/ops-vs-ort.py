@@ -527,9 +527,11 @@ def winograd():
     right and bottom), asymmetric pads and none, 20 input channels (a part
     channel block), 96 output channels (three panels) and 60 (a part panel),
     no bias, fused Clip and HardSwish, a residual Add with Relu, a batch of
-    2, 50 tiles a plane (tasks of 24: a last one of 2 tiles); and a residual
-    Add on the blocked kernel's dilated convolution, which Winograd leaves
-    to it."""
+    2, 50 tiles a plane (tasks of 24: a last one of 2 tiles), dilations 2 x 3
+    (6 phases of tiles whose pixels are 2 rows and 3 columns apart, some
+    tiles partly or wholly past the output) with a residual Add; and a
+    residual Add on the blocked kernel's 5x5 convolution, which Winograd
+    leaves to it."""
     n, c, h, w = 2, 20, 19, 39
     nodes, inits = [], [const("zero", np.array(0, np.float32)), const("six", np.array(6, np.float32))]
 
@@ -551,10 +553,16 @@ def winograd():
     nodes += [helper.make_node("Add", ["w4_c", "w2"], ["w4a"]),
               helper.make_node("Relu", ["w4a"], ["w4r"]),
               helper.make_node("Neg", ["w4r"], ["y"])]
-    conv("b1", "w1", 64, 64, pads=[2, 2, 2, 2], dilations=[2, 2])   # blocked kernel
-    nodes += [helper.make_node("Add", ["w1", "b1_c"], ["b1a"]),
+    conv("d1", "w1", 64, 64, pads=[2, 3, 2, 3], dilations=[2, 3])   # phases of 10 x 13
+    nodes += [helper.make_node("Add", ["w1", "d1_c"], ["d1a"]),
+              helper.make_node("Neg", ["d1a"], ["d"])]
+    inits.append(const("b1_w", rand(64, 64, 5, 5, scale=0.1)))      # blocked kernel
+    nodes += [helper.make_node("Conv", ["w1", "b1_w"], ["b1_c"], kernel_shape=[5, 5],
+                               pads=[2, 2, 2, 2]),
+              helper.make_node("Add", ["w1", "b1_c"], ["b1a"]),
               helper.make_node("Neg", ["b1a"], ["b"])]
-    outs = [vi("w3_c", F, [n, 60, 17, 37]), vi("y", F, [n, 96, 17, 37]), vi("b", F, [n, 64, h, w])]
+    outs = [vi("w3_c", F, [n, 60, 17, 37]), vi("y", F, [n, 96, 17, 37]), vi("d", F, [n, 64, h, w]),
+            vi("b", F, [n, 64, h, w])]
     return model(nodes, [vi("x", F, [n, c, h, w])], outs, inits), {"x": [n, c, h, w]}
 
 

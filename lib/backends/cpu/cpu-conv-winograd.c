@@ -9,7 +9,10 @@
  * for each of the 36 positions xi (36 small GEMMs: 36 x Cin x Cout
  * multiply-adds per tile where the direct kernel does 144 x Cin x Cout),
  * Y = A^T M A.  The transforms (B, G, A of the interpolation points 0, 1,
- * -1, 2, -2, infinity) are the paper's.  The sums are reordered against the
+ * -1, 2, -2, infinity) are the paper's.  A dilated convolution is dh x dw
+ * ordinary ones, one per phase of its output grid: a tile's 16 pixels are
+ * dh rows and dw columns apart, its patch's 36 pixels too (the output
+ * transform then scatters instead of storing rows).  The sums are reordered against the
  * direct kernel and the transforms scale values by up to 8 and back: the
  * results differ from the direct kernel's by a few float32 steps of the
  * largest term (checked against ONNX Runtime by the model tests at their
@@ -68,12 +71,11 @@ nnp_cpu_conv_winograd_ok (const NnpConvParams *p)
   }
   /* at least 16 input and output channels (fewer: the transforms cost
    * more than the multiplications they save), panels at most 1/9 padding
-   * (as the blocked direct kernel), at least one whole row of tiles */
+   * (as the blocked direct kernel), at least one whole tile a phase */
   return !off && p->algo == NNP_CONV_ALGO_DIRECT && nnp_sgemm_has_avx512 () && p->kernel[0] == 1
          && p->in_dims[0] == 1 && p->kernel[1] == 3 && p->kernel[2] == 3 && p->strides[1] == 1
-         && p->strides[2] == 1 && p->dilations[1] == 1 && p->dilations[2] == 1 && cin >= BC
-         && m >= BC && (m + TC - 1) / TC * TC * 8 <= m * 9 && p->out_dims[1] >= 4
-         && p->out_dims[2] >= 4;
+         && p->strides[2] == 1 && cin >= BC && m >= BC && (m + TC - 1) / TC * TC * 8 <= m * 9
+         && p->out_dims[1] >= 4 * p->dilations[1] && p->out_dims[2] >= 4 * p->dilations[2];
 #else
   return FALSE;
 #endif
@@ -81,7 +83,9 @@ nnp_cpu_conv_winograd_ok (const NnpConvParams *p)
 
 typedef struct {
   int64_t cin, m, cb, kp, panels;
-  int64_t th, tw, tiles, hp, wp, block; /* tiles, padded plane, floats per channel block */
+  int64_t dh, dw;                       /* dilations: dh x dw phases */
+  int64_t th, tw, tiles, hp, wp, block; /* tiles a phase (th x tw) and in all,
+                                         * padded plane, floats per channel block */
   int64_t v_floats, m_floats;           /* per slot */
 } Geometry;
 
@@ -93,11 +97,13 @@ geometry (const NnpConvParams *p, Geometry *ge)
   ge->cb = (ge->cin + BC - 1) / BC;
   ge->kp = ge->cb * BC;
   ge->panels = (ge->m + TC - 1) / TC;
-  ge->th = (p->out_dims[1] + 3) / 4;
-  ge->tw = (p->out_dims[2] + 3) / 4;
-  ge->tiles = ge->th * ge->tw;
-  ge->hp = ge->th * 4 + 2;
-  ge->wp = ge->tw * 4 + 2;
+  ge->dh = p->dilations[1];
+  ge->dw = p->dilations[2];
+  ge->th = ((p->out_dims[1] + ge->dh - 1) / ge->dh + 3) / 4;
+  ge->tw = ((p->out_dims[2] + ge->dw - 1) / ge->dw + 3) / 4;
+  ge->tiles = ge->dh * ge->dw * ge->th * ge->tw;
+  ge->hp = ge->dh * (ge->th * 4 + 2);
+  ge->wp = ge->dw * (ge->tw * 4 + 2);
   ge->block = ge->hp * ge->wp * BC;
   ge->v_floats = XI * ge->kp * NT;
   ge->m_floats = XI * NT * TC;
@@ -182,8 +188,7 @@ typedef struct {
 UKW static inline void
 bt6 (const __m512 *d, __m512 *v)
 {
-  const __m512 two = _mm512_set1_ps (2.f), four = _mm512_set1_ps (4.f),
-               five = _mm512_set1_ps (5.f);
+  const __m512 two = _mm512_set1_ps (2.f), four = _mm512_set1_ps (4.f), five = _mm512_set1_ps (5.f);
 
   v[0] = _mm512_fmadd_ps (four, d[0], _mm512_fnmadd_ps (five, d[2], d[4]));
   v[1] = _mm512_fnmadd_ps (four, _mm512_add_ps (d[1], d[2]), _mm512_add_ps (d[3], d[4]));
@@ -206,12 +211,25 @@ at6 (const __m512 *m, __m512 *y)
   y[3] = _mm512_add_ps (_mm512_fmadd_ps (_mm512_set1_ps (8.f), d34, d12), m[5]);
 }
 
+/* Where a tile is: its first output pixel (y0, x0); its pixels are dh
+ * rows and dw columns apart (a phase of the dilation), its patch's top-left
+ * padded pixel is (y0, x0) too. */
+static void
+tile_origin (const Geometry *ge, int64_t tile, int64_t *y0, int64_t *x0)
+{
+  int64_t phase = tile / (ge->th * ge->tw), in = tile % (ge->th * ge->tw);
+
+  *y0 = phase / ge->dw + ge->dh * 4 * (in / ge->tw);
+  *x0 = phase % ge->dw + ge->dw * 4 * (in % ge->tw);
+}
+
 /* V of tile t (0 <= t < NT) of the task from the 6x6 patch whose top-left
  * padded pixel is (r, c), every channel block. */
 UKW static void
 input_tile (const WinoCtx *ctx, float *v, int64_t t, int64_t r, int64_t c)
 {
   const Geometry *ge = ctx->ge;
+  const int64_t rs = ge->dh * ge->wp * BC, cs = ge->dw * BC; /* patch row, column steps */
 
   for (int64_t cb = 0; cb < ge->cb; cb++) {
     const float *s = ctx->pad + cb * ge->block + (r * ge->wp + c) * BC;
@@ -220,7 +238,7 @@ input_tile (const WinoCtx *ctx, float *v, int64_t t, int64_t r, int64_t c)
     for (int i = 0; i < 6; i++) {
       __m512 d[6];
       for (int j = 0; j < 6; j++)
-        d[j] = _mm512_load_ps (s + (i * ge->wp + j) * BC);
+        d[j] = _mm512_load_ps (s + i * rs + j * cs);
       bt6 (d, rows[i]);
     }
     for (int j = 0; j < 6; j++) {
@@ -289,17 +307,33 @@ transpose16 (__m512 *r)
   }
 }
 
-/* Output tile (ti, tj), 16 channels from o0 (of the group), from
- * m[xi * NT * TC] (the tile's first of those channels). */
+/* Output tile at (y0, x0) (tile_origin()), 16 channels from o0 (of the
+ * group), from m[xi * NT * TC] (the tile's first of those channels). */
 UKW static void
-output_tile (const WinoCtx *ctx, const float *m, int64_t o0, int64_t ti, int64_t tj)
+output_tile (const WinoCtx *ctx, const float *m, int64_t o0, int64_t y0, int64_t x0)
 {
   const Geometry *ge = ctx->ge;
   const int64_t OH = ctx->p->out_dims[1], OW = ctx->p->out_dims[2], plane = OH * OW;
-  const int64_t nr = MIN (4, OH - ti * 4), nc = MIN (4, OW - tj * 4);
+  /* rows and columns of the tile inside the output */
+  const int64_t nr = MIN (4, (OH - y0 + ge->dh - 1) / ge->dh);
+  const int64_t nc = MIN (4, (OW - x0 + ge->dw - 1) / ge->dw);
   const __mmask8 cols = (__mmask8) ((1u << nc) - 1);
   const int64_t on = MIN (BC, ge->m - o0);
   __m512 cols4[6][4], px[16], bias = _mm512_setzero_ps ();
+  __m512i at = _mm512_setzero_si512 (); /* dilated: the 16 pixels' offsets from (y0, x0) */
+  __mmask16 valid = 0;
+
+  if (nr <= 0 || nc <= 0)
+    return;
+  if (ge->dh > 1 || ge->dw > 1) {
+    int32_t off[16] __attribute__ ((aligned (64)));
+    for (int k = 0; k < 16; k++) {
+      off[k] = (int32_t) ((k / 4) * ge->dh * OW + (k % 4) * ge->dw);
+      if (k / 4 < nr && k % 4 < nc)
+        valid |= (__mmask16) (1u << k);
+    }
+    at = _mm512_load_si512 (off);
+  }
 
   if (ctx->bias) {
     float bb[BC] __attribute__ ((aligned (64)));
@@ -320,15 +354,25 @@ output_tile (const WinoCtx *ctx, const float *m, int64_t o0, int64_t ti, int64_t
       col[i] = cols4[i][j];
     at6 (col, out);
     for (int i = 0; i < 4; i++)
-      px[i * 4 + j] = nnp_act_avx512 (_mm512_add_ps (out[i], bias), ctx->act, ctx->act_alpha,
-                                      ctx->act_beta);
+      px[i * 4 + j] =
+          nnp_act_avx512 (_mm512_add_ps (out[i], bias), ctx->act, ctx->act_alpha, ctx->act_beta);
   }
   transpose16 (px);
   for (int64_t o = 0; o < on; o++) {
-    float *yo = ctx->y + (o0 + o) * plane + ti * 4 * OW + tj * 4;
+    float *yo = ctx->y + (o0 + o) * plane + y0 * OW + x0;
     __m512 v = px[o];
+    if (valid) {
+      /* a dilated tile: its pixels dh rows, dw columns apart */
+      if (ctx->sum)
+        v = nnp_act_avx512 (_mm512_add_ps (v, _mm512_mask_i32gather_ps (
+                                                  _mm512_setzero_ps (), valid, at,
+                                                  ctx->sum + (o0 + o) * plane + y0 * OW + x0, 4)),
+                            ctx->sum_act, ctx->sum_alpha, ctx->sum_beta);
+      _mm512_mask_i32scatter_ps (yo, valid, at, v, 4);
+      continue;
+    }
     if (ctx->sum) {
-      const float *so = ctx->sum + (o0 + o) * plane + ti * 4 * OW + tj * 4;
+      const float *so = ctx->sum + (o0 + o) * plane + y0 * OW + x0;
       float sb[16] __attribute__ ((aligned (64))) = { 0 };
       for (int64_t i = 0; i < nr; i++)
         _mm_store_ps (sb + i * 4, _mm_maskz_loadu_ps (cols, so + i * OW));
@@ -366,8 +410,9 @@ wino_task (gpointer data, int64_t task, void *slot)
   const int64_t subs = (n + TS - 1) / TS;
 
   for (int64_t t = 0; t < n; t++) {
-    int64_t tile = t0 + t;
-    input_tile (ctx, v, t, tile / ge->tw * 4, tile % ge->tw * 4);
+    int64_t y0, x0;
+    tile_origin (ge, t0 + t, &y0, &x0);
+    input_tile (ctx, v, t, y0, x0);
   }
   /* the register tiles read whole TS-tile runs: the missing tiles' V zero */
   if (n < subs * TS)
@@ -380,9 +425,10 @@ wino_task (gpointer data, int64_t task, void *slot)
         gemm_tile (v + (xi * ge->cb * NT + s * TS) * BC, u + xi * ge->kp * TC, ge->cb,
                    mb + ((int64_t) xi * NT + s * TS) * TC);
     for (int64_t t = 0; t < n; t++) {
-      int64_t tile = t0 + t;
+      int64_t y0, x0;
+      tile_origin (ge, t0 + t, &y0, &x0);
       for (int h = 0; h < TC / BC && pn * TC + h * BC < ge->m; h++)
-        output_tile (ctx, mb + t * TC + h * BC, pn * TC + h * BC, tile / ge->tw, tile % ge->tw);
+        output_tile (ctx, mb + t * TC + h * BC, pn * TC + h * BC, y0, x0);
     }
   }
 }
@@ -420,9 +466,9 @@ nnp_cpu_conv_winograd_run (const NnpCpuCall *call, const NnpConvParams *p, const
       ctx.sum = call->sum
                     ? (const float *) call->sum->data + (b * p->out_channels + grp * ge.m) * out_sp
                     : NULL;
-      nnp_cpu_run_in_slots (call->pool, (ge.tiles + NT - 1) / NT, (guint8 *) call->scratch + pad_bytes,
-                            round_up_bytes ((gsize) (ge.v_floats + ge.m_floats) * sizeof (float)),
-                            wino_task, &ctx);
+      nnp_cpu_run_in_slots (
+          call->pool, (ge.tiles + NT - 1) / NT, (guint8 *) call->scratch + pad_bytes,
+          round_up_bytes ((gsize) (ge.v_floats + ge.m_floats) * sizeof (float)), wino_task, &ctx);
     }
   return TRUE;
 }
