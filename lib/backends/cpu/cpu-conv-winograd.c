@@ -70,11 +70,11 @@ nnp_cpu_conv_winograd_ok (const NnpConvParams *p)
     g_once_init_leave (&once, 1);
   }
   /* at least 16 input and output channels (fewer: the transforms cost
-   * more than the multiplications they save), panels at most 1/9 padding
+   * more than the multiplications they save), panels at most 1/4 padding
    * (as the blocked direct kernel), at least one whole tile a phase */
   return !off && p->algo == NNP_CONV_ALGO_DIRECT && nnp_sgemm_has_avx512 () && p->kernel[0] == 1
          && p->in_dims[0] == 1 && p->kernel[1] == 3 && p->kernel[2] == 3 && p->strides[1] == 1
-         && p->strides[2] == 1 && cin >= BC && m >= BC && (m + TC - 1) / TC * TC * 8 <= m * 9
+         && p->strides[2] == 1 && cin >= BC && m >= BC && (m + TC - 1) / TC * TC * 3 <= m * 4
          && p->out_dims[1] >= 4 * p->dilations[1] && p->out_dims[2] >= 4 * p->dilations[2];
 #else
   return FALSE;

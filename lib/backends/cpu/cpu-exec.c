@@ -497,10 +497,13 @@ run_calibrating (NnpCpuExec *stage, GError **error)
     total += ns;
     if (mode < 2)
       stage->calib_ns[2 * s + mode] = MIN (stage->calib_ns[2 * s + mode], ns);
-    if (stage->profile)
+    if (stage->profile && stage->runs > 1)
       stage->prof_ns[s] += ns;
   }
-  stage->prof_runs += ok && stage->profile;
+  /* the profile leaves out the first run: cold (the arena's and scratch's
+   * pages touched for the first time), it would weigh on the nodes with the
+   * largest tensors */
+  stage->prof_runs += ok && stage->profile && stage->runs > 1;
   if (!ok)
     return FALSE;
   stage->calib_total[mode] = MIN (stage->calib_total[mode], total);
