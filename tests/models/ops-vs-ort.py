@@ -453,20 +453,25 @@ def depthwise_rows():
     rows of 83 outputs (a 64-wide step, a 16-wide one, the last 16-wide
     step overlapping), 3x3 and 5x5, asymmetric pads (rows with and without
     every tap), fused Clip and HardSwish (an activation applied on vector
-    halves), and a row of 15 (left to the AVX2 kernel)."""
+    halves), and a row of 15 (left to the AVX2 kernel); at stride 2 (the
+    AVX2 rows, even columns taken by shuffles), odd input widths with an odd
+    and an even left pad: rows of 42 and of 100, 3x3 and 5x5."""
     n, c, h = 1, 8, 9
-    convs = [  # name, width, kernel, pads, activation
-        ("d1", 83, 3, [1, 1, 1, 1], "Clip"),
-        ("d2", 83, 5, [2, 2, 2, 2], "HardSwish"),
-        ("d3", 83, 3, [0, 2, 2, 0], None),
-        ("d4", 15, 3, [1, 1, 1, 1], "Relu"),
+    convs = [  # name, width, kernel, pads, activation, stride
+        ("d1", 83, 3, [1, 1, 1, 1], "Clip", 1),
+        ("d2", 83, 5, [2, 2, 2, 2], "HardSwish", 1),
+        ("d3", 83, 3, [0, 2, 2, 0], None, 1),
+        ("d4", 15, 3, [1, 1, 1, 1], "Relu", 1),
+        ("d5", 83, 3, [1, 1, 1, 1], "Relu", 2),
+        ("d6", 199, 5, [1, 2, 2, 2], "Clip", 2),
     ]
     nodes, inits, inputs, outputs = [], [], [], []
-    for name, w, k, pads, act in convs:
+    for name, w, k, pads, act, stride in convs:
         inits += [const(name + "_w", rand(c, 1, k, k, scale=0.3)), const(name + "_b", rand(c))]
         out = name if act is None else name + "_c"
         nodes.append(helper.make_node("Conv", [name + "_x", name + "_w", name + "_b"], [out],
-                                      kernel_shape=[k, k], pads=pads, group=c))
+                                      kernel_shape=[k, k], pads=pads, group=c,
+                                      strides=[stride, stride]))
         if act == "Clip":
             nodes.append(helper.make_node("Clip", [out, "zero", "six"], [name]))
         elif act is not None:
