@@ -21,7 +21,8 @@
  * Layout: the input is first copied, padded, into blocks of 16 channels with
  * the channel innermost (nnp_cpu_conv_blocked_pad(), as the blocked direct
  * kernel reads it), so a 6x6 patch of 16 channels is 36 vector loads.  Work
- * is split in tasks of NT tiles, each on its own scratch slot:
+ * is split in one task per thread, an equal share of the tiles, in chunks of
+ * NT tiles on the thread's scratch slot:
  *   1. input transform of the task's tiles: V[xi][cb][tile][16 channels];
  *   2. per panel of 32 output channels: for each xi, a 12-tile x 32-channel
  *      register tile accumulates over the input channels (weights U of xi:
@@ -181,7 +182,7 @@ typedef struct {
   const float *sum;            /* the fused residual at the same places as y, or NULL */
   NnpActivation act, sum_act;
   float act_alpha, act_beta, sum_alpha, sum_beta;
-  gsize slot_floats;
+  int64_t n_tasks; /* one per thread (wino_task) */
 } WinoCtx;
 
 /* v = B^T d on 6 vectors */
@@ -399,14 +400,12 @@ output_tile (const WinoCtx *ctx, const float *m, int64_t o0, int64_t y0, int64_t
   }
 }
 
-/* Task: tiles [task * NT, +NT) on one slot (V then M). */
+/* Tiles [t0, t0 + n), n <= NT, on one slot (V then M). */
 static void
-wino_task (gpointer data, int64_t task, void *slot)
+wino_chunk (const WinoCtx *ctx, int64_t t0, int64_t n, void *slot)
 {
-  const WinoCtx *ctx = data;
   const Geometry *ge = ctx->ge;
   float *v = slot, *mb = v + ge->v_floats;
-  const int64_t t0 = task * NT, n = MIN (NT, ge->tiles - t0);
   const int64_t subs = (n + TS - 1) / TS;
 
   for (int64_t t = 0; t < n; t++) {
@@ -433,6 +432,22 @@ wino_task (gpointer data, int64_t task, void *slot)
   }
 }
 
+/* Task `task` of n_tasks (one per thread): an equal share of the runs of
+ * TS tiles (a contiguous range: the last run may be short), in chunks of
+ * NT.  Equal shares, not tasks of NT dealt out in turn: 400 tiles are 17
+ * chunks of 24, 9 of them on one of two threads. */
+static void
+wino_task (gpointer data, int64_t task, void *slot)
+{
+  const WinoCtx *ctx = data;
+  const int64_t runs = (ctx->ge->tiles + TS - 1) / TS;
+  const int64_t t0 = task * runs / ctx->n_tasks * TS;
+  const int64_t t1 = MIN ((task + 1) * runs / ctx->n_tasks * TS, ctx->ge->tiles);
+
+  for (int64_t t = t0; t < t1; t += NT)
+    wino_chunk (ctx, t, MIN (NT, t1 - t), slot);
+}
+
 gboolean
 nnp_cpu_conv_winograd_run (const NnpCpuCall *call, const NnpConvParams *p, const ConvState *st)
 {
@@ -456,6 +471,8 @@ nnp_cpu_conv_winograd_run (const NnpCpuCall *call, const NnpConvParams *p, const
   ctx.sum_act = call->sum_act;
   ctx.sum_alpha = call->sum_alpha;
   ctx.sum_beta = call->sum_beta;
+  ctx.n_tasks = MIN (MIN (nnp_thread_pool_get_n_threads (call->pool), nnp_sgemm_slots ()),
+                     (ge.tiles + TS - 1) / TS);
   for (int64_t b = 0; b < p->batch; b++)
     for (int64_t grp = 0; grp < p->group; grp++) {
       nnp_cpu_conv_blocked_pad (call->pool, p, x + (b * p->in_channels + grp * ge.cin) * in_sp,
@@ -466,9 +483,9 @@ nnp_cpu_conv_winograd_run (const NnpCpuCall *call, const NnpConvParams *p, const
       ctx.sum = call->sum
                     ? (const float *) call->sum->data + (b * p->out_channels + grp * ge.m) * out_sp
                     : NULL;
-      nnp_cpu_run_in_slots (
-          call->pool, (ge.tiles + NT - 1) / NT, (guint8 *) call->scratch + pad_bytes,
-          round_up_bytes ((gsize) (ge.v_floats + ge.m_floats) * sizeof (float)), wino_task, &ctx);
+      nnp_cpu_run_in_slots (call->pool, ctx.n_tasks, (guint8 *) call->scratch + pad_bytes,
+                            round_up_bytes ((gsize) (ge.v_floats + ge.m_floats) * sizeof (float)),
+                            wino_task, &ctx);
     }
   return TRUE;
 }
