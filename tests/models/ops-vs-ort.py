@@ -532,11 +532,11 @@ def winograd():
     right and bottom), asymmetric pads and none, 20 input channels (a part
     channel block), 96 output channels (three panels) and 60 (a part panel),
     no bias, fused Clip and HardSwish, a residual Add with Relu, a batch of
-    2, 50 tiles a plane (tasks of 24: a last one of 2 tiles), dilations 2 x 3
-    (6 phases of tiles whose pixels are 2 rows and 3 columns apart, some
-    tiles partly or wholly past the output) with a residual Add; and a
-    residual Add on the blocked kernel's 5x5 convolution, which Winograd
-    leaves to it."""
+    2, 50 tiles a plane (on two threads: 24 tiles, then 26 in chunks of 24
+    and 2), dilations 2 x 3 (6 phases of tiles whose pixels are 2 rows and 3
+    columns apart, some tiles partly or wholly past the output) with a
+    residual Add, two groups of 32 channels; and a residual Add on the
+    blocked kernel's 5x5 convolution, which Winograd leaves to it."""
     n, c, h, w = 2, 20, 19, 39
     nodes, inits = [], [const("zero", np.array(0, np.float32)), const("six", np.array(6, np.float32))]
 
@@ -558,6 +558,9 @@ def winograd():
     nodes += [helper.make_node("Add", ["w4_c", "w2"], ["w4a"]),
               helper.make_node("Relu", ["w4a"], ["w4r"]),
               helper.make_node("Neg", ["w4r"], ["y"])]
+    inits.append(const("g1_w", rand(64, 32, 3, 3, scale=0.2)))     # two groups of 32 -> 32
+    nodes.append(helper.make_node("Conv", ["w1", "g1_w"], ["g1"], kernel_shape=[3, 3],
+                                  pads=[1, 1, 1, 1], group=2))
     conv("d1", "w1", 64, 64, pads=[2, 3, 2, 3], dilations=[2, 3])   # phases of 10 x 13
     nodes += [helper.make_node("Add", ["w1", "d1_c"], ["d1a"]),
               helper.make_node("Neg", ["d1a"], ["d"])]
@@ -567,7 +570,7 @@ def winograd():
               helper.make_node("Add", ["w1", "b1_c"], ["b1a"]),
               helper.make_node("Neg", ["b1a"], ["b"])]
     outs = [vi("w3_c", F, [n, 60, 17, 37]), vi("y", F, [n, 96, 17, 37]), vi("d", F, [n, 64, h, w]),
-            vi("b", F, [n, 64, h, w])]
+            vi("b", F, [n, 64, h, w]), vi("g1", F, [n, 64, h, w])]
     return model(nodes, [vi("x", F, [n, c, h, w])], outs, inits), {"x": [n, c, h, w]}
 
 
