@@ -12,10 +12,10 @@
  * -1, 2, -2, infinity) are the paper's.  A dilated convolution is dh x dw
  * ordinary ones, one per phase of its output grid: a tile's 16 pixels are
  * dh rows and dw columns apart, its patch's 36 pixels too (the output
- * transform then scatters instead of storing rows).  The sums are reordered against the
- * direct kernel and the transforms scale values by up to 8 and back: the
- * results differ from the direct kernel's by a few float32 steps of the
- * largest term (checked against ONNX Runtime by the model tests at their
+ * transform then scatters instead of storing rows).  The sums are reordered
+ * against the direct kernel and the transforms scale values by up to 8 and
+ * back: the results differ from the direct kernel's by a few float32 steps
+ * of the largest term (checked against ONNX Runtime by the model tests at their
  * 1e-4 tolerances, and against the direct kernel by ops-vs-ort's cases).
  *
  * Layout: the input is first copied, padded, into blocks of 16 channels with
@@ -23,10 +23,10 @@
  * kernel reads it), so a 6x6 patch of 16 channels is 36 vector loads.  Work
  * is split in one task per thread, an equal share of the tiles, in chunks of
  * NT tiles on the thread's scratch slot:
- *   1. input transform of the task's tiles: V[xi][cb][tile][16 channels];
+ *   1. input transform of the chunk's tiles: V[xi][cb][tile][16 channels];
  *   2. per panel of 32 output channels: for each xi, a 12-tile x 32-channel
  *      register tile accumulates over the input channels (weights U of xi:
- *      Cin x 32, 16 KB at 128 channels, in L1 across the task's tiles)
+ *      Cin x 32, 16 KB at 128 channels, in L1 across the chunk's tiles)
  *      into M[xi][tile][32];
  *   3. output transform, bias, activation, the fused residual, stored into
  *      Y's channel planes (a 16x16 transpose turns the 16 pixels x 16
@@ -53,7 +53,7 @@
 #define BC 16  /* channels per block */
 #define TC 32  /* output channels per panel */
 #define TS 12  /* tiles per register tile */
-#define NSUB 2 /* register tiles per task */
+#define NSUB 2 /* register tiles per chunk */
 #define NT (TS * NSUB)
 #define XI 36 /* 6 x 6 positions */
 
@@ -224,7 +224,7 @@ tile_origin (const Geometry *ge, int64_t tile, int64_t *y0, int64_t *x0)
   *x0 = phase % ge->dw + ge->dw * 4 * (in % ge->tw);
 }
 
-/* V of tile t (0 <= t < NT) of the task from the 6x6 patch whose top-left
+/* V of tile t (0 <= t < NT) of the chunk from the 6x6 patch whose top-left
  * padded pixel is (r, c), every channel block. */
 UKW static void
 input_tile (const WinoCtx *ctx, float *v, int64_t t, int64_t r, int64_t c)

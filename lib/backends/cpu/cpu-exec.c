@@ -497,13 +497,10 @@ run_calibrating (NnpCpuExec *stage, GError **error)
     total += ns;
     if (mode < 2)
       stage->calib_ns[2 * s + mode] = MIN (stage->calib_ns[2 * s + mode], ns);
-    if (stage->profile && stage->runs > 1)
+    if (stage->profile)
       stage->prof_ns[s] += ns;
   }
-  /* the profile leaves out the first run: cold (the arena's and scratch's
-   * pages touched for the first time), it would weigh on the nodes with the
-   * largest tensors */
-  stage->prof_runs += ok && stage->profile && stage->runs > 1;
+  stage->prof_runs += ok && stage->profile;
   if (!ok)
     return FALSE;
   stage->calib_total[mode] = MIN (stage->calib_total[mode], total);
@@ -573,6 +570,13 @@ nnp_cpu_exec_run (NnpCpuExec *stage, NnpTensor *const *inputs, NnpTensor *const 
       stage->calib_total[m] = G_MAXINT64;
   }
   stage->runs++;
+  if (G_UNLIKELY (stage->profile && stage->runs == 2)) {
+    /* the profile leaves out the first run when there are more: it is cold
+     * (the arena's and scratch's pages touched for the first time) and
+     * would weigh on the nodes with the largest tensors */
+    memset (stage->prof_ns, 0, MAX (stage->n_steps, 1) * sizeof (gint64));
+    stage->prof_runs = 0;
+  }
   if (G_UNLIKELY (stage->calib_runs < CALIB_RUNS)) {
     ok = run_calibrating (stage, error);
   } else if (G_UNLIKELY (stage->profile)) {
