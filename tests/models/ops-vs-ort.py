@@ -590,6 +590,21 @@ def concat_chunks():
 # cases run with more than one intra-op thread: case -> threads
 THREADS = {concat_chunks: 2, winograd: 2}
 
+def cpu_has_avx512():
+    """Whether nnpipe's AVX-512 kernels run here (F and DQ, as cpu-gemm.c asks)."""
+    if os.environ.get("NNPIPE_CPU_NO_AVX512") or os.environ.get("NNPIPE_CPU_GENERIC"):
+        return False
+    try:
+        flags = next((ln for ln in open("/proc/cpuinfo") if ln.startswith("flags")), "").split()
+    except OSError:
+        return False
+    return "avx512f" in flags and "avx512dq" in flags
+
+
+# the kernels a case must have run (`--profile` rows: kind -> nodes), on a
+# CPU with AVX-512 (elsewhere these convolutions take the direct kernels)
+KINDS = {"winograd": {"Conv 3x3 s1 winograd": 6, "Conv 5x5 s1 direct": 1}}
+
 # what must still be refused: case -> strings nnpipe's error names
 REFUSED = {loop_growing: ["data-dependent tail from node 'loop' (Loop)",
                           "loop-carried value 0 changes its type or shape"]}
@@ -635,8 +650,9 @@ def main():
         dirs = {t: os.path.join(opts.work, name, t) for t in ("nnpipe", "ort")}
         for d in dirs.values():
             os.makedirs(d)
+        kinds = KINDS.get(name) if cpu_has_avx512() else None
         rc_n = run([nnpipe, "run", path, *shape_args, "--output-dir", dirs["nnpipe"],
-                    "--threads", str(THREADS.get(make, 1))],
+                    "--threads", str(THREADS.get(make, 1))] + (["--profile"] if kinds else []),
                    dirs["nnpipe"] + ".log")
         rc_o = run([ort, path, *shape_args, "--output-dir", dirs["ort"]], dirs["ort"] + ".log")
         if rc_o == 77:
@@ -653,6 +669,11 @@ def main():
             passed, failed = passed + good, failed + (not good)
             continue
         ok = rc_n == 0 and rc_o == 0
+        for kind, want in (kinds or {}).items() if rc_n == 0 else ():
+            got_n = next((int(ln[len(kind):].split()[0]) for ln in open(dirs["nnpipe"] + ".log")
+                          if ln.startswith(kind + " ")), 0)
+            print(f"{name}: {got_n} node(s) of {kind}{'' if got_n == want else f'  FAIL: expected {want}'}")
+            ok = ok and got_n == want
         if rc_n != 0:
             print(f"FAIL {name}: nnpipe run failed: {open(dirs['nnpipe'] + '.log').read().strip()}")
         if rc_o != 0:
