@@ -12,7 +12,7 @@
  *              ones Winograd F(4x4, 3x3) (cpu-conv-winograd.c).
  *   DEPTHWISE  one input channel per group, 1-D/2-D: cpu-conv-dw.c.
  * A residual Add the executor fused into the Conv (NnpCpuCall.sum) is added
- * in the indirect GEMM's tasks and the blocked kernel's tiles, otherwise by
+ * in the indirect GEMM's tasks and the blocked and Winograd kernels' tiles, otherwise by
  * nnp_cpu_conv_add_sum() after the kernel.
  * Constant weights are packed once by `prepare`; otherwise they are packed
  * on the fly from the weight input (conformance tests feed W as an input).
