@@ -574,6 +574,31 @@ def winograd():
     return model(nodes, [vi("x", F, [n, c, h, w])], outs, inits), {"x": [n, c, h, w]}
 
 
+def pools_s2():
+    """Max and average pools of stride 2 along W through the AVX2 rows
+    (8 outputs a step, the taps' even columns): ResNet's 3x3 max pool with
+    pads of 1, 2x2 and 5x3 windows, average pools counting the pads and
+    not, rows of 113 and 57 inputs (the last steps left to the scalar loop
+    where a step's loads would pass the row's end)."""
+    shape = [1, 6, 29, 113]
+    nodes = [helper.make_node("MaxPool", ["x"], ["m3"], kernel_shape=[3, 3], strides=[2, 2],
+                              pads=[1, 1, 1, 1]),
+             helper.make_node("MaxPool", ["x"], ["m2"], kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("MaxPool", ["x"], ["m53"], kernel_shape=[5, 3], strides=[1, 2],
+                              pads=[2, 0, 2, 1]),
+             helper.make_node("AveragePool", ["x"], ["a3"], kernel_shape=[3, 3], strides=[2, 2],
+                              pads=[1, 1, 1, 1], count_include_pad=1),
+             helper.make_node("AveragePool", ["x"], ["a3n"], kernel_shape=[3, 3], strides=[2, 2],
+                              pads=[1, 1, 1, 1]),
+             helper.make_node("Slice", ["x", "s0", "e57", "a3i"], ["x57"]),
+             helper.make_node("MaxPool", ["x57"], ["m57"], kernel_shape=[3, 3], strides=[2, 2],
+                              pads=[1, 1, 1, 1])]
+    inits = [const("s0", np.array([0], np.int64)), const("e57", np.array([57], np.int64)),
+             const("a3i", np.array([3], np.int64))]
+    outs = [vi(n, F, [1, 6, None, None]) for n in ("m3", "m2", "m53", "a3", "a3n", "m57")]
+    return model(nodes, [vi("x", F, shape)], outs, inits), {"x": shape}
+
+
 def concat_chunks():
     """Concat copied in 256 KiB chunks of the output on two threads (THREADS):
     chunks that start and end inside a part's row, parts of odd byte
@@ -610,7 +635,7 @@ REFUSED = {loop_growing: ["data-dependent tail from node 'loop' (Loop)",
                           "loop-carried value 0 changes its type or shape"]}
 
 
-CASES = [conv_kernels, depthwise_rows, winograd, concat_chunks, residual_fusion, lstm_bidi, gru_reverse, gru_default, rnn_relu, vit_block, super_res, style, opset7,
+CASES = [conv_kernels, depthwise_rows, winograd, pools_s2, concat_chunks, residual_fusion, lstm_bidi, gru_reverse, gru_default, rnn_relu, vit_block, super_res, style, opset7,
          signal, reductions, indexing, losses, sampling, einsum, control_flow, detect_nms,
          detect_nms_batch2_center, nonzero_gathernd, topk_range_computed, loop_growing]
 

@@ -154,34 +154,31 @@ interior_cols (const NnpPoolParams *p, int64_t *lo, int64_t *hi)
 }
 
 #if defined(__x86_64__) || defined(__i386__)
-/* Interior columns [ow_lo, ow_hi) of one output row of a pool with kernel
- * width 2 and stride 2 (the models' 2x2 and 3x2 pools), 8 outputs at a
- * time; returns the first column left to the scalar loop.  Same order of
- * operations as the scalar loops: per input row, left tap then right tap. */
+/* Interior columns [ow_lo, ow_hi) of one output row of a pool with stride
+ * 2 along W and a kernel kw_n wide (the models' 2x2, 3x2 and ResNet's 3x3
+ * pools), 8 outputs at a time; returns the first column left to the scalar
+ * loop.  Same order of operations as the scalar loops: per input row, the
+ * taps from left to right.  A step loads 16 floats from each tap's first
+ * column: only steps whose last load stays inside the row are taken. */
 __attribute__ ((target ("avx2,fma"))) static int64_t
-pool_k2s2_avx2 (float *yr, const float *x, int64_t in_w, int64_t h0, int64_t hlo, int64_t hhi,
-                int64_t pad_w, int64_t ow_lo, int64_t ow_hi, gboolean is_max, int64_t count)
+pool_s2_avx2 (float *yr, const float *x, int64_t in_w, int64_t h0, int64_t hlo, int64_t hhi,
+              int64_t pad_w, int64_t kw_n, int64_t ow_lo, int64_t ow_hi, gboolean is_max,
+              int64_t count)
 {
   const __m256 init = is_max ? _mm256_set1_ps (-FLT_MAX) : _mm256_setzero_ps ();
   const __m256 fc = _mm256_set1_ps ((float) MAX (count, 1));
   int64_t ow;
 
-  for (ow = ow_lo; ow + 8 <= ow_hi; ow += 8) {
+  for (ow = ow_lo; ow + 8 <= ow_hi && 2 * ow - pad_w + kw_n - 1 + 16 <= in_w; ow += 8) {
     __m256 acc = init;
     for (int64_t kh = hlo; kh < hhi; kh++) {
       const float *src = x + (h0 + kh) * in_w - pad_w + 2 * ow;
-      __m256 a = _mm256_loadu_ps (src), b = _mm256_loadu_ps (src + 8);
-      /* even / odd columns, back in order across the two 128-bit lanes */
-      __m256 ev = _mm256_castpd_ps (_mm256_permute4x64_pd (
-          _mm256_castps_pd (_mm256_shuffle_ps (a, b, _MM_SHUFFLE (2, 0, 2, 0))), 0xD8));
-      __m256 od = _mm256_castpd_ps (_mm256_permute4x64_pd (
-          _mm256_castps_pd (_mm256_shuffle_ps (a, b, _MM_SHUFFLE (3, 1, 3, 1))), 0xD8));
-      if (is_max) {
-        acc = _mm256_max_ps (ev, acc);
-        acc = _mm256_max_ps (od, acc);
-      } else {
-        acc = _mm256_add_ps (acc, ev);
-        acc = _mm256_add_ps (acc, od);
+      for (int64_t kw = 0; kw < kw_n; kw++) {
+        __m256 a = _mm256_loadu_ps (src + kw), b = _mm256_loadu_ps (src + kw + 8);
+        /* the even columns, back in order across the two 128-bit lanes */
+        __m256 ev = _mm256_castpd_ps (_mm256_permute4x64_pd (
+            _mm256_castps_pd (_mm256_shuffle_ps (a, b, _MM_SHUFFLE (2, 0, 2, 0))), 0xD8));
+        acc = is_max ? _mm256_max_ps (ev, acc) : _mm256_add_ps (acc, ev);
       }
     }
     if (!is_max)
@@ -219,9 +216,9 @@ pool2d_f32 (const PoolJob *job, gsize begin, gsize end, gboolean is_max)
 
       ow_mid = ow_lo;
 #if defined(__x86_64__) || defined(__i386__)
-      if (kw_n == 2 && sw == 2 && avx2)
-        ow_mid = pool_k2s2_avx2 (yr, x, in_w, h0, hlo, hhi, p->pad_begin[2], ow_lo, ow_hi, is_max,
-                                 count);
+      if (sw == 2 && kw_n <= 8 && avx2)
+        ow_mid = pool_s2_avx2 (yr, x, in_w, h0, hlo, hhi, p->pad_begin[2], kw_n, ow_lo, ow_hi,
+                               is_max, count);
 #endif
       for (int64_t ow = ow_mid; ow < ow_hi; ow++)
         yr[ow] = is_max ? -FLT_MAX : 0.f;
