@@ -68,6 +68,9 @@ nnp_cpu_conv_winograd_ok (const NnpConvParams *p)
   if (g_once_init_enter (&once)) {
     /* for A/B measurements against the direct kernels */
     off = g_getenv ("NNPIPE_CPU_NO_WINOGRAD") != NULL;
+    /* its stores of 4-pixel rows are AVX-512VL (nnp_sgemm_has_avx512() asks for F and DQ) */
+    __builtin_cpu_init ();
+    off = off || !__builtin_cpu_supports ("avx512vl");
     g_once_init_leave (&once, 1);
   }
   /* at least 16 input and output channels (fewer: the transforms cost
@@ -188,6 +191,8 @@ typedef struct {
   NnpActivation act, sum_act;
   float act_alpha, act_beta, sum_alpha, sum_beta;
   int64_t n_tasks; /* one per thread (wino_task) */
+  /* dilated: the offsets of a tile's 16 pixels from its first (row-major) */
+  int32_t dil_off[16] __attribute__ ((aligned (64)));
 } WinoCtx;
 
 /* v = B^T d on 6 vectors */
@@ -313,10 +318,23 @@ transpose16 (__m512 *r)
   }
 }
 
+/* The bias of output channels o0.. o0 + 15 of the group (zero past m or
+ * without a bias). */
+UKW static __m512
+bias_vector (const WinoCtx *ctx, int64_t o0)
+{
+  float bb[BC] __attribute__ ((aligned (64)));
+
+  for (int o = 0; o < BC; o++)
+    bb[o] = ctx->bias && o0 + o < ctx->ge->m ? ctx->bias[o0 + o] : 0.f;
+  return _mm512_load_ps (bb);
+}
+
 /* Output tile at (y0, x0) (tile_origin()), 16 channels from o0 (of the
- * group), from m[xi * NT * TC] (the tile's first of those channels). */
+ * group, their bias in `bias`), from m[xi * NT * TC] (the tile's first of
+ * those channels). */
 UKW static void
-output_tile (const WinoCtx *ctx, const float *m, int64_t o0, int64_t y0, int64_t x0)
+output_tile (const WinoCtx *ctx, const float *m, int64_t o0, __m512 bias, int64_t y0, int64_t x0)
 {
   const Geometry *ge = ctx->ge;
   const int64_t OH = ctx->p->out_dims[1], OW = ctx->p->out_dims[2], plane = OH * OW;
@@ -325,27 +343,16 @@ output_tile (const WinoCtx *ctx, const float *m, int64_t o0, int64_t y0, int64_t
   const int64_t nc = MIN (4, (OW - x0 + ge->dw - 1) / ge->dw);
   const __mmask8 cols = (__mmask8) ((1u << nc) - 1);
   const int64_t on = MIN (BC, ge->m - o0);
-  __m512 cols4[6][4], px[16], bias = _mm512_setzero_ps ();
+  __m512 cols4[6][4], px[16];
   __m512i at = _mm512_setzero_si512 (); /* dilated: the 16 pixels' offsets from (y0, x0) */
-  __mmask16 valid = 0;
+  __mmask16 valid = 0;                  /* dilated: those inside the output */
 
   if (nr <= 0 || nc <= 0)
     return;
   if (ge->dh > 1 || ge->dw > 1) {
-    int32_t off[16] __attribute__ ((aligned (64)));
-    for (int k = 0; k < 16; k++) {
-      off[k] = (int32_t) ((k / 4) * ge->dh * OW + (k % 4) * ge->dw);
-      if (k / 4 < nr && k % 4 < nc)
-        valid |= (__mmask16) (1u << k);
-    }
-    at = _mm512_load_si512 (off);
-  }
-
-  if (ctx->bias) {
-    float bb[BC] __attribute__ ((aligned (64)));
-    for (int o = 0; o < BC; o++)
-      bb[o] = o0 + o < ge->m ? ctx->bias[o0 + o] : 0.f;
-    bias = _mm512_load_ps (bb);
+    at = _mm512_load_si512 (ctx->dil_off);
+    for (int64_t i = 0; i < nr; i++)
+      valid |= (__mmask16) (cols << (4 * i));
   }
   /* rows of the 6x6 M first (A^T along each row), then the columns */
   for (int i = 0; i < 6; i++) {
@@ -406,7 +413,7 @@ output_tile (const WinoCtx *ctx, const float *m, int64_t o0, int64_t y0, int64_t
 }
 
 /* Tiles [t0, t0 + n), n <= NT, on one slot (V then M). */
-static void
+UKW static void
 wino_chunk (const WinoCtx *ctx, int64_t t0, int64_t n, void *slot)
 {
   const Geometry *ge = ctx->ge;
@@ -424,6 +431,7 @@ wino_chunk (const WinoCtx *ctx, int64_t t0, int64_t n, void *slot)
       memset (v + (xb * NT + n) * BC, 0, (gsize) (subs * TS - n) * BC * sizeof (float));
   for (int64_t pn = 0; pn < ge->panels; pn++) {
     const float *u = ctx->u + pn * XI * ge->kp * TC;
+    const __m512 bias[2] = { bias_vector (ctx, pn * TC), bias_vector (ctx, pn * TC + BC) };
     for (int xi = 0; xi < XI; xi++)
       for (int64_t s = 0; s < subs; s++)
         gemm_tile (v + (xi * ge->cb * NT + s * TS) * BC, u + xi * ge->kp * TC, ge->cb,
@@ -432,7 +440,7 @@ wino_chunk (const WinoCtx *ctx, int64_t t0, int64_t n, void *slot)
       int64_t y0, x0;
       tile_origin (ge, t0 + t, &y0, &x0);
       for (int h = 0; h < TC / BC && pn * TC + h * BC < ge->m; h++)
-        output_tile (ctx, mb + t * TC + h * BC, pn * TC + h * BC, y0, x0);
+        output_tile (ctx, mb + t * TC + h * BC, pn * TC + h * BC, bias[h], y0, x0);
     }
   }
 }
@@ -478,6 +486,8 @@ nnp_cpu_conv_winograd_run (const NnpCpuCall *call, const NnpConvParams *p, const
   ctx.sum_beta = call->sum_beta;
   ctx.n_tasks = MIN (MIN (nnp_thread_pool_get_n_threads (call->pool), nnp_sgemm_slots ()),
                      (ge.tiles + TS - 1) / TS);
+  for (int k = 0; k < 16; k++)
+    ctx.dil_off[k] = (int32_t) ((k / 4) * ge.dh * p->out_dims[2] + (k % 4) * ge.dw);
   for (int64_t b = 0; b < p->batch; b++)
     for (int64_t grp = 0; grp < p->group; grp++) {
       nnp_cpu_conv_blocked_pad (call->pool, p, x + (b * p->in_channels + grp * ge.cin) * in_sp,
