@@ -488,7 +488,10 @@ def residual_fusion():
     """Residual Adds the CPU executor computes inside their Conv (the 1x1
     indirect GEMM, the blocked kernel, the indirect GEMM's linear rows, a
     depthwise convolution's whole-output pass; the Add's activation after
-    it; a batch of 2) and ones it must leave alone (the other operand computed
+    it; a batch of 2; a 1x1 convolution of 24 output channels, whose 240
+    pixels go in chunks of 64 with the residual added in the AVX-512 tiles'
+    store, and a last chunk of 48 added after them) and ones it must leave
+    alone (the other operand computed
     after the Conv, the Conv's output also a graph output, a broadcast Add)."""
     n, c, h, w = 2, 32, 12, 20
 
@@ -512,6 +515,10 @@ def residual_fusion():
     conv("l", "y3", 24, 3)
     nodes += [helper.make_node("Add", ["l", "m"], ["y4"]),         # linear rows, r computed
               helper.make_node("Mul", ["y4", "y4"], ["y4r"])]
+    conv("p", "y4", 24, 1, cin=24)
+    nodes += [helper.make_node("Add", ["p", "y4"], ["p1"]),        # 1x1, 24 rows: the residual
+              helper.make_node("Relu", ["p1"], ["p2"]),             # in the AVX-512 tiles' store
+              helper.make_node("Mul", ["p2", "p2"], ["y6"])]
     conv("e", "y3", c, 1)
     nodes += [helper.make_node("Sigmoid", ["y3"], ["s"]),
               helper.make_node("Add", ["e", "s"], ["y5"])]          # r computed after: kept
@@ -522,7 +529,7 @@ def residual_fusion():
     inits += [const("zero", np.array(0, np.float32)), const("six", np.array(6, np.float32)),
               const("cb", rand(1, c, 1, 1))]
     outs = [vi("y", F, [n, c, h, w]), vi("g", F, [n, c, h, w]), vi("z", F, [n, c, h, w]),
-            vi("y4r", F, [n, 24, h, w])]
+            vi("y4r", F, [n, 24, h, w]), vi("y6", F, [n, 24, h, w])]
     return model(nodes, [vi("x", F, [n, c, h, w])], outs, inits), {"x": [n, c, h, w]}
 
 

@@ -68,8 +68,8 @@ struct _NnpSgemm {
   float act_alpha, act_beta;
   /* the indirect driver only: after the epilogue, C = sum_act (C + sum), sum
    * element (i, j) at the same place as C's (a residual Add fused into a
-   * convolution: cpu.h NnpCpuCall.sum), done per task while C is in cache;
-   * NULL for none */
+   * convolution: cpu.h NnpCpuCall.sum), in the AVX-512 tiles' store or
+   * per task while C is in cache; NULL for none */
   const float *sum;
   NnpActivation sum_act;
   float sum_alpha, sum_beta;
