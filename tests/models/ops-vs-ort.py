@@ -411,7 +411,8 @@ def conv_kernels():
     and 5x5 kernels, two groups, a batch of 2, rows that end inside a tile,
     fused Relu / Clip), the ones it leaves to the indirect GEMM (stride 2
     with a fused Clip, applied in the AVX-512 tile store,
-    3 input channels) and depthwise rows that end in a part vector."""
+    3 input channels, a 1x1 of stride 2 whose rows it takes as one) and
+    depthwise rows that end in a part vector."""
     n, c, h, w = 2, 32, 13, 17
     convs = [  # name, cin (first channels of x), cout, kernel, attributes, activation
         ("c1", 24, 60, (3, 3), dict(pads=[1, 1, 1, 1]), "Relu"),
@@ -424,6 +425,9 @@ def conv_kernels():
         # depthwise: rows of 9 and 17 outputs (the last 8-wide block overlaps)
         ("c8", 32, 32, (3, 3), dict(pads=[1, 1, 1, 1], strides=[2, 2], group=32), None),
         ("c9", 32, 32, (5, 5), dict(pads=[2, 2, 2, 2], group=32), "Relu"),
+        # 1x1 stride 2: 7 rows of 9 outputs without padding between them,
+        # one run of 63 columns for the indirect GEMM
+        ("c10", 32, 48, (1, 1), dict(strides=[2, 2]), "Relu"),
     ]
     nodes, inits, outputs = [], [], []
     for name, cin, cout, (kh, kw), attrs, act in convs:
