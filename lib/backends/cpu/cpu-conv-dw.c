@@ -33,6 +33,7 @@ typedef struct {
   gsize slot_bytes;
   gboolean *zeroed;         /* per slot: its padded plane's borders are zero */
   gboolean s1_avx512;       /* dw_rows_s1_avx512 takes rows [full_lo, full_hi) */
+  gboolean copy_avx512;     /* the padded copy by dw_copy_rows_avx512 */
   int64_t full_lo, full_hi; /* the output rows whose taps all read input rows */
 } DwCtx;
 
@@ -328,6 +329,23 @@ dw_rows_s1_avx512 (const DwCtx *c, const float *pad, const float *w, float bias,
     dw_rows_s1_avx512_body (c, pad, w, bias, y, 5, oh0, oh1);
 }
 
+/* rows x n floats from src (rows IW apart) to dst (rows wp apart): the
+ * padded copy of a plane in vector moves (a memcpy call per row of 64-128
+ * floats cost as much as the copy) */
+UKD static void
+dw_copy_rows_avx512 (float *dst, int64_t wp, const float *src, int64_t IW, int64_t n, int64_t rows)
+{
+  const __mmask16 tail = (__mmask16) ((1u << (n % 16)) - 1);
+
+  for (int64_t r = 0; r < rows; r++, dst += wp, src += IW) {
+    int64_t j = 0;
+    for (; j + 16 <= n; j += 16)
+      _mm512_storeu_ps (dst + j, _mm512_loadu_ps (src + j));
+    if (j < n)
+      _mm512_mask_storeu_ps (dst + j, tail, _mm512_maskz_loadu_ps (tail, src + j));
+  }
+}
+
 /* Whether dw_rows_s1_avx512 takes the rows of this convolution that have
  * every tap */
 static gboolean
@@ -420,8 +438,14 @@ dw_task (gpointer data, int64_t task, void *slot)
     memset (pad, 0, c->hp * c->wp * sizeof (float));
     c->zeroed[slot_index] = TRUE;
   }
-  for (int64_t r = MAX (pt, 0); r < MIN (c->hp, IH + pt); r++)
-    memcpy (pad + r * c->wp + lo, x + (r - pt) * IW, n * sizeof (float));
+#if HAVE_X86
+  if (c->copy_avx512) {
+    dw_copy_rows_avx512 (pad + MAX (pt, 0) * c->wp + lo, c->wp, x + (MAX (pt, 0) - pt) * IW, IW, n,
+                         MIN (c->hp, IH + pt) - MAX (pt, 0));
+  } else
+#endif
+    for (int64_t r = MAX (pt, 0); r < MIN (c->hp, IH + pt); r++)
+      memcpy (pad + r * c->wp + lo, x + (r - pt) * IW, n * sizeof (float));
 #if HAVE_X86
   if (avx2) {
     dw_rows_avx2 (c, pad, w, bias, y);
@@ -464,8 +488,10 @@ nnp_cpu_conv_depthwise_run (const NnpCpuCall *call, const NnpConvParams *p)
   ctx.slot_bytes = round_up_bytes (ctx.hp * ctx.wp * sizeof (float));
   ctx.zeroed = g_new0 (gboolean, MAX (nnp_sgemm_slots (), 1));
   ctx.s1_avx512 = FALSE;
+  ctx.copy_avx512 = FALSE;
 #if HAVE_X86
   ctx.s1_avx512 = nnp_cpu_avx2_ok () && dw_s1_avx512_ok (p);
+  ctx.copy_avx512 = nnp_cpu_avx2_ok () && nnp_sgemm_has_avx512 ();
 #endif
   /* output row oh reads input rows oh - pt + kh, kh < K */
   ctx.full_lo = MAX (p->pads_begin[1], 0);
