@@ -588,13 +588,16 @@ def winograd():
 def pools_s2():
     """Max and average pools of stride 2 along W through the AVX2 rows
     (8 outputs a step, the taps' even columns): ResNet's 3x3 max pool with
-    pads of 1, 2x2 and 5x3 windows, average pools counting the pads and
+    pads of 1, 2x2 (its own two-row path; with a padded last row and
+    column) and 5x3 windows, average pools counting the pads and
     not, rows of 113 and 57 inputs (the last steps left to the scalar loop
     where a step's loads would pass the row's end)."""
     shape = [1, 6, 29, 113]
     nodes = [helper.make_node("MaxPool", ["x"], ["m3"], kernel_shape=[3, 3], strides=[2, 2],
                               pads=[1, 1, 1, 1]),
              helper.make_node("MaxPool", ["x"], ["m2"], kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("MaxPool", ["x"], ["m2p"], kernel_shape=[2, 2], strides=[2, 2],
+                              pads=[0, 0, 1, 1]),
              helper.make_node("MaxPool", ["x"], ["m53"], kernel_shape=[5, 3], strides=[1, 2],
                               pads=[2, 0, 2, 1]),
              helper.make_node("AveragePool", ["x"], ["a3"], kernel_shape=[3, 3], strides=[2, 2],
@@ -606,7 +609,7 @@ def pools_s2():
                               pads=[1, 1, 1, 1])]
     inits = [const("s0", np.array([0], np.int64)), const("e57", np.array([57], np.int64)),
              const("a3i", np.array([3], np.int64))]
-    outs = [vi(n, F, [1, 6, None, None]) for n in ("m3", "m2", "m53", "a3", "a3n", "m57")]
+    outs = [vi(n, F, [1, 6, None, None]) for n in ("m3", "m2", "m2p", "m53", "a3", "a3n", "m57")]
     return model(nodes, [vi("x", F, shape)], outs, inits), {"x": shape}
 
 

@@ -167,9 +167,25 @@ pool_s2_avx2 (float *yr, const float *x, int64_t in_w, int64_t h0, int64_t hlo, 
 {
   const __m256 init = is_max ? _mm256_set1_ps (-FLT_MAX) : _mm256_setzero_ps ();
   const __m256 fc = _mm256_set1_ps ((float) MAX (count, 1));
-  int64_t ow;
+  int64_t ow = ow_lo;
 
-  for (ow = ow_lo; ow + 8 <= ow_hi && 2 * ow - pad_w + kw_n - 1 + 16 <= in_w; ow += 8) {
+  if (is_max && kw_n == 2 && hhi - hlo == 2) {
+    /* 2x2 max (U-Net's, YOLO's, BlazeFace's): the two rows' maximum first,
+     * then the even and odd columns' (4 loads and one lane permute per 8
+     * outputs instead of 8 and 4) */
+    const float *r0 = x + (h0 + hlo) * in_w - pad_w, *r1 = r0 + in_w;
+    for (; ow + 8 <= ow_hi && 2 * ow - pad_w + 1 + 16 <= in_w; ow += 8) {
+      __m256 a = _mm256_max_ps (_mm256_loadu_ps (r0 + 2 * ow), _mm256_loadu_ps (r1 + 2 * ow));
+      __m256 b =
+          _mm256_max_ps (_mm256_loadu_ps (r0 + 2 * ow + 8), _mm256_loadu_ps (r1 + 2 * ow + 8));
+      __m256 m = _mm256_max_ps (_mm256_shuffle_ps (a, b, _MM_SHUFFLE (2, 0, 2, 0)),
+                                _mm256_shuffle_ps (a, b, _MM_SHUFFLE (3, 1, 3, 1)));
+      _mm256_storeu_ps (yr + ow,
+                        _mm256_castpd_ps (_mm256_permute4x64_pd (_mm256_castps_pd (m), 0xD8)));
+    }
+    return ow;
+  }
+  for (; ow + 8 <= ow_hi && 2 * ow - pad_w + kw_n - 1 + 16 <= in_w; ow += 8) {
     __m256 acc = init;
     for (int64_t kh = hlo; kh < hhi; kh++) {
       const float *src = x + (h0 + kh) * in_w - pad_w + 2 * ow;
