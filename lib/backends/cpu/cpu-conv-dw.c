@@ -243,13 +243,15 @@ dw_row_avx2_body (const float *pl, int64_t wp, const float *w, int64_t kh_n, int
   return ow;
 }
 
-/* AVX-512, stride 1, a K x K kernel (3 or 5) without dilation, straight
- * from the input plane (no padded copy): 64 outputs a step in four
- * vectors, the taps of even and odd kernel rows in separate accumulators
- * (8 FMA chains), the K x K weights broadcast once per plane.  A step whose
- * taps reach past the row's ends (the padding) loads with lane masks, and
- * the row's last step stores with one; output rows whose taps reach above
- * or below the plane skip those kernel rows. */
+/* AVX-512, stride 1, a K x K kernel (3 or 5) without dilation, on the
+ * padded copy of the plane: 64 outputs a step in four vectors, the taps of
+ * even and odd kernel rows in separate accumulators (8 FMA chains), the
+ * K x K weights broadcast once per plane; a row's last step of 16 overlaps
+ * the one before it.  Only the rows whose taps all read input rows; the
+ * others go by dw_rows_avx2.  Tried instead (docs/performance.md): reading
+ * the input plane in place, with lane masks at the row ends or with
+ * valignd windows from aligned loads, slower or twice as slow when the
+ * core's other hardware thread is busy. */
 #define UKD __attribute__ ((target ("avx512f,avx512dq,avx2,fma")))
 
 /* Output rows [oh0, oh1), whose K taps all read input rows, from the
