@@ -452,12 +452,27 @@ def conv_kernels():
     return model(nodes, [vi("x", F, [n, c, h, w])], outputs, inits), {"x": [n, c, h, w]}
 
 
+def depthwise_node(nodes, inits, name, c, k, pads, act, stride, dilation=1):
+    """A depthwise Conv of input NAME_x into NAME, with its activation
+    (Clip: 0..6, from the inits "zero" and "six")."""
+    inits += [const(name + "_w", rand(c, 1, k, k, scale=0.3)), const(name + "_b", rand(c))]
+    out = name if act is None else name + "_c"
+    nodes.append(helper.make_node("Conv", [name + "_x", name + "_w", name + "_b"], [out],
+                                  kernel_shape=[k, k], pads=pads, group=c,
+                                  dilations=[dilation, dilation], strides=[stride, stride]))
+    if act == "Clip":
+        nodes.append(helper.make_node("Clip", [out, "zero", "six"], [name]))
+    elif act is not None:
+        nodes.append(helper.make_node(act, [out], [name]))
+
+
 def depthwise_rows():
     """Depthwise convolutions at stride 1 through the AVX-512 row kernel:
     rows of 83 outputs (a 64-wide step, a 16-wide one, the last 16-wide
     step overlapping), 3x3 and 5x5, asymmetric pads (rows with and without
     every tap), fused Clip and HardSwish (an activation applied on vector
-    halves), and a row of 15 (left to the AVX2 kernel); at stride 2 (the
+    halves), and rows of 15 (a plane of 135 outputs: dw_small_planes, see
+    depthwise_small); at stride 2 (the
     AVX2 rows, even columns taken by shuffles), odd input widths with an odd
     and an even left pad: rows of 42 and of 100, 3x3 and 5x5."""
     n, c, h = 1, 8, 9
@@ -471,21 +486,44 @@ def depthwise_rows():
     ]
     nodes, inits, inputs, outputs = [], [], [], []
     for name, w, k, pads, act, stride in convs:
-        inits += [const(name + "_w", rand(c, 1, k, k, scale=0.3)), const(name + "_b", rand(c))]
-        out = name if act is None else name + "_c"
-        nodes.append(helper.make_node("Conv", [name + "_x", name + "_w", name + "_b"], [out],
-                                      kernel_shape=[k, k], pads=pads, group=c,
-                                      strides=[stride, stride]))
-        if act == "Clip":
-            nodes.append(helper.make_node("Clip", [out, "zero", "six"], [name]))
-        elif act is not None:
-            nodes.append(helper.make_node(act, [out], [name]))
+        depthwise_node(nodes, inits, name, c, k, pads, act, stride)
         inputs.append(vi(name + "_x", F, [n, c, h, w]))
         outputs.append(vi(name, F, [n, c, None, None]))
     inits += [const("zero", np.array(0, np.float32)), const("six", np.array(6, np.float32))]
     return model(nodes, inputs, outputs, inits), {i.name: [n, c, h, d.dim_value]
                                                   for i in inputs
                                                   for d in [i.type.tensor_type.shape.dim[3]]}
+
+
+def depthwise_small():
+    """Depthwise convolutions on planes of at most 256 outputs whose rows
+    are narrower than a vector (MobileNet's 7x7 and 14x14): the plane as
+    one run of 16-output vectors, each tap a masked load (stride 1, as many
+    input as output columns: 3x3 and 5x5, dilation 2) or a masked gather
+    (stride 2 with TensorFlow's asymmetric pads, a 5x5 with pads of 1 that
+    leave fewer output columns than input ones); 49 and 135 outputs (a
+    part vector), a batch of 2, channels 40 and 9, fused Clip and HardSwish
+    (applied after the plane); and a plane of 300 outputs left to the row
+    kernels."""
+    n = 2
+    convs = [  # name, channels, h, w, kernel, pads, dilation, stride, activation
+        ("s1", 40, 7, 7, 3, [1, 1, 1, 1], 1, 1, "Clip"),
+        ("s2", 9, 14, 14, 3, [1, 1, 1, 1], 1, 1, None),
+        ("s3", 9, 9, 15, 5, [2, 2, 2, 2], 1, 1, "HardSwish"),
+        ("s4", 9, 7, 7, 3, [2, 2, 2, 2], 2, 1, "Relu"),
+        ("s5", 40, 14, 14, 3, [0, 0, 1, 1], 1, 2, "Clip"),
+        ("s6", 9, 9, 9, 5, [1, 1, 1, 1], 1, 1, None),
+        # 300 outputs: the row kernels (rows of 15 on the AVX2 one)
+        ("s7", 9, 20, 15, 3, [1, 1, 1, 1], 1, 1, "Relu"),
+    ]
+    nodes, inits, inputs, outputs, shapes = [], [], [], [], {}
+    for name, c, h, w, k, pads, d, stride, act in convs:
+        depthwise_node(nodes, inits, name, c, k, pads, act, stride, d)
+        inputs.append(vi(name + "_x", F, [n, c, h, w]))
+        outputs.append(vi(name, F, [n, c, None, None]))
+        shapes[name + "_x"] = [n, c, h, w]
+    inits += [const("zero", np.array(0, np.float32)), const("six", np.array(6, np.float32))]
+    return model(nodes, inputs, outputs, inits), shapes
 
 
 def residual_fusion():
@@ -649,7 +687,7 @@ REFUSED = {loop_growing: ["data-dependent tail from node 'loop' (Loop)",
                           "loop-carried value 0 changes its type or shape"]}
 
 
-CASES = [conv_kernels, depthwise_rows, winograd, pools_s2, concat_chunks, residual_fusion, lstm_bidi, gru_reverse, gru_default, rnn_relu, vit_block, super_res, style, opset7,
+CASES = [conv_kernels, depthwise_rows, depthwise_small, winograd, pools_s2, concat_chunks, residual_fusion, lstm_bidi, gru_reverse, gru_default, rnn_relu, vit_block, super_res, style, opset7,
          signal, reductions, indexing, losses, sampling, einsum, control_flow, detect_nms,
          detect_nms_batch2_center, nonzero_gathernd, topk_range_computed, loop_growing]
 
