@@ -943,6 +943,9 @@ nnp_sgemm_run (const NnpSgemm *g, int64_t n_batch, NnpSgemmSetup setup, gpointer
 /* K sub-block of the indirect driver (measured best of 64 / 96 / 128 / 256
  * on the detector's 3x3 convolutions) */
 #define IND_KSUB 128
+/* run_indirect_tasks packs the last columns of a chunk, IND_KSUB rows of
+ * 32, into its AVX2 panel buffer */
+G_STATIC_ASSERT (IND_KSUB * 2 * NR <= KC * NR);
 /* output rows whose biases run_indirect_tasks keeps scaled for the whole
  * call (more: filled per tile) */
 #define IND_RB_MAX 1024
@@ -955,6 +958,18 @@ typedef struct {
   int64_t chunk, n_chunks;
   gboolean overread_ok;
 } IndCtx;
+
+/* The row biases of rows [i, i + n) (those from mr on zero): rbias + i
+ * when the call has them all, else filled into buf. */
+static inline const float *
+row_biases (const NnpSgemm *g, const float *rbias, int64_t i, int64_t mr, int64_t n, float *buf)
+{
+  if (rbias)
+    return rbias + i;
+  for (int64_t q = 0; q < n; q++)
+    buf[q] = q < mr ? g->beta * g->bias[(i + q) * g->bias_rs] : 0.f;
+  return buf;
+}
 
 /* Tasks [begin, end): task t = row t / n_chunks, columns of chunk t % n_chunks. */
 static void
@@ -970,6 +985,8 @@ run_indirect_tasks (gpointer data, gsize begin, gsize end, int thread)
   float panel[KC * NR] __attribute__ ((aligned (32)));
   UkArgs args = { 0 };
   const int64_t ksub = IND_KSUB;
+  /* B rows of a 32-wide panel (the last columns of a chunk) */
+  int32_t koff32[IND_KSUB];
   /* the row biases scaled and zero-padded once per call, not before each
    * tile (a chain of 1x1 24 -> 24 convolutions: 4 % less time) */
   float rbias[IND_RB_MAX + 2 * MR];
@@ -978,6 +995,8 @@ run_indirect_tasks (gpointer data, gsize begin, gsize end, int thread)
   if (rb_once)
     for (int64_t q = 0; q < round_up (g->m, 2 * MR); q++)
       rbias[q] = q < g->m ? g->beta * g->bias[q * g->bias_rs] : 0.f;
+  for (int q = 0; q < IND_KSUB; q++)
+    koff32[q] = q * 2 * NR;
 
   uki = the_uki;
   for (gsize t = begin; t < end; t++) {
@@ -1022,13 +1041,8 @@ run_indirect_tasks (gpointer data, gsize begin, gsize end, int thread)
               int64_t mr = MIN (2 * MR, g->m - i);
               const float *ap = abase + i * kc + q0 * MR;
               float *cp = crow + i * g->ldc + j;
-              if (last && rb_once) {
-                args.rb = rbias + i;
-              } else if (last && bk == BIAS_ROWS) {
-                for (int64_t q = 0; q < 2 * MR; q++)
-                  rb12[q] = q < mr ? g->beta * g->bias[(i + q) * g->bias_rs] : 0.f;
-                args.rb = rb12;
-              }
+              if (last && bk == BIAS_ROWS)
+                args.rb = row_biases (g, rb_once ? rbias : NULL, i, mr, 2 * MR, rb12);
               args.sum = NULL;
               if (last && sum_in_tile) {
                 args.sum = g->sum + (cp - g->c);
@@ -1065,6 +1079,31 @@ run_indirect_tasks (gpointer data, gsize begin, gsize end, int thread)
             j += NR;
             continue;
           }
+          if (the_512 && c1 - j > NR / 2) {
+            /* the last 9-31 columns: packed into a 32-wide panel (zeros
+             * after them) for the AVX-512 kernel, each 6-row panel through
+             * tmp32 (MobileNet's 1x1 convolutions at 7x7, 49 columns: the
+             * last 17 were an AVX2 tile of 16 and one of 1) */
+            const int64_t nc = c1 - j;
+            for (int64_t q = 0; q < ks; q++) {
+              memcpy (panel + q * 2 * NR, brow + koff[q] + j, nc * sizeof (float));
+              memset (panel + q * 2 * NR + nc, 0, (2 * NR - nc) * sizeof (float));
+            }
+            for (int64_t i = 0; i < g->m; i += MR) {
+              int64_t mr = MIN (MR, g->m - i);
+              float *cp = crow + i * g->ldc + j;
+              if (last && bk == BIAS_ROWS)
+                args.rb = row_biases (g, rb_once ? rbias : NULL, i, mr, MR, rb);
+              args.sum = NULL;
+              if (args.load_c)
+                for (int64_t q = 0; q < mr; q++)
+                  memcpy (tmp32 + q * 2 * NR, cp + q * g->ldc, nc * sizeof (float));
+              uki512_6x32 (ks, abase + i * kc + q0 * MR, panel, koff32, tmp32, 2 * NR, &args);
+              for (int64_t q = 0; q < mr; q++)
+                memcpy (cp + q * g->ldc, tmp32 + q * 2 * NR, nc * sizeof (float));
+            }
+            break;
+          }
 #endif
           if (nr < NR && !ctx->overread_ok) {
             /* the last columns of B may end the buffer: gather them */
@@ -1084,13 +1123,8 @@ run_indirect_tasks (gpointer data, gsize begin, gsize end, int thread)
             float *cp = crow + i * g->ldc + j;
             float *dst = cp;
             int64_t ldd = g->ldc;
-            if (last && rb_once) {
-              args.rb = rbias + i;
-            } else if (last && bk == BIAS_ROWS) {
-              for (int64_t q = 0; q < MR; q++)
-                rb[q] = q < mr ? g->beta * g->bias[(i + q) * g->bias_rs] : 0.f;
-              args.rb = rb;
-            }
+            if (last && bk == BIAS_ROWS)
+              args.rb = row_biases (g, rb_once ? rbias : NULL, i, mr, MR, rb);
             if (mr < MR || nr < NR) {
               dst = tmp;
               ldd = NR;
