@@ -6,9 +6,11 @@
 #   benchmarks/bench.sh [BUILD_DIR]
 #
 # Models: the PaddleOCR detector, recogniser and classifier, BlazeFace front
-# 128 / back 256, M-LSD 320 tiny / large, ISNet float16 as shipped and ISNet
-# in float32 (converted from it by benchmarks/convert-float-model.py into a
-# temporary folder; needs python3-onnx).
+# 128 / back 256, M-LSD 320 and 512 tiny / large, ISNet float16 as shipped
+# and ISNet in float32 (converted from it by benchmarks/convert-float-model.py
+# into a temporary folder; needs python3-onnx), and ResNet-18 and MobileNetV2
+# in their shapes with random weights (benchmarks/make-cnn-model.py, the same
+# folder).
 #
 # Environment: ROUNDS (processes per runner and case, alternating; default 5),
 # HEAVY_ROUNDS (the same for ISNet, 320 GFLOP a run; default 3),
@@ -19,6 +21,13 @@
 # also runs its nnpipe in every round, the three runners' order rotating, and
 # adds its latency and new / base: "no model slower than before" measured in
 # the same minutes as the change).
+#
+# PIN=1 (default, with taskset): in each round every runner runs on the
+# same cores (core r - 1 for one thread, rotating over the rounds), so that
+# a pair is not split across cores of different speed: on a shared VM one
+# core can run at half the speed of the other for minutes at a time, when
+# the host's other hardware thread on it is busy (docs/performance.md).
+# PIN=0: where the scheduler puts them.
 #
 # Each process runs W untimed runs (10; 3 for ISNet; the base build: its one
 # warm-up) and K timed runs and reports their median
@@ -67,6 +76,15 @@ if [ -z "$only" ] || echo "isnet-fp32" | grep -q -- "$only"; then
   fi
 fi
 
+# ResNet-18 and MobileNetV2 in their shapes with random weights (model
+# families beyond the shipped ones: benchmarks/make-cnn-model.py)
+for cnn in resnet18 mobilenetv2; do
+  if [ -z "$only" ] || echo "$cnn-shaped-224" | grep -q -- "$only"; then
+    /usr/bin/python3 "$top/benchmarks/make-cnn-model.py" $cnn "$tmp/$cnn.onnx" > "$tmp/$cnn.log" 2>&1 \
+      || echo "$cnn: make-cnn-model.py failed (python3-onnx?): $(tail -1 "$tmp/$cnn.log")"
+  fi
+done
+
 # label  model  input (NAME=dims, or - for a model of static shapes)  timed runs per process
 # (at least 2: nnp-ort prints a latency only for --repeat 2 and more)
 # (a model path without / is in NNP_MODELS_DIR)
@@ -77,6 +95,10 @@ blazeface-front-128 face_detection_front_128x128_barracuda.onnx - 200
 blazeface-back-256 face_detection_back_256x256_barracuda.onnx - 60
 mlsd-tiny-320 mlsd_320x320_tiny.onnx - 20
 mlsd-large-320 mlsd_320x320_large.onnx - 8
+mlsd-tiny-512 mlsd_512x512_tiny.onnx - 8
+mlsd-large-512 mlsd_512x512_large.onnx - 4
+resnet18-shaped-224 $tmp/resnet18.onnx - 20
+mobilenetv2-shaped-224 $tmp/mobilenetv2.onnx - 60
 isnet-fp16-1024 isnet_fp16.onnx - 2
 isnet-fp32-1024 ${isnet32:-isnet_fp32-not-converted.onnx} - 2"
 cases=$(echo "$all_cases" | while read -r label model shape k; do
@@ -129,14 +151,21 @@ for t in $threads_list; do
       if [ -n "$base" ]; then
         case $((r % 3)) in 1) order="n b o" ;; 2) order="o n b" ;; *) order="b o n" ;; esac
       elif [ $((r % 2)) -eq 1 ]; then order="n o"; else order="o n"; fi
+      # every runner of a round on the same cores, the cores rotating
+      # with the rounds (below all of them)
+      pin=
+      if [ "${PIN:-1}" = 1 ] && [ "$t" -lt "$cores" ] && command -v taskset >/dev/null; then
+        c0=$(( (r - 1) % (cores - t + 1) ))
+        pin="taskset -c $c0-$((c0 + t - 1))"
+      fi
       for who in $order; do
         # shellcheck disable=SC2046
         if [ $who = n ]; then
-          "$nnpipe" run "$mf" $(shape_args "$shape") --threads "$t" --warmup "$w" --repeat "$k" 2>&1 | latmin >> "$tmp/n"
+          $pin "$nnpipe" run "$mf" $(shape_args "$shape") --threads "$t" --warmup "$w" --repeat "$k" 2>&1 | latmin >> "$tmp/n"
         elif [ $who = b ]; then
-          "$base" run "$mf" $(shape_args "$shape") --threads "$t" --repeat "$k" 2>&1 | latmin >> "$tmp/b"
+          $pin "$base" run "$mf" $(shape_args "$shape") --threads "$t" --repeat "$k" 2>&1 | latmin >> "$tmp/b"
         else
-          "$ort" "$mf" $(shape_args "$shape") --threads "$t" --warmup "$w" --repeat "$k" 2>&1 | latmin >> "$tmp/o"
+          $pin "$ort" "$mf" $(shape_args "$shape") --threads "$t" --warmup "$w" --repeat "$k" 2>&1 | latmin >> "$tmp/o"
         fi
       done
       r=$((r + 1))
