@@ -23,7 +23,8 @@ round_up_bytes (gsize n)
 }
 
 /* Run n_tasks tasks on min(threads, slots) scratch slots of slot_bytes each (cpu-slots.c)
- * (tasks are dealt out round-robin, so a slot is never shared). */
+ * (each slot run by one thread at a time, claiming tasks from a shared counter: a slot is
+ * never shared, and which slot runs a task varies from run to run). */
 typedef void (*SlotTaskFunc) (gpointer data, int64_t task, void *slot);
 
 void nnp_cpu_run_in_slots (NnpThreadPool *pool, int64_t n_tasks, void *scratch, gsize slot_bytes,
