@@ -526,6 +526,44 @@ def depthwise_small():
     return model(nodes, inputs, outputs, inits), shapes
 
 
+def small_planes():
+    """Convolutions whose few output columns give two threads (THREADS) one
+    column task: the indirect GEMM cuts the output channels into parts of
+    12-row blocks instead.  A 1x1 at 7x7 (49 columns) of 96 channels with a
+    fused residual Add added after each part's tiles, one of 40 channels (a
+    part ending in a 4-row panel), a 1x1 at 8x8 (64 columns: the residual in
+    the AVX-512 tiles' store) and a 3x3 of stride 2 onto 7x7 through the
+    linear rows, 60 channels."""
+    nodes, inits = [], []
+
+    def conv(name, src, cin, cout, k, stride=1):
+        inits.extend([const(name + "_w", rand(cout, cin, k, k, scale=0.2)),
+                      const(name + "_b", rand(cout))])
+        nodes.append(helper.make_node("Conv", [src, name + "_w", name + "_b"], [name],
+                                      kernel_shape=[k, k], pads=[k // 2] * 4,
+                                      strides=[stride, stride]))
+
+    conv("a", "x", 32, 96, 1)
+    nodes.append(helper.make_node("Relu", ["a"], ["a1"]))
+    conv("b", "a1", 96, 96, 1)
+    nodes += [helper.make_node("Add", ["b", "a1"], ["b1"]),
+              helper.make_node("Relu", ["b1"], ["b2"]),
+              helper.make_node("Mul", ["b2", "b2"], ["y1"])]
+    conv("c", "a1", 96, 40, 1)
+    nodes.append(helper.make_node("Relu", ["c"], ["y2"]))
+    conv("d", "x8", 48, 48, 1)
+    nodes += [helper.make_node("Add", ["d", "x8"], ["d1"]),
+              helper.make_node("Relu", ["d1"], ["d2"]),
+              helper.make_node("Mul", ["d2", "d2"], ["y3"])]
+    conv("e", "x14", 16, 60, 3, stride=2)
+    nodes.append(helper.make_node("Relu", ["e"], ["y4"]))
+    ins = [vi("x", F, [1, 32, 7, 7]), vi("x8", F, [1, 48, 8, 8]), vi("x14", F, [1, 16, 14, 14])]
+    outs = [vi("y1", F, [1, 96, 7, 7]), vi("y2", F, [1, 40, 7, 7]), vi("y3", F, [1, 48, 8, 8]),
+            vi("y4", F, [1, 60, 7, 7])]
+    return model(nodes, ins, outs, inits), {"x": [1, 32, 7, 7], "x8": [1, 48, 8, 8],
+                                           "x14": [1, 16, 14, 14]}
+
+
 def residual_fusion():
     """Residual Adds the CPU executor computes inside their Conv (the 1x1
     indirect GEMM, the blocked kernel, the indirect GEMM's linear rows, a
@@ -665,7 +703,7 @@ def concat_chunks():
 
 
 # cases run with more than one intra-op thread: case -> threads
-THREADS = {concat_chunks: 2, winograd: 2}
+THREADS = {concat_chunks: 2, winograd: 2, small_planes: 2}
 
 def cpu_has_avx512():
     """Whether nnpipe's AVX-512 kernels run here (F and DQ, as cpu-gemm.c asks)."""
@@ -687,7 +725,7 @@ REFUSED = {loop_growing: ["data-dependent tail from node 'loop' (Loop)",
                           "loop-carried value 0 changes its type or shape"]}
 
 
-CASES = [conv_kernels, depthwise_rows, depthwise_small, winograd, pools_s2, concat_chunks, residual_fusion, lstm_bidi, gru_reverse, gru_default, rnn_relu, vit_block, super_res, style, opset7,
+CASES = [conv_kernels, depthwise_rows, depthwise_small, small_planes, winograd, pools_s2, concat_chunks, residual_fusion, lstm_bidi, gru_reverse, gru_default, rnn_relu, vit_block, super_res, style, opset7,
          signal, reductions, indexing, losses, sampling, einsum, control_flow, detect_nms,
          detect_nms_batch2_center, nonzero_gathernd, topk_range_computed, loop_growing]
 

@@ -957,7 +957,18 @@ typedef struct {
   int64_t b_row_stride, rows, cols;
   int64_t chunk, n_chunks;
   gboolean overread_ok;
+  /* rows of C cut into m_parts parts of m_step (a multiple of 12) when
+   * the columns alone give the threads too few tasks (7x7 planes) */
+  int64_t m_parts, m_step;
 } IndCtx;
+
+/* The C rows [*i0, *i1) of part `part`. */
+static inline void
+ind_rows (const IndCtx *ctx, int64_t part, int64_t *i0, int64_t *i1)
+{
+  *i0 = part * ctx->m_step;
+  *i1 = MIN (ctx->g->m, *i0 + ctx->m_step);
+}
 
 /* The row biases of rows [i, i + n) (those from mr on zero): rbias + i
  * when the call has them all, else filled into buf. */
@@ -999,18 +1010,21 @@ run_indirect_tasks (gpointer data, gsize begin, gsize end, int thread)
     koff32[q] = q * 2 * NR;
 
   uki = the_uki;
-  for (gsize t = begin; t < end; t++) {
-    int64_t r = (int64_t) t / ctx->n_chunks, c0 = ((int64_t) t % ctx->n_chunks) * ctx->chunk;
+  for (gsize task = begin; task < end; task++) {
+    int64_t t = (int64_t) task / ctx->m_parts, i0, i1;
+    int64_t r = t / ctx->n_chunks, c0 = (t % ctx->n_chunks) * ctx->chunk;
     int64_t c1 = MIN (ctx->cols, c0 + ctx->chunk);
     const float *brow = ctx->b + r * ctx->b_row_stride;
     float *crow = g->c + r * ctx->cols;
     gboolean sum_in_tile = FALSE;
+
+    ind_rows (ctx, (int64_t) task % ctx->m_parts, &i0, &i1);
 #if HAVE_X86
     /* the residual added in the AVX-512 store while the tile is in
      * registers, when every tile of the chunk is a 12 x 32 or 6 x 32 one
      * (BlazeFace back: 13 % less time than a pass over each chunk after
      * its tiles); otherwise that pass */
-    sum_in_tile = g->sum && the_512 && (c1 - c0) % (2 * NR) == 0 && g->m % MR == 0
+    sum_in_tile = g->sum && the_512 && (c1 - c0) % (2 * NR) == 0 && (i1 - i0) % MR == 0
                   && nnp_act_avx512_direct (g->act) && nnp_act_avx512_direct (g->sum_act);
 #endif
     for (int64_t k0 = 0; k0 < g->k; k0 += kcb) {
@@ -1036,9 +1050,8 @@ run_indirect_tasks (gpointer data, gsize begin, gsize end, int thread)
 #if HAVE_X86
           if (the_512 && j + 2 * NR <= c1) {
             /* 32 columns: 12 x 32 blocks, a 6 x 32 block for the last panel */
-            int64_t i = 0;
-            for (; i < g->m; i += 2 * MR) {
-              int64_t mr = MIN (2 * MR, g->m - i);
+            for (int64_t i = i0; i < i1; i += 2 * MR) {
+              int64_t mr = MIN (2 * MR, i1 - i);
               const float *ap = abase + i * kc + q0 * MR;
               float *cp = crow + i * g->ldc + j;
               if (last && bk == BIAS_ROWS)
@@ -1089,8 +1102,8 @@ run_indirect_tasks (gpointer data, gsize begin, gsize end, int thread)
               memcpy (panel + q * 2 * NR, brow + koff[q] + j, nc * sizeof (float));
               memset (panel + q * 2 * NR + nc, 0, (2 * NR - nc) * sizeof (float));
             }
-            for (int64_t i = 0; i < g->m; i += MR) {
-              int64_t mr = MIN (MR, g->m - i);
+            for (int64_t i = i0; i < i1; i += MR) {
+              int64_t mr = MIN (MR, i1 - i);
               float *cp = crow + i * g->ldc + j;
               if (last && bk == BIAS_ROWS)
                 args.rb = row_biases (g, rb_once ? rbias : NULL, i, mr, MR, rb);
@@ -1117,8 +1130,8 @@ run_indirect_tasks (gpointer data, gsize begin, gsize end, int thread)
             }
             packed = TRUE;
           }
-          for (int64_t i = 0; i < g->m; i += MR) {
-            int64_t mr = MIN (MR, g->m - i);
+          for (int64_t i = i0; i < i1; i += MR) {
+            int64_t mr = MIN (MR, i1 - i);
             const float *ap = abase + i * kc + q0 * MR;
             float *cp = crow + i * g->ldc + j;
             float *dst = cp;
@@ -1144,7 +1157,7 @@ run_indirect_tasks (gpointer data, gsize begin, gsize end, int thread)
       }
     }
     if (g->sum && !sum_in_tile)
-      for (int64_t i = 0; i < g->m; i++)
+      for (int64_t i = i0; i < i1; i++)
         nnp_sgemm_add_act (crow + i * g->ldc + c0, g->sum + (crow - g->c) + i * g->ldc + c0,
                            c1 - c0, g->sum_act, g->sum_alpha, g->sum_beta);
   }
@@ -1202,8 +1215,11 @@ run_indirect_linear_tasks (gpointer data, gsize begin, gsize end, int thread)
 
   get_uk ();
   memset (tile, 0, sizeof (tile));
-  for (gsize t = begin; t < end; t++) {
-    int64_t p0 = (int64_t) t * ctx->chunk, p1 = MIN (total, p0 + ctx->chunk);
+  for (gsize task = begin; task < end; task++) {
+    int64_t t = (int64_t) task / ctx->m_parts, i0, i1;
+    int64_t p0 = t * ctx->chunk, p1 = MIN (total, p0 + ctx->chunk);
+
+    ind_rows (ctx, (int64_t) task % ctx->m_parts, &i0, &i1);
 
     for (int64_t k0 = 0; k0 < g->k; k0 += kcb) {
       int64_t kc = MIN (kcb, g->k - k0);
@@ -1223,8 +1239,8 @@ run_indirect_linear_tasks (gpointer data, gsize begin, gsize end, int thread)
           int ns = lin_segments (ctx, p, tw, seg);
           gboolean direct = ns == 1 && seg[0].n == tw;
 
-          for (int64_t i = 0; i < g->m; i += bm) {
-            int64_t mr = MIN (bm, g->m - i);
+          for (int64_t i = i0; i < i1; i += bm) {
+            int64_t mr = MIN (bm, i1 - i);
             const float *ap = abase + i * kc + q0 * MR;
             float *dst = tile;
             int64_t ldd = tw;
@@ -1271,7 +1287,7 @@ run_indirect_linear_tasks (gpointer data, gsize begin, gsize end, int thread)
         continue;
       }
       n = MIN (ctx->cols - j, p1 - p);
-      for (int64_t i = 0; i < g->m; i++)
+      for (int64_t i = i0; i < i1; i++)
         nnp_sgemm_add_act (g->c + i * g->ldc + r * ctx->cols + j,
                            g->sum + i * g->ldc + r * ctx->cols + j, n, g->sum_act, g->sum_alpha,
                            g->sum_beta);
@@ -1280,12 +1296,28 @@ run_indirect_linear_tasks (gpointer data, gsize begin, gsize end, int thread)
   }
 }
 
+/* With fewer than 4 column tasks a thread, the rows of C cut into parts
+ * of whole 12-row blocks as well, at least two blocks a part: MobileNet's
+ * and ResNet's 7x7 layers (49 columns, one task) had one thread of two at
+ * work. */
+static void
+ind_split_rows (IndCtx *ctx, int64_t col_tasks, int threads)
+{
+  int64_t blocks = (ctx->g->m + 2 * MR - 1) / (2 * MR), parts = 1;
+
+  if (threads > 1 && col_tasks < 4 * threads)
+    parts = MIN ((4 * threads + col_tasks - 1) / col_tasks, blocks / 2);
+  parts = MAX (parts, 1);
+  ctx->m_step = (blocks + parts - 1) / parts * 2 * MR;
+  ctx->m_parts = (ctx->g->m + ctx->m_step - 1) / ctx->m_step;
+}
+
 void
 nnp_sgemm_run_indirect_full (const NnpSgemm *g, const float *b, const int32_t *koff,
                              int64_t b_row_stride, int64_t rows, int64_t cols, gboolean overread_ok,
                              NnpThreadPool *pool)
 {
-  IndCtx ctx = { g, b, koff, b_row_stride, rows, cols, cols, 1, overread_ok };
+  IndCtx ctx = { g, b, koff, b_row_stride, rows, cols, cols, 1, overread_ok, 1, 0 };
   int threads = nnp_thread_pool_get_n_threads (pool);
 
   g_return_if_fail (g != NULL && g->a_packed != NULL && g->k > 0);
@@ -1309,10 +1341,11 @@ nnp_sgemm_run_indirect_full (const NnpSgemm *g, const float *b, const int32_t *k
     while ((total + ctx.chunk - 1) / ctx.chunk < 4 * threads && ctx.chunk > 2 * tw)
       ctx.chunk = round_up (ctx.chunk / 2, tw);
     ctx.n_chunks = (total + ctx.chunk - 1) / ctx.chunk;
-    if (threads <= 1 || ctx.n_chunks == 1)
-      run_indirect_linear_tasks (&ctx, 0, ctx.n_chunks, 0);
+    ind_split_rows (&ctx, ctx.n_chunks, threads);
+    if (threads <= 1 || ctx.n_chunks * ctx.m_parts == 1)
+      run_indirect_linear_tasks (&ctx, 0, ctx.n_chunks * ctx.m_parts, 0);
     else
-      nnp_parallel_for (pool, ctx.n_chunks, 1, run_indirect_linear_tasks, &ctx);
+      nnp_parallel_for (pool, ctx.n_chunks * ctx.m_parts, 1, run_indirect_linear_tasks, &ctx);
     return;
   }
   if (cols > IND_CHUNK || rows < 4 * threads) {
@@ -1322,10 +1355,11 @@ nnp_sgemm_run_indirect_full (const NnpSgemm *g, const float *b, const int32_t *k
       ctx.chunk = round_up (ctx.chunk / 2, NR);
     ctx.n_chunks = (cols + ctx.chunk - 1) / ctx.chunk;
   }
-  if (threads <= 1 || rows * ctx.n_chunks == 1)
-    run_indirect_tasks (&ctx, 0, rows * ctx.n_chunks, 0);
+  ind_split_rows (&ctx, rows * ctx.n_chunks, threads);
+  if (threads <= 1 || rows * ctx.n_chunks * ctx.m_parts == 1)
+    run_indirect_tasks (&ctx, 0, rows * ctx.n_chunks * ctx.m_parts, 0);
   else
-    nnp_parallel_for (pool, rows * ctx.n_chunks, 1, run_indirect_tasks, &ctx);
+    nnp_parallel_for (pool, rows * ctx.n_chunks * ctx.m_parts, 1, run_indirect_tasks, &ctx);
 }
 
 void
