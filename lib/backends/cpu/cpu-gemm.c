@@ -982,7 +982,8 @@ row_biases (const NnpSgemm *g, const float *rbias, int64_t i, int64_t mr, int64_
   return buf;
 }
 
-/* Tasks [begin, end): task t = row t / n_chunks, columns of chunk t % n_chunks. */
+/* Tasks [begin, end): task = t * m_parts + part, C rows of part `part`
+ * (ind_rows), of row t / n_chunks, the columns of chunk t % n_chunks. */
 static void
 run_indirect_tasks (gpointer data, gsize begin, gsize end, int thread)
 {
@@ -1200,6 +1201,8 @@ lin_segments (const IndCtx *ctx, int64_t p, int64_t tw, LinSeg *seg)
   return ns;
 }
 
+/* Tasks [begin, end): task = t * m_parts + part, C rows of part `part`,
+ * the columns [t * chunk, (t + 1) * chunk) of the linear run. */
 static void
 run_indirect_linear_tasks (gpointer data, gsize begin, gsize end, int thread)
 {
