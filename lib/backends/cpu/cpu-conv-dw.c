@@ -639,7 +639,9 @@ nnp_cpu_conv_depthwise_run (const NnpCpuCall *call, const NnpConvParams *p)
   dw_geometry (p, &ctx.hp, &ctx.wp);
   ctx.scratch = call->scratch;
   ctx.slot_bytes = round_up_bytes (ctx.hp * ctx.wp * sizeof (float));
-  ctx.zeroed = g_new0 (gboolean, MAX (nnp_sgemm_slots (), 1));
+  /* per slot: nothing allocated per run */
+  gboolean zeroed[NNP_SGEMM_MAX_SLOTS] = { 0 };
+  ctx.zeroed = zeroed;
   ctx.s1_avx512 = FALSE;
   ctx.copy_avx512 = FALSE;
 #if HAVE_X86
@@ -652,7 +654,6 @@ nnp_cpu_conv_depthwise_run (const NnpCpuCall *call, const NnpConvParams *p)
       MAX (ctx.full_lo, MIN (p->out_dims[1], p->in_dims[1] + p->pads_begin[1] - p->kernel[1] + 1));
   nnp_cpu_run_in_slots (call->pool, p->batch * p->out_channels, call->scratch, ctx.slot_bytes,
                         dw_task, &ctx);
-  g_free (ctx.zeroed);
   return TRUE;
 }
 

@@ -694,7 +694,7 @@ nnp_sgemm_slots (void)
 
   if (g_once_init_enter (&slots)) {
     guint n = g_get_num_processors ();
-    g_once_init_leave (&slots, CLAMP (n, 1, 64));
+    g_once_init_leave (&slots, CLAMP (n, 1, NNP_SGEMM_MAX_SLOTS));
   }
   return (int) slots;
 }

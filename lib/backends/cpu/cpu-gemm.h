@@ -28,6 +28,8 @@ G_BEGIN_DECLS
 #define NNP_SGEMM_KC 256
 #define NNP_SGEMM_MC 144
 #define NNP_SGEMM_NC 256
+/* the most scratch slots nnp_sgemm_slots() returns */
+#define NNP_SGEMM_MAX_SLOTS 64
 /* one slot: an A block (MC x KC), a B block (KC x NC) */
 #define NNP_SGEMM_SLOT_FLOATS (NNP_SGEMM_MC * NNP_SGEMM_KC + NNP_SGEMM_KC * NNP_SGEMM_NC)
 #define NNP_SGEMM_SLOT_BYTES (NNP_SGEMM_SLOT_FLOATS * sizeof (float))
