@@ -15,7 +15,6 @@ typedef struct {
   guint8 *scratch;
   gsize slot_bytes;
   int64_t n_tasks;
-  int n_slots;
   gssize next; /* the next task to claim (atomic) */
 } SlotRun;
 
@@ -33,15 +32,14 @@ void
 nnp_cpu_run_in_slots (NnpThreadPool *pool, int64_t n_tasks, void *scratch, gsize slot_bytes,
                       SlotTaskFunc fn, gpointer data)
 {
-  SlotRun r = { fn, data, scratch, slot_bytes, n_tasks, 1, 0 };
-  int64_t n =
+  SlotRun r = { fn, data, scratch, slot_bytes, n_tasks, 0 };
+  int64_t n_slots =
       MIN ((int64_t) MIN (nnp_thread_pool_get_n_threads (pool), nnp_sgemm_slots ()), n_tasks);
 
   if (n_tasks <= 0)
     return;
-  r.n_slots = (int) MAX (n, 1);
-  if (r.n_slots == 1)
+  if (n_slots <= 1)
     slot_run_range (&r, 0, 1, 0);
   else
-    nnp_parallel_for (pool, r.n_slots, 1, slot_run_range, &r);
+    nnp_parallel_for (pool, (gsize) n_slots, 1, slot_run_range, &r);
 }
