@@ -526,6 +526,15 @@ def depthwise_small():
     return model(nodes, inputs, outputs, inits), shapes
 
 
+def residual_relu_square(conv, r, out):
+    """Add(conv, r) -> Relu -> Mul by itself into `out`: a residual Add the
+    CPU executor fuses into `conv` (the Mul keeps the Add's output internal,
+    as the fusion asks)."""
+    return [helper.make_node("Add", [conv, r], [conv + "_r"]),
+            helper.make_node("Relu", [conv + "_r"], [conv + "_a"]),
+            helper.make_node("Mul", [conv + "_a", conv + "_a"], [out])]
+
+
 def small_planes():
     """Convolutions whose few output columns give two threads (THREADS) one
     column task: the indirect GEMM cuts the output channels into parts of
@@ -546,15 +555,11 @@ def small_planes():
     conv("a", "x", 32, 96, 1)
     nodes.append(helper.make_node("Relu", ["a"], ["a1"]))
     conv("b", "a1", 96, 96, 1)
-    nodes += [helper.make_node("Add", ["b", "a1"], ["b1"]),
-              helper.make_node("Relu", ["b1"], ["b2"]),
-              helper.make_node("Mul", ["b2", "b2"], ["y1"])]
+    nodes += residual_relu_square("b", "a1", "y1")
     conv("c", "a1", 96, 40, 1)
     nodes.append(helper.make_node("Relu", ["c"], ["y2"]))
     conv("d", "x8", 48, 48, 1)
-    nodes += [helper.make_node("Add", ["d", "x8"], ["d1"]),
-              helper.make_node("Relu", ["d1"], ["d2"]),
-              helper.make_node("Mul", ["d2", "d2"], ["y3"])]
+    nodes += residual_relu_square("d", "x8", "y3")
     conv("e", "x14", 16, 60, 3, stride=2)
     nodes.append(helper.make_node("Relu", ["e"], ["y4"]))
     ins = [vi("x", F, [1, 32, 7, 7]), vi("x8", F, [1, 48, 8, 8]), vi("x14", F, [1, 16, 14, 14])]
@@ -596,9 +601,8 @@ def residual_fusion():
     nodes += [helper.make_node("Add", ["l", "m"], ["y4"]),         # linear rows, r computed
               helper.make_node("Mul", ["y4", "y4"], ["y4r"])]
     conv("p", "y4", 24, 1, cin=24)
-    nodes += [helper.make_node("Add", ["p", "y4"], ["p1"]),        # 1x1, 24 rows: the residual
-              helper.make_node("Relu", ["p1"], ["p2"]),             # in the AVX-512 tiles' store
-              helper.make_node("Mul", ["p2", "p2"], ["y6"])]
+    # 1x1, 24 rows: the residual in the AVX-512 tiles' store
+    nodes += residual_relu_square("p", "y4", "y6")
     conv("e", "y3", c, 1)
     nodes += [helper.make_node("Sigmoid", ["y3"], ["s"]),
               helper.make_node("Add", ["e", "s"], ["y5"])]          # r computed after: kept
