@@ -684,7 +684,7 @@ cmd_run (int argc, char **argv)
   opts.cpus = cpus;
   opts.n_cpus = n_cpus;
   if (profile) {
-    g_setenv ("NNP_PROFILE", "1", TRUE);
+    g_setenv ("NNP_PROFILE", "1", FALSE); /* NNP_PROFILE=all kept */
     nnp_log_set_handler (profile_log_handler, NULL);
     if (nnp_log_get_threshold () < NNP_LOG_INFO)
       nnp_log_set_threshold (NNP_LOG_INFO);

@@ -404,6 +404,38 @@ def loop_growing():
         {"x": [2]}
 
 
+def conv_cases(convs, shapes):
+    """A model of constant-weight Convs, each (name, input, cin, cout, (kh,
+    kw), attributes, activation) reading the first cin channels of its input
+    (a Slice when fewer than it has) into output `name`, with its activation:
+    None, Relu, HardSwish, Clip (0..6) or "residual" (an Add of the Conv's
+    input, then Relu and a Mul: residual_relu_square)."""
+    nodes, inits, outputs = [], [], []
+    for name, src, cin, cout, (kh, kw), attrs, act in convs:
+        batch = shapes[src][0]
+        if cin < shapes[src][1]:
+            nodes.append(helper.make_node("Slice", [src, "s0", name + "_end", "s1"],
+                                          [name + "_x"]))
+            inits.append(const(name + "_end", np.array([cin], np.int64)))
+            src = name + "_x"
+        g = attrs.get("group", 1)
+        inits += [const(name + "_w", rand(cout, cin // g, kh, kw, scale=0.2)),
+                  const(name + "_b", rand(cout))]
+        out = name if act is None else name + "_c"
+        nodes.append(helper.make_node("Conv", [src, name + "_w", name + "_b"], [out],
+                                      kernel_shape=[kh, kw], **attrs))
+        if act in ("Relu", "HardSwish"):
+            nodes.append(helper.make_node(act, [out], [name]))
+        elif act == "Clip":
+            nodes.append(helper.make_node("Clip", [out, "zero", "six"], [name]))
+        elif act == "residual":
+            nodes += residual_relu_square(out, src, name)
+        outputs.append(vi(name, F, [batch, cout, None, None]))
+    inits += [const("s0", np.array([0], np.int64)), const("s1", np.array([1], np.int64)),
+              const("zero", np.array(0, np.float32)), const("six", np.array(6, np.float32))]
+    return model(nodes, [vi(k, F, v) for k, v in shapes.items()], outputs, inits)
+
+
 def conv_kernels():
     """Dense convolutions with constant weights through every CPU kernel path:
     the blocked-channel kernel (channel blocks of 16 with a part block, panels
@@ -429,27 +461,8 @@ def conv_kernels():
         # one run of 63 columns for the indirect GEMM
         ("c10", 32, 48, (1, 1), dict(strides=[2, 2]), "Relu"),
     ]
-    nodes, inits, outputs = [], [], []
-    for name, cin, cout, (kh, kw), attrs, act in convs:
-        src = "x"
-        if cin < c:
-            nodes.append(helper.make_node("Slice", ["x", "s0", name + "_end", "s1"], [name + "_x"]))
-            inits.append(const(name + "_end", np.array([cin], np.int64)))
-            src = name + "_x"
-        g = attrs.get("group", 1)
-        inits += [const(name + "_w", rand(cout, cin // g, kh, kw, scale=0.2)),
-                  const(name + "_b", rand(cout))]
-        out = name if act is None else name + "_c"
-        nodes.append(helper.make_node("Conv", [src, name + "_w", name + "_b"], [out],
-                                      kernel_shape=[kh, kw], **attrs))
-        if act == "Relu":
-            nodes.append(helper.make_node("Relu", [out], [name]))
-        elif act == "Clip":
-            nodes.append(helper.make_node("Clip", [out, "zero", "six"], [name]))
-        outputs.append(vi(name, F, [n, cout, None, None]))
-    inits += [const("s0", np.array([0], np.int64)), const("s1", np.array([1], np.int64)),
-              const("zero", np.array(0, np.float32)), const("six", np.array(6, np.float32))]
-    return model(nodes, [vi("x", F, [n, c, h, w])], outputs, inits), {"x": [n, c, h, w]}
+    shapes = {"x": [n, c, h, w]}
+    return conv_cases([(name, "x", *rest) for name, *rest in convs], shapes), shapes
 
 
 def depthwise_node(nodes, inits, name, c, k, pads, act, stride, dilation=1):
@@ -538,11 +551,13 @@ def residual_relu_square(conv, r, out):
 def small_planes():
     """Convolutions whose few output columns give two threads (THREADS) one
     column task: the indirect GEMM cuts the output channels into parts of
-    12-row blocks instead.  A 1x1 at 7x7 (49 columns) of 96 channels with a
+    12-row blocks instead.  A 1x1 at 7x7 (49 columns) of 44 channels with a
     fused residual Add added after each part's tiles, one of 40 channels (a
     part ending in a 4-row panel), a 1x1 at 8x8 (64 columns: the residual in
     the AVX-512 tiles' store) and a 3x3 of stride 2 onto 7x7 through the
-    linear rows, 60 channels."""
+    linear rows, 60 channels from 8.  (Output channels that fill panels of
+    32 with at most 1/9 padding, with 16 input channels or more, take the
+    blocked kernel instead: blocked_tiles.)"""
     nodes, inits = [], []
 
     def conv(name, src, cin, cout, k, stride=1):
@@ -552,21 +567,48 @@ def small_planes():
                                       kernel_shape=[k, k], pads=[k // 2] * 4,
                                       strides=[stride, stride]))
 
-    conv("a", "x", 32, 96, 1)
+    conv("a", "x", 32, 44, 1)
     nodes.append(helper.make_node("Relu", ["a"], ["a1"]))
-    conv("b", "a1", 96, 96, 1)
+    conv("b", "a1", 44, 44, 1)
     nodes += residual_relu_square("b", "a1", "y1")
-    conv("c", "a1", 96, 40, 1)
+    conv("c", "a1", 44, 40, 1)
     nodes.append(helper.make_node("Relu", ["c"], ["y2"]))
     conv("d", "x8", 48, 48, 1)
     nodes += residual_relu_square("d", "x8", "y3")
-    conv("e", "x14", 16, 60, 3, stride=2)
+    conv("e", "x14", 8, 60, 3, stride=2)
     nodes.append(helper.make_node("Relu", ["e"], ["y4"]))
-    ins = [vi("x", F, [1, 32, 7, 7]), vi("x8", F, [1, 48, 8, 8]), vi("x14", F, [1, 16, 14, 14])]
-    outs = [vi("y1", F, [1, 96, 7, 7]), vi("y2", F, [1, 40, 7, 7]), vi("y3", F, [1, 48, 8, 8]),
+    ins = [vi("x", F, [1, 32, 7, 7]), vi("x8", F, [1, 48, 8, 8]), vi("x14", F, [1, 8, 14, 14])]
+    outs = [vi("y1", F, [1, 44, 7, 7]), vi("y2", F, [1, 40, 7, 7]), vi("y3", F, [1, 48, 8, 8]),
             vi("y4", F, [1, 60, 7, 7])]
     return model(nodes, ins, outs, inits), {"x": [1, 32, 7, 7], "x8": [1, 48, 8, 8],
-                                           "x14": [1, 16, 14, 14]}
+                                           "x14": [1, 8, 14, 14]}
+
+
+def blocked_tiles():
+    """The blocked kernel's row tiles (at most 12 pixels, a row cut evenly),
+    batch 2, two threads: 3x3 of stride 2 (rows of 9, one tile; a dilated
+    one with asymmetric pads and a part channel block; two groups; strides
+    2 x 1), 1x1 read in place where the GEMM's 32-column tiles would waste
+    more than this kernel's stores cost (a 7x7 plane of 96 input channels:
+    with a fused residual Add, into 5 panels; of stride 2 from 14x14), 5x5
+    on rows of 17 (9 + 8) and 3x3 on a 7x7 plane (tiles of 7), with fused
+    Relu / Clip / HardSwish."""
+    n = 2
+    convs = [  # name, input, cin, cout, kernel, attributes, activation
+        ("t1", "x", 32, 64, (3, 3), dict(pads=[1, 1, 1, 1], strides=[2, 2]), "Relu"),
+        ("t2", "x", 24, 30, (3, 3),
+         dict(pads=[2, 1, 2, 3], dilations=[2, 2], strides=[2, 2]), "Clip"),
+        ("t3", "x14", 96, 64, (1, 1), dict(strides=[2, 2]), "HardSwish"),
+        ("t4", "x7", 96, 64, (1, 1), dict(), "Relu"),
+        ("t5", "x7", 96, 96, (1, 1), dict(), "residual"),
+        ("t6", "x", 32, 32, (5, 5), dict(pads=[2, 2, 2, 2]), None),
+        ("t7", "x7", 64, 96, (3, 3), dict(pads=[1, 1, 1, 1]), "Clip"),
+        ("t8", "x7", 96, 160, (1, 1), dict(), "Clip"),
+        ("t9", "x", 32, 64, (3, 3), dict(pads=[1, 1, 1, 1], strides=[2, 2], group=2), None),
+        ("t10", "x", 32, 32, (3, 3), dict(pads=[1, 1, 1, 1], strides=[2, 1]), "Relu"),
+    ]
+    shapes = {"x": [n, 32, 13, 17], "x7": [n, 96, 7, 7], "x14": [n, 96, 14, 14]}
+    return conv_cases(convs, shapes), shapes
 
 
 def residual_fusion():
@@ -707,7 +749,7 @@ def concat_chunks():
 
 
 # cases run with more than one intra-op thread: case -> threads
-THREADS = {concat_chunks: 2, winograd: 2, small_planes: 2}
+THREADS = {concat_chunks: 2, winograd: 2, small_planes: 2, blocked_tiles: 2}
 
 def cpu_has_avx512():
     """Whether nnpipe's AVX-512 kernels run here (F and DQ, as cpu-gemm.c asks)."""
@@ -722,14 +764,18 @@ def cpu_has_avx512():
 
 # the kernels a case must have run (`--profile` rows: kind -> nodes), on a
 # CPU with AVX-512 (elsewhere these convolutions take the direct kernels)
-KINDS = {"winograd": {"Conv 3x3 s1 winograd": 6, "Conv 5x5 s1 direct": 1}}
+KINDS = {"winograd": {"Conv 3x3 s1 winograd": 6, "Conv 5x5 s1 blocked": 1},
+         "blocked_tiles": {"Conv 3x3 s2 blocked": 3, "Conv 3x3 s1 blocked": 2,
+                           "Conv 1x1 s2 blocked": 1, "Conv 1x1 s1 blocked": 3,
+                           "Conv 5x5 s1 blocked": 1},
+         "small_planes": {"Conv 1x1 s1 gemm": 4, "Conv 3x3 s2 direct": 1}}
 
 # what must still be refused: case -> strings nnpipe's error names
 REFUSED = {loop_growing: ["data-dependent tail from node 'loop' (Loop)",
                           "loop-carried value 0 changes its type or shape"]}
 
 
-CASES = [conv_kernels, depthwise_rows, depthwise_small, small_planes, winograd, pools_s2, concat_chunks, residual_fusion, lstm_bidi, gru_reverse, gru_default, rnn_relu, vit_block, super_res, style, opset7,
+CASES = [conv_kernels, depthwise_rows, depthwise_small, small_planes, blocked_tiles, winograd, pools_s2, concat_chunks, residual_fusion, lstm_bidi, gru_reverse, gru_default, rnn_relu, vit_block, super_res, style, opset7,
          signal, reductions, indexing, losses, sampling, einsum, control_flow, detect_nms,
          detect_nms_batch2_center, nonzero_gathernd, topk_range_computed, loop_growing]
 

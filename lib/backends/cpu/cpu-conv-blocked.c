@@ -1,29 +1,34 @@
 /* libnnpipe: CPU kernel of the DIRECT Conv algorithm in a blocked channel
- * layout (float32, 2-D, stride 1, any dilation, at least 16 input channels
- * per group and output panels of 32 channels at most 1/9 padding, AVX-512,
- * constant weights: nnp_cpu_conv_blocked_ok()): what ONNX Runtime's NCHWc
- * convolutions do, with NCHW tensors on both sides.
+ * layout (float32, 2-D, stride 1 or 2, any dilation, at least 16 input
+ * channels per group and output panels of 32 channels at most 1/9 padding,
+ * AVX-512, constant weights: nnp_cpu_conv_blocked_ok()), and of 1x1
+ * convolutions on small planes (the GEMM algo's, and 1x1 of stride 2): what
+ * ONNX Runtime's NCHWc convolutions do, with NCHW tensors on both sides.
  *
  * The input of a group is copied, padded, into blocks of 16 channels with
  * the channel innermost: block cb holds hp x wp pixels of 16 floats
  * (element (c, i, j) of the padded input at [cb][i * wp + j][c % 16]).
- * Output pixel (r, j) is "linear" pixel p = r * wp + j of the padded
- * width, so tap (kh, kw) of a run of output pixels p.. reads the run of
- * padded pixels p + kh * dh * wp + kw * dw.. (the pixels j >= OW are computed and
- * not stored, as the indirect GEMM's linear mode does).
+ * A 1x1 convolution without padding reads X in place instead (channel c of
+ * pixel (i, j) at c * IH * IW + i * IW + j): nothing to copy.
  *
- * The micro-kernel holds 12 pixels x 32 output channels in 24 zmm
- * registers: per input channel it loads the 32 weights (two aligned
- * vectors, packed once per model) and broadcasts the 12 pixels' values
- * (one cache line serves 16 channels of a pixel), 24 FMAs.  The finished
- * tile goes to a small buffer, gets the bias and the activation, and is
- * written transposed into Y's channel planes.
+ * Output rows are cut into tiles of at most 12 pixels, as evenly as they
+ * go (a 7-wide row is one tile of 7, a 56-wide one 12 + 4 x 11; a 1x1
+ * convolution of stride 1 cuts the whole plane as one row), so no pixel is
+ * computed that is not stored.  The micro-kernel holds n <= 12 pixels x 32
+ * output channels in 2n zmm registers: per input channel it loads the 32
+ * weights (two aligned vectors, packed once per model) and broadcasts the n
+ * pixels' values (stride-1 pixels of a blocked copy: one cache line serves
+ * 16 channels of a pixel), 2n FMAs.  The finished tile goes to a small
+ * buffer, gets the bias and the activation, and is written transposed into
+ * Y's channel planes.
  *
  * Weights: panels of 32 output channels (zero rows past m), each K x 32
  * with K in the order (cb, kh, kw, c < the block's channels). */
 #include "backends/cpu/cpu.h"
 #include "backends/cpu/cpu-gemm.h"
 #include "backends/cpu/cpu-conv.h"
+#include "backends/cpu/cpu-act.h"
+#include "backends/cpu/cpu-transpose.h"
 #include "ops/conv-params.h"
 
 #include <string.h>
@@ -35,23 +40,53 @@
 #define HAVE_X86 0
 #endif
 
-#define BC 16           /* channels per block */
-#define TP 12           /* pixels per tile */
-#define TC 32           /* output channels per panel */
-#define MARGIN (TP + 4) /* pixels readable past a block's hp x wp */
+#define BC 16 /* channels per block */
+#define TP 12 /* pixels per tile, at most */
+#define TC 32 /* output channels per panel */
+/* A tile's transposed store and its weights' reloads cost about as much
+ * as this many input channels more per pixel (fitted on 1x1 convolutions
+ * at 7x7, 14x14 and 16x16 with 64-960 input channels) */
+#define STORE_COST_K 24
+
+/* 1x1 without padding: X read in place (no blocked copy) */
+static gboolean
+reads_in_place (const NnpConvParams *p)
+{
+  return p->kernel[1] == 1 && p->kernel[2] == 1 && p->pads_begin[1] == 0 && p->pads_begin[2] == 0;
+}
+
+/* Whether a 1x1 convolution without padding is cheaper here than on the
+ * indirect GEMM, whose tiles are 32 columns wide (last ones of 9-31
+ * columns a whole tile, of 1-8 an 8-wide one): a 7x7 plane's 49 pixels
+ * cost it 64 columns (MobileNetV2's 1x1s at 7x7: 0.56 -> 0.42 ms for
+ * 320 -> 1280), a 16x16 plane's 256 nothing (there this kernel is 1.2x
+ * slower). */
+static gboolean
+pointwise_cheaper (const NnpConvParams *p, int64_t cin)
+{
+  int64_t px = vol3 (p->out_dims);
+  int64_t cols = px % 32 > 8 || px % 32 == 0 ? (px + 31) / 32 * 32 : (px + 7) / 8 * 8;
+
+  return px * (cin + STORE_COST_K) < cols * cin;
+}
 
 gboolean
 nnp_cpu_conv_blocked_ok (const NnpConvParams *p)
 {
 #if HAVE_X86
-  int64_t m = p->out_channels / p->group;
+  int64_t m = p->out_channels / p->group, cin = p->in_channels / p->group;
+  gboolean fits;
 
   /* panels of 32 output channels, at most 1/9 of them padding (the
    * detector's 24-channel convolutions are faster on the indirect GEMM's
    * 12-row blocks: 19.3 against 22.4 ms a run) */
-  return p->algo == NNP_CONV_ALGO_DIRECT && nnp_sgemm_has_avx512 () && p->kernel[0] == 1
-         && p->in_dims[0] == 1 && p->strides[1] == 1 && p->strides[2] == 1
-         && p->in_channels / p->group >= BC && m >= BC && (m + TC - 1) / TC * TC * 8 <= m * 9;
+  if (!nnp_sgemm_has_avx512 () || p->kernel[0] != 1 || p->in_dims[0] != 1 || m < BC
+      || (m + TC - 1) / TC * TC * 8 > m * 9 || cin < BC)
+    return FALSE;
+  fits = p->strides[1] >= 1 && p->strides[1] <= 2 && p->strides[2] >= 1 && p->strides[2] <= 2;
+  if (reads_in_place (p) && !pointwise_cheaper (p, cin))
+    return FALSE;
+  return fits && (p->algo == NNP_CONV_ALGO_GEMM || p->algo == NNP_CONV_ALGO_DIRECT);
 #else
   return FALSE;
 #endif
@@ -60,19 +95,36 @@ nnp_cpu_conv_blocked_ok (const NnpConvParams *p)
 typedef struct {
   int64_t cin, m, cb, hp, wp, block; /* block: floats per channel block */
   int64_t k, panels;
+  gboolean in_place; /* X read as it is (1x1 without padding) */
+  int64_t cs;        /* floats between two channels of a pixel */
+  int64_t ps;        /* floats between two pixels of a tile */
+  int64_t rs;        /* floats between two output rows' first pixels */
 } Geometry;
 
 static void
 geometry (const NnpConvParams *p, Geometry *ge)
 {
+  const int64_t OH = p->out_dims[1], OW = p->out_dims[2];
+  const int64_t sh = p->strides[1], sw = p->strides[2];
+
   ge->cin = p->in_channels / p->group;
   ge->m = p->out_channels / p->group;
   ge->cb = (ge->cin + BC - 1) / BC;
-  ge->hp = p->out_dims[1] + (p->kernel[1] - 1) * p->dilations[1];
-  ge->wp = p->out_dims[2] + (p->kernel[2] - 1) * p->dilations[2];
-  ge->block = (ge->hp * ge->wp + MARGIN) * BC;
+  ge->hp = (OH - 1) * sh + (p->kernel[1] - 1) * p->dilations[1] + 1;
+  ge->wp = (OW - 1) * sw + (p->kernel[2] - 1) * p->dilations[2] + 1;
+  ge->block = ge->hp * ge->wp * BC;
   ge->k = ge->cin * p->kernel[1] * p->kernel[2];
   ge->panels = (ge->m + TC - 1) / TC;
+  ge->in_place = reads_in_place (p);
+  if (ge->in_place) {
+    ge->cs = p->in_dims[1] * p->in_dims[2];
+    ge->ps = sw;
+    ge->rs = sh * p->in_dims[2];
+  } else {
+    ge->cs = 1;
+    ge->ps = sw * BC;
+    ge->rs = sh * ge->wp * BC;
+  }
 }
 
 float *
@@ -103,21 +155,47 @@ nnp_cpu_conv_blocked_pack (const NnpConvParams *p, const float *w)
 }
 
 void
-nnp_cpu_conv_blocked_taps (const NnpConvParams *p, ConvState *st)
+nnp_cpu_conv_blocked_plan (const NnpConvParams *p, ConvState *st)
 {
   Geometry ge;
+  const int64_t OH = p->out_dims[1], OW = p->out_dims[2];
+  /* a 1x1 of stride 1 read in place: the plane is one row */
+  const gboolean one_row = reads_in_place (p) && p->strides[1] == 1 && p->strides[2] == 1;
+  const int64_t rows = one_row ? 1 : OH, width = one_row ? OH * OW : OW;
+  const int64_t per_row = (width + TP - 1) / TP;
   int64_t q = 0;
 
   geometry (p, &ge);
-  st->n_taps = ge.cb * p->kernel[1] * p->kernel[2];
-  st->tap_off = g_new (int64_t, MAX (st->n_taps, 1));
-  st->tap_channels = g_new (int, MAX (st->n_taps, 1));
-  for (int64_t cb = 0; cb < ge.cb; cb++)
-    for (int64_t kh = 0; kh < p->kernel[1]; kh++)
-      for (int64_t kw = 0; kw < p->kernel[2]; kw++, q++) {
-        st->tap_off[q] = cb * ge.block + (kh * p->dilations[1] * ge.wp + kw * p->dilations[2]) * BC;
-        st->tap_channels[q] = (int) MIN (BC, ge.cin - cb * BC);
-      }
+  if (ge.in_place) {
+    st->n_taps = 1;
+    st->tap_off = g_new0 (int64_t, 1);
+    st->tap_channels = g_new (int, 1);
+    st->tap_channels[0] = (int) ge.cin;
+  } else {
+    st->n_taps = ge.cb * p->kernel[1] * p->kernel[2];
+    st->tap_off = g_new (int64_t, MAX (st->n_taps, 1));
+    st->tap_channels = g_new (int, MAX (st->n_taps, 1));
+    for (int64_t cb = 0; cb < ge.cb; cb++)
+      for (int64_t kh = 0; kh < p->kernel[1]; kh++)
+        for (int64_t kw = 0; kw < p->kernel[2]; kw++, q++) {
+          st->tap_off[q] =
+              cb * ge.block + (kh * p->dilations[1] * ge.wp + kw * p->dilations[2]) * BC;
+          st->tap_channels[q] = (int) MIN (BC, ge.cin - cb * BC);
+        }
+  }
+  /* tiles: each row cut into per_row runs, the first width % per_row one
+   * pixel longer */
+  st->n_tiles = rows * per_row;
+  st->tiles = g_new (NnpConvTile, MAX (st->n_tiles, 1));
+  q = 0;
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t t = 0, j = 0; t < per_row; t++, q++) {
+      int64_t n = width / per_row + (t < width % per_row);
+      st->tiles[q].in_off = r * ge.rs + j * ge.ps;
+      st->tiles[q].out_off = r * width + j;
+      st->tiles[q].n = (int) n;
+      j += n;
+    }
 }
 
 gsize
@@ -126,7 +204,7 @@ nnp_cpu_conv_blocked_workspace (const NnpConvParams *p)
   Geometry ge;
 
   geometry (p, &ge);
-  return round_up_bytes ((gsize) (ge.cb * ge.block) * sizeof (float));
+  return ge.in_place ? 0 : round_up_bytes ((gsize) (ge.cb * ge.block) * sizeof (float));
 }
 
 #if HAVE_X86
@@ -227,15 +305,16 @@ nnp_cpu_conv_blocked_pad (NnpThreadPool *pool, const NnpConvParams *p, const flo
 typedef struct {
   const NnpConvParams *p;
   const Geometry *ge;
-  const float *pad, *a, *bias;
-  float *y;         /* first output channel of the group */
-  const float *sum; /* the fused residual at the same places as y, or NULL */
+  const float *in, *a, *bias; /* blocked copy or X's group, packed weights, bias */
+  float *y;                   /* first output channel of the group */
+  const float *sum;           /* the fused residual at the same places as y, or NULL */
   NnpActivation sum_act;
   float sum_alpha, sum_beta;
   int64_t ldc; /* floats between output channels */
-  int64_t total, chunk, n_chunks;
-  const int64_t *toff; /* per (cb, kh, kw): float offset of the tap (ConvState) */
-  const int *tn;       /* per (cb, kh, kw): channels of the block */
+  const NnpConvTile *tiles;
+  int64_t n_tiles, chunk; /* tiles, and tiles per task */
+  const int64_t *toff;    /* per (cb, kh, kw): float offset of the tap (ConvState) */
+  const int *tn;          /* per (cb, kh, kw): channels of the block */
   int64_t taps;
   NnpActivation act;
   float act_alpha, act_beta;
@@ -245,19 +324,25 @@ typedef struct {
 #define B_DECL(t) __m512 c##t##_0 = _mm512_setzero_ps (), c##t##_1 = _mm512_setzero_ps ()
 #define B_FMA(t) \
   do { \
-    __m512 bv_ = _mm512_set1_ps (s[(t) *BC + c]); \
-    c##t##_0 = _mm512_fmadd_ps (a0, bv_, c##t##_0); \
-    c##t##_1 = _mm512_fmadd_ps (a1, bv_, c##t##_1); \
+    if ((t) < n) { \
+      __m512 bv_ = _mm512_set1_ps (s[(t) *ps]); \
+      c##t##_0 = _mm512_fmadd_ps (a0, bv_, c##t##_0); \
+      c##t##_1 = _mm512_fmadd_ps (a1, bv_, c##t##_1); \
+    } \
   } while (0)
 #define B_STORE(t) \
   do { \
-    _mm512_store_ps (tile + (t) *TC, c##t##_0); \
-    _mm512_store_ps (tile + (t) *TC + 16, c##t##_1); \
+    if ((t) < n) { \
+      _mm512_store_ps (tile + (t) *TC, c##t##_0); \
+      _mm512_store_ps (tile + (t) *TC + 16, c##t##_1); \
+    } \
   } while (0)
 
-/* One tile: pixels p..p+11 x one panel of 32 output channels, into tile[12][32]. */
-UKB static void
-tile_12x32 (const RunCtx *ctx, const float *a, int64_t p, float *tile)
+/* One tile: n pixels (ps floats apart from base) x one panel of 32 output
+ * channels, into tile[n][32]; n and ps are constants in each instance. */
+UKB static inline __attribute__ ((always_inline)) void
+tile_nx32 (const RunCtx *ctx, const float *a, const float *base, float *tile, const int n,
+           const int64_t ps)
 {
   B_DECL (0);
   B_DECL (1);
@@ -271,12 +356,12 @@ tile_12x32 (const RunCtx *ctx, const float *a, int64_t p, float *tile)
   B_DECL (9);
   B_DECL (10);
   B_DECL (11);
-  const float *base = ctx->pad + p * BC;
+  const int64_t cs = ctx->ge->cs;
 
   for (int64_t tap = 0; tap < ctx->taps; tap++) {
     const float *s = base + ctx->toff[tap];
-    const int n = ctx->tn[tap];
-    for (int c = 0; c < n; c++, a += TC) {
+    const int nc = ctx->tn[tap];
+    for (int c = 0; c < nc; c++, a += TC, s += cs) {
       __m512 a0 = _mm512_load_ps (a), a1 = _mm512_load_ps (a + 16);
       B_FMA (0);
       B_FMA (1);
@@ -306,63 +391,124 @@ tile_12x32 (const RunCtx *ctx, const float *a, int64_t p, float *tile)
   B_STORE (11);
 }
 
-UKB static void
-tile_epilogue (const RunCtx *ctx, int64_t o0, float *tile)
-{
-  __m512 b0 = _mm512_setzero_ps (), b1 = _mm512_setzero_ps ();
+typedef void (*TileFunc) (const RunCtx *ctx, const float *a, const float *base, float *tile);
 
-  if (ctx->bias) {
-    float bb[TC] __attribute__ ((aligned (64)));
-    for (int o = 0; o < TC; o++)
-      bb[o] = o0 + o < ctx->ge->m ? ctx->bias[o0 + o] : 0.f;
-    b0 = _mm512_load_ps (bb);
-    b1 = _mm512_load_ps (bb + 16);
+/* the instances: pixel stride 1 or 2 (X in place), 16 or 32 (blocked copy) */
+#define TILE_FUNCS(n) \
+  UKB static void tile_##n##_p1 (const RunCtx *c, const float *a, const float *b, float *t) \
+  { \
+    tile_nx32 (c, a, b, t, n, 1); \
+  } \
+  UKB static void tile_##n##_p2 (const RunCtx *c, const float *a, const float *b, float *t) \
+  { \
+    tile_nx32 (c, a, b, t, n, 2); \
+  } \
+  UKB static void tile_##n##_p16 (const RunCtx *c, const float *a, const float *b, float *t) \
+  { \
+    tile_nx32 (c, a, b, t, n, BC); \
+  } \
+  UKB static void tile_##n##_p32 (const RunCtx *c, const float *a, const float *b, float *t) \
+  { \
+    tile_nx32 (c, a, b, t, n, 2 * BC); \
   }
-  for (int t = 0; t < TP; t++) {
-    _mm512_store_ps (tile + t * TC, _mm512_add_ps (_mm512_load_ps (tile + t * TC), b0));
-    _mm512_store_ps (tile + t * TC + 16, _mm512_add_ps (_mm512_load_ps (tile + t * TC + 16), b1));
+TILE_FUNCS (1)
+TILE_FUNCS (2)
+TILE_FUNCS (3)
+TILE_FUNCS (4)
+TILE_FUNCS (5)
+TILE_FUNCS (6)
+TILE_FUNCS (7)
+TILE_FUNCS (8)
+TILE_FUNCS (9)
+TILE_FUNCS (10)
+TILE_FUNCS (11)
+TILE_FUNCS (12)
+#define TILE_ROW(n) \
+  { \
+    tile_##n##_p1, tile_##n##_p2, tile_##n##_p16, tile_##n##_p32 \
   }
-  if (ctx->act != NNP_ACT_NONE)
-    nnp_sgemm_activate (tile, TP * TC, ctx->act, ctx->act_alpha, ctx->act_beta);
+static const TileFunc tile_funcs[TP + 1][4] = {
+  { NULL, NULL, NULL, NULL },
+  TILE_ROW (1),
+  TILE_ROW (2),
+  TILE_ROW (3),
+  TILE_ROW (4),
+  TILE_ROW (5),
+  TILE_ROW (6),
+  TILE_ROW (7),
+  TILE_ROW (8),
+  TILE_ROW (9),
+  TILE_ROW (10),
+  TILE_ROW (11),
+  TILE_ROW (12),
+};
+
+static int
+ps_index (int64_t ps)
+{
+  return ps == 1 ? 0 : ps == 2 ? 1 : ps == BC ? 2 : 3;
 }
 
-/* Tasks: (chunk of pixels, panel), the panels of a chunk one after the
+/* The tile (tile[t][o], n pixels) into Y's planes o0.. from pixel out_off:
+ * transposed 16 channels at a time, each channel's n pixels with the bias,
+ * the activation and the fused residual in one masked store. */
+UKB static void
+tile_store (const RunCtx *ctx, const float *tile, int n, int64_t o0, int64_t on, int64_t out_off)
+{
+  const __mmask16 mk = (__mmask16) ((1u << n) - 1);
+  const gboolean act_direct = nnp_act_avx512_direct (ctx->act);
+  const gboolean sum_direct = nnp_act_avx512_direct (ctx->sum_act);
+
+  for (int64_t h = 0; h < on; h += 16) {
+    __m512 r[16];
+    for (int t = 0; t < 16; t++)
+      r[t] = t < n ? _mm512_load_ps (tile + t * TC + h) : _mm512_setzero_ps ();
+    nnp_transpose16_avx512 (r);
+    for (int64_t o = 0; o < MIN (16, on - h); o++) {
+      int64_t plane = (o0 + h + o) * ctx->ldc + out_off;
+      float *yo = ctx->y + plane;
+      __m512 v = r[o];
+      if (ctx->bias)
+        v = _mm512_add_ps (v, _mm512_set1_ps (ctx->bias[o0 + h + o]));
+      if (act_direct) {
+        v = nnp_act_avx512 (v, ctx->act, ctx->act_alpha, ctx->act_beta);
+      } else if (ctx->act != NNP_ACT_NONE) {
+        _mm512_mask_storeu_ps (yo, mk, v);
+        nnp_sgemm_activate (yo, n, ctx->act, ctx->act_alpha, ctx->act_beta);
+        v = _mm512_maskz_loadu_ps (mk, yo);
+      }
+      if (ctx->sum && sum_direct) {
+        v = _mm512_add_ps (v, _mm512_maskz_loadu_ps (mk, ctx->sum + plane));
+        v = nnp_act_avx512 (v, ctx->sum_act, ctx->sum_alpha, ctx->sum_beta);
+      }
+      _mm512_mask_storeu_ps (yo, mk, v);
+      if (ctx->sum && !sum_direct)
+        nnp_sgemm_add_act (yo, ctx->sum + plane, n, ctx->sum_act, ctx->sum_alpha, ctx->sum_beta);
+    }
+  }
+}
+
+/* Tasks: (chunk of tiles, panel), the panels of a chunk one after the
  * other (its input stays in L2 while they run). */
 static void
 run_tasks (gpointer data, gsize begin, gsize end, int thread)
 {
   const RunCtx *ctx = data;
   const Geometry *ge = ctx->ge;
-  const int64_t OW = ctx->p->out_dims[2], wp = ge->wp;
+  const int psi = ps_index (ge->ps);
   float tile[TP * TC] __attribute__ ((aligned (64)));
 
   for (gsize task = begin; task < end; task++) {
-    int64_t pn = (int64_t) task % ctx->ge->panels, ch = (int64_t) task / ctx->ge->panels;
-    int64_t p0 = ch * ctx->chunk, p1 = MIN (ctx->total, p0 + ctx->chunk);
+    int64_t pn = (int64_t) task % ge->panels, ch = (int64_t) task / ge->panels;
+    int64_t t0 = ch * ctx->chunk, t1 = MIN (ctx->n_tiles, t0 + ctx->chunk);
     int64_t o0 = pn * TC, on = MIN (TC, ge->m - o0);
     const float *a = ctx->a + pn * ge->k * TC;
 
-    for (int64_t p = p0; p < p1; p += TP) {
-      tile_12x32 (ctx, a, p, tile);
-      tile_epilogue (ctx, o0, tile);
-      /* the stored pixels: runs of one output row */
-      for (int64_t t = 0; t < TP && p + t < p1;) {
-        int64_t r = (p + t) / wp, j = (p + t) % wp, n;
-        if (j >= OW) {
-          t += wp - j;
-          continue;
-        }
-        n = MIN (MIN (OW - j, TP - t), p1 - p - t);
-        for (int64_t o = 0; o < on; o++) {
-          float *yo = ctx->y + (o0 + o) * ctx->ldc + r * OW + j;
-          for (int64_t q = 0; q < n; q++)
-            yo[q] = tile[(t + q) * TC + o];
-          if (ctx->sum)
-            nnp_sgemm_add_act (yo, ctx->sum + (o0 + o) * ctx->ldc + r * OW + j, n, ctx->sum_act,
-                               ctx->sum_alpha, ctx->sum_beta);
-        }
-        t += n;
-      }
+    for (int64_t ti = t0; ti < t1; ti++) {
+      const NnpConvTile *tl = &ctx->tiles[ti];
+      const int n = tl->n;
+      tile_funcs[n][psi](ctx, a, ctx->in + tl->in_off, tile);
+      tile_store (ctx, tile, n, o0, on, tl->out_off);
     }
   }
 }
@@ -383,9 +529,9 @@ nnp_cpu_conv_blocked_run (const NnpCpuCall *call, const NnpConvParams *p, const 
   geometry (p, &ge);
   ctx.p = p;
   ctx.ge = &ge;
-  ctx.pad = call->scratch;
   ctx.ldc = out_sp;
-  ctx.total = (p->out_dims[1] - 1) * ge.wp + p->out_dims[2];
+  ctx.tiles = st->tiles;
+  ctx.n_tiles = st->n_tiles;
   ctx.toff = st->tap_off;
   ctx.tn = st->tap_channels;
   ctx.taps = st->n_taps;
@@ -395,22 +541,27 @@ nnp_cpu_conv_blocked_run (const NnpCpuCall *call, const NnpConvParams *p, const 
   ctx.sum_act = call->sum_act;
   ctx.sum_alpha = call->sum_alpha;
   ctx.sum_beta = call->sum_beta;
-  /* chunks of whole tiles, enough tasks for the threads */
-  ctx.chunk = MIN ((ctx.total + TP - 1) / TP, 16) * TP;
-  while (ge.panels * ((ctx.total + ctx.chunk - 1) / ctx.chunk) < 4 * threads && ctx.chunk > TP)
-    ctx.chunk = MAX (TP, ctx.chunk / 2 / TP * TP);
-  ctx.n_chunks = (ctx.total + ctx.chunk - 1) / ctx.chunk;
+  /* chunks of up to 16 tiles, enough tasks for the threads */
+  ctx.chunk = MIN (ctx.n_tiles, 16);
+  while (ge.panels * ((ctx.n_tiles + ctx.chunk - 1) / ctx.chunk) < 4 * threads && ctx.chunk > 1)
+    ctx.chunk = MAX (1, ctx.chunk / 2);
   for (int64_t b = 0; b < p->batch; b++) {
     for (int64_t grp = 0; grp < p->group; grp++) {
-      nnp_cpu_conv_blocked_pad (call->pool, p, x + (b * p->in_channels + grp * ge.cin) * in_sp,
-                                ge.cin, ge.hp, ge.wp, ge.block, call->scratch);
+      const float *xg = x + (b * p->in_channels + grp * ge.cin) * in_sp;
+      if (ge.in_place) {
+        ctx.in = xg;
+      } else {
+        nnp_cpu_conv_blocked_pad (call->pool, p, xg, ge.cin, ge.hp, ge.wp, ge.block, call->scratch);
+        ctx.in = call->scratch;
+      }
       ctx.a = packed + grp * ge.panels * ge.k * TC;
       ctx.bias = bias ? bias + grp * ge.m : NULL;
       ctx.y = y + (b * p->out_channels + grp * ge.m) * out_sp;
       ctx.sum = call->sum
                     ? (const float *) call->sum->data + (b * p->out_channels + grp * ge.m) * out_sp
                     : NULL;
-      nnp_parallel_for (call->pool, ge.panels * ctx.n_chunks, 1, run_tasks, &ctx);
+      nnp_parallel_for (call->pool, ge.panels * ((ctx.n_tiles + ctx.chunk - 1) / ctx.chunk), 1,
+                        run_tasks, &ctx);
     }
   }
   return TRUE;

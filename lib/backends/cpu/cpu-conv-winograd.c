@@ -39,6 +39,7 @@
 #include "backends/cpu/cpu-gemm.h"
 #include "backends/cpu/cpu-act.h"
 #include "backends/cpu/cpu-conv.h"
+#include "backends/cpu/cpu-transpose.h"
 #include "ops/conv-params.h"
 
 #include <string.h>
@@ -290,34 +291,6 @@ gemm_tile (const float *v, const float *u, int64_t cb, float *out)
   }
 }
 
-/* r[k] (k: pixel, lanes: channels) -> r[o] (lanes: pixels). */
-UKW static inline void
-transpose16 (__m512 *r)
-{
-  __m512 a[16], b[16];
-
-  for (int i = 0; i < 8; i++) {
-    a[2 * i] = _mm512_maskz_unpacklo_ps (ALL, r[2 * i], r[2 * i + 1]);
-    a[2 * i + 1] = _mm512_maskz_unpackhi_ps (ALL, r[2 * i], r[2 * i + 1]);
-  }
-  for (int i = 0; i < 4; i++) {
-    b[4 * i] = _mm512_maskz_shuffle_ps (ALL, a[4 * i], a[4 * i + 2], 0x44);
-    b[4 * i + 1] = _mm512_maskz_shuffle_ps (ALL, a[4 * i], a[4 * i + 2], 0xee);
-    b[4 * i + 2] = _mm512_maskz_shuffle_ps (ALL, a[4 * i + 1], a[4 * i + 3], 0x44);
-    b[4 * i + 3] = _mm512_maskz_shuffle_ps (ALL, a[4 * i + 1], a[4 * i + 3], 0xee);
-  }
-  for (int j = 0; j < 4; j++) {
-    __m512 c0 = _mm512_maskz_shuffle_f32x4 (ALL, b[j], b[4 + j], 0x44);
-    __m512 c1 = _mm512_maskz_shuffle_f32x4 (ALL, b[j], b[4 + j], 0xee);
-    __m512 c2 = _mm512_maskz_shuffle_f32x4 (ALL, b[8 + j], b[12 + j], 0x44);
-    __m512 c3 = _mm512_maskz_shuffle_f32x4 (ALL, b[8 + j], b[12 + j], 0xee);
-    r[j] = _mm512_maskz_shuffle_f32x4 (ALL, c0, c2, 0x88);
-    r[4 + j] = _mm512_maskz_shuffle_f32x4 (ALL, c0, c2, 0xdd);
-    r[8 + j] = _mm512_maskz_shuffle_f32x4 (ALL, c1, c3, 0x88);
-    r[12 + j] = _mm512_maskz_shuffle_f32x4 (ALL, c1, c3, 0xdd);
-  }
-}
-
 /* The bias of output channels o0.. o0 + 15 of the group (zero past m or
  * without a bias). */
 UKW static __m512
@@ -370,7 +343,7 @@ output_tile (const WinoCtx *ctx, const float *m, int64_t o0, __m512 bias, int64_
       px[i * 4 + j] =
           nnp_act_avx512 (_mm512_add_ps (out[i], bias), ctx->act, ctx->act_alpha, ctx->act_beta);
   }
-  transpose16 (px);
+  nnp_transpose16_avx512 (px);
   for (int64_t o = 0; o < on; o++) {
     float *yo = ctx->y + (o0 + o) * plane + y0 * OW + x0;
     __m512 v = px[o];

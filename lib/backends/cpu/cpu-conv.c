@@ -71,6 +71,7 @@ nnp_cpu_conv_state_free (gpointer data)
   g_free (st->koff);
   g_free (st->tap_off);
   g_free (st->tap_channels);
+  g_free (st->tiles);
   g_free (st);
 }
 
@@ -159,7 +160,7 @@ nnp_cpu_conv_prepare_common (const NnpGraph *graph, const NnpNode *node, gboolea
   st->blocked = job.blocked;
   st->winograd = job.winograd;
   if (job.blocked)
-    nnp_cpu_conv_blocked_taps (p, st);
+    nnp_cpu_conv_blocked_plan (p, st);
   st->group_floats = nnp_sgemm_packed_a_size (job.m, job.k);
   /* the packing depends on the weights alone: once per model, shared by
    * every specialisation (lib/graph/derived.h); a weight that is not one
@@ -474,6 +475,11 @@ conv_workspace (const NnpGraph *graph, const NnpNode *node)
       return nnp_cpu_conv_blocked_workspace (p);
     return nnp_cpu_conv_direct_workspace (p, wv && wv->constant);
   }
+  if (p->algo == NNP_CONV_ALGO_GEMM) {
+    NnpValue *wv = nnp_node_input (graph, node, 1);
+    if (wv && wv->constant && nnp_cpu_conv_blocked_ok (p))
+      return nnp_cpu_conv_blocked_workspace (p);
+  }
   if (p->algo != NNP_CONV_ALGO_DEPTHWISE)
     return nnp_sgemm_scratch_size ();
   return nnp_cpu_conv_depthwise_workspace (p);
@@ -506,6 +512,8 @@ conv_run (const NnpCpuCall *call, GError **error)
       return nnp_cpu_conv_blocked_run (call, p, st);
     return nnp_cpu_conv_direct_run (call, p);
   }
+  if (p->algo == NNP_CONV_ALGO_GEMM && call->state && ((const ConvState *) call->state)->blocked)
+    return nnp_cpu_conv_blocked_run (call, p, call->state);
   return conv_gemm_run (call, p);
 }
 
@@ -514,7 +522,7 @@ conv_algo_name (gconstpointer state)
 {
   const ConvState *st = state;
 
-  return st && st->winograd ? "winograd" : NULL;
+  return st && st->winograd ? "winograd" : st && st->blocked ? "blocked" : NULL;
 }
 
 const NnpCpuKernel nnp_cpu_conv = {

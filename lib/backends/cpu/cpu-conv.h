@@ -30,6 +30,14 @@ typedef void (*SlotTaskFunc) (gpointer data, int64_t task, void *slot);
 void nnp_cpu_run_in_slots (NnpThreadPool *pool, int64_t n_tasks, void *scratch, gsize slot_bytes,
                            SlotTaskFunc fn, gpointer data);
 
+/* A run of output pixels of the blocked kernel: n pixels of one output row
+ * from pixel out_off of a channel plane, reading its first one at float
+ * in_off of the blocked copy (or of X, read in place). */
+typedef struct {
+  int64_t in_off, out_off;
+  int n;
+} NnpConvTile;
+
 /* Per-node state of both kernels: constant weights packed once. */
 typedef struct {
   const float *packed; /* group g at packed + g * group_floats: own_packed, or borrowed from
@@ -45,6 +53,8 @@ typedef struct {
   int64_t *tap_off;
   int *tap_channels;
   int64_t n_taps;
+  NnpConvTile *tiles; /* blocked: the output's tiles (owned), n_tiles */
+  int64_t n_tiles;
 } ConvState;
 
 void nnp_cpu_conv_state_free (gpointer data);
@@ -65,13 +75,14 @@ gboolean nnp_cpu_conv_direct_run (const NnpCpuCall *call, const NnpConvParams *p
  * paths that do not add it in their own stores. */
 void nnp_cpu_conv_add_sum (const NnpCpuCall *call);
 
-/* DIRECT algo in a blocked channel layout (cpu-conv-blocked.c), where
- * nnp_cpu_conv_blocked_ok(): the weights of all groups packed for it
+/* DIRECT algo in a blocked channel layout, and 1x1 GEMM-algo convolutions of
+ * small planes (cpu-conv-blocked.c), where nnp_cpu_conv_blocked_ok(): the weights of all groups packed for it
  * (g_aligned_free), the scratch bytes, and the run. */
 gboolean nnp_cpu_conv_blocked_ok (const NnpConvParams *p);
 float *nnp_cpu_conv_blocked_pack (const NnpConvParams *p, const float *w);
-/* The tap table of ConvState (tap_off, tap_channels, n_taps), made once by prepare. */
-void nnp_cpu_conv_blocked_taps (const NnpConvParams *p, ConvState *st);
+/* The tap and tile tables of ConvState (tap_off, tap_channels, n_taps,
+ * tiles, n_tiles), made once by prepare. */
+void nnp_cpu_conv_blocked_plan (const NnpConvParams *p, ConvState *st);
 gsize nnp_cpu_conv_blocked_workspace (const NnpConvParams *p);
 gboolean nnp_cpu_conv_blocked_run (const NnpCpuCall *call, const NnpConvParams *p,
                                    const ConvState *st);

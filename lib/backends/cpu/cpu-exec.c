@@ -30,8 +30,9 @@
  *
  * Profiling (opt-in): with NNP_PROFILE set in the environment when the
  * stage is created, each kernel call is timed and nnp_cpu_exec_free() logs a
- * per-kind time table and the slowest nodes at INFO level in category
- * "nnp-profile" (`nnpipe run --profile` prints it). */
+ * per-kind time table and the 25 slowest nodes (NNP_PROFILE=all: every
+ * node, in the order they run) at INFO level in category "nnp-profile"
+ * (`nnpipe run --profile` prints it). */
 #include "backends/cpu/cpu-exec.h"
 #include "backends/memplan.h"
 #include "backends/cpu/threadpool.h"
@@ -79,7 +80,8 @@ struct _NnpCpuExec {
   gint64 runs;           /* runs of the stage so far */
   gint64 next_calib;     /* the run at which to measure again */
 
-  gboolean profile; /* NNP_PROFILE was set at creation */
+  gboolean profile;     /* NNP_PROFILE was set at creation */
+  gboolean profile_all; /* NNP_PROFILE=all: every node listed, in run order */
   int prof_runs;
   gint64 *prof_ns; /* per step: total nanoseconds over prof_runs */
 };
@@ -198,6 +200,7 @@ nnp_cpu_exec_new (const NnpBackendStageInfo *info, GError **error)
   stage->n_steps = n_nodes;
   stage->steps = g_new0 (Step, MAX (n_nodes, 1));
   stage->profile = g_getenv ("NNP_PROFILE") != NULL;
+  stage->profile_all = g_strcmp0 (g_getenv ("NNP_PROFILE"), "all") == 0;
   if (stage->profile)
     stage->prof_ns = g_new0 (gint64, MAX (n_nodes, 1));
   for (int s = 0; s < n_nodes; s++) {
@@ -414,9 +417,13 @@ log_profile (NnpCpuExec *stage)
               rows[r].ns > 0 ? rows[r].flops * runs / rows[r].ns : 0.0);
     g_free (rows[r].kind);
   }
-  g_qsort_with_data (order, stage->n_steps, sizeof (int), cmp_step_time, stage->prof_ns);
-  NNP_INFO ("nnp-profile", "slowest nodes:");
-  for (int i = 0; i < MIN (stage->n_steps, 25); i++) {
+  int n_listed = stage->n_steps;
+  if (!stage->profile_all) {
+    g_qsort_with_data (order, stage->n_steps, sizeof (int), cmp_step_time, stage->prof_ns);
+    n_listed = MIN (stage->n_steps, 25);
+  }
+  NNP_INFO ("nnp-profile", stage->profile_all ? "nodes:" : "slowest nodes:");
+  for (int i = 0; i < n_listed; i++) {
     const Step *step = &stage->steps[order[i]];
     const NnpValue *out = step->node->n_outputs > 0 && step->node->outputs[0] >= 0
                               ? nnp_graph_value (stage->graph, step->node->outputs[0])
