@@ -485,9 +485,11 @@ def depthwise_rows():
     step overlapping), 3x3 and 5x5, asymmetric pads (rows with and without
     every tap), fused Clip and HardSwish (an activation applied on vector
     halves), and rows of 15 (a plane of 135 outputs: dw_small_planes, see
-    depthwise_small); at stride 2 (the
-    AVX2 rows, even columns taken by shuffles), odd input widths with an odd
-    and an even left pad: rows of 42 and of 100, 3x3 and 5x5."""
+    depthwise_small); at stride 2 (each input row split into its even and
+    odd padded columns, with AVX-512; the AVX2 rows taking even columns by
+    shuffles without), odd input widths with an odd and an even left pad:
+    rows of 42 and of 100, 3x3 and 5x5, and an even width without a left
+    pad (TensorFlow's "same": rows of 32)."""
     n, c, h = 1, 8, 9
     convs = [  # name, width, kernel, pads, activation, stride
         ("d1", 83, 3, [1, 1, 1, 1], "Clip", 1),
@@ -496,6 +498,7 @@ def depthwise_rows():
         ("d4", 15, 3, [1, 1, 1, 1], "Relu", 1),
         ("d5", 83, 3, [1, 1, 1, 1], "Relu", 2),
         ("d6", 199, 5, [1, 2, 2, 2], "Clip", 2),
+        ("d7", 64, 3, [0, 0, 1, 1], "Relu", 2),
     ]
     nodes, inits, inputs, outputs = [], [], [], []
     for name, w, k, pads, act, stride in convs:

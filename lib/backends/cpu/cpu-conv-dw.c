@@ -2,8 +2,9 @@
  * channel per group, 1-D/2-D): direct, per output plane, on a zero-padded
  * copy of the input plane, vectorised along W (AVX2 for strides 1 and 2;
  * AVX-512 for the rows of 3x3 and 5x5 stride-1 kernels that have every
- * tap, weights broadcast once per plane), the node's activation applied
- * in the store; with AVX-512, planes of at most 256 outputs whose rows are
+ * tap, weights broadcast once per plane; stride 2 on each input row split
+ * into its even and odd columns), the node's activation applied in the
+ * store; with AVX-512, planes of at most 256 outputs whose rows are
  * narrow (7x7, 14x14) as one run of vectors read straight from the input
  * by masked loads or gathers (dw_small_planes).  Dispatched by cpu-conv.c
  * (algo NNP_CONV_ALGO_DEPTHWISE). */
@@ -35,6 +36,7 @@ typedef struct {
   gsize slot_bytes;
   gboolean *zeroed;         /* per slot: its padded plane's borders are zero */
   gboolean s1_avx512;       /* dw_rows_s1_avx512 takes rows [full_lo, full_hi) */
+  gboolean s2_avx512;       /* stride 2: dw_task_s2_avx512 takes the plane */
   gboolean copy_avx512;     /* the padded copy by dw_copy_rows_avx512 */
   int64_t full_lo, full_hi; /* the output rows whose taps all read input rows */
 } DwCtx;
@@ -350,6 +352,143 @@ dw_copy_rows_avx512 (float *dst, int64_t wp, const float *src, int64_t IW, int64
   }
 }
 
+/* Stride 2 (3x3 and 5x5, no dilation): each input row is copied split into
+ * its even and odd padded columns, E then O in the row of the slot's plane
+ * (padded column 2j at E[j], 2j + 1 at O[j]), so that tap kw of output
+ * column ow reads E[ow + kw / 2] (kw even) or O[ow + kw / 2] (kw odd):
+ * whole 16-wide vectors at stride 1, as dw_rows_s1_avx512 reads, instead
+ * of 8-wide steps with shuffles.  The columns and rows of the padding are
+ * the same for every plane of a run: zeroed once per slot. */
+static gboolean
+dw_s2_avx512_ok (const NnpConvParams *p)
+{
+  return nnp_sgemm_has_avx512 () && p->strides[1] == 2 && p->strides[2] == 2 && p->dilations[1] == 1
+         && p->dilations[2] == 1 && p->kernel[1] == p->kernel[2]
+         && (p->kernel[2] == 3 || p->kernel[2] == 5);
+}
+
+/* n floats of an input row into its even (E) and odd (O) padded columns,
+ * the row's first float at padded column pl. */
+UKD static void
+dw_split_row_avx512 (const float *x, int64_t n, int64_t pl, float *e, float *o)
+{
+  const __m512i ie = _mm512_setr_epi32 (0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i io = _mm512_setr_epi32 (1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  /* x[2i] lands at padded column 2i + pl */
+  float *xe = (pl & 1) ? o + pl / 2 : e + pl / 2;
+  float *xo = (pl & 1) ? e + (pl + 1) / 2 : o + pl / 2;
+  int64_t i = 0;
+
+  for (; 2 * i + 32 <= n; i += 16) {
+    __m512 v0 = _mm512_loadu_ps (x + 2 * i), v1 = _mm512_loadu_ps (x + 2 * i + 16);
+    _mm512_storeu_ps (xe + i, _mm512_permutex2var_ps (v0, ie, v1));
+    _mm512_storeu_ps (xo + i, _mm512_permutex2var_ps (v0, io, v1));
+  }
+  if (2 * i < n) {
+    int64_t left = n - 2 * i; /* 1..31 */
+    __mmask16 m0 = (__mmask16) (left >= 16 ? 0xffff : (1u << left) - 1);
+    __mmask16 m1 = (__mmask16) (left > 16 ? (1u << (left - 16)) - 1 : 0);
+    __m512 v0 = _mm512_maskz_loadu_ps (m0, x + 2 * i),
+           v1 = _mm512_maskz_loadu_ps (m1, x + 2 * i + 16);
+    _mm512_mask_storeu_ps (xe + i, (__mmask16) ((1u << ((left + 1) / 2)) - 1),
+                           _mm512_permutex2var_ps (v0, ie, v1));
+    if (left / 2 > 0)
+      _mm512_mask_storeu_ps (xo + i, (__mmask16) ((1u << (left / 2)) - 1),
+                             _mm512_permutex2var_ps (v0, io, v1));
+  }
+}
+
+/* Every output row of one plane from its split copy (rows wp floats apart,
+ * O at we floats into each row). */
+UKD __attribute__ ((always_inline)) static inline void
+dw_rows_s2_avx512_body (const DwCtx *c, const float *pad, int64_t we, const float *w, float bias,
+                        float *y, const int K)
+{
+  const NnpConvParams *p = c->p;
+  const int64_t OH = p->out_dims[1], OW = p->out_dims[2], wp = c->wp;
+  const NnpActivation act = c->act;
+  const float alpha = c->act_alpha, beta = c->act_beta;
+  const __mmask16 narrow = (__mmask16) (OW < 16 ? (1u << OW) - 1 : 0xffff);
+  __m512 wv[25];
+
+  for (int q = 0; q < K * K; q++)
+    wv[q] = _mm512_set1_ps (w[q]);
+  for (int64_t oh = 0; oh < OH; oh++) {
+    float *out = y + oh * OW;
+    int64_t kh_lo, kh_hi, ow = 0;
+
+    if (!dw_row_taps (p, oh, &kh_lo, &kh_hi)) {
+      dw_row_bias (c, bias, out, OW);
+      continue;
+    }
+    for (; ow + 64 <= OW; ow += 64) {
+      __m512 e0 = _mm512_set1_ps (bias), e1 = e0, e2 = e0, e3 = e0;
+      __m512 o0 = _mm512_setzero_ps (), o1 = o0, o2 = o0, o3 = o0;
+      for (int64_t kh = kh_lo; kh < kh_hi; kh++) {
+        const float *re = pad + (oh * 2 + kh) * wp + ow;
+#pragma GCC unroll 5
+        for (int kw = 0; kw < K; kw++) {
+          const float *rk = re + (kw & 1) * we + kw / 2;
+          __m512 wk = wv[kh * K + kw];
+          if (kw & 1) {
+            o0 = _mm512_fmadd_ps (wk, _mm512_loadu_ps (rk), o0);
+            o1 = _mm512_fmadd_ps (wk, _mm512_loadu_ps (rk + 16), o1);
+            o2 = _mm512_fmadd_ps (wk, _mm512_loadu_ps (rk + 32), o2);
+            o3 = _mm512_fmadd_ps (wk, _mm512_loadu_ps (rk + 48), o3);
+          } else {
+            e0 = _mm512_fmadd_ps (wk, _mm512_loadu_ps (rk), e0);
+            e1 = _mm512_fmadd_ps (wk, _mm512_loadu_ps (rk + 16), e1);
+            e2 = _mm512_fmadd_ps (wk, _mm512_loadu_ps (rk + 32), e2);
+            e3 = _mm512_fmadd_ps (wk, _mm512_loadu_ps (rk + 48), e3);
+          }
+        }
+      }
+      _mm512_storeu_ps (out + ow, nnp_act_avx512 (_mm512_add_ps (e0, o0), act, alpha, beta));
+      _mm512_storeu_ps (out + ow + 16, nnp_act_avx512 (_mm512_add_ps (e1, o1), act, alpha, beta));
+      _mm512_storeu_ps (out + ow + 32, nnp_act_avx512 (_mm512_add_ps (e2, o2), act, alpha, beta));
+      _mm512_storeu_ps (out + ow + 48, nnp_act_avx512 (_mm512_add_ps (e3, o3), act, alpha, beta));
+    }
+    /* 16 outputs; the last step of a row overlaps the one before (rows of
+     * 16 or more), rows narrower than a vector masked */
+    for (; ow < OW; ow += 16) {
+      __m512 e0 = _mm512_set1_ps (bias), o0 = _mm512_setzero_ps ();
+      if (ow + 16 > OW && OW >= 16)
+        ow = OW - 16;
+      for (int64_t kh = kh_lo; kh < kh_hi; kh++) {
+        const float *re = pad + (oh * 2 + kh) * wp + ow;
+#pragma GCC unroll 5
+        for (int kw = 0; kw < K; kw++) {
+          __m512 v = _mm512_maskz_loadu_ps (narrow, re + (kw & 1) * we + kw / 2);
+          if (kw & 1)
+            o0 = _mm512_fmadd_ps (wv[kh * K + kw], v, o0);
+          else
+            e0 = _mm512_fmadd_ps (wv[kh * K + kw], v, e0);
+        }
+      }
+      _mm512_mask_storeu_ps (out + ow, narrow,
+                             nnp_act_avx512 (_mm512_add_ps (e0, o0), act, alpha, beta));
+    }
+  }
+}
+
+/* One plane at stride 2: the split copy of its input rows, then the rows. */
+UKD static void
+dw_task_s2_avx512 (const DwCtx *c, const float *x, const float *w, float bias, float *y, float *pad)
+{
+  const NnpConvParams *p = c->p;
+  const int64_t IH = p->in_dims[1], IW = p->in_dims[2];
+  const int64_t pt = p->pads_begin[1], pl = p->pads_begin[2];
+  const int64_t wpad = c->wp - 2 * NR; /* the padded row */
+  const int64_t we = (wpad + 1) / 2, n = MAX (0, MIN (IW, wpad - pl));
+
+  for (int64_t r = MAX (pt, 0); r < MIN (c->hp, IH + pt); r++)
+    dw_split_row_avx512 (x + (r - pt) * IW, n, pl, pad + r * c->wp, pad + r * c->wp + we);
+  if (p->kernel[2] == 3)
+    dw_rows_s2_avx512_body (c, pad, we, w, bias, y, 3);
+  else
+    dw_rows_s2_avx512_body (c, pad, we, w, bias, y, 5);
+}
+
 /* Whether dw_rows_s1_avx512 takes the rows of this convolution that have
  * every tap */
 static gboolean
@@ -443,6 +582,10 @@ dw_task (gpointer data, int64_t task, void *slot)
     c->zeroed[slot_index] = TRUE;
   }
 #if HAVE_X86
+  if (c->s2_avx512) {
+    dw_task_s2_avx512 (c, x, w, bias, y, pad);
+    return;
+  }
   if (c->copy_avx512) {
     dw_copy_rows_avx512 (pad + MAX (pt, 0) * c->wp + lo, c->wp, x + (MAX (pt, 0) - pt) * IW, IW, n,
                          MIN (c->hp, IH + pt) - MAX (pt, 0));
@@ -627,9 +770,10 @@ nnp_cpu_conv_depthwise_run (const NnpCpuCall *call, const NnpConvParams *p)
      * loads (MobileNet's 960x7x7: 0.25 -> 0.04 ms, 384x14x14 -28 %; not
      * 96x16x16, whose rows are whole vectors), rows narrower than their
      * 8-wide AVX2 steps with gathers (576x7x7 of stride 2: -35 %; not
-     * 192x14x14, +150 %) */
+     * 192x14x14, +150 %), except where the stride-2 split rows take them
+     * (576x7x7 of stride 2: 0.12 -> 0.083 ms against the gathers) */
     gboolean loads = p->strides[1] == 1 && p->strides[2] == 1 && p->in_dims[2] == p->out_dims[2];
-    if (loads ? p->out_dims[2] < 16 : p->out_dims[2] < 8) {
+    if (loads ? p->out_dims[2] < 16 : (p->out_dims[2] < 8 && !dw_s2_avx512_ok (p))) {
       dw_small_taps (p, taps, s.nvec);
       nnp_parallel_for (call->pool, p->batch * p->out_channels, 16, dw_small_planes, &s);
       return TRUE;
@@ -643,9 +787,11 @@ nnp_cpu_conv_depthwise_run (const NnpCpuCall *call, const NnpConvParams *p)
   gboolean zeroed[NNP_SGEMM_MAX_SLOTS] = { 0 };
   ctx.zeroed = zeroed;
   ctx.s1_avx512 = FALSE;
+  ctx.s2_avx512 = FALSE;
   ctx.copy_avx512 = FALSE;
 #if HAVE_X86
   ctx.s1_avx512 = nnp_cpu_avx2_ok () && dw_s1_avx512_ok (p);
+  ctx.s2_avx512 = nnp_cpu_avx2_ok () && dw_s2_avx512_ok (p);
   ctx.copy_avx512 = nnp_cpu_avx2_ok () && nnp_sgemm_has_avx512 ();
 #endif
   /* output row oh reads input rows oh - pt + kh, kh < K */
