@@ -258,6 +258,36 @@ dw_row_avx2_body (const float *pl, int64_t wp, const float *w, int64_t kh_n, int
  * core's other hardware thread is busy. */
 #define UKD __attribute__ ((target ("avx512f,avx512dq,avx2,fma")))
 
+/* 64 outputs of the AVX-512 row kernels in two sets of four accumulators
+ * (even and odd taps: 8 independent FMA chains): the bias, one tap's
+ * FMAs, the sum activated into out. */
+UKD __attribute__ ((always_inline)) static inline void
+dw_acc64_init (__m512 *e, __m512 *o, float bias)
+{
+#pragma GCC unroll 4
+  for (int v = 0; v < 4; v++) {
+    e[v] = _mm512_set1_ps (bias);
+    o[v] = _mm512_setzero_ps ();
+  }
+}
+
+UKD __attribute__ ((always_inline)) static inline void
+dw_fma64 (__m512 *acc, __m512 wk, const float *r)
+{
+#pragma GCC unroll 4
+  for (int v = 0; v < 4; v++)
+    acc[v] = _mm512_fmadd_ps (wk, _mm512_loadu_ps (r + 16 * v), acc[v]);
+}
+
+UKD __attribute__ ((always_inline)) static inline void
+dw_store64 (float *out, const __m512 *e, const __m512 *o, NnpActivation act, float alpha,
+            float beta)
+{
+#pragma GCC unroll 4
+  for (int v = 0; v < 4; v++)
+    _mm512_storeu_ps (out + 16 * v, nnp_act_avx512 (_mm512_add_ps (e[v], o[v]), act, alpha, beta));
+}
+
 /* Output rows [oh0, oh1), whose K taps all read input rows, from the
  * padded plane. */
 UKD __attribute__ ((always_inline)) static inline void
@@ -277,31 +307,20 @@ dw_rows_s1_avx512_body (const DwCtx *c, const float *pad, const float *w, float 
     int64_t ow = 0;
 
     for (; ow + 64 <= OW; ow += 64) {
-      __m512 e0 = _mm512_set1_ps (bias), e1 = e0, e2 = e0, e3 = e0;
-      __m512 o0 = _mm512_setzero_ps (), o1 = o0, o2 = o0, o3 = o0;
+      __m512 e[4], o[4];
+      dw_acc64_init (e, o, bias);
 #pragma GCC unroll 5
       for (int kh = 0; kh < K; kh++) {
         const float *rk = r + kh * wp + ow;
 #pragma GCC unroll 5
         for (int kw = 0; kw < K; kw++) {
-          __m512 wk = wv[kh * K + kw];
-          if (kh & 1) {
-            o0 = _mm512_fmadd_ps (wk, _mm512_loadu_ps (rk + kw), o0);
-            o1 = _mm512_fmadd_ps (wk, _mm512_loadu_ps (rk + kw + 16), o1);
-            o2 = _mm512_fmadd_ps (wk, _mm512_loadu_ps (rk + kw + 32), o2);
-            o3 = _mm512_fmadd_ps (wk, _mm512_loadu_ps (rk + kw + 48), o3);
-          } else {
-            e0 = _mm512_fmadd_ps (wk, _mm512_loadu_ps (rk + kw), e0);
-            e1 = _mm512_fmadd_ps (wk, _mm512_loadu_ps (rk + kw + 16), e1);
-            e2 = _mm512_fmadd_ps (wk, _mm512_loadu_ps (rk + kw + 32), e2);
-            e3 = _mm512_fmadd_ps (wk, _mm512_loadu_ps (rk + kw + 48), e3);
-          }
+          if (kh & 1)
+            dw_fma64 (o, wv[kh * K + kw], rk + kw);
+          else
+            dw_fma64 (e, wv[kh * K + kw], rk + kw);
         }
       }
-      _mm512_storeu_ps (out + ow, nnp_act_avx512 (_mm512_add_ps (e0, o0), act, alpha, beta));
-      _mm512_storeu_ps (out + ow + 16, nnp_act_avx512 (_mm512_add_ps (e1, o1), act, alpha, beta));
-      _mm512_storeu_ps (out + ow + 32, nnp_act_avx512 (_mm512_add_ps (e2, o2), act, alpha, beta));
-      _mm512_storeu_ps (out + ow + 48, nnp_act_avx512 (_mm512_add_ps (e3, o3), act, alpha, beta));
+      dw_store64 (out + ow, e, o, act, alpha, beta);
     }
     /* 16 outputs; the last step of a row whose width is not a multiple of
      * 16 overlaps the one before (outputs computed again, the same way) */
@@ -422,31 +441,19 @@ dw_rows_s2_avx512_body (const DwCtx *c, const float *pad, int64_t we, const floa
       continue;
     }
     for (; ow + 64 <= OW; ow += 64) {
-      __m512 e0 = _mm512_set1_ps (bias), e1 = e0, e2 = e0, e3 = e0;
-      __m512 o0 = _mm512_setzero_ps (), o1 = o0, o2 = o0, o3 = o0;
+      __m512 e[4], o[4];
+      dw_acc64_init (e, o, bias);
       for (int64_t kh = kh_lo; kh < kh_hi; kh++) {
         const float *re = pad + (oh * 2 + kh) * wp + ow;
 #pragma GCC unroll 5
         for (int kw = 0; kw < K; kw++) {
-          const float *rk = re + (kw & 1) * we + kw / 2;
-          __m512 wk = wv[kh * K + kw];
-          if (kw & 1) {
-            o0 = _mm512_fmadd_ps (wk, _mm512_loadu_ps (rk), o0);
-            o1 = _mm512_fmadd_ps (wk, _mm512_loadu_ps (rk + 16), o1);
-            o2 = _mm512_fmadd_ps (wk, _mm512_loadu_ps (rk + 32), o2);
-            o3 = _mm512_fmadd_ps (wk, _mm512_loadu_ps (rk + 48), o3);
-          } else {
-            e0 = _mm512_fmadd_ps (wk, _mm512_loadu_ps (rk), e0);
-            e1 = _mm512_fmadd_ps (wk, _mm512_loadu_ps (rk + 16), e1);
-            e2 = _mm512_fmadd_ps (wk, _mm512_loadu_ps (rk + 32), e2);
-            e3 = _mm512_fmadd_ps (wk, _mm512_loadu_ps (rk + 48), e3);
-          }
+          if (kw & 1)
+            dw_fma64 (o, wv[kh * K + kw], re + we + kw / 2);
+          else
+            dw_fma64 (e, wv[kh * K + kw], re + kw / 2);
         }
       }
-      _mm512_storeu_ps (out + ow, nnp_act_avx512 (_mm512_add_ps (e0, o0), act, alpha, beta));
-      _mm512_storeu_ps (out + ow + 16, nnp_act_avx512 (_mm512_add_ps (e1, o1), act, alpha, beta));
-      _mm512_storeu_ps (out + ow + 32, nnp_act_avx512 (_mm512_add_ps (e2, o2), act, alpha, beta));
-      _mm512_storeu_ps (out + ow + 48, nnp_act_avx512 (_mm512_add_ps (e3, o3), act, alpha, beta));
+      dw_store64 (out + ow, e, o, act, alpha, beta);
     }
     /* 16 outputs; the last step of a row overlaps the one before (rows of
      * 16 or more), rows narrower than a vector masked */
