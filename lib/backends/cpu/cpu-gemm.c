@@ -50,6 +50,10 @@ typedef struct {
   int64_t sum_ld;
   NnpActivation sum_act;
   float sum_alpha, sum_beta;
+  /* the indirect AVX-512 kernels' _part forms: the rows of the tile
+   * stored (and, with load_c, read from C); the others computed and
+   * dropped */
+  int rows;
 } UkArgs;
 
 typedef void (*UkFunc) (int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
@@ -297,7 +301,12 @@ uki_avx2 (int64_t kc, const float *a, const float *b, const int32_t *koff, float
   Z_DECL (9); \
   Z_DECL (10); \
   Z_DECL (11)
-#define Z_STORE(r) uk512_store_row (c##r##_0, c##r##_1, c + (r) *ldc, r, args)
+/* in the kernels' bodies, `part`: store only the tile's first args->rows rows */
+#define Z_STORE(r) \
+  do { \
+    if (!part || (r) < args->rows) \
+      uk512_store_row (c##r##_0, c##r##_1, c + (r) *ldc, r, args); \
+  } while (0)
 #define Z_STORE_6 \
   do { \
     Z_STORE (0); \
@@ -366,6 +375,7 @@ UK512 static void
 uk512_12x32 (int64_t kc, const float *a, int64_t as, const float *b, int64_t bs, float *c,
              int64_t ldc, const UkArgs *args)
 {
+  const gboolean part = FALSE;
   Z_DECL_12;
 
 #pragma GCC unroll 2
@@ -380,6 +390,7 @@ UK512 static void
 uk512_6x32 (int64_t kc, const float *a, const float *b, int64_t bs, float *c, int64_t ldc,
             const UkArgs *args)
 {
+  const gboolean part = FALSE;
   Z_DECL_6;
 
 #pragma GCC unroll 4
@@ -390,10 +401,12 @@ uk512_6x32 (int64_t kc, const float *a, const float *b, int64_t bs, float *c, in
   Z_STORE_6;
 }
 
-/* Indirect: B row q is b + koff[q] (32 contiguous floats). */
-UK512 static void
-uki512_12x32 (int64_t kc, const float *a, int64_t as, const float *b, const int32_t *koff, float *c,
-              int64_t ldc, const UkArgs *args)
+/* Indirect: B row q is b + koff[q] (32 contiguous floats).  The bodies
+ * with `part` a constant: the plain kernels store every row, the _part
+ * ones the first args->rows (a last block of 1-5 or 7-11 rows). */
+UK512 __attribute__ ((always_inline)) static inline void
+uki512_12x32_body (int64_t kc, const float *a, int64_t as, const float *b, const int32_t *koff,
+                   float *c, int64_t ldc, const UkArgs *args, const gboolean part)
 {
   Z_DECL_12;
 
@@ -408,9 +421,9 @@ uki512_12x32 (int64_t kc, const float *a, int64_t as, const float *b, const int3
   Z_STORE_12;
 }
 
-UK512 static void
-uki512_6x32 (int64_t kc, const float *a, const float *b, const int32_t *koff, float *c, int64_t ldc,
-             const UkArgs *args)
+UK512 __attribute__ ((always_inline)) static inline void
+uki512_6x32_body (int64_t kc, const float *a, const float *b, const int32_t *koff, float *c,
+                  int64_t ldc, const UkArgs *args, const gboolean part)
 {
   Z_DECL_6;
 
@@ -423,6 +436,34 @@ uki512_6x32 (int64_t kc, const float *a, const float *b, const int32_t *koff, fl
     Z_RANK1_6 (a + q * MR);
   }
   Z_STORE_6;
+}
+
+UK512 static void
+uki512_12x32 (int64_t kc, const float *a, int64_t as, const float *b, const int32_t *koff, float *c,
+              int64_t ldc, const UkArgs *args)
+{
+  uki512_12x32_body (kc, a, as, b, koff, c, ldc, args, FALSE);
+}
+
+UK512 static void
+uki512_6x32 (int64_t kc, const float *a, const float *b, const int32_t *koff, float *c, int64_t ldc,
+             const UkArgs *args)
+{
+  uki512_6x32_body (kc, a, b, koff, c, ldc, args, FALSE);
+}
+
+UK512 static void
+uki512_12x32_part (int64_t kc, const float *a, int64_t as, const float *b, const int32_t *koff,
+                   float *c, int64_t ldc, const UkArgs *args)
+{
+  uki512_12x32_body (kc, a, as, b, koff, c, ldc, args, TRUE);
+}
+
+UK512 static void
+uki512_6x32_part (int64_t kc, const float *a, const float *b, const int32_t *koff, float *c,
+                  int64_t ldc, const UkArgs *args)
+{
+  uki512_6x32_body (kc, a, b, koff, c, ldc, args, TRUE);
 }
 #endif
 
@@ -1065,30 +1106,19 @@ run_indirect_tasks (gpointer data, gsize begin, gsize end, int thread)
                 args.sum_alpha = g->sum_alpha;
                 args.sum_beta = g->sum_beta;
               }
-              if (mr == 2 * MR) {
+              /* a last block of 1-5 or 7-11 rows: the 6- or 12-row
+               * kernel storing only those (the packed A has the rows up
+               * to a multiple of 6; MobileNet's 16-channel 1x1 at
+               * 112x112 went through a copy of each tile) */
+              args.rows = (int) mr;
+              if (mr == 2 * MR)
                 uki512_12x32 (ks, ap, MR * kc, brow + j, koff, cp, g->ldc, &args);
-              } else if (mr == MR) {
+              else if (mr == MR)
                 uki512_6x32 (ks, ap, brow + j, koff, cp, g->ldc, &args);
-              } else {
-                /* through tmp32, one panel at a time */
-                for (int64_t i2 = 0; i2 < mr; i2 += MR) {
-                  int64_t mr2 = MIN (MR, mr - i2);
-                  UkArgs a2 = args;
-                  float *cp2 = cp + i2 * g->ldc;
-                  if (args.rb)
-                    a2.rb = args.rb + i2;
-                  if (mr2 == MR) {
-                    uki512_6x32 (ks, ap + i2 * kc, brow + j, koff, cp2, g->ldc, &a2);
-                    continue;
-                  }
-                  if (args.load_c)
-                    for (int64_t q = 0; q < mr2; q++)
-                      memcpy (tmp32 + q * 2 * NR, cp2 + q * g->ldc, 2 * NR * sizeof (float));
-                  uki512_6x32 (ks, ap + i2 * kc, brow + j, koff, tmp32, 2 * NR, &a2);
-                  for (int64_t q = 0; q < mr2; q++)
-                    memcpy (cp2 + q * g->ldc, tmp32 + q * 2 * NR, 2 * NR * sizeof (float));
-                }
-              }
+              else if (mr > MR)
+                uki512_12x32_part (ks, ap, MR * kc, brow + j, koff, cp, g->ldc, &args);
+              else
+                uki512_6x32_part (ks, ap, brow + j, koff, cp, g->ldc, &args);
             }
             j += NR;
             continue;
@@ -1247,6 +1277,9 @@ run_indirect_linear_tasks (gpointer data, gsize begin, gsize end, int thread)
             const float *ap = abase + i * kc + q0 * MR;
             float *dst = tile;
             int64_t ldd = tw;
+            /* AVX-512: a last block of 1-5 or 7-11 rows stored by the
+             * kernel itself (args.rows), not through the tile */
+            gboolean rows_ok = the_512 && mr != bm && mr != MR;
 
             args.rb = NULL;
             if (last && bk == BIAS_ROWS) {
@@ -1254,9 +1287,10 @@ run_indirect_linear_tasks (gpointer data, gsize begin, gsize end, int thread)
                 rb[q] = q < mr ? g->beta * g->bias[(i + q) * g->bias_rs] : 0.f;
               args.rb = rb;
             }
-            if (direct && (mr == bm || mr == MR)) {
+            if (direct && (mr == bm || mr == MR || rows_ok)) {
               dst = g->c + i * g->ldc + seg[0].r * ctx->cols + seg[0].j;
               ldd = g->ldc;
+              args.rows = (int) mr;
             } else if (args.load_c) {
               for (int s = 0; s < ns; s++)
                 for (int64_t q = 0; q < mr; q++)
@@ -1266,10 +1300,12 @@ run_indirect_linear_tasks (gpointer data, gsize begin, gsize end, int thread)
             }
 #if HAVE_X86
             if (the_512) {
+              gboolean part = dst != tile && rows_ok;
               if (mr > MR)
-                uki512_12x32 (ks, ap, MR * kc, ctx->b + p, koff, dst, ldd, &args);
+                (part ? uki512_12x32_part : uki512_12x32) (ks, ap, MR * kc, ctx->b + p, koff, dst,
+                                                           ldd, &args);
               else
-                uki512_6x32 (ks, ap, ctx->b + p, koff, dst, ldd, &args);
+                (part ? uki512_6x32_part : uki512_6x32) (ks, ap, ctx->b + p, koff, dst, ldd, &args);
             } else
 #endif
               the_uki (ks, ap, ctx->b + p, koff, dst, ldd, &args);
