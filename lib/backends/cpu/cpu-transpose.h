@@ -8,8 +8,11 @@
 #include <immintrin.h>
 
 /* r[t] (lanes: o) -> r[o] (lanes: t) for a 16 x 16 block of floats.  The
- * maskz forms: GCC 12's plain ones warn of an undefined operand. */
-__attribute__ ((target ("avx512f"))) static inline void
+ * maskz forms: GCC 12's plain ones warn of an undefined operand.  Always
+ * inlined: called out of line, r[] goes through the stack (a third caller,
+ * a depthwise kernel tried and dropped, got a call and a 1 KiB copy per
+ * transpose). */
+__attribute__ ((target ("avx512f"), always_inline)) static inline void
 nnp_transpose16_avx512 (__m512 *r)
 {
   const __mmask16 all = (__mmask16) -1;
