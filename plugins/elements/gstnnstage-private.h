@@ -38,11 +38,15 @@ struct _GstNnStage
   /* what runs, between start() and stop(); transform_caps runs on any
    * thread (lock) */
   GMutex lock;
-  NnpPart *part;     /* owned (nnp_part_open()): the model, plan,
+  NnpDevice *memory_device; /* owned ref: device when use_device_memory, for
+                             * the caps and context queries of any thread
+                             * (gst_nn_stage_memory_device()); set at the end
+                             * of start(), cleared by stop() */
+  NnpPart *part;            /* owned (nnp_part_open()): the model, plan,
                                  * device, specialisations, stages and the
                                  * memo of the last caps question */
-  gchar *model_name; /* its model's file name, for messages */
-  guint part_gen;    /* props.gen the part was made from */
+  gchar *model_name;        /* its model's file name, for messages */
+  guint part_gen;           /* props.gen the part was made from */
 
   /* negotiated state (streaming thread) */
   GstNnTensorsInfo in_info, out_info;
@@ -68,6 +72,9 @@ struct _GstNnStage
 void gst_nn_stage_caps_class_init (GstBaseTransformClass *trans_class);
 gboolean gst_nn_stage_answer_shapes_query (GstNnStage *self, GstQuery *query);
 void gst_nn_stage_set_part_locked (GstNnStage *self, NnpPart *part);
+/* gstnnstage.c: the device whose memory this stage offers (a new ref, or
+ * NULL), safe on any thread (lock) */
+NnpDevice *gst_nn_stage_memory_device (GstNnStage *self);
 /* the base class, for the vfuncs above */
 #define GST_NN_STAGE_PARENT_CLASS(obj) \
   GST_BASE_TRANSFORM_CLASS (g_type_class_peek_parent (G_OBJECT_GET_CLASS (obj)))

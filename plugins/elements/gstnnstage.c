@@ -215,10 +215,22 @@ gst_nn_stage_query (GstBaseTransform *trans, GstPadDirection direction,
   GstNnStage *self = GST_NN_STAGE (trans);
   gboolean ret;
 
-  if (GST_QUERY_TYPE (query) == GST_QUERY_CONTEXT
-      && gst_nn_device_handle_context_query (GST_ELEMENT (self), query,
-          self->device, self->dev_spec))
-    return TRUE;
+  if (GST_QUERY_TYPE (query) == GST_QUERY_CONTEXT) {
+    /* from any thread, start() and stop() may be changing the device */
+    NnpDevice *device = gst_nn_stage_memory_device (self);
+    gchar *spec;
+    gboolean answered;
+
+    GST_OBJECT_LOCK (self);
+    spec = g_strdup (self->dev_spec);
+    GST_OBJECT_UNLOCK (self);
+    answered = gst_nn_device_handle_context_query (GST_ELEMENT (self), query,
+        device, spec);
+    g_free (spec);
+    g_clear_pointer (&device, nnp_device_unref);
+    if (answered)
+      return TRUE;
+  }
 
   if (direction == GST_PAD_SRC && GST_QUERY_TYPE (query) == GST_QUERY_CUSTOM
       && gst_nn_stage_answer_shapes_query (self, query))
@@ -229,17 +241,17 @@ gst_nn_stage_query (GstBaseTransform *trans, GstPadDirection direction,
 
   /* upstream picks the first caps it can give: this stage's own memory */
   if (ret && direction == GST_PAD_SINK
-      && GST_QUERY_TYPE (query) == GST_QUERY_CAPS && self->use_device_memory
-      && self->device) {
+      && GST_QUERY_TYPE (query) == GST_QUERY_CAPS) {
+    NnpDevice *device = gst_nn_stage_memory_device (self);
     GstCaps *caps;
 
     gst_query_parse_caps_result (query, &caps);
-    if (caps) {
-      caps =
-          gst_nn_caps_device_memory_first (gst_caps_ref (caps), self->device);
+    if (caps && device) {
+      caps = gst_nn_caps_device_memory_first (gst_caps_ref (caps), device);
       gst_query_set_caps_result (query, caps);
       gst_caps_unref (caps);
     }
+    g_clear_pointer (&device, nnp_device_unref);
   }
 
   if (ret && direction == GST_PAD_SRC
@@ -339,14 +351,22 @@ gst_nn_stage_start (GstBaseTransform *trans)
   g_mutex_unlock (&self->lock);
 
   /* set_context (answering our NEED_CONTEXT) reads dev_spec */
+  GST_OBJECT_LOCK (self);
   g_free (self->dev_spec);
   self->dev_spec = g_strdup (nnp_part_get_device (part));
+  GST_OBJECT_UNLOCK (self);
   self->use_device_memory = gst_nn_device_spec_has_memory (self->dev_spec);
   if (!self->use_device_memory)
     g_clear_pointer (&self->device, nnp_device_unref);
   else if (!gst_nn_ensure_element_device (GST_ELEMENT (self), self->dev_spec,
                &self->device, &err))
     goto no_device;
+  /* published to the queries of other threads */
+  g_mutex_lock (&self->lock);
+  g_clear_pointer (&self->memory_device, nnp_device_unref);
+  if (self->use_device_memory && self->device)
+    self->memory_device = nnp_device_ref (self->device);
+  g_mutex_unlock (&self->lock);
 
   GST_INFO_OBJECT (self, "model %s loaded (digest %s), %s on %s",
       nnp_model_get_name (model), nnp_model_get_digest (model),
@@ -400,11 +420,25 @@ forget_state (GstNnStage *self)
   gst_nn_tensors_info_init (&self->out_info);
   gst_caps_replace (&self->refused_caps, NULL);
   self->stage_on_device = self->out_device = self->use_device_memory = FALSE;
+  GST_OBJECT_LOCK (self);
   g_clear_pointer (&self->dev_spec, g_free);
+  GST_OBJECT_UNLOCK (self);
   g_clear_pointer (&self->device, nnp_device_unref);
   g_mutex_lock (&self->lock);
+  g_clear_pointer (&self->memory_device, nnp_device_unref);
   gst_nn_stage_set_part_locked (self, NULL);
   g_mutex_unlock (&self->lock);
+}
+
+NnpDevice *
+gst_nn_stage_memory_device (GstNnStage *self)
+{
+  NnpDevice *device;
+
+  g_mutex_lock (&self->lock);
+  device = self->memory_device ? nnp_device_ref (self->memory_device) : NULL;
+  g_mutex_unlock (&self->lock);
+  return device;
 }
 
 static gboolean

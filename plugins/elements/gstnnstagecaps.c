@@ -175,6 +175,8 @@ gst_nn_stage_transform_caps (GstBaseTransform *trans, GstPadDirection direction,
   gchar *name;
   gboolean later;
   NnpModel *model = get_model (self, &name, &later);
+  /* start() and stop() of the main thread may be changing it */
+  NnpDevice *memory_device = gst_nn_stage_memory_device (self);
 
   if (!model || (later && direction == GST_PAD_SRC)) {
     ret = gst_pad_get_pad_template_caps (direction == GST_PAD_SINK
@@ -208,8 +210,7 @@ gst_nn_stage_transform_caps (GstBaseTransform *trans, GstPadDirection direction,
       ret = gst_caps_merge (ret, gst_nn_model_input_caps (model, NULL));
   }
 
-  ret = gst_nn_caps_offer_device_memory (ret,
-      self->use_device_memory ? self->device : NULL);
+  ret = gst_nn_caps_offer_device_memory (ret, memory_device);
 
   /* upstream offers candidates: drop fixed ones the model cannot take
    * (e.g. 1 channel for a model that wants 3), which the caps above cannot
@@ -219,7 +220,7 @@ gst_nn_stage_transform_caps (GstBaseTransform *trans, GstPadDirection direction,
     GstCaps *tmpl =
                 gst_nn_caps_offer_device_memory (gst_pad_get_pad_template_caps (
                                                      sinkpad),
-                    self->use_device_memory ? self->device : NULL),
+                    memory_device),
             *tmp;
 
     tmp = gst_nn_model_answer_offer (GST_OBJECT (self), model, name, filter,
@@ -234,6 +235,7 @@ gst_nn_stage_transform_caps (GstBaseTransform *trans, GstPadDirection direction,
   GST_DEBUG_OBJECT (self, "%s: %" GST_PTR_FORMAT " -> %" GST_PTR_FORMAT,
       direction == GST_PAD_SINK ? "sink->src" : "src->sink", caps, ret);
   g_clear_pointer (&model, nnp_model_unref);
+  g_clear_pointer (&memory_device, nnp_device_unref);
   g_free (name);
   return ret;
 }
