@@ -56,16 +56,18 @@ reads_in_place (const NnpConvParams *p)
 }
 
 /* Whether a 1x1 convolution without padding is cheaper here than on the
- * indirect GEMM, whose tiles are 32 columns wide (last ones of 9-31
- * columns a whole tile, of 1-8 an 8-wide one): a 7x7 plane's 49 pixels
- * cost it 64 columns (MobileNetV2's 1x1s at 7x7: 0.56 -> 0.42 ms for
- * 320 -> 1280), a 16x16 plane's 256 nothing (there this kernel is 1.2x
- * slower). */
+ * indirect GEMM, whose tiles are 32 columns wide (a last tile of fewer
+ * columns costs about as much as a whole one, the AVX2 tile of 1-8
+ * columns included): a 7x7 plane's 49 pixels cost it 64 columns
+ * (MobileNetV2's 1x1s at 7x7: 0.56 -> 0.42 ms for 320 -> 1280), a 16x16
+ * plane's 256 nothing (there this kernel is 1.2x slower).  At 14x14 it
+ * chose right on 576 -> 96 (here 0.195 ms against 0.216), 96 -> 576 and
+ * 64 -> 384 (the GEMM 10-20 % faster). */
 static gboolean
 pointwise_cheaper (const NnpConvParams *p, int64_t cin)
 {
   int64_t px = vol3 (p->out_dims);
-  int64_t cols = px % 32 > 8 || px % 32 == 0 ? (px + 31) / 32 * 32 : (px + 7) / 8 * 8;
+  int64_t cols = (px + 31) / 32 * 32;
 
   return px * (cin + STORE_COST_K) < cols * cin;
 }
