@@ -72,8 +72,8 @@ struct _GstNnStage
 void gst_nn_stage_caps_class_init (GstBaseTransformClass *trans_class);
 gboolean gst_nn_stage_answer_shapes_query (GstNnStage *self, GstQuery *query);
 void gst_nn_stage_set_part_locked (GstNnStage *self, NnpPart *part);
-/* gstnnstage.c: the device whose memory this stage offers (a new ref, or
- * NULL), safe on any thread (lock) */
+/* the device whose memory this stage offers (a new ref, or NULL), safe on
+ * any thread (lock) */
 NnpDevice *gst_nn_stage_memory_device (GstNnStage *self);
 /* the base class, for the vfuncs above */
 #define GST_NN_STAGE_PARENT_CLASS(obj) \

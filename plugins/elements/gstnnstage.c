@@ -430,16 +430,6 @@ forget_state (GstNnStage *self)
   g_mutex_unlock (&self->lock);
 }
 
-NnpDevice *
-gst_nn_stage_memory_device (GstNnStage *self)
-{
-  NnpDevice *device;
-
-  g_mutex_lock (&self->lock);
-  device = self->memory_device ? nnp_device_ref (self->memory_device) : NULL;
-  g_mutex_unlock (&self->lock);
-  return device;
-}
 
 static gboolean
 gst_nn_stage_stop (GstBaseTransform *trans)

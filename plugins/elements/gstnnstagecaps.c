@@ -118,6 +118,17 @@ get_model (GstNnStage *self, gchar **name, gboolean *later)
   return model;
 }
 
+NnpDevice *
+gst_nn_stage_memory_device (GstNnStage *self)
+{
+  NnpDevice *device;
+
+  g_mutex_lock (&self->lock);
+  device = self->memory_device ? nnp_device_ref (self->memory_device) : NULL;
+  g_mutex_unlock (&self->lock);
+  return device;
+}
+
 /* Output caps for one input structure: exact when it is fixed, else any
  * tensors.  NULL when fixed caps do not fit the model's declared inputs
  * (count, types, ranks, fixed dims) and the part takes them.  Fixed caps
