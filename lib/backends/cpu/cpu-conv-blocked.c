@@ -19,8 +19,9 @@
  * weights (two aligned vectors, packed once per model) and broadcasts the n
  * pixels' values (stride-1 pixels of a blocked copy: one cache line serves
  * 16 channels of a pixel), 2n FMAs.  The finished tile goes to a small
- * buffer, gets the bias and the activation, and is written transposed into
- * Y's channel planes.
+ * buffer and into Y's channel planes 16 channels at a time by an
+ * in-register 16 x 16 transpose, with the bias, the activation and a fused
+ * residual in one masked store per channel.
  *
  * Weights: panels of 32 output channels (zero rows past m), each K x 32
  * with K in the order (cb, kh, kw, c < the block's channels). */
@@ -528,6 +529,8 @@ nnp_cpu_conv_blocked_run (const NnpCpuCall *call, const NnpConvParams *p, const 
   int threads = nnp_thread_pool_get_n_threads (call->pool);
   RunCtx ctx = { 0 };
 
+  if (st->n_tiles == 0 || p->batch == 0)
+    return TRUE; /* an empty output */
   geometry (p, &ge);
   ctx.p = p;
   ctx.ge = &ge;
