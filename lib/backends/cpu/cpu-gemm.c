@@ -465,6 +465,24 @@ uki512_6x32_part (int64_t kc, const float *a, const float *b, const int32_t *kof
 {
   uki512_6x32_body (kc, a, b, koff, c, ldc, args, TRUE);
 }
+
+/* Rows [0, mr) of a 32-column tile, 1 <= mr <= 12 (A panels at a and
+ * a + as): the 12- or 6-row kernel, its _part form when mr is neither (the
+ * packed A holds the rows up to a multiple of 6). */
+UK512 static void
+uki512_rows (int64_t mr, int64_t kc, const float *a, int64_t as, const float *b,
+             const int32_t *koff, float *c, int64_t ldc, UkArgs *args)
+{
+  args->rows = (int) mr;
+  if (mr == 2 * MR)
+    uki512_12x32 (kc, a, as, b, koff, c, ldc, args);
+  else if (mr == MR)
+    uki512_6x32 (kc, a, b, koff, c, ldc, args);
+  else if (mr > MR)
+    uki512_12x32_part (kc, a, as, b, koff, c, ldc, args);
+  else
+    uki512_6x32_part (kc, a, b, koff, c, ldc, args);
+}
 #endif
 
 #if HAVE_X86
@@ -1106,19 +1124,10 @@ run_indirect_tasks (gpointer data, gsize begin, gsize end, int thread)
                 args.sum_alpha = g->sum_alpha;
                 args.sum_beta = g->sum_beta;
               }
-              /* a last block of 1-5 or 7-11 rows: the 6- or 12-row
-               * kernel storing only those (the packed A has the rows up
-               * to a multiple of 6; MobileNet's 16-channel 1x1 at
-               * 112x112 went through a copy of each tile) */
-              args.rows = (int) mr;
-              if (mr == 2 * MR)
-                uki512_12x32 (ks, ap, MR * kc, brow + j, koff, cp, g->ldc, &args);
-              else if (mr == MR)
-                uki512_6x32 (ks, ap, brow + j, koff, cp, g->ldc, &args);
-              else if (mr > MR)
-                uki512_12x32_part (ks, ap, MR * kc, brow + j, koff, cp, g->ldc, &args);
-              else
-                uki512_6x32_part (ks, ap, brow + j, koff, cp, g->ldc, &args);
+              /* a last block of 1-5 or 7-11 rows stored by the kernel
+               * itself (MobileNet's 16-channel 1x1 at 112x112 went
+               * through a copy of each tile) */
+              uki512_rows (mr, ks, ap, MR * kc, brow + j, koff, cp, g->ldc, &args);
             }
             j += NR;
             continue;
@@ -1277,9 +1286,6 @@ run_indirect_linear_tasks (gpointer data, gsize begin, gsize end, int thread)
             const float *ap = abase + i * kc + q0 * MR;
             float *dst = tile;
             int64_t ldd = tw;
-            /* AVX-512: a last block of 1-5 or 7-11 rows stored by the
-             * kernel itself (args.rows), not through the tile */
-            gboolean rows_ok = the_512 && mr != bm && mr != MR;
 
             args.rb = NULL;
             if (last && bk == BIAS_ROWS) {
@@ -1287,10 +1293,11 @@ run_indirect_linear_tasks (gpointer data, gsize begin, gsize end, int thread)
                 rb[q] = q < mr ? g->beta * g->bias[(i + q) * g->bias_rs] : 0.f;
               args.rb = rb;
             }
-            if (direct && (mr == bm || mr == MR || rows_ok)) {
+            /* AVX-512: a last block of 1-5 or 7-11 rows stored by the
+             * kernel itself (uki512_rows), not through the tile */
+            if (direct && (mr == bm || mr == MR || the_512)) {
               dst = g->c + i * g->ldc + seg[0].r * ctx->cols + seg[0].j;
               ldd = g->ldc;
-              args.rows = (int) mr;
             } else if (args.load_c) {
               for (int s = 0; s < ns; s++)
                 for (int64_t q = 0; q < mr; q++)
@@ -1299,14 +1306,9 @@ run_indirect_linear_tasks (gpointer data, gsize begin, gsize end, int thread)
                           seg[s].n * sizeof (float));
             }
 #if HAVE_X86
-            if (the_512) {
-              gboolean part = dst != tile && rows_ok;
-              if (mr > MR)
-                (part ? uki512_12x32_part : uki512_12x32) (ks, ap, MR * kc, ctx->b + p, koff, dst,
-                                                           ldd, &args);
-              else
-                (part ? uki512_6x32_part : uki512_6x32) (ks, ap, ctx->b + p, koff, dst, ldd, &args);
-            } else
+            if (the_512)
+              uki512_rows (mr, ks, ap, MR * kc, ctx->b + p, koff, dst, ldd, &args);
+            else
 #endif
               the_uki (ks, ap, ctx->b + p, koff, dst, ldd, &args);
             if (dst == tile)
