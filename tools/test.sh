@@ -133,6 +133,7 @@ import json, sys
 allowed = set(sys.argv[1].split())
 counts = {"passed": 0, "failed": 0, "skipped": 0}
 bad_skips = []
+failed = []
 for path in sys.argv[2:]:
     try:
         lines = open(path).read().splitlines()
@@ -149,6 +150,16 @@ for path in sys.argv[2:]:
                 bad_skips.append(t.get("name"))
         else:
             counts["failed"] += 1
+            failed.append(t)
+# A failing test's name and the end of its output come last, so that the tail
+# of a CI log (all that a CI report may keep) says what failed and why.
+for t in failed:
+    out = (t.get("stdout") or "") + (t.get("stderr") or "")
+    tail = out.splitlines()[-40:]
+    print("tests: FAILED %s (%s, %.1f s); the end of its output:" %
+          (t.get("name"), t.get("result"), t.get("duration", 0)))
+    for line in tail:
+        print("  | " + line[:300])
 print("tests: %(passed)d passed, %(failed)d failed, %(skipped)d skipped" % counts)
 for name in bad_skips:
     print("tests: FAIL: %s was skipped; a skip is a failure unless the test is on tools/test.sh's "
