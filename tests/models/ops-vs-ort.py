@@ -558,9 +558,9 @@ def small_planes():
     fused residual Add added after each part's tiles, one of 40 channels (a
     part ending in a 4-row panel), a 1x1 at 8x8 (64 columns: the residual in
     the AVX-512 tiles' store) and a 3x3 of stride 2 onto 7x7 through the
-    linear rows, 60 channels from 8.  (Output channels that fill panels of
-    32 with at most 1/9 padding, with 16 input channels or more, take the
-    blocked kernel instead: blocked_tiles.)"""
+    linear rows, 40 channels from 8.  (Output channels that fill panels of
+    32 with at most 1/9 padding take the blocked kernel instead:
+    blocked_tiles.)"""
     nodes, inits = [], []
 
     def conv(name, src, cin, cout, k, stride=1):
@@ -578,11 +578,11 @@ def small_planes():
     nodes.append(helper.make_node("Relu", ["c"], ["y2"]))
     conv("d", "x8", 48, 48, 1)
     nodes += residual_relu_square("d", "x8", "y3")
-    conv("e", "x14", 8, 60, 3, stride=2)
+    conv("e", "x14", 8, 40, 3, stride=2)
     nodes.append(helper.make_node("Relu", ["e"], ["y4"]))
     ins = [vi("x", F, [1, 32, 7, 7]), vi("x8", F, [1, 48, 8, 8]), vi("x14", F, [1, 8, 14, 14])]
     outs = [vi("y1", F, [1, 44, 7, 7]), vi("y2", F, [1, 40, 7, 7]), vi("y3", F, [1, 48, 8, 8]),
-            vi("y4", F, [1, 60, 7, 7])]
+            vi("y4", F, [1, 40, 7, 7])]
     return model(nodes, ins, outs, inits), {"x": [1, 32, 7, 7], "x8": [1, 48, 8, 8],
                                            "x14": [1, 8, 14, 14]}
 
@@ -595,7 +595,11 @@ def blocked_tiles():
     more than this kernel's stores cost (a 7x7 plane of 96 input channels:
     with a fused residual Add, into 5 panels; of stride 2 from 14x14), 5x5
     on rows of 17 (9 + 8) and 3x3 on a 7x7 plane (tiles of 7), with fused
-    Relu / Clip / HardSwish."""
+    Relu / Clip / HardSwish; and fewer than 16 input channels (with at least
+    128 products per output), from a padded copy in X's own layout: a 3x3
+    of stride 2 from 15 channels, a 7x7 stem from 3 into 64, a dilated 5x5
+    of stride 1 from 8 with asymmetric pads, a 5x5 of stride 2 in two groups
+    of 8 channels."""
     n = 2
     convs = [  # name, input, cin, cout, kernel, attributes, activation
         ("t1", "x", 32, 64, (3, 3), dict(pads=[1, 1, 1, 1], strides=[2, 2]), "Relu"),
@@ -609,8 +613,14 @@ def blocked_tiles():
         ("t8", "x7", 96, 160, (1, 1), dict(), "Clip"),
         ("t9", "x", 32, 64, (3, 3), dict(pads=[1, 1, 1, 1], strides=[2, 2], group=2), None),
         ("t10", "x", 32, 32, (3, 3), dict(pads=[1, 1, 1, 1], strides=[2, 1]), "Relu"),
+        ("t11", "x", 15, 32, (3, 3), dict(pads=[1, 1, 1, 1], strides=[2, 2]), "Relu"),
+        ("t12", "x3", 3, 64, (7, 7), dict(pads=[3, 3, 3, 3], strides=[2, 2]), None),
+        ("t13", "x", 8, 32, (5, 5), dict(pads=[4, 3, 2, 5], dilations=[2, 2]), "Clip"),
+        ("t14", "x", 16, 64, (5, 5), dict(pads=[2, 2, 2, 2], strides=[2, 2], group=2),
+         "HardSwish"),
     ]
-    shapes = {"x": [n, 32, 13, 17], "x7": [n, 96, 7, 7], "x14": [n, 96, 14, 14]}
+    shapes = {"x": [n, 32, 13, 17], "x7": [n, 96, 7, 7], "x14": [n, 96, 14, 14],
+              "x3": [n, 3, 23, 29]}
     return conv_cases(convs, shapes), shapes
 
 
@@ -768,9 +778,10 @@ def cpu_has_avx512():
 # the kernels a case must have run (`--profile` rows: kind -> nodes), on a
 # CPU with AVX-512 (elsewhere these convolutions take the direct kernels)
 KINDS = {"winograd": {"Conv 3x3 s1 winograd": 6, "Conv 5x5 s1 blocked": 1},
-         "blocked_tiles": {"Conv 3x3 s2 blocked": 3, "Conv 3x3 s1 blocked": 2,
+         "blocked_tiles": {"Conv 3x3 s2 blocked": 4, "Conv 3x3 s1 blocked": 2,
                            "Conv 1x1 s2 blocked": 1, "Conv 1x1 s1 blocked": 3,
-                           "Conv 5x5 s1 blocked": 1},
+                           "Conv 5x5 s1 blocked": 2, "Conv 5x5 s2 blocked": 1,
+                           "Conv 7x7 s2 blocked": 1},
          "small_planes": {"Conv 1x1 s1 gemm": 4, "Conv 3x3 s2 direct": 1}}
 
 # what must still be refused: case -> strings nnpipe's error names

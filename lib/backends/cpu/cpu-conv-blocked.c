@@ -1,13 +1,15 @@
 /* libnnpipe: CPU kernel of the DIRECT Conv algorithm in a blocked channel
- * layout (float32, 2-D, stride 1 or 2, any dilation, at least 16 input
- * channels per group and output panels of 32 channels at most 1/9 padding,
- * AVX-512, constant weights: nnp_cpu_conv_blocked_ok()), and of 1x1
- * convolutions on small planes (the GEMM algo's, and 1x1 of stride 2): what
- * ONNX Runtime's NCHWc convolutions do, with NCHW tensors on both sides.
+ * layout (float32, 2-D, stride 1 or 2, any dilation, output panels of 32
+ * channels at most 1/9 padding, AVX-512, constant weights:
+ * nnp_cpu_conv_blocked_ok()), and of 1x1 convolutions on small planes (the
+ * GEMM algo's, and 1x1 of stride 2): what ONNX Runtime's NCHWc convolutions
+ * do, with NCHW tensors on both sides.
  *
  * The input of a group is copied, padded, into blocks of 16 channels with
  * the channel innermost: block cb holds hp x wp pixels of 16 floats
  * (element (c, i, j) of the padded input at [cb][i * wp + j][c % 16]).
+ * A group of fewer than 16 channels (a 7x7 stem: PLANAR_MIN_K) is copied
+ * padded in X's own layout instead, one block of cin planes of hp x wp.
  * A 1x1 convolution without padding reads X in place instead (channel c of
  * pixel (i, j) at c * IH * IW + i * IW + j): nothing to copy.
  *
@@ -48,6 +50,12 @@
  * as this many input channels more per pixel (fitted on 1x1 convolutions
  * at 7x7, 14x14 and 16x16 with 64-960 input channels) */
 #define STORE_COST_K 24
+/* Fewer than 16 input channels per group (a planar copy) only from this
+ * many products per output (cin x kh x kw): below it the tile's store
+ * costs more than the indirect GEMM's whole run (3 -> 32 3x3 s2 at 224:
+ * 0.42 -> 0.55 ms; 8 -> 32 3x3 at 112 (72): 0.70 -> 0.73; 12 -> 64 3x3
+ * (108): 0.47 -> 0.48), above it less (3 -> 64 7x7 s2 (147): 3.0 -> 2.8) */
+#define PLANAR_MIN_K 128
 
 /* 1x1 without padding: X read in place (no blocked copy) */
 static gboolean
@@ -84,7 +92,8 @@ nnp_cpu_conv_blocked_ok (const NnpConvParams *p)
    * detector's 24-channel convolutions are faster on the indirect GEMM's
    * 12-row blocks: 19.3 against 22.4 ms a run) */
   if (!nnp_sgemm_has_avx512 () || p->kernel[0] != 1 || p->in_dims[0] != 1 || m < BC
-      || (m + TC - 1) / TC * TC * 8 > m * 9 || cin < BC)
+      || (m + TC - 1) / TC * TC * 8 > m * 9
+      || (cin < BC && (reads_in_place (p) || cin * p->kernel[1] * p->kernel[2] < PLANAR_MIN_K)))
     return FALSE;
   fits = p->strides[1] >= 1 && p->strides[1] <= 2 && p->strides[2] >= 1 && p->strides[2] <= 2;
   if (reads_in_place (p) && !pointwise_cheaper (p, cin))
@@ -99,6 +108,7 @@ typedef struct {
   int64_t cin, m, cb, hp, wp, block; /* block: floats per channel block */
   int64_t k, panels;
   gboolean in_place; /* X read as it is (1x1 without padding) */
+  gboolean planar;   /* fewer than 16 channels: a padded copy in X's layout */
   int64_t cs;        /* floats between two channels of a pixel */
   int64_t ps;        /* floats between two pixels of a tile */
   int64_t rs;        /* floats between two output rows' first pixels */
@@ -119,10 +129,16 @@ geometry (const NnpConvParams *p, Geometry *ge)
   ge->k = ge->cin * p->kernel[1] * p->kernel[2];
   ge->panels = (ge->m + TC - 1) / TC;
   ge->in_place = reads_in_place (p);
+  ge->planar = !ge->in_place && ge->cin < BC;
   if (ge->in_place) {
     ge->cs = p->in_dims[1] * p->in_dims[2];
     ge->ps = sw;
     ge->rs = sh * p->in_dims[2];
+  } else if (ge->planar) {
+    ge->block = ge->cin * ge->hp * ge->wp; /* the one block: cin padded planes */
+    ge->cs = ge->hp * ge->wp;
+    ge->ps = sw;
+    ge->rs = sh * ge->wp;
   } else {
     ge->cs = 1;
     ge->ps = sw * BC;
@@ -182,7 +198,8 @@ nnp_cpu_conv_blocked_plan (const NnpConvParams *p, ConvState *st)
       for (int64_t kh = 0; kh < p->kernel[1]; kh++)
         for (int64_t kw = 0; kw < p->kernel[2]; kw++, q++) {
           st->tap_off[q] =
-              cb * ge.block + (kh * p->dilations[1] * ge.wp + kw * p->dilations[2]) * BC;
+              cb * ge.block
+              + (kh * p->dilations[1] * ge.wp + kw * p->dilations[2]) * (ge.planar ? 1 : BC);
           st->tap_channels[q] = (int) MIN (BC, ge.cin - cb * BC);
         }
   }
@@ -303,6 +320,36 @@ nnp_cpu_conv_blocked_pad (NnpThreadPool *pool, const NnpConvParams *p, const flo
   PadCtx pc = { p, cin, hp, wp, block, x, dst };
 
   nnp_parallel_for (pool, (cin + BC - 1) / BC, 1, pad_blocks, &pc);
+}
+
+/* Channels [begin, end) of the planar padded copy (fewer than 16 channels):
+ * element (c, i, j) of the padded input at [c][i * wp + j], zero outside X. */
+static void
+pad_planes (gpointer data, gsize begin, gsize end, int thread)
+{
+  const PadCtx *c = data;
+  const int64_t IH = c->p->in_dims[1], IW = c->p->in_dims[2];
+  const int64_t pt = c->p->pads_begin[1], pl = c->p->pads_begin[2];
+  const int64_t hp = c->hp, wp = c->wp, plane = hp * wp;
+  const int64_t c0 = MAX (0, pl), c1 = MIN (wp, pl + IW);
+  const int64_t r0 = MAX (0, pt), r1 = MIN (hp, pt + IH);
+
+  for (gsize ch = begin; ch < end; ch++) {
+    float *d = c->pad + ch * plane;
+    const float *x = c->x + ch * IH * IW;
+    if (r1 <= r0 || c1 <= c0) {
+      memset (d, 0, plane * sizeof (float));
+      continue;
+    }
+    memset (d, 0, r0 * wp * sizeof (float));
+    for (int64_t i = r0; i < r1; i++) {
+      float *dr = d + i * wp;
+      memset (dr, 0, c0 * sizeof (float));
+      memcpy (dr + c0, x + (i - pt) * IW + (c0 - pl), (c1 - c0) * sizeof (float));
+      memset (dr + c1, 0, (wp - c1) * sizeof (float));
+    }
+    memset (d + r1 * wp, 0, (hp - r1) * wp * sizeof (float));
+  }
 }
 
 typedef struct {
@@ -555,6 +602,10 @@ nnp_cpu_conv_blocked_run (const NnpCpuCall *call, const NnpConvParams *p, const 
       const float *xg = x + (b * p->in_channels + grp * ge.cin) * in_sp;
       if (ge.in_place) {
         ctx.in = xg;
+      } else if (ge.planar) {
+        PadCtx pc = { p, ge.cin, ge.hp, ge.wp, ge.block, xg, call->scratch };
+        nnp_parallel_for (call->pool, ge.cin, 1, pad_planes, &pc);
+        ctx.in = call->scratch;
       } else {
         nnp_cpu_conv_blocked_pad (call->pool, p, xg, ge.cin, ge.hp, ge.wp, ge.block, call->scratch);
         ctx.in = call->scratch;
