@@ -488,8 +488,9 @@ def depthwise_rows():
     depthwise_small); at stride 2 (each input row split into its even and
     odd padded columns, with AVX-512; the AVX2 rows taking even columns by
     shuffles without), odd input widths with an odd and an even left pad:
-    rows of 42 and of 100, 3x3 and 5x5, and an even width without a left
-    pad (TensorFlow's "same": rows of 32)."""
+    rows of 42 and of 100, 3x3 and 5x5, an even width without a left
+    pad (TensorFlow's "same": rows of 32), rows of 56 (the row's four
+    vectors computed together, the last one overlapping)."""
     n, c, h = 1, 8, 9
     convs = [  # name, width, kernel, pads, activation, stride
         ("d1", 83, 3, [1, 1, 1, 1], "Clip", 1),
@@ -499,6 +500,7 @@ def depthwise_rows():
         ("d5", 83, 3, [1, 1, 1, 1], "Relu", 2),
         ("d6", 199, 5, [1, 2, 2, 2], "Clip", 2),
         ("d7", 64, 3, [0, 0, 1, 1], "Relu", 2),
+        ("d8", 111, 5, [2, 2, 2, 2], "HardSwish", 2),
     ]
     nodes, inits, inputs, outputs = [], [], [], []
     for name, w, k, pads, act, stride in convs:
