@@ -490,9 +490,12 @@ def depthwise_rows():
     shuffles without), odd input widths with an odd and an even left pad:
     rows of 42 and of 100, 3x3 and 5x5, an even width without a left
     pad (TensorFlow's "same": rows of 32), rows of 56 (the row's four
-    vectors computed together, the last one overlapping)."""
-    n, c, h = 1, 8, 9
-    convs = [  # name, width, kernel, pads, activation, stride
+    vectors computed together, the last one overlapping), and rows of 14
+    (masked) and 16 (one vector), four rows together where they have every
+    tap (19 input rows: rows with and without every tap, groups of four, of
+    two and single rows)."""
+    n, c = 1, 8
+    convs = [  # name, width, kernel, pads, activation, stride[, height: 9]
         ("d1", 83, 3, [1, 1, 1, 1], "Clip", 1),
         ("d2", 83, 5, [2, 2, 2, 2], "HardSwish", 1),
         ("d3", 83, 3, [0, 2, 2, 0], None, 1),
@@ -501,16 +504,17 @@ def depthwise_rows():
         ("d6", 199, 5, [1, 2, 2, 2], "Clip", 2),
         ("d7", 64, 3, [0, 0, 1, 1], "Relu", 2),
         ("d8", 111, 5, [2, 2, 2, 2], "HardSwish", 2),
+        ("d9", 27, 3, [1, 1, 1, 1], "Relu", 2, 19),
+        ("d10", 32, 5, [1, 2, 2, 2], "Clip", 2, 19),
     ]
     nodes, inits, inputs, outputs = [], [], [], []
-    for name, w, k, pads, act, stride in convs:
+    for name, w, k, pads, act, stride, *h in convs:
         depthwise_node(nodes, inits, name, c, k, pads, act, stride)
-        inputs.append(vi(name + "_x", F, [n, c, h, w]))
+        inputs.append(vi(name + "_x", F, [n, c, (h or [9])[0], w]))
         outputs.append(vi(name, F, [n, c, None, None]))
     inits += [const("zero", np.array(0, np.float32)), const("six", np.array(6, np.float32))]
-    return model(nodes, inputs, outputs, inits), {i.name: [n, c, h, d.dim_value]
-                                                  for i in inputs
-                                                  for d in [i.type.tensor_type.shape.dim[3]]}
+    return model(nodes, inputs, outputs, inits), {
+        i.name: [d.dim_value for d in i.type.tensor_type.shape.dim] for i in inputs}
 
 
 def depthwise_small():

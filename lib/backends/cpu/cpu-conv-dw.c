@@ -417,67 +417,88 @@ dw_split_row_avx512 (const float *x, int64_t n, int64_t pl, float *e, float *o)
   }
 }
 
-/* The last OW - ow outputs of a row at stride 2 (16 <= OW, fewer than 64
- * left) in nv = ceil((OW - ow) / 16) vectors computed together (the last
- * one overlapping the one before: outputs computed again, the same way),
- * two FMA chains each (even and odd kw): one vector at a time was a chain
- * of K * K / 2 FMAs (96 planes 112x112 -> 56x56: 0.34 -> 0.30 ms).  Tap
- * (kh, kw) of output column c reads rb[kh * wp + (kw & 1) * we + kw / 2 + c].
- * (At stride 1 the same was 3-10 % slower on rows of 28, 56 and 80.) */
+/* Outputs [ow, OW) of nr rows at stride 2 (16 <= OW with fewer than 64
+ * left, or a row narrower than a vector, masked) in nv = ceil((OW - ow) /
+ * 16) vectors a row, all computed together (a row's last vector
+ * overlapping the one before: outputs computed again, the same way), two
+ * FMA chains each (even and odd kw): one vector of one row at a time was a
+ * chain of K * K / 2 FMAs (96 planes 112x112 -> 56x56: 0.34 -> 0.30 ms).
+ * Tap (kh, kw) of output column c of row r reads rb[(2 r + kh) * wp + (kw &
+ * 1) * we + kw / 2 + c]; row r's outputs at out + r * OW.  Rows of more
+ * than one together (nr > 1) have every tap: kh_lo = 0, kh_hi = K.
+ * (At stride 1 one row's vectors together were 3-10 % slower on rows of
+ * 28, 56 and 80.) */
 UKD __attribute__ ((always_inline)) static inline void
-dw_s2_tail_n (const float *rb, int64_t wp, int64_t we, int64_t kh_lo, int64_t kh_hi, const int K,
+dw_s2_rows_n (const float *rb, int64_t wp, int64_t we, int64_t kh_lo, int64_t kh_hi, const int K,
               const __m512 *wv, float bias, float *out, int64_t ow, int64_t OW, const int nv,
-              NnpActivation act, float alpha, float beta)
+              const int nr, const int masked, __mmask16 mask, NnpActivation act, float alpha,
+              float beta)
 {
   int64_t off[4];
-  __m512 e[4], o[4];
+  __m512 e[8], o[8];
 
 #pragma GCC unroll 4
-  for (int v = 0; v < nv; v++) {
-    off[v] = v + 1 < nv ? ow + 16 * v : OW - 16;
-    e[v] = _mm512_set1_ps (bias);
-    o[v] = _mm512_setzero_ps ();
+  for (int v = 0; v < nv; v++)
+    off[v] = v + 1 < nv ? ow + 16 * v : masked ? ow : OW - 16;
+#pragma GCC unroll 8
+  for (int a = 0; a < nr * nv; a++) {
+    e[a] = _mm512_set1_ps (bias);
+    o[a] = _mm512_setzero_ps ();
   }
   for (int64_t kh = kh_lo; kh < kh_hi; kh++) {
-    const float *rk = rb + kh * wp;
 #pragma GCC unroll 5
     for (int kw = 0; kw < K; kw++) {
-      const float *t = rk + (kw & 1) * we + kw / 2;
       const __m512 wk = wv[kh * K + kw];
 #pragma GCC unroll 4
-      for (int v = 0; v < nv; v++) {
-        if (kw & 1)
-          o[v] = _mm512_fmadd_ps (wk, _mm512_loadu_ps (t + off[v]), o[v]);
-        else
-          e[v] = _mm512_fmadd_ps (wk, _mm512_loadu_ps (t + off[v]), e[v]);
+      for (int r = 0; r < nr; r++) {
+        const float *t = rb + (2 * r + kh) * wp + (kw & 1) * we + kw / 2;
+#pragma GCC unroll 4
+        for (int v = 0; v < nv; v++) {
+          __m512 in =
+              masked ? _mm512_maskz_loadu_ps (mask, t + off[v]) : _mm512_loadu_ps (t + off[v]);
+          if (kw & 1)
+            o[r * nv + v] = _mm512_fmadd_ps (wk, in, o[r * nv + v]);
+          else
+            e[r * nv + v] = _mm512_fmadd_ps (wk, in, e[r * nv + v]);
+        }
       }
     }
   }
 #pragma GCC unroll 4
-  for (int v = 0; v < nv; v++)
-    _mm512_storeu_ps (out + off[v], nnp_act_avx512 (_mm512_add_ps (e[v], o[v]), act, alpha, beta));
+  for (int r = 0; r < nr; r++)
+#pragma GCC unroll 4
+    for (int v = 0; v < nv; v++) {
+      __m512 a = nnp_act_avx512 (_mm512_add_ps (e[r * nv + v], o[r * nv + v]), act, alpha, beta);
+      if (masked)
+        _mm512_mask_storeu_ps (out + r * OW + off[v], mask, a);
+      else
+        _mm512_storeu_ps (out + r * OW + off[v], a);
+    }
 }
 
+/* dw_s2_rows_n with nv, nr and masked constant: the instances the row loop
+ * takes (nr > 1: up to 8 vectors, 16 accumulators). */
 UKD __attribute__ ((always_inline)) static inline void
-dw_s2_tail (const float *rb, int64_t wp, int64_t we, int64_t kh_lo, int64_t kh_hi, const int K,
-            const __m512 *wv, float bias, float *out, int64_t ow, int64_t OW, NnpActivation act,
-            float alpha, float beta)
+dw_s2_rows (const float *rb, int64_t wp, int64_t we, int64_t kh_lo, int64_t kh_hi, const int K,
+            const __m512 *wv, float bias, float *out, int64_t ow, int64_t OW, int nr,
+            __mmask16 mask, NnpActivation act, float alpha, float beta)
 {
-  switch ((OW - ow + 15) / 16) {
-    case 1:
-      dw_s2_tail_n (rb, wp, we, kh_lo, kh_hi, K, wv, bias, out, ow, OW, 1, act, alpha, beta);
-      break;
-    case 2:
-      dw_s2_tail_n (rb, wp, we, kh_lo, kh_hi, K, wv, bias, out, ow, OW, 2, act, alpha, beta);
-      break;
-    case 3:
-      dw_s2_tail_n (rb, wp, we, kh_lo, kh_hi, K, wv, bias, out, ow, OW, 3, act, alpha, beta);
-      break;
-    case 4:
-      dw_s2_tail_n (rb, wp, we, kh_lo, kh_hi, K, wv, bias, out, ow, OW, 4, act, alpha, beta);
-      break;
-    default: break;
-  }
+  const int masked = OW < 16, nv = masked ? 1 : (int) ((OW - ow + 15) / 16);
+
+#define DW_S2_ROWS(NV, NR, M) \
+  dw_s2_rows_n (rb, wp, we, kh_lo, kh_hi, K, wv, bias, out, ow, OW, NV, NR, M, mask, act, alpha, \
+                beta)
+  if (masked)
+    nr == 4 ? DW_S2_ROWS (1, 4, 1) : nr == 2 ? DW_S2_ROWS (1, 2, 1) : DW_S2_ROWS (1, 1, 1);
+  else if (nv == 1)
+    nr == 4 ? DW_S2_ROWS (1, 4, 0) : nr == 2 ? DW_S2_ROWS (1, 2, 0) : DW_S2_ROWS (1, 1, 0);
+  else if (nv == 2)
+    nr == 2 ? DW_S2_ROWS (2, 2, 0) : DW_S2_ROWS (2, 1, 0);
+  else if (nv == 3)
+    nr == 2 ? DW_S2_ROWS (3, 2, 0) : DW_S2_ROWS (3, 1, 0);
+  else
+    nr == 2 ? DW_S2_ROWS (4, 2, 0) : DW_S2_ROWS (4, 1, 0);
+#undef DW_S2_ROWS
 }
 
 /* Every output row of one plane from its split copy (rows wp floats apart,
@@ -491,16 +512,21 @@ dw_rows_s2_avx512_body (const DwCtx *c, const float *pad, int64_t we, const floa
   const NnpActivation act = c->act;
   const float alpha = c->act_alpha, beta = c->act_beta;
   const __mmask16 narrow = (__mmask16) (OW < 16 ? (1u << OW) - 1 : 0xffff);
+  /* rows [full_lo, full_hi) read all K input rows (no dilation) */
+  const int64_t full_lo = (p->pads_begin[1] + 1) / 2;
+  const int64_t full_hi = MIN (OH, (p->in_dims[1] - K + p->pads_begin[1]) / 2 + 1);
   __m512 wv[25];
 
   for (int q = 0; q < K * K; q++)
     wv[q] = _mm512_set1_ps (w[q]);
-  for (int64_t oh = 0; oh < OH; oh++) {
+  for (int64_t oh = 0; oh < OH;) {
     float *out = y + oh * OW;
     int64_t kh_lo, kh_hi, ow = 0;
+    int nr = 1;
 
     if (!dw_row_taps (p, oh, &kh_lo, &kh_hi)) {
       dw_row_bias (c, bias, out, OW);
+      oh++;
       continue;
     }
     for (; ow + 64 <= OW; ow += 64) {
@@ -518,28 +544,17 @@ dw_rows_s2_avx512_body (const DwCtx *c, const float *pad, int64_t we, const floa
       }
       dw_store64 (out + ow, e, o, act, alpha, beta);
     }
-    if (ow < OW && OW >= 16) {
-      dw_s2_tail (pad + oh * 2 * wp, wp, we, kh_lo, kh_hi, K, wv, bias, out, ow, OW, act, alpha,
-                  beta);
-      continue;
+    /* rows narrower than 64 outputs: whole rows together where they have
+     * every tap (four of one vector, two of 2-4) */
+    if (ow == 0 && oh >= full_lo && oh + 1 < full_hi) {
+      int most = OW <= 16 ? 4 : 2;
+      nr = (int) MIN (most, full_hi - oh);
+      nr = nr >= 4 ? 4 : nr >= 2 ? 2 : 1;
     }
-    /* rows narrower than a vector, masked */
-    if (ow < OW) {
-      __m512 e0 = _mm512_set1_ps (bias), o0 = _mm512_setzero_ps ();
-      for (int64_t kh = kh_lo; kh < kh_hi; kh++) {
-        const float *re = pad + (oh * 2 + kh) * wp + ow;
-#pragma GCC unroll 5
-        for (int kw = 0; kw < K; kw++) {
-          __m512 v = _mm512_maskz_loadu_ps (narrow, re + (kw & 1) * we + kw / 2);
-          if (kw & 1)
-            o0 = _mm512_fmadd_ps (wv[kh * K + kw], v, o0);
-          else
-            e0 = _mm512_fmadd_ps (wv[kh * K + kw], v, e0);
-        }
-      }
-      _mm512_mask_storeu_ps (out + ow, narrow,
-                             nnp_act_avx512 (_mm512_add_ps (e0, o0), act, alpha, beta));
-    }
+    if (ow < OW)
+      dw_s2_rows (pad + oh * 2 * wp, wp, we, kh_lo, kh_hi, K, wv, bias, out, ow, OW, nr, narrow,
+                  act, alpha, beta);
+    oh += nr;
   }
 }
 
