@@ -63,7 +63,8 @@ typedef struct {
  *   RELU: max(x,0)   CLIP: min(max(x,alpha),beta)   LEAKY_RELU: x<0 ? alpha*x : x
  *   HARD_SIGMOID: clip(alpha*x+beta,0,1)   HARD_SWISH: x*clip(x/6+0.5,0,1)
  *   SIGMOID: 1/(1+exp(-x))
- *   HARD_SWISH_AFFINE: alpha*hardswish(x)+beta (a HardSwish followed by a scalar Mul/Add) */
+ *   HARD_SWISH_AFFINE: alpha*hardswish(x)+beta (a HardSwish followed by a scalar Mul/Add)
+ *   SILU: x*sigmoid(x) (Sigmoid and Mul, as PyTorch exports SiLU / Swish) */
 typedef enum {
   NNP_ACT_NONE = 0,
   NNP_ACT_RELU,
@@ -73,6 +74,7 @@ typedef enum {
   NNP_ACT_HARD_SWISH,
   NNP_ACT_SIGMOID,
   NNP_ACT_HARD_SWISH_AFFINE,
+  NNP_ACT_SILU,
 } NnpActivation;
 
 typedef struct _NnpGraph NnpGraph;

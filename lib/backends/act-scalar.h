@@ -85,6 +85,13 @@ nnp_act_sigmoid (float x)
 #endif
 }
 
+/* x * sigmoid(x): SiLU / Swish (fused only) */
+static inline float
+nnp_act_silu (float x)
+{
+  return x * nnp_act_sigmoid (x);
+}
+
 /* A fused activation (NNP_ACT_NONE: x). */
 static inline float
 nnp_act_apply (float x, NnpActivation act, float alpha, float beta)
@@ -97,6 +104,7 @@ nnp_act_apply (float x, NnpActivation act, float alpha, float beta)
     case NNP_ACT_HARD_SWISH: return nnp_act_hard_swish (x);
     case NNP_ACT_HARD_SWISH_AFFINE: return nnp_act_hard_swish_affine (x, alpha, beta);
     case NNP_ACT_SIGMOID: return nnp_act_sigmoid (x);
+    case NNP_ACT_SILU: return nnp_act_silu (x);
     case NNP_ACT_NONE:
     default: return x;
   }

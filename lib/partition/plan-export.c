@@ -6,7 +6,7 @@
  * produce standard ops except the activation fused into a producer
  * (node->act), which is written back as the ONNX node(s) it stands for
  * (Relu, Clip, LeakyRelu, HardSigmoid, HardSwish, Sigmoid; HardSwish then a
- * scalar Mul and Add for HARD_SWISH_AFFINE), the producer writing to
+ * scalar Mul and Add for HARD_SWISH_AFFINE; Sigmoid and Mul for SILU), the producer writing to
  * "<output>.pre_act".  The model's inputs are the stage's input boundary
  * values, its outputs the output boundary values, under the same names, in
  * the plan's order, with static shapes.  See docs/partition.md. */
@@ -285,6 +285,14 @@ put_activation (Writer *w, const NnpNode *node, const char *x, const char *y, GE
   switch (node->act) {
     case NNP_ACT_RELU: put_node (w, name, "Relu", "", &x, 1, &y, 1, NULL); return TRUE;
     case NNP_ACT_SIGMOID: put_node (w, name, "Sigmoid", "", &x, 1, &y, 1, NULL); return TRUE;
+    case NNP_ACT_SILU: {
+      g_autofree char *b0 = g_strconcat (y, ".sigmoid", NULL);
+      g_autofree char *n1 = g_strconcat (node->name, ".act_mul", NULL);
+      const char *s = fresh_name (w, b0), *mul_in[2] = { x, s };
+      put_node (w, name, "Sigmoid", "", &x, 1, &s, 1, NULL);
+      put_node (w, n1, "Mul", "", mul_in, 2, &y, 1, NULL);
+      return TRUE;
+    }
     case NNP_ACT_LEAKY_RELU:
       put_float_attr (attrs, "alpha", node->act_alpha);
       put_node (w, name, "LeakyRelu", "", &x, 1, &y, 1, attrs);

@@ -11,7 +11,8 @@
  * A zero Pad of the spatial dims before a Conv: into the Conv's pads.
  *
  * Activation after Conv / ConvTranspose / Gemm / MatMul, or after an Add /
- * Sub / Mul / Div of two computed tensors (residual Add + Relu): node->act. */
+ * Sub / Mul / Div of two computed tensors (residual Add + Relu): node->act;
+ * SiLU written out (t -> Sigmoid -> Mul(t, .)) the same way. */
 #include <nnpipe/graph.h>
 #include <nnpipe/log.h>
 
@@ -451,6 +452,18 @@ tensor_binary (const NnpGraph *graph, const NnpNode *node)
          && b->dtype == NNP_DTYPE_FLOAT32;
 }
 
+/* Whether `prod` (not removed) can take a fused activation: one output, none
+ * fused yet, an op whose kernels apply node->act. */
+static gboolean
+act_target (const NnpGraph *graph, const NnpNode *prod, const gboolean *remove)
+{
+  if (remove[prod->index] || prod->act != NNP_ACT_NONE || prod->n_outputs != 1)
+    return FALSE;
+  return prod->op == NNP_OP_CONV || prod->op == NNP_OP_CONV_TRANSPOSE || prod->op == NNP_OP_GEMM
+         || prod->op == NNP_OP_MAT_MUL || prod->op == NNP_OP_CONV_INTEGER_TO_FLOAT
+         || prod->op == NNP_OP_MAT_MUL_INTEGER_TO_FLOAT || tensor_binary (graph, prod);
+}
+
 static gboolean
 fuse_activation (NnpGraph *graph, NnpNode *node, gboolean *remove, GPtrArray *changed)
 {
@@ -464,11 +477,7 @@ fuse_activation (NnpGraph *graph, NnpNode *node, gboolean *remove, GPtrArray *ch
       || x->dtype != NNP_DTYPE_FLOAT32 || out->dtype != NNP_DTYPE_FLOAT32)
     return FALSE;
   prod = nnp_graph_node (graph, x->producer);
-  if (remove[prod->index] || prod->act != NNP_ACT_NONE || prod->n_outputs != 1)
-    return FALSE;
-  if (prod->op != NNP_OP_CONV && prod->op != NNP_OP_CONV_TRANSPOSE && prod->op != NNP_OP_GEMM
-      && prod->op != NNP_OP_MAT_MUL && prod->op != NNP_OP_CONV_INTEGER_TO_FLOAT
-      && prod->op != NNP_OP_MAT_MUL_INTEGER_TO_FLOAT && !tensor_binary (graph, prod))
+  if (!act_target (graph, prod, remove))
     return FALSE;
   if (!activation_of (graph, node, &act, &alpha, &beta))
     return FALSE;
@@ -485,6 +494,49 @@ fuse_activation (NnpGraph *graph, NnpNode *node, gboolean *remove, GPtrArray *ch
   NNP_DEBUG ("nnp-graph", "fused %s '%s' into %s '%s' (alpha %g, beta %g)", node->op_type,
              node->name, prod->op_type, prod->name, alpha, beta);
   return TRUE;
+}
+
+/* SiLU / Swish written out, as PyTorch exports it:
+ *   t -> Sigmoid -> s;  Mul(t, s) or Mul(s, t)
+ * where t is read by these two nodes only and s by the Mul only, t produced
+ * by a node that takes an activation (act_target): the producer gets act
+ * SILU and writes the Mul's output.  `node` is the Mul. */
+static gboolean
+fuse_silu (NnpGraph *graph, NnpNode *node, gboolean *remove, GPtrArray *changed)
+{
+  NnpValue *out = nnp_node_output (graph, node, 0);
+
+  if (node->op != NNP_OP_MUL || node->n_inputs != 2 || node->n_outputs != 1 || out == NULL
+      || out->dtype != NNP_DTYPE_FLOAT32)
+    return FALSE;
+  for (int order = 0; order < 2; order++) {
+    NnpValue *t = nnp_node_input (graph, node, order);
+    NnpValue *s = nnp_node_input (graph, node, 1 - order);
+    NnpNode *sig, *prod;
+
+    if (t == NULL || s == NULL || !single_use (s) || s->producer < 0 || t->producer < 0
+        || t->constant || t->is_output || t->n_consumers != 2 || t->dtype != NNP_DTYPE_FLOAT32
+        || !nnp_shape_equal (&t->shape, &out->shape))
+      continue;
+    sig = nnp_graph_node (graph, s->producer);
+    if (remove[sig->index] || sig->op != NNP_OP_SIGMOID || nnp_node_input (graph, sig, 0) != t)
+      continue;
+    prod = nnp_graph_node (graph, t->producer);
+    if (!act_target (graph, prod, remove))
+      continue;
+
+    prod->act = NNP_ACT_SILU;
+    prod->act_alpha = 0.f;
+    prod->act_beta = 0.f;
+    remove[sig->index] = TRUE;
+    s->n_consumers = 0;
+    t->n_consumers = 1;
+    absorb (graph, prod, node, t, remove, changed);
+    NNP_DEBUG ("nnp-graph", "fused SiLU (Sigmoid '%s', Mul '%s') into %s '%s'", sig->name,
+               node->name, prod->op_type, prod->name);
+    return TRUE;
+  }
+  return FALSE;
 }
 
 /* A scalar float constant (one element, any rank up to `rank`). */
@@ -877,6 +929,7 @@ nnp_graph_fuse (NnpGraph *graph, GPtrArray *changed)
     n += run_pass (graph, fold_bn_or_affine, changed);
     /* written-out HardSwish, then plain activations */
     n += run_pass (graph, fuse_hard_swish, changed);
+    n += run_pass (graph, fuse_silu, changed);
     n += run_pass (graph, fuse_activation, changed);
     /* scalar affine after a fused HardSwish */
     n += run_pass (graph, fuse_post_affine, changed);

@@ -630,6 +630,60 @@ def blocked_tiles():
     return conv_cases(convs, shapes), shapes
 
 
+def silu_fusion():
+    """SiLU written out as PyTorch exports it (Sigmoid, then a Mul of the
+    tensor and its sigmoid: YOLO's and EfficientNet's activation), fused
+    into its producer as act SILU: after a 3x3 Conv, a 1x1 one with the Mul's
+    operands swapped, a depthwise Conv and a MatMul; after convolutions whose
+    residual Add the CPU executor computes in them (SiLU, then the Add) on
+    the GEMM and blocked paths (a last one, whose Add writes a graph output,
+    stays a step of its own).  Left alone: a Sigmoid whose
+    output is also a graph output, a tensor also read by a third node (a
+    Relu), a Mul of a tensor and that one's sigmoid (KINDS: 2 Sigmoids, 3
+    Muls run)."""
+    nodes, inits = [], []
+
+    def conv(name, src, cin, cout, k, group=1):
+        inits.extend([const(name + "_w", rand(cout, cin // group, k, k, scale=0.3)),
+                      const(name + "_b", rand(cout))])
+        nodes.append(helper.make_node("Conv", [src, name + "_w", name + "_b"], [name],
+                                      kernel_shape=[k, k], pads=[k // 2] * 4, group=group))
+
+    def silu(t, out, swap=False):
+        nodes.append(helper.make_node("Sigmoid", [t], [t + "_s"]))
+        nodes.append(helper.make_node("Mul", [t + "_s", t] if swap else [t, t + "_s"], [out]))
+
+    conv("a", "x", 16, 32, 3)
+    silu("a", "y1")
+    conv("b", "y1", 32, 32, 1)
+    silu("b", "b1", swap=True)
+    nodes.append(helper.make_node("Add", ["b1", "y1"], ["r1"]))       # GEMM 1x1 + residual
+    conv("c", "r1", 32, 32, 3)
+    silu("c", "c1")
+    nodes.append(helper.make_node("Add", ["r1", "c1"], ["r2"]))       # 3x3 + residual
+    conv("d", "r2", 32, 32, 5)
+    silu("d", "d1")
+    nodes.append(helper.make_node("Add", ["d1", "r2"], ["y2"]))       # 5x5 blocked + residual
+    conv("e", "y1", 32, 32, 3, group=32)
+    silu("e", "y3")                                                    # depthwise
+    inits.append(const("mw", rand(40, 48, scale=0.2)))
+    nodes.append(helper.make_node("MatMul", ["xm", "mw"], ["m"]))
+    silu("m", "y4")                                                    # MatMul
+    conv("f", "x", 16, 32, 1)
+    silu("f", "y5")                                                    # kept: f_s is an output
+    conv("g", "x", 16, 16, 1)
+    silu("g", "y6")
+    nodes.append(helper.make_node("Relu", ["g"], ["y7"]))             # kept: g read thrice
+    conv("h", "x", 16, 16, 1)
+    nodes.append(helper.make_node("Mul", ["h", "g_s"], ["y8"]))       # kept: another's sigmoid
+    outs = [vi("y2", F, [1, 32, 12, 20]),
+            vi("y3", F, [1, 32, 12, 20]), vi("y4", F, [1, 24, 48]), vi("y5", F, [1, 32, 12, 20]),
+            vi("f_s", F, [1, 32, 12, 20]), vi("y6", F, [1, 16, 12, 20]),
+            vi("y7", F, [1, 16, 12, 20]), vi("y8", F, [1, 16, 12, 20])]
+    shapes = {"x": [1, 16, 12, 20], "xm": [1, 24, 40]}
+    return model(nodes, [vi(k, F, v) for k, v in shapes.items()], outs, inits), shapes
+
+
 def residual_fusion():
     """Residual Adds the CPU executor computes inside their Conv (the 1x1
     indirect GEMM, the blocked kernel, the indirect GEMM's linear rows, a
@@ -788,14 +842,15 @@ KINDS = {"winograd": {"Conv 3x3 s1 winograd": 6, "Conv 5x5 s1 blocked": 1},
                            "Conv 1x1 s2 blocked": 1, "Conv 1x1 s1 blocked": 3,
                            "Conv 5x5 s1 blocked": 2, "Conv 5x5 s2 blocked": 1,
                            "Conv 7x7 s2 blocked": 1},
-         "small_planes": {"Conv 1x1 s1 gemm": 4, "Conv 3x3 s2 direct": 1}}
+         "small_planes": {"Conv 1x1 s1 gemm": 4, "Conv 3x3 s2 direct": 1},
+         "silu_fusion": {"Sigmoid": 2, "Mul": 3}}
 
 # what must still be refused: case -> strings nnpipe's error names
 REFUSED = {loop_growing: ["data-dependent tail from node 'loop' (Loop)",
                           "loop-carried value 0 changes its type or shape"]}
 
 
-CASES = [conv_kernels, depthwise_rows, depthwise_small, small_planes, blocked_tiles, winograd, pools_s2, concat_chunks, residual_fusion, lstm_bidi, gru_reverse, gru_default, rnn_relu, vit_block, super_res, style, opset7,
+CASES = [conv_kernels, depthwise_rows, depthwise_small, small_planes, blocked_tiles, winograd, pools_s2, concat_chunks, silu_fusion, residual_fusion, lstm_bidi, gru_reverse, gru_default, rnn_relu, vit_block, super_res, style, opset7,
          signal, reductions, indexing, losses, sampling, einsum, control_flow, detect_nms,
          detect_nms_batch2_center, nonzero_gathernd, topk_range_computed, loop_growing]
 

@@ -2,7 +2,7 @@
 (onnx.checker with shape inference, and our own loader via `nnpipe inspect`)
 that ONNX Runtime runs to nnpipe's stage outputs (max abs err / max abs ref
 <= 1e-4, tests/models/compare-raw), on test models built here (fused
-Clip / HardSwish / HardSigmoid / LeakyRelu / BatchNormalization, a graph input
+Clip / HardSwish / HardSigmoid / LeakyRelu / SiLU / BatchNormalization, a graph input
 read late, two outputs) and on the PaddleOCR detector and recognizer.  Then
 the bad inputs: an export directory that cannot be created, a plan made for
 another model.
@@ -63,7 +63,10 @@ def fused_model(path, opset):
     n.append(helper.make_node("HardSigmoid", ["c3"], ["a3"], alpha=0.2, beta=0.4))
     conv("a3", "c4", c)
     n.append(helper.make_node("Relu", ["c4"], ["a4"]))
-    n.append(helper.make_node("Mul", ["a4", "early"], ["m"]))
+    conv("a4", "c5", c)  # SiLU as PyTorch writes it: Sigmoid, Mul
+    n.append(helper.make_node("Sigmoid", ["c5"], ["c5_s"]))
+    n.append(helper.make_node("Mul", ["c5", "c5_s"], ["a5"]))
+    n.append(helper.make_node("Mul", ["a5", "early"], ["m"]))
     inits.extend([w("p_w", 3, c, 1, 1), w("p_b", 3)])
     n.append(helper.make_node("Conv", ["m", "p_w", "p_b"], ["p"]))
     n.append(helper.make_node("Add", ["p", "x"], ["late"]))

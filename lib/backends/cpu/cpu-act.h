@@ -47,28 +47,34 @@ nnp_hsum_avx2 (__m256 v)
   return _mm_cvtss_f32 (s);
 }
 
+/* exp's constants: the clamp, log2(e), ln 2 in two parts, and the
+ * coefficients of p (below), highest degree first */
+#define NNP_EXP_LO (-87.3f)
+#define NNP_EXP_HI 88.3f
+#define NNP_EXP_LOG2E 1.44269504088896341f
+#define NNP_EXP_LN2_HI 0.693359375f
+#define NNP_EXP_LN2_LO (-2.12194440e-4f)
+static const float nnp_exp_poly[6] = { 1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
+                                       4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f };
+
 /* exp(x) for x in about [-87, 88] (clamped outside): 2^n * p(r) with
  * r = x - n ln2 in [-ln2/2, ln2/2], p a degree-6 polynomial; relative
  * error ~2 ulp. */
 __attribute__ ((target ("avx2,fma"))) static inline __m256
 nnp_exp_avx2 (__m256 x)
 {
-  const __m256 lo = _mm256_set1_ps (-87.3f), hi = _mm256_set1_ps (88.3f);
-  const __m256 log2e = _mm256_set1_ps (1.44269504088896341f);
-  const __m256 ln2_hi = _mm256_set1_ps (0.693359375f), ln2_lo = _mm256_set1_ps (-2.12194440e-4f);
   __m256 n, r, p;
   __m256i e;
 
-  x = _mm256_min_ps (_mm256_max_ps (x, lo), hi);
-  n = _mm256_round_ps (_mm256_mul_ps (x, log2e), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  r = _mm256_fnmadd_ps (n, ln2_hi, x);
-  r = _mm256_fnmadd_ps (n, ln2_lo, r);
-  p = _mm256_set1_ps (1.9875691500e-4f);
-  p = _mm256_fmadd_ps (p, r, _mm256_set1_ps (1.3981999507e-3f));
-  p = _mm256_fmadd_ps (p, r, _mm256_set1_ps (8.3334519073e-3f));
-  p = _mm256_fmadd_ps (p, r, _mm256_set1_ps (4.1665795894e-2f));
-  p = _mm256_fmadd_ps (p, r, _mm256_set1_ps (1.6666665459e-1f));
-  p = _mm256_fmadd_ps (p, r, _mm256_set1_ps (5.0000001201e-1f));
+  x = _mm256_min_ps (_mm256_max_ps (x, _mm256_set1_ps (NNP_EXP_LO)), _mm256_set1_ps (NNP_EXP_HI));
+  n = _mm256_round_ps (_mm256_mul_ps (x, _mm256_set1_ps (NNP_EXP_LOG2E)),
+                       _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  r = _mm256_fnmadd_ps (n, _mm256_set1_ps (NNP_EXP_LN2_HI), x);
+  r = _mm256_fnmadd_ps (n, _mm256_set1_ps (NNP_EXP_LN2_LO), r);
+  p = _mm256_set1_ps (nnp_exp_poly[0]);
+#pragma GCC unroll 5
+  for (int k = 1; k < 6; k++)
+    p = _mm256_fmadd_ps (p, r, _mm256_set1_ps (nnp_exp_poly[k]));
   p = _mm256_fmadd_ps (p, _mm256_mul_ps (r, r), _mm256_add_ps (r, _mm256_set1_ps (1.f)));
   e = _mm256_slli_epi32 (_mm256_add_epi32 (_mm256_cvtps_epi32 (n), _mm256_set1_epi32 (127)), 23);
   return _mm256_mul_ps (p, _mm256_castsi256_ps (e));
@@ -98,16 +104,55 @@ nnp_act_avx2 (__m256 x, NnpActivation act, __m256 va, __m256 vb)
     }
     case NNP_ACT_SIGMOID:
       return _mm256_div_ps (one, _mm256_add_ps (one, nnp_exp_avx2 (_mm256_sub_ps (zero, x))));
+    case NNP_ACT_SILU:
+      return _mm256_div_ps (x, _mm256_add_ps (one, nnp_exp_avx2 (_mm256_sub_ps (zero, x))));
     default: return x;
   }
 }
 
 /* Whether nnp_act_avx512() works on the AVX-512 register itself (Relu,
- * Clip, none); the other activations go through its AVX2 halves. */
+ * Clip, Sigmoid, SiLU, none); the other activations go through its AVX2
+ * halves. */
 static inline gboolean
 nnp_act_avx512_direct (NnpActivation act)
 {
-  return act == NNP_ACT_NONE || act == NNP_ACT_RELU || act == NNP_ACT_CLIP;
+  return act == NNP_ACT_NONE || act == NNP_ACT_RELU || act == NNP_ACT_CLIP || act == NNP_ACT_SIGMOID
+         || act == NNP_ACT_SILU;
+}
+
+/* nnp_exp_avx2() on 16 lanes (the same reduction and polynomial; 2^n by
+ * vscalefps).  The maskz forms: GCC 12's plain ones warn of an undefined
+ * operand. */
+__attribute__ ((target ("avx512f,avx512dq,avx2,fma"), always_inline)) static inline __m512
+nnp_exp_avx512 (__m512 x)
+{
+  __m512 n, r, p;
+
+  x = _mm512_maskz_min_ps ((__mmask16) -1,
+                           _mm512_maskz_max_ps ((__mmask16) -1, x, _mm512_set1_ps (NNP_EXP_LO)),
+                           _mm512_set1_ps (NNP_EXP_HI));
+  n = _mm512_maskz_roundscale_ps ((__mmask16) -1, _mm512_mul_ps (x, _mm512_set1_ps (NNP_EXP_LOG2E)),
+                                  _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  r = _mm512_fnmadd_ps (n, _mm512_set1_ps (NNP_EXP_LN2_HI), x);
+  r = _mm512_fnmadd_ps (n, _mm512_set1_ps (NNP_EXP_LN2_LO), r);
+  p = _mm512_set1_ps (nnp_exp_poly[0]);
+#pragma GCC unroll 5
+  for (int k = 1; k < 6; k++)
+    p = _mm512_fmadd_ps (p, r, _mm512_set1_ps (nnp_exp_poly[k]));
+  p = _mm512_fmadd_ps (p, _mm512_mul_ps (r, r), _mm512_add_ps (r, _mm512_set1_ps (1.f)));
+  return _mm512_maskz_scalef_ps ((__mmask16) -1, p, n);
+}
+
+/* 1 / (1 + exp(-x)) on 16 lanes: a reciprocal estimate (2^-14) and one
+ * Newton step (a division costs several times more). */
+__attribute__ ((target ("avx512f,avx512dq,avx2,fma"), always_inline)) static inline __m512
+nnp_sigmoid_avx512 (__m512 x)
+{
+  const __m512 one = _mm512_set1_ps (1.f);
+  __m512 d = _mm512_add_ps (one, nnp_exp_avx512 (_mm512_sub_ps (_mm512_setzero_ps (), x)));
+  __m512 r = _mm512_maskz_rcp14_ps ((__mmask16) -1, d);
+
+  return _mm512_mul_ps (r, _mm512_fnmadd_ps (d, r, _mm512_set1_ps (2.f)));
 }
 
 /* The activations that are not direct, on 16 lanes: nnp_act_avx2 on the
@@ -138,6 +183,8 @@ nnp_act_avx512 (__m512 v, NnpActivation act, float alpha, float beta)
       return _mm512_maskz_min_ps ((__mmask16) -1,
                                   _mm512_maskz_max_ps ((__mmask16) -1, v, _mm512_set1_ps (alpha)),
                                   _mm512_set1_ps (beta));
+    case NNP_ACT_SIGMOID: return nnp_sigmoid_avx512 (v);
+    case NNP_ACT_SILU: return _mm512_mul_ps (v, nnp_sigmoid_avx512 (v));
     default: return nnp_act_avx512_halves (v, act, alpha, beta);
   }
 }

@@ -567,6 +567,10 @@ activate_generic (float *x, gsize n, NnpActivation act, float alpha, float beta)
       for (gsize i = 0; i < n; i++)
         x[i] = nnp_act_sigmoid (x[i]);
       break;
+    case NNP_ACT_SILU:
+      for (gsize i = 0; i < n; i++)
+        x[i] = nnp_act_silu (x[i]);
+      break;
     case NNP_ACT_NONE:
     default: break;
   }
