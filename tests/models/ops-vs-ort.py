@@ -630,6 +630,33 @@ def blocked_tiles():
     return conv_cases(convs, shapes), shapes
 
 
+def transformer_elementwise():
+    """The elementwise ops of transformer exports on their vector paths:
+    Erf (GELU written out: x * 0.5 * (1 + Erf(x / sqrt 2))) on values from
+    -7 to 7 with every lane case (|x| < 1, >= 1, clamped; rows of 37: a
+    scalar tail), LayerNormalization with a bias and without, rows of 37
+    and 200 (statistics in double, a scalar tail), and with a scale that
+    broadcasts (the general loop)."""
+    nodes = [helper.make_node("Mul", ["xin", "seven"], ["x"]),  # inputs in [-1, 1)
+             helper.make_node("Div", ["x", "sqrt2"], ["d"]),
+             helper.make_node("Erf", ["d"], ["e"]),
+             helper.make_node("Add", ["e", "one"], ["e1"]),
+             helper.make_node("Mul", ["x", "e1"], ["g0"]),
+             helper.make_node("Mul", ["g0", "half"], ["y1"]),
+             helper.make_node("Erf", ["x"], ["y2"]),
+             helper.make_node("LayerNormalization", ["x", "s37", "b37"], ["y3"], epsilon=1e-5),
+             helper.make_node("LayerNormalization", ["w", "s200"], ["y4"]),
+             helper.make_node("LayerNormalization", ["w3", "s1"], ["y5"], axis=-2)]
+    inits = [const("seven", np.float32(7)), const("sqrt2", np.float32(np.sqrt(2))),
+             const("one", np.float32(1)),
+             const("half", np.float32(0.5)), const("s37", rand(37)), const("b37", rand(37)),
+             const("s200", rand(200)), const("s1", rand(1, 20))]
+    shapes = {"xin": [5, 37], "w": [3, 200], "w3": [2, 10, 20]}
+    outs = [vi("y1", F, [5, 37]), vi("y2", F, [5, 37]), vi("y3", F, [5, 37]),
+            vi("y4", F, [3, 200]), vi("y5", F, [2, 10, 20])]
+    return model(nodes, [vi(k, F, v) for k, v in shapes.items()], outs, inits), shapes
+
+
 def silu_fusion():
     """SiLU written out as PyTorch exports it (Sigmoid, then a Mul of the
     tensor and its sigmoid: YOLO's and EfficientNet's activation), fused
@@ -850,7 +877,7 @@ REFUSED = {loop_growing: ["data-dependent tail from node 'loop' (Loop)",
                           "loop-carried value 0 changes its type or shape"]}
 
 
-CASES = [conv_kernels, depthwise_rows, depthwise_small, small_planes, blocked_tiles, winograd, pools_s2, concat_chunks, silu_fusion, residual_fusion, lstm_bidi, gru_reverse, gru_default, rnn_relu, vit_block, super_res, style, opset7,
+CASES = [conv_kernels, depthwise_rows, depthwise_small, small_planes, blocked_tiles, winograd, pools_s2, concat_chunks, transformer_elementwise, silu_fusion, residual_fusion, lstm_bidi, gru_reverse, gru_default, rnn_relu, vit_block, super_res, style, opset7,
          signal, reductions, indexing, losses, sampling, einsum, control_flow, detect_nms,
          detect_nms_batch2_center, nonzero_gathernd, topk_range_computed, loop_growing]
 

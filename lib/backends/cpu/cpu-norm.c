@@ -3,6 +3,7 @@
  * data.  LayerNormalization rows (one per outer index) are the thread
  * pool's work items. */
 #include "backends/cpu/cpu.h"
+#include "backends/cpu/cpu-act.h"
 #include "ops/norm-params.h"
 
 #include <math.h>
@@ -45,6 +46,95 @@ typedef struct {
   int64_t cols;
 } LnJob;
 
+#if defined(__x86_64__) || defined(__i386__)
+/* Sum of x[0..n) (and, with mean, of (x - mean)^2) in double, 8 floats a
+ * step in two sets of four double lanes. */
+__attribute__ ((target ("avx2,fma"))) static double
+ln_sum_avx2 (const float *x, int64_t n, const double *mean)
+{
+  __m256d a0 = _mm256_setzero_pd (), a1 = _mm256_setzero_pd ();
+  const __m256d m = _mm256_set1_pd (mean ? *mean : 0.0);
+  double t[4], sum = 0;
+  int64_t j = 0;
+
+  for (; j + 8 <= n; j += 8) {
+    __m256 v = _mm256_loadu_ps (x + j);
+    __m256d lo = _mm256_cvtps_pd (_mm256_castps256_ps128 (v));
+    __m256d hi = _mm256_cvtps_pd (_mm256_extractf128_ps (v, 1));
+    if (mean) {
+      lo = _mm256_sub_pd (lo, m);
+      hi = _mm256_sub_pd (hi, m);
+      a0 = _mm256_fmadd_pd (lo, lo, a0);
+      a1 = _mm256_fmadd_pd (hi, hi, a1);
+    } else {
+      a0 = _mm256_add_pd (a0, lo);
+      a1 = _mm256_add_pd (a1, hi);
+    }
+  }
+  _mm256_storeu_pd (t, _mm256_add_pd (a0, a1));
+  sum = (t[0] + t[1]) + (t[2] + t[3]);
+  for (; j < n; j++) {
+    double d = x[j] - (mean ? *mean : 0.0);
+    sum += mean ? d * d : d;
+  }
+  return sum;
+}
+
+/* y = (x - mean) * inv * s (+ b), in float */
+__attribute__ ((target ("avx2,fma"))) static void
+ln_out_avx2 (const float *x, const float *s, const float *b, float *y, int64_t n, float mean,
+             float inv)
+{
+  const __m256 vm = _mm256_set1_ps (mean), vi = _mm256_set1_ps (inv);
+  int64_t j = 0;
+
+  for (; j + 8 <= n; j += 8) {
+    __m256 v = _mm256_mul_ps (_mm256_mul_ps (_mm256_sub_ps (_mm256_loadu_ps (x + j), vm), vi),
+                              _mm256_loadu_ps (s + j));
+    if (b)
+      v = _mm256_add_ps (v, _mm256_loadu_ps (b + j));
+    _mm256_storeu_ps (y + j, v);
+  }
+  for (; j < n; j++)
+    y[j] = (x[j] - mean) * inv * s[j] + (b ? b[j] : 0.f);
+}
+#endif
+
+/* float32 rows whose scale and bias cover the normalised dims whole (no
+ * broadcast): the statistics in double, 8 floats a step (the general loop
+ * below computed two broadcast offsets per element: 6 ns an element). */
+static gboolean
+ln_rows_f32 (const LnJob *job, gsize begin, gsize end)
+{
+#if defined(__x86_64__) || defined(__i386__)
+  const NnpCpuCall *call = job->call;
+  const NnpTensor *x = call->inputs[0], *sc = call->inputs[1];
+  const NnpTensor *b = call->node->n_inputs > 2 ? call->inputs[2] : NULL;
+  NnpTensor *mean_t = call->node->n_outputs > 1 ? call->outputs[1] : NULL;
+  NnpTensor *inv_t = call->node->n_outputs > 2 ? call->outputs[2] : NULL;
+  const int64_t cols = job->cols;
+
+  if (job->p->dtype != NNP_DTYPE_FLOAT32 || !nnp_cpu_avx2_ok () || nnp_tensor_numel (sc) != cols
+      || (b && nnp_tensor_numel (b) != cols))
+    return FALSE;
+  for (gsize r = begin; r < end; r++) {
+    const float *xr = (const float *) x->data + r * cols;
+    double mean = cols ? ln_sum_avx2 (xr, cols, NULL) / (double) cols : 0;
+    double var = cols ? ln_sum_avx2 (xr, cols, &mean) / (double) cols : 0;
+    double inv = 1.0 / sqrt (var + job->p->epsilon);
+    ln_out_avx2 (xr, sc->data, b ? b->data : NULL, (float *) call->outputs[0]->data + r * cols,
+                 cols, (float) mean, (float) inv);
+    if (mean_t)
+      ((float *) mean_t->data)[r] = (float) mean;
+    if (inv_t)
+      ((float *) inv_t->data)[r] = (float) inv;
+  }
+  return TRUE;
+#else
+  return FALSE;
+#endif
+}
+
 static void
 ln_rows (gpointer data, gsize begin, gsize end, int thread)
 {
@@ -60,6 +150,8 @@ ln_rows (gpointer data, gsize begin, gsize end, int thread)
   const int64_t cols = job->cols;
 
   (void) thread;
+  if (ln_rows_f32 (job, begin, end))
+    return;
   for (gsize r = begin; r < end; r++) {
     double sum = 0, sq = 0, mean, inv;
     int64_t base = (int64_t) r * cols;
