@@ -236,29 +236,6 @@ typedef struct {
   float *pad;
 } PadCtx;
 
-/* out[t][c] = in[c][t] for an 8 x 8 block (rows of 8 floats). */
-__attribute__ ((target ("avx2,fma"))) static inline void
-transpose8 (__m256 r[8])
-{
-  __m256 t0 = _mm256_unpacklo_ps (r[0], r[1]), t1 = _mm256_unpackhi_ps (r[0], r[1]);
-  __m256 t2 = _mm256_unpacklo_ps (r[2], r[3]), t3 = _mm256_unpackhi_ps (r[2], r[3]);
-  __m256 t4 = _mm256_unpacklo_ps (r[4], r[5]), t5 = _mm256_unpackhi_ps (r[4], r[5]);
-  __m256 t6 = _mm256_unpacklo_ps (r[6], r[7]), t7 = _mm256_unpackhi_ps (r[6], r[7]);
-  __m256 u0 = _mm256_shuffle_ps (t0, t2, 0x44), u1 = _mm256_shuffle_ps (t0, t2, 0xee);
-  __m256 u2 = _mm256_shuffle_ps (t1, t3, 0x44), u3 = _mm256_shuffle_ps (t1, t3, 0xee);
-  __m256 u4 = _mm256_shuffle_ps (t4, t6, 0x44), u5 = _mm256_shuffle_ps (t4, t6, 0xee);
-  __m256 u6 = _mm256_shuffle_ps (t5, t7, 0x44), u7 = _mm256_shuffle_ps (t5, t7, 0xee);
-
-  r[0] = _mm256_permute2f128_ps (u0, u4, 0x20);
-  r[1] = _mm256_permute2f128_ps (u1, u5, 0x20);
-  r[2] = _mm256_permute2f128_ps (u2, u6, 0x20);
-  r[3] = _mm256_permute2f128_ps (u3, u7, 0x20);
-  r[4] = _mm256_permute2f128_ps (u0, u4, 0x31);
-  r[5] = _mm256_permute2f128_ps (u1, u5, 0x31);
-  r[6] = _mm256_permute2f128_ps (u2, u6, 0x31);
-  r[7] = _mm256_permute2f128_ps (u3, u7, 0x31);
-}
-
 /* One input row of a block's cbn channels into padded row dr (pixel iw at
  * dr[(iw + pl) * BC + c]); the columns outside the input are left alone. */
 __attribute__ ((target ("avx2,fma"))) static void
@@ -272,7 +249,7 @@ pad_row (const float *x, int64_t plane, int64_t IW, int64_t cbn, int64_t pl, int
         __m256 r[8];
         for (int c = 0; c < 8; c++)
           r[c] = _mm256_loadu_ps (x + (h * 8 + c) * plane + iw);
-        transpose8 (r);
+        nnp_transpose8_avx2 (r);
         for (int t = 0; t < 8; t++)
           _mm256_storeu_ps (dr + (iw + t + pl) * BC + h * 8, r[t]);
       }
