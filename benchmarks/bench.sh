@@ -8,9 +8,9 @@
 # Models: the PaddleOCR detector, recogniser and classifier, BlazeFace front
 # 128 / back 256, M-LSD 320 and 512 tiny / large, ISNet float16 as shipped
 # and ISNet in float32 (converted from it by benchmarks/convert-float-model.py
-# into a temporary folder; needs python3-onnx), and ResNet-18 and MobileNetV2
-# in their shapes with random weights (benchmarks/make-cnn-model.py, the same
-# folder).
+# into a temporary folder; needs python3-onnx), and ResNet-18, MobileNetV2, a
+# YOLOv8n-like backbone with SiLU and a DeiT-tiny-shaped ViT encoder in their
+# shapes with random weights (benchmarks/make-cnn-model.py, the same folder).
 #
 # Environment: ROUNDS (processes per runner and case, alternating; default 5),
 # HEAVY_ROUNDS (the same for ISNet, 320 GFLOP a run; default 3),
@@ -78,8 +78,8 @@ fi
 
 # ResNet-18 and MobileNetV2 in their shapes with random weights (model
 # families beyond the shipped ones: benchmarks/make-cnn-model.py)
-for cnn in resnet18 mobilenetv2; do
-  if [ -z "$only" ] || echo "$cnn-shaped-224" | grep -q -- "$only"; then
+for cnn in resnet18 mobilenetv2 yolo-silu vit-tiny; do
+  if [ -z "$only" ] || echo "$cnn-shaped" | grep -q -- "$only"; then
     /usr/bin/python3 "$top/benchmarks/make-cnn-model.py" $cnn "$tmp/$cnn.onnx" > "$tmp/$cnn.log" 2>&1 \
       || echo "$cnn: make-cnn-model.py failed (python3-onnx?): $(tail -1 "$tmp/$cnn.log")"
   fi
@@ -99,6 +99,8 @@ mlsd-tiny-512 mlsd_512x512_tiny.onnx - 8
 mlsd-large-512 mlsd_512x512_large.onnx - 4
 resnet18-shaped-224 $tmp/resnet18.onnx - 20
 mobilenetv2-shaped-224 $tmp/mobilenetv2.onnx - 60
+yolo-silu-shaped-320 $tmp/yolo-silu.onnx - 20
+vit-tiny-shaped-197 $tmp/vit-tiny.onnx - 8
 isnet-fp16-1024 isnet_fp16.onnx - 2
 isnet-fp32-1024 ${isnet32:-isnet_fp32-not-converted.onnx} - 2"
 cases=$(echo "$all_cases" | while read -r label model shape k; do
