@@ -138,7 +138,8 @@ for t in $threads_list; do
     [ -n "$label" ] || continue
     mf=$(model_file "$model")
     [ -f "$mf" ] || { printf '%-30s %s\n' "$label" "missing (tools/fetch-models.sh)"; continue; }
-    [ "$quick" = 1 ] && k=$(( (k + 2) / 3 ))
+    # (QUICK: a third, at least 2: nnp-ort prints no latency for one run)
+    [ "$quick" = 1 ] && k=$(( (k + 2) / 3 )) && [ "$k" -lt 2 ] && k=2
     # shellcheck disable=SC2046
     flops=$("$nnpipe" inspect "$mf" $(shape_args "$shape") 2>/dev/null | sed -n 's/^FLOPs: \([0-9]*\).*/\1/p')
     : > "$tmp/n" ; : > "$tmp/o" ; : > "$tmp/b"
