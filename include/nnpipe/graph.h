@@ -64,7 +64,8 @@ typedef struct {
  *   HARD_SIGMOID: clip(alpha*x+beta,0,1)   HARD_SWISH: x*clip(x/6+0.5,0,1)
  *   SIGMOID: 1/(1+exp(-x))
  *   HARD_SWISH_AFFINE: alpha*hardswish(x)+beta (a HardSwish followed by a scalar Mul/Add)
- *   SILU: x*sigmoid(x) (Sigmoid and Mul, as PyTorch exports SiLU / Swish) */
+ *   SILU: x*sigmoid(x) (Sigmoid and Mul, as PyTorch exports SiLU / Swish)
+ *   GELU: x*(1+erf(x/sqrt(2)))/2 (Div, Erf, Add, Mul, Mul, as PyTorch exports GELU) */
 typedef enum {
   NNP_ACT_NONE = 0,
   NNP_ACT_RELU,
@@ -75,6 +76,7 @@ typedef enum {
   NNP_ACT_SIGMOID,
   NNP_ACT_HARD_SWISH_AFFINE,
   NNP_ACT_SILU,
+  NNP_ACT_GELU,
 } NnpActivation;
 
 typedef struct _NnpGraph NnpGraph;

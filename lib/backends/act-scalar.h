@@ -85,6 +85,17 @@ nnp_act_sigmoid (float x)
 #endif
 }
 
+/* x * (1 + erf(x / sqrt 2)) / 2: GELU (fused only) */
+static inline float
+nnp_act_gelu (float x)
+{
+#ifdef __OPENCL_VERSION__
+  return 0.5f * x * (1.0f + erf (x * 0.70710678118654752f));
+#else
+  return 0.5f * x * (1.0f + erff (x * 0.70710678118654752f));
+#endif
+}
+
 /* x * sigmoid(x): SiLU / Swish (fused only) */
 static inline float
 nnp_act_silu (float x)
@@ -105,6 +116,7 @@ nnp_act_apply (float x, NnpActivation act, float alpha, float beta)
     case NNP_ACT_HARD_SWISH_AFFINE: return nnp_act_hard_swish_affine (x, alpha, beta);
     case NNP_ACT_SIGMOID: return nnp_act_sigmoid (x);
     case NNP_ACT_SILU: return nnp_act_silu (x);
+    case NNP_ACT_GELU: return nnp_act_gelu (x);
     case NNP_ACT_NONE:
     default: return x;
   }

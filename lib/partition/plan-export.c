@@ -6,7 +6,8 @@
  * produce standard ops except the activation fused into a producer
  * (node->act), which is written back as the ONNX node(s) it stands for
  * (Relu, Clip, LeakyRelu, HardSigmoid, HardSwish, Sigmoid; HardSwish then a
- * scalar Mul and Add for HARD_SWISH_AFFINE; Sigmoid and Mul for SILU), the producer writing to
+ * scalar Mul and Add for HARD_SWISH_AFFINE; Sigmoid and Mul for SILU; Div, Erf, Add, Mul, Mul
+ * for GELU), the producer writing to
  * "<output>.pre_act".  The model's inputs are the stage's input boundary
  * values, its outputs the output boundary values, under the same names, in
  * the plan's order, with static shapes.  See docs/partition.md. */
@@ -275,6 +276,40 @@ put_hard_swish (Writer *w, const char *node, const char *x, const char *y, GErro
   return TRUE;
 }
 
+/* GELU written out as PyTorch exports it: x / sqrt(2) -> Erf -> + 1 ->
+ * x * . -> * 0.5 */
+static gboolean
+put_gelu (Writer *w, const NnpNode *node, const char *x, const char *y, GError **error)
+{
+  static const char *const ops[4] = { "Div", "Erf", "Add", "Mul" };
+  static const float consts[4] = { 1.41421356237309505f, 0.f, 1.f, 0.f };
+  const char *prev = x, *half;
+
+  for (int i = 0; i < 4; i++) {
+    g_autofree char *vn = g_strdup_printf ("%s.gelu%d", y, i);
+    g_autofree char *nn = g_strdup_printf ("%s.gelu%d", node->name, i);
+    g_autofree char *cn = g_strdup_printf ("%s.gelu_c%d", node->name, i);
+    const char *out = fresh_name (w, vn), *c = NULL, *in[2];
+    if (consts[i] != 0.f && (c = put_scalar (w, cn, consts[i], error)) == NULL)
+      return FALSE;
+    in[0] = i == 3 ? x : prev;
+    in[1] = i == 3 ? prev : c;
+    put_node (w, nn, ops[i], "", in, i == 1 ? 1 : 2, &out, 1, NULL);
+    prev = out;
+  }
+  {
+    g_autofree char *cn = g_strconcat (node->name, ".gelu_half", NULL);
+    g_autofree char *nn = g_strconcat (node->name, ".gelu4", NULL);
+    const char *in[2];
+    if ((half = put_scalar (w, cn, 0.5f, error)) == NULL)
+      return FALSE;
+    in[0] = prev;
+    in[1] = half;
+    put_node (w, nn, "Mul", "", in, 2, &y, 1, NULL);
+  }
+  return TRUE;
+}
+
 /* The fused activation of `node` as ONNX nodes reading x, writing y. */
 static gboolean
 put_activation (Writer *w, const NnpNode *node, const char *x, const char *y, GError **error)
@@ -285,6 +320,7 @@ put_activation (Writer *w, const NnpNode *node, const char *x, const char *y, GE
   switch (node->act) {
     case NNP_ACT_RELU: put_node (w, name, "Relu", "", &x, 1, &y, 1, NULL); return TRUE;
     case NNP_ACT_SIGMOID: put_node (w, name, "Sigmoid", "", &x, 1, &y, 1, NULL); return TRUE;
+    case NNP_ACT_GELU: return put_gelu (w, node, x, y, error);
     case NNP_ACT_SILU: {
       g_autofree char *b0 = g_strconcat (y, ".sigmoid", NULL);
       g_autofree char *n1 = g_strconcat (node->name, ".act_mul", NULL);

@@ -12,7 +12,9 @@
  *
  * Activation after Conv / ConvTranspose / Gemm / MatMul, or after an Add /
  * Sub / Mul / Div of two computed tensors (residual Add + Relu): node->act;
- * SiLU written out (t -> Sigmoid -> Mul(t, .)) the same way. */
+ * SiLU written out (t -> Sigmoid -> Mul(t, .)) and GELU written out (t / sqrt 2
+ * -> Erf -> + 1 -> t * . -> * 0.5) the same way, GELU also into the bias Add
+ * after a MatMul. */
 #include <nnpipe/graph.h>
 #include <nnpipe/log.h>
 
@@ -342,7 +344,7 @@ fold_affine (NnpGraph *graph, NnpNode *node, gboolean *remove, GPtrArray *change
   int64_t c_out;
   g_autofree float *s = NULL, *t = NULL;
 
-  if (!binary_operands (graph, node, &x, &c, &out, &x_first))
+  if (node->act != NNP_ACT_NONE || !binary_operands (graph, node, &x, &c, &out, &x_first))
     return FALSE;
   if (!(conv = conv_producer (graph, x, remove)))
     return FALSE;
@@ -576,6 +578,35 @@ operand_with_scalar (NnpGraph *graph, const NnpNode *node, float want, gboolean 
   return NULL;
 }
 
+/* The two-input Mul that produces m, read once (by a pattern's last
+ * node), or NULL. */
+static NnpNode *
+pattern_mul (NnpGraph *graph, const NnpValue *m, const gboolean *remove)
+{
+  NnpNode *mul;
+
+  if (m == NULL || !single_use (m) || m->producer < 0)
+    return NULL;
+  mul = nnp_graph_node (graph, m->producer);
+  return remove[mul->index] || mul->op != NNP_OP_MUL || mul->n_inputs != 2 ? NULL : mul;
+}
+
+/* A written-out activation ending in `last` becomes prod's act: prod
+ * writes last's output, t (prod's output, whose other readers the caller
+ * removed) goes away. */
+static void
+take_pattern (NnpGraph *graph, NnpNode *prod, NnpActivation act, NnpNode *last, NnpValue *t,
+              gboolean *remove, GPtrArray *changed, const char *what)
+{
+  prod->act = act;
+  prod->act_alpha = 0.f;
+  prod->act_beta = 0.f;
+  t->n_consumers = 1;
+  absorb (graph, prod, last, t, remove, changed);
+  NNP_DEBUG ("nnp-graph", "fused %s pattern ending in '%s' into %s '%s'", what, last->name,
+             prod->op_type, prod->name);
+}
+
 /* HardSwish written out, as exported by Paddle:
  *   t -> Add(t, 3) -> Clip(0, 6) -> Mul(t, .) -> Div(., 6)   (or Mul(., 1/6))
  * with t produced by a Conv / ConvTranspose / Gemm / MatMul without
@@ -596,10 +627,7 @@ fuse_hard_swish (NnpGraph *graph, NnpNode *last, gboolean *remove, GPtrArray *ch
     m = operand_with_scalar (graph, last, 1.f / 6.f, TRUE);
   else
     return FALSE;
-  if (m == NULL || !single_use (m) || m->producer < 0)
-    return FALSE;
-  mul = nnp_graph_node (graph, m->producer);
-  if (remove[mul->index] || mul->op != NNP_OP_MUL || mul->n_inputs != 2)
+  if ((mul = pattern_mul (graph, m, remove)) == NULL)
     return FALSE;
   for (int order = 0; order < 2; order++) {
     NnpValue *t = nnp_node_input (graph, mul, order);
@@ -626,16 +654,90 @@ fuse_hard_swish (NnpGraph *graph, NnpNode *last, gboolean *remove, GPtrArray *ch
         || !nnp_shape_equal (&t->shape, &out->shape))
       continue;
 
-    prod->act = NNP_ACT_HARD_SWISH;
-    prod->act_alpha = 0.f;
-    prod->act_beta = 0.f;
     remove[add->index] = remove[clip->index] = remove[mul->index] = TRUE;
     av->n_consumers = cl->n_consumers = 0;
-    t->n_consumers = 1;
-    absorb (graph, prod, last, t, remove, changed);
+    take_pattern (graph, prod, NNP_ACT_HARD_SWISH, last, t, remove, changed, "HardSwish");
     m->n_consumers = 0;
-    NNP_DEBUG ("nnp-graph", "fused HardSwish pattern ending in '%s' into %s '%s'", last->name,
-               prod->op_type, prod->name);
+    return TRUE;
+  }
+  return FALSE;
+}
+
+/* An Add / Sub / Mul / Div of a computed float tensor and a constant (a
+ * MatMul's bias Add) that can take GELU: its binary kernel applies
+ * node->act; not after a Conv, whose constant affine fold_affine takes. */
+static gboolean
+const_binary_target (NnpGraph *graph, const NnpNode *prod, const gboolean *remove)
+{
+  NnpValue *a, *b, *x;
+
+  if (remove[prod->index] || prod->act != NNP_ACT_NONE || prod->n_outputs != 1
+      || prod->n_inputs != 2
+      || (prod->op != NNP_OP_ADD && prod->op != NNP_OP_SUB && prod->op != NNP_OP_MUL
+          && prod->op != NNP_OP_DIV))
+    return FALSE;
+  a = nnp_node_input (graph, prod, 0);
+  b = nnp_node_input (graph, prod, 1);
+  if (a == NULL || b == NULL || (a->constant == NULL) == (b->constant == NULL)
+      || a->dtype != NNP_DTYPE_FLOAT32 || b->dtype != NNP_DTYPE_FLOAT32)
+    return FALSE;
+  x = a->constant ? b : a;
+  return x->producer < 0
+         || (nnp_graph_node (graph, x->producer)->op != NNP_OP_CONV
+             && nnp_graph_node (graph, x->producer)->op != NNP_OP_CONV_TRANSPOSE);
+}
+
+/* GELU written out, as PyTorch exports it:
+ *   t -> Div(t, sqrt 2) (or Mul(t, 1 / sqrt 2)) -> Erf -> Add(., 1)
+ *     -> Mul(t, .) -> Mul(., 0.5)
+ * with t read by the Div and the Mul only, produced by a node that takes
+ * an activation (act_target, or a MatMul's bias Add: const_binary_target):
+ * the producer gets act GELU and writes the last Mul's output. */
+static gboolean
+fuse_gelu (NnpGraph *graph, NnpNode *last, gboolean *remove, GPtrArray *changed)
+{
+  NnpValue *out = nnp_node_output (graph, last, 0), *m;
+  NnpNode *mul;
+
+  if (last->op != NNP_OP_MUL || last->n_outputs != 1 || out == NULL
+      || out->dtype != NNP_DTYPE_FLOAT32)
+    return FALSE;
+  m = operand_with_scalar (graph, last, 0.5f, TRUE);
+  if ((mul = pattern_mul (graph, m, remove)) == NULL)
+    return FALSE;
+  for (int order = 0; order < 2; order++) {
+    NnpValue *t = nnp_node_input (graph, mul, order), *e1 = nnp_node_input (graph, mul, 1 - order);
+    NnpValue *e, *d;
+    NnpNode *add, *erf, *scale, *prod;
+
+    if (t == NULL || e1 == NULL || !single_use (e1) || e1->producer < 0 || t->producer < 0
+        || t->constant || t->is_output || t->n_consumers != 2 || t->dtype != NNP_DTYPE_FLOAT32
+        || !nnp_shape_equal (&t->shape, &out->shape))
+      continue;
+    add = nnp_graph_node (graph, e1->producer);
+    if (remove[add->index] || add->op != NNP_OP_ADD
+        || (e = operand_with_scalar (graph, add, 1.f, TRUE)) == NULL || !single_use (e)
+        || e->producer < 0)
+      continue;
+    erf = nnp_graph_node (graph, e->producer);
+    if (remove[erf->index] || erf->op != NNP_OP_ERF || (d = nnp_node_input (graph, erf, 0)) == NULL
+        || !single_use (d) || d->producer < 0)
+      continue;
+    scale = nnp_graph_node (graph, d->producer);
+    if (remove[scale->index]
+        || !(
+            (scale->op == NNP_OP_DIV && operand_with_scalar (graph, scale, 1.41421356f, FALSE) == t)
+            || (scale->op == NNP_OP_MUL
+                && operand_with_scalar (graph, scale, 0.70710678f, TRUE) == t)))
+      continue;
+    prod = nnp_graph_node (graph, t->producer);
+    if (!act_target (graph, prod, remove) && !const_binary_target (graph, prod, remove))
+      continue;
+
+    remove[scale->index] = remove[erf->index] = remove[add->index] = remove[mul->index] = TRUE;
+    d->n_consumers = e->n_consumers = e1->n_consumers = 0;
+    take_pattern (graph, prod, NNP_ACT_GELU, last, t, remove, changed, "GELU");
+    m->n_consumers = 0;
     return TRUE;
   }
   return FALSE;
@@ -930,6 +1032,7 @@ nnp_graph_fuse (NnpGraph *graph, GPtrArray *changed)
     /* written-out HardSwish, then plain activations */
     n += run_pass (graph, fuse_hard_swish, changed);
     n += run_pass (graph, fuse_silu, changed);
+    n += run_pass (graph, fuse_gelu, changed);
     n += run_pass (graph, fuse_activation, changed);
     /* scalar affine after a fused HardSwish */
     n += run_pass (graph, fuse_post_affine, changed);

@@ -632,28 +632,41 @@ def blocked_tiles():
 
 def transformer_elementwise():
     """The elementwise ops of transformer exports on their vector paths:
-    Erf (GELU written out: x * 0.5 * (1 + Erf(x / sqrt 2))) on values from
+    GELU written out as PyTorch exports it (x / sqrt 2 -> Erf -> + 1 -> x *
+    . -> * 0.5), fused as act GELU into the Mul before it, on values from
     -7 to 7 with every lane case (|x| < 1, >= 1, clamped; rows of 37: a
-    scalar tail), LayerNormalization with a bias and without, rows of 37
-    and 200 (statistics in double, a scalar tail), and with a scale that
-    broadcasts (the general loop)."""
+    scalar tail), and into a MatMul's bias Add (with 1 / sqrt 2 as a Mul
+    and the last Mul's operands swapped); Erf alone; LayerNormalization
+    with a bias and without, rows of 37 and 200 (statistics in double, a
+    scalar tail), and with a scale that broadcasts (the general loop).
+    KINDS: one Erf (the lone one) and no Div run."""
     nodes = [helper.make_node("Mul", ["xin", "seven"], ["x"]),  # inputs in [-1, 1)
-             helper.make_node("Div", ["x", "sqrt2"], ["d"]),
+             helper.make_node("Mul", ["xin", "seven"], ["xg"]),
+             helper.make_node("Div", ["xg", "sqrt2"], ["d"]),
              helper.make_node("Erf", ["d"], ["e"]),
              helper.make_node("Add", ["e", "one"], ["e1"]),
-             helper.make_node("Mul", ["x", "e1"], ["g0"]),
+             helper.make_node("Mul", ["xg", "e1"], ["g0"]),
              helper.make_node("Mul", ["g0", "half"], ["y1"]),
              helper.make_node("Erf", ["x"], ["y2"]),
              helper.make_node("LayerNormalization", ["x", "s37", "b37"], ["y3"], epsilon=1e-5),
              helper.make_node("LayerNormalization", ["w", "s200"], ["y4"]),
-             helper.make_node("LayerNormalization", ["w3", "s1"], ["y5"], axis=-2)]
+             helper.make_node("LayerNormalization", ["w3", "s1"], ["y5"], axis=-2),
+             helper.make_node("MatMul", ["w", "mw"], ["mm"]),
+             helper.make_node("Add", ["mw_b", "mm"], ["h"]),
+             helper.make_node("Mul", ["h", "isqrt2"], ["hd"]),
+             helper.make_node("Erf", ["hd"], ["he"]),
+             helper.make_node("Add", ["he", "one"], ["he1"]),
+             helper.make_node("Mul", ["he1", "h"], ["hg"]),
+             helper.make_node("Mul", ["half", "hg"], ["y6"])]
     inits = [const("seven", np.float32(7)), const("sqrt2", np.float32(np.sqrt(2))),
              const("one", np.float32(1)),
              const("half", np.float32(0.5)), const("s37", rand(37)), const("b37", rand(37)),
-             const("s200", rand(200)), const("s1", rand(1, 20))]
+             const("s200", rand(200)), const("s1", rand(1, 20)),
+             const("mw", rand(200, 48, scale=0.3)), const("mw_b", rand(48)),
+             const("isqrt2", np.float32(1 / np.sqrt(2)))]
     shapes = {"xin": [5, 37], "w": [3, 200], "w3": [2, 10, 20]}
     outs = [vi("y1", F, [5, 37]), vi("y2", F, [5, 37]), vi("y3", F, [5, 37]),
-            vi("y4", F, [3, 200]), vi("y5", F, [2, 10, 20])]
+            vi("y4", F, [3, 200]), vi("y5", F, [2, 10, 20]), vi("y6", F, [3, 48])]
     return model(nodes, [vi(k, F, v) for k, v in shapes.items()], outs, inits), shapes
 
 
@@ -870,7 +883,8 @@ KINDS = {"winograd": {"Conv 3x3 s1 winograd": 6, "Conv 5x5 s1 blocked": 1},
                            "Conv 5x5 s1 blocked": 2, "Conv 5x5 s2 blocked": 1,
                            "Conv 7x7 s2 blocked": 1},
          "small_planes": {"Conv 1x1 s1 gemm": 4, "Conv 3x3 s2 direct": 1},
-         "silu_fusion": {"Sigmoid": 2, "Mul": 3}}
+         "silu_fusion": {"Sigmoid": 2, "Mul": 3},
+         "transformer_elementwise": {"Erf": 1, "Div": 0}}
 
 # what must still be refused: case -> strings nnpipe's error names
 REFUSED = {loop_growing: ["data-dependent tail from node 'loop' (Loop)",

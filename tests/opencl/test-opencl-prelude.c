@@ -26,7 +26,7 @@ static const char *device_spec = "opencl";
 #define CODES(X) \
   X (NNP_ACT_NONE) X (NNP_ACT_RELU) X (NNP_ACT_CLIP) X (NNP_ACT_LEAKY_RELU) \
   X (NNP_ACT_HARD_SIGMOID) X (NNP_ACT_HARD_SWISH) X (NNP_ACT_SIGMOID) \
-  X (NNP_ACT_HARD_SWISH_AFFINE) X (NNP_ACT_SILU) \
+  X (NNP_ACT_HARD_SWISH_AFFINE) X (NNP_ACT_SILU) X (NNP_ACT_GELU) \
   X (NNP_OCL_MAX_RANK) X (NNP_OCL_TILE) X (NNP_OCL_TILE_LOCAL) \
   X (NNP_OCL_UN_COPY) X (NNP_OCL_UN_RELU) X (NNP_OCL_UN_CLIP) X (NNP_OCL_UN_SIGMOID) \
   X (NNP_OCL_UN_CEIL) X (NNP_OCL_BIN_ADD) X (NNP_OCL_BIN_FIRST) X (NNP_OCL_BIN_GREATER) \
@@ -140,8 +140,8 @@ test_codes (void)
     if (dev_codes[i] != host_codes[i])
       g_error ("%s: %d on the device, %d on the host", code_names[i], dev_codes[i], host_codes[i]);
   }
-  /* the enum really is graph.h's: the last activation is the 9th */
-  g_assert_cmpint (NNP_ACT_SILU, ==, 8);
+  /* the enum really is graph.h's: the last activation is the 10th */
+  g_assert_cmpint (NNP_ACT_GELU, ==, 9);
   probe_clear (&p);
 }
 
@@ -177,6 +177,7 @@ test_activations (void)
     { NNP_ACT_HARD_SWISH_AFFINE, 0.75f, -0.125f, 4 },
     { NNP_ACT_SIGMOID, 0.f, 0.f, 4 },
     { NNP_ACT_SILU, 0.f, 0.f, 6 },
+    { NNP_ACT_GELU, 0.f, 0.f, 8 },
   };
   Probe p;
   GArray *xs = g_array_new (FALSE, FALSE, sizeof (float));

@@ -2,7 +2,7 @@
 (onnx.checker with shape inference, and our own loader via `nnpipe inspect`)
 that ONNX Runtime runs to nnpipe's stage outputs (max abs err / max abs ref
 <= 1e-4, tests/models/compare-raw), on test models built here (fused
-Clip / HardSwish / HardSigmoid / LeakyRelu / SiLU / BatchNormalization, a graph input
+Clip / HardSwish / HardSigmoid / LeakyRelu / SiLU / GELU / BatchNormalization, a graph input
 read late, two outputs) and on the PaddleOCR detector and recognizer.  Then
 the bad inputs: an export directory that cannot be created, a plan made for
 another model.
@@ -66,7 +66,16 @@ def fused_model(path, opset):
     conv("a4", "c5", c)  # SiLU as PyTorch writes it: Sigmoid, Mul
     n.append(helper.make_node("Sigmoid", ["c5"], ["c5_s"]))
     n.append(helper.make_node("Mul", ["c5", "c5_s"], ["a5"]))
-    n.append(helper.make_node("Mul", ["a5", "early"], ["m"]))
+    conv("a5", "c6", c)  # GELU as PyTorch writes it: / sqrt 2, Erf, + 1, * x, * 0.5
+    inits += [numpy_helper.from_array(np.float32(v), k) for k, v in (("sqrt2", np.sqrt(2)),
+                                                                    ("g_one", 1.0),
+                                                                    ("g_half", 0.5))]
+    n.append(helper.make_node("Div", ["c6", "sqrt2"], ["g_d"]))
+    n.append(helper.make_node("Erf", ["g_d"], ["g_e"]))
+    n.append(helper.make_node("Add", ["g_e", "g_one"], ["g_e1"]))
+    n.append(helper.make_node("Mul", ["c6", "g_e1"], ["g_m"]))
+    n.append(helper.make_node("Mul", ["g_m", "g_half"], ["a6"]))
+    n.append(helper.make_node("Mul", ["a6", "early"], ["m"]))
     inits.extend([w("p_w", 3, c, 1, 1), w("p_b", 3)])
     n.append(helper.make_node("Conv", ["m", "p_w", "p_b"], ["p"]))
     n.append(helper.make_node("Add", ["p", "x"], ["late"]))

