@@ -281,32 +281,33 @@ put_hard_swish (Writer *w, const char *node, const char *x, const char *y, GErro
 static gboolean
 put_gelu (Writer *w, const NnpNode *node, const char *x, const char *y, GError **error)
 {
-  static const char *const ops[4] = { "Div", "Erf", "Add", "Mul" };
-  static const float consts[4] = { 1.41421356237309505f, 0.f, 1.f, 0.f };
-  const char *prev = x, *half;
+  g_autofree char *bd = g_strconcat (y, ".gelu_div", NULL),
+                  *be = g_strconcat (y, ".gelu_erf", NULL);
+  g_autofree char *ba = g_strconcat (y, ".gelu_add", NULL),
+                  *bm = g_strconcat (y, ".gelu_mul", NULL);
+  g_autofree char *cs = g_strconcat (node->name, ".gelu_sqrt2", NULL);
+  g_autofree char *co = g_strconcat (node->name, ".gelu_one", NULL);
+  g_autofree char *ch = g_strconcat (node->name, ".gelu_half", NULL);
+  g_autofree char *n0 = g_strconcat (node->name, ".gelu0", NULL);
+  g_autofree char *n1 = g_strconcat (node->name, ".gelu1", NULL);
+  g_autofree char *n2 = g_strconcat (node->name, ".gelu2", NULL);
+  g_autofree char *n3 = g_strconcat (node->name, ".gelu3", NULL);
+  g_autofree char *n4 = g_strconcat (node->name, ".gelu4", NULL);
+  const char *d = fresh_name (w, bd), *e = fresh_name (w, be);
+  const char *a = fresh_name (w, ba), *m = fresh_name (w, bm);
+  const char *sqrt2 = put_scalar (w, cs, 1.41421356237309505f, error);
+  const char *one = sqrt2 ? put_scalar (w, co, 1.f, error) : NULL;
+  const char *half = one ? put_scalar (w, ch, 0.5f, error) : NULL;
+  const char *div_in[2] = { x, sqrt2 }, *add_in[2] = { e, one };
+  const char *mul_in[2] = { x, a }, *half_in[2] = { m, half };
 
-  for (int i = 0; i < 4; i++) {
-    g_autofree char *vn = g_strdup_printf ("%s.gelu%d", y, i);
-    g_autofree char *nn = g_strdup_printf ("%s.gelu%d", node->name, i);
-    g_autofree char *cn = g_strdup_printf ("%s.gelu_c%d", node->name, i);
-    const char *out = fresh_name (w, vn), *c = NULL, *in[2];
-    if (consts[i] != 0.f && (c = put_scalar (w, cn, consts[i], error)) == NULL)
-      return FALSE;
-    in[0] = i == 3 ? x : prev;
-    in[1] = i == 3 ? prev : c;
-    put_node (w, nn, ops[i], "", in, i == 1 ? 1 : 2, &out, 1, NULL);
-    prev = out;
-  }
-  {
-    g_autofree char *cn = g_strconcat (node->name, ".gelu_half", NULL);
-    g_autofree char *nn = g_strconcat (node->name, ".gelu4", NULL);
-    const char *in[2];
-    if ((half = put_scalar (w, cn, 0.5f, error)) == NULL)
-      return FALSE;
-    in[0] = prev;
-    in[1] = half;
-    put_node (w, nn, "Mul", "", in, 2, &y, 1, NULL);
-  }
+  if (half == NULL)
+    return FALSE;
+  put_node (w, n0, "Div", "", div_in, 2, &d, 1, NULL);
+  put_node (w, n1, "Erf", "", &d, 1, &e, 1, NULL);
+  put_node (w, n2, "Add", "", add_in, 2, &a, 1, NULL);
+  put_node (w, n3, "Mul", "", mul_in, 2, &m, 1, NULL);
+  put_node (w, n4, "Mul", "", half_in, 2, &y, 1, NULL);
   return TRUE;
 }
 

@@ -216,7 +216,8 @@ nnp_act_avx512_other (__m512 v, NnpActivation act, float alpha, float beta)
 
 /* A fused activation on 16 lanes, for kernels compiled for AVX-512 (with
  * avx512dq): always inlined (a call per vector cost a depthwise kernel of
- * stride 2 5 % of its time), Relu and Clip in it, the others a call.  Relu and Clip with the maskz forms: GCC 12's
+ * stride 2 5 % of its time), Relu and Clip in it, the others a call
+ * (nnp_act_avx512_other).  Relu and Clip with the maskz forms: GCC 12's
  * plain ones warn of an undefined operand. */
 __attribute__ ((target ("avx512f,avx512dq,avx2,fma"), always_inline)) static inline __m512
 nnp_act_avx512 (__m512 v, NnpActivation act, float alpha, float beta)

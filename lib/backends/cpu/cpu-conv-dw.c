@@ -512,9 +512,6 @@ dw_rows_s2_avx512_body (const DwCtx *c, const float *pad, int64_t we, const floa
   const NnpActivation act = c->act;
   const float alpha = c->act_alpha, beta = c->act_beta;
   const __mmask16 narrow = (__mmask16) (OW < 16 ? (1u << OW) - 1 : 0xffff);
-  /* rows [full_lo, full_hi) read all K input rows (no dilation) */
-  const int64_t full_lo = (p->pads_begin[1] + 1) / 2;
-  const int64_t full_hi = MIN (OH, (p->in_dims[1] - K + p->pads_begin[1]) / 2 + 1);
   __m512 wv[25];
 
   for (int q = 0; q < K * K; q++)
@@ -546,9 +543,11 @@ dw_rows_s2_avx512_body (const DwCtx *c, const float *pad, int64_t we, const floa
     }
     /* rows narrower than 64 outputs: whole rows together where they have
      * every tap (four of one vector, two of 2-4) */
-    if (ow == 0 && oh >= full_lo && oh + 1 < full_hi) {
-      int most = OW <= 16 ? 4 : 2;
-      nr = (int) MIN (most, full_hi - oh);
+    if (ow == 0 && kh_lo == 0 && kh_hi == K) {
+      const int most = OW <= 16 ? 4 : 2;
+      int64_t lo, hi;
+      while (nr < most && oh + nr < OH && dw_row_taps (p, oh + nr, &lo, &hi) && lo == 0 && hi == K)
+        nr++;
       nr = nr >= 4 ? 4 : nr >= 2 ? 2 : 1;
     }
     if (ow < OW)

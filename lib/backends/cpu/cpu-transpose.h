@@ -31,7 +31,6 @@ nnp_transpose8_avx2 (__m256 r[8])
   r[7] = _mm256_permute2f128_ps (u3, u7, 0x31);
 }
 
-
 /* r[t] (lanes: o) -> r[o] (lanes: t) for a 16 x 16 block of floats.  The
  * maskz forms: GCC 12's plain ones warn of an undefined operand.  Always
  * inlined: called out of line, r[] goes through the stack (a third caller,
