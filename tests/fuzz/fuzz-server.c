@@ -282,12 +282,27 @@ wait_idle (void)
   g_mutex_unlock (&l->lock);
 }
 
+/* A plain socket connected to the server (no proxy resolver, libproxy or
+ * dconf, in the way). */
+static GSocket *
+connect_server (void)
+{
+  GInetAddress *ia = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
+  GSocketAddress *sa = g_inet_socket_address_new (ia, (guint16) port);
+  GSocket *sock =
+      g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_TCP, NULL);
+
+  if (sock == NULL || !g_socket_connect (sock, sa, NULL, NULL))
+    violation ("cannot connect to the server", "127.0.0.1");
+  g_object_unref (sa);
+  g_object_unref (ia);
+  return sock;
+}
+
 int
 LLVMFuzzerTestOneInput (const guint8 *data, size_t size)
 {
   GByteArray *send, *m;
-  GInetAddress *ia;
-  GSocketAddress *sa;
   GSocket *sock;
 
   if (size < 1)
@@ -318,12 +333,7 @@ LLVMFuzzerTestOneInput (const guint8 *data, size_t size)
   g_byte_array_append (send, m->data, m->len);
   g_byte_array_unref (m);
 
-  /* a plain socket: no proxy resolver (libproxy, dconf) in the way */
-  ia = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
-  sa = g_inet_socket_address_new (ia, (guint16) port);
-  sock = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_TCP, NULL);
-  if (sock == NULL || !g_socket_connect (sock, sa, NULL, NULL))
-    violation ("cannot connect to the server", "127.0.0.1");
+  sock = connect_server ();
   /* the server may close early (an ERROR): a short write is fine */
   for (gsize at = 0; at < send->len;) {
     gssize n = g_socket_send (sock, (const gchar *) send->data + at, send->len - at, NULL, NULL);
@@ -335,8 +345,6 @@ LLVMFuzzerTestOneInput (const guint8 *data, size_t size)
   read_answers (sock);
   g_socket_close (sock, NULL);
   g_object_unref (sock);
-  g_object_unref (sa);
-  g_object_unref (ia);
   g_byte_array_unref (send);
   wait_idle ();
   return 0;
@@ -356,17 +364,11 @@ LLVMFuzzerTestOneInput (const guint8 *data, size_t size)
 static void
 spawn_pool_threads (void)
 {
-  GInetAddress *ia = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
-  GSocketAddress *sa = g_inet_socket_address_new (ia, (guint16) port);
   GSocket *socks[SPARE];
   Listener *l = whole->l;
 
-  for (int i = 0; i < SPARE; i++) {
-    socks[i] =
-        g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_TCP, NULL);
-    if (socks[i] == NULL || !g_socket_connect (socks[i], sa, NULL, NULL))
-      violation ("cannot connect to the server", "127.0.0.1");
-  }
+  for (int i = 0; i < SPARE; i++)
+    socks[i] = connect_server ();
   /* every connection on a thread of its own */
   g_mutex_lock (&l->lock);
   while (l->running < SPARE) {
@@ -378,8 +380,6 @@ spawn_pool_threads (void)
     g_socket_close (socks[i], NULL);
     g_object_unref (socks[i]);
   }
-  g_object_unref (sa);
-  g_object_unref (ia);
   wait_idle ();
 }
 
