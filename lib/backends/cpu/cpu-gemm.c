@@ -311,26 +311,23 @@ uki_avx2 (int64_t kc, const float *a, const float *b, const int32_t *koff, float
     t_[2 * (r)] = c##r##_0; \
     t_[2 * (r) + 1] = c##r##_1; \
   } while (0)
+#define Z_SPILL_6 \
+  Z_SPILL (0); \
+  Z_SPILL (1); \
+  Z_SPILL (2); \
+  Z_SPILL (3); \
+  Z_SPILL (4); \
+  Z_SPILL (5)
 #define Z_STORE_6 \
   do { \
     __m512 t_[2 * MR]; \
-    Z_SPILL (0); \
-    Z_SPILL (1); \
-    Z_SPILL (2); \
-    Z_SPILL (3); \
-    Z_SPILL (4); \
-    Z_SPILL (5); \
+    Z_SPILL_6; \
     uk512_store_tile (t_, part ? args->rows : MR, c, ldc, args); \
   } while (0)
 #define Z_STORE_12 \
   do { \
     __m512 t_[4 * MR]; \
-    Z_SPILL (0); \
-    Z_SPILL (1); \
-    Z_SPILL (2); \
-    Z_SPILL (3); \
-    Z_SPILL (4); \
-    Z_SPILL (5); \
+    Z_SPILL_6; \
     Z_SPILL (6); \
     Z_SPILL (7); \
     Z_SPILL (8); \
