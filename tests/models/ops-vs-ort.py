@@ -630,6 +630,16 @@ def blocked_tiles():
     return conv_cases(convs, shapes), shapes
 
 
+def gelu_isqrt2(h, out):
+    """GELU of h written out with 1 / sqrt 2 as a Mul and the last Mul's
+    operands swapped (constants isqrt2, one, half)."""
+    return [helper.make_node("Mul", [h, "isqrt2"], [h + "d"]),
+            helper.make_node("Erf", [h + "d"], [h + "e"]),
+            helper.make_node("Add", [h + "e", "one"], [h + "e1"]),
+            helper.make_node("Mul", [h + "e1", h], [h + "g"]),
+            helper.make_node("Mul", ["half", h + "g"], [out])]
+
+
 def transformer_elementwise():
     """The elementwise ops of transformer exports on their vector paths:
     GELU written out as PyTorch exports it (x / sqrt 2 -> Erf -> + 1 -> x *
@@ -652,12 +662,7 @@ def transformer_elementwise():
              helper.make_node("LayerNormalization", ["w", "s200"], ["y4"]),
              helper.make_node("LayerNormalization", ["w3", "s1"], ["y5"], axis=-2),
              helper.make_node("MatMul", ["w", "mw"], ["mm"]),
-             helper.make_node("Add", ["mw_b", "mm"], ["h"]),
-             helper.make_node("Mul", ["h", "isqrt2"], ["hd"]),
-             helper.make_node("Erf", ["hd"], ["he"]),
-             helper.make_node("Add", ["he", "one"], ["he1"]),
-             helper.make_node("Mul", ["he1", "h"], ["hg"]),
-             helper.make_node("Mul", ["half", "hg"], ["y6"])]
+             helper.make_node("Add", ["mw_b", "mm"], ["h"])] + gelu_isqrt2("h", "y6")
     inits = [const("seven", np.float32(7)), const("sqrt2", np.float32(np.sqrt(2))),
              const("one", np.float32(1)),
              const("half", np.float32(0.5)), const("s37", rand(37)), const("b37", rand(37)),
@@ -667,6 +672,65 @@ def transformer_elementwise():
     shapes = {"xin": [5, 37], "w": [3, 200], "w3": [2, 10, 20]}
     outs = [vi("y1", F, [5, 37]), vi("y2", F, [5, 37]), vi("y3", F, [5, 37]),
             vi("y4", F, [3, 200]), vi("y5", F, [2, 10, 20]), vi("y6", F, [3, 48])]
+    return model(nodes, [vi(k, F, v) for k, v in shapes.items()], outs, inits), shapes
+
+
+def matmul_bias():
+    """The bias Add after a MatMul, which the CPU executor computes in the
+    GEMM's tile store with the Add's activation (the Add's output internal:
+    each read by a Neg): a [24] bias then Relu (24 columns: the AVX2 edge
+    kernel), a [1, 1, 40] one then GELU written out (K 600: the bias and
+    GELU on the last of three K blocks), a bias after a batched MatMul of two
+    computed tensors, a single row; and what must stay an Add: a bias per
+    row ([5, 1]), a whole [5, 24] matrix, a MatMul read by a second node
+    too, an Add that is a graph output."""
+    nodes = [helper.make_node("MatMul", ["x", "w24"], ["m1"]),
+             helper.make_node("Add", ["m1", "b24"], ["a1"]),
+             helper.make_node("Relu", ["a1"], ["r1"]),
+             helper.make_node("MatMul", ["k", "w40"], ["m2"]),
+             helper.make_node("Add", ["b40", "m2"], ["h"])] + gelu_isqrt2("h", "r2") + [
+             helper.make_node("Transpose", ["x"], ["xt"], perm=[0, 2, 1]),
+             helper.make_node("MatMul", ["x", "xt"], ["m3"]),
+             helper.make_node("Add", ["m3", "b5"], ["r3"]),
+             helper.make_node("MatMul", ["r", "w24"], ["m4"]),
+             helper.make_node("Add", ["m4", "b24"], ["r4"]),
+             helper.make_node("MatMul", ["x", "w24"], ["m5"]),
+             helper.make_node("Add", ["m5", "b51"], ["r5"]),
+             helper.make_node("MatMul", ["x", "w24"], ["m6"]),
+             helper.make_node("Add", ["m6", "b524"], ["r6"]),
+             helper.make_node("MatMul", ["x", "w24"], ["m7"]),
+             helper.make_node("Add", ["m7", "b24"], ["r7"]),
+             helper.make_node("Sigmoid", ["m7"], ["y8"]),
+             helper.make_node("MatMul", ["x", "w24"], ["m9"]),
+             helper.make_node("Add", ["m9", "b24"], ["y9"])]
+    nodes += [helper.make_node("Neg", [f"r{i}"], [f"y{i}"]) for i in range(1, 8)]
+    inits = [const("w24", rand(40, 24)), const("b24", rand(24)),
+             const("w40", rand(600, 40, scale=0.1)), const("b40", rand(1, 1, 40)),
+             const("b5", rand(5)), const("b51", rand(5, 1)), const("b524", rand(5, 24)),
+             const("one", np.float32(1)), const("half", np.float32(0.5)),
+             const("isqrt2", np.float32(1 / np.sqrt(2)))]
+    shapes = {"x": [2, 5, 40], "k": [3, 7, 600], "r": [1, 40]}
+    outs = [vi("y1", F, [2, 5, 24]), vi("y2", F, [3, 7, 40]), vi("y3", F, [2, 5, 5]),
+            vi("y4", F, [1, 24]), vi("y5", F, [2, 5, 24]), vi("y6", F, [2, 5, 24]),
+            vi("y7", F, [2, 5, 24]), vi("y8", F, [2, 5, 24]), vi("y9", F, [2, 5, 24])]
+    return model(nodes, [vi(k, F, v) for k, v in shapes.items()], outs, inits), shapes
+
+
+def softmax_rows():
+    """Softmax and LogSoftmax along rows of 7, 16, 37 and 197 (a masked
+    last vector alone, one whole vector, full vectors and a tail, the
+    two-chain maximum), LogSoftmax of values near 1000 (the log of the sum
+    kept apart from the maximum), a row of equal values."""
+    nodes, outs, inits, shapes = [], [], [const("big", np.float32(1000))], {}
+    for n in (7, 16, 37, 197):
+        shapes[f"x{n}"] = [3, n]
+        nodes += [helper.make_node("Softmax", [f"x{n}"], [f"s{n}"], axis=-1),
+                  helper.make_node("Add", [f"x{n}", "big"], [f"b{n}"]),
+                  helper.make_node("LogSoftmax", [f"b{n}"], [f"l{n}"], axis=-1)]
+        outs += [vi(f"s{n}", F, [3, n]), vi(f"l{n}", F, [3, n])]
+    nodes.append(helper.make_node("Softmax", ["eq"], ["se"], axis=-1))
+    inits.append(const("eq", np.full((2, 37), 3.0, np.float32)))
+    outs.append(vi("se", F, [2, 37]))
     return model(nodes, [vi(k, F, v) for k, v in shapes.items()], outs, inits), shapes
 
 
@@ -891,7 +955,7 @@ REFUSED = {loop_growing: ["data-dependent tail from node 'loop' (Loop)",
                           "loop-carried value 0 changes its type or shape"]}
 
 
-CASES = [conv_kernels, depthwise_rows, depthwise_small, small_planes, blocked_tiles, winograd, pools_s2, concat_chunks, transformer_elementwise, silu_fusion, residual_fusion, lstm_bidi, gru_reverse, gru_default, rnn_relu, vit_block, super_res, style, opset7,
+CASES = [conv_kernels, depthwise_rows, depthwise_small, small_planes, blocked_tiles, winograd, pools_s2, concat_chunks, transformer_elementwise, matmul_bias, softmax_rows, silu_fusion, residual_fusion, lstm_bidi, gru_reverse, gru_default, rnn_relu, vit_block, super_res, style, opset7,
          signal, reductions, indexing, losses, sampling, einsum, control_flow, detect_nms,
          detect_nms_batch2_center, nonzero_gathernd, topk_range_computed, loop_growing]
 

@@ -109,8 +109,30 @@ aligned_free (gpointer p)
  * stage input, a constant, or computed by an earlier step), both values and
  * the Add's output internal.  The Conv kernel then adds r while its tiles
  * are in cache, the Add's output takes over the Conv's output block and its
- * step is skipped: one pass over three tensors fewer.  Fills sum_value /
- * sum_step of the Conv steps and inplace[] (per step) for the memory plan. */
+ * step is skipped: one pass over three tensors fewer.  The same for the
+ * bias Add after a MatMul without an activation (MatMul -> Add(mm, b) [->
+ * activation], every linear layer of a transformer): b a constant of the
+ * output's last dimension, broadcast along it alone; the GEMM adds it as
+ * column biases.  Fills sum_value / sum_step of the Conv and MatMul steps
+ * and inplace[] (per step) for the memory plan. */
+/* b can be a column bias of MatMul mm's output v: a constant holding
+ * one value per output column (shape [n], or [1, ..., 1, n] of at most
+ * v's rank), mm without an activation of its own (the Add's comes after
+ * the bias). */
+static gboolean
+column_bias (const NnpNode *mm, const NnpValue *v, const NnpValue *b, NnpValueRole b_role)
+{
+  int64_t n;
+
+  if (mm->act != NNP_ACT_NONE || b_role != NNP_ROLE_CONST || b->constant == NULL
+      || v->shape.rank < 1 || b->shape.rank < 1 || b->shape.rank > v->shape.rank)
+    return FALSE;
+  n = v->shape.dims[v->shape.rank - 1];
+  if (b->shape.dims[b->shape.rank - 1] != n || nnp_tensor_numel (b->constant) != n)
+    return FALSE;
+  return TRUE;
+}
+
 static void
 find_sum_fusions (const NnpGraph *graph, const int *order, int n_nodes, const NnpValueRole *role,
                   Step *steps, int *inplace)
@@ -141,10 +163,13 @@ find_sum_fusions (const NnpGraph *graph, const int *order, int n_nodes, const Nn
       if (vv->n_consumers != 1 || vv->producer < 0 || (sc = step_of[vv->producer]) < 0)
         continue;
       conv = nnp_graph_node (graph, vv->producer);
-      if (conv->op != NNP_OP_CONV || conv->outputs[0] != v || steps[sc].sum_value >= 0
-          || vv->dtype != NNP_DTYPE_FLOAT32 || rv->dtype != NNP_DTYPE_FLOAT32
-          || ov->dtype != NNP_DTYPE_FLOAT32 || !nnp_shape_equal (&vv->shape, &rv->shape)
+      if ((conv->op != NNP_OP_CONV && conv->op != NNP_OP_MAT_MUL) || conv->outputs[0] != v
+          || steps[sc].sum_value >= 0 || vv->dtype != NNP_DTYPE_FLOAT32
+          || rv->dtype != NNP_DTYPE_FLOAT32 || ov->dtype != NNP_DTYPE_FLOAT32
           || !nnp_shape_equal (&vv->shape, &ov->shape))
+        continue;
+      if (conv->op == NNP_OP_MAT_MUL ? !column_bias (conv, vv, rv, role[r])
+                                     : !nnp_shape_equal (&vv->shape, &rv->shape))
         continue;
       if (role[r] == NNP_ROLE_INTERNAL
           && (rv->producer < 0 || step_of[rv->producer] < 0 || step_of[rv->producer] >= sc))
@@ -287,11 +312,15 @@ nnp_cpu_exec_new (const NnpBackendStageInfo *info, GError **error)
     /* a fused residual Add (the plan took the Add's step out) */
     if (step->sum_value >= 0 && stage->steps[step->sum_step].skip) {
       const NnpNode *add = stage->steps[step->sum_step].node;
-      step->call.sum = stage->views[step->sum_value];
+      if (node->op == NNP_OP_MAT_MUL)
+        step->call.bias = stage->views[step->sum_value];
+      else
+        step->call.sum = stage->views[step->sum_value];
       step->call.sum_act = add->act;
       step->call.sum_alpha = add->act_alpha;
       step->call.sum_beta = add->act_beta;
-      NNP_DEBUG ("nnp-exec", "  Add '%s' computed in Conv '%s'", add->name, node->name);
+      NNP_DEBUG ("nnp-exec", "  Add '%s' computed in %s '%s'", add->name, node->op_type,
+                 node->name);
     }
   }
 

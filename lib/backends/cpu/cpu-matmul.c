@@ -140,6 +140,16 @@ mat_mul_run (const NnpCpuCall *call, GError **error)
   g.act = call->node->act;
   g.act_alpha = call->node->act_alpha;
   g.act_beta = call->node->act_beta;
+  if (call->bias) {
+    /* a bias Add fused by the executor (NnpCpuCall.bias) */
+    g.bias = call->bias->data;
+    g.bias_rs = 0;
+    g.bias_cs = 1;
+    g.beta = 1.f;
+    g.act = call->sum_act;
+    g.act_alpha = call->sum_alpha;
+    g.act_beta = call->sum_beta;
+  }
   if (p->fold_batch || p->n_batch == 1)
     nnp_sgemm_run (&g, 1, NULL, NULL, call->pool, call->scratch);
   else

@@ -3,6 +3,7 @@
  * cpu-reduce.c. */
 #include "backends/cpu/cpu.h"
 #include "backends/cpu/cpu-act.h"
+#include "backends/cpu/cpu-gemm.h"
 #include "ops/nn-params.h"
 
 #include <math.h>
@@ -103,10 +104,12 @@ softmax_row_avx2 (const float *x, float *y, int64_t n, gboolean log)
   }
 
   if (log) {
+    /* (x - m) - log s, as below: x - (m + log s) loses log s's low bits
+     * next to a large m */
     const float ls = logf (s);
-    const __m256 vb = _mm256_set1_ps (m + ls);
+    const __m256 vl = _mm256_set1_ps (ls);
     for (d = 0; d < n8; d += 8)
-      _mm256_storeu_ps (y + d, _mm256_sub_ps (_mm256_loadu_ps (x + d), vb));
+      _mm256_storeu_ps (y + d, _mm256_sub_ps (_mm256_sub_ps (_mm256_loadu_ps (x + d), vm), vl));
     for (; d < n; d++)
       y[d] = (x[d] - m) - ls;
   } else {
@@ -116,6 +119,62 @@ softmax_row_avx2 (const float *x, float *y, int64_t n, gboolean log)
       _mm256_storeu_ps (y + d, _mm256_mul_ps (_mm256_loadu_ps (y + d), vi));
     for (; d < n; d++)
       y[d] *= inv;
+  }
+}
+
+/* softmax_row_avx2() on 16 lanes: the row's last 1-16 floats a masked
+ * vector (the lanes past the row -inf, their exp 0), the maximum in two
+ * chains. */
+__attribute__ ((target ("avx512f,avx512dq,avx2,fma"))) static void
+softmax_row_avx512 (const float *x, float *y, int64_t n, gboolean log)
+{
+  const int64_t nf = (n - 1) & ~(int64_t) 15; /* the full vectors before the last */
+  const __mmask16 tm = (__mmask16) ((1u << (n - nf)) - 1);
+  const __mmask16 all = (__mmask16) -1;
+  const __m512 ninf = _mm512_set1_ps (-INFINITY);
+  float sum;
+  __m512 m0 = ninf, m1 = ninf, vm, vs = _mm512_setzero_ps (), e;
+  int64_t d = 0;
+
+  for (; d + 32 <= nf; d += 32) {
+    m0 = _mm512_maskz_max_ps (all, m0, _mm512_loadu_ps (x + d));
+    m1 = _mm512_maskz_max_ps (all, m1, _mm512_loadu_ps (x + d + 16));
+  }
+  for (; d < nf; d += 16)
+    m0 = _mm512_maskz_max_ps (all, m0, _mm512_loadu_ps (x + d));
+  m1 = _mm512_maskz_max_ps (all, m1, _mm512_mask_loadu_ps (ninf, tm, x + nf));
+  m0 = _mm512_maskz_max_ps (all, m0, m1);
+  vm = _mm512_set1_ps (
+      nnp_hmax_avx2 (_mm256_max_ps (_mm512_maskz_extractf32x8_ps ((__mmask8) -1, m0, 0),
+                                    _mm512_maskz_extractf32x8_ps ((__mmask8) -1, m0, 1))));
+
+  for (d = 0; d < nf; d += 16) {
+    e = nnp_exp_avx512 (_mm512_sub_ps (_mm512_loadu_ps (x + d), vm));
+    if (!log)
+      _mm512_storeu_ps (y + d, e);
+    vs = _mm512_add_ps (vs, e);
+  }
+  e = nnp_exp_avx512 (_mm512_sub_ps (_mm512_mask_loadu_ps (ninf, tm, x + nf), vm));
+  e = _mm512_maskz_mov_ps (tm, e);
+  if (!log)
+    _mm512_mask_storeu_ps (y + nf, tm, e);
+  vs = _mm512_add_ps (vs, e);
+  sum = nnp_hsum_avx2 (_mm256_add_ps (_mm512_maskz_extractf32x8_ps ((__mmask8) -1, vs, 0),
+                                      _mm512_maskz_extractf32x8_ps ((__mmask8) -1, vs, 1)));
+
+  if (log) {
+    /* (x - m) - log s: x - (m + log s) loses log s's low bits next to a
+     * large m */
+    const __m512 ls = _mm512_set1_ps (logf (sum));
+    for (d = 0; d < nf; d += 16)
+      _mm512_storeu_ps (y + d, _mm512_sub_ps (_mm512_sub_ps (_mm512_loadu_ps (x + d), vm), ls));
+    _mm512_mask_storeu_ps (
+        y + nf, tm, _mm512_sub_ps (_mm512_sub_ps (_mm512_maskz_loadu_ps (tm, x + nf), vm), ls));
+  } else {
+    const __m512 vi = _mm512_set1_ps (1.f / sum);
+    for (d = 0; d < nf; d += 16)
+      _mm512_storeu_ps (y + d, _mm512_mul_ps (_mm512_loadu_ps (y + d), vi));
+    _mm512_mask_storeu_ps (y + nf, tm, _mm512_mul_ps (_mm512_maskz_loadu_ps (tm, y + nf), vi));
   }
 }
 
@@ -156,6 +215,7 @@ softmax_worker (gpointer data, gsize begin, gsize end, int thread)
   const int64_t dim = job->p->dim, inner = job->p->inner;
 #if defined(__x86_64__) || defined(__i386__)
   const gboolean avx2 = nnp_cpu_avx2_ok ();
+  const gboolean avx512 = avx2 && nnp_sgemm_has_avx512 ();
 #endif
 
   for (gsize o = begin; o < end; o++) {
@@ -166,6 +226,10 @@ softmax_worker (gpointer data, gsize begin, gsize end, int thread)
     if (inner == 1) {
       float m = -INFINITY, s = 0.f;
 #if defined(__x86_64__) || defined(__i386__)
+      if (avx512) {
+        softmax_row_avx512 (x, y, dim, job->log);
+        continue;
+      }
       if (avx2) {
         softmax_row_avx2 (x, y, dim, job->log);
         continue;

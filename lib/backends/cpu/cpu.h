@@ -35,6 +35,12 @@ typedef struct {
   const NnpTensor *sum;
   NnpActivation sum_act;
   float sum_alpha, sum_beta;
+  /* A bias Add fused into this MatMul by the executor, or NULL: the output
+   * becomes sum_act (output + bias), bias n constants added to every row
+   * (the Add's other operand, broadcast along the last axis only), the
+   * MatMul's own activation none.  Added, with the activation, in the GEMM's
+   * tile store. */
+  const NnpTensor *bias;
 } NnpCpuCall;
 
 typedef struct {
