@@ -419,6 +419,49 @@ uk512_6x32 (int64_t kc, const float *a, const float *b, int64_t bs, float *c, in
   Z_STORE_6;
 }
 
+/* A read in place: row-major, row r of the tile at a + r * lda (rows = 12
+ * or 6); packed B as uk512_12x32's.  Saves packing A where it is not a
+ * prepacked weight (a transformer's activations times its weights: the
+ * packing was 6 % of those MatMuls); as fast as the packed A (measured:
+ * 112-113 GFLOP/s both, A from L2).  Rows in groups of three from four
+ * pointers, so the loop keeps few registers for addresses. */
+UK512 __attribute__ ((always_inline)) static inline void
+uk512_direct_body (int64_t kc, const float *a, int64_t lda, const float *b, int64_t bs, float *c,
+                   int64_t ldc, const UkArgs *args, const int rows)
+{
+  __m512 acc[4 * MR];
+
+#pragma GCC unroll 12
+  for (int r = 0; r < rows; r++)
+    acc[2 * r] = acc[2 * r + 1] = _mm512_setzero_ps ();
+#pragma GCC unroll 2
+  for (int64_t q = 0; q < kc; q++) {
+    const float *p[4] = { a + q, a + 3 * lda + q, a + 6 * lda + q, a + 9 * lda + q };
+    __m512 b0 = _mm512_loadu_ps (b + q * NR), b1 = _mm512_loadu_ps (b + bs + q * NR);
+#pragma GCC unroll 12
+    for (int r = 0; r < rows; r++) {
+      __m512 av = _mm512_set1_ps (p[r / 3][(r % 3) * lda]);
+      acc[2 * r] = _mm512_fmadd_ps (av, b0, acc[2 * r]);
+      acc[2 * r + 1] = _mm512_fmadd_ps (av, b1, acc[2 * r + 1]);
+    }
+  }
+  uk512_store_tile (acc, rows, c, ldc, args);
+}
+
+UK512 static void
+uk512_12x32_direct (int64_t kc, const float *a, int64_t lda, const float *b, int64_t bs, float *c,
+                    int64_t ldc, const UkArgs *args)
+{
+  uk512_direct_body (kc, a, lda, b, bs, c, ldc, args, 2 * MR);
+}
+
+UK512 static void
+uk512_6x32_direct (int64_t kc, const float *a, int64_t lda, const float *b, int64_t bs, float *c,
+                   int64_t ldc, const UkArgs *args)
+{
+  uk512_direct_body (kc, a, lda, b, bs, c, ldc, args, MR);
+}
+
 /* Indirect: B row q is b + koff[q] (32 contiguous floats).  The bodies
  * with `part` a constant: the plain kernels store every row, the _part
  * ones the first args->rows (a last block of 1-5 or 7-11 rows). */
@@ -840,6 +883,9 @@ bias_kind (const NnpSgemm *g)
   return BIAS_FULL;
 }
 
+/* run_block reads a row-major A in place up to this many columns of C */
+#define DIRECT_A_MAX_N (12 * 2 * NR)
+
 /* C[m0.., n0..] (mc x nc) over the whole of K.  slot: NNP_SGEMM_SLOT_FLOATS floats.
  * a_ready: the slot already holds this block's packed A (one K block, the
  * slot's previous task had the same rows of the same A). */
@@ -854,6 +900,14 @@ run_block (const NnpSgemm *g, int64_t m0, int64_t mc, int64_t n0, int64_t nc, fl
   float *slot_a = slot, *slot_b = slot ? slot + MC * KC : NULL;
   float rb[MR], cb[NR], tmp[MR * NR], rb12[2 * MR], cb32[2 * NR];
   UkArgs args = { 0 };
+  /* A read in place by the AVX-512 kernels (uk512_direct_body): row-major,
+   * not scaled, every column tile 32 wide, and few of them (the packing
+   * is paid once for all of them; measured, 197 x 192 A, eight MatMuls: N
+   * 192 -5 %, 256 -3 %, 384 -1 %, 768 +7 %); only a last panel of 1-5
+   * rows is packed (for the AVX2 tiles) */
+  const gboolean direct = the_512 && !g->a_packed && g->a_cs == 1 && g->alpha == 1.f
+                          && g->n % (2 * NR) == 0 && g->n <= DIRECT_A_MAX_N;
+  const int64_t m_direct = direct ? mc - mc % MR : 0;
 
   if (bk == BIAS_FULL) {
     for (int64_t i = 0; i < mc; i++) {
@@ -888,7 +942,7 @@ run_block (const NnpSgemm *g, int64_t m0, int64_t mc, int64_t n0, int64_t nc, fl
     } else if (a_ready) {
       abase = slot_a;
     } else {
-      for (int64_t i = 0; i < mc; i += MR)
+      for (int64_t i = m_direct; i < mc; i += MR)
         pack_a_panel (kc, MIN (MR, mc - i), g->a + (m0 + i) * g->a_rs + k0 * g->a_cs, g->a_rs,
                       g->a_cs, g->alpha, slot_a + i * kc);
       abase = slot_a;
@@ -939,7 +993,12 @@ run_block (const NnpSgemm *g, int64_t m0, int64_t mc, int64_t n0, int64_t nc, fl
               rb12[r] = g->beta * g->bias[(m0 + i + r) * g->bias_rs];
             args.rb = rb12;
           }
-          if (mr == 2 * MR)
+          const float *ad = g->a + (m0 + i) * g->a_rs + k0;
+          if (direct && mr == 2 * MR)
+            uk512_12x32_direct (kc, ad, g->a_rs, bp, NR * kc, cp, g->ldc, &args);
+          else if (direct)
+            uk512_6x32_direct (kc, ad, g->a_rs, bp, NR * kc, cp, g->ldc, &args);
+          else if (mr == 2 * MR)
             uk512_12x32 (kc, ap, MR * kc, bp, NR * kc, cp, g->ldc, &args);
           else
             uk512_6x32 (kc, ap, bp, NR * kc, cp, g->ldc, &args);
