@@ -557,6 +557,49 @@ def residual_relu_square(conv, r, out):
             helper.make_node("Mul", [conv + "_a", conv + "_a"], [out])]
 
 
+def stems():
+    """Convolutions of few products per output (K = channels x kernel at
+    most 64: network stems), computed with output pixels along the vector
+    lanes: 3 -> 16 3x3 stride 2 (rows of 35: a masked third vector; a last
+    panel of 4 channels) with Clip, 3 -> 32 stride 2 (rows of 65: a last
+    tile of one pixel), 2 -> 8 5x5 with SiLU written out (applied after the
+    store), a grouped 4 -> 8 (two groups of K 18) with HardSigmoid, 2 -> 5
+    without a bias or padding, then Sigmoid; a 3x3 of 8 channels (K 72)
+    stays on the indirect GEMM."""
+    nodes, inits = [], []
+
+    def conv(name, src, cin, cout, k, stride=1, group=1, pad=None, bias=True):
+        inits.append(const(name + "_w", rand(cout, cin // group, k, k, scale=0.3)))
+        ins = [src, name + "_w"]
+        if bias:
+            inits.append(const(name + "_b", rand(cout)))
+            ins.append(name + "_b")
+        nodes.append(helper.make_node("Conv", ins, [name], kernel_shape=[k, k],
+                                      pads=[k // 2 if pad is None else pad] * 4,
+                                      strides=[stride, stride], group=group))
+
+    inits += [const("zero", np.float32(0)), const("six", np.float32(6))]
+    conv("a", "x", 3, 16, 3, stride=2)
+    nodes.append(helper.make_node("Clip", ["a", "zero", "six"], ["y1"]))
+    conv("b", "x2", 3, 32, 3, stride=2)
+    nodes.append(helper.make_node("Relu", ["b"], ["y2"]))
+    conv("c", "x3", 2, 8, 5)
+    nodes += [helper.make_node("Sigmoid", ["c"], ["cs"]),
+              helper.make_node("Mul", ["c", "cs"], ["y3"])]
+    conv("d", "x4", 4, 8, 3, group=2)
+    nodes.append(helper.make_node("HardSigmoid", ["d"], ["y4"]))
+    conv("e", "x5", 2, 5, 3, pad=0, bias=False)
+    nodes.append(helper.make_node("Sigmoid", ["e"], ["y5"]))
+    conv("f", "x6", 8, 12, 3)
+    nodes.append(helper.make_node("Relu", ["f"], ["y6"]))
+    shapes = {"x": [1, 3, 50, 70], "x2": [1, 3, 20, 130], "x3": [2, 2, 9, 40],
+              "x4": [1, 4, 6, 33], "x5": [1, 2, 7, 50], "x6": [1, 8, 5, 40]}
+    outs = [vi("y1", F, [1, 16, 25, 35]), vi("y2", F, [1, 32, 10, 65]),
+            vi("y3", F, [2, 8, 9, 40]), vi("y4", F, [1, 8, 6, 33]), vi("y5", F, [1, 5, 5, 48]),
+            vi("y6", F, [1, 12, 5, 40])]
+    return model(nodes, [vi(k, F, v) for k, v in shapes.items()], outs, inits), shapes
+
+
 def small_planes():
     """Convolutions whose few output columns give two threads (THREADS) one
     column task: the indirect GEMM cuts the output channels into parts of
@@ -955,7 +998,7 @@ REFUSED = {loop_growing: ["data-dependent tail from node 'loop' (Loop)",
                           "loop-carried value 0 changes its type or shape"]}
 
 
-CASES = [conv_kernels, depthwise_rows, depthwise_small, small_planes, blocked_tiles, winograd, pools_s2, concat_chunks, transformer_elementwise, matmul_bias, softmax_rows, silu_fusion, residual_fusion, lstm_bidi, gru_reverse, gru_default, rnn_relu, vit_block, super_res, style, opset7,
+CASES = [conv_kernels, depthwise_rows, depthwise_small, stems, small_planes, blocked_tiles, winograd, pools_s2, concat_chunks, transformer_elementwise, matmul_bias, softmax_rows, silu_fusion, residual_fusion, lstm_bidi, gru_reverse, gru_default, rnn_relu, vit_block, super_res, style, opset7,
          signal, reductions, indexing, losses, sampling, einsum, control_flow, detect_nms,
          detect_nms_batch2_center, nonzero_gathernd, topk_range_computed, loop_growing]
 

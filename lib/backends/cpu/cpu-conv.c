@@ -6,7 +6,8 @@
  *              packed form from X by an im2col callback, block by block, so
  *              no column matrix is ever materialised.
  *   DIRECT     1-D/2-D, other cases: indirect GEMM (no packing of B) on a
- *              padded, stride-phase-split copy of X (cpu-conv-direct.c), or,
+ *              padded, stride-phase-split copy of X (cpu-conv-direct.c; with
+ *              K = 64 or fewer products, pixels along the lanes), or,
  *              for stride 1 with enough channels on AVX-512, the
  *              blocked-channel kernel (cpu-conv-blocked.c), or for 3x3
  *              ones Winograd F(4x4, 3x3) (cpu-conv-winograd.c).
