@@ -150,14 +150,16 @@ nnp_act_avx2 (__m256 x, NnpActivation act, __m256 va, __m256 vb)
   }
 }
 
-/* Whether nnp_act_avx512() works on the AVX-512 register itself (Relu,
- * Clip, Sigmoid, SiLU, GELU, none); the other activations go through its
- * AVX2 halves. */
+/* Whether nnp_act_avx512() works on the AVX-512 register itself (every
+ * activation of graph.h's list); one added there without its AVX-512 form
+ * goes through the AVX2 halves. */
 static inline gboolean
 nnp_act_avx512_direct (NnpActivation act)
 {
   return act == NNP_ACT_NONE || act == NNP_ACT_RELU || act == NNP_ACT_CLIP || act == NNP_ACT_SIGMOID
-         || act == NNP_ACT_SILU || act == NNP_ACT_GELU;
+         || act == NNP_ACT_SILU || act == NNP_ACT_GELU || act == NNP_ACT_LEAKY_RELU
+         || act == NNP_ACT_HARD_SIGMOID || act == NNP_ACT_HARD_SWISH
+         || act == NNP_ACT_HARD_SWISH_AFFINE;
 }
 
 /* nnp_exp_avx2() on 16 lanes (the same reduction and polynomial; 2^n by
@@ -221,14 +223,18 @@ nnp_erf_avx512 (__m512 v)
   return _mm512_mask_blend_ps (_mm512_cmp_ps_mask (v, v, _CMP_UNORD_Q), r, v);
 }
 
-/* The activations other than Relu and Clip on 16 lanes, out of line so
- * that every kernel's store loop inlines only the compare and the call (a
- * YOLO-like model with SiLU: within 2 % of the inlined exp, the noise of
- * these runs): Sigmoid, SiLU and GELU on the register, the others by
- * nnp_act_avx2 on the two halves, joined through the stack. */
-__attribute__ ((target ("avx512f,avx512dq,avx2,fma"), noinline)) static __m512
-nnp_act_avx512_other (__m512 v, NnpActivation act, float alpha, float beta)
+/* Any activation on 16 lanes: every one of graph.h on the register; one
+ * without its form here by nnp_act_avx2 on the two halves, joined through
+ * the stack.  Inlined where a loop applies one activation to many vectors;
+ * nnp_act_avx512_other() is it out of line, so that every kernel's store
+ * loop inlines only Relu and Clip, the compare and the call (a YOLO-like
+ * model with SiLU: within 2 % of the inlined exp, the noise of these
+ * runs). */
+__attribute__ ((target ("avx512f,avx512dq,avx2,fma"), always_inline)) static inline __m512
+nnp_act_avx512_any (__m512 v, NnpActivation act, float alpha, float beta)
 {
+  const __mmask16 all = (__mmask16) -1;
+  const __m512 zero = _mm512_setzero_ps (), one = _mm512_set1_ps (1.f);
   float buf[16] __attribute__ ((aligned (64)));
   __m256 va, vb;
 
@@ -241,11 +247,36 @@ nnp_act_avx512_other (__m512 v, NnpActivation act, float alpha, float beta)
     return _mm512_mul_ps (_mm512_mul_ps (v, _mm512_set1_ps (0.5f)),
                           _mm512_add_ps (e, _mm512_set1_ps (1.f)));
   }
+  /* the piecewise-linear ones as nnp_act_avx2 computes them (the same
+   * operations: the same results on either path) */
+  if (act == NNP_ACT_LEAKY_RELU)
+    return _mm512_add_ps (
+        _mm512_maskz_max_ps (all, v, zero),
+        _mm512_mul_ps (_mm512_set1_ps (alpha), _mm512_maskz_min_ps (all, v, zero)));
+  if (act == NNP_ACT_HARD_SIGMOID)
+    return _mm512_maskz_min_ps (
+        all,
+        _mm512_maskz_max_ps (
+            all, _mm512_fmadd_ps (_mm512_set1_ps (alpha), v, _mm512_set1_ps (beta)), zero),
+        one);
+  if (act == NNP_ACT_HARD_SWISH || act == NNP_ACT_HARD_SWISH_AFFINE) {
+    __m512 h = _mm512_fmadd_ps (v, _mm512_set1_ps (1.f / 6.f), _mm512_set1_ps (0.5f));
+    h = _mm512_mul_ps (v, _mm512_maskz_min_ps (all, _mm512_maskz_max_ps (all, h, zero), one));
+    return act == NNP_ACT_HARD_SWISH
+               ? h
+               : _mm512_fmadd_ps (_mm512_set1_ps (alpha), h, _mm512_set1_ps (beta));
+  }
   va = _mm256_set1_ps (alpha);
   vb = _mm256_set1_ps (beta);
   _mm256_store_ps (buf, nnp_act_avx2 (_mm512_extractf32x8_ps (v, 0), act, va, vb));
   _mm256_store_ps (buf + 8, nnp_act_avx2 (_mm512_extractf32x8_ps (v, 1), act, va, vb));
   return _mm512_load_ps (buf);
+}
+
+__attribute__ ((target ("avx512f,avx512dq,avx2,fma"), noinline)) static __m512
+nnp_act_avx512_other (__m512 v, NnpActivation act, float alpha, float beta)
+{
+  return nnp_act_avx512_any (v, act, alpha, beta);
 }
 
 /* A fused activation on 16 lanes, for kernels compiled for AVX-512 (with
