@@ -600,6 +600,39 @@ def stems():
     return model(nodes, [vi(k, F, v) for k, v in shapes.items()], outs, inits), shapes
 
 
+def pointwise_lanes():
+    """1x1 convolutions of at most 256 input channels and at least 64
+    output channels, computed with pixels along the lanes in chunks of the
+    plane: 20 -> 64 on 13x17 (one chunk of 221, masked), HardSwish after the
+    store; 100 -> 70 on 30x30, chunks of 64 (a last one of 4 pixels), Relu on
+    the registers; grouped 128 -> 128 in two groups, batch 2, no bias; 256 ->
+    96 with LeakyRelu; 48 -> 32 stays on the indirect GEMM."""
+    nodes, inits = [], []
+
+    def conv(name, src, cin, cout, group=1, bias=True):
+        inits.append(const(name + "_w", rand(cout, cin // group, 1, 1, scale=0.2)))
+        if bias:
+            inits.append(const(name + "_b", rand(cout)))
+        nodes.append(helper.make_node("Conv", [src, name + "_w"] + ([name + "_b"] if bias else []),
+                                      [name], group=group))
+
+    conv("a", "x1", 20, 64)
+    nodes.append(helper.make_node("HardSwish", ["a"], ["y1"]))
+    conv("b", "x2", 100, 70)
+    nodes.append(helper.make_node("Relu", ["b"], ["y2"]))
+    conv("c", "x3", 128, 128, group=2, bias=False)
+    nodes.append(helper.make_node("Relu", ["c"], ["y3"]))
+    conv("d", "x4", 256, 96)
+    nodes.append(helper.make_node("LeakyRelu", ["d"], ["y4"], alpha=0.1))
+    conv("e", "x5", 48, 32)
+    nodes.append(helper.make_node("Relu", ["e"], ["y5"]))
+    shapes = {"x1": [1, 20, 13, 17], "x2": [1, 100, 30, 30], "x3": [2, 128, 9, 9],
+              "x4": [1, 256, 8, 8], "x5": [1, 48, 8, 8]}
+    outs = [vi("y1", F, [1, 64, 13, 17]), vi("y2", F, [1, 70, 30, 30]),
+            vi("y3", F, [2, 128, 9, 9]), vi("y4", F, [1, 96, 8, 8]), vi("y5", F, [1, 32, 8, 8])]
+    return model(nodes, [vi(k, F, v) for k, v in shapes.items()], outs, inits, opset=14), shapes
+
+
 def small_planes():
     """Convolutions whose few output columns give two threads (THREADS) one
     column task: the indirect GEMM cuts the output channels into parts of
@@ -998,7 +1031,7 @@ REFUSED = {loop_growing: ["data-dependent tail from node 'loop' (Loop)",
                           "loop-carried value 0 changes its type or shape"]}
 
 
-CASES = [conv_kernels, depthwise_rows, depthwise_small, stems, small_planes, blocked_tiles, winograd, pools_s2, concat_chunks, transformer_elementwise, matmul_bias, softmax_rows, silu_fusion, residual_fusion, lstm_bidi, gru_reverse, gru_default, rnn_relu, vit_block, super_res, style, opset7,
+CASES = [conv_kernels, depthwise_rows, depthwise_small, stems, pointwise_lanes, small_planes, blocked_tiles, winograd, pools_s2, concat_chunks, transformer_elementwise, matmul_bias, softmax_rows, silu_fusion, residual_fusion, lstm_bidi, gru_reverse, gru_default, rnn_relu, vit_block, super_res, style, opset7,
          signal, reductions, indexing, losses, sampling, einsum, control_flow, detect_nms,
          detect_nms_batch2_center, nonzero_gathernd, topk_range_computed, loop_growing]
 

@@ -193,38 +193,43 @@ pad_channels (gpointer data, gsize begin, gsize end, int thread)
 }
 
 #if HAVE_X86
-/* Few products per output (stems: 3 channels x 3x3 = 27): output pixels
- * along the vector lanes, from the same padded phase planes and tap
- * offsets as the indirect GEMM.  A tile is 6 output channels (one panel of
- * the packed A: weight (q, r) at panel + q * MR + r) x 64 pixels of one
- * output row (4 vectors, the row's last vector masked): per tap 4 loads and
- * 6 broadcasts for 24 FMAs, stored straight into the output rows with bias
- * and activation.  The indirect GEMM computed 12-row tiles (a 16-channel
- * stem as 12 + 12, a third wasted), over the planes' padded rows, with a
- * tile store per K taps of 27: 25-35 GFLOP/s on stems. */
-#define SMALLK_MAX_K 64
+/* Few products per output (stems: 3 channels x 3x3 = 27; 1x1
+ * convolutions of few input channels): output pixels along the vector
+ * lanes.  The output is rows of pixels (a convolution's output rows, read
+ * from the padded phase planes and tap offsets of the indirect GEMM; or a
+ * 1x1's whole plane cut in chunks, read in place).  A tile is 6 output
+ * channels (one panel of the packed A: weight (q, r) at panel + q * MR + r)
+ * x 64 pixels of one row (4 vectors, the row's last vector masked): per tap
+ * 4 loads and 6 broadcasts for 24 FMAs, stored straight into the output
+ * with bias and activation.  The indirect GEMM computed 12-row tiles (a
+ * 16-channel stem as 12 + 12, a third wasted), over the planes' padded
+ * rows, with a tile store per K taps of 27: 25-35 GFLOP/s on stems. */
 #define SMALLK_V 4
-
-typedef struct {
-  const NnpConvParams *p;
-  const float *pad, *a, *bias;
-  const int32_t *koff;
-  float *y; /* the group's first output channel */
-  int64_t m, k, wp, n_panels;
-  NnpActivation act;
-  float act_alpha, act_beta;
-} SmallKCtx;
 
 #define UK512 __attribute__ ((target ("avx512f,avx512dq,avx2,fma")))
 
-/* Row oy's outputs [ox, ox + 16 * nv) of channels [co, co + mr) (the last
- * vector's lanes in `last` only). */
-UK512 __attribute__ ((always_inline)) static inline void
-smallk_tile (const SmallKCtx *c, const float *panel, int64_t co, int mr, int64_t oy, int64_t ox,
-             const int nv, __mmask16 last)
+/* The activation of the tile's stored outputs (at out, channel r's at out
+ * + r * out_cs), out of line with the activation inlined: a call per
+ * vector cost a 1x1 of 48 channels with HardSwish a fifth of its time. */
+UK512 __attribute__ ((noinline)) static void
+lanes_act (const NnpConvLanes *c, float *out, int mr, int nv, __mmask16 last)
 {
-  const int64_t OH = c->p->out_dims[1], OW = c->p->out_dims[2];
-  const float *in = c->pad + oy * c->wp + ox;
+  for (int r = 0; r < mr; r++, out += c->out_cs)
+    for (int v = 0; v < nv; v++) {
+      __mmask16 m = v == nv - 1 ? last : (__mmask16) 0xffff;
+      __m512 o = nnp_act_avx512_any (_mm512_maskz_loadu_ps (m, out + 16 * v), c->act, c->act_alpha,
+                                     c->act_beta);
+      _mm512_mask_storeu_ps (out + 16 * v, m, o);
+    }
+}
+
+/* Row `row`'s outputs [ox, ox + 16 * nv) of channels [co, co + mr) (the
+ * last vector's lanes in `last` only). */
+UK512 __attribute__ ((always_inline)) static inline void
+lanes_tile (const NnpConvLanes *c, const float *panel, int64_t co, int mr, int64_t row, int64_t ox,
+            const int nv, __mmask16 last)
+{
+  const float *in = c->in + row * c->in_rs + ox;
   const int64_t k = c->k;
   __m512 acc[MR][SMALLK_V];
 
@@ -254,7 +259,7 @@ smallk_tile (const SmallKCtx *c, const float *panel, int64_t co, int mr, int64_t
       c->act == NNP_ACT_RELU || c->act == NNP_ACT_CLIP ? c->act : NNP_ACT_NONE;
 #pragma GCC unroll 6
   for (int r = 0; r < MR; r++) {
-    float *out = c->y + (co + r) * OH * OW + oy * OW + ox;
+    float *out = c->y + (co + r) * c->out_cs + row * c->out_rs + ox;
     __m512 b = _mm512_set1_ps (c->bias && r < mr ? c->bias[co + r] : 0.f);
     if (r >= mr)
       break;
@@ -267,60 +272,57 @@ smallk_tile (const SmallKCtx *c, const float *panel, int64_t co, int mr, int64_t
         _mm512_storeu_ps (out + 16 * v, o);
     }
   }
-  if (act == c->act)
-    return;
-  for (int r = 0; r < mr; r++) {
-    float *out = c->y + (co + r) * OH * OW + oy * OW + ox;
-    for (int v = 0; v < nv; v++) {
-      __mmask16 m = v == nv - 1 ? last : (__mmask16) 0xffff;
-      __m512 o = nnp_act_avx512 (_mm512_maskz_loadu_ps (m, out + 16 * v), c->act, c->act_alpha,
-                                 c->act_beta);
-      _mm512_mask_storeu_ps (out + 16 * v, m, o);
-    }
-  }
+  if (act != c->act)
+    lanes_act (c, c->y + co * c->out_cs + row * c->out_rs + ox, mr, nv, last);
 }
 
-/* Tasks: (output row, panel) pairs, the panels of a row one after the
- * other (its input rows read from L1 by all of them: panel by panel, the
- * whole padded input went through the caches once a panel, 22 % slower
- * inside a model) */
+/* Tasks: (row, panel) pairs, the panels of a row one after the other (its
+ * input read from L1 by all of them: panel by panel, the whole input went
+ * through the caches once a panel, 22 % slower inside a model) */
 UK512 static void
-smallk_rows (gpointer data, gsize begin, gsize end, int thread)
+lanes_rows (gpointer data, gsize begin, gsize end, int thread)
 {
-  const SmallKCtx *c = data;
-  const int64_t OW = c->p->out_dims[2];
+  const NnpConvLanes *c = data;
+  const int64_t n_panels = (c->m + MR - 1) / MR;
 
   for (gsize t = begin; t < end; t++) {
-    int64_t oy = (int64_t) t / c->n_panels, co = ((int64_t) t % c->n_panels) * MR;
+    int64_t row = (int64_t) t / n_panels, co = ((int64_t) t % n_panels) * MR;
+    int64_t width = row == c->n_rows - 1 ? c->last_width : c->width;
     const float *panel = c->a + co * c->k;
     int mr = (int) MIN (MR, c->m - co);
-    for (int64_t ox = 0; ox < OW; ox += 16 * SMALLK_V) {
-      int64_t left = OW - ox, nv = MIN (SMALLK_V, (left + 15) / 16);
+    for (int64_t ox = 0; ox < width; ox += 16 * SMALLK_V) {
+      int64_t left = width - ox, nv = MIN (SMALLK_V, (left + 15) / 16);
       __mmask16 last = (__mmask16) ((1u << (left - 16 * (nv - 1))) - 1u);
       if (left - 16 * (nv - 1) >= 16)
         last = (__mmask16) 0xffff;
       switch (nv) {
-        case 4: smallk_tile (c, panel, co, mr, oy, ox, 4, last); break;
-        case 3: smallk_tile (c, panel, co, mr, oy, ox, 3, last); break;
-        case 2: smallk_tile (c, panel, co, mr, oy, ox, 2, last); break;
-        default: smallk_tile (c, panel, co, mr, oy, ox, 1, last); break;
+        case 4: lanes_tile (c, panel, co, mr, row, ox, 4, last); break;
+        case 3: lanes_tile (c, panel, co, mr, row, ox, 3, last); break;
+        case 2: lanes_tile (c, panel, co, mr, row, ox, 2, last); break;
+        default: lanes_tile (c, panel, co, mr, row, ox, 1, last); break;
       }
     }
   }
 }
 #endif
 
-/* Whether smallk_rows takes this group: AVX-512, few products per output
- * (K in one block of the packed A), rows of at least two vectors, no fused
- * residual. */
-static gboolean
-smallk_ok (const NnpCpuCall *call, const NnpConvParams *p, int64_t k)
+gboolean
+nnp_cpu_conv_lanes_ok (const NnpCpuCall *call, int64_t k, int64_t width)
 {
 #if HAVE_X86
-  return nnp_sgemm_has_avx512 () && k <= SMALLK_MAX_K && k <= NNP_SGEMM_KC && p->out_dims[2] >= 32
+  return nnp_sgemm_has_avx512 () && k <= NNP_CONV_LANES_MAX_K && k <= NNP_SGEMM_KC && width >= 32
          && call->sum == NULL;
 #else
   return FALSE;
+#endif
+}
+
+void
+nnp_cpu_conv_lanes_run (const NnpConvLanes *lanes, NnpThreadPool *pool)
+{
+#if HAVE_X86
+  nnp_parallel_for (pool, lanes->n_rows * ((lanes->m + MR - 1) / MR), 4, lanes_rows,
+                    (gpointer) lanes);
 #endif
 }
 
@@ -391,25 +393,15 @@ nnp_cpu_conv_direct_run (const NnpCpuCall *call, const NnpConvParams *p)
       g.sum = call->sum ? (const float *) call->sum->data + (b * p->out_channels + grp * m) * out_sp
                         : NULL;
       g.bias = bias ? bias + grp * m : NULL;
-#if HAVE_X86
-      if (smallk_ok (call, p, k)) {
-        SmallKCtx sc = { p,
-                         pad,
-                         g.a_packed,
-                         g.bias,
-                         koff,
-                         g.c,
-                         m,
-                         k,
-                         dg.wp,
-                         (m + MR - 1) / MR,
-                         node->act,
-                         node->act_alpha,
-                         node->act_beta };
-        nnp_parallel_for (call->pool, sc.n_panels * p->out_dims[1], 4, smallk_rows, &sc);
+      if (nnp_cpu_conv_lanes_ok (call, k, p->out_dims[2])) {
+        NnpConvLanes lanes = {
+          pad,    koff,           g.a_packed,      g.bias,         g.c,   m,
+          k,      p->out_dims[1], p->out_dims[2],  p->out_dims[2], dg.wp, p->out_dims[2],
+          out_sp, node->act,      node->act_alpha, node->act_beta
+        };
+        nnp_cpu_conv_lanes_run (&lanes, call->pool);
         continue;
       }
-#endif
       nnp_sgemm_run_indirect (&g, pad, koff, dg.wp, p->out_dims[1], p->out_dims[2], call->pool);
     }
   }

@@ -381,6 +381,24 @@ conv_gemv_run (const NnpCpuCall *call, const NnpConvParams *p)
   }
 }
 
+/* Pixels a row of the lanes kernel for a 1x1 convolution of k input
+ * channels: a multiple of 64 (one tile) from 64 to 256, the chunk's input
+ * at most 32 KB, in L1 for every panel (256 pixels for any k: 96 -> 18 and
+ * 192 -> 42 at 80x80 and 40x40 were 1.26-1.39x the indirect GEMM's time) */
+/* Output channels from which a 1x1 takes the lanes kernel.  Measured per
+ * node inside the models, lanes / indirect GEMM: 96 <- 12, 18 and 16
+ * channels 0.54-0.76, 144 <- 24 0.77, 192 <- 32 0.84, 384 <- 64 0.78, 576
+ * <- 96 0.88, 192 <- 192 0.96; 48 <- 48 0.99, but 32 <- 16 1.06, 18 <- 96
+ * 1.52, 42 <- 192 1.23: with a few panels the first one's input misses
+ * (one plane per tap, no prefetch) are shared by too few. */
+#define LANES_MIN_M 64
+
+static int64_t
+lanes_chunk (int64_t k)
+{
+  return CLAMP (8192 / MAX (k, 1) / 64 * 64, 64, 256);
+}
+
 static gboolean
 conv_gemm_run (const NnpCpuCall *call, const NnpConvParams *p)
 {
@@ -404,6 +422,35 @@ conv_gemm_run (const NnpCpuCall *call, const NnpConvParams *p)
   if (p->algo == NNP_CONV_ALGO_GEMM && vol3 (p->out_dims) == 1) {
     conv_gemv_run (call, p);
     nnp_cpu_conv_add_sum (call);
+    return TRUE;
+  }
+  if (p->algo == NNP_CONV_ALGO_GEMM && ctx.st && ctx.st->koff && ctx.m >= LANES_MIN_M
+      && nnp_cpu_conv_lanes_ok (call, ctx.k, MIN (g.n, lanes_chunk (ctx.k)))) {
+    /* at most 256 input channels, many output channels: pixels along the
+     * lanes, the plane cut in chunks (a chunk's input in L1 for all the
+     * panels) */
+    const int64_t chunk = lanes_chunk (ctx.k), hw = g.n, n_rows = (hw + chunk - 1) / chunk;
+    for (int64_t index = 0; index < p->batch * p->group; index++) {
+      NnpSgemm gi = g;
+      nnp_cpu_conv_gemm_setup (&ctx, index, &gi);
+      NnpConvLanes lanes = { .in = gi.b,
+                             .koff = ctx.st->koff,
+                             .a = gi.a_packed,
+                             .bias = gi.bias,
+                             .y = gi.c,
+                             .m = ctx.m,
+                             .k = ctx.k,
+                             .n_rows = n_rows,
+                             .width = MIN (hw, chunk),
+                             .last_width = hw - (n_rows - 1) * chunk,
+                             .in_rs = chunk,
+                             .out_rs = chunk,
+                             .out_cs = hw,
+                             .act = node->act,
+                             .act_alpha = node->act_alpha,
+                             .act_beta = node->act_beta };
+      nnp_cpu_conv_lanes_run (&lanes, call->pool);
+    }
     return TRUE;
   }
   if (p->algo == NNP_CONV_ALGO_GEMM && ctx.st && ctx.st->koff

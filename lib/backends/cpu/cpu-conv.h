@@ -71,6 +71,25 @@ void nnp_cpu_conv_group_mk (const NnpConvParams *p, gboolean transpose, int64_t 
 gsize nnp_cpu_conv_direct_workspace (const NnpConvParams *p, gboolean packed_weights);
 gboolean nnp_cpu_conv_direct_run (const NnpCpuCall *call, const NnpConvParams *p);
 
+/* Output pixels along the AVX-512 lanes for few products per output K
+ * (cpu-conv-direct.c): rows of pixels, input pixel j of row i for tap q at
+ * in + koff[q] + i * in_rs + j, output channel c's at y + c * out_cs + i *
+ * out_rs + j; a the packed A of the GEMM (one K block). */
+#define NNP_CONV_LANES_MAX_K 256
+typedef struct {
+  const float *in;
+  const int32_t *koff;
+  const float *a, *bias; /* bias: m values, or NULL */
+  float *y;
+  int64_t m, k;
+  int64_t n_rows, width, last_width, in_rs, out_rs, out_cs;
+  NnpActivation act;
+  float act_alpha, act_beta;
+} NnpConvLanes;
+/* K and the rows' width it takes (AVX-512, no fused residual) */
+gboolean nnp_cpu_conv_lanes_ok (const NnpCpuCall *call, int64_t k, int64_t width);
+void nnp_cpu_conv_lanes_run (const NnpConvLanes *lanes, NnpThreadPool *pool);
+
 /* The fused residual of call->sum (see cpu.h) over the whole output, for the
  * paths that do not add it in their own stores. */
 void nnp_cpu_conv_add_sum (const NnpCpuCall *call);
