@@ -194,8 +194,8 @@ pad_channels (gpointer data, gsize begin, gsize end, int thread)
 
 #if HAVE_X86
 /* Few products per output (stems: 3 channels x 3x3 = 27; 1x1
- * convolutions of few input channels): output pixels along the vector
- * lanes.  The output is rows of pixels (a convolution's output rows, read
+ * convolutions of at most 256 input channels and many output channels):
+ * output pixels along the vector lanes.  The output is rows of pixels (a convolution's output rows, read
  * from the padded phase planes and tap offsets of the indirect GEMM; or a
  * 1x1's whole plane cut in chunks, read in place).  A tile is 6 output
  * channels (one panel of the packed A: weight (q, r) at panel + q * MR + r)
@@ -292,9 +292,8 @@ lanes_rows (gpointer data, gsize begin, gsize end, int thread)
     int mr = (int) MIN (MR, c->m - co);
     for (int64_t ox = 0; ox < width; ox += 16 * SMALLK_V) {
       int64_t left = width - ox, nv = MIN (SMALLK_V, (left + 15) / 16);
-      __mmask16 last = (__mmask16) ((1u << (left - 16 * (nv - 1))) - 1u);
-      if (left - 16 * (nv - 1) >= 16)
-        last = (__mmask16) 0xffff;
+      int64_t tail = MIN (16, left - 16 * (nv - 1)); /* lanes of the last vector */
+      __mmask16 last = tail == 16 ? (__mmask16) 0xffff : (__mmask16) ((1u << tail) - 1u);
       switch (nv) {
         case 4: lanes_tile (c, panel, co, mr, row, ox, 4, last); break;
         case 3: lanes_tile (c, panel, co, mr, row, ox, 3, last); break;

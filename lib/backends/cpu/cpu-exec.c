@@ -52,8 +52,8 @@ typedef struct {
   NnpTensor **out; /* node->n_outputs views */
   NnpCpuCall call;
   gboolean skip; /* output aliases the input: nothing to do */
-  int sum_value; /* Conv: the operand of a residual Add fused into it, or -1 */
-  int sum_step;  /* ... and the Add's step */
+  int sum_value; /* Conv: the operand of a residual Add fused into it; MatMul: of a bias Add; or -1 */
+  int sum_step; /* ... and the Add's step */
 } Step;
 
 struct _NnpCpuExec {
@@ -103,18 +103,6 @@ aligned_free (gpointer p)
   free (p);
 }
 
-/* Residual Adds to compute inside their Conv (Conv -> Add(conv, r) [->
- * activation], BlazeFace's and MobileNet's blocks): the Conv's output read
- * only by the Add, r of the same shape and ready before the Conv runs (a
- * stage input, a constant, or computed by an earlier step), both values and
- * the Add's output internal.  The Conv kernel then adds r while its tiles
- * are in cache, the Add's output takes over the Conv's output block and its
- * step is skipped: one pass over three tensors fewer.  The same for the
- * bias Add after a MatMul without an activation (MatMul -> Add(mm, b) [->
- * activation], every linear layer of a transformer): b a constant of the
- * output's last dimension, broadcast along it alone; the GEMM adds it as
- * column biases.  Fills sum_value / sum_step of the Conv and MatMul steps
- * and inplace[] (per step) for the memory plan. */
 /* b can be a column bias of MatMul mm's output v: a constant holding
  * one value per output column (shape [n], or [1, ..., 1, n] of at most
  * v's rank), mm without an activation of its own (the Add's comes after
@@ -133,6 +121,18 @@ column_bias (const NnpNode *mm, const NnpValue *v, const NnpValue *b, NnpValueRo
   return TRUE;
 }
 
+/* Residual Adds to compute inside their Conv (Conv -> Add(conv, r) [->
+ * activation], BlazeFace's and MobileNet's blocks): the Conv's output read
+ * only by the Add, r of the same shape and ready before the Conv runs (a
+ * stage input, a constant, or computed by an earlier step), both values and
+ * the Add's output internal.  The Conv kernel then adds r while its tiles
+ * are in cache, the Add's output takes over the Conv's output block and its
+ * step is skipped: one pass over three tensors fewer.  The same for the
+ * bias Add after a MatMul without an activation (MatMul -> Add(mm, b) [->
+ * activation], every linear layer of a transformer): b a constant of the
+ * output's last dimension, broadcast along it alone; the GEMM adds it as
+ * column biases.  Fills sum_value / sum_step of the Conv and MatMul steps
+ * and inplace[] (per step) for the memory plan. */
 static void
 find_sum_fusions (const NnpGraph *graph, const int *order, int n_nodes, const NnpValueRole *role,
                   Step *steps, int *inplace)
