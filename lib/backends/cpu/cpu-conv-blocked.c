@@ -365,6 +365,9 @@ typedef struct {
     } \
   } while (0)
 
+/* Weight rows (32 floats) a tile prefetches ahead of the one it reads */
+#define BLK_PREFETCH 32
+
 /* One tile: n pixels (ps floats apart from base) x one panel of 32 output
  * channels, into tile[n][32]; n and ps are constants in each instance. */
 UKB static inline __attribute__ ((always_inline)) void
@@ -390,6 +393,8 @@ tile_nx32 (const RunCtx *ctx, const float *a, const float *base, float *tile, co
     const int nc = ctx->tn[tap];
     for (int c = 0; c < nc; c++, a += TC, s += cs) {
       __m512 a0 = _mm512_load_ps (a), a1 = _mm512_load_ps (a + 16);
+      _mm_prefetch ((const char *) (a + BLK_PREFETCH * TC), _MM_HINT_T0);
+      _mm_prefetch ((const char *) (a + BLK_PREFETCH * TC + 16), _MM_HINT_T0);
       B_FMA (0);
       B_FMA (1);
       B_FMA (2);
