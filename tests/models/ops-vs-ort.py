@@ -606,7 +606,9 @@ def pointwise_lanes():
     plane: 20 -> 64 on 13x17 (one chunk of 221, masked), HardSwish after the
     store; 100 -> 70 on 30x30, chunks of 64 (a last one of 4 pixels), Relu on
     the registers; grouped 128 -> 128 in two groups, batch 2, no bias; 256 ->
-    96 with LeakyRelu; 48 -> 32 stays on the indirect GEMM."""
+    96 with LeakyRelu; 48 -> 32 stays on the indirect GEMM; 64 -> 128 with a
+    residual Add computed in it (Relu before and after it; none), and with
+    HardSwish before the Add (on the GEMM: not on the registers)."""
     nodes, inits = [], []
 
     def conv(name, src, cin, cout, group=1, bias=True):
@@ -626,10 +628,23 @@ def pointwise_lanes():
     nodes.append(helper.make_node("LeakyRelu", ["d"], ["y4"], alpha=0.1))
     conv("e", "x5", 48, 32)
     nodes.append(helper.make_node("Relu", ["e"], ["y5"]))
+    # residual Adds the executor computes in the convolution (outputs internal)
+    nodes.append(helper.make_node("Relu", ["x7"], ["r"]))
+    conv("f", "x6", 64, 128)
+    nodes += [helper.make_node("Relu", ["f"], ["f1"]), helper.make_node("Add", ["f1", "r"], ["f2"]),
+              helper.make_node("Relu", ["f2"], ["f3"]), helper.make_node("Neg", ["f3"], ["y6"])]
+    conv("g", "x6", 64, 128)
+    nodes += [helper.make_node("Add", ["r", "g"], ["g2"]), helper.make_node("Neg", ["g2"], ["y7"])]
+    conv("h", "x6", 64, 128)
+    nodes += [helper.make_node("HardSwish", ["h"], ["h1"]),
+              helper.make_node("Add", ["h1", "r"], ["h2"]), helper.make_node("Neg", ["h2"], ["y8"])]
     shapes = {"x1": [1, 20, 13, 17], "x2": [1, 100, 30, 30], "x3": [2, 128, 9, 9],
-              "x4": [1, 256, 8, 8], "x5": [1, 48, 8, 8]}
+              "x4": [1, 256, 8, 8], "x5": [1, 48, 8, 8], "x6": [1, 64, 10, 12],
+              "x7": [1, 128, 10, 12]}
     outs = [vi("y1", F, [1, 64, 13, 17]), vi("y2", F, [1, 70, 30, 30]),
-            vi("y3", F, [2, 128, 9, 9]), vi("y4", F, [1, 96, 8, 8]), vi("y5", F, [1, 32, 8, 8])]
+            vi("y3", F, [2, 128, 9, 9]), vi("y4", F, [1, 96, 8, 8]), vi("y5", F, [1, 32, 8, 8]),
+            vi("y6", F, [1, 128, 10, 12]), vi("y7", F, [1, 128, 10, 12]),
+            vi("y8", F, [1, 128, 10, 12])]
     return model(nodes, [vi(k, F, v) for k, v in shapes.items()], outs, inits, opset=14), shapes
 
 

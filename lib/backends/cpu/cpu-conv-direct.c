@@ -136,11 +136,18 @@ pad_channels (gpointer data, gsize begin, gsize end, int thread)
   const int64_t IH = p->in_dims[1], IW = p->in_dims[2];
   const int64_t pt = p->pads_begin[1], pl = p->pads_begin[2];
   const int64_t wp = dg->wp, sh = dg->sh, sw = dg->sw;
+  guint64 rows_used = 0; /* the row phases a tap reads (a 1x1 of stride 2: one of two) */
 
+  for (int64_t kh = 0; kh < p->kernel[1]; kh++)
+    rows_used |= G_GUINT64_CONSTANT (1) << MIN ((kh * p->dilations[1]) % sh, 63);
+  if (sh > 64)
+    rows_used = G_MAXUINT64;
   if (sw == 2) {
     for (gsize ci = begin; ci < end; ci++) {
       const float *x = c->x + ci * IH * IW;
       for (int64_t ph = 0; ph < sh; ph++) {
+        if (!(rows_used & (G_GUINT64_CONSTANT (1) << MIN (ph, 63))))
+          continue;
         float *p0 = c->pad + ((ci * sh + ph) * sw + 0) * dg->cs;
         float *p1 = c->pad + ((ci * sh + ph) * sw + 1) * dg->cs;
         for (int64_t i = 0; i < dg->hp; i++) {
@@ -161,6 +168,8 @@ pad_channels (gpointer data, gsize begin, gsize end, int thread)
   for (gsize ci = begin; ci < end; ci++) {
     const float *x = c->x + ci * IH * IW;
     for (int64_t ph = 0; ph < sh; ph++) {
+      if (!(rows_used & (G_GUINT64_CONSTANT (1) << MIN (ph, 63))))
+        continue;
       for (int64_t pw = 0; pw < sw; pw++) {
         float *d = c->pad + ((ci * sh + ph) * sw + pw) * dg->cs;
         /* columns j with 0 <= j * sw + pw - pl < IW: [j_lo, j_hi) */
@@ -259,17 +268,20 @@ lanes_tile (const NnpConvLanes *c, const float *panel, int64_t co, int mr, int64
       c->act == NNP_ACT_RELU || c->act == NNP_ACT_CLIP ? c->act : NNP_ACT_NONE;
 #pragma GCC unroll 6
   for (int r = 0; r < MR; r++) {
-    float *out = c->y + (co + r) * c->out_cs + row * c->out_rs + ox;
+    const int64_t off = (co + r) * c->out_cs + row * c->out_rs + ox;
+    float *out = c->y + off;
+    const float *sum = c->sum ? c->sum + off : NULL;
     __m512 b = _mm512_set1_ps (c->bias && r < mr ? c->bias[co + r] : 0.f);
     if (r >= mr)
       break;
 #pragma GCC unroll 4
     for (int v = 0; v < nv; v++) {
+      __mmask16 m = v == nv - 1 ? last : (__mmask16) 0xffff;
       __m512 o = nnp_act_avx512 (_mm512_add_ps (acc[r][v], b), act, c->act_alpha, c->act_beta);
-      if (v == nv - 1)
-        _mm512_mask_storeu_ps (out + 16 * v, last, o);
-      else
-        _mm512_storeu_ps (out + 16 * v, o);
+      if (c->sum) /* Relu, Clip or none here and before (nnp_cpu_conv_lanes_ok) */
+        o = nnp_act_avx512 (_mm512_add_ps (o, _mm512_maskz_loadu_ps (m, sum + 16 * v)), c->sum_act,
+                            c->sum_alpha, c->sum_beta);
+      _mm512_mask_storeu_ps (out + 16 * v, m, o);
     }
   }
   if (act != c->act)
@@ -305,23 +317,36 @@ lanes_rows (gpointer data, gsize begin, gsize end, int thread)
 }
 #endif
 
+static gboolean
+on_registers (NnpActivation act)
+{
+  return act == NNP_ACT_NONE || act == NNP_ACT_RELU || act == NNP_ACT_CLIP;
+}
+
 gboolean
 nnp_cpu_conv_lanes_ok (const NnpCpuCall *call, int64_t k, int64_t width)
 {
 #if HAVE_X86
   return nnp_sgemm_has_avx512 () && k <= NNP_CONV_LANES_MAX_K && k <= NNP_SGEMM_KC && width >= 32
-         && call->sum == NULL;
+         && (call->sum == NULL || (on_registers (call->node->act) && on_registers (call->sum_act)));
 #else
   return FALSE;
 #endif
 }
 
 void
-nnp_cpu_conv_lanes_run (const NnpConvLanes *lanes, NnpThreadPool *pool)
+nnp_cpu_conv_lanes_run (const NnpConvLanes *lanes, const NnpCpuCall *call)
 {
 #if HAVE_X86
-  nnp_parallel_for (pool, lanes->n_rows * ((lanes->m + MR - 1) / MR), 4, lanes_rows,
-                    (gpointer) lanes);
+  NnpConvLanes c = *lanes;
+
+  c.act = call->node->act;
+  c.act_alpha = call->node->act_alpha;
+  c.act_beta = call->node->act_beta;
+  c.sum_act = call->sum_act;
+  c.sum_alpha = call->sum_alpha;
+  c.sum_beta = call->sum_beta;
+  nnp_parallel_for (call->pool, c.n_rows * ((c.m + MR - 1) / MR), 4, lanes_rows, &c);
 #endif
 }
 
@@ -393,12 +418,21 @@ nnp_cpu_conv_direct_run (const NnpCpuCall *call, const NnpConvParams *p)
                         : NULL;
       g.bias = bias ? bias + grp * m : NULL;
       if (nnp_cpu_conv_lanes_ok (call, k, p->out_dims[2])) {
-        NnpConvLanes lanes = {
-          pad,    koff,           g.a_packed,      g.bias,         g.c,   m,
-          k,      p->out_dims[1], p->out_dims[2],  p->out_dims[2], dg.wp, p->out_dims[2],
-          out_sp, node->act,      node->act_alpha, node->act_beta
-        };
-        nnp_cpu_conv_lanes_run (&lanes, call->pool);
+        NnpConvLanes lanes = { .in = pad,
+                               .koff = koff,
+                               .a = g.a_packed,
+                               .bias = g.bias,
+                               .y = g.c,
+                               .m = m,
+                               .k = k,
+                               .n_rows = p->out_dims[1],
+                               .width = p->out_dims[2],
+                               .last_width = p->out_dims[2],
+                               .in_rs = dg.wp,
+                               .out_rs = p->out_dims[2],
+                               .out_cs = out_sp,
+                               .sum = g.sum };
+        nnp_cpu_conv_lanes_run (&lanes, call);
         continue;
       }
       nnp_sgemm_run_indirect (&g, pad, koff, dg.wp, p->out_dims[1], p->out_dims[2], call->pool);

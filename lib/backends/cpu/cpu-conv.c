@@ -430,6 +430,7 @@ conv_gemm_run (const NnpCpuCall *call, const NnpConvParams *p)
      * lanes, the plane cut in chunks (a chunk's input in L1 for all the
      * panels) */
     const int64_t chunk = lanes_chunk (ctx.k), hw = g.n, n_rows = (hw + chunk - 1) / chunk;
+    ctx.sum = call->sum ? call->sum->data : NULL;
     for (int64_t index = 0; index < p->batch * p->group; index++) {
       NnpSgemm gi = g;
       nnp_cpu_conv_gemm_setup (&ctx, index, &gi);
@@ -446,10 +447,8 @@ conv_gemm_run (const NnpCpuCall *call, const NnpConvParams *p)
                              .in_rs = chunk,
                              .out_rs = chunk,
                              .out_cs = hw,
-                             .act = node->act,
-                             .act_alpha = node->act_alpha,
-                             .act_beta = node->act_beta };
-      nnp_cpu_conv_lanes_run (&lanes, call->pool);
+                             .sum = gi.sum };
+      nnp_cpu_conv_lanes_run (&lanes, call);
     }
     return TRUE;
   }

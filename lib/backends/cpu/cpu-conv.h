@@ -83,12 +83,17 @@ typedef struct {
   float *y;
   int64_t m, k;
   int64_t n_rows, width, last_width, in_rs, out_rs, out_cs;
-  NnpActivation act;
-  float act_alpha, act_beta;
+  /* a fused residual laid out as y, or NULL: y = sum_act (act (...) + sum) */
+  const float *sum;
+  /* set by nnp_cpu_conv_lanes_run() from the call: */
+  NnpActivation act, sum_act;
+  float act_alpha, act_beta, sum_alpha, sum_beta;
 } NnpConvLanes;
-/* K and the rows' width it takes (AVX-512, no fused residual) */
+/* K and the rows' width it takes (AVX-512; a fused residual only with Relu,
+ * Clip or no activation before and after it) */
 gboolean nnp_cpu_conv_lanes_ok (const NnpCpuCall *call, int64_t k, int64_t width);
-void nnp_cpu_conv_lanes_run (const NnpConvLanes *lanes, NnpThreadPool *pool);
+/* lanes: the geometry; the activations and the pool from call */
+void nnp_cpu_conv_lanes_run (const NnpConvLanes *lanes, const NnpCpuCall *call);
 
 /* The fused residual of call->sum (see cpu.h) over the whole output, for the
  * paths that do not add it in their own stores. */
