@@ -8,7 +8,7 @@
 # Models: the PaddleOCR detector, recogniser and classifier, BlazeFace front
 # 128 / back 256, M-LSD 320 and 512 tiny / large, ISNet float16 as shipped
 # and ISNet in float32 (converted from it by benchmarks/convert-float-model.py
-# into a temporary folder; needs python3-onnx), and ResNet-18, MobileNetV2, a
+# into a temporary folder; needs python3-onnx), and ResNet-18, ResNet-50, MobileNetV2, a
 # YOLOv8n-like backbone with SiLU and a DeiT-tiny-shaped ViT encoder in their
 # shapes with random weights (benchmarks/make-cnn-model.py, the same folder).
 #
@@ -76,9 +76,9 @@ if [ -z "$only" ] || echo "isnet-fp32" | grep -q -- "$only"; then
   fi
 fi
 
-# ResNet-18 and MobileNetV2 in their shapes with random weights (model
+# ResNet-18, ResNet-50, MobileNetV2, YOLO-like and ViT shapes with random weights (model
 # families beyond the shipped ones: benchmarks/make-cnn-model.py)
-for cnn in resnet18 mobilenetv2 yolo-silu vit-tiny; do
+for cnn in resnet18 resnet50 mobilenetv2 yolo-silu vit-tiny; do
   if [ -z "$only" ] || echo "$cnn-shaped" | grep -q -- "$only"; then
     /usr/bin/python3 "$top/benchmarks/make-cnn-model.py" $cnn "$tmp/$cnn.onnx" > "$tmp/$cnn.log" 2>&1 \
       || echo "$cnn: make-cnn-model.py failed (python3-onnx?): $(tail -1 "$tmp/$cnn.log")"
@@ -98,6 +98,7 @@ mlsd-large-320 mlsd_320x320_large.onnx - 8
 mlsd-tiny-512 mlsd_512x512_tiny.onnx - 8
 mlsd-large-512 mlsd_512x512_large.onnx - 4
 resnet18-shaped-224 $tmp/resnet18.onnx - 20
+resnet50-shaped-224 $tmp/resnet50.onnx - 6
 mobilenetv2-shaped-224 $tmp/mobilenetv2.onnx - 60
 yolo-silu-shaped-320 $tmp/yolo-silu.onnx - 20
 vit-tiny-shaped-197 $tmp/vit-tiny.onnx - 8

@@ -2,7 +2,7 @@
 """Write a classic model's shape as ONNX with random weights, for timing
 nnpipe against ONNX Runtime on model families beyond the shipped ones
 (benchmarks/bench.sh): the layers, strides, channels and activations of
-torchvision's ResNet-18 and MobileNetV2 (BatchNorm folded into the
+torchvision's ResNet-18, ResNet-50 and MobileNetV2 (BatchNorm folded into the
 convolutions, as exporters do; input 1x3x224x224, the global average pool
 as output, no classifier), a YOLOv8n-like backbone (3x3 / 1x1 convolutions
 with SiLU written out as PyTorch exports it, Sigmoid then Mul, residual
@@ -11,7 +11,7 @@ layers of 197 tokens x 192, 3 heads, LayerNormalization, GELU written out
 with Erf, as PyTorch exports it; input 1x197x192); He-initialised weights
 from a fixed seed.
 
-    benchmarks/make-cnn-model.py resnet18|mobilenetv2|yolo-silu|vit-tiny OUT.onnx
+    benchmarks/make-cnn-model.py resnet18|resnet50|mobilenetv2|yolo-silu|vit-tiny OUT.onnx
 
 Needs python3-onnx and python3-numpy.  Timing only: the outputs mean
 nothing."""
@@ -85,6 +85,26 @@ def resnet18():
         short = x if stride == 1 and c == cout else b.conv(x, c, cout, 1, stride)
         x, c = b.add(y, short, act="Relu"), cout
     return b.model(x, "resnet18-shaped")
+
+
+def resnet50():
+    """torchvision's ResNet-50: bottlenecks of 1x1, 3x3 (the stride, as v1.5),
+    1x1 with the residual Add, a 1x1 projection (with the stride) where the
+    shape changes."""
+    b = Builder()
+    x = b.conv("x", 3, 64, 7, 2, act="Relu")
+    b.nodes.append(helper.make_node("MaxPool", [x], ["pool"], kernel_shape=[3, 3], strides=[2, 2],
+                                    pads=[1, 1, 1, 1]))
+    x, c = "pool", 64
+    for mid, n, s in [(64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)]:
+        for i in range(n):
+            stride = s if i == 0 else 1
+            y = b.conv(x, c, mid, 1, act="Relu")
+            y = b.conv(y, mid, mid, 3, stride, act="Relu")
+            y = b.conv(y, mid, 4 * mid, 1)
+            short = x if i > 0 else b.conv(x, c, 4 * mid, 1, stride)
+            x, c = b.add(y, short, act="Relu"), 4 * mid
+    return b.model(x, "resnet50-shaped")
 
 
 def mobilenetv2():
@@ -174,8 +194,8 @@ def vit_tiny(layers=12, t=197, d=192, heads=3):
 
 
 def main():
-    makers = {"resnet18": resnet18, "mobilenetv2": mobilenetv2, "yolo-silu": yolo_silu,
-              "vit-tiny": vit_tiny}
+    makers = {"resnet18": resnet18, "resnet50": resnet50, "mobilenetv2": mobilenetv2,
+              "yolo-silu": yolo_silu, "vit-tiny": vit_tiny}
     if len(sys.argv) != 3 or sys.argv[1] not in makers:
         sys.exit(__doc__)
     save(makers[sys.argv[1]](), sys.argv[2])
