@@ -334,6 +334,12 @@ nnp_cpu_conv_lanes_ok (const NnpCpuCall *call, int64_t k, int64_t width)
 #endif
 }
 
+int64_t
+nnp_cpu_conv_lanes_chunk (int64_t k)
+{
+  return CLAMP (8192 / MAX (k, 1) / 64 * 64, 64, 256);
+}
+
 void
 nnp_cpu_conv_lanes_run (const NnpConvLanes *lanes, const NnpCpuCall *call)
 {

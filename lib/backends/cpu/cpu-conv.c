@@ -381,24 +381,6 @@ conv_gemv_run (const NnpCpuCall *call, const NnpConvParams *p)
   }
 }
 
-/* Pixels a row of the lanes kernel for a 1x1 convolution of k input
- * channels: a multiple of 64 (one tile) from 64 to 256, the chunk's input
- * at most 32 KB, in L1 for every panel (256 pixels for any k: 96 -> 18 and
- * 192 -> 42 at 80x80 and 40x40 were 1.26-1.39x the indirect GEMM's time) */
-/* Output channels from which a 1x1 takes the lanes kernel.  Measured per
- * node inside the models, lanes / indirect GEMM: 96 <- 12, 18 and 16
- * channels 0.54-0.76, 144 <- 24 0.77, 192 <- 32 0.84, 384 <- 64 0.78, 576
- * <- 96 0.88, 192 <- 192 0.96; 48 <- 48 0.99, but 32 <- 16 1.06, 18 <- 96
- * 1.52, 42 <- 192 1.23: with a few panels the first one's input misses
- * (one plane per tap, no prefetch) are shared by too few. */
-#define LANES_MIN_M 64
-
-static int64_t
-lanes_chunk (int64_t k)
-{
-  return CLAMP (8192 / MAX (k, 1) / 64 * 64, 64, 256);
-}
-
 static gboolean
 conv_gemm_run (const NnpCpuCall *call, const NnpConvParams *p)
 {
@@ -424,12 +406,13 @@ conv_gemm_run (const NnpCpuCall *call, const NnpConvParams *p)
     nnp_cpu_conv_add_sum (call);
     return TRUE;
   }
-  if (p->algo == NNP_CONV_ALGO_GEMM && ctx.st && ctx.st->koff && ctx.m >= LANES_MIN_M
-      && nnp_cpu_conv_lanes_ok (call, ctx.k, MIN (g.n, lanes_chunk (ctx.k)))) {
+  if (p->algo == NNP_CONV_ALGO_GEMM && ctx.st && ctx.st->koff && ctx.m >= NNP_CONV_LANES_MIN_M
+      && nnp_cpu_conv_lanes_ok (call, ctx.k, MIN (g.n, nnp_cpu_conv_lanes_chunk (ctx.k)))) {
     /* at most 256 input channels, many output channels: pixels along the
      * lanes, the plane cut in chunks (a chunk's input in L1 for all the
      * panels) */
-    const int64_t chunk = lanes_chunk (ctx.k), hw = g.n, n_rows = (hw + chunk - 1) / chunk;
+    const int64_t chunk = nnp_cpu_conv_lanes_chunk (ctx.k), hw = g.n;
+    const int64_t n_rows = (hw + chunk - 1) / chunk;
     ctx.sum = call->sum ? call->sum->data : NULL;
     for (int64_t index = 0; index < p->batch * p->group; index++) {
       NnpSgemm gi = g;

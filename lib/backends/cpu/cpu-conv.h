@@ -94,6 +94,17 @@ typedef struct {
 gboolean nnp_cpu_conv_lanes_ok (const NnpCpuCall *call, int64_t k, int64_t width);
 /* lanes: the geometry; the activations and the pool from call */
 void nnp_cpu_conv_lanes_run (const NnpConvLanes *lanes, const NnpCpuCall *call);
+/* Output channels from which a 1x1 takes the lanes kernel.  Measured per
+ * node inside the models, lanes / indirect GEMM: 96 <- 12, 18 and 16
+ * channels 0.54-0.76, 144 <- 24 0.77, 192 <- 32 0.84, 384 <- 64 0.78, 576
+ * <- 96 0.88, 192 <- 192 0.96; 48 <- 48 0.99, but 32 <- 16 1.06, 18 <- 96
+ * 1.52, 42 <- 192 1.23: with a few panels the first one's input misses
+ * (one plane per tap, no prefetch) are shared by too few. */
+#define NNP_CONV_LANES_MIN_M 64
+/* Pixels a row of the lanes kernel when a 1x1's plane is read as one long
+ * row: a multiple of 64 (one tile) from 64 to 256, the chunk's input of k
+ * channels at most 32 KB, in L1 for every panel. */
+int64_t nnp_cpu_conv_lanes_chunk (int64_t k);
 
 /* The fused residual of call->sum (see cpu.h) over the whole output, for the
  * paths that do not add it in their own stores. */
