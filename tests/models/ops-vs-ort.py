@@ -1017,7 +1017,8 @@ def concat_chunks():
 
 
 # cases run with more than one intra-op thread: case -> threads
-THREADS = {concat_chunks: 2, winograd: 2, small_planes: 2, blocked_tiles: 2}
+THREADS = {concat_chunks: 2, winograd: 2, small_planes: 2, blocked_tiles: 2, stems: 2,
+           pointwise_lanes: 2, matmul_bias: 2}
 
 def cpu_has_avx512():
     """Whether nnpipe's AVX-512 kernels run here (F and DQ, as cpu-gemm.c asks)."""
