@@ -150,18 +150,6 @@ nnp_act_avx2 (__m256 x, NnpActivation act, __m256 va, __m256 vb)
   }
 }
 
-/* Whether nnp_act_avx512() works on the AVX-512 register itself (every
- * activation of graph.h's list); one added there without its AVX-512 form
- * goes through the AVX2 halves. */
-static inline gboolean
-nnp_act_avx512_direct (NnpActivation act)
-{
-  return act == NNP_ACT_NONE || act == NNP_ACT_RELU || act == NNP_ACT_CLIP || act == NNP_ACT_SIGMOID
-         || act == NNP_ACT_SILU || act == NNP_ACT_GELU || act == NNP_ACT_LEAKY_RELU
-         || act == NNP_ACT_HARD_SIGMOID || act == NNP_ACT_HARD_SWISH
-         || act == NNP_ACT_HARD_SWISH_AFFINE;
-}
-
 /* nnp_exp_avx2() on 16 lanes (the same reduction and polynomial; 2^n by
  * vscalefps).  The maskz forms: GCC 12's plain ones warn of an undefined
  * operand. */

@@ -488,8 +488,6 @@ UKB static void
 tile_store (const RunCtx *ctx, const float *tile, int n, int64_t o0, int64_t on, int64_t out_off)
 {
   const __mmask16 mk = (__mmask16) ((1u << n) - 1);
-  const gboolean act_direct = nnp_act_avx512_direct (ctx->act);
-  const gboolean sum_direct = nnp_act_avx512_direct (ctx->sum_act);
 
   for (int64_t h = 0; h < on; h += 16) {
     __m512 r[16];
@@ -502,20 +500,12 @@ tile_store (const RunCtx *ctx, const float *tile, int n, int64_t o0, int64_t on,
       __m512 v = r[o];
       if (ctx->bias)
         v = _mm512_add_ps (v, _mm512_set1_ps (ctx->bias[o0 + h + o]));
-      if (act_direct) {
-        v = nnp_act_avx512 (v, ctx->act, ctx->act_alpha, ctx->act_beta);
-      } else if (ctx->act != NNP_ACT_NONE) {
-        _mm512_mask_storeu_ps (yo, mk, v);
-        nnp_sgemm_activate (yo, n, ctx->act, ctx->act_alpha, ctx->act_beta);
-        v = _mm512_maskz_loadu_ps (mk, yo);
-      }
-      if (ctx->sum && sum_direct) {
+      v = nnp_act_avx512 (v, ctx->act, ctx->act_alpha, ctx->act_beta);
+      if (ctx->sum) {
         v = _mm512_add_ps (v, _mm512_maskz_loadu_ps (mk, ctx->sum + plane));
         v = nnp_act_avx512 (v, ctx->sum_act, ctx->sum_alpha, ctx->sum_beta);
       }
       _mm512_mask_storeu_ps (yo, mk, v);
-      if (ctx->sum && !sum_direct)
-        nnp_sgemm_add_act (yo, ctx->sum + plane, n, ctx->sum_act, ctx->sum_alpha, ctx->sum_beta);
     }
   }
 }

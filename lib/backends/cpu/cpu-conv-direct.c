@@ -217,6 +217,14 @@ pad_channels (gpointer data, gsize begin, gsize end, int thread)
 
 #define UK512 __attribute__ ((target ("avx512f,avx512dq,avx2,fma")))
 
+/* The activations lanes_tile applies in registers (inlined: no call that
+ * would spill the accumulators still live) */
+static inline gboolean
+on_registers (NnpActivation act)
+{
+  return act == NNP_ACT_NONE || act == NNP_ACT_RELU || act == NNP_ACT_CLIP;
+}
+
 /* The activation of the tile's stored outputs (at out, channel r's at out
  * + r * out_cs), out of line with the activation inlined: a call per
  * vector cost a 1x1 of 48 channels with HardSwish a fifth of its time. */
@@ -264,8 +272,7 @@ lanes_tile (const NnpConvLanes *c, const float *panel, int64_t co, int mr, int64
   }
   /* Relu and Clip on the registers; the others (a call each, which would
    * spill every accumulator still live) on what was stored */
-  const NnpActivation act =
-      c->act == NNP_ACT_RELU || c->act == NNP_ACT_CLIP ? c->act : NNP_ACT_NONE;
+  const NnpActivation act = on_registers (c->act) ? c->act : NNP_ACT_NONE;
 #pragma GCC unroll 6
   for (int r = 0; r < MR; r++) {
     const int64_t off = (co + r) * c->out_cs + row * c->out_rs + ox;
@@ -316,12 +323,6 @@ lanes_rows (gpointer data, gsize begin, gsize end, int thread)
   }
 }
 #endif
-
-static gboolean
-on_registers (NnpActivation act)
-{
-  return act == NNP_ACT_NONE || act == NNP_ACT_RELU || act == NNP_ACT_CLIP;
-}
 
 gboolean
 nnp_cpu_conv_lanes_ok (const NnpCpuCall *call, int64_t k, int64_t width)

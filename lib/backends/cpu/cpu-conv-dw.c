@@ -818,16 +818,13 @@ dw_small_planes (gpointer data, gsize begin, gsize end, int thread)
         __m512 a = acc[v];
         if (v >= nv)
           break;
-        if (nnp_act_avx512_direct (c->act))
-          a = nnp_act_avx512 (a, c->act, c->act_alpha, c->act_beta);
+        a = nnp_act_avx512 (a, c->act, c->act_alpha, c->act_beta);
         if (o + 16 <= n_out)
           _mm512_storeu_ps (y + o, a);
         else
           _mm512_mask_storeu_ps (y + o, (__mmask16) ((1u << (n_out - o)) - 1), a);
       }
     }
-    if (!nnp_act_avx512_direct (c->act))
-      nnp_sgemm_activate (y, n_out, c->act, c->act_alpha, c->act_beta);
   }
 }
 

@@ -44,9 +44,8 @@ typedef struct {
   const float *cb; /* NR column biases (already scaled) or NULL */
   NnpActivation act;
   float act_alpha, act_beta;
-  /* AVX-512 kernels, last K block, activations that
-   * nnp_act_avx512_direct() takes only: after the activation C = sum_act
-   * (C + sum), sum laid out as C (row r at sum + r * sum_ld); NULL: none */
+  /* AVX-512 kernels, last K block: after the activation C = sum_act (C +
+   * sum), sum laid out as C (row r at sum + r * sum_ld); NULL: none */
   const float *sum;
   int64_t sum_ld;
   NnpActivation sum_act;
@@ -355,29 +354,18 @@ uk512_store_row (__m512 x0, __m512 x1, float *cr, int r, const UkArgs *args)
     x0 = _mm512_add_ps (x0, _mm512_loadu_ps (args->cb));
     x1 = _mm512_add_ps (x1, _mm512_loadu_ps (args->cb + 16));
   }
-  if (nnp_act_avx512_direct (args->act)) {
-    /* in registers, one store */
-    x0 = nnp_act_avx512 (x0, args->act, args->act_alpha, args->act_beta);
-    x1 = nnp_act_avx512 (x1, args->act, args->act_alpha, args->act_beta);
-    if (args->sum) {
-      const float *sr = args->sum + r * args->sum_ld;
-      x0 = nnp_act_avx512 (_mm512_add_ps (x0, _mm512_loadu_ps (sr)), args->sum_act, args->sum_alpha,
-                           args->sum_beta);
-      x1 = nnp_act_avx512 (_mm512_add_ps (x1, _mm512_loadu_ps (sr + 16)), args->sum_act,
-                           args->sum_alpha, args->sum_beta);
-    }
-    _mm512_storeu_ps (cr, x0);
-    _mm512_storeu_ps (cr + 16, x1);
-    return;
+  /* in registers, one store */
+  x0 = nnp_act_avx512 (x0, args->act, args->act_alpha, args->act_beta);
+  x1 = nnp_act_avx512 (x1, args->act, args->act_alpha, args->act_beta);
+  if (args->sum) {
+    const float *sr = args->sum + r * args->sum_ld;
+    x0 = nnp_act_avx512 (_mm512_add_ps (x0, _mm512_loadu_ps (sr)), args->sum_act, args->sum_alpha,
+                         args->sum_beta);
+    x1 = nnp_act_avx512 (_mm512_add_ps (x1, _mm512_loadu_ps (sr + 16)), args->sum_act,
+                         args->sum_alpha, args->sum_beta);
   }
-  /* the other activations (last K block only): cpu-act.h's AVX2 forms on
-   * the four halves, each stored as it comes */
-  __m256 va = _mm256_set1_ps (args->act_alpha), vb = _mm256_set1_ps (args->act_beta);
-
-  _mm256_storeu_ps (cr, nnp_act_avx2 (_mm512_extractf32x8_ps (x0, 0), args->act, va, vb));
-  _mm256_storeu_ps (cr + 8, nnp_act_avx2 (_mm512_extractf32x8_ps (x0, 1), args->act, va, vb));
-  _mm256_storeu_ps (cr + 16, nnp_act_avx2 (_mm512_extractf32x8_ps (x1, 0), args->act, va, vb));
-  _mm256_storeu_ps (cr + 24, nnp_act_avx2 (_mm512_extractf32x8_ps (x1, 1), args->act, va, vb));
+  _mm512_storeu_ps (cr, x0);
+  _mm512_storeu_ps (cr + 16, x1);
 }
 
 /* Rows [0, rows) of a tile spilled by Z_STORE_6 / Z_STORE_12. */
@@ -1228,8 +1216,7 @@ run_indirect_tasks (gpointer data, gsize begin, gsize end, int thread)
      * registers, when every tile of the chunk is a 12 x 32 or 6 x 32 one
      * (BlazeFace back: 13 % less time than a pass over each chunk after
      * its tiles); otherwise that pass */
-    sum_in_tile = g->sum && the_512 && (c1 - c0) % (2 * NR) == 0 && (i1 - i0) % MR == 0
-                  && nnp_act_avx512_direct (g->act) && nnp_act_avx512_direct (g->sum_act);
+    sum_in_tile = g->sum && the_512 && (c1 - c0) % (2 * NR) == 0 && (i1 - i0) % MR == 0;
 #endif
     for (int64_t k0 = 0; k0 < g->k; k0 += kcb) {
       int64_t kc = MIN (kcb, g->k - k0);
